@@ -1,0 +1,44 @@
+# SPDX-License-Identifier: Apache-2.0
+# The two set-up commands (README): `make demo` and `make test`. Both bootstrap the machine first.
+# Other targets: build, release, bench, clean.
+
+SHELL := /bin/bash
+JOBS ?= $(shell nproc)
+CMAKE ?= cmake
+
+.PHONY: all demo test build release bench clean bootstrap testbin
+
+all: build
+
+bootstrap:
+	@scripts/bootstrap
+
+# Release build of the gpusched binary, then the simulator on the built-in example.
+demo: bootstrap
+	$(CMAKE) --preset release >/dev/null
+	$(CMAKE) --build --preset release -j $(JOBS) --target gpusched
+	build/release/cmd/gpusched/gpusched simulate
+
+release: bootstrap
+	$(CMAKE) --preset release >/dev/null
+	$(CMAKE) --build --preset release -j $(JOBS)
+
+# What CI runs: the ASan+UBSan build with -Werror, the test control plane binaries (cached outside
+# the checkout), then every test (labels: unit, e2e).
+build: bootstrap
+	$(CMAKE) --preset asan-ubsan >/dev/null
+	$(CMAKE) --build --preset asan-ubsan -j $(JOBS)
+
+testbin:
+	@scripts/testbin >/dev/null
+
+test: build testbin
+	GPUSCHED_TESTBIN_DIR="$$(scripts/testbin | tail -n 1)" \
+	  ctest --preset asan-ubsan -j $(JOBS)
+
+bench: bootstrap
+	$(CMAKE) --preset bench >/dev/null
+	$(CMAKE) --build --preset bench -j $(JOBS)
+
+clean:
+	rm -rf build

@@ -1,0 +1,62 @@
+// SPDX-License-Identifier: Apache-2.0
+// gpusched: one binary, one subcommand per file (simulate.cc, version.cc, ...). main owns the
+// global flags (klog-style verbosity, log format), parses argv, initialises logging and runs the
+// chosen subcommand. It holds the program's one last-resort catch.
+#include <CLI/CLI.hpp>
+#include <exception>
+#include <iostream>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "cmd/gpusched/commands.h"
+#include "src/common/logging.h"
+
+int main(int argc, char** argv) {
+  using namespace gpusched;
+  try {
+    CLI::App app("gpusched: a GPU-aware Kubernetes scheduler, its extender and its simulator",
+                 "gpusched");
+    app.require_subcommand(1);
+    app.fallthrough();  // global flags may follow the subcommand
+    int verbosity = 0;
+    std::string log_format = "text";
+    app.add_option("-v,--v", verbosity,
+                   "Log verbosity (kube-scheduler levels: 2 decisions, 4 plugins)")
+        ->check(CLI::Range(0, 10));
+    app.add_option("--logging-format", log_format, "Log format")
+        ->check(CLI::IsMember({"text", "json"}));
+
+    std::vector<std::unique_ptr<cmd::Command>> commands;
+    commands.push_back(cmd::NewSimulateCommand(app));
+    commands.push_back(cmd::NewVersionCommand(app));
+
+    try {
+      app.parse(argc, argv);
+    } catch (const CLI::CallForHelp& e) {
+      return app.exit(e);
+    } catch (const CLI::CallForAllHelp& e) {
+      return app.exit(e);
+    } catch (const CLI::ParseError& e) {
+      app.exit(e);  // prints the message
+      return cmd::kExitUsage;
+    }
+    auto format = common::ParseLogFormat(log_format);
+    if (!format.ok()) {
+      std::cerr << "error: " << format.status().message() << "\n";
+      return cmd::kExitUsage;
+    }
+    common::InitLogging(*format, verbosity);
+    for (auto& c : commands) {
+      if (c->app().parsed()) return c->Run();
+    }
+    std::cerr << "error: no subcommand given; see gpusched --help\n";
+    return cmd::kExitUsage;
+  } catch (const std::exception& e) {
+    std::cerr << "gpusched: internal error: " << e.what() << "\n";
+    return 3;
+  } catch (...) {
+    std::cerr << "gpusched: internal error: unknown exception\n";
+    return 3;
+  }
+}

@@ -1,0 +1,242 @@
+// SPDX-License-Identifier: Apache-2.0
+// gpusched simulate: runs the production scheduler over a simulated cluster (src/sim).
+//
+//   gpusched simulate                         the built-in example, text report
+//   gpusched simulate --print-example > x.yaml; gpusched simulate -f x.yaml
+//   gpusched simulate --trace-nodes N.csv --trace-pods P.csv --policy best-fit --seed 42
+//
+// Inputs (one kind at a time): -f/--filename (YAML manifests, repeatable), --trace-nodes with
+// --trace-pods (the openb CSV trace), or nothing (the built-in example).
+// Protocols: "plain" (nodes, then pods in order, with retries; default for manifests) and "fgd"
+// (the FGD paper's replay: shuffle, inflate to 130 %, no retries; default for traces).
+#include <CLI/CLI.hpp>
+#include <cstdint>
+#include <fstream>
+#include <iostream>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include <spdlog/spdlog.h>
+
+#include <boost/json.hpp>
+
+#include "cmd/gpusched/commands.h"
+#include "src/common/clock.h"
+#include "src/config/config.h"
+#include "src/framework/registry.h"
+#include "src/plugins/in_tree_registry.h"
+#include "src/sim/builtin_example.h"
+#include "src/sim/report.h"
+#include "src/sim/simulator.h"
+#include "src/sim/trace/fgd_protocol.h"
+#include "src/sim/trace/openb.h"
+#include "src/sim/workload.h"
+
+namespace gpusched::cmd {
+namespace {
+
+class SimulateCommand final : public Command {
+ public:
+  explicit SimulateCommand(CLI::App& root)
+      : app_(*root.add_subcommand(
+            "simulate",
+            "Simulate scheduling with the production scheduler over an in-memory cluster")) {
+    app_.add_option("-f,--filename", files_,
+                    "YAML/JSON manifests of Nodes and Pods (multi-document; repeatable). Pods "
+                    "arrive in document order")
+        ->allow_extra_args(false);
+    app_.add_option("--trace-nodes", trace_nodes_,
+                    "openb node list CSV (sn,cpu_milli,memory_mib,gpu,model)");
+    app_.add_option("--trace-pods", trace_pods_,
+                    "openb pod list CSV "
+                    "(name,cpu_milli,memory_mib,num_gpu,gpu_milli,gpu_spec,...)");
+    app_.add_option("--config", config_file_,
+                    "KubeSchedulerConfiguration file (default: the default profile with "
+                    "percentageOfNodesToScore 100)");
+    app_.add_option("--policy", policy_,
+                    "Shortcut for a profile: best-fit (the FGD paper's BestFit baseline: GpuFit "
+                    "scoreMode BestFit as the only score plugin) or default")
+        ->check(CLI::IsMember({"best-fit", "default"}));
+    app_.add_option("--seed", seed_, "Seed of the tie-breaking and protocol random streams")
+        ->capture_default_str();
+    app_.add_option("--protocol", protocol_,
+                    "plain (apply nodes, then pods in order, with retries) or fgd (the FGD "
+                    "paper's replay). Default: fgd for traces, plain otherwise")
+        ->check(CLI::IsMember({"plain", "fgd"}));
+    app_.add_option("--inflation", inflation_, "fgd: target GPU demand in multiples of capacity")
+        ->capture_default_str();
+    app_.add_option("-o,--output", output_, "Report format")
+        ->check(CLI::IsMember({"text", "json"}))
+        ->capture_default_str();
+    app_.add_option("--curve-csv", curve_csv_, "fgd: also write the allocation curve as CSV here");
+    app_.add_flag("--check-invariants", check_invariants_,
+                  "Check the cache and cluster invariants after every placement");
+    app_.add_flag("--print-example", print_example_,
+                  "Print the built-in example as Kubernetes manifests and exit");
+  }
+
+  CLI::App& app() override { return app_; }
+
+  int Run() override {
+    if (int rc = CheckUsage(); rc != kExitOk) return rc;
+    if (print_example_) {
+      std::cout << sim::BuiltinExampleYaml();
+      return kExitOk;
+    }
+    auto config = LoadConfig();
+    if (!config.ok()) return BadInput(config.status());
+
+    framework::Registry registry;
+    common::Status reg = plugins::RegisterInTreePlugins(registry);
+    if (!reg.ok()) {
+      std::cerr << "error: registering plugins: " << reg.ToString() << "\n";
+      return kExitBadInput;
+    }
+
+    std::string source;
+    auto workload = LoadWorkload(*config, &source);
+    if (!workload.ok()) return BadInput(workload.status());
+    for (const auto& w : workload->warnings) spdlog::warn("{}", w);
+
+    const bool trace = !trace_nodes_.empty();
+    const std::string protocol = protocol_.empty() ? (trace ? "fgd" : "plain") : protocol_;
+    common::SystemClock wall;
+    sim::Simulator::Deps deps{registry, wall};
+    if (protocol == "fgd") return RunFgd(*config, deps, *workload, source);
+    return RunPlain(*config, deps, *workload, source);
+  }
+
+ private:
+  int CheckUsage() const {
+    auto usage = [](const std::string& msg) {
+      std::cerr << "error: " << msg << "\nRun with --help for more information.\n";
+      return kExitUsage;
+    };
+    const bool trace = !trace_nodes_.empty() || !trace_pods_.empty();
+    if (trace && (trace_nodes_.empty() || trace_pods_.empty())) {
+      return usage("--trace-nodes and --trace-pods go together");
+    }
+    if (trace && !files_.empty()) return usage("-f/--filename and --trace-* are exclusive");
+    if (print_example_ && (trace || !files_.empty() || !config_file_.empty())) {
+      return usage("--print-example takes no input or config");
+    }
+    if (!config_file_.empty() && !policy_.empty()) {
+      return usage("--config and --policy are exclusive");
+    }
+    if (!curve_csv_.empty() && protocol_ == "plain") {
+      return usage("--curve-csv needs --protocol fgd");
+    }
+    return kExitOk;
+  }
+
+  static int BadInput(const common::Status& s) {
+    std::cerr << "error: " << s.message() << "\n";
+    return kExitBadInput;
+  }
+
+  common::StatusOr<config::SchedulerConfig> LoadConfig() const {
+    if (policy_ == "best-fit") return sim::trace::BestFitSchedulerConfig();
+    if (config_file_.empty()) return sim::SimulationDefaultConfig();
+    GPUSCHED_ASSIGN_OR_RETURN(std::string text, sim::ReadFile(config_file_));
+    std::vector<std::string> warnings;
+    GPUSCHED_ASSIGN_OR_RETURN(config::SchedulerConfig c,
+                              config::ParseSchedulerConfig(text, config_file_, &warnings));
+    for (const auto& w : warnings) spdlog::warn("{}: {}", config_file_, w);
+    return c;
+  }
+
+  common::StatusOr<sim::Workload> LoadWorkload(const config::SchedulerConfig& config,
+                                               std::string* source) const {
+    if (!trace_nodes_.empty()) {
+      sim::trace::OpenbOptions opts;
+      if (!config.profiles.empty()) opts.scheduler_name = config.profiles.front().scheduler_name;
+      *source = "openb trace " + trace_pods_ + " on " + trace_nodes_;
+      return sim::trace::LoadOpenbTrace(trace_nodes_, trace_pods_, opts);
+    }
+    if (!files_.empty()) {
+      sim::Workload w;
+      for (const auto& f : files_) {
+        GPUSCHED_ASSIGN_OR_RETURN(std::string text, sim::ReadFile(f));
+        GPUSCHED_RETURN_IF_ERROR(sim::AppendManifests(text, f, w));
+        *source += (source->empty() ? "" : ", ") + f;
+      }
+      if (w.nodes.empty()) {
+        return common::InvalidArgumentError(*source +
+                                            ": no Node objects (a simulation needs a cluster)");
+      }
+      return w;
+    }
+    *source = "the built-in example";
+    return sim::BuiltinExample();
+  }
+
+  int RunPlain(const config::SchedulerConfig& config, sim::Simulator::Deps deps,
+               const sim::Workload& workload, const std::string& source) {
+    sim::SimOptions opts;
+    opts.seed = seed_;
+    opts.check_invariants = check_invariants_;
+    auto simulator = sim::Simulator::Create(config, deps, opts);
+    if (!simulator.ok()) return BadInput(simulator.status());
+    common::Status s = (*simulator)->Run(workload);
+    if (!s.ok()) return BadInput(s);
+    sim::Report report = sim::BuildReport(**simulator, source, workload.warnings);
+    if (output_ == "json") {
+      std::cout << sim::FormatJson(sim::ReportToJson(report));
+    } else {
+      std::cout << sim::FormatReportText(report);
+    }
+    return kExitOk;
+  }
+
+  int RunFgd(const config::SchedulerConfig& config, sim::Simulator::Deps deps,
+             const sim::Workload& workload, const std::string& source) {
+    sim::trace::FgdOptions opts;
+    opts.seed = seed_;
+    opts.inflation = inflation_;
+    opts.check_invariants = check_invariants_;
+    auto run = sim::trace::RunFgdProtocol(workload, config, deps, opts);
+    if (!run.ok()) return BadInput(run.status());
+    if (!curve_csv_.empty()) {
+      std::ofstream out(curve_csv_);
+      out << sim::trace::FgdCurveCsv(run->result);
+      if (!out) {
+        std::cerr << "error: " << curve_csv_ << ": cannot write\n";
+        return kExitBadInput;
+      }
+    }
+    sim::Report report = sim::BuildReport(*run->sim, source, workload.warnings);
+    if (output_ == "json") {
+      boost::json::object o;
+      o["fgd"] = sim::trace::FgdToJson(run->result);
+      o["report"] = sim::ReportToJson(report);
+      std::cout << sim::FormatJson(o);
+    } else {
+      std::cout << sim::trace::FgdSummaryText(run->result) << "\n";
+      std::cout << sim::FormatReportText(report, 10);
+    }
+    return kExitOk;
+  }
+
+  CLI::App& app_;
+  std::vector<std::string> files_;
+  std::string trace_nodes_;
+  std::string trace_pods_;
+  std::string config_file_;
+  std::string policy_;
+  uint64_t seed_ = 42;
+  std::string protocol_;
+  double inflation_ = 1.3;
+  std::string output_ = "text";
+  std::string curve_csv_;
+  bool check_invariants_ = false;
+  bool print_example_ = false;
+};
+
+}  // namespace
+
+std::unique_ptr<Command> NewSimulateCommand(CLI::App& root) {
+  return std::make_unique<SimulateCommand>(root);
+}
+
+}  // namespace gpusched::cmd

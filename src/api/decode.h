@@ -1,0 +1,61 @@
+// SPDX-License-Identifier: Apache-2.0
+// Decoders from Kubernetes JSON (API server responses, watch events) and from YAML manifests
+// (multi-document) into the compact model in types.h. One code path: YAML is converted to a JSON
+// value first, then decoded by the same functions.
+//
+// Errors name the object, the field path and the value, e.g.
+//   pod default/train-1: spec.containers[0].resources.limits.cpu: invalid quantity "1.2.3"
+// Unknown fields are ignored (as a client of a newer API server must). Malformed GPU annotations
+// are NOT decode errors: they land in Pod::gpu_error so the pod is reported, not dropped.
+// No function here throws.
+//
+// Decoding applies the API server's defaults that the scheduler depends on: a pod without
+// metadata.namespace is in "default" (as kubectl applies a manifest), schedulerName defaults to
+// "default-scheduler", and a container resource with a limit but no request is requested at its
+// limit. null is the same as an absent field. Quantities may be JSON numbers (YAML "cpu: 2").
+// A null labelSelector in a pod affinity term or spread constraint matches nothing
+// (LabelSelector::Nothing()). Thread-safe: the functions share only the interner.
+#pragma once
+
+#include <boost/json/value.hpp>
+#include <string>
+#include <string_view>
+#include <variant>
+#include <vector>
+
+#include "src/api/types.h"
+#include "src/common/status.h"
+
+namespace gpusched::api {
+
+common::StatusOr<Pod> DecodePod(const boost::json::value& json);
+common::StatusOr<Node> DecodeNode(const boost::json::value& json);
+
+// Parses JSON text; the error names `source` (file name or "response") and the offset.
+common::StatusOr<boost::json::value> ParseJson(std::string_view text, std::string_view source);
+
+// Converts YAML documents to JSON values (mappings -> objects, sequences -> arrays, plain scalars
+// typed as YAML 1.2 core schema: null, true/false, integers, floats, else strings; quoted
+// scalars stay strings). Empty documents are skipped. Errors name `source` and line:column.
+common::StatusOr<std::vector<boost::json::value>> ParseYamlDocuments(std::string_view text,
+                                                                     std::string_view source);
+
+// An object of a kind the decoder does not model (Deployment, ConfigMap, ...): kept by kind and
+// name so callers can report or ignore it. `List` kinds (v1 List, PodList, NodeList) are expanded.
+struct OtherObject {
+  std::string api_version;
+  std::string kind;
+  std::string name;
+  boost::json::value json;
+};
+using Object = std::variant<Pod, Node, OtherObject>;
+
+// Decodes every document of a multi-document YAML (or JSON) manifest. The first error stops the
+// decode and names `source`, the document number (from 1) and the field, e.g.
+//   trace.yaml: document 3: pod default/a: spec.containers[0].resources.requests.cpu: ...
+// Text that starts with '{' or '[' is read as JSON (a top-level array is a list of documents),
+// falling back to YAML; `items` of v1 List, PodList, NodeList, ... are expanded in place (items of
+// a typed list may omit their kind).
+common::StatusOr<std::vector<Object>> DecodeManifests(std::string_view text, std::string_view source);
+
+}  // namespace gpusched::api

@@ -1,0 +1,351 @@
+// SPDX-License-Identifier: Apache-2.0
+#include "src/api/gpu.h"
+
+#include <algorithm>
+#include <array>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include "src/api/types.h"
+
+namespace gpusched::api {
+namespace {
+
+using common::Intern;
+using common::Str;
+using ::testing::HasSubstr;
+
+TEST(NormalizeGpuModelTest, NormalisesEveryDialect) {
+  struct Case {
+    std::string name;
+    std::string raw;
+    std::string want;
+  };
+  const std::vector<Case> cases = {
+      {"the NVIDIA prefix is dropped", "NVIDIA-A100-SXM4-40GB", "A100-SXM4-40GB"},
+      {"the Tesla prefix is dropped with underscores", "Tesla_T4", "T4"},
+      {"the Tesla prefix is dropped with dashes", "Tesla-T4", "T4"},
+      {"both prefixes are dropped, case folded (GKE style)", "nvidia-tesla-t4", "T4"},
+      {"spaces become dashes and case is folded", "NVIDIA A100 80GB PCIe", "A100-80GB-PCIE"},
+      {"CoreWeave underscores become dashes", "A100_PCIE_80GB", "A100-PCIE-80GB"},
+      {"CoreWeave Tesla names lose the prefix", "Tesla_V100", "V100"},
+      {"a SHARED suffix is dropped", "A100-SXM4-40GB-SHARED", "A100-SXM4-40GB"},
+      {"a MIG profile is cut", "NVIDIA-A100-SXM4-40GB-MIG-1g.5gb", "A100-SXM4-40GB"},
+      {"a shared MIG profile is cut", "NVIDIA-A100-SXM4-40GB-MIG-1g.5gb-SHARED", "A100-SXM4-40GB"},
+      {"lower case is folded", "h100", "H100"},
+      {"surrounding blanks are trimmed", "  A100  ", "A100"},
+      {"runs of separators collapse", "A100__SXM4", "A100-SXM4"},
+      {"an empty model stays empty", "", ""},
+      {"a bare vendor name is kept", "NVIDIA", "NVIDIA"},
+  };
+  for (const Case& c : cases) {
+    SCOPED_TRACE(c.name);
+    EXPECT_EQ(NormalizeGpuModel(c.raw), c.want);
+  }
+}
+
+TEST(GpuModelMatchesTest, MatchesWholeTokenRuns) {
+  struct Case {
+    std::string name;
+    std::string node_model;
+    std::string want;
+    bool match;
+  };
+  const std::vector<Case> cases = {
+      {"the family matches the full model", "A100-SXM4-40GB", "A100", true},
+      {"the full model matches itself", "A100-SXM4-40GB", "A100-SXM4-40GB", true},
+      {"a trailing token run matches", "A100-SXM4-40GB", "SXM4-40GB", true},
+      {"a different memory size does not match", "A100-SXM4-80GB", "40GB", false},
+      {"a token prefix is not a match", "A100-PCIE-40GB", "A10", false},
+      {"a longer model does not match a shorter node", "A10", "A100", false},
+      {"a later occurrence on a token boundary matches", "XA100-A100", "A100", true},
+      {"an unknown node model matches nothing", "", "A100", false},
+      {"an empty want matches nothing", "A100", "", false},
+  };
+  for (const Case& c : cases) {
+    SCOPED_TRACE(c.name);
+    EXPECT_EQ(GpuModelMatches(c.node_model, c.want), c.match);
+  }
+}
+
+Container GpuContainer(int64_t limit, int64_t request, bool restartable = false) {
+  Container c;
+  if (limit) c.limits.Set(Names().nvidia_gpu, limit);
+  if (request) c.requests.Set(Names().nvidia_gpu, request);
+  c.restartable = restartable;
+  return c;
+}
+
+TEST(DeriveGpuRequestTest, ReadsCountModelsAndMemory) {
+  struct Case {
+    std::string name;
+    std::vector<Container> containers;
+    std::vector<Container> init;
+    std::vector<std::pair<std::string, std::string>> annotations;  // sorted by key
+    int32_t count;
+    std::vector<std::string> models;
+    int64_t min_memory;
+    std::string error;  // substring; empty = no error
+  };
+  const std::string kModel(kPodGpuModelAnnotation);
+  const std::string kMemory(kPodGpuMemoryAnnotation);
+  const std::vector<Case> cases = {
+      {"a pod without GPUs has an empty request", {GpuContainer(0, 0)}, {}, {}, 0, {}, 0, ""},
+      {"the limit gives the count", {GpuContainer(2, 2)}, {}, {}, 2, {}, 0, ""},
+      {"requests count when there is no limit", {GpuContainer(0, 3)}, {}, {}, 3, {}, 0, ""},
+      {"containers are summed", {GpuContainer(1, 1), GpuContainer(2, 2)}, {}, {}, 3, {}, 0, ""},
+      {"a larger init container dominates", {GpuContainer(1, 1)}, {GpuContainer(4, 4)}, {}, 4, {},
+       0, ""},
+      {"a sidecar adds to the containers", {GpuContainer(1, 1)}, {GpuContainer(1, 1, true)}, {},
+       2, {}, 0, ""},
+      {"models are split and normalised",
+       {GpuContainer(1, 1)}, {}, {{kModel, "A100|nvidia-h100-80gb"}}, 1,
+       {"A100", "H100-80GB"}, 0, ""},
+      {"duplicate models are kept once", {GpuContainer(1, 1)}, {}, {{kModel, "A100|a100"}}, 1,
+       {"A100"}, 0, ""},
+      {"an integer memory is MiB", {GpuContainer(1, 1)}, {}, {{kMemory, "16384"}}, 1, {}, 16384,
+       ""},
+      {"a binary quantity is converted to MiB", {GpuContainer(1, 1)}, {}, {{kMemory, "16Gi"}}, 1,
+       {}, 16384, ""},
+      {"a decimal quantity rounds up to MiB", {GpuContainer(1, 1)}, {}, {{kMemory, "16G"}}, 1, {},
+       15259, ""},
+      {"blanks around the memory are ignored", {GpuContainer(1, 1)}, {}, {{kMemory, " 20000 "}},
+       1, {}, 20000, ""},
+      {"annotations are ignored without a GPU count", {}, {}, {{kMemory, "abc"}}, 0, {}, 0, ""},
+      {"garbage memory is an error naming the value", {GpuContainer(1, 1)}, {},
+       {{kMemory, "abc"}}, 0, {}, 0,
+       "annotation gpu.nvidia.com/memory: invalid value \"abc\" (want MiB, e.g. 16384)"},
+      {"negative memory is an error", {GpuContainer(1, 1)}, {}, {{kMemory, "-1"}}, 0, {}, 0,
+       "invalid value \"-1\""},
+      {"a negative quantity is an error", {GpuContainer(1, 1)}, {}, {{kMemory, "-16Gi"}}, 0, {},
+       0, "invalid value \"-16Gi\""},
+      {"a fractional plain number is an error", {GpuContainer(1, 1)}, {}, {{kMemory, "1.5"}}, 0,
+       {}, 0, "invalid value \"1.5\""},
+      {"an empty model in the list is an error", {GpuContainer(1, 1)}, {},
+       {{kModel, "A100||H100"}}, 0, {}, 0,
+       "annotation gpu.nvidia.com/model: invalid value \"A100||H100\" (empty model name"},
+      {"an empty model annotation is an error", {GpuContainer(1, 1)}, {}, {{kModel, ""}}, 0, {},
+       0, "annotation gpu.nvidia.com/model: invalid value \"\""},
+      {"both errors are reported", {GpuContainer(1, 1)}, {}, {{kModel, "|"}, {kMemory, "x"}}, 0,
+       {}, 0, "(empty model name; want e.g. \"A100|H100\"); annotation gpu.nvidia.com/memory"},
+      {"a negative count is an error", {GpuContainer(-1, -1)}, {}, {}, 0, {}, 0,
+       "resource nvidia.com/gpu: negative count"},
+  };
+  for (const Case& c : cases) {
+    SCOPED_TRACE(c.name);
+    Pod pod;
+    pod.containers = c.containers;
+    pod.init_containers = c.init;
+    pod.meta.annotations = c.annotations;
+    std::sort(pod.meta.annotations.begin(), pod.meta.annotations.end());
+    DeriveGpuRequest(pod);
+    EXPECT_EQ(pod.gpu.count, c.count);
+    EXPECT_EQ(pod.gpu.milli, c.count > 0 ? kMilliPerGpu : 0);
+    EXPECT_FALSE(pod.gpu.shared());
+    EXPECT_EQ(pod.gpu.min_device_memory_mib, c.min_memory);
+    std::vector<std::string> models;
+    for (Atom a : pod.gpu.models) models.emplace_back(Str(a));
+    EXPECT_EQ(models, c.models);
+    if (c.error.empty()) {
+      EXPECT_EQ(pod.gpu_error, "");
+    } else {
+      EXPECT_THAT(pod.gpu_error, HasSubstr(c.error));
+      EXPECT_TRUE(pod.gpu.empty());
+    }
+  }
+}
+
+TEST(DeriveNodeGpuInfoTest, AppliesSourcePrecedenceAndWarnings) {
+  using Kv = std::vector<std::pair<std::string, std::string>>;
+  const std::string sm(kSeedModelLabel), smem(kSeedMemoryLabel), sc(kSeedCountLabel);
+  const std::string gp(kGfdProductLabel), gmem(kGfdMemoryLabel), gc(kGfdCountLabel);
+  const std::string gr(kGfdReplicasLabel);
+  struct Case {
+    std::string name;
+    Kv labels;
+    int64_t allocatable;
+    int32_t count;
+    std::string model;
+    std::string family;
+    int64_t memory;
+    std::string source;
+    std::string warning;  // substring; empty = none
+  };
+  const std::vector<Case> cases = {
+      {"a node without GPU facts has none", {}, 0, 0, "", "", 0, "", ""},
+      {"seed labels give every fact", {{sm, "A100-SXM4-40GB"}, {smem, "40960"}, {sc, "8"}}, 8, 8,
+       "A100-SXM4-40GB", "A100", 40960, "model=seed count=seed memory=seed", ""},
+      {"GFD labels give every fact",
+       {{gp, "NVIDIA-A100-SXM4-80GB"}, {gmem, "81920"}, {gc, "8"}}, 8, 8, "A100-SXM4-80GB",
+       "A100", 81920, "model=gfd count=gfd memory=gfd", ""},
+      {"seed labels beat GFD labels",
+       {{sm, "H100"}, {smem, "81920"}, {gp, "NVIDIA-A100-SXM4-40GB"}, {gmem, "40960"}}, 8, 8,
+       "H100", "H100", 81920, "model=seed count=allocatable memory=seed", ""},
+      {"allocatable gives the count alone", {}, 4, 4, "", "", 0, "count=allocatable", ""},
+      {"a malformed seed count falls back to GFD", {{sc, "eight"}, {gc, "4"}}, 8, 4, "", "", 0,
+       "count=gfd", "label gpu.nvidia.com/count: invalid value \"eight\" (want an integer count)"},
+      {"a malformed seed memory falls back to GFD", {{smem, "lots"}, {gmem, "15360"}}, 0, 0, "",
+       "", 15360, "memory=gfd", "label gpu.nvidia.com/memory: invalid value \"lots\""},
+      {"a small memory value is read as GB", {{smem, "40"}}, 0, 0, "", "", 40960,
+       "memory=seed", "is below 1024, probably GB; read as 40960 MiB"},
+      {"a memory quantity is converted", {{smem, "40Gi"}}, 0, 0, "", "", 40960, "memory=seed", ""},
+      {"a zero memory is malformed", {{smem, "0"}}, 0, 0, "", "", 0, "",
+       "label gpu.nvidia.com/memory: invalid value \"0\""},
+      {"a SHARED product keeps the GFD count, not allocatable replicas",
+       {{gp, "Tesla-T4-SHARED"}, {gc, "1"}, {gr, "4"}}, 4, 1, "T4", "T4", 0, "model=gfd count=gfd",
+       ""},
+      {"a SHARED product without a count divides allocatable by replicas",
+       {{gp, "Tesla-T4-SHARED"}, {gr, "4"}}, 8, 2, "T4", "T4", 0, "model=gfd count=allocatable",
+       ""},
+      {"a SHARED product without count or replicas is flagged", {{gp, "Tesla-T4-SHARED"}}, 8, 8,
+       "T4", "T4", 0, "model=gfd count=allocatable", "shared GPUs without a count label"},
+      {"a MIG product counts from allocatable with a warning",
+       {{gp, "NVIDIA-A100-SXM4-40GB-MIG-1g.5gb"}, {gc, "7"}, {gmem, "4864"}}, 7, 7,
+       "A100-SXM4-40GB", "A100", 4864, "model=gfd count=allocatable memory=gfd",
+       "MIG single strategy: counts MIG devices"},
+      {"a MIG product still prefers the seed count",
+       {{gp, "NVIDIA-A100-SXM4-40GB-MIG-1g.5gb"}, {gc, "7"}, {sc, "1"}}, 7, 1, "A100-SXM4-40GB",
+       "A100", 0, "model=gfd count=seed", "MIG single strategy"},
+      {"a count above the maximum is clamped", {{sc, "32"}}, 32, kMaxGpusPerNode, "", "", 0,
+       "count=seed", "GPU count 32 exceeds 16; clamped"},
+      {"seed and GFD counts that disagree are flagged", {{sc, "8"}, {gc, "4"}}, 8, 8, "", "", 0,
+       "count=seed", "label gpu.nvidia.com/count=8 disagrees with nvidia.com/gpu.count=4"},
+      {"an empty seed model falls back to GFD", {{sm, "--"}, {gp, "Tesla-T4"}}, 0, 0, "T4", "T4",
+       0, "model=gfd", "label gpu.nvidia.com/model: invalid value \"--\""},
+  };
+  for (const Case& c : cases) {
+    SCOPED_TRACE(c.name);
+    Node node;
+    for (const auto& [k, v] : c.labels) node.meta.labels.Set(k, v);
+    node.allocatable.Set(Names().nvidia_gpu, c.allocatable);
+    DeriveNodeGpuInfo(node);
+    EXPECT_EQ(node.gpu.count, c.count);
+    EXPECT_EQ(Str(node.gpu.model), c.model);
+    EXPECT_EQ(Str(node.gpu.model_family), c.family);
+    EXPECT_EQ(node.gpu.memory_mib, c.memory);
+    EXPECT_EQ(node.gpu.source, c.source);
+    if (c.warning.empty()) {
+      EXPECT_EQ(node.gpu_error, "");
+    } else {
+      EXPECT_THAT(node.gpu_error, HasSubstr(c.warning));
+    }
+  }
+}
+
+TEST(DeriveNodeGpuInfoTest, ReadsHealthAndIslandAnnotations) {
+  using Islands = std::array<uint8_t, kMaxGpusPerNode>;
+  struct Case {
+    std::string name;
+    std::string unhealthy;  // empty: annotation absent
+    std::string islands;    // empty: annotation absent
+    int32_t count;
+    uint32_t mask;
+    Islands island;
+    std::string warning;
+  };
+  const std::vector<Case> cases = {
+      {"no annotations mean healthy and one island", "", "", 8, 0, Islands{}, ""},
+      {"unhealthy devices set mask bits", "1,3", "", 8, 0b1010, Islands{}, ""},
+      {"bad unhealthy entries are skipped with a warning", "1, x,20", "", 8, 0b10, Islands{},
+       "annotation gpusched.io/unhealthy-gpus: invalid device index \" x\""},
+      {"two islands of four", "", "0,1,2,3;4,5,6,7", 8, 0,
+       Islands{0, 0, 0, 0, 1, 1, 1, 1}, ""},
+      {"unlisted devices get islands of their own", "", "0,1;2,3", 6, 0,
+       Islands{0, 0, 1, 1, 2, 3}, ""},
+      {"a device in two islands invalidates the annotation", "", "0,1;1,2", 4, 0, Islands{},
+       "annotation gpusched.io/nvlink-islands: invalid value \"0,1;1,2\" (device 1 listed twice), "
+       "ignored"},
+      {"an empty group invalidates the annotation", "", "0,1;;2", 4, 0, Islands{},
+       "(empty group), ignored"},
+      {"a bad index invalidates the annotation", "", "0,x", 4, 0, Islands{},
+       "(invalid device index \"x\"), ignored"},
+      {"an index beyond the maximum invalidates the annotation", "", "0,16", 4, 0, Islands{},
+       "invalid device index \"16\""},
+  };
+  for (const Case& c : cases) {
+    SCOPED_TRACE(c.name);
+    Node node;
+    node.meta.labels.Set(std::string(kSeedCountLabel), std::to_string(c.count));
+    if (!c.islands.empty()) {
+      node.meta.annotations.emplace_back(std::string(kNodeNvlinkIslandsAnnotation), c.islands);
+    }
+    if (!c.unhealthy.empty()) {
+      node.meta.annotations.emplace_back(std::string(kNodeUnhealthyGpusAnnotation), c.unhealthy);
+    }
+    std::sort(node.meta.annotations.begin(), node.meta.annotations.end());
+    DeriveNodeGpuInfo(node);
+    EXPECT_EQ(node.gpu.count, c.count);
+    EXPECT_EQ(node.gpu.unhealthy_mask, c.mask);
+    EXPECT_EQ(node.gpu.island, c.island);
+    for (int d = 0; d < kMaxGpusPerNode; ++d) {
+      EXPECT_EQ(node.gpu.Healthy(d), (c.mask >> d & 1u) == 0);
+    }
+    if (c.warning.empty()) {
+      EXPECT_EQ(node.gpu_error, "");
+    } else {
+      EXPECT_THAT(node.gpu_error, HasSubstr(c.warning));
+    }
+  }
+}
+
+TEST(GpuAssignmentTest, FormatsAndParsesBack) {
+  struct Case {
+    std::string name;
+    GpuAssignment a;
+    std::string text;
+  };
+  const std::vector<Case> cases = {
+      {"whole GPUs are a list of indices", GpuAssignment{{0, 1}, 1000, 0}, "0,1"},
+      {"a shared GPU carries its milli and memory", GpuAssignment{{3}, 500, 4096},
+       "3:500m:4096Mi"},
+      {"a compute-only share omits memory", GpuAssignment{{2}, 250, 0}, "2:250m"},
+      {"two shared devices repeat the share", GpuAssignment{{0, 1}, 250, 0}, "0:250m,1:250m"},
+      {"the highest device index is accepted", GpuAssignment{{15}, 1000, 0}, "15"},
+  };
+  for (const Case& c : cases) {
+    SCOPED_TRACE(c.name);
+    EXPECT_EQ(FormatGpuAssignment(c.a), c.text);
+    auto parsed = ParseGpuAssignment(c.text);
+    ASSERT_TRUE(parsed.ok()) << parsed.status().ToString();
+    EXPECT_EQ(*parsed, c.a);
+  }
+  EXPECT_EQ(FormatGpuAssignment(GpuAssignment{}), "");
+}
+
+TEST(GpuAssignmentTest, RejectsMalformedAnnotations) {
+  struct Case {
+    std::string name;
+    std::string text;
+    std::string error;
+  };
+  const std::vector<Case> cases = {
+      {"an empty value is rejected", "", "invalid GPU assignment \"\": empty"},
+      {"an index beyond the maximum is rejected", "16",
+       "invalid GPU assignment \"16\": invalid device index \"16\" (want 0..15)"},
+      {"a negative index is rejected", "-1", "invalid device index \"-1\""},
+      {"a non-numeric index is rejected", "a", "invalid device index \"a\""},
+      {"a trailing comma is rejected", "0,", "invalid device index \"\""},
+      {"a duplicate index is rejected", "0,0", "device 0 listed twice"},
+      {"a zero share is rejected", "0:0m", "invalid share \"0m\" (want 1m..1000m)"},
+      {"a share above one GPU is rejected", "0:1001m", "invalid share \"1001m\""},
+      {"a share without its unit is rejected", "0:500", "invalid share \"500\""},
+      {"a zero memory is rejected", "0:500m:0Mi", "invalid memory \"0Mi\""},
+      {"a memory without its unit is rejected", "0:500m:4096", "invalid memory \"4096\""},
+      {"too many fields are rejected", "0:500m:1Mi:x", "too many ':'"},
+      {"whole and shared devices do not mix", "0,1:500m", "mixes whole and shared devices"},
+      {"shared devices must share equally", "0:500m,1:250m", "devices have different shares"},
+  };
+  for (const Case& c : cases) {
+    SCOPED_TRACE(c.name);
+    auto parsed = ParseGpuAssignment(c.text);
+    ASSERT_FALSE(parsed.ok());
+    EXPECT_THAT(std::string(parsed.status().message()), HasSubstr(c.error));
+  }
+}
+
+}  // namespace
+}  // namespace gpusched::api

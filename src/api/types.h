@@ -1,0 +1,196 @@
+// SPDX-License-Identifier: Apache-2.0
+// The compact Kubernetes object model: what a scheduler needs of Pods and Nodes, decoded once on
+// ingest (decode.h) into flat, interned values. Objects are immutable once decoded and shared as
+// PodPtr/NodePtr between the informer, the queue and the cache.
+//
+// Units: CPU in millicores, memory and storage in bytes, extended resources in whole units
+// (Quantity::Value(), rounded up), GPU memory in MiB, GPU compute in milli-GPU (1000 = one GPU).
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <span>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+#include "src/api/gpu.h"
+#include "src/api/labels.h"
+#include "src/api/resources.h"
+#include "src/common/clock.h"
+#include "src/common/interner.h"
+
+namespace gpusched::api {
+
+using common::Atom;
+
+enum class TaintEffect : uint8_t { kAll = 0, kNoSchedule, kPreferNoSchedule, kNoExecute };
+
+struct Taint {
+  Atom key;
+  Atom value;
+  TaintEffect effect = TaintEffect::kNoSchedule;
+};
+
+struct Toleration {
+  enum class Op : uint8_t { kEqual, kExists };
+  Atom key;  // empty with kExists tolerates every taint
+  Op op = Op::kEqual;
+  Atom value;
+  TaintEffect effect = TaintEffect::kAll;  // kAll: any effect
+  std::optional<int64_t> toleration_seconds;
+
+  // True when this toleration tolerates `t` (v1 helper ToleratesTaint).
+  bool Tolerates(const Taint& t) const;
+};
+
+struct PreferredSchedulingTerm {
+  int32_t weight = 0;  // 1..100
+  NodeSelectorTerm preference;
+};
+
+struct NodeAffinity {
+  std::optional<NodeSelector> required;  // requiredDuringSchedulingIgnoredDuringExecution
+  std::vector<PreferredSchedulingTerm> preferred;
+};
+
+struct PodAffinityTerm {
+  LabelSelector label_selector;
+  std::vector<std::string> namespaces;                 // empty + no selector: the pod's namespace
+  std::optional<LabelSelector> namespace_selector;
+  Atom topology_key;
+};
+
+struct WeightedPodAffinityTerm {
+  int32_t weight = 0;
+  PodAffinityTerm term;
+};
+
+struct PodAffinity {
+  std::vector<PodAffinityTerm> required;
+  std::vector<WeightedPodAffinityTerm> preferred;
+  bool empty() const { return required.empty() && preferred.empty(); }
+};
+
+struct Affinity {
+  NodeAffinity node_affinity;
+  PodAffinity pod_affinity;
+  PodAffinity pod_anti_affinity;
+};
+
+struct TopologySpreadConstraint {
+  enum class WhenUnsatisfiable : uint8_t { kDoNotSchedule, kScheduleAnyway };
+  int32_t max_skew = 1;
+  Atom topology_key;
+  WhenUnsatisfiable when_unsatisfiable = WhenUnsatisfiable::kDoNotSchedule;
+  LabelSelector label_selector;
+  std::optional<int32_t> min_domains;
+};
+
+struct OwnerReference {
+  std::string api_version;
+  std::string kind;
+  std::string name;
+  std::string uid;
+  bool controller = false;
+};
+
+struct Condition {
+  std::string type;
+  std::string status;  // "True", "False", "Unknown"
+  std::string reason;
+  std::string message;
+  std::optional<common::TimePoint> last_transition_time;
+};
+
+struct ObjectMeta {
+  std::string name;
+  std::string namespace_;
+  std::string uid;
+  std::string resource_version;
+  Labels labels;
+  // Sorted by key; annotations are looked up rarely, so they stay strings.
+  std::vector<std::pair<std::string, std::string>> annotations;
+  std::vector<OwnerReference> owner_references;
+  std::optional<common::TimePoint> creation_timestamp;
+  std::optional<common::TimePoint> deletion_timestamp;
+
+  // The annotation's value, or nullptr.
+  const std::string* Annotation(std::string_view key) const;
+};
+
+struct Container {
+  std::string name;
+  ResourceList requests;  // after defaulting: a limit with no request counts as the request
+  ResourceList limits;
+  // Init containers only: restartPolicy Always, i.e. a sidecar that keeps running beside the
+  // regular containers (its requests add to the pod's, see ComputeEffectiveRequests).
+  bool restartable = false;
+};
+
+enum class PodPhase : uint8_t { kPending, kRunning, kSucceeded, kFailed, kUnknown };
+
+struct Pod {
+  ObjectMeta meta;
+
+  // spec
+  std::string node_name;
+  Atom scheduler_name;  // "default-scheduler" when unset
+  int32_t priority = 0;
+  std::string priority_class_name;
+  Labels node_selector;
+  Affinity affinity;
+  std::vector<Toleration> tolerations;
+  std::vector<TopologySpreadConstraint> topology_spread_constraints;
+  std::vector<Container> containers;
+  std::vector<Container> init_containers;
+  bool has_restartable_init_containers = false;  // sidecars (restartPolicy: Always)
+  ResourceList overhead;
+  std::vector<std::string> scheduling_gates;
+
+  // status
+  PodPhase phase = PodPhase::kPending;
+  std::vector<Condition> conditions;
+  std::string nominated_node_name;
+
+  // Derived on decode (never recomputed in the scheduling cycle).
+  // Effective requests as kube-scheduler computes them (resource.PodRequests): the sum of the
+  // containers and the sidecar init containers, at least max over regular init containers of
+  // (that container + the sidecars started before it), plus overhead; "pods" is 1.
+  ResourceList requests;
+  // The normalised GPU request; see gpu.h. When the GPU annotations are malformed, gpu is empty
+  // and gpu_error says which field and value were wrong: the pod is reported unschedulable with
+  // that reason and every other pod keeps scheduling.
+  GpuRequest gpu;
+  std::string gpu_error;
+
+  std::string Key() const { return meta.namespace_ + "/" + meta.name; }
+  bool Terminal() const { return phase == PodPhase::kSucceeded || phase == PodPhase::kFailed; }
+};
+
+struct Node {
+  ObjectMeta meta;
+  ResourceList capacity;
+  ResourceList allocatable;
+  std::vector<Taint> taints;
+  bool unschedulable = false;
+  std::vector<Condition> conditions;
+
+  // Derived on decode: the node's GPUs (count, model, per-GPU memory, islands, health) from the
+  // label dialects in gpu.h. gpu_error holds a warning when labels were malformed or disagree.
+  NodeGpuInfo gpu;
+  std::string gpu_error;
+};
+
+using PodPtr = std::shared_ptr<const Pod>;
+using NodePtr = std::shared_ptr<const Node>;
+
+// Recomputes pod.requests from containers, init containers and overhead (called by the decoder and
+// by test builders after they change containers).
+void ComputeEffectiveRequests(Pod& pod);
+
+std::string_view PodPhaseName(PodPhase phase);
+
+}  // namespace gpusched::api

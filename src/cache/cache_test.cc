@@ -1,0 +1,169 @@
+// SPDX-License-Identifier: Apache-2.0
+#include "src/cache/cache.h"
+
+#include <gtest/gtest.h>
+
+namespace gpusched::cache {
+namespace {
+
+api::NodePtr GpuNode(const std::string& name, int gpus) {
+  auto n = std::make_shared<api::Node>();
+  n->meta.name = name;
+  n->allocatable.milli_cpu = 32000;
+  n->allocatable.memory = 256LL << 30;
+  n->allocatable.pods = 110;
+  n->gpu.count = gpus;
+  n->gpu.model = common::Intern("A100-SXM4-40GB");
+  n->gpu.memory_mib = 40960;
+  return n;
+}
+
+api::PodPtr GpuPod(const std::string& name, int count, int milli = 1000,
+                   const std::string& node = "") {
+  auto p = std::make_shared<api::Pod>();
+  p->meta.name = name;
+  p->meta.namespace_ = "default";
+  p->meta.uid = "uid-" + name;
+  p->node_name = node;
+  p->requests.milli_cpu = 1000;
+  p->requests.memory = 1LL << 30;
+  p->requests.pods = 1;
+  p->gpu.count = count;
+  p->gpu.milli = count > 0 ? milli : 0;
+  return p;
+}
+
+class CacheTest : public ::testing::Test {
+ protected:
+  common::FakeClock clock_;
+  Cache cache_{clock_, std::chrono::seconds(30)};
+  framework::Snapshot snap_;
+
+  const framework::NodeInfo& Node(const std::string& name) {
+    cache_.UpdateSnapshot(snap_);
+    const framework::NodeInfo* ni = snap_.Get(name);
+    EXPECT_NE(ni, nullptr) << name;
+    return *ni;
+  }
+};
+
+TEST_F(CacheTest, AssumeChargesNodeAndDevicesAtOnceThenConfirm) {
+  cache_.AddNode(GpuNode("n1", 8));
+  api::GpuAssignment a{{2, 3}, 1000, 0};
+  ASSERT_TRUE(cache_.AssumePod(GpuPod("p", 2), "n1", a).ok());
+  const auto& ni = Node("n1");
+  EXPECT_EQ(ni.requested.milli_cpu, 1000);
+  EXPECT_EQ(ni.pod_count, 1);
+  EXPECT_EQ(ni.gpus[2].used_milli, 1000);
+  EXPECT_EQ(ni.gpus[3].used_milli, 1000);
+  EXPECT_EQ(ni.FreeWholeGpus(), 6);
+  EXPECT_TRUE(cache_.IsAssumed("uid-p"));
+  // The informer confirms the bind: accounting unchanged, no longer assumed.
+  cache_.AddPod(GpuPod("p", 2, 1000, "n1"));
+  EXPECT_FALSE(cache_.IsAssumed("uid-p"));
+  EXPECT_EQ(Node("n1").FreeWholeGpus(), 6);
+  EXPECT_EQ(cache_.GpuAssignmentOf("uid-p"), a);
+  EXPECT_TRUE(cache_.CheckInvariants().ok());
+}
+
+TEST_F(CacheTest, ForgetUndoesAnAssumption) {
+  cache_.AddNode(GpuNode("n1", 4));
+  ASSERT_TRUE(cache_.AssumePod(GpuPod("p", 4), "n1", {}).ok());
+  EXPECT_EQ(Node("n1").FreeWholeGpus(), 0) << "an empty assignment is chosen by the cache";
+  ASSERT_TRUE(cache_.ForgetPod("uid-p").ok());
+  EXPECT_EQ(Node("n1").FreeWholeGpus(), 4);
+  EXPECT_EQ(Node("n1").pod_count, 0);
+  EXPECT_FALSE(cache_.ForgetPod("uid-p").ok()) << "forgetting twice is an error";
+}
+
+TEST_F(CacheTest, AssumeRejectsDuplicatesAndUnknownNodes) {
+  cache_.AddNode(GpuNode("n1", 1));
+  EXPECT_EQ(cache_.AssumePod(GpuPod("p", 1), "nope", {}).code(), common::StatusCode::kNotFound);
+  ASSERT_TRUE(cache_.AssumePod(GpuPod("p", 1), "n1", {}).ok());
+  EXPECT_EQ(cache_.AssumePod(GpuPod("p", 1), "n1", {}).code(), common::StatusCode::kAlreadyExists);
+}
+
+TEST_F(CacheTest, AssumedPodsExpireOnlyAfterBindingFinished) {
+  cache_.AddNode(GpuNode("n1", 1));
+  ASSERT_TRUE(cache_.AssumePod(GpuPod("p", 1), "n1", {}).ok());
+  clock_.Advance(std::chrono::minutes(10));
+  EXPECT_EQ(cache_.CleanupExpiredAssumedPods(), 0) << "the bind is still in flight";
+  ASSERT_TRUE(cache_.FinishBinding("uid-p").ok());
+  clock_.Advance(std::chrono::seconds(29));
+  EXPECT_EQ(cache_.CleanupExpiredAssumedPods(), 0);
+  clock_.Advance(std::chrono::seconds(2));
+  EXPECT_EQ(cache_.CleanupExpiredAssumedPods(), 1);
+  EXPECT_EQ(Node("n1").FreeWholeGpus(), 1);
+}
+
+TEST_F(CacheTest, SharedPodsPackOntoDevicesAndPodsOfOthersAreCounted) {
+  cache_.AddNode(GpuNode("n1", 2));
+  cache_.AddPod(GpuPod("other-scheduler", 1, 1000, "n1"));  // placed by someone else
+  cache_.AddPod(GpuPod("s1", 1, 300, "n1"));
+  cache_.AddPod(GpuPod("s2", 1, 500, "n1"));
+  const auto& ni = Node("n1");
+  EXPECT_EQ(ni.gpus[0].used_milli + ni.gpus[1].used_milli, 1800);
+  EXPECT_EQ(ni.FreeGpuMilli(), 200);
+  EXPECT_EQ(ni.FreeWholeGpus(), 0);
+  EXPECT_TRUE(cache_.CheckInvariants().ok());
+}
+
+TEST_F(CacheTest, AnnotatedDeviceChoiceIsHonouredAndOvercommitIsCountedNotApplied) {
+  cache_.AddNode(GpuNode("n1", 2));
+  auto p = std::const_pointer_cast<api::Pod>(GpuPod("a", 1, 1000, "n1"));
+  p->meta.annotations.emplace_back(std::string(api::kPodGpuDevicesAnnotation), "1");
+  cache_.AddPod(p);
+  EXPECT_EQ(Node("n1").gpus[1].used_milli, 1000);
+  auto q = std::const_pointer_cast<api::Pod>(GpuPod("b", 1, 1000, "n1"));
+  q->meta.annotations.emplace_back(std::string(api::kPodGpuDevicesAnnotation), "1");
+  cache_.AddPod(q);  // claims the same device: must not drive it past 1000m
+  EXPECT_EQ(Node("n1").gpus[1].used_milli, 1000);
+  EXPECT_EQ(cache_.OvercommittedPods(), 1);
+  EXPECT_TRUE(cache_.CheckInvariants().ok());
+  cache_.RemovePod("uid-b");
+  EXPECT_EQ(cache_.OvercommittedPods(), 0);
+}
+
+TEST_F(CacheTest, PodsBeforeTheirNodeAndNodeDeletionKeepAccountingConsistent) {
+  cache_.AddPod(GpuPod("early", 2, 1000, "n1"));  // the pod event beats the node event
+  cache_.UpdateSnapshot(snap_);
+  EXPECT_EQ(snap_.Get("n1"), nullptr) << "a placeholder is invisible to plugins";
+  EXPECT_EQ(snap_.num_nodes(), 0);
+  cache_.AddNode(GpuNode("n1", 4));
+  EXPECT_EQ(Node("n1").FreeWholeGpus(), 2);
+  cache_.RemoveNode("n1");
+  cache_.UpdateSnapshot(snap_);
+  EXPECT_EQ(snap_.Get("n1"), nullptr);
+  cache_.RemovePod("uid-early");
+  EXPECT_EQ(cache_.PodCount(), 0);
+  cache_.AddNode(GpuNode("n1", 4));
+  EXPECT_EQ(Node("n1").FreeWholeGpus(), 4);
+  EXPECT_EQ(snap_.num_nodes(), 1);
+  EXPECT_TRUE(cache_.CheckInvariants().ok());
+}
+
+TEST_F(CacheTest, TerminalPodsReleaseResources) {
+  cache_.AddNode(GpuNode("n1", 1));
+  cache_.AddPod(GpuPod("job", 1, 1000, "n1"));
+  EXPECT_EQ(Node("n1").FreeWholeGpus(), 0);
+  auto done = std::make_shared<api::Pod>(*GpuPod("job", 1, 1000, "n1"));
+  done->phase = api::PodPhase::kSucceeded;
+  cache_.UpdatePod(done);
+  EXPECT_EQ(Node("n1").FreeWholeGpus(), 1);
+  EXPECT_EQ(Node("n1").pod_count, 0);
+}
+
+TEST_F(CacheTest, SnapshotCopiesOnlyWhatChanged) {
+  for (int i = 0; i < 3; ++i) cache_.AddNode(GpuNode("n" + std::to_string(i), 1));
+  cache_.UpdateSnapshot(snap_);
+  uint64_t g0 = snap_.at(snap_.Get("n0")->index).generation;
+  uint64_t g2 = snap_.at(snap_.Get("n2")->index).generation;
+  cache_.AddPod(GpuPod("p", 1, 1000, "n2"));
+  cache_.UpdateSnapshot(snap_);
+  EXPECT_EQ(snap_.Get("n0")->generation, g0) << "untouched nodes keep their generation";
+  EXPECT_GT(snap_.Get("n2")->generation, g2);
+  EXPECT_EQ(snap_.Get("n2")->FreeWholeGpus(), 0);
+}
+
+}  // namespace
+}  // namespace gpusched::cache

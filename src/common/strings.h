@@ -1,0 +1,25 @@
+// SPDX-License-Identifier: Apache-2.0
+// Small string helpers used by parsers. No allocation unless a std::string is returned.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace gpusched::common {
+
+std::string_view Trim(std::string_view s);
+// Splits on `sep`; keeps empty fields.
+std::vector<std::string_view> Split(std::string_view s, char sep);
+bool StartsWith(std::string_view s, std::string_view prefix);
+bool EndsWith(std::string_view s, std::string_view suffix);
+std::string ToLower(std::string_view s);
+// Strict parses: the whole (trimmed) string must be a number; nullopt otherwise.
+std::optional<int64_t> ParseInt64(std::string_view s);
+std::optional<double> ParseDouble(std::string_view s);
+// Quotes a value for an error message: "value" with control characters escaped, cut at 80 chars.
+std::string Quote(std::string_view s);
+
+}  // namespace gpusched::common

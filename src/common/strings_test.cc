@@ -1,0 +1,45 @@
+// SPDX-License-Identifier: Apache-2.0
+#include "src/common/strings.h"
+
+#include <gtest/gtest.h>
+
+namespace gpusched::common {
+namespace {
+
+TEST(StringsTest, ParseInt64IsStrict) {
+  struct Case {
+    const char* name;
+    const char* in;
+    std::optional<int64_t> want;
+  };
+  const Case cases[] = {
+      {"plain number", "42", 42},
+      {"surrounding spaces are trimmed", " 7 ", 7},
+      {"negative", "-3", -3},
+      {"explicit plus sign", "+5", 5},
+      {"trailing garbage is rejected", "12x", std::nullopt},
+      {"empty is rejected", "", std::nullopt},
+      {"overflow is rejected", "99999999999999999999", std::nullopt},
+  };
+  for (const auto& c : cases) {
+    SCOPED_TRACE(c.name);
+    EXPECT_EQ(ParseInt64(c.in), c.want);
+  }
+}
+
+TEST(StringsTest, ParseDoubleRejectsNonFinite) {
+  EXPECT_EQ(ParseDouble("0.25"), 0.25);
+  EXPECT_EQ(ParseDouble("nan"), std::nullopt);
+  EXPECT_EQ(ParseDouble("inf"), std::nullopt);
+  EXPECT_EQ(ParseDouble("1e3"), 1000.0);
+}
+
+TEST(StringsTest, SplitKeepsEmptyFieldsAndQuoteEscapes) {
+  auto parts = Split("a||b", '|');
+  ASSERT_EQ(parts.size(), 3u);
+  EXPECT_EQ(parts[1], "");
+  EXPECT_EQ(Quote("a\"b\n"), "\"a\\\"b\\x0a\"");
+}
+
+}  // namespace
+}  // namespace gpusched::common

@@ -1,0 +1,23 @@
+// SPDX-License-Identifier: Apache-2.0
+#include "src/framework/cycle_state.h"
+
+namespace gpusched::framework {
+
+void CycleState::Write(const StateKey& key, std::unique_ptr<StateData> data) {
+  for (auto& [k, v] : data_) {
+    if (k == &key) {
+      v = std::move(data);
+      return;
+    }
+  }
+  data_.emplace_back(&key, std::move(data));
+}
+
+StateData* CycleState::Read(const StateKey& key) const {
+  for (const auto& [k, v] : data_) {
+    if (k == &key) return v.get();
+  }
+  return nullptr;
+}
+
+}  // namespace gpusched::framework

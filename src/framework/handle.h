@@ -1,0 +1,27 @@
+// SPDX-License-Identifier: Apache-2.0
+// Handle: what the framework gives a plugin at construction. Plugins see the cluster only through
+// the Snapshot passed to each call and through this Handle, so one fake handle
+// (src/testing) suffices to test any plugin, and the scheduler, the extender and the simulator run
+// the same plugin code.
+#pragma once
+
+#include <string_view>
+
+#include "src/api/types.h"
+#include "src/common/clock.h"
+#include "src/common/status.h"
+#include "src/framework/cycle_state.h"
+
+namespace gpusched::framework {
+
+class Handle {
+ public:
+  virtual ~Handle() = default;
+  virtual const common::Clock& clock() const = 0;
+  // Binds `pod` to `node` through the API (pods/binding), first writing the allocation's
+  // annotations. Used by the DefaultBinder plugin. Thread-safe.
+  virtual common::Status BindPod(const api::Pod& pod, std::string_view node,
+                                 const Allocation& allocation) = 0;
+};
+
+}  // namespace gpusched::framework

@@ -1,0 +1,79 @@
+// SPDX-License-Identifier: Apache-2.0
+// NodeInfo and Snapshot: the per-cycle, read-only view of the cluster that plugins see.
+//
+// The snapshot is a flat array of NodeInfo indexed by a dense NodeIndex that stays stable for the
+// life of a node (the cache assigns it). Each NodeInfo aggregates what the hot path needs: the
+// node, the summed requests of its pods, and its GPUs' per-device usage in a fixed inline array,
+// so Filter and Score touch one contiguous record per node and allocate nothing.
+//
+// Thread safety: a Snapshot is written only by Cache::UpdateSnapshot on the scheduling thread,
+// between cycles; during a cycle it is read-only and may be read from several threads.
+#pragma once
+
+#include <array>
+#include <cstdint>
+#include <span>
+#include <string>
+#include <string_view>
+#include <unordered_map>
+#include <vector>
+
+#include "src/api/gpu.h"
+#include "src/api/types.h"
+
+namespace gpusched::framework {
+
+using NodeIndex = int32_t;
+inline constexpr NodeIndex kNoNode = -1;
+
+struct NodeInfo {
+  api::NodePtr node;  // null for an empty slot (deleted node)
+  NodeIndex index = kNoNode;
+  uint64_t generation = 0;  // bumped by the cache on every change
+
+  api::ResourceList requested;  // sum of the requests of non-terminal pods on the node
+  int32_t pod_count = 0;
+  // Usage of each GPU; entries >= node->gpu.count are unused.
+  std::array<api::GpuDeviceState, api::kMaxGpusPerNode> gpus{};
+  // Pods placed on (or assumed onto) this node. For plugins that look at pods (spread,
+  // affinity); immutable pods shared with the cache.
+  std::vector<api::PodPtr> pods;
+  // Average GPU utilization 0..1 from the utilization source; negative when unknown.
+  double gpu_utilization = -1;
+
+  bool valid() const { return node != nullptr; }
+  std::string_view name() const { return node->meta.name; }
+  int32_t gpu_count() const { return node->gpu.count; }
+  // Devices with no pod on them, healthy.
+  int32_t FreeWholeGpus() const;
+  // Sum over healthy devices of (1000 - used_milli).
+  int64_t FreeGpuMilli() const;
+};
+
+class Snapshot {
+ public:
+  // All slots, including empty ones (check valid()). Index == NodeInfo::index.
+  std::span<const NodeInfo> nodes() const { return nodes_; }
+  const NodeInfo* Get(std::string_view name) const;
+  const NodeInfo& at(NodeIndex i) const { return nodes_[static_cast<size_t>(i)]; }
+  // Number of valid nodes.
+  int32_t num_nodes() const { return num_nodes_; }
+  uint64_t generation() const { return generation_; }
+
+  // Writers (the cache). Mutable access to one slot; grows the array as needed.
+  NodeInfo& MutableSlotForCache(NodeIndex i);
+  void SetNodeCountForCache(int32_t n, uint64_t generation) {
+    num_nodes_ = n;
+    generation_ = generation;
+  }
+  void IndexNameForCache(const std::string& name, NodeIndex i) { by_name_[name] = i; }
+  void UnindexNameForCache(const std::string& name) { by_name_.erase(name); }
+
+ private:
+  std::vector<NodeInfo> nodes_;
+  std::unordered_map<std::string, NodeIndex> by_name_;
+  int32_t num_nodes_ = 0;
+  uint64_t generation_ = 0;
+};
+
+}  // namespace gpusched::framework

@@ -1,0 +1,140 @@
+// SPDX-License-Identifier: Apache-2.0
+// The plugin contract: one interface per extension point, as in kube-scheduler's framework.
+// A plugin class derives from Plugin and from each point it implements; the runtime calls them in
+// the order the profile lists them. Each comment says what the framework does with the result.
+//
+// Threading: QueueSort runs on the queue's caller; Filter and Score may be called concurrently for
+// different nodes of one pod (they are const and read only CycleState and the NodeInfo); every
+// other point runs on the scheduling thread, except PreBind/Bind/PostBind, which run in the
+// binding cycle on the executor.
+//
+// Hot path: Filter and Score are called per node. They must not allocate, lock or log; per-pod work
+// belongs in PreFilter/PreScore and is read back from CycleState.
+#pragma once
+
+#include <cstdint>
+#include <span>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "src/api/types.h"
+#include "src/common/clock.h"
+#include "src/framework/cycle_state.h"
+#include "src/framework/node_info.h"
+#include "src/framework/status.h"
+
+namespace gpusched::framework {
+
+inline constexpr int64_t kMaxNodeScore = 100;
+inline constexpr int64_t kMinNodeScore = 0;
+
+// A pod waiting in the scheduling queue.
+struct QueuedPodInfo {
+  api::PodPtr pod;
+  common::TimePoint timestamp;              // when it was (re)added to the active queue
+  common::TimePoint initial_attempt_timestamp;  // first time it was popped
+  int32_t attempts = 0;
+  // Plugins that rejected it in its last attempt (drives requeueing on events).
+  std::vector<std::string> unschedulable_plugins;
+};
+
+class Plugin {
+ public:
+  virtual ~Plugin() = default;
+  // The plugin's registered name, e.g. "GpuFit". Must outlive the plugin (a literal).
+  virtual std::string_view Name() const = 0;
+};
+
+// Orders the active queue. Exactly one per profile.
+class QueueSortPlugin : public virtual Plugin {
+ public:
+  // True when `a` must be scheduled before `b`.
+  virtual bool Less(const QueuedPodInfo& a, const QueuedPodInfo& b) const = 0;
+};
+
+// Runs once per pod before Filter. Rejection makes the pod unschedulable without looking at any
+// node; kSkip skips this plugin's Filter for the pod.
+class PreFilterPlugin : public virtual Plugin {
+ public:
+  virtual Status PreFilter(CycleState& state, const api::Pod& pod, const Snapshot& snapshot) = 0;
+};
+
+// Runs per node. Success: the node fits as far as this plugin knows. Unschedulable(reason): the
+// reason is counted in the pod's FailedScheduling message.
+class FilterPlugin : public virtual Plugin {
+ public:
+  virtual Status Filter(const CycleState& state, const api::Pod& pod, const NodeInfo& node) const = 0;
+};
+
+// Why each node was rejected, for PostFilter and diagnostics.
+struct NodeVerdict {
+  NodeIndex node = kNoNode;
+  Status status;
+};
+
+// Runs when no node fits (e.g. preemption). Returns the nominated node name or a rejection.
+class PostFilterPlugin : public virtual Plugin {
+ public:
+  virtual Status PostFilter(CycleState& state, const api::Pod& pod, const Snapshot& snapshot,
+                            std::span<const NodeVerdict> rejected, std::string* nominated_node) = 0;
+};
+
+// Runs once per pod with the feasible nodes, before Score. kSkip skips this plugin's Score.
+class PreScorePlugin : public virtual Plugin {
+ public:
+  virtual Status PreScore(CycleState& state, const api::Pod& pod, const Snapshot& snapshot,
+                          std::span<const NodeIndex> feasible) = 0;
+};
+
+// Scores feasible nodes. Raw scores may be any int64; NormalizeScore (if the plugin has one) must
+// map them into [kMinNodeScore, kMaxNodeScore]; the runtime multiplies by the profile weight and
+// sums. ScoreNodes is called once per pod for all feasible nodes; `out[i]` is the score of
+// `nodes[i]`. The default implementation calls Score per node.
+class ScorePlugin : public virtual Plugin {
+ public:
+  virtual int64_t Score(const CycleState& state, const api::Pod& pod, const NodeInfo& node) const = 0;
+  virtual void ScoreNodes(const CycleState& state, const api::Pod& pod, const Snapshot& snapshot,
+                          std::span<const NodeIndex> nodes, std::span<int64_t> out) const {
+    for (size_t i = 0; i < nodes.size(); ++i) out[i] = Score(state, pod, snapshot.at(nodes[i]));
+  }
+  // Whether NormalizeScore must be called.
+  virtual bool HasNormalizeScore() const { return false; }
+  virtual Status NormalizeScore(const CycleState& /*state*/, const api::Pod& /*pod*/,
+                                std::span<int64_t> /*scores*/) const {
+    return Status::Success();
+  }
+};
+
+// Reserve claims resources for the chosen node in plugin-owned state (and may fill
+// state.allocation()). A failure runs Unreserve of every reserve plugin, in reverse order, and
+// sends the pod back to the queue. Unreserve must be idempotent.
+class ReservePlugin : public virtual Plugin {
+ public:
+  virtual Status Reserve(CycleState& state, const api::Pod& pod, const NodeInfo& node) = 0;
+  virtual void Unreserve(CycleState& state, const api::Pod& pod, std::string_view node) = 0;
+};
+
+// Permit approves, rejects or delays (kWait with a timeout) binding.
+class PermitPlugin : public virtual Plugin {
+ public:
+  virtual Status Permit(CycleState& state, const api::Pod& pod, std::string_view node,
+                        common::Duration* wait_timeout) = 0;
+};
+
+// Binding cycle. PreBind prepares (e.g. writes the device annotation); Bind binds (kSkip: let the
+// next binder do it); PostBind is informational.
+class PreBindPlugin : public virtual Plugin {
+ public:
+  virtual Status PreBind(CycleState& state, const api::Pod& pod, std::string_view node) = 0;
+};
+class BindPlugin : public virtual Plugin {
+ public:
+  virtual Status Bind(CycleState& state, const api::Pod& pod, std::string_view node) = 0;
+};
+class PostBindPlugin : public virtual Plugin {
+ public:
+  virtual void PostBind(CycleState& state, const api::Pod& pod, std::string_view node) = 0;
+};
+
+}  // namespace gpusched::framework

@@ -1,0 +1,471 @@
+// SPDX-License-Identifier: Apache-2.0
+#include "src/framework/runtime/framework.h"
+
+#include <algorithm>
+#include <map>
+
+namespace gpusched::framework::runtime {
+namespace {
+
+const char* PointField(config::Point p) {
+  switch (p) {
+    case config::Point::kPreEnqueue: return "preEnqueue";
+    case config::Point::kQueueSort: return "queueSort";
+    case config::Point::kPreFilter: return "preFilter";
+    case config::Point::kFilter: return "filter";
+    case config::Point::kPostFilter: return "postFilter";
+    case config::Point::kPreScore: return "preScore";
+    case config::Point::kScore: return "score";
+    case config::Point::kReserve: return "reserve";
+    case config::Point::kPermit: return "permit";
+    case config::Point::kPreBind: return "preBind";
+    case config::Point::kBind: return "bind";
+    case config::Point::kPostBind: return "postBind";
+    case config::Point::kMultiPoint: return "multiPoint";
+    case config::Point::kCount: break;
+  }
+  return "?";
+}
+
+bool Implements(Plugin* p, config::Point point) {
+  switch (point) {
+    case config::Point::kQueueSort: return dynamic_cast<QueueSortPlugin*>(p) != nullptr;
+    case config::Point::kPreFilter: return dynamic_cast<PreFilterPlugin*>(p) != nullptr;
+    case config::Point::kFilter: return dynamic_cast<FilterPlugin*>(p) != nullptr;
+    case config::Point::kPostFilter: return dynamic_cast<PostFilterPlugin*>(p) != nullptr;
+    case config::Point::kPreScore: return dynamic_cast<PreScorePlugin*>(p) != nullptr;
+    case config::Point::kScore: return dynamic_cast<ScorePlugin*>(p) != nullptr;
+    case config::Point::kReserve: return dynamic_cast<ReservePlugin*>(p) != nullptr;
+    case config::Point::kPermit: return dynamic_cast<PermitPlugin*>(p) != nullptr;
+    case config::Point::kPreBind: return dynamic_cast<PreBindPlugin*>(p) != nullptr;
+    case config::Point::kBind: return dynamic_cast<BindPlugin*>(p) != nullptr;
+    case config::Point::kPostBind: return dynamic_cast<PostBindPlugin*>(p) != nullptr;
+    default: return false;
+  }
+}
+
+void AddUnique(std::vector<std::string>& v, std::string_view s) {
+  if (std::find(v.begin(), v.end(), s) == v.end()) v.emplace_back(s);
+}
+
+}  // namespace
+
+std::string Diagnosis::Message() const {
+  std::string msg = "0/" + std::to_string(num_nodes) + " nodes are available:";
+  if (!pre_filter_status.ok()) {
+    msg += " ";
+    msg += pre_filter_status.reason();
+    msg += ".";
+  } else {
+    std::vector<std::string> items;
+    items.reserve(reason_counts.size());
+    for (const auto& [reason, count] : reason_counts) {
+      items.push_back(std::to_string(count) + " " + std::string(reason));
+    }
+    std::sort(items.begin(), items.end());
+    if (!items.empty()) {
+      msg += " ";
+      for (size_t i = 0; i < items.size(); ++i) {
+        if (i > 0) msg += ", ";
+        msg += items[i];
+      }
+      msg += ".";
+    }
+  }
+  if (!post_filter_messages.empty()) {
+    msg += " ";
+    for (size_t i = 0; i < post_filter_messages.size(); ++i) {
+      if (i > 0) msg += ", ";
+      msg += post_filter_messages[i];
+    }
+    msg += ".";
+  }
+  return msg;
+}
+
+common::StatusOr<std::unique_ptr<Framework>> Framework::Create(const config::Profile& profile,
+                                                               int32_t default_percentage,
+                                                               const Registry& registry,
+                                                               Handle& handle) {
+  std::unique_ptr<Framework> fw(new Framework());
+  fw->scheduler_name_ = profile.scheduler_name;
+  fw->percentage_ = profile.percentage_of_nodes_to_score.value_or(default_percentage);
+
+  std::map<std::string, Plugin*, std::less<>> instances;
+  common::Status first_error;
+  // Returns the plugin named `name`, creating it on first use; nullptr with first_error set if
+  // unknown or its args are invalid.
+  auto get = [&](std::string_view requested, std::string_view path) -> Plugin* {
+    std::string_view name = registry.Canonical(requested);
+    if (auto it = instances.find(name); it != instances.end()) return it->second;
+    const PluginFactory* factory = registry.Find(name);
+    if (factory == nullptr) {
+      if (first_error.ok()) {
+        first_error = common::InvalidArgumentError(std::string(path) + ": unknown plugin \"" +
+                                                   std::string(requested) + "\"");
+      }
+      return nullptr;
+    }
+    static const boost::json::value kEmptyArgs = boost::json::object();
+    const boost::json::value* args = profile.ArgsFor(name);
+    if (args == nullptr) args = profile.ArgsFor(requested);
+    auto created = (*factory)(args ? *args : kEmptyArgs, handle);
+    if (!created.ok()) {
+      if (first_error.ok()) {
+        first_error = created.status().WithContext(profile.path + ".pluginConfig[" +
+                                                   std::string(name) + "].args");
+      }
+      return nullptr;
+    }
+    Plugin* raw = created->get();
+    fw->owned_.push_back(std::move(created).value());
+    instances.emplace(std::string(name), raw);
+    return raw;
+  };
+
+  // A multiPoint name that is not registered implements nothing; the user's own multiPoint entries
+  // are checked below so that an unknown one is reported with its path.
+  config::Plugins effective = config::EffectivePlugins(
+      profile, [&](std::string_view name, config::Point point) {
+        if (registry.Find(name) == nullptr) return false;
+        Plugin* p = get(name, profile.path + ".plugins.multiPoint");
+        return p != nullptr && Implements(p, point);
+      });
+  GPUSCHED_RETURN_IF_ERROR(first_error);
+  const auto& multi = profile.plugins.at(config::Point::kMultiPoint).enabled;
+  for (size_t k = 0; k < multi.size(); ++k) {
+    if (multi[k].name != "*" && registry.Find(multi[k].name) == nullptr) {
+      std::string path = multi[k].path.empty()
+                             ? profile.path + ".plugins.multiPoint.enabled[" + std::to_string(k) + "]"
+                             : multi[k].path;
+      return common::InvalidArgumentError(path + ": unknown plugin \"" + multi[k].name + "\"");
+    }
+  }
+
+  for (int pi = 0; pi < static_cast<int>(config::Point::kCount); ++pi) {
+    auto point = static_cast<config::Point>(pi);
+    if (point == config::Point::kMultiPoint || point == config::Point::kPreEnqueue) continue;
+    const auto& refs = effective.at(point).enabled;
+    std::vector<Plugin*> seen;  // an alias and its plugin at one point run once
+    for (size_t k = 0; k < refs.size(); ++k) {
+      const config::PluginRef& ref = refs[k];
+      std::string path = ref.path.empty()
+                             ? profile.path + ".plugins." + PointField(point) + ".enabled[" +
+                                   std::to_string(k) + "]"
+                             : ref.path;
+      Plugin* p = get(ref.name, path);
+      GPUSCHED_RETURN_IF_ERROR(first_error);
+      if (!Implements(p, point)) {
+        return common::InvalidArgumentError(path + ": plugin \"" + ref.name +
+                                            "\" does not implement " + PointField(point));
+      }
+      if (std::find(seen.begin(), seen.end(), p) != seen.end()) continue;
+      seen.push_back(p);
+      switch (point) {
+        case config::Point::kQueueSort:
+          if (fw->queue_sort_ != nullptr) {
+            return common::InvalidArgumentError(path + ": only one queueSort plugin may be enabled");
+          }
+          fw->queue_sort_ = dynamic_cast<QueueSortPlugin*>(p);
+          break;
+        case config::Point::kPreFilter: fw->pre_filter_.push_back(dynamic_cast<PreFilterPlugin*>(p)); break;
+        case config::Point::kFilter: fw->filter_.push_back(dynamic_cast<FilterPlugin*>(p)); break;
+        case config::Point::kPostFilter: fw->post_filter_.push_back(dynamic_cast<PostFilterPlugin*>(p)); break;
+        case config::Point::kPreScore: fw->pre_score_.push_back(dynamic_cast<PreScorePlugin*>(p)); break;
+        case config::Point::kScore:
+          fw->score_.push_back(Scored{dynamic_cast<ScorePlugin*>(p), ref.weight > 0 ? ref.weight : 1});
+          break;
+        case config::Point::kReserve: fw->reserve_.push_back(dynamic_cast<ReservePlugin*>(p)); break;
+        case config::Point::kPermit: fw->permit_.push_back(dynamic_cast<PermitPlugin*>(p)); break;
+        case config::Point::kPreBind: fw->pre_bind_.push_back(dynamic_cast<PreBindPlugin*>(p)); break;
+        case config::Point::kBind: fw->bind_.push_back(dynamic_cast<BindPlugin*>(p)); break;
+        case config::Point::kPostBind: fw->post_bind_.push_back(dynamic_cast<PostBindPlugin*>(p)); break;
+        default: break;
+      }
+    }
+  }
+  for (const auto& pc : profile.plugin_config) {
+    if (registry.Find(pc.name) == nullptr) {
+      return common::InvalidArgumentError(pc.path + ".name: unknown plugin \"" + pc.name + "\"");
+    }
+  }
+  if (fw->queue_sort_ == nullptr) {
+    return common::InvalidArgumentError(profile.path + ".plugins.queueSort: one queueSort plugin is required");
+  }
+  if (fw->bind_.empty()) {
+    return common::InvalidArgumentError(profile.path + ".plugins.bind: at least one bind plugin is required");
+  }
+  // PreFilter/PreScore kSkip maps to the same plugin object's Filter/Score slot.
+  for (auto* pf : fw->pre_filter_) {
+    int slot = -1;
+    for (size_t j = 0; j < fw->filter_.size(); ++j) {
+      if (static_cast<Plugin*>(fw->filter_[j]) == static_cast<Plugin*>(pf)) slot = static_cast<int>(j);
+    }
+    fw->pre_filter_to_filter_.push_back(slot);
+  }
+  for (auto* ps : fw->pre_score_) {
+    int slot = -1;
+    for (size_t j = 0; j < fw->score_.size(); ++j) {
+      if (static_cast<Plugin*>(fw->score_[j].plugin) == static_cast<Plugin*>(ps)) slot = static_cast<int>(j);
+    }
+    fw->pre_score_to_score_.push_back(slot);
+  }
+  return fw;
+}
+
+Status Framework::RunPreFilter(CycleState& state, const api::Pod& pod, const Snapshot& snapshot) {
+  state.skip_filter().assign(filter_.size(), false);
+  for (size_t i = 0; i < pre_filter_.size(); ++i) {
+    Status s = pre_filter_[i]->PreFilter(state, pod, snapshot);
+    if (s.ok()) continue;
+    if (s.IsSkip()) {
+      if (pre_filter_to_filter_[i] >= 0) state.skip_filter()[static_cast<size_t>(pre_filter_to_filter_[i])] = true;
+      continue;
+    }
+    s.WithPlugin(pre_filter_[i]->Name());
+    return s;
+  }
+  return Status::Success();
+}
+
+Status Framework::RunFilter(const CycleState& state, const api::Pod& pod, const NodeInfo& node) const {
+  const auto& skip = state.skip_filter();
+  for (size_t j = 0; j < filter_.size(); ++j) {
+    if (j < skip.size() && skip[j]) continue;
+    Status s = filter_[j]->Filter(state, pod, node);
+    if (!s.ok()) {
+      s.WithPlugin(filter_[j]->Name());
+      return s;
+    }
+  }
+  return Status::Success();
+}
+
+Status Framework::RunScore(CycleState& state, const api::Pod& pod, const Snapshot& snapshot,
+                           std::span<const NodeIndex> nodes, std::span<int64_t> totals,
+                           std::vector<ScoreBreakdown>* breakdown) {
+  state.skip_score().assign(score_.size(), false);
+  for (size_t i = 0; i < pre_score_.size(); ++i) {
+    Status s = pre_score_[i]->PreScore(state, pod, snapshot, nodes);
+    if (s.ok()) continue;
+    if (s.IsSkip()) {
+      if (pre_score_to_score_[i] >= 0) state.skip_score()[static_cast<size_t>(pre_score_to_score_[i])] = true;
+      continue;
+    }
+    s.WithPlugin(pre_score_[i]->Name());
+    return s.IsError() ? s : Status::Error("PreScore " + std::string(pre_score_[i]->Name()) + ": " + s.ToString());
+  }
+  std::fill(totals.begin(), totals.end(), 0);
+  if (breakdown != nullptr) {
+    breakdown->assign(nodes.size(), ScoreBreakdown{});
+    for (size_t i = 0; i < nodes.size(); ++i) (*breakdown)[i].node = nodes[i];
+  }
+  plugin_scores_.resize(nodes.size());
+  std::span<int64_t> scores(plugin_scores_.data(), nodes.size());
+  for (size_t j = 0; j < score_.size(); ++j) {
+    if (state.skip_score()[j]) continue;
+    const Scored& sp = score_[j];
+    sp.plugin->ScoreNodes(state, pod, snapshot, nodes, scores);
+    if (sp.plugin->HasNormalizeScore()) {
+      Status s = sp.plugin->NormalizeScore(state, pod, scores);
+      if (!s.ok()) {
+        s.WithPlugin(sp.plugin->Name());
+        return s;
+      }
+    }
+    for (size_t i = 0; i < nodes.size(); ++i) {
+      int64_t weighted = scores[i] * sp.weight;
+      totals[i] += weighted;
+      if (breakdown != nullptr) {
+        (*breakdown)[i].by_plugin.emplace_back(sp.plugin->Name(), weighted);
+      }
+    }
+  }
+  if (breakdown != nullptr) {
+    for (size_t i = 0; i < nodes.size(); ++i) (*breakdown)[i].total = totals[i];
+  }
+  return Status::Success();
+}
+
+ScheduleResult Framework::SchedulePod(CycleState& state, const api::Pod& pod,
+                                      const Snapshot& snapshot, common::Random& random,
+                                      const SchedulePodOptions& options) {
+  ScheduleResult result;
+  Diagnosis& diag = result.diagnosis;
+  diag.num_nodes = snapshot.num_nodes();
+  if (snapshot.num_nodes() == 0) {
+    result.status = Status::Unschedulable("no nodes available to schedule pods");
+    diag.pre_filter_status = result.status;
+    return result;
+  }
+  Status pre = RunPreFilter(state, pod, snapshot);
+  if (!pre.ok()) {
+    result.status = pre;
+    if (pre.IsRejected()) {
+      diag.pre_filter_status = pre;
+      AddUnique(diag.unschedulable_plugins, pre.plugin());
+    }
+    return result;
+  }
+
+  auto nodes = snapshot.nodes();
+  const size_t slots = nodes.size();
+  const int32_t num_to_find =
+      options.score_all_nodes ? diag.num_nodes
+                              : config::NumNodesToScore(diag.num_nodes, percentage_);
+  feasible_.clear();
+  size_t start = slots == 0 ? 0 : next_start_ % slots;
+  size_t processed = 0;
+  for (size_t k = 0; k < slots; ++k) {
+    size_t i = (start + k) % slots;
+    const NodeInfo& ni = nodes[i];
+    processed = k + 1;
+    if (!ni.valid()) continue;
+    ++result.evaluated_nodes;
+    Status s = RunFilter(state, pod, ni);
+    if (s.ok()) {
+      feasible_.push_back(static_cast<NodeIndex>(i));
+      if (static_cast<int32_t>(feasible_.size()) >= num_to_find) break;
+      continue;
+    }
+    if (s.IsError()) {
+      result.status = s;
+      return result;
+    }
+    if (s.code() != Code::kUnschedulableAndUnresolvable) diag.unresolvable_everywhere = false;
+    bool found = false;
+    for (auto& [reason, count] : diag.reason_counts) {
+      if (reason == s.reason()) {
+        ++count;
+        found = true;
+        break;
+      }
+    }
+    if (!found) diag.reason_counts.emplace_back(s.reason(), 1);
+    if (options.record_verdicts) diag.verdicts.push_back(NodeVerdict{static_cast<NodeIndex>(i), s});
+    AddUnique(diag.unschedulable_plugins, s.plugin());
+  }
+  if (slots > 0) next_start_ = (start + processed) % slots;
+  result.feasible_nodes = static_cast<int32_t>(feasible_.size());
+
+  if (feasible_.empty()) {
+    for (auto* pf : post_filter_) {
+      std::string nominated;
+      Status s = pf->PostFilter(state, pod, snapshot, diag.verdicts, &nominated);
+      if (!s.ok() && !s.reason().empty()) diag.post_filter_messages.emplace_back(s.reason());
+    }
+    result.status = Status(diag.unresolvable_everywhere ? Code::kUnschedulableAndUnresolvable
+                                                        : Code::kUnschedulable,
+                           {});
+    return result;
+  }
+  if (feasible_.size() == 1 && !options.record_scores) {
+    result.node = feasible_[0];
+    return result;
+  }
+  totals_.resize(feasible_.size());
+  Status s = RunScore(state, pod, snapshot, feasible_, totals_,
+                      options.record_scores ? &result.scores : nullptr);
+  if (!s.ok()) {
+    result.status = s.IsError() ? s : Status::Error(s.ToString());
+    return result;
+  }
+  // Highest total; ties broken uniformly at random (reservoir sampling, as selectHost).
+  int64_t best = totals_[0];
+  NodeIndex chosen = feasible_[0];
+  uint64_t ties = 1;
+  for (size_t i = 1; i < feasible_.size(); ++i) {
+    if (totals_[i] > best) {
+      best = totals_[i];
+      chosen = feasible_[i];
+      ties = 1;
+    } else if (totals_[i] == best) {
+      ++ties;
+      if (random.Uniform(ties) == 0) chosen = feasible_[i];
+    }
+  }
+  result.node = chosen;
+  return result;
+}
+
+Status Framework::RunReserve(CycleState& state, const api::Pod& pod, const NodeInfo& node) {
+  for (size_t i = 0; i < reserve_.size(); ++i) {
+    Status s = reserve_[i]->Reserve(state, pod, node);
+    if (!s.ok()) {
+      s.WithPlugin(reserve_[i]->Name());
+      RunUnreserve(state, pod, node.name());
+      return s;
+    }
+  }
+  return Status::Success();
+}
+
+void Framework::RunUnreserve(CycleState& state, const api::Pod& pod, std::string_view node) {
+  for (auto it = reserve_.rbegin(); it != reserve_.rend(); ++it) (*it)->Unreserve(state, pod, node);
+}
+
+Status Framework::RunPermit(CycleState& state, const api::Pod& pod, std::string_view node) {
+  for (auto* p : permit_) {
+    common::Duration timeout{0};
+    Status s = p->Permit(state, pod, node, &timeout);
+    if (s.ok()) continue;
+    s.WithPlugin(p->Name());
+    if (s.IsWait()) {
+      // Waiting pods (gang scheduling) are not supported yet: reject so the pod is retried.
+      return Status::Error("plugin " + std::string(p->Name()) + " asked to wait at Permit, which is not supported");
+    }
+    return s;
+  }
+  return Status::Success();
+}
+
+Status Framework::RunPreBind(CycleState& state, const api::Pod& pod, std::string_view node) {
+  for (auto* p : pre_bind_) {
+    Status s = p->PreBind(state, pod, node);
+    if (!s.ok()) {
+      s.WithPlugin(p->Name());
+      return s;
+    }
+  }
+  return Status::Success();
+}
+
+Status Framework::RunBind(CycleState& state, const api::Pod& pod, std::string_view node) {
+  for (auto* p : bind_) {
+    Status s = p->Bind(state, pod, node);
+    if (s.IsSkip()) continue;
+    s.WithPlugin(p->Name());
+    return s;
+  }
+  return Status::Error("no bind plugin bound pod " + pod.Key());
+}
+
+void Framework::RunPostBind(CycleState& state, const api::Pod& pod, std::string_view node) {
+  for (auto* p : post_bind_) p->PostBind(state, pod, node);
+}
+
+std::vector<std::string> Framework::PluginNames(config::Point point) const {
+  std::vector<std::string> out;
+  auto add = [&out](const auto& list) {
+    for (const auto* p : list) out.emplace_back(p->Name());
+  };
+  switch (point) {
+    case config::Point::kQueueSort: out.emplace_back(queue_sort_->Name()); break;
+    case config::Point::kPreFilter: add(pre_filter_); break;
+    case config::Point::kFilter: add(filter_); break;
+    case config::Point::kPostFilter: add(post_filter_); break;
+    case config::Point::kPreScore: add(pre_score_); break;
+    case config::Point::kScore:
+      for (const auto& s : score_) out.emplace_back(s.plugin->Name());
+      break;
+    case config::Point::kReserve: add(reserve_); break;
+    case config::Point::kPermit: add(permit_); break;
+    case config::Point::kPreBind: add(pre_bind_); break;
+    case config::Point::kBind: add(bind_); break;
+    case config::Point::kPostBind: add(post_bind_); break;
+    default: break;
+  }
+  return out;
+}
+
+}  // namespace gpusched::framework::runtime

@@ -1,0 +1,140 @@
+// SPDX-License-Identifier: Apache-2.0
+// Framework: one profile's plugins, instantiated from the registry and the profile's config, and
+// the scheduling algorithm that runs them over a snapshot (kube-scheduler's frameworkImpl plus
+// schedulePod/findNodesThatFitPod/prioritizeNodes/selectHost). The scheduler, the extender and the
+// simulator all call it.
+//
+// SchedulePod:
+//   PreFilter ─rejected─> Diagnosis (every node counted with the PreFilter reason)
+//      │
+//   Filter over the nodes, starting at a rotating index, until NumNodesToScore feasible nodes are
+//      found ─none─> PostFilter ─> Diagnosis ("0/N nodes are available: ...")
+//      │ one feasible: chosen without scoring
+//   PreScore ─> Score (+NormalizeScore) × weight, summed ─> highest total, ties at random
+//
+// Threading: a Framework is used by one scheduling thread at a time (it keeps reusable score
+// buffers and the rotating start index). The extender keeps one Framework per worker.
+// Hot path: SchedulePod allocates per pod (CycleState), never per node.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <span>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "src/common/random.h"
+#include "src/common/status.h"
+#include "src/config/config.h"
+#include "src/framework/handle.h"
+#include "src/framework/plugin.h"
+#include "src/framework/registry.h"
+
+namespace gpusched::framework::runtime {
+
+// Why a pod did not fit: a count per rejection reason, and optionally each node's verdict.
+struct Diagnosis {
+  int32_t num_nodes = 0;
+  // Set when PreFilter rejected the pod (or errored); then node_reasons is empty.
+  Status pre_filter_status;
+  std::vector<std::pair<std::string_view, int32_t>> reason_counts;
+  std::vector<std::string> unschedulable_plugins;
+  bool unresolvable_everywhere = true;
+  // Filled only when SchedulePodOptions::record_verdicts is set (explain, tests).
+  std::vector<NodeVerdict> verdicts;
+  std::vector<std::string> post_filter_messages;
+
+  // kube-scheduler's FitError message, e.g.
+  // "0/50 nodes are available: 30 Insufficient nvidia.com/gpu, 20 GPU model mismatch."
+  std::string Message() const;
+};
+
+// Per-plugin score of one node, for explain and decision logs.
+struct ScoreBreakdown {
+  NodeIndex node = kNoNode;
+  int64_t total = 0;
+  std::vector<std::pair<std::string_view, int64_t>> by_plugin;  // weighted
+};
+
+struct ScheduleResult {
+  NodeIndex node = kNoNode;     // chosen node, or kNoNode
+  int32_t evaluated_nodes = 0;  // nodes filtered
+  int32_t feasible_nodes = 0;
+  Status status;                // success, rejected (see diagnosis) or error
+  Diagnosis diagnosis;
+  std::vector<ScoreBreakdown> scores;  // only with record_scores
+};
+
+struct SchedulePodOptions {
+  bool record_verdicts = false;
+  bool record_scores = false;
+  bool score_all_nodes = false;  // ignore percentageOfNodesToScore (explain)
+};
+
+class Framework {
+ public:
+  // Builds the profile's plugins. Errors name the YAML path of the offending entry, e.g.
+  // "profiles[0].plugins.filter.enabled[2]: unknown plugin \"Foo\"".
+  static common::StatusOr<std::unique_ptr<Framework>> Create(const config::Profile& profile,
+                                                             int32_t default_percentage,
+                                                             const Registry& registry,
+                                                             Handle& handle);
+
+  std::string_view scheduler_name() const { return scheduler_name_; }
+  const QueueSortPlugin& queue_sort() const { return *queue_sort_; }
+
+  // The whole scheduling algorithm for one pod on `snapshot`.
+  ScheduleResult SchedulePod(CycleState& state, const api::Pod& pod, const Snapshot& snapshot,
+                             common::Random& random, const SchedulePodOptions& options = {});
+
+  // Individual points, for the extender and the binding cycle.
+  Status RunPreFilter(CycleState& state, const api::Pod& pod, const Snapshot& snapshot);
+  Status RunFilter(const CycleState& state, const api::Pod& pod, const NodeInfo& node) const;
+  // Scores `nodes`; `totals[i]` gets the weighted sum for nodes[i]. `breakdown` optional.
+  Status RunScore(CycleState& state, const api::Pod& pod, const Snapshot& snapshot,
+                  std::span<const NodeIndex> nodes, std::span<int64_t> totals,
+                  std::vector<ScoreBreakdown>* breakdown);
+  Status RunReserve(CycleState& state, const api::Pod& pod, const NodeInfo& node);
+  void RunUnreserve(CycleState& state, const api::Pod& pod, std::string_view node);
+  Status RunPermit(CycleState& state, const api::Pod& pod, std::string_view node);
+  Status RunPreBind(CycleState& state, const api::Pod& pod, std::string_view node);
+  Status RunBind(CycleState& state, const api::Pod& pod, std::string_view node);
+  void RunPostBind(CycleState& state, const api::Pod& pod, std::string_view node);
+
+  // Names of the plugins at each point, in order (for explain and tests).
+  std::vector<std::string> PluginNames(config::Point point) const;
+  bool HasBindPlugins() const { return !bind_.empty(); }
+
+ private:
+  Framework() = default;
+  struct Scored {
+    ScorePlugin* plugin;
+    int64_t weight;
+  };
+
+  std::string scheduler_name_;
+  int32_t percentage_ = 0;
+  std::vector<PluginPtr> owned_;
+  QueueSortPlugin* queue_sort_ = nullptr;
+  std::vector<PreFilterPlugin*> pre_filter_;
+  std::vector<FilterPlugin*> filter_;
+  std::vector<int> pre_filter_to_filter_;  // pre_filter_[i] skips filter_[j], or -1
+  std::vector<PostFilterPlugin*> post_filter_;
+  std::vector<PreScorePlugin*> pre_score_;
+  std::vector<Scored> score_;
+  std::vector<int> pre_score_to_score_;
+  std::vector<ReservePlugin*> reserve_;
+  std::vector<PermitPlugin*> permit_;
+  std::vector<PreBindPlugin*> pre_bind_;
+  std::vector<BindPlugin*> bind_;
+  std::vector<PostBindPlugin*> post_bind_;
+
+  // Reusable buffers (one scheduling thread).
+  std::vector<NodeIndex> feasible_;
+  std::vector<int64_t> totals_;
+  std::vector<int64_t> plugin_scores_;
+  size_t next_start_ = 0;
+};
+
+}  // namespace gpusched::framework::runtime

@@ -1,0 +1,117 @@
+// SPDX-License-Identifier: Apache-2.0
+#include "src/framework/runtime/framework.h"
+
+#include <gtest/gtest.h>
+
+#include "src/testing/fake_handle.h"
+
+namespace gpusched::framework::runtime {
+namespace {
+
+// A filter that rejects nodes whose name is in a set, and scores by name length.
+class TestPlugin final : public QueueSortPlugin, public FilterPlugin, public ScorePlugin, public BindPlugin {
+ public:
+  std::string_view Name() const override { return "Test"; }
+  bool Less(const QueuedPodInfo&, const QueuedPodInfo&) const override { return false; }
+  Status Filter(const CycleState&, const api::Pod&, const NodeInfo& n) const override {
+    if (n.name().starts_with("cpu")) return Status::Unschedulable("Insufficient cpu");
+    if (n.name().starts_with("taint")) return Status::Unresolvable("node(s) had untolerated taint(s)");
+    return Status::Success();
+  }
+  int64_t Score(const CycleState&, const api::Pod&, const NodeInfo& n) const override {
+    return static_cast<int64_t>(n.name().size());
+  }
+  Status Bind(CycleState&, const api::Pod&, std::string_view) override { return Status::Success(); }
+};
+
+class FrameworkTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    ASSERT_TRUE(registry_
+                    .Register("Test", [](const boost::json::value&, Handle&) -> common::StatusOr<PluginPtr> {
+                      return PluginPtr(std::make_unique<TestPlugin>());
+                    })
+                    .ok());
+  }
+  config::Profile Profile() {
+    config::Profile p;
+    p.path = "profiles[0]";
+    for (auto point : {config::Point::kQueueSort, config::Point::kFilter, config::Point::kScore,
+                       config::Point::kBind}) {
+      p.plugins.at(point).disabled.push_back({"*", 0, ""});
+      p.plugins.at(point).enabled.push_back({"Test", 0, ""});
+    }
+    return p;
+  }
+  void AddNode(const std::string& name) {
+    auto n = std::make_shared<api::Node>();
+    n->meta.name = name;
+    NodeIndex i = static_cast<NodeIndex>(snapshot_.nodes().size());
+    NodeInfo& ni = snapshot_.MutableSlotForCache(i);
+    ni.node = n;
+    ni.index = i;
+    snapshot_.IndexNameForCache(name, i);
+    snapshot_.SetNodeCountForCache(i + 1, 1);
+  }
+
+  Registry registry_;
+  testing::FakeHandle handle_;
+  Snapshot snapshot_;
+  common::Random random_{1};
+};
+
+TEST_F(FrameworkTest, UnknownPluginIsReportedWithItsYamlPath) {
+  config::Profile p = Profile();
+  p.plugins.at(config::Point::kFilter).enabled.push_back({"Nope", 0, "profiles[0].plugins.filter.enabled[1]"});
+  auto fw = Framework::Create(p, 0, registry_, handle_);
+  ASSERT_FALSE(fw.ok());
+  EXPECT_EQ(fw.status().message(), "profiles[0].plugins.filter.enabled[1]: unknown plugin \"Nope\"");
+}
+
+TEST_F(FrameworkTest, ChoosesHighestScoreAndExplainsRejections) {
+  auto fw = Framework::Create(Profile(), 100, registry_, handle_);
+  ASSERT_TRUE(fw.ok()) << fw.status().ToString();
+  for (auto n : {"cpu-1", "cpu-2", "taint-1", "ok", "longest-ok"}) AddNode(n);
+  api::Pod pod;
+  CycleState state;
+  SchedulePodOptions opts;
+  opts.record_scores = true;
+  auto r = (*fw)->SchedulePod(state, pod, snapshot_, random_, opts);
+  ASSERT_TRUE(r.status.ok()) << r.status.ToString();
+  EXPECT_EQ(snapshot_.at(r.node).name(), "longest-ok");
+  EXPECT_EQ(r.feasible_nodes, 2);
+  EXPECT_EQ(r.evaluated_nodes, 5);
+  ASSERT_EQ(r.scores.size(), 2u);
+}
+
+TEST_F(FrameworkTest, NoFitGivesKubeSchedulerMessageSortedAsStrings) {
+  auto fw = Framework::Create(Profile(), 100, registry_, handle_);
+  ASSERT_TRUE(fw.ok());
+  for (int i = 0; i < 10; ++i) AddNode("cpu-" + std::to_string(i));
+  for (int i = 0; i < 2; ++i) AddNode("taint-" + std::to_string(i));
+  api::Pod pod;
+  CycleState state;
+  auto r = (*fw)->SchedulePod(state, pod, snapshot_, random_);
+  EXPECT_EQ(r.node, kNoNode);
+  EXPECT_EQ(r.status.code(), Code::kUnschedulable) << "some nodes were only Unschedulable";
+  EXPECT_EQ(r.diagnosis.Message(),
+            "0/12 nodes are available: 10 Insufficient cpu, 2 node(s) had untolerated taint(s).");
+  EXPECT_EQ(r.diagnosis.unschedulable_plugins, std::vector<std::string>{"Test"});
+}
+
+TEST_F(FrameworkTest, PercentageOfNodesToScoreStopsEarlyAndRotates) {
+  auto fw = Framework::Create(Profile(), 0, registry_, handle_);
+  ASSERT_TRUE(fw.ok());
+  for (int i = 0; i < 1000; ++i) AddNode("n" + std::to_string(i));
+  api::Pod pod;
+  CycleState s1, s2;
+  auto r1 = (*fw)->SchedulePod(s1, pod, snapshot_, random_);
+  EXPECT_EQ(r1.feasible_nodes, 420) << "adaptive: 1000 nodes -> 42% -> 420";
+  auto r2 = (*fw)->SchedulePod(s2, pod, snapshot_, random_);
+  EXPECT_EQ(r2.feasible_nodes, 420);
+  EXPECT_TRUE(r1.status.ok());
+  EXPECT_TRUE(r2.status.ok());
+}
+
+}  // namespace
+}  // namespace gpusched::framework::runtime

@@ -1,0 +1,60 @@
+// SPDX-License-Identifier: Apache-2.0
+// The kube CONTRACT: how the scheduler writes to the cluster (ApiClient) and how cluster changes
+// reach it (ClusterEventHandler). Implementations: the HTTP client against a real API server
+// (real-cluster mode) and sim::SimCluster (the in-memory cluster of the simulator). The scheduler
+// cannot tell them apart.
+#pragma once
+
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+#include "src/api/types.h"
+#include "src/common/status.h"
+
+namespace gpusched::kube {
+
+// An events.k8s.io/v1 Event about a pod.
+struct EventRecord {
+  std::string namespace_;
+  std::string pod_name;
+  std::string pod_uid;
+  std::string type;    // "Normal" or "Warning"
+  std::string reason;  // "Scheduled", "FailedScheduling"
+  std::string action;  // "Binding", "Scheduling"
+  std::string note;    // at most 1024 bytes; longer notes are cut to end in " ..."
+  std::string reporting_controller;  // the scheduler name
+};
+
+class ApiClient {
+ public:
+  virtual ~ApiClient() = default;
+  // Writes `annotations` on the pod (if any), then creates its pods/binding to `node`.
+  // Thread-safe: called from the binding cycle.
+  virtual common::Status BindPod(const api::Pod& pod, std::string_view node,
+                                 const std::vector<std::pair<std::string, std::string>>& annotations) = 0;
+  // Patches the PodScheduled condition (status False, reason "Unschedulable" or
+  // "SchedulerError", message) and nominatedNodeName if non-empty.
+  virtual common::Status SetPodUnschedulable(const api::Pod& pod, std::string_view reason,
+                                             std::string_view message) = 0;
+  virtual common::Status CreateEvent(const EventRecord& event) = 0;
+};
+
+// Receives cluster changes (from informers, or from the simulator). Called serially per object
+// kind; implementations must be thread-safe across kinds.
+class ClusterEventHandler {
+ public:
+  virtual ~ClusterEventHandler() = default;
+  virtual void OnNodeAdd(api::NodePtr node) = 0;
+  virtual void OnNodeUpdate(api::NodePtr old_node, api::NodePtr node) = 0;
+  virtual void OnNodeDelete(api::NodePtr node) = 0;
+  virtual void OnPodAdd(api::PodPtr pod) = 0;
+  virtual void OnPodUpdate(api::PodPtr old_pod, api::PodPtr pod) = 0;
+  virtual void OnPodDelete(api::PodPtr pod) = 0;
+};
+
+// Cuts an event note to the events API's 1024-byte limit, ending in " ..." when cut.
+std::string TruncateEventNote(std::string note);
+
+}  // namespace gpusched::kube

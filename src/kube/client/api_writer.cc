@@ -1,0 +1,281 @@
+// SPDX-License-Identifier: Apache-2.0
+#include "src/kube/client/api_writer.h"
+
+#include <spdlog/spdlog.h>
+
+#include <boost/json.hpp>
+#include <cstdio>
+#include <cstring>
+
+#include "src/api/decode.h"
+#include "src/common/logging.h"
+#include "src/common/strings.h"
+#include "src/kube/client/encoding.h"
+
+namespace gpusched::kube::client {
+namespace {
+
+namespace json = boost::json;
+
+common::Status CheckPodNames(const api::Pod& pod) {
+  if (!IsDns1123Subdomain(pod.meta.namespace_) || !IsDns1123Subdomain(pod.meta.name)) {
+    return common::InvalidArgumentError("pod " + common::Quote(pod.Key()) +
+                                        ": namespace and name must be DNS-1123 names");
+  }
+  return common::Status::Ok();
+}
+
+const api::Condition* FindCondition(const std::vector<api::Condition>& conditions,
+                                    std::string_view type) {
+  for (const auto& c : conditions) {
+    if (c.type == type) return &c;
+  }
+  return nullptr;
+}
+
+std::string_view StringField(const json::value& v, std::initializer_list<std::string_view> path) {
+  const json::value* cur = &v;
+  for (std::string_view key : path) {
+    if (!cur->is_object()) return {};
+    cur = cur->as_object().if_contains(key);
+    if (cur == nullptr) return {};
+  }
+  if (!cur->is_string()) return {};
+  return cur->as_string();
+}
+
+}  // namespace
+
+bool IsDns1123Subdomain(std::string_view s) {
+  if (s.empty() || s.size() > 253) return false;
+  auto alnum = [](char c) { return (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9'); };
+  if (!alnum(s.front()) || !alnum(s.back())) return false;
+  for (char c : s) {
+    if (!alnum(c) && c != '-' && c != '.') return false;
+  }
+  return true;
+}
+
+std::string PodPath(std::string_view ns, std::string_view name) {
+  return "/api/v1/namespaces/" + std::string(ns) + "/pods/" + std::string(name);
+}
+
+json::object BuildBinding(const api::Pod& pod, std::string_view node,
+                          const std::vector<std::pair<std::string, std::string>>& annotations) {
+  json::object meta;
+  meta["name"] = pod.meta.name;
+  meta["namespace"] = pod.meta.namespace_;
+  if (!pod.meta.uid.empty()) meta["uid"] = pod.meta.uid;
+  if (!annotations.empty()) {
+    json::object a;
+    for (const auto& [k, v] : annotations) a[k] = v;
+    meta["annotations"] = std::move(a);
+  }
+  json::object target;
+  target["apiVersion"] = "v1";
+  target["kind"] = "Node";
+  target["name"] = node;
+  json::object binding;
+  binding["apiVersion"] = "v1";
+  binding["kind"] = "Binding";
+  binding["metadata"] = std::move(meta);
+  binding["target"] = std::move(target);
+  return binding;
+}
+
+json::object BuildUnschedulablePatch(const api::Pod& pod, std::string_view reason,
+                                     std::string_view message, common::TimePoint now) {
+  const api::Condition* old = FindCondition(pod.conditions, "PodScheduled");
+  bool same_condition =
+      old != nullptr && old->status == "False" && old->reason == reason && old->message == message;
+  // The caller may have set nominated_node_name on the copy it passes: with one set, always
+  // write (the patch is idempotent); without, an unchanged condition needs no write.
+  if (same_condition && pod.nominated_node_name.empty()) return {};
+
+  common::TimePoint transition = now;
+  if (old != nullptr && old->status == "False" && old->last_transition_time) {
+    transition = *old->last_transition_time;
+  }
+  json::object cond;
+  cond["type"] = "PodScheduled";
+  cond["status"] = "False";
+  cond["reason"] = reason;
+  cond["message"] = message;
+  cond["lastProbeTime"] = nullptr;
+  cond["lastTransitionTime"] = FormatRfc3339(transition);
+  json::array conditions;
+  conditions.push_back(std::move(cond));
+  json::object status;
+  status["conditions"] = std::move(conditions);
+  if (!pod.nominated_node_name.empty()) status["nominatedNodeName"] = pod.nominated_node_name;
+  json::object patch;
+  patch["status"] = std::move(status);
+  return patch;
+}
+
+json::object BuildEvent(const EventRecord& event, std::string_view reporting_instance,
+                        common::TimePoint now) {
+  // Named "<pod>.<unix nanos in hex>" as client-go's events recorder does. generateName is no
+  // option: the API server validates it as a DNS-1123 subdomain, which "<pod>." is not.
+  char suffix[24];
+  std::snprintf(suffix, sizeof suffix, ".%llx",
+                static_cast<unsigned long long>(now.time_since_epoch().count()));
+  std::string name = event.pod_name.substr(0, 253 - std::strlen(suffix));
+  while (!name.empty() && (name.back() == '.' || name.back() == '-')) name.pop_back();
+  json::object meta;
+  meta["name"] = name + suffix;
+  meta["namespace"] = event.namespace_;
+  json::object regarding;
+  regarding["apiVersion"] = "v1";
+  regarding["kind"] = "Pod";
+  regarding["namespace"] = event.namespace_;
+  regarding["name"] = event.pod_name;
+  if (!event.pod_uid.empty()) regarding["uid"] = event.pod_uid;
+  json::object e;
+  e["apiVersion"] = "events.k8s.io/v1";
+  e["kind"] = "Event";
+  e["metadata"] = std::move(meta);
+  e["eventTime"] = FormatRfc3339Micro(now);
+  e["reportingController"] = event.reporting_controller;
+  std::string instance(reporting_instance.empty() ? std::string_view(event.reporting_controller)
+                                                  : reporting_instance);
+  if (instance.size() > 128) instance.resize(128);
+  e["reportingInstance"] = instance;
+  e["action"] = event.action;
+  e["reason"] = event.reason;
+  e["type"] = event.type;
+  e["note"] = TruncateEventNote(event.note);
+  e["regarding"] = std::move(regarding);
+  return e;
+}
+
+KubeApiClient::KubeApiClient(RestClient& rest, const common::Clock& clock,
+                             KubeApiClientOptions options)
+    : rest_(rest), clock_(clock), options_(std::move(options)) {}
+
+common::StatusOr<json::value> KubeApiClient::Send(Request request) {
+  auto r = rest_.Do(request);
+  if (!r.ok()) return r.status();
+  GPUSCHED_RETURN_IF_ERROR(StatusFromResponse(request, *r));
+  if (common::Trim(r->body).empty()) return json::value(nullptr);
+  auto parsed = api::ParseJson(r->body, request.method + " " + request.path + " response");
+  if (!parsed.ok()) return parsed.status();
+  return std::move(parsed).value();
+}
+
+common::StatusOr<json::value> KubeApiClient::GetJson(
+    std::string_view path, const std::vector<std::pair<std::string, std::string>>& query) {
+  Request req;
+  req.method = "GET";
+  req.path = std::string(path);
+  req.query = query;
+  return Send(std::move(req));
+}
+
+common::StatusOr<json::value> KubeApiClient::PatchJson(std::string_view path,
+                                                       const json::value& patch,
+                                                       std::string_view content_type) {
+  Request req;
+  req.method = "PATCH";
+  req.path = std::string(path);
+  req.body = json::serialize(patch);
+  req.content_type = std::string(content_type);
+  return Send(std::move(req));
+}
+
+common::StatusOr<json::value> KubeApiClient::PatchMergeJson(std::string_view path,
+                                                            const json::value& patch) {
+  return PatchJson(path, patch, "application/merge-patch+json");
+}
+
+common::StatusOr<json::value> KubeApiClient::PostJson(std::string_view path,
+                                                      const json::value& body) {
+  Request req;
+  req.method = "POST";
+  req.path = std::string(path);
+  req.body = json::serialize(body);
+  return Send(std::move(req));
+}
+
+common::Status KubeApiClient::BindPod(
+    const api::Pod& pod, std::string_view node,
+    const std::vector<std::pair<std::string, std::string>>& annotations) {
+  GPUSCHED_RETURN_IF_ERROR(CheckPodNames(pod));
+  if (!IsDns1123Subdomain(node)) {
+    return common::InvalidArgumentError("binding " + pod.Key() + ": node name " +
+                                        common::Quote(node) + " is not a DNS-1123 name");
+  }
+  auto r = PostJson(PodPath(pod.meta.namespace_, pod.meta.name) + "/binding",
+                    BuildBinding(pod, node, annotations));
+  if (r.ok()) return common::Status::Ok();
+  if (r.status().code() != common::StatusCode::kAborted) return r.status();
+  return ResolveBindConflict(pod, node, annotations, r.status());
+}
+
+common::Status KubeApiClient::ResolveBindConflict(
+    const api::Pod& pod, std::string_view node,
+    const std::vector<std::pair<std::string, std::string>>& annotations,
+    const common::Status& conflict) {
+  const std::string path = PodPath(pod.meta.namespace_, pod.meta.name);
+  auto got = GetJson(path);
+  if (!got.ok()) {
+    if (got.status().code() == common::StatusCode::kNotFound) {
+      return common::NotFoundError("binding " + pod.Key() + ": the pod no longer exists");
+    }
+    return got.status().WithContext("binding " + pod.Key() + ": reading the pod after a conflict");
+  }
+  std::string_view uid = StringField(*got, {"metadata", "uid"});
+  std::string_view bound = StringField(*got, {"spec", "nodeName"});
+  if (!pod.meta.uid.empty() && uid != pod.meta.uid) {
+    return common::AbortedError("binding " + pod.Key() + ": the pod was replaced (uid " +
+                                common::Quote(uid) + ", expected " + common::Quote(pod.meta.uid) +
+                                ")");
+  }
+  if (bound.empty()) return conflict;
+  if (bound != node) {
+    return common::AbortedError("binding " + pod.Key() + " to " + std::string(node) +
+                                ": already bound to " + std::string(bound));
+  }
+  // Bound to our node: our earlier attempt went through. Make sure the annotations did too.
+  json::object missing;
+  for (const auto& [k, v] : annotations) {
+    if (StringField(*got, {"metadata", "annotations", k}) != v) missing[k] = v;
+  }
+  if (common::V(2))
+    spdlog::info("binding {}: already bound to {} (a retried request)", pod.Key(), node);
+  if (missing.empty()) return common::Status::Ok();
+  json::object meta;
+  meta["annotations"] = std::move(missing);
+  json::object patch;
+  patch["metadata"] = std::move(meta);
+  auto patched = PatchMergeJson(path, patch);
+  if (!patched.ok()) return patched.status().WithContext("binding " + pod.Key() + ": annotating");
+  return common::Status::Ok();
+}
+
+common::Status KubeApiClient::SetPodUnschedulable(const api::Pod& pod, std::string_view reason,
+                                                  std::string_view message) {
+  GPUSCHED_RETURN_IF_ERROR(CheckPodNames(pod));
+  json::object patch = BuildUnschedulablePatch(pod, reason, message, clock_.Now());
+  if (patch.empty()) return common::Status::Ok();  // the pod already says so
+  auto r = PatchJson(PodPath(pod.meta.namespace_, pod.meta.name) + "/status", patch,
+                     "application/strategic-merge-patch+json");
+  if (!r.ok()) return r.status();
+  return common::Status::Ok();
+}
+
+common::Status KubeApiClient::CreateEvent(const EventRecord& event) {
+  if (!IsDns1123Subdomain(event.namespace_)) {
+    return common::InvalidArgumentError("event: namespace " + common::Quote(event.namespace_) +
+                                        " is not a DNS-1123 name");
+  }
+  EventRecord e = event;
+  if (e.reporting_controller.empty())
+    e.reporting_controller = options_.default_reporting_controller;
+  json::object body = BuildEvent(e, options_.reporting_instance, clock_.Now());
+  auto r = PostJson("/apis/events.k8s.io/v1/namespaces/" + event.namespace_ + "/events", body);
+  if (!r.ok()) return r.status();
+  return common::Status::Ok();
+}
+
+}  // namespace gpusched::kube::client

@@ -1,0 +1,105 @@
+// SPDX-License-Identifier: Apache-2.0
+// KubeApiClient: kube::ApiClient for a real API server, over any kube::RestClient (the libcurl
+// HttpRestClient in production, a fake in tests). Builds the requests kube-scheduler sends:
+//
+//   BindPod              POST /api/v1/namespaces/{ns}/pods/{name}/binding
+//                        v1 Binding {metadata: {name, namespace, uid, annotations}, target: Node}.
+//                        The annotations ride on the Binding, which the API server merges into
+//                        the pod in the same update that sets spec.nodeName: one write, atomic
+//                        (no pod ever carries a placement annotation without its node, or the
+//                        reverse), instead of a PATCH followed by the POST.
+//                        409 Conflict (a retried POST, or a bind by someone else) -> GET the pod:
+//                          same uid, bound to `node`      -> OK (missing annotations are patched)
+//                          bound elsewhere                -> kAborted "already bound to X"
+//                          replaced (other uid)           -> kAborted
+//                          gone (404)                     -> kNotFound
+//                          not bound (being deleted, schedulingGates) -> kAborted, server message
+//   SetPodUnschedulable  PATCH .../pods/{name}/status, application/strategic-merge-patch+json:
+//                        conditions merge by type, so only PodScheduled changes. Skipped when the
+//                        pod already carries the same condition (as kube-scheduler does);
+//                        lastTransitionTime is kept while the status stays False.
+//   CreateEvent          POST /apis/events.k8s.io/v1/namespaces/{ns}/events, named
+//                        "<pod>.<eventTime in unix nanos, hex>" like client-go's recorder (the API
+//                        server rejects generateName "<pod>.", which is not a DNS-1123 name).
+//
+// JSON is built with Boost.JSON and serialised with boost::json::serialize; no user value is
+// ever concatenated into JSON text. Names used in paths are checked to be DNS-1123 names.
+//
+// Thread safety: thread-safe if the RestClient is (HttpRestClient is); no state of its own.
+#pragma once
+
+#include <boost/json/object.hpp>
+#include <boost/json/value.hpp>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+#include "src/common/clock.h"
+#include "src/common/status.h"
+#include "src/kube/api_client.h"
+#include "src/kube/rest_client.h"
+
+namespace gpusched::kube::client {
+
+struct KubeApiClientOptions {
+  // events.k8s.io reportingInstance (at most 128 bytes), e.g. "gpusched-<hostname>". Default:
+  // the event's reporting controller.
+  std::string reporting_instance;
+  // reportingController for events whose EventRecord leaves it empty.
+  std::string default_reporting_controller = "gpusched";
+};
+
+class KubeApiClient final : public ApiClient {
+ public:
+  // `rest` and `clock` are borrowed and must outlive the client.
+  KubeApiClient(RestClient& rest, const common::Clock& clock, KubeApiClientOptions options = {});
+
+  common::Status BindPod(
+      const api::Pod& pod, std::string_view node,
+      const std::vector<std::pair<std::string, std::string>>& annotations) override;
+  // `pod.nominated_node_name`, when non-empty, is written to status.nominatedNodeName too.
+  common::Status SetPodUnschedulable(const api::Pod& pod, std::string_view reason,
+                                     std::string_view message) override;
+  common::Status CreateEvent(const EventRecord& event) override;
+
+  // GET `path` (with `query`) and parse the JSON body; a non-2xx answer is StatusFromResponse.
+  common::StatusOr<boost::json::value> GetJson(
+      std::string_view path, const std::vector<std::pair<std::string, std::string>>& query = {});
+  // PATCH `path` with an RFC 7386 merge patch; returns the updated object.
+  common::StatusOr<boost::json::value> PatchMergeJson(std::string_view path,
+                                                      const boost::json::value& patch);
+  // PATCH with an explicit content type (strategic-merge-patch, json-patch).
+  common::StatusOr<boost::json::value> PatchJson(std::string_view path,
+                                                 const boost::json::value& patch,
+                                                 std::string_view content_type);
+  // POST `body` to `path`; returns the created object (or the API's Status for subresources).
+  common::StatusOr<boost::json::value> PostJson(std::string_view path,
+                                                const boost::json::value& body);
+
+ private:
+  common::StatusOr<boost::json::value> Send(Request request);
+  common::Status ResolveBindConflict(
+      const api::Pod& pod, std::string_view node,
+      const std::vector<std::pair<std::string, std::string>>& annotations,
+      const common::Status& conflict);
+
+  RestClient& rest_;
+  const common::Clock& clock_;
+  const KubeApiClientOptions options_;
+};
+
+// Request builders (exposed for tests).
+std::string PodPath(std::string_view ns, std::string_view name);  // /api/v1/namespaces/ns/pods/name
+boost::json::object BuildBinding(
+    const api::Pod& pod, std::string_view node,
+    const std::vector<std::pair<std::string, std::string>>& annotations);
+// The strategic merge patch of SetPodUnschedulable; an empty object when nothing would change.
+boost::json::object BuildUnschedulablePatch(const api::Pod& pod, std::string_view reason,
+                                            std::string_view message, common::TimePoint now);
+boost::json::object BuildEvent(const EventRecord& event, std::string_view reporting_instance,
+                               common::TimePoint now);
+// True for a DNS-1123 subdomain (lower-case alphanumerics, '-' and '.', at most 253 bytes).
+bool IsDns1123Subdomain(std::string_view s);
+
+}  // namespace gpusched::kube::client

@@ -1,0 +1,404 @@
+// SPDX-License-Identifier: Apache-2.0
+#include "src/kube/client/api_writer.h"
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include <boost/json.hpp>
+#include <deque>
+
+#include "src/kube/client/encoding.h"
+
+namespace gpusched::kube::client {
+namespace {
+
+namespace json = boost::json;
+using common::StatusCode;
+using ::testing::HasSubstr;
+
+// Answers each Do with the next scripted response and records the requests.
+class FakeRestClient final : public RestClient {
+ public:
+  // status 0 = a transport error.
+  void Push(int status, std::string body = "{}") {
+    responses_.push_back(Response{status, std::move(body)});
+  }
+
+  common::StatusOr<Response> Do(const Request& request) override {
+    requests.push_back(request);
+    if (responses_.empty()) return common::InternalError("no scripted response");
+    Response r = responses_.front();
+    responses_.pop_front();
+    if (r.status == 0) return common::UnavailableError("connection refused");
+    return r;
+  }
+  common::Status Stream(const Request&, const std::function<bool(std::string_view)>&) override {
+    return common::UnimplementedError("stream");
+  }
+
+  std::vector<Request> requests;
+
+ private:
+  std::deque<Response> responses_;
+};
+
+api::Pod MakePod(std::string ns = "ml", std::string name = "train-0", std::string uid = "uid-1") {
+  api::Pod pod;
+  pod.meta.namespace_ = std::move(ns);
+  pod.meta.name = std::move(name);
+  pod.meta.uid = std::move(uid);
+  return pod;
+}
+
+std::string PodJson(const std::string& uid, const std::string& node,
+                    const std::string& annotations = "{}") {
+  return R"({"kind":"Pod","metadata":{"name":"train-0","namespace":"ml","uid":")" + uid +
+         R"(","annotations":)" + annotations + R"(},"spec":{"nodeName":")" + node + R"("}})";
+}
+
+const std::string kConflict =
+    R"({"kind":"Status","status":"Failure","message":"pod train-0 is already assigned to node \"n1\"","reason":"Conflict","code":409})";
+
+TEST(KubeApiClientTest, BindPod) {
+  struct Expect {
+    std::string method;
+    std::string path;
+  };
+  struct Case {
+    const char* name;
+    api::Pod pod;
+    std::string node;
+    std::vector<std::pair<std::string, std::string>> annotations;
+    std::vector<std::pair<int, std::string>> responses;
+    StatusCode want_code;
+    std::string want_error;
+    std::vector<Expect> want_requests;
+  };
+  const std::string binding = "/api/v1/namespaces/ml/pods/train-0/binding";
+  const std::string pod_path = "/api/v1/namespaces/ml/pods/train-0";
+  const Case cases[] = {
+      {"a 201 binds in one request",
+       MakePod(),
+       "n1",
+       {{"a", "1"}},
+       {{201, "{}"}},
+       StatusCode::kOk,
+       "",
+       {{"POST", binding}}},
+      {"a conflict with the pod already on our node is success (a retried POST)",
+       MakePod(),
+       "n1",
+       {},
+       {{409, kConflict}, {200, PodJson("uid-1", "n1")}},
+       StatusCode::kOk,
+       "",
+       {{"POST", binding}, {"GET", pod_path}}},
+      {"a conflict on our node with annotations missing patches them",
+       MakePod(),
+       "n1",
+       {{"a", "1"}, {"b", "2"}},
+       {{409, kConflict}, {200, PodJson("uid-1", "n1", R"({"a":"1"})")}, {200, "{}"}},
+       StatusCode::kOk,
+       "",
+       {{"POST", binding}, {"GET", pod_path}, {"PATCH", pod_path}}},
+      {"a conflict with the pod on another node is Aborted",
+       MakePod(),
+       "n2",
+       {},
+       {{409, kConflict}, {200, PodJson("uid-1", "n1")}},
+       StatusCode::kAborted,
+       "already bound to n1",
+       {{"POST", binding}, {"GET", pod_path}}},
+      {"a conflict with a replaced pod is Aborted",
+       MakePod(),
+       "n1",
+       {},
+       {{409, kConflict}, {200, PodJson("uid-2", "n1")}},
+       StatusCode::kAborted,
+       "the pod was replaced",
+       {{"POST", binding}, {"GET", pod_path}}},
+      {"a conflict on an unbound pod returns the server's reason",
+       MakePod(),
+       "n1",
+       {},
+       {{409,
+         R"({"kind":"Status","message":"pod train-0 is being deleted, cannot be assigned to a host"})"},
+        {200, PodJson("uid-1", "")}},
+       StatusCode::kAborted,
+       "is being deleted",
+       {{"POST", binding}, {"GET", pod_path}}},
+      {"a conflict on a deleted pod is NotFound",
+       MakePod(),
+       "n1",
+       {},
+       {{409, kConflict}, {404, "{}"}},
+       StatusCode::kNotFound,
+       "no longer exists",
+       {{"POST", binding}, {"GET", pod_path}}},
+      {"a 404 on the binding is NotFound",
+       MakePod(),
+       "n1",
+       {},
+       {{404, "{}"}},
+       StatusCode::kNotFound,
+       "404",
+       {{"POST", binding}}},
+      {"a 403 is PermissionDenied",
+       MakePod(),
+       "n1",
+       {},
+       {{403, R"({"message":"cannot create pods/binding"})"}},
+       StatusCode::kPermissionDenied,
+       "cannot create pods/binding",
+       {{"POST", binding}}},
+      {"a transport error is passed through",
+       MakePod(),
+       "n1",
+       {},
+       {{0, ""}},
+       StatusCode::kUnavailable,
+       "connection refused",
+       {{"POST", binding}}},
+      {"a pod name that is not DNS-1123 is refused unsent",
+       MakePod("ml", "a/b"),
+       "n1",
+       {},
+       {},
+       StatusCode::kInvalidArgument,
+       "DNS-1123",
+       {}},
+      {"a node name that is not DNS-1123 is refused unsent",
+       MakePod(),
+       "N?1",
+       {},
+       {},
+       StatusCode::kInvalidArgument,
+       "node name",
+       {}},
+  };
+  for (const auto& c : cases) {
+    SCOPED_TRACE(c.name);
+    FakeRestClient rest;
+    for (const auto& [status, body] : c.responses) rest.Push(status, body);
+    common::FakeClock clock;
+    KubeApiClient api(rest, clock);
+    common::Status s = api.BindPod(c.pod, c.node, c.annotations);
+    EXPECT_EQ(s.code(), c.want_code) << s.ToString();
+    EXPECT_THAT(std::string(s.message()), HasSubstr(c.want_error));
+    ASSERT_EQ(rest.requests.size(), c.want_requests.size());
+    for (size_t i = 0; i < rest.requests.size(); ++i) {
+      EXPECT_EQ(rest.requests[i].method, c.want_requests[i].method) << i;
+      EXPECT_EQ(rest.requests[i].path, c.want_requests[i].path) << i;
+    }
+    if (!rest.requests.empty()) {
+      auto body = json::parse(rest.requests[0].body);
+      EXPECT_EQ(body.at("kind"), "Binding");
+      EXPECT_EQ(body.at("target").at("name").as_string(), c.node);
+      EXPECT_EQ(body.at("metadata").at("uid"), "uid-1");
+    }
+    if (rest.requests.size() == 3) {
+      EXPECT_EQ(rest.requests[2].content_type, "application/merge-patch+json");
+      EXPECT_EQ(json::parse(rest.requests[2].body),
+                json::parse(R"({"metadata":{"annotations":{"b":"2"}}})"));
+    }
+  }
+}
+
+TEST(KubeApiClientTest, BindingJsonEscapesUserValues) {
+  api::Pod pod = MakePod();
+  auto b = BuildBinding(pod, "n1", {{"k\"ey", "v\"al}\n"}});
+  std::string text = json::serialize(b);
+  EXPECT_EQ(json::parse(text).at("metadata").at("annotations").at("k\"ey"), "v\"al}\n");
+  EXPECT_FALSE(BuildBinding(pod, "n1", {}).at("metadata").as_object().contains("annotations"));
+}
+
+TEST(KubeApiClientTest, SetPodUnschedulable) {
+  common::FakeClock clock(*ParseRfc3339("2024-05-01T12:00:00Z"));
+  api::Condition old_false{"PodScheduled", "False", "Unschedulable", "0/3 nodes",
+                           *ParseRfc3339("2024-05-01T11:00:00Z")};
+  api::Condition old_true{"PodScheduled", "True", "", "", *ParseRfc3339("2024-05-01T10:00:00Z")};
+  struct Case {
+    const char* name;
+    std::vector<api::Condition> conditions;
+    std::string nominated;
+    std::string reason;
+    std::string message;
+    std::string want_patch;  // "" = no request
+  };
+  const Case cases[] = {
+      {"a new condition takes the current time",
+       {},
+       "",
+       "Unschedulable",
+       "0/3 nodes are available",
+       R"({"status":{"conditions":[{"type":"PodScheduled","status":"False","reason":"Unschedulable","message":"0/3 nodes are available","lastProbeTime":null,"lastTransitionTime":"2024-05-01T12:00:00Z"}]}})"},
+      {"a changed message keeps the transition time while the status stays False",
+       {old_false},
+       "",
+       "Unschedulable",
+       "0/4 nodes",
+       R"({"status":{"conditions":[{"type":"PodScheduled","status":"False","reason":"Unschedulable","message":"0/4 nodes","lastProbeTime":null,"lastTransitionTime":"2024-05-01T11:00:00Z"}]}})"},
+      {"a True condition turning False is a transition",
+       {old_true},
+       "",
+       "SchedulerError",
+       "boom",
+       R"({"status":{"conditions":[{"type":"PodScheduled","status":"False","reason":"SchedulerError","message":"boom","lastProbeTime":null,"lastTransitionTime":"2024-05-01T12:00:00Z"}]}})"},
+      {"the same condition again is not written",
+       {old_false},
+       "",
+       "Unschedulable",
+       "0/3 nodes",
+       ""},
+      {"a nominated node is written",
+       {old_false},
+       "n7",
+       "Unschedulable",
+       "0/3 nodes",
+       R"({"status":{"conditions":[{"type":"PodScheduled","status":"False","reason":"Unschedulable","message":"0/3 nodes","lastProbeTime":null,"lastTransitionTime":"2024-05-01T11:00:00Z"}],"nominatedNodeName":"n7"}})"},
+  };
+  for (const auto& c : cases) {
+    SCOPED_TRACE(c.name);
+    FakeRestClient rest;
+    rest.Push(200);
+    KubeApiClient api(rest, clock);
+    api::Pod pod = MakePod();
+    pod.conditions = c.conditions;
+    pod.nominated_node_name = c.nominated;
+    common::Status s = api.SetPodUnschedulable(pod, c.reason, c.message);
+    ASSERT_TRUE(s.ok()) << s.ToString();
+    if (c.want_patch.empty()) {
+      EXPECT_TRUE(rest.requests.empty());
+      continue;
+    }
+    ASSERT_EQ(rest.requests.size(), 1u);
+    EXPECT_EQ(rest.requests[0].method, "PATCH");
+    EXPECT_EQ(rest.requests[0].path, "/api/v1/namespaces/ml/pods/train-0/status");
+    EXPECT_EQ(rest.requests[0].content_type, "application/strategic-merge-patch+json");
+    EXPECT_EQ(json::parse(rest.requests[0].body), json::parse(c.want_patch));
+  }
+}
+
+TEST(KubeApiClientTest, SetPodUnschedulableReportsApiErrors) {
+  FakeRestClient rest;
+  rest.Push(404, R"({"kind":"Status","message":"pods \"train-0\" not found"})");
+  common::FakeClock clock;
+  KubeApiClient api(rest, clock);
+  common::Status s = api.SetPodUnschedulable(MakePod(), "Unschedulable", "m");
+  EXPECT_EQ(s.code(), StatusCode::kNotFound);
+  EXPECT_EQ(
+      s.message(),
+      "PATCH /api/v1/namespaces/ml/pods/train-0/status: 404 Not Found: pods \"train-0\" not found");
+}
+
+TEST(KubeApiClientTest, CreateEvent) {
+  common::FakeClock clock(common::TimePoint(common::Duration(1714564800'123456789)));
+  struct Case {
+    const char* name;
+    EventRecord event;
+    KubeApiClientOptions options;
+    std::string want_controller;
+    std::string want_instance;
+    size_t want_note_size;
+  };
+  EventRecord ev{"ml",
+                 "train-0",
+                 "uid-1",
+                 "Warning",
+                 "FailedScheduling",
+                 "Scheduling",
+                 "0/3 nodes are available",
+                 "gpu-scheduler"};
+  EventRecord long_note = ev;
+  long_note.note = std::string(3000, 'x');
+  EventRecord no_controller = ev;
+  no_controller.reporting_controller.clear();
+  KubeApiClientOptions with_instance;
+  with_instance.reporting_instance = "gpu-scheduler-host1";
+  const Case cases[] = {
+      {"the instance defaults to the controller", ev, {}, "gpu-scheduler", "gpu-scheduler", 23},
+      {"an explicit instance", ev, with_instance, "gpu-scheduler", "gpu-scheduler-host1", 23},
+      {"a long note is cut to 1024 bytes", long_note, {}, "gpu-scheduler", "gpu-scheduler", 1024},
+      {"a missing controller takes the default", no_controller, {}, "gpusched", "gpusched", 23},
+  };
+  for (const auto& c : cases) {
+    SCOPED_TRACE(c.name);
+    FakeRestClient rest;
+    rest.Push(201);
+    KubeApiClient api(rest, clock, c.options);
+    common::Status s = api.CreateEvent(c.event);
+    ASSERT_TRUE(s.ok()) << s.ToString();
+    ASSERT_EQ(rest.requests.size(), 1u);
+    EXPECT_EQ(rest.requests[0].method, "POST");
+    EXPECT_EQ(rest.requests[0].path, "/apis/events.k8s.io/v1/namespaces/ml/events");
+    auto body = json::parse(rest.requests[0].body).as_object();
+    EXPECT_EQ(body.at("apiVersion"), "events.k8s.io/v1");
+    EXPECT_EQ(body.at("kind"), "Event");
+    EXPECT_EQ(body.at("metadata"),
+              json::parse(R"({"name":"train-0.17cb5b99ffbf4d15","namespace":"ml"})"));
+    EXPECT_EQ(body.at("eventTime"), "2024-05-01T12:00:00.123456Z");
+    EXPECT_EQ(body.at("reportingController").as_string(), c.want_controller);
+    EXPECT_EQ(body.at("reportingInstance").as_string(), c.want_instance);
+    EXPECT_EQ(body.at("type"), "Warning");
+    EXPECT_EQ(body.at("reason"), "FailedScheduling");
+    EXPECT_EQ(body.at("action"), "Scheduling");
+    EXPECT_EQ(body.at("note").as_string().size(), c.want_note_size);
+    EXPECT_EQ(
+        body.at("regarding"),
+        json::parse(
+            R"({"apiVersion":"v1","kind":"Pod","namespace":"ml","name":"train-0","uid":"uid-1"})"));
+  }
+}
+
+TEST(KubeApiClientTest, EventNamesOfLongPodsStayValid) {
+  EventRecord ev{"ml", std::string(250, 'a') + "-b", "u", "Normal", "Scheduled", "Binding", "ok",
+                 "s"};
+  auto e = BuildEvent(ev, "", common::TimePoint(common::Duration(1)));
+  std::string name(e.at("metadata").at("name").as_string());
+  EXPECT_LE(name.size(), 253u);
+  EXPECT_TRUE(IsDns1123Subdomain(name)) << name;
+  EXPECT_TRUE(name.ends_with(".1")) << name;
+}
+
+TEST(KubeApiClientTest, JsonHelpers) {
+  FakeRestClient rest;
+  rest.Push(200, R"({"kind":"Node","metadata":{"name":"n1"}})");
+  rest.Push(200, R"({"kind":"Node"})");
+  rest.Push(500, "oops");
+  rest.Push(200, "not json");
+  common::FakeClock clock;
+  KubeApiClient api(rest, clock);
+
+  auto got = api.GetJson("/api/v1/nodes/n1", {{"resourceVersion", "0"}});
+  ASSERT_TRUE(got.ok());
+  EXPECT_EQ(got->at("metadata").at("name"), "n1");
+  EXPECT_EQ(rest.requests[0].query.at(0).first, "resourceVersion");
+
+  auto patched =
+      api.PatchMergeJson("/api/v1/nodes/n1", json::parse(R"({"metadata":{"labels":{"a":"b"}}})"));
+  ASSERT_TRUE(patched.ok());
+  EXPECT_EQ(rest.requests[1].method, "PATCH");
+  EXPECT_EQ(rest.requests[1].content_type, "application/merge-patch+json");
+  EXPECT_EQ(rest.requests[1].body, R"({"metadata":{"labels":{"a":"b"}}})");
+
+  EXPECT_EQ(api.GetJson("/x").status().code(), StatusCode::kUnavailable);
+  EXPECT_EQ(api.GetJson("/x").status().code(), StatusCode::kInvalidArgument);
+}
+
+TEST(KubeApiClientTest, IsDns1123Subdomain) {
+  struct Case {
+    const char* in;
+    bool want;
+  };
+  const Case cases[] = {
+      {"a", true},  {"node-1.example", true}, {"", false},    {"-a", false},  {"a-", false},
+      {"A", false}, {"a/b", false},           {"a_b", false}, {"a b", false}, {"..", false}};
+  for (const auto& c : cases) {
+    SCOPED_TRACE(c.in);
+    EXPECT_EQ(IsDns1123Subdomain(c.in), c.want);
+  }
+  EXPECT_FALSE(IsDns1123Subdomain(std::string(254, 'a')));
+}
+
+}  // namespace
+}  // namespace gpusched::kube::client

@@ -1,0 +1,205 @@
+// SPDX-License-Identifier: Apache-2.0
+#include "src/kube/client/encoding.h"
+
+#include <array>
+#include <cstdint>
+#include <cstdio>
+#include <limits>
+
+namespace gpusched::kube::client {
+namespace {
+
+constexpr char kAlphabet[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+
+constexpr std::array<int8_t, 256> MakeDecodeTable() {
+  std::array<int8_t, 256> t{};
+  for (auto& v : t) v = -1;
+  for (int i = 0; i < 64; ++i) t[static_cast<unsigned char>(kAlphabet[i])] = static_cast<int8_t>(i);
+  return t;
+}
+constexpr std::array<int8_t, 256> kDecode = MakeDecodeTable();
+
+bool IsSpace(char c) { return c == ' ' || c == '\n' || c == '\r' || c == '\t'; }
+
+int64_t DaysFromCivil(int64_t y, int64_t m, int64_t d) {  // H. Hinnant's algorithm
+  y -= m <= 2 ? 1 : 0;
+  const int64_t era = (y >= 0 ? y : y - 399) / 400;
+  const int64_t yoe = y - era * 400;
+  const int64_t doy = (153 * (m + (m > 2 ? -3 : 9)) + 2) / 5 + d - 1;
+  const int64_t doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
+  return era * 146097 + doe - 719468;
+}
+
+struct Civil {
+  int64_t y, m, d, hh, mm, ss, nanos;
+};
+
+Civil ToCivil(common::TimePoint t) {
+  int64_t ns = t.time_since_epoch().count();
+  int64_t secs = ns / 1'000'000'000;
+  int64_t nanos = ns % 1'000'000'000;
+  if (nanos < 0) {
+    nanos += 1'000'000'000;
+    --secs;
+  }
+  int64_t days = secs / 86400;
+  int64_t rem = secs % 86400;
+  if (rem < 0) {
+    rem += 86400;
+    --days;
+  }
+  // civil_from_days (H. Hinnant).
+  int64_t z = days + 719468;
+  const int64_t era = (z >= 0 ? z : z - 146096) / 146097;
+  const int64_t doe = z - era * 146097;
+  const int64_t yoe = (doe - doe / 1460 + doe / 36524 - doe / 146096) / 365;
+  const int64_t doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+  const int64_t mp = (5 * doy + 2) / 153;
+  const int64_t d = doy - (153 * mp + 2) / 5 + 1;
+  const int64_t m = mp < 10 ? mp + 3 : mp - 9;
+  const int64_t y = yoe + era * 400 + (m <= 2 ? 1 : 0);
+  return Civil{y, m, d, rem / 3600, rem % 3600 / 60, rem % 60, nanos};
+}
+
+}  // namespace
+
+std::optional<std::string> Base64Decode(std::string_view in) {
+  std::string out;
+  out.reserve(in.size() / 4 * 3 + 3);
+  uint32_t acc = 0;
+  int bits = 0;
+  size_t symbols = 0;
+  size_t padding = 0;
+  for (char c : in) {
+    if (IsSpace(c)) continue;
+    if (c == '=') {
+      ++padding;
+      continue;
+    }
+    if (padding > 0) return std::nullopt;  // data after padding
+    int8_t v = kDecode[static_cast<unsigned char>(c)];
+    if (v < 0) return std::nullopt;
+    ++symbols;
+    acc = (acc << 6) | static_cast<uint32_t>(v);
+    bits += 6;
+    if (bits >= 8) {
+      bits -= 8;
+      out.push_back(static_cast<char>((acc >> bits) & 0xFF));
+    }
+  }
+  if (symbols % 4 == 1 || padding > 2) return std::nullopt;
+  if (padding > 0 && (symbols + padding) % 4 != 0) return std::nullopt;
+  return out;
+}
+
+std::string Base64Encode(std::string_view in) {
+  std::string out;
+  out.reserve((in.size() + 2) / 3 * 4);
+  size_t i = 0;
+  for (; i + 3 <= in.size(); i += 3) {
+    uint32_t v = (static_cast<uint32_t>(static_cast<unsigned char>(in[i])) << 16) |
+                 (static_cast<uint32_t>(static_cast<unsigned char>(in[i + 1])) << 8) |
+                 static_cast<uint32_t>(static_cast<unsigned char>(in[i + 2]));
+    out.push_back(kAlphabet[(v >> 18) & 63]);
+    out.push_back(kAlphabet[(v >> 12) & 63]);
+    out.push_back(kAlphabet[(v >> 6) & 63]);
+    out.push_back(kAlphabet[v & 63]);
+  }
+  size_t rest = in.size() - i;
+  if (rest > 0) {
+    uint32_t v = static_cast<uint32_t>(static_cast<unsigned char>(in[i])) << 16;
+    if (rest == 2) v |= static_cast<uint32_t>(static_cast<unsigned char>(in[i + 1])) << 8;
+    out.push_back(kAlphabet[(v >> 18) & 63]);
+    out.push_back(kAlphabet[(v >> 12) & 63]);
+    out.push_back(rest == 2 ? kAlphabet[(v >> 6) & 63] : '=');
+    out.push_back('=');
+  }
+  return out;
+}
+
+std::optional<common::TimePoint> ParseRfc3339(std::string_view s) {
+  size_t pos = 0;
+  auto digits = [&](size_t n, int64_t* out) {
+    if (pos + n > s.size()) return false;
+    int64_t v = 0;
+    for (size_t i = 0; i < n; ++i) {
+      char c = s[pos + i];
+      if (c < '0' || c > '9') return false;
+      v = v * 10 + (c - '0');
+    }
+    pos += n;
+    *out = v;
+    return true;
+  };
+  auto expect = [&](char a, char b) {
+    if (pos >= s.size() || (s[pos] != a && s[pos] != b)) return false;
+    ++pos;
+    return true;
+  };
+  int64_t y, mo, d, h, mi, sec;
+  if (!digits(4, &y) || !expect('-', '-') || !digits(2, &mo) || !expect('-', '-') ||
+      !digits(2, &d) || !expect('T', 't') || !digits(2, &h) || !expect(':', ':') ||
+      !digits(2, &mi) || !expect(':', ':') || !digits(2, &sec)) {
+    return std::nullopt;
+  }
+  static constexpr int kDays[] = {31, 29, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31};
+  bool leap = (y % 4 == 0 && y % 100 != 0) || y % 400 == 0;
+  if (mo < 1 || mo > 12 || d < 1 || d > kDays[mo - 1] || (mo == 2 && d == 29 && !leap) || h > 23 ||
+      mi > 59 || sec > 59) {
+    return std::nullopt;
+  }
+  int64_t nanos = 0;
+  if (pos < s.size() && s[pos] == '.') {
+    ++pos;
+    size_t n = 0;
+    while (pos < s.size() && s[pos] >= '0' && s[pos] <= '9') {
+      if (n < 9) nanos = nanos * 10 + (s[pos] - '0');
+      ++n;
+      ++pos;
+    }
+    if (n == 0) return std::nullopt;
+    for (size_t i = n; i < 9; ++i) nanos *= 10;
+  }
+  int64_t offset = 0;
+  if (expect('Z', 'z')) {
+  } else if (pos < s.size() && (s[pos] == '+' || s[pos] == '-')) {
+    int64_t sign = s[pos] == '-' ? -1 : 1;
+    ++pos;
+    int64_t oh, om;
+    if (!digits(2, &oh) || !expect(':', ':') || !digits(2, &om) || oh > 23 || om > 59) {
+      return std::nullopt;
+    }
+    offset = sign * (oh * 3600 + om * 60);
+  } else {
+    return std::nullopt;
+  }
+  if (pos != s.size()) return std::nullopt;
+  int64_t secs = DaysFromCivil(y, mo, d) * 86400 + h * 3600 + mi * 60 + sec - offset;
+  // Nanoseconds since the epoch must fit in int64: years 1678..2261.
+  constexpr int64_t kLimit = std::numeric_limits<int64_t>::max() / 1'000'000'000 - 1;
+  if (secs > kLimit || secs < -kLimit) return std::nullopt;
+  return common::TimePoint(common::Duration(secs * 1'000'000'000 + nanos));
+}
+
+std::string FormatRfc3339(common::TimePoint t) {
+  Civil c = ToCivil(t);
+  char buf[40];
+  std::snprintf(buf, sizeof buf, "%04lld-%02lld-%02lldT%02lld:%02lld:%02lldZ",
+                static_cast<long long>(c.y), static_cast<long long>(c.m),
+                static_cast<long long>(c.d), static_cast<long long>(c.hh),
+                static_cast<long long>(c.mm), static_cast<long long>(c.ss));
+  return buf;
+}
+
+std::string FormatRfc3339Micro(common::TimePoint t) {
+  Civil c = ToCivil(t);
+  char buf[48];
+  std::snprintf(buf, sizeof buf, "%04lld-%02lld-%02lldT%02lld:%02lld:%02lld.%06lldZ",
+                static_cast<long long>(c.y), static_cast<long long>(c.m),
+                static_cast<long long>(c.d), static_cast<long long>(c.hh),
+                static_cast<long long>(c.mm), static_cast<long long>(c.ss),
+                static_cast<long long>(c.nanos / 1000));
+  return buf;
+}
+
+}  // namespace gpusched::kube::client

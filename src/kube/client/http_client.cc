@@ -1,0 +1,628 @@
+// SPDX-License-Identifier: Apache-2.0
+#include "src/kube/client/http_client.h"
+
+#include <curl/curl.h>
+#include <spdlog/spdlog.h>
+
+#include <algorithm>
+#include <cstring>
+#include <mutex>
+
+#include "src/common/logging.h"
+#include "src/common/strings.h"
+#include "src/kube/client/pem.h"
+
+#ifndef GPUSCHED_VERSION
+#define GPUSCHED_VERSION "dev"
+#endif
+
+namespace gpusched::kube::client {
+namespace {
+
+using common::Duration;
+
+long ToMillis(Duration d) {
+  return static_cast<long>(std::chrono::duration_cast<std::chrono::milliseconds>(d).count());
+}
+
+bool RetryableStatus(int status) {
+  return status == 429 || status == 500 || status == 502 || status == 503 || status == 504;
+}
+
+// Transport failures worth another attempt: the server may answer next time.
+bool RetryableCurlCode(CURLcode code) {
+  switch (code) {
+    case CURLE_COULDNT_RESOLVE_HOST:
+    case CURLE_COULDNT_RESOLVE_PROXY:
+    case CURLE_COULDNT_CONNECT:
+    case CURLE_OPERATION_TIMEDOUT:
+    case CURLE_SEND_ERROR:
+    case CURLE_RECV_ERROR:
+    case CURLE_GOT_NOTHING:
+    case CURLE_PARTIAL_FILE:
+    case CURLE_HTTP2:
+    case CURLE_HTTP2_STREAM:
+    case CURLE_SSL_CONNECT_ERROR:
+    case CURLE_AGAIN:
+      return true;
+    default:
+      return false;
+  }
+}
+
+// "Retry-After: 3" -> 3 s. The HTTP-date form is not used by the API server and is ignored.
+std::optional<Duration> ParseRetryAfter(std::string_view value) {
+  auto secs = common::ParseInt64(value);
+  if (!secs || *secs < 0) return std::nullopt;
+  return std::chrono::seconds(std::min<int64_t>(*secs, 86400));
+}
+
+bool ValidMethod(std::string_view m) {
+  return m == "GET" || m == "POST" || m == "PUT" || m == "PATCH" || m == "DELETE" || m == "HEAD";
+}
+
+struct SlistFree {
+  void operator()(curl_slist* l) const { curl_slist_free_all(l); }
+};
+using SlistPtr = std::unique_ptr<curl_slist, SlistFree>;
+
+// Appends `line` to `list`; false on allocation failure.
+bool Append(SlistPtr& list, const std::string& line) {
+  curl_slist* next = curl_slist_append(list.get(), line.c_str());
+  if (next == nullptr) return false;
+  list.release();
+  list.reset(next);
+  return true;
+}
+
+}  // namespace
+
+// ---------------------------------------------------------------------------------------------
+// Free functions
+
+common::Status InitCurlOnce() {
+  static std::once_flag once;
+  static CURLcode init_code = CURLE_OK;
+  std::call_once(once, [] { init_code = curl_global_init(CURL_GLOBAL_DEFAULT); });
+  if (init_code != CURLE_OK) {
+    return common::InternalError(std::string("curl_global_init: ") + curl_easy_strerror(init_code));
+  }
+  const curl_version_info_data* info = curl_version_info(CURLVERSION_NOW);
+  if (info == nullptr || (info->features & CURL_VERSION_SSL) == 0) {
+    return common::FailedPreconditionError("libcurl was built without TLS support");
+  }
+  if (info->version_num < 0x075500) {  // 7.85.0: CURLOPT_PROTOCOLS_STR (blobs: 7.77)
+    return common::FailedPreconditionError(std::string("libcurl ") + info->version +
+                                           " is too old: 7.85 or newer is needed");
+  }
+  return common::Status::Ok();
+}
+
+std::string DefaultUserAgent() { return std::string("gpusched/") + GPUSCHED_VERSION; }
+
+std::string EscapeQueryComponent(std::string_view s) {
+  static constexpr char kHex[] = "0123456789ABCDEF";
+  std::string out;
+  out.reserve(s.size());
+  for (char ch : s) {
+    auto c = static_cast<unsigned char>(ch);
+    if ((c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '-' ||
+        c == '.' || c == '_' || c == '~') {
+      out += ch;
+    } else {
+      out += '%';
+      out += kHex[c >> 4];
+      out += kHex[c & 15];
+    }
+  }
+  return out;
+}
+
+std::string EncodeQuery(const std::vector<std::pair<std::string, std::string>>& query) {
+  std::string out;
+  for (const auto& [k, v] : query) {
+    out += out.empty() ? '?' : '&';
+    out += EscapeQueryComponent(k);
+    out += '=';
+    out += EscapeQueryComponent(v);
+  }
+  return out;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Transfer: the state of one attempt, shared with libcurl's callbacks.
+
+namespace internal {
+
+struct Transfer {
+  CURL* curl = nullptr;
+  const std::function<bool(std::string_view)>* on_line = nullptr;  // null: buffer the body
+  size_t max_body = 0;
+  const std::atomic<bool>* cancelled = nullptr;
+
+  long status = 0;
+  long http_version = 0;  // CURL_HTTP_VERSION_* of the answer
+  std::string body;       // Do: the body; Stream: the body of a non-2xx answer
+  std::string partial;    // Stream: the unterminated tail of the last chunk
+  std::optional<Duration> retry_after;
+  bool too_large = false;
+  bool stopped = false;  // on_line returned false
+  bool lines_delivered = false;
+  bool transient = false;  // the transport error may clear on retry
+
+  bool StreamingOk() {
+    if (status == 0) curl_easy_getinfo(curl, CURLINFO_RESPONSE_CODE, &status);
+    return status >= 200 && status < 300;
+  }
+
+  // Delivers one line (without '\n' and a trailing '\r'); false to abort.
+  bool Deliver(std::string_view line) {
+    if (!line.empty() && line.back() == '\r') line.remove_suffix(1);
+    if (line.empty()) return true;
+    lines_delivered = true;
+    if (!(*on_line)(line)) {
+      stopped = true;
+      return false;
+    }
+    return true;
+  }
+
+  size_t OnData(const char* data, size_t size) {
+    if (cancelled->load(std::memory_order_relaxed)) return 0;
+    if (on_line == nullptr || !StreamingOk()) {
+      if (body.size() + size > max_body) {
+        too_large = true;
+        return 0;
+      }
+      body.append(data, size);
+      return size;
+    }
+    std::string_view chunk(data, size);
+    while (!chunk.empty()) {
+      size_t nl = chunk.find('\n');
+      if (nl == std::string_view::npos) {
+        if (partial.size() + chunk.size() > max_body) {
+          too_large = true;
+          return 0;
+        }
+        partial.append(chunk);
+        break;
+      }
+      bool go_on;
+      if (partial.empty()) {
+        go_on = Deliver(chunk.substr(0, nl));
+      } else {
+        if (partial.size() + nl > max_body) {
+          too_large = true;
+          return 0;
+        }
+        partial.append(chunk.substr(0, nl));
+        std::string line = std::move(partial);
+        partial.clear();
+        go_on = Deliver(line);
+      }
+      if (!go_on) return 0;
+      chunk.remove_prefix(nl + 1);
+    }
+    return size;
+  }
+
+  void OnHeader(std::string_view line) {
+    if (common::StartsWith(line, "HTTP/")) {  // a new response (after 100 Continue, say)
+      retry_after.reset();
+      return;
+    }
+    size_t colon = line.find(':');
+    if (colon == std::string_view::npos) return;
+    if (common::ToLower(common::Trim(line.substr(0, colon))) == "retry-after") {
+      retry_after = ParseRetryAfter(common::Trim(line.substr(colon + 1)));
+    }
+  }
+};
+
+}  // namespace internal
+
+namespace {
+
+size_t WriteCallback(char* ptr, size_t size, size_t nmemb, void* userdata) {
+  return static_cast<internal::Transfer*>(userdata)->OnData(ptr, size * nmemb);
+}
+
+size_t HeaderCallback(char* ptr, size_t size, size_t nmemb, void* userdata) {
+  static_cast<internal::Transfer*>(userdata)->OnHeader(std::string_view(ptr, size * nmemb));
+  return size * nmemb;
+}
+
+int XferInfoCallback(void* userdata, curl_off_t, curl_off_t, curl_off_t, curl_off_t) {
+  auto* t = static_cast<internal::Transfer*>(userdata);
+  return t->cancelled->load(std::memory_order_relaxed) ? 1 : 0;
+}
+
+}  // namespace
+
+// ---------------------------------------------------------------------------------------------
+// HttpRestClient
+
+HttpRestClient::HttpRestClient(ClusterConfig config, HttpClientOptions options, HttpClientDeps deps)
+    : config_(std::move(config)),
+      options_(std::move(options)),
+      clock_(deps.clock),
+      wait_(deps.wait),
+      credentials_(std::move(deps.credentials)),
+      limiter_(options_.qps, options_.burst, deps.clock, deps.wait),
+      random_(deps.random) {}
+
+HttpRestClient::~HttpRestClient() {
+  common::MutexLock lock(pool_mu_);
+  for (void* h : idle_) curl_easy_cleanup(h);
+  idle_.clear();
+}
+
+common::StatusOr<std::unique_ptr<HttpRestClient>> HttpRestClient::Create(ClusterConfig config,
+                                                                         HttpClientOptions options,
+                                                                         HttpClientDeps deps) {
+  GPUSCHED_RETURN_IF_ERROR(InitCurlOnce());
+  if (!deps.wait) {
+    return common::InvalidArgumentError(
+        "HttpClientDeps.wait is required (rate limiting and backoff)");
+  }
+  if (options.max_attempts < 1) {
+    return common::InvalidArgumentError("max_attempts: must be at least 1, got " +
+                                        std::to_string(options.max_attempts));
+  }
+  if (!config.ca_pem.empty()) {
+    GPUSCHED_RETURN_IF_ERROR(
+        CheckPemCertificates(config.ca_pem, "certificate-authority").WithContext(config.source));
+  }
+  if (!config.client_cert_pem.empty() || !config.client_key_pem.empty()) {
+    GPUSCHED_RETURN_IF_ERROR(CheckPemKeyPair(config.client_cert_pem, config.client_key_pem,
+                                             "client-certificate", "client-key")
+                                 .WithContext(config.source));
+  }
+  std::unique_ptr<HttpRestClient> client(
+      new HttpRestClient(std::move(config), std::move(options), std::move(deps)));
+  GPUSCHED_RETURN_IF_ERROR(client->Init());
+  return client;
+}
+
+common::Status HttpRestClient::Init() {
+  CURLU* url = curl_url();
+  if (url == nullptr) return common::InternalError("curl_url: out of memory");
+  std::unique_ptr<CURLU, decltype(&curl_url_cleanup)> url_guard(url, &curl_url_cleanup);
+  if (curl_url_set(url, CURLUPART_URL, config_.server.c_str(), 0) != CURLUE_OK) {
+    return common::InvalidArgumentError(
+        config_.source + ": server: " + common::Quote(config_.server) + " is not a valid URL");
+  }
+  auto part = [&](CURLUPart which, unsigned flags) -> std::string {
+    char* p = nullptr;
+    if (curl_url_get(url, which, &p, flags) != CURLUE_OK || p == nullptr) return "";
+    std::string s(p);
+    curl_free(p);
+    return s;
+  };
+  std::string scheme = part(CURLUPART_SCHEME, 0);
+  std::string host = part(CURLUPART_HOST, 0);
+  std::string port = part(CURLUPART_PORT, CURLU_DEFAULT_PORT);
+  std::string path = part(CURLUPART_PATH, 0);
+  if ((scheme != "https" && scheme != "http") || host.empty()) {
+    return common::InvalidArgumentError(config_.source +
+                                        ": server: " + common::Quote(config_.server) +
+                                        " must be an http(s)://host[:port] URL");
+  }
+  if (!part(CURLUPART_QUERY, 0).empty() || !part(CURLUPART_USER, 0).empty()) {
+    return common::InvalidArgumentError(config_.source +
+                                        ": server: must not carry a query or user info");
+  }
+  while (!path.empty() && path.back() == '/') path.pop_back();
+  std::string url_host = host;
+  if (!config_.tls_server_name.empty()) {
+    // Connect to the configured host but verify (and send SNI for) tls-server-name.
+    url_host = config_.tls_server_name;
+    connect_to_ = config_.tls_server_name + ":" + port + ":" + host + ":" + port;
+  }
+  base_url_ = scheme + "://" + url_host + ":" + port + path;
+
+  if (config_.insecure_skip_tls_verify) {
+    spdlog::warn(
+        "TLS VERIFICATION IS DISABLED for {} (insecure-skip-tls-verify): the API server's "
+        "identity is not checked and credentials can be intercepted",
+        config_.server);
+  }
+  if (scheme == "http" && credentials_ != nullptr) {
+    spdlog::warn("credentials ({}) will be sent to {} over plain http", credentials_->Describe(),
+                 config_.server);
+  }
+  if (common::V(1)) spdlog::info("API client: {}", Describe());
+  return common::Status::Ok();
+}
+
+std::string HttpRestClient::Describe() const {
+  std::string out = config_.Describe();
+  out += ", qps " + std::to_string(options_.qps) + " burst " + std::to_string(options_.burst);
+  if (credentials_ != nullptr) out += ", credentials: " + credentials_->Describe();
+  return out;
+}
+
+void HttpRestClient::Cancel() {
+  if (!cancelled_.exchange(true)) spdlog::info("API client cancelled: aborting requests in flight");
+}
+
+void* HttpRestClient::AcquireHandle() {
+  {
+    common::MutexLock lock(pool_mu_);
+    if (!idle_.empty()) {
+      void* h = idle_.back();
+      idle_.pop_back();
+      return h;
+    }
+  }
+  return curl_easy_init();
+}
+
+void HttpRestClient::ReleaseHandle(void* handle) {
+  if (handle == nullptr) return;
+  // Reset drops every option (and with them the credentials); live connections stay cached.
+  curl_easy_reset(handle);
+  {
+    common::MutexLock lock(pool_mu_);
+    if (idle_.size() < options_.max_idle_handles) {
+      idle_.push_back(handle);
+      return;
+    }
+  }
+  curl_easy_cleanup(handle);
+}
+
+common::Duration HttpRestClient::Backoff(int retry) {
+  Duration base = options_.initial_backoff;
+  for (int i = 1; i < retry && base < options_.max_backoff; ++i) base *= 2;
+  base = std::min(base, options_.max_backoff);
+  double u;
+  {
+    common::MutexLock lock(random_mu_);
+    u = random_.NextDouble();
+  }
+  return std::chrono::duration_cast<Duration>(base * (0.5 + 0.5 * u));
+}
+
+common::Status HttpRestClient::CheckRequest(const Request& request) const {
+  if (!ValidMethod(request.method)) {
+    return common::InvalidArgumentError("unsupported HTTP method " + common::Quote(request.method));
+  }
+  if (request.path.empty() || request.path.front() != '/') {
+    return common::InvalidArgumentError("request path " + common::Quote(request.path) +
+                                        " must start with '/'");
+  }
+  for (char ch : request.path) {
+    auto c = static_cast<unsigned char>(ch);
+    if (c <= 0x20 || c >= 0x7f || c == '?' || c == '#') {
+      return common::InvalidArgumentError(
+          "request path " + common::Quote(request.path) +
+          " has a character that needs escaping (use Request::query)");
+    }
+  }
+  if (request.body.size() > options_.max_request_bytes) {
+    return common::ResourceExhaustedError(request.method + " " + request.path +
+                                          ": request body of " +
+                                          std::to_string(request.body.size()) + " bytes exceeds " +
+                                          std::to_string(options_.max_request_bytes));
+  }
+  return common::Status::Ok();
+}
+
+common::Status HttpRestClient::Perform(const Request& request, const Credentials& creds,
+                                       internal::Transfer& t) {
+  CURL* curl = t.curl;
+  char errbuf[CURL_ERROR_SIZE] = {0};
+  std::string url = base_url_ + request.path + EncodeQuery(request.query);
+
+  SlistPtr headers;
+  SlistPtr connect_to;
+  bool ok = Append(headers, "Accept: application/json, */*") && Append(headers, "Expect:");
+  bool has_body = !request.body.empty() || request.method == "POST" || request.method == "PUT" ||
+                  request.method == "PATCH";
+  if (has_body) ok = ok && Append(headers, "Content-Type: " + request.content_type);
+  if (!creds.bearer_token.empty())
+    ok = ok && Append(headers, "Authorization: Bearer " + creds.bearer_token);
+  if (!connect_to_.empty()) ok = ok && Append(connect_to, connect_to_);
+  if (!ok) return common::InternalError("curl_slist_append: out of memory");
+
+  auto set = [&](CURLoption opt, auto value) {
+    CURLcode rc = curl_easy_setopt(curl, opt, value);
+    if (rc != CURLE_OK) ok = false;
+  };
+  set(CURLOPT_ERRORBUFFER, errbuf);
+  set(CURLOPT_URL, url.c_str());
+  set(CURLOPT_NOSIGNAL, 1L);
+  set(CURLOPT_PROTOCOLS_STR, "http,https");
+  set(CURLOPT_FOLLOWLOCATION, 0L);
+  set(CURLOPT_HTTP_VERSION, options_.http2 ? static_cast<long>(CURL_HTTP_VERSION_2TLS)
+                                           : static_cast<long>(CURL_HTTP_VERSION_1_1));
+  set(CURLOPT_USERAGENT, options_.user_agent.c_str());
+  set(CURLOPT_ACCEPT_ENCODING, "");  // every encoding libcurl can decode (gzip, ...)
+  set(CURLOPT_CONNECTTIMEOUT_MS, ToMillis(options_.connect_timeout));
+  set(CURLOPT_TIMEOUT_MS, static_cast<long>(request.timeout.count()));
+  set(CURLOPT_TCP_KEEPALIVE, 1L);
+  long keepalive_s = std::max<long>(1, ToMillis(options_.keepalive) / 1000);
+  set(CURLOPT_TCP_KEEPIDLE, keepalive_s);
+  set(CURLOPT_TCP_KEEPINTVL, keepalive_s);
+  set(CURLOPT_PROXY, config_.proxy_url.c_str());  // "" = no proxy, whatever the environment says
+  set(CURLOPT_HTTPHEADER, headers.get());
+  if (connect_to) set(CURLOPT_CONNECT_TO, connect_to.get());
+
+  // TLS.
+  if (config_.insecure_skip_tls_verify) {
+    set(CURLOPT_SSL_VERIFYPEER, 0L);
+    set(CURLOPT_SSL_VERIFYHOST, 0L);
+  } else {
+    set(CURLOPT_SSL_VERIFYPEER, 1L);
+    set(CURLOPT_SSL_VERIFYHOST, 2L);
+    if (!config_.ca_pem.empty()) {
+      curl_blob ca{const_cast<char*>(config_.ca_pem.data()), config_.ca_pem.size(), CURL_BLOB_COPY};
+      set(CURLOPT_CAINFO_BLOB, &ca);
+      set(CURLOPT_CAPATH, static_cast<const char*>(nullptr));  // trust only the cluster CA
+    }
+  }
+  if (!creds.client_cert_pem.empty()) {
+    curl_blob cert{const_cast<char*>(creds.client_cert_pem.data()), creds.client_cert_pem.size(),
+                   CURL_BLOB_COPY};
+    curl_blob key{const_cast<char*>(creds.client_key_pem.data()), creds.client_key_pem.size(),
+                  CURL_BLOB_COPY};
+    set(CURLOPT_SSLCERT_BLOB, &cert);
+    set(CURLOPT_SSLCERTTYPE, "PEM");
+    set(CURLOPT_SSLKEY_BLOB, &key);
+    set(CURLOPT_SSLKEYTYPE, "PEM");
+  }
+
+  // Method and body.
+  if (request.method == "GET") {
+    set(CURLOPT_HTTPGET, 1L);
+  } else if (request.method == "HEAD") {
+    set(CURLOPT_NOBODY, 1L);
+  } else {
+    if (request.method != "POST") set(CURLOPT_CUSTOMREQUEST, request.method.c_str());
+    if (has_body) {
+      set(CURLOPT_POSTFIELDS, request.body.data());
+      set(CURLOPT_POSTFIELDSIZE_LARGE, static_cast<curl_off_t>(request.body.size()));
+    }
+  }
+
+  // Callbacks.
+  set(CURLOPT_WRITEFUNCTION, &WriteCallback);
+  set(CURLOPT_WRITEDATA, &t);
+  set(CURLOPT_HEADERFUNCTION, &HeaderCallback);
+  set(CURLOPT_HEADERDATA, &t);
+  set(CURLOPT_NOPROGRESS, 0L);
+  set(CURLOPT_XFERINFOFUNCTION, &XferInfoCallback);
+  set(CURLOPT_XFERINFODATA, &t);
+  if (t.on_line == nullptr) {
+    set(CURLOPT_MAXFILESIZE_LARGE, static_cast<curl_off_t>(options_.max_response_bytes));
+  }
+  if (!ok)
+    return common::InternalError(
+        "curl_easy_setopt failed: the linked libcurl lacks a needed option");
+
+  CURLcode rc = curl_easy_perform(curl);
+  curl_easy_getinfo(curl, CURLINFO_RESPONSE_CODE, &t.status);
+  curl_easy_getinfo(curl, CURLINFO_HTTP_VERSION, &t.http_version);
+  // The error buffer points into this frame: detach it before returning.
+  std::string curl_error = errbuf[0] != '\0' ? errbuf : curl_easy_strerror(rc);
+  curl_easy_setopt(curl, CURLOPT_ERRORBUFFER, static_cast<char*>(nullptr));
+  curl_easy_setopt(curl, CURLOPT_HTTPHEADER, static_cast<curl_slist*>(nullptr));
+  curl_easy_setopt(curl, CURLOPT_CONNECT_TO, static_cast<curl_slist*>(nullptr));
+
+  std::string what = request.method + " " + request.path;
+  if (rc == CURLE_OK) return common::Status::Ok();
+  if (t.stopped) return common::Status::Ok();  // on_line asked to stop
+  if (t.too_large || rc == CURLE_FILESIZE_EXCEEDED) {
+    return common::ResourceExhaustedError(what + ": response larger than " +
+                                          std::to_string(options_.max_response_bytes) + " bytes");
+  }
+  if (cancelled_.load())
+    return common::UnavailableError(what + ": cancelled (client shutting down)");
+  std::string msg = what + ": " + curl_error;
+  if (rc == CURLE_PEER_FAILED_VERIFICATION || rc == CURLE_SSL_CACERT_BADFILE) {
+    msg += " (check certificate-authority and the server name)";
+  }
+  t.transient = RetryableCurlCode(rc);
+  return common::UnavailableError(std::move(msg));
+}
+
+common::StatusOr<Response> HttpRestClient::Execute(
+    const Request& request, const std::function<bool(std::string_view)>* on_line) {
+  GPUSCHED_RETURN_IF_ERROR(CheckRequest(request));
+  const std::string what = request.method + " " + request.path;
+  bool reauthenticated = false;
+  common::Status last_error;
+  for (int attempt = 1; attempt <= options_.max_attempts; ++attempt) {
+    if (cancelled_.load())
+      return common::UnavailableError(what + ": cancelled (client shutting down)");
+    limiter_.Accept();
+    if (cancelled_.load())
+      return common::UnavailableError(what + ": cancelled (client shutting down)");
+    Credentials creds;
+    if (credentials_ != nullptr) {
+      auto got = credentials_->Get();
+      if (!got.ok()) return got.status().WithContext(what + ": credentials");
+      creds = std::move(got).value();
+    }
+
+    internal::Transfer t;
+    t.on_line = on_line;
+    t.max_body = options_.max_response_bytes;
+    t.cancelled = &cancelled_;
+    t.curl = static_cast<CURL*>(AcquireHandle());
+    if (t.curl == nullptr) return common::InternalError("curl_easy_init failed");
+    common::TimePoint start = clock_.Now();
+    common::Status s = Perform(request, creds, t);
+    ReleaseHandle(t.curl);
+    t.curl = nullptr;
+    creds = Credentials();
+
+    if (common::V(6)) {
+      spdlog::info(
+          "{} {} {} in {} ms (attempt {}, {})", request.method, request.path,
+          s.ok() ? std::to_string(t.status) : std::string("failed"),
+          std::chrono::duration_cast<std::chrono::milliseconds>(clock_.Now() - start).count(),
+          attempt, t.http_version == CURL_HTTP_VERSION_2_0 ? "HTTP/2" : "HTTP/1.1");
+    }
+
+    bool retryable_error = false;
+    std::optional<Duration> delay;
+    if (!s.ok()) {
+      // Transport error. Streams that already delivered lines are not replayed.
+      if (!t.transient || t.lines_delivered) return s;
+      retryable_error = true;
+      last_error = s;
+    } else if (t.stopped || (on_line != nullptr && t.status >= 200 && t.status < 300)) {
+      // Stream ended (server closed, or the caller stopped): deliver an unterminated last line.
+      if (!t.stopped && !t.partial.empty()) {
+        std::string line = std::move(t.partial);
+        t.Deliver(line);
+      }
+      return Response{static_cast<int>(t.status), std::string()};
+    } else if (t.status == 401 && credentials_ != nullptr && !reauthenticated &&
+               credentials_->OnUnauthorized()) {
+      reauthenticated = true;
+      if (common::V(2))
+        spdlog::info("{}: 401 Unauthorized, retrying with refreshed credentials", what);
+      --attempt;  // a refreshed credential does not use up the retry budget
+      continue;
+    } else if (RetryableStatus(static_cast<int>(t.status))) {
+      retryable_error = true;
+      last_error = common::Status();
+      if (t.retry_after) delay = std::min(*t.retry_after, options_.max_retry_after);
+      if (attempt == options_.max_attempts) {
+        return Response{static_cast<int>(t.status), std::move(t.body)};
+      }
+    } else {
+      return Response{static_cast<int>(t.status), std::move(t.body)};
+    }
+
+    if (retryable_error && attempt < options_.max_attempts) {
+      Duration d = delay ? *delay : Backoff(attempt);
+      if (common::V(2)) {
+        spdlog::info("{}: {}; retrying in {} ms (attempt {}/{})", what,
+                     last_error.ok() ? std::to_string(t.status) : last_error.ToString(),
+                     std::chrono::duration_cast<std::chrono::milliseconds>(d).count(), attempt + 1,
+                     options_.max_attempts);
+      }
+      if (d > Duration(0) && wait_) wait_(d);
+    }
+  }
+  return last_error.ok() ? common::UnavailableError(what + ": no attempt made") : last_error;
+}
+
+common::StatusOr<Response> HttpRestClient::Do(const Request& request) {
+  return Execute(request, nullptr);
+}
+
+common::Status HttpRestClient::Stream(const Request& request,
+                                      const std::function<bool(std::string_view line)>& on_line) {
+  auto r = Execute(request, &on_line);
+  if (!r.ok()) return r.status();
+  if (!r->ok()) return StatusFromResponse(request, *r);
+  return common::Status::Ok();
+}
+
+}  // namespace gpusched::kube::client

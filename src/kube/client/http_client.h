@@ -1,0 +1,157 @@
+// SPDX-License-Identifier: Apache-2.0
+// HttpRestClient: kube::RestClient over libcurl, for a real API server.
+//
+//   Do/Stream ──► RateLimiter (qps/burst, every attempt) ──► CredentialProvider::Get
+//        ▲                                                          │
+//        └── backoff / Retry-After ◄── 429, 500/502/503/504, ◄── libcurl (HTTP/2 over TLS when
+//            401 → OnUnauthorized, once                          the server offers it, else 1.1)
+//
+// TLS: the cluster CA from memory (CURLOPT_CAINFO_BLOB; only that CA is trusted when given, else
+// the system store), client certificate and key from memory (PEM). Verification is on unless the
+// config says insecure-skip-tls-verify, which is logged as a warning at creation.
+//
+// Retries: up to max_attempts (default 5) on connection errors, 429 and 500/502/503/504, with
+// exponential backoff and jitter, or the server's Retry-After (seconds) when it sends one. Every
+// verb is retried, including POST. That is safe for what gpusched sends: a repeated pods/binding
+// POST answers 409 Conflict, which KubeApiClient::BindPod resolves by reading the pod back; a
+// repeated events POST at worst records one event twice; our PATCHes set absolute values.
+//
+// Streams (watches) retry only until the first line was delivered; after that a broken stream
+// returns kUnavailable and the caller re-watches from its last resourceVersion.
+//
+// Limits: a response body above max_response_bytes (default 64 MiB, counted after gzip
+// decoding) is kResourceExhausted; so is a request body above max_request_bytes or a single
+// watch line above max_response_bytes.
+//
+// Security: tokens and keys are never logged (libcurl verbose mode is never enabled, headers are
+// not logged); per-request logging at V(6) shows method, path, status and latency only.
+// Environment proxies are ignored; kubeconfig proxy-url is honoured.
+//
+// Thread safety: Do and Stream may be called from any number of threads; each call uses its own
+// curl easy handle from a small pool, which keeps connections alive between calls. Cancel() may
+// be called from any thread (a signal handler must not call it). The client must outlive every
+// call in flight.
+#pragma once
+
+#include <atomic>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "src/common/clock.h"
+#include "src/common/mutex.h"
+#include "src/common/random.h"
+#include "src/common/status.h"
+#include "src/kube/client/auth.h"
+#include "src/kube/client/kubeconfig.h"
+#include "src/kube/client/rate_limiter.h"
+#include "src/kube/rest_client.h"
+
+namespace gpusched::kube::client {
+
+// Initialises libcurl once per process (curl_global_init is not thread-safe: cmd/ calls this
+// before starting threads; HttpRestClient::Create calls it too, harmlessly). Fails if the linked
+// libcurl lacks TLS support or is older than 7.85 (in-memory certificates, CURLOPT_PROTOCOLS_STR).
+common::Status InitCurlOnce();
+
+// "gpusched/0.1.0".
+std::string DefaultUserAgent();
+
+// Percent-encodes a query component (RFC 3986: everything but A-Z a-z 0-9 - . _ ~).
+std::string EscapeQueryComponent(std::string_view s);
+// "?k=v&k2=v2" with both sides escaped, or "" for no parameters.
+std::string EncodeQuery(const std::vector<std::pair<std::string, std::string>>& query);
+
+namespace internal {
+struct Transfer;  // one attempt's state, shared with libcurl callbacks (http_client.cc)
+}  // namespace internal
+
+struct HttpClientOptions {
+  std::string user_agent = DefaultUserAgent();
+  // clientConnection.qps / burst (kube-scheduler defaults). qps <= 0 disables the limiter.
+  double qps = 50;
+  int burst = 100;
+  // Attempts per call, the first included. >= 1.
+  int max_attempts = 5;
+  // Backoff before retry n (n = 1, 2, ...): min(max_backoff, initial_backoff * 2^(n-1)), then a
+  // uniform jitter in [50%, 100%] of that.
+  common::Duration initial_backoff = std::chrono::milliseconds(200);
+  common::Duration max_backoff = std::chrono::seconds(10);
+  // A Retry-After above this is cut to it.
+  common::Duration max_retry_after = std::chrono::seconds(30);
+  size_t max_response_bytes = size_t{64} << 20;
+  size_t max_request_bytes = size_t{16} << 20;
+  common::Duration connect_timeout = std::chrono::seconds(10);
+  // TCP keepalive idle time and interval: detects dead watch connections.
+  common::Duration keepalive = std::chrono::seconds(30);
+  bool http2 = true;
+  // Idle curl handles (and their connections) kept for reuse.
+  size_t max_idle_handles = 8;
+};
+
+// Collaborators. `wait` (required) blocks for rate limiting and backoff (cmd/: a sleep that
+// returns early on shutdown). `credentials` null = anonymous. `random` drives backoff jitter
+// (seeded in tests); the client serialises its use.
+struct HttpClientDeps {
+  const common::Clock& clock;
+  common::Random& random;
+  WaitFn wait;
+  CredentialProviderPtr credentials;
+};
+
+class HttpRestClient final : public RestClient {
+ public:
+  // Validates the config (server URL; CA, client certificate and key parse and match) and builds
+  // the client. Logs a warning when TLS verification is disabled or credentials would travel
+  // over plain http.
+  static common::StatusOr<std::unique_ptr<HttpRestClient>> Create(ClusterConfig config,
+                                                                  HttpClientOptions options,
+                                                                  HttpClientDeps deps);
+  ~HttpRestClient() override;
+  HttpRestClient(const HttpRestClient&) = delete;
+  HttpRestClient& operator=(const HttpRestClient&) = delete;
+
+  common::StatusOr<Response> Do(const Request& request) override;
+  common::Status Stream(const Request& request,
+                        const std::function<bool(std::string_view line)>& on_line) override;
+
+  // Aborts every call in flight (within about a second: libcurl polls the abort flag at least
+  // once per second) and makes every later call fail with kUnavailable. For shutdown; sticky.
+  void Cancel();
+  bool cancelled() const { return cancelled_.load(); }
+
+  const ClusterConfig& config() const { return config_; }
+  std::string Describe() const;
+
+ private:
+  HttpRestClient(ClusterConfig config, HttpClientOptions options, HttpClientDeps deps);
+
+  common::Status Init();
+  // One attempt. A transport failure is the returned Status; any HTTP answer is in `t`.
+  common::Status Perform(const Request& request, const Credentials& creds, internal::Transfer& t);
+  // Shared retry loop of Do and Stream.
+  common::StatusOr<Response> Execute(const Request& request,
+                                     const std::function<bool(std::string_view)>* on_line);
+  common::Duration Backoff(int retry);
+  common::Status CheckRequest(const Request& request) const;
+  void* AcquireHandle();
+  void ReleaseHandle(void* handle);
+
+  const ClusterConfig config_;
+  const HttpClientOptions options_;
+  const common::Clock& clock_;
+  const WaitFn wait_;
+  const CredentialProviderPtr credentials_;
+  RateLimiter limiter_;
+  std::string base_url_;    // scheme://host:port/prefix, the host replaced by tls_server_name
+  std::string connect_to_;  // CURLOPT_CONNECT_TO entry when tls_server_name is set
+  std::atomic<bool> cancelled_{false};
+
+  common::Mutex random_mu_;
+  common::Random& random_ GPUSCHED_GUARDED_BY(random_mu_);
+  common::Mutex pool_mu_;
+  std::vector<void*> idle_ GPUSCHED_GUARDED_BY(pool_mu_);  // CURL* handles
+};
+
+}  // namespace gpusched::kube::client

@@ -1,0 +1,256 @@
+// SPDX-License-Identifier: Apache-2.0
+#include "src/plugins/gpu_fit/gpu_fit.h"
+
+#include <algorithm>
+#include <bit>
+#include <cmath>
+#include <memory>
+#include <utility>
+#include <vector>
+
+#include "src/api/gpu.h"
+#include "src/common/interner.h"
+#include "src/common/strings.h"
+#include "src/framework/gpu_devices.h"
+#include "src/plugins/helper/args.h"
+#include "src/plugins/helper/normalize.h"
+#include "src/plugins/names.h"
+
+namespace gpusched::plugins::gpu_fit {
+namespace {
+
+// BestFit's normalisation constants (FGD paper: 128 CPU cores, 8 GPUs per node).
+constexpr int64_t kBestFitCpuMilli = 128000;
+constexpr int64_t kBestFitGpuMilli = 8000;
+// Neutral utilization score when the node's GPU utilization is unknown.
+constexpr int64_t kUnknownUtilizationScore = 50;
+
+const framework::StateKey kPreFilterKey{"GpuFit/PreFilter"};
+const framework::StateKey kPreScoreKey{"GpuFit/PreScore"};
+
+struct PreFilterState final : framework::StateData {
+  api::GpuRequest request;
+  // For each distinct node model atom of the snapshot: whether it satisfies request.models.
+  // Sorted by atom id. Empty when the pod accepts any model.
+  std::vector<std::pair<uint32_t, bool>> model_matches;
+};
+
+bool ModelMatchesAny(common::Atom node_model, std::span<const common::Atom> wanted) {
+  if (node_model.empty()) return false;
+  const std::string_view model = common::Str(node_model);
+  for (common::Atom want : wanted) {
+    if (api::GpuModelMatches(model, common::Str(want))) return true;
+  }
+  return false;
+}
+
+bool ModelOk(const PreFilterState& s, common::Atom node_model) {
+  if (s.request.models.empty()) return true;
+  auto it = std::lower_bound(
+      s.model_matches.begin(), s.model_matches.end(), node_model.id,
+      [](const std::pair<uint32_t, bool>& e, uint32_t id) { return e.first < id; });
+  if (it != s.model_matches.end() && it->first == node_model.id) return it->second;
+  // A node absent from the PreFilter snapshot: compute directly (allocation-free).
+  return ModelMatchesAny(node_model, s.request.models);
+}
+
+int32_t HealthyGpus(const api::NodeGpuInfo& g) {
+  const uint32_t present = g.count >= 32 ? ~0u : ((1u << g.count) - 1u);
+  return g.count - std::popcount(g.unhealthy_mask & present);
+}
+
+void EraseAnnotation(framework::Allocation& a, std::string_view key) {
+  std::erase_if(a.annotations, [key](const auto& kv) { return kv.first == key; });
+}
+
+std::string_view ModeName(ScoreMode m) { return m == ScoreMode::kBestFit ? "BestFit" : "Default"; }
+
+}  // namespace
+
+struct GpuFit::PreScoreState final : framework::StateData {
+  int64_t request_milli = 0;  // k * d
+  int64_t request_cpu = 0;    // c, millicores
+};
+
+common::StatusOr<Args> ParseArgs(const boost::json::value& raw) {
+  Args out;
+  helper::ArgErrors errors;
+  if (const boost::json::object* obj = helper::ArgsObject(raw, errors)) {
+    helper::CheckKnownFields(*obj, "", {"fitWeight", "utilizationWeight", "scoreMode"}, errors,
+                             /*allow_type_meta=*/true);
+    bool weights_valid = true;
+    if (std::optional<int64_t> w = helper::GetInt(*obj, "fitWeight", "", errors)) {
+      weights_valid &= helper::CheckRange(*w, 0, 100, "fitWeight", errors);
+      out.fit_weight = *w;
+    }
+    if (std::optional<int64_t> w = helper::GetInt(*obj, "utilizationWeight", "", errors)) {
+      weights_valid &= helper::CheckRange(*w, 0, 100, "utilizationWeight", errors);
+      out.utilization_weight = *w;
+    }
+    if (weights_valid && out.fit_weight + out.utilization_weight <= 0) {
+      errors.Add("fitWeight, utilizationWeight", "must not both be 0");
+    }
+    if (std::optional<std::string_view> mode = helper::GetString(*obj, "scoreMode", "", errors)) {
+      if (*mode == ModeName(ScoreMode::kDefault)) {
+        out.score_mode = ScoreMode::kDefault;
+      } else if (*mode == ModeName(ScoreMode::kBestFit)) {
+        out.score_mode = ScoreMode::kBestFit;
+      } else {
+        errors.Add("scoreMode",
+                   "unsupported value " + common::Quote(*mode) + ", want Default or BestFit");
+      }
+    }
+  }
+  GPUSCHED_RETURN_IF_ERROR(errors.ToStatus());
+  return out;
+}
+
+common::StatusOr<framework::PluginPtr> GpuFit::Create(const boost::json::value& args,
+                                                      framework::Handle& /*handle*/) {
+  GPUSCHED_ASSIGN_OR_RETURN(Args parsed, ParseArgs(args));
+  return framework::PluginPtr(std::make_unique<GpuFit>(parsed));
+}
+
+std::string_view GpuFit::Name() const { return names::kGpuFit; }
+
+framework::Status GpuFit::PreFilter(framework::CycleState& state, const api::Pod& pod,
+                                    const framework::Snapshot& snapshot) {
+  if (!pod.gpu_error.empty()) {
+    return framework::Status::Unresolvable(common::Str(common::Intern(pod.gpu_error)));
+  }
+  if (pod.gpu.empty()) return framework::Status::Skip();
+  auto s = std::make_unique<PreFilterState>();
+  s->request = pod.gpu;
+  if (!s->request.models.empty()) {
+    uint32_t last = 0;
+    bool have_last = false;
+    for (const framework::NodeInfo& n : snapshot.nodes()) {
+      if (!n.valid()) continue;
+      const common::Atom model = n.node->gpu.model;
+      if (have_last && model.id == last) continue;  // common case: runs of one model
+      last = model.id;
+      have_last = true;
+      auto it = std::lower_bound(
+          s->model_matches.begin(), s->model_matches.end(), model.id,
+          [](const std::pair<uint32_t, bool>& e, uint32_t id) { return e.first < id; });
+      if (it != s->model_matches.end() && it->first == model.id) continue;
+      s->model_matches.insert(it, {model.id, ModelMatchesAny(model, s->request.models)});
+    }
+  }
+  state.Write(kPreFilterKey, std::move(s));
+  return framework::Status::Success();
+}
+
+framework::Status GpuFit::Filter(const framework::CycleState& state, const api::Pod& pod,
+                                 const framework::NodeInfo& node) const {
+  const PreFilterState* s = state.Get<PreFilterState>(kPreFilterKey);
+  if (s == nullptr) {
+    if (!pod.gpu_error.empty()) {
+      return framework::Status::Error("GpuFit: PreFilter did not run for a pod with gpu_error");
+    }
+    if (pod.gpu.empty()) return framework::Status::Success();
+    return framework::Status::Error("GpuFit: PreFilter state missing from CycleState");
+  }
+  const api::GpuRequest& req = s->request;
+  const api::NodeGpuInfo& g = node.node->gpu;
+  if (g.count <= 0) return framework::Status::Unresolvable(kReasonInsufficientGpu);
+  if (!ModelOk(*s, g.model)) return framework::Status::Unresolvable(kReasonModelMismatch);
+  if (req.min_device_memory_mib > 0 &&
+      (g.memory_mib <= 0 || req.min_device_memory_mib > g.memory_mib)) {
+    return framework::Status::Unresolvable(kReasonInsufficientGpuMemory);
+  }
+  if (req.share_memory_mib > 0 && g.memory_mib > 0 && req.share_memory_mib > g.memory_mib) {
+    return framework::Status::Unresolvable(kReasonInsufficientGpuMemory);
+  }
+  if (req.count > HealthyGpus(g)) return framework::Status::Unresolvable(kReasonInsufficientGpu);
+  const bool fits = req.shared() ? framework::GpuRequestFits(g, node.gpus, req)
+                                 : node.FreeWholeGpus() >= req.count;
+  if (!fits) return framework::Status::Unschedulable(kReasonInsufficientGpu);
+  return framework::Status::Success();
+}
+
+framework::Status GpuFit::PreScore(framework::CycleState& state, const api::Pod& pod,
+                                   const framework::Snapshot& /*snapshot*/,
+                                   std::span<const framework::NodeIndex> /*feasible*/) {
+  if (args_.score_mode == ScoreMode::kDefault && pod.gpu.empty()) {
+    return framework::Status::Skip();
+  }
+  auto s = std::make_unique<PreScoreState>();
+  s->request_milli = pod.gpu.TotalMilli();
+  s->request_cpu = pod.requests.milli_cpu;
+  state.Write(kPreScoreKey, std::move(s));
+  return framework::Status::Success();
+}
+
+int64_t GpuFit::ScoreOne(const PreScoreState& s, const framework::NodeInfo& node) const {
+  const int64_t free_milli = node.FreeGpuMilli();
+  if (args_.score_mode == ScoreMode::kBestFit) {
+    const api::ResourceList& alloc = node.node->allocatable;
+    const int64_t cpu_left = alloc.milli_cpu - node.requested.milli_cpu - s.request_cpu;
+    const int64_t gpu_left = free_milli - s.request_milli;
+    // 100 * (1 - [cpu_left / 256000 + gpu_left / 16000]), exactly, rounded down.
+    const int64_t denominator = 2 * kBestFitCpuMilli;
+    const int64_t numerator =
+        framework::kMaxNodeScore *
+        (denominator - cpu_left - gpu_left * (denominator / (2 * kBestFitGpuMilli)));
+    return helper::FloorDiv(numerator, denominator);
+  }
+  int64_t fit = 0;
+  if (free_milli > 0) {
+    fit = std::min<int64_t>(framework::kMaxNodeScore,
+                            framework::kMaxNodeScore * s.request_milli / free_milli);
+  }
+  int64_t util = kUnknownUtilizationScore;
+  if (node.gpu_utilization >= 0) {
+    const double u = std::min(node.gpu_utilization, 1.0);
+    util = std::llround(static_cast<double>(framework::kMaxNodeScore) * (1.0 - u));
+  }
+  return (args_.fit_weight * fit + args_.utilization_weight * util) /
+         (args_.fit_weight + args_.utilization_weight);
+}
+
+int64_t GpuFit::Score(const framework::CycleState& state, const api::Pod& /*pod*/,
+                      const framework::NodeInfo& node) const {
+  const PreScoreState* s = state.Get<PreScoreState>(kPreScoreKey);
+  return s == nullptr ? 0 : ScoreOne(*s, node);
+}
+
+void GpuFit::ScoreNodes(const framework::CycleState& state, const api::Pod& /*pod*/,
+                        const framework::Snapshot& snapshot,
+                        std::span<const framework::NodeIndex> nodes,
+                        std::span<int64_t> out) const {
+  const PreScoreState* s = state.Get<PreScoreState>(kPreScoreKey);
+  for (size_t i = 0; i < nodes.size(); ++i) {
+    out[i] = s == nullptr ? 0 : ScoreOne(*s, snapshot.at(nodes[i]));
+  }
+}
+
+framework::Status GpuFit::NormalizeScore(const framework::CycleState& /*state*/,
+                                         const api::Pod& /*pod*/,
+                                         std::span<int64_t> scores) const {
+  if (args_.score_mode == ScoreMode::kBestFit) helper::MinMaxNormalizeScore(scores);
+  return framework::Status::Success();
+}
+
+framework::Status GpuFit::Reserve(framework::CycleState& state, const api::Pod& pod,
+                                  const framework::NodeInfo& node) {
+  if (pod.gpu.empty()) return framework::Status::Success();
+  std::optional<api::GpuAssignment> chosen =
+      framework::ChooseDevicesBestFit(node.node->gpu, node.gpus, pod.gpu);
+  if (!chosen) return framework::Status::Unschedulable(kReasonInsufficientGpu);
+  framework::Allocation& a = state.allocation();
+  EraseAnnotation(a, api::kPodGpuDevicesAnnotation);
+  a.annotations.emplace_back(std::string(api::kPodGpuDevicesAnnotation),
+                             api::FormatGpuAssignment(*chosen));
+  a.gpu = std::move(*chosen);
+  return framework::Status::Success();
+}
+
+void GpuFit::Unreserve(framework::CycleState& state, const api::Pod& /*pod*/,
+                       std::string_view /*node*/) {
+  framework::Allocation& a = state.allocation();
+  a.gpu = api::GpuAssignment{};
+  EraseAnnotation(a, api::kPodGpuDevicesAnnotation);
+}
+
+}  // namespace gpusched::plugins::gpu_fit

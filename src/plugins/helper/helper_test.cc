@@ -1,0 +1,153 @@
+// SPDX-License-Identifier: Apache-2.0
+#include <gtest/gtest.h>
+
+#include <boost/json/parse.hpp>
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "src/plugins/helper/args.h"
+#include "src/plugins/helper/normalize.h"
+#include "src/plugins/helper/resources.h"
+#include "src/plugins/helper/shape.h"
+
+namespace gpusched::plugins::helper {
+namespace {
+
+TEST(DefaultNormalizeScoreTest, Table) {
+  struct Case {
+    std::string name;
+    bool reverse;
+    std::vector<int64_t> in;
+    std::vector<int64_t> want;
+  };
+  const std::vector<Case> cases = {
+      {"scales so the largest score becomes 100", false, {1, 2, 4}, {25, 50, 100}},
+      {"reverse makes the smallest count best", true, {1, 2, 4}, {75, 50, 0}},
+      {"all zero stays zero", false, {0, 0}, {0, 0}},
+      {"all zero reversed becomes 100 everywhere", true, {0, 0}, {100, 100}},
+      {"integer division rounds down", false, {1, 3}, {33, 100}},
+      {"empty buffer is fine", false, {}, {}},
+  };
+  for (const Case& c : cases) {
+    SCOPED_TRACE(c.name);
+    std::vector<int64_t> s = c.in;
+    DefaultNormalizeScore(100, c.reverse, s);
+    EXPECT_EQ(s, c.want);
+  }
+}
+
+TEST(MinMaxNormalizeScoreTest, Table) {
+  struct Case {
+    std::string name;
+    std::vector<int64_t> in;
+    std::vector<int64_t> want;
+  };
+  const std::vector<Case> cases = {
+      {"maps min to 0 and max to 100", {10, 20, 40}, {0, 33, 100}},
+      {"handles negative raw scores", {-50, 0, 50}, {0, 50, 100}},
+      {"all equal scores become 0", {7, 7, 7}, {0, 0, 0}},
+      {"a single node scores 0", {42}, {0}},
+  };
+  for (const Case& c : cases) {
+    SCOPED_TRACE(c.name);
+    std::vector<int64_t> s = c.in;
+    MinMaxNormalizeScore(s);
+    EXPECT_EQ(s, c.want);
+  }
+}
+
+TEST(FloorDivTest, RoundsTowardNegativeInfinity) {
+  EXPECT_EQ(FloorDiv(7, 2), 3);
+  EXPECT_EQ(FloorDiv(-7, 2), -4);
+  EXPECT_EQ(FloorDiv(-8, 2), -4);
+  EXPECT_EQ(FloorDiv(0, 5), 0);
+}
+
+TEST(BrokenLinearTest, Table) {
+  const std::vector<FunctionShapePoint> shape = {{10, 0}, {50, 80}, {100, 100}};
+  struct Case {
+    std::string name;
+    int64_t p;
+    int64_t want;
+  };
+  const std::vector<Case> cases = {
+      {"below the first point is the first score", 0, 0},
+      {"at a point is its score", 50, 80},
+      {"between points interpolates with integer division", 30, 40},
+      {"between the last two points", 75, 90},
+      {"above the last point is the last score", 120, 100},
+  };
+  for (const Case& c : cases) {
+    SCOPED_TRACE(c.name);
+    EXPECT_EQ(BrokenLinear(shape, c.p), c.want);
+  }
+}
+
+TEST(ResourceNameTest, Table) {
+  struct Case {
+    std::string name;
+    std::string resource;
+    bool extended;
+  };
+  const std::vector<Case> cases = {
+      {"cpu is native", "cpu", false},
+      {"hugepages is native", "hugepages-2Mi", false},
+      {"kubernetes.io prefixed names are native", "kubernetes.io/foo", false},
+      {"nvidia.com/gpu is extended", "nvidia.com/gpu", true},
+      {"requests. prefix is not extended", "requests.nvidia.com/gpu", false},
+  };
+  for (const Case& c : cases) {
+    SCOPED_TRACE(c.name);
+    EXPECT_EQ(IsExtendedResourceName(c.resource), c.extended);
+  }
+  EXPECT_EQ(ResourceGroup("nvidia.com/gpu"), "nvidia.com");
+}
+
+TEST(ArgsTest, ReadersReportEveryErrorWithItsPath) {
+  boost::json::value v = boost::json::parse(
+      R"({"a": "x", "b": 3.5, "c": 7, "kind": "FooArgs", "d": {"e": []}, "zzz": 1})");
+  ArgErrors errors;
+  const boost::json::object* obj = ArgsObject(v, errors);
+  ASSERT_NE(obj, nullptr);
+  CheckKnownFields(*obj, "", {"a", "b", "c", "d"}, errors, /*allow_type_meta=*/true);
+  EXPECT_FALSE(GetInt(*obj, "a", "", errors).has_value());
+  EXPECT_FALSE(GetInt(*obj, "b", "", errors).has_value());
+  EXPECT_EQ(GetInt(*obj, "c", "", errors), 7);
+  EXPECT_FALSE(GetInt(*obj, "missing", "", errors).has_value());
+  const boost::json::object* d = GetObject(*obj, "d", "", errors);
+  ASSERT_NE(d, nullptr);
+  EXPECT_EQ(GetString(*d, "e", "d", errors), std::nullopt);
+  EXPECT_FALSE(CheckRange(0, 1, 100, IndexPath("list", 2) + ".weight", errors));
+  const std::vector<std::string> want = {
+      "zzz: unknown field",
+      "a: must be an integer",
+      "b: must be an integer",
+      "d.e: must be a string",
+      "list[2].weight: must be in 1..100, got 0",
+  };
+  EXPECT_EQ(errors.errors(), want);
+  common::Status s = errors.ToStatus();
+  EXPECT_EQ(s.code(), common::StatusCode::kInvalidArgument);
+  EXPECT_EQ(s.message(),
+            "zzz: unknown field; a: must be an integer; b: must be an integer; d.e: must be a "
+            "string; list[2].weight: must be in 1..100, got 0");
+}
+
+TEST(ArgsTest, NullAndEmptyArgsMeanDefaults) {
+  ArgErrors errors;
+  EXPECT_EQ(ArgsObject(boost::json::value(), errors), nullptr);
+  EXPECT_EQ(ArgsObject(boost::json::object(), errors), nullptr);
+  EXPECT_TRUE(errors.empty());
+  EXPECT_EQ(ArgsObject(boost::json::value(3), errors), nullptr);
+  EXPECT_EQ(errors.ToStatus().message(), "args: must be an object");
+}
+
+TEST(ArgsTest, IntegralFloatsAreIntegers) {
+  ArgErrors errors;
+  EXPECT_EQ(AsInt(boost::json::value(4.0), "x", errors), 4);
+  EXPECT_TRUE(errors.empty());
+}
+
+}  // namespace
+}  // namespace gpusched::plugins::helper

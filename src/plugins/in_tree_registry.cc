@@ -1,0 +1,41 @@
+// SPDX-License-Identifier: Apache-2.0
+#include "src/plugins/in_tree_registry.h"
+
+#include <string>
+
+#include "src/plugins/default_binder/default_binder.h"
+#include "src/plugins/gpu_fit/gpu_fit.h"
+#include "src/plugins/names.h"
+#include "src/plugins/node_affinity/node_affinity.h"
+#include "src/plugins/node_name/node_name.h"
+#include "src/plugins/node_resources_fit/node_resources_fit.h"
+#include "src/plugins/node_unschedulable/node_unschedulable.h"
+#include "src/plugins/priority_sort/priority_sort.h"
+#include "src/plugins/taint_toleration/taint_toleration.h"
+
+namespace gpusched::plugins {
+
+common::Status RegisterInTreePlugins(framework::Registry& registry) {
+  struct Entry {
+    std::string_view name;
+    framework::PluginFactory factory;
+  };
+  const Entry entries[] = {
+      {names::kPrioritySort, &priority_sort::PrioritySort::Create},
+      {names::kNodeUnschedulable, &node_unschedulable::NodeUnschedulable::Create},
+      {names::kNodeName, &node_name::NodeName::Create},
+      {names::kNodeResourcesFit, &node_resources_fit::NodeResourcesFit::Create},
+      {names::kTaintToleration, &taint_toleration::TaintToleration::Create},
+      {names::kNodeAffinity, &node_affinity::NodeAffinity::Create},
+      {names::kGpuFit, &gpu_fit::GpuFit::Create},
+      {names::kDefaultBinder, &default_binder::DefaultBinder::Create},
+  };
+  for (const Entry& e : entries) {
+    GPUSCHED_RETURN_IF_ERROR(registry.Register(std::string(e.name), e.factory));
+  }
+  // The seed's name for GpuFit: the same factory, and one instance if a profile names both.
+  return registry.RegisterAlias(std::string(names::kGpuTopologyPluginAlias),
+                                std::string(names::kGpuFit));
+}
+
+}  // namespace gpusched::plugins

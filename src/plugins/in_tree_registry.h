@@ -1,0 +1,15 @@
+// SPDX-License-Identifier: Apache-2.0
+// The only list of built-in plugins. cmd/ (and tests that need the full set) call
+// RegisterInTreePlugins once on an empty Registry, then add out-of-tree plugins.
+#pragma once
+
+#include "src/common/status.h"
+#include "src/framework/registry.h"
+
+namespace gpusched::plugins {
+
+// Adds every in-tree plugin by its name in names.h, and "GPUTopologyPlugin" as an alias of
+// GpuFit. AlreadyExists if a name is already registered.
+common::Status RegisterInTreePlugins(framework::Registry& registry);
+
+}  // namespace gpusched::plugins

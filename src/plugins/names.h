@@ -1,0 +1,20 @@
+// SPDX-License-Identifier: Apache-2.0
+// Names of the built-in plugins, as written in a KubeSchedulerConfiguration.
+#pragma once
+
+#include <string_view>
+
+namespace gpusched::plugins::names {
+
+inline constexpr std::string_view kPrioritySort = "PrioritySort";
+inline constexpr std::string_view kNodeUnschedulable = "NodeUnschedulable";
+inline constexpr std::string_view kNodeName = "NodeName";
+inline constexpr std::string_view kNodeResourcesFit = "NodeResourcesFit";
+inline constexpr std::string_view kTaintToleration = "TaintToleration";
+inline constexpr std::string_view kNodeAffinity = "NodeAffinity";
+inline constexpr std::string_view kGpuFit = "GpuFit";
+// The seed's name for the GPU plugin; accepted as an alias of GpuFit.
+inline constexpr std::string_view kGpuTopologyPluginAlias = "GPUTopologyPlugin";
+inline constexpr std::string_view kDefaultBinder = "DefaultBinder";
+
+}  // namespace gpusched::plugins::names

@@ -1,0 +1,159 @@
+// SPDX-License-Identifier: Apache-2.0
+#include "src/plugins/node_affinity/node_affinity.h"
+
+#include <memory>
+#include <string>
+#include <utility>
+
+#include "src/api/decode.h"
+#include "src/plugins/helper/args.h"
+#include "src/plugins/helper/normalize.h"
+#include "src/plugins/names.h"
+
+namespace gpusched::plugins::node_affinity {
+namespace {
+
+bool EmptyTerm(const api::NodeSelectorTerm& t) {
+  return t.match_expressions.empty() && t.match_fields_names_in.empty() &&
+         t.match_fields_names_not_in.empty();
+}
+
+// v1 NodeSelector semantics: terms are ORed; an empty term matches nothing.
+bool SelectorMatches(const api::NodeSelector& sel, const framework::NodeInfo& node) {
+  const api::Labels& labels = node.node->meta.labels;
+  for (const api::NodeSelectorTerm& t : sel.terms) {
+    if (!EmptyTerm(t) && t.Matches(labels, node.name())) return true;
+  }
+  return false;
+}
+
+bool NodeSelectorMatches(const api::Labels& selector, const api::Labels& labels) {
+  for (const auto& [key, want] : selector.items()) {
+    common::Atom got;
+    if (!labels.Get(key, &got) || got != want) return false;
+  }
+  return true;
+}
+
+int64_t PreferredScore(std::span<const api::PreferredSchedulingTerm> terms,
+                       const framework::NodeInfo& node) {
+  int64_t sum = 0;
+  for (const api::PreferredSchedulingTerm& t : terms) {
+    if (t.weight == 0 || EmptyTerm(t.preference)) continue;
+    if (t.preference.Matches(node.node->meta.labels, node.name())) sum += t.weight;
+  }
+  return sum;
+}
+
+// Re-roots a decoder error "pod args/addedAffinity: spec.affinity.nodeAffinity.<path>: <why>"
+// at the args path "addedAffinity.<path>: <why>".
+void AddDecodeError(std::string_view message, helper::ArgErrors& errors) {
+  constexpr std::string_view kRoot = "spec.affinity.nodeAffinity";
+  const size_t root = message.find(kRoot);
+  if (root == std::string_view::npos) {
+    errors.Add("addedAffinity", message);
+    return;
+  }
+  const std::string_view rest = message.substr(root + kRoot.size());
+  const size_t colon = rest.find(": ");
+  if (colon == std::string_view::npos) {
+    errors.Add("addedAffinity", rest);
+    return;
+  }
+  errors.Add("addedAffinity" + std::string(rest.substr(0, colon)), rest.substr(colon + 2));
+}
+
+}  // namespace
+
+common::StatusOr<Args> ParseArgs(const boost::json::value& raw) {
+  Args out;
+  helper::ArgErrors errors;
+  const boost::json::object* obj = helper::ArgsObject(raw, errors);
+  if (obj != nullptr) {
+    helper::CheckKnownFields(*obj, "", {"addedAffinity"}, errors, /*allow_type_meta=*/true);
+    if (const boost::json::object* added = helper::GetObject(*obj, "addedAffinity", "", errors)) {
+      // Reuse the pod decoder: wrap the affinity in a minimal pod.
+      boost::json::object spec;
+      spec["affinity"] = boost::json::object{{"nodeAffinity", *added}};
+      boost::json::value pod = boost::json::object{
+          {"metadata", boost::json::object{{"name", "addedAffinity"}, {"namespace", "args"}}},
+          {"spec", std::move(spec)}};
+      common::StatusOr<api::Pod> decoded = api::DecodePod(pod);
+      if (decoded.ok()) {
+        out.added_affinity = std::move(decoded->affinity.node_affinity);
+      } else {
+        AddDecodeError(decoded.status().message(), errors);
+      }
+    }
+  }
+  GPUSCHED_RETURN_IF_ERROR(errors.ToStatus());
+  return out;
+}
+
+common::StatusOr<framework::PluginPtr> NodeAffinity::Create(const boost::json::value& args,
+                                                            framework::Handle& /*handle*/) {
+  GPUSCHED_ASSIGN_OR_RETURN(Args parsed, ParseArgs(args));
+  return framework::PluginPtr(std::make_unique<NodeAffinity>(std::move(parsed)));
+}
+
+NodeAffinity::NodeAffinity(Args args) : added_(std::move(args.added_affinity)) {}
+
+std::string_view NodeAffinity::Name() const { return names::kNodeAffinity; }
+
+framework::Status NodeAffinity::PreFilter(framework::CycleState& /*state*/, const api::Pod& pod,
+                                          const framework::Snapshot& /*snapshot*/) {
+  if (!added_.required && pod.node_selector.empty() && !pod.affinity.node_affinity.required) {
+    return framework::Status::Skip();
+  }
+  return framework::Status::Success();
+}
+
+framework::Status NodeAffinity::Filter(const framework::CycleState& /*state*/, const api::Pod& pod,
+                                       const framework::NodeInfo& node) const {
+  if (added_.required && !SelectorMatches(*added_.required, node)) {
+    return framework::Status::Unresolvable(kReasonEnforced);
+  }
+  if (!NodeSelectorMatches(pod.node_selector, node.node->meta.labels)) {
+    return framework::Status::Unresolvable(kReasonPod);
+  }
+  if (pod.affinity.node_affinity.required &&
+      !SelectorMatches(*pod.affinity.node_affinity.required, node)) {
+    return framework::Status::Unresolvable(kReasonPod);
+  }
+  return framework::Status::Success();
+}
+
+framework::Status NodeAffinity::PreScore(framework::CycleState& /*state*/, const api::Pod& pod,
+                                         const framework::Snapshot& /*snapshot*/,
+                                         std::span<const framework::NodeIndex> /*feasible*/) {
+  if (pod.affinity.node_affinity.preferred.empty() && added_.preferred.empty()) {
+    return framework::Status::Skip();
+  }
+  return framework::Status::Success();
+}
+
+int64_t NodeAffinity::ScoreOne(const api::Pod& pod, const framework::NodeInfo& node) const {
+  return PreferredScore(added_.preferred, node) +
+         PreferredScore(pod.affinity.node_affinity.preferred, node);
+}
+
+int64_t NodeAffinity::Score(const framework::CycleState& /*state*/, const api::Pod& pod,
+                            const framework::NodeInfo& node) const {
+  return ScoreOne(pod, node);
+}
+
+void NodeAffinity::ScoreNodes(const framework::CycleState& /*state*/, const api::Pod& pod,
+                              const framework::Snapshot& snapshot,
+                              std::span<const framework::NodeIndex> nodes,
+                              std::span<int64_t> out) const {
+  for (size_t i = 0; i < nodes.size(); ++i) out[i] = ScoreOne(pod, snapshot.at(nodes[i]));
+}
+
+framework::Status NodeAffinity::NormalizeScore(const framework::CycleState& /*state*/,
+                                               const api::Pod& /*pod*/,
+                                               std::span<int64_t> scores) const {
+  helper::DefaultNormalizeScore(framework::kMaxNodeScore, /*reverse=*/false, scores);
+  return framework::Status::Success();
+}
+
+}  // namespace gpusched::plugins::node_affinity

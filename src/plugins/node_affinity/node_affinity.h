@@ -1,0 +1,74 @@
+// SPDX-License-Identifier: Apache-2.0
+// NodeAffinity: kube-scheduler's nodeaffinity plugin.
+//   PreFilter  Skip when the pod has neither a nodeSelector nor required node affinity and no
+//              addedAffinity.required is configured.
+//   Filter     rejects a node that fails addedAffinity.required ("node(s) didn't match
+//              scheduler-enforced node affinity"), or the pod's nodeSelector or
+//              requiredDuringSchedulingIgnoredDuringExecution ("node(s) didn't match Pod's node
+//              affinity/selector"); both UnschedulableAndUnresolvable.
+//   PreScore   Skip when there are no preferred terms (pod or addedAffinity).
+//   Score      sum of the weights of the matching preferred terms (pod's plus addedAffinity's);
+//   NormalizeScore  DefaultNormalizeScore to 0..100 (the best node gets 100).
+// Empty node selector terms match nothing and weight-0 preferred terms are ignored, as upstream.
+//
+// Args (NodeAffinityArgs): addedAffinity: a v1 NodeAffinity applied to every pod of the profile
+// (decoded with the api decoder; errors name the path under addedAffinity).
+// Filter and Score are allocation-free and may run concurrently.
+#pragma once
+
+#include <boost/json/value.hpp>
+#include <optional>
+#include <span>
+#include <string_view>
+
+#include "src/api/types.h"
+#include "src/common/status.h"
+#include "src/framework/handle.h"
+#include "src/framework/plugin.h"
+#include "src/framework/registry.h"
+
+namespace gpusched::plugins::node_affinity {
+
+inline constexpr std::string_view kReasonPod = "node(s) didn't match Pod's node affinity/selector";
+inline constexpr std::string_view kReasonEnforced =
+    "node(s) didn't match scheduler-enforced node affinity";
+
+// Decoded NodeAffinityArgs.
+struct Args {
+  api::NodeAffinity added_affinity;
+};
+common::StatusOr<Args> ParseArgs(const boost::json::value& args);
+
+class NodeAffinity final : public framework::PreFilterPlugin,
+                           public framework::FilterPlugin,
+                           public framework::PreScorePlugin,
+                           public framework::ScorePlugin {
+ public:
+  static common::StatusOr<framework::PluginPtr> Create(const boost::json::value& args,
+                                                       framework::Handle& handle);
+  explicit NodeAffinity(Args args);
+
+  std::string_view Name() const override;
+  framework::Status PreFilter(framework::CycleState& state, const api::Pod& pod,
+                              const framework::Snapshot& snapshot) override;
+  framework::Status Filter(const framework::CycleState& state, const api::Pod& pod,
+                           const framework::NodeInfo& node) const override;
+  framework::Status PreScore(framework::CycleState& state, const api::Pod& pod,
+                             const framework::Snapshot& snapshot,
+                             std::span<const framework::NodeIndex> feasible) override;
+  int64_t Score(const framework::CycleState& state, const api::Pod& pod,
+                const framework::NodeInfo& node) const override;
+  void ScoreNodes(const framework::CycleState& state, const api::Pod& pod,
+                  const framework::Snapshot& snapshot, std::span<const framework::NodeIndex> nodes,
+                  std::span<int64_t> out) const override;
+  bool HasNormalizeScore() const override { return true; }
+  framework::Status NormalizeScore(const framework::CycleState& state, const api::Pod& pod,
+                                   std::span<int64_t> scores) const override;
+
+ private:
+  int64_t ScoreOne(const api::Pod& pod, const framework::NodeInfo& node) const;
+
+  api::NodeAffinity added_;
+};
+
+}  // namespace gpusched::plugins::node_affinity

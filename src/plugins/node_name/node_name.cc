@@ -1,0 +1,29 @@
+// SPDX-License-Identifier: Apache-2.0
+#include "src/plugins/node_name/node_name.h"
+
+#include <memory>
+
+#include "src/plugins/helper/args.h"
+#include "src/plugins/names.h"
+
+namespace gpusched::plugins::node_name {
+
+common::StatusOr<framework::PluginPtr> NodeName::Create(const boost::json::value& args,
+                                                        framework::Handle& /*handle*/) {
+  helper::ArgErrors errors;
+  if (const boost::json::object* obj = helper::ArgsObject(args, errors)) {
+    helper::CheckKnownFields(*obj, "", {}, errors, /*allow_type_meta=*/true);
+  }
+  GPUSCHED_RETURN_IF_ERROR(errors.ToStatus());
+  return framework::PluginPtr(std::make_unique<NodeName>());
+}
+
+std::string_view NodeName::Name() const { return names::kNodeName; }
+
+framework::Status NodeName::Filter(const framework::CycleState& /*state*/, const api::Pod& pod,
+                                   const framework::NodeInfo& node) const {
+  if (pod.node_name.empty() || pod.node_name == node.name()) return framework::Status::Success();
+  return framework::Status::Unresolvable(kReasonNodeName);
+}
+
+}  // namespace gpusched::plugins::node_name

@@ -1,0 +1,30 @@
+// SPDX-License-Identifier: Apache-2.0
+// NodeName: Filter that, for a pod whose spec.nodeName is set, rejects every other node
+// (kube-scheduler's nodename plugin). No args. Filter is allocation-free and thread-safe.
+#pragma once
+
+#include <boost/json/value.hpp>
+#include <string_view>
+
+#include "src/api/types.h"
+#include "src/common/status.h"
+#include "src/framework/handle.h"
+#include "src/framework/plugin.h"
+#include "src/framework/registry.h"
+
+namespace gpusched::plugins::node_name {
+
+// Filter reason (UnschedulableAndUnresolvable).
+inline constexpr std::string_view kReasonNodeName = "node(s) didn't match the requested node name";
+
+class NodeName final : public framework::FilterPlugin {
+ public:
+  static common::StatusOr<framework::PluginPtr> Create(const boost::json::value& args,
+                                                       framework::Handle& handle);
+
+  std::string_view Name() const override;
+  framework::Status Filter(const framework::CycleState& state, const api::Pod& pod,
+                           const framework::NodeInfo& node) const override;
+};
+
+}  // namespace gpusched::plugins::node_name

@@ -1,0 +1,351 @@
+// SPDX-License-Identifier: Apache-2.0
+#include "src/plugins/node_resources_fit/node_resources_fit.h"
+
+#include <algorithm>
+#include <cmath>
+#include <memory>
+#include <utility>
+
+#include "src/api/resources.h"
+#include "src/common/strings.h"
+#include "src/plugins/helper/args.h"
+#include "src/plugins/helper/resources.h"
+#include "src/plugins/names.h"
+
+namespace gpusched::plugins::node_resources_fit {
+namespace {
+
+constexpr int64_t kMaxUtilization = 100;
+constexpr int64_t kMaxCustomPriorityScore = 10;
+
+const framework::StateKey kPreFilterKey{"NodeResourcesFit/PreFilter"};
+
+struct PreFilterState final : framework::StateData {
+  int64_t milli_cpu = 0;
+  int64_t memory = 0;
+  int64_t ephemeral_storage = 0;
+  struct Scalar {
+    common::Atom name;
+    int64_t quantity = 0;
+    std::string_view reason;  // interned "Insufficient <name>"
+  };
+  std::vector<Scalar> scalars;  // non-zero, not ignored
+};
+
+const framework::StateKey kPreScoreKey{"NodeResourcesFit/PreScore"};
+
+std::string_view TypeName(ScoringStrategyType t) {
+  switch (t) {
+    case ScoringStrategyType::kLeastAllocated: return "LeastAllocated";
+    case ScoringStrategyType::kMostAllocated: return "MostAllocated";
+    case ScoringStrategyType::kRequestedToCapacityRatio: return "RequestedToCapacityRatio";
+  }
+  return "";
+}
+
+void ParseStringList(const boost::json::object& obj, std::string_view key,
+                     std::vector<std::string>& out, helper::ArgErrors& errors) {
+  const boost::json::array* list = helper::GetArray(obj, key, "", errors);
+  if (list == nullptr) return;
+  for (size_t i = 0; i < list->size(); ++i) {
+    const std::string path = helper::IndexPath(key, i);
+    std::optional<std::string_view> s = helper::AsString((*list)[i], path, errors);
+    if (!s) continue;
+    if (s->empty()) {
+      errors.Add(path, "must not be empty");
+      continue;
+    }
+    out.emplace_back(*s);
+  }
+}
+
+void ParseScoringStrategy(const boost::json::object& ss, Args& out, helper::ArgErrors& errors) {
+  constexpr std::string_view kPath = "scoringStrategy";
+  helper::CheckKnownFields(ss, kPath, {"type", "resources", "requestedToCapacityRatio"}, errors);
+  if (std::optional<std::string_view> type = helper::GetString(ss, "type", kPath, errors)) {
+    bool found = false;
+    for (ScoringStrategyType t :
+         {ScoringStrategyType::kLeastAllocated, ScoringStrategyType::kMostAllocated,
+          ScoringStrategyType::kRequestedToCapacityRatio}) {
+      if (*type == TypeName(t)) {
+        out.type = t;
+        found = true;
+      }
+    }
+    if (!found) {
+      errors.Add("scoringStrategy.type",
+                 "unsupported value " + common::Quote(*type) +
+                     ", want one of LeastAllocated, MostAllocated, RequestedToCapacityRatio");
+    }
+  }
+  if (const boost::json::array* res = helper::GetArray(ss, "resources", kPath, errors)) {
+    for (size_t i = 0; i < res->size(); ++i) {
+      const std::string path = helper::IndexPath("scoringStrategy.resources", i);
+      const boost::json::object* r = helper::AsObject((*res)[i], path, errors);
+      if (r == nullptr) {
+        if ((*res)[i].is_null()) errors.Add(path, "must be an object");
+        continue;
+      }
+      helper::CheckKnownFields(*r, path, {"name", "weight"}, errors);
+      ResourceSpec spec;
+      const std::string name_path = helper::FieldPath(path, "name");
+      const boost::json::value* name_value = r->if_contains("name");
+      if (name_value == nullptr || name_value->is_null()) {
+        errors.Add(name_path, "required");
+      } else if (std::optional<std::string_view> name =
+                     helper::AsString(*name_value, name_path, errors)) {
+        if (name->empty()) {
+          errors.Add(name_path, "required");
+        } else {
+          spec.name = std::string(*name);
+          for (const ResourceSpec& prev : out.resources) {
+            if (prev.name == spec.name) {
+              errors.Add(name_path, "duplicate resource " + common::Quote(*name));
+            }
+          }
+        }
+      }
+      if (std::optional<int64_t> w = helper::GetInt(*r, "weight", path, errors)) {
+        helper::CheckRange(*w, 1, 100, helper::FieldPath(path, "weight"), errors);
+        spec.weight = *w;
+      }
+      out.resources.push_back(std::move(spec));
+    }
+  }
+  constexpr std::string_view kRatioPath = "scoringStrategy.requestedToCapacityRatio";
+  const boost::json::object* ratio =
+      helper::GetObject(ss, "requestedToCapacityRatio", kPath, errors);
+  if (ratio != nullptr) {
+    helper::CheckKnownFields(*ratio, kRatioPath, {"shape"}, errors);
+    const std::string shape_path = helper::FieldPath(kRatioPath, "shape");
+    if (const boost::json::array* shape = helper::GetArray(*ratio, "shape", kRatioPath, errors)) {
+      for (size_t i = 0; i < shape->size(); ++i) {
+        const std::string path = helper::IndexPath(shape_path, i);
+        const boost::json::object* p = helper::AsObject((*shape)[i], path, errors);
+        if (p == nullptr) continue;
+        helper::CheckKnownFields(*p, path, {"utilization", "score"}, errors);
+        helper::FunctionShapePoint point;
+        const std::string u_path = helper::FieldPath(path, "utilization");
+        if (std::optional<int64_t> u = helper::GetInt(*p, "utilization", path, errors)) {
+          point.utilization = *u;
+          if (helper::CheckRange(*u, 0, kMaxUtilization, u_path, errors) && !out.shape.empty() &&
+              *u <= out.shape.back().utilization) {
+            errors.Add(u_path, "must be greater than the previous point's (" +
+                                   std::to_string(out.shape.back().utilization) + "), got " +
+                                   std::to_string(*u));
+          }
+        }
+        if (std::optional<int64_t> s = helper::GetInt(*p, "score", path, errors)) {
+          point.score = *s;
+          helper::CheckRange(*s, 0, kMaxCustomPriorityScore, helper::FieldPath(path, "score"),
+                             errors);
+        }
+        out.shape.push_back(point);
+      }
+    }
+  }
+  if (out.type == ScoringStrategyType::kRequestedToCapacityRatio && out.shape.empty()) {
+    errors.Add(helper::FieldPath(kRatioPath, "shape"),
+               "at least one point is required when type is RequestedToCapacityRatio");
+  }
+}
+
+}  // namespace
+
+common::StatusOr<Args> ParseArgs(const boost::json::value& raw) {
+  Args out;
+  helper::ArgErrors errors;
+  if (const boost::json::object* obj = helper::ArgsObject(raw, errors)) {
+    helper::CheckKnownFields(*obj, "", {"ignoredResources", "ignoredResourceGroups",
+                                        "scoringStrategy"},
+                             errors, /*allow_type_meta=*/true);
+    ParseStringList(*obj, "ignoredResources", out.ignored_resources, errors);
+    ParseStringList(*obj, "ignoredResourceGroups", out.ignored_resource_groups, errors);
+    for (size_t i = 0; i < out.ignored_resource_groups.size(); ++i) {
+      if (out.ignored_resource_groups[i].find('/') != std::string::npos) {
+        errors.Add(helper::IndexPath("ignoredResourceGroups", i),
+                   "resource group name can't contain '/', got " +
+                       common::Quote(out.ignored_resource_groups[i]));
+      }
+    }
+    if (const boost::json::object* ss = helper::GetObject(*obj, "scoringStrategy", "", errors)) {
+      ParseScoringStrategy(*ss, out, errors);
+    }
+  }
+  GPUSCHED_RETURN_IF_ERROR(errors.ToStatus());
+  if (out.resources.empty()) out.resources = {{"cpu", 1}, {"memory", 1}};
+  return out;
+}
+
+struct NodeResourcesFit::PreScoreState final : framework::StateData {
+  std::vector<int64_t> request;  // per resources_ entry
+};
+
+common::StatusOr<framework::PluginPtr> NodeResourcesFit::Create(const boost::json::value& args,
+                                                                framework::Handle& /*handle*/) {
+  GPUSCHED_ASSIGN_OR_RETURN(Args parsed, ParseArgs(args));
+  return framework::PluginPtr(std::make_unique<NodeResourcesFit>(std::move(parsed)));
+}
+
+NodeResourcesFit::NodeResourcesFit(Args args) : type_(args.type) {
+  const api::WellKnown& wk = api::Names();
+  for (const ResourceSpec& spec : args.resources) {
+    Resource r;
+    r.name = common::Intern(spec.name);
+    r.weight = spec.weight;
+    if (r.name == wk.cpu) {
+      r.kind = Kind::kCpu;
+    } else if (r.name == wk.memory) {
+      r.kind = Kind::kMemory;
+    } else if (r.name == wk.ephemeral_storage) {
+      r.kind = Kind::kEphemeralStorage;
+    } else if (r.name == wk.pods) {
+      r.kind = Kind::kPods;
+    }
+    resources_.push_back(r);
+  }
+  for (const helper::FunctionShapePoint& p : args.shape) {
+    shape_.push_back(
+        {p.utilization, p.score * (framework::kMaxNodeScore / kMaxCustomPriorityScore)});
+  }
+  for (const std::string& name : args.ignored_resources) {
+    ignored_resources_.push_back(common::Intern(name));
+  }
+  ignored_groups_ = std::move(args.ignored_resource_groups);
+}
+
+std::string_view NodeResourcesFit::Name() const { return names::kNodeResourcesFit; }
+
+bool NodeResourcesFit::Ignored(common::Atom name) const {
+  const std::string_view text = common::Str(name);
+  if (!helper::IsExtendedResourceName(text)) return false;
+  if (std::find(ignored_resources_.begin(), ignored_resources_.end(), name) !=
+      ignored_resources_.end()) {
+    return true;
+  }
+  const std::string_view group = helper::ResourceGroup(text);
+  return std::find(ignored_groups_.begin(), ignored_groups_.end(), group) != ignored_groups_.end();
+}
+
+framework::Status NodeResourcesFit::PreFilter(framework::CycleState& state, const api::Pod& pod,
+                                              const framework::Snapshot& /*snapshot*/) {
+  auto s = std::make_unique<PreFilterState>();
+  s->milli_cpu = pod.requests.milli_cpu;
+  s->memory = pod.requests.memory;
+  s->ephemeral_storage = pod.requests.ephemeral_storage;
+  for (const auto& [name, quantity] : pod.requests.scalar) {
+    if (quantity == 0 || Ignored(name)) continue;
+    std::string reason = "Insufficient ";
+    reason += common::Str(name);
+    s->scalars.push_back({name, quantity, common::Str(common::Intern(reason))});
+  }
+  state.Write(kPreFilterKey, std::move(s));
+  return framework::Status::Success();
+}
+
+framework::Status NodeResourcesFit::Filter(const framework::CycleState& state,
+                                           const api::Pod& /*pod*/,
+                                           const framework::NodeInfo& node) const {
+  const PreFilterState* s = state.Get<PreFilterState>(kPreFilterKey);
+  if (s == nullptr) {
+    return framework::Status::Error("NodeResourcesFit: PreFilter state missing from CycleState");
+  }
+  const api::ResourceList& alloc = node.node->allocatable;
+  const api::ResourceList& used = node.requested;
+  if (static_cast<int64_t>(node.pod_count) + 1 > alloc.pods) {
+    return framework::Status::Unschedulable(kReasonTooManyPods);
+  }
+  if (s->milli_cpu > 0 && s->milli_cpu > alloc.milli_cpu - used.milli_cpu) {
+    return framework::Status::Unschedulable(kReasonInsufficientCpu);
+  }
+  if (s->memory > 0 && s->memory > alloc.memory - used.memory) {
+    return framework::Status::Unschedulable(kReasonInsufficientMemory);
+  }
+  if (s->ephemeral_storage > 0 &&
+      s->ephemeral_storage > alloc.ephemeral_storage - used.ephemeral_storage) {
+    return framework::Status::Unschedulable(kReasonInsufficientEphemeralStorage);
+  }
+  for (const PreFilterState::Scalar& r : s->scalars) {
+    if (r.quantity > alloc.Get(r.name) - used.Get(r.name)) {
+      return framework::Status::Unschedulable(r.reason);
+    }
+  }
+  return framework::Status::Success();
+}
+
+framework::Status NodeResourcesFit::PreScore(framework::CycleState& state, const api::Pod& pod,
+                                             const framework::Snapshot& /*snapshot*/,
+                                             std::span<const framework::NodeIndex> /*feasible*/) {
+  auto s = std::make_unique<PreScoreState>();
+  const helper::NonZeroRequest nz = helper::PodNonZeroRequest(pod);
+  s->request.reserve(resources_.size());
+  for (const Resource& r : resources_) {
+    switch (r.kind) {
+      case Kind::kCpu: s->request.push_back(nz.milli_cpu); break;
+      case Kind::kMemory: s->request.push_back(nz.memory); break;
+      default: s->request.push_back(pod.requests.Get(r.name)); break;
+    }
+  }
+  state.Write(kPreScoreKey, std::move(s));
+  return framework::Status::Success();
+}
+
+int64_t NodeResourcesFit::ResourceScore(int64_t requested, int64_t allocatable) const {
+  switch (type_) {
+    case ScoringStrategyType::kLeastAllocated:
+      // leastRequestedScore
+      if (requested > allocatable) return 0;
+      return (allocatable - requested) * framework::kMaxNodeScore / allocatable;
+    case ScoringStrategyType::kMostAllocated:
+      // mostRequestedScore: pods without requests get defaults, so clamp to capacity.
+      return std::min(requested, allocatable) * framework::kMaxNodeScore / allocatable;
+    case ScoringStrategyType::kRequestedToCapacityRatio:
+      if (requested > allocatable) return helper::BrokenLinear(shape_, kMaxUtilization);
+      return helper::BrokenLinear(shape_, requested * kMaxUtilization / allocatable);
+  }
+  return 0;
+}
+
+int64_t NodeResourcesFit::ScoreOne(const PreScoreState& s, const framework::NodeInfo& node) const {
+  const api::ResourceList& alloc = node.node->allocatable;
+  int64_t node_score = 0;
+  int64_t weight_sum = 0;
+  for (size_t i = 0; i < resources_.size(); ++i) {
+    const Resource& r = resources_[i];
+    const int64_t pod_request = s.request[i];
+    // Extended resources the pod does not request, and "pods", are not scored.
+    if (r.kind == Kind::kPods || (r.kind == Kind::kScalar && pod_request == 0)) continue;
+    const int64_t allocatable = alloc.Get(r.name);
+    if (allocatable == 0) continue;
+    const int64_t requested = node.requested.Get(r.name) + pod_request;
+    const int64_t score = ResourceScore(requested, allocatable);
+    // RequestedToCapacityRatio leaves zero scores out of the average, as upstream does.
+    if (type_ == ScoringStrategyType::kRequestedToCapacityRatio && score <= 0) continue;
+    node_score += score * r.weight;
+    weight_sum += r.weight;
+  }
+  if (weight_sum == 0) return 0;
+  if (type_ == ScoringStrategyType::kRequestedToCapacityRatio) {
+    return static_cast<int64_t>(
+        std::llround(static_cast<double>(node_score) / static_cast<double>(weight_sum)));
+  }
+  return node_score / weight_sum;
+}
+
+int64_t NodeResourcesFit::Score(const framework::CycleState& state, const api::Pod& /*pod*/,
+                                const framework::NodeInfo& node) const {
+  const PreScoreState* s = state.Get<PreScoreState>(kPreScoreKey);
+  return s == nullptr ? 0 : ScoreOne(*s, node);
+}
+
+void NodeResourcesFit::ScoreNodes(const framework::CycleState& state, const api::Pod& /*pod*/,
+                                  const framework::Snapshot& snapshot,
+                                  std::span<const framework::NodeIndex> nodes,
+                                  std::span<int64_t> out) const {
+  const PreScoreState* s = state.Get<PreScoreState>(kPreScoreKey);
+  for (size_t i = 0; i < nodes.size(); ++i) {
+    out[i] = s == nullptr ? 0 : ScoreOne(*s, snapshot.at(nodes[i]));
+  }
+}
+
+}  // namespace gpusched::plugins::node_resources_fit

@@ -1,0 +1,114 @@
+// SPDX-License-Identifier: Apache-2.0
+// NodeResourcesFit: kube-scheduler's noderesources.Fit.
+//   PreFilter  computes the pod's request once (cpu, memory, ephemeral-storage, extended
+//              resources minus the ignored ones) into CycleState.
+//   Filter     rejects a node whose allocatable minus requested cannot hold the pod, or that
+//              already runs allocatable.pods pods; reasons "Too many pods", "Insufficient cpu",
+//              "Insufficient memory", "Insufficient ephemeral-storage", "Insufficient <name>"
+//              (kUnschedulable; the first failing check is reported).
+//   PreScore   computes the pod's request per scored resource (cpu and memory count the
+//              upstream defaults 100m / 200Mi per container that requests none).
+//   Score      0..100 by the scoring strategy, weighted over the configured resources.
+//
+// Args (NodeResourcesFitArgs):
+//   ignoredResources: [name]        extended resources Filter does not check
+//   ignoredResourceGroups: [group]  extended resources whose "group/" prefix Filter ignores
+//   scoringStrategy:
+//     type: LeastAllocated (default) | MostAllocated | RequestedToCapacityRatio
+//     resources: [{name, weight}]   default [{cpu, 1}, {memory, 1}]; weight 1..100, absent = 1
+//     requestedToCapacityRatio: {shape: [{utilization 0..100, score 0..10}]}  (required for
+//                                   RequestedToCapacityRatio; utilizations strictly increasing)
+//
+// Known difference: existing pods count with their actual requests when scoring (NodeInfo keeps
+// no "non-zero requested" sum); only the incoming pod gets the defaults.
+//
+// Filter and Score are allocation-free and may run concurrently for different nodes.
+#pragma once
+
+#include <boost/json/value.hpp>
+#include <cstdint>
+#include <span>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "src/api/types.h"
+#include "src/common/interner.h"
+#include "src/common/status.h"
+#include "src/framework/handle.h"
+#include "src/framework/plugin.h"
+#include "src/framework/registry.h"
+#include "src/plugins/helper/shape.h"
+
+namespace gpusched::plugins::node_resources_fit {
+
+inline constexpr std::string_view kReasonTooManyPods = "Too many pods";
+inline constexpr std::string_view kReasonInsufficientCpu = "Insufficient cpu";
+inline constexpr std::string_view kReasonInsufficientMemory = "Insufficient memory";
+inline constexpr std::string_view kReasonInsufficientEphemeralStorage =
+    "Insufficient ephemeral-storage";
+
+enum class ScoringStrategyType { kLeastAllocated, kMostAllocated, kRequestedToCapacityRatio };
+
+struct ResourceSpec {
+  std::string name;
+  int64_t weight = 1;  // 1..100
+};
+
+// Decoded, defaulted and validated NodeResourcesFitArgs.
+struct Args {
+  std::vector<std::string> ignored_resources;
+  std::vector<std::string> ignored_resource_groups;
+  ScoringStrategyType type = ScoringStrategyType::kLeastAllocated;
+  std::vector<ResourceSpec> resources;  // defaulted to cpu:1, memory:1
+  // RequestedToCapacityRatio shape as configured (score 0..10, not yet scaled).
+  std::vector<helper::FunctionShapePoint> shape;
+};
+
+// Decodes and validates; the error lists every bad field by path.
+common::StatusOr<Args> ParseArgs(const boost::json::value& args);
+
+class NodeResourcesFit final : public framework::PreFilterPlugin,
+                               public framework::FilterPlugin,
+                               public framework::PreScorePlugin,
+                               public framework::ScorePlugin {
+ public:
+  static common::StatusOr<framework::PluginPtr> Create(const boost::json::value& args,
+                                                       framework::Handle& handle);
+  explicit NodeResourcesFit(Args args);
+
+  std::string_view Name() const override;
+  framework::Status PreFilter(framework::CycleState& state, const api::Pod& pod,
+                              const framework::Snapshot& snapshot) override;
+  framework::Status Filter(const framework::CycleState& state, const api::Pod& pod,
+                           const framework::NodeInfo& node) const override;
+  framework::Status PreScore(framework::CycleState& state, const api::Pod& pod,
+                             const framework::Snapshot& snapshot,
+                             std::span<const framework::NodeIndex> feasible) override;
+  int64_t Score(const framework::CycleState& state, const api::Pod& pod,
+                const framework::NodeInfo& node) const override;
+  void ScoreNodes(const framework::CycleState& state, const api::Pod& pod,
+                  const framework::Snapshot& snapshot, std::span<const framework::NodeIndex> nodes,
+                  std::span<int64_t> out) const override;
+
+ private:
+  enum class Kind : uint8_t { kCpu, kMemory, kEphemeralStorage, kPods, kScalar };
+  struct Resource {
+    common::Atom name;
+    Kind kind = Kind::kScalar;
+    int64_t weight = 1;
+  };
+  struct PreScoreState;
+
+  bool Ignored(common::Atom name) const;
+  int64_t ScoreOne(const PreScoreState& s, const framework::NodeInfo& node) const;
+  int64_t ResourceScore(int64_t requested, int64_t allocatable) const;
+
+  ScoringStrategyType type_;
+  std::vector<Resource> resources_;
+  std::vector<helper::FunctionShapePoint> shape_;  // scores scaled to 0..100
+  std::vector<common::Atom> ignored_resources_;
+  std::vector<std::string> ignored_groups_;
+};
+
+}  // namespace gpusched::plugins::node_resources_fit

@@ -1,0 +1,37 @@
+// SPDX-License-Identifier: Apache-2.0
+// NodeUnschedulable: Filter that rejects nodes with spec.unschedulable (cordoned) unless the pod
+// tolerates the taint node.kubernetes.io/unschedulable:NoSchedule, as kube-scheduler's
+// nodeunschedulable plugin. No args. Filter is allocation-free and thread-safe.
+#pragma once
+
+#include <boost/json/value.hpp>
+#include <string_view>
+
+#include "src/api/types.h"
+#include "src/common/status.h"
+#include "src/framework/handle.h"
+#include "src/framework/plugin.h"
+#include "src/framework/registry.h"
+
+namespace gpusched::plugins::node_unschedulable {
+
+// Filter reason (UnschedulableAndUnresolvable).
+inline constexpr std::string_view kReasonUnschedulable = "node(s) were unschedulable";
+// The taint a pod must tolerate to land on a cordoned node.
+inline constexpr std::string_view kTaintNodeUnschedulable = "node.kubernetes.io/unschedulable";
+
+class NodeUnschedulable final : public framework::FilterPlugin {
+ public:
+  static common::StatusOr<framework::PluginPtr> Create(const boost::json::value& args,
+                                                       framework::Handle& handle);
+  NodeUnschedulable();
+
+  std::string_view Name() const override;
+  framework::Status Filter(const framework::CycleState& state, const api::Pod& pod,
+                           const framework::NodeInfo& node) const override;
+
+ private:
+  api::Taint unschedulable_taint_;  // node.kubernetes.io/unschedulable:NoSchedule, interned once
+};
+
+}  // namespace gpusched::plugins::node_unschedulable

@@ -1,0 +1,52 @@
+// SPDX-License-Identifier: Apache-2.0
+// TaintToleration: kube-scheduler's tainttoleration plugin.
+//   PreFilter  builds, once per pod, the reason text for every distinct NoSchedule/NoExecute taint
+//              in the snapshot that the pod does not tolerate, so Filter can name the taint
+//              without allocating (upstream has no PreFilter; behaviour is the same).
+//   Filter     rejects a node with a NoSchedule or NoExecute taint the pod does not tolerate:
+//              "node(s) had untolerated taint {key: value}" (UnschedulableAndUnresolvable), the
+//              first such taint in node order. Without PreFilter state it falls back to the newer
+//              upstream text "node(s) had untolerated taint(s)".
+//   Score      the number of PreferNoSchedule taints the pod does not tolerate;
+//   NormalizeScore  reversed DefaultNormalizeScore: fewer intolerable taints score higher.
+// No args. Filter and Score are allocation-free and may run concurrently.
+#pragma once
+
+#include <boost/json/value.hpp>
+#include <span>
+#include <string_view>
+
+#include "src/api/types.h"
+#include "src/common/status.h"
+#include "src/framework/handle.h"
+#include "src/framework/plugin.h"
+#include "src/framework/registry.h"
+
+namespace gpusched::plugins::taint_toleration {
+
+// Filter reason when the taint cannot be named (no PreFilter state for it).
+inline constexpr std::string_view kReasonUntoleratedGeneric = "node(s) had untolerated taint(s)";
+
+class TaintToleration final : public framework::PreFilterPlugin,
+                              public framework::FilterPlugin,
+                              public framework::ScorePlugin {
+ public:
+  static common::StatusOr<framework::PluginPtr> Create(const boost::json::value& args,
+                                                       framework::Handle& handle);
+
+  std::string_view Name() const override;
+  framework::Status PreFilter(framework::CycleState& state, const api::Pod& pod,
+                              const framework::Snapshot& snapshot) override;
+  framework::Status Filter(const framework::CycleState& state, const api::Pod& pod,
+                           const framework::NodeInfo& node) const override;
+  int64_t Score(const framework::CycleState& state, const api::Pod& pod,
+                const framework::NodeInfo& node) const override;
+  void ScoreNodes(const framework::CycleState& state, const api::Pod& pod,
+                  const framework::Snapshot& snapshot, std::span<const framework::NodeIndex> nodes,
+                  std::span<int64_t> out) const override;
+  bool HasNormalizeScore() const override { return true; }
+  framework::Status NormalizeScore(const framework::CycleState& state, const api::Pod& pod,
+                                   std::span<int64_t> scores) const override;
+};
+
+}  // namespace gpusched::plugins::taint_toleration

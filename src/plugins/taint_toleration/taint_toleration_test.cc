@@ -1,0 +1,216 @@
+// SPDX-License-Identifier: Apache-2.0
+#include "src/plugins/taint_toleration/taint_toleration.h"
+
+#include <gtest/gtest.h>
+
+#include <cstdlib>
+#include <memory>
+#include <new>
+#include <string>
+#include <vector>
+
+#include "src/plugins/names.h"
+#include "src/testing/builders.h"
+#include "src/testing/fake_handle.h"
+
+// Counts heap allocations made by this thread while `g_counting` is set, to check that Filter and
+// Score allocate nothing (style guide 4.15).
+namespace {
+thread_local bool g_counting = false;
+thread_local int64_t g_allocations = 0;
+}  // namespace
+[[gnu::noinline]] void* operator new(std::size_t n) {
+  if (g_counting) ++g_allocations;
+  if (void* p = std::malloc(n == 0 ? 1 : n)) return p;
+  throw std::bad_alloc();
+}
+[[gnu::noinline]] void operator delete(void* p) noexcept { std::free(p); }
+[[gnu::noinline]] void operator delete(void* p, std::size_t) noexcept { std::free(p); }
+
+namespace gpusched::plugins::taint_toleration {
+namespace {
+
+using api::TaintEffect;
+using testing::MakeNode;
+using testing::MakePod;
+
+framework::Snapshot SnapshotOf(const std::vector<api::NodePtr>& nodes) {
+  framework::Snapshot snapshot;
+  for (size_t i = 0; i < nodes.size(); ++i) {
+    framework::NodeInfo& info = snapshot.MutableSlotForCache(static_cast<framework::NodeIndex>(i));
+    info.node = nodes[i];
+    info.index = static_cast<framework::NodeIndex>(i);
+    snapshot.IndexNameForCache(nodes[i]->meta.name, info.index);
+  }
+  snapshot.SetNodeCountForCache(static_cast<int32_t>(nodes.size()), 1);
+  return snapshot;
+}
+
+std::unique_ptr<TaintToleration> MustCreate() {
+  testing::FakeHandle handle;
+  auto plugin = TaintToleration::Create(boost::json::value(), handle);
+  EXPECT_TRUE(plugin.ok()) << plugin.status().ToString();
+  return std::unique_ptr<TaintToleration>(
+      dynamic_cast<TaintToleration*>(std::move(plugin).value().release()));
+}
+
+TEST(TaintTolerationTest, Filter) {
+  struct Case {
+    std::string name;
+    api::Pod pod;
+    api::NodePtr node;
+    framework::Code code;
+    std::string_view reason;
+  };
+  const std::vector<Case> cases = {
+      {"a node without taints accepts the pod", MakePod("ns", "p").Obj(), MakeNode("n").Ptr(),
+       framework::Code::kSuccess, ""},
+      {"an untolerated NoSchedule taint rejects the pod and names the taint",
+       MakePod("ns", "p").Obj(),
+       MakeNode("n").Taint("dedicated", "gpu", TaintEffect::kNoSchedule).Ptr(),
+       framework::Code::kUnschedulableAndUnresolvable,
+       "node(s) had untolerated taint {dedicated: gpu}"},
+      {"an untolerated NoExecute taint rejects the pod", MakePod("ns", "p").Obj(),
+       MakeNode("n").Taint("maintenance", "", TaintEffect::kNoExecute).Ptr(),
+       framework::Code::kUnschedulableAndUnresolvable,
+       "node(s) had untolerated taint {maintenance: }"},
+      {"a PreferNoSchedule taint never rejects", MakePod("ns", "p").Obj(),
+       MakeNode("n").Taint("soft", "x", TaintEffect::kPreferNoSchedule).Ptr(),
+       framework::Code::kSuccess, ""},
+      {"an Equal toleration with the same key, value and effect tolerates",
+       MakePod("ns", "p").Toleration("dedicated", "gpu", TaintEffect::kNoSchedule).Obj(),
+       MakeNode("n").Taint("dedicated", "gpu", TaintEffect::kNoSchedule).Ptr(),
+       framework::Code::kSuccess, ""},
+      {"an Equal toleration with another value does not tolerate",
+       MakePod("ns", "p").Toleration("dedicated", "cpu").Obj(),
+       MakeNode("n").Taint("dedicated", "gpu", TaintEffect::kNoSchedule).Ptr(),
+       framework::Code::kUnschedulableAndUnresolvable,
+       "node(s) had untolerated taint {dedicated: gpu}"},
+      {"an Exists toleration for the key tolerates any value",
+       MakePod("ns", "p").TolerationExists("dedicated").Obj(),
+       MakeNode("n").Taint("dedicated", "gpu", TaintEffect::kNoSchedule).Ptr(),
+       framework::Code::kSuccess, ""},
+      {"a toleration for NoSchedule does not tolerate NoExecute",
+       MakePod("ns", "p").TolerationExists("dedicated", TaintEffect::kNoSchedule).Obj(),
+       MakeNode("n").Taint("dedicated", "gpu", TaintEffect::kNoExecute).Ptr(),
+       framework::Code::kUnschedulableAndUnresolvable,
+       "node(s) had untolerated taint {dedicated: gpu}"},
+      {"the first untolerated taint in node order is reported",
+       MakePod("ns", "p").TolerationExists("a").Obj(),
+       MakeNode("n")
+           .Taint("a", "1", TaintEffect::kNoSchedule)
+           .Taint("b", "2", TaintEffect::kPreferNoSchedule)
+           .Taint("c", "3", TaintEffect::kNoSchedule)
+           .Taint("d", "4", TaintEffect::kNoExecute)
+           .Ptr(),
+       framework::Code::kUnschedulableAndUnresolvable, "node(s) had untolerated taint {c: 3}"},
+  };
+  for (const Case& c : cases) {
+    SCOPED_TRACE(c.name);
+    auto plugin = MustCreate();
+    ASSERT_NE(plugin, nullptr);
+    EXPECT_EQ(plugin->Name(), names::kTaintToleration);
+    framework::Snapshot snapshot = SnapshotOf({c.node});
+    framework::CycleState state;
+    ASSERT_TRUE(plugin->PreFilter(state, c.pod, snapshot).ok());
+    framework::Status s = plugin->Filter(state, c.pod, snapshot.at(0));
+    EXPECT_EQ(s.code(), c.code);
+    EXPECT_EQ(s.reason(), c.reason);
+  }
+}
+
+TEST(TaintTolerationTest, FilterWithoutPreFilterStateUsesTheGenericReason) {
+  auto plugin = MustCreate();
+  ASSERT_NE(plugin, nullptr);
+  framework::Snapshot snapshot =
+      SnapshotOf({MakeNode("n").Taint("dedicated", "gpu", TaintEffect::kNoSchedule).Ptr()});
+  framework::CycleState state;
+  api::Pod pod = MakePod("ns", "p").Obj();
+  framework::Status s = plugin->Filter(state, pod, snapshot.at(0));
+  EXPECT_EQ(s.code(), framework::Code::kUnschedulableAndUnresolvable);
+  EXPECT_EQ(s.reason(), "node(s) had untolerated taint(s)");
+}
+
+TEST(TaintTolerationTest, ScoreCountsIntolerablePreferNoScheduleTaintsReversed) {
+  const std::vector<api::NodePtr> nodes = {
+      MakeNode("no-taints").Ptr(),
+      MakeNode("one-soft").Taint("a", "1", TaintEffect::kPreferNoSchedule).Ptr(),
+      MakeNode("two-soft-one-hard")
+          .Taint("a", "1", TaintEffect::kPreferNoSchedule)
+          .Taint("b", "2", TaintEffect::kPreferNoSchedule)
+          .Taint("c", "3", TaintEffect::kNoSchedule)
+          .Ptr(),
+      MakeNode("two-soft-one-tolerated")
+          .Taint("a", "1", TaintEffect::kPreferNoSchedule)
+          .Taint("t", "x", TaintEffect::kPreferNoSchedule)
+          .Ptr(),
+  };
+  struct Case {
+    std::string name;
+    api::Pod pod;
+    std::vector<int64_t> raw;
+    std::vector<int64_t> normalized;
+  };
+  const std::vector<Case> cases = {
+      {"fewer intolerable soft taints score higher",
+       MakePod("ns", "p").Toleration("t", "x", TaintEffect::kPreferNoSchedule).Obj(),
+       {0, 1, 2, 1}, {100, 50, 0, 50}},
+      {"a pod tolerating everything scores 100 everywhere",
+       MakePod("ns", "p").TolerationExists("").Obj(), {0, 0, 0, 0}, {100, 100, 100, 100}},
+      {"a NoSchedule-only toleration does not tolerate soft taints",
+       MakePod("ns", "p").TolerationExists("a", TaintEffect::kNoSchedule).Obj(), {0, 1, 2, 2},
+       {100, 50, 0, 0}},
+  };
+  const framework::Snapshot snapshot = SnapshotOf(nodes);
+  const std::vector<framework::NodeIndex> feasible = {0, 1, 2, 3};
+  for (const Case& c : cases) {
+    SCOPED_TRACE(c.name);
+    auto plugin = MustCreate();
+    ASSERT_NE(plugin, nullptr);
+    ASSERT_TRUE(plugin->HasNormalizeScore());
+    framework::CycleState state;
+    std::vector<int64_t> scores(feasible.size());
+    plugin->ScoreNodes(state, c.pod, snapshot, feasible, scores);
+    EXPECT_EQ(scores, c.raw);
+    for (size_t i = 0; i < feasible.size(); ++i) {
+      EXPECT_EQ(plugin->Score(state, c.pod, snapshot.at(feasible[i])), c.raw[i]);
+    }
+    ASSERT_TRUE(plugin->NormalizeScore(state, c.pod, scores).ok());
+    EXPECT_EQ(scores, c.normalized);
+  }
+}
+
+TEST(TaintTolerationTest, RejectsArgs) {
+  testing::FakeHandle handle;
+  auto plugin = TaintToleration::Create(boost::json::object{{"x", 1}}, handle);
+  ASSERT_FALSE(plugin.ok());
+  EXPECT_EQ(plugin.status().message(), "x: unknown field");
+}
+
+TEST(TaintTolerationTest, FilterAndScoreDoNotAllocate) {
+  const framework::Snapshot snapshot = SnapshotOf({
+      MakeNode("a").Taint("dedicated", "gpu", TaintEffect::kNoSchedule).Ptr(),
+      MakeNode("b").Taint("soft", "x", TaintEffect::kPreferNoSchedule).Ptr(),
+      MakeNode("c").Ptr(),
+  });
+  const std::vector<framework::NodeIndex> all = {0, 1, 2};
+  const api::Pod pod = MakePod("ns", "p").TolerationExists("other").Obj();
+  auto plugin = MustCreate();
+  ASSERT_NE(plugin, nullptr);
+  framework::CycleState state;
+  ASSERT_TRUE(plugin->PreFilter(state, pod, snapshot).ok());
+  std::vector<int64_t> out(all.size());
+  g_allocations = 0;
+  g_counting = true;
+  for (framework::NodeIndex i : all) {
+    (void)plugin->Filter(state, pod, snapshot.at(i));
+    out[static_cast<size_t>(i)] = plugin->Score(state, pod, snapshot.at(i));
+  }
+  plugin->ScoreNodes(state, pod, snapshot, all, out);
+  (void)plugin->NormalizeScore(state, pod, out);
+  g_counting = false;
+  EXPECT_EQ(g_allocations, 0);
+}
+
+}  // namespace
+}  // namespace gpusched::plugins::taint_toleration

@@ -1,0 +1,281 @@
+// SPDX-License-Identifier: Apache-2.0
+#include "src/queue/scheduling_queue.h"
+
+#include <algorithm>
+
+namespace gpusched::queue {
+
+using framework::QueuedPodInfo;
+
+bool SchedulingQueue::ActiveCompare::operator()(const HeapEntry& a, const HeapEntry& b) const {
+  // std::priority_queue pops the "largest"; the next pod to schedule must be on top, so return
+  // true when `a` should be scheduled after `b`.
+  if ((*less_)(*b.key, *a.key)) return true;
+  if ((*less_)(*a.key, *b.key)) return false;
+  return a.order > b.order;
+}
+
+SchedulingQueue::SchedulingQueue(const common::Clock& clock, LessFn less, QueueOptions options)
+    : clock_(clock), less_(std::move(less)), options_(options), active_(ActiveCompare(&less_)) {}
+
+common::Duration SchedulingQueue::BackoffFor(int32_t attempts) const {
+  common::Duration d = options_.initial_backoff;
+  for (int32_t i = 1; i < attempts && d < options_.max_backoff; ++i) d *= 2;
+  return std::min(d, options_.max_backoff);
+}
+
+void SchedulingQueue::CountIncomingLocked(std::string_view queue, std::string_view event) {
+  for (auto& [k, v] : incoming_) {
+    if (k.size() == queue.size() + 1 + event.size() && k.compare(0, queue.size(), queue) == 0 &&
+        std::string_view(k).substr(queue.size() + 1) == event) {
+      ++v;
+      return;
+    }
+  }
+  incoming_.emplace_back(std::string(queue) + "|" + std::string(event), 1);
+}
+
+SchedulingQueue::Item* SchedulingQueue::LiveLocked(uint64_t id, uint64_t seq, Where where) {
+  auto it = items_.find(id);
+  if (it == items_.end() || it->second.seq != seq || it->second.where != where) return nullptr;
+  return &it->second;
+}
+
+void SchedulingQueue::PushActiveLocked(Item& item, std::string_view event) {
+  item.where = Where::kActive;
+  item.seq = ++next_seq_;
+  item.info.timestamp = clock_.Now();
+  active_.push(HeapEntry{item.id, item.seq, item.order,
+                         std::make_shared<const QueuedPodInfo>(item.info)});
+  ++counts_.active;
+  CountIncomingLocked("active", event);
+  cv_.notify_one();
+}
+
+void SchedulingQueue::PushBackoffLocked(Item& item, std::string_view event) {
+  item.where = Where::kBackoff;
+  item.seq = ++next_seq_;
+  item.backoff_expiry = clock_.Now() + BackoffFor(std::max(item.info.attempts, 1));
+  backoff_.push(BackoffEntry{item.backoff_expiry, item.id, item.seq});
+  ++counts_.backoff;
+  CountIncomingLocked("backoff", event);
+}
+
+void SchedulingQueue::MoveToUnschedulableLocked(Item& item) {
+  item.where = Where::kUnschedulable;
+  item.seq = ++next_seq_;
+  item.unschedulable_since = clock_.Now();
+  ++counts_.unschedulable;
+  CountIncomingLocked("unschedulable", "ScheduleAttemptFailure");
+}
+
+void SchedulingQueue::Add(api::PodPtr pod) {
+  common::MutexLock lock(mu_);
+  if (closed_) return;
+  const std::string& uid = pod->meta.uid;
+  if (ids_.count(uid) != 0) return;
+  uint64_t id = ++next_seq_;
+  ids_.emplace(uid, id);
+  Item& item = items_[id];
+  item.id = id;
+  item.order = id;
+  item.info.pod = std::move(pod);
+  if (!item.info.pod->scheduling_gates.empty()) {
+    item.where = Where::kGated;
+    ++counts_.gated;
+    return;
+  }
+  PushActiveLocked(item, "PodAdd");
+}
+
+void SchedulingQueue::Update(api::PodPtr pod) {
+  common::MutexLock lock(mu_);
+  auto id = ids_.find(pod->meta.uid);
+  if (id == ids_.end()) return;
+  Item& item = items_.at(id->second);
+  bool gated = !pod->scheduling_gates.empty();
+  switch (item.where) {
+    case Where::kGated:
+      item.info.pod = std::move(pod);
+      if (!gated) {
+        --counts_.gated;
+        PushActiveLocked(item, "PodUpdate");
+      }
+      break;
+    case Where::kUnschedulable:
+      item.info.pod = std::move(pod);
+      --counts_.unschedulable;
+      if (gated) {
+        item.where = Where::kGated;
+        ++counts_.gated;
+      } else {
+        PushActiveLocked(item, "PodUpdate");
+      }
+      break;
+    case Where::kActive: {
+      // The heap orders by the pod; replace the item so live heap entries never see a changed
+      // key: the old entry turns stale, a new one is pushed.
+      --counts_.active;
+      item.info.pod = std::move(pod);
+      PushActiveLocked(item, "PodUpdate");
+      break;
+    }
+    case Where::kBackoff:
+    case Where::kInFlight:
+      item.info.pod = std::move(pod);  // used on the next attempt
+      break;
+  }
+}
+
+void SchedulingQueue::Delete(const std::string& uid) {
+  common::MutexLock lock(mu_);
+  auto id = ids_.find(uid);
+  if (id == ids_.end()) return;
+  auto it = items_.find(id->second);
+  switch (it->second.where) {
+    case Where::kActive: --counts_.active; break;
+    case Where::kBackoff: --counts_.backoff; break;
+    case Where::kUnschedulable: --counts_.unschedulable; break;
+    case Where::kGated: --counts_.gated; break;
+    case Where::kInFlight: --counts_.in_flight; break;
+  }
+  items_.erase(it);  // its heap entries turn stale
+  ids_.erase(id);
+}
+
+void SchedulingQueue::FlushBackoffLocked() {
+  common::TimePoint now = clock_.Now();
+  while (!backoff_.empty() && backoff_.top().expiry <= now) {
+    BackoffEntry e = backoff_.top();
+    backoff_.pop();
+    Item* item = LiveLocked(e.id, e.seq, Where::kBackoff);
+    if (item == nullptr) continue;
+    --counts_.backoff;
+    PushActiveLocked(*item, "BackoffComplete");
+  }
+}
+
+std::optional<QueuedPodInfo> SchedulingQueue::PopLocked() {
+  FlushBackoffLocked();
+  while (!active_.empty()) {
+    HeapEntry e = active_.top();
+    active_.pop();
+    Item* item = LiveLocked(e.id, e.seq, Where::kActive);
+    if (item == nullptr) continue;
+    --counts_.active;
+    ++counts_.in_flight;
+    item->where = Where::kInFlight;
+    item->moves_seen = move_requests_;
+    item->info.attempts++;
+    if (item->info.attempts == 1) item->info.initial_attempt_timestamp = clock_.Now();
+    return item->info;
+  }
+  return std::nullopt;
+}
+
+std::optional<QueuedPodInfo> SchedulingQueue::Pop() {
+  std::unique_lock lock(mu_.native());
+  for (;;) {
+    if (closed_) return std::nullopt;
+    auto p = PopLocked();
+    if (p) return p;
+    // Wake up to flush backoff at the next expiry, or on a push / Close.
+    if (!backoff_.empty()) {
+      auto wait = backoff_.top().expiry - clock_.Now();
+      cv_.wait_for(lock, std::chrono::duration_cast<std::chrono::milliseconds>(wait) +
+                             std::chrono::milliseconds(1));
+    } else {
+      cv_.wait_for(lock, std::chrono::seconds(1));
+    }
+  }
+}
+
+std::optional<QueuedPodInfo> SchedulingQueue::TryPop() {
+  common::MutexLock lock(mu_);
+  return PopLocked();
+}
+
+void SchedulingQueue::Requeue(QueuedPodInfo info, bool error) {
+  common::MutexLock lock(mu_);
+  auto id = ids_.find(info.pod->meta.uid);
+  if (id == ids_.end()) return;  // deleted while in flight
+  Item& item = items_.at(id->second);
+  if (item.where != Where::kInFlight) return;
+  --counts_.in_flight;
+  item.info.attempts = info.attempts;
+  item.info.initial_attempt_timestamp = info.initial_attempt_timestamp;
+  item.info.unschedulable_plugins = std::move(info.unschedulable_plugins);
+  if (error || item.moves_seen != move_requests_) {
+    // An event arrived during the attempt: the rejection may be stale, retry after backoff.
+    PushBackoffLocked(item, error ? "ScheduleAttemptFailure" : "MoveDuringAttempt");
+  } else {
+    MoveToUnschedulableLocked(item);
+  }
+}
+
+void SchedulingQueue::Done(const std::string& uid) {
+  common::MutexLock lock(mu_);
+  auto id = ids_.find(uid);
+  if (id == ids_.end()) return;
+  auto it = items_.find(id->second);
+  if (it->second.where != Where::kInFlight) return;
+  --counts_.in_flight;
+  items_.erase(it);
+  ids_.erase(id);
+}
+
+void SchedulingQueue::MoveAllToActiveOrBackoff(std::string_view event) {
+  common::MutexLock lock(mu_);
+  ++move_requests_;
+  if (counts_.unschedulable == 0) return;
+  common::TimePoint now = clock_.Now();
+  for (auto& [id, item] : items_) {
+    if (item.where != Where::kUnschedulable) continue;
+    --counts_.unschedulable;
+    common::TimePoint expiry = item.unschedulable_since + BackoffFor(item.info.attempts);
+    if (expiry > now) {
+      PushBackoffLocked(item, event);
+    } else {
+      PushActiveLocked(item, event);
+    }
+  }
+}
+
+void SchedulingQueue::Flush() {
+  common::MutexLock lock(mu_);
+  FlushBackoffLocked();
+  if (counts_.unschedulable == 0) return;
+  common::TimePoint now = clock_.Now();
+  for (auto& [id, item] : items_) {
+    if (item.where == Where::kUnschedulable &&
+        now - item.unschedulable_since >= options_.max_unschedulable_stay) {
+      --counts_.unschedulable;
+      PushActiveLocked(item, "UnschedulableTimeout");
+    }
+  }
+}
+
+void SchedulingQueue::Close() {
+  {
+    common::MutexLock lock(mu_);
+    closed_ = true;
+  }
+  cv_.notify_all();
+}
+
+QueueCounts SchedulingQueue::Counts() const {
+  common::MutexLock lock(mu_);
+  return counts_;
+}
+
+bool SchedulingQueue::Contains(const std::string& uid) const {
+  common::MutexLock lock(mu_);
+  return ids_.count(uid) != 0;
+}
+
+std::vector<std::pair<std::string, int64_t>> SchedulingQueue::IncomingCountsForMetrics() const {
+  common::MutexLock lock(mu_);
+  return incoming_;
+}
+
+}  // namespace gpusched::queue

@@ -1,0 +1,152 @@
+// SPDX-License-Identifier: Apache-2.0
+// SchedulingQueue: the pending pods of this scheduler, in three sub-queues as kube-scheduler's
+// (backend/queue):
+//
+//   Add ──> activeQ ──Pop──> in flight ──Done (scheduled)──> (gone)
+//             ^                 |
+//             |                 ├─ unschedulable ──> unschedulablePods ──(cluster event)──┐
+//             |                 └─ error ──────────> backoffQ                              │
+//             |                                         │ (backoff expired: Flush)          │
+//             └─────────────────────────────────────────┴──────────────────────────────────┘
+//   A cluster event (MoveAllToActiveOrBackoff) sends unschedulable pods to backoffQ while their
+//   backoff (initial·2^(attempts−1), capped at max) runs, else straight to activeQ. Pods stuck in
+//   unschedulablePods longer than `max_unschedulable_stay` are flushed back periodically. An event
+//   that arrives while a pod is in flight makes its rejection go to backoff, not to the pool, so
+//   the event is not lost. Pods with scheduling gates wait in the pool until an Update clears them.
+//
+// Ordering: the profile's QueueSort Less; ties by insertion order (FIFO), so a simulation with
+// equal timestamps replays in arrival order.
+//
+// Thread safety: all methods are thread-safe. Pop() blocks until a pod is ready or Close().
+#pragma once
+
+#include <condition_variable>
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <optional>
+#include <queue>
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+#include "src/common/clock.h"
+#include "src/common/mutex.h"
+#include "src/framework/plugin.h"
+
+namespace gpusched::queue {
+
+using LessFn = std::function<bool(const framework::QueuedPodInfo&, const framework::QueuedPodInfo&)>;
+
+struct QueueOptions {
+  common::Duration initial_backoff = std::chrono::seconds(1);
+  common::Duration max_backoff = std::chrono::seconds(10);
+  common::Duration max_unschedulable_stay = std::chrono::minutes(5);
+};
+
+struct QueueCounts {
+  int64_t active = 0;
+  int64_t backoff = 0;
+  int64_t unschedulable = 0;
+  int64_t gated = 0;
+  int64_t in_flight = 0;
+};
+
+class SchedulingQueue {
+ public:
+  SchedulingQueue(const common::Clock& clock, LessFn less, QueueOptions options = {});
+
+  // A new pending pod. Ignored if already present.
+  void Add(api::PodPtr pod);
+  // The pod object changed (spec, gates, labels). A pod in the unschedulable pool moves to the
+  // active queue (its rejection may no longer hold).
+  void Update(api::PodPtr pod);
+  // The pod was deleted or bound by someone else.
+  void Delete(const std::string& uid);
+
+  // Blocks until a pod is ready (moving expired backoff pods first) or Close() was called.
+  std::optional<framework::QueuedPodInfo> Pop();
+  // Non-blocking: the next ready pod, or nullopt.
+  std::optional<framework::QueuedPodInfo> TryPop();
+
+  // After a failed attempt of a popped pod. `error` means an infrastructure error (backoff).
+  void Requeue(framework::QueuedPodInfo info, bool error);
+  // After a successful attempt (assumed; the binding cycle owns it now).
+  void Done(const std::string& uid);
+
+  // A cluster event that may make unschedulable pods fit (node added/changed, pod deleted).
+  void MoveAllToActiveOrBackoff(std::string_view event);
+  // Moves pods whose backoff expired to activeQ and flushes pods that stayed too long in the
+  // unschedulable pool. Called periodically (every second) by the scheduler.
+  void Flush();
+
+  void Close();
+  QueueCounts Counts() const;
+  bool Contains(const std::string& uid) const;
+  // Incremented per pod entering a queue: (queue name, event) -> count, for
+  // scheduler_queue_incoming_pods_total.
+  std::vector<std::pair<std::string, int64_t>> IncomingCountsForMetrics() const;
+
+ private:
+  enum class Where : uint8_t { kActive, kBackoff, kUnschedulable, kGated, kInFlight };
+  struct Item {
+    framework::QueuedPodInfo info;
+    Where where = Where::kActive;
+    uint64_t id = 0;
+    uint64_t seq = 0;  // bumped on each (re)insert; heap entries with another seq are stale
+    uint64_t order = 0;  // FIFO tie-break
+    common::TimePoint backoff_expiry;
+    common::TimePoint unschedulable_since;
+    uint64_t moves_seen = 0;  // move-request counter at Pop time
+  };
+  // Heap entries refer to items by id and the item's seq at push time; an entry whose item is
+  // gone or has another seq is stale and skipped when it surfaces (lazy deletion).
+  struct HeapEntry {
+    uint64_t id;
+    uint64_t seq;
+    uint64_t order;
+    // The sort key as it was at push time, so an update never changes a key inside the heap.
+    std::shared_ptr<const framework::QueuedPodInfo> key;
+  };
+  struct BackoffEntry {
+    common::TimePoint expiry;
+    uint64_t id;
+    uint64_t seq;
+    bool operator>(const BackoffEntry& o) const { return expiry > o.expiry; }
+  };
+  class ActiveCompare {
+   public:
+    explicit ActiveCompare(const LessFn* less) : less_(less) {}
+    bool operator()(const HeapEntry& a, const HeapEntry& b) const;  // max-heap: "a after b"
+   private:
+    const LessFn* less_;
+  };
+  // The live item for a heap entry, or nullptr when stale.
+  Item* LiveLocked(uint64_t id, uint64_t seq, Where where) GPUSCHED_REQUIRES(mu_);
+
+  void PushActiveLocked(Item& item, std::string_view event) GPUSCHED_REQUIRES(mu_);
+  void PushBackoffLocked(Item& item, std::string_view event) GPUSCHED_REQUIRES(mu_);
+  void MoveToUnschedulableLocked(Item& item) GPUSCHED_REQUIRES(mu_);
+  void FlushBackoffLocked() GPUSCHED_REQUIRES(mu_);
+  std::optional<framework::QueuedPodInfo> PopLocked() GPUSCHED_REQUIRES(mu_);
+  common::Duration BackoffFor(int32_t attempts) const;
+  void CountIncomingLocked(std::string_view queue, std::string_view event) GPUSCHED_REQUIRES(mu_);
+
+  const common::Clock& clock_;
+  LessFn less_;
+  const QueueOptions options_;
+  mutable common::Mutex mu_;
+  std::condition_variable_any cv_;
+  std::unordered_map<uint64_t, Item> items_ GPUSCHED_GUARDED_BY(mu_);  // by id
+  std::unordered_map<std::string, uint64_t> ids_ GPUSCHED_GUARDED_BY(mu_);  // uid -> id
+  std::priority_queue<HeapEntry, std::vector<HeapEntry>, ActiveCompare> active_ GPUSCHED_GUARDED_BY(mu_);
+  std::priority_queue<BackoffEntry, std::vector<BackoffEntry>, std::greater<>> backoff_
+      GPUSCHED_GUARDED_BY(mu_);
+  QueueCounts counts_ GPUSCHED_GUARDED_BY(mu_);
+  uint64_t next_seq_ GPUSCHED_GUARDED_BY(mu_) = 0;
+  uint64_t move_requests_ GPUSCHED_GUARDED_BY(mu_) = 0;
+  bool closed_ GPUSCHED_GUARDED_BY(mu_) = false;
+  std::vector<std::pair<std::string, int64_t>> incoming_ GPUSCHED_GUARDED_BY(mu_);
+};
+
+}  // namespace gpusched::queue

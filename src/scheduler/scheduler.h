@@ -1,0 +1,126 @@
+// SPDX-License-Identifier: Apache-2.0
+// Scheduler: the loop. It owns the cache, the queue and one Framework per profile; it is the
+// ClusterEventHandler that informers (or the simulator) feed, and the framework Handle that
+// plugins get. It links no plugin and cannot tell whether it runs against a real API server or
+// the simulator: everything outside its memory arrives through SchedulerDeps.
+//
+// ScheduleOne (one pod, as kube-scheduler's schedule_one.go):
+//   scheduling cycle (caller's thread):  pop → snapshot → SchedulePod → Reserve → assume → Permit
+//   binding cycle (deps.executor):       PreBind → Bind → FinishBinding → PostBind → "Scheduled"
+//   any failure after assume:            Unreserve → ForgetPod → requeue with backoff
+//   no fit:                              requeue as unschedulable; PodScheduled=False condition and
+//                                        a FailedScheduling event with the FitError message
+//
+// Threading: event handlers may be called from informer threads while ScheduleOne runs on the
+// scheduling thread; binding cycles run on the executor. Only one thread calls ScheduleOne/Run.
+#pragma once
+
+#include <atomic>
+#include <functional>
+#include <memory>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "src/cache/cache.h"
+#include "src/common/clock.h"
+#include "src/common/executor.h"
+#include "src/common/random.h"
+#include "src/config/config.h"
+#include "src/framework/handle.h"
+#include "src/framework/registry.h"
+#include "src/framework/runtime/framework.h"
+#include "src/kube/api_client.h"
+#include "src/queue/scheduling_queue.h"
+
+namespace gpusched::scheduler {
+
+struct SchedulerDeps {
+  const common::Clock& clock;           // SystemClock; FakeClock in tests; sim clock in sim
+  common::Random& random;               // tie-breaks; seeded in tests and sim
+  kube::ApiClient& api;                 // real client or sim::SimCluster
+  common::Executor& executor;           // binding cycles; inline in sim
+  const framework::Registry& registry;  // plugins
+};
+
+// The outcome of one attempt, reported to the observer (simulator report, decision log, tests).
+struct Decision {
+  api::PodPtr pod;
+  std::string profile;
+  std::string node;        // empty when not placed
+  bool scheduled = false;  // bound (binding cycle finished OK)
+  bool error = false;      // infrastructure/plugin error, not a fit failure
+  std::string message;     // FitError message or error text
+  framework::runtime::Diagnosis diagnosis;
+  api::GpuAssignment gpu;
+  int32_t feasible_nodes = 0;
+  int32_t evaluated_nodes = 0;
+};
+using DecisionObserver = std::function<void(const Decision&)>;
+
+struct SchedulerStats {
+  std::atomic<int64_t> scheduled{0};
+  std::atomic<int64_t> unschedulable{0};
+  std::atomic<int64_t> errors{0};
+};
+
+class Scheduler final : public kube::ClusterEventHandler, public framework::Handle {
+ public:
+  static common::StatusOr<std::unique_ptr<Scheduler>> Create(const config::SchedulerConfig& config,
+                                                             SchedulerDeps deps);
+  ~Scheduler() override;
+
+  // kube::ClusterEventHandler
+  void OnNodeAdd(api::NodePtr node) override;
+  void OnNodeUpdate(api::NodePtr old_node, api::NodePtr node) override;
+  void OnNodeDelete(api::NodePtr node) override;
+  void OnPodAdd(api::PodPtr pod) override;
+  void OnPodUpdate(api::PodPtr old_pod, api::PodPtr pod) override;
+  void OnPodDelete(api::PodPtr pod) override;
+
+  // framework::Handle
+  const common::Clock& clock() const override { return deps_.clock; }
+  common::Status BindPod(const api::Pod& pod, std::string_view node,
+                         const framework::Allocation& allocation) override;
+
+  // One scheduling cycle for the next ready pod (non-blocking). Returns false when no pod was
+  // ready. With an inline executor the binding cycle has finished when it returns.
+  bool ScheduleOne();
+  // Blocks, scheduling pods as they become ready, until Stop(). The caller also runs a ticker
+  // that calls scheduling_queue().Flush() and cache().CleanupExpiredAssumedPods() every second.
+  void Run();
+  void Stop();
+
+  // Runs the algorithm for `pod` with per-node verdicts and score breakdowns, reserving nothing.
+  common::StatusOr<framework::runtime::ScheduleResult> Explain(const api::Pod& pod);
+
+  void SetDecisionObserver(DecisionObserver observer) { observer_ = std::move(observer); }
+  bool Responsible(const api::Pod& pod) const;
+
+  cache::Cache& cache() { return cache_; }
+  queue::SchedulingQueue& scheduling_queue() { return *queue_; }
+  const framework::Snapshot& snapshot() const { return snapshot_; }
+  const SchedulerStats& stats() const { return stats_; }
+  framework::runtime::Framework* FrameworkFor(std::string_view scheduler_name);
+
+ private:
+  explicit Scheduler(SchedulerDeps deps);
+  void ScheduleQueued(framework::QueuedPodInfo qp);
+  void HandleFailure(framework::runtime::Framework& fw, const framework::QueuedPodInfo& qp,
+                     const framework::Status& status, const framework::runtime::Diagnosis* diag,
+                     int32_t evaluated, int32_t feasible);
+  void RunBindingCycle(framework::runtime::Framework* fw, framework::QueuedPodInfo qp,
+                       std::shared_ptr<framework::CycleState> state, std::string node);
+  void Report(Decision&& d);
+
+  SchedulerDeps deps_;
+  cache::Cache cache_;
+  std::unique_ptr<queue::SchedulingQueue> queue_;
+  std::vector<std::unique_ptr<framework::runtime::Framework>> frameworks_;
+  framework::Snapshot snapshot_;
+  DecisionObserver observer_;
+  SchedulerStats stats_;
+  std::atomic<bool> stopping_{false};
+};
+
+}  // namespace gpusched::scheduler

@@ -1,0 +1,182 @@
+// SPDX-License-Identifier: Apache-2.0
+// The scheduling loop end to end, in process: the real framework and in-tree plugins, a fake
+// ApiClient that confirms binds synchronously (as an informer would), an inline executor.
+#include "src/scheduler/scheduler.h"
+
+#include <gtest/gtest.h>
+
+#include <map>
+
+#include "src/plugins/in_tree_registry.h"
+#include "src/testing/builders.h"
+
+namespace gpusched::scheduler {
+namespace {
+
+using testing::MakeNode;
+using testing::MakePod;
+
+// Records writes; a successful bind is reflected back to the scheduler as a pod update.
+class FakeApi final : public kube::ApiClient {
+ public:
+  kube::ClusterEventHandler* handler = nullptr;
+  common::Status bind_result;
+  std::map<std::string, std::string> bound;  // pod key -> node
+  std::map<std::string, std::string> conditions;  // pod key -> message
+  std::vector<kube::EventRecord> events;
+
+  common::Status BindPod(const api::Pod& pod, std::string_view node,
+                         const std::vector<std::pair<std::string, std::string>>& annotations) override {
+    if (!bind_result.ok()) return bind_result;
+    auto updated = std::make_shared<api::Pod>(pod);
+    updated->node_name = std::string(node);
+    for (const auto& a : annotations) updated->meta.annotations.push_back(a);
+    bound[pod.Key()] = std::string(node);
+    handler->OnPodUpdate(std::make_shared<api::Pod>(pod), updated);
+    return common::Status::Ok();
+  }
+  common::Status SetPodUnschedulable(const api::Pod& pod, std::string_view,
+                                     std::string_view message) override {
+    conditions[pod.Key()] = std::string(message);
+    return common::Status::Ok();
+  }
+  common::Status CreateEvent(const kube::EventRecord& e) override {
+    events.push_back(e);
+    return common::Status::Ok();
+  }
+};
+
+class SchedulerTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    ASSERT_TRUE(plugins::RegisterInTreePlugins(registry_).ok());
+    auto cfg = config::DefaultSchedulerConfig();
+    cfg.percentage_of_nodes_to_score = 100;
+    auto s = Scheduler::Create(cfg, SchedulerDeps{clock_, random_, api_, executor_, registry_});
+    ASSERT_TRUE(s.ok()) << s.status().ToString();
+    sched_ = std::move(s).value();
+    api_.handler = sched_.get();
+  }
+  void Drain() {
+    while (sched_->ScheduleOne()) {
+    }
+  }
+  static testing::PodBuilder GpuPod(const std::string& name, int gpus) {
+    return std::move(MakePod("default", name).SchedulerName("gpu-scheduler").Cpu("1").Memory("1Gi").Gpus(gpus));
+  }
+  static testing::NodeBuilder GpuNode(const std::string& name, int gpus, const std::string& model) {
+    return std::move(MakeNode(name).Cpu("64").Memory("512Gi").Pods(110).Gpus(gpus).GpuModel(model).GpuMemoryMiB(40960));
+  }
+
+  common::FakeClock clock_;
+  common::Random random_{42};
+  FakeApi api_;
+  common::InlineExecutor executor_;
+  framework::Registry registry_;
+  std::unique_ptr<Scheduler> sched_;
+};
+
+TEST_F(SchedulerTest, BindsGpuPodsToNodesWithFreeDevicesAndRecordsTheChoice) {
+  sched_->OnNodeAdd(GpuNode("a100-1", 8, "A100-SXM4-40GB").Ptr());
+  sched_->OnNodeAdd(GpuNode("t4-1", 4, "Tesla-T4").Ptr());
+  sched_->OnPodAdd(GpuPod("train", 4).GpuModel("A100").Ptr());
+  sched_->OnPodAdd(GpuPod("serve", 1).GpuModel("T4").Ptr());
+  sched_->OnPodAdd(MakePod("default", "other").SchedulerName("default-scheduler").Ptr());
+  Drain();
+  EXPECT_EQ(api_.bound["default/train"], "a100-1");
+  EXPECT_EQ(api_.bound["default/serve"], "t4-1");
+  EXPECT_EQ(api_.bound.count("default/other"), 0u) << "pods of other schedulers are left alone";
+  EXPECT_EQ(sched_->stats().scheduled.load(), 2);
+  EXPECT_FALSE(sched_->cache().IsAssumed(MakePod("default", "train").Obj().meta.uid))
+      << "the bind was confirmed";
+  auto gpu = sched_->cache().GpuAssignmentOf(MakePod("default", "train").Obj().meta.uid);
+  ASSERT_TRUE(gpu);
+  EXPECT_EQ(gpu->devices.size(), 4u);
+  EXPECT_TRUE(sched_->cache().CheckInvariants().ok());
+  bool scheduled_event = false;
+  for (const auto& e : api_.events) {
+    if (e.reason == "Scheduled" && e.pod_name == "train") {
+      scheduled_event = true;
+      EXPECT_EQ(e.note, "Successfully assigned default/train to a100-1");
+    }
+  }
+  EXPECT_TRUE(scheduled_event);
+}
+
+TEST_F(SchedulerTest, CountsFreeDevicesNotTheNodeTotal) {
+  sched_->OnNodeAdd(GpuNode("n1", 8, "A100-SXM4-40GB").Ptr());
+  // Another scheduler placed a 3-GPU pod there.
+  sched_->OnPodAdd(MakePod("default", "theirs").Gpus(3).NodeName("n1").Ptr());
+  sched_->OnPodAdd(GpuPod("six", 6).Ptr());
+  sched_->OnPodAdd(GpuPod("five", 5).Ptr());
+  Drain();
+  EXPECT_EQ(api_.bound.count("default/six"), 0u);
+  EXPECT_EQ(api_.bound["default/five"], "n1");
+  EXPECT_EQ(api_.conditions["default/six"], "0/1 nodes are available: 1 Insufficient nvidia.com/gpu.");
+}
+
+TEST_F(SchedulerTest, FailureMessageCountsReasonsLikeKubeScheduler) {
+  sched_->OnNodeAdd(GpuNode("a1", 1, "A100-SXM4-40GB").Ptr());
+  sched_->OnNodeAdd(GpuNode("a2", 2, "A100-SXM4-40GB").Ptr());
+  sched_->OnNodeAdd(GpuNode("t1", 8, "Tesla-T4").Ptr());
+  sched_->OnPodAdd(GpuPod("big", 4).GpuModel("A100").Ptr());
+  Drain();
+  EXPECT_EQ(api_.conditions["default/big"],
+            "0/3 nodes are available: 1 GPU model mismatch, 2 Insufficient nvidia.com/gpu.");
+  ASSERT_FALSE(api_.events.empty());
+  EXPECT_EQ(api_.events.back().reason, "FailedScheduling");
+  EXPECT_EQ(api_.events.back().type, "Warning");
+  EXPECT_EQ(sched_->scheduling_queue().Counts().unschedulable, 1);
+}
+
+TEST_F(SchedulerTest, MalformedGpuAnnotationRejectsOnlyThatPod) {
+  sched_->OnNodeAdd(GpuNode("n1", 8, "A100-SXM4-40GB").Ptr());
+  sched_->OnPodAdd(GpuPod("bad", 1).Annotation("gpu.nvidia.com/memory", "lots").Ptr());
+  sched_->OnPodAdd(GpuPod("good", 1).Ptr());
+  Drain();
+  EXPECT_EQ(api_.bound["default/good"], "n1");
+  ASSERT_EQ(api_.bound.count("default/bad"), 0u);
+  EXPECT_NE(api_.conditions["default/bad"].find("gpu.nvidia.com/memory"), std::string::npos)
+      << api_.conditions["default/bad"];
+  EXPECT_NE(api_.conditions["default/bad"].find("lots"), std::string::npos);
+}
+
+TEST_F(SchedulerTest, UnschedulablePodIsBoundOnceAFittingNodeArrives) {
+  sched_->OnNodeAdd(GpuNode("small", 1, "A100-SXM4-40GB").Ptr());
+  sched_->OnPodAdd(GpuPod("eight", 8).Ptr());
+  Drain();
+  EXPECT_EQ(api_.bound.count("default/eight"), 0u);
+  sched_->OnNodeAdd(GpuNode("big", 8, "A100-SXM4-40GB").Ptr());
+  Drain();
+  EXPECT_EQ(api_.bound.count("default/eight"), 0u) << "still in its 1 s backoff";
+  clock_.Advance(std::chrono::seconds(2));
+  Drain();
+  EXPECT_EQ(api_.bound["default/eight"], "big");
+}
+
+TEST_F(SchedulerTest, FailedBindIsForgottenAndRetriedWithBackoff) {
+  sched_->OnNodeAdd(GpuNode("n1", 2, "A100-SXM4-40GB").Ptr());
+  api_.bind_result = common::UnavailableError("connection refused");
+  sched_->OnPodAdd(GpuPod("p", 2).Ptr());
+  Drain();
+  std::string uid = MakePod("default", "p").Obj().meta.uid;
+  EXPECT_FALSE(sched_->cache().Contains(uid)) << "a failed bind must release the GPUs";
+  EXPECT_EQ(sched_->stats().errors.load(), 1);
+  EXPECT_EQ(sched_->scheduling_queue().Counts().backoff, 1);
+  api_.bind_result = common::Status::Ok();
+  clock_.Advance(std::chrono::seconds(2));
+  Drain();
+  EXPECT_EQ(api_.bound["default/p"], "n1");
+}
+
+TEST_F(SchedulerTest, PodBoundBySomeoneElseLeavesTheQueue) {
+  sched_->OnPodAdd(GpuPod("p", 1).Ptr());
+  EXPECT_TRUE(sched_->scheduling_queue().Contains(MakePod("default", "p").Obj().meta.uid));
+  sched_->OnNodeAdd(GpuNode("n1", 1, "A100-SXM4-40GB").Ptr());
+  sched_->OnPodUpdate(GpuPod("p", 1).Ptr(), GpuPod("p", 1).NodeName("n1").Ptr());
+  EXPECT_FALSE(sched_->ScheduleOne());
+  EXPECT_TRUE(api_.bound.empty()) << "never bind twice";
+}
+
+}  // namespace
+}  // namespace gpusched::scheduler

@@ -1,0 +1,348 @@
+// SPDX-License-Identifier: Apache-2.0
+#include "src/sim/report.h"
+
+#include <algorithm>
+#include <boost/json.hpp>
+#include <cmath>
+#include <cstdio>
+#include <map>
+
+#include "src/api/resources.h"
+
+namespace gpusched::sim {
+namespace {
+
+namespace json = boost::json;
+
+std::string GroupOf(const api::Node& node) {
+  static const common::Atom node_group = common::Intern(kNodeGroupLabel);
+  common::Atom v;
+  if (node.meta.labels.Get(api::Names().instance_type, &v) && !v.empty()) {
+    return std::string(common::Str(v));
+  }
+  if (node.meta.labels.Get(node_group, &v) && !v.empty()) return std::string(common::Str(v));
+  return "(none)";
+}
+
+std::string Fixed(double v, int digits) {
+  char buf[64];
+  std::snprintf(buf, sizeof(buf), "%.*f", digits, v);
+  return buf;
+}
+
+std::string Percent(int64_t part, int64_t whole) {
+  if (whole <= 0) return "-";
+  return Fixed(100.0 * static_cast<double>(part) / static_cast<double>(whole), 1) + "%";
+}
+
+// Left-aligned first column, right-aligned others.
+std::string Table(const std::vector<std::vector<std::string>>& rows) {
+  std::vector<size_t> width;
+  for (const auto& r : rows) {
+    if (width.size() < r.size()) width.resize(r.size(), 0);
+    for (size_t i = 0; i < r.size(); ++i) width[i] = std::max(width[i], r[i].size());
+  }
+  std::string out;
+  for (const auto& r : rows) {
+    out += "  ";
+    for (size_t i = 0; i < r.size(); ++i) {
+      std::string pad(width[i] - r[i].size(), ' ');
+      if (i == 0) {
+        out += r[i] + pad;
+      } else {
+        out += "  " + pad + r[i];
+      }
+    }
+    while (!out.empty() && out.back() == ' ') out.pop_back();
+    out += '\n';
+  }
+  return out;
+}
+
+std::string Gpus(int64_t milli) {
+  // Whole GPUs print without decimals; fractions with up to three.
+  if (milli % api::kMilliPerGpu == 0) return std::to_string(milli / api::kMilliPerGpu);
+  return Fixed(static_cast<double>(milli) / api::kMilliPerGpu, 3);
+}
+
+}  // namespace
+
+Report BuildReport(const Simulator& sim, std::string_view source,
+                   const std::vector<std::string>& warnings) {
+  Report r;
+  r.source = std::string(source);
+  if (!sim.config().profiles.empty()) r.profile = sim.config().profiles.front().scheduler_name;
+  r.stats = sim.Stats();
+  if (r.stats.wall_seconds > 0) {
+    r.decisions_per_second = static_cast<double>(r.stats.decisions) / r.stats.wall_seconds;
+  }
+  r.counters = sim.cluster().Counters();
+  r.warnings = warnings;
+
+  std::map<std::string, GroupRow> groups;
+  std::map<std::string, ModelRow> models;
+  for (const auto& [node, usage] : sim.cluster().NodesWithUsage()) {
+    ++r.nodes;
+    GroupRow& g = groups[GroupOf(*node)];
+    ++g.nodes;
+    g.pods += usage.pods;
+    g.gpus_total += node->gpu.count;
+    g.milli_cpu_allocatable += node->allocatable.milli_cpu;
+    g.milli_cpu_requested += usage.milli_cpu;
+    int64_t node_milli = 0;
+    int32_t used_devices = 0;
+    for (int32_t d = 0; d < node->gpu.count && d < api::kMaxGpusPerNode; ++d) {
+      int32_t m = usage.gpu_milli[static_cast<size_t>(d)];
+      node_milli += m;
+      if (m > 0) ++used_devices;
+    }
+    g.gpu_milli_allocated += node_milli;
+    if (node->gpu.count > 0) {
+      std::string model = node->gpu.model.empty() ? std::string("(unknown)")
+                                                  : std::string(common::Str(node->gpu.model));
+      ModelRow& m = models[model];
+      ++m.nodes;
+      m.gpus_total += node->gpu.count;
+      m.gpus_allocated += used_devices;
+      m.milli_total += static_cast<int64_t>(node->gpu.count) * api::kMilliPerGpu;
+      m.milli_allocated += node_milli;
+    }
+  }
+  for (auto& [name, g] : groups) {
+    g.group = name;
+    r.groups.push_back(g);
+  }
+  for (auto& [name, m] : models) {
+    m.model = name;
+    r.models.push_back(m);
+  }
+
+  std::map<std::string, ReasonRow> reasons;
+  constexpr size_t kExamples = 3;
+  for (const auto& o : sim.outcomes()) {
+    if (o.state == PodState::kScheduled || o.state == PodState::kPreBound) continue;
+    r.unscheduled.push_back(
+        UnscheduledRow{o.pod->Key(), std::string(PodStateName(o.state)), o.message});
+    for (const auto& reason : o.reasons) {
+      ReasonRow& row = reasons[reason];
+      ++row.pods;
+      if (row.examples.size() < kExamples) row.examples.push_back(o.pod->Key());
+    }
+  }
+  for (auto& [reason, row] : reasons) {
+    row.reason = reason;
+    r.reasons.push_back(std::move(row));
+  }
+  std::stable_sort(r.reasons.begin(), r.reasons.end(),
+                   [](const ReasonRow& a, const ReasonRow& b) { return a.pods > b.pods; });
+  return r;
+}
+
+std::string FormatReportText(const Report& r, size_t max_unscheduled_listed) {
+  std::string out;
+  out += "Simulation of " + r.source + " (profile " + r.profile + ")\n";
+  out += "  nodes " + std::to_string(r.nodes) + ", pods " + std::to_string(r.stats.pods) +
+         ": scheduled " + std::to_string(r.stats.scheduled) + ", unschedulable " +
+         std::to_string(r.stats.unschedulable) + ", errors " + std::to_string(r.stats.errors);
+  if (r.stats.pending > 0) out += ", pending " + std::to_string(r.stats.pending);
+  if (r.stats.pre_bound > 0) out += ", pre-bound " + std::to_string(r.stats.pre_bound);
+  out += "\n  decisions " + std::to_string(r.stats.decisions);
+  if (r.decisions_per_second > 0) {
+    out += " in " + Fixed(r.stats.wall_seconds, 3) + " s (" + Fixed(r.decisions_per_second, 0) +
+           " decisions/s)";
+  }
+  out += "\n";
+
+  out += "\nPlacements per node group:\n";
+  std::vector<std::vector<std::string>> rows = {
+      {"GROUP", "NODES", "PODS", "GPUS", "GPUS ALLOC", "CPU REQ"}};
+  for (const auto& g : r.groups) {
+    rows.push_back({g.group, std::to_string(g.nodes), std::to_string(g.pods),
+                    std::to_string(g.gpus_total), Gpus(g.gpu_milli_allocated),
+                    Percent(g.milli_cpu_requested, g.milli_cpu_allocatable)});
+  }
+  out += Table(rows);
+
+  out += "\nGPU allocation per model:\n";
+  rows = {{"MODEL", "NODES", "GPUS USED/TOTAL", "MILLI ALLOC/TOTAL", "ALLOC"}};
+  int64_t milli = 0;
+  int64_t milli_total = 0;
+  int32_t used = 0;
+  int32_t total = 0;
+  for (const auto& m : r.models) {
+    rows.push_back({m.model, std::to_string(m.nodes),
+                    std::to_string(m.gpus_allocated) + "/" + std::to_string(m.gpus_total),
+                    std::to_string(m.milli_allocated) + "/" + std::to_string(m.milli_total),
+                    Percent(m.milli_allocated, m.milli_total)});
+    milli += m.milli_allocated;
+    milli_total += m.milli_total;
+    used += m.gpus_allocated;
+    total += m.gpus_total;
+  }
+  rows.push_back({"total", "", std::to_string(used) + "/" + std::to_string(total),
+                  std::to_string(milli) + "/" + std::to_string(milli_total),
+                  Percent(milli, milli_total)});
+  out += Table(rows);
+
+  out += "\nUnscheduled pods by reason:";
+  if (r.reasons.empty()) {
+    out += " none\n";
+  } else {
+    out += "\n";
+    rows = {{"PODS", "REASON", "EXAMPLES"}};
+    for (const auto& row : r.reasons) {
+      std::string ex;
+      for (const auto& e : row.examples) ex += (ex.empty() ? "" : ", ") + e;
+      rows.push_back({std::to_string(row.pods), row.reason, ex});
+    }
+    // Reason text varies in length; a plain list reads better than a table.
+    for (size_t i = 1; i < rows.size(); ++i) {
+      out += "  " + rows[i][0] + "  " + rows[i][1] + "  (" + rows[i][2] + ")\n";
+    }
+  }
+  if (!r.unscheduled.empty()) {
+    out += "\nUnscheduled pods:\n";
+    for (size_t i = 0; i < r.unscheduled.size() && i < max_unscheduled_listed; ++i) {
+      const auto& u = r.unscheduled[i];
+      out += "  " + u.pod + " [" + u.state + "]: " + u.message + "\n";
+    }
+    if (r.unscheduled.size() > max_unscheduled_listed) {
+      out += "  ... and " + std::to_string(r.unscheduled.size() - max_unscheduled_listed) +
+             " more\n";
+    }
+  }
+  out += "\nAPI writes: " + std::to_string(r.counters.binds) + " binds";
+  for (const auto& [reason, n] : r.counters.events_by_reason) {
+    out += ", " + std::to_string(n) + " " + reason + " events";
+  }
+  for (const auto& [reason, n] : r.counters.conditions_by_reason) {
+    out += ", " + std::to_string(n) + " PodScheduled=False/" + reason;
+  }
+  out += "\n";
+  for (const auto& w : r.warnings) out += "warning: " + w + "\n";
+  return out;
+}
+
+json::value ReportToJson(const Report& r) {
+  json::object o;
+  o["source"] = r.source;
+  o["profile"] = r.profile;
+  o["nodes"] = r.nodes;
+  json::object pods;
+  pods["total"] = r.stats.pods;
+  pods["scheduled"] = r.stats.scheduled;
+  pods["unschedulable"] = r.stats.unschedulable;
+  pods["errors"] = r.stats.errors;
+  pods["pending"] = r.stats.pending;
+  pods["preBound"] = r.stats.pre_bound;
+  o["pods"] = std::move(pods);
+  o["decisions"] = r.stats.decisions;
+  o["wallSeconds"] = std::round(r.stats.wall_seconds * 1e6) / 1e6;
+  o["decisionsPerSecond"] = std::round(r.decisions_per_second * 10) / 10;
+  json::array groups;
+  for (const auto& g : r.groups) {
+    groups.push_back(json::object{{"group", g.group},
+                                  {"nodes", g.nodes},
+                                  {"pods", g.pods},
+                                  {"gpus", g.gpus_total},
+                                  {"gpuMilliAllocated", g.gpu_milli_allocated},
+                                  {"milliCpuAllocatable", g.milli_cpu_allocatable},
+                                  {"milliCpuRequested", g.milli_cpu_requested}});
+  }
+  o["nodeGroups"] = std::move(groups);
+  json::array models;
+  for (const auto& m : r.models) {
+    models.push_back(json::object{{"model", m.model},
+                                  {"nodes", m.nodes},
+                                  {"gpusTotal", m.gpus_total},
+                                  {"gpusAllocated", m.gpus_allocated},
+                                  {"milliTotal", m.milli_total},
+                                  {"milliAllocated", m.milli_allocated}});
+  }
+  o["gpuModels"] = std::move(models);
+  json::array reasons;
+  for (const auto& row : r.reasons) {
+    json::array ex;
+    for (const auto& e : row.examples) ex.push_back(json::value(e));
+    reasons.push_back(json::object{{"reason", row.reason}, {"pods", row.pods}, {"examples", ex}});
+  }
+  o["unschedulableByReason"] = std::move(reasons);
+  json::array uns;
+  for (const auto& u : r.unscheduled) {
+    uns.push_back(json::object{{"pod", u.pod}, {"state", u.state}, {"message", u.message}});
+  }
+  o["unscheduledPods"] = std::move(uns);
+  json::object api;
+  api["binds"] = r.counters.binds;
+  api["bindErrors"] = r.counters.bind_errors;
+  json::object events;
+  for (const auto& [k, v] : r.counters.events_by_reason) events[k] = v;
+  api["eventsByReason"] = std::move(events);
+  json::object conds;
+  for (const auto& [k, v] : r.counters.conditions_by_reason) conds[k] = v;
+  api["podScheduledFalseByReason"] = std::move(conds);
+  o["api"] = std::move(api);
+  json::array warns;
+  for (const auto& w : r.warnings) warns.push_back(json::value(w));
+  o["warnings"] = std::move(warns);
+  return o;
+}
+
+namespace {
+
+void Pretty(std::string& out, const json::value& v, int indent) {
+  auto pad = [&](int n) { out.append(static_cast<size_t>(n) * 2, ' '); };
+  switch (v.kind()) {
+    case json::kind::object: {
+      const auto& obj = v.get_object();
+      if (obj.empty()) {
+        out += "{}";
+        return;
+      }
+      out += "{\n";
+      bool first = true;
+      for (const auto& kv : obj) {
+        if (!first) out += ",\n";
+        first = false;
+        pad(indent + 1);
+        out += json::serialize(json::value(kv.key()));
+        out += ": ";
+        Pretty(out, kv.value(), indent + 1);
+      }
+      out += "\n";
+      pad(indent);
+      out += "}";
+      return;
+    }
+    case json::kind::array: {
+      const auto& arr = v.get_array();
+      if (arr.empty()) {
+        out += "[]";
+        return;
+      }
+      out += "[\n";
+      for (size_t i = 0; i < arr.size(); ++i) {
+        if (i > 0) out += ",\n";
+        pad(indent + 1);
+        Pretty(out, arr[i], indent + 1);
+      }
+      out += "\n";
+      pad(indent);
+      out += "]";
+      return;
+    }
+    default:
+      out += json::serialize(v);
+  }
+}
+
+}  // namespace
+
+std::string FormatJson(const json::value& value) {
+  std::string out;
+  Pretty(out, value, 0);
+  out += "\n";
+  return out;
+}
+
+}  // namespace gpusched::sim

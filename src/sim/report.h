@@ -1,0 +1,87 @@
+// SPDX-License-Identifier: Apache-2.0
+// Report: the outcome of a simulation, summarised for people (text) and tools (JSON).
+//
+//   - pods submitted / scheduled / unschedulable / errors / pending / pre-bound, decisions and
+//     decisions per second (wall time from the caller's clock);
+//   - placements per node group: label node.kubernetes.io/instance-type, else
+//     gpusched.io/node-group, else "(none)";
+//   - GPU allocation per GPU model: allocated / total GPUs (a GPU counts as allocated when any
+//     milli of it is used) and allocated / total milli-GPU, from SimCluster's ledger;
+//   - unschedulable pods grouped by reason (the FitError reasons of their last attempt, e.g.
+//     "Insufficient nvidia.com/gpu", "GPU model mismatch", or the malformed-annotation text); a pod
+//     whose attempt cited several reasons counts under each;
+//   - the API writes SimCluster saw (binds, events and PodScheduled conditions by reason).
+//
+// BuildReport reads a finished Simulator; the Format functions are pure.
+#pragma once
+
+#include <boost/json/value.hpp>
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "src/sim/sim_cluster.h"
+#include "src/sim/simulator.h"
+
+namespace gpusched::sim {
+
+inline constexpr std::string_view kNodeGroupLabel = "gpusched.io/node-group";
+
+struct GroupRow {
+  std::string group;
+  int32_t nodes = 0;
+  int64_t pods = 0;            // pods bound to the group's nodes (scheduled or pre-bound)
+  int32_t gpus_total = 0;
+  int64_t gpu_milli_allocated = 0;
+  int64_t milli_cpu_allocatable = 0;
+  int64_t milli_cpu_requested = 0;
+};
+
+struct ModelRow {
+  std::string model;  // normalised model, "(unknown)" when a GPU node has none
+  int32_t nodes = 0;
+  int32_t gpus_total = 0;
+  int32_t gpus_allocated = 0;  // devices with any milli used
+  int64_t milli_total = 0;
+  int64_t milli_allocated = 0;
+};
+
+struct ReasonRow {
+  std::string reason;
+  int64_t pods = 0;
+  std::vector<std::string> examples;  // the first few pod keys, in arrival order
+};
+
+struct UnscheduledRow {
+  std::string pod;    // namespace/name
+  std::string state;  // Unschedulable, Error, Pending
+  std::string message;
+};
+
+struct Report {
+  std::string source;  // what was simulated, e.g. "built-in example"
+  std::string profile; // the scheduler name of the first profile
+  int32_t nodes = 0;
+  SimStats stats;
+  double decisions_per_second = 0;  // 0 when no wall time was measured
+  std::vector<GroupRow> groups;     // sorted by name
+  std::vector<ModelRow> models;     // sorted by name
+  std::vector<ReasonRow> reasons;   // most pods first, then by name
+  std::vector<UnscheduledRow> unscheduled;  // arrival order
+  ClusterCounters counters;
+  std::vector<std::string> warnings;
+};
+
+// Summarises a finished simulation. `warnings` (e.g. skipped manifest objects) are copied in.
+Report BuildReport(const Simulator& sim, std::string_view source,
+                   const std::vector<std::string>& warnings = {});
+
+// A readable multi-line report. At most `max_unscheduled_listed` unscheduled pods are listed one
+// by one (all of them are counted).
+std::string FormatReportText(const Report& report, size_t max_unscheduled_listed = 25);
+boost::json::value ReportToJson(const Report& report);
+// Pretty-printed JSON with a trailing newline.
+std::string FormatJson(const boost::json::value& value);
+
+}  // namespace gpusched::sim

@@ -1,0 +1,251 @@
+// SPDX-License-Identifier: Apache-2.0
+#include "src/sim/sim_cluster.h"
+
+#include <algorithm>
+#include <memory>
+
+#include "src/common/strings.h"
+
+namespace gpusched::sim {
+
+void SimCluster::SetHandler(kube::ClusterEventHandler* handler) {
+  common::MutexLock lock(mu_);
+  handler_ = handler;
+}
+
+common::Status SimCluster::AddNode(api::NodePtr node) {
+  kube::ClusterEventHandler* handler = nullptr;
+  {
+    common::MutexLock lock(mu_);
+    const std::string& name = node->meta.name;
+    if (name.empty()) return common::InvalidArgumentError("node has no name");
+    if (node_index_.contains(name)) {
+      return common::AlreadyExistsError("node " + common::Quote(name) + " already exists");
+    }
+    node_index_.emplace(name, nodes_.size());
+    nodes_.push_back(NodeEntry{node, NodeUsage{}});
+    // Pods created earlier that name this node are counted now.
+    for (const auto& [uid, pod] : pods_) {
+      if (pod->node_name == name) ChargeLocked(*pod, +1);
+    }
+    handler = handler_;
+  }
+  if (handler != nullptr) handler->OnNodeAdd(std::move(node));
+  return common::Status::Ok();
+}
+
+common::Status SimCluster::CreatePod(api::PodPtr pod) {
+  kube::ClusterEventHandler* handler = nullptr;
+  {
+    common::MutexLock lock(mu_);
+    const std::string& uid = pod->meta.uid;
+    if (uid.empty()) return common::InvalidArgumentError("pod " + pod->Key() + " has no uid");
+    if (pods_.contains(uid)) {
+      return common::AlreadyExistsError("pod uid " + common::Quote(uid) + " already exists");
+    }
+    std::string key = pod->Key();
+    if (uid_by_key_.contains(key)) {
+      return common::AlreadyExistsError("pod " + key + " already exists");
+    }
+    uid_by_key_.emplace(std::move(key), uid);
+    pods_.emplace(uid, pod);
+    if (!pod->node_name.empty()) ChargeLocked(*pod, +1);
+    handler = handler_;
+  }
+  if (handler != nullptr) handler->OnPodAdd(std::move(pod));
+  return common::Status::Ok();
+}
+
+common::Status SimCluster::DeletePod(std::string_view uid) {
+  kube::ClusterEventHandler* handler = nullptr;
+  api::PodPtr pod;
+  {
+    common::MutexLock lock(mu_);
+    auto it = pods_.find(std::string(uid));
+    if (it == pods_.end()) {
+      return common::NotFoundError("pod uid " + common::Quote(uid) + " not found");
+    }
+    pod = it->second;
+    pods_.erase(it);
+    uid_by_key_.erase(pod->Key());
+    if (!pod->node_name.empty()) ChargeLocked(*pod, -1);
+    handler = handler_;
+  }
+  if (handler != nullptr) handler->OnPodDelete(std::move(pod));
+  return common::Status::Ok();
+}
+
+common::Status SimCluster::BindPod(
+    const api::Pod& pod, std::string_view node,
+    const std::vector<std::pair<std::string, std::string>>& annotations) {
+  kube::ClusterEventHandler* handler = nullptr;
+  api::PodPtr old_pod;
+  api::PodPtr bound;
+  {
+    common::MutexLock lock(mu_);
+    auto it = pods_.find(pod.meta.uid);
+    if (it == pods_.end()) {
+      ++counters_.bind_errors;
+      return common::NotFoundError("pods \"" + pod.meta.name + "\" not found");
+    }
+    auto node_it = node_index_.find(std::string(node));
+    if (node_it == node_index_.end()) {
+      ++counters_.bind_errors;
+      return common::NotFoundError("nodes \"" + std::string(node) + "\" not found");
+    }
+    old_pod = it->second;
+    if (!old_pod->node_name.empty()) {
+      ++counters_.bind_errors;
+      return common::AbortedError("pod " + old_pod->Key() + " is already assigned to node \"" +
+                                  old_pod->node_name + "\"");
+    }
+    auto updated = std::make_shared<api::Pod>(*old_pod);
+    updated->node_name = std::string(node);
+    auto& annos = updated->meta.annotations;
+    for (const auto& [key, value] : annotations) {
+      auto pos = std::lower_bound(annos.begin(), annos.end(), key,
+                                  [](const auto& e, const std::string& k) { return e.first < k; });
+      if (pos != annos.end() && pos->first == key) {
+        pos->second = value;
+      } else {
+        annos.emplace(pos, key, value);
+      }
+    }
+    bound = updated;
+    it->second = bound;
+    ++counters_.binds;
+
+    // Charge and check the ledger of the node.
+    ChargeLocked(*bound, +1);
+    const NodeEntry& entry = nodes_[node_it->second];
+    const api::Node& n = *entry.node;
+    const NodeUsage& u = entry.usage;
+    const std::string where = "bind of " + bound->Key() + " to " + n.meta.name + ": ";
+    if (const std::string* devs = bound->meta.Annotation(api::kPodGpuDevicesAnnotation)) {
+      auto a = api::ParseGpuAssignment(*devs);
+      if (!a.ok()) {
+        ViolationLocked(where + a.status().ToString());
+      } else {
+        for (int8_t d : a->devices) {
+          if (d < 0 || d >= n.gpu.count) {
+            ViolationLocked(where + "device " + std::to_string(d) + " does not exist (node has " +
+                            std::to_string(n.gpu.count) + " GPUs)");
+          } else if (u.gpu_milli[static_cast<size_t>(d)] > api::kMilliPerGpu) {
+            ViolationLocked(where + "device " + std::to_string(d) + " over-committed: " +
+                            std::to_string(u.gpu_milli[static_cast<size_t>(d)]) + " milli");
+          }
+        }
+      }
+    }
+    if (n.allocatable.milli_cpu > 0 && u.milli_cpu > n.allocatable.milli_cpu) {
+      ViolationLocked(where + "cpu over-committed: " + std::to_string(u.milli_cpu) + "m > " +
+                      std::to_string(n.allocatable.milli_cpu) + "m");
+    }
+    if (n.allocatable.memory > 0 && u.memory > n.allocatable.memory) {
+      ViolationLocked(where + "memory over-committed: " + std::to_string(u.memory) + " > " +
+                      std::to_string(n.allocatable.memory) + " bytes");
+    }
+    if (n.allocatable.pods > 0 && u.pods > n.allocatable.pods) {
+      ViolationLocked(where + "too many pods: " + std::to_string(u.pods) + " > " +
+                      std::to_string(n.allocatable.pods));
+    }
+    handler = handler_;
+  }
+  if (handler != nullptr) handler->OnPodUpdate(std::move(old_pod), std::move(bound));
+  return common::Status::Ok();
+}
+
+common::Status SimCluster::SetPodUnschedulable(const api::Pod& pod, std::string_view reason,
+                                               std::string_view /*message*/) {
+  common::MutexLock lock(mu_);
+  if (!pods_.contains(pod.meta.uid)) {
+    return common::NotFoundError("pods \"" + pod.meta.name + "\" not found");
+  }
+  ++counters_.conditions_by_reason[std::string(reason)];
+  return common::Status::Ok();
+}
+
+common::Status SimCluster::CreateEvent(const kube::EventRecord& event) {
+  common::MutexLock lock(mu_);
+  ++counters_.events_by_reason[event.reason];
+  return common::Status::Ok();
+}
+
+api::PodPtr SimCluster::GetPod(std::string_view uid) const {
+  common::MutexLock lock(mu_);
+  auto it = pods_.find(std::string(uid));
+  return it == pods_.end() ? nullptr : it->second;
+}
+
+api::NodePtr SimCluster::GetNode(std::string_view name) const {
+  common::MutexLock lock(mu_);
+  auto it = node_index_.find(std::string(name));
+  return it == node_index_.end() ? nullptr : nodes_[it->second].node;
+}
+
+std::vector<api::NodePtr> SimCluster::Nodes() const {
+  common::MutexLock lock(mu_);
+  std::vector<api::NodePtr> out;
+  out.reserve(nodes_.size());
+  for (const auto& e : nodes_) out.push_back(e.node);
+  return out;
+}
+
+NodeUsage SimCluster::UsageOf(std::string_view node) const {
+  common::MutexLock lock(mu_);
+  auto it = node_index_.find(std::string(node));
+  return it == node_index_.end() ? NodeUsage{} : nodes_[it->second].usage;
+}
+
+std::vector<std::pair<api::NodePtr, NodeUsage>> SimCluster::NodesWithUsage() const {
+  common::MutexLock lock(mu_);
+  std::vector<std::pair<api::NodePtr, NodeUsage>> out;
+  out.reserve(nodes_.size());
+  for (const auto& e : nodes_) out.emplace_back(e.node, e.usage);
+  return out;
+}
+
+int64_t SimCluster::PodCount() const {
+  common::MutexLock lock(mu_);
+  return static_cast<int64_t>(pods_.size());
+}
+
+ClusterCounters SimCluster::Counters() const {
+  common::MutexLock lock(mu_);
+  return counters_;
+}
+
+common::Status SimCluster::LedgerStatus() const {
+  common::MutexLock lock(mu_);
+  if (violation_.empty()) return common::Status::Ok();
+  return common::InternalError("ledger violation: " + violation_);
+}
+
+void SimCluster::ChargeLocked(const api::Pod& pod, int sign) {
+  auto it = node_index_.find(pod.node_name);
+  if (it == node_index_.end()) return;  // a node not (yet) known: counted when it is added
+  NodeUsage& u = nodes_[it->second].usage;
+  u.milli_cpu += sign * pod.requests.milli_cpu;
+  u.memory += sign * pod.requests.memory;
+  u.pods += sign;
+  if (pod.gpu.empty()) return;
+  const std::string* devs = pod.meta.Annotation(api::kPodGpuDevicesAnnotation);
+  auto a = devs != nullptr ? api::ParseGpuAssignment(*devs)
+                           : common::StatusOr<api::GpuAssignment>(
+                                 common::NotFoundError("no device annotation"));
+  if (!a.ok()) {
+    u.gpu_pods_without_devices += sign;
+    return;
+  }
+  for (int8_t d : a->devices) {
+    if (d >= 0 && d < api::kMaxGpusPerNode) {
+      u.gpu_milli[static_cast<size_t>(d)] += sign * a->milli;
+    }
+  }
+}
+
+void SimCluster::ViolationLocked(std::string what) {
+  if (violation_.empty()) violation_ = std::move(what);
+}
+
+}  // namespace gpusched::sim

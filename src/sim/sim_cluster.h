@@ -1,0 +1,121 @@
+// SPDX-License-Identifier: Apache-2.0
+// SimCluster: the simulator's in-memory cluster. It plays the API server for the Scheduler: it
+// implements kube::ApiClient (bind, PodScheduled condition, events) and delivers the cluster
+// changes it makes to one kube::ClusterEventHandler (the Scheduler), synchronously and in order.
+//
+//   AddNode    -> OnNodeAdd
+//   CreatePod  -> OnPodAdd
+//   DeletePod  -> OnPodDelete
+//   BindPod    -> a new PodPtr with spec.nodeName set and the annotations applied -> OnPodUpdate
+//                 (before BindPod returns, so with an InlineExecutor the bind is confirmed in the
+//                 scheduler's cache before ScheduleOne returns)
+//   SetPodUnschedulable, CreateEvent -> counted only; no event is delivered (kube-scheduler ignores
+//                 status-only updates of its own pods, and the Scheduler here would requeue).
+//
+// Ledger: independently of the scheduler's cache, SimCluster keeps per node the summed requests
+// of its bound pods and, per GPU device, the milli-GPU written in the pods' gpusched.io/gpu-devices
+// annotations. A bind that over-commits a device (> 1000 milli), names a device the node does not
+// have, or exceeds the node's allocatable cpu, memory or pods is recorded as a violation
+// (LedgerStatus()); the bind itself still succeeds, as an API server would let it.
+//
+// Ownership: SimCluster owns its node and pod objects (shared, immutable PodPtr/NodePtr); the
+// handler is borrowed. Thread safety: every method is thread-safe; the handler is called without
+// SimCluster's lock held, from the thread that made the change.
+#pragma once
+
+#include <array>
+#include <cstdint>
+#include <map>
+#include <string>
+#include <string_view>
+#include <unordered_map>
+#include <utility>
+#include <vector>
+
+#include "src/api/gpu.h"
+#include "src/api/types.h"
+#include "src/common/mutex.h"
+#include "src/common/status.h"
+#include "src/kube/api_client.h"
+
+namespace gpusched::sim {
+
+// What the bound pods of one node use, from the API's point of view.
+struct NodeUsage {
+  int64_t milli_cpu = 0;
+  int64_t memory = 0;  // bytes
+  int32_t pods = 0;
+  // Milli-GPU per device from the pods' gpusched.io/gpu-devices annotations.
+  std::array<int32_t, api::kMaxGpusPerNode> gpu_milli{};
+  // Bound pods that asked for GPUs but carry no device annotation (placed without a GPU plugin).
+  int32_t gpu_pods_without_devices = 0;
+};
+
+// Counters for the report.
+struct ClusterCounters {
+  int64_t binds = 0;
+  int64_t bind_errors = 0;
+  std::map<std::string, int64_t> events_by_reason;      // "Scheduled", "FailedScheduling"
+  std::map<std::string, int64_t> conditions_by_reason;  // PodScheduled=False reasons
+};
+
+class SimCluster final : public kube::ApiClient {
+ public:
+  SimCluster() = default;
+  SimCluster(const SimCluster&) = delete;
+  SimCluster& operator=(const SimCluster&) = delete;
+
+  // The receiver of cluster changes. REQUIRES: set before the first AddNode/CreatePod; `handler`
+  // outlives this object or is reset to nullptr first.
+  void SetHandler(kube::ClusterEventHandler* handler);
+
+  // Adds a node. AlreadyExists when a node of that name exists.
+  common::Status AddNode(api::NodePtr node);
+  // Adds a pod. REQUIRES: a non-empty meta.uid. AlreadyExists when the uid or namespace/name is
+  // taken. A pod that already names a node is counted in that node's ledger.
+  common::Status CreatePod(api::PodPtr pod);
+  // Deletes a pod by uid. NotFound when absent.
+  common::Status DeletePod(std::string_view uid);
+
+  // kube::ApiClient
+  common::Status BindPod(
+      const api::Pod& pod, std::string_view node,
+      const std::vector<std::pair<std::string, std::string>>& annotations) override;
+  common::Status SetPodUnschedulable(const api::Pod& pod, std::string_view reason,
+                                     std::string_view message) override;
+  common::Status CreateEvent(const kube::EventRecord& event) override;
+
+  // The current object, or nullptr.
+  api::PodPtr GetPod(std::string_view uid) const;
+  api::NodePtr GetNode(std::string_view name) const;
+  // Nodes in the order they were added.
+  std::vector<api::NodePtr> Nodes() const;
+  // Usage of the named node (zero when unknown).
+  NodeUsage UsageOf(std::string_view node) const;
+  // Nodes with their usage, in the order they were added.
+  std::vector<std::pair<api::NodePtr, NodeUsage>> NodesWithUsage() const;
+  int64_t PodCount() const;
+  ClusterCounters Counters() const;
+  // OK, or the first ledger violation seen (see the file comment).
+  common::Status LedgerStatus() const;
+
+ private:
+  struct NodeEntry {
+    api::NodePtr node;
+    NodeUsage usage;
+  };
+  // Adds (sign=+1) or removes (sign=-1) a bound pod's usage on its node.
+  void ChargeLocked(const api::Pod& pod, int sign) GPUSCHED_REQUIRES(mu_);
+  void ViolationLocked(std::string what) GPUSCHED_REQUIRES(mu_);
+
+  mutable common::Mutex mu_;
+  kube::ClusterEventHandler* handler_ = nullptr;
+  std::vector<NodeEntry> nodes_ GPUSCHED_GUARDED_BY(mu_);
+  std::unordered_map<std::string, size_t> node_index_ GPUSCHED_GUARDED_BY(mu_);
+  std::unordered_map<std::string, api::PodPtr> pods_ GPUSCHED_GUARDED_BY(mu_);  // by uid
+  std::unordered_map<std::string, std::string> uid_by_key_ GPUSCHED_GUARDED_BY(mu_);
+  ClusterCounters counters_ GPUSCHED_GUARDED_BY(mu_);
+  std::string violation_ GPUSCHED_GUARDED_BY(mu_);
+};
+
+}  // namespace gpusched::sim

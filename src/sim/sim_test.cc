@@ -1,0 +1,474 @@
+// SPDX-License-Identifier: Apache-2.0
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <boost/json.hpp>
+#include <map>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "src/api/gpu.h"
+#include "src/common/clock.h"
+#include "src/plugins/in_tree_registry.h"
+#include "src/sim/builtin_example.h"
+#include "src/sim/report.h"
+#include "src/sim/sim_cluster.h"
+#include "src/sim/simulator.h"
+#include "src/sim/workload.h"
+
+namespace gpusched::sim {
+namespace {
+
+const framework::Registry& TestRegistry() {
+  static const framework::Registry* registry = [] {
+    auto* r = new framework::Registry();
+    common::Status s = plugins::RegisterInTreePlugins(*r);
+    EXPECT_TRUE(s.ok()) << s.ToString();
+    return r;
+  }();
+  return *registry;
+}
+
+// Runs `workload` with the simulator's default config and invariant checks on.
+std::unique_ptr<Simulator> RunWorkload(const Workload& workload, uint64_t seed = 42,
+                                       bool retry = true) {
+  static const common::FakeClock wall;
+  SimOptions opts;
+  opts.seed = seed;
+  opts.retry = retry;
+  opts.check_invariants = true;
+  auto sim = Simulator::Create(SimulationDefaultConfig(), {TestRegistry(), wall}, opts);
+  EXPECT_TRUE(sim.ok()) << sim.status().ToString();
+  if (!sim.ok()) return nullptr;
+  common::Status s = (*sim)->Run(workload);
+  EXPECT_TRUE(s.ok()) << s.ToString();
+  return std::move(*sim);
+}
+
+std::map<std::string, std::string> Placements(const Simulator& sim) {
+  std::map<std::string, std::string> out;
+  for (const auto& o : sim.outcomes()) out[o.pod->Key()] = o.node;
+  return out;
+}
+
+const PodOutcome* Find(const Simulator& sim, std::string_view key) {
+  for (const auto& o : sim.outcomes()) {
+    if (o.pod->Key() == key) return &o;
+  }
+  return nullptr;
+}
+
+// --- the built-in example --------------------------------------------------------------------
+
+TEST(BuiltinExampleTest, HasTheDocumentedShape) {
+  auto w = BuiltinExample();
+  ASSERT_TRUE(w.ok()) << w.status().ToString();
+  EXPECT_EQ(w->nodes.size(), 48u);
+  EXPECT_EQ(w->pods.size(), 269u);
+  int gpus = 0;
+  for (const auto& n : w->nodes) {
+    EXPECT_TRUE(n->gpu_error.empty()) << n->meta.name << ": " << n->gpu_error;
+    gpus += n->gpu.count;
+  }
+  EXPECT_EQ(gpus, 48 + 24 + 6 + 24 + 9 + 24);
+  int malformed = 0;
+  for (const auto& p : w->pods) malformed += p->gpu_error.empty() ? 0 : 1;
+  EXPECT_EQ(malformed, 1);
+}
+
+TEST(BuiltinExampleTest, OutcomeIsExactAndDeterministic) {
+  auto w = BuiltinExample();
+  ASSERT_TRUE(w.ok()) << w.status().ToString();
+  auto sim = RunWorkload(*w);
+  ASSERT_NE(sim, nullptr);
+  SimStats st = sim->Stats();
+  EXPECT_EQ(st.pods, 269);
+  EXPECT_EQ(st.scheduled, 265);
+  EXPECT_EQ(st.unschedulable, 4);
+  EXPECT_EQ(st.errors, 0);
+  EXPECT_EQ(st.pending, 0);
+  EXPECT_EQ(st.decisions, 269);
+
+  struct Case {
+    std::string name;
+    std::string pod;
+    std::vector<std::string> reasons;
+    std::string message;
+  };
+  const std::vector<Case> cases = {
+      {"a pod asking for a model the cluster lacks is rejected for the model",
+       "ml-training/h100-benchmark",
+       {"GPU model mismatch", "Insufficient nvidia.com/gpu"},
+       "0/48 nodes are available: 39 GPU model mismatch, 9 Insufficient nvidia.com/gpu."},
+      {"a pod asking for more GPUs than any node has is rejected for GPUs",
+       "ml-training/mega-train-16g",
+       {"Insufficient nvidia.com/gpu"},
+       "0/48 nodes are available: 48 Insufficient nvidia.com/gpu."},
+      {"a CPU pod too big for the untainted nodes is rejected for memory and taints",
+       "data/bigmem-analytics",
+       {"Insufficient memory", "node(s) had untolerated taint {nvidia.com/gpu: present}"},
+       "0/48 nodes are available: 39 node(s) had untolerated taint {nvidia.com/gpu: present}, 9 "
+       "Insufficient memory."},
+      {"a malformed GPU annotation is reported with its own reason",
+       "inference/embedder-bad-annotation",
+       {"annotation gpu.nvidia.com/memory: invalid value \"lots\" (want MiB, e.g. 16384)"},
+       "0/48 nodes are available: annotation gpu.nvidia.com/memory: invalid value \"lots\" (want "
+       "MiB, e.g. 16384)."},
+  };
+  for (const auto& c : cases) {
+    SCOPED_TRACE(c.name);
+    const PodOutcome* o = Find(*sim, c.pod);
+    ASSERT_NE(o, nullptr);
+    EXPECT_EQ(o->state, PodState::kUnschedulable);
+    EXPECT_EQ(o->reasons, c.reasons);
+    EXPECT_EQ(o->message, c.message);
+  }
+
+  // Every other pod is placed, and on a node that satisfies its model constraint.
+  for (const auto& o : sim->outcomes()) {
+    bool expected_pending = std::any_of(cases.begin(), cases.end(),
+                                        [&](const Case& c) { return c.pod == o.pod->Key(); });
+    if (expected_pending) continue;
+    SCOPED_TRACE(o.pod->Key());
+    ASSERT_EQ(o.state, PodState::kScheduled) << o.message;
+    api::NodePtr node = sim->cluster().GetNode(o.node);
+    ASSERT_NE(node, nullptr);
+    EXPECT_EQ(static_cast<int32_t>(o.gpu.devices.size()), o.pod->gpu.count);
+    if (!o.pod->gpu.models.empty()) {
+      bool ok = false;
+      for (common::Atom m : o.pod->gpu.models) {
+        ok |= api::GpuModelMatches(common::Str(node->gpu.model), common::Str(m));
+      }
+      EXPECT_TRUE(ok) << "placed on " << common::Str(node->gpu.model);
+    }
+    if (o.pod->gpu.min_device_memory_mib > 0) {
+      EXPECT_GE(node->gpu.memory_mib, o.pod->gpu.min_device_memory_mib);
+    }
+  }
+
+  // The same seed gives the same placements.
+  auto again = RunWorkload(*w);
+  ASSERT_NE(again, nullptr);
+  EXPECT_EQ(Placements(*sim), Placements(*again));
+}
+
+TEST(BuiltinExampleTest, EveryPodThatCanFitIsPlacedWhateverTheSeed) {
+  auto w = BuiltinExample();
+  ASSERT_TRUE(w.ok());
+  for (uint64_t seed = 1; seed <= 20; ++seed) {
+    SCOPED_TRACE("seed " + std::to_string(seed));
+    auto sim = RunWorkload(*w, seed);
+    ASSERT_NE(sim, nullptr);
+    EXPECT_EQ(sim->Stats().scheduled, 265);
+    EXPECT_EQ(sim->Stats().unschedulable, 4);
+  }
+}
+
+TEST(BuiltinExampleTest, ReportCountsEventsConditionsAndReasons) {
+  auto w = BuiltinExample();
+  ASSERT_TRUE(w.ok());
+  auto sim = RunWorkload(*w);
+  ASSERT_NE(sim, nullptr);
+  Report r = BuildReport(*sim, "the built-in example");
+  EXPECT_EQ(r.nodes, 48);
+  EXPECT_EQ(r.groups.size(), 7u);
+  EXPECT_EQ(r.counters.binds, 265);
+  EXPECT_EQ(r.counters.events_by_reason["Scheduled"], 265);
+  EXPECT_EQ(r.counters.events_by_reason["FailedScheduling"], 4);
+  EXPECT_EQ(r.counters.conditions_by_reason["Unschedulable"], 4);
+  ASSERT_EQ(r.unscheduled.size(), 4u);
+  int64_t total_gpus = 0;
+  for (const auto& m : r.models) total_gpus += m.gpus_total;
+  EXPECT_EQ(total_gpus, 135);
+  // Model rows use the normalised model names.
+  std::vector<std::string> models;
+  for (const auto& m : r.models) models.push_back(m.model);
+  EXPECT_EQ(models, (std::vector<std::string>{"A100-SXM4-40GB", "A10G", "T4", "V100-SXM2-16GB"}));
+  ASSERT_FALSE(r.reasons.empty());
+  EXPECT_EQ(r.reasons.front().reason, "Insufficient nvidia.com/gpu");
+  EXPECT_EQ(r.reasons.front().pods, 2);
+
+  std::string text = FormatReportText(r);
+  EXPECT_NE(text.find("scheduled 265, unschedulable 4"), std::string::npos) << text;
+  EXPECT_NE(text.find("p4d.24xlarge"), std::string::npos);
+  EXPECT_NE(text.find("invalid value \"lots\""), std::string::npos);
+
+  boost::json::value j = ReportToJson(r);
+  EXPECT_EQ(j.at("pods").at("scheduled").as_int64(), 265);
+  EXPECT_EQ(j.at("unschedulableByReason").as_array().size(), r.reasons.size());
+  // The JSON text parses back.
+  EXPECT_NO_THROW(boost::json::parse(FormatJson(j)));
+}
+
+TEST(BuiltinExampleTest, YamlRoundTripGivesTheSameResult) {
+  auto direct = BuiltinExample();
+  ASSERT_TRUE(direct.ok());
+  Workload decoded;
+  common::Status s = AppendManifests(BuiltinExampleYaml(), "example.yaml", decoded);
+  ASSERT_TRUE(s.ok()) << s.ToString();
+  EXPECT_TRUE(decoded.warnings.empty());
+  ASSERT_EQ(decoded.nodes.size(), direct->nodes.size());
+  ASSERT_EQ(decoded.pods.size(), direct->pods.size());
+  for (size_t i = 0; i < decoded.nodes.size(); ++i) {
+    SCOPED_TRACE(direct->nodes[i]->meta.name);
+    EXPECT_EQ(decoded.nodes[i]->meta.name, direct->nodes[i]->meta.name);
+    EXPECT_EQ(decoded.nodes[i]->meta.labels, direct->nodes[i]->meta.labels);
+    EXPECT_EQ(decoded.nodes[i]->allocatable, direct->nodes[i]->allocatable);
+    EXPECT_EQ(decoded.nodes[i]->gpu, direct->nodes[i]->gpu);
+    EXPECT_EQ(decoded.nodes[i]->taints.size(), direct->nodes[i]->taints.size());
+  }
+  for (size_t i = 0; i < decoded.pods.size(); ++i) {
+    SCOPED_TRACE(direct->pods[i]->Key());
+    EXPECT_EQ(decoded.pods[i]->Key(), direct->pods[i]->Key());
+    EXPECT_EQ(decoded.pods[i]->requests, direct->pods[i]->requests);
+    EXPECT_EQ(decoded.pods[i]->gpu, direct->pods[i]->gpu);
+    EXPECT_EQ(decoded.pods[i]->gpu_error, direct->pods[i]->gpu_error);
+    EXPECT_EQ(decoded.pods[i]->meta.annotations, direct->pods[i]->meta.annotations);
+    EXPECT_EQ(decoded.pods[i]->tolerations.size(), direct->pods[i]->tolerations.size());
+    EXPECT_EQ(decoded.pods[i]->scheduler_name, direct->pods[i]->scheduler_name);
+  }
+  auto a = RunWorkload(*direct);
+  auto b = RunWorkload(decoded);
+  ASSERT_NE(a, nullptr);
+  ASSERT_NE(b, nullptr);
+  EXPECT_EQ(Placements(*a), Placements(*b));
+}
+
+// --- SimCluster ------------------------------------------------------------------------------
+
+// Records the events SimCluster delivers.
+class RecordingHandler final : public kube::ClusterEventHandler {
+ public:
+  void OnNodeAdd(api::NodePtr node) override { log.push_back("NodeAdd " + node->meta.name); }
+  void OnNodeUpdate(api::NodePtr, api::NodePtr node) override {
+    log.push_back("NodeUpdate " + node->meta.name);
+  }
+  void OnNodeDelete(api::NodePtr node) override { log.push_back("NodeDelete " + node->meta.name); }
+  void OnPodAdd(api::PodPtr pod) override { log.push_back("PodAdd " + pod->Key()); }
+  void OnPodUpdate(api::PodPtr old_pod, api::PodPtr pod) override {
+    log.push_back("PodUpdate " + pod->Key() + " " + old_pod->node_name + "->" + pod->node_name);
+    last = pod;
+  }
+  void OnPodDelete(api::PodPtr pod) override { log.push_back("PodDelete " + pod->Key()); }
+  std::vector<std::string> log;
+  api::PodPtr last;
+};
+
+api::NodePtr GpuNode(std::string name, int gpus) {
+  auto n = std::make_shared<api::Node>();
+  n->meta.name = std::move(name);
+  n->allocatable.milli_cpu = 8000;
+  n->allocatable.memory = int64_t{32} << 30;
+  n->allocatable.pods = 10;
+  n->capacity = n->allocatable;
+  n->gpu.count = gpus;
+  return n;
+}
+
+api::PodPtr SharedGpuPod(std::string name, int32_t milli) {
+  auto p = std::make_shared<api::Pod>();
+  p->meta.name = std::move(name);
+  p->meta.namespace_ = "default";
+  p->meta.uid = "uid-" + p->meta.name;
+  p->requests.milli_cpu = 1000;
+  p->requests.memory = int64_t{1} << 30;
+  p->requests.pods = 1;
+  p->gpu.count = 1;
+  p->gpu.milli = milli;
+  return p;
+}
+
+TEST(SimClusterTest, DeliversEventsAndKeepsTheLedger) {
+  struct Case {
+    std::string name;
+    std::vector<std::pair<std::string, std::string>> binds;  // pod -> devices annotation
+    bool want_violation;
+    std::string want_in_message;
+  };
+  const std::vector<Case> cases = {
+      {"two shares that fit one device are fine", {{"a", "0:500m"}, {"b", "0:500m"}}, false, ""},
+      {"two shares that over-commit a device are a violation",
+       {{"a", "0:600m"}, {"b", "0:600m"}},
+       true,
+       "device 0 over-committed: 1200 milli"},
+      {"a device the node does not have is a violation", {{"a", "5:100m"}}, true,
+       "device 5 does not exist"},
+      {"a malformed device annotation is a violation", {{"a", "zero"}}, true,
+       "invalid GPU assignment"},
+  };
+  for (const auto& c : cases) {
+    SCOPED_TRACE(c.name);
+    SimCluster cluster;
+    RecordingHandler handler;
+    cluster.SetHandler(&handler);
+    ASSERT_TRUE(cluster.AddNode(GpuNode("n1", 2)).ok());
+    for (const auto& [pod, devices] : c.binds) {
+      api::PodPtr p = SharedGpuPod(pod, 500);
+      ASSERT_TRUE(cluster.CreatePod(p).ok());
+      common::Status s =
+          cluster.BindPod(*p, "n1", {{std::string(api::kPodGpuDevicesAnnotation), devices}});
+      ASSERT_TRUE(s.ok()) << s.ToString();
+      ASSERT_NE(handler.last, nullptr);
+      EXPECT_EQ(handler.last->node_name, "n1");
+      ASSERT_NE(handler.last->meta.Annotation(api::kPodGpuDevicesAnnotation), nullptr);
+      EXPECT_EQ(*handler.last->meta.Annotation(api::kPodGpuDevicesAnnotation), devices);
+      EXPECT_EQ(cluster.GetPod(p->meta.uid)->node_name, "n1");
+    }
+    common::Status ledger = cluster.LedgerStatus();
+    EXPECT_EQ(!ledger.ok(), c.want_violation) << ledger.ToString();
+    if (c.want_violation) {
+      EXPECT_NE(ledger.ToString().find(c.want_in_message), std::string::npos) << ledger.ToString();
+    }
+    EXPECT_EQ(cluster.UsageOf("n1").pods, static_cast<int32_t>(c.binds.size()));
+    EXPECT_EQ(handler.log.front(), "NodeAdd n1");
+  }
+}
+
+TEST(SimClusterTest, RejectsWhatAnApiServerRejects) {
+  SimCluster cluster;
+  RecordingHandler handler;
+  cluster.SetHandler(&handler);
+  ASSERT_TRUE(cluster.AddNode(GpuNode("n1", 1)).ok());
+  api::PodPtr p = SharedGpuPod("a", 1000);
+  ASSERT_TRUE(cluster.CreatePod(p).ok());
+
+  struct Case {
+    std::string name;
+    common::Status got;
+    common::StatusCode want;
+  };
+  std::vector<Case> cases;
+  cases.push_back({"a second node of the same name", cluster.AddNode(GpuNode("n1", 1)),
+                   common::StatusCode::kAlreadyExists});
+  cases.push_back({"a second pod of the same uid", cluster.CreatePod(p),
+                   common::StatusCode::kAlreadyExists});
+  cases.push_back({"a bind to an unknown node", cluster.BindPod(*p, "n9", {}),
+                   common::StatusCode::kNotFound});
+  cases.push_back({"a bind of an unknown pod", cluster.BindPod(*SharedGpuPod("zz", 1), "n1", {}),
+                   common::StatusCode::kNotFound});
+  cases.push_back({"the first bind", cluster.BindPod(*p, "n1", {}), common::StatusCode::kOk});
+  cases.push_back({"a second bind of a bound pod", cluster.BindPod(*p, "n1", {}),
+                   common::StatusCode::kAborted});
+  cases.push_back({"deleting the pod", cluster.DeletePod(p->meta.uid), common::StatusCode::kOk});
+  cases.push_back({"deleting it twice", cluster.DeletePod(p->meta.uid),
+                   common::StatusCode::kNotFound});
+  for (const auto& c : cases) {
+    SCOPED_TRACE(c.name);
+    EXPECT_EQ(c.got.code(), c.want) << c.got.ToString();
+  }
+  EXPECT_EQ(cluster.UsageOf("n1").pods, 0);
+  EXPECT_EQ(handler.log, (std::vector<std::string>{"NodeAdd n1", "PodAdd default/a",
+                                                   "PodUpdate default/a ->n1",
+                                                   "PodDelete default/a"}));
+  EXPECT_EQ(cluster.Counters().bind_errors, 3);
+}
+
+// --- Simulator -------------------------------------------------------------------------------
+
+Workload SmallWorkload() {
+  Workload w;
+  w.nodes.push_back(GpuNode("n1", 1));
+  auto a = std::make_shared<api::Pod>(*SharedGpuPod("a", 600));
+  auto b = std::make_shared<api::Pod>(*SharedGpuPod("b", 600));  // cannot share with a
+  auto c = std::make_shared<api::Pod>(*SharedGpuPod("c", 400));
+  for (auto& p : {a, b, c}) p->scheduler_name = common::Intern("gpu-scheduler");
+  w.pods = {a, b, c};
+  return w;
+}
+
+TEST(SimulatorTest, RetryModes) {
+  struct Case {
+    std::string name;
+    bool retry;
+    bool b_deleted;
+    int64_t pods_left;
+  };
+  const std::vector<Case> cases = {
+      {"with retries a failed pod stays pending in the cluster", true, false, 3},
+      {"without retries (FGD) a failed pod is deleted", false, true, 2},
+  };
+  for (const auto& c : cases) {
+    SCOPED_TRACE(c.name);
+    auto sim = RunWorkload(SmallWorkload(), 42, c.retry);
+    ASSERT_NE(sim, nullptr);
+    SimStats st = sim->Stats();
+    EXPECT_EQ(st.scheduled, 2);
+    EXPECT_EQ(st.unschedulable, 1);
+    const PodOutcome* b = Find(*sim, "default/b");
+    ASSERT_NE(b, nullptr);
+    EXPECT_EQ(b->state, PodState::kUnschedulable);
+    EXPECT_EQ(b->deleted, c.b_deleted);
+    EXPECT_EQ(b->reasons, (std::vector<std::string>{"Insufficient nvidia.com/gpu"}));
+    EXPECT_EQ(sim->cluster().PodCount(), c.pods_left);
+    // a and c share the one device.
+    EXPECT_EQ(sim->cluster().UsageOf("n1").gpu_milli[0], 1000);
+  }
+}
+
+TEST(SimulatorTest, SubmittingAPodTwiceIsAnError) {
+  static const common::FakeClock wall;
+  auto sim = Simulator::Create(SimulationDefaultConfig(), {TestRegistry(), wall});
+  ASSERT_TRUE(sim.ok());
+  ASSERT_TRUE((*sim)->AddNode(GpuNode("n1", 1)).ok());
+  api::PodPtr p = SharedGpuPod("a", 100);
+  ASSERT_TRUE((*sim)->SubmitPod(p).ok());
+  auto again = (*sim)->SubmitPod(p);
+  EXPECT_EQ(again.status().code(), common::StatusCode::kAlreadyExists);
+}
+
+TEST(SimulatorTest, PodsOfOtherSchedulersAreLeftAlone) {
+  Workload w;
+  w.nodes.push_back(GpuNode("n1", 1));
+  auto p = std::make_shared<api::Pod>(*SharedGpuPod("other", 100));
+  p->scheduler_name = common::Intern("someone-else");
+  auto q = std::make_shared<api::Pod>(*SharedGpuPod("plain", 100));
+  q->scheduler_name = common::Intern("default-scheduler");  // adopted by the first profile
+  w.pods = {p, q};
+  auto sim = RunWorkload(w);
+  ASSERT_NE(sim, nullptr);
+  SimStats st = sim->Stats();
+  EXPECT_EQ(st.pending, 1);
+  EXPECT_EQ(st.scheduled, 1);
+  EXPECT_EQ(Find(*sim, "default/other")->reasons,
+            (std::vector<std::string>{"not handled by any profile"}));
+}
+
+// --- manifests -------------------------------------------------------------------------------
+
+TEST(WorkloadTest, AppendManifests) {
+  struct Case {
+    std::string name;
+    std::string yaml;
+    bool ok;
+    size_t nodes, pods, warnings;
+    std::string error_contains;
+  };
+  const std::vector<Case> cases = {
+      {"nodes and pods are read in order, other kinds are skipped with a warning",
+       "apiVersion: v1\nkind: Node\nmetadata: {name: n1}\n---\n"
+       "apiVersion: apps/v1\nkind: Deployment\nmetadata: {name: d}\n---\n"
+       "apiVersion: v1\nkind: Pod\nmetadata: {name: p}\nspec: {containers: [{name: c}]}\n",
+       true, 1, 1, 1, ""},
+      {"a bad quantity names the file and the field",
+       "apiVersion: v1\nkind: Pod\nmetadata: {name: p}\nspec:\n  containers:\n  - name: c\n"
+       "    resources: {requests: {cpu: 1.2.3}}\n",
+       false, 0, 0, 0, "bad.yaml"},
+  };
+  for (const auto& c : cases) {
+    SCOPED_TRACE(c.name);
+    Workload w;
+    common::Status s = AppendManifests(c.yaml, c.ok ? "good.yaml" : "bad.yaml", w);
+    EXPECT_EQ(s.ok(), c.ok) << s.ToString();
+    if (!c.ok) {
+      EXPECT_NE(s.ToString().find(c.error_contains), std::string::npos) << s.ToString();
+      continue;
+    }
+    EXPECT_EQ(w.nodes.size(), c.nodes);
+    EXPECT_EQ(w.pods.size(), c.pods);
+    EXPECT_EQ(w.warnings.size(), c.warnings);
+  }
+}
+
+}  // namespace
+}  // namespace gpusched::sim

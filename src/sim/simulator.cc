@@ -1,0 +1,188 @@
+// SPDX-License-Identifier: Apache-2.0
+#include "src/sim/simulator.h"
+
+#include <algorithm>
+#include <utility>
+
+#include "src/common/strings.h"
+
+namespace gpusched::sim {
+
+std::string_view PodStateName(PodState s) {
+  switch (s) {
+    case PodState::kPending: return "Pending";
+    case PodState::kScheduled: return "Scheduled";
+    case PodState::kUnschedulable: return "Unschedulable";
+    case PodState::kError: return "Error";
+    case PodState::kPreBound: return "PreBound";
+  }
+  return "Unknown";
+}
+
+config::SchedulerConfig SimulationDefaultConfig() {
+  config::SchedulerConfig c = config::DefaultSchedulerConfig();
+  c.percentage_of_nodes_to_score = 100;
+  return c;
+}
+
+Simulator::Simulator(const config::SchedulerConfig& config, Deps deps, SimOptions options)
+    : config_(config), deps_(deps), options_(options), random_(options.seed) {}
+
+Simulator::~Simulator() {
+  // The scheduler goes first; stop the cluster from calling into it meanwhile.
+  cluster_.SetHandler(nullptr);
+  scheduler_.reset();
+}
+
+common::StatusOr<std::unique_ptr<Simulator>> Simulator::Create(
+    const config::SchedulerConfig& config, Deps deps, SimOptions options) {
+  std::unique_ptr<Simulator> sim(new Simulator(config, deps, options));
+  scheduler::SchedulerDeps sd{sim->sim_clock_, sim->random_, sim->cluster_, sim->executor_,
+                              deps.registry};
+  GPUSCHED_ASSIGN_OR_RETURN(sim->scheduler_, scheduler::Scheduler::Create(sim->config_, sd));
+  Simulator* self = sim.get();
+  sim->scheduler_->SetDecisionObserver(
+      [self](const scheduler::Decision& d) { self->OnDecision(d); });
+  sim->cluster_.SetHandler(sim->scheduler_.get());
+  return sim;
+}
+
+common::Status Simulator::AddNode(api::NodePtr node) {
+  return cluster_.AddNode(std::move(node));
+}
+
+api::PodPtr Simulator::Prepare(api::PodPtr pod) {
+  bool need_uid = pod->meta.uid.empty();
+  bool need_ns = pod->meta.namespace_.empty();
+  bool need_time = !pod->meta.creation_timestamp.has_value();
+  bool adopt = false;
+  if (options_.adopt_default_scheduler_pods && !config_.profiles.empty()) {
+    std::string_view name = common::Str(pod->scheduler_name);
+    const bool default_name =
+        name.empty() || name == "default-scheduler" || name == config::kDefaultSchedulerName;
+    adopt = default_name && config_.FindProfile(name) == nullptr;
+  }
+  if (!need_uid && !need_ns && !need_time && !adopt) return pod;
+  auto copy = std::make_shared<api::Pod>(*pod);
+  if (need_ns) copy->meta.namespace_ = "default";
+  // Deterministic: the same manifests always give the same uids.
+  if (need_uid) copy->meta.uid = "sim:" + copy->meta.namespace_ + "/" + copy->meta.name;
+  if (need_time) copy->meta.creation_timestamp = sim_clock_.Now();
+  if (adopt) copy->scheduler_name = common::Intern(config_.profiles.front().scheduler_name);
+  return copy;
+}
+
+common::StatusOr<size_t> Simulator::SubmitPod(api::PodPtr pod) {
+  sim_clock_.Advance(options_.arrival_interval);
+  pod = Prepare(std::move(pod));
+  const std::string& uid = pod->meta.uid;
+  if (index_by_uid_.contains(uid)) {
+    return common::AlreadyExistsError("pod " + pod->Key() + " (uid " + common::Quote(uid) +
+                                      ") was submitted twice");
+  }
+  size_t index = outcomes_.size();
+  PodOutcome outcome;
+  outcome.pod = pod;
+  if (!pod->node_name.empty()) {
+    outcome.state = PodState::kPreBound;
+    outcome.node = pod->node_name;
+  } else if (!scheduler_->Responsible(*pod)) {
+    outcome.message = "schedulerName " + common::Quote(common::Str(pod->scheduler_name)) +
+                      " matches no profile";
+    outcome.reasons.push_back("not handled by any profile");
+  }
+  common::Status created = cluster_.CreatePod(pod);
+  if (!created.ok()) return created;
+  index_by_uid_.emplace(uid, index);
+  outcomes_.push_back(std::move(outcome));
+  GPUSCHED_RETURN_IF_ERROR(Drain());
+  return index;
+}
+
+common::Status Simulator::Drain() {
+  common::TimePoint start = deps_.wall_clock.Now();
+  common::Status result;
+  for (;;) {
+    placed_ = false;
+    if (!scheduler_->ScheduleOne()) break;
+    if (options_.check_invariants && placed_) {
+      common::Status s = scheduler_->cache().CheckInvariants();
+      if (s.ok()) s = cluster_.LedgerStatus();
+      if (!s.ok()) {
+        result = common::InternalError("invariant violated after placement " +
+                                       std::to_string(decisions_) + ": " + s.ToString());
+        break;
+      }
+    }
+    // retry = false: a failed pod leaves the cluster at once and is never retried.
+    for (const std::string& uid : to_delete_) {
+      if (cluster_.DeletePod(uid).ok()) outcomes_[index_by_uid_.at(uid)].deleted = true;
+    }
+    to_delete_.clear();
+  }
+  wall_seconds_ += common::Seconds(deps_.wall_clock.Now() - start);
+  return result;
+}
+
+void Simulator::OnDecision(const scheduler::Decision& d) {
+  ++decisions_;
+  auto it = index_by_uid_.find(d.pod->meta.uid);
+  if (it == index_by_uid_.end()) return;  // not submitted through us (cannot happen)
+  PodOutcome& o = outcomes_[it->second];
+  ++o.attempts;
+  o.reasons.clear();
+  if (d.scheduled) {
+    o.state = PodState::kScheduled;
+    o.node = d.node;
+    o.gpu = d.gpu;
+    o.message.clear();
+    placed_ = true;
+    return;
+  }
+  o.state = d.error ? PodState::kError : PodState::kUnschedulable;
+  o.node.clear();
+  o.gpu = {};
+  o.message = d.message;
+  if (d.error) {
+    o.reasons.push_back(d.message);
+  } else {
+    // Copy the reasons now: the diagnosis' views point into the pod and plugin literals.
+    if (!d.diagnosis.pre_filter_status.ok()) {
+      o.reasons.emplace_back(d.diagnosis.pre_filter_status.reason());
+    }
+    for (const auto& [reason, count] : d.diagnosis.reason_counts) o.reasons.emplace_back(reason);
+    for (const auto& m : d.diagnosis.post_filter_messages) o.reasons.push_back(m);
+    std::sort(o.reasons.begin(), o.reasons.end());
+    o.reasons.erase(std::unique(o.reasons.begin(), o.reasons.end()), o.reasons.end());
+    if (o.reasons.empty()) o.reasons.push_back(d.message);
+  }
+  if (!options_.retry) to_delete_.push_back(d.pod->meta.uid);
+}
+
+common::Status Simulator::Run(const Workload& workload) {
+  for (const auto& node : workload.nodes) GPUSCHED_RETURN_IF_ERROR(AddNode(node));
+  for (const auto& pod : workload.pods) {
+    auto r = SubmitPod(pod);
+    if (!r.ok()) return r.status();
+  }
+  return common::Status::Ok();
+}
+
+SimStats Simulator::Stats() const {
+  SimStats s;
+  s.pods = static_cast<int64_t>(outcomes_.size());
+  for (const auto& o : outcomes_) {
+    switch (o.state) {
+      case PodState::kScheduled: ++s.scheduled; break;
+      case PodState::kUnschedulable: ++s.unschedulable; break;
+      case PodState::kError: ++s.errors; break;
+      case PodState::kPending: ++s.pending; break;
+      case PodState::kPreBound: ++s.pre_bound; break;
+    }
+  }
+  s.decisions = decisions_;
+  s.wall_seconds = wall_seconds_;
+  return s;
+}
+
+}  // namespace gpusched::sim

@@ -1,0 +1,153 @@
+// SPDX-License-Identifier: Apache-2.0
+// Simulator: replays a Workload against the production Scheduler. It has no scheduling logic of
+// its own; it only wires the Scheduler to simulated surroundings and drives it:
+//
+//   SchedulerDeps { clock: FakeClock (sim time), random: seeded, api: SimCluster,
+//                   executor: InlineExecutor, registry: the caller's }
+//
+//   AddNode(node)   -> SimCluster::AddNode -> Scheduler::OnNodeAdd
+//   SubmitPod(pod)  -> advance sim time by arrival_interval -> SimCluster::CreatePod ->
+//                      Scheduler::OnPodAdd -> ScheduleOne() until no pod is ready
+//                      (binds go through SimCluster::BindPod and come back as OnPodUpdate before
+//                      ScheduleOne returns, because the executor is inline)
+//
+// Every attempt's scheduler::Decision is recorded per pod (PodOutcome, last attempt wins).
+// Options:
+//   retry = false       the FGD protocol: a pod that fails is deleted at once, never retried.
+//   check_invariants    after every placement: Cache::CheckInvariants() and the SimCluster
+//                       ledger (no GPU device above 1000 milli, no cpu/memory/pods over-commit);
+//                       the first violation fails SubmitPod/Run with kInternal.
+// With retry = true an unschedulable pod waits in the scheduler's unschedulable pool and is
+// retried only when a cluster event moves it (a node added, a pod deleted), as in a real cluster;
+// sim time never runs the periodic flush.
+//
+// Wall time (decisions per second) is measured with the caller's clock; nothing here reads the
+// system clock. Threading: single-threaded; one Simulator per thread.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <span>
+#include <string>
+#include <string_view>
+#include <unordered_map>
+#include <vector>
+
+#include "src/api/types.h"
+#include "src/common/clock.h"
+#include "src/common/executor.h"
+#include "src/common/random.h"
+#include "src/common/status.h"
+#include "src/config/config.h"
+#include "src/framework/registry.h"
+#include "src/scheduler/scheduler.h"
+#include "src/sim/sim_cluster.h"
+#include "src/sim/workload.h"
+
+namespace gpusched::sim {
+
+struct SimOptions {
+  // Seeds the scheduler's tie-breaking generator. Default 42 (the FGD protocol's first seed).
+  uint64_t seed = 42;
+  // false: a pod whose attempt fails is deleted and never retried (FGD protocol).
+  bool retry = true;
+  // Check the cache invariants and the SimCluster ledger after every placement (tests).
+  bool check_invariants = false;
+  // Sim time between two pod arrivals.
+  common::Duration arrival_interval = std::chrono::seconds(1);
+  // Pods whose schedulerName matches no profile but is "default-scheduler", empty, or gpusched's
+  // default "gpu-scheduler" are handed to the first profile, so plain manifests (and the built-in
+  // example under a config with another scheduler name) can be simulated. Others stay unhandled.
+  bool adopt_default_scheduler_pods = true;
+};
+
+// The simulator's default configuration: DefaultSchedulerConfig() with percentageOfNodesToScore
+// 100, so results do not depend on the adaptive sampling of large clusters.
+config::SchedulerConfig SimulationDefaultConfig();
+
+enum class PodState : uint8_t {
+  kPending,        // submitted, never attempted (e.g. no profile handles it)
+  kScheduled,      // bound by the scheduler
+  kUnschedulable,  // last attempt: no node fits
+  kError,          // last attempt: a plugin or infrastructure error
+  kPreBound,       // arrived with spec.nodeName set; not scheduled by us
+};
+std::string_view PodStateName(PodState s);
+
+// What happened to one submitted pod (the last attempt wins).
+struct PodOutcome {
+  api::PodPtr pod;  // as submitted (uid and schedulerName filled in)
+  PodState state = PodState::kPending;
+  std::string node;
+  api::GpuAssignment gpu;
+  std::string message;               // FitError message or error text; empty when scheduled
+  std::vector<std::string> reasons;  // distinct rejection reasons of the last attempt, sorted
+  int32_t attempts = 0;
+  bool deleted = false;              // deleted after failing (retry = false)
+};
+
+struct SimStats {
+  int64_t pods = 0;
+  int64_t scheduled = 0;
+  int64_t unschedulable = 0;
+  int64_t errors = 0;
+  int64_t pending = 0;
+  int64_t pre_bound = 0;
+  int64_t decisions = 0;      // scheduling attempts (observer calls)
+  double wall_seconds = 0;    // wall time spent in ScheduleOne loops, by the caller's clock
+};
+
+class Simulator {
+ public:
+  struct Deps {
+    const framework::Registry& registry;
+    const common::Clock& wall_clock;  // only for decisions per second
+  };
+
+  // Builds the Scheduler over a SimCluster. Fails when the config does not validate or names an
+  // unknown plugin.
+  static common::StatusOr<std::unique_ptr<Simulator>> Create(const config::SchedulerConfig& config,
+                                                             Deps deps, SimOptions options = {});
+  ~Simulator();
+  Simulator(const Simulator&) = delete;
+  Simulator& operator=(const Simulator&) = delete;
+
+  common::Status AddNode(api::NodePtr node);
+  // Submits one pod and schedules until no pod is ready. Returns the pod's index in outcomes().
+  // Errors: a duplicate pod (AlreadyExists), or an invariant violation (Internal).
+  common::StatusOr<size_t> SubmitPod(api::PodPtr pod);
+  // AddNode for every node, then SubmitPod for every pod, in order.
+  common::Status Run(const Workload& workload);
+
+  std::span<const PodOutcome> outcomes() const { return outcomes_; }
+  SimStats Stats() const;
+  const config::SchedulerConfig& config() const { return config_; }
+  SimCluster& cluster() { return cluster_; }
+  const SimCluster& cluster() const { return cluster_; }
+  scheduler::Scheduler& scheduler() { return *scheduler_; }
+  const common::FakeClock& sim_clock() const { return sim_clock_; }
+
+ private:
+  Simulator(const config::SchedulerConfig& config, Deps deps, SimOptions options);
+  void OnDecision(const scheduler::Decision& d);
+  common::Status Drain();
+  api::PodPtr Prepare(api::PodPtr pod);
+
+  config::SchedulerConfig config_;
+  Deps deps_;
+  SimOptions options_;
+  common::FakeClock sim_clock_;
+  common::Random random_;
+  common::InlineExecutor executor_;
+  SimCluster cluster_;
+  std::unique_ptr<scheduler::Scheduler> scheduler_;  // destroyed before cluster_
+
+  std::vector<PodOutcome> outcomes_;
+  std::unordered_map<std::string, size_t> index_by_uid_;
+  std::vector<std::string> to_delete_;  // failed pods to delete (retry = false)
+  bool placed_ = false;                 // a placement happened in the current ScheduleOne
+  int64_t decisions_ = 0;
+  double wall_seconds_ = 0;
+};
+
+}  // namespace gpusched::sim

@@ -1,0 +1,43 @@
+// SPDX-License-Identifier: Apache-2.0
+#include "src/sim/workload.h"
+
+#include <fstream>
+#include <memory>
+#include <sstream>
+#include <type_traits>
+#include <variant>
+
+#include "src/api/decode.h"
+
+namespace gpusched::sim {
+
+common::Status AppendManifests(std::string_view text, std::string_view source, Workload& workload) {
+  GPUSCHED_ASSIGN_OR_RETURN(std::vector<api::Object> objects, api::DecodeManifests(text, source));
+  for (auto& obj : objects) {
+    std::visit(
+        [&](auto& o) {
+          using T = std::decay_t<decltype(o)>;
+          if constexpr (std::is_same_v<T, api::Pod>) {
+            workload.pods.push_back(std::make_shared<const api::Pod>(std::move(o)));
+          } else if constexpr (std::is_same_v<T, api::Node>) {
+            workload.nodes.push_back(std::make_shared<const api::Node>(std::move(o)));
+          } else {
+            workload.warnings.push_back(std::string(source) + ": skipped " + o.kind + " \"" +
+                                        o.name + "\": the simulator reads Nodes and Pods only");
+          }
+        },
+        obj);
+  }
+  return common::Status::Ok();
+}
+
+common::StatusOr<std::string> ReadFile(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) return common::NotFoundError(path + ": cannot open file");
+  std::ostringstream ss;
+  ss << in.rdbuf();
+  if (in.bad()) return common::InvalidArgumentError(path + ": read error");
+  return ss.str();
+}
+
+}  // namespace gpusched::sim

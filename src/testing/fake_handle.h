@@ -1,0 +1,57 @@
+// SPDX-License-Identifier: Apache-2.0
+// FakeHandle: a framework::Handle for plugin tests. Time comes from a FakeClock; BindPod records
+// each call and returns a settable status instead of talking to an API server. Thread-safe.
+#pragma once
+
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+#include "src/api/types.h"
+#include "src/common/clock.h"
+#include "src/common/mutex.h"
+#include "src/common/status.h"
+#include "src/framework/cycle_state.h"
+#include "src/framework/handle.h"
+
+namespace gpusched::testing {
+
+class FakeHandle final : public framework::Handle {
+ public:
+  // One recorded BindPod call.
+  struct BindCall {
+    std::string pod;   // namespace/name
+    std::string node;
+    framework::Allocation allocation;
+  };
+
+  const common::Clock& clock() const override { return clock_; }
+  common::FakeClock& fake_clock() { return clock_; }
+
+  common::Status BindPod(const api::Pod& pod, std::string_view node,
+                         const framework::Allocation& allocation) override {
+    common::MutexLock lock(mu_);
+    binds_.push_back(BindCall{pod.Key(), std::string(node), allocation});
+    return bind_result_;
+  }
+
+  // The status every later BindPod returns (OK by default).
+  void SetBindResult(common::Status status) {
+    common::MutexLock lock(mu_);
+    bind_result_ = std::move(status);
+  }
+  // A copy of the calls so far, in call order.
+  std::vector<BindCall> binds() const {
+    common::MutexLock lock(mu_);
+    return binds_;
+  }
+
+ private:
+  common::FakeClock clock_;
+  mutable common::Mutex mu_;
+  std::vector<BindCall> binds_ GPUSCHED_GUARDED_BY(mu_);
+  common::Status bind_result_ GPUSCHED_GUARDED_BY(mu_);
+};
+
+}  // namespace gpusched::testing
