@@ -6,7 +6,7 @@ SHELL := /bin/bash
 JOBS ?= $(shell nproc)
 CMAKE ?= cmake
 
-.PHONY: all demo test build release bench clean bootstrap testbin
+.PHONY: all demo test build release bench clean bootstrap testbin fuzz
 
 all: build
 
@@ -32,9 +32,13 @@ build: bootstrap
 testbin:
 	@scripts/testbin >/dev/null
 
-test: build testbin
+# A bounded libFuzzer run of every parser target (clang), then every ctest test.
+test: build testbin fuzz
 	GPUSCHED_TESTBIN_DIR="$$(scripts/testbin | tail -n 1)" \
 	  ctest --preset asan-ubsan -j $(JOBS)
+
+fuzz: bootstrap
+	scripts/fuzz
 
 bench: bootstrap
 	$(CMAKE) --preset bench >/dev/null

@@ -28,7 +28,11 @@ class Command {
   virtual int Run() = 0;
 };
 
+std::unique_ptr<Command> NewSchedulerCommand(CLI::App& root);
 std::unique_ptr<Command> NewSimulateCommand(CLI::App& root);
 std::unique_ptr<Command> NewVersionCommand(CLI::App& root);
+std::unique_ptr<Command> NewDeletionCostCommand(CLI::App& root);
+std::unique_ptr<Command> NewHpaCommand(CLI::App& root);
+std::unique_ptr<Command> NewExtenderCommand(CLI::App& root);
 
 }  // namespace gpusched::cmd

@@ -28,8 +28,12 @@ int main(int argc, char** argv) {
         ->check(CLI::IsMember({"text", "json"}));
 
     std::vector<std::unique_ptr<cmd::Command>> commands;
+    commands.push_back(cmd::NewSchedulerCommand(app));
     commands.push_back(cmd::NewSimulateCommand(app));
     commands.push_back(cmd::NewVersionCommand(app));
+    commands.push_back(cmd::NewDeletionCostCommand(app));
+    commands.push_back(cmd::NewHpaCommand(app));
+    commands.push_back(cmd::NewExtenderCommand(app));
 
     try {
       app.parse(argc, argv);

@@ -15,6 +15,8 @@
 #include <iostream>
 #include <memory>
 #include <string>
+#include <string_view>
+#include <utility>
 #include <vector>
 
 #include <spdlog/spdlog.h>
@@ -56,8 +58,11 @@ class SimulateCommand final : public Command {
                     "percentageOfNodesToScore 100)");
     app_.add_option("--policy", policy_,
                     "Shortcut for a profile: best-fit (the FGD paper's BestFit baseline: GpuFit "
-                    "scoreMode BestFit as the only score plugin) or default")
-        ->check(CLI::IsMember({"best-fit", "default"}));
+                    "scoreMode BestFit as the only score plugin), default, or a GpuFragmentation "
+                    "policy as the only score plugin: learned (gpusched's), fgd, bestfit, dotprod, "
+                    "gpuclustering, gpupacking, random (docs/gpu-placement.md)")
+        ->check(CLI::IsMember({"best-fit", "default", "learned", "fgd", "bestfit", "dotprod",
+                               "gpuclustering", "gpupacking", "random"}));
     app_.add_option("--seed", seed_, "Seed of the tie-breaking and protocol random streams")
         ->capture_default_str();
     app_.add_option("--protocol", protocol_,
@@ -130,6 +135,19 @@ class SimulateCommand final : public Command {
     return kExitOk;
   }
 
+  // The GpuFragmentation policy behind a --policy value; empty for best-fit/default.
+  static std::string_view FragmentationPolicyName(std::string_view flag) {
+    constexpr std::pair<std::string_view, std::string_view> kNames[] = {
+        {"learned", "Learned"},         {"fgd", "FGD"},
+        {"bestfit", "BestFit"},         {"dotprod", "DotProd"},
+        {"gpuclustering", "GpuClustering"}, {"gpupacking", "GpuPacking"},
+        {"random", "Random"}};
+    for (const auto& [flag_name, policy] : kNames) {
+      if (flag == flag_name) return policy;
+    }
+    return {};
+  }
+
   static int BadInput(const common::Status& s) {
     std::cerr << "error: " << s.message() << "\n";
     return kExitBadInput;
@@ -137,6 +155,9 @@ class SimulateCommand final : public Command {
 
   common::StatusOr<config::SchedulerConfig> LoadConfig() const {
     if (policy_ == "best-fit") return sim::trace::BestFitSchedulerConfig();
+    if (std::string_view name = FragmentationPolicyName(policy_); !name.empty()) {
+      return sim::trace::FragmentationSchedulerConfig(name);
+    }
     if (config_file_.empty()) return sim::SimulationDefaultConfig();
     GPUSCHED_ASSIGN_OR_RETURN(std::string text, sim::ReadFile(config_file_));
     std::vector<std::string> warnings;

@@ -4,6 +4,7 @@
 #include "src/api/gpu.h"
 
 #include <algorithm>
+#include <bit>
 #include <charconv>
 #include <limits>
 #include <optional>
@@ -487,6 +488,24 @@ void DeriveNodeGpuInfo(Node& node) {
   // Health and topology annotations.
   if (const std::string* unhealthy = node.meta.Annotation(kNodeUnhealthyGpusAnnotation)) {
     info.unhealthy_mask = ParseUnhealthy(*unhealthy, warnings);
+  }
+  // A device plugin that stops advertising a device lowers allocatable below the labelled count:
+  // the missing devices (we cannot tell which, so the highest indices) are never allocated.
+  // Only when the count came from a label and allocatable still lists some GPUs (0 usually means
+  // "not reported yet"); shared and MIG nodes advertise replicas or slices, not GPUs.
+  if (!source.empty() && source.find("count=allocatable") == std::string::npos && !shared &&
+      !mig && allocatable > 0 && allocatable < count) {
+    int64_t healthy = count - std::popcount(info.unhealthy_mask &
+                                            ((count >= 32 ? 0u : (1u << count)) - 1u));
+    for (int d = info.count - 1; d >= 0 && healthy > allocatable; --d) {
+      if (info.Healthy(d)) {
+        info.unhealthy_mask |= 1u << d;
+        --healthy;
+      }
+    }
+    Warn(warnings, "allocatable nvidia.com/gpu=" + std::to_string(allocatable) +
+                       " is below the GPU count " + std::to_string(count) +
+                       "; the highest-index devices are treated as unhealthy");
   }
   if (const std::string* islands = node.meta.Annotation(kNodeNvlinkIslandsAnnotation)) {
     std::string why;

@@ -292,6 +292,37 @@ TEST(DeriveNodeGpuInfoTest, ReadsHealthAndIslandAnnotations) {
   }
 }
 
+TEST(DeriveNodeGpuInfoTest, AllocatableBelowTheLabelledCountMarksDevicesUnhealthy) {
+  struct Case {
+    std::string name;
+    int64_t allocatable;
+    std::string unhealthy;  // annotation; empty: absent
+    uint32_t mask;
+    bool warned;
+  };
+  const std::vector<Case> cases = {
+      {"allocatable equal to the count changes nothing", 4, "", 0, false},
+      {"one device missing marks the highest index unhealthy", 3, "", 0b1000, true},
+      {"devices already unhealthy count toward the drop", 3, "3", 0b1000, true},
+      {"an unhealthy low device and a drop of two mark one more", 2, "0", 0b1001, true},
+      {"allocatable 0 (not reported yet) changes nothing", 0, "", 0, false},
+  };
+  for (const Case& c : cases) {
+    SCOPED_TRACE(c.name);
+    Node node;
+    node.meta.labels.Set(std::string(kSeedCountLabel), "4");
+    if (c.allocatable > 0) node.allocatable.Set(Names().nvidia_gpu, c.allocatable);
+    if (!c.unhealthy.empty()) {
+      node.meta.annotations.emplace_back(std::string(kNodeUnhealthyGpusAnnotation), c.unhealthy);
+    }
+    DeriveNodeGpuInfo(node);
+    EXPECT_EQ(node.gpu.count, 4);
+    EXPECT_EQ(node.gpu.unhealthy_mask, c.mask);
+    EXPECT_EQ(node.gpu_error.find("treated as unhealthy") != std::string::npos, c.warned)
+        << node.gpu_error;
+  }
+}
+
 TEST(GpuAssignmentTest, FormatsAndParsesBack) {
   struct Case {
     std::string name;

@@ -328,15 +328,19 @@ std::optional<api::GpuAssignment> Cache::GpuAssignmentOf(std::string_view uid) c
 
 void Cache::UpdateSnapshot(framework::Snapshot& snapshot) {
   common::MutexLock lock(mu_);
+  bool node_objects_changed = !removed_names_.empty() || snapshot.node_set_version() == 0;
   for (const std::string& name : removed_names_) snapshot.UnindexNameForCache(name);
   removed_names_.clear();
   for (NodeIndex i : dirty_) {
     const NodeInfo& src = nodes_[U(i)];
-    snapshot.MutableSlotForCache(i) = src;
+    NodeInfo& dst = snapshot.MutableSlotForCache(i);
+    if (dst.node != src.node) node_objects_changed = true;
+    dst = src;
     if (src.node != nullptr) snapshot.IndexNameForCache(src.node->meta.name, i);
     is_dirty_[U(i)] = false;
   }
   dirty_.clear();
+  if (node_objects_changed) snapshot.BumpNodeSetVersionForCache();
   snapshot.SetNodeCountForCache(num_nodes_, generation_);
 }
 

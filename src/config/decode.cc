@@ -23,7 +23,6 @@ namespace {
 
 namespace json = boost::json;
 
-constexpr std::string_view kGroup = "kubescheduler.config.k8s.io/";
 constexpr std::string_view kKind = "KubeSchedulerConfiguration";
 
 // Versions of the API group, oldest first; all but v1 are deprecated.

@@ -59,6 +59,11 @@ class Snapshot {
   // Number of valid nodes.
   int32_t num_nodes() const { return num_nodes_; }
   uint64_t generation() const { return generation_; }
+  // Changes whenever a slot's node object changes (node added, updated or removed), not when only
+  // pods move; 0 when unknown (a snapshot filled without the cache). Lets a plugin memoise what
+  // it derives from the node objects alone (e.g. TaintToleration's distinct taint lists) across
+  // pods. Only meaningful together with the snapshot's address.
+  uint64_t node_set_version() const { return node_set_version_; }
 
   // Writers (the cache). Mutable access to one slot; grows the array as needed.
   NodeInfo& MutableSlotForCache(NodeIndex i);
@@ -66,6 +71,7 @@ class Snapshot {
     num_nodes_ = n;
     generation_ = generation;
   }
+  void BumpNodeSetVersionForCache() { ++node_set_version_; }
   void IndexNameForCache(const std::string& name, NodeIndex i) { by_name_[name] = i; }
   void UnindexNameForCache(const std::string& name) { by_name_.erase(name); }
 
@@ -74,6 +80,7 @@ class Snapshot {
   std::unordered_map<std::string, NodeIndex> by_name_;
   int32_t num_nodes_ = 0;
   uint64_t generation_ = 0;
+  uint64_t node_set_version_ = 0;
 };
 
 }  // namespace gpusched::framework

@@ -5,6 +5,7 @@
 
 #include "src/plugins/default_binder/default_binder.h"
 #include "src/plugins/gpu_fit/gpu_fit.h"
+#include "src/plugins/gpu_fragmentation/gpu_fragmentation.h"
 #include "src/plugins/names.h"
 #include "src/plugins/node_affinity/node_affinity.h"
 #include "src/plugins/node_name/node_name.h"
@@ -28,6 +29,7 @@ common::Status RegisterInTreePlugins(framework::Registry& registry) {
       {names::kTaintToleration, &taint_toleration::TaintToleration::Create},
       {names::kNodeAffinity, &node_affinity::NodeAffinity::Create},
       {names::kGpuFit, &gpu_fit::GpuFit::Create},
+      {names::kGpuFragmentation, &gpu_fragmentation::GpuFragmentation::Create},
       {names::kDefaultBinder, &default_binder::DefaultBinder::Create},
   };
   for (const Entry& e : entries) {

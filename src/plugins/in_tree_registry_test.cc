@@ -17,8 +17,9 @@ TEST(InTreeRegistryTest, RegistersEveryPluginOnce) {
   framework::Registry registry;
   ASSERT_TRUE(RegisterInTreePlugins(registry).ok());
   const std::vector<std::string> want = {
-      "DefaultBinder",     "GpuFit",       "NodeAffinity",    "NodeName", "NodeResourcesFit",
-      "NodeUnschedulable", "PrioritySort", "TaintToleration",
+      "DefaultBinder",    "GpuFit",            "GpuFragmentation", "NodeAffinity",
+      "NodeName",         "NodeResourcesFit",  "NodeUnschedulable", "PrioritySort",
+      "TaintToleration",
   };
   EXPECT_EQ(registry.Names(), want);
   EXPECT_EQ(registry.Canonical(names::kGpuTopologyPluginAlias), names::kGpuFit);
@@ -60,6 +61,8 @@ TEST(InTreeRegistryTest, PluginsImplementTheirPoints) {
   EXPECT_NE(dynamic_cast<framework::ScorePlugin*>(make(names::kTaintToleration).get()), nullptr);
   EXPECT_NE(dynamic_cast<framework::ScorePlugin*>(make(names::kNodeAffinity).get()), nullptr);
   EXPECT_NE(dynamic_cast<framework::ReservePlugin*>(make(names::kGpuFit).get()), nullptr);
+  EXPECT_NE(dynamic_cast<framework::ReservePlugin*>(make(names::kGpuFragmentation).get()),
+            nullptr);
   EXPECT_NE(dynamic_cast<framework::ReservePlugin*>(make(names::kGpuTopologyPluginAlias).get()),
             nullptr);
   EXPECT_NE(dynamic_cast<framework::BindPlugin*>(make(names::kDefaultBinder).get()), nullptr);

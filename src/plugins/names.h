@@ -15,6 +15,8 @@ inline constexpr std::string_view kNodeAffinity = "NodeAffinity";
 inline constexpr std::string_view kGpuFit = "GpuFit";
 // The seed's name for the GPU plugin; accepted as an alias of GpuFit.
 inline constexpr std::string_view kGpuTopologyPluginAlias = "GPUTopologyPlugin";
+// Fragmentation-aware GPU placement (FGD) and the FGD paper's baselines.
+inline constexpr std::string_view kGpuFragmentation = "GpuFragmentation";
 inline constexpr std::string_view kDefaultBinder = "DefaultBinder";
 
 }  // namespace gpusched::plugins::names

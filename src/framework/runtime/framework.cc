@@ -316,6 +316,8 @@ ScheduleResult Framework::SchedulePod(CycleState& state, const api::Pod& pod,
   feasible_.clear();
   size_t start = slots == 0 ? 0 : next_start_ % slots;
   size_t processed = 0;
+  std::pair<std::string_view, int32_t>* last_reason = nullptr;  // into diag.reason_counts
+  std::string_view last_plugin;
   for (size_t k = 0; k < slots; ++k) {
     size_t i = (start + k) % slots;
     const NodeInfo& ni = nodes[i];
@@ -333,16 +335,26 @@ ScheduleResult Framework::SchedulePod(CycleState& state, const api::Pod& pod,
       return result;
     }
     if (s.code() != Code::kUnschedulableAndUnresolvable) diag.unresolvable_everywhere = false;
-    bool found = false;
-    for (auto& [reason, count] : diag.reason_counts) {
-      if (reason == s.reason()) {
-        ++count;
-        found = true;
+    if (options.record_verdicts) diag.verdicts.push_back(NodeVerdict{static_cast<NodeIndex>(i), s});
+    // Reasons and plugin names are interned constants, so a repeat of the last rejection is
+    // recognised by pointer; only a new (reason, plugin) pair pays the string compares.
+    // (Rejections never own their text — only Status::Error does, and errors returned above.)
+    if (last_reason != nullptr && s.reason().data() == last_reason->first.data() &&
+        s.reason().size() == last_reason->first.size() && s.plugin().data() == last_plugin.data() &&
+        s.plugin().size() == last_plugin.size()) {
+      ++last_reason->second;
+      continue;
+    }
+    last_reason = nullptr;
+    for (auto& rc : diag.reason_counts) {
+      if (rc.first == s.reason()) {
+        last_reason = &rc;
         break;
       }
     }
-    if (!found) diag.reason_counts.emplace_back(s.reason(), 1);
-    if (options.record_verdicts) diag.verdicts.push_back(NodeVerdict{static_cast<NodeIndex>(i), s});
+    if (last_reason == nullptr) last_reason = &diag.reason_counts.emplace_back(s.reason(), 0);
+    ++last_reason->second;
+    last_plugin = s.plugin();
     AddUnique(diag.unschedulable_plugins, s.plugin());
   }
   if (slots > 0) next_start_ = (start + processed) % slots;

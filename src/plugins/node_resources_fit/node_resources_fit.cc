@@ -306,6 +306,15 @@ int64_t NodeResourcesFit::ResourceScore(int64_t requested, int64_t allocatable) 
   return 0;
 }
 
+// ResourceList::Get without the name lookup for the common resources (per-node hot path).
+int64_t NodeResourcesFit::AmountOf(const api::ResourceList& list, const Resource& r) {
+  switch (r.kind) {
+    case Kind::kCpu: return list.milli_cpu;
+    case Kind::kMemory: return list.memory;
+    default: return list.Get(r.name);
+  }
+}
+
 int64_t NodeResourcesFit::ScoreOne(const PreScoreState& s, const framework::NodeInfo& node) const {
   const api::ResourceList& alloc = node.node->allocatable;
   int64_t node_score = 0;
@@ -315,9 +324,9 @@ int64_t NodeResourcesFit::ScoreOne(const PreScoreState& s, const framework::Node
     const int64_t pod_request = s.request[i];
     // Extended resources the pod does not request, and "pods", are not scored.
     if (r.kind == Kind::kPods || (r.kind == Kind::kScalar && pod_request == 0)) continue;
-    const int64_t allocatable = alloc.Get(r.name);
+    const int64_t allocatable = AmountOf(alloc, r);
     if (allocatable == 0) continue;
-    const int64_t requested = node.requested.Get(r.name) + pod_request;
+    const int64_t requested = AmountOf(node.requested, r) + pod_request;
     const int64_t score = ResourceScore(requested, allocatable);
     // RequestedToCapacityRatio leaves zero scores out of the average, as upstream does.
     if (type_ == ScoringStrategyType::kRequestedToCapacityRatio && score <= 0) continue;

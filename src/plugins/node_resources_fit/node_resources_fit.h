@@ -101,6 +101,7 @@ class NodeResourcesFit final : public framework::PreFilterPlugin,
   struct PreScoreState;
 
   bool Ignored(common::Atom name) const;
+  static int64_t AmountOf(const api::ResourceList& list, const Resource& r);
   int64_t ScoreOne(const PreScoreState& s, const framework::NodeInfo& node) const;
   int64_t ResourceScore(int64_t requested, int64_t allocatable) const;
 

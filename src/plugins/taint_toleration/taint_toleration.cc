@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <memory>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -42,6 +43,16 @@ int64_t CountIntolerablePreferNoSchedule(const api::Pod& pod, const framework::N
   return count;
 }
 
+bool SameTaints(std::span<const api::Taint> a, std::span<const api::Taint> b) {
+  if (a.size() != b.size()) return false;
+  for (size_t i = 0; i < a.size(); ++i) {
+    if (a[i].key != b[i].key || a[i].value != b[i].value || a[i].effect != b[i].effect) {
+      return false;
+    }
+  }
+  return true;
+}
+
 }  // namespace
 
 common::StatusOr<framework::PluginPtr> TaintToleration::Create(const boost::json::value& args,
@@ -58,10 +69,36 @@ std::string_view TaintToleration::Name() const { return names::kTaintToleration;
 
 framework::Status TaintToleration::PreFilter(framework::CycleState& state, const api::Pod& pod,
                                              const framework::Snapshot& snapshot) {
+  const uint64_t version = snapshot.node_set_version();
+  if (version == 0 || &snapshot != memo_snapshot_ || version != memo_version_ ||
+      snapshot.nodes().size() != memo_slots_) {
+    // Nodes of one node group carry equal taint lists: keep each distinct list once (checked
+    // against the previous list, and against all lists while there are few).
+    constexpr size_t kFullDedupe = 64;
+    memo_taint_lists_.clear();
+    for (const framework::NodeInfo& n : snapshot.nodes()) {
+      if (!n.valid() || n.node->taints.empty()) continue;
+      const std::span<const api::Taint> taints = n.node->taints;
+      bool seen = false;
+      if (memo_taint_lists_.size() <= kFullDedupe) {
+        for (const auto& l : memo_taint_lists_) {
+          if (SameTaints(l, taints)) {
+            seen = true;
+            break;
+          }
+        }
+      } else {
+        seen = SameTaints(memo_taint_lists_.back(), taints);
+      }
+      if (!seen) memo_taint_lists_.emplace_back(taints.begin(), taints.end());
+    }
+    memo_snapshot_ = version == 0 ? nullptr : &snapshot;
+    memo_version_ = version;
+    memo_slots_ = snapshot.nodes().size();
+  }
   auto s = std::make_unique<PreFilterState>();
-  for (const framework::NodeInfo& n : snapshot.nodes()) {
-    if (!n.valid()) continue;
-    const api::Taint* t = helper::FindMatchingUntoleratedTaint(n.node->taints, pod.tolerations,
+  for (const std::vector<api::Taint>& taints : memo_taint_lists_) {
+    const api::Taint* t = helper::FindMatchingUntoleratedTaint(taints, pod.tolerations,
                                                                helper::IsDoNotScheduleTaint);
     if (t == nullptr) continue;
     TaintReason r{t->key, t->value, {}};

@@ -15,6 +15,7 @@
 #include <boost/json/value.hpp>
 #include <span>
 #include <string_view>
+#include <vector>
 
 #include "src/api/types.h"
 #include "src/common/status.h"
@@ -47,6 +48,15 @@ class TaintToleration final : public framework::PreFilterPlugin,
   bool HasNormalizeScore() const override { return true; }
   framework::Status NormalizeScore(const framework::CycleState& state, const api::Pod& pod,
                                    std::span<int64_t> scores) const override;
+
+ private:
+  // PreFilter's memo of the snapshot's distinct non-empty taint lists, rebuilt when the snapshot
+  // (address or node_set_version) changes, so PreFilter costs O(distinct lists), not O(nodes).
+  // Written only by PreFilter, on the owning Framework's scheduling thread.
+  const framework::Snapshot* memo_snapshot_ = nullptr;
+  uint64_t memo_version_ = 0;
+  size_t memo_slots_ = 0;
+  std::vector<std::vector<api::Taint>> memo_taint_lists_;
 };
 
 }  // namespace gpusched::plugins::taint_toleration

@@ -58,6 +58,26 @@ config::SchedulerConfig BestFitSchedulerConfig() {
   return c;
 }
 
+config::SchedulerConfig FragmentationSchedulerConfig(std::string_view policy) {
+  config::SchedulerConfig c = SimulationDefaultConfig();
+  config::Profile& p = c.profiles.front();
+  const std::string plugins = p.path + ".plugins.";
+  p.plugins.at(config::Point::kMultiPoint)
+      .enabled.push_back(
+          config::PluginRef{"GpuFragmentation", 100, plugins + "multiPoint.enabled[0]"});
+  config::PluginSet& score = p.plugins.at(config::Point::kScore);
+  score.disabled = {config::PluginRef{"*", 0, plugins + "score.disabled[0]"}};
+  score.enabled = {config::PluginRef{"GpuFragmentation", 100, plugins + "score.enabled[0]"}};
+  p.plugins.at(config::Point::kReserve).disabled = {
+      config::PluginRef{"GpuFit", 0, plugins + "reserve.disabled[0]"}};
+  config::PluginConfig pc;
+  pc.name = "GpuFragmentation";
+  pc.args = json::object{{"policy", std::string(policy)}, {"exactScores", true}};
+  pc.path = p.path + ".pluginConfig[0]";
+  p.plugin_config.push_back(std::move(pc));
+  return c;
+}
+
 std::vector<api::PodPtr> FgdPodSequence(std::span<const api::PodPtr> pods,
                                         int64_t cluster_gpu_milli, const FgdOptions& options,
                                         int64_t* appended, int64_t* removed) {

@@ -35,6 +35,7 @@
 #include <optional>
 #include <span>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "src/api/types.h"
@@ -50,6 +51,12 @@ namespace gpusched::sim::trace {
 // policy plugin weight 1000; our config validation caps weights at 100, and with a single score
 // plugin the weight only scales the totals, so the chosen node is the same.
 config::SchedulerConfig BestFitSchedulerConfig();
+
+// A GpuFragmentation policy as a configuration (docs/gpu-placement.md): SimulationDefaultConfig()
+// plus GpuFragmentation (args {policy, exactScores: true}) as the only score plugin and the
+// device chooser at Reserve (GpuFit keeps filtering). `policy` is a GpuFragmentation policy name:
+// FGD, Learned, BestFit, DotProd, GpuClustering, GpuPacking or Random.
+config::SchedulerConfig FragmentationSchedulerConfig(std::string_view policy);
 
 struct FgdOptions {
   uint64_t seed = 42;       // the paper uses 42..51

@@ -7,6 +7,7 @@
 #include <filesystem>
 #include <memory>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "src/common/clock.h"
@@ -240,6 +241,33 @@ TEST(FgdProtocolTest, BestFitPacksSharedPodsOntoOneGpu) {
     ASSERT_EQ(o.state, PodState::kScheduled);
     EXPECT_EQ(o.node, outcomes[0].node);
     EXPECT_EQ(o.gpu.devices, outcomes[0].gpu.devices);
+  }
+}
+
+// Every GpuFragmentation policy replays the small trace with the cache invariants checked after
+// every placement (no GPU over-committed), and is deterministic for a seed.
+TEST(FgdProtocolTest, EveryFragmentationPolicyKeepsTheInvariants) {
+  static const common::FakeClock wall;
+  Workload w = SmallTrace();
+  for (std::string_view policy :
+       {"FGD", "Learned", "BestFit", "DotProd", "GpuClustering", "GpuPacking", "Random"}) {
+    SCOPED_TRACE(std::string(policy));
+    for (uint64_t seed : {42, 43}) {
+      FgdOptions opts;
+      opts.seed = seed;
+      opts.check_invariants = true;
+      auto run = RunFgdProtocol(w, FragmentationSchedulerConfig(policy), {TestRegistry(), wall},
+                                opts);
+      ASSERT_TRUE(run.ok()) << run.status().ToString();
+      const FgdResult& r = run->result;
+      EXPECT_EQ(r.placed_pods + r.failed_pods, r.tried_pods);
+      EXPECT_GT(r.placed_pods, 0);
+      EXPECT_LE(r.allocated_milli, r.cluster_gpu_milli);
+      auto again = RunFgdProtocol(w, FragmentationSchedulerConfig(policy),
+                                  {TestRegistry(), wall}, opts);
+      ASSERT_TRUE(again.ok());
+      EXPECT_EQ(FgdCurveCsv(again->result), FgdCurveCsv(r));
+    }
   }
 }
 

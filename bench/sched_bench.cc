@@ -1,0 +1,223 @@
+// SPDX-License-Identifier: Apache-2.0
+// gpusched-bench: the macro benchmark. Builds a synthetic mixed-GPU cluster (bench/synthetic.h),
+// then schedules every pod in process through the production Scheduler (via sim::Simulator:
+// SubmitPod = create + ScheduleOne + bind) with all feasible nodes scored
+// (percentageOfNodesToScore 100), and prints pods/s, p50/p99/max per-pod latency (steady_clock
+// around each SubmitPod), peak RSS (getrusage) and placement counts.
+//
+//   gpusched-bench --nodes 5000 --pods 50000 --profile default|fragmentation --seed 42
+//                  [--config scheduler-config.yaml] [--repeat 3]
+//
+// Pods that do not fit are deleted at once (no retries), so every pod costs one attempt.
+#include <sys/resource.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cstdint>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <map>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "bench/synthetic.h"
+#include "src/common/clock.h"
+#include "src/config/config.h"
+#include "src/framework/registry.h"
+#include "src/plugins/in_tree_registry.h"
+#include "src/sim/simulator.h"
+#include "src/sim/workload.h"
+
+namespace gpusched::bench {
+namespace {
+
+struct Flags {
+  int32_t nodes = 5000;
+  int32_t pods = 50000;
+  std::string profile = "default";
+  std::string config_file;
+  uint64_t seed = 42;
+  int repeat = 1;
+};
+
+int Usage(const char* msg) {
+  std::fprintf(stderr,
+               "error: %s\nusage: gpusched-bench [--nodes N] [--pods M] "
+               "[--profile default|fragmentation] [--config FILE] [--seed S] [--repeat R]\n",
+               msg);
+  return 2;
+}
+
+double Percentile(std::vector<double>& v, double p) {
+  if (v.empty()) return 0;
+  const size_t k = std::min(v.size() - 1, static_cast<size_t>(p * static_cast<double>(v.size())));
+  std::nth_element(v.begin(), v.begin() + static_cast<std::ptrdiff_t>(k), v.end());
+  return v[k];
+}
+
+// User + system CPU seconds of this process so far (robust to a shared, loaded machine).
+double CpuSeconds() {
+  rusage ru{};
+  getrusage(RUSAGE_SELF, &ru);
+  return static_cast<double>(ru.ru_utime.tv_sec + ru.ru_stime.tv_sec) +
+         static_cast<double>(ru.ru_utime.tv_usec + ru.ru_stime.tv_usec) / 1e6;
+}
+
+double PeakRssMiB() {
+  rusage ru{};
+  getrusage(RUSAGE_SELF, &ru);
+  return static_cast<double>(ru.ru_maxrss) / 1024.0;  // ru_maxrss is KiB on Linux
+}
+
+// The fragmentation-aware profile: the default profile plus the fragmentation score plugin, if
+// this build registers one (any plugin whose name contains "Fragmentation").
+common::StatusOr<config::SchedulerConfig> ProfileConfig(const Flags& f,
+                                                        const framework::Registry& registry) {
+  if (!f.config_file.empty()) {
+    GPUSCHED_ASSIGN_OR_RETURN(std::string text, sim::ReadFile(f.config_file));
+    std::vector<std::string> warnings;
+    GPUSCHED_ASSIGN_OR_RETURN(config::SchedulerConfig c,
+                              config::ParseSchedulerConfig(text, f.config_file, &warnings));
+    c.percentage_of_nodes_to_score = 100;
+    return c;
+  }
+  config::SchedulerConfig c = sim::SimulationDefaultConfig();
+  if (f.profile == "default") return c;
+  if (f.profile != "fragmentation") {
+    return common::InvalidArgumentError("--profile: want default or fragmentation");
+  }
+  std::string plugin;
+  for (const std::string& n : registry.Names()) {
+    if (n.find("Fragmentation") != std::string::npos) plugin = n;
+  }
+  if (plugin.empty()) {
+    return common::UnimplementedError(
+        "--profile fragmentation: no fragmentation-aware plugin is registered in this build");
+  }
+  config::Profile& p = c.profiles.front();
+  p.plugins.at(config::Point::kMultiPoint)
+      .enabled.push_back(config::PluginRef{plugin, 1, p.path + ".plugins.multiPoint.enabled[0]"});
+  return c;
+}
+
+int Run(const Flags& f) {
+  framework::Registry registry;
+  if (common::Status s = plugins::RegisterInTreePlugins(registry); !s.ok()) {
+    std::fprintf(stderr, "error: %s\n", s.ToString().c_str());
+    return 1;
+  }
+  auto config = ProfileConfig(f, registry);
+  if (!config.ok()) {
+    std::fprintf(stderr, "error: %s\n", config.status().ToString().c_str());
+    return 2;
+  }
+  const auto t_gen = std::chrono::steady_clock::now();
+  auto workload = SyntheticWorkload(f.nodes, f.pods, f.seed);
+  if (!workload.ok()) {
+    std::fprintf(stderr, "error: %s\n", workload.status().ToString().c_str());
+    return 1;
+  }
+  const double gen_s =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - t_gen).count();
+  std::printf("cluster: %d nodes, %d pods, profile %s, seed %llu (generated+decoded in %.2f s)\n",
+              f.nodes, f.pods, f.profile.c_str(), static_cast<unsigned long long>(f.seed), gen_s);
+
+  for (int rep = 0; rep < f.repeat; ++rep) {
+    common::SystemClock wall;
+    sim::SimOptions opts;
+    opts.seed = f.seed;
+    opts.retry = false;
+    auto simulator = sim::Simulator::Create(*config, {registry, wall}, opts);
+    if (!simulator.ok()) {
+      std::fprintf(stderr, "error: %s\n", simulator.status().ToString().c_str());
+      return 1;
+    }
+    sim::Simulator& s = **simulator;
+    for (const auto& n : workload->nodes) {
+      if (common::Status st = s.AddNode(n); !st.ok()) {
+        std::fprintf(stderr, "error: %s\n", st.ToString().c_str());
+        return 1;
+      }
+    }
+    std::vector<double> lat_us;
+    lat_us.reserve(workload->pods.size());
+    const double cpu0 = CpuSeconds();
+    const auto start = std::chrono::steady_clock::now();
+    for (const auto& p : workload->pods) {
+      const auto t0 = std::chrono::steady_clock::now();
+      auto r = s.SubmitPod(p);
+      const auto t1 = std::chrono::steady_clock::now();
+      if (!r.ok()) {
+        std::fprintf(stderr, "error: %s\n", r.status().ToString().c_str());
+        return 1;
+      }
+      lat_us.push_back(std::chrono::duration<double, std::micro>(t1 - t0).count());
+    }
+    const double secs =
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    const double cpu = CpuSeconds() - cpu0;
+    const sim::SimStats st = s.Stats();
+    const double mean =
+        lat_us.empty() ? 0 : [&] { double t = 0; for (double x : lat_us) t += x; return t; }() /
+                                 static_cast<double>(lat_us.size());
+    const double p50 = Percentile(lat_us, 0.50);
+    const double p99 = Percentile(lat_us, 0.99);
+    const double mx = lat_us.empty() ? 0 : *std::max_element(lat_us.begin(), lat_us.end());
+    std::printf(
+        "run %d: %.0f pods/s  (%lld pods in %.3f s; %.3f CPU s = %.0f pods per CPU s)  latency us: mean %.1f p50 %.1f p99 %.1f max "
+        "%.1f  scheduled %lld unschedulable %lld errors %lld  peak RSS %.0f MiB\n",
+        rep + 1, static_cast<double>(lat_us.size()) / secs, static_cast<long long>(lat_us.size()),
+        secs, cpu, static_cast<double>(lat_us.size()) / cpu, mean, p50, p99, mx, static_cast<long long>(st.scheduled),
+        static_cast<long long>(st.unschedulable), static_cast<long long>(st.errors),
+        PeakRssMiB());
+    if (rep == 0) {
+      std::map<std::string, int64_t> reasons;
+      for (const sim::PodOutcome& o : s.outcomes()) {
+        for (const std::string& r : o.reasons) ++reasons[r];
+      }
+      for (const auto& [r, n] : reasons) std::printf("  unschedulable reason: %lld x %s\n",
+                                                     static_cast<long long>(n), r.c_str());
+    }
+    std::fflush(stdout);
+  }
+  return 0;
+}
+
+}  // namespace
+}  // namespace gpusched::bench
+
+int main(int argc, char** argv) {
+  gpusched::bench::Flags f;
+  for (int i = 1; i < argc; ++i) {
+    const std::string_view a = argv[i];
+    if (a == "--help" || a == "-h") {
+      std::printf(
+          "usage: gpusched-bench [--nodes N] [--pods M] [--profile default|fragmentation] "
+          "[--config FILE] [--seed S] [--repeat R]\n");
+      return 0;
+    }
+    if (a != "--nodes" && a != "--pods" && a != "--profile" && a != "--config" && a != "--seed" &&
+        a != "--repeat") {
+      return gpusched::bench::Usage("unknown flag");
+    }
+    if (i + 1 >= argc) return gpusched::bench::Usage("flag needs a value");
+    const char* v = argv[++i];
+    if (a == "--nodes") {
+      f.nodes = std::atoi(v);
+    } else if (a == "--pods") {
+      f.pods = std::atoi(v);
+    } else if (a == "--profile") {
+      f.profile = v;
+    } else if (a == "--config") {
+      f.config_file = v;
+    } else if (a == "--seed") {
+      f.seed = std::strtoull(v, nullptr, 10);
+    } else {
+      f.repeat = std::max(1, std::atoi(v));
+    }
+  }
+  if (f.nodes <= 0 || f.pods < 0) return gpusched::bench::Usage("--nodes must be > 0");
+  return gpusched::bench::Run(f);
+}

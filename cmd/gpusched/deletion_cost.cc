@@ -1,0 +1,598 @@
+// SPDX-License-Identifier: Apache-2.0
+// gpusched deletion-cost: the pod-deletion-cost controller and the scale-down planner
+// (src/controllers/deletion_cost, issue #8).
+//
+//   gpusched deletion-cost plan deployment/web --replicas 4 [-n NS] [-o json]
+//   gpusched deletion-cost plan rs/web-7d9f --replicas 4 -f manifests.yaml     (offline)
+//   gpusched deletion-cost controller --config policy.yaml [--dry-run] [--metrics-port 10260]
+//
+// Wiring (the only place it happens):
+//
+//   HttpRestClient ──► Reflector(pods) ──► Controller (store, work queue)
+//   (qps/burst)   ──► LIST ReplicaSets/Deployments (opt-in annotations, each resync)
+//                 ◄── PATCH pods (merge patch), events (KubeApiClient)
+//   CurlHttpGetter ──► pod /metrics, Prometheus /api/v1/query
+//   ThreadPoolExecutor(workers) runs the reconciles; a 1 s ticker drives resyncs and the queue.
+#include <CLI/CLI.hpp>
+#include <arpa/inet.h>
+#include <curl/curl.h>
+#include <netinet/in.h>
+#include <poll.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <condition_variable>
+#include <cerrno>
+#include <csignal>
+#include <cstring>
+#include <functional>
+#include <cstdlib>
+#include <fstream>
+#include <iostream>
+#include <memory>
+#include <optional>
+#include <sstream>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include <spdlog/spdlog.h>
+
+#include <boost/json.hpp>
+
+#include "cmd/gpusched/commands.h"
+#include "src/api/decode.h"
+#include "src/common/clock.h"
+#include "src/common/executor.h"
+#include "src/common/mutex.h"
+#include "src/common/random.h"
+#include "src/common/strings.h"
+#include "src/controllers/deletion_cost/controller.h"
+#include "src/controllers/deletion_cost/metrics_source.h"
+#include "src/controllers/deletion_cost/plan.h"
+#include "src/controllers/deletion_cost/policy.h"
+#include "src/kube/client/api_writer.h"
+#include "src/kube/client/auth.h"
+#include "src/kube/client/http_client.h"
+#include "src/kube/client/kubeconfig.h"
+#include "src/kube/informer/reflector.h"
+
+extern char** environ;
+
+namespace gpusched::cmd {
+namespace {
+
+namespace dc = controllers::deletion_cost;
+namespace json = boost::json;
+
+volatile std::sig_atomic_t g_dc_signal = 0;
+
+extern "C" void OnDeletionCostSignal(int sig) {
+  if (g_dc_signal != 0) _exit(1);
+  g_dc_signal = sig;
+}
+
+kube::client::Environment Env() {
+  kube::client::Environment env;
+  for (char** e = environ; e != nullptr && *e != nullptr; ++e) {
+    std::string_view kv(*e);
+    size_t eq = kv.find('=');
+    if (eq == std::string_view::npos) continue;
+    env.emplace(std::string(kv.substr(0, eq)), std::string(kv.substr(eq + 1)));
+  }
+  return env;
+}
+
+uint64_t Seed() {
+  return static_cast<uint64_t>(std::chrono::system_clock::now().time_since_epoch().count()) ^
+         (static_cast<uint64_t>(getpid()) << 32);
+}
+
+// Interruptible sleeps for the HTTP client's waits and the ticker.
+class Stopper {
+ public:
+  void Stop() {
+    {
+      common::MutexLock l(mu_);
+      stopped_ = true;
+    }
+    cv_.notify_all();
+  }
+  bool Wait(common::Duration d) {
+    std::unique_lock<std::mutex> l(mu_.native());
+    return cv_.wait_for(l, d, [this]() GPUSCHED_NO_THREAD_SAFETY_ANALYSIS { return stopped_; });
+  }
+
+ private:
+  common::Mutex mu_;
+  std::condition_variable_any cv_;
+  bool stopped_ GPUSCHED_GUARDED_BY(mu_) = false;
+};
+
+common::StatusOr<std::string> ReadFile(const std::string& path) {
+  std::ifstream in(path);
+  if (!in) return common::NotFoundError(path + ": cannot read the file");
+  std::stringstream ss;
+  ss << in.rdbuf();
+  return ss.str();
+}
+
+// "--now": RFC 3339 UTC ("2024-05-01T12:00:00Z", fraction allowed) or Unix seconds.
+common::StatusOr<common::TimePoint> ParseNow(const std::string& s) {
+  if (auto secs = common::ParseDouble(s)) {
+    return common::TimePoint(std::chrono::nanoseconds(static_cast<int64_t>(*secs * 1e9)));
+  }
+  std::tm tm{};
+  const char* end = strptime(s.c_str(), "%Y-%m-%dT%H:%M:%S", &tm);
+  if (end == nullptr) return common::InvalidArgumentError("--now: invalid time " + common::Quote(s));
+  int64_t nanos = 0;
+  if (*end == '.') {
+    ++end;
+    int64_t scale = 100'000'000;
+    while (*end >= '0' && *end <= '9') {
+      nanos += (*end - '0') * scale;
+      scale /= 10;
+      ++end;
+    }
+  }
+  if (std::string_view(end) != "Z") {
+    return common::InvalidArgumentError("--now: want UTC (…Z) or Unix seconds, got " + common::Quote(s));
+  }
+  return common::TimePoint(std::chrono::seconds(timegm(&tm)) + std::chrono::nanoseconds(nanos));
+}
+
+struct ClientSet {
+  kube::client::ClusterConfig config;
+  std::unique_ptr<kube::client::HttpRestClient> rest;
+};
+
+common::StatusOr<ClientSet> MakeClient(const std::string& kubeconfig, const std::string& context,
+                                       const common::Clock& clock, common::Random& random,
+                                       Stopper& stopper, double qps, int burst) {
+  const kube::client::Environment env = Env();
+  kube::client::ResolveOptions ro;
+  ro.context = context;
+  GPUSCHED_ASSIGN_OR_RETURN(kube::client::ClusterConfig cluster,
+                            kube::client::ResolveConfig(kubeconfig, env, ro));
+  GPUSCHED_RETURN_IF_ERROR(kube::client::InitCurlOnce());
+  kube::client::HttpClientOptions opts;
+  opts.qps = qps;
+  opts.burst = burst;
+  kube::client::HttpClientDeps deps{clock, random, [&stopper](common::Duration d) { stopper.Wait(d); },
+                                    kube::client::MakeCredentialProvider(cluster, env, clock)};
+  GPUSCHED_ASSIGN_OR_RETURN(auto rest, kube::client::HttpRestClient::Create(cluster, opts, std::move(deps)));
+  return ClientSet{std::move(cluster), std::move(rest)};
+}
+
+// Every item of a (paginated) LIST, as a `<Kind>List` document for ClassifyObjects.
+common::StatusOr<json::value> ListAll(kube::RestClient& rest, const std::string& path,
+                                      const std::string& list_kind) {
+  json::array items;
+  std::string cont;
+  do {
+    kube::Request req;
+    req.path = path;
+    req.query = {{"limit", "500"}};
+    if (!cont.empty()) req.query.emplace_back("continue", cont);
+    GPUSCHED_ASSIGN_OR_RETURN(kube::Response resp, rest.Do(req));
+    if (!resp.ok()) return kube::StatusFromResponse(req, resp);
+    GPUSCHED_ASSIGN_OR_RETURN(json::value body, api::ParseJson(resp.body, path));
+    json::object* o = body.if_object();
+    if (o == nullptr) return common::InvalidArgumentError(path + ": not a JSON object");
+    if (json::value* it = o->if_contains("items"); it && it->is_array()) {
+      for (json::value& v : it->get_array()) items.push_back(std::move(v));
+    }
+    cont.clear();
+    if (json::value* m = o->if_contains("metadata"); m && m->is_object()) {
+      if (json::value* c = m->get_object().if_contains("continue"); c && c->is_string()) {
+        cont = std::string(c->get_string());
+      }
+    }
+  } while (!cont.empty());
+  return json::value(json::object{{"kind", list_kind}, {"items", std::move(items)}});
+}
+
+// --- plan -------------------------------------------------------------------------------------
+
+class PlanCommand {
+ public:
+  explicit PlanCommand(CLI::App& parent)
+      : app_(*parent.add_subcommand(
+            "plan",
+            "Print which pods the ReplicaSet controller deletes when a Deployment or ReplicaSet "
+            "is scaled to --replicas, and the ranking rule that decided each")) {
+    app_.add_option("target", target_, "deployment/NAME (deploy/NAME) or replicaset/NAME (rs/NAME)")
+        ->required();
+    app_.add_option("--replicas", replicas_, "The new replica count")->required()->check(CLI::NonNegativeNumber);
+    app_.add_option("-n,--namespace", namespace_, "Namespace (default: the kubeconfig context's, else default)");
+    app_.add_option("--kubeconfig", kubeconfig_, "kubeconfig file (default: KUBECONFIG, in-cluster, ~/.kube/config)");
+    app_.add_option("--context", context_, "kubeconfig context");
+    app_.add_option("-f,--filename", files_,
+                    "Plan offline from manifests (Deployments, ReplicaSets, Pods; multi-document "
+                    "YAML/JSON, List kinds; repeatable) instead of the live cluster");
+    app_.add_option("--now", now_, "Rank as of this time (RFC 3339 UTC or Unix seconds; default: now)");
+    app_.add_option("-o,--output", output_, "Output format")
+        ->check(CLI::IsMember({"text", "json"}))
+        ->capture_default_str();
+    app_.add_flag("--legacy-scale-down", legacy_,
+                  "Compare times without logarithmic buckets (LogarithmicScaleDown off, < v1.22)");
+    app_.add_flag("--ignore-deletion-cost", no_cost_, "Rank as with the PodDeletionCost gate off");
+    app_.add_flag("--no-sidecar-restarts", no_sidecars_,
+                  "Do not compare sidecar restarts (releases before ~v1.31)");
+  }
+
+  CLI::App& app() { return app_; }
+
+  int Run() {
+    dc::PlanRequest req;
+    const size_t slash = target_.find('/');
+    if (slash == std::string::npos) {
+      std::cerr << "error: target " << common::Quote(target_) << ": want deployment/NAME or replicaset/NAME\n";
+      return kExitUsage;
+    }
+    const std::string kind = common::ToLower(target_.substr(0, slash));
+    req.name = target_.substr(slash + 1);
+    if (kind == "deployment" || kind == "deployments" || kind == "deploy") {
+      req.kind = "Deployment";
+    } else if (kind == "replicaset" || kind == "replicasets" || kind == "rs") {
+      req.kind = "ReplicaSet";
+    } else {
+      std::cerr << "error: target kind " << common::Quote(kind) << ": want deployment or replicaset\n";
+      return kExitUsage;
+    }
+    req.replicas = replicas_;
+    req.options.logarithmic_scale_down = !legacy_;
+    req.options.pod_deletion_cost = !no_cost_;
+    req.options.sidecar_restarts = !no_sidecars_;
+    common::SystemClock clock;
+    req.now = clock.Now();
+    if (!now_.empty()) {
+      auto t = ParseNow(now_);
+      if (!t.ok()) {
+        std::cerr << "error: " << t.status().message() << "\n";
+        return kExitUsage;
+      }
+      req.now = *t;
+    }
+
+    std::vector<json::value> docs;
+    if (!files_.empty()) {
+      req.namespace_ = namespace_.empty() ? "default" : namespace_;
+      for (const std::string& f : files_) {
+        auto text = ReadFile(f);
+        if (!text.ok()) {
+          std::cerr << "error: " << text.status().message() << "\n";
+          return kExitBadInput;
+        }
+        auto parsed = api::ParseYamlDocuments(*text, f);
+        if (!parsed.ok()) {
+          std::cerr << "error: " << parsed.status().message() << "\n";
+          return kExitBadInput;
+        }
+        for (auto& d : *parsed) docs.push_back(std::move(d));
+      }
+    } else {
+      Stopper stopper;
+      common::Random random(Seed());
+      auto client = MakeClient(kubeconfig_, context_, clock, random, stopper, 50, 100);
+      if (!client.ok()) {
+        std::cerr << "error: " << client.status().message() << "\n";
+        return kExitBadInput;
+      }
+      req.namespace_ = !namespace_.empty() ? namespace_
+                       : !client->config.namespace_.empty() ? client->config.namespace_
+                                                             : "default";
+      const std::string ns = req.namespace_;
+      const std::vector<std::pair<std::string, std::string>> lists = {
+          {"/apis/apps/v1/namespaces/" + ns + "/deployments", "DeploymentList"},
+          {"/apis/apps/v1/namespaces/" + ns + "/replicasets", "ReplicaSetList"},
+          {"/api/v1/namespaces/" + ns + "/pods", "PodList"}};
+      for (const auto& [path, kind_name] : lists) {
+        auto list = ListAll(*client->rest, path, kind_name);
+        if (!list.ok()) {
+          std::cerr << "error: " << list.status().message() << "\n";
+          return kExitBadInput;
+        }
+        docs.push_back(std::move(list).value());
+      }
+    }
+    const dc::ClusterObjects objects = dc::ClassifyObjects(docs, req.namespace_);
+    auto result = dc::MakePlan(objects, req);
+    if (!result.ok()) {
+      std::cerr << "error: " << result.status().message() << "\n";
+      return kExitBadInput;
+    }
+    if (output_ == "json") {
+      std::cout << json::serialize(dc::PlanToJson(*result)) << "\n";
+    } else {
+      std::cout << dc::FormatPlanText(*result);
+    }
+    return kExitOk;
+  }
+
+ private:
+  CLI::App& app_;
+  std::string target_;
+  int32_t replicas_ = 0;
+  std::string namespace_;
+  std::string kubeconfig_;
+  std::string context_;
+  std::vector<std::string> files_;
+  std::string now_;
+  std::string output_ = "text";
+  bool legacy_ = false;
+  bool no_cost_ = false;
+  bool no_sidecars_ = false;
+};
+
+// --- controller -------------------------------------------------------------------------------
+
+// HttpGetter over libcurl: one easy handle per call, no proxies, no redirects, http(s) only.
+class CurlHttpGetter final : public dc::HttpGetter {
+ public:
+  common::StatusOr<dc::HttpResult> Get(const std::string& url, common::Duration timeout) override {
+    CURL* h = curl_easy_init();
+    if (h == nullptr) return common::UnavailableError("curl_easy_init failed");
+    struct Sink {
+      std::string body;
+      bool overflow = false;
+    } sink;
+    const auto write = +[](char* data, size_t size, size_t n, void* user) -> size_t {
+      auto* s = static_cast<Sink*>(user);
+      if (s->body.size() + size * n > dc::kMaxExpositionBytes) {
+        s->overflow = true;
+        return 0;
+      }
+      s->body.append(data, size * n);
+      return size * n;
+    };
+    curl_easy_setopt(h, CURLOPT_URL, url.c_str());
+    curl_easy_setopt(h, CURLOPT_NOSIGNAL, 1L);
+    curl_easy_setopt(h, CURLOPT_TIMEOUT_MS,
+                     static_cast<long>(std::chrono::duration_cast<std::chrono::milliseconds>(timeout).count()));
+    curl_easy_setopt(h, CURLOPT_CONNECTTIMEOUT_MS,
+                     static_cast<long>(std::chrono::duration_cast<std::chrono::milliseconds>(timeout).count()));
+    curl_easy_setopt(h, CURLOPT_NOPROXY, "*");
+    curl_easy_setopt(h, CURLOPT_PROTOCOLS_STR, "http,https");
+    curl_easy_setopt(h, CURLOPT_FOLLOWLOCATION, 0L);
+    curl_easy_setopt(h, CURLOPT_ACCEPT_ENCODING, "");
+    curl_easy_setopt(h, CURLOPT_USERAGENT, "gpusched-deletion-cost");
+    curl_easy_setopt(h, CURLOPT_WRITEFUNCTION, write);
+    curl_easy_setopt(h, CURLOPT_WRITEDATA, &sink);
+    const CURLcode rc = curl_easy_perform(h);
+    long status = 0;
+    curl_easy_getinfo(h, CURLINFO_RESPONSE_CODE, &status);
+    char* ct = nullptr;
+    curl_easy_getinfo(h, CURLINFO_CONTENT_TYPE, &ct);
+    dc::HttpResult r;
+    r.status = static_cast<int>(status);
+    if (ct != nullptr) r.content_type = ct;
+    curl_easy_cleanup(h);
+    if (sink.overflow) {
+      return common::ResourceExhaustedError("GET " + url + ": body over " +
+                                            std::to_string(dc::kMaxExpositionBytes) + " bytes");
+    }
+    if (rc == CURLE_OPERATION_TIMEDOUT) return common::DeadlineExceededError("GET " + url + ": timed out");
+    if (rc != CURLE_OK) return common::UnavailableError("GET " + url + ": " + curl_easy_strerror(rc));
+    r.body = std::move(sink.body);
+    return r;
+  }
+};
+
+// A tiny HTTP/1.0 server for /metrics and /healthz on its own thread (cmd/ only).
+class MetricsServer {
+ public:
+  // Binds "host:port" (port 0 = any). Returns the bound port.
+  common::StatusOr<int> Start(const std::string& address, std::function<std::string()> metrics) {
+    const size_t colon = address.rfind(':');
+    if (colon == std::string::npos) return common::InvalidArgumentError("--metrics-bind-address: want host:port");
+    std::string host = address.substr(0, colon);
+    auto port = common::ParseInt64(address.substr(colon + 1));
+    if (!port || *port < 0 || *port > 65535) return common::InvalidArgumentError("--metrics-bind-address: bad port");
+    if (host.empty()) host = "0.0.0.0";
+    fd_ = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    if (fd_ < 0) return common::UnavailableError("socket failed");
+    int one = 1;
+    setsockopt(fd_, SOL_SOCKET, SO_REUSEADDR, &one, sizeof one);
+    sockaddr_in addr{};
+    addr.sin_family = AF_INET;
+    addr.sin_port = htons(static_cast<uint16_t>(*port));
+    if (inet_pton(AF_INET, host.c_str(), &addr.sin_addr) != 1) {
+      return common::InvalidArgumentError("--metrics-bind-address: want an IPv4 address, got " + host);
+    }
+    if (bind(fd_, reinterpret_cast<sockaddr*>(&addr), sizeof addr) != 0 || listen(fd_, 16) != 0) {
+      return common::UnavailableError("cannot listen on " + address + ": " + std::strerror(errno));
+    }
+    socklen_t len = sizeof addr;
+    getsockname(fd_, reinterpret_cast<sockaddr*>(&addr), &len);
+    metrics_ = std::move(metrics);
+    thread_ = std::thread([this] { Serve(); });
+    return static_cast<int>(ntohs(addr.sin_port));
+  }
+  void Stop() {
+    stop_.store(true);
+    if (thread_.joinable()) thread_.join();
+    if (fd_ >= 0) close(fd_);
+    fd_ = -1;
+  }
+  ~MetricsServer() { Stop(); }
+
+ private:
+  void Serve() {
+    while (!stop_.load()) {
+      pollfd p{fd_, POLLIN, 0};
+      if (poll(&p, 1, 300) <= 0) continue;
+      int c = accept4(fd_, nullptr, nullptr, SOCK_CLOEXEC);
+      if (c < 0) continue;
+      timeval tv{2, 0};
+      setsockopt(c, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv);
+      std::string req;
+      char buf[2048];
+      while (req.find("\r\n\r\n") == std::string::npos && req.size() < 8192) {
+        ssize_t n = recv(c, buf, sizeof buf, 0);
+        if (n <= 0) break;
+        req.append(buf, static_cast<size_t>(n));
+      }
+      std::string status = "200 OK";
+      std::string body;
+      std::string type = "text/plain; version=0.0.4; charset=utf-8";
+      if (req.rfind("GET /metrics", 0) == 0) {
+        body = metrics_();
+      } else if (req.rfind("GET /healthz", 0) == 0) {
+        body = "ok\n";
+      } else {
+        status = "404 Not Found";
+        body = "not found\n";
+      }
+      std::string resp = "HTTP/1.0 " + status + "\r\nContent-Type: " + type +
+                         "\r\nContent-Length: " + std::to_string(body.size()) +
+                         "\r\nConnection: close\r\n\r\n" + body;
+      size_t off = 0;
+      while (off < resp.size()) {
+        ssize_t n = send(c, resp.data() + off, resp.size() - off, MSG_NOSIGNAL);
+        if (n <= 0) break;
+        off += static_cast<size_t>(n);
+      }
+      close(c);
+    }
+  }
+
+  int fd_ = -1;
+  std::atomic<bool> stop_{false};
+  std::thread thread_;
+  std::function<std::string()> metrics_;
+};
+
+class ControllerCommand {
+ public:
+  explicit ControllerCommand(CLI::App& parent)
+      : app_(*parent.add_subcommand(
+            "controller",
+            "Keep controller.kubernetes.io/pod-deletion-cost of opted-in pods up to date from a "
+            "DeletionCostPolicy")) {
+    app_.add_option("--config", config_file_, "DeletionCostPolicy file (YAML)")->required();
+    app_.add_option("--kubeconfig", kubeconfig_, "kubeconfig file (default: KUBECONFIG, in-cluster, ~/.kube/config)");
+    app_.add_option("--context", context_, "kubeconfig context");
+    app_.add_flag("--dry-run", dry_run_, "Compute and log costs, never patch (overrides controller.dryRun)");
+    app_.add_option("--metrics-bind-address", metrics_address_,
+                    "host:port serving /metrics and /healthz (port 0: any free port; \"\": off)")
+        ->capture_default_str();
+  }
+
+  CLI::App& app() { return app_; }
+
+  int Run() {
+    auto text = ReadFile(config_file_);
+    if (!text.ok()) {
+      std::cerr << "error: " << text.status().message() << "\n";
+      return kExitBadInput;
+    }
+    auto cfg = dc::ParsePolicyConfig(*text, config_file_);
+    if (!cfg.ok()) {
+      std::cerr << "error: " << cfg.status().message() << "\n";
+      return kExitBadInput;
+    }
+    if (dry_run_) cfg->controller.dry_run = true;
+
+    struct sigaction sa {};
+    sa.sa_handler = OnDeletionCostSignal;
+    sigemptyset(&sa.sa_mask);
+    sigaction(SIGTERM, &sa, nullptr);
+    sigaction(SIGINT, &sa, nullptr);
+    std::signal(SIGPIPE, SIG_IGN);
+
+    common::SystemClock clock;
+    Stopper stopper;
+    common::Random random(Seed());
+    auto client = MakeClient(kubeconfig_, context_, clock, random, stopper, cfg->controller.qps,
+                             cfg->controller.burst);
+    if (!client.ok()) {
+      std::cerr << "error: " << client.status().message() << "\n";
+      return kExitBadInput;
+    }
+    kube::client::KubeApiClientOptions api_opts;
+    api_opts.default_reporting_controller = std::string(dc::kControllerName);
+    kube::client::KubeApiClient events(*client->rest, clock, api_opts);
+    CurlHttpGetter http;
+    const int workers = cfg->controller.workers;
+    const bool dry = cfg->controller.dry_run;
+    const size_t n_policies = cfg->policies.size();
+    common::ThreadPoolExecutor executor(workers);
+    dc::Controller controller({clock, *client->rest, &events, http, executor}, std::move(cfg).value());
+
+    MetricsServer server;
+    if (!metrics_address_.empty()) {
+      auto port = server.Start(metrics_address_, [&controller] { return controller.MetricsText(); });
+      if (!port.ok()) {
+        std::cerr << "error: " << port.status().message() << "\n";
+        return kExitBadInput;
+      }
+      spdlog::info("deletion-cost controller: serving /metrics on port {}", *port);
+    }
+    kube::informer::ReflectorOptions ro;
+    ro.name = "pods";
+    ro.path = controller.PodsPath();
+    ro.field_selector = "status.phase!=Succeeded,status.phase!=Failed";
+    ro.seed = Seed();
+    kube::informer::Reflector reflector(*client->rest, controller, clock, ro);
+    std::thread reflector_thread([&reflector] { reflector.Run(); });
+    spdlog::info("deletion-cost controller: API server {}, {} polic{}, {} workers{}",
+                 client->config.Describe(), n_policies, n_policies == 1 ? "y" : "ies", workers,
+                 dry ? ", dry-run" : "");
+    while (g_dc_signal == 0) {
+      controller.Tick();
+      stopper.Wait(std::chrono::milliseconds(200));
+    }
+    spdlog::info("deletion-cost controller: signal {}, stopping", static_cast<int>(g_dc_signal));
+    reflector.Stop();
+    client->rest->Cancel();
+    stopper.Stop();
+    reflector_thread.join();
+    executor.Drain();
+    server.Stop();
+    return kExitOk;
+  }
+
+ private:
+  CLI::App& app_;
+  std::string config_file_;
+  std::string kubeconfig_;
+  std::string context_;
+  bool dry_run_ = false;
+  std::string metrics_address_ = "0.0.0.0:10262";
+};
+
+class DeletionCostCommand final : public Command {
+ public:
+  explicit DeletionCostCommand(CLI::App& root)
+      : app_(*root.add_subcommand("deletion-cost",
+                                  "Pod deletion cost: the controller that maintains "
+                                  "controller.kubernetes.io/pod-deletion-cost, and the scale-down planner")),
+        plan_(app_),
+        controller_(app_) {
+    app_.require_subcommand(1);
+  }
+
+  CLI::App& app() override { return app_; }
+
+  int Run() override {
+    if (plan_.app().parsed()) return plan_.Run();
+    if (controller_.app().parsed()) return controller_.Run();
+    std::cerr << "error: want a subcommand: plan or controller\n";
+    return kExitUsage;
+  }
+
+ private:
+  CLI::App& app_;
+  PlanCommand plan_;
+  ControllerCommand controller_;
+};
+
+}  // namespace
+
+std::unique_ptr<Command> NewDeletionCostCommand(CLI::App& root) {
+  return std::make_unique<DeletionCostCommand>(root);
+}
+
+}  // namespace gpusched::cmd

@@ -1,0 +1,415 @@
+// SPDX-License-Identifier: Apache-2.0
+// gpusched hpa simulate: replays a metric time series (CSV) through the upstream HPA algorithm
+// (src/hpa) and shows, for every scale-down, which pods the ReplicaSet controller removes given
+// their deletion costs (src/controllers/deletion_cost/ranking).
+//
+//   gpusched hpa simulate -f hpa.yaml --metrics load.csv [--replicas 10] [--request cpu=500m]
+//       [--load total|per-pod] [--pod-startup 30s] [--changes-only] [-o text|json]
+//
+// -f takes the HorizontalPodAutoscaler (autoscaling/v2) and, optionally, its target Deployment
+// (initial replicas and container requests) and the current Pods (names, nodes, readiness,
+// deletion costs). Without Pods, the simulator starts from synthetic pods <target>-<n>, each on a
+// node of its own, with cost 0; pods created by a scale-up are named <target>-new-<n>.
+#include <CLI/CLI.hpp>
+
+#include <fstream>
+#include <iostream>
+#include <map>
+#include <memory>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include <boost/json.hpp>
+
+#include "cmd/gpusched/commands.h"
+#include "src/api/decode.h"
+#include "src/api/quantity.h"
+#include "src/common/clock.h"
+#include "src/common/strings.h"
+#include "src/controllers/deletion_cost/plan.h"
+#include "src/controllers/deletion_cost/ranking.h"
+#include "src/hpa/hpa.h"
+#include "src/hpa/simulate.h"
+
+namespace gpusched::cmd {
+namespace {
+
+namespace dc = controllers::deletion_cost;
+namespace json = boost::json;
+
+common::StatusOr<std::string> Slurp(const std::string& path) {
+  std::ifstream in(path);
+  if (!in) return common::NotFoundError(path + ": cannot read the file");
+  std::stringstream ss;
+  ss << in.rdbuf();
+  return ss.str();
+}
+
+std::string_view Str(const json::value& v, std::string_view key) {
+  const json::object* o = v.if_object();
+  if (o == nullptr) return {};
+  const json::value* x = o->if_contains(key);
+  return x && x->is_string() ? std::string_view(x->get_string()) : std::string_view();
+}
+
+// Σ containers' requests of `resource` in a Deployment's pod template, in milli-units.
+std::optional<int64_t> TemplateRequestMilli(const json::value& deployment, std::string_view resource) {
+  const json::value* containers = nullptr;
+  if (const json::object* d = deployment.if_object()) {
+    const json::value* spec = d->if_contains("spec");
+    const json::value* tmpl = spec && spec->is_object() ? spec->get_object().if_contains("template") : nullptr;
+    const json::value* tspec = tmpl && tmpl->is_object() ? tmpl->get_object().if_contains("spec") : nullptr;
+    containers = tspec && tspec->is_object() ? tspec->get_object().if_contains("containers") : nullptr;
+  }
+  if (containers == nullptr || !containers->is_array()) return std::nullopt;
+  int64_t sum = 0;
+  bool any = false;
+  for (const json::value& c : containers->get_array()) {
+    const json::object* co = c.if_object();
+    const json::value* res = co ? co->if_contains("resources") : nullptr;
+    const json::value* req = res && res->is_object() ? res->get_object().if_contains("requests") : nullptr;
+    const json::value* q = req && req->is_object() ? req->get_object().if_contains(resource) : nullptr;
+    if (q == nullptr) continue;
+    std::string text = q->is_string() ? std::string(q->get_string()) : json::serialize(*q);
+    auto parsed = api::Quantity::Parse(text);
+    if (!parsed.ok()) continue;
+    sum += parsed->MilliValue();
+    any = true;
+  }
+  if (!any) return std::nullopt;
+  return sum;
+}
+
+std::string FormatValue(const std::optional<double>& v) {
+  if (!v) return "-";
+  std::ostringstream o;
+  o << *v;
+  return o.str();
+}
+
+class HpaSimulateCommand {
+ public:
+  explicit HpaSimulateCommand(CLI::App& parent)
+      : app_(*parent.add_subcommand(
+            "simulate",
+            "Replay a metric CSV through the upstream HPA algorithm (tolerance, stabilization "
+            "windows, Pods/Percent policies, selectPolicy) and show which pods each scale-down "
+            "removes")) {
+    app_.add_option("-f,--filename", files_,
+                    "Manifests: the HorizontalPodAutoscaler (autoscaling/v2), optionally its "
+                    "Deployment and the current Pods (repeatable)")
+        ->required();
+    app_.add_option("--metrics", csv_,
+                    "Metric CSV: header time,<metric>... (seconds; one column per HPA metric, "
+                    "named after it)")
+        ->required();
+    app_.add_option("--replicas", replicas_, "Initial replicas (default: the Deployment's, the Pods', or minReplicas)");
+    app_.add_option("--request", requests_,
+                    "Per-pod request for a Utilization metric, e.g. cpu=500m (default: the "
+                    "Deployment's pod template; repeatable)");
+    app_.add_option("--load", load_,
+                    "How to read Resource/Pods columns: total (spread over the Ready pods) or "
+                    "per-pod (the per-pod average)")
+        ->check(CLI::IsMember({"total", "per-pod"}))
+        ->capture_default_str();
+    app_.add_option("--pod-startup", startup_s_, "Seconds a new pod stays Pending before it is Ready")
+        ->capture_default_str();
+    app_.add_option("--end", end_s_, "Simulate until this many seconds (default: the last CSV time)");
+    app_.add_option("--sync-period", sync_s_, "--horizontal-pod-autoscaler-sync-period, seconds")
+        ->capture_default_str();
+    app_.add_option("--tolerance", tolerance_, "--horizontal-pod-autoscaler-tolerance")->capture_default_str();
+    app_.add_option("--downscale-stabilization", downscale_s_,
+                    "--horizontal-pod-autoscaler-downscale-stabilization, seconds")
+        ->capture_default_str();
+    app_.add_flag("--changes-only", changes_only_, "Print only the ticks that scale");
+    app_.add_option("-o,--output", output_, "Output format")
+        ->check(CLI::IsMember({"text", "json"}))
+        ->capture_default_str();
+  }
+
+  CLI::App& app() { return app_; }
+
+  int Run() {
+    std::vector<json::value> docs;
+    for (const std::string& f : files_) {
+      auto text = Slurp(f);
+      if (!text.ok()) return Fail(text.status(), kExitBadInput);
+      auto parsed = api::ParseYamlDocuments(*text, f);
+      if (!parsed.ok()) return Fail(parsed.status(), kExitBadInput);
+      for (auto& d : *parsed) docs.push_back(std::move(d));
+    }
+    std::optional<hpa::HpaSpec> spec;
+    std::vector<json::value> deployments;
+    std::vector<json::value> pod_docs;
+    for (const json::value& d : docs) {
+      const std::string_view kind = Str(d, "kind");
+      if (kind == "HorizontalPodAutoscaler") {
+        if (spec) return Fail(common::InvalidArgumentError("more than one HorizontalPodAutoscaler in -f"), kExitBadInput);
+        auto h = hpa::DecodeHpa(d);
+        if (!h.ok()) return Fail(h.status(), kExitBadInput);
+        spec = std::move(h).value();
+      } else if (kind == "Deployment") {
+        deployments.push_back(d);
+      } else if (kind == "Pod") {
+        pod_docs.push_back(d);
+      }
+    }
+    if (!spec) return Fail(common::InvalidArgumentError("no HorizontalPodAutoscaler in -f"), kExitBadInput);
+    const json::value* target = nullptr;
+    for (const json::value& d : deployments) {
+      const json::object* meta = d.is_object() && d.get_object().contains("metadata")
+                                     ? d.get_object().at("metadata").if_object()
+                                     : nullptr;
+      if (meta && meta->contains("name") && meta->at("name").is_string() &&
+          meta->at("name").get_string() == spec->target_name) {
+        target = &d;
+      }
+    }
+
+    auto csv_text = Slurp(csv_);
+    if (!csv_text.ok()) return Fail(csv_text.status(), kExitBadInput);
+    auto series = hpa::ParseMetricCsv(*csv_text, csv_);
+    if (!series.ok()) return Fail(series.status(), kExitBadInput);
+
+    hpa::Settings settings;
+    settings.sync_period = std::chrono::duration_cast<common::Duration>(std::chrono::duration<double>(sync_s_));
+    settings.tolerance = tolerance_;
+    settings.downscale_stabilization =
+        std::chrono::duration_cast<common::Duration>(std::chrono::duration<double>(downscale_s_));
+    if (sync_s_ <= 0 || tolerance_ < 0 || downscale_s_ < 0 || startup_s_ < 0) {
+      std::cerr << "error: --sync-period must be > 0; --tolerance, --downscale-stabilization and --pod-startup >= 0\n";
+      return kExitUsage;
+    }
+
+    hpa::SimOptions options;
+    common::SystemClock clock;
+    options.start = std::chrono::floor<std::chrono::seconds>(clock.Now());
+    start_ = options.start;
+    options.end = end_s_;
+    options.pod_prefix = spec->target_name.empty() ? "pod" : spec->target_name;
+    options.load = load_ == "per-pod" ? hpa::SimOptions::Load::kPerPod : hpa::SimOptions::Load::kTotal;
+    options.pod_startup = std::chrono::duration_cast<common::Duration>(std::chrono::duration<double>(startup_s_));
+    for (const hpa::MetricSpec& m : spec->metrics) {
+      if (target == nullptr) break;
+      if (auto r = TemplateRequestMilli(*target, m.name)) options.request_milli[m.name] = *r;
+    }
+    for (const std::string& r : requests_) {
+      const size_t eq = r.find('=');
+      auto q = eq == std::string::npos ? common::StatusOr<api::Quantity>(common::InvalidArgumentError("want name=quantity"))
+                                       : api::Quantity::Parse(r.substr(eq + 1));
+      if (!q.ok()) {
+        std::cerr << "error: --request " << common::Quote(r) << ": " << q.status().message() << "\n";
+        return kExitUsage;
+      }
+      options.request_milli[r.substr(0, eq)] = q->MilliValue();
+    }
+
+    // The pods: from the manifests (real facts, costs), or synthetic.
+    std::vector<hpa::SimPod> initial;
+    for (const json::value& d : pod_docs) {
+      auto f = dc::DecodePodFacts(d);
+      if (!f.ok()) return Fail(f.status(), kExitBadInput);
+      if (!f->Active()) continue;
+      hpa::SimPod p;
+      p.name = f->name;
+      p.created = f->created.value_or(options.start - std::chrono::hours(1));
+      p.ready_at = f->ready ? f->ready_time.value_or(p.created) : options.start + std::chrono::hours(24 * 365);
+      initial.push_back(p);
+      facts_[f->name] = std::move(f).value();
+    }
+    if (initial.empty()) {
+      options.initial_replicas = replicas_.value_or(spec->min_replicas);
+      if (!replicas_ && target != nullptr) {
+        const json::object* s = target->get_object().if_contains("spec") ? target->get_object().at("spec").if_object() : nullptr;
+        if (s && s->contains("replicas") && s->at("replicas").is_int64()) {
+          options.initial_replicas = static_cast<int32_t>(s->at("replicas").get_int64());
+        }
+      }
+    } else if (replicas_ && *replicas_ != static_cast<int32_t>(initial.size())) {
+      std::cerr << "warning: --replicas " << *replicas_ << " ignored: -f holds " << initial.size()
+                << " active pods\n";
+    }
+
+    hpa::SimHooks hooks;
+    hooks.choose_victims = [this](common::TimePoint now, std::span<const hpa::SimPod> pods, int32_t count) {
+      return ChooseVictims(now, pods, count);
+    };
+    auto steps = hpa::Simulate(*spec, *series, std::move(initial), options, settings, hooks);
+    if (!steps.ok()) return Fail(steps.status(), kExitBadInput);
+    if (output_ == "json") {
+      PrintJson(*spec, *steps);
+    } else {
+      PrintText(*spec, *steps);
+    }
+    return kExitOk;
+  }
+
+ private:
+  static int Fail(const common::Status& s, int rc) {
+    std::cerr << "error: " << s.message() << "\n";
+    return rc;
+  }
+
+  // The exact ReplicaSet ranking over the simulated pods at `now`.
+  std::vector<std::string> ChooseVictims(common::TimePoint now, std::span<const hpa::SimPod> pods, int32_t count) {
+    dc::ScaleDownInput in;
+    in.now = now;
+    in.replicas = static_cast<int32_t>(pods.size()) - count;
+    for (size_t k = 0; k < pods.size(); ++k) {
+      const hpa::SimPod& p = pods[k];
+      auto it = facts_.find(p.name);
+      if (it != facts_.end()) {
+        in.owned.push_back(it->second);
+        continue;
+      }
+      dc::PodFacts f;
+      f.namespace_ = "sim";
+      f.name = p.name;
+      f.uid = p.name;
+      f.node_name = "node-" + p.name;  // one node per synthetic pod: no co-location
+      f.created = p.created;
+      if (p.ready_at <= now) {
+        f.phase = "Running";
+        f.ready = true;
+        f.ready_time = p.ready_at;
+      } else {
+        f.phase = "Pending";
+      }
+      in.owned.push_back(std::move(f));
+    }
+    in.related = in.owned;
+    dc::ScaleDownPlan plan = dc::PlanScaleDown(in);
+    std::vector<std::string> names;
+    std::vector<std::string> why;
+    for (size_t v = 0; v < static_cast<size_t>(plan.deletions); ++v) {
+      names.push_back(plan.pods[v].facts.name);
+      std::string reason = "cost " + std::to_string(plan.pods[v].cost.value);
+      if (v < plan.versus_survivor.size()) {
+        reason += "; rule " + std::to_string(static_cast<int>(plan.versus_survivor[v].rule)) + " " +
+                  std::string(dc::RuleName(plan.versus_survivor[v].rule)) + ": " + plan.versus_survivor[v].detail;
+      } else if (!plan.ranked) {
+        reason += "; every pod goes";
+      }
+      why.push_back(std::move(reason));
+    }
+    reasons_[now] = std::move(why);
+    return names;
+  }
+
+  void PrintText(const hpa::HpaSpec& spec, const std::vector<hpa::SimStep>& steps) {
+    std::cout << "HPA " << spec.namespace_ << "/" << spec.name << " -> " << spec.target_kind << " "
+              << spec.target_name << ": min " << spec.min_replicas << ", max " << spec.max_replicas << ", "
+              << (spec.behavior ? "behavior path" : "legacy path (no behavior)") << "\n";
+    std::string header = "T(s)";
+    for (const auto& m : spec.metrics) header += "\t" + m.Describe() + "\t(replicas)";
+    std::cout << header << "\tPROPOSAL\tSTABILIZED\tREPLICAS\tREASON\n";
+    int32_t last = steps.empty() ? 0 : steps.front().decision.current;
+    for (const hpa::SimStep& s : steps) {
+      const bool changed = s.decision.scaled();
+      if (changes_only_ && !changed) continue;
+      std::ostringstream line;
+      line << s.t;
+      for (size_t m = 0; m < spec.metrics.size(); ++m) {
+        line << "\t" << FormatValue(s.values[m]) << "\t" << s.metric_results[m];
+      }
+      line << "\t" << (s.decision.proposal ? std::to_string(*s.decision.proposal) : "-") << "\t"
+           << s.decision.stabilized << "\t" << s.decision.current << (changed ? " -> " + std::to_string(s.decision.desired) : "")
+           << "\t" << s.decision.reason;
+      if (!s.decision.error.empty()) line << " (" << s.decision.error << ")";
+      std::cout << line.str() << "\n";
+      if (!s.added.empty()) {
+        std::cout << "\tadded:";
+        for (const auto& n : s.added) std::cout << " " << n;
+        std::cout << "\n";
+      }
+      if (!s.removed.empty()) {
+        const auto it = reasons_.find(Time(s.t));
+        for (size_t k = 0; k < s.removed.size(); ++k) {
+          std::cout << "\tremoved: " << s.removed[k];
+          if (it != reasons_.end() && k < it->second.size()) std::cout << " (" << it->second[k] << ")";
+          std::cout << "\n";
+        }
+      }
+      last = s.decision.desired;
+    }
+    std::cout << "final replicas: " << last << "\n";
+  }
+
+  void PrintJson(const hpa::HpaSpec& spec, const std::vector<hpa::SimStep>& steps) {
+    json::array out;
+    for (const hpa::SimStep& s : steps) {
+      if (changes_only_ && !s.decision.scaled()) continue;
+      json::object o;
+      o["t"] = s.t;
+      json::object metrics;
+      for (size_t m = 0; m < spec.metrics.size(); ++m) {
+        json::object mv;
+        if (s.values[m]) mv["value"] = *s.values[m];
+        mv["replicas"] = s.metric_results[m];
+        metrics[spec.metrics[m].Describe()] = std::move(mv);
+      }
+      o["metrics"] = std::move(metrics);
+      if (s.decision.proposal) o["proposal"] = *s.decision.proposal;
+      o["stabilized"] = s.decision.stabilized;
+      o["current"] = s.decision.current;
+      o["replicas"] = s.decision.desired;
+      o["reason"] = s.decision.reason;
+      if (!s.decision.error.empty()) o["error"] = s.decision.error;
+      json::array added;
+      for (const auto& n : s.added) added.emplace_back(n);
+      o["added"] = std::move(added);
+      json::array removed;
+      const auto it = reasons_.find(Time(s.t));
+      for (size_t k = 0; k < s.removed.size(); ++k) {
+        json::object r{{"pod", s.removed[k]}};
+        if (it != reasons_.end() && k < it->second.size()) r["why"] = it->second[k];
+        removed.push_back(std::move(r));
+      }
+      o["removed"] = std::move(removed);
+      out.push_back(std::move(o));
+    }
+    std::cout << json::serialize(json::object{{"hpa", spec.name}, {"steps", std::move(out)}}) << "\n";
+  }
+
+  common::TimePoint Time(double t) const {
+    return start_ + std::chrono::duration_cast<common::Duration>(std::chrono::duration<double>(t));
+  }
+
+  CLI::App& app_;
+  std::vector<std::string> files_;
+  std::string csv_;
+  std::optional<int32_t> replicas_;
+  std::vector<std::string> requests_;
+  std::string load_ = "total";
+  double startup_s_ = 0;
+  std::optional<double> end_s_;
+  double sync_s_ = 15;
+  double tolerance_ = 0.1;
+  double downscale_s_ = 300;
+  bool changes_only_ = false;
+  std::string output_ = "text";
+  common::TimePoint start_{};
+  std::map<std::string, dc::PodFacts> facts_;
+  std::map<common::TimePoint, std::vector<std::string>> reasons_;
+};
+
+class HpaCommand final : public Command {
+ public:
+  explicit HpaCommand(CLI::App& root)
+      : app_(*root.add_subcommand("hpa", "HorizontalPodAutoscaler tools")), simulate_(app_) {
+    app_.require_subcommand(1);
+  }
+  CLI::App& app() override { return app_; }
+  int Run() override { return simulate_.Run(); }
+
+ private:
+  CLI::App& app_;
+  HpaSimulateCommand simulate_;
+};
+
+}  // namespace
+
+std::unique_ptr<Command> NewHpaCommand(CLI::App& root) { return std::make_unique<HpaCommand>(root); }
+
+}  // namespace gpusched::cmd

@@ -1,0 +1,490 @@
+// SPDX-License-Identifier: Apache-2.0
+// gpusched scheduler: runs gpusched as an additional scheduler against a real API server. Pods
+// whose spec.schedulerName names one of the config's profiles are placed by it; every other pod is
+// left to its own scheduler (but counted in the GPU accounting once it is bound).
+//
+//   gpusched scheduler --config FILE [--kubeconfig FILE] [--leader-elect[=false]] [-v N]
+//
+// Wiring (the only place it happens):
+//
+//   HttpRestClient ──► pod informer ──┐                      ┌─► KubeApiClient (bind, condition, event)
+//     (qps/burst)  ──► node informer ─┴─► Scheduler ─────────┤      └─ HttpRestClient
+//                                          ▲   ▲ 1 s ticker  └─ ThreadPoolExecutor(4): binding cycles
+//   HttpRestClient ──► LeaderElector ──────┘   (Flush, CleanupExpiredAssumedPods)
+//   (own token bucket, as kube-scheduler's leader-election client)
+//
+// Life cycle: load the config (flags override it, as kube-scheduler's), build the clients, start
+// the informers and wait for them to sync, then schedule — at once, or when the lease is
+// acquired with --leader-elect. Losing the lease stops scheduling at once and exits 1
+// ("leaderelection lost"), as kube-scheduler does. SIGTERM/SIGINT: stop taking pods, let the
+// binding cycles in flight finish (15 s at most), release the lease, exit 0. A second signal
+// exits at once.
+#include <CLI/CLI.hpp>
+#include <condition_variable>
+#include <csignal>
+#include <cstdlib>
+#include <fstream>
+#include <iostream>
+#include <memory>
+#include <random>
+#include <sstream>
+#include <string>
+#include <thread>
+#include <unistd.h>
+#include <vector>
+
+#include <spdlog/spdlog.h>
+
+#include "cmd/gpusched/commands.h"
+#include "src/common/clock.h"
+#include "src/common/executor.h"
+#include "src/common/mutex.h"
+#include "src/common/random.h"
+#include "src/config/config.h"
+#include "src/config/duration.h"
+#include "src/framework/registry.h"
+#include "src/kube/client/api_writer.h"
+#include "src/kube/client/auth.h"
+#include "src/kube/client/http_client.h"
+#include "src/kube/client/kubeconfig.h"
+#include "src/kube/informer/informer.h"
+#include "src/kube/leaderelection/leader_elector.h"
+#include "src/plugins/in_tree_registry.h"
+#include "src/scheduler/scheduler.h"
+
+extern char** environ;
+
+namespace gpusched::cmd {
+namespace {
+
+// Set by the signal handler; read by the main loop.
+volatile std::sig_atomic_t g_signal = 0;
+
+extern "C" void OnShutdownSignal(int sig) {
+  if (g_signal != 0) _exit(1);  // a second signal: do not wait for anything
+  g_signal = sig;
+}
+
+// A flag that interrupts waits: the HTTP client's backoff and rate-limiter waits, the ticker.
+class Stopper {
+ public:
+  void Stop() {
+    {
+      common::MutexLock l(mu_);
+      stopped_ = true;
+    }
+    cv_.notify_all();
+  }
+  bool stopped() {
+    common::MutexLock l(mu_);
+    return stopped_;
+  }
+  // Waits `d` or until Stop(); true when stopped.
+  bool Wait(common::Duration d) {
+    std::unique_lock<std::mutex> l(mu_.native());
+    return cv_.wait_for(l, d, [this]() GPUSCHED_NO_THREAD_SAFETY_ANALYSIS { return stopped_; });
+  }
+
+ private:
+  common::Mutex mu_;
+  std::condition_variable_any cv_;
+  bool stopped_ GPUSCHED_GUARDED_BY(mu_) = false;
+};
+
+std::string Hostname() {
+  char buf[256] = {0};
+  if (gethostname(buf, sizeof(buf) - 1) != 0 || buf[0] == '\0') return "localhost";
+  return buf;
+}
+
+// A random (version 4) UUID.
+std::string NewUuid() {
+  std::random_device rd;
+  std::mt19937_64 gen((static_cast<uint64_t>(rd()) << 32) ^ rd() ^
+                      static_cast<uint64_t>(std::chrono::steady_clock::now().time_since_epoch().count()));
+  uint64_t hi = gen();
+  uint64_t lo = gen();
+  hi = (hi & 0xFFFFFFFFFFFF0FFFull) | 0x0000000000004000ull;
+  lo = (lo & 0x3FFFFFFFFFFFFFFFull) | 0x8000000000000000ull;
+  char buf[40];
+  std::snprintf(buf, sizeof(buf), "%08x-%04x-%04x-%04x-%012llx", static_cast<unsigned>(hi >> 32),
+                static_cast<unsigned>((hi >> 16) & 0xFFFF), static_cast<unsigned>(hi & 0xFFFF),
+                static_cast<unsigned>(lo >> 48), static_cast<unsigned long long>(lo & 0xFFFFFFFFFFFFull));
+  return buf;
+}
+
+kube::client::Environment CaptureEnvironment() {
+  kube::client::Environment env;
+  for (char** e = environ; e != nullptr && *e != nullptr; ++e) {
+    std::string_view kv(*e);
+    size_t eq = kv.find('=');
+    if (eq == std::string_view::npos) continue;
+    env.emplace(std::string(kv.substr(0, eq)), std::string(kv.substr(eq + 1)));
+  }
+  return env;
+}
+
+uint64_t TimeSeed() {
+  return static_cast<uint64_t>(std::chrono::system_clock::now().time_since_epoch().count()) ^
+         (static_cast<uint64_t>(getpid()) << 32);
+}
+
+class SchedulerCommand final : public Command {
+ public:
+  explicit SchedulerCommand(CLI::App& root)
+      : app_(*root.add_subcommand(
+            "scheduler",
+            "Run as a Kubernetes scheduler: place the pods whose spec.schedulerName names a "
+            "profile of the config")) {
+    app_.add_option("--config", config_file_,
+                    "KubeSchedulerConfiguration file (default: one profile named gpu-scheduler "
+                    "with the default plugins)");
+    app_.add_option("--kubeconfig", kubeconfig_,
+                    "kubeconfig file (overrides clientConnection.kubeconfig; default: KUBECONFIG, "
+                    "in-cluster config, ~/.kube/config)");
+    app_.add_flag("--leader-elect{true}", leader_elect_,
+                  "Elect a leader before scheduling: --leader-elect, --leader-elect=false "
+                  "(overrides leaderElection.leaderElect)");
+    app_.add_option("--leader-elect-lease-duration", lease_duration_,
+                    "How long followers wait after the last renew before taking over (e.g. 15s)");
+    app_.add_option("--leader-elect-renew-deadline", renew_deadline_,
+                    "How long the leader retries renewing before it gives up (e.g. 10s)");
+    app_.add_option("--leader-elect-retry-period", retry_period_,
+                    "Interval between acquire and renew attempts (e.g. 2s)");
+    app_.add_option("--leader-elect-resource-name", resource_name_, "Name of the Lease");
+    app_.add_option("--leader-elect-resource-namespace", resource_namespace_, "Namespace of the Lease");
+    app_.add_option("--leader-elect-resource-lock", resource_lock_, "Lock kind; only \"leases\"");
+  }
+
+  CLI::App& app() override { return app_; }
+
+  int Run() override {
+    auto config = LoadConfig();
+    if (!config.ok()) {
+      std::cerr << "error: " << config.status().message() << "\n";
+      return kExitBadInput;
+    }
+    if (common::Status s = ApplyFlags(*config); !s.ok()) {
+      std::cerr << "error: " << s.message() << "\nRun with --help for more information.\n";
+      return kExitUsage;
+    }
+    if (common::Status s = config::Validate(*config); !s.ok()) {
+      std::cerr << "error: " << (config_file_.empty() ? "flags" : config_file_) << ": " << s.message()
+                << "\n";
+      return kExitBadInput;
+    }
+    return Serve(*config);
+  }
+
+ private:
+  // The config file, or the defaults.
+  common::StatusOr<config::SchedulerConfig> LoadConfig() const {
+    if (config_file_.empty()) return config::DefaultSchedulerConfig();
+    std::ifstream in(config_file_);
+    if (!in) return common::NotFoundError(config_file_ + ": cannot read the config file");
+    std::stringstream ss;
+    ss << in.rdbuf();
+    std::vector<std::string> warnings;
+    GPUSCHED_ASSIGN_OR_RETURN(auto c, config::ParseSchedulerConfig(ss.str(), config_file_, &warnings));
+    for (const auto& w : warnings) spdlog::warn("{}: {}", config_file_, w);
+    return c;
+  }
+
+  // The flags on top of the config, as kube-scheduler applies them.
+  common::Status ApplyFlags(config::SchedulerConfig& c) const {
+    if (!kubeconfig_.empty()) c.client_connection.kubeconfig = kubeconfig_;
+    if (!leader_elect_.empty()) {
+      if (leader_elect_ == "true" || leader_elect_ == "1") {
+        c.leader_election.leader_elect = true;
+      } else if (leader_elect_ == "false" || leader_elect_ == "0") {
+        c.leader_election.leader_elect = false;
+      } else {
+        return common::InvalidArgumentError("--leader-elect: want true or false, got " + leader_elect_);
+      }
+    }
+    struct DurationFlag {
+      const char* flag;
+      const std::string& value;
+      int64_t& ms;
+    } durations[] = {{"--leader-elect-lease-duration", lease_duration_, c.leader_election.lease_duration_ms},
+                     {"--leader-elect-renew-deadline", renew_deadline_, c.leader_election.renew_deadline_ms},
+                     {"--leader-elect-retry-period", retry_period_, c.leader_election.retry_period_ms}};
+    for (auto& d : durations) {
+      if (d.value.empty()) continue;
+      auto ns = config::ParseGoDurationNanos(d.value);
+      if (!ns || *ns <= 0) {
+        return common::InvalidArgumentError(std::string(d.flag) + ": want a positive duration like 15s, got " +
+                                            d.value);
+      }
+      d.ms = *ns / 1'000'000;
+    }
+    if (!resource_name_.empty()) c.leader_election.resource_name = resource_name_;
+    if (!resource_namespace_.empty()) c.leader_election.resource_namespace = resource_namespace_;
+    if (!resource_lock_.empty()) c.leader_election.resource_lock = resource_lock_;
+    return common::Status::Ok();
+  }
+
+  int Serve(const config::SchedulerConfig& cfg) {
+    // Signals first, before any thread exists.
+    struct sigaction sa {};
+    sa.sa_handler = OnShutdownSignal;
+    sigemptyset(&sa.sa_mask);
+    sigaction(SIGTERM, &sa, nullptr);
+    sigaction(SIGINT, &sa, nullptr);
+    std::signal(SIGPIPE, SIG_IGN);
+
+    common::SystemClock clock;
+    Stopper http_stop;  // interrupts the HTTP clients' waits on a hard stop
+    const kube::client::Environment env = CaptureEnvironment();
+    auto cluster = kube::client::ResolveConfig(cfg.client_connection.kubeconfig, env);
+    if (!cluster.ok()) {
+      std::cerr << "error: " << cluster.status().message() << "\n";
+      return kExitBadInput;
+    }
+    spdlog::info("gpusched scheduler: API server {}", cluster->Describe());
+    if (common::Status s = kube::client::InitCurlOnce(); !s.ok()) {
+      std::cerr << "error: " << s.message() << "\n";
+      return kExitBadInput;
+    }
+
+    // kube-scheduler gives the main, the events and the leader-election clients a token bucket
+    // each. Here binds, conditions and events share the main one; the lease has its own so that
+    // renewals never queue behind a burst of binds.
+    common::Random main_random(TimeSeed());
+    common::Random le_random(TimeSeed() * 31 + 7);
+    auto make_client = [&](common::Random& random) {
+      kube::client::HttpClientOptions opts;
+      opts.qps = cfg.client_connection.qps;
+      opts.burst = cfg.client_connection.burst;
+      kube::client::HttpClientDeps deps{clock, random,
+                                        [&http_stop](common::Duration d) { http_stop.Wait(d); },
+                                        kube::client::MakeCredentialProvider(*cluster, env, clock)};
+      return kube::client::HttpRestClient::Create(*cluster, opts, std::move(deps));
+    };
+    auto rest = make_client(main_random);
+    if (!rest.ok()) {
+      std::cerr << "error: " << rest.status().message() << "\n";
+      return kExitBadInput;
+    }
+    const std::string hostname = Hostname();
+    kube::client::KubeApiClientOptions api_opts;
+    api_opts.reporting_instance = ("gpusched-" + hostname).substr(0, 128);
+    kube::client::KubeApiClient api(**rest, clock, api_opts);
+
+    framework::Registry registry;
+    if (common::Status s = plugins::RegisterInTreePlugins(registry); !s.ok()) {
+      std::cerr << "error: registering plugins: " << s.ToString() << "\n";
+      return kExitBadInput;
+    }
+    common::Random sched_random(TimeSeed() ^ 0x5eedull);
+    common::ThreadPoolExecutor executor(4);
+    auto sched = scheduler::Scheduler::Create(
+        cfg, scheduler::SchedulerDeps{clock, sched_random, api, executor, registry});
+    if (!sched.ok()) {
+      std::cerr << "error: " << sched.status().message() << "\n";
+      return kExitBadInput;
+    }
+    scheduler::Scheduler& s = **sched;
+    std::string profiles;
+    for (const auto& p : cfg.profiles) profiles += (profiles.empty() ? "" : ",") + p.scheduler_name;
+    spdlog::info("gpusched scheduler: profiles [{}], qps {} burst {}, leader election {}", profiles,
+                 cfg.client_connection.qps, cfg.client_connection.burst,
+                 cfg.leader_election.leader_elect ? "on" : "off");
+
+    auto pods = kube::informer::NewPodInformer(**rest, s, clock);
+    auto nodes = kube::informer::NewNodeInformer(**rest, s, clock);
+
+    // Shared state of the threads below.
+    common::Mutex mu;
+    std::condition_variable_any cv;
+    bool lost_leadership = false;  // guarded by mu
+    bool shutting_down = false;    // guarded by mu
+    std::thread sched_thread;      // guarded by mu
+    bool informers_started = false;
+
+    auto start_informers_and_sync = [&]() -> bool {
+      if (!informers_started) {
+        informers_started = true;
+        nodes->Start();
+        pods->Start();
+      }
+      auto t0 = std::chrono::steady_clock::now();
+      while (!(nodes->HasSynced() && pods->HasSynced())) {
+        if (g_signal != 0) return false;
+        {
+          common::MutexLock l(mu);
+          if (shutting_down) return false;
+        }
+        nodes->WaitForSync(std::chrono::milliseconds(100));
+        pods->WaitForSync(std::chrono::milliseconds(100));
+        if (std::chrono::steady_clock::now() - t0 > std::chrono::seconds(10)) {
+          spdlog::info("gpusched scheduler: waiting for the informers to sync (nodes {}, pods {})",
+                       nodes->HasSynced(), pods->HasSynced());
+          t0 = std::chrono::steady_clock::now();
+        }
+      }
+      spdlog::info("gpusched scheduler: informers synced: {} nodes, {} pods", nodes->Size(), pods->Size());
+      return true;
+    };
+    const bool delay_cache = cfg.delay_cache_until_active && cfg.leader_election.leader_elect;
+    auto start_scheduling = [&]() {
+      common::MutexLock l(mu);
+      if (shutting_down || sched_thread.joinable()) return;
+      sched_thread = std::thread([&] {
+        if (delay_cache && !start_informers_and_sync()) return;
+        spdlog::info("gpusched scheduler: scheduling");
+        s.Run();
+      });
+    };
+
+    std::unique_ptr<kube::client::HttpRestClient> le_rest;
+    std::unique_ptr<kube::leaderelection::LeaderElector> elector;
+    if (cfg.leader_election.leader_elect) {
+      auto lr = make_client(le_random);
+      if (!lr.ok()) {
+        std::cerr << "error: " << lr.status().message() << "\n";
+        return kExitBadInput;
+      }
+      le_rest = std::move(lr).value();
+      kube::leaderelection::LeaderElectionConfig lc;
+      lc.lease_namespace = cfg.leader_election.resource_namespace;
+      lc.lease_name = cfg.leader_election.resource_name;
+      lc.identity = hostname + "_" + NewUuid();
+      lc.lease_duration = std::chrono::milliseconds(cfg.leader_election.lease_duration_ms);
+      lc.renew_deadline = std::chrono::milliseconds(cfg.leader_election.renew_deadline_ms);
+      lc.retry_period = std::chrono::milliseconds(cfg.leader_election.retry_period_ms);
+      lc.release_on_cancel = true;
+      lc.seed = TimeSeed();
+      kube::leaderelection::LeaderCallbacks cb;
+      cb.on_started_leading = [&] { start_scheduling(); };
+      cb.on_stopped_leading = [&] {
+        common::MutexLock l(mu);
+        if (!shutting_down) lost_leadership = true;
+        cv.notify_all();
+      };
+      cb.on_new_leader = [](std::string_view id) { spdlog::info("gpusched scheduler: new leader {}", id); };
+      auto le = kube::leaderelection::LeaderElector::Create(*le_rest, clock, lc, cb);
+      if (!le.ok()) {
+        std::cerr << "error: " << le.status().message() << "\n";
+        return kExitBadInput;
+      }
+      elector = std::move(le).value();
+      spdlog::info("gpusched scheduler: leader election on lease {}/{} as {}", lc.lease_namespace,
+                   lc.lease_name, lc.identity);
+    }
+
+    if (!delay_cache && !start_informers_and_sync()) {
+      spdlog::info("gpusched scheduler: interrupted before the informers synced; exiting");
+      (*rest)->Cancel();
+      http_stop.Stop();
+      return kExitOk;
+    }
+
+    // The 1 s ticker the Scheduler asks for.
+    Stopper ticker_stop;
+    std::thread ticker([&] {
+      while (!ticker_stop.Wait(std::chrono::seconds(1))) {
+        s.scheduling_queue().Flush();
+        s.cache().CleanupExpiredAssumedPods();
+      }
+    });
+
+    std::thread elector_thread;
+    if (elector) {
+      elector_thread = std::thread([&] { elector->Run(); });
+    } else {
+      start_scheduling();
+    }
+
+    // Wait for a signal or the loss of the lease.
+    bool lost = false;
+    while (true) {
+      std::unique_lock<std::mutex> l(mu.native());
+      cv.wait_for(l, std::chrono::milliseconds(100));
+      if (lost_leadership) {
+        lost = true;
+        shutting_down = true;
+        break;
+      }
+      if (g_signal != 0) {
+        shutting_down = true;
+        break;
+      }
+    }
+
+    int rc = kExitOk;
+    if (lost) {
+      // Someone else may lead as soon as our lease runs out: stop at once, abandon what is in
+      // flight (the new leader rebuilds everything from the API), exit 1 as kube-scheduler does.
+      spdlog::error("gpusched scheduler: leaderelection lost; exiting");
+      s.Stop();
+      (*rest)->Cancel();
+      http_stop.Stop();
+      rc = 1;
+    } else {
+      spdlog::info("gpusched scheduler: received signal {}; shutting down", static_cast<int>(g_signal));
+      s.Stop();  // no new pod is popped
+    }
+    {
+      std::thread t;
+      {
+        common::MutexLock l(mu);
+        t = std::move(sched_thread);
+      }
+      if (t.joinable()) t.join();  // the scheduling cycle in progress finishes
+    }
+    if (!lost) {
+      // Let the binding cycles in flight finish, but not for ever (an unreachable API server).
+      Stopper drained;
+      std::thread watchdog([&] {
+        if (!drained.Wait(std::chrono::seconds(15))) {
+          spdlog::warn("gpusched scheduler: binds still in flight after 15s; cancelling them");
+          (*rest)->Cancel();
+          http_stop.Stop();
+        }
+      });
+      executor.Drain();
+      drained.Stop();
+      watchdog.join();
+      spdlog::info("gpusched scheduler: binding cycles finished");
+    }
+    ticker_stop.Stop();
+    ticker.join();
+    if (elector) {
+      elector->Stop();  // Run() releases the lease if we hold it
+      elector_thread.join();
+    }
+    // Informer watches end when their client is cancelled (within about a second).
+    pods->Stop();
+    nodes->Stop();
+    (*rest)->Cancel();
+    http_stop.Stop();
+    pods->Join();
+    nodes->Join();
+    executor.Drain();
+    const auto& st = s.stats();
+    spdlog::info("gpusched scheduler: exiting ({} scheduled, {} unschedulable attempts, {} errors)",
+                 st.scheduled.load(), st.unschedulable.load(), st.errors.load());
+    spdlog::default_logger()->flush();
+    return rc;
+  }
+
+  CLI::App& app_;
+  std::string config_file_;
+  std::string kubeconfig_;
+  std::string leader_elect_;
+  std::string lease_duration_;
+  std::string renew_deadline_;
+  std::string retry_period_;
+  std::string resource_name_;
+  std::string resource_namespace_;
+  std::string resource_lock_;
+};
+
+}  // namespace
+
+std::unique_ptr<Command> NewSchedulerCommand(CLI::App& root) {
+  return std::make_unique<SchedulerCommand>(root);
+}
+
+}  // namespace gpusched::cmd

@@ -1,0 +1,383 @@
+// SPDX-License-Identifier: Apache-2.0
+#include "src/extender/extender.h"
+
+#include <boost/json.hpp>
+#include <algorithm>
+#include <cctype>
+
+#include "src/api/decode.h"
+#include "src/common/interner.h"
+
+namespace gpusched::extender {
+namespace {
+
+namespace json = boost::json;
+using framework::NodeIndex;
+using framework::NodeInfo;
+using framework::runtime::Framework;
+
+// MaxExtenderPriority in k8s.io/kube-scheduler/extender/v1.
+constexpr int64_t kMaxExtenderPriority = 10;
+
+bool EqualsIgnoreCase(std::string_view a, std::string_view b) {
+  if (a.size() != b.size()) return false;
+  for (size_t i = 0; i < a.size(); ++i) {
+    if (std::tolower(static_cast<unsigned char>(a[i])) != std::tolower(static_cast<unsigned char>(b[i]))) {
+      return false;
+    }
+  }
+  return true;
+}
+
+// obj[name], matching the key case-insensitively as Go's decoder does; null counts as absent.
+const json::value* Field(const json::object& obj, std::string_view name) {
+  if (auto it = obj.find(name); it != obj.end()) return it->value().is_null() ? nullptr : &it->value();
+  for (const auto& kv : obj) {
+    if (EqualsIgnoreCase(kv.key(), name)) return kv.value().is_null() ? nullptr : &kv.value();
+  }
+  return nullptr;
+}
+
+http::Response BadRequest(std::string message) {
+  return http::Response{400, "text/plain", std::move(message) + "\n", {}};
+}
+
+http::Response Json(const json::value& v) {
+  return http::Response{200, "application/json", json::serialize(v), {}};
+}
+
+// The parts of ExtenderArgs the verbs share.
+struct Args {
+  api::PodPtr pod;
+  bool node_cache_capable = false;         // NodeNames given rather than Nodes
+  std::vector<std::string> names;          // the candidate nodes, in request order
+  std::vector<api::NodePtr> nodes;         // decoded Nodes (only when !node_cache_capable)
+  std::vector<const json::value*> raw;     // the Nodes items (inside `root`), echoed back
+  // The parsed request. `raw` points into its heap-allocated arrays, which stay put when Args
+  // moves.
+  json::value root;
+};
+
+common::StatusOr<Args> ParseArgs(std::string_view body) {
+  Args a;
+  GPUSCHED_ASSIGN_OR_RETURN(a.root, api::ParseJson(body, "request"));
+  const json::object* obj = a.root.if_object();
+  if (obj == nullptr) return common::InvalidArgumentError("request: want an ExtenderArgs object");
+  const json::value* pod = Field(*obj, "Pod");
+  if (pod == nullptr) return common::InvalidArgumentError("request: Pod is required");
+  GPUSCHED_ASSIGN_OR_RETURN(api::Pod p, api::DecodePod(*pod));
+  a.pod = std::make_shared<const api::Pod>(std::move(p));
+  if (const json::value* names = Field(*obj, "NodeNames")) {
+    const json::array* arr = names->if_array();
+    if (arr == nullptr) return common::InvalidArgumentError("request: NodeNames: want an array");
+    a.node_cache_capable = true;
+    for (const auto& n : *arr) {
+      const json::string* s = n.if_string();
+      if (s == nullptr) return common::InvalidArgumentError("request: NodeNames: want strings");
+      a.names.emplace_back(*s);
+    }
+    return a;
+  }
+  if (const json::value* nodes = Field(*obj, "Nodes")) {
+    const json::object* list = nodes->if_object();
+    if (list == nullptr) return common::InvalidArgumentError("request: Nodes: want a NodeList object");
+    const json::value* items = Field(*list, "items");
+    if (items != nullptr) {
+      const json::array* arr = items->if_array();
+      if (arr == nullptr) return common::InvalidArgumentError("request: Nodes.items: want an array");
+      for (size_t i = 0; i < arr->size(); ++i) {
+        auto n = api::DecodeNode((*arr)[i]);
+        if (!n.ok()) {
+          return common::InvalidArgumentError("request: Nodes.items[" + std::to_string(i) +
+                                              "]: " + std::string(n.status().message()));
+        }
+        a.names.push_back(n->meta.name);
+        a.nodes.push_back(std::make_shared<const api::Node>(std::move(n).value()));
+        a.raw.push_back(&(*arr)[i]);
+      }
+    }
+    return a;
+  }
+  return common::InvalidArgumentError("request: one of NodeNames or Nodes is required");
+}
+
+json::value ParseOrNull(std::string_view body) {
+  auto v = api::ParseJson(body, "request");
+  return v.ok() ? std::move(v).value() : json::value();
+}
+
+}  // namespace
+
+// A Framework leased from the pool for one request.
+class Extender::Lease {
+ public:
+  explicit Lease(Extender& e) : e_(e), fw_(e.Acquire()) {}
+  ~Lease() { e_.Release(fw_); }
+  Lease(const Lease&) = delete;
+  Lease& operator=(const Lease&) = delete;
+  Framework& operator*() { return fw_; }
+  Framework* operator->() { return &fw_; }
+
+ private:
+  Extender& e_;
+  Framework& fw_;
+};
+
+Extender::Extender(ExtenderOptions options, ExtenderDeps deps)
+    : options_(std::move(options)), deps_(std::move(deps)), cache_(deps_.clock, options_.assumed_ttl) {
+  for (const auto& r : options_.managed_resources) managed_.push_back(common::Intern(r));
+}
+
+common::StatusOr<std::unique_ptr<Extender>> Extender::Create(const config::Profile& profile,
+                                                             int32_t default_percentage,
+                                                             ExtenderOptions options, ExtenderDeps deps) {
+  if (options.workers < 1) return common::InvalidArgumentError("extender: workers must be >= 1");
+  std::unique_ptr<Extender> e(new Extender(std::move(options), std::move(deps)));
+  for (int i = 0; i < e->options_.workers; ++i) {
+    GPUSCHED_ASSIGN_OR_RETURN(auto fw, Framework::Create(profile, default_percentage, e->deps_.registry, *e));
+    e->frameworks_.push_back(std::move(fw));
+  }
+  common::MutexLock l(e->pool_mu_);
+  for (auto& fw : e->frameworks_) e->free_.push_back(fw.get());
+  return e;
+}
+
+common::Status Extender::BindPod(const api::Pod& pod, std::string_view node,
+                                 const framework::Allocation& allocation) {
+  if (!deps_.bind) return common::UnimplementedError("extender: no API client to bind with");
+  return deps_.bind(pod, node, allocation);
+}
+
+Framework& Extender::Acquire() {
+  std::unique_lock<std::mutex> l(pool_mu_.native());
+  pool_cv_.wait(l, [this]() GPUSCHED_NO_THREAD_SAFETY_ANALYSIS { return !free_.empty(); });
+  Framework* fw = [this]() GPUSCHED_NO_THREAD_SAFETY_ANALYSIS {
+    Framework* f = free_.back();
+    free_.pop_back();
+    return f;
+  }();
+  return *fw;
+}
+
+void Extender::Release(Framework& fw) {
+  {
+    common::MutexLock l(pool_mu_);
+    free_.push_back(&fw);
+  }
+  pool_cv_.notify_one();
+}
+
+void Extender::Remember(const api::PodPtr& pod) {
+  if (pod->meta.uid.empty()) return;
+  common::MutexLock l(recent_mu_);
+  auto [it, inserted] = recent_.insert_or_assign(pod->meta.uid, pod);
+  if (!inserted) return;
+  recent_order_.push_back(pod->meta.uid);
+  while (recent_order_.size() > options_.recent_pods) {
+    recent_.erase(recent_order_.front());
+    recent_order_.pop_front();
+  }
+}
+
+api::PodPtr Extender::Recall(std::string_view uid) {
+  common::MutexLock l(recent_mu_);
+  auto it = recent_.find(std::string(uid));
+  return it == recent_.end() ? nullptr : it->second;
+}
+
+std::shared_ptr<const framework::Snapshot> Extender::CurrentSnapshot() {
+  common::MutexLock l(snapshot_mu_);
+  cache_.UpdateSnapshot(working_);
+  if (published_ == nullptr || published_->generation() != working_.generation()) {
+    published_ = std::make_shared<const framework::Snapshot>(working_);
+  }
+  return published_;
+}
+
+bool Extender::Interested(const api::Pod& pod) const {
+  if (managed_.empty()) return true;
+  auto uses = [&](const std::vector<api::Container>& cs) {
+    for (const auto& c : cs) {
+      for (common::Atom r : managed_) {
+        if (c.requests.Get(r) != 0 || c.limits.Get(r) != 0) return true;
+      }
+    }
+    return false;
+  };
+  return uses(pod.containers) || uses(pod.init_containers) || !pod.gpu.empty() || !pod.gpu_error.empty();
+}
+
+http::Response Extender::Filter(std::string_view body) {
+  auto args = ParseArgs(body);
+  if (!args.ok()) return BadRequest(std::string(args.status().message()));
+  Remember(args->pod);
+  json::object out;
+  json::object failed;
+  json::object unresolvable;
+  std::vector<bool> pass(args->names.size(), true);
+
+  if (Interested(*args->pod)) {
+    auto snap = CurrentSnapshot();
+    Lease fw(*this);
+    framework::CycleState state;
+    framework::Status pre = fw->RunPreFilter(state, *args->pod, *snap);
+    if (pre.IsError()) {
+      out["Error"] = pre.ToString();
+      std::fill(pass.begin(), pass.end(), false);
+    } else {
+      for (size_t i = 0; i < args->names.size(); ++i) {
+        const std::string& name = args->names[i];
+        framework::Status st = pre;
+        if (st.ok()) {
+          const NodeInfo* ni = snap->Get(name);
+          NodeInfo fresh;  // a node kube-scheduler knows and our cache does not: empty accounting
+          if (ni == nullptr && !args->node_cache_capable) {
+            fresh.node = args->nodes[i];
+            ni = &fresh;
+          }
+          if (ni == nullptr) {
+            st = framework::Status::Unschedulable("node(s) not yet known to the gpusched extender");
+          } else {
+            st = fw->RunFilter(state, *args->pod, *ni);
+          }
+        }
+        if (st.ok() || st.IsSkip()) continue;
+        pass[i] = false;
+        std::string reason(st.reason().empty() ? st.ToString() : std::string(st.reason()));
+        if (st.code() == framework::Code::kUnschedulableAndUnresolvable) {
+          unresolvable[name] = reason;
+        } else {
+          failed[name] = reason;
+        }
+      }
+    }
+  }
+
+  if (args->node_cache_capable) {
+    json::array names;
+    for (size_t i = 0; i < args->names.size(); ++i) {
+      if (pass[i]) names.emplace_back(args->names[i]);
+    }
+    out["NodeNames"] = std::move(names);
+    out["Nodes"] = nullptr;
+  } else {
+    json::array items;
+    for (size_t i = 0; i < args->names.size(); ++i) {
+      if (pass[i]) items.push_back(*args->raw[i]);
+    }
+    json::object list;
+    list["apiVersion"] = "v1";
+    list["kind"] = "NodeList";
+    list["items"] = std::move(items);
+    out["Nodes"] = std::move(list);
+    out["NodeNames"] = nullptr;
+  }
+  out["FailedNodes"] = std::move(failed);
+  out["FailedAndUnresolvableNodes"] = std::move(unresolvable);
+  if (!out.contains("Error")) out["Error"] = "";
+  return Json(out);
+}
+
+http::Response Extender::Prioritize(std::string_view body) {
+  auto args = ParseArgs(body);
+  if (!args.ok()) return BadRequest(std::string(args.status().message()));
+  Remember(args->pod);
+  std::vector<int64_t> scores(args->names.size(), 0);
+  if (Interested(*args->pod)) {
+    auto snap = CurrentSnapshot();
+    std::vector<NodeIndex> indices;
+    std::vector<size_t> positions;
+    for (size_t i = 0; i < args->names.size(); ++i) {
+      if (const NodeInfo* ni = snap->Get(args->names[i])) {
+        indices.push_back(ni->index);
+        positions.push_back(i);
+      }
+    }
+    std::vector<int64_t> totals(indices.size(), 0);
+    Lease fw(*this);
+    framework::CycleState state;
+    framework::Status st = fw->RunPreFilter(state, *args->pod, *snap);
+    if (st.ok() && !indices.empty()) st = fw->RunScore(state, *args->pod, *snap, indices, totals, nullptr);
+    if (st.ok() && !totals.empty()) {
+      // The profile's totals are Σ weight × 0..100; the best node maps to MaxExtenderPriority and
+      // the others proportionally (ranking preserved, kube-scheduler multiplies by weight × 10).
+      int64_t best = *std::max_element(totals.begin(), totals.end());
+      if (best > 0) {
+        for (size_t k = 0; k < totals.size(); ++k) {
+          int64_t t = std::max<int64_t>(totals[k], 0);
+          scores[positions[k]] = (t * kMaxExtenderPriority + best / 2) / best;
+        }
+      }
+    }
+    // Errors: kube-scheduler ignores prioritize errors anyway; every node scores 0.
+  }
+  json::array out;
+  for (size_t i = 0; i < args->names.size(); ++i) {
+    json::object hp;
+    hp["Host"] = args->names[i];
+    hp["Score"] = scores[i];
+    out.push_back(std::move(hp));
+  }
+  return Json(out);
+}
+
+http::Response Extender::Bind(std::string_view body) {
+  json::value root = ParseOrNull(body);
+  const json::object* obj = root.if_object();
+  if (obj == nullptr) return BadRequest("request: want an ExtenderBindingArgs object");
+  auto str = [&](std::string_view key) -> std::string {
+    const json::value* v = Field(*obj, key);
+    const json::string* s = v != nullptr ? v->if_string() : nullptr;
+    return s != nullptr ? std::string(*s) : std::string();
+  };
+  std::string name = str("PodName"), ns = str("PodNamespace"), uid = str("PodUID"), node = str("Node");
+  if (name.empty() || uid.empty() || node.empty()) {
+    return BadRequest("request: PodName, PodUID and Node are required");
+  }
+  auto result = [](std::string error) {
+    json::object o;
+    o["Error"] = std::move(error);
+    return Json(o);
+  };
+  api::PodPtr pod = Recall(uid);
+  if (pod == nullptr) return result("pod " + ns + "/" + name + " (" + uid + ") was not filtered by this extender");
+  if (cache_.Contains(uid)) return result("pod " + pod->Key() + " is already assumed or bound");
+
+  Lease fw(*this);
+  framework::CycleState state;
+  {
+    // Re-check and reserve under the bind lock, so two binds cannot both take the last device.
+    common::MutexLock l(bind_mu_);
+    auto snap = CurrentSnapshot();
+    const NodeInfo* ni = snap->Get(node);
+    if (ni == nullptr) return result("node " + node + " is not known to the gpusched extender");
+    framework::Status st = fw->RunPreFilter(state, *pod, *snap);
+    if (st.ok()) st = fw->RunFilter(state, *pod, *ni);
+    if (!st.ok() && !st.IsSkip()) return result("pod " + pod->Key() + " no longer fits " + node + ": " + st.ToString());
+    st = fw->RunReserve(state, *pod, *ni);
+    if (!st.ok()) return result("reserve on " + node + ": " + st.ToString());
+    common::Status assumed = cache_.AssumePod(pod, node, state.allocation().gpu);
+    if (!assumed.ok()) {
+      fw->RunUnreserve(state, *pod, node);
+      return result("assume on " + node + ": " + assumed.ToString());
+    }
+  }
+  common::Status bound = BindPod(*pod, node, state.allocation());
+  if (!bound.ok()) {
+    fw->RunUnreserve(state, *pod, node);
+    cache_.ForgetPod(uid).IgnoreError();
+    return result("binding " + pod->Key() + " to " + node + ": " + bound.ToString());
+  }
+  cache_.FinishBinding(uid).IgnoreError();
+  return result("");
+}
+
+void Extender::RegisterRoutes(http::Server& server, std::string_view prefix) {
+  std::string p(prefix);
+  while (!p.empty() && p.back() == '/') p.pop_back();
+  server.Handle("POST", p + "/filter", [this](const http::Request& r) { return Filter(r.body); });
+  server.Handle("POST", p + "/prioritize", [this](const http::Request& r) { return Prioritize(r.body); });
+  server.Handle("POST", p + "/bind", [this](const http::Request& r) { return Bind(r.body); });
+}
+
+}  // namespace gpusched::extender

@@ -1,0 +1,144 @@
+// SPDX-License-Identifier: Apache-2.0
+// Extender: kube-scheduler's HTTP extender protocol (filter, prioritize, bind) served by the same
+// framework, plugins and cluster cache as `gpusched scheduler`. See README.md for the wire types
+// and compat reference §6.
+//
+// Data flow:
+//   informer (cmd) ─► OnNode*/OnPod* ─► Cache ─► published snapshot (shared_ptr<const Snapshot>)
+//   kube-scheduler ─► http::Server worker ─► Filter / Prioritize (read the published snapshot,
+//                                             run PreFilter+Filter / PreFilter+Score on a pooled
+//                                             Framework)
+//                                       └─► Bind (short bind lock: refresh, re-Filter the node,
+//                                             Reserve, AssumePod; then the API bind outside it;
+//                                             FinishBinding, or Unreserve+ForgetPod on failure)
+//
+// Snapshots: the Cache has one snapshot consumer. CurrentSnapshot() takes snapshot_mu_, lets the
+// cache update the working snapshot incrementally and, when the cache's generation moved,
+// publishes an immutable copy; requests share that copy without further locking. Its cost is one
+// copy of the node array per cluster change, not per request.
+//
+// Assumptions (GPU accounting while kube-scheduler binds): a pod is assumed on the cache when it
+// is bound through our bind verb, confirmed when the informer delivers it with spec.nodeName, and
+// expired after options.assumed_ttl if it never shows up (Tick() runs the expiry). Without the bind
+// verb the accounting comes from the informer alone.
+//
+// Threading: every method may be called from any thread concurrently. Framework instances are not
+// reentrant, so each request leases one from a pool of options.workers instances.
+#pragma once
+
+#include <condition_variable>
+#include <deque>
+#include <functional>
+#include <memory>
+#include <string>
+#include <string_view>
+#include <unordered_map>
+#include <vector>
+
+#include "src/api/types.h"
+#include "src/cache/cache.h"
+#include "src/common/clock.h"
+#include "src/common/mutex.h"
+#include "src/common/status.h"
+#include "src/config/config.h"
+#include "src/framework/handle.h"
+#include "src/framework/node_info.h"
+#include "src/framework/registry.h"
+#include "src/framework/runtime/framework.h"
+#include "src/http/server.h"
+
+namespace gpusched::extender {
+
+// Writes the allocation's annotations and creates the pods/binding subresource.
+using BindFunc = std::function<common::Status(const api::Pod& pod, std::string_view node,
+                                              const framework::Allocation& allocation)>;
+
+struct ExtenderOptions {
+  // Pods requesting or limiting none of these are answered at once (all nodes pass, score 0).
+  // Empty: every pod is evaluated.
+  std::vector<std::string> managed_resources = {"nvidia.com/gpu"};
+  int workers = 4;  // Framework instances; at least the HTTP server's thread count
+  // How long a pod bound through us may stay unconfirmed by the informer before the assumption
+  // is dropped.
+  common::Duration assumed_ttl = std::chrono::seconds(60);
+  size_t recent_pods = 4096;  // pods remembered from filter/prioritize for bind (FIFO)
+};
+
+struct ExtenderDeps {
+  const common::Clock& clock;
+  const framework::Registry& registry;
+  BindFunc bind;  // empty: the bind verb answers with an Error
+};
+
+class Extender final : public framework::Handle {
+ public:
+  // Builds options.workers Frameworks from `profile`.
+  static common::StatusOr<std::unique_ptr<Extender>> Create(const config::Profile& profile,
+                                                            int32_t default_percentage,
+                                                            ExtenderOptions options, ExtenderDeps deps);
+
+  // framework::Handle
+  const common::Clock& clock() const override { return deps_.clock; }
+  common::Status BindPod(const api::Pod& pod, std::string_view node,
+                         const framework::Allocation& allocation) override;
+
+  // Cluster events (from the informer, or tests).
+  void OnNodeAdd(api::NodePtr node) { cache_.AddNode(std::move(node)); }
+  void OnNodeUpdate(api::NodePtr node) { cache_.UpdateNode(std::move(node)); }
+  void OnNodeDelete(std::string_view name) { cache_.RemoveNode(name); }
+  void OnPodAdd(api::PodPtr pod) { cache_.AddPod(std::move(pod)); }
+  void OnPodUpdate(api::PodPtr pod) { cache_.UpdatePod(std::move(pod)); }
+  void OnPodDelete(const api::Pod& pod) {
+    if (cache_.Contains(pod.meta.uid)) cache_.RemovePod(pod.meta.uid);
+  }
+  // Expires assumptions; call about once a second. Returns how many were dropped.
+  int Tick() { return cache_.CleanupExpiredAssumedPods(); }
+
+  // Verb handlers: JSON request body in, HTTP response out (200 with the result type; 400 for a
+  // body that is not valid JSON or lacks the required fields).
+  http::Response Filter(std::string_view body);
+  http::Response Prioritize(std::string_view body);
+  http::Response Bind(std::string_view body);
+
+  // Registers POST {prefix}/filter, /prioritize, /bind on `server`.
+  void RegisterRoutes(http::Server& server, std::string_view prefix = "");
+
+  // Whether the pod requests or limits a managed resource.
+  bool Interested(const api::Pod& pod) const;
+
+  cache::Cache& cache() { return cache_; }
+  std::shared_ptr<const framework::Snapshot> CurrentSnapshot();
+
+ private:
+  class Lease;
+  Extender(ExtenderOptions options, ExtenderDeps deps);
+  framework::runtime::Framework& Acquire();
+  void Release(framework::runtime::Framework& fw);
+  void Remember(const api::PodPtr& pod);
+  api::PodPtr Recall(std::string_view uid);
+
+  ExtenderOptions options_;
+  ExtenderDeps deps_;
+  std::vector<common::Atom> managed_;
+  cache::Cache cache_;
+
+  common::Mutex snapshot_mu_;
+  framework::Snapshot working_ GPUSCHED_GUARDED_BY(snapshot_mu_);
+  std::shared_ptr<const framework::Snapshot> published_ GPUSCHED_GUARDED_BY(snapshot_mu_);
+
+  // Serialises the Reserve+Assume step of concurrent binds (not the API call).
+  common::Mutex bind_mu_;
+
+  common::Mutex pool_mu_;
+  std::condition_variable_any pool_cv_;
+  std::vector<std::unique_ptr<framework::runtime::Framework>> frameworks_;
+  std::vector<framework::runtime::Framework*> free_ GPUSCHED_GUARDED_BY(pool_mu_);
+
+  common::Mutex recent_mu_;
+  std::unordered_map<std::string, api::PodPtr> recent_ GPUSCHED_GUARDED_BY(recent_mu_);
+  std::deque<std::string> recent_order_ GPUSCHED_GUARDED_BY(recent_mu_);
+};
+
+using ExtenderPtr = std::unique_ptr<Extender>;
+
+}  // namespace gpusched::extender

@@ -1,0 +1,275 @@
+// SPDX-License-Identifier: Apache-2.0
+#include "src/kube/informer/informer.h"
+
+#include <spdlog/spdlog.h>
+
+#include <boost/json.hpp>
+#include <condition_variable>
+#include <thread>
+#include <unordered_map>
+#include <unordered_set>
+#include <utility>
+#include <vector>
+
+#include "src/api/decode.h"
+#include "src/common/check.h"
+#include "src/common/logging.h"
+#include "src/common/mutex.h"
+
+namespace gpusched::kube::informer {
+namespace {
+
+namespace json = boost::json;
+
+// What differs between the pod and the node informer.
+template <typename T>
+struct Kind;
+
+template <>
+struct Kind<api::Pod> {
+  static constexpr std::string_view kName = "pods";
+  static constexpr std::string_view kPath = "/api/v1/pods";
+  static constexpr bool kNamespaced = true;
+  static common::StatusOr<api::Pod> Decode(const json::value& v) { return api::DecodePod(v); }
+  static void Add(ClusterEventHandler& h, api::PodPtr p) { h.OnPodAdd(std::move(p)); }
+  static void Update(ClusterEventHandler& h, api::PodPtr o, api::PodPtr n) {
+    h.OnPodUpdate(std::move(o), std::move(n));
+  }
+  static void Delete(ClusterEventHandler& h, api::PodPtr p) { h.OnPodDelete(std::move(p)); }
+};
+
+template <>
+struct Kind<api::Node> {
+  static constexpr std::string_view kName = "nodes";
+  static constexpr std::string_view kPath = "/api/v1/nodes";
+  static constexpr bool kNamespaced = false;
+  static common::StatusOr<api::Node> Decode(const json::value& v) { return api::DecodeNode(v); }
+  static void Add(ClusterEventHandler& h, api::NodePtr n) { h.OnNodeAdd(std::move(n)); }
+  static void Update(ClusterEventHandler& h, api::NodePtr o, api::NodePtr n) {
+    h.OnNodeUpdate(std::move(o), std::move(n));
+  }
+  static void Delete(ClusterEventHandler& h, api::NodePtr n) { h.OnNodeDelete(std::move(n)); }
+};
+
+std::string_view MetaField(const json::value& obj, std::string_view key) {
+  const json::object* o = obj.if_object();
+  if (o == nullptr) return {};
+  const json::value* meta = o->if_contains("metadata");
+  if (meta == nullptr || !meta->is_object()) return {};
+  const json::value* v = meta->as_object().if_contains(key);
+  if (v == nullptr || !v->is_string()) return {};
+  return v->as_string();
+}
+
+template <typename T>
+class TypedInformer final : public Informer, private ReflectorSink {
+ public:
+  using Ptr = std::shared_ptr<const T>;
+
+  TypedInformer(RestClient& client, ClusterEventHandler& handler, const common::Clock& clock,
+                ReflectorOptions options)
+      : handler_(handler), reflector_(client, *this, clock, std::move(options)) {}
+
+  ~TypedInformer() override { Join(); }
+
+  void Start() override {
+    GPUSCHED_CHECK(!thread_.joinable());
+    thread_ = std::thread([this] { reflector_.Run(); });
+  }
+  void Stop() override { reflector_.Stop(); }
+  void Join() override {
+    Stop();
+    if (thread_.joinable()) thread_.join();
+  }
+  bool HasSynced() const override {
+    common::MutexLock l(mu_);
+    return synced_;
+  }
+  bool WaitForSync(common::Duration timeout) const override {
+    std::unique_lock<std::mutex> l(mu_.native());
+    return synced_cv_.wait_for(l, timeout, [this]() GPUSCHED_NO_THREAD_SAFETY_ANALYSIS {
+      return synced_;
+    });
+  }
+  size_t Size() const override {
+    common::MutexLock l(mu_);
+    return store_.size();
+  }
+  common::Status StepForTest() override { return reflector_.Step(); }
+  Reflector& reflector() override { return reflector_; }
+
+ private:
+  static std::string RawKey(const json::value& obj) {
+    std::string_view name = MetaField(obj, "name");
+    if (name.empty()) return "";
+    if (!Kind<T>::kNamespaced) return std::string(name);
+    std::string key(MetaField(obj, "namespace"));
+    key += '/';
+    key += name;
+    return key;
+  }
+
+  // The stored object for `key`, or null.
+  Ptr Find(const std::string& key) const {
+    common::MutexLock l(mu_);
+    auto it = store_.find(key);
+    return it == store_.end() ? nullptr : it->second;
+  }
+  void Put(const std::string& key, Ptr obj) {
+    common::MutexLock l(mu_);
+    store_[key] = std::move(obj);
+  }
+  void Erase(const std::string& key) {
+    common::MutexLock l(mu_);
+    store_.erase(key);
+  }
+
+  common::StatusOr<Ptr> DecodeObject(const json::value& obj) {
+    auto decoded = Kind<T>::Decode(obj);
+    if (!decoded.ok()) return std::move(decoded).status();
+    return Ptr(std::make_shared<const T>(std::move(decoded).value()));
+  }
+
+  // Adds or replaces `key` with `obj` and tells the handler (see the table in informer.h).
+  void Upsert(const std::string& key, Ptr obj) {
+    Ptr old = Find(key);
+    if (old == nullptr) {
+      Put(key, obj);
+      Kind<T>::Add(handler_, std::move(obj));
+      return;
+    }
+    if (old->meta.uid != obj->meta.uid) {
+      Put(key, obj);
+      Kind<T>::Delete(handler_, std::move(old));
+      Kind<T>::Add(handler_, std::move(obj));
+      return;
+    }
+    if (!obj->meta.resource_version.empty() &&
+        old->meta.resource_version == obj->meta.resource_version) {
+      return;
+    }
+    Put(key, obj);
+    Kind<T>::Update(handler_, std::move(old), std::move(obj));
+  }
+
+  // ReflectorSink
+  void Replace(std::vector<json::value> items, std::string_view resource_version) override {
+    std::vector<std::pair<std::string, Ptr>> fresh;
+    fresh.reserve(items.size());
+    std::unordered_set<std::string> present;
+    present.reserve(items.size());
+    int skipped = 0;
+    for (const json::value& item : items) {
+      std::string key = RawKey(item);
+      if (key.empty()) {
+        ++skipped;
+        spdlog::warn("informer {}: skipping a listed object without metadata.name", Kind<T>::kName);
+        continue;
+      }
+      present.insert(key);
+      auto obj = DecodeObject(item);
+      if (!obj.ok()) {
+        // Keep whatever version we had: it still exists, we just cannot read its new state.
+        ++skipped;
+        spdlog::warn("informer {}: skipping {}: {}", Kind<T>::kName, key, obj.status().ToString());
+        continue;
+      }
+      fresh.emplace_back(std::move(key), std::move(obj).value());
+    }
+    // Deletions first: objects we know that the list no longer has.
+    std::vector<Ptr> gone;
+    {
+      common::MutexLock l(mu_);
+      for (auto it = store_.begin(); it != store_.end();) {
+        if (present.count(it->first) == 0) {
+          gone.push_back(std::move(it->second));
+          it = store_.erase(it);
+        } else {
+          ++it;
+        }
+      }
+    }
+    for (Ptr& obj : gone) {
+      if (common::V(4)) {
+        spdlog::info("informer {}: {} vanished while not watching; delivering delete",
+                     Kind<T>::kName, obj->meta.name);
+      }
+      Kind<T>::Delete(handler_, std::move(obj));
+    }
+    for (auto& [key, obj] : fresh) Upsert(key, std::move(obj));
+    if (common::V(2) || !gone.empty() || skipped > 0) {
+      spdlog::info("informer {}: synced {} objects at resourceVersion {} ({} deleted while away, {} "
+                   "skipped)",
+                   Kind<T>::kName, Size(), resource_version, gone.size(), skipped);
+    }
+    {
+      common::MutexLock l(mu_);
+      synced_ = true;
+    }
+    synced_cv_.notify_all();
+  }
+
+  void Apply(EventType type, const json::value& object) override {
+    std::string key = RawKey(object);
+    if (key.empty()) {
+      spdlog::warn("informer {}: skipping a watch event without metadata.name", Kind<T>::kName);
+      return;
+    }
+    if (type == EventType::kDeleted) {
+      Ptr old = Find(key);
+      if (old == nullptr) return;  // never seen (e.g. filtered, or failed to decode)
+      Ptr last = old;
+      auto obj = DecodeObject(object);
+      if (obj.ok() && (*obj)->meta.uid == old->meta.uid) last = std::move(obj).value();
+      Erase(key);
+      Kind<T>::Delete(handler_, std::move(last));
+      return;
+    }
+    auto obj = DecodeObject(object);
+    if (!obj.ok()) {
+      spdlog::warn("informer {}: skipping event for {}: {}", Kind<T>::kName, key,
+                   obj.status().ToString());
+      return;
+    }
+    Upsert(key, std::move(obj).value());
+  }
+
+  ClusterEventHandler& handler_;
+  Reflector reflector_;
+  std::thread thread_;
+  mutable common::Mutex mu_;
+  mutable std::condition_variable_any synced_cv_;
+  std::unordered_map<std::string, Ptr> store_ GPUSCHED_GUARDED_BY(mu_);
+  bool synced_ GPUSCHED_GUARDED_BY(mu_) = false;
+};
+
+template <typename T>
+InformerPtr NewInformer(RestClient& client, ClusterEventHandler& handler, const common::Clock& clock,
+                        InformerOptions options, std::string_view default_field_selector) {
+  ReflectorOptions r = std::move(options.reflector);
+  r.name = std::string(Kind<T>::kName);
+  r.path = std::string(Kind<T>::kPath);
+  if (options.field_selector == "-") {
+    r.field_selector.clear();
+  } else if (options.field_selector.empty()) {
+    r.field_selector = std::string(default_field_selector);
+  } else {
+    r.field_selector = std::move(options.field_selector);
+  }
+  r.label_selector = std::move(options.label_selector);
+  return std::make_unique<TypedInformer<T>>(client, handler, clock, std::move(r));
+}
+
+}  // namespace
+
+InformerPtr NewPodInformer(RestClient& client, ClusterEventHandler& handler,
+                           const common::Clock& clock, InformerOptions options) {
+  return NewInformer<api::Pod>(client, handler, clock, std::move(options), kNonTerminalPodsSelector);
+}
+
+InformerPtr NewNodeInformer(RestClient& client, ClusterEventHandler& handler,
+                            const common::Clock& clock, InformerOptions options) {
+  return NewInformer<api::Node>(client, handler, clock, std::move(options), "");
+}
+
+}  // namespace gpusched::kube::informer

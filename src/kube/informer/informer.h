@@ -1,0 +1,81 @@
+// SPDX-License-Identifier: Apache-2.0
+// Informer: a Reflector on its own thread, a store of the decoded objects (api::Pod or api::Node,
+// decoded straight from the watch JSON with api::DecodePod/DecodeNode) and the notifications to a
+// kube::ClusterEventHandler — the Scheduler in real-cluster mode.
+//
+// Notifications, per object key (namespace/name for pods, name for nodes):
+//   not in store, listed or ADDED/MODIFIED        -> OnXAdd(new)
+//   in store, same UID, new resourceVersion       -> OnXUpdate(old, new)
+//   in store, same resourceVersion                -> nothing (a relist of an unchanged object)
+//   in store, other UID (deleted and re-created
+//     while the watch was away)                   -> OnXDelete(old), then OnXAdd(new)
+//   DELETED event                                 -> OnXDelete(final object, or the last known
+//                                                    one if the final object does not decode)
+//   in store but missing from a relist            -> OnXDelete(last known object): client-go's
+//                                                    DeletedFinalStateUnknown, where the final
+//                                                    state was never seen
+// On a relist, deletions are delivered first, then additions and updates, so freed capacity is
+// visible before new demand. An object that fails to decode is logged and skipped: its previous
+// version (if any) stays in the store and nothing is delivered. Nothing here crashes on bad input.
+//
+// Threading: Start() spawns the informer's thread, which runs the reflector and calls the handler
+// (serially, for this informer's kind). Stop() asks the thread to finish (it does so after the
+// request in progress; see reflector.h) and returns at once; the destructor stops and joins.
+// HasSynced/WaitForSync/Size/Get are thread-safe.
+#pragma once
+
+#include <memory>
+#include <string>
+#include <string_view>
+
+#include "src/api/types.h"
+#include "src/common/clock.h"
+#include "src/common/status.h"
+#include "src/kube/api_client.h"
+#include "src/kube/informer/reflector.h"
+#include "src/kube/rest_client.h"
+
+namespace gpusched::kube::informer {
+
+// kube-scheduler's pod field selector: terminal pods hold no resources and are never scheduled.
+inline constexpr std::string_view kNonTerminalPodsSelector =
+    "status.phase!=Succeeded,status.phase!=Failed";
+
+class Informer {
+ public:
+  virtual ~Informer() = default;
+  // Starts the thread. REQUIRES: called once.
+  virtual void Start() = 0;
+  // Asks the thread to stop; returns at once. Idempotent.
+  virtual void Stop() = 0;
+  // Stops and joins the thread (the destructor does this too).
+  virtual void Join() = 0;
+  // True once the first complete list has been delivered to the handler.
+  virtual bool HasSynced() const = 0;
+  // Blocks until HasSynced() or `timeout` passed (real time). Returns HasSynced().
+  virtual bool WaitForSync(common::Duration timeout) const = 0;
+  // Objects in the store.
+  virtual size_t Size() const = 0;
+  // Runs one reflector step on the calling thread (tests; REQUIRES: Start() not called).
+  virtual common::Status StepForTest() = 0;
+  virtual Reflector& reflector() = 0;
+};
+using InformerPtr = std::unique_ptr<Informer>;
+
+struct InformerOptions {
+  // Pods: defaults to kNonTerminalPodsSelector; nodes: none. Set to "-" for no selector.
+  std::string field_selector;
+  std::string label_selector;
+  // Everything else of the reflector (path, name and selectors are set by the factory).
+  ReflectorOptions reflector;
+};
+
+// All pods of the cluster (GET /api/v1/pods), decoded with api::DecodePod.
+// `client`, `handler` and `clock` are borrowed and must outlive the informer.
+InformerPtr NewPodInformer(RestClient& client, ClusterEventHandler& handler,
+                           const common::Clock& clock, InformerOptions options = {});
+// All nodes (GET /api/v1/nodes), decoded with api::DecodeNode.
+InformerPtr NewNodeInformer(RestClient& client, ClusterEventHandler& handler,
+                            const common::Clock& clock, InformerOptions options = {});
+
+}  // namespace gpusched::kube::informer

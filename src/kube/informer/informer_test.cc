@@ -1,0 +1,248 @@
+// SPDX-License-Identifier: Apache-2.0
+#include "src/kube/informer/informer.h"
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include <chrono>
+#include <optional>
+#include <string>
+#include <thread>
+#include <utility>
+#include <vector>
+
+#include "src/common/mutex.h"
+#include "src/kube/informer/fake_rest_client_for_test.h"
+
+namespace gpusched::kube::informer {
+namespace {
+
+using testing::FakeRestClient;
+using testing::ScriptedStream;
+using ::testing::ElementsAre;
+using ::testing::HasSubstr;
+using ::testing::IsEmpty;
+
+// Records each notification as "verb:name@rv" ("update:name@oldrv->newrv").
+class RecordingHandler final : public ClusterEventHandler {
+ public:
+  void OnNodeAdd(api::NodePtr n) override { Log("node-add:" + Id(n->meta)); last_node = n; }
+  void OnNodeUpdate(api::NodePtr o, api::NodePtr n) override {
+    Log("node-update:" + Id(o->meta) + "->" + n->meta.resource_version);
+    last_node = n;
+  }
+  void OnNodeDelete(api::NodePtr n) override { Log("node-delete:" + Id(n->meta)); }
+  void OnPodAdd(api::PodPtr p) override {
+    Log("add:" + Id(p->meta));
+    last_pod = p;
+  }
+  void OnPodUpdate(api::PodPtr o, api::PodPtr p) override {
+    Log("update:" + Id(o->meta) + "->" + p->meta.resource_version);
+    last_pod = p;
+  }
+  void OnPodDelete(api::PodPtr p) override { Log("delete:" + Id(p->meta)); }
+
+  std::vector<std::string> Take() {
+    common::MutexLock l(mu_);
+    return std::exchange(log_, {});
+  }
+  api::PodPtr last_pod;
+  api::NodePtr last_node;
+
+ private:
+  static std::string Id(const api::ObjectMeta& m) { return m.name + "@" + m.resource_version; }
+  void Log(std::string s) {
+    common::MutexLock l(mu_);
+    log_.push_back(std::move(s));
+  }
+  common::Mutex mu_;
+  std::vector<std::string> log_ GPUSCHED_GUARDED_BY(mu_);
+};
+
+std::string Pod(std::string_view name, std::string_view rv, std::string_view uid = "",
+                std::string_view extra_meta = "", std::string_view resources = "{}") {
+  std::string u = uid.empty() ? "uid-" + std::string(name) : std::string(uid);
+  return R"({"metadata":{"name":")" + std::string(name) + R"(","namespace":"ns","uid":")" + u +
+         R"(","resourceVersion":")" + std::string(rv) + "\"" + std::string(extra_meta) +
+         R"(},"spec":{"schedulerName":"gpu-scheduler","containers":[{"name":"c","resources":)" +
+         std::string(resources) + R"(}]},"status":{"phase":"Pending"}})";
+}
+std::string Node(std::string_view name, std::string_view rv, std::string_view labels = "{}") {
+  return R"({"metadata":{"name":")" + std::string(name) + R"(","uid":"uid-)" + std::string(name) +
+         R"(","resourceVersion":")" + std::string(rv) + R"(","labels":)" + std::string(labels) +
+         R"(},"status":{"allocatable":{"cpu":"32","nvidia.com/gpu":"8"}}})";
+}
+std::string List(std::vector<std::string> items, std::string_view rv) {
+  std::string s = R"({"metadata":{"resourceVersion":")" + std::string(rv) + R"("},"items":[)";
+  for (size_t i = 0; i < items.size(); ++i) s += (i ? "," : "") + items[i];
+  return s + "]}";
+}
+std::string Event(std::string_view type, const std::string& object) {
+  return R"({"type":")" + std::string(type) + R"(","object":)" + object + "}";
+}
+
+InformerOptions Fast() {
+  InformerOptions o;
+  o.reflector.min_watch_duration = common::Duration(0);
+  o.reflector.initial_backoff = std::chrono::milliseconds(1);
+  o.reflector.max_backoff = std::chrono::milliseconds(2);
+  return o;
+}
+
+class InformerTest : public ::testing::Test {
+ protected:
+  FakeRestClient client_;
+  RecordingHandler handler_;
+  common::FakeClock clock_;
+};
+
+TEST_F(InformerTest, TheFirstListAddsEveryObjectAndSyncs) {
+  client_.PushResponse(200, List({Pod("a", "1"), Pod("b", "2")}, "5"));
+  auto inf = NewPodInformer(client_, handler_, clock_, Fast());
+  EXPECT_FALSE(inf->HasSynced());
+  ASSERT_TRUE(inf->StepForTest().ok());
+  EXPECT_TRUE(inf->HasSynced());
+  EXPECT_EQ(inf->Size(), 2u);
+  EXPECT_THAT(handler_.Take(), ElementsAre("add:a@1", "add:b@2"));
+  // kube-scheduler's selector: terminal pods are not listed.
+  EXPECT_EQ(client_.requests()[0].path, "/api/v1/pods");
+  EXPECT_EQ(client_.Query(0, "fieldSelector"), std::string(kNonTerminalPodsSelector));
+}
+
+TEST_F(InformerTest, WatchEventsBecomeNotificationsWithTheOldObject) {
+  client_.PushResponse(200, List({Pod("a", "1")}, "5"));
+  client_.PushStream({{
+                          Event("ADDED", Pod("b", "6")),
+                          Event("MODIFIED", Pod("a", "7")),
+                          Event("MODIFIED", Pod("a", "7")),  // same version: nothing
+                          Event("DELETED", Pod("b", "8")),
+                          Event("DELETED", Pod("never-seen", "9")),
+                          Event("MODIFIED", Pod("c", "10")),  // unknown: an add
+                      },
+                      {}});
+  auto inf = NewPodInformer(client_, handler_, clock_, Fast());
+  ASSERT_TRUE(inf->StepForTest().ok());
+  ASSERT_TRUE(inf->StepForTest().ok());
+  EXPECT_THAT(handler_.Take(), ElementsAre("add:a@1", "add:b@6", "update:a@1->7",
+                                           "delete:b@8", "add:c@10"));
+  EXPECT_EQ(inf->Size(), 2u);
+}
+
+TEST_F(InformerTest, ARelistDeliversTheDifferences) {
+  // Before: a, b, c, d. While the watch was away: a changed, b was deleted, c unchanged, d was
+  // deleted and re-created under the same name (new UID), e was created.
+  client_.PushResponse(200, List({Pod("a", "1"), Pod("b", "2"), Pod("c", "3"), Pod("d", "4")}, "5"));
+  client_.PushStream({{Event("ERROR", R"({"kind":"Status","code":410})")}, {}});
+  client_.PushResponse(200, List({Pod("a", "20"), Pod("c", "3"), Pod("d", "21", "uid-d2"),
+                                  Pod("e", "22")},
+                                 "30"));
+  auto inf = NewPodInformer(client_, handler_, clock_, Fast());
+  ASSERT_TRUE(inf->StepForTest().ok());
+  handler_.Take();
+  EXPECT_EQ(inf->StepForTest().code(), common::StatusCode::kOutOfRange);
+  ASSERT_TRUE(inf->StepForTest().ok());
+  EXPECT_THAT(handler_.Take(),
+              ElementsAre("delete:b@2",  // last known state: the final one was never seen
+                          "update:a@1->20", "delete:d@4", "add:d@21", "add:e@22"));
+  EXPECT_EQ(inf->Size(), 4u);
+  EXPECT_EQ(inf->reflector().last_resource_version(), "30");
+}
+
+TEST_F(InformerTest, ObjectsThatDoNotDecodeAreSkippedAndTheOldVersionKept) {
+  const std::string bad_cpu = R"({"requests":{"cpu":"1.2.3"}})";
+  client_.PushResponse(200, List({Pod("a", "1"), Pod("bad", "2", "", "", bad_cpu)}, "5"));
+  client_.PushStream({{
+                          Event("MODIFIED", Pod("a", "6", "", "", bad_cpu)),
+                          Event("ADDED", R"({"metadata":{}})"),
+                          Event("ADDED", R"({"metadata":{"name":"x","namespace":"ns"},"spec":7})"),
+                          Event("ADDED", Pod("z", "7")),
+                      },
+                      {}});
+  client_.PushStream({{Event("DELETED", Pod("a", "8", "", "", bad_cpu))}, {}});
+  auto inf = NewPodInformer(client_, handler_, clock_, Fast());
+  ASSERT_TRUE(inf->StepForTest().ok());
+  ASSERT_TRUE(inf->StepForTest().ok());
+  EXPECT_THAT(handler_.Take(), ElementsAre("add:a@1", "add:z@7"));
+  // The delete of an undecodable final state still goes out, with the last version we knew.
+  ASSERT_TRUE(inf->StepForTest().ok());
+  EXPECT_THAT(handler_.Take(), ElementsAre("delete:a@1"));
+}
+
+TEST_F(InformerTest, MalformedGpuAnnotationsStillDeliverThePodWithAReason) {
+  client_.PushResponse(200, List({Pod("p", "1", "", R"(,"annotations":{"gpu.nvidia.com/memory":"lots"})",
+                                      R"({"limits":{"nvidia.com/gpu":"1"}})")},
+                                 "5"));
+  auto inf = NewPodInformer(client_, handler_, clock_, Fast());
+  ASSERT_TRUE(inf->StepForTest().ok());
+  EXPECT_THAT(handler_.Take(), ElementsAre("add:p@1"));
+  ASSERT_NE(handler_.last_pod, nullptr);
+  EXPECT_THAT(handler_.last_pod->gpu_error, HasSubstr("gpu.nvidia.com/memory"));
+}
+
+TEST_F(InformerTest, NodesAreDecodedAndAMalformedCountLabelIsOnlyAWarning) {
+  client_.PushResponse(200, List({Node("n1", "1", R"({"gpu.nvidia.com/count":"eight"})")}, "5"));
+  client_.PushStream({{Event("MODIFIED", Node("n1", "6", R"({"gpu.nvidia.com/count":"4"})")),
+                       Event("DELETED", Node("n1", "7"))},
+                      {}});
+  auto inf = NewNodeInformer(client_, handler_, clock_, Fast());
+  ASSERT_TRUE(inf->StepForTest().ok());
+  EXPECT_EQ(client_.requests()[0].path, "/api/v1/nodes");
+  EXPECT_EQ(client_.Query(0, "fieldSelector"), std::nullopt);
+  ASSERT_NE(handler_.last_node, nullptr);
+  EXPECT_THAT(handler_.last_node->gpu_error, HasSubstr("gpu.nvidia.com/count"));
+  EXPECT_EQ(handler_.last_node->gpu.count, 8);  // from allocatable
+  ASSERT_TRUE(inf->StepForTest().ok());
+  EXPECT_THAT(handler_.Take(), ElementsAre("node-add:n1@1", "node-update:n1@1->6", "node-delete:n1@7"));
+  EXPECT_EQ(inf->Size(), 0u);
+}
+
+TEST_F(InformerTest, SelectorsCanBeChanged) {
+  struct Case {
+    std::string name;
+    std::string field_selector;
+    std::optional<std::string> want;
+  };
+  std::vector<Case> cases = {
+      {"the default is kube-scheduler's non-terminal selector", "", std::string(kNonTerminalPodsSelector)},
+      {"an explicit selector replaces it", "spec.nodeName=", "spec.nodeName="},
+      {"\"-\" asks for every pod", "-", std::nullopt},
+  };
+  for (const auto& c : cases) {
+    SCOPED_TRACE(c.name);
+    FakeRestClient client;
+    client.PushResponse(200, List({}, "1"));
+    InformerOptions o = Fast();
+    o.field_selector = c.field_selector;
+    o.label_selector = "team=ml";
+    auto inf = NewPodInformer(client, handler_, clock_, o);
+    ASSERT_TRUE(inf->StepForTest().ok());
+    EXPECT_EQ(client.Query(0, "fieldSelector"), c.want);
+    EXPECT_EQ(client.Query(0, "labelSelector"), "team=ml");
+  }
+}
+
+TEST_F(InformerTest, RunsOnItsOwnThreadUntilStopped) {
+  client_.PushDoError(common::UnavailableError("refused"));  // the first list fails: backoff
+  client_.PushResponse(200, List({Pod("a", "1")}, "5"));
+  client_.PushStream({{Event("ADDED", Pod("b", "6"))}, {}});
+  auto inf = NewPodInformer(client_, handler_, clock_, Fast());
+  inf->Start();
+  ASSERT_TRUE(inf->WaitForSync(std::chrono::seconds(10)));
+  auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(10);
+  while (inf->Size() < 2 && std::chrono::steady_clock::now() < deadline) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  }
+  inf->Join();
+  EXPECT_THAT(handler_.Take(), ElementsAre("add:a@1", "add:b@6"));
+}
+
+TEST_F(InformerTest, WaitForSyncTimesOutWhenTheListNeverWorks) {
+  auto inf = NewNodeInformer(client_, handler_, clock_, Fast());
+  inf->Start();
+  EXPECT_FALSE(inf->WaitForSync(std::chrono::milliseconds(50)));
+  inf->Join();
+  EXPECT_THAT(handler_.Take(), IsEmpty());
+}
+
+}  // namespace
+}  // namespace gpusched::kube::informer

@@ -1,0 +1,530 @@
+// SPDX-License-Identifier: Apache-2.0
+#include "src/plugins/gpu_fragmentation/gpu_fragmentation.h"
+
+#include <algorithm>
+#include <array>
+#include <cmath>
+#include <optional>
+#include <utility>
+#include <vector>
+
+#include <boost/json.hpp>
+
+#include "src/api/gpu.h"
+#include "src/common/strings.h"
+#include "src/framework/gpu_devices.h"
+#include "src/plugins/helper/args.h"
+#include "src/plugins/helper/normalize.h"
+#include "src/plugins/names.h"
+
+namespace gpusched::plugins::gpu_fragmentation {
+namespace {
+
+// The paper's normalisers: the largest node has 128 cores and 8 GPUs.
+constexpr int64_t kNormCpuMilli = 128000;
+constexpr int64_t kNormGpuMilli = 8000;
+// Learned exact scores: -Δ in 1/16 milli, times kTieRange, plus a tie-break in [0, kTieRange).
+constexpr double kDeltaScale = 16.0;
+constexpr int64_t kTieRange = int64_t{1} << 20;
+// Default Δ step of Learned exact scores: 800/16 = 50 milli-GPU.
+constexpr int64_t kDefaultDeltaQuantum = 800;
+
+const framework::StateKey kStateKey{"GpuFragmentation/PreScore"};
+
+constexpr std::pair<Policy, std::string_view> kPolicyNames[] = {
+    {Policy::kFgd, "FGD"},         {Policy::kLearned, "Learned"},
+    {Policy::kBestFit, "BestFit"}, {Policy::kDotProd, "DotProd"},
+    {Policy::kGpuClustering, "GpuClustering"}, {Policy::kGpuPacking, "GpuPacking"},
+    {Policy::kRandom, "Random"}};
+
+// Resolves the policy-dependent defaults (0 fields).
+Args WithDefaults(Args a) {
+  if (a.coverage_percent == 0) a.coverage_percent = a.policy == Policy::kLearned ? 100 : 95;
+  if (a.delta_quantum == 0) a.delta_quantum = kDefaultDeltaQuantum;
+  return a;
+}
+
+bool UsesFragmentation(Policy p) { return p == Policy::kFgd || p == Policy::kLearned; }
+
+bool ModelMatchesAny(common::Atom node_model, std::span<const common::Atom> wanted) {
+  if (node_model.empty()) return false;
+  const std::string_view model = common::Str(node_model);
+  for (common::Atom want : wanted) {
+    if (api::GpuModelMatches(model, common::Str(want))) return true;
+  }
+  return false;
+}
+
+void EraseAnnotation(framework::Allocation& a, std::string_view key) {
+  std::erase_if(a.annotations, [key](const auto& kv) { return kv.first == key; });
+}
+
+// A node's state for the math: idle milli of healthy devices, free CPU.
+NodeView ViewOf(const framework::NodeInfo& node) {
+  NodeView v;
+  const api::NodeGpuInfo& g = node.node->gpu;
+  v.gpus = std::min<int32_t>(g.count, api::kMaxGpusPerNode);
+  for (int i = 0; i < v.gpus; ++i) {
+    const auto idx = static_cast<size_t>(i);
+    v.idle[idx] = g.Healthy(i) ? std::max(0, api::kMilliPerGpu - node.gpus[idx].used_milli) : 0;
+  }
+  v.free_cpu = node.node->allocatable.milli_cpu - node.requested.milli_cpu;
+  return v;
+}
+
+bool WholeFree(const framework::NodeInfo& node, int i) {
+  const auto& d = node.gpus[static_cast<size_t>(i)];
+  return node.node->gpu.Healthy(i) && d.used_milli == 0 && d.used_memory_mib == 0;
+}
+
+// Devices chosen for a pod on one node, with the Δ they cause (FGD/Learned).
+struct Choice {
+  bool ok = false;
+  double delta = 0;
+  int8_t n = 0;
+  std::array<int8_t, api::kMaxGpusPerNode> devices{};
+  std::span<const int8_t> span() const { return {devices.data(), static_cast<size_t>(n)}; }
+};
+
+// Lowest-index devices that fit a non-shared (or multi-device) request.
+Choice LowestFitting(const framework::NodeInfo& node, const api::GpuRequest& req) {
+  Choice c;
+  const api::NodeGpuInfo& g = node.node->gpu;
+  for (int i = 0; i < g.count && c.n < req.count; ++i) {
+    const bool fits = req.milli >= api::kMilliPerGpu
+                          ? WholeFree(node, i)
+                          : framework::DeviceFits(g, node.gpus[static_cast<size_t>(i)], i,
+                                                  req.milli, req.share_memory_mib);
+    if (fits) c.devices[static_cast<size_t>(c.n++)] = static_cast<int8_t>(i);
+  }
+  c.ok = c.n >= req.count;
+  return c;
+}
+
+}  // namespace
+
+std::string_view PolicyName(Policy p) {
+  for (const auto& [policy, name] : kPolicyNames) {
+    if (policy == p) return name;
+  }
+  return "?";
+}
+
+PackOverride ParsePackOverride(std::string_view value) {
+  auto one = [](std::string_view v) {
+    if (v == "binpack") return Pack::kBinpack;
+    if (v == "spread") return Pack::kSpread;
+    return Pack::kNone;
+  };
+  const size_t slash = value.find('/');
+  PackOverride out;
+  if (slash == std::string_view::npos) {
+    out.node = out.gpu = one(value);
+    return out;
+  }
+  out.node = one(value.substr(0, slash));
+  out.gpu = one(value.substr(slash + 1));
+  if (out.node == Pack::kNone || out.gpu == Pack::kNone) return PackOverride{};
+  return out;
+}
+
+struct GpuFragmentation::PodState final : framework::StateData {
+  PackOverride pack;
+  Policy policy = Policy::kLearned;
+  int64_t cpu = 0;
+  api::GpuRequest gpu;
+  std::vector<TypicalPod> types;
+  // Distinct node model atom ids (sorted) and, per model, one byte per type: may the type use it.
+  std::vector<uint32_t> model_ids;
+  std::vector<uint8_t> allowed;
+  // GpuClustering: this pod's tag (0 none, 1 share-gpu, 1 + count otherwise).
+  int32_t tag = 0;
+};
+
+namespace {
+
+int32_t ClusterTag(const api::GpuRequest& g) {
+  if (g.empty()) return 0;
+  if (g.shared()) return 1;
+  return 1 + g.count;
+}
+
+// The allowed bytes for `node`'s model; falls back to `scratch` for a model PreScore did not see.
+std::span<const uint8_t> AllowedFor(const GpuFragmentation::PodState& s,
+                                    const framework::NodeInfo& node,
+                                    std::array<uint8_t, kMaxTypes>& scratch) {
+  const size_t m = s.types.size();
+  const common::Atom model = node.node->gpu.model;
+  auto it = std::lower_bound(s.model_ids.begin(), s.model_ids.end(), model.id);
+  if (it != s.model_ids.end() && *it == model.id) {
+    const size_t row = static_cast<size_t>(it - s.model_ids.begin());
+    return {s.allowed.data() + row * m, m};
+  }
+  for (size_t i = 0; i < m; ++i) {
+    scratch[i] = s.types[i].models.empty() || ModelMatchesAny(model, s.types[i].models) ? 1 : 0;
+  }
+  return {scratch.data(), m};
+}
+
+// FGD/Learned: the devices of the best Δ on `node` and that Δ. Allocation-free.
+Choice EvaluateFragmentation(const GpuFragmentation::PodState& s,
+                             const framework::NodeInfo& node) {
+  std::array<uint8_t, kMaxTypes> allowed_scratch{};
+  std::array<TypeAggregate, kMaxTypes> agg{};
+  const NodeView view = ViewOf(node);
+  const std::span<const uint8_t> allowed = AllowedFor(s, node, allowed_scratch);
+  NodeFragmentation frag(s.types, allowed, std::span<TypeAggregate>(agg.data(), s.types.size()),
+                         view);
+  const api::GpuRequest& req = s.gpu;
+  if (req.empty()) {
+    Choice c;
+    c.ok = true;
+    c.delta = frag.Delta(s.cpu, 0, {});
+    return c;
+  }
+  if (req.count == 1 && req.milli < api::kMilliPerGpu) {
+    Choice best;
+    int32_t best_idle = 0;
+    const api::NodeGpuInfo& g = node.node->gpu;
+    for (int i = 0; i < view.gpus; ++i) {
+      const auto idx = static_cast<size_t>(i);
+      if (!framework::DeviceFits(g, node.gpus[idx], i, req.milli, req.share_memory_mib)) continue;
+      const int8_t dev = static_cast<int8_t>(i);
+      const double delta = frag.Delta(s.cpu, req.milli, std::span<const int8_t>(&dev, 1));
+      const int32_t idle = view.idle[idx];
+      bool better = !best.ok || delta < best.delta;
+      // Ties: FGD keeps the first index; Learned takes the fullest device (best fit).
+      if (!better && s.policy == Policy::kLearned && delta == best.delta && idle < best_idle) {
+        better = true;
+      }
+      if (better) {
+        best.ok = true;
+        best.delta = delta;
+        best.n = 1;
+        best.devices[0] = dev;
+        best_idle = idle;
+      }
+    }
+    return best;
+  }
+  Choice c = LowestFitting(node, req);
+  if (c.ok) c.delta = frag.Delta(s.cpu, req.milli, c.span());
+  return c;
+}
+
+// Spread device choice: a shared request takes the fitting device with the most free milli
+// (lowest index on ties); whole GPUs take the lowest-index free devices.
+std::optional<api::GpuAssignment> ChooseDevicesSpread(const framework::NodeInfo& node,
+                                                      const api::GpuRequest& req) {
+  api::GpuAssignment out;
+  out.milli = req.milli;
+  out.memory_mib = req.share_memory_mib;
+  if (req.count == 1 && req.milli < api::kMilliPerGpu) {
+    const api::NodeGpuInfo& g = node.node->gpu;
+    int best = -1;
+    int32_t best_used = api::kMilliPerGpu + 1;
+    for (int i = 0; i < g.count; ++i) {
+      const auto& d = node.gpus[static_cast<size_t>(i)];
+      if (!framework::DeviceFits(g, d, i, req.milli, req.share_memory_mib)) continue;
+      if (d.used_milli < best_used) {
+        best_used = d.used_milli;
+        best = i;
+      }
+    }
+    if (best < 0) return std::nullopt;
+    out.devices.push_back(static_cast<int8_t>(best));
+    return out;
+  }
+  const Choice c = LowestFitting(node, req);
+  if (!c.ok) return std::nullopt;
+  out.devices.assign(c.span().begin(), c.span().end());
+  return out;
+}
+
+int64_t SigmoidScore(double delta) {
+  const double v = 100.0 / (1.0 + std::exp(delta / 1000.0));
+  return static_cast<int64_t>(std::floor(v));
+}
+
+int64_t ScoreOne(const GpuFragmentation::PodState& s, const Args& args,
+                 const framework::NodeInfo& node) {
+  const int64_t free_cpu = node.node->allocatable.milli_cpu - node.requested.milli_cpu;
+  const int64_t idle = node.FreeGpuMilli();
+  const int64_t req_milli = s.gpu.TotalMilli();
+  if (s.pack.node != Pack::kNone) {
+    const int64_t total = static_cast<int64_t>(node.node->gpu.count) * api::kMilliPerGpu;
+    if (total <= 0) return 0;
+    const int64_t used_after = std::clamp<int64_t>(total - idle + req_milli, 0, total);
+    const int64_t packed = framework::kMaxNodeScore * used_after / total;
+    return s.pack.node == Pack::kBinpack ? packed : framework::kMaxNodeScore - packed;
+  }
+  switch (s.policy) {
+    case Policy::kRandom:
+      return 0;  // all feasible nodes tie; the framework picks one uniformly at random
+    case Policy::kFgd:
+    case Policy::kLearned: {
+      const Choice c = EvaluateFragmentation(s, node);
+      if (!c.ok) return 0;
+      if (s.policy == Policy::kFgd || !args.exact_scores) return SigmoidScore(c.delta);
+      const int64_t primary = static_cast<int64_t>(
+          std::floor(-c.delta * kDeltaScale / static_cast<double>(args.delta_quantum)));
+      // Packing tie-break: less idle GPU left, then less free CPU left.
+      const int64_t idle_after = std::clamp<int64_t>(idle - req_milli, 0, 16000);
+      const int64_t cpu_after = std::clamp<int64_t>(free_cpu - s.cpu, 0, 255999);
+      const int64_t tie = (16000 - idle_after) * 64 + (255999 - cpu_after) / 4096;
+      return primary * kTieRange + std::min<int64_t>(tie, kTieRange - 1);
+    }
+    case Policy::kBestFit: {
+      const int64_t cpu_left = free_cpu - s.cpu;
+      const int64_t gpu_left = idle - req_milli;
+      const int64_t den = 2 * kNormCpuMilli;
+      const int64_t num = framework::kMaxNodeScore *
+                          (den - cpu_left - gpu_left * (den / (2 * kNormGpuMilli)));
+      return helper::FloorDiv(num, den);
+    }
+    case Policy::kDotProd: {
+      const double dot = (static_cast<double>(free_cpu) / kNormCpuMilli) *
+                             (static_cast<double>(s.cpu) / kNormCpuMilli) +
+                         (static_cast<double>(idle) / kNormGpuMilli) *
+                             (static_cast<double>(req_milli) / kNormGpuMilli);
+      return static_cast<int64_t>(std::floor(100.0 * (1.0 - 0.5 * dot)));
+    }
+    case Policy::kGpuClustering: {
+      if (s.tag == 0) return 0;
+      const int64_t b = 25 * (kNormGpuMilli - idle) / kNormGpuMilli;
+      bool same = false;
+      bool other = false;
+      for (const api::PodPtr& p : node.pods) {
+        const int32_t t = ClusterTag(p->gpu);
+        if (t == 0) continue;
+        (t == s.tag ? same : other) = true;
+      }
+      if (same && !other) return b + 75;
+      if (same) return b + 50;
+      if (!other) return b + 25;
+      return b;
+    }
+    case Policy::kGpuPacking: {
+      if (s.gpu.empty()) return 0;
+      const api::NodeGpuInfo& g = node.node->gpu;
+      int32_t free_whole = 0;
+      for (int i = 0; i < g.count; ++i) free_whole += WholeFree(node, i) ? 1 : 0;
+      if (free_whole == g.count) return 33 - free_whole;
+      // Chosen GPUs: ascending free milli, the first k with R >= d.
+      int32_t chosen = 0;
+      int32_t fully_free_chosen = 0;
+      int64_t sum = 0;
+      std::array<int32_t, api::kMaxGpusPerNode> order{};
+      int32_t n = 0;
+      for (int i = 0; i < g.count; ++i) {
+        if (!g.Healthy(i)) continue;
+        if (api::kMilliPerGpu - node.gpus[static_cast<size_t>(i)].used_milli < s.gpu.milli) {
+          continue;
+        }
+        order[static_cast<size_t>(n++)] = i;
+      }
+      std::sort(order.begin(), order.begin() + n, [&node](int32_t a, int32_t b) {
+        const int32_t ua = node.gpus[static_cast<size_t>(a)].used_milli;
+        const int32_t ub = node.gpus[static_cast<size_t>(b)].used_milli;
+        return ua != ub ? ua > ub : a < b;
+      });
+      for (int32_t k = 0; k < n && chosen < s.gpu.count; ++k) {
+        const int32_t i = order[static_cast<size_t>(k)];
+        const int32_t free = api::kMilliPerGpu - node.gpus[static_cast<size_t>(i)].used_milli;
+        ++chosen;
+        if (free == api::kMilliPerGpu) ++fully_free_chosen;
+        sum += free * 100 / api::kMilliPerGpu;
+      }
+      if (fully_free_chosen >= 1) return std::max<int64_t>(50 - fully_free_chosen, 33);
+      return std::max<int64_t>(100 - sum / 10, 50);
+    }
+  }
+  return 0;
+}
+
+}  // namespace
+
+common::StatusOr<Args> ParseArgs(const boost::json::value& raw) {
+  Args out;
+  helper::ArgErrors errors;
+  if (const boost::json::object* obj = helper::ArgsObject(raw, errors)) {
+    helper::CheckKnownFields(
+        *obj, "",
+        {"policy", "decayPpm", "maxTypes", "coveragePercent", "exactScores", "seed",
+         "deltaQuantum"},
+        errors, /*allow_type_meta=*/true);
+    if (std::optional<std::string_view> p = helper::GetString(*obj, "policy", "", errors)) {
+      bool found = false;
+      for (const auto& [policy, name] : kPolicyNames) {
+        if (name == *p) {
+          out.policy = policy;
+          found = true;
+        }
+      }
+      if (!found) {
+        errors.Add("policy", "unsupported value " + common::Quote(*p) +
+                                 ", want FGD, Learned, BestFit, DotProd, GpuClustering, "
+                                 "GpuPacking or Random");
+      }
+    }
+    if (std::optional<int64_t> v = helper::GetInt(*obj, "decayPpm", "", errors)) {
+      if (helper::CheckRange(*v, 1, 1000000, "decayPpm", errors)) out.decay_ppm = *v;
+    }
+    if (std::optional<int64_t> v = helper::GetInt(*obj, "maxTypes", "", errors)) {
+      if (helper::CheckRange(*v, 1, kMaxTypes, "maxTypes", errors)) {
+        out.max_types = static_cast<int32_t>(*v);
+      }
+    }
+    if (std::optional<int64_t> v = helper::GetInt(*obj, "coveragePercent", "", errors)) {
+      if (helper::CheckRange(*v, 1, 100, "coveragePercent", errors)) {
+        out.coverage_percent = static_cast<int32_t>(*v);
+      }
+    }
+    if (std::optional<int64_t> v = helper::GetInt(*obj, "deltaQuantum", "", errors)) {
+      if (helper::CheckRange(*v, 1, 1000000, "deltaQuantum", errors)) out.delta_quantum = *v;
+    }
+    if (std::optional<int64_t> v = helper::GetInt(*obj, "seed", "", errors)) {
+      out.seed = static_cast<uint64_t>(*v);
+    }
+    if (const boost::json::value* v = obj->if_contains("exactScores")) {
+      if (v->is_bool()) {
+        out.exact_scores = v->get_bool();
+      } else if (!v->is_null()) {
+        errors.Add("exactScores", "must be a boolean");
+      }
+    }
+  }
+  GPUSCHED_RETURN_IF_ERROR(errors.ToStatus());
+  return WithDefaults(out);
+}
+
+GpuFragmentation::GpuFragmentation(Args args)
+    : args_(WithDefaults(args)),
+      learner_(static_cast<double>(args_.decay_ppm) / 1e6, args_.max_types,
+               static_cast<double>(args_.coverage_percent) / 100.0),
+      random_(args_.seed) {}
+
+common::StatusOr<framework::PluginPtr> GpuFragmentation::Create(const boost::json::value& args,
+                                                                framework::Handle& /*handle*/) {
+  GPUSCHED_ASSIGN_OR_RETURN(Args parsed, ParseArgs(args));
+  return framework::PluginPtr(std::make_unique<GpuFragmentation>(parsed));
+}
+
+std::string_view GpuFragmentation::Name() const { return names::kGpuFragmentation; }
+
+framework::Status GpuFragmentation::PreFilter(framework::CycleState& /*state*/,
+                                              const api::Pod& pod,
+                                              const framework::Snapshot& /*snapshot*/) {
+  if (UsesFragmentation(args_.policy) && pod.gpu_error.empty()) {
+    learner_.Observe(pod.requests.milli_cpu, pod.gpu);
+  }
+  return framework::Status::Success();
+}
+
+framework::Status GpuFragmentation::PreScore(framework::CycleState& state, const api::Pod& pod,
+                                             const framework::Snapshot& snapshot,
+                                             std::span<const framework::NodeIndex> feasible) {
+  auto s = std::make_unique<PodState>();
+  s->policy = args_.policy;
+  s->cpu = pod.requests.milli_cpu;
+  s->gpu = pod.gpu;
+  s->tag = ClusterTag(pod.gpu);
+  if (const std::string* v = pod.meta.Annotation(kGpuPolicyAnnotation)) {
+    s->pack = ParsePackOverride(*v);
+  }
+  if (UsesFragmentation(args_.policy)) {
+    s->types = learner_.Snapshot();
+    if (s->types.empty()) {  // nothing learned yet (PreFilter disabled): the pod itself
+      s->types.push_back(TypicalPod{pod.requests.milli_cpu, pod.gpu.count, pod.gpu.milli,
+                                    pod.gpu.models, 1.0});
+    }
+    if (s->types.size() > static_cast<size_t>(kMaxTypes)) s->types.resize(kMaxTypes);
+    for (framework::NodeIndex i : feasible) {
+      const uint32_t id = snapshot.at(i).node->gpu.model.id;
+      auto it = std::lower_bound(s->model_ids.begin(), s->model_ids.end(), id);
+      if (it == s->model_ids.end() || *it != id) s->model_ids.insert(it, id);
+    }
+    const size_t m = s->types.size();
+    s->allowed.assign(s->model_ids.size() * m, 1);
+    for (size_t row = 0; row < s->model_ids.size(); ++row) {
+      const common::Atom model = common::Atom{s->model_ids[row]};
+      for (size_t t = 0; t < m; ++t) {
+        if (!s->types[t].models.empty()) {
+          s->allowed[row * m + t] = ModelMatchesAny(model, s->types[t].models) ? 1 : 0;
+        }
+      }
+    }
+  }
+  state.Write(kStateKey, std::move(s));
+  return framework::Status::Success();
+}
+
+int64_t GpuFragmentation::Score(const framework::CycleState& state, const api::Pod& /*pod*/,
+                                const framework::NodeInfo& node) const {
+  const PodState* s = state.Get<PodState>(kStateKey);
+  return s == nullptr ? 0 : ScoreOne(*s, args_, node);
+}
+
+framework::Status GpuFragmentation::NormalizeScore(const framework::CycleState& /*state*/,
+                                                   const api::Pod& /*pod*/,
+                                                   std::span<int64_t> scores) const {
+  if (args_.policy == Policy::kBestFit) helper::MinMaxNormalizeScore(scores);
+  return framework::Status::Success();
+}
+
+framework::Status GpuFragmentation::Reserve(framework::CycleState& state, const api::Pod& pod,
+                                            const framework::NodeInfo& node) {
+  if (pod.gpu.empty()) return framework::Status::Success();
+  std::optional<api::GpuAssignment> chosen;
+  const PodState* s = state.Get<PodState>(kStateKey);
+  const Pack gpu_pack = s != nullptr ? s->pack.gpu : Pack::kNone;
+  if (gpu_pack == Pack::kSpread) {
+    chosen = ChooseDevicesSpread(node, pod.gpu);
+  } else if (gpu_pack == Pack::kBinpack) {
+    chosen = framework::ChooseDevicesBestFit(node.node->gpu, node.gpus, pod.gpu);
+  } else if (UsesFragmentation(args_.policy) && s != nullptr) {
+    const Choice c = EvaluateFragmentation(*s, node);
+    if (c.ok) {
+      api::GpuAssignment a;
+      a.milli = pod.gpu.milli;
+      a.memory_mib = pod.gpu.share_memory_mib;
+      a.devices.assign(c.span().begin(), c.span().end());
+      chosen = std::move(a);
+    }
+  } else if (args_.policy == Policy::kRandom && pod.gpu.shared()) {
+    const api::NodeGpuInfo& g = node.node->gpu;
+    std::array<int8_t, api::kMaxGpusPerNode> fit{};
+    uint64_t n = 0;
+    for (int i = 0; i < g.count; ++i) {
+      if (framework::DeviceFits(g, node.gpus[static_cast<size_t>(i)], i, pod.gpu.milli,
+                                pod.gpu.share_memory_mib)) {
+        fit[n++] = static_cast<int8_t>(i);
+      }
+    }
+    if (n > 0) {
+      api::GpuAssignment a;
+      a.milli = pod.gpu.milli;
+      a.memory_mib = pod.gpu.share_memory_mib;
+      a.devices.push_back(fit[random_.Uniform(n)]);
+      chosen = std::move(a);
+    }
+  } else {
+    chosen = framework::ChooseDevicesBestFit(node.node->gpu, node.gpus, pod.gpu);
+  }
+  if (!chosen) return framework::Status::Unschedulable("Insufficient nvidia.com/gpu");
+  framework::Allocation& a = state.allocation();
+  EraseAnnotation(a, api::kPodGpuDevicesAnnotation);
+  a.annotations.emplace_back(std::string(api::kPodGpuDevicesAnnotation),
+                             api::FormatGpuAssignment(*chosen));
+  a.gpu = std::move(*chosen);
+  return framework::Status::Success();
+}
+
+void GpuFragmentation::Unreserve(framework::CycleState& state, const api::Pod& /*pod*/,
+                                 std::string_view /*node*/) {
+  framework::Allocation& a = state.allocation();
+  a.gpu = api::GpuAssignment{};
+  EraseAnnotation(a, api::kPodGpuDevicesAnnotation);
+}
+
+}  // namespace gpusched::plugins::gpu_fragmentation

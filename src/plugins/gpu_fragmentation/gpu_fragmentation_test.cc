@@ -1,0 +1,380 @@
+// SPDX-License-Identifier: Apache-2.0
+#include "src/plugins/gpu_fragmentation/gpu_fragmentation.h"
+
+#include <gtest/gtest.h>
+
+#include <boost/json/parse.hpp>
+#include <cstdlib>
+#include <memory>
+#include <new>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "src/api/gpu.h"
+#include "src/plugins/gpu_fragmentation/frag.h"
+#include "src/plugins/names.h"
+#include "src/testing/builders.h"
+#include "src/testing/fake_handle.h"
+
+// Counts heap allocations made by this thread while `g_counting` is set, to check that Score
+// allocates nothing (style guide 4.15).
+namespace {
+thread_local bool g_counting = false;
+thread_local int64_t g_allocations = 0;
+}  // namespace
+[[gnu::noinline]] void* operator new(std::size_t n) {
+  if (g_counting) ++g_allocations;
+  if (void* p = std::malloc(n == 0 ? 1 : n)) return p;
+  throw std::bad_alloc();
+}
+[[gnu::noinline]] void operator delete(void* p) noexcept { std::free(p); }
+[[gnu::noinline]] void operator delete(void* p, std::size_t) noexcept { std::free(p); }
+
+namespace gpusched::plugins::gpu_fragmentation {
+namespace {
+
+using testing::MakeNode;
+using testing::MakePod;
+
+struct DeviceUse {
+  int index;
+  int32_t milli;
+};
+
+struct NodeSpec {
+  api::NodePtr node;
+  std::vector<DeviceUse> used;
+  int64_t requested_milli_cpu = 0;
+};
+
+framework::NodeInfo Info(const NodeSpec& spec, framework::NodeIndex index) {
+  framework::NodeInfo info;
+  info.node = spec.node;
+  info.index = index;
+  info.requested.milli_cpu = spec.requested_milli_cpu;
+  for (const DeviceUse& d : spec.used) {
+    info.gpus[static_cast<size_t>(d.index)].used_milli = d.milli;
+    info.gpus[static_cast<size_t>(d.index)].pods = 1;
+  }
+  return info;
+}
+
+framework::Snapshot SnapshotOf(const std::vector<NodeSpec>& nodes) {
+  framework::Snapshot snapshot;
+  for (size_t i = 0; i < nodes.size(); ++i) {
+    const auto index = static_cast<framework::NodeIndex>(i);
+    snapshot.MutableSlotForCache(index) = Info(nodes[i], index);
+    snapshot.IndexNameForCache(nodes[i].node->meta.name, index);
+  }
+  snapshot.SetNodeCountForCache(static_cast<int32_t>(nodes.size()), 1);
+  return snapshot;
+}
+
+std::unique_ptr<GpuFragmentation> MustCreate(std::string_view args_json) {
+  testing::FakeHandle handle;
+  boost::json::value args =
+      args_json.empty() ? boost::json::value() : boost::json::parse(args_json);
+  auto plugin = GpuFragmentation::Create(args, handle);
+  EXPECT_TRUE(plugin.ok()) << plugin.status().ToString();
+  if (!plugin.ok()) return nullptr;
+  return std::unique_ptr<GpuFragmentation>(
+      dynamic_cast<GpuFragmentation*>(std::move(plugin).value().release()));
+}
+
+api::Pod GpuPod(std::string_view name, std::string_view cpu, int32_t count, int32_t milli) {
+  api::Pod pod = MakePod("ns", name).Cpu(cpu).Obj();
+  pod.gpu.count = count;
+  pod.gpu.milli = milli;
+  return pod;
+}
+
+api::NodePtr Node(std::string_view name, int gpus, std::string_view cpu = "64",
+                  std::string_view model = "T4") {
+  return MakeNode(name).Cpu(cpu).Memory("256Gi").Gpus(gpus).GpuModel(model).Ptr();
+}
+
+std::vector<framework::NodeIndex> All(const framework::Snapshot& s) {
+  std::vector<framework::NodeIndex> out;
+  for (const auto& n : s.nodes()) out.push_back(n.index);
+  return out;
+}
+
+// Scores every node of `snapshot` for `pod` (PreFilter, PreScore, ScoreNodes, NormalizeScore).
+std::vector<int64_t> ScoreAll(GpuFragmentation& p, const api::Pod& pod,
+                              const framework::Snapshot& snapshot,
+                              framework::CycleState& state) {
+  EXPECT_TRUE(p.PreFilter(state, pod, snapshot).ok());
+  const auto nodes = All(snapshot);
+  EXPECT_TRUE(p.PreScore(state, pod, snapshot, nodes).ok());
+  std::vector<int64_t> out(nodes.size());
+  p.ScoreNodes(state, pod, snapshot, nodes, out);
+  if (p.HasNormalizeScore()) {
+    EXPECT_TRUE(p.NormalizeScore(state, pod, out).ok());
+  }
+  return out;
+}
+
+TEST(GpuFragmentationArgsTest, ParseArgs) {
+  struct Case {
+    std::string name;
+    std::string json;
+    bool ok;
+    std::string error_substring;
+  };
+  const std::vector<Case> cases = {
+      {"no args give the Learned policy", "", true, ""},
+      {"every policy name is accepted", R"({"policy":"GpuClustering"})", true, ""},
+      {"an unknown policy is rejected with the list of names", R"({"policy":"Tetris"})", false,
+       "want FGD, Learned"},
+      {"decayPpm above one million is rejected", R"({"decayPpm":1000001})", false, "decayPpm"},
+      {"maxTypes above 256 is rejected", R"({"maxTypes":300})", false, "maxTypes"},
+      {"a non-boolean exactScores is rejected", R"({"exactScores":1})", false, "exactScores"},
+      {"an unknown field is rejected", R"({"polcy":"FGD"})", false, "polcy"},
+  };
+  for (const Case& c : cases) {
+    SCOPED_TRACE(c.name);
+    auto args = ParseArgs(c.json.empty() ? boost::json::value() : boost::json::parse(c.json));
+    EXPECT_EQ(args.ok(), c.ok);
+    if (!args.ok()) {
+      EXPECT_NE(args.status().ToString().find(c.error_substring), std::string::npos)
+          << args.status().ToString();
+    }
+  }
+  auto defaults = ParseArgs(boost::json::value());
+  ASSERT_TRUE(defaults.ok());
+  EXPECT_EQ(defaults->policy, Policy::kLearned);
+  EXPECT_EQ(defaults->coverage_percent, 100);
+  auto fgd = ParseArgs(boost::json::parse(R"({"policy":"FGD"})"));
+  ASSERT_TRUE(fgd.ok());
+  EXPECT_EQ(fgd->coverage_percent, 95);
+}
+
+TEST(TypicalPodLearnerTest, LearnsDecaysAndStaysBounded) {
+  api::GpuRequest shared{1, 500, 0, 0, {}};
+  api::GpuRequest whole{1, 1000, 0, 0, {}};
+  TypicalPodLearner no_decay(1.0, 8, 1.0);
+  for (int i = 0; i < 3; ++i) no_decay.Observe(1000, shared);
+  no_decay.Observe(2000, whole);
+  auto m = no_decay.Snapshot();
+  ASSERT_EQ(m.size(), 2u);
+  EXPECT_EQ(m[0].milli, 500);
+  EXPECT_DOUBLE_EQ(m[0].p, 0.75);
+  EXPECT_DOUBLE_EQ(m[1].p, 0.25);
+
+  // With strong decay the most recent type dominates.
+  TypicalPodLearner decayed(0.5, 8, 1.0);
+  for (int i = 0; i < 3; ++i) decayed.Observe(1000, shared);
+  decayed.Observe(2000, whole);
+  m = decayed.Snapshot();
+  ASSERT_EQ(m.size(), 2u);
+  EXPECT_EQ(m[0].milli, 1000);
+  EXPECT_GT(m[0].p, 0.5);
+
+  // Bounded: at most max_types entries, whatever arrives.
+  TypicalPodLearner bounded(1.0, 4, 1.0);
+  for (int i = 0; i < 100; ++i) bounded.Observe(1000 + i, shared);
+  EXPECT_LE(bounded.Snapshot().size(), 4u);
+
+  // Coverage keeps the shortest prefix reaching it.
+  TypicalPodLearner covered(1.0, 8, 0.7);
+  for (int i = 0; i < 7; ++i) covered.Observe(1000, shared);
+  for (int i = 0; i < 3; ++i) covered.Observe(2000, whole);
+  m = covered.Snapshot();
+  ASSERT_EQ(m.size(), 1u);
+  EXPECT_DOUBLE_EQ(m[0].p, 1.0);
+}
+
+TEST(FragmentationMathTest, FragmentAndDeltaFollowThePaper) {
+  // One type: 1 GPU of 600 milli, 1000 milli-CPU, p = 1.
+  std::vector<TypicalPod> types = {TypicalPod{1000, 1, 600, {}, 1.0}};
+  std::vector<uint8_t> allowed = {1};
+  std::vector<TypeAggregate> agg(1);
+  NodeView v;
+  v.gpus = 2;
+  v.idle = {1000, 500};
+  v.free_cpu = 8000;
+  NodeFragmentation f(types, allowed, agg, v);
+  // The type fits (GPU 0); GPU 1's 500 is too small: F = 500.
+  EXPECT_DOUBLE_EQ(f.base(), 500);
+  // Placing 500 on GPU 1 fills it: F = 0, Δ = -500.
+  const int8_t g1 = 1;
+  EXPECT_DOUBLE_EQ(f.Delta(0, 500, std::span<const int8_t>(&g1, 1)), -500);
+  // Placing 500 on GPU 0 leaves 500 + 500, no GPU fits: F = 1000, Δ = +500.
+  const int8_t g0 = 0;
+  EXPECT_DOUBLE_EQ(f.Delta(0, 500, std::span<const int8_t>(&g0, 1)), 500);
+  // A CPU-only pod taking all the CPU makes every idle GPU a fragment: Δ = 1500 - 500.
+  EXPECT_DOUBLE_EQ(f.Delta(8000, 0, {}), 1000);
+  // A disallowed model sees all idle GPU as fragment.
+  std::vector<uint8_t> denied = {0};
+  NodeFragmentation g(types, denied, agg, v);
+  EXPECT_DOUBLE_EQ(g.base(), 1500);
+}
+
+TEST(GpuFragmentationTest, FgdPrefersThePlacementThatFillsAFragment) {
+  // Teach the learner that 600-milli pods are typical.
+  auto p = MustCreate(R"({"policy":"FGD"})");
+  ASSERT_NE(p, nullptr);
+  const std::vector<NodeSpec> nodes = {
+      {Node("empty", 2), {}},
+      {Node("half", 2), {{0, 1000}, {1, 500}}},
+  };
+  const framework::Snapshot snapshot = SnapshotOf(nodes);
+  for (int i = 0; i < 10; ++i) {
+    framework::CycleState warm;
+    EXPECT_TRUE(p->PreFilter(warm, GpuPod("typical", "1", 1, 600), snapshot).ok());
+  }
+  framework::CycleState state;
+  const api::Pod pod = GpuPod("filler", "1", 1, 500);
+  const auto scores = ScoreAll(*p, pod, snapshot, state);
+  EXPECT_GT(scores[1], scores[0]);
+  ASSERT_TRUE(p->Reserve(state, pod, snapshot.at(1)).ok());
+  EXPECT_EQ(state.allocation().gpu.devices, std::vector<int8_t>{1});
+  ASSERT_EQ(state.allocation().annotations.size(), 1u);
+  EXPECT_EQ(state.allocation().annotations[0].first, api::kPodGpuDevicesAnnotation);
+  EXPECT_EQ(state.allocation().annotations[0].second, "1:500m");
+  p->Unreserve(state, pod, "half");
+  EXPECT_TRUE(state.allocation().gpu.empty());
+  EXPECT_TRUE(state.allocation().annotations.empty());
+}
+
+TEST(GpuFragmentationTest, PoliciesScoreAsThePaperSays) {
+  const std::vector<NodeSpec> nodes = {
+      {Node("free8", 8, "96"), {}},
+      {Node("busy8", 8, "96"), {{0, 1000}, {1, 1000}, {2, 700}}, 48000},
+  };
+  const framework::Snapshot snapshot = SnapshotOf(nodes);
+  const api::Pod shared = GpuPod("s", "4", 1, 300);
+  struct Case {
+    std::string name;
+    std::string args;
+    std::vector<int64_t> want;
+  };
+  // DotProd: 100(1 - [C/128000 * 4000/128000 + I/8000 * 300/8000] / 2).
+  // BestFit: raw then min-max normalised (the fuller node wins with 100).
+  // GpuPacking: free node 33 - 8 = 25; partly used node, the chosen GPU 2 (300 free) is partly
+  // used: max(100 - floor(30 / 10), 50) = 97.
+  // GpuClustering: no GPU pods recorded on either node: b + 25 with b = floor(25 (8000-I)/8000).
+  const std::vector<Case> cases = {
+      {"DotProd prefers the node whose free vector is least aligned", R"({"policy":"DotProd"})",
+       {96, 98}},
+      {"BestFit prefers the fuller node", R"({"policy":"BestFit"})", {0, 100}},
+      {"GpuPacking prefers partly used GPUs", R"({"policy":"GpuPacking"})", {25, 97}},
+      {"GpuClustering without tagged pods scores by idle GPU", R"({"policy":"GpuClustering"})",
+       {25, 33}},
+      {"Random scores every node the same", R"({"policy":"Random"})", {0, 0}},
+  };
+  for (const Case& c : cases) {
+    SCOPED_TRACE(c.name);
+    auto p = MustCreate(c.args);
+    ASSERT_NE(p, nullptr);
+    framework::CycleState state;
+    EXPECT_EQ(ScoreAll(*p, shared, snapshot, state), c.want);
+  }
+}
+
+TEST(GpuFragmentationTest, ReserveNeverPicksUnhealthyOrFullDevices) {
+  const api::NodePtr node =
+      MakeNode("n").Cpu("64").Gpus(4).GpuModel("T4").UnhealthyGpus("0,2").Ptr();
+  const std::vector<NodeSpec> nodes = {{node, {{1, 900}}}};
+  const framework::Snapshot snapshot = SnapshotOf(nodes);
+  for (std::string policy : {"FGD", "Learned", "BestFit", "Random", "GpuPacking"}) {
+    SCOPED_TRACE(policy);
+    auto p = MustCreate(R"({"policy":")" + policy + R"("})");
+    ASSERT_NE(p, nullptr);
+    framework::CycleState state;
+    const api::Pod pod = GpuPod("s", "1", 1, 400);
+    ScoreAll(*p, pod, snapshot, state);
+    ASSERT_TRUE(p->Reserve(state, pod, snapshot.at(0)).ok());
+    EXPECT_EQ(state.allocation().gpu.devices, std::vector<int8_t>{3});
+    framework::CycleState whole_state;
+    const api::Pod whole = GpuPod("w", "1", 2, 1000);
+    ScoreAll(*p, whole, snapshot, whole_state);
+    EXPECT_EQ(p->Reserve(whole_state, whole, snapshot.at(0)).code(),
+              framework::Code::kUnschedulable);
+  }
+}
+
+TEST(GpuFragmentationTest, ScoreAllocatesNothing) {
+  std::vector<NodeSpec> specs;
+  for (int i = 0; i < 16; ++i) {
+    specs.push_back({Node("n" + std::to_string(i), 8), {{i % 8, 300}}});
+  }
+  const framework::Snapshot snapshot = SnapshotOf(specs);
+  for (std::string policy :
+       {"FGD", "Learned", "BestFit", "DotProd", "GpuClustering", "GpuPacking", "Random"}) {
+    SCOPED_TRACE(policy);
+    auto p = MustCreate(R"({"policy":")" + policy + R"(","exactScores":true})");
+    ASSERT_NE(p, nullptr);
+    framework::CycleState state;
+    const api::Pod pod = GpuPod("s", "2", 1, 450);
+    ASSERT_TRUE(p->PreFilter(state, pod, snapshot).ok());
+    const auto nodes = All(snapshot);
+    ASSERT_TRUE(p->PreScore(state, pod, snapshot, nodes).ok());
+    std::vector<int64_t> out(nodes.size());
+    g_allocations = 0;
+    g_counting = true;
+    p->ScoreNodes(state, pod, snapshot, nodes, out);
+    g_counting = false;
+    EXPECT_EQ(g_allocations, 0);
+  }
+}
+
+TEST(GpuFragmentationTest, PerPodPolicyOverride) {
+  struct ParseCase {
+    std::string value;
+    Pack node;
+    Pack gpu;
+  };
+  for (const ParseCase& c : std::vector<ParseCase>{
+           {"binpack", Pack::kBinpack, Pack::kBinpack},
+           {"spread", Pack::kSpread, Pack::kSpread},
+           {"spread/binpack", Pack::kSpread, Pack::kBinpack},
+           {"pack", Pack::kNone, Pack::kNone},
+           {"spread/", Pack::kNone, Pack::kNone}}) {
+    SCOPED_TRACE(c.value);
+    const PackOverride o = ParsePackOverride(c.value);
+    EXPECT_EQ(o.node, c.node);
+    EXPECT_EQ(o.gpu, c.gpu);
+  }
+  const std::vector<NodeSpec> nodes = {
+      {Node("free", 2), {}},
+      {Node("busy", 2), {{0, 600}, {1, 200}}},
+  };
+  const framework::Snapshot snapshot = SnapshotOf(nodes);
+  struct Case {
+    std::string name;
+    std::string annotation;
+    std::vector<int64_t> scores;
+    int8_t device_on_busy;
+  };
+  // free: used after 300 of 2000 = 15; busy: 1100 of 2000 = 55.
+  const std::vector<Case> cases = {
+      {"binpack prefers the fuller node and the fuller device", "binpack", {15, 55}, 0},
+      {"spread prefers the emptier node and the emptier device", "spread", {85, 45}, 1},
+      {"node spread with GPU binpack mixes the levels", "spread/binpack", {85, 45}, 0},
+  };
+  for (const Case& c : cases) {
+    SCOPED_TRACE(c.name);
+    auto p = MustCreate(R"({"policy":"FGD"})");
+    ASSERT_NE(p, nullptr);
+    api::Pod pod =
+        MakePod("ns", "o").Cpu("1").Annotation(kGpuPolicyAnnotation, c.annotation).Obj();
+    pod.gpu.count = 1;
+    pod.gpu.milli = 300;
+    framework::CycleState state;
+    EXPECT_EQ(ScoreAll(*p, pod, snapshot, state), c.scores);
+    ASSERT_TRUE(p->Reserve(state, pod, snapshot.at(1)).ok());
+    EXPECT_EQ(state.allocation().gpu.devices, std::vector<int8_t>{c.device_on_busy});
+  }
+}
+
+TEST(GpuFragmentationTest, NameIsRegisteredName) {
+  auto p = MustCreate("");
+  ASSERT_NE(p, nullptr);
+  EXPECT_EQ(p->Name(), names::kGpuFragmentation);
+  EXPECT_EQ(PolicyName(Policy::kGpuPacking), "GpuPacking");
+}
+
+}  // namespace
+}  // namespace gpusched::plugins::gpu_fragmentation

@@ -1,0 +1,277 @@
+#!/usr/bin/env python3
+# SPDX-License-Identifier: Apache-2.0
+"""`gpusched extender` behind the real upstream kube-scheduler (issue #5).
+
+One control plane (the harness's, including its own default kube-scheduler, which these pods do
+not name) is shared by the tests here. The test starts:
+  - `gpusched extender` on 127.0.0.1:<free port>, authenticated as gpusched-system/gpusched;
+  - a second upstream kube-scheduler (schedulerName gpu-extender-scheduler, leader election off,
+    no serving port) whose KubeSchedulerConfiguration has `extenders:` pointing at it, with
+    filter/prioritize/bind verbs, nodeCacheCapable and managedResources nvidia.com/gpu.
+Placements are checked from the API server (kubectl), never from gpusched's memory.
+
+Measured numbers are printed on stderr with the prefix "MEASURED".
+"""
+
+import json
+import os
+import socket
+import subprocess
+import sys
+import time
+import unittest
+import urllib.error
+import urllib.request
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "lib"))
+
+from cluster import ClusterTestCase  # noqa: E402
+from gpusched_harness import (  # noqa: E402
+    GPU, GROUP_LABEL, create_objects, gpu_pod, gpusched_binary, kwok_gpu_node, log,
+    wait_nodes_ready)
+
+SCHEDULER = "gpu-extender-scheduler"
+
+
+def free_port():
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def gpus_of(pod):
+    total = 0
+    for c in pod["spec"].get("containers", []):
+        res = c.get("resources", {})
+        total += int(res.get("limits", {}).get(GPU) or res.get("requests", {}).get(GPU) or 0)
+    return total
+
+
+class Proc:
+    """A child process with its log in the cluster directory; always stopped at cleanup."""
+
+    def __init__(self, cluster, name, cmd):
+        self.name = name
+        self.log_path = os.path.join(cluster.dir, "logs", f"{name}.log")
+        with open(self.log_path, "a") as logf:
+            logf.write("+ " + " ".join(cmd) + "\n")
+            logf.flush()
+            self.proc = subprocess.Popen(cmd, stdout=logf, stderr=subprocess.STDOUT,
+                                         stdin=subprocess.DEVNULL, start_new_session=True)
+
+    def alive(self):
+        return self.proc.poll() is None
+
+    def stop(self):
+        if self.proc.poll() is None:
+            self.proc.terminate()
+            try:
+                self.proc.wait(timeout=20)
+            except subprocess.TimeoutExpired:
+                self.proc.kill()
+                self.proc.wait(timeout=10)
+        return self.proc.returncode
+
+    def log(self):
+        try:
+            with open(self.log_path, errors="replace") as f:
+                return f.read()
+        except OSError:
+            return ""
+
+
+def raw_request(port, data, timeout=10):
+    """Sends raw bytes, half-closes, returns the reply (b"" if the connection was dropped)."""
+    with socket.create_connection(("127.0.0.1", port), timeout=timeout) as s:
+        s.sendall(data)
+        s.shutdown(socket.SHUT_WR)
+        out = b""
+        while True:
+            try:
+                chunk = s.recv(65536)
+            except (ConnectionResetError, socket.timeout):
+                break
+            if not chunk:
+                break
+            out += chunk
+        return out
+
+
+class ExtenderE2ETest(ClusterTestCase):
+
+    @classmethod
+    def setUpClass(cls):
+        super().setUpClass()
+        try:
+            cls._start_components()
+        except BaseException:
+            cls._failed = True
+            cls.tearDownClass()
+            raise
+
+    @classmethod
+    def _start_components(cls):
+        c = cls.cluster
+        cls.port = free_port()
+        cls.group = "extender"
+        nodes = [
+            kwok_gpu_node("ext-a100", cls.group, "A100-SXM4-80GB", 2, 81920, "z1"),
+            kwok_gpu_node("ext-t4", cls.group, "Tesla-T4", 1, 16384, "z1"),
+            kwok_gpu_node("ext-h100", cls.group, "H100-SXM5-80GB", 4, 81920, "z2"),
+        ]
+        create_objects(c, nodes)
+        wait_nodes_ready(c, f"{GROUP_LABEL}={cls.group}", 3)
+        profile = os.path.join(c.dir, "gpusched-extender.yaml")
+        with open(profile, "w") as f:
+            f.write("apiVersion: kubescheduler.config.k8s.io/v1\nkind: KubeSchedulerConfiguration\n"
+                    "leaderElection: {leaderElect: false}\nprofiles:\n- schedulerName: gpusched-extender\n")
+        cls.extender = Proc(c, "gpusched-extender", [
+            gpusched_binary(), "extender", f"--config={profile}",
+            f"--kubeconfig={c.gpusched_kubeconfig}", "--bind-address=127.0.0.1",
+            f"--port={cls.port}", "--threads=4", "-v", "2"])
+        deadline = time.monotonic() + 90
+        while True:
+            try:
+                urllib.request.urlopen(f"http://127.0.0.1:{cls.port}/healthz", timeout=2).read()
+                break
+            except Exception:  # noqa: BLE001 - not up yet
+                if not cls.extender.alive() or time.monotonic() > deadline:
+                    raise AssertionError("extender did not start:\n" + cls.extender.log()[-3000:])
+                time.sleep(0.3)
+        ks_config = os.path.join(c.dir, "kube-scheduler-extender.yaml")
+        with open(ks_config, "w") as f:
+            json.dump({
+                "apiVersion": "kubescheduler.config.k8s.io/v1",
+                "kind": "KubeSchedulerConfiguration",
+                "clientConnection": {"kubeconfig": os.path.join(c.dir, "kube-scheduler.kubeconfig")},
+                "leaderElection": {"leaderElect": False},
+                "profiles": [{"schedulerName": SCHEDULER}],
+                "extenders": [{
+                    "urlPrefix": f"http://127.0.0.1:{cls.port}",
+                    "filterVerb": "filter", "prioritizeVerb": "prioritize", "bindVerb": "bind",
+                    "weight": 5, "nodeCacheCapable": True, "httpTimeout": "5s",
+                    "managedResources": [{"name": GPU, "ignoredByScheduler": False}],
+                }],
+            }, f)
+        cls.kube_scheduler = Proc(c, "kube-scheduler-extender", [
+            os.path.join(c.bin_dir, "kube-scheduler"), f"--config={ks_config}",
+            "--secure-port=0", "--v=2"])
+
+    @classmethod
+    def tearDownClass(cls):
+        for p in (getattr(cls, "kube_scheduler", None), getattr(cls, "extender", None)):
+            if p is not None:
+                p.stop()
+        super().tearDownClass()
+
+    def pods(self, ns):
+        return self.cluster.get_json("pods", "--namespace", ns)["items"]
+
+    def wait_settled(self, ns, want_bound, timeout=90):
+        """Waits until `want_bound` pods have a node and stay so for 3 s; returns the pods."""
+        def settled():
+            first = [p for p in self.pods(ns) if p["spec"].get("nodeName")]
+            if len(first) < want_bound:
+                return False
+            time.sleep(3)
+            return self.pods(ns)
+        return self.cluster.wait_for(settled, timeout=timeout, what=f"{want_bound} pods bound in {ns}")
+
+    def test_model_and_memory_are_honoured(self):
+        ns = self.cluster.new_namespace("ext-model")
+        pods = [
+            gpu_pod("want-a100", 1, model="A100", scheduler=SCHEDULER, group=self.group),
+            gpu_pod("want-t4", 1, model="T4", scheduler=SCHEDULER, group=self.group),
+            gpu_pod("want-40g", 1, memory=40000, scheduler=SCHEDULER, group=self.group),
+            gpu_pod("want-v100", 1, model="V100", scheduler=SCHEDULER, group=self.group),
+            gpu_pod("cpu-only", 0, scheduler=SCHEDULER, group=self.group),
+        ]
+        t0 = time.monotonic()
+        create_objects(self.cluster, pods, namespace=ns)
+        got = {p["metadata"]["name"]: p for p in self.wait_settled(ns, 4)}
+        log(f"MEASURED extender model test: 4 pods bound in {time.monotonic() - t0:.1f}s")
+        self.assertEqual(got["want-a100"]["spec"].get("nodeName"), "ext-a100")
+        self.assertEqual(got["want-t4"]["spec"].get("nodeName"), "ext-t4")
+        self.assertIn(got["want-40g"]["spec"].get("nodeName"), ("ext-a100", "ext-h100"))
+        self.assertTrue(got["cpu-only"]["spec"].get("nodeName"))
+        self.assertFalse(got["want-v100"]["spec"].get("nodeName"), "no V100 exists")
+        # The device choice was recorded before binding (bind verb).
+        self.assertIn("gpusched.io/gpu-devices", got["want-a100"]["metadata"].get("annotations", {}))
+        self.cluster.kubectl("delete", "namespace", ns, "--wait=false")
+
+    def test_sequence_never_overcommits(self):
+        self.cluster.wait_for(lambda: not [p for p in self.cluster.get_json("pods", "-A")["items"]
+                                           if p["spec"].get("nodeName", "").startswith("ext-")
+                                           and p["metadata"]["namespace"].startswith("ext-model")],
+                              timeout=60, what="previous test's pods gone")
+        ns = self.cluster.new_namespace("ext-seq")
+        capacity = {"ext-a100": 2, "ext-t4": 1, "ext-h100": 4}
+        sizes = [1, 2, 1, 1, 2, 1, 1, 4, 1, 2]  # 16 GPUs asked, 7 exist
+        pods = [gpu_pod(f"seq-{i}", n, scheduler=SCHEDULER, group=self.group)
+                for i, n in enumerate(sizes)]
+        create_objects(self.cluster, pods, namespace=ns)
+
+        def full():
+            items = self.pods(ns)
+            used = {}
+            for p in items:
+                node = p["spec"].get("nodeName")
+                if node:
+                    used[node] = used.get(node, 0) + gpus_of(p)
+            return used if sum(used.values()) >= 6 else False
+        self.cluster.wait_for(full, timeout=120, what="GPUs filled")
+        time.sleep(5)  # let anything still in flight land
+        used = {}
+        for p in self.pods(ns):
+            node = p["spec"].get("nodeName")
+            if node:
+                used[node] = used.get(node, 0) + gpus_of(p)
+        log(f"MEASURED extender sequence: GPUs used per node {used} of {capacity}")
+        for node, n in used.items():
+            self.assertLessEqual(n, capacity[node], f"{node} over-committed: {used}")
+        # Devices per pod never overlap on a node.
+        seen = {}
+        for p in self.pods(ns):
+            node = p["spec"].get("nodeName")
+            devs = p["metadata"].get("annotations", {}).get("gpusched.io/gpu-devices")
+            if not node or not devs:
+                continue
+            for d in devs.split(","):
+                key = (node, d.split(":")[0])
+                self.assertNotIn(key, seen, f"device {key} given twice")
+                seen[key] = p["metadata"]["name"]
+        self.cluster.kubectl("delete", "namespace", ns, "--wait=false")
+
+    def test_survives_bad_requests(self):
+        port = self.port
+        cases = [
+            ("malformed JSON", b"POST /filter HTTP/1.1\r\nHost: x\r\nContent-Length: 9\r\n"
+             b"Connection: close\r\n\r\n{\"Pod\":[", b"HTTP/1.1 400"),
+            ("truncated body", b"POST /prioritize HTTP/1.1\r\nHost: x\r\nContent-Length: 500\r\n"
+             b"Connection: close\r\n\r\n{\"Pod\":{\"metadata\":", b"HTTP/1.1 400"),
+            ("oversized body announced", b"POST /filter HTTP/1.1\r\nHost: x\r\nContent-Length: 99999999\r\n"
+             b"Connection: close\r\n\r\n", b"HTTP/1.1 413"),
+            ("garbage", b"\x00\x01\x02 not http\r\n\r\n", b"HTTP/1.1 400"),
+            ("bind without fields", b"POST /bind HTTP/1.1\r\nHost: x\r\nContent-Length: 2\r\n"
+             b"Connection: close\r\n\r\n{}", b"HTTP/1.1 400"),
+        ]
+        for name, data, want in cases:
+            with self.subTest(name):
+                got = raw_request(port, data)
+                self.assertTrue(got.startswith(want), f"{name}: {got[:200]!r}")
+        # A whole 9 MiB body through urllib: 413 (or a reset once the server has answered).
+        req = urllib.request.Request(f"http://127.0.0.1:{port}/filter", data=b" " * (9 << 20),
+                                     headers={"Content-Type": "application/json"})
+        try:
+            urllib.request.urlopen(req, timeout=30)
+            self.fail("9 MiB body accepted")
+        except urllib.error.HTTPError as e:
+            self.assertEqual(e.code, 413)
+        except (ConnectionResetError, BrokenPipeError, urllib.error.URLError):
+            pass
+        self.assertTrue(self.extender.alive(), self.extender.log()[-2000:])
+        urllib.request.urlopen(f"http://127.0.0.1:{port}/healthz", timeout=5).read()
+
+
+if __name__ == "__main__":
+    unittest.main(verbosity=2)

@@ -1,0 +1,266 @@
+# SPDX-License-Identifier: Apache-2.0
+"""Helpers for e2e tests that run ``gpusched scheduler`` against a TestCluster (cluster.py).
+
+Standard library only.
+
+``gpusched_binary() -> str``
+    ``GPUSCHED_BINARY`` (set by ctest to ``$<TARGET_FILE:gpusched>``), else the newest
+    ``build/*/cmd/gpusched/gpusched`` of the source tree; raises if there is none.
+
+``write_config(directory, name="gpusched.yaml", leader_elect=False, lease_name=..., qps=200,
+burst=400, lease_duration="15s", renew_deadline="10s", retry_period="2s") -> str``
+    Writes a KubeSchedulerConfiguration with one profile, ``gpu-scheduler``.
+
+``Gpusched(cluster, config, name, extra_args=())``
+    One ``gpusched scheduler`` process with the cluster's gpusched service-account kubeconfig,
+    its own process group and its log in ``<cluster.dir>/logs/<name>.log``. ``start()``,
+    ``stop(sig=SIGTERM, timeout=30) -> exit code``, ``kill()`` (SIGKILL), ``alive()``,
+    ``log()``, ``wait_log(text, timeout)``. Every process still running at interpreter exit is
+    killed (atexit), so none outlives the test.
+
+``grant_lease_access(cluster, lease_name, namespace="kube-system")``
+    The system:kube-scheduler ClusterRole allows get/update only on the lease named
+    kube-scheduler: this adds a Role + RoleBinding for gpusched's service account on ours.
+
+``restart_apiserver(cluster, downtime=0, sig="TERM") -> (down_s, up_s)``
+    Runs ``tests/e2e/lib/control-plane restart-apiserver`` (``sig="KILL"``: a crash).
+
+``scheduled_events(cluster, namespace) -> list``: events.k8s.io/v1 events of the namespace.
+
+``kwok_gpu_node(name, group, model, count, memory_mib, zone, extra_labels=None)``
+    A kwok Node with the seed GPU labels and ``nvidia.com/gpu`` allocatable.
+
+``gpu_pod(name, gpus, model=None, memory=None, scheduler="gpu-scheduler", group=None,
+annotations=None)``: a Pod asking for whole GPUs (limits), optionally restricted to a group.
+
+``wait_nodes_ready(cluster, selector, count, timeout=90)``
+    Waits until ``count`` nodes matching ``selector`` are Ready and carry no taint.
+"""
+
+import atexit
+import glob
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+
+from cluster import make_kwok_node, source_dir  # noqa: E402
+
+GROUP_LABEL = "e2e.gpusched.io/group"
+SCHEDULER_NAME = "gpu-scheduler"
+GPU = "nvidia.com/gpu"
+
+_procs = []
+
+
+def _kill_all():
+    for p in list(_procs):
+        p.kill()
+
+
+atexit.register(_kill_all)
+
+
+def gpusched_binary():
+    env = os.environ.get("GPUSCHED_BINARY")
+    if env:
+        if not os.access(env, os.X_OK):
+            raise RuntimeError(f"GPUSCHED_BINARY={env} is not an executable")
+        return env
+    candidates = glob.glob(os.path.join(source_dir(), "build", "*", "cmd", "gpusched", "gpusched"))
+    candidates = [c for c in candidates if os.access(c, os.X_OK)]
+    if not candidates:
+        raise RuntimeError("no gpusched binary: build it or set GPUSCHED_BINARY")
+    return max(candidates, key=os.path.getmtime)
+
+
+def write_config(directory, name="gpusched.yaml", leader_elect=False, lease_name="gpu-scheduler",
+                 qps=200, burst=400, lease_duration="15s", renew_deadline="10s",
+                 retry_period="2s"):
+    text = f"""apiVersion: kubescheduler.config.k8s.io/v1
+kind: KubeSchedulerConfiguration
+clientConnection:
+  qps: {qps}
+  burst: {burst}
+leaderElection:
+  leaderElect: {"true" if leader_elect else "false"}
+  leaseDuration: {lease_duration}
+  renewDeadline: {renew_deadline}
+  retryPeriod: {retry_period}
+  resourceName: {lease_name}
+  resourceNamespace: kube-system
+profiles:
+- schedulerName: {SCHEDULER_NAME}
+"""
+    path = os.path.join(directory, name)
+    with open(path, "w") as f:
+        f.write(text)
+    return path
+
+
+class Gpusched:
+    """One `gpusched scheduler` process; see the module docstring."""
+
+    def __init__(self, cluster, config, name="gpusched", extra_args=()):
+        self.cluster = cluster
+        self.config = config
+        self.name = name
+        self.extra_args = list(extra_args)
+        self.proc = None
+        self.log_path = os.path.join(cluster.dir, "logs", f"{name}.log")
+
+    def start(self):
+        cmd = [gpusched_binary(), "scheduler", f"--config={self.config}",
+               f"--kubeconfig={self.cluster.gpusched_kubeconfig}", "-v", "2"] + self.extra_args
+        log = open(self.log_path, "a")
+        log.write("+ " + " ".join(cmd) + "\n")
+        log.flush()
+        env = dict(os.environ)
+        self.proc = subprocess.Popen(cmd, stdout=log, stderr=subprocess.STDOUT,
+                                     stdin=subprocess.DEVNULL, start_new_session=True, env=env)
+        log.close()
+        _procs.append(self)
+        return self
+
+    def alive(self):
+        return self.proc is not None and self.proc.poll() is None
+
+    def stop(self, sig=signal.SIGTERM, timeout=30):
+        """Sends `sig` and waits; returns the exit code (SIGKILL after `timeout`)."""
+        if self.proc is None:
+            return None
+        if self.proc.poll() is None:
+            self.proc.send_signal(sig)
+            try:
+                self.proc.wait(timeout=timeout)
+            except subprocess.TimeoutExpired:
+                self.kill()
+                self.proc.wait(timeout=10)
+                rc = self.proc.returncode
+                raise AssertionError(f"{self.name} ignored signal {sig} for {timeout}s (killed; rc {rc})")
+        if self in _procs:
+            _procs.remove(self)
+        return self.proc.returncode
+
+    def kill(self):
+        if self.proc is not None and self.proc.poll() is None:
+            try:
+                os.killpg(self.proc.pid, signal.SIGKILL)
+            except ProcessLookupError:
+                pass
+            self.proc.wait(timeout=10)
+        if self in _procs:
+            _procs.remove(self)
+
+    def log(self):
+        try:
+            with open(self.log_path, errors="replace") as f:
+                return f.read()
+        except OSError:
+            return ""
+
+    def wait_log(self, text, timeout=60):
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            if text in self.log():
+                return True
+            if not self.alive():
+                raise AssertionError(f"{self.name} exited (rc {self.proc.returncode}) before logging "
+                                     f"{text!r}; log tail:\n{self.log()[-3000:]}")
+            time.sleep(0.2)
+        raise AssertionError(f"{self.name} did not log {text!r} within {timeout}s; log tail:\n"
+                             f"{self.log()[-3000:]}")
+
+
+def grant_lease_access(cluster, lease_name, namespace="kube-system"):
+    cluster.apply([
+        {"apiVersion": "rbac.authorization.k8s.io/v1", "kind": "Role",
+         "metadata": {"name": f"gpusched-lease-{lease_name}", "namespace": namespace},
+         "rules": [{"apiGroups": ["coordination.k8s.io"], "resources": ["leases"],
+                    "resourceNames": [lease_name], "verbs": ["get", "update", "patch"]}]},
+        {"apiVersion": "rbac.authorization.k8s.io/v1", "kind": "RoleBinding",
+         "metadata": {"name": f"gpusched-lease-{lease_name}", "namespace": namespace},
+         "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": "Role",
+                     "name": f"gpusched-lease-{lease_name}"},
+         "subjects": [{"kind": "ServiceAccount", "name": "gpusched",
+                       "namespace": "gpusched-system"}]},
+    ])
+
+
+def restart_apiserver(cluster, downtime=0, sig="TERM"):
+    script = os.path.join(os.path.dirname(os.path.abspath(__file__)), "control-plane")
+    out = subprocess.run([script, "restart-apiserver", cluster.dir, str(downtime), sig],
+                         stdout=subprocess.PIPE, text=True, check=True).stdout.split()
+    return float(out[1]), float(out[3])
+
+
+def events(cluster, namespace):
+    return cluster.get_json("events.v1.events.k8s.io", "--namespace", namespace)["items"]
+
+
+def kwok_gpu_node(name, group, model, count, memory_mib, zone, extra_labels=None):
+    labels = {
+        GROUP_LABEL: group,
+        "gpu.nvidia.com/model": model,
+        "gpu.nvidia.com/count": str(count),
+        "gpu.nvidia.com/memory": str(memory_mib),
+        "topology.kubernetes.io/zone": zone,
+    }
+    labels.update(extra_labels or {})
+    return make_kwok_node(name, labels=labels, allocatable={GPU: str(count)})
+
+
+def gpu_pod(name, gpus, model=None, memory=None, scheduler=SCHEDULER_NAME, group=None,
+            annotations=None, cpu="100m"):
+    ann = {}
+    if model:
+        ann["gpu.nvidia.com/model"] = model
+    if memory:
+        ann["gpu.nvidia.com/memory"] = str(memory)
+    ann.update(annotations or {})
+    resources = {"requests": {"cpu": cpu, "memory": "128Mi"}}
+    if gpus:
+        resources["requests"][GPU] = str(gpus)
+        resources["limits"] = {GPU: str(gpus)}
+    spec = {
+        "schedulerName": scheduler,
+        "terminationGracePeriodSeconds": 0,
+        "containers": [{"name": "main", "image": "registry.invalid/worker:1", "resources": resources}],
+    }
+    if group:
+        spec["nodeSelector"] = {GROUP_LABEL: group}
+    return {"apiVersion": "v1", "kind": "Pod",
+            "metadata": {"name": name, "annotations": ann}, "spec": spec}
+
+
+def create_objects(cluster, objects, namespace=None):
+    """`kubectl create -f -` of a List (one POST per object, no read-modify-write)."""
+    text = json.dumps({"apiVersion": "v1", "kind": "List", "items": list(objects)})
+    args = ["create", "-f", "-"]
+    if namespace:
+        args += ["--namespace", namespace]
+    return cluster.kubectl(*args, input=text, timeout=300)
+
+
+def wait_nodes_ready(cluster, selector, count, timeout=90):
+    def ready():
+        nodes = cluster.get_json("nodes", "-l", selector)["items"]
+        ok = [n for n in nodes
+              if not n.get("spec", {}).get("taints")
+              and any(c.get("type") == "Ready" and c.get("status") == "True"
+                      for c in n.get("status", {}).get("conditions", []))]
+        return len(ok) == count and ok
+    return cluster.wait_for(ready, timeout=timeout, what=f"{count} nodes {selector} Ready, untainted")
+
+
+def pod_condition(pod, ctype="PodScheduled"):
+    for c in pod.get("status", {}).get("conditions", []) or []:
+        if c.get("type") == ctype:
+            return c
+    return None
+
+
+def log(msg):
+    print(msg, file=sys.stderr, flush=True)
