@@ -261,6 +261,8 @@ int64_t DaysFromCivil(int64_t y, int64_t m, int64_t d) {  // H. Hinnant's algori
   return era * 146097 + doe - 719468;
 }
 
+}  // namespace
+
 // RFC 3339: 2024-05-01T12:00:00Z, 2024-05-01T12:00:00.123456+02:00.
 std::optional<common::TimePoint> ParseRfc3339(std::string_view s) {
   size_t pos = 0;
@@ -325,6 +327,8 @@ std::optional<common::TimePoint> ParseRfc3339(std::string_view s) {
   if (secs > kLimit || secs < -kLimit) return std::nullopt;
   return common::TimePoint(common::Duration(secs * 1'000'000'000 + nanos));
 }
+
+namespace {
 
 // ---------------------------------------------------------------------------------------------
 // Shared pieces of metadata and spec

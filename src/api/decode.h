@@ -18,6 +18,7 @@
 #pragma once
 
 #include <boost/json/value.hpp>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <variant>
@@ -30,6 +31,10 @@ namespace gpusched::api {
 
 common::StatusOr<Pod> DecodePod(const boost::json::value& json);
 common::StatusOr<Node> DecodeNode(const boost::json::value& json);
+
+// Parses an RFC 3339 time (metav1.Time / MicroTime): optional fraction, Z or ±hh:mm offset.
+// nullopt when malformed.
+std::optional<common::TimePoint> ParseRfc3339(std::string_view s);
 
 // Parses JSON text; the error names `source` (file name or "response") and the offset.
 common::StatusOr<boost::json::value> ParseJson(std::string_view text, std::string_view source);

@@ -6,6 +6,8 @@
 #include <cstdio>
 #include <limits>
 
+#include "src/api/decode.h"
+
 namespace gpusched::kube::client {
 namespace {
 
@@ -20,15 +22,6 @@ constexpr std::array<int8_t, 256> MakeDecodeTable() {
 constexpr std::array<int8_t, 256> kDecode = MakeDecodeTable();
 
 bool IsSpace(char c) { return c == ' ' || c == '\n' || c == '\r' || c == '\t'; }
-
-int64_t DaysFromCivil(int64_t y, int64_t m, int64_t d) {  // H. Hinnant's algorithm
-  y -= m <= 2 ? 1 : 0;
-  const int64_t era = (y >= 0 ? y : y - 399) / 400;
-  const int64_t yoe = y - era * 400;
-  const int64_t doy = (153 * (m + (m > 2 ? -3 : 9)) + 2) / 5 + d - 1;
-  const int64_t doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
-  return era * 146097 + doe - 719468;
-}
 
 struct Civil {
   int64_t y, m, d, hh, mm, ss, nanos;
@@ -117,69 +110,7 @@ std::string Base64Encode(std::string_view in) {
   return out;
 }
 
-std::optional<common::TimePoint> ParseRfc3339(std::string_view s) {
-  size_t pos = 0;
-  auto digits = [&](size_t n, int64_t* out) {
-    if (pos + n > s.size()) return false;
-    int64_t v = 0;
-    for (size_t i = 0; i < n; ++i) {
-      char c = s[pos + i];
-      if (c < '0' || c > '9') return false;
-      v = v * 10 + (c - '0');
-    }
-    pos += n;
-    *out = v;
-    return true;
-  };
-  auto expect = [&](char a, char b) {
-    if (pos >= s.size() || (s[pos] != a && s[pos] != b)) return false;
-    ++pos;
-    return true;
-  };
-  int64_t y, mo, d, h, mi, sec;
-  if (!digits(4, &y) || !expect('-', '-') || !digits(2, &mo) || !expect('-', '-') ||
-      !digits(2, &d) || !expect('T', 't') || !digits(2, &h) || !expect(':', ':') ||
-      !digits(2, &mi) || !expect(':', ':') || !digits(2, &sec)) {
-    return std::nullopt;
-  }
-  static constexpr int kDays[] = {31, 29, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31};
-  bool leap = (y % 4 == 0 && y % 100 != 0) || y % 400 == 0;
-  if (mo < 1 || mo > 12 || d < 1 || d > kDays[mo - 1] || (mo == 2 && d == 29 && !leap) || h > 23 ||
-      mi > 59 || sec > 59) {
-    return std::nullopt;
-  }
-  int64_t nanos = 0;
-  if (pos < s.size() && s[pos] == '.') {
-    ++pos;
-    size_t n = 0;
-    while (pos < s.size() && s[pos] >= '0' && s[pos] <= '9') {
-      if (n < 9) nanos = nanos * 10 + (s[pos] - '0');
-      ++n;
-      ++pos;
-    }
-    if (n == 0) return std::nullopt;
-    for (size_t i = n; i < 9; ++i) nanos *= 10;
-  }
-  int64_t offset = 0;
-  if (expect('Z', 'z')) {
-  } else if (pos < s.size() && (s[pos] == '+' || s[pos] == '-')) {
-    int64_t sign = s[pos] == '-' ? -1 : 1;
-    ++pos;
-    int64_t oh, om;
-    if (!digits(2, &oh) || !expect(':', ':') || !digits(2, &om) || oh > 23 || om > 59) {
-      return std::nullopt;
-    }
-    offset = sign * (oh * 3600 + om * 60);
-  } else {
-    return std::nullopt;
-  }
-  if (pos != s.size()) return std::nullopt;
-  int64_t secs = DaysFromCivil(y, mo, d) * 86400 + h * 3600 + mi * 60 + sec - offset;
-  // Nanoseconds since the epoch must fit in int64: years 1678..2261.
-  constexpr int64_t kLimit = std::numeric_limits<int64_t>::max() / 1'000'000'000 - 1;
-  if (secs > kLimit || secs < -kLimit) return std::nullopt;
-  return common::TimePoint(common::Duration(secs * 1'000'000'000 + nanos));
-}
+std::optional<common::TimePoint> ParseRfc3339(std::string_view s) { return api::ParseRfc3339(s); }
 
 std::string FormatRfc3339(common::TimePoint t) {
   Civil c = ToCivil(t);
