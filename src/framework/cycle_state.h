@@ -32,6 +32,12 @@ struct Allocation {
   api::GpuAssignment gpu;
   // Annotations to set on the pod before binding (device choice, decision summary).
   std::vector<std::pair<std::string, std::string>> annotations;
+
+  // Records the devices chosen at Reserve: `gpu` and the gpusched.io/gpu-devices annotation
+  // that the cache reads back after a restart. Replaces an earlier choice.
+  void SetGpu(api::GpuAssignment assignment);
+  // Undoes SetGpu (Unreserve). Idempotent.
+  void ClearGpu();
 };
 
 class CycleState {

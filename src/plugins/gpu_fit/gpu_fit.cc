@@ -59,10 +59,6 @@ int32_t HealthyGpus(const api::NodeGpuInfo& g) {
   return g.count - std::popcount(g.unhealthy_mask & present);
 }
 
-void EraseAnnotation(framework::Allocation& a, std::string_view key) {
-  std::erase_if(a.annotations, [key](const auto& kv) { return kv.first == key; });
-}
-
 std::string_view ModeName(ScoreMode m) { return m == ScoreMode::kBestFit ? "BestFit" : "Default"; }
 
 }  // namespace
@@ -238,19 +234,13 @@ framework::Status GpuFit::Reserve(framework::CycleState& state, const api::Pod& 
   std::optional<api::GpuAssignment> chosen =
       framework::ChooseDevicesBestFit(node.node->gpu, node.gpus, pod.gpu);
   if (!chosen) return framework::Status::Unschedulable(kReasonInsufficientGpu);
-  framework::Allocation& a = state.allocation();
-  EraseAnnotation(a, api::kPodGpuDevicesAnnotation);
-  a.annotations.emplace_back(std::string(api::kPodGpuDevicesAnnotation),
-                             api::FormatGpuAssignment(*chosen));
-  a.gpu = std::move(*chosen);
+  state.allocation().SetGpu(std::move(*chosen));
   return framework::Status::Success();
 }
 
 void GpuFit::Unreserve(framework::CycleState& state, const api::Pod& /*pod*/,
                        std::string_view /*node*/) {
-  framework::Allocation& a = state.allocation();
-  a.gpu = api::GpuAssignment{};
-  EraseAnnotation(a, api::kPodGpuDevicesAnnotation);
+  state.allocation().ClearGpu();
 }
 
 }  // namespace gpusched::plugins::gpu_fit

@@ -55,10 +55,6 @@ bool ModelMatchesAny(common::Atom node_model, std::span<const common::Atom> want
   return false;
 }
 
-void EraseAnnotation(framework::Allocation& a, std::string_view key) {
-  std::erase_if(a.annotations, [key](const auto& kv) { return kv.first == key; });
-}
-
 // A node's state for the math: idle milli of healthy devices, free CPU.
 NodeView ViewOf(const framework::NodeInfo& node) {
   NodeView v;
@@ -512,19 +508,13 @@ framework::Status GpuFragmentation::Reserve(framework::CycleState& state, const 
     chosen = framework::ChooseDevicesBestFit(node.node->gpu, node.gpus, pod.gpu);
   }
   if (!chosen) return framework::Status::Unschedulable("Insufficient nvidia.com/gpu");
-  framework::Allocation& a = state.allocation();
-  EraseAnnotation(a, api::kPodGpuDevicesAnnotation);
-  a.annotations.emplace_back(std::string(api::kPodGpuDevicesAnnotation),
-                             api::FormatGpuAssignment(*chosen));
-  a.gpu = std::move(*chosen);
+  state.allocation().SetGpu(std::move(*chosen));
   return framework::Status::Success();
 }
 
 void GpuFragmentation::Unreserve(framework::CycleState& state, const api::Pod& /*pod*/,
                                  std::string_view /*node*/) {
-  framework::Allocation& a = state.allocation();
-  a.gpu = api::GpuAssignment{};
-  EraseAnnotation(a, api::kPodGpuDevicesAnnotation);
+  state.allocation().ClearGpu();
 }
 
 }  // namespace gpusched::plugins::gpu_fragmentation
