@@ -6,7 +6,12 @@
 // around each SubmitPod), peak RSS (getrusage) and placement counts.
 //
 //   gpusched-bench --nodes 5000 --pods 50000 --profile default|fragmentation --seed 42
-//                  [--config scheduler-config.yaml] [--repeat 3]
+//                  [--config scheduler-config.yaml] [--repeat 3] [--reuse on|off]
+//                  [--refresh K]
+//
+// --reuse off turns the runtime's result reuse across equivalent pods off (same placements, full
+// per-node cost: the before/after comparison); --refresh K sets the fragmentation profile's
+// GpuFragmentation distributionRefreshPods (default: the plugin's default).
 //
 // Pods that do not fit are deleted at once (no retries), so every pod costs one attempt.
 #include <sys/resource.h>
@@ -22,10 +27,13 @@
 #include <string_view>
 #include <vector>
 
+#include <boost/json.hpp>
+
 #include "bench/synthetic.h"
 #include "src/common/clock.h"
 #include "src/config/config.h"
 #include "src/framework/registry.h"
+#include "src/framework/runtime/framework.h"
 #include "src/plugins/in_tree_registry.h"
 #include "src/sim/simulator.h"
 #include "src/sim/workload.h"
@@ -40,12 +48,15 @@ struct Flags {
   std::string config_file;
   uint64_t seed = 42;
   int repeat = 1;
+  bool reuse = true;
+  int32_t refresh = 0;  // 0: the plugin's default
 };
 
 int Usage(const char* msg) {
   std::fprintf(stderr,
                "error: %s\nusage: gpusched-bench [--nodes N] [--pods M] "
-               "[--profile default|fragmentation] [--config FILE] [--seed S] [--repeat R]\n",
+               "[--profile default|fragmentation] [--config FILE] [--seed S] [--repeat R] "
+               "[--reuse on|off] [--refresh K]\n",
                msg);
   return 2;
 }
@@ -99,6 +110,13 @@ common::StatusOr<config::SchedulerConfig> ProfileConfig(const Flags& f,
   config::Profile& p = c.profiles.front();
   p.plugins.at(config::Point::kMultiPoint)
       .enabled.push_back(config::PluginRef{plugin, 1, p.path + ".plugins.multiPoint.enabled[0]"});
+  if (f.refresh > 0) {
+    config::PluginConfig pc;
+    pc.name = plugin;
+    pc.args = boost::json::object{{"distributionRefreshPods", f.refresh}};
+    pc.path = p.path + ".pluginConfig[0]";
+    p.plugin_config.push_back(std::move(pc));
+  }
   return c;
 }
 
@@ -135,6 +153,9 @@ int Run(const Flags& f) {
       return 1;
     }
     sim::Simulator& s = **simulator;
+    framework::runtime::Framework* fw =
+        s.scheduler().FrameworkFor(config->profiles.front().scheduler_name);
+    if (fw != nullptr) fw->SetResultReuse(f.reuse);
     for (const auto& n : workload->nodes) {
       if (common::Status st = s.AddNode(n); !st.ok()) {
         std::fprintf(stderr, "error: %s\n", st.ToString().c_str());
@@ -172,6 +193,15 @@ int Run(const Flags& f) {
         secs, cpu, static_cast<double>(lat_us.size()) / cpu, mean, p50, p99, mx, static_cast<long long>(st.scheduled),
         static_cast<long long>(st.unschedulable), static_cast<long long>(st.errors),
         PeakRssMiB());
+    if (fw != nullptr) {
+      const auto& rs = fw->result_reuse_stats();
+      std::printf("  result reuse %s: filter %llu reused / %llu evaluated, score %llu reused / %llu "
+                  "evaluated\n",
+                  f.reuse ? "on" : "off", static_cast<unsigned long long>(rs.filter_reused),
+                  static_cast<unsigned long long>(rs.filter_evaluated),
+                  static_cast<unsigned long long>(rs.score_reused),
+                  static_cast<unsigned long long>(rs.score_evaluated));
+    }
     if (rep == 0) {
       std::map<std::string, int64_t> reasons;
       for (const sim::PodOutcome& o : s.outcomes()) {
@@ -199,7 +229,7 @@ int main(int argc, char** argv) {
       return 0;
     }
     if (a != "--nodes" && a != "--pods" && a != "--profile" && a != "--config" && a != "--seed" &&
-        a != "--repeat") {
+        a != "--repeat" && a != "--reuse" && a != "--refresh") {
       return gpusched::bench::Usage("unknown flag");
     }
     if (i + 1 >= argc) return gpusched::bench::Usage("flag needs a value");
@@ -214,6 +244,14 @@ int main(int argc, char** argv) {
       f.config_file = v;
     } else if (a == "--seed") {
       f.seed = std::strtoull(v, nullptr, 10);
+    } else if (a == "--reuse") {
+      if (std::strcmp(v, "on") != 0 && std::strcmp(v, "off") != 0) {
+        return gpusched::bench::Usage("--reuse: want on or off");
+      }
+      f.reuse = std::strcmp(v, "on") == 0;
+    } else if (a == "--refresh") {
+      f.refresh = std::atoi(v);
+      if (f.refresh < 1 || f.refresh > 100000) return gpusched::bench::Usage("--refresh: want 1..100000");
     } else {
       f.repeat = std::max(1, std::atoi(v));
     }

@@ -34,5 +34,6 @@ std::unique_ptr<Command> NewVersionCommand(CLI::App& root);
 std::unique_ptr<Command> NewDeletionCostCommand(CLI::App& root);
 std::unique_ptr<Command> NewHpaCommand(CLI::App& root);
 std::unique_ptr<Command> NewExtenderCommand(CLI::App& root);
+std::unique_ptr<Command> NewExplainCommand(CLI::App& root);
 
 }  // namespace gpusched::cmd

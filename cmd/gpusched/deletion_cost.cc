@@ -42,6 +42,7 @@
 #include <boost/json.hpp>
 
 #include "cmd/gpusched/commands.h"
+#include "cmd/gpusched/serving.h"
 #include "src/api/decode.h"
 #include "src/common/clock.h"
 #include "src/common/executor.h"
@@ -380,88 +381,36 @@ class CurlHttpGetter final : public dc::HttpGetter {
   }
 };
 
-// A tiny HTTP/1.0 server for /metrics and /healthz on its own thread (cmd/ only).
-class MetricsServer {
+// --metrics-bind-address "host:port" (port 0: any) as serving flags.
+common::StatusOr<ServingFlags> ParseMetricsAddress(const std::string& address) {
+  const size_t colon = address.rfind(':');
+  if (colon == std::string::npos) return common::InvalidArgumentError("--metrics-bind-address: want host:port");
+  ServingFlags f;
+  f.bind_address = address.substr(0, colon);
+  if (f.bind_address.empty()) f.bind_address = "0.0.0.0";
+  auto port = common::ParseInt64(address.substr(colon + 1));
+  if (!port || *port < 0 || *port > 65535) return common::InvalidArgumentError("--metrics-bind-address: bad port");
+  f.port = static_cast<int>(*port);
+  return f;
+}
+
+// Forwards the reflector's deliveries to the controller and remembers the first full list
+// (/readyz: the pod informer synced).
+class SyncedSink final : public kube::informer::ReflectorSink {
  public:
-  // Binds "host:port" (port 0 = any). Returns the bound port.
-  common::StatusOr<int> Start(const std::string& address, std::function<std::string()> metrics) {
-    const size_t colon = address.rfind(':');
-    if (colon == std::string::npos) return common::InvalidArgumentError("--metrics-bind-address: want host:port");
-    std::string host = address.substr(0, colon);
-    auto port = common::ParseInt64(address.substr(colon + 1));
-    if (!port || *port < 0 || *port > 65535) return common::InvalidArgumentError("--metrics-bind-address: bad port");
-    if (host.empty()) host = "0.0.0.0";
-    fd_ = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
-    if (fd_ < 0) return common::UnavailableError("socket failed");
-    int one = 1;
-    setsockopt(fd_, SOL_SOCKET, SO_REUSEADDR, &one, sizeof one);
-    sockaddr_in addr{};
-    addr.sin_family = AF_INET;
-    addr.sin_port = htons(static_cast<uint16_t>(*port));
-    if (inet_pton(AF_INET, host.c_str(), &addr.sin_addr) != 1) {
-      return common::InvalidArgumentError("--metrics-bind-address: want an IPv4 address, got " + host);
-    }
-    if (bind(fd_, reinterpret_cast<sockaddr*>(&addr), sizeof addr) != 0 || listen(fd_, 16) != 0) {
-      return common::UnavailableError("cannot listen on " + address + ": " + std::strerror(errno));
-    }
-    socklen_t len = sizeof addr;
-    getsockname(fd_, reinterpret_cast<sockaddr*>(&addr), &len);
-    metrics_ = std::move(metrics);
-    thread_ = std::thread([this] { Serve(); });
-    return static_cast<int>(ntohs(addr.sin_port));
+  explicit SyncedSink(kube::informer::ReflectorSink& next) : next_(next) {}
+  void Replace(std::vector<boost::json::value> items, std::string_view resource_version) override {
+    next_.Replace(std::move(items), resource_version);
+    synced_.store(true);
   }
-  void Stop() {
-    stop_.store(true);
-    if (thread_.joinable()) thread_.join();
-    if (fd_ >= 0) close(fd_);
-    fd_ = -1;
+  void Apply(kube::informer::EventType type, const boost::json::value& object) override {
+    next_.Apply(type, object);
   }
-  ~MetricsServer() { Stop(); }
+  bool synced() const { return synced_.load(); }
 
  private:
-  void Serve() {
-    while (!stop_.load()) {
-      pollfd p{fd_, POLLIN, 0};
-      if (poll(&p, 1, 300) <= 0) continue;
-      int c = accept4(fd_, nullptr, nullptr, SOCK_CLOEXEC);
-      if (c < 0) continue;
-      timeval tv{2, 0};
-      setsockopt(c, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv);
-      std::string req;
-      char buf[2048];
-      while (req.find("\r\n\r\n") == std::string::npos && req.size() < 8192) {
-        ssize_t n = recv(c, buf, sizeof buf, 0);
-        if (n <= 0) break;
-        req.append(buf, static_cast<size_t>(n));
-      }
-      std::string status = "200 OK";
-      std::string body;
-      std::string type = "text/plain; version=0.0.4; charset=utf-8";
-      if (req.rfind("GET /metrics", 0) == 0) {
-        body = metrics_();
-      } else if (req.rfind("GET /healthz", 0) == 0) {
-        body = "ok\n";
-      } else {
-        status = "404 Not Found";
-        body = "not found\n";
-      }
-      std::string resp = "HTTP/1.0 " + status + "\r\nContent-Type: " + type +
-                         "\r\nContent-Length: " + std::to_string(body.size()) +
-                         "\r\nConnection: close\r\n\r\n" + body;
-      size_t off = 0;
-      while (off < resp.size()) {
-        ssize_t n = send(c, resp.data() + off, resp.size() - off, MSG_NOSIGNAL);
-        if (n <= 0) break;
-        off += static_cast<size_t>(n);
-      }
-      close(c);
-    }
-  }
-
-  int fd_ = -1;
-  std::atomic<bool> stop_{false};
-  std::thread thread_;
-  std::function<std::string()> metrics_;
+  kube::informer::ReflectorSink& next_;
+  std::atomic<bool> synced_{false};
 };
 
 class ControllerCommand {
@@ -521,21 +470,30 @@ class ControllerCommand {
     common::ThreadPoolExecutor executor(workers);
     dc::Controller controller({clock, *client->rest, &events, http, executor}, std::move(cfg).value());
 
-    MetricsServer server;
+    // /metrics (the controller's registry, then the process's), /healthz, /livez, /readyz.
+    SyncedSink sink(controller);
+    metrics::Registry process_metrics;
+    ReadyFn ready = [&sink]() -> std::string { return sink.synced() ? "" : "pod informer not synced"; };
+    Serving::RegisterProcessMetrics(process_metrics, "deletion-cost-controller", ready);
+    std::unique_ptr<Serving> server;
     if (!metrics_address_.empty()) {
-      auto port = server.Start(metrics_address_, [&controller] { return controller.MetricsText(); });
-      if (!port.ok()) {
-        std::cerr << "error: " << port.status().message() << "\n";
+      auto flags = ParseMetricsAddress(metrics_address_);
+      auto started = flags.ok() ? Serving::Start(*flags, process_metrics, ready,
+                                                 [&controller] { return controller.MetricsText(); })
+                                : common::StatusOr<std::unique_ptr<Serving>>(flags.status());
+      if (!started.ok()) {
+        std::cerr << "error: " << started.status().message() << "\n";
         return kExitBadInput;
       }
-      spdlog::info("deletion-cost controller: serving /metrics on port {}", *port);
+      server = std::move(started).value();
+      spdlog::info("deletion-cost controller: serving /metrics on port {}", server->port());
     }
     kube::informer::ReflectorOptions ro;
     ro.name = "pods";
     ro.path = controller.PodsPath();
     ro.field_selector = "status.phase!=Succeeded,status.phase!=Failed";
     ro.seed = Seed();
-    kube::informer::Reflector reflector(*client->rest, controller, clock, ro);
+    kube::informer::Reflector reflector(*client->rest, sink, clock, ro);
     std::thread reflector_thread([&reflector] { reflector.Run(); });
     spdlog::info("deletion-cost controller: API server {}, {} polic{}, {} workers{}",
                  client->config.Describe(), n_policies, n_policies == 1 ? "y" : "ies", workers,
@@ -550,7 +508,7 @@ class ControllerCommand {
     stopper.Stop();
     reflector_thread.join();
     executor.Drain();
-    server.Stop();
+    if (server) server->Stop();
     return kExitOk;
   }
 

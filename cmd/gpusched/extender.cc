@@ -30,6 +30,7 @@
 #include <spdlog/spdlog.h>
 
 #include "cmd/gpusched/commands.h"
+#include "cmd/gpusched/serving.h"
 #include "src/common/clock.h"
 #include "src/common/random.h"
 #include "src/config/config.h"
@@ -41,6 +42,8 @@
 #include "src/kube/client/http_client.h"
 #include "src/kube/client/kubeconfig.h"
 #include "src/kube/informer/informer.h"
+#include "src/metrics/component_metrics.h"
+#include "src/metrics/scheduler_metrics.h"
 #include "src/plugins/in_tree_registry.h"
 
 extern char** environ;
@@ -215,6 +218,8 @@ class ExtenderCommand final : public Command {
       pods->WaitForSync(std::chrono::milliseconds(100));
     }
     int rc = kExitOk;
+    metrics::Registry metrics_registry;
+    metrics::ExtenderMetrics extender_metrics(metrics_registry);
     if (g_extender_signal == 0) {
       spdlog::info("gpusched extender: informers synced: {} nodes, {} pods", nodes->Size(), pods->Size());
       http::ServerOptions sopts;
@@ -228,9 +233,23 @@ class ExtenderCommand final : public Command {
       common::Status started = server.ok() ? common::Status::Ok() : server.status();
       if (started.ok()) {
         (*ext)->RegisterRoutes(**server);
-        (*server)->Handle("GET", "/healthz", [](const http::Request&) {
-          return http::Response{200, "text/plain", "ok\n", {}};
-        });
+        // The verbs again, timed (gpusched_extender_request_*); same handlers underneath.
+        using Verb = http::Response (extender::Extender::*)(std::string_view);
+        const std::pair<const char*, Verb> verbs[] = {{"filter", &extender::Extender::Filter},
+                                                      {"prioritize", &extender::Extender::Prioritize},
+                                                      {"bind", &extender::Extender::Bind}};
+        for (const auto& [verb, fn] : verbs) {
+          (*server)->Handle("POST", std::string("/") + verb,
+                            [&ext, &extender_metrics, verb = verb, fn = fn](const http::Request& r) {
+                              metrics::Stopwatch sw;
+                              http::Response resp = ((**ext).*fn)(r.body);
+                              extender_metrics.ObserveRequest(verb, resp.status, sw.Seconds());
+                              return resp;
+                            });
+        }
+        // /metrics, /healthz, /livez, /readyz (ready: the informers synced before listening).
+        Serving::RegisterProcessMetrics(metrics_registry, "extender", nullptr);
+        Serving::AddRoutes(**server, metrics_registry, nullptr);
         started = (*server)->Start();
       }
       if (!started.ok()) {

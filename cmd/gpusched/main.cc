@@ -34,6 +34,7 @@ int main(int argc, char** argv) {
     commands.push_back(cmd::NewDeletionCostCommand(app));
     commands.push_back(cmd::NewHpaCommand(app));
     commands.push_back(cmd::NewExtenderCommand(app));
+    commands.push_back(cmd::NewExplainCommand(app));
 
     try {
       app.parse(argc, argv);

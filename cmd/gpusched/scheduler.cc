@@ -4,6 +4,16 @@
 // left to its own scheduler (but counted in the GPU accounting once it is bound).
 //
 //   gpusched scheduler --config FILE [--kubeconfig FILE] [--leader-elect[=false]] [-v N]
+//                      [--logging-format json] [--decision-annotation]
+//                      [--gpu-utilization-prometheus-url URL [--gpu-utilization-refresh-interval
+//                       15s] [--gpu-utilization-staleness 2m]]
+//
+// With --gpu-utilization-prometheus-url a thread refreshes each node's GPU utilization from DCGM
+// exporter metrics in Prometheus (gpu_metrics::UtilizationRefresher -> Cache::SetGpuUtilization);
+// the node annotation gpusched.io/gpu-utilization stays the fallback (docs/gpu-placement.md).
+//
+// At -v 2 every decision is logged (scheduler::LogDecision, the Scheduler's decision observer);
+// --decision-annotation writes gpusched.io/decision on each pod it binds (docs/explain.md).
 //
 // Wiring (the only place it happens):
 //
@@ -20,6 +30,8 @@
 // binding cycles in flight finish (15 s at most), release the lease, exit 0. A second signal
 // exits at once.
 #include <CLI/CLI.hpp>
+#include <curl/curl.h>
+#include <atomic>
 #include <condition_variable>
 #include <csignal>
 #include <cstdlib>
@@ -36,6 +48,7 @@
 #include <spdlog/spdlog.h>
 
 #include "cmd/gpusched/commands.h"
+#include "cmd/gpusched/serving.h"
 #include "src/common/clock.h"
 #include "src/common/executor.h"
 #include "src/common/mutex.h"
@@ -43,13 +56,22 @@
 #include "src/config/config.h"
 #include "src/config/duration.h"
 #include "src/framework/registry.h"
+#include "src/gpu_metrics/utilization.h"
 #include "src/kube/client/api_writer.h"
 #include "src/kube/client/auth.h"
 #include "src/kube/client/http_client.h"
 #include "src/kube/client/kubeconfig.h"
 #include "src/kube/informer/informer.h"
 #include "src/kube/leaderelection/leader_elector.h"
+#include "src/metrics/catalog.h"
+#include "src/metrics/component_metrics.h"
+#include "src/metrics/scheduler_metrics.h"
+#include "src/network/store.h"
+#include "src/network/watch/crd_watch.h"
 #include "src/plugins/in_tree_registry.h"
+#include "src/prometheus/query.h"
+#include "src/scheduler/decision_log.h"
+#include "src/scheduler/metrics_callbacks.h"
 #include "src/scheduler/scheduler.h"
 
 extern char** environ;
@@ -129,6 +151,54 @@ uint64_t TimeSeed() {
          (static_cast<uint64_t>(getpid()) << 32);
 }
 
+// prometheus::HttpGetter over libcurl: one easy handle per call, no proxies, no redirects,
+// http(s) only, body capped at 16 MiB.
+class CurlPrometheusGetter final : public prometheus::HttpGetter {
+ public:
+  common::StatusOr<prometheus::HttpResult> Get(const std::string& url,
+                                               common::Duration timeout) override {
+    constexpr size_t kMaxBody = size_t{16} << 20;
+    CURL* h = curl_easy_init();
+    if (h == nullptr) return common::UnavailableError("curl_easy_init failed");
+    struct Sink {
+      std::string body;
+      bool overflow = false;
+    } sink;
+    const auto write = +[](char* data, size_t size, size_t n, void* user) -> size_t {
+      auto* out = static_cast<Sink*>(user);
+      if (out->body.size() + size * n > kMaxBody) {
+        out->overflow = true;
+        return 0;
+      }
+      out->body.append(data, size * n);
+      return size * n;
+    };
+    const long ms = static_cast<long>(
+        std::chrono::duration_cast<std::chrono::milliseconds>(timeout).count());
+    curl_easy_setopt(h, CURLOPT_URL, url.c_str());
+    curl_easy_setopt(h, CURLOPT_NOSIGNAL, 1L);
+    curl_easy_setopt(h, CURLOPT_TIMEOUT_MS, ms);
+    curl_easy_setopt(h, CURLOPT_CONNECTTIMEOUT_MS, ms);
+    curl_easy_setopt(h, CURLOPT_NOPROXY, "*");
+    curl_easy_setopt(h, CURLOPT_PROTOCOLS_STR, "http,https");
+    curl_easy_setopt(h, CURLOPT_FOLLOWLOCATION, 0L);
+    curl_easy_setopt(h, CURLOPT_USERAGENT, "gpusched-gpu-utilization");
+    curl_easy_setopt(h, CURLOPT_WRITEFUNCTION, write);
+    curl_easy_setopt(h, CURLOPT_WRITEDATA, &sink);
+    const CURLcode rc = curl_easy_perform(h);
+    long status = 0;
+    curl_easy_getinfo(h, CURLINFO_RESPONSE_CODE, &status);
+    curl_easy_cleanup(h);
+    if (sink.overflow) return common::ResourceExhaustedError("GET " + url + ": body too large");
+    if (rc == CURLE_OPERATION_TIMEDOUT) return common::DeadlineExceededError("GET " + url + ": timed out");
+    if (rc != CURLE_OK) return common::UnavailableError("GET " + url + ": " + curl_easy_strerror(rc));
+    prometheus::HttpResult r;
+    r.status = static_cast<int>(status);
+    r.body = std::move(sink.body);
+    return r;
+  }
+};
+
 class SchedulerCommand final : public Command {
  public:
   explicit SchedulerCommand(CLI::App& root)
@@ -154,6 +224,24 @@ class SchedulerCommand final : public Command {
     app_.add_option("--leader-elect-resource-name", resource_name_, "Name of the Lease");
     app_.add_option("--leader-elect-resource-namespace", resource_namespace_, "Namespace of the Lease");
     app_.add_option("--leader-elect-resource-lock", resource_lock_, "Lock kind; only \"leases\"");
+    AddServingFlags(app_, serving_, 10251);  // --bind-address, --port: /metrics, /healthz, /readyz
+    app_.add_option("--node-group-label", node_group_labels_,
+                    "Node label(s) naming a node's group in gpusched_cluster_* metrics, tried in order")
+        ->capture_default_str();
+    app_.add_flag("--decision-annotation", decision_annotation_,
+                  "Write a compact summary of each placement (node, score, runner-up, "
+                  "feasible/total) as the pod annotation gpusched.io/decision when binding");
+    app_.add_option("--gpu-utilization-prometheus-url", gpu_util_url_,
+                    "Prometheus base URL (e.g. http://prometheus:9090) to read node GPU "
+                    "utilization from DCGM exporter metrics (DCGM_FI_DEV_GPU_UTIL, "
+                    "DCGM_FI_DEV_FB_USED/FREE); default: off, the node annotation "
+                    "gpusched.io/gpu-utilization only");
+    app_.add_option("--gpu-utilization-refresh-interval", gpu_util_interval_,
+                    "How often to query Prometheus for GPU utilization")
+        ->capture_default_str();
+    app_.add_option("--gpu-utilization-staleness", gpu_util_staleness_,
+                    "A node's reading older than this counts as unknown (neutral score)")
+        ->capture_default_str();
   }
 
   CLI::App& app() override { return app_; }
@@ -221,6 +309,21 @@ class SchedulerCommand final : public Command {
     if (!resource_name_.empty()) c.leader_election.resource_name = resource_name_;
     if (!resource_namespace_.empty()) c.leader_election.resource_namespace = resource_namespace_;
     if (!resource_lock_.empty()) c.leader_election.resource_lock = resource_lock_;
+    for (const auto& [flag, value] : {std::pair<const char*, const std::string&>{
+                                          "--gpu-utilization-refresh-interval", gpu_util_interval_},
+                                      std::pair<const char*, const std::string&>{
+                                          "--gpu-utilization-staleness", gpu_util_staleness_}}) {
+      auto ns = config::ParseGoDurationNanos(value);
+      if (!ns || *ns <= 0) {
+        return common::InvalidArgumentError(std::string(flag) +
+                                            ": want a positive duration like 15s, got " + value);
+      }
+    }
+    if (!gpu_util_url_.empty() && gpu_util_url_.rfind("http://", 0) != 0 &&
+        gpu_util_url_.rfind("https://", 0) != 0) {
+      return common::InvalidArgumentError(
+          "--gpu-utilization-prometheus-url: want an http(s) URL, got " + gpu_util_url_);
+    }
     return common::Status::Ok();
   }
 
@@ -234,6 +337,8 @@ class SchedulerCommand final : public Command {
     std::signal(SIGPIPE, SIG_IGN);
 
     common::SystemClock clock;
+    metrics::Registry metrics_registry;  // everything /metrics serves
+    metrics::ApiClientMetrics api_metrics(metrics_registry);
     Stopper http_stop;  // interrupts the HTTP clients' waits on a hard stop
     const kube::client::Environment env = CaptureEnvironment();
     auto cluster = kube::client::ResolveConfig(cfg.client_connection.kubeconfig, env);
@@ -259,6 +364,7 @@ class SchedulerCommand final : public Command {
       kube::client::HttpClientDeps deps{clock, random,
                                         [&http_stop](common::Duration d) { http_stop.Wait(d); },
                                         kube::client::MakeCredentialProvider(*cluster, env, clock)};
+      deps.metrics = &api_metrics;
       return kube::client::HttpRestClient::Create(*cluster, opts, std::move(deps));
     };
     auto rest = make_client(main_random);
@@ -271,28 +377,87 @@ class SchedulerCommand final : public Command {
     api_opts.reporting_instance = ("gpusched-" + hostname).substr(0, 128);
     kube::client::KubeApiClient api(**rest, clock, api_opts);
 
+    // AppGroup/NetworkTopology objects for NetworkLocality (kept current by CrdWatch below).
+    network::NetworkStore network_store;
     framework::Registry registry;
-    if (common::Status s = plugins::RegisterInTreePlugins(registry); !s.ok()) {
+    if (common::Status s = plugins::RegisterInTreePlugins(registry, {&network_store}); !s.ok()) {
       std::cerr << "error: registering plugins: " << s.ToString() << "\n";
       return kExitBadInput;
     }
     common::Random sched_random(TimeSeed() ^ 0x5eedull);
     common::ThreadPoolExecutor executor(4);
-    auto sched = scheduler::Scheduler::Create(
-        cfg, scheduler::SchedulerDeps{clock, sched_random, api, executor, registry});
+    metrics::SchedulerMetrics sched_metrics(metrics_registry);
+    scheduler::SchedulerDeps sched_deps{clock, sched_random, api, executor, registry};
+    sched_deps.metrics = &sched_metrics;
+    auto sched = scheduler::Scheduler::Create(cfg, sched_deps);
     if (!sched.ok()) {
       std::cerr << "error: " << sched.status().message() << "\n";
       return kExitBadInput;
     }
     scheduler::Scheduler& s = **sched;
+    s.SetDecisionObserver(scheduler::LogDecision);  // one line per decision at -v=2
+    s.SetDecisionAnnotation(decision_annotation_);
     std::string profiles;
     for (const auto& p : cfg.profiles) profiles += (profiles.empty() ? "" : ",") + p.scheduler_name;
     spdlog::info("gpusched scheduler: profiles [{}], qps {} burst {}, leader election {}", profiles,
                  cfg.client_connection.qps, cfg.client_connection.burst,
                  cfg.leader_election.leader_elect ? "on" : "off");
 
-    auto pods = kube::informer::NewPodInformer(**rest, s, clock);
-    auto nodes = kube::informer::NewNodeInformer(**rest, s, clock);
+    EventRecencyHandler recency(s, clock);  // informer lag for /metrics
+    recency.RegisterMetrics(metrics_registry);
+    auto pods = kube::informer::NewPodInformer(**rest, recency, clock);
+    auto nodes = kube::informer::NewNodeInformer(**rest, recency, clock);
+    // NetworkLocality enabled in any profile: watch the NetworkAware CRDs (a missing CRD is a
+    // warning; annotations keep working).
+    std::unique_ptr<network::CrdWatch> crd_watch;
+    for (const auto& p : cfg.profiles) {
+      for (const auto& set : p.plugins.points) {
+        for (const auto& ref : set.enabled) {
+          if (ref.name == "NetworkLocality" && crd_watch == nullptr) {
+            crd_watch = std::make_unique<network::CrdWatch>(**rest, network_store, clock);
+          }
+        }
+      }
+    }
+    if (crd_watch != nullptr) {
+      crd_watch->Probe();
+      crd_watch->Start();
+      spdlog::info("gpusched scheduler: NetworkLocality enabled: watching AppGroup and "
+                   "NetworkTopology objects");
+    }
+
+    // /metrics, /healthz, /livez, /readyz (stopped before anything its callbacks read is gone:
+    // it is declared after the scheduler, the informers and the leader state).
+    std::atomic<bool> leading{!cfg.leader_election.leader_elect};
+    std::atomic<bool> leader_known{!cfg.leader_election.leader_elect};
+    const std::string lease = cfg.leader_election.leader_elect
+                                  ? cfg.leader_election.resource_namespace + "/" + cfg.leader_election.resource_name
+                                  : "";
+    scheduler::RegisterClusterGpuCallbacks(metrics_registry, s.cache(), node_group_labels_);
+    metrics::AddCallback(metrics_registry, metrics::names::kLeader, [&](std::vector<metrics::Sample>& out) {
+      out.push_back({{lease}, leading.load() ? 1.0 : 0.0});
+    });
+    metrics::AddCallback(metrics_registry, metrics::names::kInformerSynced, [&](std::vector<metrics::Sample>& out) {
+      out.push_back({{"nodes"}, nodes->HasSynced() ? 1.0 : 0.0});
+      out.push_back({{"pods"}, pods->HasSynced() ? 1.0 : 0.0});
+    });
+    ReadyFn ready = [&]() -> std::string {
+      if (!nodes->HasSynced() || !pods->HasSynced()) return "informers not synced";
+      if (!leader_known.load()) return "leadership not known yet";
+      return "";
+    };
+    Serving::RegisterProcessMetrics(metrics_registry, "scheduler", ready);
+    std::unique_ptr<Serving> serving;
+    if (serving_.port >= 0) {
+      auto sv = Serving::Start(serving_, metrics_registry, ready);
+      if (!sv.ok()) {
+        std::cerr << "error: " << sv.status().message() << "\n";
+        return kExitBadInput;
+      }
+      serving = std::move(sv).value();
+      spdlog::info("gpusched scheduler: serving /metrics, /healthz, /livez, /readyz on http://{}:{}",
+                   serving_.bind_address, serving->port());
+    }
 
     // Shared state of the threads below.
     common::Mutex mu;
@@ -356,13 +521,21 @@ class SchedulerCommand final : public Command {
       lc.release_on_cancel = true;
       lc.seed = TimeSeed();
       kube::leaderelection::LeaderCallbacks cb;
-      cb.on_started_leading = [&] { start_scheduling(); };
+      cb.on_started_leading = [&] {
+        leading.store(true);
+        leader_known.store(true);
+        start_scheduling();
+      };
       cb.on_stopped_leading = [&] {
+        leading.store(false);
         common::MutexLock l(mu);
         if (!shutting_down) lost_leadership = true;
         cv.notify_all();
       };
-      cb.on_new_leader = [](std::string_view id) { spdlog::info("gpusched scheduler: new leader {}", id); };
+      cb.on_new_leader = [&](std::string_view id) {
+        leader_known.store(true);
+        spdlog::info("gpusched scheduler: new leader {}", id);
+      };
       auto le = kube::leaderelection::LeaderElector::Create(*le_rest, clock, lc, cb);
       if (!le.ok()) {
         std::cerr << "error: " << le.status().message() << "\n";
@@ -388,6 +561,38 @@ class SchedulerCommand final : public Command {
         s.cache().CleanupExpiredAssumedPods();
       }
     });
+
+    // GPU utilization from Prometheus (optional): never blocks a scheduling cycle; errors are
+    // logged when they change, readings go unknown after the staleness limit.
+    Stopper util_stop;
+    std::thread util_thread;
+    CurlPrometheusGetter prometheus_http;
+    if (!gpu_util_url_.empty()) {
+      gpu_metrics::Options o;
+      o.prometheus_url = gpu_util_url_;
+      o.staleness = common::Duration(*config::ParseGoDurationNanos(gpu_util_staleness_));
+      const common::Duration interval(*config::ParseGoDurationNanos(gpu_util_interval_));
+      util_thread = std::thread([&, o, interval] {
+        gpu_metrics::UtilizationRefresher refresher(
+            o, prometheus_http, clock,
+            [&](std::string_view node, double u) { s.cache().SetGpuUtilization(node, u); });
+        std::string last_error;
+        do {
+          common::Status st = refresher.RunOnce();
+          std::string err = st.ok() ? "" : std::string(st.message());
+          if (err != last_error) {
+            if (err.empty()) {
+              spdlog::info("gpusched scheduler: GPU utilization from {} restored", o.prometheus_url);
+            } else {
+              spdlog::warn("gpusched scheduler: {}", err);
+            }
+            last_error = std::move(err);
+          }
+        } while (!util_stop.Wait(std::chrono::duration_cast<std::chrono::milliseconds>(interval)));
+      });
+      spdlog::info("gpusched scheduler: GPU utilization from Prometheus {} every {}", gpu_util_url_,
+                   gpu_util_interval_);
+    }
 
     std::thread elector_thread;
     if (elector) {
@@ -450,6 +655,8 @@ class SchedulerCommand final : public Command {
     }
     ticker_stop.Stop();
     ticker.join();
+    util_stop.Stop();
+    if (util_thread.joinable()) util_thread.join();
     if (elector) {
       elector->Stop();  // Run() releases the lease if we hold it
       elector_thread.join();
@@ -457,10 +664,12 @@ class SchedulerCommand final : public Command {
     // Informer watches end when their client is cancelled (within about a second).
     pods->Stop();
     nodes->Stop();
+    if (crd_watch) crd_watch->Stop();
     (*rest)->Cancel();
     http_stop.Stop();
     pods->Join();
     nodes->Join();
+    crd_watch.reset();  // joins its threads
     executor.Drain();
     const auto& st = s.stats();
     spdlog::info("gpusched scheduler: exiting ({} scheduled, {} unschedulable attempts, {} errors)",
@@ -479,6 +688,14 @@ class SchedulerCommand final : public Command {
   std::string resource_name_;
   std::string resource_namespace_;
   std::string resource_lock_;
+  ServingFlags serving_;
+  std::vector<std::string> node_group_labels_ = {"eks.amazonaws.com/nodegroup",
+                                                 "cloud.google.com/gke-nodepool",
+                                                 "gpusched.io/node-group"};
+  bool decision_annotation_ = false;
+  std::string gpu_util_url_;
+  std::string gpu_util_interval_ = "15s";
+  std::string gpu_util_staleness_ = "2m";
 };
 
 }  // namespace

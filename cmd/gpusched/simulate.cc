@@ -25,14 +25,18 @@
 
 #include "cmd/gpusched/commands.h"
 #include "src/common/clock.h"
+#include "src/common/logging.h"
 #include "src/config/config.h"
 #include "src/framework/registry.h"
 #include "src/plugins/in_tree_registry.h"
+#include "src/scheduler/decision_log.h"
 #include "src/sim/builtin_example.h"
+#include "src/sim/microservices.h"
 #include "src/sim/report.h"
 #include "src/sim/simulator.h"
 #include "src/sim/trace/fgd_protocol.h"
 #include "src/sim/trace/openb.h"
+#include "src/sim/traffic_report.h"
 #include "src/sim/workload.h"
 
 namespace gpusched::cmd {
@@ -79,6 +83,10 @@ class SimulateCommand final : public Command {
                   "Check the cache and cluster invariants after every placement");
     app_.add_flag("--print-example", print_example_,
                   "Print the built-in example as Kubernetes manifests and exit");
+    app_.add_option("--example", example_,
+                    "Which built-in example: gpu (default), or a network-locality example: "
+                    "microservices, microservices-b (docs/network-locality.md)")
+        ->check(CLI::IsMember({"gpu", "microservices", "microservices-b"}));
   }
 
   CLI::App& app() override { return app_; }
@@ -86,6 +94,12 @@ class SimulateCommand final : public Command {
   int Run() override {
     if (int rc = CheckUsage(); rc != kExitOk) return rc;
     if (print_example_) {
+      if (!example_.empty() && example_ != "gpu") {
+        auto yaml = sim::MicroserviceExampleYaml(example_);
+        if (!yaml.ok()) return BadInput(yaml.status());
+        std::cout << *yaml;
+        return kExitOk;
+      }
       std::cout << sim::BuiltinExampleYaml();
       return kExitOk;
     }
@@ -125,6 +139,9 @@ class SimulateCommand final : public Command {
     if (trace && !files_.empty()) return usage("-f/--filename and --trace-* are exclusive");
     if (print_example_ && (trace || !files_.empty() || !config_file_.empty())) {
       return usage("--print-example takes no input or config");
+    }
+    if (!example_.empty() && (trace || !files_.empty())) {
+      return usage("--example takes no -f/--filename or --trace-* input");
     }
     if (!config_file_.empty() && !policy_.empty()) {
       return usage("--config and --policy are exclusive");
@@ -188,6 +205,10 @@ class SimulateCommand final : public Command {
       }
       return w;
     }
+    if (!example_.empty() && example_ != "gpu") {
+      *source = "the built-in example " + example_;
+      return sim::MicroserviceExample(example_);
+    }
     *source = "the built-in example";
     return sim::BuiltinExample();
   }
@@ -199,13 +220,22 @@ class SimulateCommand final : public Command {
     opts.check_invariants = check_invariants_;
     auto simulator = sim::Simulator::Create(config, deps, opts);
     if (!simulator.ok()) return BadInput(simulator.status());
+    // -v 2: one line per decision, as `gpusched scheduler` logs them.
+    if (common::V(2)) (*simulator)->scheduler().AddDecisionObserver(scheduler::LogDecision);
     common::Status s = (*simulator)->Run(workload);
     if (!s.ok()) return BadInput(s);
     sim::Report report = sim::BuildReport(**simulator, source, workload.warnings);
+    // Workloads that declare traffic (gpusched.io/traffic) also get the cross-zone report.
+    const bool traffic = sim::HasTrafficDeclarations(workload);
     if (output_ == "json") {
-      std::cout << sim::FormatJson(sim::ReportToJson(report));
+      boost::json::value json = sim::ReportToJson(report);
+      if (traffic && json.is_object()) {
+        json.as_object()["network"] = sim::TrafficToJson(sim::BuildTrafficReport(**simulator));
+      }
+      std::cout << sim::FormatJson(json);
     } else {
       std::cout << sim::FormatReportText(report);
+      if (traffic) std::cout << "\n" << sim::FormatTrafficText(sim::BuildTrafficReport(**simulator));
     }
     return kExitOk;
   }
@@ -252,6 +282,7 @@ class SimulateCommand final : public Command {
   std::string curve_csv_;
   bool check_invariants_ = false;
   bool print_example_ = false;
+  std::string example_;
 };
 
 }  // namespace

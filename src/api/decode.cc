@@ -8,6 +8,7 @@
 #include <charconv>
 #include <cmath>
 #include <limits>
+#include <span>
 #include <string>
 #include <utility>
 
@@ -448,6 +449,55 @@ Status DecodeStringList(const Ctx& c, const json::object& o, std::string_view ke
   return Status::Ok();
 }
 
+// A list of label keys (matchLabelKeys, mismatchLabelKeys): non-empty strings, interned.
+Status DecodeLabelKeys(const Ctx& c, const json::object& o, std::string_view key, const Path& p,
+                       std::vector<Atom>* out) {
+  const json::array* a = nullptr;
+  GPUSCHED_RETURN_IF_ERROR(c.Arr(o, key, p, &a));
+  if (a == nullptr) return Status::Ok();
+  out->reserve(a->size());
+  for (size_t i = 0; i < a->size(); ++i) {
+    const json::string* s = (*a)[i].if_string();
+    if (s == nullptr) return c.TypeError(p.Key(key).At(i), "string", (*a)[i]);
+    if (s->empty()) return c.Error(p.Key(key).At(i), "must be a non-empty label key");
+    out->push_back(common::Intern(std::string_view(s->data(), s->size())));
+  }
+  return Status::Ok();
+}
+
+// Merges matchLabelKeys (key In (value)) and mismatchLabelKeys (key NotIn (value)) into
+// `selector` for the keys the pod's labels have, as the API server does on pod creation.
+void MergeLabelKeys(const Labels& pod_labels, std::span<const Atom> match,
+                    std::span<const Atom> mismatch, LabelSelector* selector) {
+  for (int pass = 0; pass < 2; ++pass) {
+    for (Atom key : pass == 0 ? match : mismatch) {
+      Atom value;
+      if (!pod_labels.Get(key, &value)) continue;
+      Requirement r;
+      r.key = key;
+      r.op = pass == 0 ? SelectorOp::kIn : SelectorOp::kNotIn;
+      r.values.push_back(value);
+      selector->requirements.push_back(std::move(r));
+    }
+  }
+}
+
+void MergePodLabelKeys(Pod& pod) {
+  for (TopologySpreadConstraint& t : pod.topology_spread_constraints) {
+    MergeLabelKeys(pod.meta.labels, t.match_label_keys, {}, &t.label_selector);
+  }
+  for (PodAffinity* pa : {&pod.affinity.pod_affinity, &pod.affinity.pod_anti_affinity}) {
+    for (PodAffinityTerm& t : pa->required) {
+      MergeLabelKeys(pod.meta.labels, t.match_label_keys, t.mismatch_label_keys,
+                     &t.label_selector);
+    }
+    for (WeightedPodAffinityTerm& w : pa->preferred) {
+      MergeLabelKeys(pod.meta.labels, w.term.match_label_keys, w.term.mismatch_label_keys,
+                     &w.term.label_selector);
+    }
+  }
+}
+
 // A matchExpressions entry (metav1.LabelSelectorRequirement or v1.NodeSelectorRequirement; the
 // latter also allows Gt and Lt).
 Status DecodeRequirement(const Ctx& c, const json::object& o, const Path& p, bool allow_gt_lt,
@@ -648,6 +698,9 @@ Status DecodePodAffinityTerm(const Ctx& c, const json::object& o, const Path& p,
   GPUSCHED_RETURN_IF_ERROR(c.StrView(o, "topologyKey", p, &topology_key));
   if (topology_key.empty()) return c.Error(p.Key("topologyKey"), "required");
   out->topology_key = common::Intern(topology_key);
+  GPUSCHED_RETURN_IF_ERROR(DecodeLabelKeys(c, o, "matchLabelKeys", p, &out->match_label_keys));
+  GPUSCHED_RETURN_IF_ERROR(
+      DecodeLabelKeys(c, o, "mismatchLabelKeys", p, &out->mismatch_label_keys));
   return Status::Ok();
 }
 
@@ -799,6 +852,20 @@ Status DecodeSpreadConstraints(const Ctx& c, const json::object& spec, const Pat
     bool present = false;
     GPUSCHED_RETURN_IF_ERROR(c.Int(*o, "minDomains", ip, 1, kInt32Max, &min_domains, &present));
     if (present) t.min_domains = static_cast<int32_t>(min_domains);
+    GPUSCHED_RETURN_IF_ERROR(DecodeLabelKeys(c, *o, "matchLabelKeys", ip, &t.match_label_keys));
+    using Policy = TopologySpreadConstraint::NodeInclusionPolicy;
+    for (auto [field, policy] : {std::pair{"nodeAffinityPolicy", &t.node_affinity_policy},
+                                 std::pair{"nodeTaintsPolicy", &t.node_taints_policy}}) {
+      std::string_view v;
+      GPUSCHED_RETURN_IF_ERROR(c.StrView(*o, field, ip, &v));
+      if (v == "Honor") {
+        *policy = Policy::kHonor;
+      } else if (v == "Ignore") {
+        *policy = Policy::kIgnore;
+      } else if (!v.empty()) {
+        return c.InvalidValue(ip.Key(field), v, "Honor or Ignore");
+      }
+    }
   }
   return Status::Ok();
 }
@@ -941,6 +1008,7 @@ Status DecodePodInto(const json::object& root, Pod* pod) {
     GPUSCHED_RETURN_IF_ERROR(c.Str(*status, "nominatedNodeName", tp, &pod->nominated_node_name));
   }
 
+  MergePodLabelKeys(*pod);
   ComputeEffectiveRequests(*pod);
   DeriveGpuRequest(*pod);
   return Status::Ok();

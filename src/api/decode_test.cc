@@ -446,6 +446,28 @@ TEST(DecodePodTest, ReportsEveryErrorWithObjectAndPath) {
        PodWithSpec(R"({"topologySpreadConstraints":[{"maxSkew":1,"topologyKey":"z",
           "minDomains":0}]})"),
        "spec.topologySpreadConstraints[0].minDomains: value out of range"},
+      {"nodeAffinityPolicy must be Honor or Ignore",
+       PodWithSpec(R"({"topologySpreadConstraints":[{"maxSkew":1,"topologyKey":"z",
+          "nodeAffinityPolicy":"Sometimes"}]})"),
+       "spec.topologySpreadConstraints[0].nodeAffinityPolicy: invalid value \"Sometimes\" "
+       "(want Honor or Ignore)"},
+      {"nodeTaintsPolicy must be Honor or Ignore",
+       PodWithSpec(R"({"topologySpreadConstraints":[{"maxSkew":1,"topologyKey":"z",
+          "nodeTaintsPolicy":"honor"}]})"),
+       "spec.topologySpreadConstraints[0].nodeTaintsPolicy: invalid value \"honor\""},
+      {"spread matchLabelKeys must be strings",
+       PodWithSpec(R"({"topologySpreadConstraints":[{"maxSkew":1,"topologyKey":"z",
+          "matchLabelKeys":[3]}]})"),
+       "spec.topologySpreadConstraints[0].matchLabelKeys[0]: expected string, got"},
+      {"affinity matchLabelKeys must not be empty",
+       PodWithAffinity(R"({"podAffinity":{"requiredDuringSchedulingIgnoredDuringExecution":[
+          {"labelSelector":{},"topologyKey":"t","matchLabelKeys":[""]}]}})"),
+       "spec.affinity.podAffinity.requiredDuringSchedulingIgnoredDuringExecution[0]."
+       "matchLabelKeys[0]: must be a non-empty label key"},
+      {"affinity mismatchLabelKeys must be an array",
+       PodWithAffinity(R"({"podAntiAffinity":{"requiredDuringSchedulingIgnoredDuringExecution":[
+          {"labelSelector":{},"topologyKey":"t","mismatchLabelKeys":"tenant"}]}})"),
+       "requiredDuringSchedulingIgnoredDuringExecution[0].mismatchLabelKeys: expected array"},
       // Containers and quantities.
       {"containers must be an array", PodWithSpec(R"({"containers":{}})"),
        "spec.containers: expected array, got object"},
@@ -507,6 +529,49 @@ TEST(DecodePodTest, NullSelectorsMatchNothingAndEmptyOnesMatchEverything) {
   ASSERT_EQ(pod->affinity.pod_affinity.required.size(), 2u);
   EXPECT_FALSE(pod->affinity.pod_affinity.required[0].label_selector.Matches(labels));
   EXPECT_TRUE(pod->affinity.pod_affinity.required[1].label_selector.Matches(labels));
+}
+
+TEST(DecodePodTest, SpreadPoliciesAndMatchLabelKeysMergeIntoSelectors) {
+  auto pod = DecodePod(Json(
+      R"({"kind":"Pod","metadata":{"name":"p","namespace":"ns",
+          "labels":{"app":"web","pod-template-hash":"abc","tenant":"t1"}},
+        "spec":{"topologySpreadConstraints":[
+          {"maxSkew":1,"topologyKey":"zone","labelSelector":{"matchLabels":{"app":"web"}},
+           "matchLabelKeys":["pod-template-hash","absent"],
+           "nodeAffinityPolicy":"Ignore","nodeTaintsPolicy":"Honor"},
+          {"maxSkew":1,"topologyKey":"host","labelSelector":{}}],
+        "affinity":{"podAntiAffinity":{"requiredDuringSchedulingIgnoredDuringExecution":[
+          {"labelSelector":{"matchLabels":{"app":"web"}},"topologyKey":"host",
+           "matchLabelKeys":["pod-template-hash"],"mismatchLabelKeys":["tenant"]}]}}}})"));
+  ASSERT_TRUE(pod.ok()) << pod.status().ToString();
+  using Policy = TopologySpreadConstraint::NodeInclusionPolicy;
+  ASSERT_EQ(pod->topology_spread_constraints.size(), 2u);
+  const TopologySpreadConstraint& zone = pod->topology_spread_constraints[0];
+  EXPECT_EQ(zone.node_affinity_policy, Policy::kIgnore);
+  EXPECT_EQ(zone.node_taints_policy, Policy::kHonor);
+  ASSERT_EQ(zone.match_label_keys.size(), 2u);
+  // app In (web), plus pod-template-hash In (abc); the absent key adds nothing.
+  EXPECT_EQ(zone.label_selector.requirements.size(), 2u);
+  Labels same_rs;
+  same_rs.Set("app", "web");
+  same_rs.Set("pod-template-hash", "abc");
+  Labels other_rs;
+  other_rs.Set("app", "web");
+  other_rs.Set("pod-template-hash", "def");
+  EXPECT_TRUE(zone.label_selector.Matches(same_rs));
+  EXPECT_FALSE(zone.label_selector.Matches(other_rs));
+  // Defaults: nodeAffinityPolicy Honor, nodeTaintsPolicy Ignore.
+  EXPECT_EQ(pod->topology_spread_constraints[1].node_affinity_policy, Policy::kHonor);
+  EXPECT_EQ(pod->topology_spread_constraints[1].node_taints_policy, Policy::kIgnore);
+
+  const PodAffinityTerm& anti = pod->affinity.pod_anti_affinity.required[0];
+  ASSERT_EQ(anti.mismatch_label_keys.size(), 1u);
+  Labels same_tenant = same_rs;
+  same_tenant.Set("tenant", "t1");
+  Labels other_tenant = same_rs;
+  other_tenant.Set("tenant", "t2");
+  EXPECT_FALSE(anti.label_selector.Matches(same_tenant));
+  EXPECT_TRUE(anti.label_selector.Matches(other_tenant));
 }
 
 TEST(DecodeNodeTest, ReportsEveryErrorWithObjectAndPath) {

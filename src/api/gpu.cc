@@ -24,7 +24,7 @@ constexpr int64_t kMiB = 1024 * 1024;
 // Keys read here, interned once.
 struct GpuKeys {
   Atom seed_model, seed_memory, seed_count;
-  Atom gfd_product, gfd_memory, gfd_count, gfd_replicas;
+  Atom gfd_product, gfd_memory, gfd_count, gfd_replicas, gfd_clique;
 };
 const GpuKeys& Keys() {
   static const GpuKeys keys = [] {
@@ -36,6 +36,7 @@ const GpuKeys& Keys() {
     k.gfd_memory = common::Intern(kGfdMemoryLabel);
     k.gfd_count = common::Intern(kGfdCountLabel);
     k.gfd_replicas = common::Intern(kGfdReplicasLabel);
+    k.gfd_clique = common::Intern(kGfdCliqueLabel);
     return k;
   }();
   return keys;
@@ -189,6 +190,322 @@ int64_t ContainerGpus(const Container& c, Atom gpu) {
   return v != 0 ? v : c.requests.Get(gpu);
 }
 
+
+// ---- Sharing dialects ----
+
+// One normalised per-device fact and the field that gave it (for conflict messages).
+struct Fact {
+  int64_t value = 0;
+  bool set = false;
+  std::string from;  // e.g. `annotation gpu-fraction="0.5"`
+};
+
+struct ShareFacts {
+  Fact count, milli, memory_mib, memory_permille;
+  std::string errors;
+};
+
+std::string FieldText(std::string_view kind, std::string_view key, std::string_view value) {
+  std::string m(kind);
+  m += ' ';
+  m += key;
+  m += '=';
+  m += common::Quote(value);
+  return m;
+}
+
+void Put(ShareFacts& f, Fact& slot, std::string_view what, int64_t v,
+         const std::string& from) {
+  if (slot.set) {
+    if (slot.value != v) {
+      Warn(f.errors, std::string(what) + ": " + slot.from + " conflicts with " + from);
+    }
+    return;
+  }
+  slot.value = v;
+  slot.set = true;
+  slot.from = from;
+}
+
+void BadField(ShareFacts& f, std::string_view kind, std::string_view key, std::string_view value,
+              std::string_view want) {
+  std::string m(kind);
+  m += ' ';
+  m += key;
+  m += ": invalid value ";
+  m += common::Quote(value);
+  m += " (";
+  m += want;
+  m += ')';
+  Warn(f.errors, m);
+}
+
+// A container resource set by the pod's containers (limits, else requests). Every container that
+// sets it must agree. Returns the value and its text form.
+struct ResourceValue {
+  int64_t value = 0;
+  std::string text;
+};
+std::optional<ResourceValue> PodResource(const Pod& pod, std::string_view key, ShareFacts& f) {
+  const Atom name = common::Intern(key);
+  std::optional<ResourceValue> out;
+  for (const Container& c : pod.containers) {
+    int64_t v = c.limits.Get(name);
+    if (v == 0) v = c.requests.Get(name);
+    if (v == 0) continue;
+    if (out && out->value != v) {
+      Warn(f.errors, "resource " + std::string(key) + ": containers disagree (" +
+                         std::to_string(out->value) + " vs " + std::to_string(v) + ")");
+      return std::nullopt;
+    }
+    out = ResourceValue{v, std::to_string(v)};
+  }
+  return out;
+}
+
+// Parses a decimal fraction "0.5" / ".25" into thousandths, rounded to nearest; nullopt unless
+// 0 < f < 1 (and at least 0.001).
+std::optional<int64_t> ParseFractionMilli(std::string_view s) {
+  s = common::Trim(s);
+  size_t dot = s.find('.');
+  std::string_view ip = dot == std::string_view::npos ? s : s.substr(0, dot);
+  std::string_view fp = dot == std::string_view::npos ? std::string_view() : s.substr(dot + 1);
+  if (s.empty() || (ip.empty() && fp.empty())) return std::nullopt;
+  if (!ip.empty() && !ParseNonNegative(ip)) return std::nullopt;
+  if (!ip.empty() && *ParseNonNegative(ip) != 0) return std::nullopt;  // >= 1
+  if (fp.empty() || fp.size() > 9) return std::nullopt;
+  for (char c : fp) {
+    if (c < '0' || c > '9') return std::nullopt;
+  }
+  int64_t num = *ParseNonNegative(fp);
+  int64_t den = 1;
+  for (size_t i = 0; i < fp.size(); ++i) den *= 10;
+  int64_t milli = (num * 1000 + den / 2) / den;
+  if (num == 0 || milli < 1 || milli >= kMilliPerGpu) return std::nullopt;
+  return milli;
+}
+
+void ReadOwnDialect(const Pod& pod, ShareFacts& f) {
+  if (const std::string* v = pod.meta.Annotation(kPodGpuMilliAnnotation)) {
+    auto m = ParseNonNegative(common::Trim(*v));
+    if (!m || *m < 1 || *m > kMilliPerGpu) {
+      BadField(f, "annotation", kPodGpuMilliAnnotation, *v, "want 1..1000 milli-GPU per device");
+    } else {
+      Put(f, f.milli, "GPU compute share", *m,
+          FieldText("annotation", kPodGpuMilliAnnotation, *v));
+    }
+  }
+  if (const std::string* v = pod.meta.Annotation(kPodGpuShareMemoryAnnotation)) {
+    auto mib = ParseMiB(*v);
+    if (!mib || mib->value <= 0) {
+      BadField(f, "annotation", kPodGpuShareMemoryAnnotation, *v,
+               "want MiB per device or a quantity, e.g. 4096 or 4Gi");
+    } else {
+      Put(f, f.memory_mib, "GPU memory", mib->value,
+          FieldText("annotation", kPodGpuShareMemoryAnnotation, *v));
+    }
+  }
+  if (const std::string* v = pod.meta.Annotation(kPodGpuMemoryPercentAnnotation)) {
+    auto p = ParseNonNegative(common::Trim(*v));
+    if (!p || *p < 1 || *p > 100) {
+      BadField(f, "annotation", kPodGpuMemoryPercentAnnotation, *v, "want 1..100 per device");
+    } else {
+      Put(f, f.memory_permille, "GPU memory share", *p * 10,
+          FieldText("annotation", kPodGpuMemoryPercentAnnotation, *v));
+    }
+  }
+}
+
+void ReadHami(const Pod& pod, ShareFacts& f) {
+  if (auto r = PodResource(pod, kHamiGpuMemResource, f)) {
+    if (r->value < 0) {
+      BadField(f, "resource", kHamiGpuMemResource, r->text, "want MiB per GPU");
+    } else {
+      Put(f, f.memory_mib, "GPU memory", r->value,
+          FieldText("resource", kHamiGpuMemResource, r->text));
+    }
+  }
+  if (auto r = PodResource(pod, kHamiGpuMemPercentResource, f)) {
+    if (r->value < 1 || r->value > 100) {
+      BadField(f, "resource", kHamiGpuMemPercentResource, r->text, "want 1..100 per GPU");
+    } else {
+      Put(f, f.memory_permille, "GPU memory share", r->value * 10,
+          FieldText("resource", kHamiGpuMemPercentResource, r->text));
+    }
+  }
+  if (auto r = PodResource(pod, kHamiGpuCoresResource, f)) {
+    if (r->value < 0 || r->value > 100) {
+      BadField(f, "resource", kHamiGpuCoresResource, r->text, "want 0..100 percent per GPU");
+    } else {
+      Put(f, f.milli, "GPU compute share", r->value * 10,
+          FieldText("resource", kHamiGpuCoresResource, r->text));
+    }
+  }
+}
+
+void ReadAlibaba(const Pod& pod, ShareFacts& f) {
+  const std::string* milli = pod.meta.Annotation(kAlibabaGpuMilliAnnotation);
+  const std::string* count = pod.meta.Annotation(kAlibabaGpuCountAnnotation);
+  std::optional<int64_t> m;
+  std::optional<int64_t> n;
+  if (milli != nullptr) {
+    m = ParseNonNegative(common::Trim(*milli));
+    if (!m || *m < 1 || *m > kMilliPerGpu) {
+      BadField(f, "annotation", kAlibabaGpuMilliAnnotation, *milli, "want 1..1000 per GPU");
+      m.reset();
+    }
+  }
+  if (count != nullptr) {
+    n = ParseNonNegative(common::Trim(*count));
+    if (!n || *n < 1 || *n > kMaxGpusPerNode) {
+      BadField(f, "annotation", kAlibabaGpuCountAnnotation, *count, "want 1..16 GPUs");
+      n.reset();
+    }
+  }
+  if (m && n && *m < kMilliPerGpu && *n > 1) {
+    Warn(f.errors, FieldText("annotation", kAlibabaGpuMilliAnnotation, *milli) + " with " +
+                       FieldText("annotation", kAlibabaGpuCountAnnotation, *count) +
+                       ": a GPU fraction is for one GPU only (multi-GPU tasks use 1000)");
+    return;
+  }
+  if (n) Put(f, f.count, "GPU count", *n, FieldText("annotation", kAlibabaGpuCountAnnotation, *count));
+  if (m) {
+    const std::string from = FieldText("annotation", kAlibabaGpuMilliAnnotation, *milli);
+    Put(f, f.milli, "GPU compute share", *m, from);
+    // A fraction of a GPU implies the same fraction of its memory (gpu-dialects.md §2.8).
+    if (*m < kMilliPerGpu) Put(f, f.memory_permille, "GPU memory share", *m, from);
+  }
+}
+
+void ReadAliyun(const Pod& pod, ShareFacts& f) {
+  auto r = PodResource(pod, kAliyunGpuMemResource, f);
+  if (!r) return;
+  if (r->value < 1 || r->value > (int64_t{1} << 20)) {
+    BadField(f, "resource", kAliyunGpuMemResource, r->text, "want GiB on one GPU");
+    return;
+  }
+  const std::string from = FieldText("resource", kAliyunGpuMemResource, r->text);
+  Put(f, f.count, "GPU count", 1, from);
+  Put(f, f.memory_mib, "GPU memory", r->value * 1024, from);
+}
+
+void ReadKai(const Pod& pod, ShareFacts& f) {
+  const std::string* frac = pod.meta.Annotation(kKaiGpuFractionAnnotation);
+  const std::string* mem = pod.meta.Annotation(kKaiGpuMemoryAnnotation);
+  const std::string* num = pod.meta.Annotation(kKaiNumDevicesAnnotation);
+  if (frac != nullptr && mem != nullptr) {
+    Warn(f.errors, FieldText("annotation", kKaiGpuFractionAnnotation, *frac) + " and " +
+                       FieldText("annotation", kKaiGpuMemoryAnnotation, *mem) +
+                       ": set only one of them");
+    return;
+  }
+  if (frac != nullptr) {
+    if (auto m = ParseFractionMilli(*frac)) {
+      const std::string from = FieldText("annotation", kKaiGpuFractionAnnotation, *frac);
+      // A KAI fraction is a share of the device's memory; co-located fractions time-slice, so
+      // the compute share is accounted the same.
+      Put(f, f.memory_permille, "GPU memory share", *m, from);
+      Put(f, f.milli, "GPU compute share", *m, from);
+    } else {
+      BadField(f, "annotation", kKaiGpuFractionAnnotation, *frac,
+               "want a fraction 0 < f < 1, e.g. 0.5");
+    }
+  }
+  if (mem != nullptr) {
+    auto mib = ParseMiB(*mem);
+    if (!mib || mib->value <= 0) {
+      BadField(f, "annotation", kKaiGpuMemoryAnnotation, *mem, "want MiB per GPU, e.g. 4096");
+    } else {
+      Put(f, f.memory_mib, "GPU memory", mib->value,
+          FieldText("annotation", kKaiGpuMemoryAnnotation, *mem));
+    }
+  }
+  if (num != nullptr) {
+    auto n = ParseNonNegative(common::Trim(*num));
+    if (!n || *n < 1 || *n > kMaxGpusPerNode) {
+      BadField(f, "annotation", kKaiNumDevicesAnnotation, *num, "want 1..16 GPUs");
+    } else if (frac == nullptr && mem == nullptr) {
+      Warn(f.errors, FieldText("annotation", kKaiNumDevicesAnnotation, *num) + " needs " +
+                         std::string(kKaiGpuFractionAnnotation) + " or " +
+                         std::string(kKaiGpuMemoryAnnotation));
+    } else {
+      Put(f, f.count, "GPU count", *n,
+          FieldText("annotation", kKaiNumDevicesAnnotation, *num));
+    }
+  }
+}
+
+// Koordinator values are totals over gpu.shared devices: per device = total / shared, rounded up.
+// Returns the first Koordinator field present ("" when none): the caller rejects mixing them with
+// nvidia.com/gpu.
+std::string ReadKoordinator(const Pod& pod, ShareFacts& f) {
+  auto ratio = PodResource(pod, kKoordGpuMemoryRatioResource, f);
+  auto core = PodResource(pod, kKoordGpuCoreResource, f);
+  auto mem = PodResource(pod, kKoordGpuMemoryResource, f);
+  auto shared = PodResource(pod, kKoordGpuSharedResource, f);
+  std::string first;  // the first Koordinator field present, for messages
+  if (ratio) first = FieldText("resource", kKoordGpuMemoryRatioResource, ratio->text);
+  else if (mem) first = FieldText("resource", kKoordGpuMemoryResource, mem->text);
+  else if (core) first = FieldText("resource", kKoordGpuCoreResource, core->text);
+  else if (shared) first = FieldText("resource", kKoordGpuSharedResource, shared->text);
+  if (first.empty()) return first;
+  if (ratio && mem) {
+    Warn(f.errors, FieldText("resource", kKoordGpuMemoryRatioResource, ratio->text) + " and " +
+                       FieldText("resource", kKoordGpuMemoryResource, mem->text) +
+                       ": set only one of them");
+    return first;
+  }
+  if (!ratio && !mem) {
+    Warn(f.errors, first + ": Koordinator GPU shares need " +
+                       std::string(kKoordGpuMemoryResource) + " or " +
+                       std::string(kKoordGpuMemoryRatioResource));
+    return first;
+  }
+  int64_t s = 1;
+  if (shared) {
+    if (shared->value < 1 || shared->value > kMaxGpusPerNode) {
+      BadField(f, "resource", kKoordGpuSharedResource, shared->text, "want 1..16 GPUs");
+      return first;
+    }
+    s = shared->value;
+    Put(f, f.count, "GPU count", s,
+        FieldText("resource", kKoordGpuSharedResource, shared->text));
+  }
+  auto per_device = [&](int64_t total) { return total / s + (total % s != 0 ? 1 : 0); };
+  if (ratio) {
+    const int64_t p = ratio->value < 1 ? 0 : per_device(ratio->value * 10);
+    if (p < 1 || p > kMilliPerGpu) {
+      BadField(f, "resource", kKoordGpuMemoryRatioResource, ratio->text,
+               "want 1..100 per shared GPU, in total 1..100 x " +
+                   std::string(kKoordGpuSharedResource));
+    } else {
+      Put(f, f.memory_permille, "GPU memory share", p,
+          FieldText("resource", kKoordGpuMemoryRatioResource, ratio->text));
+    }
+  }
+  if (mem) {
+    const int64_t mib = mem->value < 1 ? 0 : per_device(mem->value / kMiB + (mem->value % kMiB != 0));
+    if (mib < 1) {
+      BadField(f, "resource", kKoordGpuMemoryResource, mem->text, "want bytes, e.g. 8Gi");
+    } else {
+      Put(f, f.memory_mib, "GPU memory", mib,
+          FieldText("resource", kKoordGpuMemoryResource, mem->text));
+    }
+  }
+  if (core) {
+    const int64_t m = core->value < 1 ? 0 : per_device(core->value * 10);
+    if (m < 1 || m > kMilliPerGpu) {
+      BadField(f, "resource", kKoordGpuCoreResource, core->text,
+               "want 1..100 per shared GPU, in total 1..100 x " +
+                   std::string(kKoordGpuSharedResource));
+    } else {
+      Put(f, f.milli, "GPU compute share", m,
+          FieldText("resource", kKoordGpuCoreResource, core->text));
+    }
+  }
+  return first;
+}
+
 }  // namespace
 
 std::string NormalizeGpuModel(std::string_view raw) {
@@ -326,11 +643,52 @@ void DeriveGpuRequest(Pod& pod) {
     pod.gpu_error = "resource nvidia.com/gpu: negative count";
     return;
   }
-  if (count == 0) return;
+
+  // Sharing dialects: per-device facts from every dialect present; they must agree.
+  ShareFacts f;
+  ReadOwnDialect(pod, f);
+  ReadHami(pod, f);
+  ReadAlibaba(pod, f);
+  ReadAliyun(pod, f);
+  ReadKai(pod, f);
+  const std::string koord = ReadKoordinator(pod, f);
+  if (count > 0) {
+    const std::string from = "resource nvidia.com/gpu=" + common::Quote(std::to_string(count));
+    if (!koord.empty()) {
+      Warn(f.errors, from + " with " + koord +
+                         ": Koordinator GPU shares must not be mixed with whole GPUs");
+    } else {
+      Put(f, f.count, "GPU count", count, from);
+    }
+  }
+  if (f.memory_mib.set && f.memory_permille.set) {
+    Warn(f.errors, "GPU memory: " + f.memory_mib.from + " conflicts with " +
+                       f.memory_permille.from + " (give the memory share once)");
+  }
+  if (!f.errors.empty()) {
+    pod.gpu_error = std::move(f.errors);
+    return;
+  }
+  const bool share = f.milli.set || f.memory_mib.set || f.memory_permille.set;
+  if (!f.count.set && !share) return;
 
   GpuRequest req;
-  req.count = ClampToInt32(count);
+  req.count = ClampToInt32(f.count.set ? f.count.value : 1);
   req.milli = kMilliPerGpu;
+  if (share) {
+    req.milli = f.milli.set ? static_cast<int32_t>(f.milli.value) : 0;
+    req.share_memory_mib = f.memory_mib.set ? f.memory_mib.value : 0;
+    req.share_memory_permille =
+        f.memory_permille.set ? static_cast<int32_t>(f.memory_permille.value) : 0;
+    if (req.milli == 0 && req.share_memory_permille >= kMilliPerGpu) req.milli = kMilliPerGpu;
+    if (req.milli >= kMilliPerGpu) {
+      // A whole device (HAMi gpucores=100, Koordinator 100 per GPU): its memory share is only
+      // a minimum.
+      req.min_device_memory_mib = req.share_memory_mib;
+      req.share_memory_mib = 0;
+      req.share_memory_permille = 0;
+    }
+  }
   std::string errors;
   if (const std::string* models = pod.meta.Annotation(kPodGpuModelAnnotation)) {
     for (std::string_view tok : common::Split(*models, '|')) {
@@ -353,7 +711,7 @@ void DeriveGpuRequest(Pod& pod) {
   }
   if (const std::string* mem = pod.meta.Annotation(kPodGpuMemoryAnnotation)) {
     if (auto mib = ParseMiB(*mem)) {
-      req.min_device_memory_mib = mib->value;
+      req.min_device_memory_mib = std::max(req.min_device_memory_mib, mib->value);
     } else {
       std::string m = "annotation ";
       m += kPodGpuMemoryAnnotation;
@@ -368,6 +726,94 @@ void DeriveGpuRequest(Pod& pod) {
     return;
   }
   pod.gpu = std::move(req);
+}
+
+std::optional<GpuShare> ResolveGpuShare(const GpuRequest& req, const NodeGpuInfo& node) {
+  if (!req.shared()) return GpuShare{};
+  const int64_t device_mib = node.memory_mib;
+  int64_t memory = req.share_memory_mib;
+  if (req.share_memory_permille > 0) {
+    if (device_mib > 0) {
+      memory = (device_mib * req.share_memory_permille + kMilliPerGpu - 1) / kMilliPerGpu;
+    } else if (req.milli == 0) {
+      return std::nullopt;
+    }
+  }
+  if (memory > 0 && device_mib > 0 && memory > device_mib) return std::nullopt;
+  int32_t milli = req.milli;
+  if (milli == 0 && req.share_memory_permille > 0) milli = req.share_memory_permille;
+  if (milli == 0) {
+    if (device_mib <= 0 || memory <= 0) return std::nullopt;
+    const int64_t m = (memory * kMilliPerGpu + device_mib - 1) / device_mib;
+    milli = static_cast<int32_t>(std::clamp<int64_t>(m, 1, kMilliPerGpu));
+  }
+  return GpuShare{milli, memory};
+}
+
+common::StatusOr<std::vector<HamiDevice>> ParseHamiNodeRegister(std::string_view text) {
+  std::vector<HamiDevice> out;
+  int position = 0;
+  for (std::string_view entry : common::Split(text, ':')) {
+    if (common::Trim(entry).empty()) continue;  // the trailing ':'
+    auto error = [&](std::string_view why) {
+      return common::InvalidArgumentError("annotation " + std::string(kHamiNodeRegisterAnnotation) +
+                                          ": device " + std::to_string(position) + " " +
+                                          common::Quote(entry) + ": " + std::string(why));
+    };
+    const std::vector<std::string_view> f = common::Split(entry, ',');
+    if (f.size() < 7) return error("want UUID,split,memory,cores,type,numa,healthy");
+    HamiDevice d;
+    d.uuid = std::string(common::Trim(f[0]));
+    if (d.uuid.empty()) return error("empty UUID");
+    auto mem = ParseNonNegative(common::Trim(f[2]));
+    if (!mem) return error("invalid memory " + common::Quote(f[2]));
+    d.memory_mib = *mem;
+    d.type = std::string(common::Trim(f[4]));
+    const std::string_view healthy = common::Trim(f[6]);
+    if (healthy != "true" && healthy != "false") return error("invalid health " + common::Quote(f[6]));
+    d.healthy = healthy == "true";
+    d.index = position;
+    if (f.size() >= 8) {
+      auto idx = ParseNonNegative(common::Trim(f[7]));
+      if (!idx || *idx >= kMaxGpusPerNode) return error("invalid index " + common::Quote(f[7]));
+      d.index = static_cast<int32_t>(*idx);
+    }
+    out.push_back(std::move(d));
+    ++position;
+  }
+  return out;
+}
+
+common::StatusOr<std::string> FormatHamiDevicesToAllocate(const GpuAssignment& a,
+                                                          const std::vector<HamiDevice>& devices,
+                                                          int64_t device_memory_mib,
+                                                          int containers, int gpu_container) {
+  std::string entry;
+  const bool whole = a.milli >= kMilliPerGpu && a.memory_mib == 0;
+  for (int8_t idx : a.devices) {
+    auto it = std::find_if(devices.begin(), devices.end(),
+                           [&](const HamiDevice& d) { return d.index == idx; });
+    if (it == devices.end()) {
+      return common::NotFoundError("device " + std::to_string(idx) + " is not in annotation " +
+                                   std::string(kHamiNodeRegisterAnnotation));
+    }
+    const int64_t device = device_memory_mib > 0 ? device_memory_mib : it->memory_mib;
+    int64_t memory = whole ? device : a.memory_mib;
+    // A compute-only share gets the same fraction of the device's memory.
+    if (memory <= 0) memory = (device * a.milli + kMilliPerGpu - 1) / kMilliPerGpu;
+    entry += it->uuid;
+    entry += ",NVIDIA,";
+    entry += std::to_string(memory);
+    entry += ',';
+    entry += std::to_string(a.milli / 10);
+    entry += ':';
+  }
+  std::string out;
+  for (int c = 0; c < std::max(containers, 1); ++c) {
+    if (c == gpu_container) out += entry;
+    out += ';';
+  }
+  return out;
 }
 
 void DeriveNodeGpuInfo(Node& node) {
@@ -513,7 +959,15 @@ void DeriveNodeGpuInfo(Node& node) {
       Warn(warnings, "annotation " + std::string(kNodeNvlinkIslandsAnnotation) +
                          ": invalid value " + common::Quote(*islands) + " (" + why +
                          "), ignored");
+    } else {
+      info.nvlink_known = true;
     }
+  }
+  // GFD's clique label: the node's GPUs are all in one NVLink domain (island 0 for all).
+  if (!info.nvlink_known) {
+    bool present = false;
+    std::string_view clique = LabelValue(labels, k.gfd_clique, &present);
+    if (present && !common::Trim(clique).empty()) info.nvlink_known = true;
   }
 
   info.source = std::move(source);

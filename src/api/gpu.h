@@ -3,10 +3,15 @@
 // from the dialects in ../shared/reference/gpu-dialects.md, plus a node's per-device usage
 // (GpuDeviceState). Parsing happens once, on decode; the scheduling cycle only compares integers.
 //
-// Pod request dialects read here (issue 2 set; more are added by the GPU-sharing work):
+// Pod request dialects read here (docs/gpu-placement.md "Request dialects" has the full table):
 //   limits["nvidia.com/gpu"]            whole GPUs (count)
 //   annotation gpu.nvidia.com/model     acceptable models, "A100" or "A100|H100"
 //   annotation gpu.nvidia.com/memory    minimum memory per GPU, MiB
+//   sharing: gpusched.io/gpu-{milli,memory,memory-percent} annotations (ours), HAMi
+//   nvidia.com/{gpumem,gpumem-percentage,gpucores} resources, alibabacloud.com/gpu-{milli,count}
+//   annotations, aliyun.com/gpu-mem resource, KAI gpu-fraction / gpu-memory /
+//   gpu-fraction-num-devices annotations, Koordinator koordinator.sh/{gpu-memory-ratio,gpu-core,
+//   gpu-memory,gpu.shared} resources.
 // Node facts, in order of precedence:
 //   labels gpu.nvidia.com/{model,memory,count}     (seed labels; memory in MiB)
 //   labels nvidia.com/gpu.{product,memory,count}   (GPU Feature Discovery; -SHARED, -MIG- handled)
@@ -15,6 +20,7 @@
 
 #include <array>
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -28,11 +34,16 @@ inline constexpr int kMaxGpusPerNode = 16;
 inline constexpr int32_t kMilliPerGpu = 1000;
 
 // A pod's GPU request, per device. A whole-GPU request has milli == 1000 and count >= 1; a shared
-// request has count == 1 and milli < 1000 (or share_memory_mib > 0).
+// request has count >= 1 and milli < 1000: the same share on each of `count` devices. Memory
+// shares that depend on the node (a percentage of a device, or a compute share derived from a
+// memory share) are resolved per node by ResolveGpuShare.
 struct GpuRequest {
   int32_t count = 0;                 // devices wanted; 0 = no GPU request
-  int32_t milli = 0;                 // compute share of each device, 1..1000
+  int32_t milli = 0;                 // compute share of each device, 1..1000; 0 (shared only) =
+                                     // the memory share's fraction of the node's device memory
   int64_t share_memory_mib = 0;      // memory consumed on each device when shared; 0 = none
+  int32_t share_memory_permille = 0; // memory share as 1/1000 of each device's memory; 0 = none
+                                     // (never set together with share_memory_mib)
   int64_t min_device_memory_mib = 0; // each device must have at least this much memory; 0 = any
   std::vector<common::Atom> models;  // normalised acceptable models (see NormalizeGpuModel); empty = any
 
@@ -52,11 +63,28 @@ struct NodeGpuInfo {
   uint32_t unhealthy_mask = 0;     // bit i set: device i must never be allocated
   // NVLink islands: island[i] is the island id of device i (all 0 when unknown: one island).
   std::array<uint8_t, kMaxGpusPerNode> island{};
+  bool nvlink_known = false;       // island comes from a valid nvlink-islands annotation, or the
+                                   // node has a GFD nvidia.com/gpu.clique label (one island)
   std::string source;              // which dialect supplied the facts, for explain/debug
 
   bool Healthy(int device) const { return (unhealthy_mask >> device & 1u) == 0; }
   friend bool operator==(const NodeGpuInfo&, const NodeGpuInfo&) = default;
 };
+
+// The share a request takes on each device of one node, resolved from a GpuRequest.
+struct GpuShare {
+  int32_t milli = kMilliPerGpu;  // 1..1000
+  int64_t memory_mib = 0;        // 0 = memory not accounted
+  friend bool operator==(const GpuShare&, const GpuShare&) = default;
+};
+
+// Resolves `req` against a node's per-GPU memory (O(1), allocation-free). Whole GPUs: {1000, 0}.
+// Shared: memory = share_memory_mib, or ceil(share_memory_permille * node memory / 1000); milli =
+// req.milli, or (milli 0) the permille, or ceil(1000 * memory / node memory) clamped to 1..1000.
+// nullopt when the share cannot be placed on this node: it needs the node's memory and the node
+// does not publish it, or the memory share exceeds one device. A percentage with an explicit milli on a node of
+// unknown memory is accounted by milli only (memory 0).
+std::optional<GpuShare> ResolveGpuShare(const GpuRequest& req, const NodeGpuInfo& node);
 
 // Usage of one device on a node, kept by the cache.
 struct GpuDeviceState {
@@ -107,6 +135,31 @@ inline constexpr std::string_view kGfdProductLabel = "nvidia.com/gpu.product";
 inline constexpr std::string_view kGfdMemoryLabel = "nvidia.com/gpu.memory";
 inline constexpr std::string_view kGfdCountLabel = "nvidia.com/gpu.count";
 inline constexpr std::string_view kGfdReplicasLabel = "nvidia.com/gpu.replicas";
+// GFD's NVLink fabric clique, "<cluster uuid>.<clique id>": all GPUs of the node are in one
+// NVLink domain (gpu-dialects.md §1.2).
+inline constexpr std::string_view kGfdCliqueLabel = "nvidia.com/gpu.clique";
+// Sharing dialects (gpu-dialects.md §2-§3). Ours, pod annotations, per device:
+inline constexpr std::string_view kPodGpuMilliAnnotation = "gpusched.io/gpu-milli";
+inline constexpr std::string_view kPodGpuShareMemoryAnnotation = "gpusched.io/gpu-memory";
+inline constexpr std::string_view kPodGpuMemoryPercentAnnotation = "gpusched.io/gpu-memory-percent";
+// HAMi container resources, per device.
+inline constexpr std::string_view kHamiGpuMemResource = "nvidia.com/gpumem";
+inline constexpr std::string_view kHamiGpuMemPercentResource = "nvidia.com/gpumem-percentage";
+inline constexpr std::string_view kHamiGpuCoresResource = "nvidia.com/gpucores";
+// Alibaba simulator (openb) pod annotations.
+inline constexpr std::string_view kAlibabaGpuMilliAnnotation = "alibabacloud.com/gpu-milli";
+inline constexpr std::string_view kAlibabaGpuCountAnnotation = "alibabacloud.com/gpu-count";
+// gpushare container resource, GiB on one GPU.
+inline constexpr std::string_view kAliyunGpuMemResource = "aliyun.com/gpu-mem";
+// KAI pod annotations.
+inline constexpr std::string_view kKaiGpuFractionAnnotation = "gpu-fraction";
+inline constexpr std::string_view kKaiGpuMemoryAnnotation = "gpu-memory";
+inline constexpr std::string_view kKaiNumDevicesAnnotation = "gpu-fraction-num-devices";
+// Koordinator container resources, totals over gpu.shared devices.
+inline constexpr std::string_view kKoordGpuMemoryRatioResource = "koordinator.sh/gpu-memory-ratio";
+inline constexpr std::string_view kKoordGpuCoreResource = "koordinator.sh/gpu-core";
+inline constexpr std::string_view kKoordGpuMemoryResource = "koordinator.sh/gpu-memory";
+inline constexpr std::string_view kKoordGpuSharedResource = "koordinator.sh/gpu.shared";
 // Node annotations written by operators or health checkers:
 //   gpusched.io/unhealthy-gpus  "1,3": devices never to allocate (unhealthy_mask)
 //   gpusched.io/nvlink-islands  "0,1,2,3;4,5,6,7": NVLink groups (island); devices listed in no
@@ -114,16 +167,58 @@ inline constexpr std::string_view kGfdReplicasLabel = "nvidia.com/gpu.replicas";
 inline constexpr std::string_view kNodeUnhealthyGpusAnnotation = "gpusched.io/unhealthy-gpus";
 inline constexpr std::string_view kNodeNvlinkIslandsAnnotation = "gpusched.io/nvlink-islands";
 
+// HAMi hand-off (gpu-dialects.md §2.4; HAMi docs/develop/protocol.md). The node's device plugin
+// publishes its devices; the scheduler writes the chosen devices on the pod so that HAMi's device
+// plugin enforces them.
+inline constexpr std::string_view kHamiNodeRegisterAnnotation = "hami.io/node-nvidia-register";
+inline constexpr std::string_view kHamiDevicesToAllocateAnnotation =
+    "hami.io/vgpu-devices-to-allocate";
+inline constexpr std::string_view kHamiVgpuNodeAnnotation = "hami.io/vgpu-node";
+inline constexpr std::string_view kHamiVgpuTimeAnnotation = "hami.io/vgpu-time";
+inline constexpr std::string_view kHamiBindPhaseAnnotation = "hami.io/bind-phase";
+inline constexpr std::string_view kHamiBindTimeAnnotation = "hami.io/bind-time";
+
+// One device of hami.io/node-nvidia-register.
+struct HamiDevice {
+  std::string uuid;
+  int32_t index = 0;       // the 8th field when present, else the position in the list
+  int64_t memory_mib = 0;  // device memory limit
+  std::string type;        // e.g. "NVIDIA-Tesla V100-PCIE-32GB"
+  bool healthy = true;
+  friend bool operator==(const HamiDevice&, const HamiDevice&) = default;
+};
+
+// Parses "UUID,split,memMiB,cores,type,numa,healthy[,index[,mode]]:..." (devices end in ':').
+// Errors name the device entry and the field. (JSON encodings of some HAMi releases are not read.)
+common::StatusOr<std::vector<HamiDevice>> ParseHamiNodeRegister(std::string_view text);
+
+// hami.io/vgpu-devices-to-allocate for an assignment: one entry per container, each
+// "UUID,NVIDIA,memMiB,cores:" per device, every container ended by ';'. The devices go to
+// container `gpu_container` (0-based) of `containers`; the others get an empty entry. Memory is
+// the share's MiB; whole devices get the device memory (`device_memory_mib`, else the registered
+// one); a compute-only share gets the same fraction of it. cores = milli / 10. Fails (naming the
+// index) when a chosen device is not in `devices`.
+common::StatusOr<std::string> FormatHamiDevicesToAllocate(const GpuAssignment& a,
+                                                          const std::vector<HamiDevice>& devices,
+                                                          int64_t device_memory_mib,
+                                                          int containers, int gpu_container);
+
 struct Pod;
 struct Node;
 // Fill pod.gpu / pod.gpu_error and node.gpu / node.gpu_error from the decoded fields (called by
 // the decoders; exposed for test builders).
 //
 // DeriveGpuRequest: count = sum over containers of limits["nvidia.com/gpu"] (requests when there
-// is no limit), at least the largest init container (sidecars add, as for CPU); the annotations are
-// read only when count > 0. The memory annotation is an integer MiB or a quantity with a unit
-// ("16Gi", read as bytes, rounded up to MiB). Any malformed value clears pod.gpu and sets
-// pod.gpu_error, e.g.
+// is no limit), at least the largest init container (sidecars add, as for CPU). The sharing
+// dialects (above) are read from annotations and from the containers' limits (requests when no
+// limit; every container that sets one must agree); each gives per-device facts (count, milli,
+// memory MiB or memory permille), and a fact given by two fields must agree, else the pod is
+// rejected naming both, e.g.
+//   GPU memory: resource nvidia.com/gpumem="4096" conflicts with annotation gpu-memory="8192"
+// A share without any count source gets count 1. A compute share of 1000 is a whole GPU (a memory
+// share then becomes the minimum device memory). The model/memory annotations are read only
+// when count > 0. The memory annotation is an integer MiB or a quantity with a unit ("16Gi", read
+// as bytes, rounded up to MiB). Any malformed value clears pod.gpu and sets pod.gpu_error, e.g.
 //   annotation gpu.nvidia.com/memory: invalid value "abc" (want MiB, e.g. 16384)
 //
 // DeriveNodeGpuInfo: each fact comes from the first source that has a valid value, in the order

@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <array>
+#include <optional>
 #include <string>
 #include <utility>
 #include <vector>
@@ -320,6 +321,297 @@ TEST(DeriveNodeGpuInfoTest, AllocatableBelowTheLabelledCountMarksDevicesUnhealth
     EXPECT_EQ(node.gpu.unhealthy_mask, c.mask);
     EXPECT_EQ(node.gpu_error.find("treated as unhealthy") != std::string::npos, c.warned)
         << node.gpu_error;
+  }
+}
+
+// A container with the given resource limits (quantities already in stored units).
+Container Limits(std::vector<std::pair<std::string, int64_t>> limits) {
+  Container c;
+  for (const auto& [k, v] : limits) c.limits.Set(Intern(k), v);
+  return c;
+}
+
+TEST(DeriveGpuRequestTest, NormalisesSharingDialects) {
+  struct Case {
+    std::string name;
+    std::vector<Container> containers;
+    std::vector<std::pair<std::string, std::string>> annotations;
+    int32_t count;
+    int32_t milli;
+    int64_t memory_mib;
+    int32_t permille;
+    int64_t min_memory;
+    std::string error;  // substring; empty = no error
+  };
+  constexpr int64_t kGi = int64_t{1} << 30;
+  const std::vector<Case> cases = {
+      // gpusched.io/ (ours)
+      {"our milli annotation alone is one shared GPU", {}, {{"gpusched.io/gpu-milli", "250"}}, 1,
+       250, 0, 0, 0, ""},
+      {"our milli with nvidia.com/gpu shares each of the devices",
+       {Limits({{"nvidia.com/gpu", 2}})}, {{"gpusched.io/gpu-milli", "500"}}, 2, 500, 0, 0, 0, ""},
+      {"our memory annotation takes a quantity", {}, {{"gpusched.io/gpu-memory", "8Gi"}}, 1, 0,
+       8192, 0, 0, ""},
+      {"our memory percent becomes permille", {}, {{"gpusched.io/gpu-memory-percent", "25"}}, 1,
+       0, 0, 250, 0, ""},
+      {"our milli of 1000 is a whole GPU, its memory a minimum", {},
+       {{"gpusched.io/gpu-memory", "4096"}, {"gpusched.io/gpu-milli", "1000"}}, 1, 1000, 0, 0,
+       4096, ""},
+      {"our milli of 0 is rejected naming the value", {}, {{"gpusched.io/gpu-milli", "0"}}, 0, 0,
+       0, 0, 0,
+       "annotation gpusched.io/gpu-milli: invalid value \"0\" (want 1..1000 milli-GPU per device)"},
+      {"our percent above 100 is rejected", {}, {{"gpusched.io/gpu-memory-percent", "101"}}, 0, 0,
+       0, 0, 0, "annotation gpusched.io/gpu-memory-percent: invalid value \"101\""},
+      // HAMi (per GPU)
+      {"HAMi gpumem is MiB on each of the GPUs",
+       {Limits({{"nvidia.com/gpu", 2}, {"nvidia.com/gpumem", 3000}})}, {}, 2, 0, 3000, 0, 0, ""},
+      {"HAMi gpucores is percent of each GPU",
+       {Limits({{"nvidia.com/gpu", 1}, {"nvidia.com/gpumem", 3000}, {"nvidia.com/gpucores", 30}})},
+       {}, 1, 300, 3000, 0, 0, ""},
+      {"HAMi gpumem-percentage becomes permille",
+       {Limits({{"nvidia.com/gpu", 1}, {"nvidia.com/gpumem-percentage", 50}})}, {}, 1, 0, 0, 500,
+       0, ""},
+      {"HAMi gpucores 100 is an exclusive GPU",
+       {Limits({{"nvidia.com/gpu", 1}, {"nvidia.com/gpucores", 100}})}, {}, 1, 1000, 0, 0, 0, ""},
+      {"HAMi gpumem and gpumem-percentage together are rejected",
+       {Limits({{"nvidia.com/gpu", 1},
+                {"nvidia.com/gpumem", 3000},
+                {"nvidia.com/gpumem-percentage", 50}})},
+       {}, 0, 0, 0, 0, 0,
+       "GPU memory: resource nvidia.com/gpumem=\"3000\" conflicts with resource "
+       "nvidia.com/gpumem-percentage=\"50\""},
+      {"HAMi gpucores above 100 is rejected",
+       {Limits({{"nvidia.com/gpu", 1}, {"nvidia.com/gpucores", 150}})}, {}, 0, 0, 0, 0, 0,
+       "resource nvidia.com/gpucores: invalid value \"150\""},
+      {"HAMi containers that disagree are rejected",
+       {Limits({{"nvidia.com/gpu", 1}, {"nvidia.com/gpumem", 1000}}),
+        Limits({{"nvidia.com/gpu", 1}, {"nvidia.com/gpumem", 2000}})},
+       {}, 0, 0, 0, 0, 0, "resource nvidia.com/gpumem: containers disagree (1000 vs 2000)"},
+      // Alibaba simulator (openb)
+      {"an Alibaba milli is compute and implied memory", {},
+       {{"alibabacloud.com/gpu-count", "1"}, {"alibabacloud.com/gpu-milli", "600"}}, 1, 600, 0,
+       600, 0, ""},
+      {"Alibaba multi-GPU tasks are whole GPUs", {},
+       {{"alibabacloud.com/gpu-count", "2"}, {"alibabacloud.com/gpu-milli", "1000"}}, 2, 1000, 0,
+       0, 0, ""},
+      {"an Alibaba count alone is whole GPUs", {}, {{"alibabacloud.com/gpu-count", "4"}}, 4, 1000,
+       0, 0, 0, ""},
+      {"an Alibaba fraction with several GPUs is rejected naming both", {},
+       {{"alibabacloud.com/gpu-count", "2"}, {"alibabacloud.com/gpu-milli", "500"}}, 0, 0, 0, 0,
+       0,
+       "annotation alibabacloud.com/gpu-milli=\"500\" with annotation "
+       "alibabacloud.com/gpu-count=\"2\": a GPU fraction is for one GPU only"},
+      {"an Alibaba count that disagrees with nvidia.com/gpu is rejected",
+       {Limits({{"nvidia.com/gpu", 1}})}, {{"alibabacloud.com/gpu-count", "2"}}, 0, 0, 0, 0, 0,
+       "GPU count: annotation alibabacloud.com/gpu-count=\"2\" conflicts with resource "
+       "nvidia.com/gpu=\"1\""},
+      // gpushare
+      {"aliyun gpu-mem is GiB on one GPU", {Limits({{"aliyun.com/gpu-mem", 4}})}, {}, 1, 0, 4096,
+       0, 0, ""},
+      {"aliyun gpu-mem with two GPUs is rejected",
+       {Limits({{"aliyun.com/gpu-mem", 4}, {"nvidia.com/gpu", 2}})}, {}, 0, 0, 0, 0, 0,
+       "GPU count: resource aliyun.com/gpu-mem=\"4\" conflicts with resource "
+       "nvidia.com/gpu=\"2\""},
+      // KAI
+      {"a KAI fraction is a memory share accounted as compute too", {}, {{"gpu-fraction", "0.5"}},
+       1, 500, 0, 500, 0, ""},
+      {"a KAI fraction on several devices", {},
+       {{"gpu-fraction", "0.25"}, {"gpu-fraction-num-devices", "2"}}, 2, 250, 0, 250, 0, ""},
+      {"KAI gpu-memory is MiB", {}, {{"gpu-memory", "4096"}}, 1, 0, 4096, 0, 0, ""},
+      {"a KAI fraction of 1 or more is rejected", {}, {{"gpu-fraction", "1.5"}}, 0, 0, 0, 0, 0,
+       "annotation gpu-fraction: invalid value \"1.5\" (want a fraction 0 < f < 1, e.g. 0.5)"},
+      {"a KAI fraction that is not a number is rejected", {}, {{"gpu-fraction", "half"}}, 0, 0, 0,
+       0, 0, "annotation gpu-fraction: invalid value \"half\""},
+      {"KAI fraction and memory together are rejected", {},
+       {{"gpu-fraction", "0.5"}, {"gpu-memory", "4096"}}, 0, 0, 0, 0, 0,
+       "annotation gpu-fraction=\"0.5\" and annotation gpu-memory=\"4096\": set only one"},
+      {"KAI num-devices without a share is rejected", {}, {{"gpu-fraction-num-devices", "2"}}, 0,
+       0, 0, 0, 0, "needs gpu-fraction or gpu-memory"},
+      // Koordinator (totals over gpu.shared)
+      {"Koordinator totals are divided over gpu.shared devices",
+       {Limits({{"koordinator.sh/gpu-memory", 4 * kGi},
+                {"koordinator.sh/gpu-core", 100},
+                {"koordinator.sh/gpu.shared", 2}})},
+       {}, 2, 500, 2048, 0, 0, ""},
+      {"a Koordinator memory ratio becomes permille",
+       {Limits({{"koordinator.sh/gpu-memory-ratio", 50}})}, {}, 1, 0, 0, 500, 0, ""},
+      {"a Koordinator ratio of 100 with core 100 is a whole GPU",
+       {Limits({{"koordinator.sh/gpu-memory-ratio", 100}, {"koordinator.sh/gpu-core", 100}})}, {},
+       1, 1000, 0, 0, 0, ""},
+      {"Koordinator shares mixed with nvidia.com/gpu are rejected",
+       {Limits({{"koordinator.sh/gpu-memory-ratio", 50}, {"nvidia.com/gpu", 1}})}, {}, 0, 0, 0, 0,
+       0,
+       "resource nvidia.com/gpu=\"1\" with resource koordinator.sh/gpu-memory-ratio=\"50\": "
+       "Koordinator GPU shares must not be mixed with whole GPUs"},
+      {"a Koordinator core without memory is rejected",
+       {Limits({{"koordinator.sh/gpu-core", 50}})}, {}, 0, 0, 0, 0, 0,
+       "resource koordinator.sh/gpu-core=\"50\": Koordinator GPU shares need"},
+      {"a Koordinator ratio above 100 per GPU is rejected",
+       {Limits({{"koordinator.sh/gpu-memory-ratio", 150}})}, {}, 0, 0, 0, 0, 0,
+       "resource koordinator.sh/gpu-memory-ratio: invalid value \"150\""},
+      // Mixing dialects
+      {"HAMi and KAI memory that agree are accepted",
+       {Limits({{"nvidia.com/gpu", 1}, {"nvidia.com/gpumem", 4096}})}, {{"gpu-memory", "4096"}},
+       1, 0, 4096, 0, 0, ""},
+      {"HAMi and KAI memory that disagree are rejected naming both",
+       {Limits({{"nvidia.com/gpu", 1}, {"nvidia.com/gpumem", 4096}})}, {{"gpu-memory", "8192"}}, 0,
+       0, 0, 0, 0,
+       "GPU memory: resource nvidia.com/gpumem=\"4096\" conflicts with annotation "
+       "gpu-memory=\"8192\""},
+      {"our milli and an Alibaba milli that disagree are rejected", {},
+       {{"alibabacloud.com/gpu-milli", "300"}, {"gpusched.io/gpu-milli", "500"}}, 0, 0, 0, 0, 0,
+       "GPU compute share: annotation gpusched.io/gpu-milli=\"500\" conflicts with annotation "
+       "alibabacloud.com/gpu-milli=\"300\""},
+      {"a KAI fraction and HAMi percentage that agree are accepted",
+       {Limits({{"nvidia.com/gpu", 1}, {"nvidia.com/gpumem-percentage", 50}})},
+       {{"gpu-fraction", "0.5"}}, 1, 500, 0, 500, 0, ""},
+  };
+  for (const Case& c : cases) {
+    SCOPED_TRACE(c.name);
+    Pod pod;
+    pod.containers = c.containers;
+    pod.meta.annotations = c.annotations;
+    std::sort(pod.meta.annotations.begin(), pod.meta.annotations.end());
+    DeriveGpuRequest(pod);
+    if (!c.error.empty()) {
+      EXPECT_THAT(pod.gpu_error, HasSubstr(c.error));
+      EXPECT_TRUE(pod.gpu.empty());
+      continue;
+    }
+    EXPECT_EQ(pod.gpu_error, "");
+    EXPECT_EQ(pod.gpu.count, c.count);
+    EXPECT_EQ(pod.gpu.milli, c.milli);
+    EXPECT_EQ(pod.gpu.share_memory_mib, c.memory_mib);
+    EXPECT_EQ(pod.gpu.share_memory_permille, c.permille);
+    EXPECT_EQ(pod.gpu.min_device_memory_mib, c.min_memory);
+    EXPECT_EQ(pod.gpu.shared(), c.milli < kMilliPerGpu);
+  }
+}
+
+TEST(ResolveGpuShareTest, ResolvesAgainstTheNodeMemory) {
+  struct Case {
+    std::string name;
+    GpuRequest req;
+    int64_t node_memory_mib;
+    std::optional<GpuShare> want;
+  };
+  auto shared = [](int32_t milli, int64_t mib, int32_t permille) {
+    GpuRequest r;
+    r.count = 1;
+    r.milli = milli;
+    r.share_memory_mib = mib;
+    r.share_memory_permille = permille;
+    return r;
+  };
+  GpuRequest whole;
+  whole.count = 2;
+  whole.milli = kMilliPerGpu;
+  const std::vector<Case> cases = {
+      {"a whole request takes whole devices", whole, 0, GpuShare{1000, 0}},
+      {"an explicit milli without memory needs nothing from the node", shared(300, 0, 0), 0,
+       GpuShare{300, 0}},
+      {"memory MiB derives milli, rounded up", shared(0, 10000, 0), 40000, GpuShare{250, 10000}},
+      {"a tiny memory share still takes 1 milli", shared(0, 1, 0), 81920, GpuShare{1, 1}},
+      {"a percentage resolves to MiB, rounded up", shared(0, 0, 250), 15109,
+       GpuShare{250, 3778}},
+      {"a percentage with milli keeps the milli", shared(100, 0, 500), 40000,
+       GpuShare{100, 20000}},
+      {"a percentage with milli on an unknown node is accounted by milli", shared(500, 0, 500), 0,
+       GpuShare{500, 0}},
+      {"a memory-derived milli needs the node memory", shared(0, 4096, 0), 0, std::nullopt},
+      {"a percentage without milli needs the node memory", shared(0, 0, 500), 0, std::nullopt},
+      {"a share above one device does not resolve", shared(0, 50000, 0), 40000, std::nullopt},
+  };
+  for (const Case& c : cases) {
+    SCOPED_TRACE(c.name);
+    NodeGpuInfo node;
+    node.count = 4;
+    node.memory_mib = c.node_memory_mib;
+    EXPECT_EQ(ResolveGpuShare(c.req, node), c.want);
+  }
+}
+
+TEST(DeriveNodeGpuInfoTest, CliqueLabelMakesOneKnownIsland) {
+  Node node;
+  node.meta.labels.Set(Intern(kSeedCountLabel), Intern("8"));
+  node.meta.labels.Set(Intern(kGfdCliqueLabel), Intern("4f7d7d8a-1111-2222-3333-444444444444.1"));
+  DeriveNodeGpuInfo(node);
+  EXPECT_TRUE(node.gpu.nvlink_known);
+  for (int d = 0; d < 8; ++d) EXPECT_EQ(node.gpu.island[static_cast<size_t>(d)], 0);
+  Node plain;
+  plain.meta.labels.Set(Intern(kSeedCountLabel), Intern("8"));
+  DeriveNodeGpuInfo(plain);
+  EXPECT_FALSE(plain.gpu.nvlink_known);
+}
+
+TEST(HamiProtocolTest, ParsesTheNodeRegisterAnnotation) {
+  struct Case {
+    std::string name;
+    std::string text;
+    std::vector<HamiDevice> want;
+    std::string error;
+  };
+  const std::vector<Case> cases = {
+      {"the documented 7-field form, indices by position",
+       "GPU-0055,10,32768,100,NVIDIA-Tesla V100-PCIE-32GB,0,true:GPU-0fc3,10,32768,100,"
+       "NVIDIA-Tesla V100-PCIE-32GB,0,false:",
+       {{"GPU-0055", 0, 32768, "NVIDIA-Tesla V100-PCIE-32GB", true},
+        {"GPU-0fc3", 1, 32768, "NVIDIA-Tesla V100-PCIE-32GB", false}},
+       ""},
+      {"the newer form carries the index and mode",
+       "GPU-a,10,40960,100,NVIDIA-A100,0,true,3,hami-core:", {{"GPU-a", 3, 40960, "NVIDIA-A100", true}},
+       ""},
+      {"too few fields are rejected naming the entry", "GPU-a,10,40960:", {},
+       "annotation hami.io/node-nvidia-register: device 0 \"GPU-a,10,40960\": want UUID"},
+      {"a bad memory is rejected", "GPU-a,10,lots,100,T,0,true:", {}, "invalid memory \"lots\""},
+      {"a bad health is rejected", "GPU-a,10,1,100,T,0,yes:", {}, "invalid health \"yes\""},
+  };
+  for (const Case& c : cases) {
+    SCOPED_TRACE(c.name);
+    auto got = ParseHamiNodeRegister(c.text);
+    if (!c.error.empty()) {
+      ASSERT_FALSE(got.ok());
+      EXPECT_THAT(std::string(got.status().message()), HasSubstr(c.error));
+      continue;
+    }
+    ASSERT_TRUE(got.ok()) << got.status().ToString();
+    EXPECT_EQ(*got, c.want);
+  }
+}
+
+TEST(HamiProtocolTest, FormatsDevicesToAllocate) {
+  const std::vector<HamiDevice> devices = {{"GPU-a", 0, 40960, "NVIDIA-A100", true},
+                                           {"GPU-b", 1, 40960, "NVIDIA-A100", true}};
+  struct Case {
+    std::string name;
+    GpuAssignment a;
+    int containers;
+    int gpu_container;
+    std::string want;
+    std::string error;
+  };
+  const std::vector<Case> cases = {
+      {"a memory share on one device", GpuAssignment{{1}, 250, 10240}, 1, 0,
+       "GPU-b,NVIDIA,10240,25:;", ""},
+      {"whole devices get the device memory and 100 cores", GpuAssignment{{0, 1}, 1000, 0}, 1, 0,
+       "GPU-a,NVIDIA,40960,100:GPU-b,NVIDIA,40960,100:;", ""},
+      {"a compute-only share gets the same fraction of memory", GpuAssignment{{0}, 300, 0}, 1, 0,
+       "GPU-a,NVIDIA,12288,30:;", ""},
+      {"other containers get empty entries", GpuAssignment{{0}, 500, 2048}, 3, 1,
+       ";GPU-a,NVIDIA,2048,50:;;", ""},
+      {"a device missing from the register is an error", GpuAssignment{{2}, 500, 0}, 1, 0, "",
+       "device 2 is not in annotation hami.io/node-nvidia-register"},
+  };
+  for (const Case& c : cases) {
+    SCOPED_TRACE(c.name);
+    auto got = FormatHamiDevicesToAllocate(c.a, devices, 40960, c.containers, c.gpu_container);
+    if (!c.error.empty()) {
+      ASSERT_FALSE(got.ok());
+      EXPECT_THAT(std::string(got.status().message()), HasSubstr(c.error));
+      continue;
+    }
+    ASSERT_TRUE(got.ok()) << got.status().ToString();
+    EXPECT_EQ(*got, c.want);
   }
 }
 

@@ -61,6 +61,11 @@ struct PodAffinityTerm {
   std::vector<std::string> namespaces;                 // empty + no selector: the pod's namespace
   std::optional<LabelSelector> namespace_selector;
   Atom topology_key;
+  // matchLabelKeys / mismatchLabelKeys: keys of the incoming pod's labels. The decoder merges
+  // them into label_selector (key In (pod's value) / key NotIn (pod's value)) for keys the pod
+  // has, as the API server does; they are kept for inspection.
+  std::vector<Atom> match_label_keys;
+  std::vector<Atom> mismatch_label_keys;
 };
 
 struct WeightedPodAffinityTerm {
@@ -87,6 +92,15 @@ struct TopologySpreadConstraint {
   WhenUnsatisfiable when_unsatisfiable = WhenUnsatisfiable::kDoNotSchedule;
   LabelSelector label_selector;
   std::optional<int32_t> min_domains;
+  // matchLabelKeys: merged by the decoder into label_selector as key In (the pod's value) for
+  // each key the pod has (keys it lacks are ignored, as upstream); kept for inspection.
+  std::vector<Atom> match_label_keys;
+  // Which nodes count when computing the skew: Honor = only nodes matching the pod's
+  // nodeSelector/required node affinity (policy default) / tolerating the node's
+  // NoSchedule/NoExecute taints; Ignore = all nodes (taints policy default).
+  enum class NodeInclusionPolicy : uint8_t { kHonor, kIgnore };
+  NodeInclusionPolicy node_affinity_policy = NodeInclusionPolicy::kHonor;
+  NodeInclusionPolicy node_taints_policy = NodeInclusionPolicy::kIgnore;
 };
 
 struct OwnerReference {

@@ -151,7 +151,15 @@ class JsonBuilder final : public YAML::EventHandler {
     if (started_ && mark.pos == last_start_) {
       std::string why = "unexpected ";
       size_t pos = static_cast<size_t>(mark.pos);
-      why += pos < text_.size() ? "'" + std::string(1, text_[pos]) + "'" : std::string("token");
+      // Appended piecewise: "'" + std::string(1, c) + "'" trips a GCC 12 -Wrestrict false
+      // positive in Release builds.
+      if (pos < text_.size()) {
+        why += '\'';
+        why += text_[pos];
+        why += '\'';
+      } else {
+        why += "token";
+      }
       why += " outside a flow collection";
       throw Stop{mark, std::move(why)};
     }

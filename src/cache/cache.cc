@@ -27,6 +27,30 @@ double Cache::ParseUtilization(const api::Node& node) {
   return *d;
 }
 
+double Cache::UtilizationLocked(const api::Node& node) const {
+  auto it = external_utilization_.find(node.meta.name);
+  return it != external_utilization_.end() ? it->second : ParseUtilization(node);
+}
+
+void Cache::SetGpuUtilization(std::string_view node, double utilization) {
+  common::MutexLock lock(mu_);
+  const std::string name(node);
+  if (utilization >= 0) {
+    external_utilization_[name] = std::min(utilization, 1.0);
+  } else {
+    external_utilization_.erase(name);
+  }
+  auto it = by_name_.find(name);
+  if (it == by_name_.end()) return;
+  NodeInfo& ni = nodes_[U(it->second)];
+  if (ni.node == nullptr) return;
+  const double effective = UtilizationLocked(*ni.node);
+  if (effective != ni.gpu_utilization) {
+    ni.gpu_utilization = effective;
+    MarkDirtyLocked(it->second);
+  }
+}
+
 void Cache::MarkDirtyLocked(NodeIndex i) {
   nodes_[U(i)].generation = ++generation_;
   if (is_dirty_.size() <= U(i)) is_dirty_.resize(U(i) + 1, false);
@@ -136,7 +160,7 @@ void Cache::AddNode(api::NodePtr node) {
   NodeInfo& ni = nodes_[U(i)];
   bool was_valid = ni.node != nullptr;
   bool gpu_changed = !was_valid || !(ni.node->gpu == node->gpu);
-  ni.gpu_utilization = ParseUtilization(*node);
+  ni.gpu_utilization = UtilizationLocked(*node);
   ni.node = std::move(node);
   if (!was_valid) ++num_nodes_;
   if (gpu_changed && !ni.pods.empty()) {
@@ -335,7 +359,10 @@ void Cache::UpdateSnapshot(framework::Snapshot& snapshot) {
     const NodeInfo& src = nodes_[U(i)];
     NodeInfo& dst = snapshot.MutableSlotForCache(i);
     if (dst.node != src.node) node_objects_changed = true;
+    snapshot.CountPodAffinityForCache(dst.pods, -1);
     dst = src;
+    snapshot.SetGenerationForCache(i, src.generation);
+    snapshot.CountPodAffinityForCache(dst.pods, +1);
     if (src.node != nullptr) snapshot.IndexNameForCache(src.node->meta.name, i);
     is_dirty_[U(i)] = false;
   }
@@ -352,6 +379,20 @@ int32_t Cache::NodeCount() const {
 int32_t Cache::PodCount() const {
   common::MutexLock lock(mu_);
   return static_cast<int32_t>(pods_.size());
+}
+
+int32_t Cache::AssumedPodCount() const {
+  common::MutexLock lock(mu_);
+  int32_t n = 0;
+  for (const auto& [uid, ps] : pods_) n += ps.assumed ? 1 : 0;
+  return n;
+}
+
+void Cache::VisitNodes(const std::function<void(const framework::NodeInfo&)>& fn) const {
+  common::MutexLock lock(mu_);
+  for (const auto& ni : nodes_) {
+    if (ni.valid()) fn(ni);
+  }
 }
 
 int32_t Cache::OvercommittedPods() const {

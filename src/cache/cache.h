@@ -34,6 +34,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -86,6 +87,17 @@ class Cache {
   int32_t NodeCount() const;
   int32_t PodCount() const;
   int32_t OvercommittedPods() const;
+  // Pods assumed and not yet confirmed by the informer (scheduler_cache_size{type="assumed_pods"}).
+  int32_t AssumedPodCount() const;
+  // Calls `fn` for every valid node under the cache lock (metrics collection at scrape time;
+  // `fn` must be quick and must not call back into the cache).
+  void VisitNodes(const std::function<void(const framework::NodeInfo&)>& fn) const;
+
+  // GPU utilization (0..1) of `node` from an external source (the DCGM/Prometheus refresher);
+  // it takes precedence over the node's gpusched.io/gpu-utilization annotation. A negative
+  // value clears it (back to the annotation, or unknown). Kept for nodes not seen yet. Marks the
+  // node dirty only when its effective value changes.
+  void SetGpuUtilization(std::string_view node, double utilization);
 
   // Verifies the invariants: per node, the sum of pod requests equals `requested`, and per device
   // used_milli is within [0, 1000] and equals the sum of the assignments on it. Returns the first
@@ -117,6 +129,7 @@ class Cache {
   void MarkDirtyLocked(framework::NodeIndex i) GPUSCHED_REQUIRES(mu_);
   framework::NodeIndex IndexOfLocked(std::string_view name) const GPUSCHED_REQUIRES(mu_);
   static double ParseUtilization(const api::Node& node);
+  double UtilizationLocked(const api::Node& node) const GPUSCHED_REQUIRES(mu_);
 
   const common::Clock& clock_;
   const common::Duration assumed_ttl_;
@@ -125,6 +138,8 @@ class Cache {
   std::vector<framework::NodeIndex> free_slots_ GPUSCHED_GUARDED_BY(mu_);
   std::unordered_map<std::string, framework::NodeIndex> by_name_ GPUSCHED_GUARDED_BY(mu_);
   std::unordered_map<std::string, PodState> pods_ GPUSCHED_GUARDED_BY(mu_);
+  // SetGpuUtilization values by node name.
+  std::unordered_map<std::string, double> external_utilization_ GPUSCHED_GUARDED_BY(mu_);
   std::vector<framework::NodeIndex> dirty_ GPUSCHED_GUARDED_BY(mu_);
   std::vector<bool> is_dirty_ GPUSCHED_GUARDED_BY(mu_);
   // Names removed since the last snapshot (to unindex them there).

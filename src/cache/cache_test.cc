@@ -47,6 +47,40 @@ class CacheTest : public ::testing::Test {
   }
 };
 
+TEST_F(CacheTest, SnapshotCountsPodsWithPodAffinity) {
+  // InterPodAffinity skips ordinary pods by these counts, so they must follow every change.
+  cache_.AddNode(GpuNode("n1", 0));
+  cache_.AddNode(GpuNode("n2", 0));
+  auto with_anti = [](const std::string& name, const std::string& node) {
+    auto p = std::const_pointer_cast<api::Pod>(GpuPod(name, 0, 1000, node));
+    p->affinity.pod_anti_affinity.required.emplace_back();
+    return api::PodPtr(p);
+  };
+  auto with_preferred = [](const std::string& name, const std::string& node) {
+    auto p = std::const_pointer_cast<api::Pod>(GpuPod(name, 0, 1000, node));
+    p->affinity.pod_affinity.preferred.emplace_back();
+    return api::PodPtr(p);
+  };
+  cache_.AddPod(GpuPod("plain", 0, 1000, "n1"));
+  cache_.AddPod(with_anti("anti", "n1"));
+  cache_.AddPod(with_preferred("pref", "n2"));
+  cache_.UpdateSnapshot(snap_);
+  EXPECT_EQ(snap_.pods_with_affinity(), 2);
+  EXPECT_EQ(snap_.pods_with_required_anti_affinity(), 1);
+  ASSERT_TRUE(cache_.AssumePod(with_anti("assumed", ""), "n2", {}).ok());
+  cache_.UpdateSnapshot(snap_);
+  EXPECT_EQ(snap_.pods_with_affinity(), 3);
+  EXPECT_EQ(snap_.pods_with_required_anti_affinity(), 2);
+  cache_.RemovePod("uid-anti");
+  cache_.UpdateSnapshot(snap_);
+  EXPECT_EQ(snap_.pods_with_affinity(), 2);
+  EXPECT_EQ(snap_.pods_with_required_anti_affinity(), 1);
+  cache_.RemovePod("uid-pref");
+  cache_.UpdateSnapshot(snap_);
+  EXPECT_EQ(snap_.pods_with_affinity(), 1);
+  EXPECT_EQ(snap_.pods_with_required_anti_affinity(), 1);
+}
+
 TEST_F(CacheTest, AssumeChargesNodeAndDevicesAtOnceThenConfirm) {
   cache_.AddNode(GpuNode("n1", 8));
   api::GpuAssignment a{{2, 3}, 1000, 0};
@@ -163,6 +197,35 @@ TEST_F(CacheTest, SnapshotCopiesOnlyWhatChanged) {
   EXPECT_EQ(snap_.Get("n0")->generation, g0) << "untouched nodes keep their generation";
   EXPECT_GT(snap_.Get("n2")->generation, g2);
   EXPECT_EQ(snap_.Get("n2")->FreeWholeGpus(), 0);
+}
+
+TEST_F(CacheTest, ExternalGpuUtilizationOverridesTheAnnotationUntilCleared) {
+  auto annotated = GpuNode("a", 1);
+  auto copy = std::make_shared<api::Node>(*annotated);
+  copy->meta.annotations.emplace_back(std::string(api::kNodeGpuUtilizationAnnotation), "0.3");
+  cache_.AddNode(copy);
+  cache_.AddNode(GpuNode("b", 1));
+  EXPECT_DOUBLE_EQ(Node("a").gpu_utilization, 0.3);
+  EXPECT_LT(Node("b").gpu_utilization, 0) << "unknown without a source";
+
+  cache_.SetGpuUtilization("a", 0.9);
+  cache_.SetGpuUtilization("b", 0.1);
+  cache_.SetGpuUtilization("not-yet", 0.5);  // kept for a node that arrives later
+  EXPECT_DOUBLE_EQ(Node("a").gpu_utilization, 0.9);
+  EXPECT_DOUBLE_EQ(Node("b").gpu_utilization, 0.1);
+  cache_.AddNode(GpuNode("not-yet", 1));
+  EXPECT_DOUBLE_EQ(Node("not-yet").gpu_utilization, 0.5);
+
+  // A node update keeps the external value; clearing falls back to the annotation.
+  cache_.UpdateNode(copy);
+  EXPECT_DOUBLE_EQ(Node("a").gpu_utilization, 0.9);
+  const uint64_t g = Node("b").generation;
+  cache_.SetGpuUtilization("b", 0.1);
+  EXPECT_EQ(Node("b").generation, g) << "an unchanged value does not dirty the node";
+  cache_.SetGpuUtilization("a", -1);
+  cache_.SetGpuUtilization("b", -1);
+  EXPECT_DOUBLE_EQ(Node("a").gpu_utilization, 0.3);
+  EXPECT_LT(Node("b").gpu_utilization, 0);
 }
 
 }  // namespace

@@ -84,9 +84,10 @@ Plugins DefaultPlugins() {
   // its PreFilter/PreScore/Reserve). Weights apply at Score.
   Plugins p;
   p.at(Point::kMultiPoint).enabled = {
-      Ref("PrioritySort"),        Ref("NodeUnschedulable"), Ref("NodeName"),
-      Ref("TaintToleration", 3),  Ref("NodeAffinity", 2),   Ref("NodeResourcesFit", 1),
-      Ref("GpuFit", 5),           Ref("DefaultBinder")};
+      Ref("PrioritySort"),       Ref("NodeUnschedulable"),    Ref("NodeName"),
+      Ref("TaintToleration", 3), Ref("NodeAffinity", 2),      Ref("NodeResourcesFit", 1),
+      Ref("GpuFit", 5),          Ref("PodTopologySpread", 2), Ref("InterPodAffinity", 2),
+      Ref("DefaultBinder")};
   return p;
 }
 

@@ -115,7 +115,8 @@ TEST(ConfigDefaultsTest, DefaultPluginsAreExactlyTheDocumentedSet) {
   const std::map<Point, std::vector<std::string>> want = {
       {Point::kMultiPoint,
        {"PrioritySort", "NodeUnschedulable", "NodeName", "TaintToleration:3", "NodeAffinity:2",
-        "NodeResourcesFit:1", "GpuFit:5", "DefaultBinder"}},
+        "NodeResourcesFit:1", "GpuFit:5", "PodTopologySpread:2", "InterPodAffinity:2",
+        "DefaultBinder"}},
   };
   for (int i = 0; i < static_cast<int>(Point::kCount); ++i) {
     const auto point = static_cast<Point>(i);

@@ -1,15 +1,24 @@
 // SPDX-License-Identifier: Apache-2.0
 // Device-level GPU math shared by the cache (to account pods that arrive without a recorded
-// device choice) and by GPU plugins (Filter, Reserve). Pure functions over a node's GPU facts and
-// per-device usage; no allocation except the returned assignment.
+// device choice) and by GPU plugins (Filter, Score, Reserve). Pure functions over a node's GPU
+// facts and per-device usage; no allocation except the returned assignment.
+//
+// A request's per-device share is resolved against the node first (api::ResolveGpuShare: memory
+// percentages and memory-derived compute shares depend on the node's device memory). NVLink
+// islands are api::NodeGpuInfo::island (all 0, i.e. one island, when the node publishes none).
 #pragma once
 
+#include <cstdint>
 #include <optional>
 #include <span>
 
 #include "src/api/gpu.h"
 
 namespace gpusched::framework {
+
+// Device-level placement policy: binpack fills partly used devices (and the smallest island that
+// fits) first; spread takes the emptiest devices (and the largest island) first.
+enum class DevicePolicy : uint8_t { kBinpack, kSpread };
 
 // True when device `d` can take a share of `milli` compute and `memory_mib` memory.
 inline bool DeviceFits(const api::NodeGpuInfo& info, const api::GpuDeviceState& d, int device,
@@ -22,13 +31,38 @@ inline bool DeviceFits(const api::NodeGpuInfo& info, const api::GpuDeviceState& 
   return true;
 }
 
+// `req` with its per-device share resolved on this node (milli and share_memory_mib set from
+// api::ResolveGpuShare; a share that does not resolve becomes a whole device, which GpuFit's
+// Filter has already rejected). Models are not copied: allocation-free, for per-node use by
+// plugins written against GpuRequest::milli.
+api::GpuRequest ResolvedOnNode(const api::GpuRequest& req, const api::NodeGpuInfo& info);
+
+// Bit i set: device i can take one device's worth of `req` (whole requests: a fully free healthy
+// device; shared: DeviceFits with the resolved share). 0 when the share does not resolve.
+uint32_t FittingDevices(const api::NodeGpuInfo& info,
+                        std::span<const api::GpuDeviceState> devices, const api::GpuRequest& req);
+
 // Whether the request can be placed on these devices at all (count of fitting devices >= count).
 bool GpuRequestFits(const api::NodeGpuInfo& info, std::span<const api::GpuDeviceState> devices,
                     const api::GpuRequest& req);
 
+// Whether `req.count` fitting devices exist inside one NVLink island. A single-device request
+// always qualifies when it fits.
+bool FitsInOneIsland(const api::NodeGpuInfo& info, std::span<const api::GpuDeviceState> devices,
+                     const api::GpuRequest& req);
+
+// Chooses `req.count` devices. Order of devices: binpack = least free milli first, spread = most
+// free first, lower index on ties (whole requests: lowest-index free devices). A multi-device
+// request is placed inside one island when one has room (binpack: the island with the fewest
+// fitting devices, spread: the most; lower island id on ties); otherwise across islands, unless
+// `require_island`, then nullopt. nullopt when it does not fit.
+std::optional<api::GpuAssignment> ChooseDevices(const api::NodeGpuInfo& info,
+                                                std::span<const api::GpuDeviceState> devices,
+                                                const api::GpuRequest& req, DevicePolicy policy,
+                                                bool require_island = false);
+
 // The paper's "best fit" device choice (../shared/reference/openb-trace-and-fgd.md §6):
-// a shared request takes the fitting device with the least free milli (lowest index on ties);
-// a whole-GPU request takes the lowest-index fully free devices. nullopt when it does not fit.
+// ChooseDevices with kBinpack.
 std::optional<api::GpuAssignment> ChooseDevicesBestFit(const api::NodeGpuInfo& info,
                                                        std::span<const api::GpuDeviceState> devices,
                                                        const api::GpuRequest& req);

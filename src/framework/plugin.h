@@ -44,6 +44,21 @@ class Plugin {
   virtual ~Plugin() = default;
   // The plugin's registered name, e.g. "GpuFit". Must outlive the plugin (a literal).
   virtual std::string_view Name() const = 0;
+
+  // Node-locality: the contract that lets the runtime reuse Filter verdicts and raw Scores across
+  // equivalent pods (runtime/result_cache.h). Return true only if, for pods with equal
+  // equivalence keys (api/equivalence.h lists the pod fields in the key), this plugin's Filter
+  // status and raw Score (Score/ScoreNodes output) for node N depend on nothing but those pod
+  // fields, N's NodeInfo and plugin state covered by StateVersion() — not on other nodes, on
+  // which nodes ScoreNodes is given (the runtime may pass only the nodes that changed), or on
+  // earlier calls — and its rejection reasons are literals or interned strings. The default,
+  // false, is always safe: when a plugin that is not node-local runs for a pod (its PreFilter /
+  // PreScore did not return kSkip), every node is filtered (scored) afresh in that cycle.
+  virtual bool NodeLocal() const { return false; }
+  // For a node-local plugin whose verdicts or raw scores also depend on plugin-owned state that is
+  // not per node (e.g. a learned pod distribution): a value that changes whenever that state
+  // changes. Read after PreFilter (for Filter) and after PreScore (for Score). Default 0.
+  virtual uint64_t StateVersion() const { return 0; }
 };
 
 // Orders the active queue. Exactly one per profile.

@@ -6,17 +6,24 @@
 #include "src/plugins/default_binder/default_binder.h"
 #include "src/plugins/gpu_fit/gpu_fit.h"
 #include "src/plugins/gpu_fragmentation/gpu_fragmentation.h"
+#include "src/plugins/inter_pod_affinity/inter_pod_affinity.h"
 #include "src/plugins/names.h"
+#include "src/plugins/network_locality/network_locality.h"
 #include "src/plugins/node_affinity/node_affinity.h"
 #include "src/plugins/node_name/node_name.h"
 #include "src/plugins/node_resources_fit/node_resources_fit.h"
 #include "src/plugins/node_unschedulable/node_unschedulable.h"
+#include "src/plugins/pod_topology_spread/pod_topology_spread.h"
 #include "src/plugins/priority_sort/priority_sort.h"
 #include "src/plugins/taint_toleration/taint_toleration.h"
 
 namespace gpusched::plugins {
 
 common::Status RegisterInTreePlugins(framework::Registry& registry) {
+  return RegisterInTreePlugins(registry, InTreeDeps{});
+}
+
+common::Status RegisterInTreePlugins(framework::Registry& registry, const InTreeDeps& deps) {
   struct Entry {
     std::string_view name;
     framework::PluginFactory factory;
@@ -31,10 +38,15 @@ common::Status RegisterInTreePlugins(framework::Registry& registry) {
       {names::kGpuFit, &gpu_fit::GpuFit::Create},
       {names::kGpuFragmentation, &gpu_fragmentation::GpuFragmentation::Create},
       {names::kDefaultBinder, &default_binder::DefaultBinder::Create},
+      {names::kPodTopologySpread, &pod_topology_spread::PodTopologySpread::Create},
+      {names::kInterPodAffinity, &inter_pod_affinity::InterPodAffinity::Create},
   };
   for (const Entry& e : entries) {
     GPUSCHED_RETURN_IF_ERROR(registry.Register(std::string(e.name), e.factory));
   }
+  GPUSCHED_RETURN_IF_ERROR(
+      registry.Register(std::string(names::kNetworkLocality),
+                        network_locality::NetworkLocality::Factory(deps.network_store)));
   // The seed's name for GpuFit: the same factory, and one instance if a profile names both.
   return registry.RegisterAlias(std::string(names::kGpuTopologyPluginAlias),
                                 std::string(names::kGpuFit));

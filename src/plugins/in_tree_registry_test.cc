@@ -17,9 +17,9 @@ TEST(InTreeRegistryTest, RegistersEveryPluginOnce) {
   framework::Registry registry;
   ASSERT_TRUE(RegisterInTreePlugins(registry).ok());
   const std::vector<std::string> want = {
-      "DefaultBinder",    "GpuFit",            "GpuFragmentation", "NodeAffinity",
-      "NodeName",         "NodeResourcesFit",  "NodeUnschedulable", "PrioritySort",
-      "TaintToleration",
+      "DefaultBinder",     "GpuFit",           "GpuFragmentation", "InterPodAffinity",
+      "NetworkLocality",   "NodeAffinity",     "NodeName",         "NodeResourcesFit",
+      "NodeUnschedulable", "PodTopologySpread", "PrioritySort",    "TaintToleration",
   };
   EXPECT_EQ(registry.Names(), want);
   EXPECT_EQ(registry.Canonical(names::kGpuTopologyPluginAlias), names::kGpuFit);
@@ -66,6 +66,11 @@ TEST(InTreeRegistryTest, PluginsImplementTheirPoints) {
   EXPECT_NE(dynamic_cast<framework::ReservePlugin*>(make(names::kGpuTopologyPluginAlias).get()),
             nullptr);
   EXPECT_NE(dynamic_cast<framework::BindPlugin*>(make(names::kDefaultBinder).get()), nullptr);
+  EXPECT_NE(dynamic_cast<framework::FilterPlugin*>(make(names::kPodTopologySpread).get()),
+            nullptr);
+  EXPECT_NE(dynamic_cast<framework::ScorePlugin*>(make(names::kPodTopologySpread).get()), nullptr);
+  EXPECT_NE(dynamic_cast<framework::FilterPlugin*>(make(names::kInterPodAffinity).get()), nullptr);
+  EXPECT_NE(dynamic_cast<framework::ScorePlugin*>(make(names::kInterPodAffinity).get()), nullptr);
 }
 
 }  // namespace

@@ -18,5 +18,9 @@ inline constexpr std::string_view kGpuTopologyPluginAlias = "GPUTopologyPlugin";
 // Fragmentation-aware GPU placement (FGD) and the FGD paper's baselines.
 inline constexpr std::string_view kGpuFragmentation = "GpuFragmentation";
 inline constexpr std::string_view kDefaultBinder = "DefaultBinder";
+inline constexpr std::string_view kPodTopologySpread = "PodTopologySpread";
+inline constexpr std::string_view kInterPodAffinity = "InterPodAffinity";
+// Network-locality scoring (and NetworkAware NetworkOverhead/TopologicalSort semantics).
+inline constexpr std::string_view kNetworkLocality = "NetworkLocality";
 
 }  // namespace gpusched::plugins::names

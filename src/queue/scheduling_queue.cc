@@ -278,4 +278,25 @@ std::vector<std::pair<std::string, int64_t>> SchedulingQueue::IncomingCountsForM
   return incoming_;
 }
 
+std::vector<SchedulingQueue::UnschedulablePluginCount>
+SchedulingQueue::UnschedulablePluginCountsForMetrics() const {
+  std::vector<UnschedulablePluginCount> out;
+  common::MutexLock lock(mu_);
+  for (const auto& [id, item] : items_) {
+    if (item.where != Where::kUnschedulable) continue;
+    std::string_view profile = common::Str(item.info.pod->scheduler_name);
+    for (const auto& plugin : item.info.unschedulable_plugins) {
+      auto it = std::find_if(out.begin(), out.end(), [&](const UnschedulablePluginCount& c) {
+        return c.plugin == plugin && c.profile == profile;
+      });
+      if (it == out.end()) {
+        out.push_back({plugin, std::string(profile), 1});
+      } else {
+        ++it->pods;
+      }
+    }
+  }
+  return out;
+}
+
 }  // namespace gpusched::queue

@@ -86,6 +86,14 @@ class SchedulingQueue {
   // Incremented per pod entering a queue: (queue name, event) -> count, for
   // scheduler_queue_incoming_pods_total.
   std::vector<std::pair<std::string, int64_t>> IncomingCountsForMetrics() const;
+  // Pods in the unschedulable pool by (plugin that rejected them, scheduler name), for
+  // scheduler_unschedulable_pods. O(pods in the queue); called at scrape time.
+  struct UnschedulablePluginCount {
+    std::string plugin;
+    std::string profile;
+    int64_t pods = 0;
+  };
+  std::vector<UnschedulablePluginCount> UnschedulablePluginCountsForMetrics() const;
 
  private:
   enum class Where : uint8_t { kActive, kBackoff, kUnschedulable, kGated, kInFlight };

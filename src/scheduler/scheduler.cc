@@ -3,7 +3,10 @@
 
 #include <spdlog/spdlog.h>
 
+#include <optional>
+
 #include "src/common/logging.h"
+#include "src/scheduler/metrics_callbacks.h"
 
 namespace gpusched::scheduler {
 
@@ -23,6 +26,7 @@ common::StatusOr<std::unique_ptr<Scheduler>> Scheduler::Create(const config::Sch
   for (const auto& profile : config.profiles) {
     GPUSCHED_ASSIGN_OR_RETURN(auto fw, Framework::Create(profile, config.percentage_of_nodes_to_score,
                                                          deps.registry, *s));
+    if (deps.metrics != nullptr) fw->SetMetrics(deps.metrics->ForProfile(profile.scheduler_name));
     s->frameworks_.push_back(std::move(fw));
   }
   if (s->frameworks_.empty()) return common::InvalidArgumentError("profiles: at least one profile is required");
@@ -34,6 +38,7 @@ common::StatusOr<std::unique_ptr<Scheduler>> Scheduler::Create(const config::Sch
   s->queue_ = std::make_unique<queue::SchedulingQueue>(
       deps.clock,
       [sort](const QueuedPodInfo& a, const QueuedPodInfo& b) { return sort->Less(a, b); }, qopts);
+  if (deps.metrics != nullptr) RegisterSchedulerCallbacks(deps.metrics->registry(), *s);
   return s;
 }
 
@@ -123,20 +128,13 @@ void Scheduler::Report(Decision&& d) {
   } else {
     stats_.unschedulable.fetch_add(1, std::memory_order_relaxed);
   }
-  if (common::V(2)) {
-    if (d.scheduled) {
-      spdlog::info("scheduled pod={} node={} feasible={}/{}", d.pod->Key(), d.node, d.feasible_nodes,
-                   d.evaluated_nodes);
-    } else {
-      spdlog::info("unschedulable pod={} error={} message=\"{}\"", d.pod->Key(), d.error, d.message);
-    }
-  }
+  // The per-decision log line is the observer's (LogDecision in decision_log.h, wired by cmd/).
   if (observer_) observer_(d);
 }
 
 void Scheduler::HandleFailure(Framework& fw, const QueuedPodInfo& qp, const framework::Status& status,
                               const framework::runtime::Diagnosis* diag, int32_t evaluated,
-                              int32_t feasible) {
+                              int32_t feasible, const metrics::Stopwatch* attempt) {
   const api::Pod& pod = *qp.pod;
   bool fit_error = status.IsRejected();
   Decision d;
@@ -147,6 +145,18 @@ void Scheduler::HandleFailure(Framework& fw, const QueuedPodInfo& qp, const fram
   if (diag != nullptr) d.diagnosis = *diag;
   d.evaluated_nodes = evaluated;
   d.feasible_nodes = feasible;
+  d.total_nodes = diag != nullptr ? diag->num_nodes : snapshot_.num_nodes();
+
+  if (attempt != nullptr && fw.metrics() != nullptr) {
+    fw.metrics()->ObserveAttempt(fit_error ? metrics::Result::kUnschedulable : metrics::Result::kError,
+                                 attempt->Seconds());
+    if (fit_error && diag != nullptr) {
+      for (const auto& [reason, n] : diag->reason_counts) deps_.metrics->CountUnschedulableReason(reason);
+      if (diag->reason_counts.empty() && !diag->pre_filter_status.ok()) {
+        deps_.metrics->CountUnschedulableReason(diag->pre_filter_status.reason());
+      }
+    }
+  }
 
   QueuedPodInfo requeue = qp;
   if (diag != nullptr) requeue.unschedulable_plugins = diag->unschedulable_plugins;
@@ -183,12 +193,17 @@ void Scheduler::ScheduleQueued(QueuedPodInfo qp) {
     queue_->Done(pod->meta.uid);
     return;
   }
+  // Attempt timing for scheduler_scheduling_attempt_duration_seconds (no clock read without metrics).
+  std::optional<metrics::Stopwatch> attempt;
+  if (deps_.metrics != nullptr) attempt.emplace();
+  const metrics::Stopwatch* sw = attempt ? &*attempt : nullptr;
   cache_.UpdateSnapshot(snapshot_);
   auto state = std::make_shared<CycleState>();
   auto result = fw->SchedulePod(*state, *pod, snapshot_, deps_.random);
+  if (sw != nullptr) deps_.metrics->ObserveAlgorithm(sw->Seconds());
   if (result.node == framework::kNoNode) {
     HandleFailure(*fw, qp, result.status, &result.diagnosis, result.evaluated_nodes,
-                  result.feasible_nodes);
+                  result.feasible_nodes, sw);
     return;
   }
   const framework::NodeInfo& node = snapshot_.at(result.node);
@@ -196,26 +211,40 @@ void Scheduler::ScheduleQueued(QueuedPodInfo qp) {
   framework::Status st = fw->RunReserve(*state, *pod, node);
   if (!st.ok()) {
     HandleFailure(*fw, qp, st.IsRejected() ? framework::Status::Error(st.ToString()) : st, nullptr,
-                  result.evaluated_nodes, result.feasible_nodes);
+                  result.evaluated_nodes, result.feasible_nodes, sw);
     return;
   }
   common::Status assumed = cache_.AssumePod(pod, node_name, state->allocation().gpu);
   if (!assumed.ok()) {
     fw->RunUnreserve(*state, *pod, node_name);
     HandleFailure(*fw, qp, framework::Status::Error(assumed.ToString()), nullptr,
-                  result.evaluated_nodes, result.feasible_nodes);
+                  result.evaluated_nodes, result.feasible_nodes, sw);
     return;
   }
   st = fw->RunPermit(*state, *pod, node_name);
   if (!st.ok()) {
     fw->RunUnreserve(*state, *pod, node_name);
     cache_.ForgetPod(pod->meta.uid).IgnoreError();
-    HandleFailure(*fw, qp, st, nullptr, result.evaluated_nodes, result.feasible_nodes);
+    HandleFailure(*fw, qp, st, nullptr, result.evaluated_nodes, result.feasible_nodes, sw);
     return;
   }
   int32_t evaluated = result.evaluated_nodes;
   int32_t feasible = result.feasible_nodes;
-  deps_.executor.Post([this, fw, qp = std::move(qp), state, node_name, evaluated, feasible]() mutable {
+  int32_t total = result.diagnosis.num_nodes;
+  if (decision_annotation_) {
+    state->allocation().annotations.emplace_back(std::string(kDecisionAnnotation),
+                                                 DecisionAnnotationValue(node_name, result, snapshot_));
+  }
+  std::vector<Decision::NodeScore> top;
+  if (observer_) {
+    top.reserve(static_cast<size_t>(result.top_count));
+    for (int32_t i = 0; i < result.top_count; ++i) {
+      const auto& ns = result.top_scores[static_cast<size_t>(i)];
+      top.push_back({std::string(snapshot_.at(ns.node).name()), ns.total});
+    }
+  }
+  deps_.executor.Post([this, fw, qp = std::move(qp), state, node_name, evaluated, feasible, total,
+                       top = std::move(top), attempt]() mutable {
     const api::PodPtr p = qp.pod;
     framework::Status bs = fw->RunPreBind(*state, *p, node_name);
     if (bs.ok()) bs = fw->RunBind(*state, *p, node_name);
@@ -223,11 +252,16 @@ void Scheduler::ScheduleQueued(QueuedPodInfo qp) {
       fw->RunUnreserve(*state, *p, node_name);
       cache_.ForgetPod(p->meta.uid).IgnoreError();
       framework::Status err = framework::Status::Error("Binding rejected: " + bs.ToString());
-      HandleFailure(*fw, qp, err, nullptr, evaluated, feasible);
+      HandleFailure(*fw, qp, err, nullptr, evaluated, feasible, attempt ? &*attempt : nullptr);
       return;
     }
     cache_.FinishBinding(p->meta.uid).IgnoreError();
     queue_->Done(p->meta.uid);
+    if (attempt && fw->metrics() != nullptr) {
+      fw->metrics()->ObserveAttempt(metrics::Result::kScheduled, attempt->Seconds());
+      deps_.metrics->ObservePodScheduled(
+          qp.attempts, std::chrono::duration<double>(deps_.clock.Now() - qp.initial_attempt_timestamp).count());
+    }
     fw->RunPostBind(*state, *p, node_name);
     kube::EventRecord ev;
     ev.namespace_ = p->meta.namespace_;
@@ -248,6 +282,8 @@ void Scheduler::ScheduleQueued(QueuedPodInfo qp) {
     d.gpu = state->allocation().gpu;
     d.evaluated_nodes = evaluated;
     d.feasible_nodes = feasible;
+    d.total_nodes = total;
+    d.top_scores = std::move(top);
     Report(std::move(d));
   });
 }
@@ -276,6 +312,34 @@ common::StatusOr<framework::runtime::ScheduleResult> Scheduler::Explain(const ap
   opts.record_scores = true;
   opts.score_all_nodes = true;
   return fw->SchedulePod(state, pod, snapshot_, deps_.random, opts);
+}
+
+std::string DecisionAnnotationValue(std::string_view node, const framework::runtime::ScheduleResult& result,
+                                    const framework::Snapshot& snapshot) {
+  std::string v = "{\"node\":";
+  common::AppendJsonString(v, node);
+  if (result.top_count > 0) {
+    // The chosen node has the best total (a tie-break may pick a node beyond the three kept,
+    // but then its total equals the first).
+    int64_t score = result.top_scores[0].total;
+    for (int32_t i = 0; i < result.top_count; ++i) {
+      if (result.top_scores[static_cast<size_t>(i)].node == result.node) {
+        score = result.top_scores[static_cast<size_t>(i)].total;
+      }
+    }
+    v += ",\"score\":" + std::to_string(score);
+    for (int32_t i = 0; i < result.top_count; ++i) {
+      const auto& ns = result.top_scores[static_cast<size_t>(i)];
+      if (ns.node == result.node) continue;
+      v += ",\"runnerUp\":{\"node\":";
+      common::AppendJsonString(v, snapshot.at(ns.node).name());
+      v += ",\"score\":" + std::to_string(ns.total) + "}";
+      break;
+    }
+  }
+  v += ",\"feasible\":" + std::to_string(result.feasible_nodes) +
+       ",\"total\":" + std::to_string(result.diagnosis.num_nodes) + "}";
+  return v;
 }
 
 }  // namespace gpusched::scheduler

@@ -31,6 +31,7 @@
 #include "src/framework/registry.h"
 #include "src/framework/runtime/framework.h"
 #include "src/kube/api_client.h"
+#include "src/metrics/scheduler_metrics.h"
 #include "src/queue/scheduling_queue.h"
 
 namespace gpusched::scheduler {
@@ -41,6 +42,10 @@ struct SchedulerDeps {
   kube::ApiClient& api;                 // real client or sim::SimCluster
   common::Executor& executor;           // binding cycles; inline in sim
   const framework::Registry& registry;  // plugins
+  // kube-scheduler's metrics (metrics_callbacks.h registers the scrape-time ones); null: none
+  // (unit tests, the simulator). Must outlive the Scheduler; its registry must not be scraped
+  // after the Scheduler is destroyed.
+  metrics::SchedulerMetrics* metrics = nullptr;
 };
 
 // The outcome of one attempt, reported to the observer (simulator report, decision log, tests).
@@ -55,6 +60,14 @@ struct Decision {
   api::GpuAssignment gpu;
   int32_t feasible_nodes = 0;
   int32_t evaluated_nodes = 0;
+  int32_t total_nodes = 0;  // nodes in the snapshot of the attempt
+  // The best weighted totals of the attempt, best first (at most 3; empty when Score did not
+  // run, e.g. a single feasible node). Filled only when an observer is set.
+  struct NodeScore {
+    std::string node;
+    int64_t score = 0;
+  };
+  std::vector<NodeScore> top_scores;
 };
 using DecisionObserver = std::function<void(const Decision&)>;
 
@@ -94,7 +107,23 @@ class Scheduler final : public kube::ClusterEventHandler, public framework::Hand
   // Runs the algorithm for `pod` with per-node verdicts and score breakdowns, reserving nothing.
   common::StatusOr<framework::runtime::ScheduleResult> Explain(const api::Pod& pod);
 
+  // Called once per attempt (after the binding cycle for a placement), on the scheduling or a
+  // binding thread. Set before the first cycle.
   void SetDecisionObserver(DecisionObserver observer) { observer_ = std::move(observer); }
+  // Adds `observer` after the one already set (e.g. the decision log beside the simulator's).
+  void AddDecisionObserver(DecisionObserver observer) {
+    if (!observer_) {
+      observer_ = std::move(observer);
+      return;
+    }
+    observer_ = [first = std::move(observer_), second = std::move(observer)](const Decision& d) {
+      first(d);
+      second(d);
+    };
+  }
+  // When on, every bind also writes the annotation gpusched.io/decision (DecisionAnnotation) with
+  // the node, its score, the runner-up and feasible/total. Off by default. Set before Run().
+  void SetDecisionAnnotation(bool on) { decision_annotation_ = on; }
   bool Responsible(const api::Pod& pod) const;
 
   cache::Cache& cache() { return cache_; }
@@ -108,7 +137,7 @@ class Scheduler final : public kube::ClusterEventHandler, public framework::Hand
   void ScheduleQueued(framework::QueuedPodInfo qp);
   void HandleFailure(framework::runtime::Framework& fw, const framework::QueuedPodInfo& qp,
                      const framework::Status& status, const framework::runtime::Diagnosis* diag,
-                     int32_t evaluated, int32_t feasible);
+                     int32_t evaluated, int32_t feasible, const metrics::Stopwatch* attempt = nullptr);
   void RunBindingCycle(framework::runtime::Framework* fw, framework::QueuedPodInfo qp,
                        std::shared_ptr<framework::CycleState> state, std::string node);
   void Report(Decision&& d);
@@ -121,6 +150,15 @@ class Scheduler final : public kube::ClusterEventHandler, public framework::Hand
   DecisionObserver observer_;
   SchedulerStats stats_;
   std::atomic<bool> stopping_{false};
+  bool decision_annotation_ = false;
 };
+
+// The pod annotation the scheduler writes with SetDecisionAnnotation(true).
+inline constexpr std::string_view kDecisionAnnotation = "gpusched.io/decision";
+// Its value: compact JSON, e.g.
+//   {"node":"gpu-1","score":180,"runnerUp":{"node":"gpu-2","score":120},"feasible":3,"total":5}
+// "score" and "runnerUp" are absent when Score did not run (a single feasible node).
+std::string DecisionAnnotationValue(std::string_view node, const framework::runtime::ScheduleResult& result,
+                                    const framework::Snapshot& snapshot);
 
 }  // namespace gpusched::scheduler

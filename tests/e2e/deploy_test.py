@@ -466,7 +466,9 @@ class DeployTest(ClusterTestCase):
         kinds = sorted({o["kind"] for o in default})
         self.assertEqual(kinds, ["ClusterRole", "ClusterRoleBinding", "ConfigMap", "Deployment",
                                  "PodDisruptionBudget", "Role", "RoleBinding", "ServiceAccount"])
-        self.check_scheduler(default, "gpusched", probes=False)
+        self.check_scheduler(default, "gpusched", probes=True)  # httpServer.enabled by default
+        self.check_scheduler(self.to_objects(self.helm_template(sets=["httpServer.enabled=false"])),
+                             "gpusched", probes=False)
         roles = self.check_rbac(default, "gpusched", "gpusched-system")
         self.assertEqual(set(roles), {("ClusterRole", "scheduler"), ("Role", "leader-election")})
         config = self.config_of(default, "gpusched-config")
@@ -507,7 +509,8 @@ class DeployTest(ClusterTestCase):
         self.assertEqual(sorted(b["metadata"]["namespace"] for b in bindings), ["team-a", "team-b"])
 
         # Inconsistent values fail the render with a message.
-        for sets, message in [(["monitoring.serviceMonitor.enabled=true"], "httpServer.enabled"),
+        for sets, message in [(["httpServer.enabled=false", "monitoring.serviceMonitor.enabled=true"],
+                               "httpServer.enabled"),
                               (["scheduler.leaderElect=false"], "leaderElect"),
                               (["scheduler.podAntiAffinity=sometimes"], "podAntiAffinity")]:
             proc = self.helm("template", "x", CHART, "--kube-version", self.kube_version,
@@ -522,7 +525,7 @@ class DeployTest(ClusterTestCase):
     def test_b_kustomize_renders_the_same_objects_as_the_chart(self):
         rendered = {k: self.to_objects(self.kustomize(k)) for k in KUSTOMIZATIONS}
         base = rendered["base"]
-        self.check_scheduler(base, "gpusched", probes=False)
+        self.check_scheduler(base, "gpusched", probes=True)
         self.check_scheduler(rendered["overlays/monitoring"], "gpusched", probes=True)
         for k, objects in rendered.items():
             for d in by_kind(objects, "Deployment"):

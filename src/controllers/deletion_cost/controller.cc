@@ -12,6 +12,8 @@
 #include "src/common/logging.h"
 #include "src/common/strings.h"
 #include "src/controllers/deletion_cost/workload.h"
+#include "src/metrics/catalog.h"
+#include "src/metrics/exposition.h"
 
 namespace gpusched::controllers::deletion_cost {
 namespace {
@@ -64,8 +66,58 @@ Controller::Controller(ControllerDeps deps, PolicyConfig config)
       http_(deps.http),
       executor_(deps.executor),
       config_(std::move(config)) {
-  common::MutexLock l(mu_);
-  cost_buckets_.assign(std::size(kCostBuckets) + 1, 0);
+  RegisterMetrics();
+}
+
+void Controller::RegisterMetrics() {
+  // A counter read from stats_ at scrape time, one series per (label value, field).
+  using Field = int64_t ControllerStats::*;
+  auto stat = [this](std::string_view name, std::vector<std::pair<std::string, Field>> series) {
+    metrics::AddCallback(registry_, name, [this, series](std::vector<metrics::Sample>& out) {
+      common::MutexLock l(mu_);
+      for (const auto& [label, field] : series) {
+        metrics::Sample s;
+        if (!label.empty()) s.label_values.push_back(label);
+        s.value = static_cast<double>(stats_.*field);
+        out.push_back(std::move(s));
+      }
+    });
+  };
+  stat("gpusched_deletion_cost_reconciles_total", {{"", &ControllerStats::reconciles}});
+  stat("gpusched_deletion_cost_patches_total", {{"success", &ControllerStats::patches_success},
+                                                {"error", &ControllerStats::patches_error},
+                                                {"dry_run", &ControllerStats::patches_dry_run}});
+  stat("gpusched_deletion_cost_skipped_total", {{"unchanged", &ControllerStats::skipped_unchanged},
+                                                {"hysteresis", &ControllerStats::skipped_hysteresis},
+                                                {"metric_error", &ControllerStats::skipped_metric_error}});
+  stat("gpusched_deletion_cost_metric_errors_total", {{"pod", &ControllerStats::metric_errors_pod},
+                                                      {"prometheus", &ControllerStats::metric_errors_prometheus}});
+  stat("gpusched_deletion_cost_invalid_annotations_total", {{"", &ControllerStats::invalid_annotations}});
+  stat("gpusched_deletion_cost_workload_refresh_errors_total",
+       {{"", &ControllerStats::workload_refresh_errors}});
+  stat("gpusched_deletion_cost_events_total", {{"", &ControllerStats::events_recorded}});
+  cost_histogram_ = metrics::AddHistogram(registry_, "gpusched_deletion_cost_computed_cost").With({});
+  metrics::AddCallback(registry_, "gpusched_deletion_cost_managed_pods", [this](std::vector<metrics::Sample>& out) {
+    common::MutexLock l(mu_);
+    std::map<std::string, int64_t> per_band;
+    for (const auto& [name, _] : config_.bands) per_band[name] = 0;
+    per_band["other"] = 0;
+    for (const auto& [key, cost] : last_cost_) {
+      std::string band = "other";
+      for (const auto& [name, b] : config_.bands) {
+        if (cost >= b.min && cost <= b.max) {
+          band = name;
+          break;
+        }
+      }
+      ++per_band[band];
+    }
+    for (const auto& [band, n] : per_band) out.push_back({{band}, static_cast<double>(n)});
+  });
+  metrics::AddCallback(registry_, "gpusched_deletion_cost_queue_depth", [this](std::vector<metrics::Sample>& out) {
+    common::MutexLock l(mu_);
+    out.push_back({{}, static_cast<double>(queue_.size() + waiting_.size())});
+  });
 }
 
 std::string Controller::PodsPath() const {
@@ -426,12 +478,8 @@ common::Status Controller::Reconcile(const std::string& key) {
   {
     common::MutexLock l(mu_);
     last_cost_[key] = result.cost;
-    size_t b = 0;
-    while (b < std::size(kCostBuckets) && static_cast<double>(result.cost) > kCostBuckets[b]) ++b;
-    ++cost_buckets_[b];
-    cost_sum_ += result.cost;
-    ++cost_count_;
   }
+  cost_histogram_->Observe(static_cast<double>(result.cost));
 
   // Hysteresis: write when the annotation is absent or invalid, when the sign changes (delete
   // first / default / keep), or when the value moved by more than the band.
@@ -521,66 +569,6 @@ std::optional<int32_t> Controller::LastCostForTest(const std::string& key) const
   return it->second;
 }
 
-std::string Controller::MetricsText() const {
-  common::MutexLock l(mu_);
-  std::ostringstream o;
-  const ControllerStats& s = stats_;
-  const auto counter = [&](const char* name, const char* help) {
-    o << "# HELP " << name << " " << help << "\n# TYPE " << name << " counter\n";
-  };
-  counter("gpusched_deletion_cost_reconciles_total", "Pod reconciles.");
-  o << "gpusched_deletion_cost_reconciles_total " << s.reconciles << "\n";
-  counter("gpusched_deletion_cost_patches_total", "Deletion-cost annotation writes by result.");
-  o << "gpusched_deletion_cost_patches_total{result=\"success\"} " << s.patches_success << "\n";
-  o << "gpusched_deletion_cost_patches_total{result=\"error\"} " << s.patches_error << "\n";
-  o << "gpusched_deletion_cost_patches_total{result=\"dry_run\"} " << s.patches_dry_run << "\n";
-  counter("gpusched_deletion_cost_skipped_total", "Reconciles that wrote nothing, by reason.");
-  o << "gpusched_deletion_cost_skipped_total{reason=\"unchanged\"} " << s.skipped_unchanged << "\n";
-  o << "gpusched_deletion_cost_skipped_total{reason=\"hysteresis\"} " << s.skipped_hysteresis << "\n";
-  o << "gpusched_deletion_cost_skipped_total{reason=\"metric_error\"} " << s.skipped_metric_error << "\n";
-  counter("gpusched_deletion_cost_metric_errors_total", "Cost terms counted as 0 because their metric could not be read.");
-  o << "gpusched_deletion_cost_metric_errors_total{source=\"pod\"} " << s.metric_errors_pod << "\n";
-  o << "gpusched_deletion_cost_metric_errors_total{source=\"prometheus\"} " << s.metric_errors_prometheus << "\n";
-  counter("gpusched_deletion_cost_invalid_annotations_total",
-          "Reconciles that found an unparsable pod-deletion-cost (treated as 0).");
-  o << "gpusched_deletion_cost_invalid_annotations_total " << s.invalid_annotations << "\n";
-  counter("gpusched_deletion_cost_workload_refresh_errors_total", "Failed LISTs of Deployments/ReplicaSets.");
-  o << "gpusched_deletion_cost_workload_refresh_errors_total " << s.workload_refresh_errors << "\n";
-  counter("gpusched_deletion_cost_events_total", "Events recorded.");
-  o << "gpusched_deletion_cost_events_total " << s.events_recorded << "\n";
-  o << "# HELP gpusched_deletion_cost_computed_cost Costs computed by reconciles.\n"
-       "# TYPE gpusched_deletion_cost_computed_cost histogram\n";
-  int64_t cum = 0;
-  for (size_t b = 0; b < std::size(kCostBuckets); ++b) {
-    cum += cost_buckets_[b];
-    o << "gpusched_deletion_cost_computed_cost_bucket{le=\"" << kCostBuckets[b] << "\"} " << cum << "\n";
-  }
-  cum += cost_buckets_.back();
-  o << "gpusched_deletion_cost_computed_cost_bucket{le=\"+Inf\"} " << cum << "\n";
-  o << "gpusched_deletion_cost_computed_cost_sum " << cost_sum_ << "\n";
-  o << "gpusched_deletion_cost_computed_cost_count " << cost_count_ << "\n";
-  o << "# HELP gpusched_deletion_cost_managed_pods Managed pods by the band of their last computed cost.\n"
-       "# TYPE gpusched_deletion_cost_managed_pods gauge\n";
-  std::map<std::string, int64_t> per_band;
-  for (const auto& [name, _] : config_.bands) per_band[name] = 0;
-  per_band["other"] = 0;
-  for (const auto& [key, cost] : last_cost_) {
-    std::string band = "other";
-    for (const auto& [name, b] : config_.bands) {
-      if (cost >= b.min && cost <= b.max) {
-        band = name;
-        break;
-      }
-    }
-    ++per_band[band];
-  }
-  for (const auto& [band, n] : per_band) {
-    o << "gpusched_deletion_cost_managed_pods{band=\"" << band << "\"} " << n << "\n";
-  }
-  o << "# HELP gpusched_deletion_cost_queue_depth Keys queued or waiting.\n"
-       "# TYPE gpusched_deletion_cost_queue_depth gauge\n"
-       "gpusched_deletion_cost_queue_depth " << queue_.size() + waiting_.size() << "\n";
-  return o.str();
-}
+std::string Controller::MetricsText() const { return metrics::WriteText(registry_); }
 
 }  // namespace gpusched::controllers::deletion_cost

@@ -48,6 +48,7 @@
 #include "src/kube/api_client.h"
 #include "src/kube/informer/reflector.h"
 #include "src/kube/rest_client.h"
+#include "src/metrics/registry.h"
 
 namespace gpusched::controllers::deletion_cost {
 
@@ -105,8 +106,12 @@ class Controller final : public kube::informer::ReflectorSink {
   common::Status Reconcile(const std::string& key);
 
   ControllerStats stats() const;
-  // Prometheus text exposition of the controller's metrics (gpusched_deletion_cost_*).
+  // Prometheus text exposition of the controller's metrics (gpusched_deletion_cost_*), written
+  // from registry() (families from src/metrics/catalog.cc; names unchanged since issue #8).
   std::string MetricsText() const;
+  // The controller's metrics: counters and gauges read from its state at scrape time, and the
+  // computed-cost histogram. cmd/ serves it (with the process metrics) on /metrics.
+  metrics::Registry& registry() { return registry_; }
   // Keys queued or waiting, and in flight (for tests and /metrics).
   size_t QueueDepth() const;
   size_t InFlight() const;
@@ -116,6 +121,7 @@ class Controller final : public kube::informer::ReflectorSink {
   std::optional<int32_t> LastCostForTest(const std::string& key) const;
 
  private:
+  void RegisterMetrics();
 
   void UpsertLocked(PodFacts pod) GPUSCHED_REQUIRES(mu_);
   void AddLocked(const std::string& key) GPUSCHED_REQUIRES(mu_);
@@ -153,13 +159,14 @@ class Controller final : public kube::informer::ReflectorSink {
   // wrote, and the last time a Warning of a given reason was recorded per pod.
   std::unordered_map<std::string, int32_t> last_cost_ GPUSCHED_GUARDED_BY(mu_);
   std::unordered_map<std::string, common::TimePoint> last_warning_ GPUSCHED_GUARDED_BY(mu_);
-  std::vector<int64_t> cost_buckets_ GPUSCHED_GUARDED_BY(mu_);  // histogram of computed costs
-  double cost_sum_ GPUSCHED_GUARDED_BY(mu_) = 0;
-  int64_t cost_count_ GPUSCHED_GUARDED_BY(mu_) = 0;
   ControllerStats stats_ GPUSCHED_GUARDED_BY(mu_);
+  // Declared last: its callbacks read the state above (under mu_).
+  metrics::Registry registry_;
+  metrics::Histogram* cost_histogram_ = nullptr;  // gpusched_deletion_cost_computed_cost
 };
 
-// Bucket upper bounds of gpusched_deletion_cost_computed_cost.
+// Bucket upper bounds of gpusched_deletion_cost_computed_cost (declared in src/metrics/catalog.cc;
+// catalog_test keeps the two equal).
 inline constexpr double kCostBuckets[] = {-1000, -100, -1, 0, 1, 10, 100, 1000, 10000};
 
 // The merge patch that sets the annotation: {"metadata":{"annotations":{"<key>":"<cost>"}}}.

@@ -3,8 +3,53 @@
 
 #include <algorithm>
 #include <map>
+#include <optional>
+
+#include "src/api/equivalence.h"
 
 namespace gpusched::framework::runtime {
+
+namespace {
+
+metrics::StatusLabel LabelOf(const Status& s) { return static_cast<metrics::StatusLabel>(s.code()); }
+
+// Times one extension point when metrics are on (no clock read otherwise).
+class PointTimer {
+ public:
+  PointTimer(metrics::ProfileMetrics* m, metrics::Point p) : m_(m), p_(p) {
+    if (m_ != nullptr) sw_.emplace();
+  }
+  Status Done(Status s) {
+    if (m_ != nullptr && sw_) m_->ObserveExtensionPoint(p_, LabelOf(s), sw_->Seconds());
+    sw_.reset();
+    return s;
+  }
+
+ private:
+  metrics::ProfileMetrics* m_;
+  metrics::Point p_;
+  std::optional<metrics::Stopwatch> sw_;
+};
+
+// Counts one plugin evaluation and times it in sampled cycles.
+class PluginTimer {
+ public:
+  PluginTimer(metrics::PluginMetrics* m, bool sample) : m_(m) {
+    if (m_ != nullptr && sample) sw_.emplace();
+  }
+  Status Done(Status s) {
+    if (m_ == nullptr) return s;
+    m_->CountEvaluations(1);
+    if (sw_) m_->ObserveExecution(LabelOf(s), sw_->Seconds());
+    return s;
+  }
+
+ private:
+  metrics::PluginMetrics* m_;
+  std::optional<metrics::Stopwatch> sw_;
+};
+
+}  // namespace
 namespace {
 
 const char* PointField(config::Point p) {
@@ -214,18 +259,20 @@ common::StatusOr<std::unique_ptr<Framework>> Framework::Create(const config::Pro
 }
 
 Status Framework::RunPreFilter(CycleState& state, const api::Pod& pod, const Snapshot& snapshot) {
+  PointTimer timer(metrics_, metrics::Point::kPreFilter);
   state.skip_filter().assign(filter_.size(), false);
   for (size_t i = 0; i < pre_filter_.size(); ++i) {
-    Status s = pre_filter_[i]->PreFilter(state, pod, snapshot);
+    PluginTimer pt(metrics_ ? m_pre_filter_[i] : nullptr, sample_plugins_);
+    Status s = pt.Done(pre_filter_[i]->PreFilter(state, pod, snapshot));
     if (s.ok()) continue;
     if (s.IsSkip()) {
       if (pre_filter_to_filter_[i] >= 0) state.skip_filter()[static_cast<size_t>(pre_filter_to_filter_[i])] = true;
       continue;
     }
     s.WithPlugin(pre_filter_[i]->Name());
-    return s;
+    return timer.Done(s);
   }
-  return Status::Success();
+  return timer.Done(Status::Success());
 }
 
 Status Framework::RunFilter(const CycleState& state, const api::Pod& pod, const NodeInfo& node) const {
@@ -244,17 +291,21 @@ Status Framework::RunFilter(const CycleState& state, const api::Pod& pod, const 
 Status Framework::RunScore(CycleState& state, const api::Pod& pod, const Snapshot& snapshot,
                            std::span<const NodeIndex> nodes, std::span<int64_t> totals,
                            std::vector<ScoreBreakdown>* breakdown) {
+  PointTimer pre_timer(metrics_, metrics::Point::kPreScore);
   state.skip_score().assign(score_.size(), false);
   for (size_t i = 0; i < pre_score_.size(); ++i) {
-    Status s = pre_score_[i]->PreScore(state, pod, snapshot, nodes);
+    PluginTimer pt(metrics_ ? m_pre_score_[i] : nullptr, sample_plugins_);
+    Status s = pt.Done(pre_score_[i]->PreScore(state, pod, snapshot, nodes));
     if (s.ok()) continue;
     if (s.IsSkip()) {
       if (pre_score_to_score_[i] >= 0) state.skip_score()[static_cast<size_t>(pre_score_to_score_[i])] = true;
       continue;
     }
     s.WithPlugin(pre_score_[i]->Name());
-    return s.IsError() ? s : Status::Error("PreScore " + std::string(pre_score_[i]->Name()) + ": " + s.ToString());
+    return pre_timer.Done(s.IsError() ? s : Status::Error("PreScore " + std::string(pre_score_[i]->Name()) + ": " + s.ToString()));
   }
+  pre_timer.Done(Status::Success());
+  PointTimer score_timer(metrics_, metrics::Point::kScore);
   std::fill(totals.begin(), totals.end(), 0);
   if (breakdown != nullptr) {
     breakdown->assign(nodes.size(), ScoreBreakdown{});
@@ -262,29 +313,97 @@ Status Framework::RunScore(CycleState& state, const api::Pod& pod, const Snapsho
   }
   plugin_scores_.resize(nodes.size());
   std::span<int64_t> scores(plugin_scores_.data(), nodes.size());
+  // Score reuse (set by SchedulePod for node-local Filter plugins): only when every Score plugin
+  // that runs is node-local too; then only nodes whose generation moved are scored.
+  ResultCache::Class* reuse = breakdown == nullptr ? reuse_ : nullptr;
+  if (reuse != nullptr) {
+    reuse_signature_.clear();
+    for (size_t j = 0; j < score_.size() && reuse != nullptr; ++j) {
+      const bool skip = state.skip_score()[j];
+      if (!skip && !score_[j].plugin->NodeLocal()) reuse = nullptr;
+      reuse_signature_.push_back(skip ? 1 : 0);
+      reuse_signature_.push_back(skip ? 0 : score_[j].plugin->StateVersion());
+    }
+  }
+  const std::span<const uint64_t> gens = snapshot.generations();
+  if (reuse != nullptr) {
+    result_cache_.PrepareScores(*reuse, reuse_signature_, score_.size());
+    stale_nodes_.clear();
+    const uint64_t* scored_gen = reuse->score_generations();
+    for (NodeIndex n : nodes) {
+      if (scored_gen[n] != gens[static_cast<size_t>(n)]) stale_nodes_.push_back(n);  // !HasScores
+    }
+    stale_scores_.resize(stale_nodes_.size());
+    result_cache_.stats().score_evaluated += stale_nodes_.size();
+    result_cache_.stats().score_reused += nodes.size() - stale_nodes_.size();
+  }
   for (size_t j = 0; j < score_.size(); ++j) {
     if (state.skip_score()[j]) continue;
     const Scored& sp = score_[j];
-    sp.plugin->ScoreNodes(state, pod, snapshot, nodes, scores);
+    if (reuse != nullptr) {
+      PluginTimer pt(metrics_ ? m_score_[j] : nullptr, sample_plugins_);
+      if (!stale_nodes_.empty()) sp.plugin->ScoreNodes(state, pod, snapshot, stale_nodes_, stale_scores_);
+      pt.Done(Status::Success());
+      for (size_t k = 0; k < stale_nodes_.size(); ++k) {
+        reuse->SetScore(static_cast<size_t>(stale_nodes_[k]), j, stale_scores_[k]);
+      }
+      const int64_t* column = reuse->ScoreColumn(j);
+      int64_t* out = scores.data();
+      for (size_t i = 0; i < nodes.size(); ++i) out[i] = column[nodes[i]];
+    } else {
+      PluginTimer pt(metrics_ ? m_score_[j] : nullptr, sample_plugins_);
+      sp.plugin->ScoreNodes(state, pod, snapshot, nodes, scores);
+      pt.Done(Status::Success());
+    }
+    if (breakdown != nullptr) {  // explain only: keep the raw scores before normalizing
+      for (size_t i = 0; i < nodes.size(); ++i) {
+        (*breakdown)[i].by_plugin.push_back(PluginScore{sp.plugin->Name(), scores[i], scores[i], sp.weight, 0});
+      }
+    }
     if (sp.plugin->HasNormalizeScore()) {
       Status s = sp.plugin->NormalizeScore(state, pod, scores);
       if (!s.ok()) {
         s.WithPlugin(sp.plugin->Name());
-        return s;
+        return score_timer.Done(s);
       }
     }
     for (size_t i = 0; i < nodes.size(); ++i) {
       int64_t weighted = scores[i] * sp.weight;
       totals[i] += weighted;
       if (breakdown != nullptr) {
-        (*breakdown)[i].by_plugin.emplace_back(sp.plugin->Name(), weighted);
+        PluginScore& ps = (*breakdown)[i].by_plugin.back();
+        ps.normalized = scores[i];
+        ps.weighted = weighted;
       }
     }
   }
   if (breakdown != nullptr) {
     for (size_t i = 0; i < nodes.size(); ++i) (*breakdown)[i].total = totals[i];
   }
-  return Status::Success();
+  if (reuse != nullptr) {
+    for (NodeIndex n : stale_nodes_) reuse->MarkScored(static_cast<size_t>(n), gens[static_cast<size_t>(n)]);
+  }
+  return score_timer.Done(Status::Success());
+}
+
+ResultCache::Class* Framework::AcquireReuse(const CycleState& state, const api::Pod& pod,
+                                            const Snapshot& snapshot,
+                                            const SchedulePodOptions& options) {
+  if (!reuse_enabled_ || options.record_verdicts || options.record_scores ||
+      snapshot.generation() == 0 || snapshot.generations().size() < snapshot.nodes().size()) {
+    return nullptr;
+  }
+  reuse_signature_.clear();
+  const auto& skip = state.skip_filter();
+  for (size_t j = 0; j < filter_.size(); ++j) {
+    const bool skipped = j < skip.size() && skip[j];
+    if (!skipped && !filter_[j]->NodeLocal()) return nullptr;
+    reuse_signature_.push_back(skipped ? 1 : 0);
+    reuse_signature_.push_back(skipped ? 0 : filter_[j]->StateVersion());
+  }
+  api::SchedulingEquivalenceKey(pod, reuse_key_);
+  return &result_cache_.Acquire(reuse_key_, api::HashEquivalenceKey(reuse_key_), snapshot,
+                                reuse_signature_);
 }
 
 ScheduleResult Framework::SchedulePod(CycleState& state, const api::Pod& pod,
@@ -293,6 +412,10 @@ ScheduleResult Framework::SchedulePod(CycleState& state, const api::Pod& pod,
   ScheduleResult result;
   Diagnosis& diag = result.diagnosis;
   diag.num_nodes = snapshot.num_nodes();
+  if (metrics_ != nullptr) {
+    sample_plugins_ = cycles_++ % 10 == 0;
+    std::fill(rejected_at_.begin(), rejected_at_.end(), 0);
+  }
   if (snapshot.num_nodes() == 0) {
     result.status = Status::Unschedulable("no nodes available to schedule pods");
     diag.pre_filter_status = result.status;
@@ -314,26 +437,64 @@ ScheduleResult Framework::SchedulePod(CycleState& state, const api::Pod& pod,
       options.score_all_nodes ? diag.num_nodes
                               : config::NumNodesToScore(diag.num_nodes, percentage_);
   feasible_.clear();
+  reuse_ = AcquireReuse(state, pod, snapshot, options);
+  struct ClearReuse {  // RunScore may also be called on its own (extender): never with a stale class
+    ResultCache::Class*& c;
+    ~ClearReuse() { c = nullptr; }
+  } clear_reuse{reuse_};
   size_t start = slots == 0 ? 0 : next_start_ % slots;
   size_t processed = 0;
   std::pair<std::string_view, int32_t>* last_reason = nullptr;  // into diag.reason_counts
   std::string_view last_plugin;
-  for (size_t k = 0; k < slots; ++k) {
-    size_t i = (start + k) % slots;
-    const NodeInfo& ni = nodes[i];
+  const std::span<const uint64_t> gens = snapshot.generations();  // sized: see AcquireReuse
+  uint16_t last_hit_id = 0;  // verdict id (never 0 for a rejection) that last_reason counts
+  const uint64_t* stored_gen = reuse_ != nullptr ? reuse_->verdict_generations() : nullptr;
+  uint64_t reused = 0;
+  size_t i = start;
+  for (size_t k = 0; k < slots; ++k, i = i + 1 == slots ? 0 : i + 1) {  // i = (start + k) % slots
     processed = k + 1;
-    if (!ni.valid()) continue;
-    ++result.evaluated_nodes;
-    Status s = RunFilter(state, pod, ni);
-    if (s.ok()) {
-      feasible_.push_back(static_cast<NodeIndex>(i));
-      if (static_cast<int32_t>(feasible_.size()) >= num_to_find) break;
-      continue;
+    Status s;
+    bool from_cache = false;  // a stored verdict: no plugin ran (plugin evaluation metrics)
+    // A stored verdict implies the node was valid and, its generation being unchanged, still is:
+    // the hit path reads only the flat generation array and the class's verdict ids.
+    if (stored_gen != nullptr && stored_gen[i] == gens[i]) {  // reuse_->HasVerdict(i, gens[i])
+      ++result.evaluated_nodes;
+      ++reused;
+      if (reuse_->Feasible(i)) {
+        feasible_.push_back(static_cast<NodeIndex>(i));
+        if (static_cast<int32_t>(feasible_.size()) >= num_to_find) break;
+        continue;
+      }
+      // The same stored rejection as the last one counted: count it without building a Status.
+      const uint16_t id = reuse_->VerdictIdAt(i);
+      if (id == last_hit_id && last_reason != nullptr) {
+        ++last_reason->second;
+        continue;
+      }
+      s = reuse_->Verdict(i);
+      last_hit_id = id;
+      from_cache = true;
+    } else {
+      const NodeInfo& ni = nodes[i];
+      if (!ni.valid()) continue;
+      ++result.evaluated_nodes;
+      s = RunFilter(state, pod, ni);
+      if (reuse_ != nullptr) {
+        reuse_->StoreVerdict(i, gens[i], s);
+        ++result_cache_.stats().filter_evaluated;
+      }
+      if (s.ok()) {
+        feasible_.push_back(static_cast<NodeIndex>(i));
+        if (static_cast<int32_t>(feasible_.size()) >= num_to_find) break;
+        continue;
+      }
+      last_hit_id = 0;  // last_reason no longer belongs to a stored verdict
     }
     if (s.IsError()) {
       result.status = s;
       return result;
     }
+    if (metrics_ != nullptr && !from_cache) CountRejection(s.plugin());
     if (s.code() != Code::kUnschedulableAndUnresolvable) diag.unresolvable_everywhere = false;
     if (options.record_verdicts) diag.verdicts.push_back(NodeVerdict{static_cast<NodeIndex>(i), s});
     // Reasons and plugin names are interned constants, so a repeat of the last rejection is
@@ -358,14 +519,19 @@ ScheduleResult Framework::SchedulePod(CycleState& state, const api::Pod& pod,
     AddUnique(diag.unschedulable_plugins, s.plugin());
   }
   if (slots > 0) next_start_ = (start + processed) % slots;
+  result_cache_.stats().filter_reused += reused;
   result.feasible_nodes = static_cast<int32_t>(feasible_.size());
+  // Nodes with a reused verdict ran no Filter plugin.
+  if (metrics_ != nullptr) CountFilterEvaluations(state, result.evaluated_nodes - static_cast<int32_t>(reused));
 
   if (feasible_.empty()) {
+    PointTimer post_timer(post_filter_.empty() ? nullptr : metrics_, metrics::Point::kPostFilter);
     for (auto* pf : post_filter_) {
       std::string nominated;
       Status s = pf->PostFilter(state, pod, snapshot, diag.verdicts, &nominated);
       if (!s.ok() && !s.reason().empty()) diag.post_filter_messages.emplace_back(s.reason());
     }
+    post_timer.Done(Status::Unschedulable({}));
     result.status = Status(diag.unresolvable_everywhere ? Code::kUnschedulableAndUnresolvable
                                                         : Code::kUnschedulable,
                            {});
@@ -397,63 +563,130 @@ ScheduleResult Framework::SchedulePod(CycleState& state, const api::Pod& pod,
     }
   }
   result.node = chosen;
+  // The three best totals for the decision log: an insertion into a fixed array, no allocation.
+  for (size_t i = 0; i < feasible_.size(); ++i) {
+    int32_t pos = result.top_count;
+    while (pos > 0 && result.top_scores[static_cast<size_t>(pos - 1)].total < totals_[i]) --pos;
+    if (pos >= static_cast<int32_t>(result.top_scores.size())) continue;
+    int32_t last = std::min<int32_t>(result.top_count, static_cast<int32_t>(result.top_scores.size()) - 1);
+    for (int32_t k = last; k > pos; --k) {
+      result.top_scores[static_cast<size_t>(k)] = result.top_scores[static_cast<size_t>(k - 1)];
+    }
+    result.top_scores[static_cast<size_t>(pos)] = NodeScore{feasible_[i], totals_[i]};
+    if (result.top_count < static_cast<int32_t>(result.top_scores.size())) ++result.top_count;
+  }
   return result;
 }
 
 Status Framework::RunReserve(CycleState& state, const api::Pod& pod, const NodeInfo& node) {
+  PointTimer timer(metrics_, metrics::Point::kReserve);
   for (size_t i = 0; i < reserve_.size(); ++i) {
-    Status s = reserve_[i]->Reserve(state, pod, node);
+    PluginTimer pt(metrics_ ? m_reserve_[i] : nullptr, sample_plugins_);
+    Status s = pt.Done(reserve_[i]->Reserve(state, pod, node));
     if (!s.ok()) {
       s.WithPlugin(reserve_[i]->Name());
+      timer.Done(s);
       RunUnreserve(state, pod, node.name());
       return s;
     }
   }
-  return Status::Success();
+  return timer.Done(Status::Success());
 }
 
 void Framework::RunUnreserve(CycleState& state, const api::Pod& pod, std::string_view node) {
+  PointTimer timer(metrics_, metrics::Point::kUnreserve);
   for (auto it = reserve_.rbegin(); it != reserve_.rend(); ++it) (*it)->Unreserve(state, pod, node);
+  timer.Done(Status::Success());
 }
 
 Status Framework::RunPermit(CycleState& state, const api::Pod& pod, std::string_view node) {
-  for (auto* p : permit_) {
+  PointTimer timer(metrics_, metrics::Point::kPermit);
+  for (size_t i = 0; i < permit_.size(); ++i) {
+    PermitPlugin* p = permit_[i];
     common::Duration timeout{0};
-    Status s = p->Permit(state, pod, node, &timeout);
+    PluginTimer pt(metrics_ ? m_permit_[i] : nullptr, sample_plugins_);
+    Status s = pt.Done(p->Permit(state, pod, node, &timeout));
     if (s.ok()) continue;
     s.WithPlugin(p->Name());
     if (s.IsWait()) {
       // Waiting pods (gang scheduling) are not supported yet: reject so the pod is retried.
-      return Status::Error("plugin " + std::string(p->Name()) + " asked to wait at Permit, which is not supported");
+      return timer.Done(Status::Error("plugin " + std::string(p->Name()) +
+                                      " asked to wait at Permit, which is not supported"));
     }
-    return s;
+    return timer.Done(s);
   }
-  return Status::Success();
+  return timer.Done(Status::Success());
 }
 
 Status Framework::RunPreBind(CycleState& state, const api::Pod& pod, std::string_view node) {
+  PointTimer timer(metrics_, metrics::Point::kPreBind);
   for (auto* p : pre_bind_) {
     Status s = p->PreBind(state, pod, node);
     if (!s.ok()) {
       s.WithPlugin(p->Name());
-      return s;
+      return timer.Done(s);
     }
   }
-  return Status::Success();
+  return timer.Done(Status::Success());
 }
 
 Status Framework::RunBind(CycleState& state, const api::Pod& pod, std::string_view node) {
+  PointTimer timer(metrics_, metrics::Point::kBind);
   for (auto* p : bind_) {
     Status s = p->Bind(state, pod, node);
     if (s.IsSkip()) continue;
     s.WithPlugin(p->Name());
-    return s;
+    return timer.Done(s);
   }
-  return Status::Error("no bind plugin bound pod " + pod.Key());
+  return timer.Done(Status::Error("no bind plugin bound pod " + pod.Key()));
 }
 
 void Framework::RunPostBind(CycleState& state, const api::Pod& pod, std::string_view node) {
+  PointTimer timer(metrics_, metrics::Point::kPostBind);
   for (auto* p : post_bind_) p->PostBind(state, pod, node);
+  timer.Done(Status::Success());
+}
+
+void Framework::SetMetrics(metrics::ProfileMetrics* m) {
+  metrics_ = m;
+  auto resolve = [m](const auto& plugins, metrics::Point point) {
+    std::vector<metrics::PluginMetrics*> out;
+    for (const auto* p : plugins) out.push_back(m == nullptr ? nullptr : m->ForPlugin(p->Name(), point));
+    return out;
+  };
+  m_pre_filter_ = resolve(pre_filter_, metrics::Point::kPreFilter);
+  m_filter_ = resolve(filter_, metrics::Point::kFilter);
+  m_pre_score_ = resolve(pre_score_, metrics::Point::kPreScore);
+  m_score_.clear();
+  for (const auto& sp : score_) {
+    m_score_.push_back(m == nullptr ? nullptr : m->ForPlugin(sp.plugin->Name(), metrics::Point::kScore));
+  }
+  m_reserve_ = resolve(reserve_, metrics::Point::kReserve);
+  m_permit_ = resolve(permit_, metrics::Point::kPermit);
+  rejected_at_.assign(filter_.size(), 0);
+}
+
+void Framework::CountRejection(std::string_view plugin) {
+  // Plugin names are the plugins' own literals: compare by address first (the common case).
+  for (size_t j = 0; j < filter_.size(); ++j) {
+    std::string_view name = filter_[j]->Name();
+    if (name.data() == plugin.data() || name == plugin) {
+      ++rejected_at_[j];
+      return;
+    }
+  }
+}
+
+void Framework::CountFilterEvaluations(const CycleState& state, int32_t evaluated) {
+  // Filter runs the plugins in order and stops at the first rejection, so plugin j ran on every
+  // evaluated node that no earlier plugin rejected (kube-scheduler counts each such run).
+  const auto& skip = state.skip_filter();
+  int64_t reaching = evaluated;
+  for (size_t j = 0; j < filter_.size(); ++j) {
+    if (j < skip.size() && skip[j]) continue;
+    m_filter_[j]->CountEvaluations(reaching);
+    reaching -= rejected_at_[j];
+  }
 }
 
 std::vector<std::string> Framework::PluginNames(config::Point point) const {

@@ -17,6 +17,7 @@
 // Hot path: SchedulePod allocates per pod (CycleState), never per node.
 #pragma once
 
+#include <array>
 #include <cstdint>
 #include <memory>
 #include <span>
@@ -30,6 +31,8 @@
 #include "src/framework/handle.h"
 #include "src/framework/plugin.h"
 #include "src/framework/registry.h"
+#include "src/framework/runtime/result_cache.h"
+#include "src/metrics/scheduler_metrics.h"
 
 namespace gpusched::framework::runtime {
 
@@ -50,11 +53,26 @@ struct Diagnosis {
   std::string Message() const;
 };
 
-// Per-plugin score of one node, for explain and decision logs.
+// One Score plugin's contribution to one node's total (explain).
+struct PluginScore {
+  std::string_view plugin;
+  int64_t raw = 0;         // ScoreNodes' output, before NormalizeScore
+  int64_t normalized = 0;  // after NormalizeScore; equal to raw when the plugin has none
+  int64_t weight = 1;      // the profile's weight for the plugin
+  int64_t weighted = 0;    // normalized × weight, the amount added to the total
+};
+
+// Per-plugin score of one node, for explain. Plugins whose PreScore returned Skip are absent.
 struct ScoreBreakdown {
   NodeIndex node = kNoNode;
   int64_t total = 0;
-  std::vector<std::pair<std::string_view, int64_t>> by_plugin;  // weighted
+  std::vector<PluginScore> by_plugin;  // in the profile's score order
+};
+
+// A node's weighted total (decision logs).
+struct NodeScore {
+  NodeIndex node = kNoNode;
+  int64_t total = 0;
 };
 
 struct ScheduleResult {
@@ -64,6 +82,10 @@ struct ScheduleResult {
   Status status;                // success, rejected (see diagnosis) or error
   Diagnosis diagnosis;
   std::vector<ScoreBreakdown> scores;  // only with record_scores
+  // The highest totals, best first (ties in node order); top_count of them are set. Filled
+  // whenever Score ran (two or more feasible nodes), at no allocation.
+  std::array<NodeScore, 3> top_scores{};
+  int32_t top_count = 0;
 };
 
 struct SchedulePodOptions {
@@ -106,8 +128,24 @@ class Framework {
   std::vector<std::string> PluginNames(config::Point point) const;
   bool HasBindPlugins() const { return !bind_.empty(); }
 
+  // Records kube-scheduler's framework metrics into `m` (nullptr: none, the default): extension
+  // point durations, plugin evaluations (PreFilter, Filter, PreScore, Score) and, in one cycle in
+  // ten (a counter, not the random source, so simulations stay reproducible), per-plugin
+  // durations of the points that run once per pod. Filter is never timed per node.
+  // REQUIRES: before the first cycle.
+  void SetMetrics(metrics::ProfileMetrics* m);
+
+  // Result reuse across equivalent pods (result_cache.h): on by default. Off gives the same
+  // placements at full per-node cost (differential tests, benchmarks). Not used when recording
+  // verdicts or scores (explain).
+  void SetResultReuse(bool on) { reuse_enabled_ = on; }
+  const ResultCache::Stats& result_reuse_stats() const { return result_cache_.stats(); }
+  metrics::ProfileMetrics* metrics() const { return metrics_; }
+
  private:
   Framework() = default;
+  void CountRejection(std::string_view plugin);
+  void CountFilterEvaluations(const CycleState& state, int32_t evaluated);
   struct Scored {
     ScorePlugin* plugin;
     int64_t weight;
@@ -130,11 +168,31 @@ class Framework {
   std::vector<BindPlugin*> bind_;
   std::vector<PostBindPlugin*> post_bind_;
 
+  // Metrics (null when off); per-plugin handles parallel to the plugin lists above.
+  metrics::ProfileMetrics* metrics_ = nullptr;
+  std::vector<metrics::PluginMetrics*> m_pre_filter_, m_filter_, m_pre_score_, m_score_, m_reserve_,
+      m_permit_;
+  std::vector<int32_t> rejected_at_;  // per filter plugin: nodes it rejected this cycle
+  uint64_t cycles_ = 0;
+  bool sample_plugins_ = false;
+
   // Reusable buffers (one scheduling thread).
   std::vector<NodeIndex> feasible_;
   std::vector<int64_t> totals_;
   std::vector<int64_t> plugin_scores_;
   size_t next_start_ = 0;
+
+  // Result reuse (result_cache.h). reuse_ is the class of the pod in the current cycle, or null.
+  // Returns the class when every Filter plugin that runs for the pod is node-local.
+  ResultCache::Class* AcquireReuse(const CycleState& state, const api::Pod& pod,
+                                   const Snapshot& snapshot, const SchedulePodOptions& options);
+  bool reuse_enabled_ = true;
+  ResultCache result_cache_;
+  ResultCache::Class* reuse_ = nullptr;
+  std::string reuse_key_;
+  std::vector<uint64_t> reuse_signature_;
+  std::vector<NodeIndex> stale_nodes_;
+  std::vector<int64_t> stale_scores_;
 };
 
 }  // namespace gpusched::framework::runtime

@@ -24,12 +24,33 @@ class TestPlugin final : public QueueSortPlugin, public FilterPlugin, public Sco
   Status Bind(CycleState&, const api::Pod&, std::string_view) override { return Status::Success(); }
 };
 
+// Scores 10 × name length and normalizes to 0..100 of the best node (explain's raw/normalized).
+class NormPlugin final : public ScorePlugin {
+ public:
+  std::string_view Name() const override { return "Norm"; }
+  int64_t Score(const CycleState&, const api::Pod&, const NodeInfo& n) const override {
+    return 10 * static_cast<int64_t>(n.name().size());
+  }
+  bool HasNormalizeScore() const override { return true; }
+  Status NormalizeScore(const CycleState&, const api::Pod&, std::span<int64_t> scores) const override {
+    int64_t max = 1;
+    for (int64_t s : scores) max = std::max(max, s);
+    for (int64_t& s : scores) s = s * 100 / max;
+    return Status::Success();
+  }
+};
+
 class FrameworkTest : public ::testing::Test {
  protected:
   void SetUp() override {
     ASSERT_TRUE(registry_
                     .Register("Test", [](const boost::json::value&, Handle&) -> common::StatusOr<PluginPtr> {
                       return PluginPtr(std::make_unique<TestPlugin>());
+                    })
+                    .ok());
+    ASSERT_TRUE(registry_
+                    .Register("Norm", [](const boost::json::value&, Handle&) -> common::StatusOr<PluginPtr> {
+                      return PluginPtr(std::make_unique<NormPlugin>());
                     })
                     .ok());
   }
@@ -111,6 +132,65 @@ TEST_F(FrameworkTest, PercentageOfNodesToScoreStopsEarlyAndRotates) {
   EXPECT_EQ(r2.feasible_nodes, 420);
   EXPECT_TRUE(r1.status.ok());
   EXPECT_TRUE(r2.status.ok());
+}
+
+TEST_F(FrameworkTest, RecordScoresBreaksEachTotalDownPerPluginWithRawNormalizedAndWeight) {
+  config::Profile p = Profile();
+  p.plugins.at(config::Point::kScore).enabled.push_back({"Norm", 3, ""});
+  auto fw = Framework::Create(p, 100, registry_, handle_);
+  ASSERT_TRUE(fw.ok()) << fw.status().ToString();
+  for (auto n : {"cpu-1", "ok", "long-ok", "longest-ok"}) AddNode(n);
+  api::Pod pod;
+  CycleState state;
+  SchedulePodOptions opts;
+  opts.record_scores = true;
+  opts.record_verdicts = true;
+  auto r = (*fw)->SchedulePod(state, pod, snapshot_, random_, opts);
+  ASSERT_TRUE(r.status.ok()) << r.status.ToString();
+  ASSERT_EQ(r.scores.size(), 3u);
+  ASSERT_EQ(r.diagnosis.verdicts.size(), 1u);
+  EXPECT_EQ(snapshot_.at(r.diagnosis.verdicts[0].node).name(), "cpu-1");
+  EXPECT_EQ(r.diagnosis.verdicts[0].status.plugin(), "Test");
+  for (const auto& b : r.scores) {
+    std::string_view name = snapshot_.at(b.node).name();
+    SCOPED_TRACE(std::string(name));
+    const int64_t len = static_cast<int64_t>(name.size());
+    ASSERT_EQ(b.by_plugin.size(), 2u);
+    EXPECT_EQ(b.by_plugin[0].plugin, "Test");
+    EXPECT_EQ(b.by_plugin[0].raw, len);
+    EXPECT_EQ(b.by_plugin[0].normalized, len) << "no NormalizeScore: normalized is raw";
+    EXPECT_EQ(b.by_plugin[0].weight, 1);
+    EXPECT_EQ(b.by_plugin[0].weighted, len);
+    EXPECT_EQ(b.by_plugin[1].plugin, "Norm");
+    EXPECT_EQ(b.by_plugin[1].raw, 10 * len);
+    EXPECT_EQ(b.by_plugin[1].normalized, 10 * len * 100 / 100) << "longest-ok has 10 chars: max 100";
+    EXPECT_EQ(b.by_plugin[1].weight, 3);
+    EXPECT_EQ(b.by_plugin[1].weighted, 3 * b.by_plugin[1].normalized);
+    EXPECT_EQ(b.total, b.by_plugin[0].weighted + b.by_plugin[1].weighted);
+  }
+  EXPECT_EQ(snapshot_.at(r.node).name(), "longest-ok");
+  ASSERT_EQ(r.top_count, 3);
+  EXPECT_EQ(r.top_scores[0].node, r.node);
+  EXPECT_GE(r.top_scores[0].total, r.top_scores[1].total);
+  EXPECT_GE(r.top_scores[1].total, r.top_scores[2].total);
+}
+
+TEST_F(FrameworkTest, TopScoresKeepTheThreeBestWithoutRecordingBreakdowns) {
+  auto fw = Framework::Create(Profile(), 100, registry_, handle_);
+  ASSERT_TRUE(fw.ok());
+  for (auto n : {"a", "bbbb", "cc", "dddddd", "eee"}) AddNode(n);
+  api::Pod pod;
+  CycleState state;
+  auto r = (*fw)->SchedulePod(state, pod, snapshot_, random_);
+  ASSERT_TRUE(r.status.ok());
+  EXPECT_TRUE(r.scores.empty()) << "breakdowns are recorded only on request";
+  ASSERT_EQ(r.top_count, 3);
+  EXPECT_EQ(snapshot_.at(r.top_scores[0].node).name(), "dddddd");
+  EXPECT_EQ(r.top_scores[0].total, 6);
+  EXPECT_EQ(snapshot_.at(r.top_scores[1].node).name(), "bbbb");
+  EXPECT_EQ(r.top_scores[1].total, 4);
+  EXPECT_EQ(snapshot_.at(r.top_scores[2].node).name(), "eee");
+  EXPECT_EQ(r.top_scores[2].total, 3);
 }
 
 }  // namespace

@@ -249,6 +249,7 @@ HttpRestClient::HttpRestClient(ClusterConfig config, HttpClientOptions options, 
       clock_(deps.clock),
       wait_(deps.wait),
       credentials_(std::move(deps.credentials)),
+      metrics_(deps.metrics),
       limiter_(options_.qps, options_.burst, deps.clock, deps.wait),
       random_(deps.random) {}
 
@@ -537,7 +538,13 @@ common::StatusOr<Response> HttpRestClient::Execute(
   for (int attempt = 1; attempt <= options_.max_attempts; ++attempt) {
     if (cancelled_.load())
       return common::UnavailableError(what + ": cancelled (client shutting down)");
-    limiter_.Accept();
+    if (metrics_ != nullptr && options_.qps > 0) {
+      common::TimePoint waited_from = clock_.Now();
+      limiter_.Accept();
+      metrics_->ObserveRateLimiterWait(std::chrono::duration<double>(clock_.Now() - waited_from).count());
+    } else {
+      limiter_.Accept();
+    }
     if (cancelled_.load())
       return common::UnavailableError(what + ": cancelled (client shutting down)");
     Credentials creds;
@@ -558,6 +565,13 @@ common::StatusOr<Response> HttpRestClient::Execute(
     ReleaseHandle(t.curl);
     t.curl = nullptr;
     creds = Credentials();
+    if (metrics_ != nullptr) {
+      // A watch's duration is its lifetime, not a latency: counted, not timed.
+      metrics_->ObserveRequest(on_line != nullptr ? "WATCH" : request.method,
+                               s.ok() ? static_cast<int>(t.status) : 0,
+                               on_line != nullptr ? -1.0
+                                                  : std::chrono::duration<double>(clock_.Now() - start).count());
+    }
 
     if (common::V(6)) {
       spdlog::info(

@@ -47,6 +47,7 @@
 #include "src/kube/client/kubeconfig.h"
 #include "src/kube/client/rate_limiter.h"
 #include "src/kube/rest_client.h"
+#include "src/metrics/component_metrics.h"
 
 namespace gpusched::kube::client {
 
@@ -98,6 +99,8 @@ struct HttpClientDeps {
   common::Random& random;
   WaitFn wait;
   CredentialProviderPtr credentials;
+  // Request counts, latencies and rate-limiter waits (null: none). Must outlive the client.
+  metrics::ApiClientMetrics* metrics = nullptr;
 };
 
 class HttpRestClient final : public RestClient {
@@ -143,6 +146,7 @@ class HttpRestClient final : public RestClient {
   const common::Clock& clock_;
   const WaitFn wait_;
   const CredentialProviderPtr credentials_;
+  metrics::ApiClientMetrics* const metrics_;
   RateLimiter limiter_;
   std::string base_url_;    // scheme://host:port/prefix, the host replaced by tls_server_name
   std::string connect_to_;  // CURLOPT_CONNECT_TO entry when tls_server_name is set

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "src/kube/client/http_client.h"
 
+#include <map>
 #include <arpa/inet.h>
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
@@ -649,6 +650,49 @@ TEST(KubeApiClientOverHttpTest, BindsAPod) {
   EXPECT_EQ(*body, boost::json::parse(R"({"apiVersion":"v1","kind":"Binding",
       "metadata":{"name":"train-0","namespace":"ml","uid":"u-1","annotations":{"gpusched.io/gpus":"0,1"}},
       "target":{"apiVersion":"v1","kind":"Node","name":"gpu-node-7"}})"));
+}
+
+}  // namespace
+}  // namespace gpusched::kube::client
+
+namespace gpusched::kube::client {
+namespace {
+
+// Request counts by verb and code, latencies and rate-limiter waits reach the metrics registry.
+TEST(HttpRestClientMetricsTest, CountsEveryAttemptByVerbAndCode) {
+  int calls = 0;
+  TestHttpServer server([&](const testing::ReceivedRequest&) {
+    return ++calls == 1 ? Status(503) : Status(200, "{}");
+  });
+  metrics::Registry registry;
+  metrics::ApiClientMetrics m(registry);
+  common::FakeClock clock;
+  common::Random random{1};
+  HttpClientOptions opts = TestOptions();
+  opts.qps = 1000;
+  opts.burst = 10;
+  HttpClientDeps deps{clock, random, [&clock](Duration d) { clock.Advance(d); }, nullptr};
+  deps.metrics = &m;
+  ClusterConfig config;
+  config.server = server.url();
+  config.source = "test";
+  auto c = HttpRestClient::Create(std::move(config), opts, std::move(deps));
+  ASSERT_TRUE(c.ok()) << c.status().ToString();
+  auto r = (*c)->Do(Get("/api/v1/nodes"));
+  ASSERT_TRUE(r.ok()) << r.status().ToString();
+  EXPECT_EQ(r->status, 200);
+  std::map<std::string, double> counts;
+  uint64_t timed = 0, waited = 0;
+  for (const auto& f : registry.Gather()) {
+    for (const auto& s : f.series) {
+      if (f.name == "gpusched_api_client_requests_total") counts[s.label_values[0] + " " + s.label_values[1]] = s.value;
+      if (f.name == "gpusched_api_client_request_duration_seconds") timed += s.histogram.count;
+      if (f.name == "gpusched_api_client_rate_limiter_wait_seconds") waited += s.histogram.count;
+    }
+  }
+  EXPECT_EQ(counts, (std::map<std::string, double>{{"GET 200", 1}, {"GET 503", 1}}));
+  EXPECT_EQ(timed, 2u);
+  EXPECT_EQ(waited, 2u);  // the limiter is consulted once per attempt
 }
 
 }  // namespace

@@ -5,6 +5,8 @@
 #include <bit>
 #include <cmath>
 #include <memory>
+#include <optional>
+#include <string>
 #include <utility>
 #include <vector>
 
@@ -30,6 +32,7 @@ const framework::StateKey kPreScoreKey{"GpuFit/PreScore"};
 
 struct PreFilterState final : framework::StateData {
   api::GpuRequest request;
+  PodPolicy policy;
   // For each distinct node model atom of the snapshot: whether it satisfies request.models.
   // Sorted by atom id. Empty when the pod accepts any model.
   std::vector<std::pair<uint32_t, bool>> model_matches;
@@ -61,19 +64,95 @@ int32_t HealthyGpus(const api::NodeGpuInfo& g) {
 
 std::string_view ModeName(ScoreMode m) { return m == ScoreMode::kBestFit ? "BestFit" : "Default"; }
 
+std::optional<Pack> PackFromArg(std::string_view v) {
+  if (v == "Binpack") return Pack::kBinpack;
+  if (v == "Spread") return Pack::kSpread;
+  return std::nullopt;
+}
+
+std::optional<Pack> PackFromAnnotation(std::string_view v) {
+  if (v == "binpack") return Pack::kBinpack;
+  if (v == "spread") return Pack::kSpread;
+  return std::nullopt;
+}
+
+framework::DevicePolicy DevicePolicyOf(Pack p) {
+  return p == Pack::kSpread ? framework::DevicePolicy::kSpread : framework::DevicePolicy::kBinpack;
+}
+
+bool NeedsIsland(const PodPolicy& p, const api::GpuRequest& req) {
+  return p.require_island && req.count > 1;
+}
+
 }  // namespace
 
 struct GpuFit::PreScoreState final : framework::StateData {
-  int64_t request_milli = 0;  // k * d
+  int64_t request_milli = 0;  // k * d; 0 when d is derived per node (memory-only shares)
   int64_t request_cpu = 0;    // c, millicores
+  api::GpuRequest request;
+  Pack node_policy = Pack::kBinpack;
 };
+
+common::StatusOr<PodPolicy> ResolvePodPolicy(const Args& args, const api::Pod& pod) {
+  PodPolicy out{args.node_policy, args.gpu_policy, args.require_nvlink_island};
+  if (const std::string* v = pod.meta.Annotation(kGpuPolicyAnnotation)) {
+    const std::string_view text = common::Trim(*v);
+    const size_t slash = text.find('/');
+    std::optional<Pack> node = PackFromAnnotation(text.substr(0, slash));
+    std::optional<Pack> gpu =
+        slash == std::string_view::npos ? node : PackFromAnnotation(text.substr(slash + 1));
+    if (!node || !gpu) {
+      return common::InvalidArgumentError(
+          "annotation " + std::string(kGpuPolicyAnnotation) + ": invalid value " +
+          common::Quote(*v) + " (want binpack, spread or <node>/<gpu>, e.g. spread/binpack)");
+    }
+    out.node = *node;
+    out.gpu = *gpu;
+  }
+  if (const std::string* v = pod.meta.Annotation(kNvlinkIslandAnnotation)) {
+    const std::string_view text = common::Trim(*v);
+    if (text == "required") {
+      out.require_island = true;
+    } else if (text == "preferred") {
+      out.require_island = false;
+    } else {
+      return common::InvalidArgumentError("annotation " + std::string(kNvlinkIslandAnnotation) +
+                                          ": invalid value " + common::Quote(*v) +
+                                          " (want required or preferred)");
+    }
+  }
+  return out;
+}
 
 common::StatusOr<Args> ParseArgs(const boost::json::value& raw) {
   Args out;
   helper::ArgErrors errors;
   if (const boost::json::object* obj = helper::ArgsObject(raw, errors)) {
-    helper::CheckKnownFields(*obj, "", {"fitWeight", "utilizationWeight", "scoreMode"}, errors,
-                             /*allow_type_meta=*/true);
+    helper::CheckKnownFields(*obj, "",
+                             {"fitWeight", "utilizationWeight", "scoreMode", "nodePolicy",
+                              "gpuPolicy", "requireNvlinkIsland", "hamiAnnotations"},
+                             errors, /*allow_type_meta=*/true);
+    for (auto [field, slot] : {std::pair<std::string_view, Pack*>{"nodePolicy", &out.node_policy},
+                               std::pair<std::string_view, Pack*>{"gpuPolicy", &out.gpu_policy}}) {
+      if (std::optional<std::string_view> v = helper::GetString(*obj, field, "", errors)) {
+        if (std::optional<Pack> p = PackFromArg(*v)) {
+          *slot = *p;
+        } else {
+          errors.Add(field, "unsupported value " + common::Quote(*v) + ", want Binpack or Spread");
+        }
+      }
+    }
+    for (auto [field, slot] :
+         {std::pair<std::string_view, bool*>{"requireNvlinkIsland", &out.require_nvlink_island},
+          std::pair<std::string_view, bool*>{"hamiAnnotations", &out.hami_annotations}}) {
+      if (const boost::json::value* v = obj->if_contains(field)) {
+        if (v->is_bool()) {
+          *slot = v->get_bool();
+        } else if (!v->is_null()) {
+          errors.Add(field, "must be a boolean");
+        }
+      }
+    }
     bool weights_valid = true;
     if (std::optional<int64_t> w = helper::GetInt(*obj, "fitWeight", "", errors)) {
       weights_valid &= helper::CheckRange(*w, 0, 100, "fitWeight", errors);
@@ -102,9 +181,9 @@ common::StatusOr<Args> ParseArgs(const boost::json::value& raw) {
 }
 
 common::StatusOr<framework::PluginPtr> GpuFit::Create(const boost::json::value& args,
-                                                      framework::Handle& /*handle*/) {
+                                                      framework::Handle& handle) {
   GPUSCHED_ASSIGN_OR_RETURN(Args parsed, ParseArgs(args));
-  return framework::PluginPtr(std::make_unique<GpuFit>(parsed));
+  return framework::PluginPtr(std::make_unique<GpuFit>(parsed, &handle.clock()));
 }
 
 std::string_view GpuFit::Name() const { return names::kGpuFit; }
@@ -115,8 +194,13 @@ framework::Status GpuFit::PreFilter(framework::CycleState& state, const api::Pod
     return framework::Status::Unresolvable(common::Str(common::Intern(pod.gpu_error)));
   }
   if (pod.gpu.empty()) return framework::Status::Skip();
+  common::StatusOr<PodPolicy> policy = ResolvePodPolicy(args_, pod);
+  if (!policy.ok()) {
+    return framework::Status::Unresolvable(common::Str(common::Intern(policy.status().message())));
+  }
   auto s = std::make_unique<PreFilterState>();
   s->request = pod.gpu;
+  s->policy = *policy;
   if (!s->request.models.empty()) {
     uint32_t last = 0;
     bool have_last = false;
@@ -155,13 +239,18 @@ framework::Status GpuFit::Filter(const framework::CycleState& state, const api::
       (g.memory_mib <= 0 || req.min_device_memory_mib > g.memory_mib)) {
     return framework::Status::Unresolvable(kReasonInsufficientGpuMemory);
   }
-  if (req.share_memory_mib > 0 && g.memory_mib > 0 && req.share_memory_mib > g.memory_mib) {
+  if (req.shared() && !api::ResolveGpuShare(req, g)) {
     return framework::Status::Unresolvable(kReasonInsufficientGpuMemory);
   }
   if (req.count > HealthyGpus(g)) return framework::Status::Unresolvable(kReasonInsufficientGpu);
+  const bool island = NeedsIsland(s->policy, req);
+  if (island && !g.nvlink_known) return framework::Status::Unresolvable(kReasonNvlinkUnknown);
   const bool fits = req.shared() ? framework::GpuRequestFits(g, node.gpus, req)
                                  : node.FreeWholeGpus() >= req.count;
   if (!fits) return framework::Status::Unschedulable(kReasonInsufficientGpu);
+  if (island && !framework::FitsInOneIsland(g, node.gpus, req)) {
+    return framework::Status::Unschedulable(kReasonNoNvlinkIsland);
+  }
   return framework::Status::Success();
 }
 
@@ -174,6 +263,12 @@ framework::Status GpuFit::PreScore(framework::CycleState& state, const api::Pod&
   auto s = std::make_unique<PreScoreState>();
   s->request_milli = pod.gpu.TotalMilli();
   s->request_cpu = pod.requests.milli_cpu;
+  s->request = pod.gpu;
+  if (const PreFilterState* pf = state.Get<PreFilterState>(kPreFilterKey)) {
+    s->node_policy = pf->policy.node;
+  } else if (common::StatusOr<PodPolicy> p = ResolvePodPolicy(args_, pod); p.ok()) {
+    s->node_policy = p->node;
+  }
   state.Write(kPreScoreKey, std::move(s));
   return framework::Status::Success();
 }
@@ -191,18 +286,36 @@ int64_t GpuFit::ScoreOne(const PreScoreState& s, const framework::NodeInfo& node
         (denominator - cpu_left - gpu_left * (denominator / (2 * kBestFitGpuMilli)));
     return helper::FloorDiv(numerator, denominator);
   }
+  int64_t request_milli = s.request_milli;
+  if (s.request.shared() && s.request.milli == 0) {
+    const std::optional<api::GpuShare> share = api::ResolveGpuShare(s.request, node.node->gpu);
+    request_milli = share ? static_cast<int64_t>(s.request.count) * share->milli : 0;
+  }
   int64_t fit = 0;
-  if (free_milli > 0) {
+  if (s.node_policy == Pack::kSpread) {
+    const int64_t total = static_cast<int64_t>(node.node->gpu.count) * api::kMilliPerGpu;
+    if (total > 0) {
+      fit = std::clamp<int64_t>(framework::kMaxNodeScore * (free_milli - request_milli) / total, 0,
+                                framework::kMaxNodeScore);
+    }
+  } else if (free_milli > 0) {
     fit = std::min<int64_t>(framework::kMaxNodeScore,
-                            framework::kMaxNodeScore * s.request_milli / free_milli);
+                            framework::kMaxNodeScore * request_milli / free_milli);
   }
   int64_t util = kUnknownUtilizationScore;
   if (node.gpu_utilization >= 0) {
     const double u = std::min(node.gpu_utilization, 1.0);
     util = std::llround(static_cast<double>(framework::kMaxNodeScore) * (1.0 - u));
   }
-  return (args_.fit_weight * fit + args_.utilization_weight * util) /
-         (args_.fit_weight + args_.utilization_weight);
+  int64_t score = (args_.fit_weight * fit + args_.utilization_weight * util) /
+                  (args_.fit_weight + args_.utilization_weight);
+  // NVLink: a multi-GPU pod that would have to straddle islands of a node that publishes them
+  // scores half.
+  if (s.request.count > 1 && node.node->gpu.nvlink_known &&
+      !framework::FitsInOneIsland(node.node->gpu, node.gpus, s.request)) {
+    score /= 2;
+  }
+  return score;
 }
 
 int64_t GpuFit::Score(const framework::CycleState& state, const api::Pod& /*pod*/,
@@ -231,16 +344,74 @@ framework::Status GpuFit::NormalizeScore(const framework::CycleState& /*state*/,
 framework::Status GpuFit::Reserve(framework::CycleState& state, const api::Pod& pod,
                                   const framework::NodeInfo& node) {
   if (pod.gpu.empty()) return framework::Status::Success();
-  std::optional<api::GpuAssignment> chosen =
-      framework::ChooseDevicesBestFit(node.node->gpu, node.gpus, pod.gpu);
-  if (!chosen) return framework::Status::Unschedulable(kReasonInsufficientGpu);
+  PodPolicy policy{args_.node_policy, args_.gpu_policy, args_.require_nvlink_island};
+  if (const PreFilterState* pf = state.Get<PreFilterState>(kPreFilterKey)) policy = pf->policy;
+  const bool island = NeedsIsland(policy, pod.gpu);
+  std::optional<api::GpuAssignment> chosen = framework::ChooseDevices(
+      node.node->gpu, node.gpus, pod.gpu, DevicePolicyOf(policy.gpu), island);
+  if (!chosen) {
+    return framework::Status::Unschedulable(island ? kReasonNoNvlinkIsland
+                                                   : kReasonInsufficientGpu);
+  }
+  if (args_.hami_annotations) {
+    if (const std::string* reg = node.node->meta.Annotation(api::kHamiNodeRegisterAnnotation)) {
+      common::Status s = WriteHamiAnnotations(state, pod, node, *reg, *chosen);
+      if (!s.ok()) {
+        return framework::Status::Unschedulable(common::Str(common::Intern(s.message())));
+      }
+    }
+  }
   state.allocation().SetGpu(std::move(*chosen));
   return framework::Status::Success();
+}
+
+common::Status GpuFit::WriteHamiAnnotations(framework::CycleState& state, const api::Pod& pod,
+                                            const framework::NodeInfo& node,
+                                            const std::string& reg,
+                                            const api::GpuAssignment& chosen) const {
+  GPUSCHED_ASSIGN_OR_RETURN(std::vector<api::HamiDevice> devices,
+                            api::ParseHamiNodeRegister(reg));
+  // The devices go to the first container that asks for nvidia.com/gpu (else the first one).
+  int gpu_container = 0;
+  const common::Atom gpu = api::Names().nvidia_gpu;
+  for (size_t i = 0; i < pod.containers.size(); ++i) {
+    const api::Container& c = pod.containers[i];
+    if (c.limits.Get(gpu) > 0 || c.requests.Get(gpu) > 0) {
+      gpu_container = static_cast<int>(i);
+      break;
+    }
+  }
+  GPUSCHED_ASSIGN_OR_RETURN(
+      std::string allocate,
+      api::FormatHamiDevicesToAllocate(chosen, devices, node.node->gpu.memory_mib,
+                                       static_cast<int>(pod.containers.size()), gpu_container));
+  const int64_t now =
+      clock_ == nullptr
+          ? 0
+          : std::chrono::duration_cast<std::chrono::seconds>(clock_->Now().time_since_epoch())
+                .count();
+  ClearHamiAnnotations(state);
+  auto& a = state.allocation().annotations;
+  a.emplace_back(std::string(api::kHamiDevicesToAllocateAnnotation), std::move(allocate));
+  a.emplace_back(std::string(api::kHamiVgpuNodeAnnotation), std::string(node.name()));
+  a.emplace_back(std::string(api::kHamiVgpuTimeAnnotation), std::to_string(now));
+  a.emplace_back(std::string(api::kHamiBindTimeAnnotation), std::to_string(now));
+  a.emplace_back(std::string(api::kHamiBindPhaseAnnotation), "allocating");
+  return common::Status::Ok();
+}
+
+void GpuFit::ClearHamiAnnotations(framework::CycleState& state) {
+  std::erase_if(state.allocation().annotations, [](const auto& kv) {
+    return kv.first == api::kHamiDevicesToAllocateAnnotation ||
+           kv.first == api::kHamiVgpuNodeAnnotation || kv.first == api::kHamiVgpuTimeAnnotation ||
+           kv.first == api::kHamiBindTimeAnnotation || kv.first == api::kHamiBindPhaseAnnotation;
+  });
 }
 
 void GpuFit::Unreserve(framework::CycleState& state, const api::Pod& /*pod*/,
                        std::string_view /*node*/) {
   state.allocation().ClearGpu();
+  ClearHamiAnnotations(state);
 }
 
 }  // namespace gpusched::plugins::gpu_fit

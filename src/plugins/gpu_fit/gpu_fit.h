@@ -10,25 +10,48 @@
 //                the node has no GPUs:            "Insufficient nvidia.com/gpu"  Unresolvable
 //                a model list is set and the node model is unknown or not in it:
 //                                                 "GPU model mismatch"           Unresolvable
-//                per-GPU memory unknown or below the pod's minimum (or below a shared pod's share):
+//                per-GPU memory unknown or below the pod's minimum, or the pod's memory share
+//                does not resolve on the node (api::ResolveGpuShare: a percentage or a memory-
+//                derived compute share on a node of unknown memory, a share above one device):
 //                                                 "Insufficient GPU memory"      Unresolvable
 //                fewer healthy devices than requested:
 //                                                 "Insufficient nvidia.com/gpu"  Unresolvable
-//                not enough FREE devices (whole: fully free healthy devices; shared: a device
+//                NVLink island required (multi-GPU pods only) and the node publishes no islands:
+//                                                 "NVLink topology unknown"      Unresolvable
+//                not enough FREE devices (whole: fully free healthy devices; shared: devices
 //                with room for the share):        "Insufficient nvidia.com/gpu"  Unschedulable
+//                NVLink island required and no island has enough of them:
+//                                                 "No NVLink island with enough free GPUs"
+//                                                                                 Unschedulable
 //   PreScore   Default mode: Skip for pods without GPUs. BestFit mode scores every pod.
 //   Score      Default: (fitWeight * fit + utilizationWeight * util) / (fitWeight +
-//              utilizationWeight), where fit = 100 * requested milli-GPU / free milli-GPU (an
-//              exact fit scores 100) and util = 100 * (1 - NodeInfo::gpu_utilization), 50 when
-//              unknown. BestFit (FGD paper baseline): floor(100 * (1 - [(Cfree - c) / 2 / 128000 +
+//              utilizationWeight), where with node policy Binpack fit = 100 * requested milli-GPU
+//              / free milli-GPU (an exact fit scores 100), with Spread fit = 100 * (free -
+//              requested) / total milli-GPU (the emptiest node scores highest), and util = 100 *
+//              (1 - NodeInfo::gpu_utilization), 50 when unknown. A multi-GPU pod scores half on
+//              a node that publishes NVLink islands (nvlink_known) when its free devices of no
+//              single island suffice. BestFit (FGD paper baseline): floor(100 * (1 - [(Cfree - c) / 2 / 128000 +
 //              (Ifree - k*d) / 2 / 8000])) with free CPU millicores and idle GPU milli, then
 //              min-max normalized to 0..100 over the feasible nodes in NormalizeScore.
-//   Reserve    chooses devices with framework::ChooseDevicesBestFit, stores them in
-//              state.allocation().gpu and as annotation gpusched.io/gpu-devices; Unreserve clears
-//              both.
+//   Reserve    chooses devices with framework::ChooseDevices under the GPU-level policy (binpack:
+//              partly used devices first, spread: emptiest first; multi-GPU pods inside one
+//              NVLink island when possible), stores them in state.allocation().gpu and as
+//              annotation gpusched.io/gpu-devices; Unreserve clears both.
 //
 // Args (GpuFitArgs): fitWeight 0..100 (default 70), utilizationWeight 0..100 (default 30), not
-// both 0; scoreMode Default (default) | BestFit.
+// both 0; scoreMode Default (default) | BestFit; nodePolicy Binpack (default) | Spread (Default
+// score mode only); gpuPolicy Binpack (default) | Spread; requireNvlinkIsland bool (default
+// false); hamiAnnotations bool (default false): at Reserve, on nodes that publish
+// hami.io/node-nvidia-register, also write HAMi's hand-off annotations
+// (hami.io/vgpu-devices-to-allocate with the devices' UUIDs, hami.io/vgpu-node, vgpu-time,
+// bind-time, bind-phase=allocating) so HAMi's device plugin enforces the choice; a malformed
+// register annotation makes that node unschedulable for the pod with a message naming it.
+//
+// Per-pod overrides (annotations; a malformed value makes the pod unschedulable with a message
+// naming the annotation and value):
+//   gpusched.io/gpu-policy     binpack | spread (both levels) or "<node>/<gpu>", e.g.
+//                              "spread/binpack" (the syntax GpuFragmentation reads too)
+//   gpusched.io/nvlink-island  required | preferred
 //
 // Filter and Score allocate nothing, take no lock and may run concurrently.
 #pragma once
@@ -36,9 +59,11 @@
 #include <boost/json/value.hpp>
 #include <cstdint>
 #include <span>
+#include <string>
 #include <string_view>
 
 #include "src/api/types.h"
+#include "src/common/clock.h"
 #include "src/common/status.h"
 #include "src/framework/handle.h"
 #include "src/framework/plugin.h"
@@ -50,15 +75,33 @@ inline constexpr std::string_view kReasonInsufficientGpu = "Insufficient nvidia.
 inline constexpr std::string_view kReasonModelMismatch = "GPU model mismatch";
 inline constexpr std::string_view kReasonInsufficientGpuMemory = "Insufficient GPU memory";
 
+inline constexpr std::string_view kReasonNvlinkUnknown = "NVLink topology unknown";
+inline constexpr std::string_view kReasonNoNvlinkIsland = "No NVLink island with enough free GPUs";
+inline constexpr std::string_view kGpuPolicyAnnotation = "gpusched.io/gpu-policy";
+inline constexpr std::string_view kNvlinkIslandAnnotation = "gpusched.io/nvlink-island";
+
 enum class ScoreMode { kDefault, kBestFit };
+enum class Pack : uint8_t { kBinpack, kSpread };
 
 // Decoded and validated GpuFitArgs.
 struct Args {
   int64_t fit_weight = 70;
   int64_t utilization_weight = 30;
   ScoreMode score_mode = ScoreMode::kDefault;
+  Pack node_policy = Pack::kBinpack;
+  Pack gpu_policy = Pack::kBinpack;
+  bool require_nvlink_island = false;
+  bool hami_annotations = false;
 };
 common::StatusOr<Args> ParseArgs(const boost::json::value& args);
+
+// The pod's policies after its annotations; an error names the annotation and the value.
+struct PodPolicy {
+  Pack node = Pack::kBinpack;
+  Pack gpu = Pack::kBinpack;
+  bool require_island = false;
+};
+common::StatusOr<PodPolicy> ResolvePodPolicy(const Args& args, const api::Pod& pod);
 
 class GpuFit final : public framework::PreFilterPlugin,
                      public framework::FilterPlugin,
@@ -68,9 +111,11 @@ class GpuFit final : public framework::PreFilterPlugin,
  public:
   static common::StatusOr<framework::PluginPtr> Create(const boost::json::value& args,
                                                        framework::Handle& handle);
-  explicit GpuFit(Args args) : args_(args) {}
+  explicit GpuFit(Args args, const common::Clock* clock = nullptr) : args_(args), clock_(clock) {}
 
   std::string_view Name() const override;
+  // Filter and raw Score read only the pod's equivalence-key fields and the one NodeInfo.
+  bool NodeLocal() const override { return true; }
   framework::Status PreFilter(framework::CycleState& state, const api::Pod& pod,
                               const framework::Snapshot& snapshot) override;
   framework::Status Filter(const framework::CycleState& state, const api::Pod& pod,
@@ -94,8 +139,13 @@ class GpuFit final : public framework::PreFilterPlugin,
  private:
   struct PreScoreState;
   int64_t ScoreOne(const PreScoreState& s, const framework::NodeInfo& node) const;
+  common::Status WriteHamiAnnotations(framework::CycleState& state, const api::Pod& pod,
+                                      const framework::NodeInfo& node, const std::string& reg,
+                                      const api::GpuAssignment& chosen) const;
+  static void ClearHamiAnnotations(framework::CycleState& state);
 
   Args args_;
+  const common::Clock* clock_;  // for HAMi's vgpu-time; nullptr: 0
 };
 
 }  // namespace gpusched::plugins::gpu_fit

@@ -5,6 +5,7 @@
 
 #include <boost/json/parse.hpp>
 #include <cstdlib>
+#include <map>
 #include <memory>
 #include <new>
 #include <string>
@@ -461,6 +462,249 @@ TEST(GpuFitTest, ReserveAndUnreserve) {
   }
 }
 
+api::NodePtr IslandNode(std::string_view name, int gpus, std::string_view islands) {
+  testing::NodeBuilder b = MakeNode(name);
+  b.Cpu("64").Memory("512Gi").Gpus(gpus).GpuModel("A100-SXM4-40GB").GpuMemoryMiB(40960);
+  if (!islands.empty()) b.NvlinkIslands(islands);
+  return b.Ptr();
+}
+
+TEST(GpuFitTest, DevicePolicyAndIslandsAtReserve) {
+  struct Case {
+    std::string name;
+    std::string args;
+    api::Pod pod;
+    NodeSpec node;
+    framework::Code code;
+    std::string reason;       // when not success
+    std::string annotation;   // gpusched.io/gpu-devices
+  };
+  const std::vector<NodeSpec> none;
+  const std::vector<Case> cases = {
+      // Free milli: 700, 400, 1000, 1000.
+      {"binpack puts a share on the partly used device", "", SharedPod(300),
+       {IslandNode("n", 4, ""), {{0, 300}, {1, 600}}}, framework::Code::kSuccess, "", "1:300m"},
+      {"gpuPolicy Spread puts a share on the emptiest device", R"({"gpuPolicy": "Spread"})",
+       SharedPod(300), {IslandNode("n", 4, ""), {{0, 300}, {1, 600}}}, framework::Code::kSuccess,
+       "", "2:300m"},
+      {"the pod annotation overrides the GPU-level policy", "",
+       MakePod("ns", "p").Annotation("gpusched.io/gpu-policy", "binpack/spread")
+           .Annotation("gpusched.io/gpu-milli", "300").Obj(),
+       {IslandNode("n", 4, ""), {{0, 300}, {1, 600}}}, framework::Code::kSuccess, "", "2:300m"},
+      {"a memory share derives its compute share from the node", "",
+       MakePod("ns", "p").Annotation("gpusched.io/gpu-memory", "10240").Obj(),
+       {IslandNode("n", 2, ""), {{0, 900}}}, framework::Code::kSuccess, "", "1:250m:10240Mi"},
+      {"a percentage resolves to MiB on the node", "",
+       MakePod("ns", "p").Annotation("gpusched.io/gpu-memory-percent", "50").Obj(),
+       {IslandNode("n", 2, ""), {{0, 600}}}, framework::Code::kSuccess, "", "1:500m:20480Mi"},
+      {"a multi-device share takes the fullest devices under binpack", "",
+       MakePod("ns", "p").Gpus(2).Annotation("gpusched.io/gpu-milli", "200").Obj(),
+       {IslandNode("n", 4, ""), {{1, 500}, {3, 700}}}, framework::Code::kSuccess, "",
+       "1:200m,3:200m"},
+      // Islands {0,1,2,3} {4,5,6,7}; devices 0,1 used: island 0 has 2 free, island 1 has 4.
+      {"binpack takes the smallest island that fits", "", MakePod("ns", "p").Gpus(2).Obj(),
+       {IslandNode("n", 8, "0,1,2,3;4,5,6,7"), {{0, 1000}, {1, 1000}}},
+       framework::Code::kSuccess, "", "2,3"},
+      {"spread takes the largest island", R"({"gpuPolicy": "Spread"})",
+       MakePod("ns", "p").Gpus(2).Obj(),
+       {IslandNode("n", 8, "0,1,2,3;4,5,6,7"), {{0, 1000}, {1, 1000}}},
+       framework::Code::kSuccess, "", "4,5"},
+      // Islands {0,1} {2,3}; devices 0 and 2 used: no island has 2 free.
+      {"without the requirement the pod straddles islands", "", MakePod("ns", "p").Gpus(2).Obj(),
+       {IslandNode("n", 4, "0,1;2,3"), {{0, 1000}, {2, 1000}}}, framework::Code::kSuccess, "",
+       "1,3"},
+      {"with the requirement it does not fit", "",
+       MakePod("ns", "p").Gpus(2).Annotation("gpusched.io/nvlink-island", "required").Obj(),
+       {IslandNode("n", 4, "0,1;2,3"), {{0, 1000}, {2, 1000}}}, framework::Code::kUnschedulable,
+       std::string(kReasonNoNvlinkIsland), ""},
+  };
+  for (const Case& c : cases) {
+    SCOPED_TRACE(c.name);
+    auto plugin = MustCreate(c.args);
+    ASSERT_NE(plugin, nullptr);
+    ASSERT_EQ(c.pod.gpu_error, "");
+    framework::CycleState state;
+    const framework::Snapshot snapshot = SnapshotOf({c.node});
+    ASSERT_TRUE(plugin->PreFilter(state, c.pod, snapshot).ok());
+    const framework::NodeInfo node = Info(c.node);
+    framework::Status s = plugin->Reserve(state, c.pod, node);
+    EXPECT_EQ(s.code(), c.code);
+    if (!s.ok()) {
+      EXPECT_EQ(s.reason(), c.reason);
+      continue;
+    }
+    EXPECT_EQ(api::FormatGpuAssignment(state.allocation().gpu), c.annotation);
+  }
+}
+
+TEST(GpuFitTest, FilterNvlinkAndPolicyAnnotations) {
+  struct Case {
+    std::string name;
+    std::string args;
+    api::Pod pod;
+    NodeSpec node;
+    framework::Code prefilter;
+    framework::Code filter;
+    std::string reason;
+  };
+  const std::vector<Case> cases = {
+      {"requireNvlinkIsland rejects a node without topology",
+       R"({"requireNvlinkIsland": true})", MakePod("ns", "p").Gpus(2).Obj(),
+       {IslandNode("n", 4, "")}, framework::Code::kSuccess,
+       framework::Code::kUnschedulableAndUnresolvable, std::string(kReasonNvlinkUnknown)},
+      {"requireNvlinkIsland accepts an island with room", R"({"requireNvlinkIsland": true})",
+       MakePod("ns", "p").Gpus(2).Obj(), {IslandNode("n", 4, "0,1;2,3"), {{0, 1000}}},
+       framework::Code::kSuccess, framework::Code::kSuccess, ""},
+      {"requireNvlinkIsland rejects straddling islands", R"({"requireNvlinkIsland": true})",
+       MakePod("ns", "p").Gpus(2).Obj(),
+       {IslandNode("n", 4, "0,1;2,3"), {{0, 1000}, {2, 1000}}}, framework::Code::kSuccess,
+       framework::Code::kUnschedulable, std::string(kReasonNoNvlinkIsland)},
+      {"a single GPU never needs an island", R"({"requireNvlinkIsland": true})",
+       MakePod("ns", "p").Gpus(1).Obj(), {IslandNode("n", 4, "")}, framework::Code::kSuccess,
+       framework::Code::kSuccess, ""},
+      {"the pod can relax the requirement", R"({"requireNvlinkIsland": true})",
+       MakePod("ns", "p").Gpus(2).Annotation("gpusched.io/nvlink-island", "preferred").Obj(),
+       {IslandNode("n", 4, "")}, framework::Code::kSuccess, framework::Code::kSuccess, ""},
+      {"a GFD clique label is a known single island", R"({"requireNvlinkIsland": true})",
+       MakePod("ns", "p").Gpus(2).Obj(),
+       {MakeNode("n").Gpus(4).Label("nvidia.com/gpu.clique", "uuid.1").Ptr()},
+       framework::Code::kSuccess, framework::Code::kSuccess, ""},
+      {"a percentage on a node of unknown memory is unresolvable", "",
+       MakePod("ns", "p").Annotation("gpusched.io/gpu-memory-percent", "50").Obj(),
+       {MakeNode("n").Gpus(4).Ptr()}, framework::Code::kSuccess,
+       framework::Code::kUnschedulableAndUnresolvable, std::string(kNoMemory)},
+      {"a malformed policy annotation is rejected naming it", "",
+       MakePod("ns", "p").Gpus(1).Annotation("gpusched.io/gpu-policy", "pack").Obj(),
+       {IslandNode("n", 4, "")}, framework::Code::kUnschedulableAndUnresolvable,
+       framework::Code::kSuccess,
+       "annotation gpusched.io/gpu-policy: invalid value \"pack\" (want binpack, spread or "
+       "<node>/<gpu>, e.g. spread/binpack)"},
+      {"a malformed island annotation is rejected naming it", "",
+       MakePod("ns", "p").Gpus(2).Annotation("gpusched.io/nvlink-island", "must").Obj(),
+       {IslandNode("n", 4, "")}, framework::Code::kUnschedulableAndUnresolvable,
+       framework::Code::kSuccess,
+       "annotation gpusched.io/nvlink-island: invalid value \"must\" (want required or "
+       "preferred)"},
+  };
+  for (const Case& c : cases) {
+    SCOPED_TRACE(c.name);
+    auto plugin = MustCreate(c.args);
+    ASSERT_NE(plugin, nullptr);
+    framework::CycleState state;
+    const framework::Snapshot snapshot = SnapshotOf({c.node});
+    framework::Status pre = plugin->PreFilter(state, c.pod, snapshot);
+    EXPECT_EQ(pre.code(), c.prefilter);
+    if (!pre.ok()) {
+      EXPECT_EQ(pre.reason(), c.reason);
+      continue;
+    }
+    framework::Status f = plugin->Filter(state, c.pod, Info(c.node));
+    EXPECT_EQ(f.code(), c.filter);
+    if (!f.ok()) {
+      EXPECT_EQ(f.reason(), c.reason);
+    }
+  }
+}
+
+TEST(GpuFitTest, NodePolicyAndIslandScores) {
+  const std::vector<NodeSpec> nodes = {
+      // 8 GPUs, 6 used: free 2000.
+      {A100Node("full"), {{0, 1000}, {1, 1000}, {2, 1000}, {3, 1000}, {4, 1000}, {5, 1000}}},
+      // 8 GPUs, all free.
+      {A100Node("empty")},
+      // 4 GPUs in islands {0,1} {2,3}, devices 0 and 2 used: 2 free but not in one island.
+      {IslandNode("split", 4, "0,1;2,3"), {{0, 1000}, {2, 1000}}},
+  };
+  struct Case {
+    std::string name;
+    std::string args;
+    api::Pod pod;
+    std::vector<int64_t> want;
+  };
+  const std::string fit_only = R"({"fitWeight": 100, "utilizationWeight": 0)";
+  const std::vector<Case> cases = {
+      // Binpack: 100*2000/2000 = 100, 2000/8000 = 25, split 100 halved = 50.
+      {"binpack prefers the fullest node, island straddling halves", fit_only + "}",
+       MakePod("ns", "p").Gpus(2).Obj(), {100, 25, 50}},
+      // Spread: 100*(2000-2000)/8000 = 0, (8000-2000)/8000 = 75, split 0.
+      {"spread prefers the emptiest node", fit_only + R"(, "nodePolicy": "Spread"})",
+       MakePod("ns", "p").Gpus(2).Obj(), {0, 75, 0}},
+      {"the pod annotation overrides the node-level policy", fit_only + "}",
+       MakePod("ns", "p").Gpus(2).Annotation("gpusched.io/gpu-policy", "spread").Obj(),
+       {0, 75, 0}},
+      // One GPU: binpack 1000/2000 = 50, 1000/8000 = 12, 1000/2000 = 50 (no island needed).
+      {"a single GPU ignores islands", fit_only + "}", MakePod("ns", "p").Gpus(1).Obj(),
+       {50, 12, 50}},
+  };
+  const framework::Snapshot snapshot = SnapshotOf(nodes);
+  const std::vector<framework::NodeIndex> feasible = {0, 1, 2};
+  for (const Case& c : cases) {
+    SCOPED_TRACE(c.name);
+    auto plugin = MustCreate(c.args);
+    ASSERT_NE(plugin, nullptr);
+    framework::CycleState state;
+    ASSERT_TRUE(plugin->PreFilter(state, c.pod, snapshot).ok());
+    ASSERT_TRUE(plugin->PreScore(state, c.pod, snapshot, feasible).ok());
+    std::vector<int64_t> scores(feasible.size());
+    plugin->ScoreNodes(state, c.pod, snapshot, feasible, scores);
+    EXPECT_EQ(scores, c.want);
+  }
+}
+
+TEST(GpuFitTest, HamiAnnotationsCarryTheChosenDevicesUuids) {
+  common::FakeClock clock(common::TimePoint(std::chrono::seconds(1705054796)));
+  auto args = ParseArgs(boost::json::parse(R"({"hamiAnnotations": true})"));
+  ASSERT_TRUE(args.ok());
+  GpuFit plugin(*args, &clock);
+  const std::string reg =
+      "GPU-aaaa,10,40960,100,NVIDIA-A100-SXM4-40GB,0,true:GPU-bbbb,10,40960,100,"
+      "NVIDIA-A100-SXM4-40GB,0,true:";
+  const api::NodePtr hami = MakeNode("hami-node")
+                                .Gpus(2)
+                                .GpuMemoryMiB(40960)
+                                .Annotation(api::kHamiNodeRegisterAnnotation, reg)
+                                .Ptr();
+  const api::Pod pod = MakePod("ns", "p")
+                           .Limit("nvidia.com/gpu", "1")
+                           .Limit("nvidia.com/gpumem", "10240")
+                           .Limit("nvidia.com/gpucores", "30")
+                           .Obj();
+  ASSERT_EQ(pod.gpu_error, "");
+  framework::CycleState state;
+  const NodeSpec spec{hami, {{0, 900}}};
+  ASSERT_TRUE(plugin.PreFilter(state, pod, SnapshotOf({spec})).ok());
+  ASSERT_TRUE(plugin.Reserve(state, pod, Info(spec)).ok());
+  std::map<std::string, std::string> got(state.allocation().annotations.begin(),
+                                         state.allocation().annotations.end());
+  EXPECT_EQ(got, (std::map<std::string, std::string>{
+                     {"gpusched.io/gpu-devices", "1:300m:10240Mi"},
+                     {"hami.io/vgpu-devices-to-allocate", "GPU-bbbb,NVIDIA,10240,30:;"},
+                     {"hami.io/vgpu-node", "hami-node"},
+                     {"hami.io/vgpu-time", "1705054796"},
+                     {"hami.io/bind-time", "1705054796"},
+                     {"hami.io/bind-phase", "allocating"}}));
+  plugin.Unreserve(state, pod, "hami-node");
+  EXPECT_TRUE(state.allocation().annotations.empty());
+
+  // A node without the register annotation gets only our own annotation.
+  const NodeSpec plain{A100Node("plain", 2)};
+  framework::CycleState state2;
+  ASSERT_TRUE(plugin.Reserve(state2, pod, Info(plain)).ok());
+  ASSERT_EQ(state2.allocation().annotations.size(), 1u);
+  EXPECT_EQ(state2.allocation().annotations[0].first, "gpusched.io/gpu-devices");
+
+  // A malformed register annotation: that node is unschedulable, with the reason.
+  const NodeSpec bad{MakeNode("bad").Gpus(2).GpuMemoryMiB(40960)
+                         .Annotation(api::kHamiNodeRegisterAnnotation, "GPU-a,10:").Ptr()};
+  framework::CycleState state3;
+  framework::Status s = plugin.Reserve(state3, pod, Info(bad));
+  EXPECT_EQ(s.code(), framework::Code::kUnschedulable);
+  EXPECT_NE(s.reason().find("annotation hami.io/node-nvidia-register: device 0"),
+            std::string_view::npos)
+      << s.reason();
+  EXPECT_TRUE(state3.allocation().annotations.empty());
+}
+
 TEST(GpuFitTest, ArgsValidation) {
   struct Case {
     std::string name;
@@ -484,6 +728,14 @@ TEST(GpuFitTest, ArgsValidation) {
       {"an unknown field is rejected", R"({"fit": 1})", "fit: unknown field"},
       {"every error is reported", R"({"fitWeight": 200, "scoreMode": 3})",
        "fitWeight: must be in 0..100, got 200; scoreMode: must be a string"},
+      {"policies and the island requirement are accepted",
+       R"({"nodePolicy": "Spread", "gpuPolicy": "Binpack", "requireNvlinkIsland": true})", ""},
+      {"an unknown nodePolicy is rejected", R"({"nodePolicy": "binpack"})",
+       "nodePolicy: unsupported value \"binpack\", want Binpack or Spread"},
+      {"an unknown gpuPolicy is rejected", R"({"gpuPolicy": "Pack"})",
+       "gpuPolicy: unsupported value \"Pack\", want Binpack or Spread"},
+      {"a non-boolean requireNvlinkIsland is rejected", R"({"requireNvlinkIsland": "yes"})",
+       "requireNvlinkIsland: must be a boolean"},
   };
   for (const Case& c : cases) {
     SCOPED_TRACE(c.name);

@@ -171,7 +171,7 @@ Choice EvaluateFragmentation(const GpuFragmentation::PodState& s,
   const std::span<const uint8_t> allowed = AllowedFor(s, node, allowed_scratch);
   NodeFragmentation frag(s.types, allowed, std::span<TypeAggregate>(agg.data(), s.types.size()),
                          view);
-  const api::GpuRequest& req = s.gpu;
+  const api::GpuRequest req = framework::ResolvedOnNode(s.gpu, node.node->gpu);
   if (req.empty()) {
     Choice c;
     c.ok = true;
@@ -211,7 +211,8 @@ Choice EvaluateFragmentation(const GpuFragmentation::PodState& s,
 // Spread device choice: a shared request takes the fitting device with the most free milli
 // (lowest index on ties); whole GPUs take the lowest-index free devices.
 std::optional<api::GpuAssignment> ChooseDevicesSpread(const framework::NodeInfo& node,
-                                                      const api::GpuRequest& req) {
+                                                      const api::GpuRequest& pod_req) {
+  const api::GpuRequest req = framework::ResolvedOnNode(pod_req, node.node->gpu);
   api::GpuAssignment out;
   out.milli = req.milli;
   out.memory_mib = req.share_memory_mib;
@@ -246,7 +247,8 @@ int64_t ScoreOne(const GpuFragmentation::PodState& s, const Args& args,
                  const framework::NodeInfo& node) {
   const int64_t free_cpu = node.node->allocatable.milli_cpu - node.requested.milli_cpu;
   const int64_t idle = node.FreeGpuMilli();
-  const int64_t req_milli = s.gpu.TotalMilli();
+  const api::GpuRequest gpu = framework::ResolvedOnNode(s.gpu, node.node->gpu);
+  const int64_t req_milli = gpu.TotalMilli();
   if (s.pack.node != Pack::kNone) {
     const int64_t total = static_cast<int64_t>(node.node->gpu.count) * api::kMilliPerGpu;
     if (total <= 0) return 0;
@@ -314,7 +316,7 @@ int64_t ScoreOne(const GpuFragmentation::PodState& s, const Args& args,
       int32_t n = 0;
       for (int i = 0; i < g.count; ++i) {
         if (!g.Healthy(i)) continue;
-        if (api::kMilliPerGpu - node.gpus[static_cast<size_t>(i)].used_milli < s.gpu.milli) {
+        if (api::kMilliPerGpu - node.gpus[static_cast<size_t>(i)].used_milli < gpu.milli) {
           continue;
         }
         order[static_cast<size_t>(n++)] = i;
@@ -347,7 +349,7 @@ common::StatusOr<Args> ParseArgs(const boost::json::value& raw) {
     helper::CheckKnownFields(
         *obj, "",
         {"policy", "decayPpm", "maxTypes", "coveragePercent", "exactScores", "seed",
-         "deltaQuantum"},
+         "deltaQuantum", "distributionRefreshPods"},
         errors, /*allow_type_meta=*/true);
     if (std::optional<std::string_view> p = helper::GetString(*obj, "policy", "", errors)) {
       bool found = false;
@@ -378,6 +380,11 @@ common::StatusOr<Args> ParseArgs(const boost::json::value& raw) {
     }
     if (std::optional<int64_t> v = helper::GetInt(*obj, "deltaQuantum", "", errors)) {
       if (helper::CheckRange(*v, 1, 1000000, "deltaQuantum", errors)) out.delta_quantum = *v;
+    }
+    if (std::optional<int64_t> v = helper::GetInt(*obj, "distributionRefreshPods", "", errors)) {
+      if (helper::CheckRange(*v, 1, 100000, "distributionRefreshPods", errors)) {
+        out.refresh_pods = static_cast<int32_t>(*v);
+      }
     }
     if (std::optional<int64_t> v = helper::GetInt(*obj, "seed", "", errors)) {
       out.seed = static_cast<uint64_t>(*v);
@@ -413,6 +420,7 @@ framework::Status GpuFragmentation::PreFilter(framework::CycleState& /*state*/,
                                               const framework::Snapshot& /*snapshot*/) {
   if (UsesFragmentation(args_.policy) && pod.gpu_error.empty()) {
     learner_.Observe(pod.requests.milli_cpu, pod.gpu);
+    ++observed_since_refresh_;
   }
   return framework::Status::Success();
 }
@@ -429,7 +437,15 @@ framework::Status GpuFragmentation::PreScore(framework::CycleState& state, const
     s->pack = ParsePackOverride(*v);
   }
   if (UsesFragmentation(args_.policy)) {
-    s->types = learner_.Snapshot();
+    if (!scoring_types_valid_ || observed_since_refresh_ >= args_.refresh_pods ||
+        learner_.observations() >= 2 * observations_at_refresh_ + 1) {
+      scoring_types_ = learner_.Snapshot();
+      scoring_types_valid_ = true;
+      observed_since_refresh_ = 0;
+      observations_at_refresh_ = learner_.observations();
+      ++scoring_version_;
+    }
+    s->types = scoring_types_;
     if (s->types.empty()) {  // nothing learned yet (PreFilter disabled): the pod itself
       s->types.push_back(TypicalPod{pod.requests.milli_cpu, pod.gpu.count, pod.gpu.milli,
                                     pod.gpu.models, 1.0});
@@ -471,6 +487,7 @@ framework::Status GpuFragmentation::NormalizeScore(const framework::CycleState& 
 framework::Status GpuFragmentation::Reserve(framework::CycleState& state, const api::Pod& pod,
                                             const framework::NodeInfo& node) {
   if (pod.gpu.empty()) return framework::Status::Success();
+  const api::GpuRequest gpu = framework::ResolvedOnNode(pod.gpu, node.node->gpu);
   std::optional<api::GpuAssignment> chosen;
   const PodState* s = state.Get<PodState>(kStateKey);
   const Pack gpu_pack = s != nullptr ? s->pack.gpu : Pack::kNone;
@@ -482,25 +499,25 @@ framework::Status GpuFragmentation::Reserve(framework::CycleState& state, const 
     const Choice c = EvaluateFragmentation(*s, node);
     if (c.ok) {
       api::GpuAssignment a;
-      a.milli = pod.gpu.milli;
-      a.memory_mib = pod.gpu.share_memory_mib;
+      a.milli = gpu.milli;
+      a.memory_mib = gpu.share_memory_mib;
       a.devices.assign(c.span().begin(), c.span().end());
       chosen = std::move(a);
     }
-  } else if (args_.policy == Policy::kRandom && pod.gpu.shared()) {
+  } else if (args_.policy == Policy::kRandom && gpu.shared()) {
     const api::NodeGpuInfo& g = node.node->gpu;
     std::array<int8_t, api::kMaxGpusPerNode> fit{};
     uint64_t n = 0;
     for (int i = 0; i < g.count; ++i) {
-      if (framework::DeviceFits(g, node.gpus[static_cast<size_t>(i)], i, pod.gpu.milli,
-                                pod.gpu.share_memory_mib)) {
+      if (framework::DeviceFits(g, node.gpus[static_cast<size_t>(i)], i, gpu.milli,
+                                gpu.share_memory_mib)) {
         fit[n++] = static_cast<int8_t>(i);
       }
     }
     if (n > 0) {
       api::GpuAssignment a;
-      a.milli = pod.gpu.milli;
-      a.memory_mib = pod.gpu.share_memory_mib;
+      a.milli = gpu.milli;
+      a.memory_mib = gpu.share_memory_mib;
       a.devices.push_back(fit[random_.Uniform(n)]);
       chosen = std::move(a);
     }

@@ -27,7 +27,14 @@
 // bool (default false: scores stay in 0..100; true is for profiles where this is the only score
 // plugin, e.g. the simulator); deltaQuantum 1..1000000 in 1/16 milli-GPU (Learned exact scores:
 // Δ is compared in steps of this size and ties go to the packing tie-break; default 800, i.e.
-// 50 milli-GPU, measured best on the openb default trace); seed (Random's device choice).
+// 50 milli-GPU, measured best on the openb default trace); seed (Random's device choice);
+// distributionRefreshPods 1..100000 (default 64): FGD/Learned score with the distribution M as
+// re-taken from the learner after this many observed pods, and sooner while the learner is young
+// (whenever its observation count has doubled), so early pods are not scored against a
+// one-pod M; the learner itself observes every pod; 1 re-takes M for every pod. Between
+// refreshes the plugin's scores depend only on the pod and the node, so the runtime reuses them
+// for equivalent pods (framework/plugin.h, NodeLocal). 64 is within seed noise of 1 on the
+// openb traces and makes replays ~2x faster (BENCHMARKS.md).
 //
 // Per-pod override: annotation gpusched.io/gpu-policy = binpack | spread (both levels) or
 // "<node>/<gpu>", e.g. "spread/binpack". When present the node score becomes 100 * used/total GPU
@@ -43,6 +50,7 @@
 #include <memory>
 #include <span>
 #include <string_view>
+#include <vector>
 
 #include "src/common/random.h"
 #include "src/common/status.h"
@@ -78,6 +86,7 @@ struct Args {
   bool exact_scores = false;
   uint64_t seed = 0x5eed;
   int64_t delta_quantum = 0;  // 0: the default, 800 (50 milli-GPU)
+  int32_t refresh_pods = 64;  // distributionRefreshPods
 };
 common::StatusOr<Args> ParseArgs(const boost::json::value& args);
 
@@ -91,6 +100,10 @@ class GpuFragmentation final : public framework::PreFilterPlugin,
   explicit GpuFragmentation(Args args);
 
   std::string_view Name() const override;
+  // Scores read the pod's key fields, the one NodeInfo and the scoring distribution M, whose
+  // refreshes StateVersion counts (GpuClustering reads the node's pods: still node-local).
+  bool NodeLocal() const override { return true; }
+  uint64_t StateVersion() const override { return scoring_version_; }
   framework::Status PreFilter(framework::CycleState& state, const api::Pod& pod,
                               const framework::Snapshot& snapshot) override;
   framework::Status PreScore(framework::CycleState& state, const api::Pod& pod,
@@ -115,6 +128,13 @@ class GpuFragmentation final : public framework::PreFilterPlugin,
   Args args_;
   TypicalPodLearner learner_;
   common::Random random_;
+  // The distribution M that scores use, re-taken from learner_ every args_.refresh_pods
+  // observations; scoring_version_ counts the refreshes.
+  std::vector<TypicalPod> scoring_types_;
+  bool scoring_types_valid_ = false;
+  int64_t observed_since_refresh_ = 0;
+  int64_t observations_at_refresh_ = 0;
+  uint64_t scoring_version_ = 0;
 };
 
 }  // namespace gpusched::plugins::gpu_fragmentation

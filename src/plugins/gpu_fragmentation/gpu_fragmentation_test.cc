@@ -131,6 +131,12 @@ TEST(GpuFragmentationArgsTest, ParseArgs) {
       {"maxTypes above 256 is rejected", R"({"maxTypes":300})", false, "maxTypes"},
       {"a non-boolean exactScores is rejected", R"({"exactScores":1})", false, "exactScores"},
       {"an unknown field is rejected", R"({"polcy":"FGD"})", false, "polcy"},
+      {"distributionRefreshPods 0 is rejected", R"({"distributionRefreshPods":0})", false,
+       "distributionRefreshPods"},
+      {"distributionRefreshPods above 100000 is rejected", R"({"distributionRefreshPods":100001})",
+       false, "distributionRefreshPods"},
+      {"distributionRefreshPods 1 re-takes M for every pod", R"({"distributionRefreshPods":1})",
+       true, ""},
   };
   for (const Case& c : cases) {
     SCOPED_TRACE(c.name);
@@ -144,6 +150,7 @@ TEST(GpuFragmentationArgsTest, ParseArgs) {
   auto defaults = ParseArgs(boost::json::value());
   ASSERT_TRUE(defaults.ok());
   EXPECT_EQ(defaults->policy, Policy::kLearned);
+  EXPECT_EQ(defaults->refresh_pods, 64);
   EXPECT_EQ(defaults->coverage_percent, 100);
   auto fgd = ParseArgs(boost::json::parse(R"({"policy":"FGD"})"));
   ASSERT_TRUE(fgd.ok());
@@ -366,6 +373,37 @@ TEST(GpuFragmentationTest, PerPodPolicyOverride) {
     EXPECT_EQ(ScoreAll(*p, pod, snapshot, state), c.scores);
     ASSERT_TRUE(p->Reserve(state, pod, snapshot.at(1)).ok());
     EXPECT_EQ(state.allocation().gpu.devices, std::vector<int8_t>{c.device_on_busy});
+  }
+}
+
+TEST(GpuFragmentationTest, ScoringDistributionRefreshesAsConfiguredAndCountsItsVersion) {
+  const framework::Snapshot snapshot = SnapshotOf({{Node("a", 2), {}}, {Node("b", 2), {}}});
+  struct Case {
+    std::string name;
+    std::string args;
+    int pods;
+    uint64_t want_version;
+  };
+  const std::vector<Case> cases = {
+      {"every pod when distributionRefreshPods is 1", R"({"distributionRefreshPods":1})", 100, 100},
+      {"while the learner is young, whenever its observations doubled (1, 3, 7, 15, 31, 63)",
+       R"({"distributionRefreshPods":100000})", 100, 6},
+      {"then every distributionRefreshPods pods (1, 3, 7, 15, then 25, 35, ..., 95)",
+       R"({"distributionRefreshPods":10})", 100, 12},
+      {"never for a policy that learns nothing", R"({"policy":"BestFit"})", 100, 0},
+  };
+  for (const Case& c : cases) {
+    SCOPED_TRACE(c.name);
+    auto p = MustCreate(c.args);
+    ASSERT_NE(p, nullptr);
+    EXPECT_TRUE(p->NodeLocal());
+    for (int i = 0; i < c.pods; ++i) {
+      framework::CycleState state;
+      const api::Pod pod = GpuPod("p" + std::to_string(i), "1", 1, 100 + 10 * (i % 5));
+      ASSERT_TRUE(p->PreFilter(state, pod, snapshot).ok());
+      ASSERT_TRUE(p->PreScore(state, pod, snapshot, All(snapshot)).ok());
+    }
+    EXPECT_EQ(p->StateVersion(), c.want_version);
   }
 }
 

@@ -49,6 +49,8 @@ class NodeAffinity final : public framework::PreFilterPlugin,
   explicit NodeAffinity(Args args);
 
   std::string_view Name() const override;
+  // Filter and raw Score read only the pod's equivalence-key fields and the one NodeInfo.
+  bool NodeLocal() const override { return true; }
   framework::Status PreFilter(framework::CycleState& state, const api::Pod& pod,
                               const framework::Snapshot& snapshot) override;
   framework::Status Filter(const framework::CycleState& state, const api::Pod& pod,

@@ -23,6 +23,8 @@ class NodeName final : public framework::FilterPlugin {
                                                        framework::Handle& handle);
 
   std::string_view Name() const override;
+  // Filter and raw Score read only the pod's equivalence-key fields and the one NodeInfo.
+  bool NodeLocal() const override { return true; }
   framework::Status Filter(const framework::CycleState& state, const api::Pod& pod,
                            const framework::NodeInfo& node) const override;
 };

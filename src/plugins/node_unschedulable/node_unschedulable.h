@@ -27,6 +27,8 @@ class NodeUnschedulable final : public framework::FilterPlugin {
   NodeUnschedulable();
 
   std::string_view Name() const override;
+  // Filter and raw Score read only the pod's equivalence-key fields and the one NodeInfo.
+  bool NodeLocal() const override { return true; }
   framework::Status Filter(const framework::CycleState& state, const api::Pod& pod,
                            const framework::NodeInfo& node) const override;
 

@@ -36,6 +36,8 @@ class TaintToleration final : public framework::PreFilterPlugin,
                                                        framework::Handle& handle);
 
   std::string_view Name() const override;
+  // Filter and raw Score read only the pod's equivalence-key fields and the one NodeInfo.
+  bool NodeLocal() const override { return true; }
   framework::Status PreFilter(framework::CycleState& state, const api::Pod& pod,
                               const framework::Snapshot& snapshot) override;
   framework::Status Filter(const framework::CycleState& state, const api::Pod& pod,

@@ -15,8 +15,9 @@ burst=400, lease_duration="15s", renew_deadline="10s", retry_period="2s") -> str
     One ``gpusched scheduler`` process with the cluster's gpusched service-account kubeconfig,
     its own process group and its log in ``<cluster.dir>/logs/<name>.log``. ``start()``,
     ``stop(sig=SIGTERM, timeout=30) -> exit code``, ``kill()`` (SIGKILL), ``alive()``,
-    ``log()``, ``wait_log(text, timeout)``. Every process still running at interpreter exit is
-    killed (atexit), so none outlives the test.
+    ``log()``, ``wait_log(text, timeout)``, ``metrics_port()`` (/metrics and the health
+    endpoints listen on 127.0.0.1 and a free port unless ``extra_args`` has ``--port``). Every
+    process still running at interpreter exit is killed (atexit), so none outlives the test.
 
 ``grant_lease_access(cluster, lease_name, namespace="kube-system")``
     The system:kube-scheduler ClusterRole allows get/update only on the lease named
@@ -112,8 +113,12 @@ class Gpusched:
         self.log_path = os.path.join(cluster.dir, "logs", f"{name}.log")
 
     def start(self):
+        # The /metrics and health server defaults to 0.0.0.0:10251: give every test process a
+        # free loopback port instead, unless the test chose one (metrics_port() tells which).
+        serving = ([] if any(a.startswith("--port") for a in self.extra_args)
+                   else ["--bind-address=127.0.0.1", "--port=0"])
         cmd = [gpusched_binary(), "scheduler", f"--config={self.config}",
-               f"--kubeconfig={self.cluster.gpusched_kubeconfig}", "-v", "2"] + self.extra_args
+               f"--kubeconfig={self.cluster.gpusched_kubeconfig}", "-v", "2"] + serving + self.extra_args
         log = open(self.log_path, "a")
         log.write("+ " + " ".join(cmd) + "\n")
         log.flush()
@@ -153,6 +158,19 @@ class Gpusched:
             self.proc.wait(timeout=10)
         if self in _procs:
             _procs.remove(self)
+
+    def metrics_port(self, timeout=60):
+        """The port of /metrics, /healthz and /readyz, from the start-up log line."""
+        deadline = time.time() + timeout
+        while time.time() < deadline:
+            for line in self.log().splitlines():
+                marker = "/readyz on http://"
+                if marker in line:
+                    return int(line.rsplit(":", 1)[1].strip())
+            if not self.alive():
+                raise AssertionError(f"{self.name} exited before serving:\n{self.log()[-3000:]}")
+            time.sleep(0.2)
+        raise AssertionError(f"{self.name} never logged its metrics port")
 
     def log(self):
         try:

@@ -1,0 +1,131 @@
+#!/usr/bin/env python3
+# SPDX-License-Identifier: Apache-2.0
+"""`gpusched explain -f` on simulator input (testdata/explain.yaml): the CLI contract.
+
+Golden-free: it checks the structure of the JSON and text outputs and the relations between the
+values (every node has a verdict, totals are the sum of the weighted plugin scores, the chosen
+node has the highest total, a bound pod's node is named), not recorded output.
+Usage: explain_cli_test.py GPUSCHED_BINARY
+"""
+
+import json
+import os
+import subprocess
+import sys
+import unittest
+
+BINARY = None
+DATA = os.path.join(os.path.dirname(os.path.abspath(__file__)), "testdata", "explain.yaml")
+NODES = {"a100-big", "a100-small", "t4-1"}
+
+
+def run(*args):
+    p = subprocess.run([BINARY, "explain", *args], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                       text=True, timeout=120)
+    return p.returncode, p.stdout, p.stderr
+
+
+def explain_json(pod, *extra):
+    rc, out, err = run(pod, "-f", DATA, "-o", "json", *extra)
+    if rc != 0:
+        raise AssertionError(f"explain {pod} exited {rc}: {err}")
+    return json.loads(out)
+
+
+class ExplainCliTest(unittest.TestCase):
+    def check_breakdowns(self, ex):
+        self.assertEqual({n["name"] for n in ex["nodes"]}, NODES)
+        self.assertEqual(ex["totalNodes"], 3)
+        for n in ex["nodes"]:
+            if n["feasible"]:
+                self.assertNotIn("filter", n)
+                self.assertTrue(n["scores"], n)
+                for s in n["scores"]:
+                    self.assertEqual(s["weighted"], s["normalized"] * s["weight"], s)
+                    self.assertGreaterEqual(s["weight"], 1)
+                self.assertEqual(n["total"], sum(s["weighted"] for s in n["scores"]), n)
+            else:
+                self.assertTrue(n["filter"]["plugin"], n)
+                self.assertTrue(n["filter"]["reason"], n)
+                self.assertIn(n["filter"]["code"], ("Unschedulable", "UnschedulableAndUnresolvable"))
+
+    def test_bound_pod_shows_its_node_with_the_highest_total(self):
+        ex = explain_json("ml/train")
+        self.check_breakdowns(ex)
+        self.assertEqual(ex["status"], "schedulable")
+        self.assertIn(ex["boundNode"], ("a100-big", "a100-small"))
+        self.assertEqual(ex["chosenNode"], ex["boundNode"],
+                         "with its own usage removed, the pod's node is chosen again")
+        feasible = {n["name"]: n for n in ex["nodes"] if n["feasible"]}
+        self.assertEqual(set(feasible), {"a100-big", "a100-small"})
+        best = max(n["total"] for n in feasible.values())
+        self.assertEqual(feasible[ex["boundNode"]]["total"], best)
+        self.assertTrue(feasible[ex["boundNode"]]["bound"])
+        self.assertTrue(feasible[ex["boundNode"]]["chosen"])
+        t4 = next(n for n in ex["nodes"] if n["name"] == "t4-1")
+        self.assertEqual(t4["filter"]["plugin"], "GpuFit")
+        self.assertIn("model", t4["filter"]["reason"].lower())
+
+    def test_pending_pod_names_the_reason_for_every_node(self):
+        ex = explain_json("ml/huge")
+        self.check_breakdowns(ex)
+        self.assertEqual(ex["status"], "unschedulable")
+        self.assertIsNone(ex["chosenNode"])
+        self.assertIsNone(ex["boundNode"])
+        self.assertTrue(ex["message"].startswith("0/3 nodes are available:"), ex["message"])
+        by_name = {n["name"]: n for n in ex["nodes"]}
+        for name in ("a100-big", "a100-small"):
+            self.assertFalse(by_name[name]["feasible"])
+            self.assertEqual(by_name[name]["filter"]["reason"], "Insufficient nvidia.com/gpu")
+        self.assertEqual(by_name["t4-1"]["filter"]["plugin"], "GpuFit")
+        self.assertIn("model", by_name["t4-1"]["filter"]["reason"].lower())
+        self.assertIn("2 Insufficient nvidia.com/gpu", ex["message"])
+
+    def test_text_output_is_an_aligned_table_with_every_node(self):
+        rc, out, err = run("ml/huge", "-f", DATA)
+        self.assertEqual(rc, 0, err)
+        self.assertIn("NODE", out)
+        self.assertIn("REASON", out)
+        for name in NODES:
+            self.assertIn(name, out)
+        self.assertIn("Insufficient nvidia.com/gpu", out)
+        self.assertIn("Result: unschedulable: 0/3 nodes are available:", out)
+        rc, out, err = run("ml/train", "-f", DATA)
+        self.assertEqual(rc, 0, err)
+        for col in ("PLUGIN", "RAW", "NORMALIZED", "WEIGHT", "WEIGHTED", "TOTAL (chosen)"):
+            self.assertIn(col, out)
+        self.assertIn("Bound to a100-", out)
+        header = next(line for line in out.splitlines() if line.startswith("NODE") and "RAW" in line)
+        self.assertLess(header.index("PLUGIN"), header.index("RAW"))
+
+    def test_scheduler_name_selects_the_profile_and_an_unknown_one_is_bad_input(self):
+        ex = explain_json("ml/serve", "--scheduler-name", "gpu-scheduler")
+        self.assertEqual(ex["profile"], "gpu-scheduler")
+        self.assertEqual(ex["chosenNode"], "t4-1")
+        rc, _, err = run("ml/serve", "-f", DATA, "--scheduler-name", "nope")
+        self.assertEqual(rc, 1)
+        self.assertIn("--scheduler-name", err)
+        self.assertIn("nope", err)
+
+    def test_bad_input_and_usage_errors(self):
+        cases = [
+            ("an unknown pod is bad input naming it", ["ml/missing", "-f", DATA], 1, "ml/missing"),
+            ("a missing file is bad input naming it", ["ml/train", "-f", "/nonexistent/x.yaml"], 1,
+             "/nonexistent/x.yaml"),
+            ("a malformed pod argument is a usage error", ["a/b/c", "-f", DATA], 2, "a/b/c"),
+            ("--kubeconfig and -f are exclusive", ["ml/train", "-f", DATA, "--kubeconfig", "k"], 2,
+             "exclusive"),
+            ("an unknown output format is a usage error", ["ml/train", "-f", DATA, "-o", "yaml"], 2, ""),
+        ]
+        for name, args, want_rc, want_text in cases:
+            with self.subTest(name):
+                rc, _, err = run(*args)
+                self.assertEqual(rc, want_rc, err)
+                self.assertIn(want_text, err)
+
+
+if __name__ == "__main__":
+    BINARY = sys.argv.pop(1) if len(sys.argv) > 1 else os.environ.get("GPUSCHED_BINARY")
+    if not BINARY:
+        sys.exit("usage: explain_cli_test.py GPUSCHED_BINARY")
+    unittest.main()

@@ -1,0 +1,94 @@
+// SPDX-License-Identifier: Apache-2.0
+// Serving: the health and metrics endpoints every long-running subcommand exposes (scheduler,
+// extender, deletion-cost controller), on an http::Server:
+//
+//   GET /metrics   Prometheus text 0.0.4 of the process registry (plus extra text, if any)
+//   GET /healthz   200 "ok" while the process serves (kube-scheduler's /healthz)
+//   GET /livez     same as /healthz
+//   GET /readyz    200 "ok" when ready() says so, else 503 with the reason
+//                  (ready = informers synced and, with leader election, leadership known)
+//
+// Also registers gpusched_build_info{version,command}, gpusched_ready and
+// gpusched_http_requests_total{path,code} in the registry.
+//
+// Threading: handlers run on the server's workers; ready() and the registry's callbacks must be
+// thread-safe. Stop() (or the destructor) before anything the callbacks read is destroyed.
+#pragma once
+
+#include <atomic>
+#include <functional>
+#include <memory>
+#include <string>
+
+#include "src/common/clock.h"
+#include "src/common/status.h"
+#include "src/http/server.h"
+#include "src/kube/api_client.h"
+#include "src/metrics/registry.h"
+
+namespace CLI {
+class App;
+}
+
+namespace gpusched::cmd {
+
+struct ServingFlags {
+  std::string bind_address = "0.0.0.0";
+  int port = 10251;  // 0: any free port; negative: off
+};
+// Adds --bind-address and --port (kube-scheduler's insecure-serving flags) to `app`.
+void AddServingFlags(CLI::App& app, ServingFlags& flags, int default_port);
+
+// Why the process is not ready; empty when ready.
+using ReadyFn = std::function<std::string()>;
+
+// Forwards informer events to `next` and remembers when the last node and pod event arrived, for
+// gpusched_informer_last_event_age_seconds{resource} (how stale the informers may be).
+class EventRecencyHandler final : public kube::ClusterEventHandler {
+ public:
+  EventRecencyHandler(kube::ClusterEventHandler& next, const common::Clock& clock)
+      : next_(next), clock_(clock), nodes_(Now()), pods_(Now()) {}
+  void OnNodeAdd(api::NodePtr n) override { Touch(nodes_), next_.OnNodeAdd(std::move(n)); }
+  void OnNodeUpdate(api::NodePtr o, api::NodePtr n) override {
+    Touch(nodes_), next_.OnNodeUpdate(std::move(o), std::move(n));
+  }
+  void OnNodeDelete(api::NodePtr n) override { Touch(nodes_), next_.OnNodeDelete(std::move(n)); }
+  void OnPodAdd(api::PodPtr p) override { Touch(pods_), next_.OnPodAdd(std::move(p)); }
+  void OnPodUpdate(api::PodPtr o, api::PodPtr p) override {
+    Touch(pods_), next_.OnPodUpdate(std::move(o), std::move(p));
+  }
+  void OnPodDelete(api::PodPtr p) override { Touch(pods_), next_.OnPodDelete(std::move(p)); }
+  // Registers the gauge (one per registry).
+  void RegisterMetrics(metrics::Registry& registry);
+
+ private:
+  int64_t Now() const { return clock_.Now().time_since_epoch().count(); }
+  void Touch(std::atomic<int64_t>& t) { t.store(Now(), std::memory_order_relaxed); }
+  kube::ClusterEventHandler& next_;
+  const common::Clock& clock_;
+  std::atomic<int64_t> nodes_;
+  std::atomic<int64_t> pods_;
+};
+
+class Serving {
+ public:
+  // Registers the routes on `server` (an existing server, e.g. the extender's) without owning it.
+  static void AddRoutes(http::Server& server, metrics::Registry& registry, ReadyFn ready,
+                        std::function<std::string()> extra_metrics = nullptr);
+  // Starts an own server on flags.bind_address:flags.port with the routes above.
+  static common::StatusOr<std::unique_ptr<Serving>> Start(const ServingFlags& flags,
+                                                          metrics::Registry& registry, ReadyFn ready,
+                                                          std::function<std::string()> extra_metrics = nullptr);
+  // The build_info and ready gauges (call once per registry).
+  static void RegisterProcessMetrics(metrics::Registry& registry, std::string command, ReadyFn ready);
+
+  ~Serving();
+  uint16_t port() const { return server_->port(); }
+  void Stop();
+
+ private:
+  explicit Serving(http::ServerPtr server) : server_(std::move(server)) {}
+  http::ServerPtr server_;
+};
+
+}  // namespace gpusched::cmd

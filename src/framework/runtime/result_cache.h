@@ -1,0 +1,145 @@
+// SPDX-License-Identifier: Apache-2.0
+// ResultCache: per-node Filter verdicts and raw Scores kept across scheduling cycles for pods of
+// the same equivalence class (api/equivalence.h), so that a burst of equivalent pods costs work
+// proportional to what changed, not to the cluster size.
+//
+// Why it is exact. For an equivalent pod, a node-local plugin (Plugin::NodeLocal) gives node N the
+// same Filter status and the same raw Score as long as N's NodeInfo is unchanged — which the
+// cache guarantees by stamping every change with a new, never reused NodeInfo::generation — and
+// the plugin's StateVersion() is unchanged. The runtime therefore reuses a stored result only when
+//   * the pod's key equals the class key byte for byte (the hash only picks the bucket);
+//   * the snapshot is the same object as when the result was stored, and its generations come
+//     from one cache (they only grow);
+//   * the node's generation, read from Snapshot::generations() (the flat copy the cache keeps),
+//     equals the stored one and is not 0 (0: a hand-filled snapshot that does not track changes;
+//     such nodes are always evaluated);
+//   * the Filter (resp. Score) signature is equal: which plugins were skipped by PreFilter (resp.
+//     PreScore) and every active plugin's StateVersion(). Any active plugin that is not
+//     node-local disables reuse at that point for the cycle (Framework decides, not this class).
+// NormalizeScore, weights and the host selection always run on the full feasible list, so totals,
+// tie-breaks and Random draws are exactly those of an uncached cycle.
+//
+// Layout: per class, flat arrays indexed by NodeIndex: the generation each verdict was stored at,
+// a 16-bit verdict id (0 = feasible; others index one table of distinct (code, reason, plugin)
+// triples shared by all classes), the generation the scores were stored at, and the raw scores
+// plugin-major ([score plugin][node], so one plugin's pass reads one contiguous column). About
+// 18 + 8 × (score plugins) bytes per node per class; no allocation per node once grown.
+// Classes are kept in an LRU (default 64): bursts interleave several pod templates, and a class
+// that returns after k other pods finds only about k changed nodes.
+//
+// Threading: owned by one Framework, used by its one scheduling thread (as Framework's buffers).
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <span>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "src/framework/node_info.h"
+#include "src/framework/status.h"
+
+namespace gpusched::framework::runtime {
+
+class ResultCache {
+ public:
+  static constexpr size_t kDefaultMaxClasses = 64;
+
+  // The stored results of one equivalence class on one snapshot.
+  class Class {
+   public:
+    // Marks a slot with no stored result; never a cache generation (they start at 1 and only
+    // grow), and never equal to 0, the "unknown" generation of a hand-filled snapshot.
+    static constexpr uint64_t kNone = ~uint64_t{0};
+
+    // True when slot `i`'s Filter verdict was stored at `generation` (never true for 0).
+    // REQUIRES: i < the snapshot's slot count at Acquire.
+    bool HasVerdict(size_t i, uint64_t generation) const { return filter_gen_[i] == generation; }
+    // The generation each slot's verdict was stored at (kNone: none), for scans that hoist it.
+    const uint64_t* verdict_generations() const { return filter_gen_.data(); }
+    // Whether the stored verdict is "feasible". REQUIRES: HasVerdict.
+    bool Feasible(size_t i) const { return verdict_id_[i] == 0; }
+    // The stored verdict's id: equal ids are equal verdicts (0: feasible). REQUIRES: HasVerdict.
+    uint16_t VerdictIdAt(size_t i) const { return verdict_id_[i]; }
+    // The stored verdict, as RunFilter returned it (code, reason, plugin). REQUIRES: HasVerdict.
+    Status Verdict(size_t i) const;
+    // Stores a non-error RunFilter result for slot `i` at `generation` (ignored when 0).
+    void StoreVerdict(size_t i, uint64_t generation, const Status& s);
+
+    // True when slot `i`'s raw scores were stored at `generation` (never true for 0).
+    bool HasScores(size_t i, uint64_t generation) const { return score_gen_[i] == generation; }
+    const uint64_t* score_generations() const { return score_gen_.data(); }
+    // Score plugin slot `j`'s raw scores, indexed by node slot.
+    const int64_t* ScoreColumn(size_t j) const { return scores_.data() + j * slots_; }
+    // Raw score of score plugin slot `j` for node slot `i`. REQUIRES: HasScores(i, ...).
+    int64_t Score(size_t i, size_t j) const { return scores_[j * slots_ + i]; }
+    void SetScore(size_t i, size_t j, int64_t v) { scores_[j * slots_ + i] = v; }
+    // Marks slot `i`'s scores (all SetScore'd for the active plugins) valid at `generation`.
+    void MarkScored(size_t i, uint64_t generation) {
+      if (generation != 0) score_gen_[i] = generation;
+    }
+
+   private:
+    friend class ResultCache;
+    ResultCache* owner_ = nullptr;
+    std::string key_;
+    uint64_t hash_ = 0;
+    uint64_t last_used_ = 0;
+    std::vector<uint64_t> filter_signature_;
+    std::vector<uint64_t> score_signature_;
+    size_t num_score_ = 0;
+    size_t slots_ = 0;
+    std::vector<uint64_t> filter_gen_;
+    std::vector<uint16_t> verdict_id_;
+    std::vector<uint64_t> score_gen_;
+    std::vector<int64_t> scores_;
+  };
+
+  explicit ResultCache(size_t max_classes = kDefaultMaxClasses);
+  ResultCache(const ResultCache&) = delete;
+  ResultCache& operator=(const ResultCache&) = delete;
+
+  // The class of `key` for `snapshot`, sized for its slots; its Filter results are kept only if
+  // they were stored under an equal `filter_signature`. Creates the class (evicting the least
+  // recently used one) when absent. Forgets every class when `snapshot` is another object than
+  // last time or its generation went backwards. The reference is valid until the next Acquire.
+  Class& Acquire(std::string_view key, uint64_t hash, const Snapshot& snapshot,
+                 std::span<const uint64_t> filter_signature);
+  // Prepares `c` for Score reuse with `num_score` score plugin slots: keeps its stored scores only
+  // if they were stored under an equal `score_signature`.
+  void PrepareScores(Class& c, std::span<const uint64_t> score_signature, size_t num_score);
+
+  // Counters for tests and benchmarks: nodes whose Filter verdict / scores were reused or
+  // computed (and stored), over the cache's life.
+  struct Stats {
+    uint64_t filter_reused = 0;
+    uint64_t filter_evaluated = 0;
+    uint64_t score_reused = 0;
+    uint64_t score_evaluated = 0;
+  };
+  Stats& stats() { return stats_; }
+  const Stats& stats() const { return stats_; }
+
+  size_t num_classes() const { return classes_.size(); }
+
+ private:
+  struct StoredVerdict {
+    std::string_view reason;
+    std::string_view plugin;
+    Code code = Code::kSuccess;
+  };
+  // The id of `s` in verdicts_ (added when new); 0 for success; -1 when the table is full.
+  int32_t VerdictId(const Status& s);
+
+  size_t max_classes_;
+  std::vector<Class> classes_;
+  std::vector<StoredVerdict> verdicts_;  // [0] = success
+  int32_t last_verdict_id_ = 0;
+  const Snapshot* snapshot_ = nullptr;
+  uint64_t snapshot_generation_ = 0;
+  uint64_t tick_ = 0;
+  Stats stats_;
+};
+
+}  // namespace gpusched::framework::runtime

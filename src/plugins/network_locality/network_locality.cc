@@ -1,0 +1,509 @@
+// SPDX-License-Identifier: Apache-2.0
+#include "src/plugins/network_locality/network_locality.h"
+
+#include <algorithm>
+#include <boost/json/serialize.hpp>
+#include <cmath>
+#include <memory>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "src/plugins/helper/args.h"
+#include "src/plugins/names.h"
+
+namespace gpusched::plugins::network_locality {
+namespace {
+
+const framework::StateKey kStateKey{"NetworkLocality/PreFilter"};
+
+inline constexpr std::string_view kReasonNetworkRequirements =
+    "node(s) did not meet the network requirements of the pod's workload dependencies";
+inline constexpr std::string_view kReasonCostLimit =
+    "node(s) exceeded the network locality cost limit";
+
+// Raw annotation-mode cost unit: milli-dollars per month.
+inline constexpr double kSecondsPerMonth = 30.0 * 86400.0;
+double DollarsPerMonth(double mbps, double dollars_per_gb) {
+  return mbps * kSecondsPerMonth / 1000.0 * dollars_per_gb;
+}
+
+struct Labels {
+  common::Atom region = common::Intern(network::kRegionLabel);
+  common::Atom zone = common::Intern(network::kZoneLabel);
+  common::Atom app_group = common::Intern(network::kAppGroupLabel);
+  common::Atom workload = common::Intern(network::kWorkloadLabel);
+};
+const Labels& L() {
+  static const Labels labels;
+  return labels;
+}
+
+common::Atom LabelOf(const api::Labels& labels, common::Atom key) {
+  common::Atom v;
+  labels.Get(key, &v);
+  return v;
+}
+
+std::optional<double> GetNumber(const boost::json::object& o, std::string_view key,
+                                std::string_view parent, helper::ArgErrors& errors) {
+  const boost::json::value* v = o.if_contains(key);
+  if (v == nullptr || v->is_null()) return std::nullopt;
+  std::string path = helper::FieldPath(parent, key);
+  if (!v->is_number()) {
+    errors.Add(path, "must be a number, got " + boost::json::serialize(*v));
+    return std::nullopt;
+  }
+  double d = v->to_number<double>();
+  if (!std::isfinite(d) || d < 0 || d > 1e6) {
+    errors.Add(path, "must be in 0..1000000, got " + boost::json::serialize(*v));
+    return std::nullopt;
+  }
+  return d;
+}
+
+}  // namespace
+
+struct NetworkLocality::Parsed {
+  std::vector<network::TrafficPeer> peers;
+  std::string error;  // non-empty when the annotation is malformed
+};
+
+// Per-pod results, indexed by NodeIndex.
+struct NetworkLocality::State final : framework::StateData {
+  bool score_equally = true;
+  bool filter = false;  // Filter checks satisfied/violated or the cost limit
+  bool app_group_mode = false;
+  std::vector<int64_t> cost;       // raw score per node
+  std::vector<int32_t> satisfied;  // AppGroup mode
+  std::vector<int32_t> violated;
+};
+
+common::StatusOr<Args> ParseArgs(const boost::json::value& raw) {
+  helper::ArgErrors errors;
+  Args args;
+  if (const boost::json::object* obj = helper::ArgsObject(raw, errors)) {
+    helper::CheckKnownFields(*obj, "",
+                             {"namespaces", "weightsName", "networkTopologyName", "prices",
+                              "maxCostDollarsPerMonth"},
+                             errors, /*allow_type_meta=*/true);
+    if (const boost::json::array* ns = helper::GetArray(*obj, "namespaces", "", errors)) {
+      args.namespaces.clear();
+      for (size_t i = 0; i < ns->size(); ++i) {
+        std::string path = helper::IndexPath("namespaces", i);
+        if (auto s = helper::AsString((*ns)[i], path, errors)) {
+          if (s->empty()) {
+            errors.Add(path, "must not be empty");
+          } else {
+            args.namespaces.emplace_back(*s);
+          }
+        }
+      }
+      if (ns->empty()) errors.Add("namespaces", "must list at least one namespace");
+    }
+    if (auto s = helper::GetString(*obj, "weightsName", "", errors)) {
+      if (s->empty()) errors.Add("weightsName", "must not be empty");
+      args.weights_name = std::string(*s);
+    }
+    if (auto s = helper::GetString(*obj, "networkTopologyName", "", errors)) {
+      if (s->empty()) errors.Add("networkTopologyName", "must not be empty");
+      args.network_topology_name = std::string(*s);
+    }
+    if (const boost::json::object* p = helper::GetObject(*obj, "prices", "", errors)) {
+      helper::CheckKnownFields(*p, "prices",
+                               {"sameNodeDollarsPerGB", "sameZoneDollarsPerGB",
+                                "crossZoneDollarsPerGB", "crossRegionDollarsPerGB"},
+                               errors);
+      if (auto v = GetNumber(*p, "sameNodeDollarsPerGB", "prices", errors)) args.prices.same_node = *v;
+      if (auto v = GetNumber(*p, "sameZoneDollarsPerGB", "prices", errors)) args.prices.same_zone = *v;
+      if (auto v = GetNumber(*p, "crossZoneDollarsPerGB", "prices", errors)) args.prices.cross_zone = *v;
+      if (auto v = GetNumber(*p, "crossRegionDollarsPerGB", "prices", errors)) {
+        args.prices.cross_region = *v;
+      }
+    }
+    if (auto v = GetNumber(*obj, "maxCostDollarsPerMonth", "", errors)) {
+      args.max_cost_dollars_per_month = *v;
+    }
+  }
+  GPUSCHED_RETURN_IF_ERROR(errors.ToStatus());
+  return args;
+}
+
+framework::PluginFactory NetworkLocality::Factory(const network::NetworkStore* store) {
+  return [store](const boost::json::value& raw,
+                 framework::Handle& /*handle*/) -> common::StatusOr<framework::PluginPtr> {
+    GPUSCHED_ASSIGN_OR_RETURN(Args args, ParseArgs(raw));
+    return framework::PluginPtr(std::make_unique<NetworkLocality>(std::move(args), store));
+  };
+}
+
+NetworkLocality::NetworkLocality(Args args, const network::NetworkStore* store)
+    : args_(std::move(args)), store_(store) {}
+
+std::string_view NetworkLocality::Name() const { return names::kNetworkLocality; }
+
+bool NetworkLocality::Less(const framework::QueuedPodInfo& a,
+                           const framework::QueuedPodInfo& b) const {
+  const api::Pod& p1 = *a.pod;
+  const api::Pod& p2 = *b.pod;
+  common::Atom g1 = LabelOf(p1.meta.labels, L().app_group);
+  common::Atom g2 = LabelOf(p2.meta.labels, L().app_group);
+  if (store_ != nullptr && g1 == g2 && !g1.empty()) {
+    auto catalog = store_->Current();
+    const network::AppGroup* ag = nullptr;
+    for (const std::string& ns : args_.namespaces) {
+      if ((ag = catalog->FindAppGroup(ns, common::Str(g1))) != nullptr) break;
+    }
+    if (ag != nullptr) {
+      int32_t o1 = ag->OrderIndex(common::Str(LabelOf(p1.meta.labels, L().workload)));
+      int32_t o2 = ag->OrderIndex(common::Str(LabelOf(p2.meta.labels, L().workload)));
+      if (o1 != o2) return o1 < o2;
+    }
+  }
+  if (p1.priority != p2.priority) return p1.priority > p2.priority;
+  return a.timestamp < b.timestamp;
+}
+
+const NetworkLocality::Parsed& NetworkLocality::ParseCached(const std::string& text) {
+  auto it = parse_cache_.find(text);
+  if (it != parse_cache_.end()) return *it->second;
+  if (parse_cache_.size() >= 4096) parse_cache_.clear();  // bound memory; rebuilt on demand
+  auto parsed = std::make_shared<Parsed>();
+  auto peers = network::ParseTrafficAnnotation(text);
+  if (peers.ok()) {
+    parsed->peers = std::move(*peers);
+  } else {
+    parsed->error = std::string(peers.status().message());
+  }
+  return *parse_cache_.emplace(text, std::move(parsed)).first->second;
+}
+
+framework::Status NetworkLocality::PreFilter(framework::CycleState& cycle, const api::Pod& pod,
+                                             const framework::Snapshot& snapshot) {
+  auto state = std::make_unique<State>();
+  State& s = *state;
+  framework::Status result;
+  common::Atom group = LabelOf(pod.meta.labels, L().app_group);
+  const network::AppGroup* ag = nullptr;
+  std::shared_ptr<const network::Catalog> catalog;
+  if (!group.empty() && store_ != nullptr) {
+    catalog = store_->Current();
+    for (const std::string& ns : args_.namespaces) {
+      if ((ag = catalog->FindAppGroup(ns, common::Str(group))) != nullptr) break;
+    }
+  }
+  if (ag != nullptr) {
+    result = AppGroupCosts(s, pod, *catalog, *ag, snapshot);
+  } else {
+    result = AnnotationCosts(s, pod, snapshot);
+  }
+  cycle.Write(kStateKey, std::move(state));
+  return result;
+}
+
+framework::Status NetworkLocality::AppGroupCosts(State& s, const api::Pod& pod,
+                                                 const network::Catalog& catalog,
+                                                 const network::AppGroup& ag,
+                                                 const framework::Snapshot& snapshot) {
+  s.app_group_mode = true;
+  const network::AppGroupWorkload* self =
+      ag.FindWorkload(common::Str(LabelOf(pod.meta.labels, L().workload)));
+  if (self == nullptr || self->dependencies.empty()) return framework::Status::Success();
+
+  // Distinct (region, zone) domains; node -> domain.
+  std::span<const framework::NodeInfo> nodes = snapshot.nodes();
+  std::vector<std::pair<common::Atom, common::Atom>> domains;
+  std::vector<int32_t> node_domain(nodes.size(), -1);
+  for (const framework::NodeInfo& n : nodes) {
+    if (!n.valid()) continue;
+    std::pair<common::Atom, common::Atom> d(LabelOf(n.node->meta.labels, L().region),
+                                            LabelOf(n.node->meta.labels, L().zone));
+    auto it = std::find(domains.begin(), domains.end(), d);
+    node_domain[static_cast<size_t>(n.index)] = static_cast<int32_t>(it - domains.begin());
+    if (it == domains.end()) domains.push_back(d);
+  }
+
+  // Placed dependency pods, aggregated per (domain, maxNetworkCost) and per node.
+  struct Group {
+    int32_t domain;
+    int64_t max_cost;
+    int32_t count;
+  };
+  std::vector<Group> groups;
+  std::vector<std::pair<int32_t, int32_t>> on_node;  // (node index, count) of dependency pods
+  bool any_scheduled = false;
+  common::Atom group_label = LabelOf(pod.meta.labels, L().app_group);
+  for (const framework::NodeInfo& n : nodes) {
+    if (!n.valid()) continue;
+    int32_t here = 0;
+    for (const api::PodPtr& p : n.pods) {
+      if (p->meta.namespace_ != pod.meta.namespace_ ||
+          LabelOf(p->meta.labels, L().app_group) != group_label) {
+        continue;
+      }
+      any_scheduled = true;
+      std::string_view sel = common::Str(LabelOf(p->meta.labels, L().workload));
+      for (const network::Dependency& d : self->dependencies) {
+        if (d.workload.selector != sel) continue;
+        int32_t dom = node_domain[static_cast<size_t>(n.index)];
+        auto g = std::find_if(groups.begin(), groups.end(), [&](const Group& x) {
+          return x.domain == dom && x.max_cost == d.max_network_cost;
+        });
+        if (g == groups.end()) {
+          groups.push_back(Group{dom, d.max_network_cost, 1});
+        } else {
+          ++g->count;
+        }
+        ++here;
+      }
+    }
+    if (here > 0) on_node.emplace_back(n.index, here);
+  }
+  if (!any_scheduled) return framework::Status::Success();
+
+  // Domain-pair cost table, from the NetworkTopology's weight set.
+  const network::NetworkTopology* nt =
+      catalog.FindTopology(ag.namespace_, args_.network_topology_name);
+  const network::WeightSet* ws = nt ? nt->FindWeights(args_.weights_name) : nullptr;
+  const network::TopologyCosts* region_costs = ws ? ws->Find(network::kRegionLabel) : nullptr;
+  const network::TopologyCosts* zone_costs = ws ? ws->Find(network::kZoneLabel) : nullptr;
+  enum class Kind : uint8_t { kUnlabelled, kSame, kKnown, kUnknown };
+  struct Cell {
+    Kind kind;
+    int64_t cost;
+  };
+  const size_t nd = domains.size();
+  std::vector<Cell> table(nd * nd);
+  for (size_t a = 0; a < nd; ++a) {
+    for (size_t b = 0; b < nd; ++b) {
+      const auto& [ra, za] = domains[a];
+      const auto& [rb, zb] = domains[b];
+      Cell c{Kind::kUnknown, kMaxCost};
+      std::optional<int64_t> known;
+      if (rb.empty() && zb.empty()) {
+        c = {Kind::kUnlabelled, kMaxCost};
+      } else if (ra == rb && za == zb) {
+        c = {Kind::kSame, kSameZoneCost};
+      } else if (ra == rb) {
+        if (zone_costs) known = zone_costs->Find(common::Str(za), common::Str(zb));
+      } else if (region_costs) {
+        known = region_costs->Find(common::Str(ra), common::Str(rb));
+      }
+      if (known) c = {Kind::kKnown, *known};
+      table[a * nd + b] = c;
+    }
+  }
+
+  s.score_equally = false;
+  s.filter = true;
+  s.cost.assign(nodes.size(), 0);
+  s.satisfied.assign(nodes.size(), 0);
+  s.violated.assign(nodes.size(), 0);
+  for (const framework::NodeInfo& n : nodes) {
+    if (!n.valid()) continue;
+    const size_t i = static_cast<size_t>(n.index);
+    const size_t a = static_cast<size_t>(node_domain[i]);
+    int64_t cost = 0;
+    int32_t sat = 0;
+    int32_t vio = 0;
+    for (const Group& g : groups) {
+      const Cell& c = table[a * nd + static_cast<size_t>(g.domain)];
+      cost += c.cost * g.count;
+      switch (c.kind) {
+        case Kind::kUnlabelled: vio += g.count; break;
+        case Kind::kSame: sat += g.count; break;
+        case Kind::kKnown: (c.cost <= g.max_cost ? sat : vio) += g.count; break;
+        case Kind::kUnknown: break;
+      }
+    }
+    s.cost[i] = cost;
+    s.satisfied[i] = sat;
+    s.violated[i] = vio;
+  }
+  // Dependencies on the node itself cost 0 and are satisfied (upstream checks this first).
+  for (const auto& [idx, count] : on_node) {
+    const size_t i = static_cast<size_t>(idx);
+    const auto& [r, z] = domains[static_cast<size_t>(node_domain[i])];
+    if (r.empty() && z.empty()) {
+      s.cost[i] -= kMaxCost * count;
+      s.violated[i] -= count;
+    } else {
+      s.cost[i] -= kSameZoneCost * count;
+      s.satisfied[i] -= count;
+    }
+    s.satisfied[i] += count;
+  }
+  return framework::Status::Success();
+}
+
+framework::Status NetworkLocality::AnnotationCosts(State& s, const api::Pod& pod,
+                                                   const framework::Snapshot& snapshot) {
+  const Parsed* own = nullptr;
+  if (const std::string* text = pod.meta.Annotation(network::kTrafficAnnotation)) {
+    own = &ParseCached(*text);
+    if (!own->error.empty()) {
+      // Interned: a stable reason for the FailedScheduling message.
+      common::Atom reason = common::Intern(
+          "invalid annotation " + std::string(network::kTrafficAnnotation) + "=\"" + *text +
+          "\": " + own->error);
+      return framework::Status::Unresolvable(common::Str(reason));
+    }
+  }
+
+  // Placed pods of the namespace, with their parsed declarations.
+  struct Placed {
+    const api::Pod* pod;
+    framework::NodeIndex node;
+    const Parsed* parsed;
+  };
+  std::vector<Placed> placed;
+  std::span<const framework::NodeInfo> nodes = snapshot.nodes();
+  for (const framework::NodeInfo& n : nodes) {
+    if (!n.valid()) continue;
+    for (const api::PodPtr& p : n.pods) {
+      if (p->meta.namespace_ != pod.meta.namespace_ || p->meta.uid == pod.meta.uid) continue;
+      const std::string* text = p->meta.Annotation(network::kTrafficAnnotation);
+      const Parsed* parsed = text ? &ParseCached(*text) : nullptr;
+      placed.push_back(Placed{p.get(), n.index, parsed});
+    }
+  }
+  if (placed.empty()) return framework::Status::Success();
+
+  // MB/s towards each placed peer.
+  std::vector<double> mbps(placed.size(), 0);
+  bool any = false;
+  if (own != nullptr) {
+    for (const network::TrafficPeer& peer : own->peers) {
+      int32_t matched = 0;
+      for (const Placed& p : placed) matched += peer.selector.Matches(p.pod->meta.labels) ? 1 : 0;
+      if (matched == 0) continue;
+      for (size_t i = 0; i < placed.size(); ++i) {
+        if (peer.selector.Matches(placed[i].pod->meta.labels)) {
+          mbps[i] += peer.mbps / matched;
+          any = true;
+        }
+      }
+    }
+  }
+  // Reverse declarations: placed pods whose entries select this pod; their traffic is shared by
+  // this pod and the placed pods the same entry selects.
+  for (size_t i = 0; i < placed.size(); ++i) {
+    if (placed[i].parsed == nullptr || !placed[i].parsed->error.empty()) continue;
+    for (const network::TrafficPeer& peer : placed[i].parsed->peers) {
+      if (!peer.selector.Matches(pod.meta.labels)) continue;
+      int32_t replicas = 1;
+      for (size_t j = 0; j < placed.size(); ++j) {
+        if (j != i && peer.selector.Matches(placed[j].pod->meta.labels)) ++replicas;
+      }
+      mbps[i] += peer.mbps / replicas;
+      any = true;
+    }
+  }
+  if (!any) return framework::Status::Success();
+
+  // Per-node, per-zone and per-region sums of $/month if the traffic crossed zones.
+  std::vector<std::pair<common::Atom, common::Atom>> domains;  // (region, zone)
+  std::vector<common::Atom> regions;
+  std::vector<int32_t> node_domain(nodes.size(), -1);
+  std::vector<int32_t> node_region(nodes.size(), -1);
+  for (const framework::NodeInfo& n : nodes) {
+    if (!n.valid()) continue;
+    common::Atom r = LabelOf(n.node->meta.labels, L().region);
+    std::pair<common::Atom, common::Atom> d(r, LabelOf(n.node->meta.labels, L().zone));
+    auto it = std::find(domains.begin(), domains.end(), d);
+    node_domain[static_cast<size_t>(n.index)] = static_cast<int32_t>(it - domains.begin());
+    if (it == domains.end()) domains.push_back(d);
+    auto rt = std::find(regions.begin(), regions.end(), r);
+    node_region[static_cast<size_t>(n.index)] = static_cast<int32_t>(rt - regions.begin());
+    if (rt == regions.end()) regions.push_back(r);
+  }
+  std::vector<double> w_node(nodes.size(), 0);
+  std::vector<double> w_domain(domains.size(), 0);
+  std::vector<double> w_region(regions.size(), 0);
+  double w_total = 0;
+  for (size_t i = 0; i < placed.size(); ++i) {
+    if (mbps[i] == 0) continue;
+    const size_t ni = static_cast<size_t>(placed[i].node);
+    w_node[ni] += mbps[i];
+    w_domain[static_cast<size_t>(node_domain[ni])] += mbps[i];
+    w_region[static_cast<size_t>(node_region[ni])] += mbps[i];
+    w_total += mbps[i];
+  }
+  const Prices& pr = args_.prices;
+  s.score_equally = false;
+  s.filter = args_.max_cost_dollars_per_month > 0;
+  s.cost.assign(nodes.size(), 0);
+  for (const framework::NodeInfo& n : nodes) {
+    if (!n.valid()) continue;
+    const size_t i = static_cast<size_t>(n.index);
+    const double same_node = w_node[i];
+    const double same_zone = w_domain[static_cast<size_t>(node_domain[i])] - same_node;
+    const double cross_zone = w_region[static_cast<size_t>(node_region[i])] - same_node - same_zone;
+    const double cross_region = w_total - same_node - same_zone - cross_zone;
+    const double dollars = DollarsPerMonth(same_node, pr.same_node) +
+                           DollarsPerMonth(same_zone, pr.same_zone) +
+                           DollarsPerMonth(cross_zone, pr.cross_zone) +
+                           DollarsPerMonth(cross_region, pr.cross_region);
+    s.cost[i] = std::llround(std::max(0.0, dollars) * 1000.0);  // milli-dollars per month
+  }
+  return framework::Status::Success();
+}
+
+framework::Status NetworkLocality::Filter(const framework::CycleState& cycle,
+                                          const api::Pod& /*pod*/,
+                                          const framework::NodeInfo& node) const {
+  const State* s = cycle.Get<State>(kStateKey);
+  if (s == nullptr || s->score_equally || !s->filter) return framework::Status::Success();
+  const size_t i = static_cast<size_t>(node.index);
+  if (i >= s->cost.size()) return framework::Status::Success();
+  if (s->app_group_mode) {
+    if (s->violated[i] > s->satisfied[i]) {
+      return framework::Status::Unschedulable(kReasonNetworkRequirements);
+    }
+    return framework::Status::Success();
+  }
+  if (static_cast<double>(s->cost[i]) > args_.max_cost_dollars_per_month * 1000.0) {
+    return framework::Status::Unschedulable(kReasonCostLimit);
+  }
+  return framework::Status::Success();
+}
+
+framework::Status NetworkLocality::PreScore(framework::CycleState& cycle, const api::Pod& pod,
+                                            const framework::Snapshot& snapshot,
+                                            std::span<const framework::NodeIndex> /*feasible*/) {
+  if (cycle.Get<State>(kStateKey) != nullptr) return framework::Status::Success();
+  framework::Status s = PreFilter(cycle, pod, snapshot);
+  // A malformed annotation already made the pod unschedulable when PreFilter ran; at score
+  // time it only means "no declared traffic".
+  return s.IsRejected() ? framework::Status::Success() : s;
+}
+
+int64_t NetworkLocality::Score(const framework::CycleState& cycle, const api::Pod& /*pod*/,
+                               const framework::NodeInfo& node) const {
+  const State* s = cycle.Get<State>(kStateKey);
+  if (s == nullptr || s->score_equally) return 0;
+  const size_t i = static_cast<size_t>(node.index);
+  return i < s->cost.size() ? s->cost[i] : 0;
+}
+
+framework::Status NetworkLocality::NormalizeScore(const framework::CycleState& /*cycle*/,
+                                                  const api::Pod& /*pod*/,
+                                                  std::span<int64_t> scores) const {
+  if (scores.empty()) return framework::Status::Success();
+  const auto [lo_it, hi_it] = std::minmax_element(scores.begin(), scores.end());
+  const int64_t lo = *lo_it;
+  const int64_t hi = *hi_it;
+  if (lo == 0 && hi == 0) return framework::Status::Success();
+  for (int64_t& s : scores) {
+    if (hi != lo) {
+      s = framework::kMaxNodeScore -
+          static_cast<int64_t>(static_cast<double>(framework::kMaxNodeScore) *
+                               static_cast<double>(s - lo) / static_cast<double>(hi - lo));
+    } else {
+      s = framework::kMaxNodeScore - (s - lo);
+    }
+  }
+  return framework::Status::Success();
+}
+
+}  // namespace gpusched::plugins::network_locality

@@ -1,0 +1,474 @@
+// SPDX-License-Identifier: Apache-2.0
+#include "src/plugins/pod_topology_spread/pod_topology_spread.h"
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+#include <memory>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "src/api/resources.h"
+#include "src/common/strings.h"
+#include "src/plugins/helper/args.h"
+#include "src/plugins/helper/taints.h"
+#include "src/plugins/names.h"
+
+namespace gpusched::plugins::pod_topology_spread {
+namespace {
+
+using When = api::TopologySpreadConstraint::WhenUnsatisfiable;
+using Policy = api::TopologySpreadConstraint::NodeInclusionPolicy;
+using DomainIndex = PodTopologySpread::DomainIndex;
+
+const framework::StateKey kPreFilterKey{"PodTopologySpread/PreFilter"};
+const framework::StateKey kPreScoreKey{"PodTopologySpread/PreScore"};
+
+constexpr int64_t kNoMinimum = std::numeric_limits<int32_t>::max();
+
+// One constraint as applied to the pod in this cycle, with its counts per domain.
+struct Constraint {
+  int32_t max_skew = 1;
+  common::Atom key;
+  bool hostname = false;
+  std::optional<int32_t> min_domains;
+  Policy affinity_policy = Policy::kHonor;
+  Policy taints_policy = Policy::kIgnore;
+  // The selector: the constraint's labelSelector, or (default constraints) the pod's controller.
+  bool by_owner = false;
+  api::LabelSelector selector;
+  api::OwnerReference owner;
+  bool self_match = false;
+  const DomainIndex* index = nullptr;
+  std::vector<int32_t> counts;      // per domain
+  std::vector<uint8_t> registered;  // per domain: counted (eligible node / feasible node)
+  // PreFilter: the smallest count over registered domains, and their number.
+  int64_t min_match = kNoMinimum;
+  int32_t num_domains = 0;
+  // PreScore: log(number of domains + 2).
+  double weight = 0;
+};
+
+struct PreFilterState final : framework::StateData {
+  std::vector<Constraint> constraints;
+};
+
+struct PreScoreState final : framework::StateData {
+  std::vector<Constraint> constraints;
+  bool require_all_topologies = true;
+};
+
+const api::OwnerReference* ControllerOf(const api::Pod& pod) {
+  for (const api::OwnerReference& r : pod.meta.owner_references) {
+    if (r.controller) return &r;
+  }
+  return nullptr;
+}
+
+bool SelectedBy(const Constraint& c, const api::Pod& p) {
+  if (!c.by_owner) return c.selector.Matches(p.meta.labels);
+  const api::OwnerReference* r = ControllerOf(p);
+  return r != nullptr && r->uid == c.owner.uid && r->kind == c.owner.kind &&
+         r->name == c.owner.name;
+}
+
+// Pods on `pods` counted by constraint `c` for a pod of namespace `ns` (countPodsMatchSelector:
+// same namespace, not terminating; terminal pods are not in the scheduler's view upstream).
+int32_t CountMatching(std::span<const api::PodPtr> pods, const Constraint& c,
+                      std::string_view ns) {
+  int32_t n = 0;
+  for (const api::PodPtr& p : pods) {
+    if (p->meta.namespace_ != ns || p->meta.deletion_timestamp.has_value() || p->Terminal()) {
+      continue;
+    }
+    if (SelectedBy(c, *p)) ++n;
+  }
+  return n;
+}
+
+// The pod's nodeSelector and required node affinity (nodeAffinityPolicy: Honor).
+bool MatchesNodeAffinity(const api::Pod& pod, const api::Node& node) {
+  for (const auto& [key, value] : pod.node_selector.items()) {
+    common::Atom v;
+    if (!node.meta.labels.Get(key, &v) || v != value) return false;
+  }
+  const auto& required = pod.affinity.node_affinity.required;
+  return !required.has_value() || required->Matches(node.meta.labels, node.meta.name);
+}
+
+// nodeTaintsPolicy: Honor.
+bool ToleratesNodeTaints(const api::Pod& pod, const api::Node& node) {
+  return helper::FindMatchingUntoleratedTaint(node.taints, pod.tolerations,
+                                              helper::IsDoNotScheduleTaint) == nullptr;
+}
+
+bool HasAllKeys(std::span<const Constraint> cs, size_t slot) {
+  for (const Constraint& c : cs) {
+    if (c.index->node_domain[slot] < 0) return false;
+  }
+  return true;
+}
+
+// Whether node `info` counts for `c` under its inclusion policies; `aff`/`taints` are computed
+// lazily (-1 unknown).
+bool Included(const Constraint& c, const api::Pod& pod, const api::Node& node, int& aff,
+              int& taints) {
+  if (c.affinity_policy == Policy::kHonor) {
+    if (aff < 0) aff = MatchesNodeAffinity(pod, node) ? 1 : 0;
+    if (aff == 0) return false;
+  }
+  if (c.taints_policy == Policy::kHonor) {
+    if (taints < 0) taints = ToleratesNodeTaints(pod, node) ? 1 : 0;
+    if (taints == 0) return false;
+  }
+  return true;
+}
+
+}  // namespace
+
+std::vector<DefaultConstraint> Args::EffectiveDefaults() const {
+  if (defaulting_type == DefaultingType::kList) return default_constraints;
+  const api::WellKnown& wk = api::Names();
+  return {DefaultConstraint{5, wk.zone, When::kScheduleAnyway, std::nullopt},
+          DefaultConstraint{3, wk.hostname, When::kScheduleAnyway, std::nullopt}};
+}
+
+common::StatusOr<Args> ParseArgs(const boost::json::value& raw) {
+  Args out;
+  helper::ArgErrors errors;
+  if (const boost::json::object* obj = helper::ArgsObject(raw, errors)) {
+    helper::CheckKnownFields(*obj, "", {"defaultConstraints", "defaultingType"}, errors,
+                             /*allow_type_meta=*/true);
+    if (auto t = helper::GetString(*obj, "defaultingType", "", errors)) {
+      if (*t == "List") {
+        out.defaulting_type = Args::DefaultingType::kList;
+      } else if (*t == "System" || t->empty()) {
+        out.defaulting_type = Args::DefaultingType::kSystem;
+      } else {
+        errors.Add("defaultingType",
+                   "must be System or List, got " + common::Quote(std::string(*t)));
+      }
+    }
+    if (const boost::json::array* a = helper::GetArray(*obj, "defaultConstraints", "", errors)) {
+      for (size_t i = 0; i < a->size(); ++i) {
+        const std::string path = helper::IndexPath("defaultConstraints", i);
+        const boost::json::object* c = helper::AsObject((*a)[i], path, errors);
+        if (c == nullptr) continue;
+        helper::CheckKnownFields(*c, path,
+                                 {"maxSkew", "topologyKey", "whenUnsatisfiable", "minDomains",
+                                  "labelSelector", "matchLabelKeys", "nodeAffinityPolicy",
+                                  "nodeTaintsPolicy"},
+                                 errors);
+        DefaultConstraint d;
+        if (auto v = helper::GetInt(*c, "maxSkew", path, errors)) {
+          if (helper::CheckRange(*v, 1, std::numeric_limits<int32_t>::max(),
+                                 helper::FieldPath(path, "maxSkew"), errors)) {
+            d.max_skew = static_cast<int32_t>(*v);
+          }
+        } else {
+          errors.Add(helper::FieldPath(path, "maxSkew"), "required");
+        }
+        auto key = helper::GetString(*c, "topologyKey", path, errors);
+        if (!key || key->empty()) {
+          errors.Add(helper::FieldPath(path, "topologyKey"), "required");
+        } else {
+          d.topology_key = common::Intern(*key);
+        }
+        auto when = helper::GetString(*c, "whenUnsatisfiable", path, errors);
+        if (!when || when->empty()) {
+          errors.Add(helper::FieldPath(path, "whenUnsatisfiable"), "required");
+        } else if (*when == "DoNotSchedule") {
+          d.when_unsatisfiable = When::kDoNotSchedule;
+        } else if (*when == "ScheduleAnyway") {
+          d.when_unsatisfiable = When::kScheduleAnyway;
+        } else {
+          errors.Add(helper::FieldPath(path, "whenUnsatisfiable"),
+                     "must be DoNotSchedule or ScheduleAnyway, got " +
+                         common::Quote(std::string(*when)));
+        }
+        if (auto v = helper::GetInt(*c, "minDomains", path, errors)) {
+          if (helper::CheckRange(*v, 1, std::numeric_limits<int32_t>::max(),
+                                 helper::FieldPath(path, "minDomains"), errors)) {
+            d.min_domains = static_cast<int32_t>(*v);
+          }
+        }
+        if (c->contains("labelSelector") && !c->at("labelSelector").is_null()) {
+          errors.Add(helper::FieldPath(path, "labelSelector"),
+                     "constraint must not define a selector, as they deduced for each pod");
+        }
+        for (const DefaultConstraint& prev : out.default_constraints) {
+          if (!d.topology_key.empty() && prev.topology_key == d.topology_key &&
+              prev.when_unsatisfiable == d.when_unsatisfiable) {
+            errors.Add(path, "duplicate (topologyKey, whenUnsatisfiable) pair (" +
+                                 std::string(common::Str(d.topology_key)) + ")");
+          }
+        }
+        out.default_constraints.push_back(d);
+      }
+    }
+    if (out.defaulting_type == Args::DefaultingType::kSystem &&
+        !out.default_constraints.empty()) {
+      errors.Add("defaultConstraints", "must be empty when defaultingType is System");
+    }
+  }
+  GPUSCHED_RETURN_IF_ERROR(errors.ToStatus());
+  return out;
+}
+
+PodTopologySpread::PodTopologySpread(Args args)
+    : args_(std::move(args)),
+      defaults_(args_.EffectiveDefaults()),
+      system_defaulted_(args_.defaulting_type == Args::DefaultingType::kSystem) {}
+
+common::StatusOr<framework::PluginPtr> PodTopologySpread::Create(const boost::json::value& args,
+                                                                 framework::Handle& /*handle*/) {
+  GPUSCHED_ASSIGN_OR_RETURN(Args parsed, ParseArgs(args));
+  return framework::PluginPtr(std::make_unique<PodTopologySpread>(std::move(parsed)));
+}
+
+std::string_view PodTopologySpread::Name() const { return names::kPodTopologySpread; }
+
+void PodTopologySpread::RefreshMemo(const framework::Snapshot& snapshot) {
+  const uint64_t version = snapshot.node_set_version();
+  if (version != 0 && &snapshot == memo_snapshot_ && version == memo_version_ &&
+      snapshot.nodes().size() == memo_slots_) {
+    return;
+  }
+  memo_.clear();
+  memo_snapshot_ = version == 0 ? nullptr : &snapshot;
+  memo_version_ = version;
+  memo_slots_ = snapshot.nodes().size();
+}
+
+const DomainIndex& PodTopologySpread::IndexFor(const framework::Snapshot& snapshot,
+                                               common::Atom key) {
+  for (const auto& m : memo_) {
+    if (m->key == key) return *m;
+  }
+  auto idx = std::make_unique<DomainIndex>();
+  idx->key = key;
+  const auto nodes = snapshot.nodes();
+  idx->node_domain.assign(nodes.size(), -1);
+  // (value, slot) pairs sorted by value: equal values get one dense id (one allocation, not one
+  // per node).
+  std::vector<std::pair<uint32_t, uint32_t>> by_value;
+  by_value.reserve(nodes.size());
+  for (size_t i = 0; i < nodes.size(); ++i) {
+    if (!nodes[i].valid()) continue;
+    common::Atom value;
+    if (!nodes[i].node->meta.labels.Get(key, &value)) continue;
+    by_value.emplace_back(value.id, static_cast<uint32_t>(i));
+  }
+  std::sort(by_value.begin(), by_value.end());
+  for (size_t k = 0; k < by_value.size(); ++k) {
+    if (k > 0 && by_value[k].first != by_value[k - 1].first) ++idx->num_domains;
+    idx->node_domain[by_value[k].second] = idx->num_domains;
+  }
+  if (!by_value.empty()) ++idx->num_domains;
+  memo_.push_back(std::move(idx));
+  return *memo_.back();
+}
+
+namespace {
+
+// The pod's constraints with `action` (its own, or the defaults selecting its controller's pods).
+std::vector<Constraint> BuildConstraints(const api::Pod& pod, When action,
+                                         std::span<const DefaultConstraint> defaults) {
+  std::vector<Constraint> out;
+  const common::Atom hostname = api::Names().hostname;
+  if (!pod.topology_spread_constraints.empty()) {
+    for (const api::TopologySpreadConstraint& t : pod.topology_spread_constraints) {
+      if (t.when_unsatisfiable != action) continue;
+      Constraint& c = out.emplace_back();
+      c.max_skew = t.max_skew;
+      c.key = t.topology_key;
+      c.hostname = t.topology_key == hostname;
+      c.min_domains = t.min_domains;
+      c.affinity_policy = t.node_affinity_policy;
+      c.taints_policy = t.node_taints_policy;
+      c.selector = t.label_selector;
+      c.self_match = c.selector.Matches(pod.meta.labels);
+    }
+    return out;
+  }
+  const api::OwnerReference* owner = ControllerOf(pod);
+  if (owner == nullptr) return out;
+  for (const DefaultConstraint& d : defaults) {
+    if (d.when_unsatisfiable != action) continue;
+    Constraint& c = out.emplace_back();
+    c.max_skew = d.max_skew;
+    c.key = d.topology_key;
+    c.hostname = d.topology_key == hostname;
+    c.min_domains = d.min_domains;
+    c.by_owner = true;
+    c.owner = *owner;
+    c.self_match = true;
+  }
+  return out;
+}
+
+}  // namespace
+
+framework::Status PodTopologySpread::PreFilter(framework::CycleState& state, const api::Pod& pod,
+                                               const framework::Snapshot& snapshot) {
+  std::vector<Constraint> cs = BuildConstraints(pod, When::kDoNotSchedule, defaults_);
+  if (cs.empty()) return framework::Status::Skip();
+  RefreshMemo(snapshot);
+  for (Constraint& c : cs) {
+    c.index = &IndexFor(snapshot, c.key);
+    c.counts.assign(static_cast<size_t>(c.index->num_domains), 0);
+    c.registered.assign(static_cast<size_t>(c.index->num_domains), 0);
+  }
+  const auto nodes = snapshot.nodes();
+  for (size_t i = 0; i < nodes.size(); ++i) {
+    const framework::NodeInfo& info = nodes[i];
+    if (!info.valid() || !HasAllKeys(cs, i)) continue;
+    int aff = -1;
+    int taints = -1;
+    for (Constraint& c : cs) {
+      if (!Included(c, pod, *info.node, aff, taints)) continue;
+      const auto d = static_cast<size_t>(c.index->node_domain[i]);
+      c.registered[d] = 1;
+      c.counts[d] += CountMatching(info.pods, c, pod.meta.namespace_);
+    }
+  }
+  for (Constraint& c : cs) {
+    for (size_t d = 0; d < c.counts.size(); ++d) {
+      if (!c.registered[d]) continue;
+      ++c.num_domains;
+      c.min_match = std::min<int64_t>(c.min_match, c.counts[d]);
+    }
+  }
+  auto s = std::make_unique<PreFilterState>();
+  s->constraints = std::move(cs);
+  state.Write(kPreFilterKey, std::move(s));
+  return framework::Status::Success();
+}
+
+framework::Status PodTopologySpread::Filter(const framework::CycleState& state,
+                                            const api::Pod& /*pod*/,
+                                            const framework::NodeInfo& node) const {
+  const PreFilterState* s = state.Get<PreFilterState>(kPreFilterKey);
+  if (s == nullptr) return framework::Status::Error("PodTopologySpread: no PreFilter state");
+  const auto slot = static_cast<size_t>(node.index);
+  for (const Constraint& c : s->constraints) {
+    if (slot >= c.index->node_domain.size() || c.index->node_domain[slot] < 0) {
+      return framework::Status::Unresolvable(kReasonNodeLabelNotMatch);
+    }
+    const auto d = static_cast<size_t>(c.index->node_domain[slot]);
+    const int64_t min_match =
+        c.min_domains.has_value() && c.num_domains < *c.min_domains ? 0 : c.min_match;
+    const int64_t skew = int64_t{c.counts[d]} + (c.self_match ? 1 : 0) - min_match;
+    if (skew > c.max_skew) return framework::Status::Unschedulable(kReasonConstraintsNotMatch);
+  }
+  return framework::Status::Success();
+}
+
+framework::Status PodTopologySpread::PreScore(framework::CycleState& state, const api::Pod& pod,
+                                              const framework::Snapshot& snapshot,
+                                              std::span<const framework::NodeIndex> feasible) {
+  if (feasible.empty()) return framework::Status::Skip();
+  std::vector<Constraint> cs = BuildConstraints(pod, When::kScheduleAnyway, defaults_);
+  if (cs.empty()) return framework::Status::Skip();
+  RefreshMemo(snapshot);
+  // Only non-system-default rules require every topology label, so that nodes without a zone
+  // label still get hostname spreading from the system defaults.
+  const bool require_all = !pod.topology_spread_constraints.empty() || !system_defaulted_;
+  std::vector<int32_t> sizes(cs.size(), 0);
+  std::vector<uint8_t> missing_seen(cs.size(), 0);
+  for (size_t k = 0; k < cs.size(); ++k) {
+    Constraint& c = cs[k];
+    c.index = &IndexFor(snapshot, c.key);
+    c.counts.assign(static_cast<size_t>(c.index->num_domains), 0);
+    c.registered.assign(static_cast<size_t>(c.index->num_domains), 0);
+  }
+  int32_t ignored = 0;
+  for (framework::NodeIndex n : feasible) {
+    const auto slot = static_cast<size_t>(n);
+    if (require_all && !HasAllKeys(cs, slot)) {
+      ++ignored;
+      continue;
+    }
+    for (size_t k = 0; k < cs.size(); ++k) {
+      Constraint& c = cs[k];
+      if (c.hostname) continue;
+      const int32_t d = c.index->node_domain[slot];
+      if (d < 0) {
+        // Upstream registers the empty value as one more domain.
+        if (!missing_seen[k]) ++sizes[k];
+        missing_seen[k] = 1;
+        continue;
+      }
+      if (!c.registered[static_cast<size_t>(d)]) ++sizes[k];
+      c.registered[static_cast<size_t>(d)] = 1;
+    }
+  }
+  for (size_t k = 0; k < cs.size(); ++k) {
+    const int32_t size =
+        cs[k].hostname ? static_cast<int32_t>(feasible.size()) - ignored : sizes[k];
+    cs[k].weight = std::log(static_cast<double>(size) + 2.0);
+  }
+  const auto nodes = snapshot.nodes();
+  for (size_t i = 0; i < nodes.size(); ++i) {
+    const framework::NodeInfo& info = nodes[i];
+    if (!info.valid() || (require_all && !HasAllKeys(cs, i))) continue;
+    int aff = -1;
+    int taints = -1;
+    for (Constraint& c : cs) {
+      if (c.hostname) continue;  // counted per node in Score
+      const int32_t d = c.index->node_domain[i];
+      if (d < 0 || !c.registered[static_cast<size_t>(d)]) continue;
+      if (!Included(c, pod, *info.node, aff, taints)) continue;
+      c.counts[static_cast<size_t>(d)] += CountMatching(info.pods, c, pod.meta.namespace_);
+    }
+  }
+  auto s = std::make_unique<PreScoreState>();
+  s->constraints = std::move(cs);
+  s->require_all_topologies = require_all;
+  state.Write(kPreScoreKey, std::move(s));
+  return framework::Status::Success();
+}
+
+int64_t PodTopologySpread::Score(const framework::CycleState& state, const api::Pod& pod,
+                                 const framework::NodeInfo& node) const {
+  const PreScoreState* s = state.Get<PreScoreState>(kPreScoreKey);
+  if (s == nullptr) return 0;
+  const auto slot = static_cast<size_t>(node.index);
+  // An ignored node (missing a required topology label) scores -1 here and 0 after
+  // normalization; real scores are never negative.
+  if (s->require_all_topologies && !HasAllKeys(s->constraints, slot)) return -1;
+  double score = 0;
+  for (const Constraint& c : s->constraints) {
+    const int32_t d = c.index->node_domain[slot];
+    if (d < 0) continue;
+    const int64_t count = c.hostname ? CountMatching(node.pods, c, pod.meta.namespace_)
+                                     : c.counts[static_cast<size_t>(d)];
+    score += static_cast<double>(count) * c.weight + static_cast<double>(c.max_skew - 1);
+  }
+  return std::llround(score);
+}
+
+framework::Status PodTopologySpread::NormalizeScore(const framework::CycleState& /*state*/,
+                                                    const api::Pod& /*pod*/,
+                                                    std::span<int64_t> scores) const {
+  int64_t min_score = std::numeric_limits<int64_t>::max();
+  int64_t max_score = 0;
+  for (int64_t s : scores) {
+    if (s < 0) continue;
+    min_score = std::min(min_score, s);
+    max_score = std::max(max_score, s);
+  }
+  for (int64_t& s : scores) {
+    if (s < 0) {
+      s = 0;
+    } else if (max_score == 0) {
+      s = framework::kMaxNodeScore;
+    } else {
+      s = framework::kMaxNodeScore * (max_score + min_score - s) / max_score;
+    }
+  }
+  return framework::Status::Success();
+}
+
+}  // namespace gpusched::plugins::pod_topology_spread

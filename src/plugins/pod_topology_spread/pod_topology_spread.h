@@ -1,0 +1,139 @@
+// SPDX-License-Identifier: Apache-2.0
+// PodTopologySpread: kube-scheduler's podtopologyspread plugin
+// (pod.spec.topologySpreadConstraints).
+//
+//   PreFilter  takes the pod's DoNotSchedule constraints (or the default constraints, see below)
+//              and counts, per constraint and topology domain, the pods matching the constraint's
+//              selector in the pod's namespace (terminating and terminal pods excluded) over the
+//              nodes that carry every constraint's topology key and pass the constraint's
+//              nodeAffinityPolicy (Honor: the pod's nodeSelector / required node affinity) and
+//              nodeTaintsPolicy (Honor: the node's NoSchedule/NoExecute taints are tolerated). It
+//              keeps, per constraint, the global minimum and the number of domains.
+//              kSkip when there is no DoNotSchedule constraint.
+//   Filter     per constraint: a node without the topology key is UnschedulableAndUnresolvable
+//              "node(s) didn't match pod topology spread constraints (missing required label)";
+//              skew = matching pods in the node's domain + (1 if the pod matches its own selector)
+//              - global minimum (0 while fewer than minDomains domains exist) must be <= maxSkew,
+//              else Unschedulable "node(s) didn't match pod topology spread constraints".
+//   PreScore   the same for ScheduleAnyway constraints over the feasible nodes' domains; kSkip
+//              when there is none.
+//   Score      sum over constraints of count * log(domains + 2) + (maxSkew - 1), the count of the
+//              node's domain (the node's own pods for kubernetes.io/hostname); nodes without all
+//              topology keys are ignored (they score 0 after normalization).
+//   NormalizeScore  100 * (max + min - s) / max: fewer matching pods score higher.
+//
+// Default constraints apply when the pod has no topologySpreadConstraints. defaultingType System
+// (the default) uses topology.kubernetes.io/zone maxSkew 5 and kubernetes.io/hostname maxSkew 3,
+// both ScheduleAnyway; List uses defaultConstraints from the args. Upstream derives their selector
+// from the Services, ReplicationControllers, ReplicaSets and StatefulSets selecting the pod; the
+// scheduler has no listers for those, so the selector here is "pods of the same controller"
+// (the controller ownerReference: kind, name and uid). A pod without a controller gets no default
+// constraints. With System defaulting nodes lacking the zone label still get hostname spreading.
+//
+// Args (PodTopologySpreadArgs):
+//   defaultingType      System (default) | List
+//   defaultConstraints  [{maxSkew >= 1, topologyKey, whenUnsatisfiable, minDomains?}], no
+//                       labelSelector; only with List; (topologyKey, whenUnsatisfiable) unique.
+//
+// Data layout: a node's domain is a dense index, kept per topology key in a memo rebuilt only when
+// the snapshot's node set changes; counts are flat arrays indexed by domain. Filter and Score are
+// O(constraints) (O(pods on the node) for hostname scoring), allocation-free and const; they may
+// run concurrently. PreFilter/PreScore run on the owning framework's scheduling thread.
+#pragma once
+
+#include <boost/json/value.hpp>
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <span>
+#include <string_view>
+#include <vector>
+
+#include "src/api/types.h"
+#include "src/common/status.h"
+#include "src/framework/handle.h"
+#include "src/framework/plugin.h"
+#include "src/framework/registry.h"
+
+namespace gpusched::plugins::pod_topology_spread {
+
+inline constexpr std::string_view kReasonConstraintsNotMatch =
+    "node(s) didn't match pod topology spread constraints";
+inline constexpr std::string_view kReasonNodeLabelNotMatch =
+    "node(s) didn't match pod topology spread constraints (missing required label)";
+
+// One default constraint (no selector: it is derived per pod).
+struct DefaultConstraint {
+  int32_t max_skew = 1;
+  common::Atom topology_key;
+  api::TopologySpreadConstraint::WhenUnsatisfiable when_unsatisfiable =
+      api::TopologySpreadConstraint::WhenUnsatisfiable::kDoNotSchedule;
+  std::optional<int32_t> min_domains;
+};
+
+// Decoded, defaulted and validated PodTopologySpreadArgs.
+struct Args {
+  enum class DefaultingType : uint8_t { kSystem, kList };
+  DefaultingType defaulting_type = DefaultingType::kSystem;
+  std::vector<DefaultConstraint> default_constraints;  // List only
+
+  // The constraints used for a pod without its own: System's or the List.
+  std::vector<DefaultConstraint> EffectiveDefaults() const;
+};
+
+// Parses and validates the args object (null or {} = defaults). Every error names its field:
+// "defaultConstraints[0].maxSkew: must be in 1..2147483647, got 0".
+common::StatusOr<Args> ParseArgs(const boost::json::value& args);
+
+class PodTopologySpread final : public framework::PreFilterPlugin,
+                                public framework::FilterPlugin,
+                                public framework::PreScorePlugin,
+                                public framework::ScorePlugin {
+ public:
+  explicit PodTopologySpread(Args args);
+  static common::StatusOr<framework::PluginPtr> Create(const boost::json::value& args,
+                                                       framework::Handle& handle);
+
+  std::string_view Name() const override;
+  framework::Status PreFilter(framework::CycleState& state, const api::Pod& pod,
+                              const framework::Snapshot& snapshot) override;
+  framework::Status Filter(const framework::CycleState& state, const api::Pod& pod,
+                           const framework::NodeInfo& node) const override;
+  framework::Status PreScore(framework::CycleState& state, const api::Pod& pod,
+                             const framework::Snapshot& snapshot,
+                             std::span<const framework::NodeIndex> feasible) override;
+  int64_t Score(const framework::CycleState& state, const api::Pod& pod,
+                const framework::NodeInfo& node) const override;
+  bool HasNormalizeScore() const override { return true; }
+  framework::Status NormalizeScore(const framework::CycleState& state, const api::Pod& pod,
+                                   std::span<int64_t> scores) const override;
+
+  // The dense domain index of every snapshot slot for one topology key: node_domain[i] is the
+  // domain of slot i, or -1 when the slot is empty or the node lacks the key.
+  struct DomainIndex {
+    common::Atom key;
+    std::vector<int32_t> node_domain;
+    int32_t num_domains = 0;
+  };
+
+ private:
+  // CycleState written by PreFilter points into the memo: it is valid for this pod's Filter calls
+  // (a snapshot without a version rebuilds the memo at PreScore, after Filter is done).
+  // Drops the memo when the snapshot's node set changed (always for a snapshot without a
+  // version). Called at the start of PreFilter and PreScore only.
+  void RefreshMemo(const framework::Snapshot& snapshot);
+  // The memoised index for `key` (built on first use after RefreshMemo).
+  const DomainIndex& IndexFor(const framework::Snapshot& snapshot, common::Atom key);
+
+  Args args_;
+  std::vector<DefaultConstraint> defaults_;
+  bool system_defaulted_ = true;
+  // Memo (scheduling thread only): owned by unique_ptr so pointers in CycleState stay valid while
+  // later keys are added.
+  const framework::Snapshot* memo_snapshot_ = nullptr;
+  uint64_t memo_version_ = 0;
+  size_t memo_slots_ = 0;
+  std::vector<std::unique_ptr<DomainIndex>> memo_;
+};
+
+}  // namespace gpusched::plugins::pod_topology_spread

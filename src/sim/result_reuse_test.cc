@@ -1,0 +1,197 @@
+// SPDX-License-Identifier: Apache-2.0
+// Differential test of the runtime's result reuse (framework/runtime/result_cache.h): the same
+// workload scheduled with reuse on and off must give identical outcomes, pod by pod (node, GPU
+// devices, state and FitError message), with the default and the fragmentation-aware profiles.
+#include <gtest/gtest.h>
+
+#include <boost/json.hpp>
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "src/common/clock.h"
+#include "src/common/random.h"
+#include "src/plugins/in_tree_registry.h"
+#include "src/sim/simulator.h"
+#include "src/sim/workload.h"
+#include "src/testing/builders.h"
+
+namespace gpusched::sim {
+namespace {
+
+using gpusched::testing::MakeNode;
+using gpusched::testing::MakePod;
+
+const framework::Registry& TestRegistry() {
+  static const framework::Registry* registry = [] {
+    auto* r = new framework::Registry();
+    common::Status s = plugins::RegisterInTreePlugins(*r);
+    EXPECT_TRUE(s.ok()) << s.ToString();
+    return r;
+  }();
+  return *registry;
+}
+
+// 300 nodes: CPU nodes of two sizes, 8×A100 and 4×T4 GPU nodes (tainted), three zones, a few
+// cordoned nodes. Pods come in bursts of one template (1–24 pods), from templates that fit
+// everywhere, need a zone, need GPUs (whole, shared, a model), or fit nowhere.
+Workload MakeWorkload(int32_t num_nodes, int32_t num_pods, uint64_t seed) {
+  Workload w;
+  const char* zones[] = {"zone-a", "zone-b", "zone-c"};
+  for (int32_t i = 0; i < num_nodes; ++i) {
+    const std::string name = "node-" + std::to_string(i);
+    const char* zone = zones[i % 3];
+    switch (i % 6) {
+      case 0:
+        w.nodes.push_back(MakeNode(name).Cpu("96").Memory("1152Gi").Gpus(8).GpuModel("A100-SXM4-80GB")
+                              .GpuMemoryMiB(81920).Zone(zone)
+                              .Taint("nvidia.com/gpu", "present", api::TaintEffect::kNoSchedule)
+                              .Ptr());
+        break;
+      case 1:
+        w.nodes.push_back(MakeNode(name).Cpu("48").Memory("192Gi").Gpus(4).GpuModel("Tesla-T4")
+                              .GpuMemoryMiB(15360).Zone(zone)
+                              .Taint("nvidia.com/gpu", "present", api::TaintEffect::kNoSchedule)
+                              .Ptr());
+        break;
+      case 2:
+        w.nodes.push_back(MakeNode(name).Cpu("16").Memory("64Gi").Zone(zone)
+                              .Unschedulable(i % 60 == 2).Ptr());
+        break;
+      default:
+        w.nodes.push_back(MakeNode(name).Cpu("8").Memory("32Gi").Zone(zone).Ptr());
+        break;
+    }
+  }
+  common::Random rng(seed);
+  int32_t made = 0;
+  while (made < num_pods) {
+    const uint64_t t = rng.Uniform(12);
+    const int32_t burst = 1 + static_cast<int32_t>(rng.Uniform(24));
+    for (int32_t b = 0; b < burst && made < num_pods; ++b, ++made) {
+      auto p = MakePod("bench", "pod-" + std::to_string(made))
+                   .Label("app", "app-" + std::to_string(made % 7));
+      switch (t) {
+        case 0: p.Cpu("250m").Memory("512Mi"); break;
+        case 1: p.Cpu("1").Memory("2Gi"); break;
+        case 2: p.Cpu("2").Memory("4Gi").NodeAffinityIn("topology.kubernetes.io/zone", {"zone-a"}); break;
+        case 3: p.Cpu("500m").Memory("1Gi").NodeSelector("topology.kubernetes.io/zone", "zone-c"); break;
+        case 4: p.Cpu("4").Memory("16Gi").TolerationExists("nvidia.com/gpu").Gpus(1); break;
+        case 5: p.Cpu("8").Memory("64Gi").TolerationExists("nvidia.com/gpu").Gpus(2).GpuModel("A100"); break;
+        case 6:
+          p.Cpu("2").Memory("8Gi").TolerationExists("nvidia.com/gpu").Gpus(1)
+              .Annotation("gpusched.io/gpu-milli", "500");
+          break;
+        case 7: p.Cpu("1").Memory("4Gi").TolerationExists("nvidia.com/gpu").Gpus(1).GpuModel("T4"); break;
+        case 8: p.Cpu("200").Memory("1Gi"); break;  // fits nowhere: every node rejects it
+        case 9: p.Cpu("6").Memory("24Gi").PreferredNodeAffinity(50, "topology.kubernetes.io/zone", {"zone-b"}); break;
+        case 10: p.Cpu("24").Memory("96Gi").TolerationExists("nvidia.com/gpu").Gpus(4); break;
+        default: p.Cpu("3").Memory("3Gi"); break;
+      }
+      w.pods.push_back(p.Ptr());
+    }
+  }
+  return w;
+}
+
+// refresh > 0: GpuFragmentation's distributionRefreshPods.
+config::SchedulerConfig ProfileConfig(bool fragmentation, int refresh) {
+  config::SchedulerConfig c = SimulationDefaultConfig();
+  if (fragmentation) {
+    config::Profile& p = c.profiles.front();
+    p.plugins.at(config::Point::kMultiPoint)
+        .enabled.push_back(config::PluginRef{"GpuFragmentation", 1, p.path + ".plugins.multiPoint.enabled[0]"});
+    if (refresh > 0) {
+      config::PluginConfig pc;
+      pc.name = "GpuFragmentation";
+      pc.args = boost::json::object{{"distributionRefreshPods", refresh}};
+      pc.path = p.path + ".pluginConfig[0]";
+      p.plugin_config.push_back(std::move(pc));
+    }
+  }
+  return c;
+}
+
+struct RunResult {
+  std::unique_ptr<Simulator> sim;
+  framework::runtime::ResultCache::Stats stats;
+};
+
+RunResult RunOnce(const Workload& w, bool fragmentation, int refresh, bool reuse, bool retry) {
+  static const common::FakeClock wall;
+  SimOptions opts;
+  opts.seed = 7;
+  opts.retry = retry;
+  const config::SchedulerConfig config = ProfileConfig(fragmentation, refresh);
+  auto sim = Simulator::Create(config, {TestRegistry(), wall}, opts);
+  EXPECT_TRUE(sim.ok()) << sim.status().ToString();
+  if (!sim.ok()) return {};
+  framework::runtime::Framework* fw =
+      (*sim)->scheduler().FrameworkFor(config.profiles.front().scheduler_name);
+  EXPECT_NE(fw, nullptr);
+  if (fw == nullptr) return {};
+  fw->SetResultReuse(reuse);
+  common::Status s = (*sim)->Run(w);
+  EXPECT_TRUE(s.ok()) << s.ToString();
+  RunResult r;
+  r.stats = fw->result_reuse_stats();
+  r.sim = std::move(*sim);
+  return r;
+}
+
+TEST(ResultReuseTest, SamePlacementsWithAndWithoutReuse) {
+  struct Case {
+    std::string name;
+    bool fragmentation;
+    int refresh;  // GpuFragmentation distributionRefreshPods (0: the plugin's default)
+    bool retry;
+    bool expect_score_reuse;
+  };
+  const std::vector<Case> cases = {
+      {"default profile, failed pods deleted", false, 0, false, true},
+      {"default profile, failed pods retried on cluster events", false, 0, true, true},
+      {"fragmentation profile, M re-taken every pod: scores never reused", true, 1, false, false},
+      {"fragmentation profile, M re-taken every 64 pods (the default)", true, 0, false, true},
+  };
+  const Workload w = MakeWorkload(300, 3000, 11);
+  for (const Case& c : cases) {
+    SCOPED_TRACE(c.name);
+    RunResult off = RunOnce(w, c.fragmentation, c.refresh, /*reuse=*/false, c.retry);
+    RunResult on = RunOnce(w, c.fragmentation, c.refresh, /*reuse=*/true, c.retry);
+    ASSERT_NE(off.sim, nullptr);
+    ASSERT_NE(on.sim, nullptr);
+    EXPECT_EQ(off.stats.filter_reused, 0u) << "reuse off must evaluate every node";
+    EXPECT_GT(on.stats.filter_reused, on.stats.filter_evaluated)
+        << "bursts of equivalent pods should mostly reuse verdicts";
+    if (c.expect_score_reuse) {
+      EXPECT_GT(on.stats.score_reused, on.stats.score_evaluated);
+    } else {
+      EXPECT_EQ(on.stats.score_reused, 0u);
+    }
+    const auto a = off.sim->outcomes();
+    const auto b = on.sim->outcomes();
+    ASSERT_EQ(a.size(), b.size());
+    int scheduled = 0, unschedulable = 0, differences = 0;
+    for (size_t i = 0; i < a.size(); ++i) {
+      scheduled += a[i].state == PodState::kScheduled ? 1 : 0;
+      unschedulable += a[i].state == PodState::kUnschedulable ? 1 : 0;
+      if (a[i].state != b[i].state || a[i].node != b[i].node || a[i].gpu != b[i].gpu ||
+          a[i].message != b[i].message || a[i].attempts != b[i].attempts) {
+        if (++differences <= 5) {
+          ADD_FAILURE() << a[i].pod->Key() << ": without reuse " << PodStateName(a[i].state) << " "
+                        << a[i].node << " \"" << a[i].message << "\"; with reuse "
+                        << PodStateName(b[i].state) << " " << b[i].node << " \"" << b[i].message
+                        << "\"";
+        }
+      }
+    }
+    EXPECT_EQ(differences, 0);
+    // The workload must exercise both outcomes, or the comparison proves little.
+    EXPECT_GT(scheduled, 1000);
+    EXPECT_GT(unschedulable, 100);
+  }
+}
+
+}  // namespace
+}  // namespace gpusched::sim
