@@ -15,24 +15,20 @@
 //   ThreadPoolExecutor(workers) runs the reconciles; a 1 s ticker drives resyncs and the queue.
 #include <CLI/CLI.hpp>
 #include <arpa/inet.h>
-#include <curl/curl.h>
 #include <netinet/in.h>
 #include <poll.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
 #include <atomic>
-#include <condition_variable>
 #include <cerrno>
 #include <csignal>
 #include <cstring>
 #include <functional>
 #include <cstdlib>
-#include <fstream>
 #include <iostream>
 #include <memory>
 #include <optional>
-#include <sstream>
 #include <string>
 #include <thread>
 #include <vector>
@@ -43,6 +39,7 @@
 
 #include "cmd/gpusched/commands.h"
 #include "cmd/gpusched/serving.h"
+#include "cmd/gpusched/wiring.h"
 #include "src/api/decode.h"
 #include "src/common/clock.h"
 #include "src/common/executor.h"
@@ -54,12 +51,8 @@
 #include "src/controllers/deletion_cost/plan.h"
 #include "src/controllers/deletion_cost/policy.h"
 #include "src/kube/client/api_writer.h"
-#include "src/kube/client/auth.h"
 #include "src/kube/client/http_client.h"
-#include "src/kube/client/kubeconfig.h"
 #include "src/kube/informer/reflector.h"
-
-extern char** environ;
 
 namespace gpusched::cmd {
 namespace {
@@ -72,51 +65,6 @@ volatile std::sig_atomic_t g_dc_signal = 0;
 extern "C" void OnDeletionCostSignal(int sig) {
   if (g_dc_signal != 0) _exit(1);
   g_dc_signal = sig;
-}
-
-kube::client::Environment Env() {
-  kube::client::Environment env;
-  for (char** e = environ; e != nullptr && *e != nullptr; ++e) {
-    std::string_view kv(*e);
-    size_t eq = kv.find('=');
-    if (eq == std::string_view::npos) continue;
-    env.emplace(std::string(kv.substr(0, eq)), std::string(kv.substr(eq + 1)));
-  }
-  return env;
-}
-
-uint64_t Seed() {
-  return static_cast<uint64_t>(std::chrono::system_clock::now().time_since_epoch().count()) ^
-         (static_cast<uint64_t>(getpid()) << 32);
-}
-
-// Interruptible sleeps for the HTTP client's waits and the ticker.
-class Stopper {
- public:
-  void Stop() {
-    {
-      common::MutexLock l(mu_);
-      stopped_ = true;
-    }
-    cv_.notify_all();
-  }
-  bool Wait(common::Duration d) {
-    std::unique_lock<std::mutex> l(mu_.native());
-    return cv_.wait_for(l, d, [this]() GPUSCHED_NO_THREAD_SAFETY_ANALYSIS { return stopped_; });
-  }
-
- private:
-  common::Mutex mu_;
-  std::condition_variable_any cv_;
-  bool stopped_ GPUSCHED_GUARDED_BY(mu_) = false;
-};
-
-common::StatusOr<std::string> ReadFile(const std::string& path) {
-  std::ifstream in(path);
-  if (!in) return common::NotFoundError(path + ": cannot read the file");
-  std::stringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
 }
 
 // "--now": RFC 3339 UTC ("2024-05-01T12:00:00Z", fraction allowed) or Unix seconds.
@@ -151,19 +99,9 @@ struct ClientSet {
 common::StatusOr<ClientSet> MakeClient(const std::string& kubeconfig, const std::string& context,
                                        const common::Clock& clock, common::Random& random,
                                        Stopper& stopper, double qps, int burst) {
-  const kube::client::Environment env = Env();
-  kube::client::ResolveOptions ro;
-  ro.context = context;
-  GPUSCHED_ASSIGN_OR_RETURN(kube::client::ClusterConfig cluster,
-                            kube::client::ResolveConfig(kubeconfig, env, ro));
-  GPUSCHED_RETURN_IF_ERROR(kube::client::InitCurlOnce());
-  kube::client::HttpClientOptions opts;
-  opts.qps = qps;
-  opts.burst = burst;
-  kube::client::HttpClientDeps deps{clock, random, [&stopper](common::Duration d) { stopper.Wait(d); },
-                                    kube::client::MakeCredentialProvider(cluster, env, clock)};
-  GPUSCHED_ASSIGN_OR_RETURN(auto rest, kube::client::HttpRestClient::Create(cluster, opts, std::move(deps)));
-  return ClientSet{std::move(cluster), std::move(rest)};
+  GPUSCHED_ASSIGN_OR_RETURN(Connection conn, Connect(kubeconfig, context));
+  GPUSCHED_ASSIGN_OR_RETURN(auto rest, NewRestClient(conn, RestClientOptions{qps, burst, nullptr}, clock, random, stopper));
+  return ClientSet{std::move(conn.cluster), std::move(rest)};
 }
 
 // Every item of a (paginated) LIST, as a `<Kind>List` document for ClassifyObjects.
@@ -261,7 +199,7 @@ class PlanCommand {
     if (!files_.empty()) {
       req.namespace_ = namespace_.empty() ? "default" : namespace_;
       for (const std::string& f : files_) {
-        auto text = ReadFile(f);
+        auto text = ReadTextFile(f);
         if (!text.ok()) {
           std::cerr << "error: " << text.status().message() << "\n";
           return kExitBadInput;
@@ -275,7 +213,7 @@ class PlanCommand {
       }
     } else {
       Stopper stopper;
-      common::Random random(Seed());
+      common::Random random(TimeSeed());
       auto client = MakeClient(kubeconfig_, context_, clock, random, stopper, 50, 100);
       if (!client.ok()) {
         std::cerr << "error: " << client.status().message() << "\n";
@@ -329,58 +267,6 @@ class PlanCommand {
 
 // --- controller -------------------------------------------------------------------------------
 
-// HttpGetter over libcurl: one easy handle per call, no proxies, no redirects, http(s) only.
-class CurlHttpGetter final : public dc::HttpGetter {
- public:
-  common::StatusOr<dc::HttpResult> Get(const std::string& url, common::Duration timeout) override {
-    CURL* h = curl_easy_init();
-    if (h == nullptr) return common::UnavailableError("curl_easy_init failed");
-    struct Sink {
-      std::string body;
-      bool overflow = false;
-    } sink;
-    const auto write = +[](char* data, size_t size, size_t n, void* user) -> size_t {
-      auto* s = static_cast<Sink*>(user);
-      if (s->body.size() + size * n > dc::kMaxExpositionBytes) {
-        s->overflow = true;
-        return 0;
-      }
-      s->body.append(data, size * n);
-      return size * n;
-    };
-    curl_easy_setopt(h, CURLOPT_URL, url.c_str());
-    curl_easy_setopt(h, CURLOPT_NOSIGNAL, 1L);
-    curl_easy_setopt(h, CURLOPT_TIMEOUT_MS,
-                     static_cast<long>(std::chrono::duration_cast<std::chrono::milliseconds>(timeout).count()));
-    curl_easy_setopt(h, CURLOPT_CONNECTTIMEOUT_MS,
-                     static_cast<long>(std::chrono::duration_cast<std::chrono::milliseconds>(timeout).count()));
-    curl_easy_setopt(h, CURLOPT_NOPROXY, "*");
-    curl_easy_setopt(h, CURLOPT_PROTOCOLS_STR, "http,https");
-    curl_easy_setopt(h, CURLOPT_FOLLOWLOCATION, 0L);
-    curl_easy_setopt(h, CURLOPT_ACCEPT_ENCODING, "");
-    curl_easy_setopt(h, CURLOPT_USERAGENT, "gpusched-deletion-cost");
-    curl_easy_setopt(h, CURLOPT_WRITEFUNCTION, write);
-    curl_easy_setopt(h, CURLOPT_WRITEDATA, &sink);
-    const CURLcode rc = curl_easy_perform(h);
-    long status = 0;
-    curl_easy_getinfo(h, CURLINFO_RESPONSE_CODE, &status);
-    char* ct = nullptr;
-    curl_easy_getinfo(h, CURLINFO_CONTENT_TYPE, &ct);
-    dc::HttpResult r;
-    r.status = static_cast<int>(status);
-    if (ct != nullptr) r.content_type = ct;
-    curl_easy_cleanup(h);
-    if (sink.overflow) {
-      return common::ResourceExhaustedError("GET " + url + ": body over " +
-                                            std::to_string(dc::kMaxExpositionBytes) + " bytes");
-    }
-    if (rc == CURLE_OPERATION_TIMEDOUT) return common::DeadlineExceededError("GET " + url + ": timed out");
-    if (rc != CURLE_OK) return common::UnavailableError("GET " + url + ": " + curl_easy_strerror(rc));
-    r.body = std::move(sink.body);
-    return r;
-  }
-};
-
 // --metrics-bind-address "host:port" (port 0: any) as serving flags.
 common::StatusOr<ServingFlags> ParseMetricsAddress(const std::string& address) {
   const size_t colon = address.rfind(':');
@@ -432,7 +318,7 @@ class ControllerCommand {
   CLI::App& app() { return app_; }
 
   int Run() {
-    auto text = ReadFile(config_file_);
+    auto text = ReadTextFile(config_file_);
     if (!text.ok()) {
       std::cerr << "error: " << text.status().message() << "\n";
       return kExitBadInput;
@@ -444,16 +330,11 @@ class ControllerCommand {
     }
     if (dry_run_) cfg->controller.dry_run = true;
 
-    struct sigaction sa {};
-    sa.sa_handler = OnDeletionCostSignal;
-    sigemptyset(&sa.sa_mask);
-    sigaction(SIGTERM, &sa, nullptr);
-    sigaction(SIGINT, &sa, nullptr);
-    std::signal(SIGPIPE, SIG_IGN);
+    InstallShutdownHandler(OnDeletionCostSignal);
 
     common::SystemClock clock;
     Stopper stopper;
-    common::Random random(Seed());
+    common::Random random(TimeSeed());
     auto client = MakeClient(kubeconfig_, context_, clock, random, stopper, cfg->controller.qps,
                              cfg->controller.burst);
     if (!client.ok()) {
@@ -463,7 +344,7 @@ class ControllerCommand {
     kube::client::KubeApiClientOptions api_opts;
     api_opts.default_reporting_controller = std::string(dc::kControllerName);
     kube::client::KubeApiClient events(*client->rest, clock, api_opts);
-    CurlHttpGetter http;
+    CurlHttpGetter http("gpusched-deletion-cost", dc::kMaxExpositionBytes);
     const int workers = cfg->controller.workers;
     const bool dry = cfg->controller.dry_run;
     const size_t n_policies = cfg->policies.size();
@@ -492,7 +373,7 @@ class ControllerCommand {
     ro.name = "pods";
     ro.path = controller.PodsPath();
     ro.field_selector = "status.phase!=Succeeded,status.phase!=Failed";
-    ro.seed = Seed();
+    ro.seed = TimeSeed();
     kube::informer::Reflector reflector(*client->rest, sink, clock, ro);
     std::thread reflector_thread([&reflector] { reflector.Run(); });
     spdlog::info("deletion-cost controller: API server {}, {} polic{}, {} workers{}",

@@ -35,6 +35,7 @@
 #include <boost/json.hpp>
 
 #include "cmd/gpusched/commands.h"
+#include "cmd/gpusched/wiring.h"
 #include "src/common/clock.h"
 #include "src/common/executor.h"
 #include "src/common/interner.h"
@@ -42,7 +43,6 @@
 #include "src/common/random.h"
 #include "src/config/config.h"
 #include "src/framework/registry.h"
-#include "src/kube/client/auth.h"
 #include "src/kube/client/http_client.h"
 #include "src/kube/client/kubeconfig.h"
 #include "src/kube/informer/informer.h"
@@ -51,8 +51,6 @@
 #include "src/sim/report.h"
 #include "src/sim/simulator.h"
 #include "src/sim/workload.h"
-
-extern char** environ;
 
 namespace gpusched::cmd {
 namespace {
@@ -116,17 +114,6 @@ class Collector final : public kube::ClusterEventHandler {
   common::Mutex mu_;
   api::PodPtr target_ GPUSCHED_GUARDED_BY(mu_);
 };
-
-kube::client::Environment CaptureEnvironment() {
-  kube::client::Environment env;
-  for (char** e = environ; e != nullptr && *e != nullptr; ++e) {
-    std::string_view kv(*e);
-    size_t eq = kv.find('=');
-    if (eq == std::string_view::npos) continue;
-    env.emplace(std::string(kv.substr(0, eq)), std::string(kv.substr(eq + 1)));
-  }
-  return env;
-}
 
 // One node's line of the explanation.
 struct NodeRow {
@@ -427,12 +414,7 @@ class ExplainCommand final : public Command {
     if (config_file_.empty()) {
       return files_.empty() ? config::DefaultSchedulerConfig() : sim::SimulationDefaultConfig();
     }
-    GPUSCHED_ASSIGN_OR_RETURN(std::string text, sim::ReadFile(config_file_));
-    std::vector<std::string> warnings;
-    GPUSCHED_ASSIGN_OR_RETURN(config::SchedulerConfig c,
-                              config::ParseSchedulerConfig(text, config_file_, &warnings));
-    for (const auto& w : warnings) spdlog::warn("{}: {}", config_file_, w);
-    return c;
+    return LoadSchedulerConfig(config_file_);
   }
 
   // Runs the cycle for `target` (bound or not) on `sched` and prints the result.
@@ -473,26 +455,14 @@ class ExplainCommand final : public Command {
 
   int ExplainLive(const config::SchedulerConfig& cfg, const std::string& ns, const std::string& name) {
     common::SystemClock clock;
-    const kube::client::Environment env = CaptureEnvironment();
-    std::string path = kubeconfig_.empty() ? cfg.client_connection.kubeconfig : kubeconfig_;
-    auto cluster = kube::client::ResolveConfig(path, env);
-    if (!cluster.ok()) return BadInput(cluster.status());
-    if (common::Status s = kube::client::InitCurlOnce(); !s.ok()) return BadInput(s);
+    auto conn = Connect(kubeconfig_.empty() ? cfg.client_connection.kubeconfig : kubeconfig_);
+    if (!conn.ok()) return BadInput(conn.status());
+    const kube::client::ClusterConfig& cluster = conn->cluster;
     common::Random http_random(seed_ ^ 0x9e3779b97f4a7c15ull);
-    common::Mutex stop_mu;
-    std::condition_variable_any stop_cv;
-    bool stopped = false;
-    kube::client::HttpClientOptions opts;
-    opts.qps = cfg.client_connection.qps;
-    opts.burst = cfg.client_connection.burst;
-    kube::client::HttpClientDeps deps{
-        clock, http_random,
-        [&](common::Duration d) {
-          std::unique_lock<std::mutex> l(stop_mu.native());
-          stop_cv.wait_for(l, d, [&]() GPUSCHED_NO_THREAD_SAFETY_ANALYSIS { return stopped; });
-        },
-        kube::client::MakeCredentialProvider(*cluster, env, clock)};
-    auto rest = kube::client::HttpRestClient::Create(*cluster, opts, std::move(deps));
+    Stopper http_stop;
+    auto rest = NewRestClient(
+        *conn, RestClientOptions{cfg.client_connection.qps, cfg.client_connection.burst, nullptr},
+        clock, http_random, http_stop);
     if (!rest.ok()) return BadInput(rest.status());
 
     ReadOnlyApi api;
@@ -518,16 +488,12 @@ class ExplainCommand final : public Command {
     nodes->Stop();
     pods->Stop();
     (*rest)->Cancel();
-    {
-      common::MutexLock l(stop_mu);
-      stopped = true;
-    }
-    stop_cv.notify_all();
+    http_stop.Stop();
     nodes->Join();
     pods->Join();
     if (!synced) {
       return BadInput(common::UnavailableError(
-          "listing nodes and pods from " + cluster->Describe() + " did not finish within " +
+          "listing nodes and pods from " + cluster.Describe() + " did not finish within " +
           std::to_string(sync_timeout_s_) + "s (see --sync-timeout)"));
     }
     api::PodPtr target = collector.target();
@@ -535,7 +501,7 @@ class ExplainCommand final : public Command {
       return BadInput(common::NotFoundError("pod " + ns + "/" + name + " not found in the cluster " +
                                             "(or it has terminated)"));
     }
-    return ExplainPod(**sched, cfg, *target, "cluster " + cluster->Describe());
+    return ExplainPod(**sched, cfg, *target, "cluster " + cluster.Describe());
   }
 
   int ExplainManifests(const config::SchedulerConfig& cfg, const std::string& ns, const std::string& name) {

@@ -19,9 +19,7 @@
 #include <atomic>
 #include <chrono>
 #include <csignal>
-#include <fstream>
 #include <iostream>
-#include <sstream>
 #include <string>
 #include <thread>
 #include <unistd.h>
@@ -31,6 +29,7 @@
 
 #include "cmd/gpusched/commands.h"
 #include "cmd/gpusched/serving.h"
+#include "cmd/gpusched/wiring.h"
 #include "src/common/clock.h"
 #include "src/common/random.h"
 #include "src/config/config.h"
@@ -38,15 +37,11 @@
 #include "src/framework/registry.h"
 #include "src/http/server.h"
 #include "src/kube/client/api_writer.h"
-#include "src/kube/client/auth.h"
 #include "src/kube/client/http_client.h"
-#include "src/kube/client/kubeconfig.h"
 #include "src/kube/informer/informer.h"
 #include "src/metrics/component_metrics.h"
 #include "src/metrics/scheduler_metrics.h"
 #include "src/plugins/in_tree_registry.h"
-
-extern char** environ;
 
 namespace gpusched::cmd {
 namespace {
@@ -116,20 +111,11 @@ class ExtenderCommand final : public Command {
     }
     config::SchedulerConfig cfg = config::DefaultSchedulerConfig();
     if (!config_file_.empty()) {
-      std::ifstream in(config_file_);
-      if (!in) {
-        std::cerr << "error: " << config_file_ << ": cannot read the config file\n";
-        return kExitBadInput;
-      }
-      std::stringstream ss;
-      ss << in.rdbuf();
-      std::vector<std::string> warnings;
-      auto c = config::ParseSchedulerConfig(ss.str(), config_file_, &warnings);
+      auto c = LoadSchedulerConfig(config_file_);
       if (!c.ok()) {
         std::cerr << "error: " << c.status().message() << "\n";
         return kExitBadInput;
       }
-      for (const auto& w : warnings) spdlog::warn("{}: {}", config_file_, w);
       cfg = std::move(c).value();
     }
     if (!kubeconfig_.empty()) cfg.client_connection.kubeconfig = kubeconfig_;
@@ -142,44 +128,19 @@ class ExtenderCommand final : public Command {
 
  private:
   int Serve(const config::SchedulerConfig& cfg) {
-    struct sigaction sa {};
-    sa.sa_handler = OnExtenderSignal;
-    sigemptyset(&sa.sa_mask);
-    sigaction(SIGTERM, &sa, nullptr);
-    sigaction(SIGINT, &sa, nullptr);
-    std::signal(SIGPIPE, SIG_IGN);
+    InstallShutdownHandler(OnExtenderSignal);
 
     common::SystemClock clock;
-    std::atomic<bool> stopping{false};
-    kube::client::Environment env;
-    for (char** e = environ; e != nullptr && *e != nullptr; ++e) {
-      std::string_view kv(*e);
-      size_t eq = kv.find('=');
-      if (eq != std::string_view::npos) env.emplace(std::string(kv.substr(0, eq)), std::string(kv.substr(eq + 1)));
-    }
-    auto cluster = kube::client::ResolveConfig(cfg.client_connection.kubeconfig, env);
-    if (!cluster.ok()) {
-      std::cerr << "error: " << cluster.status().message() << "\n";
+    Stopper http_stop;  // interrupts the HTTP client's waits on shutdown
+    auto conn = Connect(cfg.client_connection.kubeconfig);
+    if (!conn.ok()) {
+      std::cerr << "error: " << conn.status().message() << "\n";
       return kExitBadInput;
     }
-    if (common::Status s = kube::client::InitCurlOnce(); !s.ok()) {
-      std::cerr << "error: " << s.message() << "\n";
-      return kExitBadInput;
-    }
-    common::Random random(static_cast<uint64_t>(clock.Now().time_since_epoch().count()) ^
-                          (static_cast<uint64_t>(getpid()) << 32));
-    kube::client::HttpClientOptions hopts;
-    hopts.qps = cfg.client_connection.qps;
-    hopts.burst = cfg.client_connection.burst;
-    kube::client::HttpClientDeps hdeps{clock, random,
-                                       [&stopping](common::Duration d) {
-                                         auto end = std::chrono::steady_clock::now() + d;
-                                         while (!stopping.load() && std::chrono::steady_clock::now() < end) {
-                                           std::this_thread::sleep_for(std::chrono::milliseconds(20));
-                                         }
-                                       },
-                                       kube::client::MakeCredentialProvider(*cluster, env, clock)};
-    auto rest = kube::client::HttpRestClient::Create(*cluster, hopts, std::move(hdeps));
+    common::Random random(TimeSeed());
+    auto rest = NewRestClient(
+        *conn, RestClientOptions{cfg.client_connection.qps, cfg.client_connection.burst, nullptr},
+        clock, random, http_stop);
     if (!rest.ok()) {
       std::cerr << "error: " << rest.status().message() << "\n";
       return kExitBadInput;
@@ -268,7 +229,7 @@ class ExtenderCommand final : public Command {
         (*server)->Stop();
       }
     }
-    stopping.store(true);
+    http_stop.Stop();
     pods->Stop();
     nodes->Stop();
     (*rest)->Cancel();

@@ -12,7 +12,6 @@
 // node of its own, with cost 0; pods created by a scale-up are named <target>-new-<n>.
 #include <CLI/CLI.hpp>
 
-#include <fstream>
 #include <iostream>
 #include <map>
 #include <memory>
@@ -23,6 +22,7 @@
 #include <boost/json.hpp>
 
 #include "cmd/gpusched/commands.h"
+#include "cmd/gpusched/wiring.h"
 #include "src/api/decode.h"
 #include "src/api/quantity.h"
 #include "src/common/clock.h"
@@ -37,14 +37,6 @@ namespace {
 
 namespace dc = controllers::deletion_cost;
 namespace json = boost::json;
-
-common::StatusOr<std::string> Slurp(const std::string& path) {
-  std::ifstream in(path);
-  if (!in) return common::NotFoundError(path + ": cannot read the file");
-  std::stringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
-}
 
 std::string_view Str(const json::value& v, std::string_view key) {
   const json::object* o = v.if_object();
@@ -133,7 +125,7 @@ class HpaSimulateCommand {
   int Run() {
     std::vector<json::value> docs;
     for (const std::string& f : files_) {
-      auto text = Slurp(f);
+      auto text = ReadTextFile(f);
       if (!text.ok()) return Fail(text.status(), kExitBadInput);
       auto parsed = api::ParseYamlDocuments(*text, f);
       if (!parsed.ok()) return Fail(parsed.status(), kExitBadInput);
@@ -167,7 +159,7 @@ class HpaSimulateCommand {
       }
     }
 
-    auto csv_text = Slurp(csv_);
+    auto csv_text = ReadTextFile(csv_);
     if (!csv_text.ok()) return Fail(csv_text.status(), kExitBadInput);
     auto series = hpa::ParseMetricCsv(*csv_text, csv_);
     if (!series.ok()) return Fail(series.status(), kExitBadInput);

@@ -11,6 +11,10 @@
 // With --gpu-utilization-prometheus-url a thread refreshes each node's GPU utilization from DCGM
 // exporter metrics in Prometheus (gpu_metrics::UtilizationRefresher -> Cache::SetGpuUtilization);
 // the node annotation gpusched.io/gpu-utilization stays the fallback (docs/gpu-placement.md).
+// With NetworkLocality enabled and --network-traffic-prometheus-url set, a thread refreshes the
+// measured workload traffic matrix (service mesh bytes; network::prometheus::
+// TrafficMatrixRefresher -> NetworkStore) every --network-traffic-refresh-interval
+// (docs/network-locality.md).
 //
 // At -v 2 every decision is logged (scheduler::LogDecision, the Scheduler's decision observer);
 // --decision-annotation writes gpusched.io/decision on each pod it binds (docs/explain.md).
@@ -30,16 +34,13 @@
 // binding cycles in flight finish (15 s at most), release the lease, exit 0. A second signal
 // exits at once.
 #include <CLI/CLI.hpp>
-#include <curl/curl.h>
 #include <atomic>
 #include <condition_variable>
 #include <csignal>
 #include <cstdlib>
-#include <fstream>
 #include <iostream>
 #include <memory>
 #include <random>
-#include <sstream>
 #include <string>
 #include <thread>
 #include <unistd.h>
@@ -49,6 +50,7 @@
 
 #include "cmd/gpusched/commands.h"
 #include "cmd/gpusched/serving.h"
+#include "cmd/gpusched/wiring.h"
 #include "src/common/clock.h"
 #include "src/common/executor.h"
 #include "src/common/mutex.h"
@@ -58,23 +60,19 @@
 #include "src/framework/registry.h"
 #include "src/gpu_metrics/utilization.h"
 #include "src/kube/client/api_writer.h"
-#include "src/kube/client/auth.h"
 #include "src/kube/client/http_client.h"
-#include "src/kube/client/kubeconfig.h"
 #include "src/kube/informer/informer.h"
 #include "src/kube/leaderelection/leader_elector.h"
 #include "src/metrics/catalog.h"
 #include "src/metrics/component_metrics.h"
 #include "src/metrics/scheduler_metrics.h"
 #include "src/network/store.h"
+#include "src/network/prometheus/traffic_refresher.h"
 #include "src/network/watch/crd_watch.h"
 #include "src/plugins/in_tree_registry.h"
-#include "src/prometheus/query.h"
 #include "src/scheduler/decision_log.h"
 #include "src/scheduler/metrics_callbacks.h"
 #include "src/scheduler/scheduler.h"
-
-extern char** environ;
 
 namespace gpusched::cmd {
 namespace {
@@ -86,32 +84,6 @@ extern "C" void OnShutdownSignal(int sig) {
   if (g_signal != 0) _exit(1);  // a second signal: do not wait for anything
   g_signal = sig;
 }
-
-// A flag that interrupts waits: the HTTP client's backoff and rate-limiter waits, the ticker.
-class Stopper {
- public:
-  void Stop() {
-    {
-      common::MutexLock l(mu_);
-      stopped_ = true;
-    }
-    cv_.notify_all();
-  }
-  bool stopped() {
-    common::MutexLock l(mu_);
-    return stopped_;
-  }
-  // Waits `d` or until Stop(); true when stopped.
-  bool Wait(common::Duration d) {
-    std::unique_lock<std::mutex> l(mu_.native());
-    return cv_.wait_for(l, d, [this]() GPUSCHED_NO_THREAD_SAFETY_ANALYSIS { return stopped_; });
-  }
-
- private:
-  common::Mutex mu_;
-  std::condition_variable_any cv_;
-  bool stopped_ GPUSCHED_GUARDED_BY(mu_) = false;
-};
 
 std::string Hostname() {
   char buf[256] = {0};
@@ -134,70 +106,6 @@ std::string NewUuid() {
                 static_cast<unsigned>(lo >> 48), static_cast<unsigned long long>(lo & 0xFFFFFFFFFFFFull));
   return buf;
 }
-
-kube::client::Environment CaptureEnvironment() {
-  kube::client::Environment env;
-  for (char** e = environ; e != nullptr && *e != nullptr; ++e) {
-    std::string_view kv(*e);
-    size_t eq = kv.find('=');
-    if (eq == std::string_view::npos) continue;
-    env.emplace(std::string(kv.substr(0, eq)), std::string(kv.substr(eq + 1)));
-  }
-  return env;
-}
-
-uint64_t TimeSeed() {
-  return static_cast<uint64_t>(std::chrono::system_clock::now().time_since_epoch().count()) ^
-         (static_cast<uint64_t>(getpid()) << 32);
-}
-
-// prometheus::HttpGetter over libcurl: one easy handle per call, no proxies, no redirects,
-// http(s) only, body capped at 16 MiB.
-class CurlPrometheusGetter final : public prometheus::HttpGetter {
- public:
-  common::StatusOr<prometheus::HttpResult> Get(const std::string& url,
-                                               common::Duration timeout) override {
-    constexpr size_t kMaxBody = size_t{16} << 20;
-    CURL* h = curl_easy_init();
-    if (h == nullptr) return common::UnavailableError("curl_easy_init failed");
-    struct Sink {
-      std::string body;
-      bool overflow = false;
-    } sink;
-    const auto write = +[](char* data, size_t size, size_t n, void* user) -> size_t {
-      auto* out = static_cast<Sink*>(user);
-      if (out->body.size() + size * n > kMaxBody) {
-        out->overflow = true;
-        return 0;
-      }
-      out->body.append(data, size * n);
-      return size * n;
-    };
-    const long ms = static_cast<long>(
-        std::chrono::duration_cast<std::chrono::milliseconds>(timeout).count());
-    curl_easy_setopt(h, CURLOPT_URL, url.c_str());
-    curl_easy_setopt(h, CURLOPT_NOSIGNAL, 1L);
-    curl_easy_setopt(h, CURLOPT_TIMEOUT_MS, ms);
-    curl_easy_setopt(h, CURLOPT_CONNECTTIMEOUT_MS, ms);
-    curl_easy_setopt(h, CURLOPT_NOPROXY, "*");
-    curl_easy_setopt(h, CURLOPT_PROTOCOLS_STR, "http,https");
-    curl_easy_setopt(h, CURLOPT_FOLLOWLOCATION, 0L);
-    curl_easy_setopt(h, CURLOPT_USERAGENT, "gpusched-gpu-utilization");
-    curl_easy_setopt(h, CURLOPT_WRITEFUNCTION, write);
-    curl_easy_setopt(h, CURLOPT_WRITEDATA, &sink);
-    const CURLcode rc = curl_easy_perform(h);
-    long status = 0;
-    curl_easy_getinfo(h, CURLINFO_RESPONSE_CODE, &status);
-    curl_easy_cleanup(h);
-    if (sink.overflow) return common::ResourceExhaustedError("GET " + url + ": body too large");
-    if (rc == CURLE_OPERATION_TIMEDOUT) return common::DeadlineExceededError("GET " + url + ": timed out");
-    if (rc != CURLE_OK) return common::UnavailableError("GET " + url + ": " + curl_easy_strerror(rc));
-    prometheus::HttpResult r;
-    r.status = static_cast<int>(status);
-    r.body = std::move(sink.body);
-    return r;
-  }
-};
 
 class SchedulerCommand final : public Command {
  public:
@@ -242,6 +150,23 @@ class SchedulerCommand final : public Command {
     app_.add_option("--gpu-utilization-staleness", gpu_util_staleness_,
                     "A node's reading older than this counts as unknown (neutral score)")
         ->capture_default_str();
+    app_.add_option("--network-traffic-prometheus-url", traffic_url_,
+                    "Prometheus base URL to read the workload traffic matrix from (service mesh "
+                    "metrics) for NetworkLocality; default: off");
+    app_.add_option("--network-traffic-query", traffic_query_,
+                    "PromQL giving bytes/s per (source_workload, source_workload_namespace, "
+                    "destination_workload, destination_workload_namespace); default: Istio's "
+                    "TCP and HTTP byte counters")
+        ->capture_default_str();
+    app_.add_option("--network-traffic-workload-label", traffic_workload_label_,
+                    "Pod label whose value names the pod's workload in the traffic matrix")
+        ->capture_default_str();
+    app_.add_option("--network-traffic-refresh-interval", traffic_interval_,
+                    "How often to query Prometheus for the traffic matrix")
+        ->capture_default_str();
+    app_.add_option("--network-traffic-staleness", traffic_staleness_,
+                    "Traffic matrix edges older than this are dropped")
+        ->capture_default_str();
   }
 
   CLI::App& app() override { return app_; }
@@ -268,14 +193,7 @@ class SchedulerCommand final : public Command {
   // The config file, or the defaults.
   common::StatusOr<config::SchedulerConfig> LoadConfig() const {
     if (config_file_.empty()) return config::DefaultSchedulerConfig();
-    std::ifstream in(config_file_);
-    if (!in) return common::NotFoundError(config_file_ + ": cannot read the config file");
-    std::stringstream ss;
-    ss << in.rdbuf();
-    std::vector<std::string> warnings;
-    GPUSCHED_ASSIGN_OR_RETURN(auto c, config::ParseSchedulerConfig(ss.str(), config_file_, &warnings));
-    for (const auto& w : warnings) spdlog::warn("{}: {}", config_file_, w);
-    return c;
+    return LoadSchedulerConfig(config_file_);
   }
 
   // The flags on top of the config, as kube-scheduler applies them.
@@ -319,6 +237,27 @@ class SchedulerCommand final : public Command {
                                             ": want a positive duration like 15s, got " + value);
       }
     }
+    for (const auto& [flag, value] : {std::pair<const char*, const std::string&>{
+                                          "--network-traffic-refresh-interval", traffic_interval_},
+                                      std::pair<const char*, const std::string&>{
+                                          "--network-traffic-staleness", traffic_staleness_}}) {
+      auto ns = config::ParseGoDurationNanos(value);
+      if (!ns || *ns <= 0) {
+        return common::InvalidArgumentError(std::string(flag) +
+                                            ": want a positive duration like 30s, got " + value);
+      }
+    }
+    if (!traffic_url_.empty() && traffic_url_.rfind("http://", 0) != 0 &&
+        traffic_url_.rfind("https://", 0) != 0) {
+      return common::InvalidArgumentError(
+          "--network-traffic-prometheus-url: want an http(s) URL, got " + traffic_url_);
+    }
+    if (traffic_query_.empty()) {
+      return common::InvalidArgumentError("--network-traffic-query: must not be empty");
+    }
+    if (traffic_workload_label_.empty()) {
+      return common::InvalidArgumentError("--network-traffic-workload-label: must not be empty");
+    }
     if (!gpu_util_url_.empty() && gpu_util_url_.rfind("http://", 0) != 0 &&
         gpu_util_url_.rfind("https://", 0) != 0) {
       return common::InvalidArgumentError(
@@ -329,43 +268,27 @@ class SchedulerCommand final : public Command {
 
   int Serve(const config::SchedulerConfig& cfg) {
     // Signals first, before any thread exists.
-    struct sigaction sa {};
-    sa.sa_handler = OnShutdownSignal;
-    sigemptyset(&sa.sa_mask);
-    sigaction(SIGTERM, &sa, nullptr);
-    sigaction(SIGINT, &sa, nullptr);
-    std::signal(SIGPIPE, SIG_IGN);
+    InstallShutdownHandler(OnShutdownSignal);
 
     common::SystemClock clock;
     metrics::Registry metrics_registry;  // everything /metrics serves
     metrics::ApiClientMetrics api_metrics(metrics_registry);
     Stopper http_stop;  // interrupts the HTTP clients' waits on a hard stop
-    const kube::client::Environment env = CaptureEnvironment();
-    auto cluster = kube::client::ResolveConfig(cfg.client_connection.kubeconfig, env);
-    if (!cluster.ok()) {
-      std::cerr << "error: " << cluster.status().message() << "\n";
+    auto conn = Connect(cfg.client_connection.kubeconfig);
+    if (!conn.ok()) {
+      std::cerr << "error: " << conn.status().message() << "\n";
       return kExitBadInput;
     }
-    spdlog::info("gpusched scheduler: API server {}", cluster->Describe());
-    if (common::Status s = kube::client::InitCurlOnce(); !s.ok()) {
-      std::cerr << "error: " << s.message() << "\n";
-      return kExitBadInput;
-    }
+    spdlog::info("gpusched scheduler: API server {}", conn->cluster.Describe());
 
     // kube-scheduler gives the main, the events and the leader-election clients a token bucket
     // each. Here binds, conditions and events share the main one; the lease has its own so that
     // renewals never queue behind a burst of binds.
     common::Random main_random(TimeSeed());
     common::Random le_random(TimeSeed() * 31 + 7);
+    const RestClientOptions client_opts{cfg.client_connection.qps, cfg.client_connection.burst, &api_metrics};
     auto make_client = [&](common::Random& random) {
-      kube::client::HttpClientOptions opts;
-      opts.qps = cfg.client_connection.qps;
-      opts.burst = cfg.client_connection.burst;
-      kube::client::HttpClientDeps deps{clock, random,
-                                        [&http_stop](common::Duration d) { http_stop.Wait(d); },
-                                        kube::client::MakeCredentialProvider(*cluster, env, clock)};
-      deps.metrics = &api_metrics;
-      return kube::client::HttpRestClient::Create(*cluster, opts, std::move(deps));
+      return NewRestClient(*conn, client_opts, clock, random, http_stop);
     };
     auto rest = make_client(main_random);
     if (!rest.ok()) {
@@ -566,7 +489,7 @@ class SchedulerCommand final : public Command {
     // logged when they change, readings go unknown after the staleness limit.
     Stopper util_stop;
     std::thread util_thread;
-    CurlPrometheusGetter prometheus_http;
+    CurlHttpGetter prometheus_http("gpusched-gpu-utilization", size_t{16} << 20);
     if (!gpu_util_url_.empty()) {
       gpu_metrics::Options o;
       o.prometheus_url = gpu_util_url_;
@@ -592,6 +515,32 @@ class SchedulerCommand final : public Command {
       });
       spdlog::info("gpusched scheduler: GPU utilization from Prometheus {} every {}", gpu_util_url_,
                    gpu_util_interval_);
+    }
+
+    // Measured traffic matrix for NetworkLocality (optional): same pattern; errors keep the last
+    // good matrix until it is stale (network/prometheus/traffic_refresher.h).
+    Stopper traffic_stop;
+    std::thread traffic_thread;
+    CurlHttpGetter traffic_http("gpusched-network-traffic", size_t{16} << 20);
+    if (!traffic_url_.empty() && crd_watch == nullptr) {
+      spdlog::warn("gpusched scheduler: --network-traffic-prometheus-url ignored: no profile "
+                   "enables NetworkLocality");
+    } else if (!traffic_url_.empty()) {
+      network::prometheus::Options o;
+      o.prometheus_url = traffic_url_;
+      o.query = traffic_query_;
+      o.workload_label = traffic_workload_label_;
+      o.staleness = common::Duration(*config::ParseGoDurationNanos(traffic_staleness_));
+      const common::Duration interval(*config::ParseGoDurationNanos(traffic_interval_));
+      traffic_thread = std::thread([&, o, interval] {
+        network::prometheus::TrafficMatrixRefresher refresher(o, traffic_http, clock,
+                                                              network_store);
+        do {
+          refresher.RunOnce().IgnoreError();  // logged by the refresher when it changes
+        } while (!traffic_stop.Wait(std::chrono::duration_cast<std::chrono::milliseconds>(interval)));
+      });
+      spdlog::info("gpusched scheduler: NetworkLocality traffic matrix from Prometheus {} every {}",
+                   traffic_url_, traffic_interval_);
     }
 
     std::thread elector_thread;
@@ -657,6 +606,8 @@ class SchedulerCommand final : public Command {
     ticker.join();
     util_stop.Stop();
     if (util_thread.joinable()) util_thread.join();
+    traffic_stop.Stop();
+    if (traffic_thread.joinable()) traffic_thread.join();
     if (elector) {
       elector->Stop();  // Run() releases the lease if we hold it
       elector_thread.join();
@@ -696,6 +647,11 @@ class SchedulerCommand final : public Command {
   std::string gpu_util_url_;
   std::string gpu_util_interval_ = "15s";
   std::string gpu_util_staleness_ = "2m";
+  std::string traffic_url_;
+  std::string traffic_query_ = std::string(network::prometheus::kIstioQuery);
+  std::string traffic_workload_label_ = std::string(network::kDefaultWorkloadLabel);
+  std::string traffic_interval_ = "30s";
+  std::string traffic_staleness_ = "5m";
 };
 
 }  // namespace

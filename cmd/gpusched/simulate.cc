@@ -24,6 +24,7 @@
 #include <boost/json.hpp>
 
 #include "cmd/gpusched/commands.h"
+#include "cmd/gpusched/wiring.h"
 #include "src/common/clock.h"
 #include "src/common/logging.h"
 #include "src/config/config.h"
@@ -176,12 +177,7 @@ class SimulateCommand final : public Command {
       return sim::trace::FragmentationSchedulerConfig(name);
     }
     if (config_file_.empty()) return sim::SimulationDefaultConfig();
-    GPUSCHED_ASSIGN_OR_RETURN(std::string text, sim::ReadFile(config_file_));
-    std::vector<std::string> warnings;
-    GPUSCHED_ASSIGN_OR_RETURN(config::SchedulerConfig c,
-                              config::ParseSchedulerConfig(text, config_file_, &warnings));
-    for (const auto& w : warnings) spdlog::warn("{}: {}", config_file_, w);
-    return c;
+    return LoadSchedulerConfig(config_file_);
   }
 
   common::StatusOr<sim::Workload> LoadWorkload(const config::SchedulerConfig& config,

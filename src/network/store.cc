@@ -67,4 +67,12 @@ void NetworkStore::DeleteTopology(std::string_view ns, std::string_view name) {
   current_ = std::move(next);
 }
 
+void NetworkStore::SetTrafficMatrix(std::shared_ptr<const TrafficMatrix> matrix) {
+  common::MutexLock lock(mu_);
+  auto next = std::make_shared<Catalog>(*current_);
+  ++next->version;
+  next->traffic_matrix = std::move(matrix);
+  current_ = std::move(next);
+}
+
 }  // namespace gpusched::network

@@ -18,6 +18,7 @@
 
 #include "src/common/mutex.h"
 #include "src/network/crd.h"
+#include "src/network/traffic_matrix.h"
 
 namespace gpusched::network {
 
@@ -25,6 +26,8 @@ struct Catalog {
   // Keyed by "namespace/name".
   std::map<std::string, std::shared_ptr<const AppGroup>, std::less<>> app_groups;
   std::map<std::string, std::shared_ptr<const NetworkTopology>, std::less<>> topologies;
+  // Measured workload traffic (service mesh metrics via Prometheus); null when none is known.
+  std::shared_ptr<const TrafficMatrix> traffic_matrix;
   uint64_t version = 0;
 
   const AppGroup* FindAppGroup(std::string_view ns, std::string_view name) const;
@@ -41,6 +44,8 @@ class NetworkStore {
   void DeleteAppGroup(std::string_view ns, std::string_view name);
   void UpsertTopology(NetworkTopology nt);
   void DeleteTopology(std::string_view ns, std::string_view name);
+  // Replaces the traffic matrix (null clears it). Called by TrafficMatrixRefresher.
+  void SetTrafficMatrix(std::shared_ptr<const TrafficMatrix> matrix);
 
  private:
   mutable common::Mutex mu_;

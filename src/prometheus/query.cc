@@ -19,30 +19,13 @@ common::Status Bad(std::string_view why) {
   return common::InvalidArgumentError("prometheus response: " + std::string(why));
 }
 
-std::optional<double> ParseValue(std::string_view tok) {
-  if (tok.empty() || tok.size() > 64) return std::nullopt;
-  const std::string s(tok);
-  if (s == "NaN") return std::nan("");
-  if (s == "+Inf" || s == "Inf") return INFINITY;
-  if (s == "-Inf") return -INFINITY;
-  for (char c : s) {
-    if (!((c >= '0' && c <= '9') || c == '.' || c == 'e' || c == 'E' || c == '+' || c == '-')) {
-      return std::nullopt;
-    }
-  }
-  char* end = nullptr;
-  const double v = std::strtod(s.c_str(), &end);
-  if (end != s.c_str() + s.size()) return std::nullopt;
-  return v;
-}
-
 // A [timestamp, "value"] pair.
 common::StatusOr<double> SampleValue(const json::value& v) {
   const json::array* a = v.if_array();
   if (a == nullptr || a->size() != 2 || !(*a)[1].is_string()) {
     return Bad("want [timestamp, \"value\"]");
   }
-  std::optional<double> x = ParseValue(std::string_view((*a)[1].get_string()));
+  std::optional<double> x = ParseSampleValue(std::string_view((*a)[1].get_string()));
   if (!x) return Bad("invalid sample value " + common::Quote((*a)[1].get_string()));
   return *x;
 }
@@ -54,6 +37,24 @@ std::string_view Series::Label(std::string_view name) const {
     if (k == name) return v;
   }
   return {};
+}
+
+std::optional<double> ParseSampleValue(std::string_view tok) {
+  if (tok.empty() || tok.size() > 64) return std::nullopt;
+  const std::string s(tok);
+  if (s == "NaN") return std::nan("");
+  if (s == "+Inf" || s == "Inf") return INFINITY;
+  if (s == "-Inf") return -INFINITY;
+  // strtod also accepts "nan(...)", "infinity" and hex floats; allow only decimal syntax.
+  for (char c : s) {
+    if (!((c >= '0' && c <= '9') || c == '.' || c == 'e' || c == 'E' || c == '+' || c == '-')) {
+      return std::nullopt;
+    }
+  }
+  char* end = nullptr;
+  const double v = std::strtod(s.c_str(), &end);
+  if (end != s.c_str() + s.size()) return std::nullopt;
+  return v;
 }
 
 std::string UrlEncode(std::string_view s) {

@@ -9,6 +9,7 @@
 #pragma once
 
 #include <memory>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <utility>
@@ -44,6 +45,11 @@ struct Series {
 
 // Percent-encodes a query component (RFC 3986 unreserved characters stay).
 std::string UrlEncode(std::string_view s);
+
+// A sample value as Prometheus writes it (Go's strconv.ParseFloat for the forms used): decimal
+// floats, NaN, +Inf, Inf, -Inf; the whole token must be consumed (no hex, no "nan(...)").
+// nullopt when it is not one.
+std::optional<double> ParseSampleValue(std::string_view tok);
 
 // Parses an /api/v1/query answer. A vector gives its series (an empty vector: no series); a
 // scalar gives one series without labels. Values accept decimal floats, NaN, +Inf, -Inf. Errors

@@ -7,6 +7,7 @@
 #include <gtest/gtest.h>
 
 #include "src/api/decode.h"
+#include "src/testing/plugin_fixture.h"
 
 namespace gpusched::testing {
 namespace {
@@ -206,6 +207,43 @@ TEST(NodeBuilderTest, GpuHelpersSetAnnotationsAndDefaults) {
     EXPECT_EQ(node.allocatable.pods, c.pods);
     EXPECT_EQ(node.gpu_error, "");
   }
+}
+
+TEST(PluginFixtureTest, SnapshotOfPlacesPodsByNodeName) {
+  const std::vector<api::NodePtr> nodes = {MakeNode("n0").Ptr(), MakeNode("n1").Ptr()};
+  const std::vector<api::PodPtr> pods = {MakePod("ns", "a").NodeName("n1").Ptr(),
+                                         MakePod("ns", "b").NodeName("n1").Ptr(),
+                                         MakePod("ns", "c").NodeName("elsewhere").Ptr()};
+  const framework::Snapshot snapshot = SnapshotOf(nodes, pods);
+  ASSERT_EQ(snapshot.nodes().size(), 2u);
+  EXPECT_EQ(snapshot.num_nodes(), 2);
+  EXPECT_EQ(snapshot.node_set_version(), 0u);
+  for (size_t i = 0; i < nodes.size(); ++i) {
+    EXPECT_EQ(snapshot.nodes()[i].index, static_cast<framework::NodeIndex>(i));
+    EXPECT_EQ(snapshot.nodes()[i].node, nodes[i]);
+  }
+  EXPECT_EQ(snapshot.nodes()[0].pod_count, 0);
+  ASSERT_EQ(snapshot.nodes()[1].pods.size(), 2u);
+  EXPECT_EQ(snapshot.nodes()[1].pod_count, 2);
+  EXPECT_EQ(snapshot.nodes()[1].pods[0]->meta.name, "a");
+  ASSERT_NE(snapshot.Get("n1"), nullptr);
+  EXPECT_EQ(snapshot.Get("n1")->index, 1);
+  EXPECT_EQ(snapshot.Get("elsewhere"), nullptr);
+}
+
+TEST(PluginFixtureTest, SnapshotOfInfosKeepsInfosAndSetsIndices) {
+  std::vector<framework::NodeInfo> infos(2);
+  infos[0].node = MakeNode("x").Ptr();
+  infos[0].index = 7;
+  infos[0].requested.milli_cpu = 1500;
+  infos[1].node = MakeNode("y").Ptr();
+  const framework::Snapshot snapshot = SnapshotOfInfos(std::move(infos));
+  ASSERT_EQ(snapshot.nodes().size(), 2u);
+  EXPECT_EQ(snapshot.nodes()[0].index, 0);
+  EXPECT_EQ(snapshot.nodes()[0].requested.milli_cpu, 1500);
+  EXPECT_EQ(snapshot.nodes()[1].name(), "y");
+  ASSERT_NE(snapshot.Get("y"), nullptr);
+  EXPECT_EQ(snapshot.Get("y")->index, 1);
 }
 
 }  // namespace

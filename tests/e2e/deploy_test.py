@@ -81,6 +81,9 @@ SCHEDULER_RULES = {
     ("", "pods/status", (), ("patch",)),
     ("", "nodes", (), ("get", "list", "watch")),
     ("events.k8s.io", "events", (), ("create",)),
+    # NetworkLocality's read-only watch of the NetworkAware objects.
+    ("appgroup.diktyo.x-k8s.io", "appgroups", (), ("get", "list", "watch")),
+    ("networktopology.diktyo.x-k8s.io", "networktopologies", (), ("get", "list", "watch")),
 }
 LEASE_RULES = lambda name: {  # noqa: E731
     ("coordination.k8s.io", "leases", (), ("create",)),

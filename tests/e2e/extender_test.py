@@ -25,18 +25,12 @@ import urllib.request
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "lib"))
 
-from cluster import ClusterTestCase  # noqa: E402
+from cluster import ClusterTestCase, free_port  # noqa: E402
 from gpusched_harness import (  # noqa: E402
     GPU, GROUP_LABEL, create_objects, gpu_pod, gpusched_binary, kwok_gpu_node, log,
     wait_nodes_ready)
 
 SCHEDULER = "gpu-extender-scheduler"
-
-
-def free_port():
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
 
 
 def gpus_of(pod):

@@ -18,14 +18,10 @@ gpusched.io/gpu-devices annotations), never from gpusched's memory.
 import http.server
 import os
 import signal
-import socket
-import subprocess
 import sys
 import threading
 import time
 import unittest
-import urllib.parse
-import urllib.request
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "lib"))
 
@@ -33,15 +29,9 @@ from cluster import ClusterTestCase  # noqa: E402
 from gpusched_harness import (  # noqa: E402
     GROUP_LABEL, SCHEDULER_NAME, Gpusched, create_objects, gpu_pod, kwok_gpu_node, log,
     wait_nodes_ready, write_config)
+from prometheus import Prometheus  # noqa: E402
 
 DEVICES = "gpusched.io/gpu-devices"
-PROMETHEUS = "/usr/bin/prometheus"
-
-
-def free_port():
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
 
 
 def shared_pod(name, group, annotations):
@@ -202,41 +192,14 @@ class GpuE2ETest(ClusterTestCase):
         self.addCleanup(exporter.stop)
         exporter.set({a: 90, b: 10})
 
-        prom_port = free_port()
-        prom_dir = os.path.join(self.cluster.dir, f"prometheus-{self.ns}")
-        os.makedirs(prom_dir, exist_ok=True)
-        config = os.path.join(prom_dir, "prometheus.yml")
-        with open(config, "w") as f:
-            f.write("global:\n  scrape_interval: 1s\n  evaluation_interval: 1s\n"
-                    "scrape_configs:\n- job_name: dcgm\n  static_configs:\n"
-                    f"  - targets: ['127.0.0.1:{exporter.port}']\n")
-        prom_log = open(os.path.join(self.cluster.dir, "logs", f"{self.ns}-prometheus.log"), "a")
-        prom = subprocess.Popen(
-            [PROMETHEUS, f"--config.file={config}", f"--storage.tsdb.path={prom_dir}/data",
-             f"--web.listen-address=127.0.0.1:{prom_port}", "--query.lookback-delta=5s"],
-            stdout=prom_log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
-            start_new_session=True)
-        prom_log.close()
-
-        def stop_prometheus():
-            prom.terminate()
-            try:
-                prom.wait(timeout=20)
-            except subprocess.TimeoutExpired:
-                prom.kill()
-        self.addCleanup(stop_prometheus)
-        url = f"http://127.0.0.1:{prom_port}"
+        prom = Prometheus(self.cluster, self.ns, {"dcgm": [f"127.0.0.1:{exporter.port}"]},
+                          extra_args=["--query.lookback-delta=5s"]).start()
+        self.addCleanup(prom.stop)
+        url = prom.url
 
         def prom_util():
-            q = urllib.parse.quote("avg by (Hostname) (DCGM_FI_DEV_GPU_UTIL)")
-            try:
-                with urllib.request.urlopen(f"{url}/api/v1/query?query={q}", timeout=2) as r:
-                    import json
-                    data = json.load(r)
-            except OSError:
-                return {}
             return {s["metric"].get("Hostname"): float(s["value"][1])
-                    for s in data.get("data", {}).get("result", [])}
+                    for s in prom.try_query("avg by (Hostname) (DCGM_FI_DEV_GPU_UTIL)") or []}
 
         def sees(want):
             got = prom_util()

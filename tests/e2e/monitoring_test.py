@@ -22,13 +22,9 @@ import os
 import re
 import shutil
 import signal
-import socket
 import subprocess
 import sys
-import tempfile
-import time
 import unittest
-import urllib.parse
 import urllib.request
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "lib"))
@@ -37,16 +33,10 @@ from cluster import ClusterTestCase, source_dir  # noqa: E402
 from gpusched_harness import (  # noqa: E402
     GPU, GROUP_LABEL, Gpusched, create_objects, gpu_pod, grant_lease_access, kwok_gpu_node, log,
     wait_nodes_ready, write_config)
+from prometheus import PROMETHEUS, Prometheus  # noqa: E402
 
-PROMETHEUS = shutil.which("prometheus") or "/usr/bin/prometheus"
 PROMTOOL = shutil.which("promtool") or "/usr/bin/promtool"
 NODE_GROUP = "eks.amazonaws.com/nodegroup"
-
-
-def free_port():
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
 
 
 def http_get(url, timeout=10):
@@ -104,48 +94,16 @@ class MonitoringE2ETest(ClusterTestCase):
     # --- Prometheus ---------------------------------------------------------------------------
 
     def start_prometheus(self, target_port):
-        pdir = tempfile.mkdtemp(prefix="prometheus-", dir=self.cluster.dir)
-        rules = os.path.join(pdir, "rules.yaml")
+        rules = os.path.join(self.cluster.dir, f"{self.ns}-rules.yaml")
         rule_file_from_prometheusrule(
             os.path.join(source_dir(), "deploy", "monitoring", "prometheusrule.yaml"), rules)
-        config = os.path.join(pdir, "prometheus.yml")
-        with open(config, "w") as f:
-            f.write(f"""global:
-  scrape_interval: 1s
-  scrape_timeout: 1s
-  evaluation_interval: 1s
-rule_files: [{rules}]
-scrape_configs:
-  - job_name: gpusched
-    static_configs:
-      - targets: ['127.0.0.1:{target_port}']
-""")
-        port = free_port()
-        logf = open(os.path.join(self.cluster.dir, "logs", f"{self.ns}-prometheus.log"), "a")
-        proc = subprocess.Popen(
-            [PROMETHEUS, f"--config.file={config}", f"--storage.tsdb.path={os.path.join(pdir, 'data')}",
-             f"--web.listen-address=127.0.0.1:{port}", "--storage.tsdb.retention.time=1h"],
-            stdout=logf, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL, start_new_session=True)
-        logf.close()
-        self.procs.append(proc)
-        self.prom = f"http://127.0.0.1:{port}"
-        self.cluster.wait_for(lambda: self._prom_ready(proc), timeout=60, what="Prometheus ready")
-        return proc
-
-    def _prom_ready(self, proc):
-        if proc.poll() is not None:
-            raise AssertionError(f"prometheus exited {proc.returncode}")
-        try:
-            return http_get(self.prom + "/-/ready", timeout=2)[0] == 200 or None
-        except OSError:
-            return None
+        self.prom = Prometheus(self.cluster, self.ns, {"gpusched": [f"127.0.0.1:{target_port}"]},
+                               rule_files=[rules],
+                               extra_args=["--storage.tsdb.retention.time=1h"]).start()
+        self.addCleanup(self.prom.stop)
 
     def query(self, q):
-        status, body = http_get(self.prom + "/api/v1/query?" + urllib.parse.urlencode({"query": q}))
-        self.assertEqual(status, 200, f"query {q}: {body}")
-        data = json.loads(body)
-        self.assertEqual(data["status"], "success", body)
-        return data["data"]["result"]
+        return self.prom.query(q)
 
     def wait_query(self, q, check, what, timeout=60):
         last = []
@@ -245,7 +203,7 @@ scrape_configs:
         self.wait_query('sum(gpusched_api_client_requests_total{verb="POST"})',
                         lambda r: r and float(r[0]["value"][1]) >= len(pods), "API client POSTs counted")
         self.wait_query('up{job="gpusched"}', lambda r: r and r[0]["value"][1] == "1", "target up")
-        rules_status, rules_body = http_get(self.prom + "/api/v1/rules")
+        rules_status, rules_body = self.prom.get("/api/v1/rules")
         self.assertEqual(rules_status, 200)
         groups_loaded = [g["name"] for g in json.loads(rules_body)["data"]["groups"]]
         self.assertEqual(sorted(groups_loaded), ["gpusched.alerts", "gpusched.rules"])

@@ -1,43 +1,19 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "src/controllers/deletion_cost/metrics_source.h"
 
-#include <boost/json.hpp>
 #include <algorithm>
-#include <cmath>
-#include <cstdlib>
+#include <optional>
 
-#include "src/api/decode.h"
 #include "src/common/strings.h"
 
 namespace gpusched::controllers::deletion_cost {
 namespace {
-
-namespace json = boost::json;
 
 bool NameStart(char c) { return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || c == '_' || c == ':'; }
 bool NameChar(char c) { return NameStart(c) || (c >= '0' && c <= '9'); }
 bool LabelStart(char c) { return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || c == '_'; }
 bool LabelChar(char c) { return LabelStart(c) || (c >= '0' && c <= '9'); }
 bool Blank(char c) { return c == ' ' || c == '\t'; }
-
-// Go's strconv.ParseFloat for the forms expositions use; the whole token must be consumed.
-std::optional<double> ParseValue(std::string_view tok) {
-  if (tok.empty() || tok.size() > 64) return std::nullopt;
-  const std::string s(tok);
-  if (s == "NaN") return std::nan("");
-  if (s == "+Inf" || s == "Inf") return INFINITY;
-  if (s == "-Inf") return -INFINITY;
-  // strtod also accepts "nan(...)", "infinity" and hex floats; allow only decimal syntax.
-  for (char c : s) {
-    if (!((c >= '0' && c <= '9') || c == '.' || c == 'e' || c == 'E' || c == '+' || c == '-')) {
-      return std::nullopt;
-    }
-  }
-  char* end = nullptr;
-  const double v = std::strtod(s.c_str(), &end);
-  if (end != s.c_str() + s.size()) return std::nullopt;
-  return v;
-}
 
 common::Status LineError(size_t line, std::string_view what, std::string_view text) {
   return common::InvalidArgumentError("line " + std::to_string(line) + ": " + std::string(what) +
@@ -113,7 +89,7 @@ common::Status ParseLine(std::string_view line, size_t lineno, Sample& out) {
   while (i < n && Blank(line[i])) ++i;
   const size_t vs = i;
   while (i < n && !Blank(line[i])) ++i;
-  std::optional<double> v = ParseValue(line.substr(vs, i - vs));
+  std::optional<double> v = prometheus::ParseSampleValue(line.substr(vs, i - vs));
   if (!v) return LineError(lineno, "invalid value", line);
   out.value = *v;
   while (i < n && Blank(line[i])) ++i;
@@ -197,91 +173,28 @@ common::StatusOr<std::vector<Sample>> ScrapePod(HttpGetter& http, const std::str
   return samples;
 }
 
-std::string UrlEncode(std::string_view s) {
-  static const char* kHex = "0123456789ABCDEF";
-  std::string out;
-  for (unsigned char c : s) {
-    if ((c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '-' ||
-        c == '.' || c == '_' || c == '~') {
-      out.push_back(static_cast<char>(c));
-    } else {
-      out.push_back('%');
-      out.push_back(kHex[c >> 4]);
-      out.push_back(kHex[c & 15]);
-    }
-  }
-  return out;
+namespace {
+
+// The sum of an instant vector's values; an empty vector is kNotFound.
+common::StatusOr<double> Sum(const std::vector<prometheus::Series>& series) {
+  if (series.empty()) return common::NotFoundError("prometheus query returned no series");
+  double sum = 0;
+  for (const prometheus::Series& s : series) sum += s.value;
+  return sum;
 }
 
+}  // namespace
+
 common::StatusOr<double> ParsePrometheusQueryResponse(std::string_view body) {
-  auto parsed = api::ParseJson(body, "prometheus response");
-  if (!parsed.ok()) return parsed.status();
-  const json::object* o = parsed->if_object();
-  if (o == nullptr) return common::InvalidArgumentError("prometheus response: not a JSON object");
-  const json::value* status = o->if_contains("status");
-  if (status == nullptr || !status->is_string()) {
-    return common::InvalidArgumentError("prometheus response: no status");
-  }
-  if (status->get_string() != "success") {
-    std::string type, err;
-    if (const json::value* t = o->if_contains("errorType"); t && t->is_string()) type = t->get_string();
-    if (const json::value* e = o->if_contains("error"); e && e->is_string()) err = e->get_string();
-    return common::InvalidArgumentError("prometheus query failed: " + type + ": " + err);
-  }
-  const json::value* data = o->if_contains("data");
-  if (data == nullptr || !data->is_object()) return common::InvalidArgumentError("prometheus response: no data");
-  const json::object& d = data->get_object();
-  const json::value* type = d.if_contains("resultType");
-  const json::value* result = d.if_contains("result");
-  if (type == nullptr || !type->is_string() || result == nullptr) {
-    return common::InvalidArgumentError("prometheus response: no resultType/result");
-  }
-  // A [timestamp, "value"] pair.
-  const auto sample_value = [](const json::value& v) -> common::StatusOr<double> {
-    const json::array* a = v.if_array();
-    if (a == nullptr || a->size() != 2 || !(*a)[1].is_string()) {
-      return common::InvalidArgumentError("prometheus response: want [timestamp, \"value\"]");
-    }
-    std::optional<double> x = ParseValue(std::string_view((*a)[1].get_string()));
-    if (!x) {
-      return common::InvalidArgumentError("prometheus response: invalid sample value " +
-                                          common::Quote((*a)[1].get_string()));
-    }
-    return *x;
-  };
-  if (type->get_string() == "scalar") return sample_value(*result);
-  if (type->get_string() != "vector") {
-    return common::InvalidArgumentError("prometheus response: resultType " +
-                                        common::Quote(type->get_string()) +
-                                        " (want vector or scalar; use an instant query)");
-  }
-  const json::array* series = result->if_array();
-  if (series == nullptr) return common::InvalidArgumentError("prometheus response: result is not a list");
-  if (series->empty()) return common::NotFoundError("prometheus query returned no series");
-  double sum = 0;
-  for (const json::value& s : *series) {
-    const json::object* so = s.if_object();
-    const json::value* value = so ? so->if_contains("value") : nullptr;
-    if (value == nullptr) return common::InvalidArgumentError("prometheus response: series without value");
-    GPUSCHED_ASSIGN_OR_RETURN(double x, sample_value(*value));
-    sum += x;
-  }
-  return sum;
+  GPUSCHED_ASSIGN_OR_RETURN(std::vector<prometheus::Series> series, prometheus::ParseQueryVector(body));
+  return Sum(series);
 }
 
 common::StatusOr<double> QueryPrometheus(HttpGetter& http, const std::string& base_url,
                                          const std::string& promql, common::Duration timeout) {
-  const std::string url = base_url + "/api/v1/query?query=" + UrlEncode(promql);
-  GPUSCHED_ASSIGN_OR_RETURN(HttpResult r, http.Get(url, timeout));
-  // Prometheus answers 400/422/503 with a JSON error body; prefer its message.
-  if (r.status < 200 || r.status >= 300) {
-    auto parsed = ParsePrometheusQueryResponse(r.body);
-    if (!parsed.ok() && parsed.status().message().find("query failed") != std::string_view::npos) {
-      return parsed.status().WithContext("HTTP " + std::to_string(r.status));
-    }
-    return common::UnavailableError("GET " + base_url + "/api/v1/query: HTTP " + std::to_string(r.status));
-  }
-  return ParsePrometheusQueryResponse(r.body);
+  GPUSCHED_ASSIGN_OR_RETURN(std::vector<prometheus::Series> series,
+                            prometheus::QueryVector(http, base_url, promql, timeout));
+  return Sum(series);
 }
 
 }  // namespace gpusched::controllers::deletion_cost

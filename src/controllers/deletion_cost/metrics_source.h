@@ -1,10 +1,10 @@
 // SPDX-License-Identifier: Apache-2.0
 // Metric sources of the deletion-cost controller:
 //
-//   HttpGetter (injected: libcurl in cmd/, a fake in tests)
+//   prometheus::HttpGetter (injected: libcurl in cmd/, a fake in tests)
 //     ├─► ScrapePod: GET the pod's /metrics ──► ParseExposition (Prometheus text format 0.0.4,
 //     │             and the OpenMetrics subset that matters: "# EOF", exemplars ignored)
-//     └─► QueryPrometheus: GET <url>/api/v1/query?query=<PromQL> ──► sum of the vector / scalar
+//     └─► QueryPrometheus: prometheus::QueryVector (src/prometheus) ──► sum of the vector / scalar
 //
 // Nothing from the network can crash the controller: every malformed payload (a bad line, a
 // non-JSON answer, an error status, an oversized body) is a Status naming what was wrong, and
@@ -21,23 +21,15 @@
 
 #include "src/common/clock.h"
 #include "src/common/status.h"
+#include "src/prometheus/query.h"
 
 namespace gpusched::controllers::deletion_cost {
 
-struct HttpResult {
-  int status = 0;
-  std::string body;
-  std::string content_type;
-};
-
-// A plain HTTP GET. Implementations must honour `timeout` and cap the body (kResourceExhausted).
-class HttpGetter {
- public:
-  virtual ~HttpGetter() = default;
-  // Transport errors are kUnavailable / kDeadlineExceeded; any HTTP answer is returned.
-  virtual common::StatusOr<HttpResult> Get(const std::string& url, common::Duration timeout) = 0;
-};
-using HttpGetterPtr = std::unique_ptr<HttpGetter>;
+// The project's one HTTP GET interface (src/prometheus/query.h): implementations honour the
+// timeout and cap the body (kResourceExhausted).
+using prometheus::HttpGetter;
+using prometheus::HttpGetterPtr;
+using prometheus::HttpResult;
 
 // One sample of the exposition.
 struct Sample {
@@ -65,13 +57,15 @@ common::StatusOr<std::vector<Sample>> ScrapePod(HttpGetter& http, const std::str
                                                 common::Duration timeout);
 
 // Percent-encodes a query component (RFC 3986 unreserved characters stay).
-std::string UrlEncode(std::string_view s);
+using prometheus::UrlEncode;
 
-// Parses an /api/v1/query answer: a vector (values summed; an empty vector is kNotFound) or a
-// scalar. Errors name the payload's problem or the API's errorType/error.
+// Parses an /api/v1/query answer (prometheus::ParseQueryVector): a vector (values summed; an
+// empty vector is kNotFound) or a scalar. Errors name the payload's problem or the API's
+// errorType/error.
 common::StatusOr<double> ParsePrometheusQueryResponse(std::string_view body);
 
-// GET <base_url>/api/v1/query?query=<promql> and ParsePrometheusQueryResponse.
+// prometheus::QueryVector (GET <base_url>/api/v1/query?query=<promql>), summed as
+// ParsePrometheusQueryResponse does.
 common::StatusOr<double> QueryPrometheus(HttpGetter& http, const std::string& base_url,
                                          const std::string& promql, common::Duration timeout);
 

@@ -4,10 +4,8 @@
 #include <gtest/gtest.h>
 
 #include <boost/json/parse.hpp>
-#include <cstdlib>
 #include <map>
 #include <memory>
-#include <new>
 #include <string>
 #include <utility>
 #include <vector>
@@ -15,21 +13,9 @@
 #include "src/api/gpu.h"
 #include "src/plugins/names.h"
 #include "src/testing/builders.h"
-#include "src/testing/fake_handle.h"
+#include "src/testing/plugin_fixture.h"
 
-// Counts heap allocations made by this thread while `g_counting` is set, to check that Filter and
-// Score allocate nothing (style guide 4.15).
-namespace {
-thread_local bool g_counting = false;
-thread_local int64_t g_allocations = 0;
-}  // namespace
-[[gnu::noinline]] void* operator new(std::size_t n) {
-  if (g_counting) ++g_allocations;
-  if (void* p = std::malloc(n == 0 ? 1 : n)) return p;
-  throw std::bad_alloc();
-}
-[[gnu::noinline]] void operator delete(void* p) noexcept { std::free(p); }
-[[gnu::noinline]] void operator delete(void* p, std::size_t) noexcept { std::free(p); }
+GPUSCHED_TESTING_COUNT_ALLOCATIONS();
 
 namespace gpusched::plugins::gpu_fit {
 namespace {
@@ -73,24 +59,15 @@ framework::NodeInfo Info(const NodeSpec& spec, framework::NodeIndex index = 0) {
 }
 
 framework::Snapshot SnapshotOf(const std::vector<NodeSpec>& nodes) {
-  framework::Snapshot snapshot;
+  std::vector<framework::NodeInfo> infos;
   for (size_t i = 0; i < nodes.size(); ++i) {
-    const auto index = static_cast<framework::NodeIndex>(i);
-    snapshot.MutableSlotForCache(index) = Info(nodes[i], index);
-    snapshot.IndexNameForCache(nodes[i].node->meta.name, index);
+    infos.push_back(Info(nodes[i], static_cast<framework::NodeIndex>(i)));
   }
-  snapshot.SetNodeCountForCache(static_cast<int32_t>(nodes.size()), 1);
-  return snapshot;
+  return testing::SnapshotOfInfos(std::move(infos));
 }
 
 std::unique_ptr<GpuFit> MustCreate(std::string_view args_json) {
-  testing::FakeHandle handle;
-  boost::json::value args =
-      args_json.empty() ? boost::json::value() : boost::json::parse(args_json);
-  auto plugin = GpuFit::Create(args, handle);
-  EXPECT_TRUE(plugin.ok()) << plugin.status().ToString();
-  if (!plugin.ok()) return nullptr;
-  return std::unique_ptr<GpuFit>(dynamic_cast<GpuFit*>(std::move(plugin).value().release()));
+  return testing::MustCreate<GpuFit>(args_json);
 }
 
 // A pod asking for a share of one GPU (the request is set directly: the shared-GPU dialects are

@@ -14,7 +14,7 @@
 namespace gpusched::plugins::inter_pod_affinity {
 namespace {
 
-using DomainIndex = InterPodAffinity::DomainIndex;
+using helper::DomainIndex;
 
 const framework::StateKey kPreFilterKey{"InterPodAffinity/PreFilter"};
 const framework::StateKey kPreScoreKey{"InterPodAffinity/PreScore"};
@@ -130,18 +130,10 @@ common::StatusOr<framework::PluginPtr> InterPodAffinity::Create(const boost::jso
 std::string_view InterPodAffinity::Name() const { return names::kInterPodAffinity; }
 
 void InterPodAffinity::Refresh(const framework::Snapshot& snapshot) {
-  const uint64_t version = snapshot.node_set_version();
+  domains_.Refresh(snapshot);
   const auto nodes = snapshot.nodes();
-  const bool same = version != 0 && &snapshot == memo_snapshot_ && version == memo_version_ &&
-                    nodes.size() == memo_slots_;
-  if (!same) {
-    domains_.clear();
-    memo_snapshot_ = version == 0 ? nullptr : &snapshot;
-    memo_version_ = version;
-    memo_slots_ = nodes.size();
-  }
   // A snapshot without a version (tests, tools) has no meaningful generations: recount all.
-  const bool trust_generations = version != 0 && &snapshot == memo_snapshot_;
+  const bool trust_generations = snapshot.node_set_version() != 0;
   slots_.resize(nodes.size());
   total_required_anti_ = 0;
   total_with_affinity_ = 0;
@@ -166,35 +158,6 @@ void InterPodAffinity::Refresh(const framework::Snapshot& snapshot) {
     total_required_anti_ += m.required_anti;
     total_with_affinity_ += m.with_affinity;
   }
-}
-
-const DomainIndex& InterPodAffinity::IndexFor(const framework::Snapshot& snapshot,
-                                              common::Atom key) {
-  for (const auto& d : domains_) {
-    if (d->key == key) return *d;
-  }
-  auto idx = std::make_unique<DomainIndex>();
-  idx->key = key;
-  const auto nodes = snapshot.nodes();
-  idx->node_domain.assign(nodes.size(), -1);
-  // (value, slot) pairs sorted by value: equal values get one dense id (one allocation, not one
-  // per node).
-  std::vector<std::pair<uint32_t, uint32_t>> by_value;
-  by_value.reserve(nodes.size());
-  for (size_t i = 0; i < nodes.size(); ++i) {
-    if (!nodes[i].valid()) continue;
-    common::Atom value;
-    if (!nodes[i].node->meta.labels.Get(key, &value)) continue;
-    by_value.emplace_back(value.id, static_cast<uint32_t>(i));
-  }
-  std::sort(by_value.begin(), by_value.end());
-  for (size_t k = 0; k < by_value.size(); ++k) {
-    if (k > 0 && by_value[k].first != by_value[k - 1].first) ++idx->num_domains;
-    idx->node_domain[by_value[k].second] = idx->num_domains;
-  }
-  if (!by_value.empty()) ++idx->num_domains;
-  domains_.push_back(std::move(idx));
-  return *domains_.back();
 }
 
 namespace {
@@ -226,7 +189,9 @@ framework::Status InterPodAffinity::PreFilter(framework::CycleState& state, cons
   if (req_aff.empty() && req_anti.empty() && total_required_anti_ == 0) {
     return framework::Status::Skip();
   }
-  auto index_for = [&](common::Atom key) -> const DomainIndex& { return IndexFor(snapshot, key); };
+  auto index_for = [&](common::Atom key) -> const DomainIndex& {
+    return domains_.For(snapshot, key);
+  };
   auto s = std::make_unique<PreFilterState>();
   for (const api::PodAffinityTerm& t : req_aff) {
     s->affinity_terms.push_back(TableFor(s->affinity, t.topology_key, index_for));
@@ -315,7 +280,9 @@ framework::Status InterPodAffinity::PreScore(framework::CycleState& state, const
       (args_.ignore_preferred_terms_of_existing_pods || total_with_affinity_ == 0)) {
     return framework::Status::Skip();
   }
-  auto index_for = [&](common::Atom key) -> const DomainIndex& { return IndexFor(snapshot, key); };
+  auto index_for = [&](common::Atom key) -> const DomainIndex& {
+    return domains_.For(snapshot, key);
+  };
   auto s = std::make_unique<PreScoreState>();
   Tables& score = s->score;
   const std::string& ns = pod.meta.namespace_;

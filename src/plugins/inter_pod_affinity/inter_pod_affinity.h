@@ -35,9 +35,9 @@
 // ignorePreferredTermsOfExistingPods (default false).
 //
 // Data layout: a node's domain for a topology key is a dense index, memoised per key until the
-// snapshot's node set changes; counts are flat arrays per key indexed by domain. The skip check
-// for a pod without terms is O(1): the cache keeps the snapshot's counts of pods with
-// (anti-)affinity. When there is work, which nodes hold such pods is memoised per node slot and
+// snapshot's node set changes (helper::TopologyDomains); counts are flat arrays per key indexed
+// by domain. The skip check for a pod without terms is O(1): the cache keeps the snapshot's
+// counts of pods with (anti-)affinity. When there is work, which nodes hold such pods is memoised per node slot and
 // refreshed by NodeInfo::generation, so only those nodes' pods are scanned for existing pods'
 // terms. Filter and Score are O(terms), const and allocation-free. PreFilter/PreScore run on the
 // owning framework's scheduling thread.
@@ -45,7 +45,6 @@
 
 #include <boost/json/value.hpp>
 #include <cstdint>
-#include <memory>
 #include <span>
 #include <string_view>
 #include <vector>
@@ -55,6 +54,7 @@
 #include "src/framework/handle.h"
 #include "src/framework/plugin.h"
 #include "src/framework/registry.h"
+#include "src/plugins/helper/topology_domains.h"
 
 namespace gpusched::plugins::inter_pod_affinity {
 
@@ -97,12 +97,6 @@ class InterPodAffinity final : public framework::PreFilterPlugin,
   framework::Status NormalizeScore(const framework::CycleState& state, const api::Pod& pod,
                                    std::span<int64_t> scores) const override;
 
-  // node_domain[slot]: the dense domain of the slot's node for `key`, -1 when it lacks the key.
-  struct DomainIndex {
-    common::Atom key;
-    std::vector<int32_t> node_domain;
-    int32_t num_domains = 0;
-  };
   // Per node slot: how many of its pods have required anti-affinity / any pod (anti-)affinity.
   struct SlotMemo {
     const api::Node* node = nullptr;
@@ -116,13 +110,9 @@ class InterPodAffinity final : public framework::PreFilterPlugin,
   // (a snapshot without a version rebuilds the memo at PreScore, after Filter is done).
   // Brings the domain and slot memos up to date with `snapshot` (PreFilter/PreScore only).
   void Refresh(const framework::Snapshot& snapshot);
-  const DomainIndex& IndexFor(const framework::Snapshot& snapshot, common::Atom key);
 
   Args args_;
-  const framework::Snapshot* memo_snapshot_ = nullptr;
-  uint64_t memo_version_ = 0;
-  size_t memo_slots_ = 0;
-  std::vector<std::unique_ptr<DomainIndex>> domains_;
+  helper::TopologyDomains domains_;  // dense domain index per topology key
   std::vector<SlotMemo> slots_;
   int64_t total_required_anti_ = 0;
   int64_t total_with_affinity_ = 0;

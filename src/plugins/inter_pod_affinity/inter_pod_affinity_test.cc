@@ -4,29 +4,15 @@
 #include <gtest/gtest.h>
 
 #include <boost/json.hpp>
-#include <cstdlib>
 #include <memory>
-#include <new>
 #include <string>
 #include <vector>
 
 #include "src/plugins/names.h"
 #include "src/testing/builders.h"
-#include "src/testing/fake_handle.h"
+#include "src/testing/plugin_fixture.h"
 
-// Counts heap allocations made by this thread while `g_counting` is set, to check that Filter and
-// Score allocate nothing (style guide 4.15).
-namespace {
-thread_local bool g_counting = false;
-thread_local int64_t g_allocations = 0;
-}  // namespace
-[[gnu::noinline]] void* operator new(std::size_t n) {
-  if (g_counting) ++g_allocations;
-  if (void* p = std::malloc(n == 0 ? 1 : n)) return p;
-  throw std::bad_alloc();
-}
-[[gnu::noinline]] void operator delete(void* p) noexcept { std::free(p); }
-[[gnu::noinline]] void operator delete(void* p, std::size_t) noexcept { std::free(p); }
+GPUSCHED_TESTING_COUNT_ALLOCATIONS();
 
 namespace gpusched::plugins::inter_pod_affinity {
 namespace {
@@ -34,34 +20,13 @@ namespace {
 using framework::Code;
 using testing::MakeNode;
 using testing::MakePod;
+using testing::SnapshotOf;
 
 constexpr std::string_view kZone = "topology.kubernetes.io/zone";
 constexpr std::string_view kHost = "kubernetes.io/hostname";
 
-framework::Snapshot SnapshotOf(const std::vector<api::NodePtr>& nodes,
-                               const std::vector<api::PodPtr>& pods) {
-  framework::Snapshot snapshot;
-  for (size_t i = 0; i < nodes.size(); ++i) {
-    framework::NodeInfo& info = snapshot.MutableSlotForCache(static_cast<framework::NodeIndex>(i));
-    info.node = nodes[i];
-    info.index = static_cast<framework::NodeIndex>(i);
-    snapshot.IndexNameForCache(nodes[i]->meta.name, info.index);
-    for (const api::PodPtr& p : pods) {
-      if (p->node_name == nodes[i]->meta.name) info.pods.push_back(p);
-    }
-    info.pod_count = static_cast<int32_t>(info.pods.size());
-  }
-  snapshot.SetNodeCountForCache(static_cast<int32_t>(nodes.size()), 1);
-  return snapshot;
-}
-
-std::unique_ptr<InterPodAffinity> MustCreate(const std::string& args_json = "{}") {
-  testing::FakeHandle handle;
-  auto plugin = InterPodAffinity::Create(boost::json::parse(args_json), handle);
-  EXPECT_TRUE(plugin.ok()) << plugin.status().ToString();
-  if (!plugin.ok()) return nullptr;
-  return std::unique_ptr<InterPodAffinity>(
-      dynamic_cast<InterPodAffinity*>(std::move(plugin).value().release()));
+std::unique_ptr<InterPodAffinity> MustCreate(std::string_view args_json = "{}") {
+  return testing::MustCreate<InterPodAffinity>(args_json);
 }
 
 api::PodPtr Placed(std::string_view name, std::string_view node, std::string_view app,

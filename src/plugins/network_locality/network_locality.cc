@@ -350,6 +350,22 @@ framework::Status NetworkLocality::AnnotationCosts(State& s, const api::Pod& pod
     }
   }
 
+  // Measured traffic (network::TrafficMatrix, from service mesh metrics): the peers of the pod's
+  // workload, in any namespace.
+  std::shared_ptr<const network::Catalog> catalog = store_ ? store_->Current() : nullptr;
+  const network::TrafficMatrix* matrix = catalog ? catalog->traffic_matrix.get() : nullptr;
+  std::span<const network::TrafficMatrix::Peer> mesh_peers;
+  common::Atom self_workload;
+  if (matrix != nullptr) {
+    self_workload = LabelOf(pod.meta.labels, matrix->workload_label());
+    if (!self_workload.empty()) {
+      mesh_peers = matrix->PeersOf(pod.meta.namespace_, common::Str(self_workload));
+    }
+  }
+  std::vector<std::pair<framework::NodeIndex, size_t>> mesh;  // (node, peer) per placed replica
+  std::vector<int32_t> mesh_replicas(mesh_peers.size(), 0);   // placed replicas per peer
+  int32_t self_replicas = 1;                                  // this pod and its placed siblings
+
   // Placed pods of the namespace, with their parsed declarations.
   struct Placed {
     const api::Pod* pod;
@@ -361,13 +377,26 @@ framework::Status NetworkLocality::AnnotationCosts(State& s, const api::Pod& pod
   for (const framework::NodeInfo& n : nodes) {
     if (!n.valid()) continue;
     for (const api::PodPtr& p : n.pods) {
-      if (p->meta.namespace_ != pod.meta.namespace_ || p->meta.uid == pod.meta.uid) continue;
+      if (p->meta.uid == pod.meta.uid) continue;
+      if (!mesh_peers.empty()) {
+        common::Atom w = LabelOf(p->meta.labels, matrix->workload_label());
+        if (!w.empty()) {
+          if (w == self_workload && p->meta.namespace_ == pod.meta.namespace_) ++self_replicas;
+          for (size_t k = 0; k < mesh_peers.size(); ++k) {
+            if (mesh_peers[k].workload == w && mesh_peers[k].ns == p->meta.namespace_) {
+              mesh.emplace_back(n.index, k);
+              ++mesh_replicas[k];
+            }
+          }
+        }
+      }
+      if (p->meta.namespace_ != pod.meta.namespace_) continue;
       const std::string* text = p->meta.Annotation(network::kTrafficAnnotation);
       const Parsed* parsed = text ? &ParseCached(*text) : nullptr;
       placed.push_back(Placed{p.get(), n.index, parsed});
     }
   }
-  if (placed.empty()) return framework::Status::Success();
+  if (placed.empty() && mesh.empty()) return framework::Status::Success();
 
   // MB/s towards each placed peer.
   std::vector<double> mbps(placed.size(), 0);
@@ -399,7 +428,7 @@ framework::Status NetworkLocality::AnnotationCosts(State& s, const api::Pod& pod
       any = true;
     }
   }
-  if (!any) return framework::Status::Success();
+  if (!any && mesh.empty()) return framework::Status::Success();
 
   // Per-node, per-zone and per-region sums of $/month if the traffic crossed zones.
   std::vector<std::pair<common::Atom, common::Atom>> domains;  // (region, zone)
@@ -428,6 +457,16 @@ framework::Status NetworkLocality::AnnotationCosts(State& s, const api::Pod& pod
     w_domain[static_cast<size_t>(node_domain[ni])] += mbps[i];
     w_region[static_cast<size_t>(node_region[ni])] += mbps[i];
     w_total += mbps[i];
+  }
+  // A measured pair A <-> B of m MB/s: this replica of A carries m / (replicas of A), shared
+  // evenly by B's placed replicas.
+  for (const auto& [node, k] : mesh) {
+    const double m = mesh_peers[k].mbps / self_replicas / mesh_replicas[k];
+    const size_t ni = static_cast<size_t>(node);
+    w_node[ni] += m;
+    w_domain[static_cast<size_t>(node_domain[ni])] += m;
+    w_region[static_cast<size_t>(node_region[ni])] += m;
+    w_total += m;
   }
   const Prices& pr = args_.prices;
   s.score_equally = false;

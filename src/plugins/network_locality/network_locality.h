@@ -17,6 +17,10 @@
 //                   workload with n placed replicas gets w/n MB/s per replica. The cost of a
 //                   node is Σ peers MB/s × price(relation) with the relation same node / same
 //                   zone / cross zone / cross region; prices default to AWS's.
+//                   Plus, when the store holds a measured TrafficMatrix (service mesh metrics from
+//                   Prometheus), the pod's workload (its matrix workload label) peers in any
+//                   namespace: a pair of m MB/s gives each placed peer replica
+//                   m / (replicas of this workload, this pod included) / (placed peer replicas).
 // A pod with neither scores every node equally (0) and is never filtered.
 //
 //   PreFilter  collects the pod's peers once, aggregates them per node and per (region, zone)

@@ -248,6 +248,60 @@ TEST(AnnotationModeTest, PrefersTheNodeAndZoneOfDeclaredPeers) {
   EXPECT_EQ(o.raw, (std::vector<int64_t>{0, 0, 0, 0}));
 }
 
+TEST(MeasuredTrafficTest, TheTrafficMatrixDrawsAPodToTheWorkloadsItTalksTo) {
+  api::PodPtr web = MakePod("shop", "web-0").Label("app", "web").Ptr();
+  api::PodPtr db = MakePod("shop", "db-0").Label("app", "db").Ptr();
+  api::PodPtr auth = MakePod("pay", "auth-0").Label("app", "auth").Ptr();
+  api::PodPtr cart0 = MakePod("shop", "cart-0").Label("app", "cart").Ptr();
+  framework::Snapshot snap = SnapshotOf({
+      {ZoneNode("a1", "us-east-1a"), {web}},
+      {ZoneNode("b1", "us-east-1b"), {db}},
+      {ZoneNode("b2", "us-east-1b"), {}},
+      {ZoneNode("c1", "us-east-1c"), {auth}},
+  });
+  framework::Snapshot with_sibling = SnapshotOf({
+      {ZoneNode("a1", "us-east-1a"), {web}},
+      {ZoneNode("b1", "us-east-1b"), {db}},
+      {ZoneNode("b2", "us-east-1b"), {}},
+      {ZoneNode("c1", "us-east-1c"), {auth, cart0}},
+  });
+  api::PodPtr cart = MakePod("shop", "cart-1").Label("app", "cart").Ptr();
+  using Edges = std::vector<network::WorkloadEdge>;
+  const Edges talks = {{"shop", "cart", "shop", "db", 2}, {"shop", "web", "shop", "cart", 1}};
+  struct Case {
+    std::string name;
+    std::string workload_label;
+    Edges edges;  // empty: no matrix
+    const framework::Snapshot* snap;
+    std::vector<int64_t> want_raw;  // milli-dollars/month; 1 MB/s cross-zone = 51840
+  };
+  const std::vector<Case> cases = {
+      {"without a matrix every node scores the same", "app", {}, &snap, {0, 0, 0, 0}},
+      {"cart talks to db (2 MB/s) and web (1 MB/s, the other direction counts too)", "app",
+       talks, &snap, {103680, 51840, 51840, 155520}},
+      {"a placed sibling replica halves this pod's share", "app", talks, &with_sibling,
+       {51840, 25920, 25920, 77760}},
+      {"peers in other namespaces count", "app", {{"pay", "auth", "shop", "cart", 1}}, &snap,
+       {51840, 51840, 51840, 0}},
+      {"pods are matched by the configured workload label", "app.kubernetes.io/name", talks,
+       &snap, {0, 0, 0, 0}},
+      {"workloads the matrix does not name are unaffected", "app",
+       {{"shop", "web", "shop", "db", 5}}, &snap, {0, 0, 0, 0}},
+  };
+  for (const Case& c : cases) {
+    SCOPED_TRACE(c.name);
+    network::NetworkStore store;
+    if (!c.edges.empty()) {
+      store.SetTrafficMatrix(std::make_shared<const network::TrafficMatrix>(c.workload_label,
+                                                                            c.edges));
+    }
+    auto plugin = MustCreate(&store);
+    ASSERT_NE(plugin, nullptr);
+    Scores s = ScoreAll(*plugin, *cart, *c.snap);
+    EXPECT_EQ(s.raw, c.want_raw);
+  }
+}
+
 TEST(AnnotationModeTest, PricesAndCostLimitComeFromArgs) {
   api::PodPtr db = MakePod("shop", "db-0").Label("app", "db").Ptr();
   framework::Snapshot snap = SnapshotOf({

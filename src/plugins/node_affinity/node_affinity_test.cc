@@ -4,57 +4,26 @@
 #include <gtest/gtest.h>
 
 #include <boost/json/parse.hpp>
-#include <cstdlib>
 #include <memory>
-#include <new>
 #include <string>
 #include <vector>
 
 #include "src/plugins/names.h"
 #include "src/testing/builders.h"
-#include "src/testing/fake_handle.h"
+#include "src/testing/plugin_fixture.h"
 
-// Counts heap allocations made by this thread while `g_counting` is set, to check that Filter and
-// Score allocate nothing (style guide 4.15).
-namespace {
-thread_local bool g_counting = false;
-thread_local int64_t g_allocations = 0;
-}  // namespace
-[[gnu::noinline]] void* operator new(std::size_t n) {
-  if (g_counting) ++g_allocations;
-  if (void* p = std::malloc(n == 0 ? 1 : n)) return p;
-  throw std::bad_alloc();
-}
-[[gnu::noinline]] void operator delete(void* p) noexcept { std::free(p); }
-[[gnu::noinline]] void operator delete(void* p, std::size_t) noexcept { std::free(p); }
+GPUSCHED_TESTING_COUNT_ALLOCATIONS();
 
 namespace gpusched::plugins::node_affinity {
 namespace {
 
 using testing::MakeNode;
 using testing::MakePod;
+using testing::SnapshotOf;
 
-framework::Snapshot SnapshotOf(const std::vector<api::NodePtr>& nodes) {
-  framework::Snapshot snapshot;
-  for (size_t i = 0; i < nodes.size(); ++i) {
-    framework::NodeInfo& info = snapshot.MutableSlotForCache(static_cast<framework::NodeIndex>(i));
-    info.node = nodes[i];
-    info.index = static_cast<framework::NodeIndex>(i);
-    snapshot.IndexNameForCache(nodes[i]->meta.name, info.index);
-  }
-  snapshot.SetNodeCountForCache(static_cast<int32_t>(nodes.size()), 1);
-  return snapshot;
-}
 
 std::unique_ptr<NodeAffinity> MustCreate(std::string_view args_json) {
-  testing::FakeHandle handle;
-  boost::json::value args =
-      args_json.empty() ? boost::json::value() : boost::json::parse(args_json);
-  auto plugin = NodeAffinity::Create(args, handle);
-  EXPECT_TRUE(plugin.ok()) << plugin.status().ToString();
-  if (!plugin.ok()) return nullptr;
-  return std::unique_ptr<NodeAffinity>(
-      dynamic_cast<NodeAffinity*>(std::move(plugin).value().release()));
+  return testing::MustCreate<NodeAffinity>(args_json);
 }
 
 api::NodeSelectorTerm NameIn(std::string_view name) {

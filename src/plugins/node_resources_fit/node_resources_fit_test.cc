@@ -4,30 +4,16 @@
 #include <gtest/gtest.h>
 
 #include <boost/json/parse.hpp>
-#include <cstdlib>
 #include <memory>
-#include <new>
 #include <string>
 #include <vector>
 
 #include "src/common/interner.h"
 #include "src/plugins/names.h"
 #include "src/testing/builders.h"
-#include "src/testing/fake_handle.h"
+#include "src/testing/plugin_fixture.h"
 
-// Counts heap allocations made by this thread while `g_counting` is set, to check that Filter and
-// Score allocate nothing (style guide 4.15).
-namespace {
-thread_local bool g_counting = false;
-thread_local int64_t g_allocations = 0;
-}  // namespace
-[[gnu::noinline]] void* operator new(std::size_t n) {
-  if (g_counting) ++g_allocations;
-  if (void* p = std::malloc(n == 0 ? 1 : n)) return p;
-  throw std::bad_alloc();
-}
-[[gnu::noinline]] void operator delete(void* p) noexcept { std::free(p); }
-[[gnu::noinline]] void operator delete(void* p, std::size_t) noexcept { std::free(p); }
+GPUSCHED_TESTING_COUNT_ALLOCATIONS();
 
 namespace gpusched::plugins::node_resources_fit {
 namespace {
@@ -61,14 +47,7 @@ framework::NodeInfo Info(api::NodePtr node, const Used& used, framework::NodeInd
 }
 
 std::unique_ptr<NodeResourcesFit> MustCreate(std::string_view args_json) {
-  testing::FakeHandle handle;
-  boost::json::value args =
-      args_json.empty() ? boost::json::value() : boost::json::parse(args_json);
-  auto plugin = NodeResourcesFit::Create(args, handle);
-  EXPECT_TRUE(plugin.ok()) << plugin.status().ToString();
-  if (!plugin.ok()) return nullptr;
-  return std::unique_ptr<NodeResourcesFit>(
-      dynamic_cast<NodeResourcesFit*>(std::move(plugin).value().release()));
+  return testing::MustCreate<NodeResourcesFit>(args_json);
 }
 
 TEST(NodeResourcesFitTest, Filter) {

@@ -20,7 +20,7 @@ namespace {
 
 using When = api::TopologySpreadConstraint::WhenUnsatisfiable;
 using Policy = api::TopologySpreadConstraint::NodeInclusionPolicy;
-using DomainIndex = PodTopologySpread::DomainIndex;
+using helper::DomainIndex;
 
 const framework::StateKey kPreFilterKey{"PodTopologySpread/PreFilter"};
 const framework::StateKey kPreScoreKey{"PodTopologySpread/PreScore"};
@@ -229,47 +229,6 @@ common::StatusOr<framework::PluginPtr> PodTopologySpread::Create(const boost::js
 
 std::string_view PodTopologySpread::Name() const { return names::kPodTopologySpread; }
 
-void PodTopologySpread::RefreshMemo(const framework::Snapshot& snapshot) {
-  const uint64_t version = snapshot.node_set_version();
-  if (version != 0 && &snapshot == memo_snapshot_ && version == memo_version_ &&
-      snapshot.nodes().size() == memo_slots_) {
-    return;
-  }
-  memo_.clear();
-  memo_snapshot_ = version == 0 ? nullptr : &snapshot;
-  memo_version_ = version;
-  memo_slots_ = snapshot.nodes().size();
-}
-
-const DomainIndex& PodTopologySpread::IndexFor(const framework::Snapshot& snapshot,
-                                               common::Atom key) {
-  for (const auto& m : memo_) {
-    if (m->key == key) return *m;
-  }
-  auto idx = std::make_unique<DomainIndex>();
-  idx->key = key;
-  const auto nodes = snapshot.nodes();
-  idx->node_domain.assign(nodes.size(), -1);
-  // (value, slot) pairs sorted by value: equal values get one dense id (one allocation, not one
-  // per node).
-  std::vector<std::pair<uint32_t, uint32_t>> by_value;
-  by_value.reserve(nodes.size());
-  for (size_t i = 0; i < nodes.size(); ++i) {
-    if (!nodes[i].valid()) continue;
-    common::Atom value;
-    if (!nodes[i].node->meta.labels.Get(key, &value)) continue;
-    by_value.emplace_back(value.id, static_cast<uint32_t>(i));
-  }
-  std::sort(by_value.begin(), by_value.end());
-  for (size_t k = 0; k < by_value.size(); ++k) {
-    if (k > 0 && by_value[k].first != by_value[k - 1].first) ++idx->num_domains;
-    idx->node_domain[by_value[k].second] = idx->num_domains;
-  }
-  if (!by_value.empty()) ++idx->num_domains;
-  memo_.push_back(std::move(idx));
-  return *memo_.back();
-}
-
 namespace {
 
 // The pod's constraints with `action` (its own, or the defaults selecting its controller's pods).
@@ -292,8 +251,13 @@ std::vector<Constraint> BuildConstraints(const api::Pod& pod, When action,
     }
     return out;
   }
+  // Upstream's default selector comes from the Services, ReplicationControllers, ReplicaSets and
+  // StatefulSets selecting the pod; a Job's or a bare pod's gets none (without a Service).
   const api::OwnerReference* owner = ControllerOf(pod);
-  if (owner == nullptr) return out;
+  if (owner == nullptr || (owner->kind != "ReplicaSet" && owner->kind != "StatefulSet" &&
+                           owner->kind != "ReplicationController")) {
+    return out;
+  }
   for (const DefaultConstraint& d : defaults) {
     if (d.when_unsatisfiable != action) continue;
     Constraint& c = out.emplace_back();
@@ -314,9 +278,9 @@ framework::Status PodTopologySpread::PreFilter(framework::CycleState& state, con
                                                const framework::Snapshot& snapshot) {
   std::vector<Constraint> cs = BuildConstraints(pod, When::kDoNotSchedule, defaults_);
   if (cs.empty()) return framework::Status::Skip();
-  RefreshMemo(snapshot);
+  domains_.Refresh(snapshot);
   for (Constraint& c : cs) {
-    c.index = &IndexFor(snapshot, c.key);
+    c.index = &domains_.For(snapshot, c.key);
     c.counts.assign(static_cast<size_t>(c.index->num_domains), 0);
     c.registered.assign(static_cast<size_t>(c.index->num_domains), 0);
   }
@@ -371,7 +335,7 @@ framework::Status PodTopologySpread::PreScore(framework::CycleState& state, cons
   if (feasible.empty()) return framework::Status::Skip();
   std::vector<Constraint> cs = BuildConstraints(pod, When::kScheduleAnyway, defaults_);
   if (cs.empty()) return framework::Status::Skip();
-  RefreshMemo(snapshot);
+  domains_.Refresh(snapshot);
   // Only non-system-default rules require every topology label, so that nodes without a zone
   // label still get hostname spreading from the system defaults.
   const bool require_all = !pod.topology_spread_constraints.empty() || !system_defaulted_;
@@ -379,7 +343,7 @@ framework::Status PodTopologySpread::PreScore(framework::CycleState& state, cons
   std::vector<uint8_t> missing_seen(cs.size(), 0);
   for (size_t k = 0; k < cs.size(); ++k) {
     Constraint& c = cs[k];
-    c.index = &IndexFor(snapshot, c.key);
+    c.index = &domains_.For(snapshot, c.key);
     c.counts.assign(static_cast<size_t>(c.index->num_domains), 0);
     c.registered.assign(static_cast<size_t>(c.index->num_domains), 0);
   }

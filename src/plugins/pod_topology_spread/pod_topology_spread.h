@@ -27,8 +27,9 @@
 // both ScheduleAnyway; List uses defaultConstraints from the args. Upstream derives their selector
 // from the Services, ReplicationControllers, ReplicaSets and StatefulSets selecting the pod; the
 // scheduler has no listers for those, so the selector here is "pods of the same controller"
-// (the controller ownerReference: kind, name and uid). A pod without a controller gets no default
-// constraints. With System defaulting nodes lacking the zone label still get hostname spreading.
+// (the controller ownerReference: kind, name and uid), for controllers of kind ReplicaSet,
+// StatefulSet or ReplicationController. Other pods (bare, Job, ...) get no default constraints:
+// upstream gives them none either unless a Service selects them. With System defaulting nodes lacking the zone label still get hostname spreading.
 //
 // Args (PodTopologySpreadArgs):
 //   defaultingType      System (default) | List
@@ -36,14 +37,14 @@
 //                       labelSelector; only with List; (topologyKey, whenUnsatisfiable) unique.
 //
 // Data layout: a node's domain is a dense index, kept per topology key in a memo rebuilt only when
-// the snapshot's node set changes; counts are flat arrays indexed by domain. Filter and Score are
-// O(constraints) (O(pods on the node) for hostname scoring), allocation-free and const; they may
-// run concurrently. PreFilter/PreScore run on the owning framework's scheduling thread.
+// the snapshot's node set changes (helper::TopologyDomains); counts are flat arrays indexed by
+// domain. Filter and Score are O(constraints) (O(pods on the node) for hostname scoring),
+// allocation-free and const; they may run concurrently. PreFilter/PreScore run on the owning
+// framework's scheduling thread.
 #pragma once
 
 #include <boost/json/value.hpp>
 #include <cstdint>
-#include <memory>
 #include <optional>
 #include <span>
 #include <string_view>
@@ -54,6 +55,7 @@
 #include "src/framework/handle.h"
 #include "src/framework/plugin.h"
 #include "src/framework/registry.h"
+#include "src/plugins/helper/topology_domains.h"
 
 namespace gpusched::plugins::pod_topology_spread {
 
@@ -108,32 +110,15 @@ class PodTopologySpread final : public framework::PreFilterPlugin,
   framework::Status NormalizeScore(const framework::CycleState& state, const api::Pod& pod,
                                    std::span<int64_t> scores) const override;
 
-  // The dense domain index of every snapshot slot for one topology key: node_domain[i] is the
-  // domain of slot i, or -1 when the slot is empty or the node lacks the key.
-  struct DomainIndex {
-    common::Atom key;
-    std::vector<int32_t> node_domain;
-    int32_t num_domains = 0;
-  };
-
  private:
-  // CycleState written by PreFilter points into the memo: it is valid for this pod's Filter calls
-  // (a snapshot without a version rebuilds the memo at PreScore, after Filter is done).
-  // Drops the memo when the snapshot's node set changed (always for a snapshot without a
-  // version). Called at the start of PreFilter and PreScore only.
-  void RefreshMemo(const framework::Snapshot& snapshot);
-  // The memoised index for `key` (built on first use after RefreshMemo).
-  const DomainIndex& IndexFor(const framework::Snapshot& snapshot, common::Atom key);
-
   Args args_;
   std::vector<DefaultConstraint> defaults_;
   bool system_defaulted_ = true;
-  // Memo (scheduling thread only): owned by unique_ptr so pointers in CycleState stay valid while
-  // later keys are added.
-  const framework::Snapshot* memo_snapshot_ = nullptr;
-  uint64_t memo_version_ = 0;
-  size_t memo_slots_ = 0;
-  std::vector<std::unique_ptr<DomainIndex>> memo_;
+  // Dense domain index per topology key (scheduling thread only), refreshed at the start of
+  // PreFilter and PreScore. CycleState written by PreFilter points into it: it is valid for this
+  // pod's Filter calls (a snapshot without a version rebuilds the memo at PreScore, after Filter
+  // is done).
+  helper::TopologyDomains domains_;
 };
 
 }  // namespace gpusched::plugins::pod_topology_spread

@@ -4,29 +4,15 @@
 #include <gtest/gtest.h>
 
 #include <boost/json.hpp>
-#include <cstdlib>
 #include <memory>
-#include <new>
 #include <string>
 #include <vector>
 
 #include "src/plugins/names.h"
 #include "src/testing/builders.h"
-#include "src/testing/fake_handle.h"
+#include "src/testing/plugin_fixture.h"
 
-// Counts heap allocations made by this thread while `g_counting` is set, to check that Filter and
-// Score allocate nothing (style guide 4.15).
-namespace {
-thread_local bool g_counting = false;
-thread_local int64_t g_allocations = 0;
-}  // namespace
-[[gnu::noinline]] void* operator new(std::size_t n) {
-  if (g_counting) ++g_allocations;
-  if (void* p = std::malloc(n == 0 ? 1 : n)) return p;
-  throw std::bad_alloc();
-}
-[[gnu::noinline]] void operator delete(void* p) noexcept { std::free(p); }
-[[gnu::noinline]] void operator delete(void* p, std::size_t) noexcept { std::free(p); }
+GPUSCHED_TESTING_COUNT_ALLOCATIONS();
 
 namespace gpusched::plugins::pod_topology_spread {
 namespace {
@@ -34,37 +20,16 @@ namespace {
 using framework::Code;
 using testing::MakeNode;
 using testing::MakePod;
+using testing::SnapshotOf;
 using When = api::TopologySpreadConstraint::WhenUnsatisfiable;
 using Policy = api::TopologySpreadConstraint::NodeInclusionPolicy;
 
 constexpr std::string_view kZone = "topology.kubernetes.io/zone";
 constexpr std::string_view kHost = "kubernetes.io/hostname";
 
-// A snapshot of `nodes` with each pod in `pods` placed on the node its spec.nodeName names.
-framework::Snapshot SnapshotOf(const std::vector<api::NodePtr>& nodes,
-                               const std::vector<api::PodPtr>& pods) {
-  framework::Snapshot snapshot;
-  for (size_t i = 0; i < nodes.size(); ++i) {
-    framework::NodeInfo& info = snapshot.MutableSlotForCache(static_cast<framework::NodeIndex>(i));
-    info.node = nodes[i];
-    info.index = static_cast<framework::NodeIndex>(i);
-    snapshot.IndexNameForCache(nodes[i]->meta.name, info.index);
-    for (const api::PodPtr& p : pods) {
-      if (p->node_name == nodes[i]->meta.name) info.pods.push_back(p);
-    }
-    info.pod_count = static_cast<int32_t>(info.pods.size());
-  }
-  snapshot.SetNodeCountForCache(static_cast<int32_t>(nodes.size()), 1);
-  return snapshot;
-}
 
-std::unique_ptr<PodTopologySpread> MustCreate(const std::string& args_json = "{}") {
-  testing::FakeHandle handle;
-  auto plugin = PodTopologySpread::Create(boost::json::parse(args_json), handle);
-  EXPECT_TRUE(plugin.ok()) << plugin.status().ToString();
-  if (!plugin.ok()) return nullptr;
-  return std::unique_ptr<PodTopologySpread>(
-      dynamic_cast<PodTopologySpread*>(std::move(plugin).value().release()));
+std::unique_ptr<PodTopologySpread> MustCreate(std::string_view args_json = "{}") {
+  return testing::MustCreate<PodTopologySpread>(args_json);
 }
 
 // `n` pods labelled app=web in namespace "ns" on `node`.
@@ -334,6 +299,9 @@ TEST(PodTopologySpreadTest, Score) {
                      MakePod("ns", "p").OwnerReference("ReplicaSet", "rs").Obj(),
                      {ZoneNode("a1", "a"), ZoneNode("a2", "a"), ZoneNode("b1", "b")}, pods,
                      {50, 75, 100}});
+    cases.push_back({"system default constraints do not apply to a Job's pods", "{}",
+                     MakePod("ns", "p").OwnerReference("Job", "rs").Obj(),
+                     {ZoneNode("a1", "a"), ZoneNode("a2", "a"), ZoneNode("b1", "b")}, pods, {}});
     cases.push_back({"defaultingType List with no constraints disables the defaults",
                      R"({"defaultingType":"List"})",
                      MakePod("ns", "p").OwnerReference("ReplicaSet", "rs").Obj(),

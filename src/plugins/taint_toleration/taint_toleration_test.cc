@@ -3,29 +3,15 @@
 
 #include <gtest/gtest.h>
 
-#include <cstdlib>
 #include <memory>
-#include <new>
 #include <string>
 #include <vector>
 
 #include "src/plugins/names.h"
 #include "src/testing/builders.h"
-#include "src/testing/fake_handle.h"
+#include "src/testing/plugin_fixture.h"
 
-// Counts heap allocations made by this thread while `g_counting` is set, to check that Filter and
-// Score allocate nothing (style guide 4.15).
-namespace {
-thread_local bool g_counting = false;
-thread_local int64_t g_allocations = 0;
-}  // namespace
-[[gnu::noinline]] void* operator new(std::size_t n) {
-  if (g_counting) ++g_allocations;
-  if (void* p = std::malloc(n == 0 ? 1 : n)) return p;
-  throw std::bad_alloc();
-}
-[[gnu::noinline]] void operator delete(void* p) noexcept { std::free(p); }
-[[gnu::noinline]] void operator delete(void* p, std::size_t) noexcept { std::free(p); }
+GPUSCHED_TESTING_COUNT_ALLOCATIONS();
 
 namespace gpusched::plugins::taint_toleration {
 namespace {
@@ -33,26 +19,10 @@ namespace {
 using api::TaintEffect;
 using testing::MakeNode;
 using testing::MakePod;
+using testing::SnapshotOf;
 
-framework::Snapshot SnapshotOf(const std::vector<api::NodePtr>& nodes) {
-  framework::Snapshot snapshot;
-  for (size_t i = 0; i < nodes.size(); ++i) {
-    framework::NodeInfo& info = snapshot.MutableSlotForCache(static_cast<framework::NodeIndex>(i));
-    info.node = nodes[i];
-    info.index = static_cast<framework::NodeIndex>(i);
-    snapshot.IndexNameForCache(nodes[i]->meta.name, info.index);
-  }
-  snapshot.SetNodeCountForCache(static_cast<int32_t>(nodes.size()), 1);
-  return snapshot;
-}
 
-std::unique_ptr<TaintToleration> MustCreate() {
-  testing::FakeHandle handle;
-  auto plugin = TaintToleration::Create(boost::json::value(), handle);
-  EXPECT_TRUE(plugin.ok()) << plugin.status().ToString();
-  return std::unique_ptr<TaintToleration>(
-      dynamic_cast<TaintToleration*>(std::move(plugin).value().release()));
-}
+std::unique_ptr<TaintToleration> MustCreate() { return testing::MustCreate<TaintToleration>(); }
 
 TEST(TaintTolerationTest, Filter) {
   struct Case {

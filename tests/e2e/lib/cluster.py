@@ -59,6 +59,7 @@ import os
 import secrets
 import shutil
 import signal
+import socket
 import subprocess
 import sys
 import tempfile
@@ -115,6 +116,13 @@ class KubectlError(RuntimeError):
         super().__init__(
             f"kubectl {' '.join(self.args_)} failed with exit {returncode}: {stderr.strip()}"
         )
+
+
+def free_port():
+    """A TCP port on 127.0.0.1 that was free a moment ago (another process may still take it)."""
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
 
 
 def make_kwok_node(name, labels=None, allocatable=None, taints=None, annotations=None):
@@ -228,8 +236,6 @@ class TestCluster:
         self.bin_dir = testbin_dir()
         _install_handlers()
         _become_subreaper()
-        self.dir = tempfile.mkdtemp(prefix="gpusched-e2e-")
-        _live.append(self)
         env = dict(os.environ)
         env["GPUSCHED_TESTBIN_DIR"] = self.bin_dir
         env["TEST_CLUSTER_OWNER_PID"] = str(os.getpid())
@@ -247,14 +253,25 @@ class TestCluster:
                 value = self.extra_args[key]
                 env[var] = value if isinstance(value, str) else " ".join(value)
         t0 = time.monotonic()
-        # stdout is captured (the kubeconfig path); progress and, on failure, the component
-        # logs go straight to our stderr.
-        proc = subprocess.run(
-            [self._script, "up", self.dir], env=env, stdout=subprocess.PIPE, text=True
-        )
-        if proc.returncode != 0:
+        # test-cluster picks free ports and releases them before the components bind them, so
+        # another process (a parallel test) can take one in between: then start again, with new
+        # ports, at most three times. Any other failure is final.
+        for attempt in range(1, 4):
+            self.dir = tempfile.mkdtemp(prefix="gpusched-e2e-")
+            _live.append(self)
+            # stdout is captured (the kubeconfig path); progress and, on failure, the component
+            # logs go straight to our stderr.
+            proc = subprocess.run(
+                [self._script, "up", self.dir], env=env, stdout=subprocess.PIPE, text=True
+            )
+            if proc.returncode == 0:
+                break
+            collided = self._logs_mention("address already in use")
             self.stop()
-            raise RuntimeError(f"scripts/test-cluster up failed (exit {proc.returncode})")
+            if not collided or attempt == 3:
+                raise RuntimeError(f"scripts/test-cluster up failed (exit {proc.returncode})")
+            print(f"cluster.py: a port was taken between picking and binding (attempt {attempt}); "
+                  "starting again with new ports", file=sys.stderr)
         self.kubeconfig = os.path.join(self.dir, "kubeconfig")
         self.gpusched_kubeconfig = os.path.join(self.dir, "gpusched.kubeconfig")
         with open(os.path.join(self.dir, "cluster.env")) as f:
@@ -266,6 +283,18 @@ class TestCluster:
             file=sys.stderr,
         )
         return self
+
+    def _logs_mention(self, text):
+        """Whether any component log of this start contains `text`."""
+        log_dir = os.path.join(self.dir, "logs")
+        for name in os.listdir(log_dir) if os.path.isdir(log_dir) else []:
+            try:
+                with open(os.path.join(log_dir, name), errors="replace") as f:
+                    if text in f.read():
+                        return True
+            except OSError:
+                pass
+        return False
 
     def stop(self, failed=False):
         """Prints the logs if ``failed``, stops every component and removes the directory."""
