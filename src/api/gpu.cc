@@ -346,34 +346,36 @@ void ReadHami(const Pod& pod, ShareFacts& f) {
 void ReadAlibaba(const Pod& pod, ShareFacts& f) {
   const std::string* milli = pod.meta.Annotation(kAlibabaGpuMilliAnnotation);
   const std::string* count = pod.meta.Annotation(kAlibabaGpuCountAnnotation);
-  std::optional<int64_t> m;
-  std::optional<int64_t> n;
+  int64_t m = 0;  // 0: absent or invalid (valid values are >= 1)
+  int64_t n = 0;
   if (milli != nullptr) {
-    m = ParseNonNegative(common::Trim(*milli));
-    if (!m || *m < 1 || *m > kMilliPerGpu) {
+    const std::optional<int64_t> v = ParseNonNegative(common::Trim(*milli));
+    if (!v || *v < 1 || *v > kMilliPerGpu) {
       BadField(f, "annotation", kAlibabaGpuMilliAnnotation, *milli, "want 1..1000 per GPU");
-      m.reset();
+    } else {
+      m = *v;
     }
   }
   if (count != nullptr) {
-    n = ParseNonNegative(common::Trim(*count));
-    if (!n || *n < 1 || *n > kMaxGpusPerNode) {
+    const std::optional<int64_t> v = ParseNonNegative(common::Trim(*count));
+    if (!v || *v < 1 || *v > kMaxGpusPerNode) {
       BadField(f, "annotation", kAlibabaGpuCountAnnotation, *count, "want 1..16 GPUs");
-      n.reset();
+    } else {
+      n = *v;
     }
   }
-  if (m && n && *m < kMilliPerGpu && *n > 1) {
+  if (m > 0 && n > 1 && m < kMilliPerGpu) {
     Warn(f.errors, FieldText("annotation", kAlibabaGpuMilliAnnotation, *milli) + " with " +
                        FieldText("annotation", kAlibabaGpuCountAnnotation, *count) +
                        ": a GPU fraction is for one GPU only (multi-GPU tasks use 1000)");
     return;
   }
-  if (n) Put(f, f.count, "GPU count", *n, FieldText("annotation", kAlibabaGpuCountAnnotation, *count));
-  if (m) {
+  if (n > 0) Put(f, f.count, "GPU count", n, FieldText("annotation", kAlibabaGpuCountAnnotation, *count));
+  if (m > 0) {
     const std::string from = FieldText("annotation", kAlibabaGpuMilliAnnotation, *milli);
-    Put(f, f.milli, "GPU compute share", *m, from);
+    Put(f, f.milli, "GPU compute share", m, from);
     // A fraction of a GPU implies the same fraction of its memory (gpu-dialects.md §2.8).
-    if (*m < kMilliPerGpu) Put(f, f.memory_permille, "GPU memory share", *m, from);
+    if (m < kMilliPerGpu) Put(f, f.memory_permille, "GPU memory share", m, from);
   }
 }
 

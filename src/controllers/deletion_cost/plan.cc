@@ -191,7 +191,7 @@ common::StatusOr<PlanResult> MakePlan(const ClusterObjects& objects, const PlanR
       if (o == nullptr || !SameOwner(*o, *owner)) continue;
       for (const PodFacts& p : pods) {
         if (!other.selector.Matches(p.labels)) continue;
-        if (!seen.insert(p.uid.empty() ? "/" + p.Key() : p.uid).second) continue;
+        if (!seen.insert(p.uid.empty() ? std::string("/").append(p.Key()) : p.uid).second) continue;
         input.related.push_back(p);
       }
     }
@@ -250,7 +250,9 @@ std::string FormatPlanText(const PlanResult& r) {
     std::string cost = std::to_string(pod.cost.value);
     if (!pod.cost.error.empty()) cost += " (invalid)";
     std::string restarts = std::to_string(f.max_restarts);
-    if (f.max_sidecar_restarts > 0) restarts += "+" + std::to_string(f.max_sidecar_restarts) + "s";
+    if (f.max_sidecar_restarts > 0) {
+      restarts.append("+").append(std::to_string(f.max_sidecar_restarts)).append("s");
+    }
     std::string why = "-";
     if (p.ranked && k + 1 < p.pods.size()) {
       why = std::to_string(static_cast<int>(p.adjacent[k].rule)) + " " +

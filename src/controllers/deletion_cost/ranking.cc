@@ -304,7 +304,7 @@ std::vector<RankedPod> RankPods(std::span<const PodFacts> active_owned,
     std::set<std::string, std::less<>> seen;
     for (const PodFacts& p : related) {
       // De-duplicated by UID (by namespace/name for offline manifests without one).
-      if (!seen.insert(p.uid.empty() ? "/" + p.Key() : p.uid).second) continue;
+      if (!seen.insert(p.uid.empty() ? std::string("/").append(p.Key()) : p.uid).second) continue;
       if (p.Active()) ++on_node[p.node_name];
     }
   }
