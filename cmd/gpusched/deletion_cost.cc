@@ -29,6 +29,7 @@
 #include <iostream>
 #include <memory>
 #include <optional>
+#include <iterator>
 #include <string>
 #include <thread>
 #include <vector>
@@ -107,29 +108,10 @@ common::StatusOr<ClientSet> MakeClient(const std::string& kubeconfig, const std:
 // Every item of a (paginated) LIST, as a `<Kind>List` document for ClassifyObjects.
 common::StatusOr<json::value> ListAll(kube::RestClient& rest, const std::string& path,
                                       const std::string& list_kind) {
-  json::array items;
-  std::string cont;
-  do {
-    kube::Request req;
-    req.path = path;
-    req.query = {{"limit", "500"}};
-    if (!cont.empty()) req.query.emplace_back("continue", cont);
-    GPUSCHED_ASSIGN_OR_RETURN(kube::Response resp, rest.Do(req));
-    if (!resp.ok()) return kube::StatusFromResponse(req, resp);
-    GPUSCHED_ASSIGN_OR_RETURN(json::value body, api::ParseJson(resp.body, path));
-    json::object* o = body.if_object();
-    if (o == nullptr) return common::InvalidArgumentError(path + ": not a JSON object");
-    if (json::value* it = o->if_contains("items"); it && it->is_array()) {
-      for (json::value& v : it->get_array()) items.push_back(std::move(v));
-    }
-    cont.clear();
-    if (json::value* m = o->if_contains("metadata"); m && m->is_object()) {
-      if (json::value* c = m->get_object().if_contains("continue"); c && c->is_string()) {
-        cont = std::string(c->get_string());
-      }
-    }
-  } while (!cont.empty());
-  return json::value(json::object{{"kind", list_kind}, {"items", std::move(items)}});
+  GPUSCHED_ASSIGN_OR_RETURN(std::vector<json::value> items, kube::ListAll(rest, path));
+  return json::value(json::object{{"kind", list_kind},
+                                  {"items", json::array(std::make_move_iterator(items.begin()),
+                                                        std::make_move_iterator(items.end()))}});
 }
 
 // --- plan -------------------------------------------------------------------------------------

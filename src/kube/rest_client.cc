@@ -125,4 +125,30 @@ common::Status StatusFromResponse(const Request& request, const Response& respon
   return common::Status(CodeFor(response.status), std::move(msg));
 }
 
+common::StatusOr<std::vector<boost::json::value>> ListAll(RestClient& rest, const std::string& path) {
+  std::vector<boost::json::value> out;
+  std::string cont;
+  do {
+    Request req;
+    req.path = path;
+    req.query = {{"limit", "500"}};
+    if (!cont.empty()) req.query.emplace_back("continue", cont);
+    GPUSCHED_ASSIGN_OR_RETURN(Response resp, rest.Do(req));
+    if (!resp.ok()) return StatusFromResponse(req, resp);
+    GPUSCHED_ASSIGN_OR_RETURN(boost::json::value body, api::ParseJson(resp.body, path));
+    boost::json::object* o = body.if_object();
+    if (o == nullptr) return common::InvalidArgumentError(path + ": not a JSON object");
+    if (boost::json::value* items = o->if_contains("items"); items && items->is_array()) {
+      for (boost::json::value& v : items->get_array()) out.push_back(std::move(v));
+    }
+    cont.clear();
+    if (boost::json::value* m = o->if_contains("metadata"); m && m->is_object()) {
+      if (boost::json::value* c = m->get_object().if_contains("continue"); c && c->is_string()) {
+        cont = std::string(c->get_string());
+      }
+    }
+  } while (!cont.empty());
+  return out;
+}
+
 }  // namespace gpusched::kube

@@ -14,6 +14,8 @@
 #include <utility>
 #include <vector>
 
+#include <boost/json/value.hpp>
+
 #include "src/common/status.h"
 
 namespace gpusched::kube {
@@ -54,5 +56,10 @@ class RestClient {
 // 429 kResourceExhausted, 422/400 kInvalidArgument, 5xx kUnavailable. The message names the
 // method, path, code and the API's Status message.
 common::Status StatusFromResponse(const Request& request, const Response& response);
+
+// Every item of a LIST at `path` (e.g. "/apis/apps/v1/deployments"), 500 per page, following
+// metadata.continue. Errors: a page's StatusFromResponse, a transport error, or kInvalidArgument
+// naming the path when a page is not a JSON object.
+common::StatusOr<std::vector<boost::json::value>> ListAll(RestClient& rest, const std::string& path);
 
 }  // namespace gpusched::kube

@@ -195,38 +195,12 @@ void Controller::AddAfterLocked(const std::string& key, common::TimePoint when) 
   waiting_.emplace(when, key);
 }
 
-common::StatusOr<std::vector<boost::json::value>> Controller::List(const std::string& path) {
-  std::vector<json::value> out;
-  std::string cont;
-  do {
-    kube::Request req;
-    req.path = path;
-    req.query = {{"limit", "500"}};
-    if (!cont.empty()) req.query.emplace_back("continue", cont);
-    GPUSCHED_ASSIGN_OR_RETURN(kube::Response resp, rest_.Do(req));
-    if (!resp.ok()) return kube::StatusFromResponse(req, resp);
-    GPUSCHED_ASSIGN_OR_RETURN(json::value body, api::ParseJson(resp.body, path));
-    json::object* o = body.if_object();
-    if (o == nullptr) return common::InvalidArgumentError(path + ": not a JSON object");
-    if (json::value* items = o->if_contains("items"); items && items->is_array()) {
-      for (json::value& v : items->get_array()) out.push_back(std::move(v));
-    }
-    cont.clear();
-    if (json::value* m = o->if_contains("metadata"); m && m->is_object()) {
-      if (json::value* c = m->get_object().if_contains("continue"); c && c->is_string()) {
-        cont = std::string(c->get_string());
-      }
-    }
-  } while (!cont.empty());
-  return out;
-}
-
 common::Status Controller::RefreshWorkloads() {
   const std::string scope = config_.controller.namespace_.empty()
                                 ? "/apis/apps/v1/"
                                 : "/apis/apps/v1/namespaces/" + config_.controller.namespace_ + "/";
-  auto deployments = List(scope + "deployments");
-  auto replicasets = deployments.ok() ? List(scope + "replicasets") : deployments.status();
+  auto deployments = kube::ListAll(rest_, scope + "deployments");
+  auto replicasets = deployments.ok() ? kube::ListAll(rest_, scope + "replicasets") : deployments.status();
   if (!deployments.ok() || !replicasets.ok()) {
     common::MutexLock l(mu_);
     ++stats_.workload_refresh_errors;

@@ -131,7 +131,6 @@ class Controller final : public kube::informer::ReflectorSink {
   const PolicySpec* PolicyForLocked(const PodFacts& pod, bool* unknown_owner) GPUSCHED_REQUIRES(mu_);
   common::Status Patch(const PodFacts& pod, int32_t cost);
   void Event(const PodFacts& pod, std::string_view type, std::string_view reason, std::string note);
-  common::StatusOr<std::vector<boost::json::value>> List(const std::string& path);
 
   const common::Clock& clock_;
   kube::RestClient& rest_;
