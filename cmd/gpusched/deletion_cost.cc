@@ -22,6 +22,7 @@
 
 #include <atomic>
 #include <cerrno>
+#include <cmath>
 #include <csignal>
 #include <cstring>
 #include <functional>
@@ -71,6 +72,10 @@ extern "C" void OnDeletionCostSignal(int sig) {
 // "--now": RFC 3339 UTC ("2024-05-01T12:00:00Z", fraction allowed) or Unix seconds.
 common::StatusOr<common::TimePoint> ParseNow(const std::string& s) {
   if (auto secs = common::ParseDouble(s)) {
+    // Beyond ±9.2e9 s the nanosecond count overflows int64 (and converting it would be UB).
+    if (!std::isfinite(*secs) || std::fabs(*secs) >= 9.0e9) {
+      return common::InvalidArgumentError("--now: Unix seconds out of range: " + common::Quote(s));
+    }
     return common::TimePoint(std::chrono::nanoseconds(static_cast<int64_t>(*secs * 1e9)));
   }
   std::tm tm{};

@@ -2,6 +2,7 @@
 #include "src/network/crd.h"
 
 #include <algorithm>
+#include <cmath>
 #include <boost/json.hpp>
 #include <set>
 #include <string>
@@ -83,8 +84,9 @@ std::optional<int64_t> GetInt(const json::object& o, std::string_view key, const
     return static_cast<int64_t>(v->get_uint64());
   }
   if (v->is_double()) {
-    double d = v->get_double();
-    if (d == static_cast<double>(static_cast<int64_t>(d)) && d > -9.2e18 && d < 9.2e18) {
+    // Range first: converting an out-of-range or NaN double to int64 is undefined behaviour.
+    const double d = v->get_double();
+    if (std::isfinite(d) && std::fabs(d) < 9.0e18 && std::trunc(d) == d) {
       return static_cast<int64_t>(d);
     }
   }
