@@ -223,6 +223,35 @@ class Ctx {
     return *out ? Status::Ok() : TypeError(path, "object", v);
   }
 
+  // The array o[key] (absent or null: no elements), each element an object: calls
+  // fn(element, element path) -> Status for each, stopping at the first error.
+  template <typename Fn>
+  Status EachObj(const json::object& o, std::string_view key, const Path& p, Fn&& fn) const {
+    const json::array* a = nullptr;
+    GPUSCHED_RETURN_IF_ERROR(Arr(o, key, p, &a));
+    if (a == nullptr) return Status::Ok();
+    const Path ap = p.Key(key);
+    for (size_t i = 0; i < a->size(); ++i) {
+      const json::object* e = nullptr;
+      const Path ip = ap.At(i);
+      GPUSCHED_RETURN_IF_ERROR(ElemObj((*a)[i], ip, &e));
+      GPUSCHED_RETURN_IF_ERROR(fn(*e, ip));
+    }
+    return Status::Ok();
+  }
+
+  // EachObj that appends one T to *out per element: fn(element, element path, T&) -> Status.
+  template <typename T, typename Fn>
+  Status EachObjInto(const json::object& o, std::string_view key, const Path& p,
+                     std::vector<T>* out, Fn&& fn) const {
+    if (const json::value* v = o.if_contains(key); v != nullptr && v->is_array()) {
+      out->reserve(out->size() + v->get_array().size());
+    }
+    return EachObj(o, key, p, [&](const json::object& e, const Path& ip) {
+      return fn(e, ip, out->emplace_back());
+    });
+  }
+
  private:
   std::string_view kind_;
   std::string_view name_;
@@ -390,23 +419,15 @@ Status DecodeMeta(const Ctx& c, const json::object& root, const Path& root_path,
     }
     std::sort(meta->annotations.begin(), meta->annotations.end());
   }
-  const json::array* owners = nullptr;
-  GPUSCHED_RETURN_IF_ERROR(c.Arr(*m, "ownerReferences", p, &owners));
-  if (owners != nullptr) {
-    Path op = p.Key("ownerReferences");
-    meta->owner_references.reserve(owners->size());
-    for (size_t i = 0; i < owners->size(); ++i) {
-      const json::object* o = nullptr;
-      Path ip = op.At(i);
-      GPUSCHED_RETURN_IF_ERROR(c.ElemObj((*owners)[i], ip, &o));
-      OwnerReference& ref = meta->owner_references.emplace_back();
-      GPUSCHED_RETURN_IF_ERROR(c.Str(*o, "apiVersion", ip, &ref.api_version));
-      GPUSCHED_RETURN_IF_ERROR(c.Str(*o, "kind", ip, &ref.kind));
-      GPUSCHED_RETURN_IF_ERROR(c.Str(*o, "name", ip, &ref.name));
-      GPUSCHED_RETURN_IF_ERROR(c.Str(*o, "uid", ip, &ref.uid));
-      GPUSCHED_RETURN_IF_ERROR(c.Bool(*o, "controller", ip, &ref.controller));
-    }
-  }
+  GPUSCHED_RETURN_IF_ERROR(c.EachObjInto(
+      *m, "ownerReferences", p, &meta->owner_references,
+      [&](const json::object& e, const Path& ip, OwnerReference& ref) -> Status {
+        GPUSCHED_RETURN_IF_ERROR(c.Str(e, "apiVersion", ip, &ref.api_version));
+        GPUSCHED_RETURN_IF_ERROR(c.Str(e, "kind", ip, &ref.kind));
+        GPUSCHED_RETURN_IF_ERROR(c.Str(e, "name", ip, &ref.name));
+        GPUSCHED_RETURN_IF_ERROR(c.Str(e, "uid", ip, &ref.uid));
+        return c.Bool(e, "controller", ip, &ref.controller);
+      }));
   GPUSCHED_RETURN_IF_ERROR(DecodeTime(c, *m, "creationTimestamp", p, &meta->creation_timestamp));
   GPUSCHED_RETURN_IF_ERROR(DecodeTime(c, *m, "deletionTimestamp", p, &meta->deletion_timestamp));
   return Status::Ok();
@@ -563,18 +584,10 @@ Status DecodeRequirement(const Ctx& c, const json::object& o, const Path& p, boo
 
 Status DecodeExpressions(const Ctx& c, const json::object& o, std::string_view key, const Path& p,
                          bool allow_gt_lt, std::vector<Requirement>* out) {
-  const json::array* a = nullptr;
-  GPUSCHED_RETURN_IF_ERROR(c.Arr(o, key, p, &a));
-  if (a == nullptr) return Status::Ok();
-  Path ap = p.Key(key);
-  out->reserve(out->size() + a->size());
-  for (size_t i = 0; i < a->size(); ++i) {
-    const json::object* e = nullptr;
-    Path ep = ap.At(i);
-    GPUSCHED_RETURN_IF_ERROR(c.ElemObj((*a)[i], ep, &e));
-    GPUSCHED_RETURN_IF_ERROR(DecodeRequirement(c, *e, ep, allow_gt_lt, &out->emplace_back()));
-  }
-  return Status::Ok();
+  return c.EachObjInto(o, key, p, out,
+                       [&](const json::object& e, const Path& ep, Requirement& r) {
+                         return DecodeRequirement(c, e, ep, allow_gt_lt, &r);
+                       });
 }
 
 // metav1.LabelSelector from an object (matchLabels become In requirements).
@@ -608,18 +621,11 @@ Status DecodeNodeSelectorTerm(const Ctx& c, const json::object& o, const Path& p
                               NodeSelectorTerm* out) {
   GPUSCHED_RETURN_IF_ERROR(
       DecodeExpressions(c, o, "matchExpressions", p, true, &out->match_expressions));
-  const json::array* fields = nullptr;
-  GPUSCHED_RETURN_IF_ERROR(c.Arr(o, "matchFields", p, &fields));
-  if (fields == nullptr) return Status::Ok();
-  Path fp = p.Key("matchFields");
-  for (size_t i = 0; i < fields->size(); ++i) {
-    const json::object* f = nullptr;
-    Path ip = fp.At(i);
-    GPUSCHED_RETURN_IF_ERROR(c.ElemObj((*fields)[i], ip, &f));
+  return c.EachObj(o, "matchFields", p, [&](const json::object& f, const Path& ip) -> Status {
     std::string_view key;
     std::string_view op;
-    GPUSCHED_RETURN_IF_ERROR(c.StrView(*f, "key", ip, &key));
-    GPUSCHED_RETURN_IF_ERROR(c.StrView(*f, "operator", ip, &op));
+    GPUSCHED_RETURN_IF_ERROR(c.StrView(f, "key", ip, &key));
+    GPUSCHED_RETURN_IF_ERROR(c.StrView(f, "operator", ip, &op));
     if (key != "metadata.name") return c.InvalidValue(ip.Key("key"), key, "metadata.name");
     std::vector<std::string>* names = nullptr;
     if (op == "In") {
@@ -630,10 +636,10 @@ Status DecodeNodeSelectorTerm(const Ctx& c, const json::object& o, const Path& p
       return c.InvalidValue(ip.Key("operator"), op, "In or NotIn");
     }
     size_t before = names->size();
-    GPUSCHED_RETURN_IF_ERROR(DecodeStringList(c, *f, "values", ip, names));
+    GPUSCHED_RETURN_IF_ERROR(DecodeStringList(c, f, "values", ip, names));
     if (names->size() == before) return c.Error(ip.Key("values"), "must be non-empty");
-  }
-  return Status::Ok();
+    return Status::Ok();
+  });
 }
 
 Status DecodeWeight(const Ctx& c, const json::object& o, const Path& p, int32_t* out) {
@@ -649,39 +655,21 @@ Status DecodeNodeAffinity(const Ctx& c, const json::object& o, const Path& p, No
   if (req != nullptr) {
     Path rp = p.Key("requiredDuringSchedulingIgnoredDuringExecution");
     NodeSelector& sel = out->required.emplace();
-    const json::array* terms = nullptr;
-    GPUSCHED_RETURN_IF_ERROR(c.Arr(*req, "nodeSelectorTerms", rp, &terms));
-    if (terms != nullptr) {
-      Path tp = rp.Key("nodeSelectorTerms");
-      sel.terms.reserve(terms->size());
-      for (size_t i = 0; i < terms->size(); ++i) {
-        const json::object* t = nullptr;
-        Path ip = tp.At(i);
-        GPUSCHED_RETURN_IF_ERROR(c.ElemObj((*terms)[i], ip, &t));
-        GPUSCHED_RETURN_IF_ERROR(DecodeNodeSelectorTerm(c, *t, ip, &sel.terms.emplace_back()));
-      }
-    }
+    GPUSCHED_RETURN_IF_ERROR(c.EachObjInto(
+        *req, "nodeSelectorTerms", rp, &sel.terms,
+        [&](const json::object& t, const Path& ip, NodeSelectorTerm& term) {
+          return DecodeNodeSelectorTerm(c, t, ip, &term);
+        }));
   }
-  const json::array* pref = nullptr;
-  GPUSCHED_RETURN_IF_ERROR(c.Arr(o, "preferredDuringSchedulingIgnoredDuringExecution", p, &pref));
-  if (pref != nullptr) {
-    Path pp = p.Key("preferredDuringSchedulingIgnoredDuringExecution");
-    out->preferred.reserve(pref->size());
-    for (size_t i = 0; i < pref->size(); ++i) {
-      const json::object* e = nullptr;
-      Path ip = pp.At(i);
-      GPUSCHED_RETURN_IF_ERROR(c.ElemObj((*pref)[i], ip, &e));
-      PreferredSchedulingTerm& term = out->preferred.emplace_back();
-      GPUSCHED_RETURN_IF_ERROR(DecodeWeight(c, *e, ip, &term.weight));
-      const json::object* pr = nullptr;
-      GPUSCHED_RETURN_IF_ERROR(c.Obj(*e, "preference", ip, &pr));
-      if (pr != nullptr) {
-        GPUSCHED_RETURN_IF_ERROR(DecodeNodeSelectorTerm(c, *pr, ip.Key("preference"),
-                                                        &term.preference));
-      }
-    }
-  }
-  return Status::Ok();
+  return c.EachObjInto(
+      o, "preferredDuringSchedulingIgnoredDuringExecution", p, &out->preferred,
+      [&](const json::object& e, const Path& ip, PreferredSchedulingTerm& term) -> Status {
+        GPUSCHED_RETURN_IF_ERROR(DecodeWeight(c, e, ip, &term.weight));
+        const json::object* pr = nullptr;
+        GPUSCHED_RETURN_IF_ERROR(c.Obj(e, "preference", ip, &pr));
+        if (pr == nullptr) return Status::Ok();
+        return DecodeNodeSelectorTerm(c, *pr, ip.Key("preference"), &term.preference);
+      });
 }
 
 Status DecodePodAffinityTerm(const Ctx& c, const json::object& o, const Path& p,
@@ -705,36 +693,20 @@ Status DecodePodAffinityTerm(const Ctx& c, const json::object& o, const Path& p,
 }
 
 Status DecodePodAffinity(const Ctx& c, const json::object& o, const Path& p, PodAffinity* out) {
-  const json::array* req = nullptr;
-  GPUSCHED_RETURN_IF_ERROR(c.Arr(o, "requiredDuringSchedulingIgnoredDuringExecution", p, &req));
-  if (req != nullptr) {
-    Path rp = p.Key("requiredDuringSchedulingIgnoredDuringExecution");
-    out->required.reserve(req->size());
-    for (size_t i = 0; i < req->size(); ++i) {
-      const json::object* t = nullptr;
-      Path ip = rp.At(i);
-      GPUSCHED_RETURN_IF_ERROR(c.ElemObj((*req)[i], ip, &t));
-      GPUSCHED_RETURN_IF_ERROR(DecodePodAffinityTerm(c, *t, ip, &out->required.emplace_back()));
-    }
-  }
-  const json::array* pref = nullptr;
-  GPUSCHED_RETURN_IF_ERROR(c.Arr(o, "preferredDuringSchedulingIgnoredDuringExecution", p, &pref));
-  if (pref != nullptr) {
-    Path pp = p.Key("preferredDuringSchedulingIgnoredDuringExecution");
-    out->preferred.reserve(pref->size());
-    for (size_t i = 0; i < pref->size(); ++i) {
-      const json::object* e = nullptr;
-      Path ip = pp.At(i);
-      GPUSCHED_RETURN_IF_ERROR(c.ElemObj((*pref)[i], ip, &e));
-      WeightedPodAffinityTerm& w = out->preferred.emplace_back();
-      GPUSCHED_RETURN_IF_ERROR(DecodeWeight(c, *e, ip, &w.weight));
-      const json::object* t = nullptr;
-      GPUSCHED_RETURN_IF_ERROR(c.Obj(*e, "podAffinityTerm", ip, &t));
-      if (t == nullptr) return c.Error(ip.Key("podAffinityTerm"), "required");
-      GPUSCHED_RETURN_IF_ERROR(DecodePodAffinityTerm(c, *t, ip.Key("podAffinityTerm"), &w.term));
-    }
-  }
-  return Status::Ok();
+  GPUSCHED_RETURN_IF_ERROR(c.EachObjInto(
+      o, "requiredDuringSchedulingIgnoredDuringExecution", p, &out->required,
+      [&](const json::object& t, const Path& ip, PodAffinityTerm& term) {
+        return DecodePodAffinityTerm(c, t, ip, &term);
+      }));
+  return c.EachObjInto(
+      o, "preferredDuringSchedulingIgnoredDuringExecution", p, &out->preferred,
+      [&](const json::object& e, const Path& ip, WeightedPodAffinityTerm& w) -> Status {
+        GPUSCHED_RETURN_IF_ERROR(DecodeWeight(c, e, ip, &w.weight));
+        const json::object* t = nullptr;
+        GPUSCHED_RETURN_IF_ERROR(c.Obj(e, "podAffinityTerm", ip, &t));
+        if (t == nullptr) return c.Error(ip.Key("podAffinityTerm"), "required");
+        return DecodePodAffinityTerm(c, *t, ip.Key("podAffinityTerm"), &w.term);
+      });
 }
 
 Status DecodeAffinity(const Ctx& c, const json::object& spec, const Path& p, Affinity* out) {
@@ -745,7 +717,8 @@ Status DecodeAffinity(const Ctx& c, const json::object& spec, const Path& p, Aff
   const json::object* na = nullptr;
   GPUSCHED_RETURN_IF_ERROR(c.Obj(*a, "nodeAffinity", ap, &na));
   if (na != nullptr) {
-    GPUSCHED_RETURN_IF_ERROR(DecodeNodeAffinity(c, *na, ap.Key("nodeAffinity"), &out->node_affinity));
+    GPUSCHED_RETURN_IF_ERROR(
+        DecodeNodeAffinity(c, *na, ap.Key("nodeAffinity"), &out->node_affinity));
   }
   const json::object* pa = nullptr;
   GPUSCHED_RETURN_IF_ERROR(c.Obj(*a, "podAffinity", ap, &pa));
@@ -783,157 +756,132 @@ Status DecodeEffect(const Ctx& c, const json::object& o, const Path& p, bool all
 
 Status DecodeTolerations(const Ctx& c, const json::object& spec, const Path& p,
                          std::vector<Toleration>* out) {
-  const json::array* a = nullptr;
-  GPUSCHED_RETURN_IF_ERROR(c.Arr(spec, "tolerations", p, &a));
-  if (a == nullptr) return Status::Ok();
-  Path tp = p.Key("tolerations");
-  out->reserve(a->size());
-  for (size_t i = 0; i < a->size(); ++i) {
-    const json::object* o = nullptr;
-    Path ip = tp.At(i);
-    GPUSCHED_RETURN_IF_ERROR(c.ElemObj((*a)[i], ip, &o));
-    Toleration& t = out->emplace_back();
-    std::string_view key;
-    std::string_view op;
-    std::string_view value;
-    GPUSCHED_RETURN_IF_ERROR(c.StrView(*o, "key", ip, &key));
-    GPUSCHED_RETURN_IF_ERROR(c.StrView(*o, "operator", ip, &op));
-    GPUSCHED_RETURN_IF_ERROR(c.StrView(*o, "value", ip, &value));
-    if (op.empty() || op == "Equal") {
-      t.op = Toleration::Op::kEqual;
-    } else if (op == "Exists") {
-      t.op = Toleration::Op::kExists;
-    } else {
-      return c.InvalidValue(ip.Key("operator"), op, "Equal or Exists");
-    }
-    t.key = common::Intern(key);
-    t.value = common::Intern(value);
-    GPUSCHED_RETURN_IF_ERROR(DecodeEffect(c, *o, ip, true, &t.effect));
-    int64_t seconds = 0;
-    bool present = false;
-    GPUSCHED_RETURN_IF_ERROR(c.Int(*o, "tolerationSeconds", ip, std::numeric_limits<int64_t>::min(),
-                                   std::numeric_limits<int64_t>::max(), &seconds, &present));
-    if (present) t.toleration_seconds = seconds;
-  }
-  return Status::Ok();
+  return c.EachObjInto(
+      spec, "tolerations", p, out,
+      [&](const json::object& o, const Path& ip, Toleration& t) -> Status {
+        std::string_view key;
+        std::string_view op;
+        std::string_view value;
+        GPUSCHED_RETURN_IF_ERROR(c.StrView(o, "key", ip, &key));
+        GPUSCHED_RETURN_IF_ERROR(c.StrView(o, "operator", ip, &op));
+        GPUSCHED_RETURN_IF_ERROR(c.StrView(o, "value", ip, &value));
+        if (op.empty() || op == "Equal") {
+          t.op = Toleration::Op::kEqual;
+        } else if (op == "Exists") {
+          t.op = Toleration::Op::kExists;
+        } else {
+          return c.InvalidValue(ip.Key("operator"), op, "Equal or Exists");
+        }
+        t.key = common::Intern(key);
+        t.value = common::Intern(value);
+        GPUSCHED_RETURN_IF_ERROR(DecodeEffect(c, o, ip, true, &t.effect));
+        int64_t seconds = 0;
+        bool present = false;
+        GPUSCHED_RETURN_IF_ERROR(c.Int(o, "tolerationSeconds", ip,
+                                       std::numeric_limits<int64_t>::min(),
+                                       std::numeric_limits<int64_t>::max(), &seconds, &present));
+        if (present) t.toleration_seconds = seconds;
+        return Status::Ok();
+      });
 }
 
 Status DecodeSpreadConstraints(const Ctx& c, const json::object& spec, const Path& p,
                                std::vector<TopologySpreadConstraint>* out) {
-  const json::array* a = nullptr;
-  GPUSCHED_RETURN_IF_ERROR(c.Arr(spec, "topologySpreadConstraints", p, &a));
-  if (a == nullptr) return Status::Ok();
-  Path tp = p.Key("topologySpreadConstraints");
-  out->reserve(a->size());
   constexpr int64_t kInt32Max = std::numeric_limits<int32_t>::max();
-  for (size_t i = 0; i < a->size(); ++i) {
-    const json::object* o = nullptr;
-    Path ip = tp.At(i);
-    GPUSCHED_RETURN_IF_ERROR(c.ElemObj((*a)[i], ip, &o));
-    TopologySpreadConstraint& t = out->emplace_back();
-    int64_t max_skew = 1;
-    GPUSCHED_RETURN_IF_ERROR(c.Int(*o, "maxSkew", ip, 1, kInt32Max, &max_skew));
-    t.max_skew = static_cast<int32_t>(max_skew);
-    std::string_view key;
-    GPUSCHED_RETURN_IF_ERROR(c.StrView(*o, "topologyKey", ip, &key));
-    if (key.empty()) return c.Error(ip.Key("topologyKey"), "required");
-    t.topology_key = common::Intern(key);
-    std::string_view when;
-    GPUSCHED_RETURN_IF_ERROR(c.StrView(*o, "whenUnsatisfiable", ip, &when));
-    if (when.empty() || when == "DoNotSchedule") {
-      t.when_unsatisfiable = TopologySpreadConstraint::WhenUnsatisfiable::kDoNotSchedule;
-    } else if (when == "ScheduleAnyway") {
-      t.when_unsatisfiable = TopologySpreadConstraint::WhenUnsatisfiable::kScheduleAnyway;
-    } else {
-      return c.InvalidValue(ip.Key("whenUnsatisfiable"), when, "DoNotSchedule or ScheduleAnyway");
-    }
-    GPUSCHED_RETURN_IF_ERROR(DecodeLabelSelector(c, *o, "labelSelector", ip, &t.label_selector));
-    int64_t min_domains = 0;
-    bool present = false;
-    GPUSCHED_RETURN_IF_ERROR(c.Int(*o, "minDomains", ip, 1, kInt32Max, &min_domains, &present));
-    if (present) t.min_domains = static_cast<int32_t>(min_domains);
-    GPUSCHED_RETURN_IF_ERROR(DecodeLabelKeys(c, *o, "matchLabelKeys", ip, &t.match_label_keys));
-    using Policy = TopologySpreadConstraint::NodeInclusionPolicy;
-    for (auto [field, policy] : {std::pair{"nodeAffinityPolicy", &t.node_affinity_policy},
-                                 std::pair{"nodeTaintsPolicy", &t.node_taints_policy}}) {
-      std::string_view v;
-      GPUSCHED_RETURN_IF_ERROR(c.StrView(*o, field, ip, &v));
-      if (v == "Honor") {
-        *policy = Policy::kHonor;
-      } else if (v == "Ignore") {
-        *policy = Policy::kIgnore;
-      } else if (!v.empty()) {
-        return c.InvalidValue(ip.Key(field), v, "Honor or Ignore");
-      }
-    }
-  }
-  return Status::Ok();
+  return c.EachObjInto(
+      spec, "topologySpreadConstraints", p, out,
+      [&](const json::object& o, const Path& ip, TopologySpreadConstraint& t) -> Status {
+        int64_t max_skew = 1;
+        GPUSCHED_RETURN_IF_ERROR(c.Int(o, "maxSkew", ip, 1, kInt32Max, &max_skew));
+        t.max_skew = static_cast<int32_t>(max_skew);
+        std::string_view key;
+        GPUSCHED_RETURN_IF_ERROR(c.StrView(o, "topologyKey", ip, &key));
+        if (key.empty()) return c.Error(ip.Key("topologyKey"), "required");
+        t.topology_key = common::Intern(key);
+        std::string_view when;
+        GPUSCHED_RETURN_IF_ERROR(c.StrView(o, "whenUnsatisfiable", ip, &when));
+        if (when.empty() || when == "DoNotSchedule") {
+          t.when_unsatisfiable = TopologySpreadConstraint::WhenUnsatisfiable::kDoNotSchedule;
+        } else if (when == "ScheduleAnyway") {
+          t.when_unsatisfiable = TopologySpreadConstraint::WhenUnsatisfiable::kScheduleAnyway;
+        } else {
+          return c.InvalidValue(ip.Key("whenUnsatisfiable"), when,
+                                "DoNotSchedule or ScheduleAnyway");
+        }
+        GPUSCHED_RETURN_IF_ERROR(DecodeLabelSelector(c, o, "labelSelector", ip, &t.label_selector));
+        int64_t min_domains = 0;
+        bool present = false;
+        GPUSCHED_RETURN_IF_ERROR(c.Int(o, "minDomains", ip, 1, kInt32Max, &min_domains, &present));
+        if (present) t.min_domains = static_cast<int32_t>(min_domains);
+        GPUSCHED_RETURN_IF_ERROR(DecodeLabelKeys(c, o, "matchLabelKeys", ip, &t.match_label_keys));
+        using Policy = TopologySpreadConstraint::NodeInclusionPolicy;
+        for (auto [field, policy] : {std::pair{"nodeAffinityPolicy", &t.node_affinity_policy},
+                                     std::pair{"nodeTaintsPolicy", &t.node_taints_policy}}) {
+          std::string_view v;
+          GPUSCHED_RETURN_IF_ERROR(c.StrView(o, field, ip, &v));
+          if (v == "Honor") {
+            *policy = Policy::kHonor;
+          } else if (v == "Ignore") {
+            *policy = Policy::kIgnore;
+          } else if (!v.empty()) {
+            return c.InvalidValue(ip.Key(field), v, "Honor or Ignore");
+          }
+        }
+        return Status::Ok();
+      });
 }
 
 Status DecodeContainers(const Ctx& c, const json::object& spec, std::string_view key,
                         const Path& p, bool init, std::vector<Container>* out) {
-  const json::array* a = nullptr;
-  GPUSCHED_RETURN_IF_ERROR(c.Arr(spec, key, p, &a));
-  if (a == nullptr) return Status::Ok();
-  Path cp = p.Key(key);
-  out->reserve(a->size());
-  for (size_t i = 0; i < a->size(); ++i) {
-    const json::object* o = nullptr;
-    Path ip = cp.At(i);
-    GPUSCHED_RETURN_IF_ERROR(c.ElemObj((*a)[i], ip, &o));
-    Container& ct = out->emplace_back();
-    GPUSCHED_RETURN_IF_ERROR(c.Str(*o, "name", ip, &ct.name));
-    if (init) {
-      std::string_view policy;
-      GPUSCHED_RETURN_IF_ERROR(c.StrView(*o, "restartPolicy", ip, &policy));
-      if (policy == "Always") {
-        ct.restartable = true;
-      } else if (!policy.empty()) {
-        return c.InvalidValue(ip.Key("restartPolicy"), policy, "Always or unset");
-      }
-    }
-    const json::object* res = nullptr;
-    GPUSCHED_RETURN_IF_ERROR(c.Obj(*o, "resources", ip, &res));
-    if (res == nullptr) continue;
-    Path rp = ip.Key("resources");
-    const json::object* raw_requests = nullptr;
-    const json::object* raw_limits = nullptr;
-    GPUSCHED_RETURN_IF_ERROR(DecodeResources(c, *res, "requests", rp, &ct.requests, &raw_requests));
-    GPUSCHED_RETURN_IF_ERROR(DecodeResources(c, *res, "limits", rp, &ct.limits, &raw_limits));
-    // API defaulting (SetDefaults_Pod): a resource with a limit and no request is requested at
-    // its limit.
-    if (raw_limits != nullptr) {
-      for (const auto& kv : *raw_limits) {
-        if (raw_requests == nullptr || !raw_requests->contains(kv.key())) {
-          Atom name = common::Intern(kv.key());
-          ct.requests.Set(name, ct.limits.Get(name));
+  return c.EachObjInto(
+      spec, key, p, out,
+      [&](const json::object& o, const Path& ip, Container& ct) -> Status {
+        GPUSCHED_RETURN_IF_ERROR(c.Str(o, "name", ip, &ct.name));
+        if (init) {
+          std::string_view policy;
+          GPUSCHED_RETURN_IF_ERROR(c.StrView(o, "restartPolicy", ip, &policy));
+          if (policy == "Always") {
+            ct.restartable = true;
+          } else if (!policy.empty()) {
+            return c.InvalidValue(ip.Key("restartPolicy"), policy, "Always or unset");
+          }
         }
-      }
-    }
-  }
-  return Status::Ok();
+        const json::object* res = nullptr;
+        GPUSCHED_RETURN_IF_ERROR(c.Obj(o, "resources", ip, &res));
+        if (res == nullptr) return Status::Ok();
+        Path rp = ip.Key("resources");
+        const json::object* raw_requests = nullptr;
+        const json::object* raw_limits = nullptr;
+        GPUSCHED_RETURN_IF_ERROR(
+            DecodeResources(c, *res, "requests", rp, &ct.requests, &raw_requests));
+        GPUSCHED_RETURN_IF_ERROR(DecodeResources(c, *res, "limits", rp, &ct.limits, &raw_limits));
+        // API defaulting (SetDefaults_Pod): a resource with a limit and no request is requested at
+        // its limit.
+        if (raw_limits != nullptr) {
+          for (const auto& kv : *raw_limits) {
+            if (raw_requests == nullptr || !raw_requests->contains(kv.key())) {
+              Atom name = common::Intern(kv.key());
+              ct.requests.Set(name, ct.limits.Get(name));
+            }
+          }
+        }
+        return Status::Ok();
+      });
 }
 
 Status DecodeConditions(const Ctx& c, const json::object& status, const Path& p,
                         std::vector<Condition>* out) {
-  const json::array* a = nullptr;
-  GPUSCHED_RETURN_IF_ERROR(c.Arr(status, "conditions", p, &a));
-  if (a == nullptr) return Status::Ok();
-  Path cp = p.Key("conditions");
-  out->reserve(a->size());
-  for (size_t i = 0; i < a->size(); ++i) {
-    const json::object* o = nullptr;
-    Path ip = cp.At(i);
-    GPUSCHED_RETURN_IF_ERROR(c.ElemObj((*a)[i], ip, &o));
-    Condition& cond = out->emplace_back();
-    GPUSCHED_RETURN_IF_ERROR(c.Str(*o, "type", ip, &cond.type));
-    GPUSCHED_RETURN_IF_ERROR(c.Str(*o, "status", ip, &cond.status));
-    GPUSCHED_RETURN_IF_ERROR(c.Str(*o, "reason", ip, &cond.reason));
-    GPUSCHED_RETURN_IF_ERROR(c.Str(*o, "message", ip, &cond.message));
-    GPUSCHED_RETURN_IF_ERROR(
-        DecodeTime(c, *o, "lastTransitionTime", ip, &cond.last_transition_time));
-  }
-  return Status::Ok();
+  return c.EachObjInto(
+      status, "conditions", p, out,
+      [&](const json::object& o, const Path& ip, Condition& cond) -> Status {
+        GPUSCHED_RETURN_IF_ERROR(c.Str(o, "type", ip, &cond.type));
+        GPUSCHED_RETURN_IF_ERROR(c.Str(o, "status", ip, &cond.status));
+        GPUSCHED_RETURN_IF_ERROR(c.Str(o, "reason", ip, &cond.reason));
+        GPUSCHED_RETURN_IF_ERROR(c.Str(o, "message", ip, &cond.message));
+        GPUSCHED_RETURN_IF_ERROR(
+            DecodeTime(c, o, "lastTransitionTime", ip, &cond.last_transition_time));
+        return Status::Ok();
+      });
 }
 
 Status CheckKind(const Ctx& c, const json::object& root, std::string_view want) {
@@ -981,20 +929,12 @@ Status DecodePodInto(const json::object& root, Pod* pod) {
     GPUSCHED_RETURN_IF_ERROR(
         DecodeContainers(c, *spec, "initContainers", sp, true, &pod->init_containers));
     GPUSCHED_RETURN_IF_ERROR(DecodeResources(c, *spec, "overhead", sp, &pod->overhead));
-    const json::array* gates = nullptr;
-    GPUSCHED_RETURN_IF_ERROR(c.Arr(*spec, "schedulingGates", sp, &gates));
-    if (gates != nullptr) {
-      Path gp = sp.Key("schedulingGates");
-      for (size_t i = 0; i < gates->size(); ++i) {
-        const json::object* g = nullptr;
-        Path ip = gp.At(i);
-        GPUSCHED_RETURN_IF_ERROR(c.ElemObj((*gates)[i], ip, &g));
-        std::string_view name;
-        GPUSCHED_RETURN_IF_ERROR(c.StrView(*g, "name", ip, &name));
-        if (name.empty()) return c.Error(ip.Key("name"), "required");
-        pod->scheduling_gates.emplace_back(name);
-      }
-    }
+    GPUSCHED_RETURN_IF_ERROR(c.EachObjInto(
+        *spec, "schedulingGates", sp, &pod->scheduling_gates,
+        [&](const json::object& g, const Path& ip, std::string& gate) -> Status {
+          GPUSCHED_RETURN_IF_ERROR(c.Str(g, "name", ip, &gate));
+          return gate.empty() ? c.Error(ip.Key("name"), "required") : Status::Ok();
+        }));
   }
 
   const json::object* status = nullptr;
@@ -1025,26 +965,18 @@ Status DecodeNodeInto(const json::object& root, Node* node) {
   if (spec != nullptr) {
     const Path sp = rp.Key("spec");
     GPUSCHED_RETURN_IF_ERROR(c.Bool(*spec, "unschedulable", sp, &node->unschedulable));
-    const json::array* taints = nullptr;
-    GPUSCHED_RETURN_IF_ERROR(c.Arr(*spec, "taints", sp, &taints));
-    if (taints != nullptr) {
-      Path tp = sp.Key("taints");
-      node->taints.reserve(taints->size());
-      for (size_t i = 0; i < taints->size(); ++i) {
-        const json::object* o = nullptr;
-        Path ip = tp.At(i);
-        GPUSCHED_RETURN_IF_ERROR(c.ElemObj((*taints)[i], ip, &o));
-        Taint& t = node->taints.emplace_back();
-        std::string_view key;
-        std::string_view value;
-        GPUSCHED_RETURN_IF_ERROR(c.StrView(*o, "key", ip, &key));
-        GPUSCHED_RETURN_IF_ERROR(c.StrView(*o, "value", ip, &value));
-        if (key.empty()) return c.Error(ip.Key("key"), "required");
-        t.key = common::Intern(key);
-        t.value = common::Intern(value);
-        GPUSCHED_RETURN_IF_ERROR(DecodeEffect(c, *o, ip, false, &t.effect));
-      }
-    }
+    GPUSCHED_RETURN_IF_ERROR(c.EachObjInto(
+        *spec, "taints", sp, &node->taints,
+        [&](const json::object& o, const Path& ip, Taint& t) -> Status {
+          std::string_view key;
+          std::string_view value;
+          GPUSCHED_RETURN_IF_ERROR(c.StrView(o, "key", ip, &key));
+          GPUSCHED_RETURN_IF_ERROR(c.StrView(o, "value", ip, &value));
+          if (key.empty()) return c.Error(ip.Key("key"), "required");
+          t.key = common::Intern(key);
+          t.value = common::Intern(value);
+          return DecodeEffect(c, o, ip, false, &t.effect);
+        }));
   }
 
   const json::object* status = nullptr;

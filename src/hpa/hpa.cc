@@ -6,6 +6,7 @@
 #include <cmath>
 #include <limits>
 
+#include "src/api/fields.h"
 #include "src/api/quantity.h"
 #include "src/common/strings.h"
 
@@ -14,82 +15,14 @@ namespace {
 
 namespace json = boost::json;
 
-std::string Show(const json::value& v) {
-  if (v.is_string()) return common::Quote(v.get_string());
-  std::string s = json::serialize(v);
-  return s.size() > 60 ? s.substr(0, 57) + "..." : s;
-}
+using Fields = api::FieldReader;  // collects every error with its path and goes on
 
-// Field access that records errors with their paths and goes on.
-class Fields {
- public:
-  void Error(const std::string& path, const std::string& msg) { errors_.push_back(path + ": " + msg); }
-  const std::vector<std::string>& errors() const { return errors_; }
-
-  const json::object* Object(const json::object& o, std::string_view key, const std::string& path) {
-    const json::value* v = o.if_contains(key);
-    if (v == nullptr || v->is_null()) return nullptr;
-    if (!v->is_object()) {
-      Error(path + "." + std::string(key), "want an object, got " + Show(*v));
-      return nullptr;
-    }
-    return &v->get_object();
-  }
-  const json::array* Array(const json::object& o, std::string_view key, const std::string& path) {
-    const json::value* v = o.if_contains(key);
-    if (v == nullptr || v->is_null()) return nullptr;
-    if (!v->is_array()) {
-      Error(path + "." + std::string(key), "want a list, got " + Show(*v));
-      return nullptr;
-    }
-    return &v->get_array();
-  }
-  std::optional<std::string> String(const json::object& o, std::string_view key, const std::string& path) {
-    const json::value* v = o.if_contains(key);
-    if (v == nullptr || v->is_null()) return std::nullopt;
-    if (!v->is_string()) {
-      Error(path + "." + std::string(key), "want a string, got " + Show(*v));
-      return std::nullopt;
-    }
-    return std::string(v->get_string());
-  }
-  std::optional<int64_t> Int(const json::object& o, std::string_view key, const std::string& path) {
-    const json::value* v = o.if_contains(key);
-    if (v == nullptr || v->is_null()) return std::nullopt;
-    if (const int64_t* i = v->if_int64()) return *i;
-    if (const uint64_t* u = v->if_uint64(); u && *u <= static_cast<uint64_t>(INT32_MAX)) {
-      return static_cast<int64_t>(*u);
-    }
-    Error(path + "." + std::string(key), "want an integer, got " + Show(*v));
-    return std::nullopt;
-  }
-  // A resource.Quantity (string or number) in milli-units.
-  std::optional<int64_t> QuantityMilli(const json::object& o, std::string_view key, const std::string& path) {
-    const json::value* v = o.if_contains(key);
-    if (v == nullptr || v->is_null()) return std::nullopt;
-    std::string text;
-    if (v->is_string()) {
-      text = std::string(v->get_string());
-    } else if (v->is_number()) {
-      text = json::serialize(*v);
-    } else {
-      Error(path + "." + std::string(key), "want a quantity, got " + Show(*v));
-      return std::nullopt;
-    }
-    auto q = api::Quantity::Parse(text);
-    if (!q.ok()) {
-      Error(path + "." + std::string(key), std::string(q.status().message()));
-      return std::nullopt;
-    }
-    return q->MilliValue();
-  }
-
- private:
-  std::vector<std::string> errors_;
-};
+// The HPA's integer fields are int32 in the API.
+constexpr int64_t kInt32Min = std::numeric_limits<int32_t>::min();
+constexpr int64_t kInt32Max = std::numeric_limits<int32_t>::max();
 
 void DecodeRules(Fields& f, const json::object& o, const std::string& p, ScalingRules& r) {
-  if (auto w = f.Int(o, "stabilizationWindowSeconds", p)) {
+  if (auto w = f.Int(o, "stabilizationWindowSeconds", p, kInt32Min, kInt32Max)) {
     if (*w < 0 || *w > 3600) {
       f.Error(p + ".stabilizationWindowSeconds", "must be in [0, 3600], got " + std::to_string(*w));
     } else {
@@ -127,13 +60,13 @@ void DecodeRules(Fields& f, const json::object& o, const std::string& p, Scaling
       } else {
         f.Error(pp + ".type", "unsupported value " + common::Quote(type) + " (want Pods or Percent)");
       }
-      auto value = f.Int(*po, "value", pp);
+      auto value = f.Int(*po, "value", pp, kInt32Min, kInt32Max);
       if (!value || *value <= 0 || *value > INT32_MAX) {
         if (value || !po->contains("value")) f.Error(pp + ".value", "must be greater than zero");
       } else {
         sp.value = static_cast<int32_t>(*value);
       }
-      auto period = f.Int(*po, "periodSeconds", pp);
+      auto period = f.Int(*po, "periodSeconds", pp, kInt32Min, kInt32Max);
       if (!period || *period < 1 || *period > 1800) {
         if (period || !po->contains("periodSeconds")) f.Error(pp + ".periodSeconds", "must be in [1, 1800]");
       } else {
@@ -162,7 +95,7 @@ void DecodeTarget(Fields& f, const json::object& o, const std::string& p, Metric
   if (type == "Utilization") {
     if (!allow_util) f.Error(tp + ".type", "Utilization is only for Resource and ContainerResource metrics");
     m.target = TargetType::kUtilization;
-    auto u = f.Int(*t, "averageUtilization", tp);
+    auto u = f.Int(*t, "averageUtilization", tp, kInt32Min, kInt32Max);
     if (!u || *u <= 0) {
       f.Error(tp + ".averageUtilization", "must be greater than 0");
     } else {
@@ -347,14 +280,14 @@ common::StatusOr<HpaSpec> DecodeHpa(const boost::json::value& value) {
       h.target_name = f.String(*ref, "name", "spec.scaleTargetRef").value_or("");
     }
     if (h.target_name.empty()) f.Error("spec.scaleTargetRef.name", "required");
-    if (auto m = f.Int(*spec, "minReplicas", "spec")) {
+    if (auto m = f.Int(*spec, "minReplicas", "spec", kInt32Min, kInt32Max)) {
       if (*m < 1) {
         f.Error("spec.minReplicas", "must be greater than or equal to 1 (scale to zero needs the HPAScaleToZero gate)");
       } else {
         h.min_replicas = static_cast<int32_t>(*m);
       }
     }
-    if (auto m = f.Int(*spec, "maxReplicas", "spec")) {
+    if (auto m = f.Int(*spec, "maxReplicas", "spec", kInt32Min, kInt32Max)) {
       if (*m < 1) {
         f.Error("spec.maxReplicas", "must be greater than 0");
       } else {

@@ -325,6 +325,12 @@ class DeployTest(ClusterTestCase):
             doc, pos = decoder.raw_decode(out, pos)  # one JSON document per object
             objects += doc["items"] if doc.get("kind") == "List" else [doc]
 
+    def shared_rule_groups(self):
+        with open(os.path.join(self.root, "deploy", "monitoring", "prometheusrule.yaml")) as f:
+            (rule,) = self.to_objects(f.read())
+        self.assertGreaterEqual(len(rule["spec"]["groups"]), 2)
+        return rule["spec"]["groups"]
+
     def config_of(self, objects, name_prefix):
         cms = [o for o in by_kind(objects, "ConfigMap")
                if o["metadata"]["name"].startswith(name_prefix)]
@@ -342,6 +348,25 @@ class DeployTest(ClusterTestCase):
             f.write(text)
         rc, out, err = self.run_tool([binary, "simulate", "--config", path, "-o", "json"])
         self.assertEqual(rc, 0, f"gpusched rejects the config of {what}:\n{err}\n{text}")
+
+    def check_args_accepted(self, objects, what):
+        """The scheduler container's args parse: with a missing kubeconfig gpusched must fail on
+        the kubeconfig, after every flag was accepted."""
+        try:
+            binary = gpusched_binary()
+        except RuntimeError as e:
+            log(f"deploy_test: NOTE {e}; {what} not checked with gpusched")
+            return
+        path = os.path.join(self.cluster.dir, "args-config-under-test.yaml")
+        with open(path, "w") as f:
+            f.write(self.config_of(objects, "gpusched-config"))
+        pod = find(objects, "Deployment", "gpusched-scheduler")["spec"]["template"]["spec"]
+        args = [a if not a.startswith("--config=") else f"--config={path}"
+                for a in pod["containers"][0]["args"]]
+        missing = os.path.join(self.cluster.dir, "no-such-kubeconfig")
+        rc, out, err = self.run_tool([binary, *args, f"--kubeconfig={missing}"])
+        self.assertEqual(rc, 1, f"{what}: gpusched {args} exited {rc}:\n{err}")
+        self.assertIn("no-such-kubeconfig", err, f"{what}: {err}")
 
     def check_policy_accepted(self, text, what):
         """The DeletionCostPolicy parses: the controller reads it before the kubeconfig, so with
@@ -497,6 +522,24 @@ class DeployTest(ClusterTestCase):
                      ("ConfigMap", "gpusched-deletion-cost-policy"),
                      ("ConfigMap", "gpusched-extender-config")]:
             self.assertIn(want, names)
+        # The optional scheduler flags render to arguments gpusched accepts.
+        flags = self.to_objects(self.helm_template(sets=[
+            "scheduler.decisionAnnotation=true", "scheduler.nodeGroupLabels={a/b,c}",
+            "scheduler.gpuUtilization.prometheusUrl=http://prometheus:9090",
+            "scheduler.networkTraffic.prometheusUrl=http://prometheus:9090",
+            "scheduler.networkTraffic.query=sum(rate(x[1m]))",
+            "scheduler.networkTraffic.workloadLabel=app.kubernetes.io/name"]))
+        args = find(flags, "Deployment", "gpusched-scheduler")["spec"]["template"]["spec"][
+            "containers"][0]["args"]
+        for want in ["--decision-annotation", "--node-group-label=c",
+                     "--gpu-utilization-prometheus-url=http://prometheus:9090",
+                     "--network-traffic-query=sum(rate(x[1m]))"]:
+            self.assertIn(want, args)
+        self.check_args_accepted(flags, "the chart's optional scheduler flags")
+        self.check_args_accepted(everything, "the chart (every toggle)")
+        # One set of rules: the chart renders deploy/monitoring/prometheusrule.yaml's groups.
+        self.assertEqual(find(everything, "PrometheusRule", "gpusched")["spec"]["groups"],
+                         self.shared_rule_groups())
         roles = self.check_rbac(everything, "gpusched", "gpusched-system")
         self.assertEqual(set(roles), set(EXPECTED_ROLES))
         self.check_config_accepted(self.config_of(everything, "gpusched-extender-config"),
@@ -530,6 +573,9 @@ class DeployTest(ClusterTestCase):
         base = rendered["base"]
         self.check_scheduler(base, "gpusched", probes=True)
         self.check_scheduler(rendered["overlays/monitoring"], "gpusched", probes=True)
+        self.assertEqual(
+            find(rendered["overlays/monitoring"], "PrometheusRule", "gpusched")["spec"]["groups"],
+            self.shared_rule_groups())
         for k, objects in rendered.items():
             for d in by_kind(objects, "Deployment"):
                 self.check_hardened(d)

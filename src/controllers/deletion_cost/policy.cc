@@ -8,6 +8,7 @@
 #include <set>
 
 #include "src/api/decode.h"
+#include "src/api/fields.h"
 #include "src/common/strings.h"
 #include "src/controllers/deletion_cost/workload.h"
 
@@ -16,112 +17,9 @@ namespace {
 
 namespace json = boost::json;
 
-std::string Describe(const json::value& v) {
-  if (v.is_string()) return common::Quote(v.get_string());
-  std::string s = json::serialize(v);
-  if (s.size() > 60) s = s.substr(0, 57) + "...";
-  return s;
-}
-
-// Collects every error with its path; decoding continues after an error.
-class Decoder {
+// The policy file's field reader: api::FieldReader plus durations ("30s", "5m").
+class Decoder : public api::FieldReader {
  public:
-  void Error(const std::string& path, const std::string& message) {
-    errors_.push_back(path.empty() ? message : path + ": " + message);
-  }
-  const std::vector<std::string>& errors() const { return errors_; }
-
-  // Reports fields of `o` not in `known`.
-  void Known(const json::object& o, const std::string& path, std::initializer_list<std::string_view> known) {
-    for (const auto& kv : o) {
-      if (std::find(known.begin(), known.end(), std::string_view(kv.key())) == known.end()) {
-        Error(Join(path, kv.key()), "unknown field");
-      }
-    }
-  }
-
-  static std::string Join(const std::string& path, std::string_view key) {
-    return path.empty() ? std::string(key) : path + "." + std::string(key);
-  }
-
-  const json::object* Object(const json::object& o, std::string_view key, const std::string& path) {
-    const json::value* v = o.if_contains(key);
-    if (v == nullptr || v->is_null()) return nullptr;
-    if (!v->is_object()) {
-      Error(Join(path, key), "want an object, got " + Describe(*v));
-      return nullptr;
-    }
-    return &v->get_object();
-  }
-
-  const json::array* Array(const json::object& o, std::string_view key, const std::string& path) {
-    const json::value* v = o.if_contains(key);
-    if (v == nullptr || v->is_null()) return nullptr;
-    if (!v->is_array()) {
-      Error(Join(path, key), "want a list, got " + Describe(*v));
-      return nullptr;
-    }
-    return &v->get_array();
-  }
-
-  std::optional<std::string> String(const json::object& o, std::string_view key, const std::string& path) {
-    const json::value* v = o.if_contains(key);
-    if (v == nullptr || v->is_null()) return std::nullopt;
-    if (!v->is_string()) {
-      Error(Join(path, key), "want a string, got " + Describe(*v));
-      return std::nullopt;
-    }
-    return std::string(v->get_string());
-  }
-
-  std::optional<double> Number(const json::object& o, std::string_view key, const std::string& path) {
-    const json::value* v = o.if_contains(key);
-    if (v == nullptr || v->is_null()) return std::nullopt;
-    if (const int64_t* i = v->if_int64()) return static_cast<double>(*i);
-    if (const uint64_t* u = v->if_uint64()) return static_cast<double>(*u);
-    if (const double* d = v->if_double()) {
-      if (std::isfinite(*d)) return *d;
-    }
-    Error(Join(path, key), "want a number, got " + Describe(*v));
-    return std::nullopt;
-  }
-
-  // An integer within [lo, hi].
-  std::optional<int64_t> Int(const json::object& o, std::string_view key, const std::string& path,
-                             int64_t lo, int64_t hi) {
-    const json::value* v = o.if_contains(key);
-    if (v == nullptr || v->is_null()) return std::nullopt;
-    std::optional<int64_t> got;
-    if (const int64_t* i = v->if_int64()) got = *i;
-    if (const uint64_t* u = v->if_uint64(); u && *u <= static_cast<uint64_t>(INT64_MAX)) {
-      got = static_cast<int64_t>(*u);
-    }
-    if (const double* d = v->if_double(); d && std::isfinite(*d) && std::floor(*d) == *d &&
-                                          std::fabs(*d) < 9e18) {
-      got = static_cast<int64_t>(*d);
-    }
-    if (!got) {
-      Error(Join(path, key), "want an integer, got " + Describe(*v));
-      return std::nullopt;
-    }
-    if (*got < lo || *got > hi) {
-      Error(Join(path, key), "must be in [" + std::to_string(lo) + ", " + std::to_string(hi) +
-                                 "], got " + std::to_string(*got));
-      return std::nullopt;
-    }
-    return got;
-  }
-
-  std::optional<bool> Bool(const json::object& o, std::string_view key, const std::string& path) {
-    const json::value* v = o.if_contains(key);
-    if (v == nullptr || v->is_null()) return std::nullopt;
-    if (!v->is_bool()) {
-      Error(Join(path, key), "want true or false, got " + Describe(*v));
-      return std::nullopt;
-    }
-    return v->get_bool();
-  }
-
   std::optional<common::Duration> Duration(const json::object& o, std::string_view key,
                                            const std::string& path, bool allow_zero) {
     std::optional<std::string> s = String(o, key, path);
@@ -139,9 +37,6 @@ class Decoder {
     }
     return d;
   }
-
- private:
-  std::vector<std::string> errors_;
 };
 
 bool IsMetricName(std::string_view s) {
