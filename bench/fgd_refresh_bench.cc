@@ -5,7 +5,12 @@
 // `gpusched simulate --trace-nodes ... --policy learned`, docs/gpu-placement.md).
 //
 //   fgd-refresh-bench --trace-dir ../shared/traces/alibaba-gpu-v2023 --traces default,multigpu30
-//                     --seeds 42-46 --refresh 1,64,256 [--policy Learned]
+//                     --seeds 42-46 --refresh 1,64,256 [--policy Learned|FGD|fgd-trace|...]
+//                     [--args '{"deltaQuantum": 400}']
+//
+// --args: a JSON object merged into GpuFragmentation's args (to compare variants of a policy);
+// --policy fgd-trace: the paper's FGD, its typical pods read from the trace
+// (TraceFgdSchedulerConfig); --policy learned-trace: Learned with the trace's M (a diagnostic).
 //
 // Prints one line per (trace, refresh, seed): unallocated GPU % at 100 % arrived (lower is
 // better) and the CPU seconds of the run, then the median per (trace, refresh).
@@ -61,6 +66,7 @@ int Run(int argc, char** argv) {
   std::string traces = "default";
   std::string refresh = "1,64,256";
   std::string policy = "Learned";
+  std::string extra_args;
   uint64_t seed_lo = 42, seed_hi = 44;
   for (int i = 1; i + 1 < argc; i += 2) {
     const std::string_view a = argv[i];
@@ -73,6 +79,8 @@ int Run(int argc, char** argv) {
       refresh = v;
     } else if (a == "--policy") {
       policy = v;
+    } else if (a == "--args") {
+      extra_args = v;
     } else if (a == "--seeds") {
       const std::string_view s = v;
       const size_t dash = s.find('-');
@@ -90,9 +98,22 @@ int Run(int argc, char** argv) {
     std::fprintf(stderr, "error: %s\n", s.ToString().c_str());
     return 1;
   }
+  boost::json::object extra;
+  if (!extra_args.empty()) {
+    boost::system::error_code ec;
+    boost::json::value v = boost::json::parse(extra_args, ec);
+    if (ec || !v.is_object()) {
+      std::fprintf(stderr, "error: --args: not a JSON object: %s\n", extra_args.c_str());
+      return 2;
+    }
+    extra = v.as_object();
+  }
   common::SystemClock wall;
   for (const std::string& trace : Split(traces)) {
-    config::SchedulerConfig base = sim::trace::FragmentationSchedulerConfig(policy);
+    // fgd-trace: the paper's FGD; learned-trace: Learned scoring with the trace's M (diagnostic).
+    const bool from_trace = policy == "fgd-trace" || policy == "learned-trace";
+    config::SchedulerConfig base =
+        sim::trace::FragmentationSchedulerConfig(from_trace ? "FGD" : policy);
     sim::trace::OpenbOptions load;
     load.scheduler_name = base.profiles.front().scheduler_name;
     auto workload = sim::trace::LoadOpenbTrace(trace_dir + "/openb_node_list_gpu_node.csv",
@@ -100,6 +121,13 @@ int Run(int argc, char** argv) {
     if (!workload.ok()) {
       std::fprintf(stderr, "error: %s\n", workload.status().ToString().c_str());
       return 1;
+    }
+    if (from_trace) base = sim::trace::TraceFgdSchedulerConfig(*workload);
+    if (policy == "learned-trace") extra["policy"] = "Learned";
+    for (config::PluginConfig& pc : base.profiles.front().plugin_config) {
+      if (pc.name == "GpuFragmentation" && pc.args.is_object()) {
+        for (const auto& kv : extra) pc.args.as_object()[kv.key()] = kv.value();
+      }
     }
     for (const std::string& k : Split(refresh)) {
       std::vector<double> unalloc, cpu;

@@ -65,9 +65,10 @@ class SimulateCommand final : public Command {
                     "Shortcut for a profile: best-fit (the FGD paper's BestFit baseline: GpuFit "
                     "scoreMode BestFit as the only score plugin), default, or a GpuFragmentation "
                     "policy as the only score plugin: learned (gpusched's), fgd, bestfit, dotprod, "
-                    "gpuclustering, gpupacking, random (docs/gpu-placement.md)")
+                    "gpuclustering, gpupacking, random, or fgd-trace (the paper's FGD, its "
+                    "typical pods read from the trace's pod list; docs/gpu-placement.md)")
         ->check(CLI::IsMember({"best-fit", "default", "learned", "fgd", "bestfit", "dotprod",
-                               "gpuclustering", "gpupacking", "random"}));
+                               "gpuclustering", "gpupacking", "random", "fgd-trace"}));
     app_.add_option("--seed", seed_, "Seed of the tie-breaking and protocol random streams")
         ->capture_default_str();
     app_.add_option("--protocol", protocol_,
@@ -117,6 +118,7 @@ class SimulateCommand final : public Command {
     std::string source;
     auto workload = LoadWorkload(*config, &source);
     if (!workload.ok()) return BadInput(workload.status());
+    if (policy_ == "fgd-trace") *config = sim::trace::TraceFgdSchedulerConfig(*workload);
     for (const auto& w : workload->warnings) spdlog::warn("{}", w);
 
     const bool trace = !trace_nodes_.empty();
@@ -159,7 +161,7 @@ class SimulateCommand final : public Command {
         {"learned", "Learned"},         {"fgd", "FGD"},
         {"bestfit", "BestFit"},         {"dotprod", "DotProd"},
         {"gpuclustering", "GpuClustering"}, {"gpupacking", "GpuPacking"},
-        {"random", "Random"}};
+        {"random", "Random"},           {"fgd-trace", "FGD"}};
     for (const auto& [flag_name, policy] : kNames) {
       if (flag == flag_name) return policy;
     }

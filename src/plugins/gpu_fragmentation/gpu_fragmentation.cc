@@ -5,6 +5,7 @@
 #include <array>
 #include <cmath>
 #include <optional>
+#include <string>
 #include <utility>
 #include <vector>
 
@@ -26,6 +27,8 @@ constexpr int64_t kNormGpuMilli = 8000;
 // Learned exact scores: -Δ in 1/16 milli, times kTieRange, plus a tie-break in [0, kTieRange).
 constexpr double kDeltaScale = 16.0;
 constexpr int64_t kTieRange = int64_t{1} << 20;
+// |primary| bound of Learned exact scores: 2^40 * kTieRange = 2^60 < INT64_MAX.
+constexpr double kMaxPrimary = 1099511627776.0;
 // Default Δ step of Learned exact scores: 800/16 = 50 milli-GPU.
 constexpr int64_t kDefaultDeltaQuantum = 800;
 
@@ -45,6 +48,9 @@ Args WithDefaults(Args a) {
 }
 
 bool UsesFragmentation(Policy p) { return p == Policy::kFgd || p == Policy::kLearned; }
+
+// A shared request that gives only a memory share: its milli is resolved per node.
+bool MemoryOnlyShare(const api::GpuRequest& g) { return g.count > 0 && g.milli == 0; }
 
 bool ModelMatchesAny(common::Atom node_model, std::span<const common::Atom> wanted) {
   if (node_model.empty()) return false;
@@ -238,6 +244,19 @@ std::optional<api::GpuAssignment> ChooseDevicesSpread(const framework::NodeInfo&
   return out;
 }
 
+// Learned's CPU cost of placing a pod of `cpu` milli-CPU on a node with `free_cpu` free before and
+// `idle_after` idle GPU milli after the placement: weight * cpu * I' / C', where C' is the free CPU
+// left (at least 1 milli). I'/C' is the idle GPU that each remaining milli-CPU of the node has to
+// serve, so the term is the idle GPU whose CPU the pod takes: it steers CPU-heavy pods (CPU-only
+// ones above all) to nodes whose GPUs are used up or that are rich in CPU per idle GPU, before the
+// node's CPU runs out under idle GPUs (the stranding that Δ sees only one pod ahead).
+double CpuCost(int32_t weight_permille, int64_t cpu, int64_t free_cpu, int64_t idle_after) {
+  if (weight_permille <= 0 || cpu <= 0 || idle_after <= 0) return 0;
+  const int64_t cpu_left = std::max<int64_t>(free_cpu - cpu, 1);
+  return static_cast<double>(weight_permille) / 1000.0 * static_cast<double>(cpu) *
+         static_cast<double>(idle_after) / static_cast<double>(cpu_left);
+}
+
 int64_t SigmoidScore(double delta) {
   const double v = 100.0 / (1.0 + std::exp(delta / 1000.0));
   return static_cast<int64_t>(std::floor(v));
@@ -263,9 +282,15 @@ int64_t ScoreOne(const GpuFragmentation::PodState& s, const Args& args,
     case Policy::kLearned: {
       const Choice c = EvaluateFragmentation(s, node);
       if (!c.ok) return 0;
-      if (s.policy == Policy::kFgd || !args.exact_scores) return SigmoidScore(c.delta);
-      const int64_t primary = static_cast<int64_t>(
-          std::floor(-c.delta * kDeltaScale / static_cast<double>(args.delta_quantum)));
+      if (s.policy == Policy::kFgd) return SigmoidScore(c.delta);
+      const double cost =
+          c.delta + CpuCost(args.cpu_cost_permille, s.cpu, free_cpu, idle - req_milli);
+      if (!args.exact_scores) return SigmoidScore(cost);
+      // Clamped before the conversion so that primary * kTieRange stays inside int64 whatever
+      // the pod asks for (the CPU cost grows with the pod's CPU).
+      const int64_t primary = static_cast<int64_t>(std::clamp(
+          std::floor(-cost * kDeltaScale / static_cast<double>(args.delta_quantum)),
+          -kMaxPrimary, kMaxPrimary));
       // Packing tie-break: less idle GPU left, then less free CPU left.
       const int64_t idle_after = std::clamp<int64_t>(idle - req_milli, 0, 16000);
       const int64_t cpu_after = std::clamp<int64_t>(free_cpu - s.cpu, 0, 255999);
@@ -340,6 +365,87 @@ int64_t ScoreOne(const GpuFragmentation::PodState& s, const Args& args,
   return 0;
 }
 
+// typicalPods: [{cpuMilli, gpuCount, gpuMilli, models, weight}], weights > 0, renormalised.
+void ParseTypicalPods(const boost::json::array& list, std::vector<TypicalPod>& out,
+                      helper::ArgErrors& errors) {
+  if (list.size() > static_cast<size_t>(kMaxTypes)) {
+    errors.Add("typicalPods", "at most " + std::to_string(kMaxTypes) + " entries, got " +
+                                  std::to_string(list.size()));
+    return;
+  }
+  double total = 0;
+  for (size_t i = 0; i < list.size(); ++i) {
+    const std::string path = helper::IndexPath("typicalPods", i);
+    const boost::json::object* e = helper::AsObject(list[i], path, errors);
+    if (e == nullptr) {
+      if (list[i].is_null()) errors.Add(path, "must be an object");
+      continue;
+    }
+    helper::CheckKnownFields(*e, path, {"cpuMilli", "gpuCount", "gpuMilli", "models", "weight"},
+                             errors);
+    TypicalPod m;
+    bool ok = true;
+    if (std::optional<int64_t> v = helper::GetInt(*e, "cpuMilli", path, errors)) {
+      ok &= helper::CheckRange(*v, 0, int64_t{1} << 40, helper::FieldPath(path, "cpuMilli"),
+                               errors);
+      m.cpu_milli = *v;
+    }
+    if (std::optional<int64_t> v = helper::GetInt(*e, "gpuCount", path, errors)) {
+      ok &= helper::CheckRange(*v, 0, api::kMaxGpusPerNode, helper::FieldPath(path, "gpuCount"),
+                               errors);
+      m.count = static_cast<int32_t>(*v);
+    }
+    if (std::optional<int64_t> v = helper::GetInt(*e, "gpuMilli", path, errors)) {
+      ok &= helper::CheckRange(*v, 0, api::kMilliPerGpu, helper::FieldPath(path, "gpuMilli"),
+                               errors);
+      m.milli = static_cast<int32_t>(*v);
+    }
+    if (ok && (m.count == 0) != (m.milli == 0)) {
+      errors.Add(helper::FieldPath(path, "gpuMilli"),
+                 "must be 0 exactly when gpuCount is 0, got gpuCount " +
+                     std::to_string(m.count) + " and gpuMilli " + std::to_string(m.milli));
+      ok = false;
+    }
+    if (ok && m.count > 1 && m.milli != api::kMilliPerGpu) {
+      errors.Add(helper::FieldPath(path, "gpuMilli"),
+                 "must be 1000 when gpuCount > 1, got " + std::to_string(m.milli));
+      ok = false;
+    }
+    if (const boost::json::array* models = helper::GetArray(*e, "models", path, errors)) {
+      for (size_t j = 0; j < models->size(); ++j) {
+        const std::string mp = helper::IndexPath(helper::FieldPath(path, "models"), j);
+        if (std::optional<std::string_view> name = helper::AsString((*models)[j], mp, errors)) {
+          const std::string norm = api::NormalizeGpuModel(*name);
+          if (norm.empty()) {
+            errors.Add(mp, "empty GPU model");
+            ok = false;
+          } else {
+            m.models.push_back(common::Intern(norm));
+          }
+        }
+      }
+    }
+    const boost::json::value* w = e->if_contains("weight");
+    if (w == nullptr || !(w->is_number())) {
+      errors.Add(helper::FieldPath(path, "weight"), "must be a number > 0");
+      ok = false;
+    } else {
+      m.p = w->is_double()  ? w->get_double()
+            : w->is_int64() ? static_cast<double>(w->get_int64())
+                            : static_cast<double>(w->get_uint64());
+      if (!(m.p > 0) || !std::isfinite(m.p)) {
+        errors.Add(helper::FieldPath(path, "weight"), "must be a number > 0");
+        ok = false;
+      }
+    }
+    if (ok) {
+      total += m.p;
+      out.push_back(std::move(m));
+    }
+  }
+  for (TypicalPod& m : out) m.p /= total;
+}
+
 }  // namespace
 
 common::StatusOr<Args> ParseArgs(const boost::json::value& raw) {
@@ -349,7 +455,7 @@ common::StatusOr<Args> ParseArgs(const boost::json::value& raw) {
     helper::CheckKnownFields(
         *obj, "",
         {"policy", "decayPpm", "maxTypes", "coveragePercent", "exactScores", "seed",
-         "deltaQuantum", "distributionRefreshPods"},
+         "deltaQuantum", "distributionRefreshPods", "typicalPods", "cpuCostPermille"},
         errors, /*allow_type_meta=*/true);
     if (std::optional<std::string_view> p = helper::GetString(*obj, "policy", "", errors)) {
       bool found = false;
@@ -386,8 +492,16 @@ common::StatusOr<Args> ParseArgs(const boost::json::value& raw) {
         out.refresh_pods = static_cast<int32_t>(*v);
       }
     }
+    if (std::optional<int64_t> v = helper::GetInt(*obj, "cpuCostPermille", "", errors)) {
+      if (helper::CheckRange(*v, 0, 10000, "cpuCostPermille", errors)) {
+        out.cpu_cost_permille = static_cast<int32_t>(*v);
+      }
+    }
     if (std::optional<int64_t> v = helper::GetInt(*obj, "seed", "", errors)) {
       out.seed = static_cast<uint64_t>(*v);
+    }
+    if (const boost::json::array* list = helper::GetArray(*obj, "typicalPods", "", errors)) {
+      ParseTypicalPods(*list, out.typical_pods, errors);
     }
     if (const boost::json::value* v = obj->if_contains("exactScores")) {
       if (v->is_bool()) {
@@ -415,10 +529,16 @@ common::StatusOr<framework::PluginPtr> GpuFragmentation::Create(const boost::jso
 
 std::string_view GpuFragmentation::Name() const { return names::kGpuFragmentation; }
 
+bool GpuFragmentation::Learns() const {
+  return UsesFragmentation(args_.policy) && args_.typical_pods.empty();
+}
+
 framework::Status GpuFragmentation::PreFilter(framework::CycleState& /*state*/,
                                               const api::Pod& pod,
                                               const framework::Snapshot& /*snapshot*/) {
-  if (UsesFragmentation(args_.policy) && pod.gpu_error.empty()) {
+  // A memory-only share (milli 0) has no compute share until a node is chosen: Reserve learns it
+  // with the milli it resolves to there.
+  if (Learns() && pod.gpu_error.empty() && !MemoryOnlyShare(pod.gpu)) {
     learner_.Observe(pod.requests.milli_cpu, pod.gpu);
     ++observed_since_refresh_;
   }
@@ -437,8 +557,14 @@ framework::Status GpuFragmentation::PreScore(framework::CycleState& state, const
     s->pack = ParsePackOverride(*v);
   }
   if (UsesFragmentation(args_.policy)) {
-    if (!scoring_types_valid_ || observed_since_refresh_ >= args_.refresh_pods ||
-        learner_.observations() >= 2 * observations_at_refresh_ + 1) {
+    if (!args_.typical_pods.empty()) {
+      if (!scoring_types_valid_) {
+        scoring_types_ = args_.typical_pods;
+        scoring_types_valid_ = true;
+        ++scoring_version_;
+      }
+    } else if (!scoring_types_valid_ || observed_since_refresh_ >= args_.refresh_pods ||
+               learner_.observations() >= 2 * observations_at_refresh_ + 1) {
       scoring_types_ = learner_.Snapshot();
       scoring_types_valid_ = true;
       observed_since_refresh_ = 0;
@@ -525,6 +651,10 @@ framework::Status GpuFragmentation::Reserve(framework::CycleState& state, const 
     chosen = framework::ChooseDevicesBestFit(node.node->gpu, node.gpus, pod.gpu);
   }
   if (!chosen) return framework::Status::Unschedulable("Insufficient nvidia.com/gpu");
+  if (Learns() && pod.gpu_error.empty() && MemoryOnlyShare(pod.gpu) && gpu.milli > 0) {
+    learner_.Observe(pod.requests.milli_cpu, gpu);
+    ++observed_since_refresh_;
+  }
   state.allocation().SetGpu(std::move(*chosen));
   return framework::Status::Success();
 }

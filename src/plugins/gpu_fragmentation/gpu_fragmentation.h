@@ -11,10 +11,12 @@
 //   Score      policy (args.policy):
 //                FGD      floor(100 * sigmoid(-Δ/1000)), Δ = F_{n'}(M) - F_n(M), the best Δ over
 //                         the candidate GPUs (sharing pods), lowest-index free GPUs otherwise.
-//                Learned  gpusched's default: the same Δ, but with exactScores the score is -Δ at
-//                         1/16 milli resolution with a packing tie-break (less idle GPU and CPU
-//                         left on the node wins) instead of the coarse sigmoid; device ties go
-//                         to the fullest GPU.
+//                Learned  gpusched's default: the same Δ plus a CPU cost, w * c * I' / C' (c the
+//                         pod's CPU, I' and C' the node's idle GPU milli and free CPU after the
+//                         placement, w = cpuCostPermille / 1000): the idle GPU whose CPU the pod
+//                         takes. With exactScores the score is -(Δ + cost) in deltaQuantum steps
+//                         with a packing tie-break (less idle GPU, then less CPU left on the node
+//                         wins) instead of the coarse sigmoid; device ties go to the fullest GPU.
 //                BestFit, DotProd, GpuClustering, GpuPacking, Random: §6 of the reference.
 //   Reserve    chooses the devices (FGD/Learned: those of the best Δ; Random: a random fitting GPU
 //              for sharing pods; others: best fit) and records them as state.allocation().gpu and
@@ -31,10 +33,14 @@
 // distributionRefreshPods 1..100000 (default 64): FGD/Learned score with the distribution M as
 // re-taken from the learner after this many observed pods, and sooner while the learner is young
 // (whenever its observation count has doubled), so early pods are not scored against a
-// one-pod M; the learner itself observes every pod; 1 re-takes M for every pod. Between
+// one-pod M; the learner itself observes every pod (a memory-only share at Reserve, with the milli
+// it resolves to on the chosen node); 1 re-takes M for every pod. Between
 // refreshes the plugin's scores depend only on the pod and the node, so the runtime reuses them
 // for equivalent pods (framework/plugin.h, NodeLocal). 64 is within seed noise of 1 on the
-// openb traces and makes replays ~2x faster (BENCHMARKS.md).
+// openb traces and makes replays ~2x faster (BENCHMARKS.md); cpuCostPermille 0..10000 (Learned;
+// default 250, measured best on the openb traces, docs/gpu-placement.md; 0 = off); typicalPods
+// [{cpuMilli, gpuCount, gpuMilli, models, weight}] (FGD/Learned: a fixed M, weights renormalised;
+// nothing is learned; the simulator's fgd-trace baseline passes the trace's own M, as the paper).
 //
 // Per-pod override: annotation gpusched.io/gpu-policy = binpack | spread (both levels) or
 // "<node>/<gpu>", e.g. "spread/binpack". When present the node score becomes 100 * used/total GPU
@@ -87,6 +93,11 @@ struct Args {
   uint64_t seed = 0x5eed;
   int64_t delta_quantum = 0;  // 0: the default, 800 (50 milli-GPU)
   int32_t refresh_pods = 64;  // distributionRefreshPods
+  // cpuCostPermille (Learned): weight, in thousandths, of the CPU cost c * I' / C' added to Δ.
+  int32_t cpu_cost_permille = 250;
+  // typicalPods: a fixed distribution M (weights renormalised; the learner is then unused). Empty:
+  // learn M online. The simulator's fgd-trace baseline passes the trace's own M, as the paper does.
+  std::vector<TypicalPod> typical_pods;
 };
 common::StatusOr<Args> ParseArgs(const boost::json::value& args);
 
@@ -120,6 +131,8 @@ class GpuFragmentation final : public framework::PreFilterPlugin,
                  std::string_view node) override;
 
   const TypicalPodLearner& learner() const { return learner_; }
+  // Whether M is learned online (FGD/Learned without fixed typicalPods).
+  bool Learns() const;
 
   // Per-pod state built in PreScore (public for the implementation's helpers).
   struct PodState;

@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "src/api/gpu.h"
+#include "src/common/interner.h"
 #include "src/plugins/gpu_fragmentation/frag.h"
 #include "src/plugins/names.h"
 #include "src/testing/builders.h"
@@ -113,6 +114,35 @@ TEST(GpuFragmentationArgsTest, ParseArgs) {
        false, "distributionRefreshPods"},
       {"distributionRefreshPods 1 re-takes M for every pod", R"({"distributionRefreshPods":1})",
        true, ""},
+      {"cpuCostPermille 0 turns the CPU cost off", R"({"cpuCostPermille":0})", true, ""},
+      {"a negative cpuCostPermille is rejected", R"({"cpuCostPermille":-1})", false,
+       "cpuCostPermille: must be in 0..10000, got -1"},
+      {"cpuCostPermille above 10000 is rejected", R"({"cpuCostPermille":10001})", false,
+       "cpuCostPermille"},
+      {"a fixed typicalPods list is accepted",
+       R"({"policy":"FGD","typicalPods":[{"cpuMilli":4000,"gpuCount":1,"gpuMilli":500,)"
+       R"("weight":3},{"cpuMilli":8000,"weight":1}]})",
+       true, ""},
+      {"a typical pod with a GPU count but no milli is rejected",
+       R"({"typicalPods":[{"cpuMilli":1000,"gpuCount":1,"gpuMilli":0,"weight":1}]})", false,
+       "typicalPods[0].gpuMilli: must be 0 exactly when gpuCount is 0, got gpuCount 1 and "
+       "gpuMilli 0"},
+      {"a shared multi-GPU typical pod is rejected",
+       R"({"typicalPods":[{"gpuCount":2,"gpuMilli":500,"weight":1}]})", false,
+       "typicalPods[0].gpuMilli: must be 1000 when gpuCount > 1, got 500"},
+      {"a typical pod needs a positive weight",
+       R"({"typicalPods":[{"gpuCount":1,"gpuMilli":1000,"weight":0}]})", false,
+       "typicalPods[0].weight: must be a number > 0"},
+      {"a typical pod weight must be a number",
+       R"({"typicalPods":[{"gpuCount":1,"gpuMilli":1000,"weight":"2"}]})", false,
+       "typicalPods[0].weight"},
+      {"an unknown typical pod field is rejected",
+       R"({"typicalPods":[{"gpuCount":1,"gpuMilli":1000,"weight":1,"gpus":2}]})", false,
+       "typicalPods[0].gpus"},
+      {"typical pod models must be strings",
+       R"({"typicalPods":[{"gpuCount":1,"gpuMilli":1000,"weight":1,"models":[7]}]})", false,
+       "typicalPods[0].models[0]"},
+      {"typicalPods must be a list", R"({"typicalPods":{"cpuMilli":1}})", false, "typicalPods"},
   };
   for (const Case& c : cases) {
     SCOPED_TRACE(c.name);
@@ -128,9 +158,25 @@ TEST(GpuFragmentationArgsTest, ParseArgs) {
   EXPECT_EQ(defaults->policy, Policy::kLearned);
   EXPECT_EQ(defaults->refresh_pods, 64);
   EXPECT_EQ(defaults->coverage_percent, 100);
+  EXPECT_EQ(defaults->cpu_cost_permille, 250);
+  EXPECT_TRUE(defaults->typical_pods.empty());
   auto fgd = ParseArgs(boost::json::parse(R"({"policy":"FGD"})"));
   ASSERT_TRUE(fgd.ok());
   EXPECT_EQ(fgd->coverage_percent, 95);
+
+  // A fixed M: weights renormalised, models normalised and interned.
+  auto fixed = ParseArgs(boost::json::parse(
+      R"({"policy":"FGD","typicalPods":[{"cpuMilli":4000,"gpuCount":1,"gpuMilli":500,"weight":3},)"
+      R"({"cpuMilli":8000,"gpuCount":0,"gpuMilli":0,"weight":1,"models":["Tesla-V100M16"]}]})"));
+  ASSERT_TRUE(fixed.ok()) << fixed.status().ToString();
+  ASSERT_EQ(fixed->typical_pods.size(), 2u);
+  EXPECT_EQ(fixed->typical_pods[0].cpu_milli, 4000);
+  EXPECT_EQ(fixed->typical_pods[0].count, 1);
+  EXPECT_EQ(fixed->typical_pods[0].milli, 500);
+  EXPECT_DOUBLE_EQ(fixed->typical_pods[0].p, 0.75);
+  EXPECT_DOUBLE_EQ(fixed->typical_pods[1].p, 0.25);
+  ASSERT_EQ(fixed->typical_pods[1].models.size(), 1u);
+  EXPECT_EQ(common::Str(fixed->typical_pods[1].models[0]), "V100M16");
 }
 
 TEST(TypicalPodLearnerTest, LearnsDecaysAndStaysBounded) {
@@ -381,6 +427,102 @@ TEST(GpuFragmentationTest, ScoringDistributionRefreshesAsConfiguredAndCountsItsV
     }
     EXPECT_EQ(p->StateVersion(), c.want_version);
   }
+}
+
+// Learned's CPU cost, weight * c * I' / C', on a hand-made case: a CPU-only pod of 4 cores and
+// three nodes with all 8 GPUs idle or none. Δ is 0 everywhere for a CPU-only pod here (the learned
+// type needs 1 core and fits before and after), so only the cost and the packing tie-break decide.
+TEST(GpuFragmentationTest, LearnedCpuCostKeepsCpuUnderIdleGpus) {
+  const std::vector<NodeSpec> nodes = {
+      // 16 cores free under 8 idle GPUs: cost 0.25 * 4000 * 8000 / 12000 = 666.7 milli-GPU.
+      {Node("cpu-poor", 8, "96"), {}, 80000},
+      // 96 cores free under 8 idle GPUs: cost 0.25 * 4000 * 8000 / 92000 = 87.0.
+      {Node("cpu-rich", 8, "96"), {}},
+      // No idle GPU: cost 0, whatever its CPU.
+      {Node("gpus-used", 2, "96"), {{0, 1000}, {1, 1000}}, 80000},
+  };
+  const framework::Snapshot snapshot = SnapshotOf(nodes);
+  const api::Pod cpu_only = MakePod("ns", "cpu").Cpu("4").Obj();
+  auto Scores = [&](std::string_view args) {
+    auto p = MustCreate(args);
+    EXPECT_NE(p, nullptr);
+    for (int i = 0; i < 4; ++i) {
+      framework::CycleState warm;
+      EXPECT_TRUE(p->PreFilter(warm, GpuPod("typical", "1", 1, 1000), snapshot).ok());
+    }
+    framework::CycleState state;
+    return ScoreAll(*p, cpu_only, snapshot, state);
+  };
+  // With the cost: the node without idle GPU first, then the CPU-rich one; exact scores are
+  // floor(-cost / 50 milli) in the high bits.
+  const auto with = Scores(R"({"exactScores":true})");
+  EXPECT_GT(with[2], with[1]);
+  EXPECT_GT(with[1], with[0]);
+  EXPECT_EQ(with[0] >> 20, -14);  // floor(-666.7 / 50)
+  EXPECT_EQ(with[1] >> 20, -2);   // floor(-87.0 / 50)
+  EXPECT_EQ(with[2] >> 20, 0);
+  // Without it (cpuCostPermille 0) all three tie on Δ and packing picks the node with the least
+  // idle GPU, then the least free CPU: the CPU-poor node beats the CPU-rich one.
+  const auto without = Scores(R"({"exactScores":true,"cpuCostPermille":0})");
+  EXPECT_GT(without[2], without[0]);
+  EXPECT_GT(without[0], without[1]);
+  // The 0..100 score (no exactScores) includes the cost too.
+  const auto coarse = Scores(R"({})");
+  EXPECT_GT(coarse[1], coarse[0]);
+  // Other policies ignore it.
+  const auto fgd = Scores(R"({"policy":"FGD","exactScores":true})");
+  EXPECT_EQ(fgd[0], fgd[1]);
+  // An absurd CPU request saturates the primary key instead of overflowing (UBSan checks).
+  auto p = MustCreate(R"({"exactScores":true})");
+  ASSERT_NE(p, nullptr);
+  framework::CycleState state;
+  const auto huge = ScoreAll(*p, MakePod("ns", "huge").Cpu("100000000").Obj(), snapshot, state);
+  EXPECT_EQ(huge[0] >> 20, -(int64_t{1} << 40));
+  EXPECT_EQ(huge[2] >> 20, 0);
+}
+
+TEST(GpuFragmentationTest, FixedTypicalPodsAreUsedAndNothingIsLearned) {
+  // M = one 600-milli type: the 500-milli pod should fill GPU 1 of "half" (Δ = -500 there).
+  auto p = MustCreate(R"({"policy":"FGD","typicalPods":[)"
+                      R"({"cpuMilli":1000,"gpuCount":1,"gpuMilli":600,"weight":5}]})");
+  ASSERT_NE(p, nullptr);
+  const std::vector<NodeSpec> nodes = {
+      {Node("empty", 2), {}},
+      {Node("half", 2), {{0, 1000}, {1, 500}}},
+  };
+  const framework::Snapshot snapshot = SnapshotOf(nodes);
+  framework::CycleState state;
+  const api::Pod pod = GpuPod("filler", "1", 1, 500);
+  const auto scores = ScoreAll(*p, pod, snapshot, state);
+  EXPECT_GT(scores[1], scores[0]);
+  EXPECT_EQ(p->learner().observations(), 0);
+  ASSERT_TRUE(p->Reserve(state, pod, snapshot.at(1)).ok());
+  EXPECT_EQ(state.allocation().gpu.devices, std::vector<int8_t>{1});
+}
+
+TEST(GpuFragmentationTest, MemoryOnlySharesAreLearnedWithTheirResolvedMilli) {
+  auto p = MustCreate(R"({"policy":"Learned"})");
+  ASSERT_NE(p, nullptr);
+  const api::NodePtr node =
+      MakeNode("n").Cpu("64").Memory("256Gi").Gpus(2).GpuModel("T4").GpuMemoryMiB(16000).Ptr();
+  const std::vector<NodeSpec> specs = {{node, {}}};
+  const framework::Snapshot snapshot = SnapshotOf(specs);
+  // 4000 of 16000 MiB and no compute share: 250 milli on this node.
+  api::Pod pod = MakePod("ns", "mem").Cpu("1").Obj();
+  pod.gpu.count = 1;
+  pod.gpu.milli = 0;
+  pod.gpu.share_memory_mib = 4000;
+  framework::CycleState state;
+  ASSERT_TRUE(p->PreFilter(state, pod, snapshot).ok());
+  EXPECT_EQ(p->learner().observations(), 0) << "not learned before its milli is known";
+  ASSERT_TRUE(p->PreScore(state, pod, snapshot, All(snapshot)).ok());
+  ASSERT_TRUE(p->Reserve(state, pod, snapshot.at(0)).ok());
+  ASSERT_EQ(p->learner().observations(), 1);
+  const auto m = p->learner().Snapshot();
+  ASSERT_EQ(m.size(), 1u);
+  EXPECT_EQ(m[0].count, 1);
+  EXPECT_EQ(m[0].milli, 250);
+  EXPECT_EQ(m[0].cpu_milli, 1000);
 }
 
 TEST(GpuFragmentationTest, NameIsRegisteredName) {

@@ -6,8 +6,11 @@
 #include <cmath>
 #include <cstdio>
 #include <map>
+#include <string>
+#include <tuple>
 #include <utility>
 
+#include "src/common/interner.h"
 #include "src/common/random.h"
 
 namespace gpusched::sim::trace {
@@ -75,6 +78,56 @@ config::SchedulerConfig FragmentationSchedulerConfig(std::string_view policy) {
   pc.args = json::object{{"policy", std::string(policy)}, {"exactScores", true}};
   pc.path = p.path + ".pluginConfig[0]";
   p.plugin_config.push_back(std::move(pc));
+  return c;
+}
+
+boost::json::array TraceTypicalPods(const Workload& trace, double coverage) {
+  struct Group {
+    int64_t cpu;
+    int32_t count;
+    int32_t milli;
+    std::vector<std::string> models;
+    int64_t pods;
+  };
+  std::vector<Group> groups;
+  std::map<std::tuple<int64_t, int32_t, int32_t, std::vector<std::string>>, size_t> index;
+  for (const auto& p : trace.pods) {
+    const int32_t count = p->gpu.empty() ? 0 : p->gpu.count;
+    const int32_t milli = p->gpu.empty() ? 0 : p->gpu.milli;
+    std::vector<std::string> models;
+    for (common::Atom m : p->gpu.models) models.emplace_back(common::Str(m));
+    auto key = std::make_tuple(p->requests.milli_cpu, count, milli, models);
+    auto [it, inserted] = index.emplace(key, groups.size());
+    if (inserted) groups.push_back(Group{p->requests.milli_cpu, count, milli, models, 0});
+    ++groups[it->second].pods;
+  }
+  std::sort(groups.begin(), groups.end(), [](const Group& a, const Group& b) {
+    if (a.pods != b.pods) return a.pods > b.pods;
+    return std::tie(a.cpu, a.milli, a.count, a.models) >
+           std::tie(b.cpu, b.milli, b.count, b.models);
+  });
+  const double total = static_cast<double>(trace.pods.size());
+  json::array out;
+  int64_t kept = 0;
+  for (const Group& g : groups) {
+    if (static_cast<double>(kept) >= coverage * total) break;
+    json::array models;
+    for (const std::string& m : g.models) models.emplace_back(m);
+    out.push_back(json::object{{"cpuMilli", g.cpu},
+                               {"gpuCount", g.count},
+                               {"gpuMilli", g.milli},
+                               {"models", std::move(models)},
+                               {"weight", g.pods}});
+    kept += g.pods;
+  }
+  return out;
+}
+
+config::SchedulerConfig TraceFgdSchedulerConfig(const Workload& trace) {
+  config::SchedulerConfig c = FragmentationSchedulerConfig("FGD");
+  for (config::PluginConfig& pc : c.profiles.front().plugin_config) {
+    if (pc.name == "GpuFragmentation") pc.args.as_object()["typicalPods"] = TraceTypicalPods(trace);
+  }
   return c;
 }
 

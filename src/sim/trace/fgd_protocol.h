@@ -58,6 +58,17 @@ config::SchedulerConfig BestFitSchedulerConfig();
 // FGD, Learned, BestFit, DotProd, GpuClustering, GpuPacking or Random.
 config::SchedulerConfig FragmentationSchedulerConfig(std::string_view policy);
 
+// The paper's typical pods of `trace` (reference §4.2): its pods grouped by (CPU milli, GPU count,
+// milli per GPU, models), groups sorted by pod count (ties: the larger key first), the shortest
+// prefix covering >= `coverage` of the pods; as GpuFragmentation `typicalPods` args (weight = pod
+// count; the plugin renormalises).
+boost::json::array TraceTypicalPods(const Workload& trace, double coverage = 0.95);
+
+// The paper's FGD baseline: FragmentationSchedulerConfig("FGD") with M read from the evaluated
+// trace's own pod list (TraceTypicalPods), as the paper's artifact does. Only for reproducing the
+// paper; gpusched's policies never read the trace (`gpusched simulate --policy fgd-trace`).
+config::SchedulerConfig TraceFgdSchedulerConfig(const Workload& trace);
+
 struct FgdOptions {
   uint64_t seed = 42;       // the paper uses 42..51
   double inflation = 1.3;   // target demand, in multiples of cluster GPU capacity; <= 0: none

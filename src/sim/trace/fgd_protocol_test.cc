@@ -3,6 +3,8 @@
 
 #include <gtest/gtest.h>
 
+#include <boost/json.hpp>
+
 #include <cstdlib>
 #include <filesystem>
 #include <memory>
@@ -269,6 +271,36 @@ TEST(FgdProtocolTest, EveryFragmentationPolicyKeepsTheInvariants) {
       EXPECT_EQ(FgdCurveCsv(again->result), FgdCurveCsv(r));
     }
   }
+}
+
+// The paper's typical pods (reference §4.2): grouped by type, heaviest first (ties: larger key
+// first), the shortest prefix reaching the coverage; and the fgd-trace baseline replays with them.
+TEST(FgdProtocolTest, TraceTypicalPodsFollowThePaper) {
+  Workload w = SmallTrace();
+  // 12 pods in 11 types: (2000 m CPU, no GPU) twice, every other type once.
+  const boost::json::array all = TraceTypicalPods(w);
+  EXPECT_EQ(all.size(), 11u);
+  const boost::json::array half = TraceTypicalPods(w, 0.5);
+  ASSERT_EQ(half.size(), 5u);  // 2 + 1 + 1 + 1 + 1 = 6 pods >= 50 % of 12
+  EXPECT_EQ(half[0].at("cpuMilli").as_int64(), 2000);
+  EXPECT_EQ(half[0].at("gpuCount").as_int64(), 0);
+  EXPECT_EQ(half[0].at("weight").as_int64(), 2);
+  EXPECT_EQ(half[1].at("cpuMilli").as_int64(), 8000);
+  EXPECT_EQ(half[2].at("cpuMilli").as_int64(), 6000);
+  ASSERT_EQ(half[2].at("models").as_array().size(), 1u);
+  EXPECT_EQ(half[2].at("models").as_array()[0].as_string(), "P100");
+  EXPECT_EQ(half[3].at("gpuCount").as_int64(), 2);  // (4000, 1000 x 2) before (4000, 1000 x 1)
+  EXPECT_EQ(half[4].at("gpuCount").as_int64(), 1);
+
+  static const common::FakeClock wall;
+  FgdOptions opts;
+  opts.check_invariants = true;
+  auto run = RunFgdProtocol(w, TraceFgdSchedulerConfig(w), {TestRegistry(), wall}, opts);
+  ASSERT_TRUE(run.ok()) << run.status().ToString();
+  EXPECT_GT(run->result.placed_pods, 0);
+  auto again = RunFgdProtocol(w, TraceFgdSchedulerConfig(w), {TestRegistry(), wall}, opts);
+  ASSERT_TRUE(again.ok());
+  EXPECT_EQ(FgdCurveCsv(again->result), FgdCurveCsv(run->result));
 }
 
 // The real default trace, when the repository's shared/ folder is next to the source tree.
