@@ -7,11 +7,13 @@
 //
 //   gpusched-bench --nodes 5000 --pods 50000 --profile default|fragmentation --seed 42
 //                  [--config scheduler-config.yaml] [--repeat 3] [--reuse on|off]
-//                  [--refresh K]
+//                  [--refresh K] [--owner none|replicaset]
 //
 // --reuse off turns the runtime's result reuse across equivalent pods off (same placements, full
 // per-node cost: the before/after comparison); --refresh K sets the fragmentation profile's
-// GpuFragmentation distributionRefreshPods (default: the plugin's default).
+// GpuFragmentation distributionRefreshPods (default: the plugin's default); --owner replicaset
+// gives every synthetic pod a ReplicaSet controller ownerReference per template (Deployment pods:
+// PodTopologySpread's system default zone/hostname constraints apply, ScheduleAnyway).
 //
 // Pods that do not fit are deleted at once (no retries), so every pod costs one attempt.
 #include <sys/resource.h>
@@ -50,13 +52,14 @@ struct Flags {
   int repeat = 1;
   bool reuse = true;
   int32_t refresh = 0;  // 0: the plugin's default
+  bool replicaset_owner = false;  // --owner replicaset
 };
 
 int Usage(const char* msg) {
   std::fprintf(stderr,
                "error: %s\nusage: gpusched-bench [--nodes N] [--pods M] "
                "[--profile default|fragmentation] [--config FILE] [--seed S] [--repeat R] "
-               "[--reuse on|off] [--refresh K]\n",
+               "[--reuse on|off] [--refresh K] [--owner none|replicaset]\n",
                msg);
   return 2;
 }
@@ -132,15 +135,17 @@ int Run(const Flags& f) {
     return 2;
   }
   const auto t_gen = std::chrono::steady_clock::now();
-  auto workload = SyntheticWorkload(f.nodes, f.pods, f.seed);
+  auto workload = SyntheticWorkload(f.nodes, f.pods, f.seed, f.replicaset_owner);
   if (!workload.ok()) {
     std::fprintf(stderr, "error: %s\n", workload.status().ToString().c_str());
     return 1;
   }
   const double gen_s =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - t_gen).count();
-  std::printf("cluster: %d nodes, %d pods, profile %s, seed %llu (generated+decoded in %.2f s)\n",
-              f.nodes, f.pods, f.profile.c_str(), static_cast<unsigned long long>(f.seed), gen_s);
+  std::printf("cluster: %d nodes, %d pods, profile %s, owner %s, seed %llu (generated+decoded in "
+              "%.2f s)\n",
+              f.nodes, f.pods, f.profile.c_str(), f.replicaset_owner ? "replicaset" : "none",
+              static_cast<unsigned long long>(f.seed), gen_s);
 
   for (int rep = 0; rep < f.repeat; ++rep) {
     common::SystemClock wall;
@@ -225,11 +230,12 @@ int main(int argc, char** argv) {
     if (a == "--help" || a == "-h") {
       std::printf(
           "usage: gpusched-bench [--nodes N] [--pods M] [--profile default|fragmentation] "
-          "[--config FILE] [--seed S] [--repeat R]\n");
+          "[--config FILE] [--seed S] [--repeat R] [--reuse on|off] [--refresh K] "
+          "[--owner none|replicaset]\n");
       return 0;
     }
     if (a != "--nodes" && a != "--pods" && a != "--profile" && a != "--config" && a != "--seed" &&
-        a != "--repeat" && a != "--reuse" && a != "--refresh") {
+        a != "--repeat" && a != "--reuse" && a != "--refresh" && a != "--owner") {
       return gpusched::bench::Usage("unknown flag");
     }
     if (i + 1 >= argc) return gpusched::bench::Usage("flag needs a value");
@@ -249,6 +255,11 @@ int main(int argc, char** argv) {
         return gpusched::bench::Usage("--reuse: want on or off");
       }
       f.reuse = std::strcmp(v, "on") == 0;
+    } else if (a == "--owner") {
+      if (std::strcmp(v, "none") != 0 && std::strcmp(v, "replicaset") != 0) {
+        return gpusched::bench::Usage("--owner: want none or replicaset");
+      }
+      f.replicaset_owner = std::strcmp(v, "replicaset") == 0;
     } else if (a == "--refresh") {
       f.refresh = std::atoi(v);
       if (f.refresh < 1 || f.refresh > 100000) return gpusched::bench::Usage("--refresh: want 1..100000");

@@ -103,7 +103,7 @@ std::string SyntheticNodesJson(int32_t nodes, uint64_t seed) {
   return out;
 }
 
-std::string SyntheticPodsJson(int32_t pods, uint64_t seed) {
+std::string SyntheticPodsJson(int32_t pods, uint64_t seed, bool replicaset_owner) {
   // clang-format off
   static constexpr Shape kCpu[] = {
       {"250m", "512Mi", 0, ""}, {"500m", "1Gi", 0, ""}, {"1", "2Gi", 0, ""},
@@ -122,11 +122,19 @@ std::string SyntheticPodsJson(int32_t pods, uint64_t seed) {
   for (int32_t i = 0; i < pods; ++i) {
     const uint64_t r = rng.Uniform(100);
     const bool gpu = r < 8;
-    const Shape& sh = gpu ? kGpu[rng.Uniform(std::size(kGpu))] : kCpu[rng.Uniform(std::size(kCpu))];
+    const uint64_t shape = gpu ? rng.Uniform(std::size(kGpu)) : rng.Uniform(std::size(kCpu));
+    const Shape& sh = gpu ? kGpu[shape] : kCpu[shape];
     const bool zone_affine = !gpu && r >= 80;  // 20 % of pods require one or two zones
+    const uint64_t z = zone_affine ? rng.Uniform(3) : 0;
     std::string s = R"({"apiVersion":"v1","kind":"Pod","metadata":{"namespace":"bench","name":"pod-)" +
                     std::to_string(i) + R"(","uid":"uid-)" + std::to_string(i) +
                     R"(","labels":{"app":"app-)" + std::to_string(i % 50) + "\"}";
+    if (replicaset_owner) {  // one ReplicaSet per template: shape, zone set
+      std::string rs = std::string(gpu ? "gpu-" : "cpu-") + std::to_string(shape);
+      if (zone_affine) rs += "-z" + std::to_string(z) + (r >= 90 ? "b" : "a");
+      s += R"(,"ownerReferences":[{"apiVersion":"apps/v1","kind":"ReplicaSet","name":"rs-)" + rs +
+           R"(","uid":"rs-uid-)" + rs + R"(","controller":true}])";
+    }
     if (gpu && sh.model[0] != '\0') {
       s += R"(,"annotations":{"gpu.nvidia.com/model":")" + std::string(sh.model) + "\"}";
     }
@@ -135,7 +143,6 @@ std::string SyntheticPodsJson(int32_t pods, uint64_t seed) {
       s += R"("tolerations":[{"key":"nvidia.com/gpu","operator":"Exists","effect":"NoSchedule"}],)";
     }
     if (zone_affine) {
-      const uint64_t z = rng.Uniform(3);
       std::string values;
       values.append("\"").append(kZones[z]).append("\"");
       if (r >= 90) values.append(",\"").append(kZones[(z + 1) % 3]).append("\"");
@@ -172,12 +179,14 @@ std::string ManifestList(const std::string& objects) {
   return out;
 }
 
-common::StatusOr<sim::Workload> SyntheticWorkload(int32_t nodes, int32_t pods, uint64_t seed) {
+common::StatusOr<sim::Workload> SyntheticWorkload(int32_t nodes, int32_t pods, uint64_t seed,
+                                                  bool replicaset_owner) {
   sim::Workload w;
   GPUSCHED_RETURN_IF_ERROR(
       sim::AppendManifests(ManifestList(SyntheticNodesJson(nodes, seed)), "synthetic nodes", w));
   GPUSCHED_RETURN_IF_ERROR(
-      sim::AppendManifests(ManifestList(SyntheticPodsJson(pods, seed)), "synthetic pods", w));
+      sim::AppendManifests(ManifestList(SyntheticPodsJson(pods, seed, replicaset_owner)),
+                           "synthetic pods", w));
   return w;
 }
 

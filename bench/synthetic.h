@@ -17,10 +17,14 @@ namespace gpusched::bench {
 
 // One JSON object per line ("{...}\n"), joined into a v1 List by ManifestList.
 std::string SyntheticNodesJson(int32_t nodes, uint64_t seed);
-std::string SyntheticPodsJson(int32_t pods, uint64_t seed);
+// With `replicaset_owner`, every pod gets a controller ownerReference to the ReplicaSet of its
+// template (shape x zone-affinity variant), as a Deployment's pods have; the pods are otherwise
+// the same (same random draws), so PodTopologySpread's system default constraints apply to them.
+std::string SyntheticPodsJson(int32_t pods, uint64_t seed, bool replicaset_owner = false);
 // Wraps newline-separated objects into {"apiVersion":"v1","kind":"List","items":[...]}.
 std::string ManifestList(const std::string& objects);
 
-common::StatusOr<sim::Workload> SyntheticWorkload(int32_t nodes, int32_t pods, uint64_t seed);
+common::StatusOr<sim::Workload> SyntheticWorkload(int32_t nodes, int32_t pods, uint64_t seed,
+                                                  bool replicaset_owner = false);
 
 }  // namespace gpusched::bench

@@ -52,8 +52,15 @@ class Plugin {
   // fields, N's NodeInfo and plugin state covered by StateVersion() — not on other nodes, on
   // which nodes ScoreNodes is given (the runtime may pass only the nodes that changed), or on
   // earlier calls — and its rejection reasons are literals or interned strings. The default,
-  // false, is always safe: when a plugin that is not node-local runs for a pod (its PreFilter /
-  // PreScore did not return kSkip), every node is filtered (scored) afresh in that cycle.
+  // false, is always safe. What the runtime does with a plugin that is not node-local:
+  //   Filter: if it runs for a pod, every node is filtered afresh in that cycle. So a cross-node
+  //           plugin whose Filter cannot reject this pod (PodTopologySpread with only
+  //           ScheduleAnyway constraints, InterPodAffinity without required terms on either side)
+  //           must return kSkip from PreFilter: then its Filter is not called and stored verdicts
+  //           of the other plugins are reused.
+  //   Score:  its raw scores are computed afresh over all feasible nodes in every cycle (its
+  //           PreScore sees the full feasible list), while node-local Score plugins' stored raw
+  //           scores are reused per node; kSkip from PreScore skips it as usual.
   virtual bool NodeLocal() const { return false; }
   // For a node-local plugin whose verdicts or raw scores also depend on plugin-owned state that is
   // not per node (e.g. a learned pod distribution): a value that changes whenever that state

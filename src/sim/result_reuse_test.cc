@@ -35,8 +35,11 @@ const framework::Registry& TestRegistry() {
 
 // 300 nodes: CPU nodes of two sizes, 8×A100 and 4×T4 GPU nodes (tainted), three zones, a few
 // cordoned nodes. Pods come in bursts of one template (1–24 pods), from templates that fit
-// everywhere, need a zone, need GPUs (whole, shared, a model), or fit nowhere.
-Workload MakeWorkload(int32_t num_nodes, int32_t num_pods, uint64_t seed) {
+// everywhere, need a zone, need GPUs (whole, shared, a model), or fit nowhere. With
+// `replicaset`, two bursts in three are owned by their template's ReplicaSet (Deployment pods:
+// PodTopologySpread's system default zone/hostname constraints score them, a cross-node
+// plugin), the others by none, so one equivalence class sees cycles with and without it.
+Workload MakeWorkload(int32_t num_nodes, int32_t num_pods, uint64_t seed, bool replicaset = false) {
   Workload w;
   const char* zones[] = {"zone-a", "zone-b", "zone-c"};
   for (int32_t i = 0; i < num_nodes; ++i) {
@@ -66,12 +69,14 @@ Workload MakeWorkload(int32_t num_nodes, int32_t num_pods, uint64_t seed) {
   }
   common::Random rng(seed);
   int32_t made = 0;
-  while (made < num_pods) {
+  for (int32_t burst_no = 0; made < num_pods; ++burst_no) {
     const uint64_t t = rng.Uniform(12);
     const int32_t burst = 1 + static_cast<int32_t>(rng.Uniform(24));
+    const bool owned = replicaset && burst_no % 3 != 0;
     for (int32_t b = 0; b < burst && made < num_pods; ++b, ++made) {
       auto p = MakePod("bench", "pod-" + std::to_string(made))
                    .Label("app", "app-" + std::to_string(made % 7));
+      if (owned) p.OwnerReference("ReplicaSet", "rs-" + std::to_string(t));
       switch (t) {
         case 0: p.Cpu("250m").Memory("512Mi"); break;
         case 1: p.Cpu("1").Memory("2Gi"); break;
@@ -147,16 +152,22 @@ TEST(ResultReuseTest, SamePlacementsWithAndWithoutReuse) {
     int refresh;  // GpuFragmentation distributionRefreshPods (0: the plugin's default)
     bool retry;
     bool expect_score_reuse;
+    bool replicaset = false;  // MakeWorkload's ReplicaSet-owned bursts
   };
   const std::vector<Case> cases = {
       {"default profile, failed pods deleted", false, 0, false, true},
       {"default profile, failed pods retried on cluster events", false, 0, true, true},
       {"fragmentation profile, M re-taken every pod: scores never reused", true, 1, false, false},
       {"fragmentation profile, M re-taken every 64 pods (the default)", true, 0, false, true},
+      {"default profile, ReplicaSet-owned pods (spread scoring)", false, 0, false, true, true},
+      {"default profile, ReplicaSet-owned pods, retried", false, 0, true, true, true},
+      {"fragmentation profile, ReplicaSet-owned pods", true, 0, false, true, true},
   };
-  const Workload w = MakeWorkload(300, 3000, 11);
+  const Workload plain = MakeWorkload(300, 3000, 11);
+  const Workload owned = MakeWorkload(300, 3000, 11, /*replicaset=*/true);
   for (const Case& c : cases) {
     SCOPED_TRACE(c.name);
+    const Workload& w = c.replicaset ? owned : plain;
     RunResult off = RunOnce(w, c.fragmentation, c.refresh, /*reuse=*/false, c.retry);
     RunResult on = RunOnce(w, c.fragmentation, c.refresh, /*reuse=*/true, c.retry);
     ASSERT_NE(off.sim, nullptr);
@@ -187,6 +198,17 @@ TEST(ResultReuseTest, SamePlacementsWithAndWithoutReuse) {
       }
     }
     EXPECT_EQ(differences, 0);
+    if (c.replicaset) {
+      // PodTopologySpread's scores must have mattered (else the case tests nothing new): some
+      // pods land elsewhere than the same pods without owners.
+      RunResult bare = RunOnce(plain, c.fragmentation, c.refresh, /*reuse=*/true, c.retry);
+      ASSERT_NE(bare.sim, nullptr);
+      const auto p = bare.sim->outcomes();
+      ASSERT_EQ(p.size(), b.size());
+      int moved = 0;
+      for (size_t i = 0; i < p.size(); ++i) moved += p[i].node != b[i].node ? 1 : 0;
+      EXPECT_GT(moved, 100) << "spread scoring changed too few placements";
+    }
     // The workload must exercise both outcomes, or the comparison proves little.
     EXPECT_GT(scheduled, 1000);
     EXPECT_GT(unschedulable, 100);

@@ -313,17 +313,25 @@ Status Framework::RunScore(CycleState& state, const api::Pod& pod, const Snapsho
   }
   plugin_scores_.resize(nodes.size());
   std::span<int64_t> scores(plugin_scores_.data(), nodes.size());
-  // Score reuse (set by SchedulePod for node-local Filter plugins): only when every Score plugin
-  // that runs is node-local too; then only nodes whose generation moved are scored.
+  // Score reuse per plugin (reuse_ is set by SchedulePod when Filter reuse is on): the raw
+  // scores of every node-local Score plugin that runs are stored per class, and only nodes whose
+  // generation moved are scored by them; a plugin that is not node-local is scored afresh over all
+  // `nodes` and stores nothing. The signature names the stored columns (a skipped plugin and a
+  // cross-node one both store none, so pods of one class that differ only in whether a cross-node
+  // plugin runs share the stored columns) and the StateVersion each was stored under.
   ResultCache::Class* reuse = breakdown == nullptr ? reuse_ : nullptr;
   if (reuse != nullptr) {
     reuse_signature_.clear();
-    for (size_t j = 0; j < score_.size() && reuse != nullptr; ++j) {
-      const bool skip = state.skip_score()[j];
-      if (!skip && !score_[j].plugin->NodeLocal()) reuse = nullptr;
-      reuse_signature_.push_back(skip ? 1 : 0);
-      reuse_signature_.push_back(skip ? 0 : score_[j].plugin->StateVersion());
+    score_stored_.assign(score_.size(), 0);
+    bool any_stored = false;
+    for (size_t j = 0; j < score_.size(); ++j) {
+      const bool stored = !state.skip_score()[j] && score_[j].plugin->NodeLocal();
+      score_stored_[j] = stored ? 1 : 0;
+      any_stored = any_stored || stored;
+      reuse_signature_.push_back(stored ? 0 : 1);
+      reuse_signature_.push_back(stored ? score_[j].plugin->StateVersion() : 0);
     }
+    if (!any_stored) reuse = nullptr;
   }
   const std::span<const uint64_t> gens = snapshot.generations();
   if (reuse != nullptr) {
@@ -340,7 +348,7 @@ Status Framework::RunScore(CycleState& state, const api::Pod& pod, const Snapsho
   for (size_t j = 0; j < score_.size(); ++j) {
     if (state.skip_score()[j]) continue;
     const Scored& sp = score_[j];
-    if (reuse != nullptr) {
+    if (reuse != nullptr && score_stored_[j] != 0) {
       PluginTimer pt(metrics_ ? m_score_[j] : nullptr, sample_plugins_);
       if (!stale_nodes_.empty()) sp.plugin->ScoreNodes(state, pod, snapshot, stale_nodes_, stale_scores_);
       pt.Done(Status::Success());

@@ -193,6 +193,7 @@ class Framework {
   std::vector<uint64_t> reuse_signature_;
   std::vector<NodeIndex> stale_nodes_;
   std::vector<int64_t> stale_scores_;
+  std::vector<uint8_t> score_stored_;  // per score plugin: its raw scores are kept in reuse_
 };
 
 }  // namespace gpusched::framework::runtime

@@ -14,8 +14,13 @@
 //     equals the stored one and is not 0 (0: a hand-filled snapshot that does not track changes;
 //     such nodes are always evaluated);
 //   * the Filter (resp. Score) signature is equal: which plugins were skipped by PreFilter (resp.
-//     PreScore) and every active plugin's StateVersion(). Any active plugin that is not
-//     node-local disables reuse at that point for the cycle (Framework decides, not this class).
+//     whose raw scores are stored) and every such plugin's StateVersion(). At Filter, an active
+//     plugin that is not node-local disables reuse for the cycle (a plugin whose Filter is a no-op
+//     for the pod returns kSkip from PreFilter and does not). At Score reuse is per plugin: only
+//     node-local plugins that run have stored columns; a cross-node plugin (e.g.
+//     PodTopologySpread with ScheduleAnyway constraints) is scored afresh over the full feasible
+//     list in every cycle and the others' stored scores are still reused (Framework decides, not
+//     this class).
 // NormalizeScore, weights and the host selection always run on the full feasible list, so totals,
 // tie-breaks and Random draws are exactly those of an uncached cycle.
 //

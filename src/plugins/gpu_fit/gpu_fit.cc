@@ -188,6 +188,32 @@ common::StatusOr<framework::PluginPtr> GpuFit::Create(const boost::json::value& 
 
 std::string_view GpuFit::Name() const { return names::kGpuFit; }
 
+const std::vector<common::Atom>& GpuFit::SnapshotModels(const framework::Snapshot& snapshot) {
+  const uint64_t version = snapshot.node_set_version();
+  if (version != 0 && &snapshot == models_snapshot_ && version == models_version_ &&
+      snapshot.nodes().size() == models_slots_) {
+    return models_;
+  }
+  models_.clear();
+  uint32_t last = 0;
+  bool have_last = false;
+  for (const framework::NodeInfo& n : snapshot.nodes()) {
+    if (!n.valid()) continue;
+    const common::Atom model = n.node->gpu.model;
+    if (have_last && model.id == last) continue;  // common case: runs of one model
+    last = model.id;
+    have_last = true;
+    auto it = std::lower_bound(models_.begin(), models_.end(), model.id,
+                               [](common::Atom e, uint32_t id) { return e.id < id; });
+    if (it != models_.end() && it->id == model.id) continue;
+    models_.insert(it, model);
+  }
+  models_snapshot_ = version == 0 ? nullptr : &snapshot;
+  models_version_ = version;
+  models_slots_ = snapshot.nodes().size();
+  return models_;
+}
+
 framework::Status GpuFit::PreFilter(framework::CycleState& state, const api::Pod& pod,
                                     const framework::Snapshot& snapshot) {
   if (!pod.gpu_error.empty()) {
@@ -202,19 +228,10 @@ framework::Status GpuFit::PreFilter(framework::CycleState& state, const api::Pod
   s->request = pod.gpu;
   s->policy = *policy;
   if (!s->request.models.empty()) {
-    uint32_t last = 0;
-    bool have_last = false;
-    for (const framework::NodeInfo& n : snapshot.nodes()) {
-      if (!n.valid()) continue;
-      const common::Atom model = n.node->gpu.model;
-      if (have_last && model.id == last) continue;  // common case: runs of one model
-      last = model.id;
-      have_last = true;
-      auto it = std::lower_bound(
-          s->model_matches.begin(), s->model_matches.end(), model.id,
-          [](const std::pair<uint32_t, bool>& e, uint32_t id) { return e.first < id; });
-      if (it != s->model_matches.end() && it->first == model.id) continue;
-      s->model_matches.insert(it, {model.id, ModelMatchesAny(model, s->request.models)});
+    const std::vector<common::Atom>& models = SnapshotModels(snapshot);
+    s->model_matches.reserve(models.size());
+    for (common::Atom model : models) {  // sorted by id
+      s->model_matches.emplace_back(model.id, ModelMatchesAny(model, s->request.models));
     }
   }
   state.Write(kPreFilterKey, std::move(s));

@@ -5,7 +5,8 @@
 //
 //   PreFilter  pod.gpu_error set -> UnschedulableAndUnresolvable with that text. No GPU request ->
 //              Skip (Filter skipped). Otherwise stores the request and, for each distinct node GPU
-//              model in the snapshot, whether it satisfies the pod's model list.
+//              model in the snapshot (memoised per node_set_version), whether it satisfies the
+//              pod's model list.
 //   Filter     in this order (reasons are literals):
 //                the node has no GPUs:            "Insufficient nvidia.com/gpu"  Unresolvable
 //                a model list is set and the node model is unknown or not in it:
@@ -61,6 +62,7 @@
 #include <span>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "src/api/types.h"
 #include "src/common/clock.h"
@@ -144,8 +146,18 @@ class GpuFit final : public framework::PreFilterPlugin,
                                       const api::GpuAssignment& chosen) const;
   static void ClearHamiAnnotations(framework::CycleState& state);
 
+  // The distinct GPU model atoms of the snapshot's nodes, sorted by id: memoised by snapshot
+  // address + node_set_version (rebuilt only when a node object changes; always rebuilt for a
+  // snapshot without a version), so PreFilter of a pod with a model list is O(distinct models),
+  // not O(nodes). Scheduling thread only (PreFilter).
+  const std::vector<common::Atom>& SnapshotModels(const framework::Snapshot& snapshot);
+
   Args args_;
   const common::Clock* clock_;  // for HAMi's vgpu-time; nullptr: 0
+  std::vector<common::Atom> models_;
+  const framework::Snapshot* models_snapshot_ = nullptr;
+  uint64_t models_version_ = 0;
+  size_t models_slots_ = 0;
 };
 
 }  // namespace gpusched::plugins::gpu_fit

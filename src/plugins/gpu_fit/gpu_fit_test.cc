@@ -261,6 +261,34 @@ TEST(GpuFitTest, ModelMatchesAreComputedPerDistinctModel) {
   EXPECT_EQ(plugin->Filter(state, pod, outside_l4).reason(), kMismatch);
 }
 
+TEST(GpuFitTest, ModelTableIsMemoisedPerNodeSetVersion) {
+  // A cache-kept snapshot (node_set_version != 0): the distinct models are collected once per
+  // version; a node object replaced under a new version is seen by the next pod.
+  framework::Snapshot snapshot =
+      SnapshotOf({{A100Node("a0")}, {MakeNode("t0").Gpus(4).GpuModel("T4").Ptr()}});
+  snapshot.BumpNodeSetVersionForCache();
+  auto plugin = MustCreate("");
+  ASSERT_NE(plugin, nullptr);
+  auto codes = [&](const api::Pod& pod) {
+    framework::CycleState state;
+    EXPECT_TRUE(plugin->PreFilter(state, pod, snapshot).ok());
+    std::string out;
+    for (const framework::NodeInfo& n : snapshot.nodes()) {
+      out += plugin->Filter(state, pod, n).ok() ? "ok " : "no ";
+    }
+    return out;
+  };
+  const api::Pod a100 = MakePod("ns", "p").Gpus(1).GpuModel("A100").Obj();
+  const api::Pod t4 = MakePod("ns", "q").Gpus(1).GpuModel("T4").Obj();
+  EXPECT_EQ(codes(a100), "ok no ");
+  EXPECT_EQ(codes(t4), "no ok ");
+  snapshot.MutableSlotForCache(1).node =
+      MakeNode("t0").Gpus(4).GpuModel("A100-SXM4-80GB").Ptr();
+  snapshot.BumpNodeSetVersionForCache();
+  EXPECT_EQ(codes(a100), "ok ok ");
+  EXPECT_EQ(codes(t4), "no no ");
+}
+
 TEST(GpuFitTest, ScoreDefault) {
   const std::vector<NodeSpec> nodes = {
       // 5 free GPUs, utilization unknown: fit 100*2000/5000 = 40, util 50;

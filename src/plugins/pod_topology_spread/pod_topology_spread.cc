@@ -9,6 +9,7 @@
 #include <utility>
 #include <vector>
 
+#include "src/api/equivalence.h"
 #include "src/api/resources.h"
 #include "src/common/strings.h"
 #include "src/plugins/helper/args.h"
@@ -41,6 +42,13 @@ struct Constraint {
   api::OwnerReference owner;
   bool self_match = false;
   const DomainIndex* index = nullptr;
+  // Matching pods per node slot for this selector (the plugin's memo); PreScore leaves every
+  // feasible slot's count current for hostname Score.
+  SelectorCountMemo* memo = nullptr;
+  // Per slot: whether the node counts under the inclusion policies (the plugin's memo), or null
+  // (evaluate per node with Included).
+  const uint8_t* included = nullptr;
+  uint64_t stamp = 0;  // PreScore's mark in memo->stamp of the slots whose count it refreshed
   std::vector<int32_t> counts;      // per domain
   std::vector<uint8_t> registered;  // per domain: counted (eligible node / feasible node)
   // PreFilter: the smallest count over registered domains, and their number.
@@ -87,6 +95,53 @@ int32_t CountMatching(std::span<const api::PodPtr> pods, const Constraint& c,
   return n;
 }
 
+// The memo key of `c`'s selector for pods of namespace `ns`: a canonical, unambiguous encoding
+// (length-prefixed strings, fixed-width atom ids), so equal keys mean equal selectors.
+void SelectorKey(const Constraint& c, std::string_view ns, std::string& out) {
+  out.clear();
+  auto put_u32 = [&out](uint32_t v) { out.append(reinterpret_cast<const char*>(&v), sizeof v); };
+  auto put_str = [&](std::string_view v) {
+    put_u32(static_cast<uint32_t>(v.size()));
+    out.append(v);
+  };
+  put_str(ns);
+  if (c.by_owner) {
+    out.push_back('O');
+    put_str(c.owner.kind);
+    put_str(c.owner.name);
+    put_str(c.owner.uid);
+    return;
+  }
+  out.push_back('L');
+  put_u32(static_cast<uint32_t>(c.selector.requirements.size()));
+  for (const api::Requirement& r : c.selector.requirements) {
+    put_u32(r.key.id);
+    out.push_back(static_cast<char>(r.op));
+    put_u32(static_cast<uint32_t>(r.values.size()));
+    for (common::Atom v : r.values) put_u32(v.id);
+    const int64_t number = r.number;
+    out.append(reinterpret_cast<const char*>(&number), sizeof number);
+  }
+}
+
+// CountMatching for slot `slot`, through the memo: recounted only when the node's generation
+// `gen` (0: unknown, never trusted) differs from the one the stored count was taken at. The
+// count is always left in m.count[slot]. REQUIRES: slot < m.count.size().
+int32_t MemoCount(SelectorCountMemo& m, uint64_t gen, size_t slot, const framework::NodeInfo& info,
+                  const Constraint& c, std::string_view ns) {
+  if (gen != 0 && m.gen[slot] == gen) return m.count[slot];
+  const int32_t n = info.valid() ? CountMatching(info.pods, c, ns) : 0;
+  m.count[slot] = n;
+  m.gen[slot] = gen;
+  return n;
+}
+
+// The node's generation if the snapshot tracks changes (cache-kept), else 0.
+uint64_t GenerationOf(const framework::Snapshot& snapshot, size_t slot) {
+  const auto gens = snapshot.generations();
+  return snapshot.generation() != 0 && slot < gens.size() ? gens[slot] : 0;
+}
+
 // The pod's nodeSelector and required node affinity (nodeAffinityPolicy: Honor).
 bool MatchesNodeAffinity(const api::Pod& pod, const api::Node& node) {
   for (const auto& [key, value] : pod.node_selector.items()) {
@@ -123,6 +178,12 @@ bool Included(const Constraint& c, const api::Pod& pod, const api::Node& node, i
     if (taints == 0) return false;
   }
   return true;
+}
+
+bool IncludedAt(const Constraint& c, size_t slot, const api::Pod& pod,
+                const framework::NodeInfo& info, int& aff, int& taints) {
+  if (c.included != nullptr) return c.included[slot] != 0;
+  return info.valid() && Included(c, pod, *info.node, aff, taints);
 }
 
 }  // namespace
@@ -219,7 +280,9 @@ common::StatusOr<Args> ParseArgs(const boost::json::value& raw) {
 PodTopologySpread::PodTopologySpread(Args args)
     : args_(std::move(args)),
       defaults_(args_.EffectiveDefaults()),
-      system_defaulted_(args_.defaulting_type == Args::DefaultingType::kSystem) {}
+      system_defaulted_(args_.defaulting_type == Args::DefaultingType::kSystem) {
+  memos_.reserve(kMaxCountMemos);
+}
 
 common::StatusOr<framework::PluginPtr> PodTopologySpread::Create(const boost::json::value& args,
                                                                  framework::Handle& /*handle*/) {
@@ -283,19 +346,30 @@ framework::Status PodTopologySpread::PreFilter(framework::CycleState& state, con
     c.index = &domains_.For(snapshot, c.key);
     c.counts.assign(static_cast<size_t>(c.index->num_domains), 0);
     c.registered.assign(static_cast<size_t>(c.index->num_domains), 0);
+    SelectorKey(c, pod.meta.namespace_, key_buf_);
+    c.memo = &Memo(snapshot, key_buf_);
+    c.included = Inclusion(snapshot, pod, c.affinity_policy == Policy::kHonor,
+                           c.taints_policy == Policy::kHonor);
   }
   const auto nodes = snapshot.nodes();
   for (size_t i = 0; i < nodes.size(); ++i) {
+    // An empty slot has no domain, so HasAllKeys also skips it; the NodeInfo itself is touched
+    // only when a memo misses (the common case touches flat arrays only).
+    if (!HasAllKeys(cs, i)) continue;
     const framework::NodeInfo& info = nodes[i];
-    if (!info.valid() || !HasAllKeys(cs, i)) continue;
     int aff = -1;
     int taints = -1;
+    const uint64_t gen = GenerationOf(snapshot, i);
     for (Constraint& c : cs) {
-      if (!Included(c, pod, *info.node, aff, taints)) continue;
+      if (!IncludedAt(c, i, pod, info, aff, taints)) continue;
       const auto d = static_cast<size_t>(c.index->node_domain[i]);
       c.registered[d] = 1;
-      c.counts[d] += CountMatching(info.pods, c, pod.meta.namespace_);
+      c.counts[d] += MemoCount(*c.memo, gen, i, info, c, pod.meta.namespace_);
     }
+  }
+  for (Constraint& c : cs) {  // Filter reads only the per-domain counts
+    c.memo = nullptr;
+    c.included = nullptr;
   }
   for (Constraint& c : cs) {
     for (size_t d = 0; d < c.counts.size(); ++d) {
@@ -346,7 +420,13 @@ framework::Status PodTopologySpread::PreScore(framework::CycleState& state, cons
     c.index = &domains_.For(snapshot, c.key);
     c.counts.assign(static_cast<size_t>(c.index->num_domains), 0);
     c.registered.assign(static_cast<size_t>(c.index->num_domains), 0);
+    SelectorKey(c, pod.meta.namespace_, key_buf_);
+    c.memo = &Memo(snapshot, key_buf_);
+    c.stamp = ++memo_stamp_;
+    c.included = Inclusion(snapshot, pod, c.affinity_policy == Policy::kHonor,
+                           c.taints_policy == Policy::kHonor);
   }
+  const auto nodes = snapshot.nodes();
   int32_t ignored = 0;
   for (framework::NodeIndex n : feasible) {
     const auto slot = static_cast<size_t>(n);
@@ -356,7 +436,14 @@ framework::Status PodTopologySpread::PreScore(framework::CycleState& state, cons
     }
     for (size_t k = 0; k < cs.size(); ++k) {
       Constraint& c = cs[k];
-      if (c.hostname) continue;
+      if (c.hostname) {  // Score reads the node's own count from the memo
+        if (slot < nodes.size()) {  // feasible nodes are valid; NodeInfo read only on a miss
+          MemoCount(*c.memo, GenerationOf(snapshot, slot), slot, nodes[slot], c,
+                    pod.meta.namespace_);
+          c.memo->stamp[slot] = c.stamp;
+        }
+        continue;
+      }
       const int32_t d = c.index->node_domain[slot];
       if (d < 0) {
         // Upstream registers the empty value as one more domain.
@@ -373,18 +460,18 @@ framework::Status PodTopologySpread::PreScore(framework::CycleState& state, cons
         cs[k].hostname ? static_cast<int32_t>(feasible.size()) - ignored : sizes[k];
     cs[k].weight = std::log(static_cast<double>(size) + 2.0);
   }
-  const auto nodes = snapshot.nodes();
   for (size_t i = 0; i < nodes.size(); ++i) {
-    const framework::NodeInfo& info = nodes[i];
-    if (!info.valid() || (require_all && !HasAllKeys(cs, i))) continue;
+    if (require_all && !HasAllKeys(cs, i)) continue;
+    const framework::NodeInfo& info = nodes[i];  // touched only when a memo misses
     int aff = -1;
     int taints = -1;
     for (Constraint& c : cs) {
       if (c.hostname) continue;  // counted per node in Score
-      const int32_t d = c.index->node_domain[i];
+      const int32_t d = c.index->node_domain[i];  // -1 also for an empty slot
       if (d < 0 || !c.registered[static_cast<size_t>(d)]) continue;
-      if (!Included(c, pod, *info.node, aff, taints)) continue;
-      c.counts[static_cast<size_t>(d)] += CountMatching(info.pods, c, pod.meta.namespace_);
+      if (!IncludedAt(c, i, pod, info, aff, taints)) continue;
+      c.counts[static_cast<size_t>(d)] +=
+          MemoCount(*c.memo, GenerationOf(snapshot, i), i, info, c, pod.meta.namespace_);
     }
   }
   auto s = std::make_unique<PreScoreState>();
@@ -394,23 +481,146 @@ framework::Status PodTopologySpread::PreScore(framework::CycleState& state, cons
   return framework::Status::Success();
 }
 
+namespace {
+
+// The raw score of slot `slot` (Score/ScoreNodes); `node()` gives its NodeInfo, read only when
+// PreScore did not leave a hostname count in the memo.
+template <typename NodeFn>
+int64_t ScoreAt(const PreScoreState& s, size_t slot, const api::Pod& pod, NodeFn node) {
+  // An ignored node (missing a required topology label) scores -1 here and 0 after
+  // normalization; real scores are never negative.
+  if (s.require_all_topologies && !HasAllKeys(s.constraints, slot)) return -1;
+  double score = 0;
+  for (const Constraint& c : s.constraints) {
+    const int32_t d = c.index->node_domain[slot];
+    if (d < 0) continue;
+    // Hostname: PreScore left the count of every feasible node current in the memo; a node it
+    // did not see (Score called on its own) is counted directly.
+    int64_t count = 0;
+    if (!c.hostname) {
+      count = c.counts[static_cast<size_t>(d)];
+    } else if (c.memo != nullptr && slot < c.memo->stamp.size() && c.memo->stamp[slot] == c.stamp) {
+      count = c.memo->count[slot];
+    } else {
+      count = CountMatching(node().pods, c, pod.meta.namespace_);
+    }
+    score += static_cast<double>(count) * c.weight + static_cast<double>(c.max_skew - 1);
+  }
+  return std::llround(score);
+}
+
+}  // namespace
+
 int64_t PodTopologySpread::Score(const framework::CycleState& state, const api::Pod& pod,
                                  const framework::NodeInfo& node) const {
   const PreScoreState* s = state.Get<PreScoreState>(kPreScoreKey);
   if (s == nullptr) return 0;
-  const auto slot = static_cast<size_t>(node.index);
-  // An ignored node (missing a required topology label) scores -1 here and 0 after
-  // normalization; real scores are never negative.
-  if (s->require_all_topologies && !HasAllKeys(s->constraints, slot)) return -1;
-  double score = 0;
-  for (const Constraint& c : s->constraints) {
-    const int32_t d = c.index->node_domain[slot];
-    if (d < 0) continue;
-    const int64_t count = c.hostname ? CountMatching(node.pods, c, pod.meta.namespace_)
-                                     : c.counts[static_cast<size_t>(d)];
-    score += static_cast<double>(count) * c.weight + static_cast<double>(c.max_skew - 1);
+  return ScoreAt(*s, static_cast<size_t>(node.index), pod,
+                 [&node]() -> const framework::NodeInfo& { return node; });
+}
+
+void PodTopologySpread::ScoreNodes(const framework::CycleState& state, const api::Pod& pod,
+                                   const framework::Snapshot& snapshot,
+                                   std::span<const framework::NodeIndex> nodes,
+                                   std::span<int64_t> out) const {
+  const PreScoreState* s = state.Get<PreScoreState>(kPreScoreKey);
+  for (size_t i = 0; i < nodes.size(); ++i) {
+    if (s == nullptr) {
+      out[i] = 0;
+      continue;
+    }
+    const framework::NodeIndex n = nodes[i];
+    out[i] = ScoreAt(*s, static_cast<size_t>(n), pod,
+                     [&snapshot, n]() -> const framework::NodeInfo& { return snapshot.at(n); });
   }
-  return std::llround(score);
+}
+
+SelectorCountMemo& PodTopologySpread::Memo(const framework::Snapshot& snapshot,
+                                            std::string_view key) {
+  if (&snapshot != memo_snapshot_ || snapshot.generation() < memo_generation_) {
+    memos_.clear();
+    memo_snapshot_ = &snapshot;
+  }
+  memo_generation_ = snapshot.generation();
+  ++memo_tick_;
+  SelectorCountMemo* m = nullptr;
+  for (SelectorCountMemo& e : memos_) {
+    if (e.key == key) {
+      m = &e;
+      break;
+    }
+  }
+  if (m == nullptr) {
+    if (memos_.size() < kMaxCountMemos) {  // reserved: entries never move
+      m = &memos_.emplace_back();
+    } else {
+      m = &*std::min_element(memos_.begin(), memos_.end(),
+                             [](const SelectorCountMemo& a, const SelectorCountMemo& b) {
+                               return a.last_used < b.last_used;
+                             });
+    }
+    m->key.assign(key);
+    std::fill(m->gen.begin(), m->gen.end(), 0);
+    std::fill(m->stamp.begin(), m->stamp.end(), 0);
+  }
+  m->last_used = memo_tick_;
+  const size_t slots = snapshot.nodes().size();
+  if (m->gen.size() != slots) {
+    m->gen.resize(slots, 0);
+    m->count.resize(slots, 0);
+    m->stamp.resize(slots, 0);
+  }
+  return *m;
+}
+
+const uint8_t* PodTopologySpread::Inclusion(const framework::Snapshot& snapshot,
+                                            const api::Pod& pod, bool honor_affinity,
+                                            bool honor_taints) {
+  if (!honor_affinity && !honor_taints) return nullptr;  // every node counts: nothing to memoise
+  const uint64_t version = snapshot.node_set_version();
+  if (version == 0) return nullptr;
+  const auto nodes = snapshot.nodes();
+  if (&snapshot != inclusion_snapshot_ || version != inclusion_version_ ||
+      nodes.size() != inclusion_slots_) {
+    inclusion_.clear();
+    inclusion_snapshot_ = &snapshot;
+    inclusion_version_ = version;
+    inclusion_slots_ = nodes.size();
+  }
+  // The equivalence key covers nodeSelector, affinity and tolerations (and more: a finer key
+  // than needed, never a coarser one).
+  api::SchedulingEquivalenceKey(pod, inclusion_key_);
+  inclusion_key_.push_back(static_cast<char>((honor_affinity ? 1 : 0) | (honor_taints ? 2 : 0)));
+  ++inclusion_tick_;
+  for (InclusionMemo& e : inclusion_) {
+    if (e.key == inclusion_key_) {
+      e.last_used = inclusion_tick_;
+      return e.included.data();
+    }
+  }
+  InclusionMemo* m = nullptr;
+  if (inclusion_.size() < kMaxCountMemos) {
+    inclusion_.reserve(kMaxCountMemos);  // entries never move: callers keep data() pointers
+    m = &inclusion_.emplace_back();
+  } else {
+    m = &*std::min_element(inclusion_.begin(), inclusion_.end(),
+                           [](const InclusionMemo& a, const InclusionMemo& b) {
+                             return a.last_used < b.last_used;
+                           });
+  }
+  m->key = inclusion_key_;
+  m->last_used = inclusion_tick_;
+  m->included.assign(nodes.size(), 0);
+  Constraint probe;
+  probe.affinity_policy = honor_affinity ? Policy::kHonor : Policy::kIgnore;
+  probe.taints_policy = honor_taints ? Policy::kHonor : Policy::kIgnore;
+  for (size_t i = 0; i < nodes.size(); ++i) {
+    if (!nodes[i].valid()) continue;
+    int aff = -1;
+    int taints = -1;
+    m->included[i] = Included(probe, pod, *nodes[i].node, aff, taints) ? 1 : 0;
+  }
+  return m->included.data();
 }
 
 framework::Status PodTopologySpread::NormalizeScore(const framework::CycleState& /*state*/,

@@ -38,15 +38,25 @@
 //
 // Data layout: a node's domain is a dense index, kept per topology key in a memo rebuilt only when
 // the snapshot's node set changes (helper::TopologyDomains); counts are flat arrays indexed by
-// domain. Filter and Score are O(constraints) (O(pods on the node) for hostname scoring),
-// allocation-free and const; they may run concurrently. PreFilter/PreScore run on the owning
-// framework's scheduling thread.
+// domain. The number of pods on each node matching a selector (namespace + controller, or
+// namespace + labelSelector) is memoised per selector in flat arrays stamped with the node's
+// generation (Snapshot::generations(), bumped by the cache on every change of the node or its
+// pods), so PreFilter/PreScore recount only nodes that changed since the selector was last used:
+// O(nodes) per pod instead of O(pods in the cluster). Snapshots without generations (0, filled by
+// hand) are always recounted. Filter and Score are O(constraints), allocation-free and const;
+// they may run concurrently. PreFilter/PreScore run on the owning framework's scheduling thread.
+//
+// Result reuse (framework/plugin.h): not node-local (counts span nodes). PreFilter returns kSkip
+// when the pod has no DoNotSchedule constraint (e.g. a Deployment's pod with the System
+// defaults), so stored Filter verdicts of the node-local plugins stay usable; at Score only this
+// plugin is recomputed over the feasible nodes.
 #pragma once
 
 #include <boost/json/value.hpp>
 #include <cstdint>
 #include <optional>
 #include <span>
+#include <string>
 #include <string_view>
 #include <vector>
 
@@ -87,6 +97,16 @@ struct Args {
 // "defaultConstraints[0].maxSkew: must be in 1..2147483647, got 0".
 common::StatusOr<Args> ParseArgs(const boost::json::value& args);
 
+// Matching-pod counts per node for one selector, stamped with the node's generation (see the
+// data layout above). Owned by the plugin, scheduling thread only.
+struct SelectorCountMemo {
+  std::string key;  // canonical selector encoding (namespace, controller or labelSelector)
+  uint64_t last_used = 0;
+  std::vector<uint64_t> gen;  // per slot: the generation `count` was taken at (0: never valid)
+  std::vector<int32_t> count;
+  std::vector<uint64_t> stamp;  // per slot: the PreScore call that last refreshed `count` there
+};
+
 class PodTopologySpread final : public framework::PreFilterPlugin,
                                 public framework::FilterPlugin,
                                 public framework::PreScorePlugin,
@@ -106,6 +126,10 @@ class PodTopologySpread final : public framework::PreFilterPlugin,
                              std::span<const framework::NodeIndex> feasible) override;
   int64_t Score(const framework::CycleState& state, const api::Pod& pod,
                 const framework::NodeInfo& node) const override;
+  // Score over `nodes` with one CycleState lookup (same values as Score per node).
+  void ScoreNodes(const framework::CycleState& state, const api::Pod& pod,
+                  const framework::Snapshot& snapshot, std::span<const framework::NodeIndex> nodes,
+                  std::span<int64_t> out) const override;
   bool HasNormalizeScore() const override { return true; }
   framework::Status NormalizeScore(const framework::CycleState& state, const api::Pod& pod,
                                    std::span<int64_t> scores) const override;
@@ -119,6 +143,37 @@ class PodTopologySpread final : public framework::PreFilterPlugin,
   // pod's Filter calls (a snapshot without a version rebuilds the memo at PreScore, after Filter
   // is done).
   helper::TopologyDomains domains_;
+
+  static constexpr size_t kMaxCountMemos = 64;
+  // The memo for `key` on `snapshot` (LRU; all are dropped when the snapshot object changes or
+  // its generation goes backwards). Pointers into an entry's arrays stay valid until the next
+  // call that evicts it; two calls in one PreFilter/PreScore never evict each other's entry.
+  SelectorCountMemo& Memo(const framework::Snapshot& snapshot, std::string_view key);
+  std::vector<SelectorCountMemo> memos_;
+  const framework::Snapshot* memo_snapshot_ = nullptr;
+  uint64_t memo_generation_ = 0;
+  uint64_t memo_tick_ = 0;
+  uint64_t memo_stamp_ = 0;
+  std::string key_buf_;
+
+  // Which nodes count for a pod under nodeAffinityPolicy/nodeTaintsPolicy Honor depends only on
+  // the node objects and the pod's nodeSelector/affinity/tolerations: memoised per (policies, pod
+  // equivalence key) for one node_set_version (LRU of kMaxCountMemos; dropped with the node set).
+  struct InclusionMemo {
+    std::string key;
+    uint64_t last_used = 0;
+    std::vector<uint8_t> included;  // per slot
+  };
+  // The per-slot inclusion for the pod under the given policies; nullptr when the snapshot has
+  // no node_set_version (evaluate per node).
+  const uint8_t* Inclusion(const framework::Snapshot& snapshot, const api::Pod& pod,
+                           bool honor_affinity, bool honor_taints);
+  std::vector<InclusionMemo> inclusion_;
+  const framework::Snapshot* inclusion_snapshot_ = nullptr;
+  uint64_t inclusion_version_ = 0;
+  size_t inclusion_slots_ = 0;
+  uint64_t inclusion_tick_ = 0;
+  std::string inclusion_key_;
 };
 
 }  // namespace gpusched::plugins::pod_topology_spread

@@ -429,6 +429,53 @@ TEST(PodTopologySpreadTest, DomainMemoFollowsTheSnapshotAcrossCycles) {
   EXPECT_EQ(Feasible(*plugin, pod, snapshot), "c1");
 }
 
+TEST(PodTopologySpreadTest, MatchCountMemoFollowsNodeGenerations) {
+  // A cache-kept snapshot with per-node generations: matching-pod counts are memoised per
+  // selector and node, and a node whose generation moved is recounted (the cache bumps it on
+  // every pod change). Filter (zone counts) and Score (hostname counts) both follow.
+  auto plugin = MustCreate();
+  framework::Snapshot snapshot =
+      SnapshotOf({ZoneNode("a1", "a"), ZoneNode("b1", "b"), ZoneNode("b2", "b")}, {});
+  snapshot.BumpNodeSetVersionForCache();
+  uint64_t gen = 1;
+  for (framework::NodeIndex i = 0; i < 3; ++i) snapshot.SetGenerationForCache(i, ++gen);
+  snapshot.SetNodeCountForCache(3, gen);
+  auto place = [&](framework::NodeIndex i, const api::PodPtr& p) {
+    snapshot.MutableSlotForCache(i).pods.push_back(p);
+    snapshot.SetGenerationForCache(i, ++gen);
+    snapshot.SetNodeCountForCache(3, gen);
+  };
+  const api::Pod web = MakePod("ns", "p").Label("app", "web")
+                           .SpreadConstraint(1, kZone, When::kDoNotSchedule, "app", "web").Obj();
+  EXPECT_EQ(Feasible(*plugin, web, snapshot), "a1,b1,b2");
+  place(0, Placed("w0", "a1", "web"));
+  EXPECT_EQ(Feasible(*plugin, web, snapshot), "b1,b2");
+  place(1, Placed("w1", "b1", "web"));
+  EXPECT_EQ(Feasible(*plugin, web, snapshot), "a1,b1,b2");
+  place(2, Placed("w2", "b2", "web"));
+  EXPECT_EQ(Feasible(*plugin, web, snapshot), "a1");
+
+  // Hostname spread of a ReplicaSet's pods (System defaults, ScheduleAnyway): raw scores from
+  // ScoreNodes equal Score's and move with the counts.
+  const api::Pod rs = MakePod("ns", "q").OwnerReference("ReplicaSet", "rs").Obj();
+  auto raw_scores = [&] {
+    framework::CycleState state;
+    const std::vector<framework::NodeIndex> all = {0, 1, 2};
+    EXPECT_TRUE(plugin->PreScore(state, rs, snapshot, all).ok());
+    std::vector<int64_t> out(3);
+    plugin->ScoreNodes(state, rs, snapshot, all, out);
+    for (size_t i = 0; i < 3; ++i) EXPECT_EQ(out[i], plugin->Score(state, rs, snapshot.at(all[i])));
+    return out;
+  };
+  const std::vector<int64_t> before = raw_scores();
+  EXPECT_EQ(before[1], before[2]);
+  place(1, MakePod("ns", "r0").OwnerReference("ReplicaSet", "rs").NodeName("b1").Ptr());
+  const std::vector<int64_t> after = raw_scores();
+  EXPECT_GT(after[1], after[2]) << "b1 now holds one of the ReplicaSet's pods";
+  EXPECT_GT(after[2], before[2]) << "zone b's count grew for b2 too";
+  EXPECT_EQ(after[0], before[0]);
+}
+
 TEST(PodTopologySpreadTest, NameIsRegisteredName) {
   auto plugin = MustCreate();
   EXPECT_EQ(plugin->Name(), names::kPodTopologySpread);
