@@ -87,8 +87,10 @@ struct HttpClientOptions {
   // TCP keepalive idle time and interval: detects dead watch connections.
   common::Duration keepalive = std::chrono::seconds(30);
   bool http2 = true;
-  // Idle curl handles (and their connections) kept for reuse.
-  size_t max_idle_handles = 8;
+  // Idle curl handles (and their connections) kept for reuse. At least the number of threads
+  // that call Do at once (gpusched scheduler: up to 32 binding threads, plus informers), so that a
+  // busy client does not open a new TLS connection per request.
+  size_t max_idle_handles = 40;
 };
 
 // Collaborators. `wait` (required) blocks for rate limiting and backoff (cmd/: a sleep that
