@@ -6,6 +6,7 @@
 //   framework::Snapshot snap = testing::SnapshotOf({MakeNode("n1").Ptr()}, {placed_pod});
 //   g_counting = true; g_allocations = 0; plugin->Filter(...); g_counting = false;
 //   EXPECT_EQ(g_allocations, 0);
+//   std::vector<int64_t> s = testing::NormalizedScores(*plugin, pod, snap, g_counting, g_allocations);
 //
 // SnapshotOf fills a hand-made snapshot (node_set_version 0, generation 1) as the cache would
 // present it; MustCreate builds a plugin through its validating factory with a throwaway
@@ -26,7 +27,9 @@
 #include <vector>
 
 #include "src/api/types.h"
+#include "src/framework/cycle_state.h"
 #include "src/framework/node_info.h"
+#include "src/framework/status.h"
 #include "src/testing/fake_handle.h"
 
 // Replaces the global operator new/delete of the test binary to count the heap allocations made
@@ -97,6 +100,30 @@ std::unique_ptr<P> MustCreate(std::string_view args_json = "") {
   EXPECT_TRUE(plugin.ok()) << plugin.status().ToString();
   if (!plugin.ok()) return nullptr;
   return std::unique_ptr<P>(dynamic_cast<P*>(std::move(plugin).value().release()));
+}
+
+// PreScore, ScoreNodes over every node of `snapshot` (all feasible) and NormalizeScore: the
+// normalized scores in slot order, or {} when PreScore skips the pod. Adds a test failure when
+// PreScore fails or ScoreNodes allocates; `counting`/`allocations` are the test binary's
+// GPUSCHED_TESTING_COUNT_ALLOCATIONS counters (g_counting, g_allocations).
+template <typename P>
+std::vector<int64_t> NormalizedScores(P& plugin, const api::Pod& pod,
+                                      const framework::Snapshot& snapshot, bool& counting,
+                                      int64_t& allocations) {
+  std::vector<framework::NodeIndex> feasible;
+  for (const framework::NodeInfo& n : snapshot.nodes()) feasible.push_back(n.index);
+  framework::CycleState state;
+  framework::Status pre = plugin.PreScore(state, pod, snapshot, feasible);
+  if (pre.IsSkip()) return {};
+  EXPECT_TRUE(pre.ok()) << pre.ToString();
+  std::vector<int64_t> scores(feasible.size());
+  counting = true;
+  allocations = 0;
+  plugin.ScoreNodes(state, pod, snapshot, feasible, scores);
+  counting = false;
+  EXPECT_EQ(allocations, 0) << "Score must not allocate";
+  EXPECT_TRUE(plugin.NormalizeScore(state, pod, scores).ok());
+  return scores;
 }
 
 }  // namespace gpusched::testing

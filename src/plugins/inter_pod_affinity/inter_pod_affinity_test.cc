@@ -156,20 +156,7 @@ TEST(InterPodAffinityTest, FilterNamespacesAndMissingLabels) {
 // Normalized scores of every node (all feasible), or {} when PreScore skipped.
 std::vector<int64_t> Scores(InterPodAffinity& plugin, const api::Pod& pod,
                             const framework::Snapshot& snapshot) {
-  std::vector<framework::NodeIndex> feasible;
-  for (const framework::NodeInfo& n : snapshot.nodes()) feasible.push_back(n.index);
-  framework::CycleState state;
-  framework::Status pre = plugin.PreScore(state, pod, snapshot, feasible);
-  if (pre.IsSkip()) return {};
-  EXPECT_TRUE(pre.ok()) << pre.ToString();
-  std::vector<int64_t> scores(feasible.size());
-  g_counting = true;
-  g_allocations = 0;
-  plugin.ScoreNodes(state, pod, snapshot, feasible, scores);
-  g_counting = false;
-  EXPECT_EQ(g_allocations, 0) << "Score must not allocate";
-  EXPECT_TRUE(plugin.NormalizeScore(state, pod, scores).ok());
-  return scores;
+  return testing::NormalizedScores(plugin, pod, snapshot, g_counting, g_allocations);
 }
 
 TEST(InterPodAffinityTest, Score) {
