@@ -147,6 +147,7 @@ class ExtenderCommand final : public Command {
     }
     kube::client::KubeApiClientOptions api_opts;
     api_opts.default_reporting_controller = "gpusched-extender";
+    api_opts.wait = [&http_stop](common::Duration d) { http_stop.Wait(d); };
     kube::client::KubeApiClient api(**rest, clock, api_opts);
 
     framework::Registry registry;

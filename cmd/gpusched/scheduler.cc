@@ -21,8 +21,8 @@
 //
 // Wiring (the only place it happens):
 //
-//   HttpRestClient ──► pod informer ──┐                      ┌─► KubeApiClient (bind, condition, event)
-//     (qps/burst)  ──► node informer ─┴─► Scheduler ─────────┤      └─ HttpRestClient
+//   HttpRestClient ──► pod informer ──┐                      ┌─► AsyncEventClient ─► KubeApiClient
+//     (qps/burst)  ──► node informer ─┴─► Scheduler ─────────┤   (events: 2 threads)   └─ HttpRestClient
 //                                          ▲   ▲ 1 s ticker  └─ ThreadPoolExecutor(4-32): binding cycles
 //   HttpRestClient ──► LeaderElector ──────┘   (Flush, CleanupExpiredAssumedPods)
 //   (own token bucket, as kube-scheduler's leader-election client)
@@ -31,7 +31,8 @@
 // the informers and wait for them to sync, then schedule — at once, or when the lease is
 // acquired with --leader-elect. Losing the lease stops scheduling at once and exits 1
 // ("leaderelection lost"), as kube-scheduler does. SIGTERM/SIGINT: stop taking pods, let the
-// binding cycles in flight finish (15 s at most), release the lease, exit 0. A second signal
+// binding cycles in flight finish (15 s at most), then their queued events (5 s at most), release
+// the lease, exit 0. A second signal
 // exits at once.
 #include <CLI/CLI.hpp>
 #include <algorithm>
@@ -62,6 +63,7 @@
 #include "src/framework/registry.h"
 #include "src/gpu_metrics/utilization.h"
 #include "src/kube/client/api_writer.h"
+#include "src/kube/client/async_events.h"
 #include "src/kube/client/http_client.h"
 #include "src/kube/informer/informer.h"
 #include "src/kube/leaderelection/leader_elector.h"
@@ -296,8 +298,8 @@ class SchedulerCommand final : public Command {
     spdlog::info("gpusched scheduler: API server {}", conn->cluster.Describe());
 
     // kube-scheduler gives the main, the events and the leader-election clients a token bucket
-    // each. Here binds, conditions and events share the main one; the lease has its own so that
-    // renewals never queue behind a burst of binds.
+    // each; so does gpusched: binds and conditions use the main one, events and the lease their
+    // own, so that neither queues behind a burst of binds.
     common::Random main_random(TimeSeed());
     common::Random le_random(TimeSeed() * 31 + 7);
     const RestClientOptions client_opts{cfg.client_connection.qps, cfg.client_connection.burst, &api_metrics};
@@ -312,7 +314,19 @@ class SchedulerCommand final : public Command {
     const std::string hostname = Hostname();
     kube::client::KubeApiClientOptions api_opts;
     api_opts.reporting_instance = ("gpusched-" + hostname).substr(0, 128);
+    api_opts.wait = [&http_stop](common::Duration d) { http_stop.Wait(d); };  // bind read-backs
     kube::client::KubeApiClient api(**rest, clock, api_opts);
+    // Events are written by two background threads with a client of their own (AsyncEventClient),
+    // as kube-scheduler's event broadcaster does, so that a binding thread's next bind waits
+    // neither for the event of the last one nor for its tokens.
+    common::Random events_random(TimeSeed() * 17 + 3);
+    auto events_rest = make_client(events_random);
+    if (!events_rest.ok()) {
+      std::cerr << "error: " << events_rest.status().message() << "\n";
+      return kExitBadInput;
+    }
+    kube::client::KubeApiClient events_api(**events_rest, clock, api_opts);
+    kube::client::AsyncEventClient events(api, events_api);
 
     // AppGroup/NetworkTopology objects for NetworkLocality (kept current by CrdWatch below).
     network::NetworkStore network_store;
@@ -325,7 +339,7 @@ class SchedulerCommand final : public Command {
     // Binding cycles: their concurrency, not scheduling, bounds the bind rate (BindingThreads).
     common::ThreadPoolExecutor executor(BindingThreads(cfg.client_connection.qps));
     metrics::SchedulerMetrics sched_metrics(metrics_registry);
-    scheduler::SchedulerDeps sched_deps{clock, sched_random, api, executor, registry};
+    scheduler::SchedulerDeps sched_deps{clock, sched_random, events, executor, registry};
     sched_deps.metrics = &sched_metrics;
     auto sched = scheduler::Scheduler::Create(cfg, sched_deps);
     if (!sched.ok()) {
@@ -487,6 +501,7 @@ class SchedulerCommand final : public Command {
     if (!delay_cache && !start_informers_and_sync()) {
       spdlog::info("gpusched scheduler: interrupted before the informers synced; exiting");
       (*rest)->Cancel();
+      (*events_rest)->Cancel();
       http_stop.Stop();
       return kExitOk;
     }
@@ -588,6 +603,7 @@ class SchedulerCommand final : public Command {
       spdlog::error("gpusched scheduler: leaderelection lost; exiting");
       s.Stop();
       (*rest)->Cancel();
+      (*events_rest)->Cancel();
       http_stop.Stop();
       rc = 1;
     } else {
@@ -609,6 +625,7 @@ class SchedulerCommand final : public Command {
         if (!drained.Wait(std::chrono::seconds(15))) {
           spdlog::warn("gpusched scheduler: binds still in flight after 15s; cancelling them");
           (*rest)->Cancel();
+          (*events_rest)->Cancel();
           http_stop.Stop();
         }
       });
@@ -616,6 +633,14 @@ class SchedulerCommand final : public Command {
       drained.Stop();
       watchdog.join();
       spdlog::info("gpusched scheduler: binding cycles finished");
+      // Then their events: 5 s for the queue, and a send still stuck a second later is cancelled.
+      Stopper events_sent;
+      std::thread events_watchdog([&] {
+        if (!events_sent.Wait(std::chrono::seconds(6))) (*events_rest)->Cancel();
+      });
+      if (events.Shutdown(std::chrono::seconds(5)) == 0) spdlog::info("gpusched scheduler: events sent");
+      events_sent.Stop();
+      events_watchdog.join();
     }
     ticker_stop.Stop();
     ticker.join();
@@ -632,6 +657,7 @@ class SchedulerCommand final : public Command {
     nodes->Stop();
     if (crd_watch) crd_watch->Stop();
     (*rest)->Cancel();
+    (*events_rest)->Cancel();
     http_stop.Stop();
     pods->Join();
     nodes->Join();

@@ -1098,7 +1098,11 @@ common::StatusOr<Node> DecodeNode(const boost::json::value& json) {
   return node;
 }
 
-common::StatusOr<boost::json::value> ParseJson(std::string_view text, std::string_view source) {
+namespace {
+
+// Feeds `text` to `p` (a fresh or reset parser) and finishes it; the error names `source` and the
+// line, column and offset. The value is then p.release().
+common::Status ParseInto(json::stream_parser& p, std::string_view text, std::string_view source) {
   auto error = [&](size_t offset, std::string_view why) {
     size_t line = 1;
     size_t column = 1;
@@ -1117,9 +1121,6 @@ common::StatusOr<boost::json::value> ParseJson(std::string_view text, std::strin
     return common::InvalidArgumentError(std::move(msg));
   };
   try {
-    json::parse_options opts;
-    opts.max_depth = 128;  // managedFields nest deeper than Boost's default of 32
-    json::stream_parser p(json::storage_ptr(), opts);
     boost::system::error_code ec;
     size_t n = p.write_some(text.data(), text.size(), ec);
     if (ec) return error(n, ec.message());
@@ -1131,9 +1132,62 @@ common::StatusOr<boost::json::value> ParseJson(std::string_view text, std::strin
     }
     p.finish(ec);
     if (ec) return error(text.size(), ec.message());
-    return p.release();
+    return common::Status::Ok();
   } catch (const std::exception& e) {  // only std::bad_alloc is expected here
     return error(0, e.what());
+  }
+}
+
+json::parse_options ApiParseOptions() {
+  json::parse_options opts;
+  opts.max_depth = 128;  // managedFields nest deeper than Boost's default of 32
+  return opts;
+}
+
+}  // namespace
+
+common::StatusOr<boost::json::value> ParseJson(std::string_view text, std::string_view source,
+                                               boost::json::storage_ptr storage) {
+  try {
+    json::stream_parser p(json::storage_ptr(), ApiParseOptions());
+    p.reset(std::move(storage));
+    GPUSCHED_RETURN_IF_ERROR(ParseInto(p, text, source));
+    return p.release();
+  } catch (const std::exception& e) {  // std::bad_alloc
+    return common::ResourceExhaustedError(std::string(source) + ": " + e.what());
+  }
+}
+
+struct JsonParser::Impl {
+  explicit Impl(size_t arena_bytes)
+      : buffer(new unsigned char[arena_bytes]),
+        arena(buffer.get(), arena_bytes),
+        parser(json::storage_ptr(), ApiParseOptions()) {}
+  std::unique_ptr<unsigned char[]> buffer;
+  json::monotonic_resource arena;
+  json::stream_parser parser;
+  json::value value;
+};
+
+JsonParser::JsonParser(size_t arena_bytes) : impl_(std::make_unique<Impl>(arena_bytes)) {}
+JsonParser::~JsonParser() = default;
+
+common::StatusOr<const boost::json::value*> JsonParser::Parse(std::string_view text,
+                                                              std::string_view source) {
+  Impl& m = *impl_;
+  m.value = nullptr;  // release the previous value before the arena it lives in
+  m.arena.release();
+  try {
+    m.parser.reset(json::storage_ptr(&m.arena));
+    common::Status s = ParseInto(m.parser, text, source);
+    if (!s.ok()) {
+      m.parser.reset();
+      return s;
+    }
+    m.value = m.parser.release();
+    return &m.value;
+  } catch (const std::exception& e) {  // std::bad_alloc
+    return common::ResourceExhaustedError(std::string(source) + ": " + e.what());
   }
 }
 

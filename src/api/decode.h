@@ -17,7 +17,9 @@
 // (LabelSelector::Nothing()). Thread-safe: the functions share only the interner.
 #pragma once
 
+#include <boost/json/storage_ptr.hpp>
 #include <boost/json/value.hpp>
+#include <memory>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -36,8 +38,27 @@ common::StatusOr<Node> DecodeNode(const boost::json::value& json);
 // nullopt when malformed.
 std::optional<common::TimePoint> ParseRfc3339(std::string_view s);
 
-// Parses JSON text; the error names `source` (file name or "response") and the offset.
-common::StatusOr<boost::json::value> ParseJson(std::string_view text, std::string_view source);
+// Parses JSON text; the error names `source` (file name or "response") and the offset. The value
+// allocates from `storage` (default: the heap); a non-owning storage must outlive it.
+common::StatusOr<boost::json::value> ParseJson(std::string_view text, std::string_view source,
+                                               boost::json::storage_ptr storage = {});
+
+// Parses one JSON document after another (watch events) with next to no allocation: the
+// parser's buffers and an arena for the values (`arena_bytes` up front, growing when a document
+// needs more) are kept between calls. What Parse returns lives until the next Parse or the
+// destruction of this object. Errors as ParseJson's. Not thread-safe.
+class JsonParser {
+ public:
+  explicit JsonParser(size_t arena_bytes = size_t{64} << 10);
+  ~JsonParser();
+  JsonParser(const JsonParser&) = delete;
+  JsonParser& operator=(const JsonParser&) = delete;
+  common::StatusOr<const boost::json::value*> Parse(std::string_view text, std::string_view source);
+
+ private:
+  struct Impl;
+  std::unique_ptr<Impl> impl_;
+};
 
 // Converts YAML documents to JSON values (mappings -> objects, sequences -> arrays, plain scalars
 // typed as YAML 1.2 core schema: null, true/false, integers, floats, else strings; quoted

@@ -651,6 +651,44 @@ TEST(ParseJsonTest, ReportsSourceLineAndColumn) {
   EXPECT_EQ(ok->at("a").as_array().size(), 4u);
 }
 
+TEST(JsonParserTest, ParsesOneDocumentAfterAnotherAndReportsErrorsAsParseJson) {
+  JsonParser parser(256);  // a small arena: the large document below must grow past it
+  auto a = parser.Parse("{\"type\":\"ADDED\",\"object\":{\"n\":1}}", "watch event");
+  ASSERT_TRUE(a.ok()) << a.status().ToString();
+  EXPECT_EQ((*a)->at("object").at("n").as_int64(), 1);
+
+  std::string big = "{\"items\":[";
+  for (int i = 0; i < 2000; ++i) big += (i ? ",\"" : "\"") + std::string(40, 'x') + std::to_string(i) + "\"";
+  big += "]}";
+  auto b = parser.Parse(big, "watch event");
+  ASSERT_TRUE(b.ok()) << b.status().ToString();
+  ASSERT_EQ((*b)->at("items").as_array().size(), 2000u);
+  EXPECT_EQ((*b)->at("items").as_array()[1999].as_string(), std::string(40, 'x') + "1999");
+
+  auto bad = parser.Parse("{\"a\": [1,\n 2,}", "watch event");
+  ASSERT_FALSE(bad.ok());
+  EXPECT_THAT(std::string(bad.status().message()),
+              HasSubstr("watch event: invalid JSON at line 2, column 4 (offset 13): syntax error"));
+  auto trailing = parser.Parse("{\"a\":1} x", "watch event");
+  ASSERT_FALSE(trailing.ok());
+  EXPECT_THAT(std::string(trailing.status().message()), HasSubstr("unexpected data after the JSON value"));
+
+  // After errors the parser is usable again, and many documents do not grow it without bound.
+  for (int i = 0; i < 1000; ++i) {
+    auto c = parser.Parse("{\"i\":" + std::to_string(i) + ",\"s\":\"" + std::string(100, 'y') + "\"}", "e");
+    ASSERT_TRUE(c.ok()) << c.status().ToString();
+    ASSERT_EQ((*c)->at("i").as_int64(), i);
+  }
+}
+
+TEST(ParseJsonTest, BuildsTheValueInTheGivenStorage) {
+  boost::json::monotonic_resource arena;
+  auto v = ParseJson("{\"a\":[1,2,3]}", "resp", boost::json::storage_ptr(&arena));
+  ASSERT_TRUE(v.ok()) << v.status().ToString();
+  EXPECT_EQ(v->storage().get(), &arena);
+  EXPECT_EQ(v->at("a").as_array().size(), 3u);
+}
+
 TEST(ParseYamlDocumentsTest, TypesScalarsWithTheCoreSchema) {
   auto docs = ParseYamlDocuments(R"(
 plain: hello

@@ -163,6 +163,26 @@ common::StatusOr<json::value> KubeApiClient::Send(Request request) {
   return std::move(parsed).value();
 }
 
+common::Status KubeApiClient::Write(Request request) {
+  auto r = rest_.Do(request);
+  if (!r.ok()) return r.status();
+  return StatusFromResponse(request, *r);
+}
+
+namespace {
+
+Request JsonRequest(std::string method, std::string_view path, const json::value& body,
+                    std::string_view content_type = "application/json") {
+  Request req;
+  req.method = std::move(method);
+  req.path = std::string(path);
+  req.body = json::serialize(body);
+  req.content_type = std::string(content_type);
+  return req;
+}
+
+}  // namespace
+
 common::StatusOr<json::value> KubeApiClient::GetJson(
     std::string_view path, const std::vector<std::pair<std::string, std::string>>& query) {
   Request req;
@@ -175,12 +195,7 @@ common::StatusOr<json::value> KubeApiClient::GetJson(
 common::StatusOr<json::value> KubeApiClient::PatchJson(std::string_view path,
                                                        const json::value& patch,
                                                        std::string_view content_type) {
-  Request req;
-  req.method = "PATCH";
-  req.path = std::string(path);
-  req.body = json::serialize(patch);
-  req.content_type = std::string(content_type);
-  return Send(std::move(req));
+  return Send(JsonRequest("PATCH", path, patch, content_type));
 }
 
 common::StatusOr<json::value> KubeApiClient::PatchMergeJson(std::string_view path,
@@ -190,11 +205,7 @@ common::StatusOr<json::value> KubeApiClient::PatchMergeJson(std::string_view pat
 
 common::StatusOr<json::value> KubeApiClient::PostJson(std::string_view path,
                                                       const json::value& body) {
-  Request req;
-  req.method = "POST";
-  req.path = std::string(path);
-  req.body = json::serialize(body);
-  return Send(std::move(req));
+  return Send(JsonRequest("POST", path, body));
 }
 
 common::Status KubeApiClient::BindPod(
@@ -205,24 +216,32 @@ common::Status KubeApiClient::BindPod(
     return common::InvalidArgumentError("binding " + pod.Key() + ": node name " +
                                         common::Quote(node) + " is not a DNS-1123 name");
   }
-  auto r = PostJson(PodPath(pod.meta.namespace_, pod.meta.name) + "/binding",
-                    BuildBinding(pod, node, annotations));
-  if (r.ok()) return common::Status::Ok();
-  if (r.status().code() != common::StatusCode::kAborted) return r.status();
-  return ResolveBindConflict(pod, node, annotations, r.status());
+  common::Status s = Write(JsonRequest("POST",
+                                        PodPath(pod.meta.namespace_, pod.meta.name) + "/binding",
+                                        BuildBinding(pod, node, annotations)));
+  if (s.ok()) return s;
+  return VerifyFailedBind(pod, node, annotations, s);
 }
 
-common::Status KubeApiClient::ResolveBindConflict(
+common::Status KubeApiClient::VerifyFailedBind(
     const api::Pod& pod, std::string_view node,
     const std::vector<std::pair<std::string, std::string>>& annotations,
-    const common::Status& conflict) {
+    const common::Status& failure) {
   const std::string path = PodPath(pod.meta.namespace_, pod.meta.name);
-  auto got = GetJson(path);
+  common::StatusOr<json::value> got = GetJson(path);
+  for (int read = 1; !got.ok() && got.status().code() != common::StatusCode::kNotFound &&
+                     options_.wait != nullptr && read < options_.bind_verify_reads;
+       ++read) {
+    options_.wait(options_.bind_verify_interval);
+    got = GetJson(path);
+  }
   if (!got.ok()) {
     if (got.status().code() == common::StatusCode::kNotFound) {
       return common::NotFoundError("binding " + pod.Key() + ": the pod no longer exists");
     }
-    return got.status().WithContext("binding " + pod.Key() + ": reading the pod after a conflict");
+    return common::Status(failure.code(),
+                          std::string(failure.message()) + "; reading the pod back: " +
+                              std::string(got.status().message()));
   }
   std::string_view uid = StringField(*got, {"metadata", "uid"});
   std::string_view bound = StringField(*got, {"spec", "nodeName"});
@@ -231,7 +250,7 @@ common::Status KubeApiClient::ResolveBindConflict(
                                 common::Quote(uid) + ", expected " + common::Quote(pod.meta.uid) +
                                 ")");
   }
-  if (bound.empty()) return conflict;
+  if (bound.empty()) return failure;
   if (bound != node) {
     return common::AbortedError("binding " + pod.Key() + " to " + std::string(node) +
                                 ": already bound to " + std::string(bound));
@@ -248,8 +267,8 @@ common::Status KubeApiClient::ResolveBindConflict(
   meta["annotations"] = std::move(missing);
   json::object patch;
   patch["metadata"] = std::move(meta);
-  auto patched = PatchMergeJson(path, patch);
-  if (!patched.ok()) return patched.status().WithContext("binding " + pod.Key() + ": annotating");
+  common::Status patched = Write(JsonRequest("PATCH", path, patch, "application/merge-patch+json"));
+  if (!patched.ok()) return patched.WithContext("binding " + pod.Key() + ": annotating");
   return common::Status::Ok();
 }
 
@@ -258,10 +277,8 @@ common::Status KubeApiClient::SetPodUnschedulable(const api::Pod& pod, std::stri
   GPUSCHED_RETURN_IF_ERROR(CheckPodNames(pod));
   json::object patch = BuildUnschedulablePatch(pod, reason, message, clock_.Now());
   if (patch.empty()) return common::Status::Ok();  // the pod already says so
-  auto r = PatchJson(PodPath(pod.meta.namespace_, pod.meta.name) + "/status", patch,
-                     "application/strategic-merge-patch+json");
-  if (!r.ok()) return r.status();
-  return common::Status::Ok();
+  return Write(JsonRequest("PATCH", PodPath(pod.meta.namespace_, pod.meta.name) + "/status",
+                           patch, "application/strategic-merge-patch+json"));
 }
 
 common::Status KubeApiClient::CreateEvent(const EventRecord& event) {
@@ -273,9 +290,8 @@ common::Status KubeApiClient::CreateEvent(const EventRecord& event) {
   if (e.reporting_controller.empty())
     e.reporting_controller = options_.default_reporting_controller;
   json::object body = BuildEvent(e, options_.reporting_instance, clock_.Now());
-  auto r = PostJson("/apis/events.k8s.io/v1/namespaces/" + event.namespace_ + "/events", body);
-  if (!r.ok()) return r.status();
-  return common::Status::Ok();
+  return Write(
+      JsonRequest("POST", "/apis/events.k8s.io/v1/namespaces/" + event.namespace_ + "/events", body));
 }
 
 }  // namespace gpusched::kube::client

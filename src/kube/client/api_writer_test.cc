@@ -139,26 +139,34 @@ TEST(KubeApiClientTest, BindPod) {
        MakePod(),
        "n1",
        {},
-       {{404, "{}"}},
+       {{404, "{}"}, {404, "{}"}},
        StatusCode::kNotFound,
-       "404",
-       {{"POST", binding}}},
-      {"a 403 is PermissionDenied",
+       "no longer exists",
+       {{"POST", binding}, {"GET", pod_path}}},
+      {"a 403 on a pod still unbound is PermissionDenied",
        MakePod(),
        "n1",
        {},
-       {{403, R"({"message":"cannot create pods/binding"})"}},
+       {{403, R"({"message":"cannot create pods/binding"})"}, {200, PodJson("uid-1", "")}},
        StatusCode::kPermissionDenied,
        "cannot create pods/binding",
-       {{"POST", binding}}},
-      {"a transport error is passed through",
+       {{"POST", binding}, {"GET", pod_path}}},
+      {"a 403 after an attempt that went through is success (restarted API server, RBAC loading)",
        MakePod(),
        "n1",
        {},
-       {{0, ""}},
+       {{403, R"({"message":"clusterrole not found"})"}, {200, PodJson("uid-1", "n1")}},
+       StatusCode::kOk,
+       "",
+       {{"POST", binding}, {"GET", pod_path}}},
+      {"a transport error that the read-back cannot settle is passed through",
+       MakePod(),
+       "n1",
+       {},
+       {{0, ""}, {0, ""}},
        StatusCode::kUnavailable,
-       "connection refused",
-       {{"POST", binding}}},
+       "connection refused; reading the pod back: connection refused",
+       {{"POST", binding}, {"GET", pod_path}}},
       {"a pod name that is not DNS-1123 is refused unsent",
        MakePod("ml", "a/b"),
        "n1",
@@ -202,6 +210,37 @@ TEST(KubeApiClientTest, BindPod) {
                 json::parse(R"({"metadata":{"annotations":{"b":"2"}}})"));
     }
   }
+}
+
+TEST(KubeApiClientTest, BindPodRepeatsTheReadBackThroughWait) {
+  const std::string pod_path = "/api/v1/namespaces/ml/pods/train-0";
+  FakeRestClient rest;
+  rest.Push(0, "");                                  // POST: connection broke after sending
+  rest.Push(403, R"({"message":"RBAC: clusterrole not found"})");  // GET: RBAC still loading
+  rest.Push(0, "");                                  // GET: API server gone again
+  rest.Push(200, PodJson("uid-1", "n1"));            // GET: the first POST had bound it
+  common::FakeClock clock;
+  std::vector<common::Duration> waits;
+  KubeApiClientOptions opts;
+  opts.wait = [&](common::Duration d) { waits.push_back(d); };
+  opts.bind_verify_interval = std::chrono::milliseconds(250);
+  KubeApiClient api(rest, clock, opts);
+  common::Status s = api.BindPod(MakePod(), "n1", {});
+  EXPECT_TRUE(s.ok()) << s.ToString();
+  ASSERT_EQ(rest.requests.size(), 4u);
+  EXPECT_EQ(rest.requests[3].path, pod_path);
+  EXPECT_EQ(waits, (std::vector<common::Duration>(2, std::chrono::milliseconds(250))));
+
+  // The reads are bounded: bind_verify_reads in all, then the POST's error.
+  FakeRestClient down;
+  for (int i = 0; i < 10; ++i) down.Push(0, "");
+  opts.bind_verify_reads = 3;
+  waits.clear();
+  KubeApiClient api2(down, clock, opts);
+  s = api2.BindPod(MakePod(), "n1", {});
+  EXPECT_EQ(s.code(), StatusCode::kUnavailable) << s.ToString();
+  EXPECT_EQ(down.requests.size(), 4u);  // POST + 3 reads
+  EXPECT_EQ(waits.size(), 2u);
 }
 
 TEST(KubeApiClientTest, BindingJsonEscapesUserValues) {

@@ -3,8 +3,8 @@
 //
 //   Do/Stream ──► RateLimiter (qps/burst, every attempt) ──► CredentialProvider::Get
 //        ▲                                                          │
-//        └── backoff / Retry-After ◄── 429, 500/502/503/504, ◄── libcurl (HTTP/2 over TLS when
-//            401 → OnUnauthorized, once                          the server offers it, else 1.1)
+//        └── backoff / Retry-After ◄── 429, 500/502/503/504, ◄── libcurl (HTTP/1.1 keep-alive over
+//            401 → OnUnauthorized, once                          TLS; HTTP/2 by option)
 //
 // TLS: the cluster CA from memory (CURLOPT_CAINFO_BLOB; only that CA is trusted when given, else
 // the system store), client certificate and key from memory (PEM). Verification is on unless the
@@ -86,7 +86,11 @@ struct HttpClientOptions {
   common::Duration connect_timeout = std::chrono::seconds(10);
   // TCP keepalive idle time and interval: detects dead watch connections.
   common::Duration keepalive = std::chrono::seconds(30);
-  bool http2 = true;
+  // HTTP/2 (negotiated by ALPN) instead of HTTP/1.1. Off by default: every curl handle has its
+  // own connection, so HTTP/2 multiplexes nothing here and its framing costs CPU: a POST took
+  // 0.21-0.23 ms of client CPU over HTTP/2 and 0.15 ms over HTTP/1.1 keep-alive
+  // (bench/api_bench.cc, BENCHMARKS.md).
+  bool http2 = false;
   // Idle curl handles (and their connections) kept for reuse. At least the number of threads
   // that call Do at once (gpusched scheduler: up to 32 binding threads, plus informers), so that a
   // busy client does not open a new TLS connection per request.

@@ -118,6 +118,9 @@ Status Reflector::Step() {
 }
 
 Status Reflector::List() {
+  // The listed objects live in one arena until Replace has decoded them: a LIST of 5,000 pods
+  // is ~10^6 JSON nodes, and one allocation each was a tenth of the scheduler's startup CPU.
+  json::monotonic_resource arena;
   std::vector<json::value> items;
   std::string continue_token;
   std::string list_rv;
@@ -146,7 +149,7 @@ Status Reflector::List() {
       }
       return st.WithContext("informer " + options_.name + ": list");
     }
-    auto parsed = api::ParseJson(resp->body, "list response");
+    auto parsed = api::ParseJson(resp->body, "list response", json::storage_ptr(&arena));
     if (!parsed.ok()) return parsed.status().WithContext("informer " + options_.name);
     json::object* o = parsed->if_object();
     if (o == nullptr) {
@@ -238,9 +241,9 @@ bool Reflector::OnLine(std::string_view line) {
     spdlog::warn("informer {}: skipping malformed watch event: {}", options_.name, why);
     return true;
   };
-  auto parsed = api::ParseJson(line, "watch event");
+  auto parsed = watch_parser_.Parse(line, "watch event");
   if (!parsed.ok()) return malformed(parsed.status().message());
-  const json::object* ev = parsed->if_object();
+  const json::object* ev = (*parsed)->if_object();
   if (ev == nullptr) return malformed("not an object");
   const json::value* type = ev->if_contains("type");
   const json::value* object = ev->if_contains("object");

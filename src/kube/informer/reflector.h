@@ -41,6 +41,7 @@
 #include <string_view>
 #include <vector>
 
+#include "src/api/decode.h"
 #include "src/common/clock.h"
 #include "src/common/mutex.h"
 #include "src/common/random.h"
@@ -51,7 +52,9 @@ namespace gpusched::kube::informer {
 
 enum class EventType : uint8_t { kAdded, kModified, kDeleted };
 
-// Receives what the reflector lists and watches. Called on the reflector's thread only.
+// Receives what the reflector lists and watches. Called on the reflector's thread only. The JSON
+// handed over lives in the reflector's arenas and is valid only during the call: a sink decodes
+// what it keeps, and neither keeps nor copies the values (a copy would share the arena).
 class ReflectorSink {
  public:
   virtual ~ReflectorSink() = default;
@@ -134,6 +137,7 @@ class Reflector {
   int consecutive_expiries_ = 0;  // 410s since the last watch that worked
   bool watch_gone_ = false;
   common::Status watch_error_;
+  api::JsonParser watch_parser_;  // one per stream: watch lines parse without allocating
 
   mutable common::Mutex mu_;
   std::condition_variable_any cv_;

@@ -1,0 +1,102 @@
+// SPDX-License-Identifier: Apache-2.0
+#include "src/kube/client/async_events.h"
+
+#include <spdlog/spdlog.h>
+
+#include <algorithm>
+#include <mutex>
+#include <utility>
+
+namespace gpusched::kube::client {
+
+AsyncEventClient::AsyncEventClient(ApiClient& next, ApiClient& events, AsyncEventOptions options)
+    : next_(next), events_(events), options_(options) {
+  const int n = std::max(1, options_.senders);
+  threads_.reserve(static_cast<size_t>(n));
+  for (int i = 0; i < n; ++i) threads_.emplace_back([this] { Send(); });
+}
+
+AsyncEventClient::~AsyncEventClient() { Shutdown(common::Duration::zero()); }
+
+common::Status AsyncEventClient::BindPod(
+    const api::Pod& pod, std::string_view node,
+    const std::vector<std::pair<std::string, std::string>>& annotations) {
+  return next_.BindPod(pod, node, annotations);
+}
+
+common::Status AsyncEventClient::SetPodUnschedulable(const api::Pod& pod, std::string_view reason,
+                                                     std::string_view message) {
+  return next_.SetPodUnschedulable(pod, reason, message);
+}
+
+common::Status AsyncEventClient::CreateEvent(const EventRecord& event) {
+  {
+    common::MutexLock l(mu_);
+    if (!stopped_) {
+      if (queue_.size() >= options_.max_queued) {
+        if (dropped_++ % 1000 == 0) {
+          spdlog::warn("events: queue full ({} waiting); dropping events ({} so far)", queue_.size(),
+                       dropped_);
+        }
+        return common::ResourceExhaustedError("event queue full: event for " + event.namespace_ +
+                                              "/" + event.pod_name + " dropped");
+      }
+      queue_.push_back(event);
+      cv_.notify_one();
+      return common::Status::Ok();
+    }
+  }
+  return events_.CreateEvent(event);
+}
+
+void AsyncEventClient::Send() GPUSCHED_NO_THREAD_SAFETY_ANALYSIS {
+  std::unique_lock<std::mutex> l(mu_.native());
+  while (true) {
+    cv_.wait(l, [this]() GPUSCHED_NO_THREAD_SAFETY_ANALYSIS { return stopped_ || !queue_.empty(); });
+    if (stopped_) return;
+    EventRecord ev = std::move(queue_.front());
+    queue_.pop_front();
+    ++sending_;
+    l.unlock();
+    common::Status s = events_.CreateEvent(ev);
+    if (!s.ok()) {
+      spdlog::warn("recording {} event for {}/{}: {}", ev.reason, ev.namespace_, ev.pod_name,
+                   s.ToString());
+    }
+    l.lock();
+    --sending_;
+    if (queue_.empty() && sending_ == 0) idle_cv_.notify_all();
+  }
+}
+
+size_t AsyncEventClient::Shutdown(common::Duration timeout) GPUSCHED_NO_THREAD_SAFETY_ANALYSIS {
+  size_t lost = 0;
+  {
+    std::unique_lock<std::mutex> l(mu_.native());
+    if (stopped_) return 0;
+    idle_cv_.wait_for(l, timeout, [this]() GPUSCHED_NO_THREAD_SAFETY_ANALYSIS {
+      return queue_.empty() && sending_ == 0;
+    });
+    stopped_ = true;
+    lost = queue_.size();
+    dropped_ += lost;
+    queue_.clear();
+  }
+  cv_.notify_all();
+  for (auto& t : threads_) t.join();
+  threads_.clear();
+  if (lost > 0) spdlog::warn("events: {} queued events not sent before shutdown", lost);
+  return lost;
+}
+
+uint64_t AsyncEventClient::dropped() const {
+  common::MutexLock l(mu_);
+  return dropped_;
+}
+
+size_t AsyncEventClient::queued() const {
+  common::MutexLock l(mu_);
+  return queue_.size();
+}
+
+}  // namespace gpusched::kube::client

@@ -1,0 +1,83 @@
+// SPDX-License-Identifier: Apache-2.0
+// AsyncEventClient: an ApiClient whose CreateEvent returns at once and records the event in the
+// background, as kube-scheduler's event broadcaster does (client-go tools/events: events go through
+// a queue of 1,000, dropped when full, and each is written by a goroutine of its own). Binds and
+// conditions pass straight through.
+//
+//   binding cycle ──BindPod / SetPodUnschedulable──────────────────────────► next (synchronous)
+//                 ──CreateEvent──► queue (max_queued) ──► sender threads ──► events.CreateEvent
+//
+// kube-scheduler gives events a client of their own (own token bucket, same qps/burst), so that
+// events never take the binds' tokens: cmd/ passes a second KubeApiClient as `events`.
+//
+// Why: a Scheduled event is one more API request per pod. Sent from the binding thread it
+// delays that thread's next bind; sent from two background threads, binds get most of the API
+// server and events follow them (kube-scheduler's events can lag its binds too under load).
+//
+// Loss: an event is dropped (CreateEvent returns kResourceExhausted, counted in dropped()) when
+// max_queued events are already waiting; client-go drops at 1,000. A failed send is logged and not
+// retried here (the next client retries transport errors, 429 and 5xx itself). Events still
+// queued when Shutdown's timeout ends, or when the process is killed, are lost.
+//
+// Thread safety: every method may be called from any thread. `next` and `events` must outlive
+// this object.
+#pragma once
+
+#include <condition_variable>
+#include <cstddef>
+#include <cstdint>
+#include <deque>
+#include <thread>
+#include <vector>
+
+#include "src/common/clock.h"
+#include "src/common/mutex.h"
+#include "src/kube/api_client.h"
+
+namespace gpusched::kube::client {
+
+struct AsyncEventOptions {
+  size_t max_queued = 10000;  // events waiting to be sent; more are dropped
+  int senders = 2;            // threads sending events, >= 1
+};
+
+class AsyncEventClient final : public ApiClient {
+ public:
+  AsyncEventClient(ApiClient& next, ApiClient& events, AsyncEventOptions options = {});
+  ~AsyncEventClient() override;  // Shutdown(0): what is still queued is dropped
+  AsyncEventClient(const AsyncEventClient&) = delete;
+  AsyncEventClient& operator=(const AsyncEventClient&) = delete;
+
+  common::Status BindPod(const api::Pod& pod, std::string_view node,
+                         const std::vector<std::pair<std::string, std::string>>& annotations) override;
+  common::Status SetPodUnschedulable(const api::Pod& pod, std::string_view reason,
+                                     std::string_view message) override;
+  // Queues the event; kResourceExhausted when the queue is full (the event is dropped). After
+  // Shutdown the event is sent synchronously.
+  common::Status CreateEvent(const EventRecord& event) override;
+
+  // Waits up to `timeout` for the queued events to be sent, then stops the senders (an event
+  // being sent is finished). Returns the number of events dropped because time ran out.
+  // Idempotent.
+  size_t Shutdown(common::Duration timeout);
+
+  uint64_t dropped() const;  // by a full queue or by Shutdown
+  size_t queued() const;
+
+ private:
+  void Send();  // a sender thread
+
+  ApiClient& next_;
+  ApiClient& events_;
+  const AsyncEventOptions options_;
+  mutable common::Mutex mu_;
+  std::condition_variable cv_;           // work for the senders, or stop
+  std::condition_variable idle_cv_;      // the queue drained
+  std::deque<EventRecord> queue_ GPUSCHED_GUARDED_BY(mu_);
+  int sending_ GPUSCHED_GUARDED_BY(mu_) = 0;
+  bool stopped_ GPUSCHED_GUARDED_BY(mu_) = false;
+  uint64_t dropped_ GPUSCHED_GUARDED_BY(mu_) = 0;
+  std::vector<std::thread> threads_;
+};
+
+}  // namespace gpusched::kube::client

@@ -1,0 +1,149 @@
+// SPDX-License-Identifier: Apache-2.0
+#include "src/kube/client/async_events.h"
+
+#include <gtest/gtest.h>
+
+#include <chrono>
+#include <condition_variable>
+#include <mutex>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "src/testing/builders.h"
+
+namespace gpusched::kube::client {
+namespace {
+
+// Records what reaches the API; CreateEvent blocks while `hold` is set.
+class FakeApi final : public ApiClient {
+ public:
+  common::Status BindPod(const api::Pod& pod, std::string_view node,
+                         const std::vector<std::pair<std::string, std::string>>&) override {
+    std::lock_guard<std::mutex> l(mu);
+    binds.push_back(pod.meta.name + "->" + std::string(node));
+    return common::Status::Ok();
+  }
+  common::Status SetPodUnschedulable(const api::Pod& pod, std::string_view,
+                                     std::string_view) override {
+    std::lock_guard<std::mutex> l(mu);
+    conditions.push_back(pod.meta.name);
+    return common::Status::Ok();
+  }
+  common::Status CreateEvent(const EventRecord& e) override {
+    std::unique_lock<std::mutex> l(mu);
+    cv.wait(l, [&] { return !hold; });
+    events.push_back(e.pod_name);
+    return fail ? common::UnavailableError("down") : common::Status::Ok();
+  }
+  void Release() {
+    {
+      std::lock_guard<std::mutex> l(mu);
+      hold = false;
+    }
+    cv.notify_all();
+  }
+  size_t Events() {
+    std::lock_guard<std::mutex> l(mu);
+    return events.size();
+  }
+
+  std::mutex mu;
+  std::condition_variable cv;
+  bool hold = false;
+  bool fail = false;
+  std::vector<std::string> binds, conditions, events;
+};
+
+EventRecord Event(int i) {
+  EventRecord e;
+  e.namespace_ = "ns";
+  e.pod_name = "p" + std::to_string(i);
+  e.reason = "Scheduled";
+  return e;
+}
+
+TEST(AsyncEventClientTest, CreateEventReturnsBeforeTheEventIsSentAndSendsInOrder) {
+  FakeApi api;
+  api.hold = true;
+  AsyncEventClient events(api, api, {.max_queued = 100, .senders = 1});
+  for (int i = 0; i < 5; ++i) ASSERT_TRUE(events.CreateEvent(Event(i)).ok());
+  EXPECT_EQ(api.Events(), 0u);  // all still waiting behind the held send
+  api.Release();
+  EXPECT_EQ(events.Shutdown(std::chrono::seconds(10)), 0u);
+  EXPECT_EQ(api.events, (std::vector<std::string>{"p0", "p1", "p2", "p3", "p4"}));
+  EXPECT_EQ(events.dropped(), 0u);
+}
+
+TEST(AsyncEventClientTest, BindsAndConditionsPassStraightThrough) {
+  FakeApi api;
+  api.hold = true;  // events stuck: binds must not wait for them
+  AsyncEventClient events(api, api, {.max_queued = 100, .senders = 1});
+  ASSERT_TRUE(events.CreateEvent(Event(0)).ok());
+  api::Pod pod = testing::MakePod("ns", "a").Obj();
+  ASSERT_TRUE(events.BindPod(pod, "n1", {}).ok());
+  ASSERT_TRUE(events.SetPodUnschedulable(pod, "Unschedulable", "no").ok());
+  {
+    std::lock_guard<std::mutex> l(api.mu);
+    EXPECT_EQ(api.binds, (std::vector<std::string>{"a->n1"}));
+    EXPECT_EQ(api.conditions, (std::vector<std::string>{"a"}));
+  }
+  api.Release();
+}
+
+TEST(AsyncEventClientTest, AFullQueueDropsAndCounts) {
+  FakeApi api;
+  api.hold = true;
+  AsyncEventClient events(api, api, {.max_queued = 3, .senders = 1});
+  int accepted = 0;
+  int refused = 0;
+  for (int i = 0; i < 10; ++i) {
+    common::Status s = events.CreateEvent(Event(i));
+    if (s.ok()) {
+      ++accepted;
+    } else {
+      EXPECT_EQ(s.code(), common::StatusCode::kResourceExhausted);
+      EXPECT_NE(s.message().find("ns/p" + std::to_string(i)), std::string::npos) << s.ToString();
+      ++refused;
+    }
+  }
+  // One may already be in the sender's hands, so 3 or 4 are accepted.
+  EXPECT_GE(accepted, 3);
+  EXPECT_LE(accepted, 4);
+  EXPECT_EQ(events.dropped(), static_cast<uint64_t>(refused));
+  api.Release();
+  EXPECT_EQ(events.Shutdown(std::chrono::seconds(10)), 0u);
+  EXPECT_EQ(api.Events(), static_cast<size_t>(accepted));
+}
+
+TEST(AsyncEventClientTest, ShutdownDropsWhatTimeDoesNotAllowThenSendsSynchronously) {
+  FakeApi api;
+  api.hold = true;
+  AsyncEventClient events(api, api, {.max_queued = 100, .senders = 1});
+  for (int i = 0; i < 4; ++i) ASSERT_TRUE(events.CreateEvent(Event(i)).ok());
+  std::thread release([&] {
+    std::this_thread::sleep_for(std::chrono::milliseconds(200));
+    api.Release();  // lets the sender finish the event it holds, after Shutdown gave up
+  });
+  const size_t lost = events.Shutdown(std::chrono::milliseconds(50));
+  release.join();
+  EXPECT_GE(lost, 3u);  // p1..p3 were still queued (p0 possibly in flight)
+  EXPECT_EQ(events.dropped(), lost);
+  EXPECT_EQ(events.queued(), 0u);
+  const size_t sent = api.Events();
+  ASSERT_TRUE(events.CreateEvent(Event(9)).ok());  // after Shutdown: synchronous
+  EXPECT_EQ(api.Events(), sent + 1);
+  EXPECT_EQ(events.Shutdown(std::chrono::seconds(1)), 0u);  // idempotent
+}
+
+TEST(AsyncEventClientTest, FailedSendsAreNotRetriedAndDoNotStopTheSenders) {
+  FakeApi api;
+  api.fail = true;
+  AsyncEventClient events(api, api, {.max_queued = 100, .senders = 2});
+  for (int i = 0; i < 20; ++i) ASSERT_TRUE(events.CreateEvent(Event(i)).ok());
+  EXPECT_EQ(events.Shutdown(std::chrono::seconds(10)), 0u);
+  EXPECT_EQ(api.Events(), 20u);
+}
+
+}  // namespace
+}  // namespace gpusched::kube::client
