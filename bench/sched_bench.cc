@@ -215,6 +215,21 @@ int Run(const Flags& f) {
       for (const auto& [r, n] : reasons) std::printf("  unschedulable reason: %lld x %s\n",
                                                      static_cast<long long>(n), r.c_str());
     }
+    // Every pod's outcome in submission order (node, GPU devices, FitError message), hashed:
+    // equal digests mean identical placements and diagnoses (compare before/after a change).
+    uint64_t digest = 1469598103934665603ull;  // FNV-1a
+    auto mix = [&digest](std::string_view v) {
+      for (unsigned char c : v) digest = (digest ^ c) * 1099511628211ull;
+      digest = (digest ^ 0xffu) * 1099511628211ull;
+    };
+    for (const sim::PodOutcome& o : s.outcomes()) {
+      mix(o.pod->meta.name);
+      mix(o.node);
+      for (const auto& g : o.gpu.devices) mix(std::to_string(g));
+      mix(o.message);
+    }
+    std::printf("  placement digest: %016llx (%zu pods)\n", static_cast<unsigned long long>(digest),
+                s.outcomes().size());
     std::fflush(stdout);
   }
   return 0;

@@ -6,6 +6,7 @@
 
 #include <boost/json.hpp>
 
+#include <cstdint>
 #include <memory>
 #include <string>
 #include <vector>
@@ -100,9 +101,10 @@ Workload MakeWorkload(int32_t num_nodes, int32_t num_pods, uint64_t seed, bool r
   return w;
 }
 
-// refresh > 0: GpuFragmentation's distributionRefreshPods.
-config::SchedulerConfig ProfileConfig(bool fragmentation, int refresh) {
+// refresh > 0: GpuFragmentation's distributionRefreshPods; percentage: percentageOfNodesToScore.
+config::SchedulerConfig ProfileConfig(bool fragmentation, int refresh, int32_t percentage) {
   config::SchedulerConfig c = SimulationDefaultConfig();
+  c.percentage_of_nodes_to_score = percentage;
   if (fragmentation) {
     config::Profile& p = c.profiles.front();
     p.plugins.at(config::Point::kMultiPoint)
@@ -123,12 +125,13 @@ struct RunResult {
   framework::runtime::ResultCache::Stats stats;
 };
 
-RunResult RunOnce(const Workload& w, bool fragmentation, int refresh, bool reuse, bool retry) {
+RunResult RunOnce(const Workload& w, bool fragmentation, int refresh, bool reuse, bool retry,
+                  int32_t percentage = 100) {
   static const common::FakeClock wall;
   SimOptions opts;
   opts.seed = 7;
   opts.retry = retry;
-  const config::SchedulerConfig config = ProfileConfig(fragmentation, refresh);
+  const config::SchedulerConfig config = ProfileConfig(fragmentation, refresh, percentage);
   auto sim = Simulator::Create(config, {TestRegistry(), wall}, opts);
   EXPECT_TRUE(sim.ok()) << sim.status().ToString();
   if (!sim.ok()) return {};
@@ -153,6 +156,9 @@ TEST(ResultReuseTest, SamePlacementsWithAndWithoutReuse) {
     bool retry;
     bool expect_score_reuse;
     bool replicaset = false;  // MakeWorkload's ReplicaSet-owned bursts
+    // percentageOfNodesToScore: below 100 the Filter scan stops after that share of feasible
+    // nodes and the next cycle starts where it stopped (the rotating start index).
+    int32_t percentage = 100;
   };
   const std::vector<Case> cases = {
       {"default profile, failed pods deleted", false, 0, false, true},
@@ -162,14 +168,19 @@ TEST(ResultReuseTest, SamePlacementsWithAndWithoutReuse) {
       {"default profile, ReplicaSet-owned pods (spread scoring)", false, 0, false, true, true},
       {"default profile, ReplicaSet-owned pods, retried", false, 0, true, true, true},
       {"fragmentation profile, ReplicaSet-owned pods", true, 0, false, true, true},
+      {"default profile, 30 % of nodes to score (rotating start)", false, 0, false, true, false,
+       30},
+      {"default profile, 30 % of nodes to score, retried", false, 0, true, true, false, 30},
+      {"fragmentation profile, 30 % of nodes to score, ReplicaSet-owned pods", true, 0, false, true,
+       true, 30},
   };
   const Workload plain = MakeWorkload(300, 3000, 11);
   const Workload owned = MakeWorkload(300, 3000, 11, /*replicaset=*/true);
   for (const Case& c : cases) {
     SCOPED_TRACE(c.name);
     const Workload& w = c.replicaset ? owned : plain;
-    RunResult off = RunOnce(w, c.fragmentation, c.refresh, /*reuse=*/false, c.retry);
-    RunResult on = RunOnce(w, c.fragmentation, c.refresh, /*reuse=*/true, c.retry);
+    RunResult off = RunOnce(w, c.fragmentation, c.refresh, /*reuse=*/false, c.retry, c.percentage);
+    RunResult on = RunOnce(w, c.fragmentation, c.refresh, /*reuse=*/true, c.retry, c.percentage);
     ASSERT_NE(off.sim, nullptr);
     ASSERT_NE(on.sim, nullptr);
     EXPECT_EQ(off.stats.filter_reused, 0u) << "reuse off must evaluate every node";
@@ -201,7 +212,8 @@ TEST(ResultReuseTest, SamePlacementsWithAndWithoutReuse) {
     if (c.replicaset) {
       // PodTopologySpread's scores must have mattered (else the case tests nothing new): some
       // pods land elsewhere than the same pods without owners.
-      RunResult bare = RunOnce(plain, c.fragmentation, c.refresh, /*reuse=*/true, c.retry);
+      RunResult bare =
+          RunOnce(plain, c.fragmentation, c.refresh, /*reuse=*/true, c.retry, c.percentage);
       ASSERT_NE(bare.sim, nullptr);
       const auto p = bare.sim->outcomes();
       ASSERT_EQ(p.size(), b.size());

@@ -306,12 +306,11 @@ Status Framework::RunScore(CycleState& state, const api::Pod& pod, const Snapsho
   }
   pre_timer.Done(Status::Success());
   PointTimer score_timer(metrics_, metrics::Point::kScore);
-  std::fill(totals.begin(), totals.end(), 0);
   if (breakdown != nullptr) {
     breakdown->assign(nodes.size(), ScoreBreakdown{});
     for (size_t i = 0; i < nodes.size(); ++i) (*breakdown)[i].node = nodes[i];
   }
-  plugin_scores_.resize(nodes.size());
+  if (plugin_scores_.size() < nodes.size()) plugin_scores_.resize(nodes.size());  // only grows
   std::span<int64_t> scores(plugin_scores_.data(), nodes.size());
   // Score reuse per plugin (reuse_ is set by SchedulePod when Filter reuse is on): the raw
   // scores of every node-local Score plugin that runs are stored per class, and only nodes whose
@@ -345,9 +344,16 @@ Status Framework::RunScore(CycleState& state, const api::Pod& pod, const Snapsho
     result_cache_.stats().score_evaluated += stale_nodes_.size();
     result_cache_.stats().score_reused += nodes.size() - stale_nodes_.size();
   }
+  // totals is written by the first plugin that runs (=) and added to by the others (+=), in
+  // plugin order; it is zero-filled only when no plugin runs.
+  bool totals_written = false;
+  const size_t num = nodes.size();
+  int64_t* const tot = totals.data();
   for (size_t j = 0; j < score_.size(); ++j) {
     if (state.skip_score()[j]) continue;
     const Scored& sp = score_[j];
+    const int64_t w = sp.weight;
+    const bool normalize = sp.plugin->HasNormalizeScore();
     if (reuse != nullptr && score_stored_[j] != 0) {
       PluginTimer pt(metrics_ ? m_score_[j] : nullptr, sample_plugins_);
       if (!stale_nodes_.empty()) sp.plugin->ScoreNodes(state, pod, snapshot, stale_nodes_, stale_scores_);
@@ -356,35 +362,51 @@ Status Framework::RunScore(CycleState& state, const api::Pod& pod, const Snapsho
         reuse->SetScore(static_cast<size_t>(stale_nodes_[k]), j, stale_scores_[k]);
       }
       const int64_t* column = reuse->ScoreColumn(j);
+      if (!normalize && breakdown == nullptr) {
+        // Stored raw scores that need no normalization go straight into the totals.
+        if (totals_written) {
+          for (size_t i = 0; i < num; ++i) tot[i] += column[nodes[i]] * w;
+        } else {
+          for (size_t i = 0; i < num; ++i) tot[i] = column[nodes[i]] * w;
+          totals_written = true;
+        }
+        continue;
+      }
       int64_t* out = scores.data();
-      for (size_t i = 0; i < nodes.size(); ++i) out[i] = column[nodes[i]];
+      for (size_t i = 0; i < num; ++i) out[i] = column[nodes[i]];
     } else {
       PluginTimer pt(metrics_ ? m_score_[j] : nullptr, sample_plugins_);
       sp.plugin->ScoreNodes(state, pod, snapshot, nodes, scores);
       pt.Done(Status::Success());
     }
     if (breakdown != nullptr) {  // explain only: keep the raw scores before normalizing
-      for (size_t i = 0; i < nodes.size(); ++i) {
+      for (size_t i = 0; i < num; ++i) {
         (*breakdown)[i].by_plugin.push_back(PluginScore{sp.plugin->Name(), scores[i], scores[i], sp.weight, 0});
       }
     }
-    if (sp.plugin->HasNormalizeScore()) {
+    if (normalize) {
       Status s = sp.plugin->NormalizeScore(state, pod, scores);
       if (!s.ok()) {
         s.WithPlugin(sp.plugin->Name());
         return score_timer.Done(s);
       }
     }
-    for (size_t i = 0; i < nodes.size(); ++i) {
-      int64_t weighted = scores[i] * sp.weight;
-      totals[i] += weighted;
-      if (breakdown != nullptr) {
+    const int64_t* sc = scores.data();
+    if (totals_written) {
+      for (size_t i = 0; i < num; ++i) tot[i] += sc[i] * w;
+    } else {
+      for (size_t i = 0; i < num; ++i) tot[i] = sc[i] * w;
+      totals_written = true;
+    }
+    if (breakdown != nullptr) {
+      for (size_t i = 0; i < num; ++i) {
         PluginScore& ps = (*breakdown)[i].by_plugin.back();
         ps.normalized = scores[i];
-        ps.weighted = weighted;
+        ps.weighted = scores[i] * w;
       }
     }
   }
+  if (!totals_written) std::fill(totals.begin(), totals.end(), 0);
   if (breakdown != nullptr) {
     for (size_t i = 0; i < nodes.size(); ++i) (*breakdown)[i].total = totals[i];
   }
@@ -392,6 +414,18 @@ Status Framework::RunScore(CycleState& state, const api::Pod& pod, const Snapsho
     for (NodeIndex n : stale_nodes_) reuse->MarkScored(static_cast<size_t>(n), gens[static_cast<size_t>(n)]);
   }
   return score_timer.Done(Status::Success());
+}
+
+Status Framework::RunActiveFilters(const CycleState& state, const api::Pod& pod,
+                                   const NodeInfo& node) const {
+  for (FilterPlugin* f : active_filter_) {
+    Status s = f->Filter(state, pod, node);
+    if (!s.ok()) {
+      s.WithPlugin(f->Name());
+      return s;
+    }
+  }
+  return Status::Success();
 }
 
 ResultCache::Class* Framework::AcquireReuse(const CycleState& state, const api::Pod& pod,
@@ -444,95 +478,157 @@ ScheduleResult Framework::SchedulePod(CycleState& state, const api::Pod& pod,
   const int32_t num_to_find =
       options.score_all_nodes ? diag.num_nodes
                               : config::NumNodesToScore(diag.num_nodes, percentage_);
-  feasible_.clear();
+  // The Filter plugins that run for this pod, in order (RunFilter's loop without the skip bits).
+  active_filter_.clear();
+  for (size_t j = 0; j < filter_.size(); ++j) {
+    const bool skipped = j < state.skip_filter().size() && state.skip_filter()[j];
+    if (!skipped) active_filter_.push_back(filter_[j]);
+  }
   reuse_ = AcquireReuse(state, pod, snapshot, options);
   struct ClearReuse {  // RunScore may also be called on its own (extender): never with a stale class
     ResultCache::Class*& c;
     ~ClearReuse() { c = nullptr; }
   } clear_reuse{reuse_};
+  // Feasible nodes in scan order, written through a raw pointer into a buffer that only grows
+  // (sized once per cluster size, not per pod).
+  if (feasible_.size() < slots) feasible_.resize(slots);
+  NodeIndex* const fbuf = feasible_.data();
+  size_t nf = 0;
+  const size_t want = static_cast<size_t>(std::max(num_to_find, 0));
   size_t start = slots == 0 ? 0 : next_start_ % slots;
-  size_t processed = 0;
   std::pair<std::string_view, int32_t>* last_reason = nullptr;  // into diag.reason_counts
   std::string_view last_plugin;
   const std::span<const uint64_t> gens = snapshot.generations();  // sized: see AcquireReuse
-  uint16_t last_hit_id = 0;  // verdict id (never 0 for a rejection) that last_reason counts
-  const uint64_t* stored_gen = reuse_ != nullptr ? reuse_->verdict_generations() : nullptr;
+  const uint64_t* const gen = gens.data();
+  const uint64_t* const stored_gen = reuse_ != nullptr ? reuse_->verdict_generations() : nullptr;
+  const uint16_t* const stored_id = reuse_ != nullptr ? reuse_->verdict_ids() : nullptr;
+  // Per stored verdict id, the nodes of this cycle whose stored rejection has that id and was
+  // counted by the hit path (-1: the id was not met yet; its first node takes the general path,
+  // which creates its diag.reason_counts entry and records the plugin, so counts and first-seen
+  // order are those of a cycle without reuse). The counts are added to their entries after the
+  // scan. Ids of verdicts hit in this cycle were stored in earlier cycles (a node is visited once
+  // per cycle), so they are below the table's size; the bound is checked all the same.
+  const size_t num_ids = reuse_ != nullptr ? result_cache_.num_verdicts() : 0;
+  id_hits_.assign(num_ids, -1);
+  id_entry_.assign(num_ids, -1);
+  int32_t* const id_hits = id_hits_.data();
   uint64_t reused = 0;
   size_t i = start;
-  for (size_t k = 0; k < slots; ++k, i = i + 1 == slots ? 0 : i + 1) {  // i = (start + k) % slots
-    processed = k + 1;
+  size_t k = 0;  // nodes visited; i = (start + k) % slots
+  bool found_enough = false;
+  while (k < slots) {
+    if (stored_gen != nullptr) {
+      // The hit path: a run of nodes with a stored verdict (a stored verdict implies the node
+      // was valid and, its generation being unchanged, still is). It reads only the flat
+      // generation arrays and the verdict ids, builds no Status, and stops at the first node
+      // that needs the general path below (no stored verdict, or a rejection id not met yet in
+      // this cycle), or at the end of the slot array (the scan then wraps to slot 0).
+      const size_t run_end = std::min(slots, i + (slots - k));
+      size_t j = i;
+      for (; j < run_end; ++j) {
+        if (stored_gen[j] != gen[j]) break;
+        const uint16_t id = stored_id[j];
+        if (id == 0) {
+          fbuf[nf++] = static_cast<NodeIndex>(j);
+          if (nf >= want) {
+            found_enough = true;
+            ++j;
+            break;
+          }
+          continue;
+        }
+        if (id >= num_ids || id_hits[id] < 0) break;
+        ++id_hits[id];
+      }
+      const size_t run = j - i;
+      reused += run;
+      k += run;
+      if (found_enough || k >= slots) break;
+      if (j == slots) {  // wrapped: go on with the hit path from slot 0
+        i = 0;
+        continue;
+      }
+      i = j;
+    }
+    // The general path, one node: i is a node without a stored verdict (Filter runs) or the
+    // first node of this cycle with its stored rejection id.
+    const size_t n = i;
+    ++k;
+    i = i + 1 == slots ? 0 : i + 1;
     Status s;
     bool from_cache = false;  // a stored verdict: no plugin ran (plugin evaluation metrics)
-    // A stored verdict implies the node was valid and, its generation being unchanged, still is:
-    // the hit path reads only the flat generation array and the class's verdict ids.
-    if (stored_gen != nullptr && stored_gen[i] == gens[i]) {  // reuse_->HasVerdict(i, gens[i])
-      ++result.evaluated_nodes;
+    if (stored_gen != nullptr && stored_gen[n] == gen[n]) {  // reuse_->HasVerdict(n, gens[n])
       ++reused;
-      if (reuse_->Feasible(i)) {
-        feasible_.push_back(static_cast<NodeIndex>(i));
-        if (static_cast<int32_t>(feasible_.size()) >= num_to_find) break;
+      if (stored_id[n] == 0) {  // feasible (the hit path takes these; kept for completeness)
+        fbuf[nf++] = static_cast<NodeIndex>(n);
+        if (nf >= want) break;
         continue;
       }
-      // The same stored rejection as the last one counted: count it without building a Status.
-      const uint16_t id = reuse_->VerdictIdAt(i);
-      if (id == last_hit_id && last_reason != nullptr) {
-        ++last_reason->second;
-        continue;
-      }
-      s = reuse_->Verdict(i);
-      last_hit_id = id;
+      s = reuse_->Verdict(n);
       from_cache = true;
     } else {
-      const NodeInfo& ni = nodes[i];
+      const NodeInfo& ni = nodes[n];
       if (!ni.valid()) continue;
       ++result.evaluated_nodes;
-      s = RunFilter(state, pod, ni);
+      s = RunActiveFilters(state, pod, ni);
       if (reuse_ != nullptr) {
-        reuse_->StoreVerdict(i, gens[i], s);
+        reuse_->StoreVerdict(n, gens[n], s);
         ++result_cache_.stats().filter_evaluated;
       }
       if (s.ok()) {
-        feasible_.push_back(static_cast<NodeIndex>(i));
-        if (static_cast<int32_t>(feasible_.size()) >= num_to_find) break;
+        fbuf[nf++] = static_cast<NodeIndex>(n);
+        if (nf >= want) break;
         continue;
       }
-      last_hit_id = 0;  // last_reason no longer belongs to a stored verdict
     }
     if (s.IsError()) {
+      result.evaluated_nodes += static_cast<int32_t>(reused);
       result.status = s;
       return result;
     }
     if (metrics_ != nullptr && !from_cache) CountRejection(s.plugin());
     if (s.code() != Code::kUnschedulableAndUnresolvable) diag.unresolvable_everywhere = false;
-    if (options.record_verdicts) diag.verdicts.push_back(NodeVerdict{static_cast<NodeIndex>(i), s});
+    if (options.record_verdicts) diag.verdicts.push_back(NodeVerdict{static_cast<NodeIndex>(n), s});
     // Reasons and plugin names are interned constants, so a repeat of the last rejection is
     // recognised by pointer; only a new (reason, plugin) pair pays the string compares.
     // (Rejections never own their text — only Status::Error does, and errors returned above.)
-    if (last_reason != nullptr && s.reason().data() == last_reason->first.data() &&
-        s.reason().size() == last_reason->first.size() && s.plugin().data() == last_plugin.data() &&
-        s.plugin().size() == last_plugin.size()) {
-      ++last_reason->second;
-      continue;
+    if (last_reason == nullptr || s.reason().data() != last_reason->first.data() ||
+        s.reason().size() != last_reason->first.size() || s.plugin().data() != last_plugin.data() ||
+        s.plugin().size() != last_plugin.size()) {
+      last_reason = nullptr;
+      for (auto& rc : diag.reason_counts) {
+        if (rc.first == s.reason()) {
+          last_reason = &rc;
+          break;
+        }
+      }
+      if (last_reason == nullptr) last_reason = &diag.reason_counts.emplace_back(s.reason(), 0);
+      last_plugin = s.plugin();
+      AddUnique(diag.unschedulable_plugins, s.plugin());
     }
-    last_reason = nullptr;
-    for (auto& rc : diag.reason_counts) {
-      if (rc.first == s.reason()) {
-        last_reason = &rc;
-        break;
+    ++last_reason->second;
+    if (from_cache) {
+      const uint16_t id = stored_id[n];
+      if (id < num_ids && id_hits[id] < 0) {
+        id_hits[id] = 0;
+        id_entry_[id] = static_cast<int32_t>(last_reason - diag.reason_counts.data());
       }
     }
-    if (last_reason == nullptr) last_reason = &diag.reason_counts.emplace_back(s.reason(), 0);
-    ++last_reason->second;
-    last_plugin = s.plugin();
-    AddUnique(diag.unschedulable_plugins, s.plugin());
   }
-  if (slots > 0) next_start_ = (start + processed) % slots;
+  for (size_t id = 1; id < num_ids; ++id) {
+    if (id_hits[id] > 0) {
+      diag.reason_counts[static_cast<size_t>(id_entry_[id])].second += id_hits[id];
+    }
+  }
+  result.evaluated_nodes += static_cast<int32_t>(reused);
+  if (slots > 0) next_start_ = (start + k) % slots;
   result_cache_.stats().filter_reused += reused;
-  result.feasible_nodes = static_cast<int32_t>(feasible_.size());
+  const std::span<const NodeIndex> feasible(fbuf, nf);
+  result.feasible_nodes = static_cast<int32_t>(nf);
   // Nodes with a reused verdict ran no Filter plugin.
   if (metrics_ != nullptr) CountFilterEvaluations(state, result.evaluated_nodes - static_cast<int32_t>(reused));
 
-  if (feasible_.empty()) {
+  if (feasible.empty()) {
     PointTimer post_timer(post_filter_.empty() ? nullptr : metrics_, metrics::Point::kPostFilter);
     for (auto* pf : post_filter_) {
       std::string nominated;
@@ -545,43 +641,48 @@ ScheduleResult Framework::SchedulePod(CycleState& state, const api::Pod& pod,
                            {});
     return result;
   }
-  if (feasible_.size() == 1 && !options.record_scores) {
-    result.node = feasible_[0];
+  if (feasible.size() == 1 && !options.record_scores) {
+    result.node = feasible[0];
     return result;
   }
-  totals_.resize(feasible_.size());
-  Status s = RunScore(state, pod, snapshot, feasible_, totals_,
+  if (totals_.size() < feasible.size()) totals_.resize(feasible.size());  // only grows
+  Status s = RunScore(state, pod, snapshot, feasible,
+                      std::span<int64_t>(totals_.data(), feasible.size()),
                       options.record_scores ? &result.scores : nullptr);
   if (!s.ok()) {
     result.status = s.IsError() ? s : Status::Error(s.ToString());
     return result;
   }
   // Highest total; ties broken uniformly at random (reservoir sampling, as selectHost).
-  int64_t best = totals_[0];
-  NodeIndex chosen = feasible_[0];
+  const int64_t* const totals = totals_.data();
+  int64_t best = totals[0];
+  NodeIndex chosen = feasible[0];
   uint64_t ties = 1;
-  for (size_t i = 1; i < feasible_.size(); ++i) {
-    if (totals_[i] > best) {
-      best = totals_[i];
-      chosen = feasible_[i];
+  for (size_t i = 1; i < feasible.size(); ++i) {
+    if (totals[i] > best) {
+      best = totals[i];
+      chosen = feasible[i];
       ties = 1;
-    } else if (totals_[i] == best) {
+    } else if (totals[i] == best) {
       ++ties;
-      if (random.Uniform(ties) == 0) chosen = feasible_[i];
+      if (random.Uniform(ties) == 0) chosen = feasible[i];
     }
   }
   result.node = chosen;
   // The three best totals for the decision log: an insertion into a fixed array, no allocation.
-  for (size_t i = 0; i < feasible_.size(); ++i) {
+  // Once the array is full, a total not above its last entry cannot enter it.
+  constexpr int32_t kTop = static_cast<int32_t>(std::tuple_size_v<decltype(result.top_scores)>);
+  for (size_t i = 0; i < feasible.size(); ++i) {
+    if (result.top_count == kTop && totals[i] <= result.top_scores[kTop - 1].total) continue;
     int32_t pos = result.top_count;
-    while (pos > 0 && result.top_scores[static_cast<size_t>(pos - 1)].total < totals_[i]) --pos;
-    if (pos >= static_cast<int32_t>(result.top_scores.size())) continue;
-    int32_t last = std::min<int32_t>(result.top_count, static_cast<int32_t>(result.top_scores.size()) - 1);
+    while (pos > 0 && result.top_scores[static_cast<size_t>(pos - 1)].total < totals[i]) --pos;
+    if (pos >= kTop) continue;
+    int32_t last = std::min<int32_t>(result.top_count, kTop - 1);
     for (int32_t k = last; k > pos; --k) {
       result.top_scores[static_cast<size_t>(k)] = result.top_scores[static_cast<size_t>(k - 1)];
     }
-    result.top_scores[static_cast<size_t>(pos)] = NodeScore{feasible_[i], totals_[i]};
-    if (result.top_count < static_cast<int32_t>(result.top_scores.size())) ++result.top_count;
+    result.top_scores[static_cast<size_t>(pos)] = NodeScore{feasible[i], totals[i]};
+    if (result.top_count < kTop) ++result.top_count;
   }
   return result;
 }

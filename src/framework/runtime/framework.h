@@ -144,6 +144,8 @@ class Framework {
 
  private:
   Framework() = default;
+  // RunFilter over active_filter_ (the plugins PreFilter did not skip for the current pod).
+  Status RunActiveFilters(const CycleState& state, const api::Pod& pod, const NodeInfo& node) const;
   void CountRejection(std::string_view plugin);
   void CountFilterEvaluations(const CycleState& state, int32_t evaluated);
   struct Scored {
@@ -157,6 +159,7 @@ class Framework {
   QueueSortPlugin* queue_sort_ = nullptr;
   std::vector<PreFilterPlugin*> pre_filter_;
   std::vector<FilterPlugin*> filter_;
+  std::vector<FilterPlugin*> active_filter_;  // SchedulePod: filter_ less those skipped for the pod
   std::vector<int> pre_filter_to_filter_;  // pre_filter_[i] skips filter_[j], or -1
   std::vector<PostFilterPlugin*> post_filter_;
   std::vector<PreScorePlugin*> pre_score_;
@@ -176,7 +179,8 @@ class Framework {
   uint64_t cycles_ = 0;
   bool sample_plugins_ = false;
 
-  // Reusable buffers (one scheduling thread).
+  // Reusable buffers (one scheduling thread). feasible_ only grows (to the slot count); a cycle's
+  // feasible nodes are its first ScheduleResult::feasible_nodes entries.
   std::vector<NodeIndex> feasible_;
   std::vector<int64_t> totals_;
   std::vector<int64_t> plugin_scores_;
@@ -194,6 +198,10 @@ class Framework {
   std::vector<NodeIndex> stale_nodes_;
   std::vector<int64_t> stale_scores_;
   std::vector<uint8_t> score_stored_;  // per score plugin: its raw scores are kept in reuse_
+  // Per stored verdict id, in SchedulePod: nodes counted by the hit path, and the
+  // diag.reason_counts entry they are added to.
+  std::vector<int32_t> id_hits_;
+  std::vector<int32_t> id_entry_;
 };
 
 }  // namespace gpusched::framework::runtime

@@ -29,6 +29,9 @@
 // triples shared by all classes), the generation the scores were stored at, and the raw scores
 // plugin-major ([score plugin][node], so one plugin's pass reads one contiguous column). About
 // 18 + 8 × (score plugins) bytes per node per class; no allocation per node once grown.
+// Framework::SchedulePod reads these arrays directly (verdict_generations, verdict_ids): a
+// stored "feasible" costs one append to the feasible list, a stored rejection one increment of
+// a per-id counter (each id is resolved to its reason once per cycle); no Status is built.
 // Classes are kept in an LRU (default 64): bursts interleave several pod templates, and a class
 // that returns after k other pods finds only about k changed nodes.
 //
@@ -67,6 +70,9 @@ class ResultCache {
     bool Feasible(size_t i) const { return verdict_id_[i] == 0; }
     // The stored verdict's id: equal ids are equal verdicts (0: feasible). REQUIRES: HasVerdict.
     uint16_t VerdictIdAt(size_t i) const { return verdict_id_[i]; }
+    // Every slot's verdict id (meaningful where HasVerdict), for scans that hoist it. An id is
+    // below ResultCache::num_verdicts() at any time after it was stored.
+    const uint16_t* verdict_ids() const { return verdict_id_.data(); }
     // The stored verdict, as RunFilter returned it (code, reason, plugin). REQUIRES: HasVerdict.
     Status Verdict(size_t i) const;
     // Stores a non-error RunFilter result for slot `i` at `generation` (ignored when 0).
@@ -127,6 +133,8 @@ class ResultCache {
   const Stats& stats() const { return stats_; }
 
   size_t num_classes() const { return classes_.size(); }
+  // Number of distinct verdicts stored so far (ids are 0 .. num_verdicts() - 1; 0 = feasible).
+  size_t num_verdicts() const { return verdicts_.size(); }
 
  private:
   struct StoredVerdict {
