@@ -22,7 +22,7 @@
 // Wiring (the only place it happens):
 //
 //   HttpRestClient ──► pod informer ──┐                      ┌─► AsyncEventClient ─► KubeApiClient
-//     (qps/burst)  ──► node informer ─┴─► Scheduler ─────────┤   (events: 2 threads)   └─ HttpRestClient
+//     (qps/burst)  ──► node informer ─┴─► Scheduler ─────────┤   (events: 2-16 threads) └─ HttpRestClient
 //                                          ▲   ▲ 1 s ticker  └─ ThreadPoolExecutor(4-32): binding cycles
 //   HttpRestClient ──► LeaderElector ──────┘   (Flush, CleanupExpiredAssumedPods)
 //   (own token bucket, as kube-scheduler's leader-election client)
@@ -81,17 +81,22 @@
 namespace gpusched::cmd {
 namespace {
 
-// Threads of the binding-cycle executor. A binding cycle waits on 2-3 API round trips (PreBind
-// PATCH, pods/binding POST, Scheduled event POST), so the bind rate is threads / round-trip time:
-// at 65 ms per request on a loaded API server 4 threads bound ~30 pods/s (bench/side_by_side),
+// Threads of the binding-cycle executor. A binding cycle waits on an API round trip (the
+// pods/binding POST; the event is queued), so the bind rate is threads / round-trip time: at
+// 65 ms per request on a loaded API server 4 threads bound ~30 pods/s (bench/side_by_side),
 // where kube-scheduler binds in one goroutine per pod. Enough threads to keep the client's qps
 // busy at ~100 ms per request (Little's law), at least 4 and at most 32: more than the limiter
-// lets through would only queue in it, and leave more pods bound without their Scheduled event
-// when the process dies mid-burst. qps <= 0 (no limiter): 32.
+// lets through would only queue in it. qps <= 0 (no limiter): 32.
 int BindingThreads(double qps) {
   if (!(qps > 0)) return 32;
   return static_cast<int>(std::clamp(std::ceil(qps / 10.0), 4.0, 32.0));  // clamped before the cast
 }
+
+// Threads writing the queued events: half the binding threads, at least 2, so that events keep
+// up with binds on a busy API server (2 fixed threads fell 200 events behind a 5,000-pod backlog
+// at 340 binds/s) while binds keep most of the connections. kube-scheduler writes each event in
+// a goroutine of its own.
+int EventThreads(double qps) { return std::max(2, BindingThreads(qps) / 2); }
 
 // Set by the signal handler; read by the main loop.
 volatile std::sig_atomic_t g_signal = 0;
@@ -316,7 +321,7 @@ class SchedulerCommand final : public Command {
     api_opts.reporting_instance = ("gpusched-" + hostname).substr(0, 128);
     api_opts.wait = [&http_stop](common::Duration d) { http_stop.Wait(d); };  // bind read-backs
     kube::client::KubeApiClient api(**rest, clock, api_opts);
-    // Events are written by two background threads with a client of their own (AsyncEventClient),
+    // Events are written by background threads with a client of their own (AsyncEventClient),
     // as kube-scheduler's event broadcaster does, so that a binding thread's next bind waits
     // neither for the event of the last one nor for its tokens.
     common::Random events_random(TimeSeed() * 17 + 3);
@@ -326,7 +331,8 @@ class SchedulerCommand final : public Command {
       return kExitBadInput;
     }
     kube::client::KubeApiClient events_api(**events_rest, clock, api_opts);
-    kube::client::AsyncEventClient events(api, events_api);
+    kube::client::AsyncEventClient events(api, events_api,
+                                          {.senders = EventThreads(cfg.client_connection.qps)});
 
     // AppGroup/NetworkTopology objects for NetworkLocality (kept current by CrdWatch below).
     network::NetworkStore network_store;
@@ -352,8 +358,9 @@ class SchedulerCommand final : public Command {
     std::string profiles;
     for (const auto& p : cfg.profiles) profiles += (profiles.empty() ? "" : ",") + p.scheduler_name;
     spdlog::info("gpusched scheduler: profiles [{}], qps {} burst {}, leader election {}, {} binding "
-                 "threads", profiles, cfg.client_connection.qps, cfg.client_connection.burst,
-                 cfg.leader_election.leader_elect ? "on" : "off", BindingThreads(cfg.client_connection.qps));
+                 "threads, {} event threads", profiles, cfg.client_connection.qps,
+                 cfg.client_connection.burst, cfg.leader_election.leader_elect ? "on" : "off",
+                 BindingThreads(cfg.client_connection.qps), EventThreads(cfg.client_connection.qps));
 
     EventRecencyHandler recency(s, clock);  // informer lag for /metrics
     recency.RegisterMetrics(metrics_registry);

@@ -11,8 +11,9 @@
 // events never take the binds' tokens: cmd/ passes a second KubeApiClient as `events`.
 //
 // Why: a Scheduled event is one more API request per pod. Sent from the binding thread it
-// delays that thread's next bind; sent from two background threads, binds get most of the API
-// server and events follow them (kube-scheduler's events can lag its binds too under load).
+// delays that thread's next bind; sent from fewer background threads (cmd/: half as many as
+// binding threads), binds get most of the API server and events follow them (kube-scheduler's
+// events can lag its binds too under load).
 //
 // Loss: an event is dropped (CreateEvent returns kResourceExhausted, counted in dropped()) when
 // max_queued events are already waiting; client-go drops at 1,000. A failed send is logged and not
