@@ -409,8 +409,9 @@ class SchedulerE2ETest(ClusterTestCase):
         self.check_no_overcommit()
         return result, lost_events
 
-    # The disruption tests throttle gpusched's client (20 qps, two writes per pod: about 10
-    # pods/s) so that the disruption lands while binds are in flight.
+    # The disruption tests throttle gpusched's clients (20 qps: the binding client writes one
+    # binding per pod, about 20 pods/s; events have a client of their own) so that the
+    # disruption lands while binds are in flight.
     SLOW = dict(qps=20, burst=20)
 
     def test_d_apiserver_restart_loses_no_pod_and_binds_none_twice(self):
