@@ -4,12 +4,16 @@
 #include <curl/curl.h>
 #include <spdlog/spdlog.h>
 
+#include <poll.h>
+
 #include <algorithm>
+#include <cerrno>
 #include <cstring>
 #include <mutex>
 
 #include "src/common/logging.h"
 #include "src/common/strings.h"
+#include "src/kube/client/http1_response.h"
 #include "src/kube/client/pem.h"
 
 #ifndef GPUSCHED_VERSION
@@ -253,10 +257,22 @@ HttpRestClient::HttpRestClient(ClusterConfig config, HttpClientOptions options, 
       limiter_(options_.qps, options_.burst, deps.clock, deps.wait),
       random_(deps.random) {}
 
+struct HttpRestClient::RawConnection {
+  CURL* curl = nullptr;
+  curl_socket_t fd = CURL_SOCKET_BAD;
+  std::string client_cert_pem;  // the identity the connection was opened with
+  SlistPtr connect_to;          // referenced by the handle
+};
+
 HttpRestClient::~HttpRestClient() {
   common::MutexLock lock(pool_mu_);
   for (void* h : idle_) curl_easy_cleanup(h);
   idle_.clear();
+  for (RawConnection* c : idle_raw_) {
+    curl_easy_cleanup(c->curl);
+    delete c;
+  }
+  idle_raw_.clear();
 }
 
 common::StatusOr<std::unique_ptr<HttpRestClient>> HttpRestClient::Create(ClusterConfig config,
@@ -322,6 +338,9 @@ common::Status HttpRestClient::Init() {
     connect_to_ = config_.tls_server_name + ":" + port + ":" + host + ":" + port;
   }
   base_url_ = scheme + "://" + url_host + ":" + port + path;
+  host_header_ = url_host + ":" + port;
+  path_prefix_ = path;
+  raw_writes_ = !options_.http2 && config_.proxy_url.empty();
 
   if (config_.insecure_skip_tls_verify) {
     spdlog::warn(
@@ -411,45 +430,24 @@ common::Status HttpRestClient::CheckRequest(const Request& request) const {
   return common::Status::Ok();
 }
 
-common::Status HttpRestClient::Perform(const Request& request, const Credentials& creds,
-                                       internal::Transfer& t) {
-  CURL* curl = t.curl;
-  char errbuf[CURL_ERROR_SIZE] = {0};
-  std::string url = base_url_ + request.path + EncodeQuery(request.query);
-
-  SlistPtr headers;
-  SlistPtr connect_to;
-  bool ok = Append(headers, "Accept: application/json, */*") && Append(headers, "Expect:");
-  bool has_body = !request.body.empty() || request.method == "POST" || request.method == "PUT" ||
-                  request.method == "PATCH";
-  if (has_body) ok = ok && Append(headers, "Content-Type: " + request.content_type);
-  if (!creds.bearer_token.empty())
-    ok = ok && Append(headers, "Authorization: Bearer " + creds.bearer_token);
-  if (!connect_to_.empty()) ok = ok && Append(connect_to, connect_to_);
-  if (!ok) return common::InternalError("curl_slist_append: out of memory");
-
+bool HttpRestClient::SetConnectionOptions(void* handle, const Credentials& creds,
+                                          void* connect_to) const {
+  CURL* curl = static_cast<CURL*>(handle);
+  bool ok = true;
   auto set = [&](CURLoption opt, auto value) {
-    CURLcode rc = curl_easy_setopt(curl, opt, value);
-    if (rc != CURLE_OK) ok = false;
+    if (curl_easy_setopt(curl, opt, value) != CURLE_OK) ok = false;
   };
-  set(CURLOPT_ERRORBUFFER, errbuf);
-  set(CURLOPT_URL, url.c_str());
   set(CURLOPT_NOSIGNAL, 1L);
   set(CURLOPT_PROTOCOLS_STR, "http,https");
-  set(CURLOPT_FOLLOWLOCATION, 0L);
   set(CURLOPT_HTTP_VERSION, options_.http2 ? static_cast<long>(CURL_HTTP_VERSION_2TLS)
                                            : static_cast<long>(CURL_HTTP_VERSION_1_1));
-  set(CURLOPT_USERAGENT, options_.user_agent.c_str());
-  set(CURLOPT_ACCEPT_ENCODING, "");  // every encoding libcurl can decode (gzip, ...)
   set(CURLOPT_CONNECTTIMEOUT_MS, ToMillis(options_.connect_timeout));
-  set(CURLOPT_TIMEOUT_MS, static_cast<long>(request.timeout.count()));
   set(CURLOPT_TCP_KEEPALIVE, 1L);
   long keepalive_s = std::max<long>(1, ToMillis(options_.keepalive) / 1000);
   set(CURLOPT_TCP_KEEPIDLE, keepalive_s);
   set(CURLOPT_TCP_KEEPINTVL, keepalive_s);
   set(CURLOPT_PROXY, config_.proxy_url.c_str());  // "" = no proxy, whatever the environment says
-  set(CURLOPT_HTTPHEADER, headers.get());
-  if (connect_to) set(CURLOPT_CONNECT_TO, connect_to.get());
+  if (connect_to != nullptr) set(CURLOPT_CONNECT_TO, static_cast<curl_slist*>(connect_to));
 
   // TLS.
   if (config_.insecure_skip_tls_verify) {
@@ -474,6 +472,38 @@ common::Status HttpRestClient::Perform(const Request& request, const Credentials
     set(CURLOPT_SSLKEY_BLOB, &key);
     set(CURLOPT_SSLKEYTYPE, "PEM");
   }
+  return ok;
+}
+
+common::Status HttpRestClient::Perform(const Request& request, const Credentials& creds,
+                                       internal::Transfer& t) {
+  CURL* curl = t.curl;
+  char errbuf[CURL_ERROR_SIZE] = {0};
+  std::string url = base_url_ + request.path + EncodeQuery(request.query);
+
+  SlistPtr headers;
+  SlistPtr connect_to;
+  bool ok = Append(headers, "Accept: application/json, */*") && Append(headers, "Expect:");
+  bool has_body = !request.body.empty() || request.method == "POST" || request.method == "PUT" ||
+                  request.method == "PATCH";
+  if (has_body) ok = ok && Append(headers, "Content-Type: " + request.content_type);
+  if (!creds.bearer_token.empty())
+    ok = ok && Append(headers, "Authorization: Bearer " + creds.bearer_token);
+  if (!connect_to_.empty()) ok = ok && Append(connect_to, connect_to_);
+  if (!ok) return common::InternalError("curl_slist_append: out of memory");
+
+  auto set = [&](CURLoption opt, auto value) {
+    CURLcode rc = curl_easy_setopt(curl, opt, value);
+    if (rc != CURLE_OK) ok = false;
+  };
+  ok = SetConnectionOptions(curl, creds, connect_to.get());
+  set(CURLOPT_ERRORBUFFER, errbuf);
+  set(CURLOPT_URL, url.c_str());
+  set(CURLOPT_FOLLOWLOCATION, 0L);
+  set(CURLOPT_USERAGENT, options_.user_agent.c_str());
+  set(CURLOPT_ACCEPT_ENCODING, "");  // every encoding libcurl can decode (gzip, ...)
+  set(CURLOPT_TIMEOUT_MS, static_cast<long>(request.timeout.count()));
+  set(CURLOPT_HTTPHEADER, headers.get());
 
   // Method and body.
   if (request.method == "GET") {
@@ -529,6 +559,206 @@ common::Status HttpRestClient::Perform(const Request& request, const Credentials
   return common::UnavailableError(std::move(msg));
 }
 
+// ---------------------------------------------------------------------------------------------
+// The lean write path: raw HTTP/1.1 over a connection libcurl opened (CONNECT_ONLY).
+
+common::StatusOr<HttpRestClient::RawConnection*> HttpRestClient::ConnectRaw(
+    const Credentials& creds, const std::string& what, bool& transient) {
+  auto c = std::make_unique<RawConnection>();
+  c->curl = curl_easy_init();
+  if (c->curl == nullptr) return common::InternalError("curl_easy_init failed");
+  std::unique_ptr<CURL, decltype(&curl_easy_cleanup)> guard(c->curl, &curl_easy_cleanup);
+  if (!connect_to_.empty() && !Append(c->connect_to, connect_to_)) {
+    return common::InternalError("curl_slist_append: out of memory");
+  }
+  char errbuf[CURL_ERROR_SIZE] = {0};
+  std::string url = base_url_ + "/";
+  bool ok = SetConnectionOptions(c->curl, creds, c->connect_to.get());
+  ok = ok && curl_easy_setopt(c->curl, CURLOPT_URL, url.c_str()) == CURLE_OK;
+  ok = ok && curl_easy_setopt(c->curl, CURLOPT_CONNECT_ONLY, 1L) == CURLE_OK;
+  ok = ok && curl_easy_setopt(c->curl, CURLOPT_ERRORBUFFER, errbuf) == CURLE_OK;
+  if (!ok) {
+    return common::InternalError(
+        "curl_easy_setopt failed: the linked libcurl lacks a needed option");
+  }
+  CURLcode rc = curl_easy_perform(c->curl);
+  curl_easy_setopt(c->curl, CURLOPT_ERRORBUFFER, static_cast<char*>(nullptr));
+  if (rc != CURLE_OK) {
+    std::string msg = what + ": " + (errbuf[0] != '\0' ? errbuf : curl_easy_strerror(rc));
+    if (rc == CURLE_PEER_FAILED_VERIFICATION || rc == CURLE_SSL_CACERT_BADFILE) {
+      msg += " (check certificate-authority and the server name)";
+    }
+    if (cancelled_.load()) msg = what + ": cancelled (client shutting down)";
+    transient = RetryableCurlCode(rc) && !cancelled_.load();
+    return common::UnavailableError(std::move(msg));
+  }
+  if (curl_easy_getinfo(c->curl, CURLINFO_ACTIVESOCKET, &c->fd) != CURLE_OK ||
+      c->fd == CURL_SOCKET_BAD) {
+    return common::InternalError(what + ": libcurl gave no socket for the connection");
+  }
+  c->client_cert_pem = creds.client_cert_pem;
+  guard.release();
+  return c.release();
+}
+
+HttpRestClient::RawConnection* HttpRestClient::AcquireRaw(const Credentials& creds) {
+  RawConnection* stale = nullptr;
+  RawConnection* found = nullptr;
+  {
+    common::MutexLock lock(pool_mu_);
+    if (!idle_raw_.empty()) {
+      found = idle_raw_.back();
+      idle_raw_.pop_back();
+      if (found->client_cert_pem != creds.client_cert_pem) std::swap(stale, found);
+    }
+  }
+  if (stale != nullptr) ReleaseRaw(stale, false);  // opened with another client certificate
+  return found;
+}
+
+void HttpRestClient::ReleaseRaw(RawConnection* c, bool reusable) {
+  if (reusable) {
+    common::MutexLock lock(pool_mu_);
+    if (idle_raw_.size() < options_.max_idle_handles) {
+      idle_raw_.push_back(c);
+      return;
+    }
+  }
+  curl_easy_cleanup(c->curl);
+  delete c;
+}
+
+common::Status HttpRestClient::WaitSocket(const RawConnection& c, short events,
+                                          std::chrono::steady_clock::time_point deadline,
+                                          bool has_deadline, const std::string& what) const {
+  for (;;) {
+    if (cancelled_.load()) return common::UnavailableError(what + ": cancelled (client shutting down)");
+    // Wake at least once a second to notice Cancel().
+    long wait_ms = 1000;
+    if (has_deadline) {
+      auto left = std::chrono::duration_cast<std::chrono::milliseconds>(
+          deadline - std::chrono::steady_clock::now());
+      if (left.count() <= 0) return common::DeadlineExceededError(what + ": timed out");
+      wait_ms = std::min<long>(wait_ms, static_cast<long>(left.count()));
+    }
+    pollfd p{static_cast<int>(c.fd), events, 0};
+    int n = poll(&p, 1, static_cast<int>(wait_ms));
+    if (n > 0) return common::Status::Ok();  // ready, or an error/hang-up the next call reports
+    if (n < 0 && errno != EINTR) {
+      return common::UnavailableError(what + ": poll: " + std::strerror(errno));
+    }
+  }
+}
+
+common::Status HttpRestClient::PerformRaw(const Request& request, const Credentials& creds,
+                                          internal::Transfer& t) {
+  const std::string what = request.method + " " + request.path;
+  std::string message;
+  message.reserve(384 + request.body.size());
+  message.append(request.method).append(" ").append(path_prefix_).append(request.path);
+  message.append(EncodeQuery(request.query)).append(" HTTP/1.1\r\nHost: ").append(host_header_);
+  message.append("\r\nUser-Agent: ").append(options_.user_agent);
+  message.append("\r\nAccept: application/json, */*\r\n");
+  if (!request.body.empty() || request.method != "DELETE") {
+    message.append("Content-Type: ").append(request.content_type);
+    message.append("\r\nContent-Length: ").append(std::to_string(request.body.size()));
+    message.append("\r\n");
+  }
+  if (!creds.bearer_token.empty()) {
+    message.append("Authorization: Bearer ").append(creds.bearer_token).append("\r\n");
+  }
+  message.append("\r\n").append(request.body);
+
+  const bool has_deadline = request.timeout.count() > 0;
+  // Transport deadlines run on the steady clock, as libcurl's do (the injected clock is for
+  // backoff and rate limiting).
+  const auto deadline = std::chrono::steady_clock::now() + request.timeout;
+  t.http_version = CURL_HTTP_VERSION_1_1;
+  for (int pass = 0;; ++pass) {
+    RawConnection* c = pass == 0 ? AcquireRaw(creds) : nullptr;
+    const bool reused = c != nullptr;
+    if (c == nullptr) {
+      auto opened = ConnectRaw(creds, what, t.transient);
+      if (!opened.ok()) return opened.status();
+      c = *opened;
+    }
+
+    // Send the request.
+    common::Status s;
+    size_t off = 0;
+    while (s.ok() && off < message.size()) {
+      size_t sent = 0;
+      CURLcode rc = curl_easy_send(c->curl, message.data() + off, message.size() - off, &sent);
+      if (rc == CURLE_OK) {
+        off += sent;
+      } else if (rc == CURLE_AGAIN) {
+        s = WaitSocket(*c, POLLOUT, deadline, has_deadline, what);
+      } else {
+        s = common::UnavailableError(what + ": send: " + curl_easy_strerror(rc));
+      }
+    }
+
+    // Read the answer: wait first (a read right after the send would find nothing yet).
+    Http1ResponseParser parser(options_.max_response_bytes, request.method == "HEAD");
+    bool readable = false;
+    char buf[16384];
+    while (s.ok() && parser.state() == Http1ResponseParser::State::kNeedMore) {
+      if (!readable) {
+        s = WaitSocket(*c, POLLIN, deadline, has_deadline, what);
+        readable = true;
+        continue;
+      }
+      size_t n = 0;
+      CURLcode rc = curl_easy_recv(c->curl, buf, sizeof(buf), &n);
+      if (rc == CURLE_OK) {
+        if (n == 0) parser.Finish();
+        else parser.Feed(std::string_view(buf, n));
+      } else if (rc == CURLE_AGAIN) {
+        readable = false;
+      } else {
+        s = common::UnavailableError(what + ": receive: " + curl_easy_strerror(rc));
+      }
+    }
+
+    switch (parser.state()) {
+      case Http1ResponseParser::State::kDone:
+        t.status = parser.status();
+        t.body = std::move(parser.mutable_body());
+        if (parser.retry_after_seconds()) {
+          t.retry_after = std::chrono::seconds(*parser.retry_after_seconds());
+        }
+        ReleaseRaw(c, parser.keep_alive());
+        return common::Status::Ok();
+      case Http1ResponseParser::State::kTooLarge:
+        ReleaseRaw(c, false);
+        return common::ResourceExhaustedError(what + ": response larger than " +
+                                              std::to_string(options_.max_response_bytes) +
+                                              " bytes");
+      case Http1ResponseParser::State::kError:
+        ReleaseRaw(c, false);
+        if (!parser.truncated()) {
+          return common::UnavailableError(what + ": malformed answer: " + parser.error());
+        }
+        if (!reused || parser.started()) {
+          t.transient = true;  // as libcurl's "empty reply" and "partial file" are
+          return common::UnavailableError(what + ": " + parser.error());
+        }
+        continue;  // a kept-alive connection the server had closed: once more, on a fresh one
+      case Http1ResponseParser::State::kNeedMore:
+        ReleaseRaw(c, false);
+        if (s.code() == common::StatusCode::kDeadlineExceeded || cancelled_.load()) {
+          t.transient = !cancelled_.load();
+          return common::UnavailableError(std::string(s.message()));
+        }
+        if (!reused || parser.started()) {
+          t.transient = true;
+          return s;
+        }
+        continue;  // as above
+    }
+  }
+}
+
 common::StatusOr<Response> HttpRestClient::Execute(
     const Request& request, const std::function<bool(std::string_view)>* on_line) {
   GPUSCHED_RETURN_IF_ERROR(CheckRequest(request));
@@ -558,12 +788,17 @@ common::StatusOr<Response> HttpRestClient::Execute(
     t.on_line = on_line;
     t.max_body = options_.max_response_bytes;
     t.cancelled = &cancelled_;
-    t.curl = static_cast<CURL*>(AcquireHandle());
-    if (t.curl == nullptr) return common::InternalError("curl_easy_init failed");
     common::TimePoint start = clock_.Now();
-    common::Status s = Perform(request, creds, t);
-    ReleaseHandle(t.curl);
-    t.curl = nullptr;
+    common::Status s;
+    if (raw_writes_ && on_line == nullptr && request.method != "GET" && request.method != "HEAD") {
+      s = PerformRaw(request, creds, t);
+    } else {
+      t.curl = static_cast<CURL*>(AcquireHandle());
+      if (t.curl == nullptr) return common::InternalError("curl_easy_init failed");
+      s = Perform(request, creds, t);
+      ReleaseHandle(t.curl);
+      t.curl = nullptr;
+    }
     creds = Credentials();
     if (metrics_ != nullptr) {
       // A watch's duration is its lifetime, not a latency: counted, not timed.

@@ -70,6 +70,18 @@ Request Get(std::string path) {
   return r;
 }
 
+// Reads go through libcurl's easy interface, writes over the lean path (http_client.h): the
+// tests that hold for both run once per transport.
+constexpr const char* kTransports[] = {"GET", "POST"};
+
+Request Call(std::string_view method, std::string path) {
+  Request r;
+  r.method = std::string(method);
+  r.path = std::move(path);
+  if (method != "GET") r.body = R"({"kind":"Binding"})";
+  return r;
+}
+
 // A port with nothing listening.
 int ClosedPort() {
   int fd = ::socket(AF_INET, SOCK_STREAM, 0);
@@ -133,8 +145,9 @@ TEST(HttpRestClientTest, RetriesWithBackoffAndRetryAfter) {
       {"501 is not retried", {Status(501)}, 501, 1, {}},
       {"a dropped connection is retried", {drop, Status(200)}, 200, 2, {}, 1},
   };
+  for (const char* method : kTransports)
   for (const auto& c : cases) {
-    SCOPED_TRACE(c.name);
+    SCOPED_TRACE(std::string(method) + ": " + c.name);
     std::atomic<size_t> n{0};
     TestHttpServer server([&](const testing::ReceivedRequest&) {
       size_t i = n.fetch_add(1);
@@ -142,7 +155,7 @@ TEST(HttpRestClientTest, RetriesWithBackoffAndRetryAfter) {
     });
     Harness h(server.url());
     ASSERT_NE(h.client, nullptr);
-    auto got = h.client->Do(Get("/api/v1/pods"));
+    auto got = h.client->Do(Call(method, "/api/v1/pods"));
     ASSERT_TRUE(got.ok()) << got.status().ToString();
     EXPECT_EQ(got->status, c.want_status);
     EXPECT_EQ(static_cast<int>(server.requests().size()), c.want_requests);
@@ -160,12 +173,15 @@ TEST(HttpRestClientTest, RetriesWithBackoffAndRetryAfter) {
 }
 
 TEST(HttpRestClientTest, ConnectionErrorsAreRetriedThenUnavailable) {
-  Harness h("http://127.0.0.1:" + std::to_string(ClosedPort()));
-  auto got = h.client->Do(Get("/healthz"));
-  ASSERT_FALSE(got.ok());
-  EXPECT_EQ(got.status().code(), StatusCode::kUnavailable);
-  EXPECT_THAT(std::string(got.status().message()), HasSubstr("GET /healthz: "));
-  EXPECT_EQ(h.waits.size(), 4u) << "5 attempts, 4 backoffs";
+  for (const char* method : kTransports) {
+    SCOPED_TRACE(method);
+    Harness h("http://127.0.0.1:" + std::to_string(ClosedPort()));
+    auto got = h.client->Do(Call(method, "/healthz"));
+    ASSERT_FALSE(got.ok());
+    EXPECT_EQ(got.status().code(), StatusCode::kUnavailable);
+    EXPECT_THAT(std::string(got.status().message()), HasSubstr(std::string(method) + " /healthz: "));
+    EXPECT_EQ(h.waits.size(), 4u) << "5 attempts, 4 backoffs";
+  }
   // Backoff doubles and is capped at max_backoff.
   HttpClientOptions opts = TestOptions();
   opts.max_attempts = 8;
@@ -216,7 +232,12 @@ TEST(HttpRestClientTest, SendsMethodBodyHeadersAndEscapedQuery) {
     EXPECT_EQ(server.requests().back().method, method);
     EXPECT_EQ(server.requests().back().body, q.body);
   }
-  EXPECT_EQ(server.connections(), 1) << "the pooled handle keeps its connection alive";
+  EXPECT_EQ(server.connections(), 2)
+      << "one kept-alive connection per transport (easy interface for GET, lean path for writes)";
+  for (const char* method : {"GET", "POST", "PUT", "DELETE", "PATCH"}) {
+    ASSERT_TRUE(h.client->Do(Call(method, "/y")).ok());
+  }
+  EXPECT_EQ(server.connections(), 2) << "both kept their connection";
 }
 
 TEST(HttpRestClientTest, RejectsBadRequestsBeforeSending) {
@@ -263,13 +284,14 @@ TEST(HttpRestClientTest, OversizedResponsesAreRejected) {
       {"a Content-Length above the limit", with_length},
       {"a body without Content-Length that grows past the limit", streamed},
   };
+  for (const char* method : kTransports)
   for (const auto& c : cases) {
-    SCOPED_TRACE(c.name);
+    SCOPED_TRACE(std::string(method) + ": " + c.name);
     TestHttpServer server([&](const testing::ReceivedRequest&) { return c.reply; });
     HttpClientOptions opts = TestOptions();
     opts.max_response_bytes = 4096;
     Harness h(server.url(), opts);
-    auto got = h.client->Do(Get("/api/v1/pods"));
+    auto got = h.client->Do(Call(method, "/api/v1/pods"));
     EXPECT_EQ(got.status().code(), StatusCode::kResourceExhausted) << got.status().ToString();
     EXPECT_EQ(server.requests().size(), 1u) << "not retried";
   }
@@ -288,24 +310,27 @@ TEST(HttpRestClientTest, ReauthenticatesOnceOn401) {
     std::string token = "old";
     int unauthorized = 0;
   };
-  TestHttpServer server([](const testing::ReceivedRequest& r) {
-    return r.headers.at("authorization") == "Bearer new" ? Status(200) : Status(401);
-  });
-  auto creds = std::make_unique<Rotating>();
-  Rotating* raw = creds.get();
-  Harness h(server.url(), TestOptions(), std::move(creds));
-  auto got = h.client->Do(Get("/api"));
-  ASSERT_TRUE(got.ok());
-  EXPECT_EQ(got->status, 200);
-  EXPECT_EQ(raw->unauthorized, 1);
-  EXPECT_TRUE(h.waits.empty()) << "a refreshed credential is tried at once";
+  for (const char* method : kTransports) {
+    SCOPED_TRACE(method);
+    TestHttpServer server([](const testing::ReceivedRequest& r) {
+      return r.headers.at("authorization") == "Bearer new" ? Status(200) : Status(401);
+    });
+    auto creds = std::make_unique<Rotating>();
+    Rotating* raw = creds.get();
+    Harness h(server.url(), TestOptions(), std::move(creds));
+    auto got = h.client->Do(Call(method, "/api"));
+    ASSERT_TRUE(got.ok());
+    EXPECT_EQ(got->status, 200);
+    EXPECT_EQ(raw->unauthorized, 1);
+    EXPECT_TRUE(h.waits.empty()) << "a refreshed credential is tried at once";
 
-  // A provider that cannot refresh: the 401 is returned after one attempt.
-  TestHttpServer deny([](const testing::ReceivedRequest&) { return Status(401); });
-  Harness h2(deny.url(), TestOptions(),
-             std::make_unique<StaticCredentialProvider>(Credentials{"t", "", ""}));
-  EXPECT_EQ(h2.client->Do(Get("/api"))->status, 401);
-  EXPECT_EQ(deny.requests().size(), 1u);
+    // A provider that cannot refresh: the 401 is returned after one attempt.
+    TestHttpServer deny([](const testing::ReceivedRequest&) { return Status(401); });
+    Harness h2(deny.url(), TestOptions(),
+               std::make_unique<StaticCredentialProvider>(Credentials{"t", "", ""}));
+    EXPECT_EQ(h2.client->Do(Call(method, "/api"))->status, 401);
+    EXPECT_EQ(deny.requests().size(), 1u);
+  }
 }
 
 TEST(HttpRestClientTest, RateLimitsEveryAttempt) {
@@ -521,14 +546,15 @@ TEST(HttpRestClientTest, Tls) {
       {"a client certificate from another CA fails", untrusted_client, url,
        StatusCode::kUnavailable, "", 5},
   };
+  for (const char* method : kTransports)
   for (const auto& c : cases) {
-    SCOPED_TRACE(c.name);
+    SCOPED_TRACE(std::string(method) + ": " + c.name);
     Harness h(c.url, TestOptions(),
               std::make_unique<StaticCredentialProvider>(
                   Credentials{"", c.config.client_cert_pem, c.config.client_key_pem}),
               c.config);
     ASSERT_NE(h.client, nullptr);
-    auto got = h.client->Do(Get("/version"));
+    auto got = h.client->Do(Call(method, "/version"));
     if (c.want_code != StatusCode::kOk) {
       EXPECT_EQ(got.status().code(), c.want_code) << got.status().ToString();
       EXPECT_EQ(static_cast<int>(h.waits.size()), c.want_attempts - 1) << got.status().ToString();
@@ -593,13 +619,143 @@ TEST(HttpRestClientTest, ConcurrentCallsShareTheHandlePool) {
     threads.emplace_back([&, t] {
       for (int i = 0; i < 20; ++i) {
         std::string path = "/t" + std::to_string(t) + "/" + std::to_string(i);
-        auto got = h.client->Do(Get(path));
+        auto got = h.client->Do(Call(kTransports[(t + i) % 2], path));
         if (got.ok() && got->status == 200 && got->body == path) ok.fetch_add(1);
       }
     });
   }
   for (auto& t : threads) t.join();
   EXPECT_EQ(ok.load(), 120) << "every call ends in 200 after its retries";
+}
+
+TEST(HttpRestClientTest, WritesReopenAConnectionTheServerClosedWhileIdle) {
+  std::atomic<int> n{0};
+  TestHttpServer server([&](const testing::ReceivedRequest&) {
+    n.fetch_add(1);
+    Reply r = Status(201, "{}");
+    r.close_after = true;  // every connection ends after one answer, unannounced
+    return r;
+  });
+  Harness h(server.url());
+  for (int i = 0; i < 3; ++i) {
+    auto got = h.client->Do(Call("POST", "/b"));
+    ASSERT_TRUE(got.ok()) << got.status().ToString();
+    EXPECT_EQ(got->status, 201);
+  }
+  EXPECT_EQ(n.load(), 3) << "each write reached the server once";
+  EXPECT_EQ(server.connections(), 3);
+  EXPECT_TRUE(h.waits.empty()) << "a stale kept-alive connection costs no attempt and no backoff";
+}
+
+TEST(HttpRestClientTest, WritesReadChunkedAnswersAndRefuseMalformedOnes) {
+  std::mutex mu;
+  std::string answer;
+  TestHttpServer server([&](const testing::ReceivedRequest&) {
+    std::lock_guard<std::mutex> lock(mu);
+    Reply r;
+    r.raw = answer;
+    return r;
+  });
+  Harness h(server.url());
+  auto answer_with = [&](std::string wire) {
+    std::lock_guard<std::mutex> lock(mu);
+    answer = std::move(wire);
+  };
+  answer_with("HTTP/1.1 201 Created\r\nTransfer-Encoding: chunked\r\n\r\n3\r\n{\"a\r\n4\r\n\":1}\r\n0\r\n\r\n");
+  auto got = h.client->Do(Call("POST", "/c"));
+  ASSERT_TRUE(got.ok()) << got.status().ToString();
+  EXPECT_EQ(got->status, 201);
+  EXPECT_EQ(got->body, R"({"a":1})");
+
+  answer_with("HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nokEXTRA");
+  got = h.client->Do(Call("POST", "/c"));
+  ASSERT_FALSE(got.ok());
+  EXPECT_THAT(std::string(got.status().message()),
+              HasSubstr("POST /c: malformed answer: unexpected bytes after the response"));
+  answer_with("SSH-2.0-OpenSSH_9.2\r\n\r\n");
+  got = h.client->Do(Call("POST", "/c"));
+  ASSERT_FALSE(got.ok());
+  EXPECT_EQ(got.status().code(), StatusCode::kUnavailable);
+  EXPECT_THAT(std::string(got.status().message()), HasSubstr("malformed status line"));
+  EXPECT_EQ(server.requests().size(), 3u) << "a malformed answer is not retried";
+}
+
+// A server that holds every request until `release` is set (or 10 s pass).
+struct SlowServer {
+  std::atomic<bool> release{false};
+  TestHttpServer server{[this](const testing::ReceivedRequest&) {
+    for (int i = 0; i < 1000 && !release.load(); ++i) std::this_thread::sleep_for(milliseconds(10));
+    return Status(200);
+  }};
+  ~SlowServer() { release = true; }
+  bool WaitForRequest() {
+    for (int i = 0; i < 1000 && server.requests().empty(); ++i) {
+      std::this_thread::sleep_for(milliseconds(10));
+    }
+    return !server.requests().empty();
+  }
+};
+
+TEST(HttpRestClientTest, WritesTimeOutAndCancelAbortsThem) {
+  {
+    SlowServer slow;
+    HttpClientOptions opts = TestOptions();
+    opts.max_attempts = 1;
+    Harness h(slow.server.url(), opts);
+    Request r = Call("POST", "/slow");
+    r.timeout = milliseconds(200);
+    auto got = h.client->Do(r);
+    ASSERT_FALSE(got.ok());
+    EXPECT_EQ(got.status().code(), StatusCode::kUnavailable);
+    EXPECT_THAT(std::string(got.status().message()), HasSubstr("POST /slow: timed out"));
+  }
+  SlowServer slow;
+  Harness h(slow.server.url());
+  common::Status result;
+  std::thread t([&] { result = h.client->Do(Call("POST", "/slow")).status(); });
+  ASSERT_TRUE(slow.WaitForRequest());
+  h.client->Cancel();
+  t.join();  // within about a second (the poll period)
+  EXPECT_EQ(result.code(), StatusCode::kUnavailable);
+  EXPECT_THAT(std::string(result.message()), HasSubstr("cancelled"));
+  EXPECT_EQ(slow.server.requests().size(), 1u) << "a cancelled write is not retried";
+}
+
+TEST(HttpRestClientTest, WritesUseTheCurrentClientCertificate) {
+  auto ca = testing::MakeTestCa("cluster-ca");
+  auto server_cert = testing::MakeTestLeaf(ca, "kube-apiserver", /*server=*/true);
+  auto first = testing::MakeTestLeaf(ca, "first", false);
+  auto second = testing::MakeTestLeaf(ca, "second", false);
+  testing::TestHttpServer server(
+      [](const testing::ReceivedRequest& r) { return Status(200, r.client_cert_cn); },
+      testing::ServerTls{server_cert.cert_pem + ca.cert_pem, server_cert.key_pem, ca.cert_pem});
+  class Switching final : public CredentialProvider {
+   public:
+    common::StatusOr<Credentials> Get() override {
+      std::lock_guard<std::mutex> lock(mu);
+      return current;
+    }
+    bool OnUnauthorized() override { return false; }
+    std::string Describe() const override { return "switching"; }
+    std::mutex mu;
+    Credentials current;
+  };
+  auto creds = std::make_unique<Switching>();
+  Switching* sw = creds.get();
+  sw->current = Credentials{"", first.cert_pem, first.key_pem};
+  ClusterConfig config;
+  config.ca_pem = ca.cert_pem;
+  Harness h(server.url(), TestOptions(), std::move(creds), config);
+  EXPECT_EQ(h.client->Do(Call("POST", "/a"))->body, "first");
+  EXPECT_EQ(h.client->Do(Call("POST", "/a"))->body, "first");
+  EXPECT_EQ(server.connections(), 1);
+  {
+    std::lock_guard<std::mutex> lock(sw->mu);
+    sw->current = Credentials{"", second.cert_pem, second.key_pem};
+  }
+  EXPECT_EQ(h.client->Do(Call("POST", "/a"))->body, "second")
+      << "a connection opened with the old certificate is not reused";
+  EXPECT_EQ(server.connections(), 2);
 }
 
 TEST(HttpRestClientTest, CreateRequiresAWaitFunction) {

@@ -252,12 +252,16 @@ void TestHttpServer::Serve(int fd) {
     }
     Reply reply = handler_(req);
     if (reply.drop) return;
+    if (!reply.raw.empty()) {
+      if (!c.Write(reply.raw) || reply.close_after) return;
+      continue;
+    }
     std::string out =
         "HTTP/1.1 " + std::to_string(reply.status) + " " + ReasonFor(reply.status) + "\r\n";
     for (const auto& [k, v] : reply.headers) out += k + ": " + v + "\r\n";
     if (reply.chunks.empty()) {
       out += "Content-Length: " + std::to_string(reply.body.size()) + "\r\n\r\n" + reply.body;
-      if (!c.Write(out)) return;
+      if (!c.Write(out) || reply.close_after) return;
       continue;  // keep-alive
     }
     out += "Connection: close\r\n\r\n";

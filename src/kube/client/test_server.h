@@ -37,6 +37,11 @@ struct Reply {
   bool hold_open = false;
   // Close the connection without answering (a connection error for the client).
   bool drop = false;
+  // When non-empty, sent verbatim as the whole answer (status, headers and body are ignored).
+  std::string raw;
+  // Close the connection after answering without announcing it, as a server whose idle
+  // timeout ends a kept-alive connection does.
+  bool close_after = false;
 };
 
 using Handler = std::function<Reply(const ReceivedRequest&)>;

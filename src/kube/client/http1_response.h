@@ -1,0 +1,76 @@
+// SPDX-License-Identifier: Apache-2.0
+// Http1ResponseParser: an incremental reader of one HTTP/1.1 response, for the client's lean
+// write path (HttpRestClient sends writes as raw HTTP/1.1 over a kept-alive TLS connection; see
+// http_client.h).
+//
+// Feed() takes bytes as they arrive, in pieces of any size; Finish() reports end of stream.
+// Understood: the status line (HTTP/1.0 and 1.1), interim 1xx answers (skipped), Content-Length,
+// Transfer-Encoding: chunked (extensions and trailers skipped), a body delimited by the end of
+// the connection, Connection: close / keep-alive, Retry-After (seconds), and answers without a
+// body (HEAD, 1xx, 204, 304). Anything else malformed is kError with a message that names what
+// was wrong. Limits: the status line and headers together at most 64 KiB; the body at most
+// `max_body` bytes (kTooLarge).
+//
+// Bytes after the end of the response are an error (the client never pipelines): the
+// connection is then not reusable.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+
+namespace gpusched::kube::client {
+
+class Http1ResponseParser {
+ public:
+  enum class State { kNeedMore, kDone, kError, kTooLarge };
+
+  // `head`: the request was HEAD (the answer has headers only).
+  Http1ResponseParser(size_t max_body, bool head);
+
+  // Consumes `data`. Returns kNeedMore until the response is complete.
+  State Feed(std::string_view data);
+  // The peer closed the connection: completes a body delimited by the close, else kError.
+  State Finish();
+
+  State state() const { return state_; }
+  int status() const { return status_; }
+  const std::string& body() const { return body_; }
+  std::string& mutable_body() { return body_; }
+  std::optional<int64_t> retry_after_seconds() const { return retry_after_; }
+  // The connection may carry another request after this response.
+  bool keep_alive() const { return keep_alive_; }
+  // Whether any byte of the response has arrived.
+  bool started() const { return started_; }
+  const std::string& error() const { return error_; }
+  // kError because the connection closed before the response was complete (not malformed).
+  bool truncated() const { return truncated_; }
+
+ private:
+  enum class Phase { kHead, kBodyLength, kBodyUntilClose, kChunkSize, kChunkData, kChunkEnd,
+                     kTrailers, kDone };
+  State Fail(std::string message);
+  State ParseHead(std::string_view head);
+  // Moves one line (through '\n') from `data` into `out`; false (keeping the piece in
+  // pending_) while the line is incomplete.
+  bool TakeLine(std::string_view& data, std::string& out);
+  State AppendBody(std::string_view data);
+
+  const size_t max_body_;
+  const bool head_request_;
+  State state_ = State::kNeedMore;
+  Phase phase_ = Phase::kHead;
+  std::string pending_;  // an incomplete head or line
+  std::string body_;
+  std::string error_;
+  uint64_t remaining_ = 0;  // body or chunk bytes still expected
+  int status_ = 0;
+  std::optional<int64_t> retry_after_;
+  bool keep_alive_ = true;
+  bool started_ = false;
+  bool truncated_ = false;
+};
+
+}  // namespace gpusched::kube::client
