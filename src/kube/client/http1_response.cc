@@ -133,9 +133,9 @@ Http1ResponseParser::State Http1ResponseParser::ParseHead(std::string_view head)
   } else if (chunked) {
     phase_ = Phase::kChunkSize;
   } else if (content_length) {
-    if (*content_length > max_body_) return state_ = State::kTooLarge;
+    if (!sink_ && *content_length > max_body_) return state_ = State::kTooLarge;
     remaining_ = *content_length;
-    body_.reserve(static_cast<size_t>(*content_length));
+    if (!sink_) body_.reserve(static_cast<size_t>(*content_length));
     phase_ = remaining_ == 0 ? Phase::kDone : Phase::kBodyLength;
   } else {
     keep_alive_ = false;
@@ -159,6 +159,11 @@ bool Http1ResponseParser::TakeLine(std::string_view& data, std::string& out) {
 }
 
 Http1ResponseParser::State Http1ResponseParser::AppendBody(std::string_view data) {
+  if (sink_) {
+    if (data.empty() || sink_(data)) return State::kNeedMore;
+    keep_alive_ = false;
+    return state_ = State::kStopped;
+  }
   if (body_.size() + data.size() > max_body_) {
     keep_alive_ = false;
     return state_ = State::kTooLarge;
@@ -219,7 +224,7 @@ Http1ResponseParser::State Http1ResponseParser::Feed(std::string_view data) {
         v = v.substr(0, v.find_first_of(";\r\n"));
         auto size = ParseHex(common::Trim(v));
         if (!size) return Fail("malformed chunk size " + common::Quote(common::Trim(line).substr(0, 40)));
-        if (*size > max_body_) return state_ = State::kTooLarge;
+        if (!sink_ && *size > max_body_) return state_ = State::kTooLarge;
         remaining_ = *size;
         phase_ = remaining_ == 0 ? Phase::kTrailers : Phase::kChunkData;
         break;

@@ -13,10 +13,15 @@
 //
 // Bytes after the end of the response are an error (the client never pipelines): the
 // connection is then not reusable.
+//
+// Streaming (watches): with a body sink set, body bytes go to the sink as they arrive instead of
+// into body(), and `max_body` does not apply (the sink enforces its own limits). A sink that
+// returns false ends the parse with kStopped.
 #pragma once
 
 #include <cstddef>
 #include <cstdint>
+#include <functional>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -25,10 +30,14 @@ namespace gpusched::kube::client {
 
 class Http1ResponseParser {
  public:
-  enum class State { kNeedMore, kDone, kError, kTooLarge };
+  enum class State { kNeedMore, kDone, kError, kTooLarge, kStopped };
 
   // `head`: the request was HEAD (the answer has headers only).
   Http1ResponseParser(size_t max_body, bool head);
+
+  // Body bytes go to `sink` from now on (set before the body starts; status() is known by the
+  // time the sink is first called).
+  void set_body_sink(std::function<bool(std::string_view)> sink) { sink_ = std::move(sink); }
 
   // Consumes `data`. Returns kNeedMore until the response is complete.
   State Feed(std::string_view data);
@@ -60,6 +69,7 @@ class Http1ResponseParser {
 
   const size_t max_body_;
   const bool head_request_;
+  std::function<bool(std::string_view)> sink_;
   State state_ = State::kNeedMore;
   Phase phase_ = Phase::kHead;
   std::string pending_;  // an incomplete head or line

@@ -144,5 +144,32 @@ TEST(Http1ResponseParserTest, BodiesAboveTheLimitAreTooLarge) {
             State::kTooLarge);
 }
 
+TEST(Http1ResponseParserTest, ABodySinkGetsAStreamAndCanStopIt) {
+  const std::string wire =
+      "HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n"
+      "8\r\n{\"a\":1}\n\r\n8\r\n{\"b\":2}\n\r\n0\r\n\r\n";
+  for (size_t piece : {size_t{1}, size_t{5}, wire.size()}) {
+    SCOPED_TRACE(piece);
+    Http1ResponseParser p(4, false);  // the limit does not apply to a sink
+    std::string got;
+    p.set_body_sink([&](std::string_view d) {
+      EXPECT_EQ(p.status(), 200);
+      got.append(d);
+      return true;
+    });
+    for (size_t i = 0; i < wire.size(); i += piece) p.Feed(std::string_view(wire).substr(i, piece));
+    EXPECT_EQ(p.state(), State::kDone);
+    EXPECT_EQ(got, "{\"a\":1}\n{\"b\":2}\n");
+    EXPECT_EQ(p.body(), "");
+    EXPECT_TRUE(p.keep_alive());
+  }
+  Http1ResponseParser stop(1 << 20, false);
+  int calls = 0;
+  stop.set_body_sink([&](std::string_view) { return ++calls < 2; });
+  EXPECT_EQ(stop.Feed(wire), State::kStopped);
+  EXPECT_EQ(calls, 2);
+  EXPECT_FALSE(stop.keep_alive());
+}
+
 }  // namespace
 }  // namespace gpusched::kube::client

@@ -340,7 +340,7 @@ common::Status HttpRestClient::Init() {
   base_url_ = scheme + "://" + url_host + ":" + port + path;
   host_header_ = url_host + ":" + port;
   path_prefix_ = path;
-  raw_writes_ = !options_.http2 && config_.proxy_url.empty();
+  lean_path_ = !options_.http2 && config_.proxy_url.empty();
 
   if (config_.insecure_skip_tls_verify) {
     spdlog::warn(
@@ -560,7 +560,7 @@ common::Status HttpRestClient::Perform(const Request& request, const Credentials
 }
 
 // ---------------------------------------------------------------------------------------------
-// The lean write path: raw HTTP/1.1 over a connection libcurl opened (CONNECT_ONLY).
+// The lean path: raw HTTP/1.1 over a connection libcurl opened (CONNECT_ONLY).
 
 common::StatusOr<HttpRestClient::RawConnection*> HttpRestClient::ConnectRaw(
     const Credentials& creds, const std::string& what, bool& transient) {
@@ -659,7 +659,8 @@ common::Status HttpRestClient::PerformRaw(const Request& request, const Credenti
   message.append(EncodeQuery(request.query)).append(" HTTP/1.1\r\nHost: ").append(host_header_);
   message.append("\r\nUser-Agent: ").append(options_.user_agent);
   message.append("\r\nAccept: application/json, */*\r\n");
-  if (!request.body.empty() || request.method != "DELETE") {
+  if (!request.body.empty() || request.method == "POST" || request.method == "PUT" ||
+      request.method == "PATCH") {
     message.append("Content-Type: ").append(request.content_type);
     message.append("\r\nContent-Length: ").append(std::to_string(request.body.size()));
     message.append("\r\n");
@@ -700,6 +701,17 @@ common::Status HttpRestClient::PerformRaw(const Request& request, const Credenti
 
     // Read the answer: wait first (a read right after the send would find nothing yet).
     Http1ResponseParser parser(options_.max_response_bytes, request.method == "HEAD");
+    if (t.on_line != nullptr) {
+      // A watch: lines go to the caller as they arrive (Transfer splits them and enforces the
+      // line limit; a non-2xx answer's body is buffered there too).
+      t.lines_delivered = false;
+      t.partial.clear();
+      t.body.clear();
+      parser.set_body_sink([&t, &parser](std::string_view data) {
+        t.status = parser.status();
+        return t.OnData(data.data(), data.size()) == data.size();
+      });
+    }
     bool readable = false;
     char buf[16384];
     while (s.ok() && parser.state() == Http1ResponseParser::State::kNeedMore) {
@@ -723,11 +735,20 @@ common::Status HttpRestClient::PerformRaw(const Request& request, const Credenti
     switch (parser.state()) {
       case Http1ResponseParser::State::kDone:
         t.status = parser.status();
-        t.body = std::move(parser.mutable_body());
+        if (t.on_line == nullptr) t.body = std::move(parser.mutable_body());
         if (parser.retry_after_seconds()) {
           t.retry_after = std::chrono::seconds(*parser.retry_after_seconds());
         }
         ReleaseRaw(c, parser.keep_alive());
+        return common::Status::Ok();
+      case Http1ResponseParser::State::kStopped:  // the watch's sink said stop
+        ReleaseRaw(c, false);
+        if (t.too_large) {
+          return common::ResourceExhaustedError(what + ": a line larger than " +
+                                                std::to_string(options_.max_response_bytes) +
+                                                " bytes");
+        }
+        if (!t.stopped) return common::UnavailableError(what + ": cancelled (client shutting down)");
         return common::Status::Ok();
       case Http1ResponseParser::State::kTooLarge:
         ReleaseRaw(c, false);
@@ -790,7 +811,8 @@ common::StatusOr<Response> HttpRestClient::Execute(
     t.cancelled = &cancelled_;
     common::TimePoint start = clock_.Now();
     common::Status s;
-    if (raw_writes_ && on_line == nullptr && request.method != "GET" && request.method != "HEAD") {
+    if (lean_path_ &&
+        (on_line != nullptr || (request.method != "GET" && request.method != "HEAD"))) {
       s = PerformRaw(request, creds, t);
     } else {
       t.curl = static_cast<CURL*>(AcquireHandle());

@@ -7,16 +7,16 @@
 //            401 → OnUnauthorized, once                          TLS; HTTP/2 by option)
 //
 // Two transports under the same retry loop:
-// - Reads and watches (GET, HEAD, Stream) go through libcurl's easy interface, which decodes gzip
-//   and is the general HTTP client.
-// - Writes (POST, PUT, PATCH, DELETE through Do) go over the lean path: libcurl only opens the
-//   connection (TCP, TLS with the same verification, CONNECT_ONLY) and the client writes the
-//   HTTP/1.1 request and reads the answer itself (Http1ResponseParser) on that kept-alive
-//   connection: one send, one poll and one receive per request, where the easy interface spent
-//   about eight system calls and most of the client's CPU on a binding or event POST. A write on a
-//   reused connection that fails before any answer byte (the server closed it while idle) is sent
-//   once more on a fresh connection within the same attempt. Used unless HTTP/2 is asked for or
-//   a proxy is configured.
+// - Reads (GET and HEAD through Do: gets and LISTs) go through libcurl's easy interface, which
+//   asks for gzip and is the general HTTP client.
+// - Writes (POST, PUT, PATCH, DELETE through Do) and watches (Stream) go over the lean path:
+//   libcurl only opens the connection (TCP, TLS with the same verification, CONNECT_ONLY) and the
+//   client writes the HTTP/1.1 request and reads the answer itself (Http1ResponseParser) on that
+//   kept-alive connection: one send, one poll and one receive per request (per watch event for
+//   a stream), where the easy interface spent about eight system calls and most of the client's
+//   CPU on a binding or event POST. A request on a reused connection that fails before any answer
+//   byte (the server closed it while idle) is sent once more on a fresh connection within the
+//   same attempt. Used unless HTTP/2 is asked for or a proxy is configured.
 //
 // TLS: the cluster CA from memory (CURLOPT_CAINFO_BLOB; only that CA is trusted when given, else
 // the system store), client certificate and key from memory (PEM). Verification is on unless the
@@ -138,7 +138,7 @@ class HttpRestClient final : public RestClient {
   common::Status Stream(const Request& request,
                         const std::function<bool(std::string_view line)>& on_line) override;
 
-  // Aborts every call in flight (within about a second: libcurl polls the abort flag at least
+  // Aborts every call in flight (within about a second: both transports check the flag at least
   // once per second) and makes every later call fail with kUnavailable. For shutdown; sticky.
   void Cancel();
   bool cancelled() const { return cancelled_.load(); }
@@ -156,7 +156,7 @@ class HttpRestClient final : public RestClient {
   bool SetConnectionOptions(void* curl, const Credentials& creds, void* connect_to) const;
   // One attempt. A transport failure is the returned Status; any HTTP answer is in `t`.
   common::Status Perform(const Request& request, const Credentials& creds, internal::Transfer& t);
-  // One attempt over the lean write path.
+  // One attempt over the lean path (writes and watches).
   common::Status PerformRaw(const Request& request, const Credentials& creds,
                             internal::Transfer& t);
   // Opens a connection (TCP, TLS); `transient` says whether a failure may clear on retry.
@@ -187,7 +187,7 @@ class HttpRestClient final : public RestClient {
   std::string connect_to_;  // CURLOPT_CONNECT_TO entry when tls_server_name is set
   std::string host_header_;  // lean path: "host:port" (tls_server_name when set)
   std::string path_prefix_;  // lean path: the server URL's path, without a trailing '/'
-  bool raw_writes_ = false;  // the lean path is used for writes
+  bool lean_path_ = false;   // writes and watches take the lean path
   std::atomic<bool> cancelled_{false};
 
   common::Mutex random_mu_;
