@@ -804,6 +804,14 @@ common::StatusOr<Response> HttpRestClient::Execute(
       if (!got.ok()) return got.status().WithContext(what + ": credentials");
       creds = std::move(got).value();
     }
+    // Header values go onto the wire as they are: a line break in one would end the header.
+    for (std::string_view v : {std::string_view(creds.bearer_token),
+                               std::string_view(request.content_type)}) {
+      if (v.find_first_of("\r\n") != std::string_view::npos) {
+        return common::InvalidArgumentError(
+            what + ": a credential token or content type contains a line break");
+      }
+    }
 
     internal::Transfer t;
     t.on_line = on_line;

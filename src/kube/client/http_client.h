@@ -36,7 +36,8 @@
 // watch line above max_response_bytes.
 //
 // Security: tokens and keys are never logged (libcurl verbose mode is never enabled, headers are
-// not logged); per-request logging at V(6) shows method, path, status and latency only.
+// not logged); per-request logging at V(6) shows method, path, status and latency only. A token
+// or content type with a line break is refused (kInvalidArgument) rather than sent.
 // Environment proxies are ignored; kubeconfig proxy-url is honoured.
 //
 // Thread safety: Do and Stream may be called from any number of threads; each call uses its own

@@ -628,6 +628,23 @@ TEST(HttpRestClientTest, ConcurrentCallsShareTheHandlePool) {
   EXPECT_EQ(ok.load(), 120) << "every call ends in 200 after its retries";
 }
 
+TEST(HttpRestClientTest, HeaderValuesWithLineBreaksAreRefused) {
+  TestHttpServer server([](const testing::ReceivedRequest&) { return Status(200); });
+  Harness h(server.url(), TestOptions(),
+            std::make_unique<StaticCredentialProvider>(
+                Credentials{"s3cr3t\r\nX-Injected: 1", "", ""}));
+  for (const char* method : kTransports) {
+    SCOPED_TRACE(method);
+    auto got = h.client->Do(Call(method, "/b"));
+    ASSERT_FALSE(got.ok());
+    EXPECT_EQ(got.status().code(), StatusCode::kInvalidArgument);
+    EXPECT_THAT(std::string(got.status().message()), HasSubstr("line break"));
+    EXPECT_THAT(std::string(got.status().message()), ::testing::Not(HasSubstr("s3cr3t")))
+        << "the token is not echoed";
+  }
+  EXPECT_TRUE(server.requests().empty());
+}
+
 TEST(HttpRestClientTest, WritesReopenAConnectionTheServerClosedWhileIdle) {
   std::atomic<int> n{0};
   TestHttpServer server([&](const testing::ReceivedRequest&) {
