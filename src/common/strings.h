@@ -16,6 +16,8 @@ std::vector<std::string_view> Split(std::string_view s, char sep);
 bool StartsWith(std::string_view s, std::string_view prefix);
 bool EndsWith(std::string_view s, std::string_view suffix);
 std::string ToLower(std::string_view s);
+// ASCII case-insensitive equality (HTTP header names, tokens).
+bool EqualsIgnoreCase(std::string_view a, std::string_view b);
 // Strict parses: the whole (trimmed) string must be a number; nullopt otherwise.
 std::optional<int64_t> ParseInt64(std::string_view s);
 std::optional<double> ParseDouble(std::string_view s);

@@ -34,6 +34,14 @@ TEST(StringsTest, ParseDoubleRejectsNonFinite) {
   EXPECT_EQ(ParseDouble("1e3"), 1000.0);
 }
 
+TEST(StringsTest, EqualsIgnoreCaseIsAsciiOnly) {
+  EXPECT_TRUE(EqualsIgnoreCase("Content-Length", "content-length"));
+  EXPECT_TRUE(EqualsIgnoreCase("", ""));
+  EXPECT_FALSE(EqualsIgnoreCase("content-length", "content-lengths"));
+  EXPECT_FALSE(EqualsIgnoreCase("retry-after", "retry_after"));
+  EXPECT_FALSE(EqualsIgnoreCase("\xc3\x84", "\xc3\xa4")) << "no folding beyond ASCII";
+}
+
 TEST(StringsTest, SplitKeepsEmptyFieldsAndQuoteEscapes) {
   auto parts = Split("a||b", '|');
   ASSERT_EQ(parts.size(), 3u);

@@ -11,23 +11,12 @@ namespace {
 constexpr size_t kMaxHead = size_t{64} << 10;
 constexpr size_t kMaxLine = 4096;
 
-bool EqualsIgnoreCase(std::string_view a, std::string_view b) {
-  if (a.size() != b.size()) return false;
-  for (size_t i = 0; i < a.size(); ++i) {
-    char x = a[i], y = b[i];
-    if (x >= 'A' && x <= 'Z') x = static_cast<char>(x - 'A' + 'a');
-    if (y >= 'A' && y <= 'Z') y = static_cast<char>(y - 'A' + 'a');
-    if (x != y) return false;
-  }
-  return true;
-}
-
 // Whether the comma-separated token list `value` holds `token` (case-insensitive).
 bool HasToken(std::string_view value, std::string_view token) {
   while (!value.empty()) {
     size_t comma = value.find(',');
     std::string_view item = common::Trim(value.substr(0, comma));
-    if (EqualsIgnoreCase(item, token)) return true;
+    if (common::EqualsIgnoreCase(item, token)) return true;
     if (comma == std::string_view::npos) break;
     value.remove_prefix(comma + 1);
   }
@@ -59,6 +48,12 @@ std::optional<uint64_t> ParseHex(std::string_view s) {
 }
 
 }  // namespace
+
+std::optional<int64_t> ParseRetryAfterSeconds(std::string_view value) {
+  auto secs = ParseDecimal(common::Trim(value));
+  if (!secs) return std::nullopt;
+  return static_cast<int64_t>(std::min<uint64_t>(*secs, 86400));
+}
 
 Http1ResponseParser::Http1ResponseParser(size_t max_body, bool head)
     : max_body_(max_body), head_request_(head) {}
@@ -99,27 +94,26 @@ Http1ResponseParser::State Http1ResponseParser::ParseHead(std::string_view head)
     }
     std::string_view name = line.substr(0, colon);
     std::string_view value = common::Trim(line.substr(colon + 1));
-    if (EqualsIgnoreCase(name, "content-length")) {
+    if (common::EqualsIgnoreCase(name, "content-length")) {
       auto n = ParseDecimal(value);
       if (!n || (content_length && *content_length != *n)) {
         return Fail("malformed Content-Length " + common::Quote(value.substr(0, 40)));
       }
       content_length = n;
-    } else if (EqualsIgnoreCase(name, "transfer-encoding")) {
-      if (!EqualsIgnoreCase(value, "chunked")) {
+    } else if (common::EqualsIgnoreCase(name, "transfer-encoding")) {
+      if (!common::EqualsIgnoreCase(value, "chunked")) {
         return Fail("unsupported Transfer-Encoding " + common::Quote(value.substr(0, 40)));
       }
       chunked = true;
-    } else if (EqualsIgnoreCase(name, "content-encoding")) {
-      if (!EqualsIgnoreCase(value, "identity")) {
+    } else if (common::EqualsIgnoreCase(name, "content-encoding")) {
+      if (!common::EqualsIgnoreCase(value, "identity")) {
         return Fail("unrequested Content-Encoding " + common::Quote(value.substr(0, 40)));
       }
-    } else if (EqualsIgnoreCase(name, "connection")) {
+    } else if (common::EqualsIgnoreCase(name, "connection")) {
       if (HasToken(value, "close")) keep_alive_ = false;
       else if (HasToken(value, "keep-alive")) keep_alive_ = true;
-    } else if (EqualsIgnoreCase(name, "retry-after")) {
-      auto secs = ParseDecimal(value);  // the HTTP-date form is not used by the API server
-      if (secs) retry_after_ = static_cast<int64_t>(std::min<uint64_t>(*secs, 86400));
+    } else if (common::EqualsIgnoreCase(name, "retry-after")) {
+      retry_after_ = ParseRetryAfterSeconds(value);
     }
   }
 
@@ -202,12 +196,13 @@ Http1ResponseParser::State Http1ResponseParser::Feed(std::string_view data) {
         if (ParseHead(std::string_view(all).substr(0, end + 2)) != State::kNeedMore) return state_;
         return Feed(data);
       }
-      case Phase::kBodyLength: {
+      case Phase::kBodyLength:
+      case Phase::kChunkData: {  // `remaining_` counted bytes, then the end or the chunk's CRLF
         size_t take = static_cast<size_t>(std::min<uint64_t>(remaining_, data.size()));
         if (AppendBody(data.substr(0, take)) != State::kNeedMore) return state_;
         data.remove_prefix(take);
         remaining_ -= take;
-        if (remaining_ == 0) phase_ = Phase::kDone;
+        if (remaining_ == 0) phase_ = phase_ == Phase::kBodyLength ? Phase::kDone : Phase::kChunkEnd;
         break;
       }
       case Phase::kBodyUntilClose:
@@ -227,14 +222,6 @@ Http1ResponseParser::State Http1ResponseParser::Feed(std::string_view data) {
         if (!sink_ && *size > max_body_) return state_ = State::kTooLarge;
         remaining_ = *size;
         phase_ = remaining_ == 0 ? Phase::kTrailers : Phase::kChunkData;
-        break;
-      }
-      case Phase::kChunkData: {
-        size_t take = static_cast<size_t>(std::min<uint64_t>(remaining_, data.size()));
-        if (AppendBody(data.substr(0, take)) != State::kNeedMore) return state_;
-        data.remove_prefix(take);
-        remaining_ -= take;
-        if (remaining_ == 0) phase_ = Phase::kChunkEnd;
         break;
       }
       case Phase::kChunkEnd: {

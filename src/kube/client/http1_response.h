@@ -28,6 +28,11 @@
 
 namespace gpusched::kube::client {
 
+// "Retry-After: 3" -> 3 (seconds, at most a day). The HTTP-date form is not used by the API
+// server and gives nullopt, as anything else that is not a plain number does. Both of the
+// client's transports read the header with this.
+std::optional<int64_t> ParseRetryAfterSeconds(std::string_view value);
+
 class Http1ResponseParser {
  public:
   enum class State { kNeedMore, kDone, kError, kTooLarge, kStopped };

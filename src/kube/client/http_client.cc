@@ -54,11 +54,18 @@ bool RetryableCurlCode(CURLcode code) {
   }
 }
 
-// "Retry-After: 3" -> 3 s. The HTTP-date form is not used by the API server and is ignored.
-std::optional<Duration> ParseRetryAfter(std::string_view value) {
-  auto secs = common::ParseInt64(value);
-  if (!secs || *secs < 0) return std::nullopt;
-  return std::chrono::seconds(std::min<int64_t>(*secs, 86400));
+// A libcurl failure of `what` ("POST /path"): kUnavailable naming the cause (or the shutdown that
+// caused it), and whether another attempt may succeed.
+common::Status CurlFailure(const std::string& what, CURLcode rc, const char* errbuf,
+                           bool cancelled, bool& transient) {
+  transient = false;
+  if (cancelled) return common::UnavailableError(what + ": cancelled (client shutting down)");
+  std::string msg = what + ": " + (errbuf[0] != '\0' ? errbuf : curl_easy_strerror(rc));
+  if (rc == CURLE_PEER_FAILED_VERIFICATION || rc == CURLE_SSL_CACERT_BADFILE) {
+    msg += " (check certificate-authority and the server name)";
+  }
+  transient = RetryableCurlCode(rc);
+  return common::UnavailableError(std::move(msg));
 }
 
 bool ValidMethod(std::string_view m) {
@@ -218,8 +225,9 @@ struct Transfer {
     }
     size_t colon = line.find(':');
     if (colon == std::string_view::npos) return;
-    if (common::ToLower(common::Trim(line.substr(0, colon))) == "retry-after") {
-      retry_after = ParseRetryAfter(common::Trim(line.substr(colon + 1)));
+    if (common::EqualsIgnoreCase(common::Trim(line.substr(0, colon)), "retry-after")) {
+      auto secs = ParseRetryAfterSeconds(line.substr(colon + 1));
+      retry_after = secs ? std::optional<Duration>(std::chrono::seconds(*secs)) : std::nullopt;
     }
   }
 };
@@ -475,8 +483,8 @@ bool HttpRestClient::SetConnectionOptions(void* handle, const Credentials& creds
   return ok;
 }
 
-common::Status HttpRestClient::Perform(const Request& request, const Credentials& creds,
-                                       internal::Transfer& t) {
+common::Status HttpRestClient::Perform(const Request& request, const std::string& what,
+                                       const Credentials& creds, internal::Transfer& t) {
   CURL* curl = t.curl;
   char errbuf[CURL_ERROR_SIZE] = {0};
   std::string url = base_url_ + request.path + EncodeQuery(request.query);
@@ -542,21 +550,13 @@ common::Status HttpRestClient::Perform(const Request& request, const Credentials
   curl_easy_setopt(curl, CURLOPT_HTTPHEADER, static_cast<curl_slist*>(nullptr));
   curl_easy_setopt(curl, CURLOPT_CONNECT_TO, static_cast<curl_slist*>(nullptr));
 
-  std::string what = request.method + " " + request.path;
   if (rc == CURLE_OK) return common::Status::Ok();
   if (t.stopped) return common::Status::Ok();  // on_line asked to stop
   if (t.too_large || rc == CURLE_FILESIZE_EXCEEDED) {
     return common::ResourceExhaustedError(what + ": response larger than " +
                                           std::to_string(options_.max_response_bytes) + " bytes");
   }
-  if (cancelled_.load())
-    return common::UnavailableError(what + ": cancelled (client shutting down)");
-  std::string msg = what + ": " + curl_error;
-  if (rc == CURLE_PEER_FAILED_VERIFICATION || rc == CURLE_SSL_CACERT_BADFILE) {
-    msg += " (check certificate-authority and the server name)";
-  }
-  t.transient = RetryableCurlCode(rc);
-  return common::UnavailableError(std::move(msg));
+  return CurlFailure(what, rc, curl_error.c_str(), cancelled_.load(), t.transient);
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -583,15 +583,7 @@ common::StatusOr<HttpRestClient::RawConnection*> HttpRestClient::ConnectRaw(
   }
   CURLcode rc = curl_easy_perform(c->curl);
   curl_easy_setopt(c->curl, CURLOPT_ERRORBUFFER, static_cast<char*>(nullptr));
-  if (rc != CURLE_OK) {
-    std::string msg = what + ": " + (errbuf[0] != '\0' ? errbuf : curl_easy_strerror(rc));
-    if (rc == CURLE_PEER_FAILED_VERIFICATION || rc == CURLE_SSL_CACERT_BADFILE) {
-      msg += " (check certificate-authority and the server name)";
-    }
-    if (cancelled_.load()) msg = what + ": cancelled (client shutting down)";
-    transient = RetryableCurlCode(rc) && !cancelled_.load();
-    return common::UnavailableError(std::move(msg));
-  }
+  if (rc != CURLE_OK) return CurlFailure(what, rc, errbuf, cancelled_.load(), transient);
   if (curl_easy_getinfo(c->curl, CURLINFO_ACTIVESOCKET, &c->fd) != CURLE_OK ||
       c->fd == CURL_SOCKET_BAD) {
     return common::InternalError(what + ": libcurl gave no socket for the connection");
@@ -650,9 +642,8 @@ common::Status HttpRestClient::WaitSocket(const RawConnection& c, short events,
   }
 }
 
-common::Status HttpRestClient::PerformRaw(const Request& request, const Credentials& creds,
-                                          internal::Transfer& t) {
-  const std::string what = request.method + " " + request.path;
+common::Status HttpRestClient::PerformRaw(const Request& request, const std::string& what,
+                                          const Credentials& creds, internal::Transfer& t) {
   std::string message;
   message.reserve(384 + request.body.size());
   message.append(request.method).append(" ").append(path_prefix_).append(request.path);
@@ -821,11 +812,11 @@ common::StatusOr<Response> HttpRestClient::Execute(
     common::Status s;
     if (lean_path_ &&
         (on_line != nullptr || (request.method != "GET" && request.method != "HEAD"))) {
-      s = PerformRaw(request, creds, t);
+      s = PerformRaw(request, what, creds, t);
     } else {
       t.curl = static_cast<CURL*>(AcquireHandle());
       if (t.curl == nullptr) return common::InternalError("curl_easy_init failed");
-      s = Perform(request, creds, t);
+      s = Perform(request, what, creds, t);
       ReleaseHandle(t.curl);
       t.curl = nullptr;
     }

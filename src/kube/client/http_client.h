@@ -156,10 +156,12 @@ class HttpRestClient final : public RestClient {
   // Connection-level options shared by both transports (TLS, timeouts, proxy, keepalive).
   bool SetConnectionOptions(void* curl, const Credentials& creds, void* connect_to) const;
   // One attempt. A transport failure is the returned Status; any HTTP answer is in `t`.
-  common::Status Perform(const Request& request, const Credentials& creds, internal::Transfer& t);
+  // `what`: "METHOD /path", for messages.
+  common::Status Perform(const Request& request, const std::string& what, const Credentials& creds,
+                         internal::Transfer& t);
   // One attempt over the lean path (writes and watches).
-  common::Status PerformRaw(const Request& request, const Credentials& creds,
-                            internal::Transfer& t);
+  common::Status PerformRaw(const Request& request, const std::string& what,
+                            const Credentials& creds, internal::Transfer& t);
   // Opens a connection (TCP, TLS); `transient` says whether a failure may clear on retry.
   common::StatusOr<RawConnection*> ConnectRaw(const Credentials& creds, const std::string& what,
                                               bool& transient);
