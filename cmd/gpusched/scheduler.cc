@@ -43,6 +43,7 @@
 #include <cstdlib>
 #include <iostream>
 #include <memory>
+#include <optional>
 #include <random>
 #include <string>
 #include <thread>
@@ -188,6 +189,10 @@ class SchedulerCommand final : public Command {
     app_.add_option("--network-traffic-staleness", traffic_staleness_,
                     "Traffic matrix edges older than this are dropped")
         ->capture_default_str();
+    app_.add_option("--seed", seed_,
+                    "Seed of the tie-breaking random generator (default: from the clock). With "
+                    "the same config, nodes (in name order) and pods (one at a time), "
+                    "`gpusched simulate --seed` with the same value predicts the placements");
   }
 
   CLI::App& app() override { return app_; }
@@ -341,7 +346,7 @@ class SchedulerCommand final : public Command {
       std::cerr << "error: registering plugins: " << s.ToString() << "\n";
       return kExitBadInput;
     }
-    common::Random sched_random(TimeSeed() ^ 0x5eedull);
+    common::Random sched_random(seed_ ? *seed_ : TimeSeed() ^ 0x5eedull);
     // Binding cycles: their concurrency, not scheduling, bounds the bind rate (BindingThreads).
     common::ThreadPoolExecutor executor(BindingThreads(cfg.client_connection.qps));
     metrics::SchedulerMetrics sched_metrics(metrics_registry);
@@ -366,16 +371,15 @@ class SchedulerCommand final : public Command {
     recency.RegisterMetrics(metrics_registry);
     auto pods = kube::informer::NewPodInformer(**rest, recency, clock);
     auto nodes = kube::informer::NewNodeInformer(**rest, recency, clock);
-    // NetworkLocality enabled in any profile: watch the NetworkAware CRDs (a missing CRD is a
-    // warning; annotations keep working).
+    // NetworkLocality in any profile (it is a default plugin): watch the NetworkAware CRDs (a
+    // missing CRD is a warning; annotations keep working).
     std::unique_ptr<network::CrdWatch> crd_watch;
     for (const auto& p : cfg.profiles) {
-      for (const auto& set : p.plugins.points) {
-        for (const auto& ref : set.enabled) {
-          if (ref.name == "NetworkLocality" && crd_watch == nullptr) {
-            crd_watch = std::make_unique<network::CrdWatch>(**rest, network_store, clock);
-          }
-        }
+      framework::runtime::Framework* fw = s.FrameworkFor(p.scheduler_name);
+      if (fw == nullptr || crd_watch != nullptr) continue;
+      const std::vector<std::string> names = fw->PluginNames(config::Point::kPreFilter);
+      if (std::find(names.begin(), names.end(), "NetworkLocality") != names.end()) {
+        crd_watch = std::make_unique<network::CrdWatch>(**rest, network_store, clock);
       }
     }
     if (crd_watch != nullptr) {
@@ -700,6 +704,7 @@ class SchedulerCommand final : public Command {
   std::string traffic_workload_label_ = std::string(network::kDefaultWorkloadLabel);
   std::string traffic_interval_ = "30s";
   std::string traffic_staleness_ = "5m";
+  std::optional<uint64_t> seed_;
 };
 
 }  // namespace

@@ -82,12 +82,25 @@ Plugins DefaultPlugins() {
   // As upstream's v1 defaults, one multiPoint list: each plugin runs at every point it
   // implements (so NodeResourcesFit also runs its PreFilter, TaintToleration its PreScore, GpuFit
   // its PreFilter/PreScore/Reserve). Weights apply at Score.
+  //
+  // GPU placement (docs/gpu-placement.md, "The default profile"): GpuFragmentation (policy
+  // Learned) scores every pod and chooses the devices at Reserve; GpuFit filters (model, memory,
+  // free and healthy devices). GpuFit's own node score (bin-packing by free GPU milli) and
+  // NodeResourcesFit's LeastAllocated score are off at Score: both rank nodes by a different
+  // resource measure than GpuFragmentation's and, summed with it, undo its packing (spreading CPU
+  // strands GPUs); GpuFragmentation accounts for CPU itself. Both still filter.
   Plugins p;
   p.at(Point::kMultiPoint).enabled = {
       Ref("PrioritySort"),       Ref("NodeUnschedulable"),    Ref("NodeName"),
       Ref("TaintToleration", 3), Ref("NodeAffinity", 2),      Ref("NodeResourcesFit", 1),
-      Ref("GpuFit", 5),          Ref("PodTopologySpread", 2), Ref("InterPodAffinity", 2),
-      Ref("DefaultBinder")};
+      Ref("GpuFit", 5),          Ref("GpuFragmentation", kGpuFragmentationWeight),
+      Ref("PodTopologySpread", 2), Ref("InterPodAffinity", 2),
+      Ref("NetworkLocality", kNetworkLocalityWeight), Ref("DefaultBinder")};
+  // NetworkLocality skips pods that declare no traffic; its TopologicalSort is not the queue
+  // order (PrioritySort is).
+  p.at(Point::kQueueSort).disabled = {Ref("NetworkLocality")};
+  p.at(Point::kScore).disabled = {Ref("GpuFit"), Ref("NodeResourcesFit")};
+  p.at(Point::kReserve).disabled = {Ref("GpuFit")};
   return p;
 }
 
@@ -119,6 +132,7 @@ Plugins EffectivePlugins(const Profile& profile,
       list.push_back(std::move(r));
     }
     for (const PluginRef& d : defaults.at(point).enabled) list.push_back(d);
+    DropDisabled(list, defaults.at(point));
     for (PluginRef& r : list) r.path = prefix + std::string(PointName(point)) + " (default)";
     // Level 2: multiPoint. Its disabled names drop defaults; its enabled entries expand to every
     // point they implement, unless the point itself disables them.

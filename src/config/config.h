@@ -130,10 +130,22 @@ SchedulerConfig DefaultSchedulerConfig();
 // Reports every validation error, joined by "; ".
 common::Status Validate(const SchedulerConfig& config);
 
+// Weights of the default profile's GpuFragmentation and NetworkLocality. GpuFragmentation's full
+// range (100 points, one per Δ step of the pod: 250 milli-GPU for a one-GPU pod) outweighs every
+// other default score plugin together (TaintToleration 3, NodeAffinity 2, PodTopologySpread 2,
+// InterPodAffinity 2, NetworkLocality 2: 11), so a pod without a GPU request always prefers a
+// fitting node without GPUs; a soft spread, affinity or locality preference (2 × 100) weighs as
+// much as 17 points of fragmentation.
+inline constexpr int32_t kGpuFragmentationWeight = 12;
+inline constexpr int32_t kNetworkLocalityWeight = 2;
+
 // The plugins enabled by default, as one multiPoint list like upstream's v1 defaults (each runs
 // at every point it implements; weights apply at Score): PrioritySort, NodeUnschedulable,
 // NodeName, TaintToleration (3), NodeAffinity (2), NodeResourcesFit (1), GpuFit (5),
-// DefaultBinder.
+// GpuFragmentation (kGpuFragmentationWeight), PodTopologySpread (2), InterPodAffinity (2),
+// NetworkLocality (kNetworkLocalityWeight), DefaultBinder; and, point by point, NetworkLocality
+// disabled at QueueSort, GpuFit and NodeResourcesFit at Score and GpuFit at Reserve
+// (GpuFragmentation scores and chooses the devices; both still filter).
 Plugins DefaultPlugins();
 
 // Merges the profile's plugin sets into the defaults, with kube-scheduler's rule (§1.2): drop the
@@ -142,7 +154,7 @@ Plugins DefaultPlugins();
 // expand to every point the plugin implements; `implements(name, point)` answers that.
 //
 // Precisely, per point P the list is built in three levels, each applied to the result of the
-// previous one: (1) the defaults at P; (2) the profile's multiPoint set: its disabled names (or
+// previous one: (1) the defaults at P (less the defaults' own disables at P); (2) the profile's multiPoint set: its disabled names (or
 // "*") drop defaults, its enabled entries that implement P replace a listed plugin in place or
 // are appended; (3) the profile's P set: its disabled names (or "*") drop anything listed so far,
 // its enabled entries replace in place or are appended. A plugin disabled at P is never expanded

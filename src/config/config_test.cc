@@ -115,8 +115,13 @@ TEST(ConfigDefaultsTest, DefaultPluginsAreExactlyTheDocumentedSet) {
   const std::map<Point, std::vector<std::string>> want = {
       {Point::kMultiPoint,
        {"PrioritySort", "NodeUnschedulable", "NodeName", "TaintToleration:3", "NodeAffinity:2",
-        "NodeResourcesFit:1", "GpuFit:5", "PodTopologySpread:2", "InterPodAffinity:2",
-        "DefaultBinder"}},
+        "NodeResourcesFit:1", "GpuFit:5", "GpuFragmentation:12", "PodTopologySpread:2",
+        "InterPodAffinity:2", "NetworkLocality:2", "DefaultBinder"}},
+  };
+  const std::map<Point, std::vector<std::string>> disabled = {
+      {Point::kQueueSort, {"NetworkLocality"}},
+      {Point::kScore, {"GpuFit", "NodeResourcesFit"}},
+      {Point::kReserve, {"GpuFit"}},
   };
   for (int i = 0; i < static_cast<int>(Point::kCount); ++i) {
     const auto point = static_cast<Point>(i);
@@ -125,7 +130,9 @@ TEST(ConfigDefaultsTest, DefaultPluginsAreExactlyTheDocumentedSet) {
     const std::vector<std::string> expected =
         it == want.end() ? std::vector<std::string>{} : it->second;
     EXPECT_EQ(Names(p.at(point).enabled), expected);
-    EXPECT_TRUE(p.at(point).disabled.empty());
+    auto d = disabled.find(point);
+    EXPECT_EQ(Names(p.at(point).disabled),
+              d == disabled.end() ? std::vector<std::string>{} : d->second);
   }
 }
 
@@ -798,8 +805,7 @@ TEST(ConfigDefaultsTest, DefaultsExpandToEveryPointEachPluginImplements) {
             (std::vector<std::string>{"NodeResourcesFit", "GpuFit"}));
   EXPECT_EQ(Names(got.at(Point::kPreScore).enabled), (std::vector<std::string>{"TaintToleration"}));
   EXPECT_EQ(Names(got.at(Point::kScore).enabled),
-            (std::vector<std::string>{"TaintToleration:3", "NodeAffinity:2", "NodeResourcesFit:1",
-                                      "GpuFit:5"}));
+            (std::vector<std::string>{"TaintToleration:3", "NodeAffinity:2"}));
 }
 
 TEST(EffectivePluginsTest, MergeRule) {
@@ -812,8 +818,9 @@ TEST(EffectivePluginsTest, MergeRule) {
   const std::vector<std::string> default_filter = {"NodeUnschedulable", "NodeName",
                                                    "TaintToleration",   "NodeAffinity",
                                                    "NodeResourcesFit",  "GpuFit"};
-  const std::vector<std::string> default_score = {"TaintToleration:3", "NodeAffinity:2",
-                                                  "NodeResourcesFit:1", "GpuFit:5"};
+  // The fake implements-table knows neither GpuFragmentation nor NetworkLocality, so at score
+  // the defaults are the two plugins left once GpuFit and NodeResourcesFit are disabled there.
+  const std::vector<std::string> default_score = {"TaintToleration:3", "NodeAffinity:2"};
   const Case cases[] = {
       {"nothing written gives the default filter set", {}, Point::kFilter, default_filter},
       {"nothing written gives the default score set with weights", {}, Point::kScore,
@@ -822,11 +829,11 @@ TEST(EffectivePluginsTest, MergeRule) {
       {"a new plugin is appended after the defaults",
        {{Point::kScore, {Refs({{"Spread", 4}}), {}}}},
        Point::kScore,
-       {"TaintToleration:3", "NodeAffinity:2", "NodeResourcesFit:1", "GpuFit:5", "Spread:4"}},
+       {"TaintToleration:3", "NodeAffinity:2", "Spread:4"}},
       {"re-enabling a default replaces it in place and takes the new weight",
        {{Point::kScore, {Refs({{"TaintToleration", 10}}), {}}}},
        Point::kScore,
-       {"TaintToleration:10", "NodeAffinity:2", "NodeResourcesFit:1", "GpuFit:5"}},
+       {"TaintToleration:10", "NodeAffinity:2"}},
       {"re-enabling a default without a weight keeps the default weight",
        {{Point::kScore, {Refs({{"NodeAffinity", 0}}), {}}}},
        Point::kScore,
@@ -834,8 +841,7 @@ TEST(EffectivePluginsTest, MergeRule) {
       {"replacements keep default order, new plugins follow in the order written",
        {{Point::kScore, {Refs({{"Spread", 1}, {"GpuFit", 7}, {"Gang", 2}}), {}}}},
        Point::kScore,
-       {"TaintToleration:3", "NodeAffinity:2", "NodeResourcesFit:1", "GpuFit:7", "Spread:1",
-        "Gang:2"}},
+       {"TaintToleration:3", "NodeAffinity:2", "Spread:1", "GpuFit:7", "Gang:2"}},
       {"disabling a default drops it",
        {{Point::kFilter, {{}, Refs({{"NodeName", 0}, {"TaintToleration", 0}})}}},
        Point::kFilter,
@@ -868,7 +874,7 @@ TEST(EffectivePluginsTest, MergeRule) {
       {"multiPoint does not expand a plugin to a point it does not implement",
        {{Point::kMultiPoint, {Refs({{"Gang", 0}}), {}}}},
        Point::kReserve,
-       {"GpuFit"}},
+       {}},
       {"multiPoint entries follow the defaults",
        {{Point::kMultiPoint, {Refs({{"Gang", 0}}), {}}}},
        Point::kFilter,
@@ -877,11 +883,11 @@ TEST(EffectivePluginsTest, MergeRule) {
       {"multiPoint carries its weight to score",
        {{Point::kMultiPoint, {Refs({{"Gang", 6}}), {}}}},
        Point::kScore,
-       {"TaintToleration:3", "NodeAffinity:2", "NodeResourcesFit:1", "GpuFit:5", "Gang:6"}},
+       {"TaintToleration:3", "NodeAffinity:2", "Gang:6"}},
       {"multiPoint naming a default replaces it in place with its weight",
        {{Point::kMultiPoint, {Refs({{"TaintToleration", 9}}), {}}}},
        Point::kScore,
-       {"TaintToleration:9", "NodeAffinity:2", "NodeResourcesFit:1", "GpuFit:5"}},
+       {"TaintToleration:9", "NodeAffinity:2"}},
       {"multiPoint naming a default keeps it in place at its other points",
        {{Point::kMultiPoint, {Refs({{"GpuFit", 0}}), {}}}},
        Point::kPreFilter,
@@ -890,12 +896,12 @@ TEST(EffectivePluginsTest, MergeRule) {
        {{Point::kMultiPoint, {Refs({{"Gang", 6}}), {}}},
         {Point::kScore, {Refs({{"Gang", 2}}), {}}}},
        Point::kScore,
-       {"TaintToleration:3", "NodeAffinity:2", "NodeResourcesFit:1", "GpuFit:5", "Gang:2"}},
+       {"TaintToleration:3", "NodeAffinity:2", "Gang:2"}},
       {"a point entry without weight keeps the multiPoint weight",
        {{Point::kMultiPoint, {Refs({{"Gang", 6}}), {}}},
         {Point::kScore, {Refs({{"Gang", 0}}), {}}}},
        Point::kScore,
-       {"TaintToleration:3", "NodeAffinity:2", "NodeResourcesFit:1", "GpuFit:5", "Gang:6"}},
+       {"TaintToleration:3", "NodeAffinity:2", "Gang:6"}},
       {"a point entry overriding multiPoint keeps the multiPoint position",
        {{Point::kMultiPoint, {Refs({{"Gang", 0}, {"Spread", 0}}), {}}},
         {Point::kScore, {Refs({{"Spread", 3}, {"Gang", 4}}), Refs({{"*", 0}})}}},
@@ -923,7 +929,7 @@ TEST(EffectivePluginsTest, MergeRule) {
       {"multiPoint disabling a default drops it at every point (score)",
        {{Point::kMultiPoint, {{}, Refs({{"TaintToleration", 0}})}}},
        Point::kScore,
-       {"NodeAffinity:2", "NodeResourcesFit:1", "GpuFit:5"}},
+       {"NodeAffinity:2"}},
       {"multiPoint disabling * drops all defaults",
        {{Point::kMultiPoint, {{}, Refs({{"*", 0}})}}},
        Point::kBind,
@@ -940,7 +946,7 @@ TEST(EffectivePluginsTest, MergeRule) {
       {"within multiPoint, enabled beats disabled",
        {{Point::kMultiPoint, {Refs({{"TaintToleration", 0}}), Refs({{"TaintToleration", 0}})}}},
        Point::kScore,
-       {"NodeAffinity:2", "NodeResourcesFit:1", "GpuFit:5", "TaintToleration"}},
+       {"NodeAffinity:2", "TaintToleration"}},
       {"a custom queue sort replaces PrioritySort when it is disabled",
        {{Point::kQueueSort, {Refs({{"Fifo", 0}}), Refs({{"PrioritySort", 0}})}}},
        Point::kQueueSort,
@@ -968,9 +974,9 @@ TEST(EffectivePluginsTest, PathsNameTheUserEntryOrTheDefault) {
       PluginRef{"GpuFit", 8, "profiles[2].plugins.score.enabled[0]"}};
   const Plugins got = EffectivePlugins(profile, FakeImplements);
   const auto& score = got.at(Point::kScore).enabled;
-  ASSERT_EQ(score.size(), 4u);
+  ASSERT_EQ(score.size(), 3u);  // TaintToleration, NodeAffinity (defaults), GpuFit (re-enabled)
   EXPECT_EQ(score[0].path, "profiles[2].plugins.score (default)");
-  EXPECT_EQ(score[3].path, "profiles[2].plugins.score.enabled[0]");
+  EXPECT_EQ(score[2].path, "profiles[2].plugins.score.enabled[0]");
 }
 
 TEST(EffectivePluginsTest, AnEmptyImplementsCallbackExpandsMultiPointNowhere) {

@@ -126,6 +126,15 @@ class ScorePlugin : public virtual Plugin {
                                 std::span<int64_t> /*scores*/) const {
     return Status::Success();
   }
+  // How ties between the nodes of the highest weighted total are broken, when this is the first
+  // Score plugin of the profile (among those not skipped for the pod) with a rule other than
+  // kNone. kNone everywhere: uniformly at random, as kube-scheduler's selectHost. kRawScore: the
+  // tied node with the highest raw Score of this plugin (before NormalizeScore) wins, then at
+  // random, so a plugin can score on the 0..100 scale shared with the others and still decide
+  // between nodes that scale cannot tell apart (GpuFragmentation). kFirstNode: the tied node
+  // first in the snapshot's order (the FGD paper's artifact; for reproducing it).
+  enum class TieBreak : uint8_t { kNone, kRawScore, kFirstNode };
+  virtual TieBreak TieBreakRule() const { return TieBreak::kNone; }
 };
 
 // Reserve claims resources for the chosen node in plugin-owned state (and may fill

@@ -84,6 +84,31 @@ TEST(NetworkLocalitySimTest, LocalityHalvesCrossZoneCostAndKeepsZoneSpread) {
   }
 }
 
+// The default profile (no config: what `gpusched simulate --example microservices` runs) has
+// NetworkLocality too: at least 50 % below the default-like profile (the default profile before
+// issue #16), every multi-replica service still in at least two zones.
+TEST(NetworkLocalitySimTest, TheDefaultProfileHalvesCrossZoneCostToo) {
+  const config::SchedulerConfig baseline = LoadProfile("network-default-like.yaml");
+  for (const std::string& example : MicroserviceExampleNames()) {
+    auto w = MicroserviceExample(example);
+    ASSERT_TRUE(w.ok()) << w.status().ToString();
+    for (uint64_t seed : {1, 42, 7}) {
+      SCOPED_TRACE(example + " seed " + std::to_string(seed));
+      TrafficReport base = RunProfile(*w, baseline, seed);
+      TrafficReport def = RunProfile(*w, SimulationDefaultConfig(), seed);
+      EXPECT_GT(base.cross_zone_dollars_per_month, 0);
+      EXPECT_LE(def.cross_zone_dollars_per_month, 0.5 * base.cross_zone_dollars_per_month)
+          << "default-like $" << base.cross_zone_dollars_per_month << "/month, default $"
+          << def.cross_zone_dollars_per_month << "/month";
+      for (const WorkloadSpan& s : def.spans) {
+        if (s.replicas >= 2) {
+          EXPECT_GE(s.zones, 2) << s.workload;
+        }
+      }
+    }
+  }
+}
+
 TEST(NetworkLocalitySimTest, ExamplesRoundTripAndUnknownNamesFail) {
   for (const std::string& example : MicroserviceExampleNames()) {
     auto w = MicroserviceExample(example);

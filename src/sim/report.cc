@@ -78,6 +78,11 @@ Report BuildReport(const Simulator& sim, std::string_view source,
   }
   r.counters = sim.cluster().Counters();
   r.warnings = warnings;
+  for (const PodOutcome& o : sim.outcomes()) {
+    PlacementRow row{o.pod->Key(), o.node, {}, std::string(PodStateName(o.state)), o.message};
+    for (int8_t d : o.gpu.devices) row.gpu_devices.push_back(d);
+    r.placements.push_back(std::move(row));
+  }
 
   std::map<std::string, GroupRow> groups;
   std::map<std::string, ModelRow> models;
@@ -236,6 +241,17 @@ json::value ReportToJson(const Report& r) {
   pods["pending"] = r.stats.pending;
   pods["preBound"] = r.stats.pre_bound;
   o["pods"] = std::move(pods);
+  json::array placements;
+  for (const PlacementRow& p : r.placements) {
+    json::array devices;
+    for (int32_t d : p.gpu_devices) devices.emplace_back(d);
+    placements.push_back(json::object{{"pod", p.pod},
+                                      {"node", p.node},
+                                      {"gpuDevices", std::move(devices)},
+                                      {"state", p.state},
+                                      {"message", p.message}});
+  }
+  o["placements"] = std::move(placements);
   o["decisions"] = r.stats.decisions;
   o["wallSeconds"] = std::round(r.stats.wall_seconds * 1e6) / 1e6;
   o["decisionsPerSecond"] = std::round(r.decisions_per_second * 10) / 10;

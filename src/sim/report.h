@@ -10,7 +10,8 @@
 //   - unschedulable pods grouped by reason (the FitError reasons of their last attempt, e.g.
 //     "Insufficient nvidia.com/gpu", "GPU model mismatch", or the malformed-annotation text); a pod
 //     whose attempt cited several reasons counts under each;
-//   - the API writes SimCluster saw (binds, events and PodScheduled conditions by reason).
+//   - the API writes SimCluster saw (binds, events and PodScheduled conditions by reason);
+//   - per pod (JSON `placements`): node, GPU devices, state and message.
 //
 // BuildReport reads a finished Simulator; the Format functions are pure.
 #pragma once
@@ -59,6 +60,15 @@ struct UnscheduledRow {
   std::string message;
 };
 
+// Where one submitted pod went (arrival order): its node and GPU devices, or why not.
+struct PlacementRow {
+  std::string pod;  // namespace/name
+  std::string node;  // empty unless scheduled or pre-bound
+  std::vector<int32_t> gpu_devices;
+  std::string state;  // PodStateName
+  std::string message;
+};
+
 struct Report {
   std::string source;  // what was simulated, e.g. "built-in example"
   std::string profile; // the scheduler name of the first profile
@@ -69,6 +79,7 @@ struct Report {
   std::vector<ModelRow> models;     // sorted by name
   std::vector<ReasonRow> reasons;   // most pods first, then by name
   std::vector<UnscheduledRow> unscheduled;  // arrival order
+  std::vector<PlacementRow> placements;     // every submitted pod, arrival order (JSON only)
   ClusterCounters counters;
   std::vector<std::string> warnings;
 };

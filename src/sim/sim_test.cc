@@ -153,6 +153,53 @@ TEST(BuiltinExampleTest, OutcomeIsExactAndDeterministic) {
   EXPECT_EQ(Placements(*sim), Placements(*again));
 }
 
+// The default profile: a pod without a GPU request never lands on a GPU node while a node
+// without GPUs that fits it (every filter) has room at that moment. The example taints its GPU
+// nodes, which keeps CPU pods off them anyway; the second run removes the taints, as many
+// clusters have none, so that the CPU pods could take either kind.
+TEST(BuiltinExampleTest, PodsWithoutGpusGoToNodesWithoutGpusWhileTheyHaveRoom) {
+  auto w = BuiltinExample();
+  ASSERT_TRUE(w.ok());
+  static const common::FakeClock wall;
+  for (bool untaint : {false, true}) {
+    SCOPED_TRACE(untaint ? "GPU nodes untainted" : "as written");
+    auto sim = Simulator::Create(SimulationDefaultConfig(), {TestRegistry(), wall});
+    ASSERT_TRUE(sim.ok()) << sim.status().ToString();
+    for (const auto& n : w->nodes) {
+      auto node = std::make_shared<api::Node>(*n);
+      if (untaint) node->taints.clear();
+      ASSERT_TRUE((*sim)->AddNode(std::move(node)).ok());
+    }
+    int with_a_gpu_less_choice = 0;
+    int with_both_choices = 0;
+    for (const auto& pod : w->pods) {
+      std::vector<std::string> gpu_less;
+      if (pod->gpu.empty() && pod->gpu_error.empty()) {
+        auto feasible = (*sim)->FeasibleNodes(pod);
+        ASSERT_TRUE(feasible.ok()) << feasible.status().ToString();
+        bool gpu_node = false;
+        for (const auto& n : *feasible) {
+          if (n->gpu.count == 0) gpu_less.push_back(n->meta.name);
+          gpu_node = gpu_node || n->gpu.count > 0;
+        }
+        with_a_gpu_less_choice += gpu_less.empty() ? 0 : 1;
+        with_both_choices += !gpu_less.empty() && gpu_node ? 1 : 0;
+      }
+      auto idx = (*sim)->SubmitPod(pod);
+      ASSERT_TRUE(idx.ok()) << idx.status().ToString();
+      const PodOutcome& o = (*sim)->outcomes()[*idx];
+      if (gpu_less.empty() || o.state != PodState::kScheduled) continue;
+      EXPECT_EQ((*sim)->cluster().GetNode(o.node)->gpu.count, 0)
+          << o.pod->Key() << " went to GPU node " << o.node << " while " << gpu_less.front()
+          << " had room";
+    }
+    EXPECT_GT(with_a_gpu_less_choice, 100);
+    if (untaint) {
+      EXPECT_GT(with_both_choices, 100);
+    }
+  }
+}
+
 TEST(BuiltinExampleTest, EveryPodThatCanFitIsPlacedWhateverTheSeed) {
   auto w = BuiltinExample();
   ASSERT_TRUE(w.ok());

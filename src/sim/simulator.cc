@@ -72,6 +72,17 @@ api::PodPtr Simulator::Prepare(api::PodPtr pod) {
   return copy;
 }
 
+common::StatusOr<std::vector<api::NodePtr>> Simulator::FeasibleNodes(api::PodPtr pod) {
+  pod = Prepare(std::move(pod));
+  GPUSCHED_ASSIGN_OR_RETURN(framework::runtime::ScheduleResult r, scheduler_->Explain(*pod));
+  std::vector<api::NodePtr> out;
+  // Explain scores every feasible node (even a single one), so the breakdowns list them all.
+  for (const auto& b : r.scores) {
+    if (api::NodePtr n = cluster_.GetNode(scheduler_->snapshot().at(b.node).name())) out.push_back(std::move(n));
+  }
+  return out;
+}
+
 common::StatusOr<size_t> Simulator::SubmitPod(api::PodPtr pod) {
   sim_clock_.Advance(options_.arrival_interval);
   pod = Prepare(std::move(pod));

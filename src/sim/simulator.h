@@ -119,6 +119,11 @@ class Simulator {
   // AddNode for every node, then SubmitPod for every pod, in order.
   common::Status Run(const Workload& workload);
 
+  // The nodes `pod` would fit on now (every Filter of its profile, all nodes), placing and
+  // reserving nothing: what-if queries and tests. The profile's PreFilter plugins do run (an
+  // online learner such as GpuFragmentation's sees the pod once more).
+  common::StatusOr<std::vector<api::NodePtr>> FeasibleNodes(api::PodPtr pod);
+
   std::span<const PodOutcome> outcomes() const { return outcomes_; }
   SimStats Stats() const;
   const config::SchedulerConfig& config() const { return config_; }

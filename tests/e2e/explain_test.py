@@ -117,7 +117,7 @@ class ExplainE2ETest(ClusterTestCase):
         self.assertEqual(ex["chosenNode"], self.bound_node)
         for r in feasible.values():
             self.assertEqual(r["total"], sum(s["weighted"] for s in r["scores"]))
-            self.assertIn("GpuFit", {s["plugin"] for s in r["scores"]})
+            self.assertIn("GpuFragmentation", {s["plugin"] for s in r["scores"]})
         self.assertIn("model", rows[f"{self.ns}-t4"]["filter"]["reason"].lower())
 
     def test_pod_of_another_scheduler_is_explained_with_the_chosen_profile(self):

@@ -349,11 +349,19 @@ Status Framework::RunScore(CycleState& state, const api::Pod& pod, const Snapsho
   bool totals_written = false;
   const size_t num = nodes.size();
   int64_t* const tot = totals.data();
+  tie_rule_ = ScorePlugin::TieBreak::kNone;
   for (size_t j = 0; j < score_.size(); ++j) {
     if (state.skip_score()[j]) continue;
     const Scored& sp = score_[j];
     const int64_t w = sp.weight;
     const bool normalize = sp.plugin->HasNormalizeScore();
+    // The first plugin with a tie-break rule sets it; kRawScore keeps its raw scores.
+    bool keep_raw = false;
+    if (tie_rule_ == ScorePlugin::TieBreak::kNone) {
+      tie_rule_ = sp.plugin->TieBreakRule();
+      keep_raw = tie_rule_ == ScorePlugin::TieBreak::kRawScore;
+      if (keep_raw && tie_keys_.size() < num) tie_keys_.resize(num);  // only grows
+    }
     if (reuse != nullptr && score_stored_[j] != 0) {
       PluginTimer pt(metrics_ ? m_score_[j] : nullptr, sample_plugins_);
       if (!stale_nodes_.empty()) sp.plugin->ScoreNodes(state, pod, snapshot, stale_nodes_, stale_scores_);
@@ -362,6 +370,9 @@ Status Framework::RunScore(CycleState& state, const api::Pod& pod, const Snapsho
         reuse->SetScore(static_cast<size_t>(stale_nodes_[k]), j, stale_scores_[k]);
       }
       const int64_t* column = reuse->ScoreColumn(j);
+      if (keep_raw) {
+        for (size_t i = 0; i < num; ++i) tie_keys_[i] = column[nodes[i]];
+      }
       if (!normalize && breakdown == nullptr) {
         // Stored raw scores that need no normalization go straight into the totals.
         if (totals_written) {
@@ -378,6 +389,7 @@ Status Framework::RunScore(CycleState& state, const api::Pod& pod, const Snapsho
       PluginTimer pt(metrics_ ? m_score_[j] : nullptr, sample_plugins_);
       sp.plugin->ScoreNodes(state, pod, snapshot, nodes, scores);
       pt.Done(Status::Success());
+      if (keep_raw) std::copy(scores.begin(), scores.end(), tie_keys_.begin());
     }
     if (breakdown != nullptr) {  // explain only: keep the raw scores before normalizing
       for (size_t i = 0; i < num; ++i) {
@@ -653,22 +665,8 @@ ScheduleResult Framework::SchedulePod(CycleState& state, const api::Pod& pod,
     result.status = s.IsError() ? s : Status::Error(s.ToString());
     return result;
   }
-  // Highest total; ties broken uniformly at random (reservoir sampling, as selectHost).
   const int64_t* const totals = totals_.data();
-  int64_t best = totals[0];
-  NodeIndex chosen = feasible[0];
-  uint64_t ties = 1;
-  for (size_t i = 1; i < feasible.size(); ++i) {
-    if (totals[i] > best) {
-      best = totals[i];
-      chosen = feasible[i];
-      ties = 1;
-    } else if (totals[i] == best) {
-      ++ties;
-      if (random.Uniform(ties) == 0) chosen = feasible[i];
-    }
-  }
-  result.node = chosen;
+  result.node = SelectHost(feasible, random);
   // The three best totals for the decision log: an insertion into a fixed array, no allocation.
   // Once the array is full, a total not above its last entry cannot enter it.
   constexpr int32_t kTop = static_cast<int32_t>(std::tuple_size_v<decltype(result.top_scores)>);
@@ -685,6 +683,50 @@ ScheduleResult Framework::SchedulePod(CycleState& state, const api::Pod& pod,
     if (result.top_count < kTop) ++result.top_count;
   }
   return result;
+}
+
+NodeIndex Framework::SelectHost(std::span<const NodeIndex> feasible, common::Random& random) const {
+  const int64_t* const totals = totals_.data();
+  int64_t best = totals[0];
+  if (tie_rule_ == ScorePlugin::TieBreak::kNone) {
+    // Ties broken uniformly at random in one pass (reservoir sampling, as selectHost).
+    NodeIndex chosen = feasible[0];
+    uint64_t ties = 1;
+    for (size_t i = 1; i < feasible.size(); ++i) {
+      if (totals[i] > best) {
+        best = totals[i];
+        chosen = feasible[i];
+        ties = 1;
+      } else if (totals[i] == best) {
+        ++ties;
+        if (random.Uniform(ties) == 0) chosen = feasible[i];
+      }
+    }
+    return chosen;
+  }
+  for (size_t i = 1; i < feasible.size(); ++i) best = std::max(best, totals[i]);
+  // Among the nodes of the highest total, as the cycle's tie-break rule says, then uniformly at
+  // random between nodes it leaves equal.
+  NodeIndex chosen = kNoNode;
+  int64_t best_key = 0;
+  uint64_t ties = 0;
+  for (size_t i = 0; i < feasible.size(); ++i) {
+    if (totals[i] != best) continue;
+    if (tie_rule_ == ScorePlugin::TieBreak::kFirstNode) {
+      if (chosen == kNoNode || feasible[i] < chosen) chosen = feasible[i];
+      continue;
+    }
+    const int64_t key = tie_rule_ == ScorePlugin::TieBreak::kRawScore ? tie_keys_[i] : 0;
+    if (ties == 0 || key > best_key) {
+      best_key = key;
+      chosen = feasible[i];
+      ties = 1;
+    } else if (key == best_key) {
+      ++ties;
+      if (random.Uniform(ties) == 0) chosen = feasible[i];
+    }
+  }
+  return chosen;
 }
 
 Status Framework::RunReserve(CycleState& state, const api::Pod& pod, const NodeInfo& node) {

@@ -10,7 +10,8 @@
 //   Filter over the nodes, starting at a rotating index, until NumNodesToScore feasible nodes are
 //      found ─none─> PostFilter ─> Diagnosis ("0/N nodes are available: ...")
 //      │ one feasible: chosen without scoring
-//   PreScore ─> Score (+NormalizeScore) × weight, summed ─> highest total, ties at random
+//   PreScore ─> Score (+NormalizeScore) × weight, summed ─> highest total, ties by the first
+//      score plugin's tie-break rule (ScorePlugin::TieBreak), then at random
 //
 // Threading: a Framework is used by one scheduling thread at a time (it keeps reusable score
 // buffers and the rotating start index). The extender keeps one Framework per worker.
@@ -148,6 +149,9 @@ class Framework {
   Status RunActiveFilters(const CycleState& state, const api::Pod& pod, const NodeInfo& node) const;
   void CountRejection(std::string_view plugin);
   void CountFilterEvaluations(const CycleState& state, int32_t evaluated);
+  // The node of the highest total of totals_[0..feasible.size()), ties broken by tie_rule_.
+  NodeIndex SelectHost(std::span<const NodeIndex> feasible, common::Random& random) const;
+
   struct Scored {
     ScorePlugin* plugin;
     int64_t weight;
@@ -183,6 +187,10 @@ class Framework {
   // feasible nodes are its first ScheduleResult::feasible_nodes entries.
   std::vector<NodeIndex> feasible_;
   std::vector<int64_t> totals_;
+  // Set by RunScore: the cycle's tie-break rule and, for kRawScore, that plugin's raw scores
+  // (index = position in the scored nodes). Buffers only grow.
+  ScorePlugin::TieBreak tie_rule_ = ScorePlugin::TieBreak::kNone;
+  std::vector<int64_t> tie_keys_;
   std::vector<int64_t> plugin_scores_;
   size_t next_start_ = 0;
 

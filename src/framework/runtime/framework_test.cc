@@ -3,6 +3,10 @@
 
 #include <gtest/gtest.h>
 
+#include <set>
+#include <string>
+#include <vector>
+
 #include "src/testing/fake_handle.h"
 
 namespace gpusched::framework::runtime {
@@ -40,6 +44,26 @@ class NormPlugin final : public ScorePlugin {
   }
 };
 
+// Scores every node the same (7) and breaks ties by its raw score (the digit the name ends in),
+// by the node order, or not at all.
+class TiePlugin final : public ScorePlugin {
+ public:
+  explicit TiePlugin(TieBreak rule) : rule_(rule) {}
+  std::string_view Name() const override { return "Tie"; }
+  int64_t Score(const CycleState&, const api::Pod&, const NodeInfo& n) const override {
+    return n.name().back() - '0';
+  }
+  bool HasNormalizeScore() const override { return true; }
+  Status NormalizeScore(const CycleState&, const api::Pod&, std::span<int64_t> scores) const override {
+    for (int64_t& s : scores) s = 7;
+    return Status::Success();
+  }
+  TieBreak TieBreakRule() const override { return rule_; }
+
+ private:
+  TieBreak rule_;
+};
+
 class FrameworkTest : public ::testing::Test {
  protected:
   void SetUp() override {
@@ -53,6 +77,17 @@ class FrameworkTest : public ::testing::Test {
                       return PluginPtr(std::make_unique<NormPlugin>());
                     })
                     .ok());
+    const std::pair<const char*, ScorePlugin::TieBreak> ties[] = {
+        {"TieNone", ScorePlugin::TieBreak::kNone},
+        {"TieRaw", ScorePlugin::TieBreak::kRawScore},
+        {"TieFirst", ScorePlugin::TieBreak::kFirstNode}};
+    for (const auto& [name, rule] : ties) {
+      ASSERT_TRUE(registry_
+                      .Register(name, [rule = rule](const boost::json::value&, Handle&) -> common::StatusOr<PluginPtr> {
+                        return PluginPtr(std::make_unique<TiePlugin>(rule));
+                      })
+                      .ok());
+    }
   }
   config::Profile Profile() {
     config::Profile p;
@@ -103,6 +138,37 @@ TEST_F(FrameworkTest, ChoosesHighestScoreAndExplainsRejections) {
   EXPECT_EQ(r.feasible_nodes, 2);
   EXPECT_EQ(r.evaluated_nodes, 5);
   ASSERT_EQ(r.scores.size(), 2u);
+}
+
+TEST_F(FrameworkTest, TieBreakRulesDecideBetweenEqualTotals) {
+  // "Test" scores by name length: n1, n2, n3 tie at 2 (+7 from the Tie plugin); "n10" wins at 3.
+  auto Chosen = [this](std::vector<std::string> names, std::string tie_plugin, uint64_t seed) {
+    config::Profile p = Profile();
+    auto& score = p.plugins.at(config::Point::kScore).enabled;
+    score.push_back({tie_plugin, 1, ""});
+    auto fw = Framework::Create(p, 100, registry_, handle_);
+    EXPECT_TRUE(fw.ok()) << fw.status().ToString();
+    snapshot_ = Snapshot();
+    for (const auto& n : names) AddNode(n);
+    api::Pod pod;
+    CycleState state;
+    common::Random random(seed);
+    auto r = (*fw)->SchedulePod(state, pod, snapshot_, random);
+    EXPECT_TRUE(r.status.ok());
+    return std::string(snapshot_.at(r.node).name());
+  };
+  for (uint64_t seed = 1; seed <= 20; ++seed) {
+    // kRawScore: the highest raw score among the tied nodes, whatever the random stream.
+    EXPECT_EQ(Chosen({"n1", "n3", "n2"}, "TieRaw", seed), "n3");
+    // kFirstNode: the tied node first in the snapshot.
+    EXPECT_EQ(Chosen({"n2", "n3", "n1"}, "TieFirst", seed), "n2");
+  }
+  // A higher total still wins over any tie-break.
+  EXPECT_EQ(Chosen({"n1", "n10", "n3"}, "TieRaw", 1), "n10");
+  // Without a rule, ties stay random (the seeds pick several nodes).
+  std::set<std::string> seen;
+  for (uint64_t seed = 1; seed <= 20; ++seed) seen.insert(Chosen({"n1", "n3", "n2"}, "TieNone", seed));
+  EXPECT_GT(seen.size(), 1u);
 }
 
 TEST_F(FrameworkTest, NoFitGivesKubeSchedulerMessageSortedAsStrings) {

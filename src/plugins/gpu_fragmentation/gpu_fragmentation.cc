@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <array>
 #include <cmath>
+#include <memory>
 #include <optional>
 #include <string>
 #include <utility>
@@ -31,6 +32,10 @@ constexpr int64_t kTieRange = int64_t{1} << 20;
 constexpr double kMaxPrimary = 1099511627776.0;
 // Default Δ step of Learned exact scores: 800/16 = 50 milli-GPU.
 constexpr int64_t kDefaultDeltaQuantum = 800;
+// Learned: Δ steps subtracted from a GPU node's primary key for a pod that asks for no GPU, so
+// that every node without GPUs that fits the pod beats every GPU node (the order among GPU nodes
+// is unchanged, so where only GPU nodes fit, the pod still goes where it strands the least GPU).
+constexpr int64_t kGpuNodePenalty = int64_t{1} << 20;
 
 const framework::StateKey kStateKey{"GpuFragmentation/PreScore"};
 
@@ -103,6 +108,22 @@ Choice LowestFitting(const framework::NodeInfo& node, const api::GpuRequest& req
   return c;
 }
 
+// Whole or multi-device requests: on a node that publishes NVLink islands, the devices of one
+// island when one has room (framework::ChooseDevices, the island with the fewest fitting
+// devices; GpuFit's Filter has already rejected nodes where a required island does not fit);
+// otherwise the lowest-index fitting devices. Which whole free devices are taken does not change
+// Δ, so this never changes a score.
+Choice IslandAware(const framework::NodeInfo& node, const api::GpuRequest& req) {
+  if (req.count <= 1 || !node.node->gpu.nvlink_known) return LowestFitting(node, req);
+  Choice c;
+  const std::optional<api::GpuAssignment> a = framework::ChooseDevices(
+      node.node->gpu, node.gpus, req, framework::DevicePolicy::kBinpack);
+  if (!a) return c;
+  for (int8_t d : a->devices) c.devices[static_cast<size_t>(c.n++)] = d;
+  c.ok = c.n >= req.count;
+  return c;
+}
+
 }  // namespace
 
 std::string_view PolicyName(Policy p) {
@@ -130,15 +151,26 @@ PackOverride ParsePackOverride(std::string_view value) {
   return out;
 }
 
+struct GpuFragmentation::Tables {
+  std::vector<TypicalPod> types;
+  // Distinct node model atom ids of the snapshot (sorted) and, per model, one byte per type: may
+  // the type use it.
+  std::vector<uint32_t> model_ids;
+  std::vector<uint8_t> allowed;
+  // Learned: per row of model_ids, the model's pressure (ModelPressure, 0..1); empty when none.
+  std::vector<double> pressure;
+};
+
 struct GpuFragmentation::PodState final : framework::StateData {
   PackOverride pack;
   Policy policy = Policy::kLearned;
   int64_t cpu = 0;
   api::GpuRequest gpu;
-  std::vector<TypicalPod> types;
-  // Distinct node model atom ids (sorted) and, per model, one byte per type: may the type use it.
-  std::vector<uint32_t> model_ids;
-  std::vector<uint8_t> allowed;
+  // FGD/Learned: M and what is derived from it and the node models (shared by the pods scored
+  // between two refreshes); null for the other policies.
+  std::shared_ptr<const Tables> tables;
+  // Learned: the pod's Δ step in 1/16 milli-GPU (DeltaStep).
+  int64_t delta_step = kDefaultDeltaQuantum;
   // GpuClustering: this pod's tag (0 none, 1 share-gpu, 1 + count otherwise).
   int32_t tag = 0;
 };
@@ -155,15 +187,16 @@ int32_t ClusterTag(const api::GpuRequest& g) {
 std::span<const uint8_t> AllowedFor(const GpuFragmentation::PodState& s,
                                     const framework::NodeInfo& node,
                                     std::array<uint8_t, kMaxTypes>& scratch) {
-  const size_t m = s.types.size();
+  const GpuFragmentation::Tables& t = *s.tables;
+  const size_t m = t.types.size();
   const common::Atom model = node.node->gpu.model;
-  auto it = std::lower_bound(s.model_ids.begin(), s.model_ids.end(), model.id);
-  if (it != s.model_ids.end() && *it == model.id) {
-    const size_t row = static_cast<size_t>(it - s.model_ids.begin());
-    return {s.allowed.data() + row * m, m};
+  auto it = std::lower_bound(t.model_ids.begin(), t.model_ids.end(), model.id);
+  if (it != t.model_ids.end() && *it == model.id) {
+    const size_t row = static_cast<size_t>(it - t.model_ids.begin());
+    return {t.allowed.data() + row * m, m};
   }
   for (size_t i = 0; i < m; ++i) {
-    scratch[i] = s.types[i].models.empty() || ModelMatchesAny(model, s.types[i].models) ? 1 : 0;
+    scratch[i] = t.types[i].models.empty() || ModelMatchesAny(model, t.types[i].models) ? 1 : 0;
   }
   return {scratch.data(), m};
 }
@@ -175,7 +208,8 @@ Choice EvaluateFragmentation(const GpuFragmentation::PodState& s,
   std::array<TypeAggregate, kMaxTypes> agg{};
   const NodeView view = ViewOf(node);
   const std::span<const uint8_t> allowed = AllowedFor(s, node, allowed_scratch);
-  NodeFragmentation frag(s.types, allowed, std::span<TypeAggregate>(agg.data(), s.types.size()),
+  const std::vector<TypicalPod>& types = s.tables->types;
+  NodeFragmentation frag(types, allowed, std::span<TypeAggregate>(agg.data(), types.size()),
                          view);
   const api::GpuRequest req = framework::ResolvedOnNode(s.gpu, node.node->gpu);
   if (req.empty()) {
@@ -209,7 +243,7 @@ Choice EvaluateFragmentation(const GpuFragmentation::PodState& s,
     }
     return best;
   }
-  Choice c = LowestFitting(node, req);
+  Choice c = IslandAware(node, req);
   if (c.ok) c.delta = frag.Delta(s.cpu, req.milli, c.span());
   return c;
 }
@@ -257,6 +291,53 @@ double CpuCost(int32_t weight_permille, int64_t cpu, int64_t free_cpu, int64_t i
          static_cast<double>(idle_after) / static_cast<double>(cpu_left);
 }
 
+// Learned's model cost of taking `milli` GPU milli on a node whose model has `pressure`: the
+// expected share of that milli that pods which may use only some models will need later.
+double ModelCost(int32_t weight_permille, int64_t milli, double pressure) {
+  if (weight_permille <= 0 || milli <= 0 || pressure <= 0) return 0;
+  return static_cast<double>(weight_permille) / 1000.0 * static_cast<double>(milli) * pressure;
+}
+
+// Learned's utilization cost of taking `milli` GPU milli on a node whose GPUs are measured busy
+// at `utilization` (0..1, DCGM through Prometheus; negative when unknown, then no cost): new
+// work goes to GPUs that are idle in fact, not only unreserved.
+double UtilizationCost(int32_t weight_permille, int64_t milli, double utilization) {
+  if (weight_permille <= 0 || milli <= 0 || utilization <= 0) return 0;
+  return static_cast<double>(weight_permille) / 1000.0 * static_cast<double>(milli) *
+         std::min(utilization, 1.0);
+}
+
+// The pressure PreScore computed for `node`'s model (0 for a model it did not see).
+double PressureOf(const GpuFragmentation::PodState& s, const framework::NodeInfo& node) {
+  if (s.tables == nullptr || s.tables->pressure.empty()) return 0;
+  const GpuFragmentation::Tables& t = *s.tables;
+  const uint32_t id = node.node->gpu.model.id;
+  auto it = std::lower_bound(t.model_ids.begin(), t.model_ids.end(), id);
+  if (it == t.model_ids.end() || *it != id) return 0;
+  return t.pressure[static_cast<size_t>(it - t.model_ids.begin())];
+}
+
+// Learned's Δ step for a pod, in 1/16 milli-GPU: differences in cost below it are not told apart,
+// and the packing tie-break decides between them. For a GPU pod it grows with what the pod takes
+// (deltaQuantumPermille of its GPU milli, at least deltaQuantum): a 0.1-GPU share is placed by
+// 50 milli-GPU differences, an 8-GPU pod by 2-GPU ones. A pod without GPUs changes Δ only
+// through the CPU it takes, and is placed in cpuPodDeltaQuantum steps, which lets packing decide
+// more often (fewer nodes with their CPU partly used under idle GPUs).
+int64_t DeltaStep(const Args& a, const api::GpuRequest& gpu) {
+  if (gpu.empty()) return a.cpu_pod_delta_quantum;
+  const int64_t relative = gpu.TotalMilli() * 16 * a.delta_quantum_permille / 1000;
+  return std::max(a.delta_quantum, relative);
+}
+
+// Learned's key: the primary (Δ + costs, in steps; higher is better) in the high bits, then the
+// packing tie-break: less idle GPU left, then less free CPU left.
+int64_t LearnedKey(int64_t primary, int64_t idle_after, int64_t cpu_after) {
+  const int64_t idle = std::clamp<int64_t>(idle_after, 0, 16000);
+  const int64_t cpu = std::clamp<int64_t>(cpu_after, 0, 255999);
+  const int64_t tie = (16000 - idle) * 64 + (255999 - cpu) / 4096;
+  return primary * kTieRange + std::min<int64_t>(tie, kTieRange - 1);
+}
+
 int64_t SigmoidScore(double delta) {
   const double v = 100.0 / (1.0 + std::exp(delta / 1000.0));
   return static_cast<int64_t>(std::floor(v));
@@ -280,22 +361,25 @@ int64_t ScoreOne(const GpuFragmentation::PodState& s, const Args& args,
       return 0;  // all feasible nodes tie; the framework picks one uniformly at random
     case Policy::kFgd:
     case Policy::kLearned: {
+      if (node.node->gpu.count == 0 && s.policy == Policy::kLearned && s.gpu.empty()) {
+        // No GPU on the node: F is 0 before and after, so Δ and every cost are 0 and only the
+        // packing tie-break remains (the general path below gives the same key, slower).
+        return LearnedKey(0, 0, free_cpu - s.cpu);
+      }
       const Choice c = EvaluateFragmentation(s, node);
       if (!c.ok) return 0;
       if (s.policy == Policy::kFgd) return SigmoidScore(c.delta);
       const double cost =
-          c.delta + CpuCost(args.cpu_cost_permille, s.cpu, free_cpu, idle - req_milli);
-      if (!args.exact_scores) return SigmoidScore(cost);
+          c.delta + CpuCost(args.cpu_cost_permille, s.cpu, free_cpu, idle - req_milli) +
+          ModelCost(args.model_cost_permille, req_milli, PressureOf(s, node)) +
+          UtilizationCost(args.utilization_cost_permille, req_milli, node.gpu_utilization);
       // Clamped before the conversion so that primary * kTieRange stays inside int64 whatever
       // the pod asks for (the CPU cost grows with the pod's CPU).
-      const int64_t primary = static_cast<int64_t>(std::clamp(
-          std::floor(-cost * kDeltaScale / static_cast<double>(args.delta_quantum)),
-          -kMaxPrimary, kMaxPrimary));
-      // Packing tie-break: less idle GPU left, then less free CPU left.
-      const int64_t idle_after = std::clamp<int64_t>(idle - req_milli, 0, 16000);
-      const int64_t cpu_after = std::clamp<int64_t>(free_cpu - s.cpu, 0, 255999);
-      const int64_t tie = (16000 - idle_after) * 64 + (255999 - cpu_after) / 4096;
-      return primary * kTieRange + std::min<int64_t>(tie, kTieRange - 1);
+      int64_t primary = static_cast<int64_t>(std::clamp(
+          std::floor(-cost * kDeltaScale / static_cast<double>(s.delta_step)), -kMaxPrimary,
+          kMaxPrimary));
+      if (s.gpu.empty() && node.node->gpu.count > 0) primary -= kGpuNodePenalty;
+      return LearnedKey(primary, idle - req_milli, free_cpu - s.cpu);
     }
     case Policy::kBestFit: {
       const int64_t cpu_left = free_cpu - s.cpu;
@@ -363,6 +447,53 @@ int64_t ScoreOne(const GpuFragmentation::PodState& s, const Args& args,
     }
   }
   return 0;
+}
+
+// Per GPU model of the cluster (sorted by atom id): the pressure that pods restricted to some
+// models put on it. A restricted type m of M with allowed models S is expected to bring the share
+// w_m = p_m k_m d_m / Σ_j p_j k_j d_j of the GPU demand still to come; if the idle GPU of the whole
+// cluster, I, is eventually claimed, type m needs w_m · I of the idle GPU of S, I_S, spread over
+// S's models in proportion to their idle GPU. Model t's pressure is the share of its idle GPU
+// that restricted pods will claim: min(1, Σ_{m : t ∈ S_m} w_m · I / I_{S_m}). 0 without restricted
+// types.
+std::vector<std::pair<uint32_t, double>> ModelPressure(std::span<const TypicalPod> types,
+                                                       const framework::Snapshot& snapshot) {
+  std::vector<std::pair<uint32_t, double>> idle;  // model id -> idle milli, then -> pressure
+  double demand = 0;
+  bool restricted = false;
+  for (const TypicalPod& m : types) {
+    demand += m.p * m.count * m.milli;
+    restricted = restricted || (!m.models.empty() && m.count > 0);
+  }
+  if (!restricted || demand <= 0) return {};
+  double total_idle = 0;
+  for (const framework::NodeInfo& n : snapshot.nodes()) {
+    if (!n.valid() || n.node->gpu.count <= 0 || n.node->gpu.model.empty()) continue;
+    const uint32_t id = n.node->gpu.model.id;
+    auto it = std::lower_bound(idle.begin(), idle.end(), id,
+                               [](const auto& e, uint32_t v) { return e.first < v; });
+    if (it == idle.end() || it->first != id) it = idle.insert(it, {id, 0.0});
+    const auto free = static_cast<double>(n.FreeGpuMilli());
+    it->second += free;
+    total_idle += free;
+  }
+  std::vector<double> pressure(idle.size(), 0.0);
+  std::vector<uint8_t> in_set(idle.size(), 0);
+  for (const TypicalPod& m : types) {
+    if (m.models.empty() || m.count <= 0) continue;
+    double set_idle = 0;
+    for (size_t t = 0; t < idle.size(); ++t) {
+      in_set[t] = ModelMatchesAny(common::Atom{idle[t].first}, m.models) ? 1 : 0;
+      if (in_set[t] != 0) set_idle += idle[t].second;
+    }
+    if (set_idle <= 0) continue;
+    const double share = m.p * m.count * m.milli / demand * total_idle / set_idle;
+    for (size_t t = 0; t < idle.size(); ++t) {
+      if (in_set[t] != 0) pressure[t] += share;
+    }
+  }
+  for (size_t t = 0; t < idle.size(); ++t) idle[t].second = std::min(1.0, pressure[t]);
+  return idle;
 }
 
 // typicalPods: [{cpuMilli, gpuCount, gpuMilli, models, weight}], weights > 0, renormalised.
@@ -455,7 +586,9 @@ common::StatusOr<Args> ParseArgs(const boost::json::value& raw) {
     helper::CheckKnownFields(
         *obj, "",
         {"policy", "decayPpm", "maxTypes", "coveragePercent", "exactScores", "seed",
-         "deltaQuantum", "distributionRefreshPods", "typicalPods", "cpuCostPermille"},
+         "deltaQuantum", "distributionRefreshPods", "typicalPods", "cpuCostPermille",
+         "modelCostPermille", "tieBreak", "deltaQuantumPermille", "cpuPodDeltaQuantum",
+         "utilizationCostPermille"},
         errors, /*allow_type_meta=*/true);
     if (std::optional<std::string_view> p = helper::GetString(*obj, "policy", "", errors)) {
       bool found = false;
@@ -495,6 +628,36 @@ common::StatusOr<Args> ParseArgs(const boost::json::value& raw) {
     if (std::optional<int64_t> v = helper::GetInt(*obj, "cpuCostPermille", "", errors)) {
       if (helper::CheckRange(*v, 0, 10000, "cpuCostPermille", errors)) {
         out.cpu_cost_permille = static_cast<int32_t>(*v);
+      }
+    }
+    if (std::optional<int64_t> v = helper::GetInt(*obj, "deltaQuantumPermille", "", errors)) {
+      if (helper::CheckRange(*v, 0, 1000, "deltaQuantumPermille", errors)) {
+        out.delta_quantum_permille = *v;
+      }
+    }
+    if (std::optional<int64_t> v = helper::GetInt(*obj, "cpuPodDeltaQuantum", "", errors)) {
+      if (helper::CheckRange(*v, 1, 1000000, "cpuPodDeltaQuantum", errors)) {
+        out.cpu_pod_delta_quantum = *v;
+      }
+    }
+    if (std::optional<int64_t> v = helper::GetInt(*obj, "utilizationCostPermille", "", errors)) {
+      if (helper::CheckRange(*v, 0, 10000, "utilizationCostPermille", errors)) {
+        out.utilization_cost_permille = static_cast<int32_t>(*v);
+      }
+    }
+    if (std::optional<int64_t> v = helper::GetInt(*obj, "modelCostPermille", "", errors)) {
+      if (helper::CheckRange(*v, 0, 10000, "modelCostPermille", errors)) {
+        out.model_cost_permille = static_cast<int32_t>(*v);
+      }
+    }
+    if (std::optional<std::string_view> t = helper::GetString(*obj, "tieBreak", "", errors)) {
+      if (*t == "Random") {
+        out.tie_break = TieOrder::kRandom;
+      } else if (*t == "NodeOrder") {
+        out.tie_break = TieOrder::kNodeOrder;
+      } else {
+        errors.Add("tieBreak",
+                   "unsupported value " + common::Quote(*t) + ", want Random or NodeOrder");
       }
     }
     if (std::optional<int64_t> v = helper::GetInt(*obj, "seed", "", errors)) {
@@ -545,14 +708,66 @@ framework::Status GpuFragmentation::PreFilter(framework::CycleState& /*state*/,
   return framework::Status::Success();
 }
 
+std::shared_ptr<const GpuFragmentation::Tables> GpuFragmentation::TablesFor(
+    const api::Pod& pod, const framework::Snapshot& snapshot) {
+  const bool learned_nothing = scoring_types_.empty();
+  // Reused while neither M nor the node objects changed (node_set_version 0: unknown, rebuild).
+  if (!learned_nothing && tables_ != nullptr && tables_version_ == scoring_version_ &&
+      tables_snapshot_ == &snapshot && snapshot.node_set_version() != 0 &&
+      tables_node_set_ == snapshot.node_set_version()) {
+    return tables_;
+  }
+  auto t = std::make_shared<Tables>();
+  t->types = scoring_types_;
+  if (learned_nothing) {  // nothing learned yet (PreFilter disabled): the pod itself
+    t->types.push_back(TypicalPod{pod.requests.milli_cpu, pod.gpu.count, pod.gpu.milli,
+                                  pod.gpu.models, 1.0});
+  }
+  if (t->types.size() > static_cast<size_t>(kMaxTypes)) t->types.resize(kMaxTypes);
+  for (const framework::NodeInfo& n : snapshot.nodes()) {
+    if (!n.valid()) continue;
+    const uint32_t id = n.node->gpu.model.id;
+    auto it = std::lower_bound(t->model_ids.begin(), t->model_ids.end(), id);
+    if (it == t->model_ids.end() || *it != id) t->model_ids.insert(it, id);
+  }
+  if (!model_pressure_.empty()) {
+    t->pressure.assign(t->model_ids.size(), 0.0);
+    for (size_t row = 0; row < t->model_ids.size(); ++row) {
+      auto it = std::lower_bound(model_pressure_.begin(), model_pressure_.end(),
+                                 t->model_ids[row],
+                                 [](const auto& e, uint32_t v) { return e.first < v; });
+      if (it != model_pressure_.end() && it->first == t->model_ids[row]) {
+        t->pressure[row] = it->second;
+      }
+    }
+  }
+  const size_t m = t->types.size();
+  t->allowed.assign(t->model_ids.size() * m, 1);
+  for (size_t row = 0; row < t->model_ids.size(); ++row) {
+    const common::Atom model = common::Atom{t->model_ids[row]};
+    for (size_t k = 0; k < m; ++k) {
+      if (!t->types[k].models.empty()) {
+        t->allowed[row * m + k] = ModelMatchesAny(model, t->types[k].models) ? 1 : 0;
+      }
+    }
+  }
+  if (learned_nothing) return t;
+  tables_ = std::move(t);
+  tables_version_ = scoring_version_;
+  tables_snapshot_ = &snapshot;
+  tables_node_set_ = snapshot.node_set_version();
+  return tables_;
+}
+
 framework::Status GpuFragmentation::PreScore(framework::CycleState& state, const api::Pod& pod,
                                              const framework::Snapshot& snapshot,
-                                             std::span<const framework::NodeIndex> feasible) {
+                                             std::span<const framework::NodeIndex> /*feasible*/) {
   auto s = std::make_unique<PodState>();
   s->policy = args_.policy;
   s->cpu = pod.requests.milli_cpu;
   s->gpu = pod.gpu;
   s->tag = ClusterTag(pod.gpu);
+  s->delta_step = DeltaStep(args_, pod.gpu);
   if (const std::string* v = pod.meta.Annotation(kGpuPolicyAnnotation)) {
     s->pack = ParsePackOverride(*v);
   }
@@ -570,28 +785,11 @@ framework::Status GpuFragmentation::PreScore(framework::CycleState& state, const
       observed_since_refresh_ = 0;
       observations_at_refresh_ = learner_.observations();
       ++scoring_version_;
-    }
-    s->types = scoring_types_;
-    if (s->types.empty()) {  // nothing learned yet (PreFilter disabled): the pod itself
-      s->types.push_back(TypicalPod{pod.requests.milli_cpu, pod.gpu.count, pod.gpu.milli,
-                                    pod.gpu.models, 1.0});
-    }
-    if (s->types.size() > static_cast<size_t>(kMaxTypes)) s->types.resize(kMaxTypes);
-    for (framework::NodeIndex i : feasible) {
-      const uint32_t id = snapshot.at(i).node->gpu.model.id;
-      auto it = std::lower_bound(s->model_ids.begin(), s->model_ids.end(), id);
-      if (it == s->model_ids.end() || *it != id) s->model_ids.insert(it, id);
-    }
-    const size_t m = s->types.size();
-    s->allowed.assign(s->model_ids.size() * m, 1);
-    for (size_t row = 0; row < s->model_ids.size(); ++row) {
-      const common::Atom model = common::Atom{s->model_ids[row]};
-      for (size_t t = 0; t < m; ++t) {
-        if (!s->types[t].models.empty()) {
-          s->allowed[row * m + t] = ModelMatchesAny(model, s->types[t].models) ? 1 : 0;
-        }
+      if (args_.policy == Policy::kLearned && args_.model_cost_permille > 0) {
+        model_pressure_ = ModelPressure(scoring_types_, snapshot);
       }
     }
+    s->tables = TablesFor(pod, snapshot);
   }
   state.Write(kStateKey, std::move(s));
   return framework::Status::Success();
@@ -603,11 +801,39 @@ int64_t GpuFragmentation::Score(const framework::CycleState& state, const api::P
   return s == nullptr ? 0 : ScoreOne(*s, args_, node);
 }
 
-framework::Status GpuFragmentation::NormalizeScore(const framework::CycleState& /*state*/,
+bool GpuFragmentation::HasNormalizeScore() const {
+  return args_.policy == Policy::kBestFit || LearnedOnSharedScale();
+}
+
+framework::Status GpuFragmentation::NormalizeScore(const framework::CycleState& state,
                                                    const api::Pod& /*pod*/,
                                                    std::span<int64_t> scores) const {
-  if (args_.policy == Policy::kBestFit) helper::MinMaxNormalizeScore(scores);
+  if (args_.policy == Policy::kBestFit) {
+    helper::MinMaxNormalizeScore(scores);
+    return framework::Status::Success();
+  }
+  const PodState* s = state.Get<PodState>(kStateKey);
+  if (!LearnedOnSharedScale() || s == nullptr || s->pack.node != Pack::kNone || scores.empty()) {
+    return framework::Status::Success();  // the per-pod override scores 0..100 already
+  }
+  // One point per Δ step below the best node: 100 for the nodes of the best step, 0 from 100
+  // steps below it. The raw score, the exact key, breaks the ties (TieBreakRule).
+  int64_t best = helper::FloorDiv(scores[0], kTieRange);
+  for (int64_t v : scores) best = std::max(best, helper::FloorDiv(v, kTieRange));
+  for (int64_t& v : scores) {
+    const int64_t below = best - helper::FloorDiv(v, kTieRange);
+    v = framework::kMaxNodeScore - std::min<int64_t>(below, framework::kMaxNodeScore);
+  }
   return framework::Status::Success();
+}
+
+framework::ScorePlugin::TieBreak GpuFragmentation::TieBreakRule() const {
+  if (LearnedOnSharedScale()) return TieBreak::kRawScore;
+  if (args_.tie_break == TieOrder::kNodeOrder &&
+      args_.policy != Policy::kRandom && args_.policy != Policy::kLearned) {
+    return TieBreak::kFirstNode;
+  }
+  return TieBreak::kNone;
 }
 
 framework::Status GpuFragmentation::Reserve(framework::CycleState& state, const api::Pod& pod,

@@ -7,16 +7,26 @@
 //   PreFilter  records the pod's type (cpu, GPU count, milli, models) in the online typical-pod
 //              learner (FGD, Learned). Never rejects.
 //   PreScore   FGD/Learned: snapshots the learned distribution M and, per distinct node GPU model
-//              of the snapshot, which types may use it. All per-pod allocation happens here.
+//              of the snapshot, which types may use it (kept while neither M nor the node objects
+//              change). All per-pod allocation happens here.
 //   Score      policy (args.policy):
 //                FGD      floor(100 * sigmoid(-Δ/1000)), Δ = F_{n'}(M) - F_n(M), the best Δ over
 //                         the candidate GPUs (sharing pods), lowest-index free GPUs otherwise.
-//                Learned  gpusched's default: the same Δ plus a CPU cost, w * c * I' / C' (c the
-//                         pod's CPU, I' and C' the node's idle GPU milli and free CPU after the
-//                         placement, w = cpuCostPermille / 1000): the idle GPU whose CPU the pod
-//                         takes. With exactScores the score is -(Δ + cost) in deltaQuantum steps
-//                         with a packing tie-break (less idle GPU, then less CPU left on the node
-//                         wins) instead of the coarse sigmoid; device ties go to the fullest GPU.
+//                Learned  gpusched's default (and the default profile's): the same Δ plus three
+//                         costs, all in milli-GPU: CPU, w_c * c * I' / C' (c the pod's CPU, I' and
+//                         C' the node's idle GPU milli and free CPU after the placement: the idle
+//                         GPU whose CPU the pod takes); model, w_m * g * pressure(model) (g the GPU
+//                         milli the pod takes; pressure: the share of the model's idle GPU that
+//                         pods restricted to some models will need, ModelPressure); utilization,
+//                         w_u * g * measured GPU utilization. The key is -(Δ + costs) in steps of
+//                         the pod's Δ step (deltaQuantumPermille of g, at least deltaQuantum;
+//                         cpuPodDeltaQuantum for a pod without GPUs, which also loses 2^20 steps
+//                         on every GPU node, so it prefers any node without GPUs that fits), then
+//                         a packing tie-break (less idle GPU, then less CPU left). With exactScores
+//                         the key is the score; without (the default profile), Score is on the
+//                         0..100 scale every plugin shares, one point per step below the best
+//                         node (NormalizeScore), and the key breaks ties between equal totals
+//                         (TieBreakRule kRawScore). Device ties go to the fullest GPU.
 //                BestFit, DotProd, GpuClustering, GpuPacking, Random: §6 of the reference.
 //   Reserve    chooses the devices (FGD/Learned: those of the best Δ; Random: a random fitting GPU
 //              for sharing pods; others: best fit) and records them as state.allocation().gpu and
@@ -27,9 +37,13 @@
 // 999500, i.e. a half-life of ~1400 pods); maxTypes 1..256 (default 128); coveragePercent 1..100
 // (default: FGD 95 as in the paper, Learned 100, so rare multi-GPU types count too); exactScores
 // bool (default false: scores stay in 0..100; true is for profiles where this is the only score
-// plugin, e.g. the simulator); deltaQuantum 1..1000000 in 1/16 milli-GPU (Learned exact scores:
-// Δ is compared in steps of this size and ties go to the packing tie-break; default 800, i.e.
-// 50 milli-GPU, measured best on the openb default trace); seed (Random's device choice);
+// plugin, e.g. the simulator's --policy); deltaQuantum 1..1000000 in 1/16 milli-GPU (Learned: the
+// smallest Δ step, default 800, i.e. 50 milli-GPU); deltaQuantumPermille 0..1000 (Learned: the
+// step of a GPU pod as thousandths of the GPU milli it takes, default 250); cpuPodDeltaQuantum
+// 1..1000000 in 1/16 milli-GPU (Learned: the step of a pod without GPUs, default 10240, i.e. 640
+// milli-GPU); seed (Random's device choice); tieBreak Random (default) | NodeOrder (FGD and the
+// paper's other baselines: ties go to the first node in the cluster's order, as the paper's
+// artifact breaks them; Learned and Random ignore it);
 // distributionRefreshPods 1..100000 (default 64): FGD/Learned score with the distribution M as
 // re-taken from the learner after this many observed pods, and sooner while the learner is young
 // (whenever its observation count has doubled), so early pods are not scored against a
@@ -38,9 +52,11 @@
 // refreshes the plugin's scores depend only on the pod and the node, so the runtime reuses them
 // for equivalent pods (framework/plugin.h, NodeLocal). 64 is within seed noise of 1 on the
 // openb traces and makes replays ~2x faster (BENCHMARKS.md); cpuCostPermille 0..10000 (Learned;
-// default 250, measured best on the openb traces, docs/gpu-placement.md; 0 = off); typicalPods
+// default 250; 0 = off); modelCostPermille 0..10000 (Learned; default 1000); utilizationCost-
+// Permille 0..10000 (Learned; default 1000); typicalPods
 // [{cpuMilli, gpuCount, gpuMilli, models, weight}] (FGD/Learned: a fixed M, weights renormalised;
 // nothing is learned; the simulator's fgd-trace baseline passes the trace's own M, as the paper).
+// The defaults were measured on the openb traces (docs/gpu-placement.md).
 //
 // Per-pod override: annotation gpusched.io/gpu-policy = binpack | spread (both levels) or
 // "<node>/<gpu>", e.g. "spread/binpack". When present the node score becomes 100 * used/total GPU
@@ -68,6 +84,10 @@
 namespace gpusched::plugins::gpu_fragmentation {
 
 enum class Policy { kFgd, kLearned, kBestFit, kDotProd, kGpuClustering, kGpuPacking, kRandom };
+// How the paper's baselines break ties between nodes of equal score: at random (kube-scheduler's
+// selectHost) or toward the first node in the cluster's order (the paper's artifact, reference
+// §3 step 7 and §7.8). Learned and Random ignore it.
+enum class TieOrder { kRandom, kNodeOrder };
 
 // The policy's name as written in args ("FGD", "Learned", ...).
 std::string_view PolicyName(Policy p);
@@ -98,6 +118,18 @@ struct Args {
   // typicalPods: a fixed distribution M (weights renormalised; the learner is then unused). Empty:
   // learn M online. The simulator's fgd-trace baseline passes the trace's own M, as the paper does.
   std::vector<TypicalPod> typical_pods;
+  // modelCostPermille (Learned): weight, in thousandths, of the model cost: the GPU milli a pod
+  // takes times the pressure on the node's model from pods that may use only some models.
+  int32_t model_cost_permille = 1000;
+  // Learned's Δ step (DeltaStep in the .cc): deltaQuantumPermille (0..1000, default 250) of the
+  // GPU milli a GPU pod takes, at least deltaQuantum; cpuPodDeltaQuantum (1/16 milli-GPU,
+  // 1..1000000, default 10240 = 640 milli-GPU) for a pod without GPUs.
+  int64_t delta_quantum_permille = 250;
+  int64_t cpu_pod_delta_quantum = 10240;
+  // utilizationCostPermille (Learned): weight, in thousandths, of the GPU milli a pod takes times
+  // the node's measured GPU utilization (0 when unknown).
+  int32_t utilization_cost_permille = 1000;
+  TieOrder tie_break = TieOrder::kRandom;  // tieBreak: Random | NodeOrder
 };
 common::StatusOr<Args> ParseArgs(const boost::json::value& args);
 
@@ -122,9 +154,12 @@ class GpuFragmentation final : public framework::PreFilterPlugin,
                              std::span<const framework::NodeIndex> feasible) override;
   int64_t Score(const framework::CycleState& state, const api::Pod& pod,
                 const framework::NodeInfo& node) const override;
-  bool HasNormalizeScore() const override { return args_.policy == Policy::kBestFit; }
+  bool HasNormalizeScore() const override;
   framework::Status NormalizeScore(const framework::CycleState& state, const api::Pod& pod,
                                    std::span<int64_t> scores) const override;
+  // Learned on the shared scale: kRawScore (the exact key); FGD and the paper's other baselines
+  // with tieBreak NodeOrder: kFirstNode.
+  TieBreak TieBreakRule() const override;
   framework::Status Reserve(framework::CycleState& state, const api::Pod& pod,
                             const framework::NodeInfo& node) override;
   void Unreserve(framework::CycleState& state, const api::Pod& pod,
@@ -134,8 +169,10 @@ class GpuFragmentation final : public framework::PreFilterPlugin,
   // Whether M is learned online (FGD/Learned without fixed typicalPods).
   bool Learns() const;
 
-  // Per-pod state built in PreScore (public for the implementation's helpers).
+  // Per-pod state built in PreScore, and the tables it shares with the other pods scored between
+  // two refreshes of M (public for the implementation's helpers).
   struct PodState;
+  struct Tables;
 
  private:
   Args args_;
@@ -143,7 +180,21 @@ class GpuFragmentation final : public framework::PreFilterPlugin,
   common::Random random_;
   // The distribution M that scores use, re-taken from learner_ every args_.refresh_pods
   // observations; scoring_version_ counts the refreshes.
+  // Learned without exactScores: scores on the 0..100 scale that every plugin shares (one point
+  // per Δ step) and the exact key as the tie-break.
+  bool LearnedOnSharedScale() const {
+    return args_.policy == Policy::kLearned && !args_.exact_scores;
+  }
+
   std::vector<TypicalPod> scoring_types_;
+  // Learned: per GPU model id of the cluster (sorted), its pressure, re-computed with M.
+  std::vector<std::pair<uint32_t, double>> model_pressure_;
+  // The tables of the current M and node set (TablesFor), and what they were built from.
+  std::shared_ptr<const Tables> TablesFor(const api::Pod& pod, const framework::Snapshot& snapshot);
+  std::shared_ptr<const Tables> tables_;
+  uint64_t tables_version_ = 0;
+  const framework::Snapshot* tables_snapshot_ = nullptr;
+  uint64_t tables_node_set_ = 0;
   bool scoring_types_valid_ = false;
   int64_t observed_since_refresh_ = 0;
   int64_t observations_at_refresh_ = 0;

@@ -455,30 +455,34 @@ TEST(GpuFragmentationTest, LearnedCpuCostKeepsCpuUnderIdleGpus) {
   };
   // With the cost: the node without idle GPU first, then the CPU-rich one; exact scores are
   // floor(-cost / 50 milli) in the high bits.
-  const auto with = Scores(R"({"exactScores":true})");
+  // Steps of 50 milli-GPU for this pod (the default for pods without GPUs is 640).
+  const auto with = Scores(R"({"exactScores":true,"cpuPodDeltaQuantum":800})");
   EXPECT_GT(with[2], with[1]);
   EXPECT_GT(with[1], with[0]);
-  EXPECT_EQ(with[0] >> 20, -14);  // floor(-666.7 / 50)
-  EXPECT_EQ(with[1] >> 20, -2);   // floor(-87.0 / 50)
-  EXPECT_EQ(with[2] >> 20, 0);
+  // A pod without GPUs pays kGpuNodePenalty (2^20 steps) on every GPU node: all three here.
+  constexpr int64_t kPenalty = int64_t{1} << 20;
+  EXPECT_EQ(with[0] >> 20, -14 - kPenalty);  // floor(-666.7 / 50)
+  EXPECT_EQ(with[1] >> 20, -2 - kPenalty);   // floor(-87.0 / 50)
+  EXPECT_EQ(with[2] >> 20, -kPenalty);
   // Without it (cpuCostPermille 0) all three tie on Δ and packing picks the node with the least
   // idle GPU, then the least free CPU: the CPU-poor node beats the CPU-rich one.
   const auto without = Scores(R"({"exactScores":true,"cpuCostPermille":0})");
   EXPECT_GT(without[2], without[0]);
   EXPECT_GT(without[0], without[1]);
-  // The 0..100 score (no exactScores) includes the cost too.
-  const auto coarse = Scores(R"({})");
-  EXPECT_GT(coarse[1], coarse[0]);
+  // The 0..100 score (no exactScores) includes the cost too: one point per 50 milli step below
+  // the best node.
+  const auto shared = Scores(R"({"cpuPodDeltaQuantum":800})");
+  EXPECT_EQ(shared, (std::vector<int64_t>{86, 98, 100}));
   // Other policies ignore it.
   const auto fgd = Scores(R"({"policy":"FGD","exactScores":true})");
   EXPECT_EQ(fgd[0], fgd[1]);
   // An absurd CPU request saturates the primary key instead of overflowing (UBSan checks).
-  auto p = MustCreate(R"({"exactScores":true})");
+  auto p = MustCreate(R"({"exactScores":true,"cpuPodDeltaQuantum":800})");
   ASSERT_NE(p, nullptr);
   framework::CycleState state;
   const auto huge = ScoreAll(*p, MakePod("ns", "huge").Cpu("100000000").Obj(), snapshot, state);
-  EXPECT_EQ(huge[0] >> 20, -(int64_t{1} << 40));
-  EXPECT_EQ(huge[2] >> 20, 0);
+  EXPECT_EQ(huge[0] >> 20, -(int64_t{1} << 40) - kPenalty);
+  EXPECT_EQ(huge[2] >> 20, -kPenalty);
 }
 
 TEST(GpuFragmentationTest, FixedTypicalPodsAreUsedAndNothingIsLearned) {
@@ -523,6 +527,138 @@ TEST(GpuFragmentationTest, MemoryOnlySharesAreLearnedWithTheirResolvedMilli) {
   EXPECT_EQ(m[0].count, 1);
   EXPECT_EQ(m[0].milli, 250);
   EXPECT_EQ(m[0].cpu_milli, 1000);
+}
+
+TEST(GpuFragmentationTest, PodsWithoutGpusPreferNodesWithoutGpus) {
+  // The GPU node's GPUs are all in use, so Δ and the CPU cost are 0 there as on the CPU node, and
+  // packing alone would prefer it (less free CPU). A pod without a GPU request must still go to
+  // the node without GPUs; among GPU nodes the order is unchanged.
+  const std::vector<NodeSpec> nodes = {
+      {Node("gpu-full", 2, "96"), {{0, 1000}, {1, 1000}}, 90000},
+      {MakeNode("cpu-only").Cpu("96").Memory("256Gi").Ptr(), {}},
+      {Node("gpu-idle", 8, "96"), {}},
+  };
+  const framework::Snapshot snapshot = SnapshotOf(nodes);
+  auto p = MustCreate(R"({})");
+  ASSERT_NE(p, nullptr);
+  framework::CycleState state;
+  const api::Pod cpu_pod = MakePod("ns", "web").Cpu("4").Obj();
+  const auto scores = ScoreAll(*p, cpu_pod, snapshot, state);
+  EXPECT_EQ(scores[1], 100);
+  EXPECT_EQ(scores[0], 0);
+  EXPECT_EQ(scores[2], 0);
+  // The raw scores (the tie-break keys) keep the GPU nodes' order between themselves: the one
+  // without idle GPUs first.
+  const auto nodes_all = All(snapshot);
+  std::vector<int64_t> raw(nodes_all.size());
+  p->ScoreNodes(state, cpu_pod, snapshot, nodes_all, raw);
+  EXPECT_GT(raw[1], raw[0]);
+  EXPECT_GT(raw[0], raw[2]);
+  // A GPU pod is not affected by the rule.
+  framework::CycleState gpu_state;
+  const auto gpu_scores = ScoreAll(*p, GpuPod("train", "4", 1, 1000), snapshot, gpu_state);
+  EXPECT_EQ(gpu_scores[2], 100);
+}
+
+TEST(GpuFragmentationTest, LearnedKeepsScarceModelsForThePodsThatNeedThem) {
+  // A third of the GPU demand may use only P100 and a third only T4; the cluster has one P100
+  // node and two T4 nodes. For a pod that may use any model, Δ is the same on both models (each
+  // node is all-fragment for the other restricted type), so FGD's Δ cannot tell them apart; but
+  // P100 is the scarcer (pressure 0.32 * 24000 / 8000 = 0.96 against 0.32 * 24000 / 16000 = 0.48),
+  // so the pod should take a T4 node.
+  const std::vector<NodeSpec> nodes = {
+      {Node("p100", 8, "96", "P100"), {}},
+      {Node("t4-a", 8, "96", "T4"), {}},
+      {Node("t4-b", 8, "96", "T4"), {}},
+  };
+  const framework::Snapshot snapshot = SnapshotOf(nodes);
+  auto Restricted = [](std::string_view model) {
+    api::Pod pod = GpuPod("restricted", "4", 1, 1000);
+    pod.gpu.models = {common::Intern(model)};
+    return pod;
+  };
+  auto Scores = [&](std::string_view args) {
+    auto p = MustCreate(args);
+    EXPECT_NE(p, nullptr);
+    for (int i = 0; i < 8; ++i) {
+      framework::CycleState warm;
+      EXPECT_TRUE(p->PreFilter(warm, Restricted("P100"), snapshot).ok());
+      EXPECT_TRUE(p->PreFilter(warm, Restricted("T4"), snapshot).ok());
+      EXPECT_TRUE(p->PreFilter(warm, GpuPod("any", "4", 1, 1000), snapshot).ok());
+    }
+    framework::CycleState state;
+    return ScoreAll(*p, GpuPod("any", "4", 1, 1000), snapshot, state);
+  };
+  // Steps of 50 milli-GPU (deltaQuantumPermille 0; the default step of a one-GPU pod is 250).
+  const auto with = Scores(R"({"exactScores":true,"deltaQuantumPermille":0})");
+  EXPECT_EQ(with[1], with[2]);
+  // About 480 milli-GPU of model cost between them: 9 or 10 steps of 50.
+  EXPECT_GE((with[1] >> 20) - (with[0] >> 20), 9);
+  const auto without =
+      Scores(R"({"exactScores":true,"deltaQuantumPermille":0,"modelCostPermille":0})");
+  EXPECT_EQ(without[0] >> 20, without[1] >> 20);
+}
+
+TEST(GpuFragmentationTest, LearnedSendsGpuWorkToGpusThatAreIdleInFact) {
+  // Two identical nodes; DCGM says the first one's GPUs are busy. A GPU pod takes the other one
+  // (the utilization cost, 0.9 vs 0.1 of 1000 milli, is three 250-milli steps apart); with the
+  // cost off, or utilization unknown, they tie.
+  std::vector<NodeSpec> nodes = {{Node("busy", 4), {}}, {Node("idle", 4), {}}};
+  std::vector<framework::NodeInfo> infos = {Info(nodes[0], 0), Info(nodes[1], 1)};
+  infos[0].gpu_utilization = 0.9;
+  infos[1].gpu_utilization = 0.1;
+  const framework::Snapshot snapshot = testing::SnapshotOfInfos(std::move(infos));
+  const api::Pod pod = GpuPod("p", "1", 1, 1000);
+  auto Scores = [&](std::string_view args) {
+    auto p = MustCreate(args);
+    EXPECT_NE(p, nullptr);
+    framework::CycleState state;
+    return ScoreAll(*p, pod, snapshot, state);
+  };
+  const auto with = Scores(R"({"exactScores":true})");
+  EXPECT_EQ((with[1] >> 20) - (with[0] >> 20), 3);
+  const auto without = Scores(R"({"exactScores":true,"utilizationCostPermille":0})");
+  EXPECT_EQ(without[0] >> 20, without[1] >> 20);
+  const auto unknown = ScoreAll(*MustCreate(R"({"exactScores":true})"), pod, SnapshotOf(nodes),
+                                *std::make_unique<framework::CycleState>());
+  EXPECT_EQ(unknown[0], unknown[1]);
+}
+
+TEST(GpuFragmentationTest, MultiGpuPodsTakeOneNvlinkIslandWhenOneHasRoom) {
+  // Device 0 is in use: the lowest free devices 1..4 would straddle both islands; island 1 has
+  // room for the whole pod.
+  const NodeSpec spec{MakeNode("n").Cpu("64").Memory("256Gi").Gpus(8).GpuModel("A100")
+                          .NvlinkIslands("0,1,2,3;4,5,6,7").Ptr(),
+                      {{0, 1000}}};
+  const framework::Snapshot snapshot = SnapshotOf({spec});
+  const api::Pod pod = GpuPod("train", "8", 4, 1000);
+  auto p = MustCreate(R"({})");
+  ASSERT_NE(p, nullptr);
+  framework::CycleState state;
+  ScoreAll(*p, pod, snapshot, state);
+  ASSERT_TRUE(p->Reserve(state, pod, snapshot.at(0)).ok());
+  EXPECT_EQ(state.allocation().gpu.devices, (std::vector<int8_t>{4, 5, 6, 7}));
+}
+
+TEST(GpuFragmentationTest, NodeOrderTieBreakTakesTheFirstNodeForThePaperBaselines) {
+  const std::vector<NodeSpec> nodes = {{Node("a", 8), {}}, {Node("b", 8), {}}};
+  const framework::Snapshot snapshot = SnapshotOf(nodes);
+  const api::Pod pod = GpuPod("p", "1", 1, 1000);
+  using Rule = framework::ScorePlugin::TieBreak;
+  auto fgd = MustCreate(R"({"policy":"FGD","exactScores":true,"tieBreak":"NodeOrder"})");
+  ASSERT_NE(fgd, nullptr);
+  EXPECT_EQ(fgd->TieBreakRule(), Rule::kFirstNode);
+  framework::CycleState state;
+  const auto scores = ScoreAll(*fgd, pod, snapshot, state);
+  EXPECT_EQ(scores[0], scores[1]);
+  // Random keeps drawing its node; FGD without the arg keeps kube-scheduler's random ties.
+  EXPECT_EQ(MustCreate(R"({"policy":"Random","tieBreak":"NodeOrder"})")->TieBreakRule(),
+            Rule::kNone);
+  EXPECT_EQ(MustCreate(R"({"policy":"FGD","exactScores":true})")->TieBreakRule(), Rule::kNone);
+  // Learned on the shared 0..100 scale breaks ties by its raw score, the exact key.
+  EXPECT_EQ(MustCreate(R"({})")->TieBreakRule(), Rule::kRawScore);
+  EXPECT_EQ(MustCreate(R"({"exactScores":true})")->TieBreakRule(), Rule::kNone);
+  EXPECT_FALSE(ParseArgs(boost::json::parse(R"({"tieBreak":"first"})")).ok());
 }
 
 TEST(GpuFragmentationTest, NameIsRegisteredName) {

@@ -178,8 +178,26 @@ const NetworkLocality::Parsed& NetworkLocality::ParseCached(const std::string& t
   return *parse_cache_.emplace(text, std::move(parsed)).first->second;
 }
 
+bool NetworkLocality::MayHavePeers(const api::Pod& pod) {
+  if (!LabelOf(pod.meta.labels, L().app_group).empty()) return true;
+  const auto& ns = pod.meta.namespace_;
+  const bool seen = std::find(namespaces_with_traffic_.begin(), namespaces_with_traffic_.end(),
+                              ns) != namespaces_with_traffic_.end();
+  if (pod.meta.Annotation(network::kTrafficAnnotation) != nullptr) {
+    if (!seen) namespaces_with_traffic_.emplace_back(ns);
+    return true;
+  }
+  if (seen) return true;
+  std::shared_ptr<const network::Catalog> catalog = store_ ? store_->Current() : nullptr;
+  const network::TrafficMatrix* matrix = catalog ? catalog->traffic_matrix.get() : nullptr;
+  if (matrix == nullptr) return false;
+  const common::Atom workload = LabelOf(pod.meta.labels, matrix->workload_label());
+  return !workload.empty() && !matrix->PeersOf(ns, common::Str(workload)).empty();
+}
+
 framework::Status NetworkLocality::PreFilter(framework::CycleState& cycle, const api::Pod& pod,
                                              const framework::Snapshot& snapshot) {
+  if (!MayHavePeers(pod)) return framework::Status::Skip();
   auto state = std::make_unique<State>();
   State& s = *state;
   framework::Status result;
@@ -512,6 +530,7 @@ framework::Status NetworkLocality::PreScore(framework::CycleState& cycle, const 
                                             std::span<const framework::NodeIndex> /*feasible*/) {
   if (cycle.Get<State>(kStateKey) != nullptr) return framework::Status::Success();
   framework::Status s = PreFilter(cycle, pod, snapshot);
+  if (s.IsSkip()) return s;
   // A malformed annotation already made the pod unschedulable when PreFilter ran; at score
   // time it only means "no declared traffic".
   return s.IsRejected() ? framework::Status::Success() : s;

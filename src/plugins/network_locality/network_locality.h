@@ -21,7 +21,9 @@
 //                   Prometheus), the pod's workload (its matrix workload label) peers in any
 //                   namespace: a pair of m MB/s gives each placed peer replica
 //                   m / (replicas of this workload, this pod included) / (placed peer replicas).
-// A pod with neither scores every node equally (0) and is never filtered.
+// A pod with neither, in a namespace where no pod with the annotation was scheduled, is skipped
+// (PreFilter and PreScore return Skip): it scores every node equally and is never filtered. After
+// a restart, a namespace counts once one of its annotated pods is scheduled again.
 //
 //   PreFilter  collects the pod's peers once, aggregates them per node and per (region, zone)
 //              domain into flat arrays, and computes every node's cost: O(nodes × peer domains)
@@ -123,6 +125,11 @@ class NetworkLocality final : public framework::QueueSortPlugin,
   struct State;
   struct Parsed;
   const Parsed& ParseCached(const std::string& text);
+  // Whether `pod` can have traffic peers: an AppGroup label, a gpusched.io/traffic annotation, a
+  // workload in the measured traffic matrix, or a namespace where a pod with the annotation was
+  // scheduled (another pod's declaration may select it). Pods without are skipped (no costs, no
+  // Filter, no Score), so the plugin costs nothing in a profile where few pods declare traffic.
+  bool MayHavePeers(const api::Pod& pod);
   framework::Status AppGroupCosts(State& s, const api::Pod& pod, const network::Catalog& catalog,
                                   const network::AppGroup& ag, const framework::Snapshot& snapshot);
   framework::Status AnnotationCosts(State& s, const api::Pod& pod,
@@ -131,6 +138,8 @@ class NetworkLocality final : public framework::QueueSortPlugin,
   Args args_;
   const network::NetworkStore* store_;
   std::unordered_map<std::string, std::shared_ptr<const Parsed>> parse_cache_;
+  // Namespaces in which PreFilter saw a pod with the traffic annotation (scheduling thread only).
+  std::vector<std::string> namespaces_with_traffic_;
 };
 
 }  // namespace gpusched::plugins::network_locality

@@ -59,7 +59,8 @@ struct Scores {
 Scores ScoreAll(NetworkLocality& plugin, const api::Pod& pod, const framework::Snapshot& snap) {
   framework::CycleState state;
   framework::Status s = plugin.PreFilter(state, pod, snap);
-  EXPECT_TRUE(s.ok()) << s.ToString();
+  // Skip: the pod has no possible peer; Score then sees no state and scores every node 0.
+  EXPECT_TRUE(s.ok() || s.IsSkip()) << s.ToString();
   Scores out;
   for (const framework::NodeInfo& n : snap.nodes()) out.raw.push_back(plugin.Score(state, pod, n));
   out.normalized = out.raw;
@@ -246,6 +247,32 @@ TEST(AnnotationModeTest, PrefersTheNodeAndZoneOfDeclaredPeers) {
                           .Annotation("gpusched.io/traffic", "app=cart => 3").Ptr();
   Scores o = ScoreAll(*plugin, *other, snap);
   EXPECT_EQ(o.raw, (std::vector<int64_t>{0, 0, 0, 0}));
+}
+
+// In the default profile most pods declare nothing: they are skipped (no Filter, no Score), until
+// a pod with the annotation was scheduled in their namespace (its declaration may select them).
+TEST(AnnotationModeTest, PodsThatCannotHavePeersAreSkipped) {
+  api::PodPtr caller = MakePod("shop", "caller-0").Label("app", "caller")
+                           .Annotation("gpusched.io/traffic", "app=db => 2").Ptr();
+  api::PodPtr db = MakePod("shop", "db-0").Label("app", "db").Ptr();
+  api::PodPtr batch = MakePod("batch", "job-0").Label("app", "job").Ptr();
+  framework::Snapshot snap = SnapshotOf({{ZoneNode("a1", "us-east-1a"), {caller}},
+                                         {ZoneNode("b1", "us-east-1b"), {}}});
+  auto plugin = MustCreate(nullptr);
+  framework::CycleState s1;
+  EXPECT_TRUE(plugin->PreFilter(s1, *db, snap).IsSkip()) << "no annotated pod seen in shop yet";
+  framework::CycleState s2;
+  EXPECT_TRUE(plugin->PreScore(s2, *db, snap, {}).IsSkip());
+  framework::CycleState s3;
+  EXPECT_TRUE(plugin->PreFilter(s3, *caller, snap).ok());
+  framework::CycleState s4;
+  EXPECT_TRUE(plugin->PreFilter(s4, *db, snap).ok()) << "shop has an annotated pod now";
+  framework::CycleState s5;
+  EXPECT_TRUE(plugin->PreFilter(s5, *batch, snap).IsSkip()) << "other namespaces stay skipped";
+  // An AppGroup label always counts.
+  api::PodPtr grouped = MakePod("batch", "job-1").Label("appgroup.diktyo.x-k8s.io", "g").Ptr();
+  framework::CycleState s6;
+  EXPECT_TRUE(plugin->PreFilter(s6, *grouped, snap).ok());
 }
 
 TEST(MeasuredTrafficTest, TheTrafficMatrixDrawsAPodToTheWorkloadsItTalksTo) {

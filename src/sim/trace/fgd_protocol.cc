@@ -53,6 +53,11 @@ config::SchedulerConfig BestFitSchedulerConfig() {
   config::PluginSet& score = p.plugins.at(config::Point::kScore);
   score.disabled = {config::PluginRef{"*", 0, p.path + ".plugins.score.disabled[0]"}};
   score.enabled = {config::PluginRef{"GpuFit", 100, p.path + ".plugins.score.enabled[0]"}};
+  // GpuFit, not the default profile's GpuFragmentation, chooses the devices (best fit).
+  p.plugins.at(config::Point::kMultiPoint).disabled = {
+      config::PluginRef{"GpuFragmentation", 0, p.path + ".plugins.multiPoint.disabled[0]"}};
+  p.plugins.at(config::Point::kReserve).enabled = {
+      config::PluginRef{"GpuFit", 0, p.path + ".plugins.reserve.enabled[0]"}};
   config::PluginConfig pc;
   pc.name = "GpuFit";
   pc.args = json::object{{"scoreMode", "BestFit"}};
@@ -75,7 +80,11 @@ config::SchedulerConfig FragmentationSchedulerConfig(std::string_view policy) {
       config::PluginRef{"GpuFit", 0, plugins + "reserve.disabled[0]"}};
   config::PluginConfig pc;
   pc.name = "GpuFragmentation";
-  pc.args = json::object{{"policy", std::string(policy)}, {"exactScores", true}};
+  json::object args{{"policy", std::string(policy)}, {"exactScores", true}};
+  // The paper's baselines break ties toward the first node of the (seeded) node order, as its
+  // artifact's patched selectHost does (reference §3 step 7, §7.8); Learned and Random do not.
+  if (policy != "Learned" && policy != "Random") args["tieBreak"] = "NodeOrder";
+  pc.args = std::move(args);
   pc.path = p.path + ".pluginConfig[0]";
   p.plugin_config.push_back(std::move(pc));
   return c;

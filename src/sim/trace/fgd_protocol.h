@@ -47,7 +47,8 @@
 namespace gpusched::sim::trace {
 
 // The paper's BestFit baseline as a configuration: SimulationDefaultConfig() whose profile scores
-// with GpuFit alone (scoreMode BestFit), every default score plugin disabled. The paper gives the
+// with GpuFit alone (scoreMode BestFit), every default score plugin disabled, and GpuFit (not
+// GpuFragmentation) choosing the devices at Reserve. The paper gives the
 // policy plugin weight 1000; our config validation caps weights at 100, and with a single score
 // plugin the weight only scales the totals, so the chosen node is the same.
 config::SchedulerConfig BestFitSchedulerConfig();
