@@ -40,7 +40,7 @@
 // plugin, e.g. the simulator's --policy); deltaQuantum 1..1000000 in 1/16 milli-GPU (Learned: the
 // smallest Δ step, default 800, i.e. 50 milli-GPU); deltaQuantumPermille 0..1000 (Learned: the
 // step of a GPU pod as thousandths of the GPU milli it takes, default 250); cpuPodDeltaQuantum
-// 1..1000000 in 1/16 milli-GPU (Learned: the step of a pod without GPUs, default 10240, i.e. 640
+// 1..1000000 in 1/16 milli-GPU (Learned: the step of a pod without GPUs, default 20480, i.e. 1280
 // milli-GPU); seed (Random's device choice); tieBreak Random (default) | NodeOrder (FGD and the
 // paper's other baselines: ties go to the first node in the cluster's order, as the paper's
 // artifact breaks them; Learned and Random ignore it);
@@ -123,9 +123,9 @@ struct Args {
   int32_t model_cost_permille = 1000;
   // Learned's Δ step (DeltaStep in the .cc): deltaQuantumPermille (0..1000, default 250) of the
   // GPU milli a GPU pod takes, at least deltaQuantum; cpuPodDeltaQuantum (1/16 milli-GPU,
-  // 1..1000000, default 10240 = 640 milli-GPU) for a pod without GPUs.
+  // 1..1000000, default 20480 = 1280 milli-GPU) for a pod without GPUs.
   int64_t delta_quantum_permille = 250;
-  int64_t cpu_pod_delta_quantum = 10240;
+  int64_t cpu_pod_delta_quantum = 20480;
   // utilizationCostPermille (Learned): weight, in thousandths, of the GPU milli a pod takes times
   // the node's measured GPU utilization (0 when unknown).
   int32_t utilization_cost_permille = 1000;
