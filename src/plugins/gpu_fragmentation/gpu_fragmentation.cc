@@ -449,16 +449,16 @@ int64_t ScoreOne(const GpuFragmentation::PodState& s, const Args& args,
   return 0;
 }
 
-// Per GPU model of the cluster (sorted by atom id): the pressure that pods restricted to some
-// models put on it. A restricted type m of M with allowed models S is expected to bring the share
-// w_m = p_m k_m d_m / Σ_j p_j k_j d_j of the GPU demand still to come; if the idle GPU of the whole
-// cluster, I, is eventually claimed, type m needs w_m · I of the idle GPU of S, I_S, spread over
-// S's models in proportion to their idle GPU. Model t's pressure is the share of its idle GPU
-// that restricted pods will claim: min(1, Σ_{m : t ∈ S_m} w_m · I / I_{S_m}). 0 without restricted
-// types.
-std::vector<std::pair<uint32_t, double>> ModelPressure(std::span<const TypicalPod> types,
-                                                       const framework::Snapshot& snapshot) {
-  std::vector<std::pair<uint32_t, double>> idle;  // model id -> idle milli, then -> pressure
+// Per model of `model_ids` (the snapshot's distinct node models, sorted): the pressure that pods
+// restricted to some models put on it. A restricted type m of M with allowed models S is
+// expected to bring the share w_m = p_m k_m d_m / Σ_j p_j k_j d_j of the GPU demand still to
+// come; if the idle GPU of the whole cluster, I, is eventually claimed, type m needs w_m · I of
+// the idle GPU of S, I_S, spread over S's models in proportion to their idle GPU. Model t's
+// pressure is the share of its idle GPU that restricted pods will claim:
+// min(1, Σ_{m : t ∈ S_m} w_m · I / I_{S_m}). Empty without restricted types.
+std::vector<double> ModelPressure(std::span<const TypicalPod> types,
+                                  std::span<const uint32_t> model_ids,
+                                  const framework::Snapshot& snapshot) {
   double demand = 0;
   bool restricted = false;
   for (const TypicalPod& m : types) {
@@ -466,34 +466,32 @@ std::vector<std::pair<uint32_t, double>> ModelPressure(std::span<const TypicalPo
     restricted = restricted || (!m.models.empty() && m.count > 0);
   }
   if (!restricted || demand <= 0) return {};
+  std::vector<double> idle(model_ids.size(), 0.0);
   double total_idle = 0;
   for (const framework::NodeInfo& n : snapshot.nodes()) {
     if (!n.valid() || n.node->gpu.count <= 0 || n.node->gpu.model.empty()) continue;
-    const uint32_t id = n.node->gpu.model.id;
-    auto it = std::lower_bound(idle.begin(), idle.end(), id,
-                               [](const auto& e, uint32_t v) { return e.first < v; });
-    if (it == idle.end() || it->first != id) it = idle.insert(it, {id, 0.0});
+    auto it = std::lower_bound(model_ids.begin(), model_ids.end(), n.node->gpu.model.id);
     const auto free = static_cast<double>(n.FreeGpuMilli());
-    it->second += free;
+    idle[static_cast<size_t>(it - model_ids.begin())] += free;  // every node model is listed
     total_idle += free;
   }
-  std::vector<double> pressure(idle.size(), 0.0);
-  std::vector<uint8_t> in_set(idle.size(), 0);
+  std::vector<double> pressure(model_ids.size(), 0.0);
+  std::vector<uint8_t> in_set(model_ids.size(), 0);
   for (const TypicalPod& m : types) {
     if (m.models.empty() || m.count <= 0) continue;
     double set_idle = 0;
-    for (size_t t = 0; t < idle.size(); ++t) {
-      in_set[t] = ModelMatchesAny(common::Atom{idle[t].first}, m.models) ? 1 : 0;
-      if (in_set[t] != 0) set_idle += idle[t].second;
+    for (size_t t = 0; t < model_ids.size(); ++t) {
+      in_set[t] = ModelMatchesAny(common::Atom{model_ids[t]}, m.models) ? 1 : 0;
+      if (in_set[t] != 0) set_idle += idle[t];
     }
     if (set_idle <= 0) continue;
     const double share = m.p * m.count * m.milli / demand * total_idle / set_idle;
-    for (size_t t = 0; t < idle.size(); ++t) {
+    for (size_t t = 0; t < model_ids.size(); ++t) {
       if (in_set[t] != 0) pressure[t] += share;
     }
   }
-  for (size_t t = 0; t < idle.size(); ++t) idle[t].second = std::min(1.0, pressure[t]);
-  return idle;
+  for (double& p : pressure) p = std::min(1.0, p);
+  return pressure;
 }
 
 // typicalPods: [{cpuMilli, gpuCount, gpuMilli, models, weight}], weights > 0, renormalised.
@@ -730,16 +728,8 @@ std::shared_ptr<const GpuFragmentation::Tables> GpuFragmentation::TablesFor(
     auto it = std::lower_bound(t->model_ids.begin(), t->model_ids.end(), id);
     if (it == t->model_ids.end() || *it != id) t->model_ids.insert(it, id);
   }
-  if (!model_pressure_.empty()) {
-    t->pressure.assign(t->model_ids.size(), 0.0);
-    for (size_t row = 0; row < t->model_ids.size(); ++row) {
-      auto it = std::lower_bound(model_pressure_.begin(), model_pressure_.end(),
-                                 t->model_ids[row],
-                                 [](const auto& e, uint32_t v) { return e.first < v; });
-      if (it != model_pressure_.end() && it->first == t->model_ids[row]) {
-        t->pressure[row] = it->second;
-      }
-    }
+  if (args_.policy == Policy::kLearned && args_.model_cost_permille > 0) {
+    t->pressure = ModelPressure(t->types, t->model_ids, snapshot);
   }
   const size_t m = t->types.size();
   t->allowed.assign(t->model_ids.size() * m, 1);
@@ -785,9 +775,6 @@ framework::Status GpuFragmentation::PreScore(framework::CycleState& state, const
       observed_since_refresh_ = 0;
       observations_at_refresh_ = learner_.observations();
       ++scoring_version_;
-      if (args_.policy == Policy::kLearned && args_.model_cost_permille > 0) {
-        model_pressure_ = ModelPressure(scoring_types_, snapshot);
-      }
     }
     s->tables = TablesFor(pod, snapshot);
   }

@@ -187,9 +187,8 @@ class GpuFragmentation final : public framework::PreFilterPlugin,
   }
 
   std::vector<TypicalPod> scoring_types_;
-  // Learned: per GPU model id of the cluster (sorted), its pressure, re-computed with M.
-  std::vector<std::pair<uint32_t, double>> model_pressure_;
-  // The tables of the current M and node set (TablesFor), and what they were built from.
+  // The tables of the current M and node set (TablesFor: M, which types may use which model,
+  // the model pressure), and what they were built from.
   std::shared_ptr<const Tables> TablesFor(const api::Pod& pod, const framework::Snapshot& snapshot);
   std::shared_ptr<const Tables> tables_;
   uint64_t tables_version_ = 0;
