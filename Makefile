@@ -1,12 +1,14 @@
 # SPDX-License-Identifier: Apache-2.0
 # The two set-up commands (README): `make demo` and `make test`. Both bootstrap the machine first.
-# Other targets: build, release, bench, clean.
+# Other targets: build, release, image, install, bench, clean.
 
 SHELL := /bin/bash
 JOBS ?= $(shell nproc)
 CMAKE ?= cmake
 
-.PHONY: all demo test build release bench clean bootstrap testbin fuzz
+.PHONY: all demo test build release image install bench clean bootstrap testbin fuzz
+
+PREFIX ?= /usr/local
 
 all: build
 
@@ -22,6 +24,17 @@ demo: bootstrap
 release: bootstrap
 	$(CMAKE) --preset release >/dev/null
 	$(CMAKE) --build --preset release -j $(JOBS)
+
+# The OCI image without a Docker daemon (buildah): build/image/gpusched.oci.tar, its digest and
+# size printed. See scripts/build-image.
+image: bootstrap
+	scripts/build-image
+
+# gpusched and the kubectl plugin (kubectl-gpusched, a symlink) into $(PREFIX)/bin; DESTDIR works.
+install: bootstrap
+	$(CMAKE) --preset release >/dev/null
+	$(CMAKE) --build --preset release -j $(JOBS) --target gpusched
+	$(CMAKE) --install build/release --prefix $(PREFIX) --component gpusched
 
 # What CI runs: the ASan+UBSan build with -Werror, the test control plane binaries (cached outside
 # the checkout), then every test (labels: unit, e2e).

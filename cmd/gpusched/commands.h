@@ -8,6 +8,7 @@
 #pragma once
 
 #include <memory>
+#include <string>
 
 namespace CLI {
 class App;
@@ -35,5 +36,8 @@ std::unique_ptr<Command> NewDeletionCostCommand(CLI::App& root);
 std::unique_ptr<Command> NewHpaCommand(CLI::App& root);
 std::unique_ptr<Command> NewExtenderCommand(CLI::App& root);
 std::unique_ptr<Command> NewExplainCommand(CLI::App& root);
+
+// "gpusched <gitVersion>": the line `gpusched --version` prints (version.cc).
+std::string VersionLine();
 
 }  // namespace gpusched::cmd

@@ -2,21 +2,46 @@
 // gpusched: one binary, one subcommand per file (simulate.cc, version.cc, ...). main owns the
 // global flags (klog-style verbosity, log format), parses argv, initialises logging and runs the
 // chosen subcommand. It holds the program's one last-resort catch.
+//
+// Installed (or linked) as `kubectl-gpusched` on PATH, the same binary is a kubectl plugin:
+// `kubectl gpusched explain|simulate|plan ...` runs `kubectl-gpusched explain ...`, and `plan` is
+// `deletion-cost plan` (the kubectl verb for "which pods would a scale-down remove").
 #include <CLI/CLI.hpp>
 #include <exception>
 #include <iostream>
 #include <memory>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "cmd/gpusched/commands.h"
 #include "src/common/logging.h"
 
+namespace {
+
+// True when argv[0] names the kubectl plugin (kubectl runs "kubectl-gpusched" from PATH).
+bool InvokedAsKubectlPlugin(const char* argv0) {
+  std::string_view name(argv0 == nullptr ? "" : argv0);
+  if (auto slash = name.rfind('/'); slash != std::string_view::npos) name.remove_prefix(slash + 1);
+  return name == "kubectl-gpusched";
+}
+
+// argv as the parser sees it: for the plugin, `plan ...` is `deletion-cost plan ...`.
+std::vector<std::string> Arguments(int argc, char** argv, bool plugin) {
+  std::vector<std::string> args(argv, argv + argc);
+  if (plugin && args.size() > 1 && args[1] == "plan") args.insert(args.begin() + 1, "deletion-cost");
+  return args;
+}
+
+}  // namespace
+
 int main(int argc, char** argv) {
   using namespace gpusched;
   try {
+    const bool plugin = argc > 0 && InvokedAsKubectlPlugin(argv[0]);
     CLI::App app("gpusched: a GPU-aware Kubernetes scheduler, its extender and its simulator",
-                 "gpusched");
+                 plugin ? "kubectl gpusched" : "gpusched");
+    app.set_version_flag("--version", cmd::VersionLine());
     app.require_subcommand(1);
     app.fallthrough();  // global flags may follow the subcommand
     int verbosity = 0;
@@ -36,8 +61,13 @@ int main(int argc, char** argv) {
     commands.push_back(cmd::NewExtenderCommand(app));
     commands.push_back(cmd::NewExplainCommand(app));
 
+    const std::vector<std::string> args = Arguments(argc, argv, plugin);
+    std::vector<const char*> cargs;
+    for (const auto& a : args) cargs.push_back(a.c_str());
     try {
-      app.parse(argc, argv);
+      app.parse(static_cast<int>(cargs.size()), cargs.data());
+    } catch (const CLI::CallForVersion& e) {
+      return app.exit(e);
     } catch (const CLI::CallForHelp& e) {
       return app.exit(e);
     } catch (const CLI::CallForAllHelp& e) {

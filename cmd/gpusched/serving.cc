@@ -3,12 +3,9 @@
 
 #include <CLI/CLI.hpp>
 
+#include "cmd/gpusched/build_info.h"
 #include "src/metrics/catalog.h"
 #include "src/metrics/exposition.h"
-
-#ifndef GPUSCHED_VERSION
-#define GPUSCHED_VERSION "dev"
-#endif
 
 namespace gpusched::cmd {
 
@@ -53,7 +50,7 @@ void Serving::AddRoutes(http::Server& server, metrics::Registry& registry, Ready
 }
 
 void Serving::RegisterProcessMetrics(metrics::Registry& registry, std::string command, ReadyFn ready) {
-  metrics::AddGauge(registry, metrics::names::kBuildInfo).With({GPUSCHED_VERSION, std::move(command)})->Set(1);
+  metrics::AddGauge(registry, metrics::names::kBuildInfo).With({std::string(GetBuildInfo().git_version), std::move(command)})->Set(1);
   metrics::AddCallback(registry, metrics::names::kReady, [ready](std::vector<metrics::Sample>& out) {
     out.push_back({{}, ready && !ready().empty() ? 0.0 : 1.0});
   });

@@ -38,6 +38,7 @@ GPUSCHED_SOURCE_DIR, GPUSCHED_TESTBIN_DIR (kubectl and helm come from there; see
 docs/testing.md).
 """
 
+import base64
 import json
 import os
 import re
@@ -49,6 +50,8 @@ import sys
 import tempfile
 import types
 import unittest
+import urllib.error
+import urllib.request
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "lib"))
 
@@ -56,6 +59,7 @@ from cluster import ClusterTestCase, KubectlError, source_dir, testbin_dir  # no
 from gpusched_harness import (  # noqa: E402
     GROUP_LABEL, Gpusched, create_objects, events, gpu_pod, gpusched_binary, kwok_gpu_node, log,
     pod_condition, wait_nodes_ready)
+from oci_image import Buildah, OciArchive, image_archive  # noqa: E402
 
 CHART = os.path.join("deploy", "helm", "gpusched")
 KUSTOMIZE = os.path.join("deploy", "kustomize")
@@ -134,6 +138,17 @@ def normalized_rules(role):
 
 def by_kind(objects, kind):
     return [o for o in objects if o["kind"] == kind]
+
+
+def http_status(url):
+    """The HTTP status of a GET, or None when nothing answers."""
+    try:
+        with urllib.request.urlopen(url, timeout=5) as resp:
+            return resp.status
+    except urllib.error.HTTPError as e:
+        return e.code
+    except OSError:
+        return None
 
 
 def find(objects, kind, name):
@@ -230,11 +245,21 @@ class DockerfileTest(unittest.TestCase):
         users = [args for word, args in self.instructions if word == "USER"]
         self.assertTrue(users, "the runtime stage sets USER")
         self.assertNotIn(users[-1].split(":")[0], ("root", "0"))
-        for image in (f.split()[0] for f in froms):
+        self.assertEqual(froms[-1], "scratch", "the runtime stage has no base image")
+        for image in (f.split()[0] for f in froms[:-1]):
             self.assertRegex(image, r"^[^$]+:[^/]+$", f"base image {image} without a tag")
             self.assertFalse(image.endswith(":latest"), f"base image {image} is :latest")
         entry = [a for w, a in self.instructions if w == "ENTRYPOINT"]
         self.assertEqual(entry, ['["/usr/local/bin/gpusched"]'])
+
+    def test_the_root_filesystem_is_laid_out_as_make_image_does(self):
+        """Docker's image and `make image`'s have one layout: both run scripts/image-rootfs."""
+        runs = [a for w, a in self.instructions if w == "RUN"]
+        self.assertTrue(any(r.startswith("scripts/image-rootfs ") for r in runs), runs)
+        with open(os.path.join(self.root, "scripts", "build-image")) as f:
+            self.assertIn("scripts/image-rootfs", f.read())
+        copies = [a for w, a in self.instructions if w == "COPY" and a.startswith("--from=")]
+        self.assertEqual(copies, ["--from=build /rootfs/ /"])
 
     def test_dockerfilelint(self):
         npm = shutil.which("npm")
@@ -774,6 +799,111 @@ class DeployTest(ClusterTestCase):
         self.assertFalse(lease["spec"].get("holderIdentity"), "the Lease is released on SIGTERM")
         self.cluster.kubectl("delete", "pods", "--all", "-n", ns, "--wait=false")
         self.cluster.kubectl("delete", "node", node, "--wait=false")
+
+    def test_g_default_values_run_in_the_built_image(self):
+        """The chart's default values with the image `make image` built: the rendered image
+        reference is the archive's, and the image's entrypoint with the rendered args, run
+        inside the image (buildah, chroot isolation, the image's non-root user) with the
+        ConfigMap and the ServiceAccount token mounted where the kubelet mounts them, schedules
+        a GPU pod, holds the Lease and answers the probes."""
+        archive = OciArchive(image_archive())
+        ns = self.cluster.new_namespace("gs-image")
+        release = "img"
+        fullname = f"{release}-gpusched"
+        objects = self.to_objects(self.helm_template(release, ns))
+        deployment = find(objects, "Deployment", f"{fullname}-scheduler")
+        pod_spec = deployment["spec"]["template"]["spec"]
+        container = pod_spec["containers"][0]
+        self.assertEqual(container["image"], archive.ref,
+                         "the chart's default image is not the one `make image` builds")
+        self.assertNotIn("command", container, "the chart must use the image's entrypoint")
+        argv = archive.config["config"]["Entrypoint"] + container["args"]
+
+        self.cluster.sa_kubeconfig(ns, pod_spec["serviceAccountName"])
+        self.cluster.apply([o for o in objects if o["kind"] in
+                            {"ClusterRole", "ClusterRoleBinding", "Role", "RoleBinding",
+                             "ConfigMap"}])
+        mounts = self.pod_volumes(objects, pod_spec, container, ns)
+        node = f"{ns}-n0"
+        self.cluster.apply([kwok_gpu_node(node, ns, "A100", 8, 40960, "zone-a")])
+        wait_nodes_ready(self.cluster, f"{GROUP_LABEL}={ns}", 1)
+
+        buildah = Buildah(tempfile.mkdtemp(prefix="buildah-", dir=self.cluster.dir))
+        self.addCleanup(buildah.cleanup)
+        ctr = buildah.from_archive(archive.path)
+        server = re.match(r"https://([^:/]+):(\d+)", self.cluster.server)
+        log_path = os.path.join(self.cluster.dir, "logs", f"{ns}-image.log")
+        with open(log_path, "w") as logf:
+            logf.write("+ " + " ".join(argv) + "\n")
+            logf.flush()
+            proc = buildah.popen(ctr, argv, volumes=mounts,
+                                 env={"KUBERNETES_SERVICE_HOST": server.group(1),
+                                      "KUBERNETES_SERVICE_PORT": server.group(2)},
+                                 stdout=logf, stderr=subprocess.STDOUT,
+                                 stdin=subprocess.DEVNULL, start_new_session=True)
+
+        def stop():
+            if proc.poll() is None:
+                os.killpg(proc.pid, signal.SIGKILL)
+                proc.wait(timeout=10)
+        self.addCleanup(stop)
+
+        def read_log():
+            with open(log_path, errors="replace") as f:
+                return f.read()
+        create_objects(self.cluster, [gpu_pod("fits", 2, group=ns)], ns)
+        bound = self.cluster.wait_for(
+            lambda: self.cluster.get_json("pod", "fits", "-n", ns)["spec"].get("nodeName"),
+            timeout=90, what=f"the pod bound by the image's scheduler; log:\n{read_log()[-3000:]}")
+        self.assertEqual(bound, node)
+        lease = self.cluster.get_json("lease", "gpu-scheduler", "-n", ns)
+        self.assertTrue(lease["spec"].get("holderIdentity"), "the image's scheduler holds the Lease")
+        port = container["ports"][0]["containerPort"]
+        for probe in ("livenessProbe", "readinessProbe"):
+            path = container[probe]["httpGet"]["path"]
+            status = self.cluster.wait_for(
+                lambda: http_status(f"http://127.0.0.1:{port}{path}") == 200 or None,
+                timeout=30, what=f"{probe} {path} on port {port}")
+            self.assertTrue(status)
+        self.assertIsNone(proc.poll(), f"the image's scheduler exited:\n{read_log()[-3000:]}")
+        self.assertNotRegex(read_log().lower(), r"forbidden|\b403\b")
+        stop()
+        self.cluster.kubectl("delete", "pods", "--all", "-n", ns, "--wait=false")
+        self.cluster.kubectl("delete", "node", node, "--wait=false")
+
+    def pod_volumes(self, objects, pod_spec, container, ns):
+        """{host dir: (container path, "ro"|"rw")} as the kubelet would mount the chart's
+        volumes: ConfigMaps as files, emptyDirs as empty directories, and the ServiceAccount
+        token, CA and namespace at /var/run/secrets/kubernetes.io/serviceaccount."""
+        volumes = {v["name"]: v for v in pod_spec.get("volumes", [])}
+        mounts = {}
+        for m in container.get("volumeMounts", []):
+            v = volumes[m["name"]]
+            host = tempfile.mkdtemp(prefix=f"vol-{m['name']}-", dir=self.cluster.dir)
+            os.chmod(host, 0o755)
+            if "configMap" in v:
+                cm = find(objects, "ConfigMap", v["configMap"]["name"])
+                for key, text in cm["data"].items():
+                    with open(os.path.join(host, key), "w") as f:
+                        f.write(text)
+                    os.chmod(os.path.join(host, key), 0o644)
+            elif "emptyDir" in v:
+                os.chmod(host, 0o1777)
+            else:
+                self.fail(f"volume {m['name']}: only configMap and emptyDir are expected")
+            mounts[host] = (m["mountPath"], "ro" if m.get("readOnly") else "rw")
+        sa = tempfile.mkdtemp(prefix="vol-sa-", dir=self.cluster.dir)
+        os.chmod(sa, 0o755)
+        token = self.cluster.kubectl("create", "token", pod_spec["serviceAccountName"],
+                                     "-n", ns, "--duration=1h").strip()
+        admin = json.loads(self.cluster.kubectl("config", "view", "--raw", "--minify", "-o", "json"))
+        ca = base64.b64decode(admin["clusters"][0]["cluster"]["certificate-authority-data"])
+        for name, data in (("token", token.encode()), ("ca.crt", ca), ("namespace", ns.encode())):
+            with open(os.path.join(sa, name), "wb") as f:
+                f.write(data)
+            os.chmod(os.path.join(sa, name), 0o644)
+        mounts[sa] = ("/var/run/secrets/kubernetes.io/serviceaccount", "ro")
+        return mounts
 
     def start_process(self, name, args):
         """A gpusched process (its own process group, log in the cluster's logs/), killed at
