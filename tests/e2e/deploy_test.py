@@ -832,29 +832,14 @@ class DeployTest(ClusterTestCase):
         self.addCleanup(buildah.cleanup)
         ctr = buildah.from_archive(archive.path)
         server = re.match(r"https://([^:/]+):(\d+)", self.cluster.server)
-        log_path = os.path.join(self.cluster.dir, "logs", f"{ns}-image.log")
-        with open(log_path, "w") as logf:
-            logf.write("+ " + " ".join(argv) + "\n")
-            logf.flush()
-            proc = buildah.popen(ctr, argv, volumes=mounts,
-                                 env={"KUBERNETES_SERVICE_HOST": server.group(1),
-                                      "KUBERNETES_SERVICE_PORT": server.group(2)},
-                                 stdout=logf, stderr=subprocess.STDOUT,
-                                 stdin=subprocess.DEVNULL, start_new_session=True)
-
-        def stop():
-            if proc.poll() is None:
-                os.killpg(proc.pid, signal.SIGKILL)
-                proc.wait(timeout=10)
-        self.addCleanup(stop)
-
-        def read_log():
-            with open(log_path, errors="replace") as f:
-                return f.read()
+        env = {"KUBERNETES_SERVICE_HOST": server.group(1),
+               "KUBERNETES_SERVICE_PORT": server.group(2)}
+        proc, read_log = self.start_process(
+            f"{ns}-image", buildah.run_command(ctr, argv, volumes=mounts, env=env))
         create_objects(self.cluster, [gpu_pod("fits", 2, group=ns)], ns)
         bound = self.cluster.wait_for(
             lambda: self.cluster.get_json("pod", "fits", "-n", ns)["spec"].get("nodeName"),
-            timeout=90, what=f"the pod bound by the image's scheduler; log:\n{read_log()[-3000:]}")
+            timeout=90, what=f"the pod bound by the image's scheduler (log: logs/{ns}-image.log)")
         self.assertEqual(bound, node)
         lease = self.cluster.get_json("lease", "gpu-scheduler", "-n", ns)
         self.assertTrue(lease["spec"].get("holderIdentity"), "the image's scheduler holds the Lease")
@@ -867,7 +852,8 @@ class DeployTest(ClusterTestCase):
             self.assertTrue(status)
         self.assertIsNone(proc.poll(), f"the image's scheduler exited:\n{read_log()[-3000:]}")
         self.assertNotRegex(read_log().lower(), r"forbidden|\b403\b")
-        stop()
+        os.killpg(proc.pid, signal.SIGKILL)
+        proc.wait(timeout=10)
         self.cluster.kubectl("delete", "pods", "--all", "-n", ns, "--wait=false")
         self.cluster.kubectl("delete", "node", node, "--wait=false")
 
@@ -905,11 +891,11 @@ class DeployTest(ClusterTestCase):
         mounts[sa] = ("/var/run/secrets/kubernetes.io/serviceaccount", "ro")
         return mounts
 
-    def start_process(self, name, args):
-        """A gpusched process (its own process group, log in the cluster's logs/), killed at
-        cleanup."""
+    def start_process(self, name, cmd):
+        """Starts command line `cmd` (gpusched, or gpusched inside the image through buildah)
+        in its own process group, its log in the cluster's logs/; killed at cleanup. Returns
+        (process, read_log)."""
         log_path = os.path.join(self.cluster.dir, "logs", f"{name}.log")
-        cmd = [gpusched_binary(), *args]
         with open(log_path, "a") as logf:
             logf.write("+ " + " ".join(cmd) + "\n")
             logf.flush()
@@ -967,7 +953,7 @@ class DeployTest(ClusterTestCase):
 
         # As the Deployment runs it: the chart's policy, the ServiceAccount's token.
         proc, read_log = self.start_process(f"{ns}-deletion-cost", [
-            "deletion-cost", "controller", f"--config={policy_path}", f"--kubeconfig={sa_kc}",
+            gpusched_binary(), "deletion-cost", "controller", f"--config={policy_path}", f"--kubeconfig={sa_kc}",
             "--metrics-bind-address=127.0.0.1:0", "-v", "2"])
 
         def cost(team):

@@ -12,9 +12,10 @@
 ``Buildah(workdir)``
     Debian's buildah on private vfs storage under ``workdir`` (nothing left in
     /var/lib/containers): ``from_archive(path) -> container``, ``run(container, argv,
-    volumes={host: (path, "ro")}, env={}, user=None, **popen)`` (chroot isolation, as the
-    image's user unless ``user`` is given) returning a ``subprocess.CompletedProcess``,
-    ``popen(...)`` for a long-running process, ``cleanup()``.
+    volumes={host: (path, "ro")}, env={}, user=None)`` (chroot isolation, as the image's user
+    unless ``user`` is given) returning a ``subprocess.CompletedProcess``; ``run_command(...)``,
+    the same arguments, gives the command line instead (to start a long-running process);
+    ``cleanup()``.
 """
 
 import gzip
@@ -101,7 +102,7 @@ class Buildah:
     def from_archive(self, path):
         return self.call("from", "--quiet", f"oci-archive:{path}")
 
-    def _run_cmd(self, container, argv, volumes=None, env=None, user=None):
+    def run_command(self, container, argv, volumes=None, env=None, user=None):
         args = ["run", "--isolation", "chroot"]
         for host, (path, mode) in (volumes or {}).items():
             args += ["--volume", f"{host}:{path}:{mode}"]
@@ -112,12 +113,9 @@ class Buildah:
         return self._cmd(*args, container, "--", *argv)
 
     def run(self, container, argv, volumes=None, env=None, user=None, timeout=120):
-        return subprocess.run(self._run_cmd(container, argv, volumes, env, user),
+        return subprocess.run(self.run_command(container, argv, volumes, env, user),
                               stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
                               timeout=timeout)
-
-    def popen(self, container, argv, volumes=None, env=None, user=None, **kwargs):
-        return subprocess.Popen(self._run_cmd(container, argv, volumes, env, user), **kwargs)
 
     def cleanup(self):
         subprocess.run(self._cmd("rm", "--all"), stdout=subprocess.DEVNULL,
