@@ -1,12 +1,13 @@
 # SPDX-License-Identifier: Apache-2.0
 # The two set-up commands (README): `make demo` and `make test`. Both bootstrap the machine first.
-# Other targets: build, release, image, install, bench, clean.
+# Other targets: build, check, release, image, install, bench, clean.
 
 SHELL := /bin/bash
 JOBS ?= $(shell nproc)
 CMAKE ?= cmake
 
-.PHONY: all demo test build release image install bench clean bootstrap testbin fuzz
+.PHONY: all demo test build release image install bench clean bootstrap testbin fuzz check \
+	check-layering check-format check-size check-thread-safety check-tidy
 
 PREFIX ?= /usr/local
 
@@ -45,13 +46,24 @@ build: bootstrap
 testbin:
 	@scripts/testbin >/dev/null
 
-# A bounded libFuzzer run of every parser target (clang), then every ctest test.
-test: build testbin fuzz
+# The checks (`make check`), a bounded libFuzzer run of every parser target (clang), then every
+# ctest test.
+test: check build testbin fuzz
 	GPUSCHED_TESTBIN_DIR="$$(scripts/testbin | tail -n 1)" \
 	  ctest --preset asan-ubsan -j $(JOBS)
 
 fuzz: bootstrap
 	scripts/fuzz
+
+# What the style guide says machines check (docs/testing.md, "Checks"): the layering table, the
+# size limits, clang-format, Clang's thread-safety analysis (a clang build with -Werror), then
+# clang-tidy over that build's compile_commands.json. The quick ones first; each prints what failed.
+# scripts/check runs them all, even after a failure, and prints each one's result and time.
+check: bootstrap
+	JOBS=$(JOBS) scripts/check
+
+check-layering check-size check-format check-thread-safety check-tidy: bootstrap
+	JOBS=$(JOBS) scripts/$@
 
 bench: bootstrap
 	$(CMAKE) --preset bench >/dev/null

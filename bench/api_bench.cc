@@ -87,9 +87,9 @@ int main(int argc, char** argv) {
   opts.qps = 5000;
   opts.burst = 5000;
   opts.http2 = http2;
-  kube::client::HttpClientDeps deps{
-      clock, random, [](common::Duration d) { std::this_thread::sleep_for(d); },
-      kube::client::MakeCredentialProvider(*cluster, env, clock)};
+  kube::client::HttpClientDeps deps{clock, random,
+                                    [](common::Duration d) { std::this_thread::sleep_for(d); },
+                                    kube::client::MakeCredentialProvider(*cluster, env, clock)};
   auto rest = kube::client::HttpRestClient::Create(*cluster, opts, std::move(deps));
   if (!rest.ok()) return Usage(rest.status().ToString().c_str());
   kube::client::KubeApiClient api(**rest, clock);
@@ -125,12 +125,12 @@ int main(int argc, char** argv) {
     });
   }
   for (auto& t : pool) t.join();
-  const double wall =
-      std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  const double wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   const double cpu = CpuSeconds() - cpu0;
-  std::printf("kind=%s http=%s requests=%d threads=%d failed=%d wall_s=%.2f requests_per_s=%.0f "
-              "cpu_s=%.3f cpu_s_per_1000=%.4f\n",
-              kind.c_str(), http2 ? "2" : "1.1", requests, threads, failed.load(), wall, requests / wall, cpu,
-              cpu * 1000 / requests);
+  std::printf(
+      "kind=%s http=%s requests=%d threads=%d failed=%d wall_s=%.2f requests_per_s=%.0f "
+      "cpu_s=%.3f cpu_s_per_1000=%.4f\n",
+      kind.c_str(), http2 ? "2" : "1.1", requests, threads, failed.load(), wall, requests / wall,
+      cpu, cpu * 1000 / requests);
   return failed.load() == 0 ? 0 : 1;
 }

@@ -17,14 +17,13 @@
 #include <sys/resource.h>
 
 #include <algorithm>
+#include <boost/json.hpp>
 #include <cstdio>
 #include <cstdlib>
 #include <map>
 #include <string>
 #include <string_view>
 #include <vector>
-
-#include <boost/json.hpp>
 
 #include "src/common/clock.h"
 #include "src/framework/registry.h"
@@ -116,8 +115,9 @@ int Run(int argc, char** argv) {
         sim::trace::FragmentationSchedulerConfig(from_trace ? "FGD" : policy);
     sim::trace::OpenbOptions load;
     load.scheduler_name = base.profiles.front().scheduler_name;
-    auto workload = sim::trace::LoadOpenbTrace(trace_dir + "/openb_node_list_gpu_node.csv",
-                                               trace_dir + "/openb_pod_list_" + trace + ".csv", load);
+    auto workload =
+        sim::trace::LoadOpenbTrace(trace_dir + "/openb_node_list_gpu_node.csv",
+                                   trace_dir + "/openb_pod_list_" + trace + ".csv", load);
     if (!workload.ok()) {
       std::fprintf(stderr, "error: %s\n", workload.status().ToString().c_str());
       return 1;
@@ -148,16 +148,18 @@ int Run(int argc, char** argv) {
           return 1;
         }
         const double u = run->result.unallocated_at_100.value_or(-1);
-        std::printf("trace %s refresh %s seed %llu: unallocated %.2f %%  %.2f CPU s\n", trace.c_str(),
-                    k.c_str(), static_cast<unsigned long long>(seed), u, secs);
+        std::printf("trace %s refresh %s seed %llu: unallocated %.2f %%  %.2f CPU s\n",
+                    trace.c_str(), k.c_str(), static_cast<unsigned long long>(seed), u, secs);
         std::fflush(stdout);
         unalloc.push_back(u);
         cpu.push_back(secs);
       }
-      std::printf("SUMMARY trace %s refresh %s: median unallocated %.2f %% [%.2f, %.2f], median %.2f CPU s\n",
-                  trace.c_str(), k.c_str(), Median(unalloc),
-                  *std::min_element(unalloc.begin(), unalloc.end()),
-                  *std::max_element(unalloc.begin(), unalloc.end()), Median(cpu));
+      std::printf(
+          "SUMMARY trace %s refresh %s: median unallocated %.2f %% [%.2f, %.2f], median %.2f CPU "
+          "s\n",
+          trace.c_str(), k.c_str(), Median(unalloc),
+          *std::min_element(unalloc.begin(), unalloc.end()),
+          *std::max_element(unalloc.begin(), unalloc.end()), Median(cpu));
       std::fflush(stdout);
     }
   }

@@ -3,7 +3,7 @@
 #
 # Synthetic stand-ins for the openb pod lists that are not in ../shared (cpu100, cpu200, cpu250,
 # gpushare60/80/100, gpuspec20/25/33, multigpu20/40/50), built from the `default` list the way the
-# family suffixes are defined (../shared/reference/openb-trace-and-fgd.md §2.2):
+# family suffixes are defined (docs/simulator.md, "The trace files"):
 #
 #   cpuXXX      all GPU tasks of default, plus CPU-only tasks drawn from default's CPU-only tasks
 #               until XXX/10 % of the tasks are CPU-only;

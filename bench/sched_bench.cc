@@ -19,6 +19,7 @@
 #include <sys/resource.h>
 
 #include <algorithm>
+#include <boost/json.hpp>
 #include <chrono>
 #include <cstdint>
 #include <cstdio>
@@ -28,8 +29,6 @@
 #include <string>
 #include <string_view>
 #include <vector>
-
-#include <boost/json.hpp>
 
 #include "bench/synthetic.h"
 #include "src/common/clock.h"
@@ -51,7 +50,7 @@ struct Flags {
   uint64_t seed = 42;
   int repeat = 1;
   bool reuse = true;
-  int32_t refresh = 0;  // 0: the plugin's default
+  int32_t refresh = 0;            // 0: the plugin's default
   bool replicaset_owner = false;  // --owner replicaset
 };
 
@@ -142,10 +141,11 @@ int Run(const Flags& f) {
   }
   const double gen_s =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - t_gen).count();
-  std::printf("cluster: %d nodes, %d pods, profile %s, owner %s, seed %llu (generated+decoded in "
-              "%.2f s)\n",
-              f.nodes, f.pods, f.profile.c_str(), f.replicaset_owner ? "replicaset" : "none",
-              static_cast<unsigned long long>(f.seed), gen_s);
+  std::printf(
+      "cluster: %d nodes, %d pods, profile %s, owner %s, seed %llu (generated+decoded in "
+      "%.2f s)\n",
+      f.nodes, f.pods, f.profile.c_str(), f.replicaset_owner ? "replicaset" : "none",
+      static_cast<unsigned long long>(f.seed), gen_s);
 
   for (int rep = 0; rep < f.repeat; ++rep) {
     common::SystemClock wall;
@@ -185,35 +185,39 @@ int Run(const Flags& f) {
         std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
     const double cpu = CpuSeconds() - cpu0;
     const sim::SimStats st = s.Stats();
-    const double mean =
-        lat_us.empty() ? 0 : [&] { double t = 0; for (double x : lat_us) t += x; return t; }() /
-                                 static_cast<double>(lat_us.size());
+    const double mean = lat_us.empty() ? 0 : [&] {
+      double t = 0;
+      for (double x : lat_us) t += x;
+      return t;
+    }() / static_cast<double>(lat_us.size());
     const double p50 = Percentile(lat_us, 0.50);
     const double p99 = Percentile(lat_us, 0.99);
     const double mx = lat_us.empty() ? 0 : *std::max_element(lat_us.begin(), lat_us.end());
     std::printf(
-        "run %d: %.0f pods/s  (%lld pods in %.3f s; %.3f CPU s = %.0f pods per CPU s)  latency us: mean %.1f p50 %.1f p99 %.1f max "
+        "run %d: %.0f pods/s  (%lld pods in %.3f s; %.3f CPU s = %.0f pods per CPU s)  latency us: "
+        "mean %.1f p50 %.1f p99 %.1f max "
         "%.1f  scheduled %lld unschedulable %lld errors %lld  peak RSS %.0f MiB\n",
         rep + 1, static_cast<double>(lat_us.size()) / secs, static_cast<long long>(lat_us.size()),
-        secs, cpu, static_cast<double>(lat_us.size()) / cpu, mean, p50, p99, mx, static_cast<long long>(st.scheduled),
-        static_cast<long long>(st.unschedulable), static_cast<long long>(st.errors),
-        PeakRssMiB());
+        secs, cpu, static_cast<double>(lat_us.size()) / cpu, mean, p50, p99, mx,
+        static_cast<long long>(st.scheduled), static_cast<long long>(st.unschedulable),
+        static_cast<long long>(st.errors), PeakRssMiB());
     if (fw != nullptr) {
       const auto& rs = fw->result_reuse_stats();
-      std::printf("  result reuse %s: filter %llu reused / %llu evaluated, score %llu reused / %llu "
-                  "evaluated\n",
-                  f.reuse ? "on" : "off", static_cast<unsigned long long>(rs.filter_reused),
-                  static_cast<unsigned long long>(rs.filter_evaluated),
-                  static_cast<unsigned long long>(rs.score_reused),
-                  static_cast<unsigned long long>(rs.score_evaluated));
+      std::printf(
+          "  result reuse %s: filter %llu reused / %llu evaluated, score %llu reused / %llu "
+          "evaluated\n",
+          f.reuse ? "on" : "off", static_cast<unsigned long long>(rs.filter_reused),
+          static_cast<unsigned long long>(rs.filter_evaluated),
+          static_cast<unsigned long long>(rs.score_reused),
+          static_cast<unsigned long long>(rs.score_evaluated));
     }
     if (rep == 0) {
       std::map<std::string, int64_t> reasons;
       for (const sim::PodOutcome& o : s.outcomes()) {
         for (const std::string& r : o.reasons) ++reasons[r];
       }
-      for (const auto& [r, n] : reasons) std::printf("  unschedulable reason: %lld x %s\n",
-                                                     static_cast<long long>(n), r.c_str());
+      for (const auto& [r, n] : reasons)
+        std::printf("  unschedulable reason: %lld x %s\n", static_cast<long long>(n), r.c_str());
     }
     // Every pod's outcome in submission order (node, GPU devices, FitError message), hashed:
     // equal digests mean identical placements and diagnoses (compare before/after a change).
@@ -277,7 +281,8 @@ int main(int argc, char** argv) {
       f.replicaset_owner = std::strcmp(v, "replicaset") == 0;
     } else if (a == "--refresh") {
       f.refresh = std::atoi(v);
-      if (f.refresh < 1 || f.refresh > 100000) return gpusched::bench::Usage("--refresh: want 1..100000");
+      if (f.refresh < 1 || f.refresh > 100000)
+        return gpusched::bench::Usage("--refresh: want 1..100000");
     } else {
       f.repeat = std::max(1, std::atoi(v));
     }

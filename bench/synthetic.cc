@@ -47,8 +47,8 @@ void Label(std::string& out, std::string_view k, std::string_view v) {
 
 std::string NodeJson(const Group& g, int index, const char* zone) {
   const std::string name = "node-" + std::to_string(index);
-  std::string s = R"({"apiVersion":"v1","kind":"Node","metadata":{"name":")" + name +
-                  R"(","labels":{)";
+  std::string s =
+      R"({"apiVersion":"v1","kind":"Node","metadata":{"name":")" + name + R"(","labels":{)";
   Label(s, "kubernetes.io/hostname", name);
   Label(s, "kubernetes.io/os", "linux");
   Label(s, "node.kubernetes.io/instance-type", g.instance_type);
@@ -126,9 +126,10 @@ std::string SyntheticPodsJson(int32_t pods, uint64_t seed, bool replicaset_owner
     const Shape& sh = gpu ? kGpu[shape] : kCpu[shape];
     const bool zone_affine = !gpu && r >= 80;  // 20 % of pods require one or two zones
     const uint64_t z = zone_affine ? rng.Uniform(3) : 0;
-    std::string s = R"({"apiVersion":"v1","kind":"Pod","metadata":{"namespace":"bench","name":"pod-)" +
-                    std::to_string(i) + R"(","uid":"uid-)" + std::to_string(i) +
-                    R"(","labels":{"app":"app-)" + std::to_string(i % 50) + "\"}";
+    std::string s =
+        R"({"apiVersion":"v1","kind":"Pod","metadata":{"namespace":"bench","name":"pod-)" +
+        std::to_string(i) + R"(","uid":"uid-)" + std::to_string(i) + R"(","labels":{"app":"app-)" +
+        std::to_string(i % 50) + "\"}";
     if (replicaset_owner) {  // one ReplicaSet per template: shape, zone set
       std::string rs = std::string(gpu ? "gpu-" : "cpu-") + std::to_string(shape);
       if (zone_affine) rs += "-z" + std::to_string(z) + (r >= 90 ? "b" : "a");
@@ -151,8 +152,9 @@ std::string SyntheticPodsJson(int32_t pods, uint64_t seed, bool replicaset_owner
            R"("operator":"In","values":[)" +
            values + "]}]}]}}},";
     }
-    s += R"("containers":[{"name":"main","image":"example/app:1","resources":{"requests":{"cpu":")" +
-         std::string(sh.cpu) + R"(","memory":")" + sh.memory + "\"}";
+    s +=
+        R"("containers":[{"name":"main","image":"example/app:1","resources":{"requests":{"cpu":")" +
+        std::string(sh.cpu) + R"(","memory":")" + sh.memory + "\"}";
     if (gpu) s += R"(,"limits":{"nvidia.com/gpu":")" + std::to_string(sh.gpus) + "\"}";
     s += "}}]}}\n";
     out += s;
@@ -184,9 +186,8 @@ common::StatusOr<sim::Workload> SyntheticWorkload(int32_t nodes, int32_t pods, u
   sim::Workload w;
   GPUSCHED_RETURN_IF_ERROR(
       sim::AppendManifests(ManifestList(SyntheticNodesJson(nodes, seed)), "synthetic nodes", w));
-  GPUSCHED_RETURN_IF_ERROR(
-      sim::AppendManifests(ManifestList(SyntheticPodsJson(pods, seed, replicaset_owner)),
-                           "synthetic pods", w));
+  GPUSCHED_RETURN_IF_ERROR(sim::AppendManifests(
+      ManifestList(SyntheticPodsJson(pods, seed, replicaset_owner)), "synthetic pods", w));
   return w;
 }
 

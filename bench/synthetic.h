@@ -1,10 +1,10 @@
 // SPDX-License-Identifier: Apache-2.0
 // Synthetic mixed-GPU clusters for the benchmarks: node groups like the simulator's built-in
-// example plus big CPU-only nodes (A100 / V100 / T4 / A10G / CPU-only, GFD and seed label dialects), three zones, GPU
-// taints, and a pod mix of CPU services, whole-GPU pods (1/2/4/8 GPUs, some pinned to a model)
-// and zone-affine pods (required node affinity). Generated as Kubernetes JSON manifests and
-// decoded by the production decoder, so derived fields (GPU info, requests) are the real ones.
-// Deterministic for a given seed.
+// example plus big CPU-only nodes (A100 / V100 / T4 / A10G / CPU-only, GFD and seed label
+// dialects), three zones, GPU taints, and a pod mix of CPU services, whole-GPU pods (1/2/4/8 GPUs,
+// some pinned to a model) and zone-affine pods (required node affinity). Generated as Kubernetes
+// JSON manifests and decoded by the production decoder, so derived fields (GPU info, requests) are
+// the real ones. Deterministic for a given seed.
 #pragma once
 
 #include <cstdint>

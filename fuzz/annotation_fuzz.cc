@@ -63,15 +63,16 @@ json::value MakePod(const std::vector<std::optional<std::string>>& f) {
   Set(ann, gpusched::api::kPodGpuDevicesAnnotation, f[2]);
   json::object limits;
   Set(limits, "nvidia.com/gpu", f[3]);
-  json::object container{{"name", "main"}, {"image", "registry.invalid/x:1"},
+  json::object container{{"name", "main"},
+                         {"image", "registry.invalid/x:1"},
                          {"resources", json::object{{"limits", limits}}}};
   return json::object{
       {"apiVersion", "v1"},
       {"kind", "Pod"},
-      {"metadata", json::object{{"name", "p"}, {"namespace", "fuzz"}, {"uid", "u"},
-                                {"annotations", ann}}},
-      {"spec", json::object{{"schedulerName", "gpu-scheduler"},
-                            {"containers", json::array{container}}}},
+      {"metadata",
+       json::object{{"name", "p"}, {"namespace", "fuzz"}, {"uid", "u"}, {"annotations", ann}}},
+      {"spec",
+       json::object{{"schedulerName", "gpu-scheduler"}, {"containers", json::array{container}}}},
   };
 }
 

@@ -7,11 +7,11 @@
 #include <cstdio>
 #include <cstdlib>
 
-#define FUZZ_CHECK(cond, what)                                                              \
-  do {                                                                                      \
-    if (!(cond)) {                                                                          \
+#define FUZZ_CHECK(cond, what)                                                               \
+  do {                                                                                       \
+    if (!(cond)) {                                                                           \
       std::fprintf(stderr, "%s:%d: property violated: %s (%s)\n", __FILE__, __LINE__, #cond, \
-                   what);                                                                   \
-      std::abort();                                                                         \
-    }                                                                                       \
+                   what);                                                                    \
+      std::abort();                                                                          \
+    }                                                                                        \
   } while (0)

@@ -13,31 +13,29 @@
 //                 ◄── PATCH pods (merge patch), events (KubeApiClient)
 //   CurlHttpGetter ──► pod /metrics, Prometheus /api/v1/query
 //   ThreadPoolExecutor(workers) runs the reconciles; a 1 s ticker drives resyncs and the queue.
-#include <CLI/CLI.hpp>
 #include <arpa/inet.h>
 #include <netinet/in.h>
 #include <poll.h>
+#include <spdlog/spdlog.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include <CLI/CLI.hpp>
 #include <atomic>
+#include <boost/json.hpp>
 #include <cerrno>
 #include <cmath>
 #include <csignal>
+#include <cstdlib>
 #include <cstring>
 #include <functional>
-#include <cstdlib>
 #include <iostream>
+#include <iterator>
 #include <memory>
 #include <optional>
-#include <iterator>
 #include <string>
 #include <thread>
 #include <vector>
-
-#include <spdlog/spdlog.h>
-
-#include <boost/json.hpp>
 
 #include "cmd/gpusched/commands.h"
 #include "cmd/gpusched/serving.h"
@@ -80,7 +78,8 @@ common::StatusOr<common::TimePoint> ParseNow(const std::string& s) {
   }
   std::tm tm{};
   const char* end = strptime(s.c_str(), "%Y-%m-%dT%H:%M:%S", &tm);
-  if (end == nullptr) return common::InvalidArgumentError("--now: invalid time " + common::Quote(s));
+  if (end == nullptr)
+    return common::InvalidArgumentError("--now: invalid time " + common::Quote(s));
   int64_t nanos = 0;
   if (*end == '.') {
     ++end;
@@ -92,7 +91,8 @@ common::StatusOr<common::TimePoint> ParseNow(const std::string& s) {
     }
   }
   if (std::string_view(end) != "Z") {
-    return common::InvalidArgumentError("--now: want UTC (…Z) or Unix seconds, got " + common::Quote(s));
+    return common::InvalidArgumentError("--now: want UTC (…Z) or Unix seconds, got " +
+                                        common::Quote(s));
   }
   return common::TimePoint(std::chrono::seconds(timegm(&tm)) + std::chrono::nanoseconds(nanos));
 }
@@ -106,7 +106,8 @@ common::StatusOr<ClientSet> MakeClient(const std::string& kubeconfig, const std:
                                        const common::Clock& clock, common::Random& random,
                                        Stopper& stopper, double qps, int burst) {
   GPUSCHED_ASSIGN_OR_RETURN(Connection conn, Connect(kubeconfig, context));
-  GPUSCHED_ASSIGN_OR_RETURN(auto rest, NewRestClient(conn, RestClientOptions{qps, burst, nullptr}, clock, random, stopper));
+  GPUSCHED_ASSIGN_OR_RETURN(auto rest, NewRestClient(conn, RestClientOptions{qps, burst, nullptr},
+                                                     clock, random, stopper));
   return ClientSet{std::move(conn.cluster), std::move(rest)};
 }
 
@@ -130,14 +131,19 @@ class PlanCommand {
             "is scaled to --replicas, and the ranking rule that decided each")) {
     app_.add_option("target", target_, "deployment/NAME (deploy/NAME) or replicaset/NAME (rs/NAME)")
         ->required();
-    app_.add_option("--replicas", replicas_, "The new replica count")->required()->check(CLI::NonNegativeNumber);
-    app_.add_option("-n,--namespace", namespace_, "Namespace (default: the kubeconfig context's, else default)");
-    app_.add_option("--kubeconfig", kubeconfig_, "kubeconfig file (default: KUBECONFIG, in-cluster, ~/.kube/config)");
+    app_.add_option("--replicas", replicas_, "The new replica count")
+        ->required()
+        ->check(CLI::NonNegativeNumber);
+    app_.add_option("-n,--namespace", namespace_,
+                    "Namespace (default: the kubeconfig context's, else default)");
+    app_.add_option("--kubeconfig", kubeconfig_,
+                    "kubeconfig file (default: KUBECONFIG, in-cluster, ~/.kube/config)");
     app_.add_option("--context", context_, "kubeconfig context");
     app_.add_option("-f,--filename", files_,
                     "Plan offline from manifests (Deployments, ReplicaSets, Pods; multi-document "
                     "YAML/JSON, List kinds; repeatable) instead of the live cluster");
-    app_.add_option("--now", now_, "Rank as of this time (RFC 3339 UTC or Unix seconds; default: now)");
+    app_.add_option("--now", now_,
+                    "Rank as of this time (RFC 3339 UTC or Unix seconds; default: now)");
     app_.add_option("-o,--output", output_, "Output format")
         ->check(CLI::IsMember({"text", "json"}))
         ->capture_default_str();
@@ -154,7 +160,8 @@ class PlanCommand {
     dc::PlanRequest req;
     const size_t slash = target_.find('/');
     if (slash == std::string::npos) {
-      std::cerr << "error: target " << common::Quote(target_) << ": want deployment/NAME or replicaset/NAME\n";
+      std::cerr << "error: target " << common::Quote(target_)
+                << ": want deployment/NAME or replicaset/NAME\n";
       return kExitUsage;
     }
     const std::string kind = common::ToLower(target_.substr(0, slash));
@@ -164,7 +171,8 @@ class PlanCommand {
     } else if (kind == "replicaset" || kind == "replicasets" || kind == "rs") {
       req.kind = "ReplicaSet";
     } else {
-      std::cerr << "error: target kind " << common::Quote(kind) << ": want deployment or replicaset\n";
+      std::cerr << "error: target kind " << common::Quote(kind)
+                << ": want deployment or replicaset\n";
       return kExitUsage;
     }
     req.replicas = replicas_;
@@ -206,9 +214,9 @@ class PlanCommand {
         std::cerr << "error: " << client.status().message() << "\n";
         return kExitBadInput;
       }
-      req.namespace_ = !namespace_.empty() ? namespace_
+      req.namespace_ = !namespace_.empty()                  ? namespace_
                        : !client->config.namespace_.empty() ? client->config.namespace_
-                                                             : "default";
+                                                            : "default";
       const std::string ns = req.namespace_;
       const std::vector<std::pair<std::string, std::string>> lists = {
           {"/apis/apps/v1/namespaces/" + ns + "/deployments", "DeploymentList"},
@@ -257,12 +265,14 @@ class PlanCommand {
 // --metrics-bind-address "host:port" (port 0: any) as serving flags.
 common::StatusOr<ServingFlags> ParseMetricsAddress(const std::string& address) {
   const size_t colon = address.rfind(':');
-  if (colon == std::string::npos) return common::InvalidArgumentError("--metrics-bind-address: want host:port");
+  if (colon == std::string::npos)
+    return common::InvalidArgumentError("--metrics-bind-address: want host:port");
   ServingFlags f;
   f.bind_address = address.substr(0, colon);
   if (f.bind_address.empty()) f.bind_address = "0.0.0.0";
   auto port = common::ParseInt64(address.substr(colon + 1));
-  if (!port || *port < 0 || *port > 65535) return common::InvalidArgumentError("--metrics-bind-address: bad port");
+  if (!port || *port < 0 || *port > 65535)
+    return common::InvalidArgumentError("--metrics-bind-address: bad port");
   f.port = static_cast<int>(*port);
   return f;
 }
@@ -294,9 +304,11 @@ class ControllerCommand {
             "Keep controller.kubernetes.io/pod-deletion-cost of opted-in pods up to date from a "
             "DeletionCostPolicy")) {
     app_.add_option("--config", config_file_, "DeletionCostPolicy file (YAML)")->required();
-    app_.add_option("--kubeconfig", kubeconfig_, "kubeconfig file (default: KUBECONFIG, in-cluster, ~/.kube/config)");
+    app_.add_option("--kubeconfig", kubeconfig_,
+                    "kubeconfig file (default: KUBECONFIG, in-cluster, ~/.kube/config)");
     app_.add_option("--context", context_, "kubeconfig context");
-    app_.add_flag("--dry-run", dry_run_, "Compute and log costs, never patch (overrides controller.dryRun)");
+    app_.add_flag("--dry-run", dry_run_,
+                  "Compute and log costs, never patch (overrides controller.dryRun)");
     app_.add_option("--metrics-bind-address", metrics_address_,
                     "host:port serving /metrics and /healthz (port 0: any free port; \"\": off)")
         ->capture_default_str();
@@ -336,12 +348,15 @@ class ControllerCommand {
     const bool dry = cfg->controller.dry_run;
     const size_t n_policies = cfg->policies.size();
     common::ThreadPoolExecutor executor(workers);
-    dc::Controller controller({clock, *client->rest, &events, http, executor}, std::move(cfg).value());
+    dc::Controller controller({clock, *client->rest, &events, http, executor},
+                              std::move(cfg).value());
 
     // /metrics (the controller's registry, then the process's), /healthz, /livez, /readyz.
     SyncedSink sink(controller);
     metrics::Registry process_metrics;
-    ReadyFn ready = [&sink]() -> std::string { return sink.synced() ? "" : "pod informer not synced"; };
+    ReadyFn ready = [&sink]() -> std::string {
+      return sink.synced() ? "" : "pod informer not synced";
+    };
     Serving::RegisterProcessMetrics(process_metrics, "deletion-cost-controller", ready);
     std::unique_ptr<Serving> server;
     if (!metrics_address_.empty()) {
@@ -392,9 +407,10 @@ class ControllerCommand {
 class DeletionCostCommand final : public Command {
  public:
   explicit DeletionCostCommand(CLI::App& root)
-      : app_(*root.add_subcommand("deletion-cost",
-                                  "Pod deletion cost: the controller that maintains "
-                                  "controller.kubernetes.io/pod-deletion-cost, and the scale-down planner")),
+      : app_(*root.add_subcommand(
+            "deletion-cost",
+            "Pod deletion cost: the controller that maintains "
+            "controller.kubernetes.io/pod-deletion-cost, and the scale-down planner")),
         plan_(app_),
         controller_(app_) {
     app_.require_subcommand(1);

@@ -19,20 +19,21 @@
 //
 // Exit codes: 0 explained (whether or not the pod fits), 1 bad input (pod or file not found,
 // invalid config, API error, a plugin error during the cycle), 2 usage.
+//
+// This file is the CLI: flags, the cluster or manifests, the cycle, printing. The rows and the
+// text and JSON forms are the explain model, src/explain/explain.h.
+#include "src/explain/explain.h"
+
+#include <spdlog/spdlog.h>
+
 #include <CLI/CLI.hpp>
-#include <algorithm>
 #include <cstdint>
 #include <iostream>
 #include <memory>
-#include <sstream>
 #include <string>
 #include <string_view>
 #include <thread>
 #include <vector>
-
-#include <spdlog/spdlog.h>
-
-#include <boost/json.hpp>
 
 #include "cmd/gpusched/commands.h"
 #include "cmd/gpusched/wiring.h"
@@ -55,8 +56,6 @@
 namespace gpusched::cmd {
 namespace {
 
-using framework::runtime::ScheduleResult;
-
 // Explain writes nothing: a cycle that reached Bind would be a bug, so every write fails loudly.
 class ReadOnlyApi final : public kube::ApiClient {
  public:
@@ -78,7 +77,9 @@ class Collector final : public kube::ClusterEventHandler {
       : next_(next), ns_(std::move(ns)), name_(std::move(name)) {}
 
   void OnNodeAdd(api::NodePtr node) override { next_.OnNodeAdd(std::move(node)); }
-  void OnNodeUpdate(api::NodePtr o, api::NodePtr n) override { next_.OnNodeUpdate(std::move(o), std::move(n)); }
+  void OnNodeUpdate(api::NodePtr o, api::NodePtr n) override {
+    next_.OnNodeUpdate(std::move(o), std::move(n));
+  }
   void OnNodeDelete(api::NodePtr node) override { next_.OnNodeDelete(std::move(node)); }
   void OnPodAdd(api::PodPtr pod) override {
     if (Keep(pod)) return;
@@ -115,226 +116,6 @@ class Collector final : public kube::ClusterEventHandler {
   api::PodPtr target_ GPUSCHED_GUARDED_BY(mu_);
 };
 
-// One node's line of the explanation.
-struct NodeRow {
-  std::string name;
-  bool feasible = false;
-  std::string code;    // the Filter status code name of a rejected node
-  std::string plugin;  // the rejecting plugin
-  std::string reason;
-  const framework::runtime::ScoreBreakdown* scores = nullptr;  // feasible nodes
-  bool chosen = false;
-  bool bound = false;  // the pod is bound to this node now
-};
-
-struct Explanation {
-  std::string pod;
-  std::string profile;
-  std::string profile_note;  // why this profile, when not the pod's own
-  std::string bound_node;    // empty when the pod is not bound
-  std::string source;        // "cluster <server>" or the manifest files
-  ScheduleResult result;
-  std::vector<NodeRow> nodes;  // feasible by total (best first), then rejected by name
-  std::string chosen;
-  std::string status;   // "schedulable", "unschedulable", "unresolvable", "error"
-  std::string message;  // kube-scheduler's FitError message or the error
-};
-
-// Builds the rows from the cycle's result. Rejected nodes come from the verdicts (or the
-// PreFilter status, which applies to every node), feasible ones from the score breakdowns.
-void BuildRows(Explanation& ex, const framework::Snapshot& snapshot) {
-  const ScheduleResult& r = ex.result;
-  std::vector<int> row_of(snapshot.nodes().size(), -1);
-  for (const auto& ni : snapshot.nodes()) {
-    if (!ni.valid()) continue;
-    NodeRow row;
-    row.name = std::string(ni.name());
-    row.bound = !ex.bound_node.empty() && row.name == ex.bound_node;
-    row_of[static_cast<size_t>(ni.index)] = static_cast<int>(ex.nodes.size());
-    if (!r.diagnosis.pre_filter_status.ok()) {
-      row.code = std::string(framework::CodeName(r.diagnosis.pre_filter_status.code()));
-      row.plugin = std::string(r.diagnosis.pre_filter_status.plugin());
-      row.reason = std::string(r.diagnosis.pre_filter_status.reason());
-      if (row.plugin.empty()) row.plugin = "PreFilter";
-    }
-    ex.nodes.push_back(std::move(row));
-  }
-  for (const auto& v : r.diagnosis.verdicts) {
-    int k = row_of[static_cast<size_t>(v.node)];
-    if (k < 0) continue;
-    NodeRow& row = ex.nodes[static_cast<size_t>(k)];
-    row.code = std::string(framework::CodeName(v.status.code()));
-    row.plugin = std::string(v.status.plugin());
-    row.reason = std::string(v.status.reason());
-  }
-  for (const auto& b : r.scores) {
-    int k = row_of[static_cast<size_t>(b.node)];
-    if (k < 0) continue;
-    NodeRow& row = ex.nodes[static_cast<size_t>(k)];
-    row.feasible = true;
-    row.scores = &b;
-    row.chosen = b.node == r.node;
-  }
-  if (r.node != framework::kNoNode) {
-    int k = row_of[static_cast<size_t>(r.node)];
-    if (k >= 0) {
-      ex.nodes[static_cast<size_t>(k)].feasible = true;
-      ex.nodes[static_cast<size_t>(k)].chosen = true;
-      ex.chosen = ex.nodes[static_cast<size_t>(k)].name;
-    }
-  }
-  std::stable_sort(ex.nodes.begin(), ex.nodes.end(), [](const NodeRow& a, const NodeRow& b) {
-    if (a.feasible != b.feasible) return a.feasible;
-    if (a.feasible) {
-      int64_t ta = a.scores ? a.scores->total : 0, tb = b.scores ? b.scores->total : 0;
-      if (ta != tb) return ta > tb;
-      if (a.chosen != b.chosen) return a.chosen;
-    }
-    return a.name < b.name;
-  });
-  if (r.status.ok()) {
-    ex.status = "schedulable";
-  } else if (r.status.IsError()) {
-    ex.status = "error";
-    ex.message = r.status.ToString();
-  } else {
-    ex.status = r.status.code() == framework::Code::kUnschedulableAndUnresolvable ? "unresolvable"
-                                                                                 : "unschedulable";
-    ex.message = r.diagnosis.Message();
-  }
-}
-
-// An aligned table: columns listed in `right` are right-aligned (numbers).
-std::string Table(const std::vector<std::vector<std::string>>& rows, const std::vector<bool>& right) {
-  std::vector<size_t> width;
-  for (const auto& r : rows) {
-    if (width.size() < r.size()) width.resize(r.size(), 0);
-    for (size_t c = 0; c < r.size(); ++c) width[c] = std::max(width[c], r[c].size());
-  }
-  std::string out;
-  for (const auto& r : rows) {
-    std::string line;
-    for (size_t c = 0; c < r.size(); ++c) {
-      bool is_last = c + 1 == r.size();
-      size_t pad = width[c] - r[c].size();
-      bool ra = c < right.size() && right[c];
-      if (ra) line.append(pad, ' ');
-      line += r[c];
-      if (!ra && !is_last) line.append(pad, ' ');
-      if (!is_last) line += "  ";
-    }
-    while (!line.empty() && line.back() == ' ') line.pop_back();
-    out += line + "\n";
-  }
-  return out;
-}
-
-std::string FormatText(const Explanation& ex) {
-  std::ostringstream o;
-  o << "Pod " << ex.pod << " (profile " << ex.profile << ", " << ex.result.diagnosis.num_nodes
-    << " nodes, " << ex.source << ")\n";
-  if (!ex.profile_note.empty()) o << "Note: " << ex.profile_note << "\n";
-  if (!ex.bound_node.empty()) {
-    o << "Bound to " << ex.bound_node
-      << "; explained as if unbound (its own usage removed from " << ex.bound_node << ")\n";
-  }
-  o << "\nFILTER\n";
-  std::vector<std::vector<std::string>> rows{{"NODE", "VERDICT", "PLUGIN", "REASON"}};
-  for (const auto& n : ex.nodes) {
-    std::string name = n.name + (n.bound ? " (bound)" : "");
-    if (n.feasible) {
-      rows.push_back({name, "Feasible", "", ""});
-    } else if (!n.code.empty()) {
-      rows.push_back({name, n.code, n.plugin, n.reason});
-    } else {
-      rows.push_back({name, "NotEvaluated", "", ""});
-    }
-  }
-  o << Table(rows, {});
-  bool any_scores = std::any_of(ex.nodes.begin(), ex.nodes.end(),
-                                [](const NodeRow& n) { return n.scores != nullptr; });
-  if (any_scores) {
-    o << "\nSCORE (feasible nodes, highest total first; weighted = normalized x weight)\n";
-    std::vector<std::vector<std::string>> s{{"NODE", "PLUGIN", "RAW", "NORMALIZED", "WEIGHT", "WEIGHTED"}};
-    for (const auto& n : ex.nodes) {
-      if (n.scores == nullptr) continue;
-      bool first = true;
-      for (const auto& ps : n.scores->by_plugin) {
-        s.push_back({first ? n.name : "", std::string(ps.plugin), std::to_string(ps.raw),
-                     std::to_string(ps.normalized), std::to_string(ps.weight), std::to_string(ps.weighted)});
-        first = false;
-      }
-      s.push_back({first ? n.name : "", "TOTAL" + std::string(n.chosen ? " (chosen)" : ""), "", "",
-                   "", std::to_string(n.scores->total)});
-    }
-    o << Table(s, {false, false, true, true, true, true});
-  }
-  o << "\n";
-  if (ex.status == "schedulable") {
-    o << "Result: " << ex.chosen;
-    const NodeRow* runner = nullptr;
-    for (const auto& n : ex.nodes) {
-      if (n.chosen && n.scores) o << " (total " << n.scores->total << ")";
-      if (!n.chosen && n.feasible && n.scores && runner == nullptr) runner = &n;
-    }
-    if (runner != nullptr) o << "; runner-up " << runner->name << " (total " << runner->scores->total << ")";
-    o << "; " << ex.result.feasible_nodes << "/" << ex.result.diagnosis.num_nodes << " nodes feasible\n";
-    if (!ex.bound_node.empty()) {
-      o << (ex.bound_node == ex.chosen ? "The pod's node " + ex.bound_node + " is still the best choice.\n"
-                                       : "The pod is on " + ex.bound_node + "; with the cluster as it is now " +
-                                             ex.chosen + " would be chosen.\n");
-    }
-  } else {
-    o << "Result: " << ex.status << ": " << ex.message << "\n";
-  }
-  return o.str();
-}
-
-boost::json::object ToJson(const Explanation& ex) {
-  boost::json::object o;
-  o["pod"] = ex.pod;
-  o["profile"] = ex.profile;
-  if (!ex.profile_note.empty()) o["profileNote"] = ex.profile_note;
-  o["source"] = ex.source;
-  o["boundNode"] = ex.bound_node.empty() ? boost::json::value(nullptr) : boost::json::value(ex.bound_node);
-  o["status"] = ex.status;
-  if (!ex.message.empty()) o["message"] = ex.message;
-  o["chosenNode"] = ex.chosen.empty() ? boost::json::value(nullptr) : boost::json::value(ex.chosen);
-  o["totalNodes"] = ex.result.diagnosis.num_nodes;
-  o["evaluatedNodes"] = ex.result.evaluated_nodes;
-  o["feasibleNodes"] = ex.result.feasible_nodes;
-  boost::json::array nodes;
-  for (const auto& n : ex.nodes) {
-    boost::json::object j;
-    j["name"] = n.name;
-    j["feasible"] = n.feasible;
-    j["chosen"] = n.chosen;
-    j["bound"] = n.bound;
-    if (!n.feasible) {
-      boost::json::object f;
-      f["code"] = n.code.empty() ? "NotEvaluated" : n.code;
-      f["plugin"] = n.plugin;
-      f["reason"] = n.reason;
-      j["filter"] = std::move(f);
-    }
-    if (n.scores != nullptr) {
-      boost::json::array s;
-      for (const auto& ps : n.scores->by_plugin) {
-        s.push_back(boost::json::object{{"plugin", std::string(ps.plugin)},
-                                        {"raw", ps.raw},
-                                        {"normalized", ps.normalized},
-                                        {"weight", ps.weight},
-                                        {"weighted", ps.weighted}});
-      }
-      j["scores"] = std::move(s);
-      j["total"] = n.scores->total;
-    }
-    nodes.push_back(std::move(j));
-  }
-  o["nodes"] = std::move(nodes);
-  return o;
-}
-
 class ExplainCommand final : public Command {
  public:
   explicit ExplainCommand(CLI::App& root)
@@ -359,7 +140,8 @@ class ExplainCommand final : public Command {
     app_.add_option("-o,--output", output_, "Output format")
         ->check(CLI::IsMember({"text", "json"}))
         ->capture_default_str();
-    app_.add_option("--seed", seed_, "Seed of the tie-breaking random stream")->capture_default_str();
+    app_.add_option("--seed", seed_, "Seed of the tie-breaking random stream")
+        ->capture_default_str();
     app_.add_option("--sync-timeout", sync_timeout_s_,
                     "Live cluster: seconds to wait for the node and pod lists")
         ->check(CLI::Range(1, 3600))
@@ -385,7 +167,8 @@ class ExplainCommand final : public Command {
     if (!config.ok()) return BadInput(config.status());
     if (common::Status s = config::Validate(*config); !s.ok()) {
       return BadInput(common::InvalidArgumentError(
-          (config_file_.empty() ? std::string("default config") : config_file_) + ": " + std::string(s.message())));
+          (config_file_.empty() ? std::string("default config") : config_file_) + ": " +
+          std::string(s.message())));
     }
     if (!scheduler_name_.empty()) {
       bool found = false;
@@ -395,9 +178,9 @@ class ExplainCommand final : public Command {
         names += (names.empty() ? "" : ", ") + p.scheduler_name;
       }
       if (!found) {
-        return BadInput(common::InvalidArgumentError("--scheduler-name: \"" + scheduler_name_ +
-                                                     "\" is not a profile of the config (profiles: " +
-                                                     names + ")"));
+        return BadInput(common::InvalidArgumentError(
+            "--scheduler-name: \"" + scheduler_name_ +
+            "\" is not a profile of the config (profiles: " + names + ")"));
       }
     }
     if (common::Status s = plugins::RegisterInTreePlugins(registry_); !s.ok()) return BadInput(s);
@@ -420,40 +203,33 @@ class ExplainCommand final : public Command {
   // Runs the cycle for `target` (bound or not) on `sched` and prints the result.
   int ExplainPod(scheduler::Scheduler& sched, const config::SchedulerConfig& cfg,
                  const api::Pod& target, std::string source) {
-    Explanation ex;
-    ex.pod = target.Key();
-    ex.source = std::move(source);
-    ex.bound_node = target.node_name;
     std::string_view own = common::Str(target.scheduler_name);
-    if (!scheduler_name_.empty()) {
-      ex.profile = scheduler_name_;
-    } else if (sched.FrameworkFor(own) != nullptr) {
-      ex.profile = std::string(own);
-    } else {
-      ex.profile = cfg.profiles.front().scheduler_name;
-      ex.profile_note = "spec.schedulerName \"" + std::string(own) +
-                        "\" is not a profile of the config; explained with profile \"" + ex.profile + "\"";
-    }
+    explain::ProfileChoice choice =
+        explain::ChooseProfile(scheduler_name_, own, sched.FrameworkFor(own) != nullptr,
+                               cfg.profiles.front().scheduler_name);
     api::Pod pod = target;
     pod.node_name.clear();
-    pod.scheduler_name = common::Intern(ex.profile);
+    pod.scheduler_name = common::Intern(choice.profile);
     auto result = sched.Explain(pod);
     if (!result.ok()) return BadInput(result.status());
-    ex.result = std::move(result).value();
-    BuildRows(ex, sched.snapshot());
+    explain::Explanation ex = explain::Build(
+        explain::Subject{target.Key(), std::move(choice.profile), std::move(choice.note),
+                         target.node_name, std::move(source)},
+        *result, sched.snapshot());
     if (output_ == "json") {
-      std::cout << sim::FormatJson(ToJson(ex));
+      std::cout << sim::FormatJson(explain::ToJson(ex));
     } else {
-      std::cout << FormatText(ex);
+      std::cout << explain::FormatText(ex);
     }
-    if (ex.status == "error") {
+    if (ex.outcome == explain::Outcome::kError) {
       std::cerr << "error: the scheduling cycle failed: " << ex.message << "\n";
       return kExitBadInput;
     }
     return kExitOk;
   }
 
-  int ExplainLive(const config::SchedulerConfig& cfg, const std::string& ns, const std::string& name) {
+  int ExplainLive(const config::SchedulerConfig& cfg, const std::string& ns,
+                  const std::string& name) {
     common::SystemClock clock;
     auto conn = Connect(kubeconfig_.empty() ? cfg.client_connection.kubeconfig : kubeconfig_);
     if (!conn.ok()) return BadInput(conn.status());
@@ -498,13 +274,14 @@ class ExplainCommand final : public Command {
     }
     api::PodPtr target = collector.target();
     if (target == nullptr) {
-      return BadInput(common::NotFoundError("pod " + ns + "/" + name + " not found in the cluster " +
-                                            "(or it has terminated)"));
+      return BadInput(common::NotFoundError(
+          "pod " + ns + "/" + name + " not found in the cluster " + "(or it has terminated)"));
     }
     return ExplainPod(**sched, cfg, *target, "cluster " + cluster.Describe());
   }
 
-  int ExplainManifests(const config::SchedulerConfig& cfg, const std::string& ns, const std::string& name) {
+  int ExplainManifests(const config::SchedulerConfig& cfg, const std::string& ns,
+                       const std::string& name) {
     sim::Workload w;
     std::string source;
     for (const auto& f : files_) {
@@ -514,7 +291,8 @@ class ExplainCommand final : public Command {
       source += (source.empty() ? "" : ", ") + f;
     }
     if (w.nodes.empty()) {
-      return BadInput(common::InvalidArgumentError(source + ": no Node objects (explain needs a cluster)"));
+      return BadInput(
+          common::InvalidArgumentError(source + ": no Node objects (explain needs a cluster)"));
     }
     for (const auto& warning : w.warnings) spdlog::warn("{}", warning);
     common::SystemClock wall;

@@ -15,6 +15,11 @@
 //
 // Life cycle: load the config, start the informers and wait for them to sync, then listen.
 // SIGTERM/SIGINT: stop listening, stop the informers, exit 0.
+#include "src/extender/extender.h"
+
+#include <spdlog/spdlog.h>
+#include <unistd.h>
+
 #include <CLI/CLI.hpp>
 #include <atomic>
 #include <chrono>
@@ -22,10 +27,7 @@
 #include <iostream>
 #include <string>
 #include <thread>
-#include <unistd.h>
 #include <vector>
-
-#include <spdlog/spdlog.h>
 
 #include "cmd/gpusched/commands.h"
 #include "cmd/gpusched/serving.h"
@@ -33,7 +35,6 @@
 #include "src/common/clock.h"
 #include "src/common/random.h"
 #include "src/config/config.h"
-#include "src/extender/extender.h"
 #include "src/framework/registry.h"
 #include "src/http/server.h"
 #include "src/kube/client/api_writer.h"
@@ -81,12 +82,14 @@ class ExtenderCommand final : public Command {
     app_.add_option("--config", config_file_,
                     "KubeSchedulerConfiguration file; its first profile's plugins answer "
                     "(default: the default profile)");
-    app_.add_option("--kubeconfig", kubeconfig_, "kubeconfig file (default: KUBECONFIG, in-cluster, ~/.kube/config)");
+    app_.add_option("--kubeconfig", kubeconfig_,
+                    "kubeconfig file (default: KUBECONFIG, in-cluster, ~/.kube/config)");
     app_.add_option("--bind-address", bind_address_, "Address to listen on")->capture_default_str();
     app_.add_option("--port", port_, "Port to listen on (0: any free port, printed at start)")
         ->capture_default_str()
         ->check(CLI::Range(0, 65535));
-    app_.add_option("--tls-cert-file", tls_cert_, "PEM certificate; serve HTTPS with --tls-private-key-file");
+    app_.add_option("--tls-cert-file", tls_cert_,
+                    "PEM certificate; serve HTTPS with --tls-private-key-file");
     app_.add_option("--tls-private-key-file", tls_key_, "PEM private key");
     app_.add_option("--threads", threads_, "HTTP worker threads (= Framework instances)")
         ->capture_default_str()
@@ -97,8 +100,9 @@ class ExtenderCommand final : public Command {
         ->capture_default_str();
     app_.add_option("--max-request-bytes", max_body_, "Largest request body; larger gets 413")
         ->capture_default_str();
-    app_.add_option("--assumed-pod-ttl-seconds", assumed_ttl_s_,
-                    "Drop a pod bound through the extender if the informer has not confirmed it by then")
+    app_.add_option(
+            "--assumed-pod-ttl-seconds", assumed_ttl_s_,
+            "Drop a pod bound through the extender if the informer has not confirmed it by then")
         ->capture_default_str();
   }
 
@@ -120,7 +124,8 @@ class ExtenderCommand final : public Command {
     }
     if (!kubeconfig_.empty()) cfg.client_connection.kubeconfig = kubeconfig_;
     if (common::Status s = config::Validate(cfg); !s.ok()) {
-      std::cerr << "error: " << (config_file_.empty() ? "defaults" : config_file_) << ": " << s.message() << "\n";
+      std::cerr << "error: " << (config_file_.empty() ? "defaults" : config_file_) << ": "
+                << s.message() << "\n";
       return kExitBadInput;
     }
     return Serve(cfg);
@@ -161,11 +166,11 @@ class ExtenderCommand final : public Command {
     eopts.assumed_ttl = std::chrono::seconds(assumed_ttl_s_);
     auto ext = extender::Extender::Create(
         cfg.profiles.front(), cfg.percentage_of_nodes_to_score, eopts,
-        extender::ExtenderDeps{clock, registry,
-                               [&api](const api::Pod& pod, std::string_view node,
-                                      const framework::Allocation& a) {
-                                 return api.BindPod(pod, node, a.annotations);
-                               }});
+        extender::ExtenderDeps{
+            clock, registry,
+            [&api](const api::Pod& pod, std::string_view node, const framework::Allocation& a) {
+              return api.BindPod(pod, node, a.annotations);
+            }});
     if (!ext.ok()) {
       std::cerr << "error: " << ext.status().message() << "\n";
       return kExitBadInput;
@@ -183,7 +188,8 @@ class ExtenderCommand final : public Command {
     metrics::Registry metrics_registry;
     metrics::ExtenderMetrics extender_metrics(metrics_registry);
     if (g_extender_signal == 0) {
-      spdlog::info("gpusched extender: informers synced: {} nodes, {} pods", nodes->Size(), pods->Size());
+      spdlog::info("gpusched extender: informers synced: {} nodes, {} pods", nodes->Size(),
+                   pods->Size());
       http::ServerOptions sopts;
       sopts.bind_address = bind_address_;
       sopts.port = static_cast<uint16_t>(port_);
@@ -197,17 +203,19 @@ class ExtenderCommand final : public Command {
         (*ext)->RegisterRoutes(**server);
         // The verbs again, timed (gpusched_extender_request_*); same handlers underneath.
         using Verb = http::Response (extender::Extender::*)(std::string_view);
-        const std::pair<const char*, Verb> verbs[] = {{"filter", &extender::Extender::Filter},
-                                                      {"prioritize", &extender::Extender::Prioritize},
-                                                      {"bind", &extender::Extender::Bind}};
+        const std::pair<const char*, Verb> verbs[] = {
+            {"filter", &extender::Extender::Filter},
+            {"prioritize", &extender::Extender::Prioritize},
+            {"bind", &extender::Extender::Bind}};
         for (const auto& [verb, fn] : verbs) {
-          (*server)->Handle("POST", std::string("/") + verb,
-                            [&ext, &extender_metrics, verb = verb, fn = fn](const http::Request& r) {
-                              metrics::Stopwatch sw;
-                              http::Response resp = ((**ext).*fn)(r.body);
-                              extender_metrics.ObserveRequest(verb, resp.status, sw.Seconds());
-                              return resp;
-                            });
+          (*server)->Handle(
+              "POST", std::string("/") + verb,
+              [&ext, &extender_metrics, verb = verb, fn = fn](const http::Request& r) {
+                metrics::Stopwatch sw;
+                http::Response resp = ((**ext).*fn)(r.body);
+                extender_metrics.ObserveRequest(verb, resp.status, sw.Seconds());
+                return resp;
+              });
         }
         // /metrics, /healthz, /livez, /readyz (ready: the informers synced before listening).
         Serving::RegisterProcessMetrics(metrics_registry, "extender", nullptr);
@@ -224,9 +232,11 @@ class ExtenderCommand final : public Command {
         while (g_extender_signal == 0) {
           std::this_thread::sleep_for(std::chrono::seconds(1));
           int expired = (*ext)->Tick();
-          if (expired > 0) spdlog::warn("gpusched extender: expired {} unconfirmed assumed pod(s)", expired);
+          if (expired > 0)
+            spdlog::warn("gpusched extender: expired {} unconfirmed assumed pod(s)", expired);
         }
-        spdlog::info("gpusched extender: received signal {}; shutting down", static_cast<int>(g_extender_signal));
+        spdlog::info("gpusched extender: received signal {}; shutting down",
+                     static_cast<int>(g_extender_signal));
         (*server)->Stop();
       }
     }
@@ -255,6 +265,8 @@ class ExtenderCommand final : public Command {
 
 }  // namespace
 
-std::unique_ptr<Command> NewExtenderCommand(CLI::App& root) { return std::make_unique<ExtenderCommand>(root); }
+std::unique_ptr<Command> NewExtenderCommand(CLI::App& root) {
+  return std::make_unique<ExtenderCommand>(root);
+}
 
 }  // namespace gpusched::cmd

@@ -10,16 +10,16 @@
 // (initial replicas and container requests) and the current Pods (names, nodes, readiness,
 // deletion costs). Without Pods, the simulator starts from synthetic pods <target>-<n>, each on a
 // node of its own, with cost 0; pods created by a scale-up are named <target>-new-<n>.
-#include <CLI/CLI.hpp>
+#include "src/hpa/hpa.h"
 
+#include <CLI/CLI.hpp>
+#include <boost/json.hpp>
 #include <iostream>
 #include <map>
 #include <memory>
 #include <sstream>
 #include <string>
 #include <vector>
-
-#include <boost/json.hpp>
 
 #include "cmd/gpusched/commands.h"
 #include "cmd/gpusched/wiring.h"
@@ -29,7 +29,6 @@
 #include "src/common/strings.h"
 #include "src/controllers/deletion_cost/plan.h"
 #include "src/controllers/deletion_cost/ranking.h"
-#include "src/hpa/hpa.h"
 #include "src/hpa/simulate.h"
 
 namespace gpusched::cmd {
@@ -46,13 +45,17 @@ std::string_view Str(const json::value& v, std::string_view key) {
 }
 
 // Σ containers' requests of `resource` in a Deployment's pod template, in milli-units.
-std::optional<int64_t> TemplateRequestMilli(const json::value& deployment, std::string_view resource) {
+std::optional<int64_t> TemplateRequestMilli(const json::value& deployment,
+                                            std::string_view resource) {
   const json::value* containers = nullptr;
   if (const json::object* d = deployment.if_object()) {
     const json::value* spec = d->if_contains("spec");
-    const json::value* tmpl = spec && spec->is_object() ? spec->get_object().if_contains("template") : nullptr;
-    const json::value* tspec = tmpl && tmpl->is_object() ? tmpl->get_object().if_contains("spec") : nullptr;
-    containers = tspec && tspec->is_object() ? tspec->get_object().if_contains("containers") : nullptr;
+    const json::value* tmpl =
+        spec && spec->is_object() ? spec->get_object().if_contains("template") : nullptr;
+    const json::value* tspec =
+        tmpl && tmpl->is_object() ? tmpl->get_object().if_contains("spec") : nullptr;
+    containers =
+        tspec && tspec->is_object() ? tspec->get_object().if_contains("containers") : nullptr;
   }
   if (containers == nullptr || !containers->is_array()) return std::nullopt;
   int64_t sum = 0;
@@ -60,8 +63,10 @@ std::optional<int64_t> TemplateRequestMilli(const json::value& deployment, std::
   for (const json::value& c : containers->get_array()) {
     const json::object* co = c.if_object();
     const json::value* res = co ? co->if_contains("resources") : nullptr;
-    const json::value* req = res && res->is_object() ? res->get_object().if_contains("requests") : nullptr;
-    const json::value* q = req && req->is_object() ? req->get_object().if_contains(resource) : nullptr;
+    const json::value* req =
+        res && res->is_object() ? res->get_object().if_contains("requests") : nullptr;
+    const json::value* q =
+        req && req->is_object() ? req->get_object().if_contains(resource) : nullptr;
     if (q == nullptr) continue;
     std::string text = q->is_string() ? std::string(q->get_string()) : json::serialize(*q);
     auto parsed = api::Quantity::Parse(text);
@@ -96,7 +101,8 @@ class HpaSimulateCommand {
                     "Metric CSV: header time,<metric>... (seconds; one column per HPA metric, "
                     "named after it)")
         ->required();
-    app_.add_option("--replicas", replicas_, "Initial replicas (default: the Deployment's, the Pods', or minReplicas)");
+    app_.add_option("--replicas", replicas_,
+                    "Initial replicas (default: the Deployment's, the Pods', or minReplicas)");
     app_.add_option("--request", requests_,
                     "Per-pod request for a Utilization metric, e.g. cpu=500m (default: the "
                     "Deployment's pod template; repeatable)");
@@ -105,12 +111,15 @@ class HpaSimulateCommand {
                     "per-pod (the per-pod average)")
         ->check(CLI::IsMember({"total", "per-pod"}))
         ->capture_default_str();
-    app_.add_option("--pod-startup", startup_s_, "Seconds a new pod stays Pending before it is Ready")
+    app_.add_option("--pod-startup", startup_s_,
+                    "Seconds a new pod stays Pending before it is Ready")
         ->capture_default_str();
-    app_.add_option("--end", end_s_, "Simulate until this many seconds (default: the last CSV time)");
+    app_.add_option("--end", end_s_,
+                    "Simulate until this many seconds (default: the last CSV time)");
     app_.add_option("--sync-period", sync_s_, "--horizontal-pod-autoscaler-sync-period, seconds")
         ->capture_default_str();
-    app_.add_option("--tolerance", tolerance_, "--horizontal-pod-autoscaler-tolerance")->capture_default_str();
+    app_.add_option("--tolerance", tolerance_, "--horizontal-pod-autoscaler-tolerance")
+        ->capture_default_str();
     app_.add_option("--downscale-stabilization", downscale_s_,
                     "--horizontal-pod-autoscaler-downscale-stabilization, seconds")
         ->capture_default_str();
@@ -123,128 +132,181 @@ class HpaSimulateCommand {
   CLI::App& app() { return app_; }
 
   int Run() {
-    std::vector<json::value> docs;
-    for (const std::string& f : files_) {
-      auto text = ReadTextFile(f);
-      if (!text.ok()) return Fail(text.status(), kExitBadInput);
-      auto parsed = api::ParseYamlDocuments(*text, f);
-      if (!parsed.ok()) return Fail(parsed.status(), kExitBadInput);
-      for (auto& d : *parsed) docs.push_back(std::move(d));
-    }
-    std::optional<hpa::HpaSpec> spec;
-    std::vector<json::value> deployments;
-    std::vector<json::value> pod_docs;
-    for (const json::value& d : docs) {
-      const std::string_view kind = Str(d, "kind");
-      if (kind == "HorizontalPodAutoscaler") {
-        if (spec) return Fail(common::InvalidArgumentError("more than one HorizontalPodAutoscaler in -f"), kExitBadInput);
-        auto h = hpa::DecodeHpa(d);
-        if (!h.ok()) return Fail(h.status(), kExitBadInput);
-        spec = std::move(h).value();
-      } else if (kind == "Deployment") {
-        deployments.push_back(d);
-      } else if (kind == "Pod") {
-        pod_docs.push_back(d);
-      }
-    }
-    if (!spec) return Fail(common::InvalidArgumentError("no HorizontalPodAutoscaler in -f"), kExitBadInput);
-    const json::value* target = nullptr;
-    for (const json::value& d : deployments) {
-      const json::object* meta = d.is_object() && d.get_object().contains("metadata")
-                                     ? d.get_object().at("metadata").if_object()
-                                     : nullptr;
-      if (meta && meta->contains("name") && meta->at("name").is_string() &&
-          meta->at("name").get_string() == spec->target_name) {
-        target = &d;
-      }
-    }
+    auto manifests = ReadManifests();
+    if (!manifests.ok()) return Fail(manifests.status(), kExitBadInput);
+    const hpa::HpaSpec& spec = manifests->spec;
+    const json::value* target = TargetDeployment(manifests->deployments, spec.target_name);
 
     auto csv_text = ReadTextFile(csv_);
     if (!csv_text.ok()) return Fail(csv_text.status(), kExitBadInput);
     auto series = hpa::ParseMetricCsv(*csv_text, csv_);
     if (!series.ok()) return Fail(series.status(), kExitBadInput);
 
-    hpa::Settings settings;
-    settings.sync_period = std::chrono::duration_cast<common::Duration>(std::chrono::duration<double>(sync_s_));
-    settings.tolerance = tolerance_;
-    settings.downscale_stabilization =
-        std::chrono::duration_cast<common::Duration>(std::chrono::duration<double>(downscale_s_));
+    const hpa::Settings settings = MakeSettings();
     if (sync_s_ <= 0 || tolerance_ < 0 || downscale_s_ < 0 || startup_s_ < 0) {
-      std::cerr << "error: --sync-period must be > 0; --tolerance, --downscale-stabilization and --pod-startup >= 0\n";
+      std::cerr << "error: --sync-period must be > 0; --tolerance, --downscale-stabilization and "
+                   "--pod-startup >= 0\n";
       return kExitUsage;
     }
-
     hpa::SimOptions options;
-    common::SystemClock clock;
-    options.start = std::chrono::floor<std::chrono::seconds>(clock.Now());
-    start_ = options.start;
-    options.end = end_s_;
-    options.pod_prefix = spec->target_name.empty() ? "pod" : spec->target_name;
-    options.load = load_ == "per-pod" ? hpa::SimOptions::Load::kPerPod : hpa::SimOptions::Load::kTotal;
-    options.pod_startup = std::chrono::duration_cast<common::Duration>(std::chrono::duration<double>(startup_s_));
-    for (const hpa::MetricSpec& m : spec->metrics) {
-      if (target == nullptr) break;
-      if (auto r = TemplateRequestMilli(*target, m.name)) options.request_milli[m.name] = *r;
-    }
-    for (const std::string& r : requests_) {
-      const size_t eq = r.find('=');
-      auto q = eq == std::string::npos ? common::StatusOr<api::Quantity>(common::InvalidArgumentError("want name=quantity"))
-                                       : api::Quantity::Parse(r.substr(eq + 1));
-      if (!q.ok()) {
-        std::cerr << "error: --request " << common::Quote(r) << ": " << q.status().message() << "\n";
-        return kExitUsage;
-      }
-      options.request_milli[r.substr(0, eq)] = q->MilliValue();
-    }
+    if (!MakeOptions(spec, target, options)) return kExitUsage;
 
     // The pods: from the manifests (real facts, costs), or synthetic.
-    std::vector<hpa::SimPod> initial;
-    for (const json::value& d : pod_docs) {
-      auto f = dc::DecodePodFacts(d);
-      if (!f.ok()) return Fail(f.status(), kExitBadInput);
-      if (!f->Active()) continue;
-      hpa::SimPod p;
-      p.name = f->name;
-      p.created = f->created.value_or(options.start - std::chrono::hours(1));
-      p.ready_at = f->ready ? f->ready_time.value_or(p.created) : options.start + std::chrono::hours(24 * 365);
-      initial.push_back(p);
-      facts_[f->name] = std::move(f).value();
-    }
-    if (initial.empty()) {
-      options.initial_replicas = replicas_.value_or(spec->min_replicas);
-      if (!replicas_ && target != nullptr) {
-        const json::object* s = target->get_object().if_contains("spec") ? target->get_object().at("spec").if_object() : nullptr;
-        if (s && s->contains("replicas") && s->at("replicas").is_int64()) {
-          options.initial_replicas = static_cast<int32_t>(s->at("replicas").get_int64());
-        }
-      }
-    } else if (replicas_ && *replicas_ != static_cast<int32_t>(initial.size())) {
-      std::cerr << "warning: --replicas " << *replicas_ << " ignored: -f holds " << initial.size()
+    auto initial = PodsFromManifests(manifests->pods, options.start);
+    if (!initial.ok()) return Fail(initial.status(), kExitBadInput);
+    if (initial->empty()) {
+      options.initial_replicas = InitialReplicas(spec, target);
+    } else if (replicas_ && *replicas_ != static_cast<int32_t>(initial->size())) {
+      std::cerr << "warning: --replicas " << *replicas_ << " ignored: -f holds " << initial->size()
                 << " active pods\n";
     }
 
     hpa::SimHooks hooks;
-    hooks.choose_victims = [this](common::TimePoint now, std::span<const hpa::SimPod> pods, int32_t count) {
-      return ChooseVictims(now, pods, count);
-    };
-    auto steps = hpa::Simulate(*spec, *series, std::move(initial), options, settings, hooks);
+    hooks.choose_victims = [this](common::TimePoint now, std::span<const hpa::SimPod> pods,
+                                  int32_t count) { return ChooseVictims(now, pods, count); };
+    auto steps = hpa::Simulate(spec, *series, std::move(initial).value(), options, settings, hooks);
     if (!steps.ok()) return Fail(steps.status(), kExitBadInput);
     if (output_ == "json") {
-      PrintJson(*spec, *steps);
+      PrintJson(spec, *steps);
     } else {
-      PrintText(*spec, *steps);
+      PrintText(spec, *steps);
     }
     return kExitOk;
   }
 
  private:
+  // What -f holds: exactly one HorizontalPodAutoscaler, and the Deployments and Pods.
+  struct Manifests {
+    hpa::HpaSpec spec;
+    std::vector<json::value> deployments;
+    std::vector<json::value> pods;
+  };
+
+  common::StatusOr<Manifests> ReadManifests() const {
+    std::vector<json::value> docs;
+    for (const std::string& f : files_) {
+      GPUSCHED_ASSIGN_OR_RETURN(std::string text, ReadTextFile(f));
+      GPUSCHED_ASSIGN_OR_RETURN(std::vector<json::value> parsed, api::ParseYamlDocuments(text, f));
+      for (auto& d : parsed) docs.push_back(std::move(d));
+    }
+    std::optional<hpa::HpaSpec> spec;
+    Manifests m;
+    for (const json::value& d : docs) {
+      const std::string_view kind = Str(d, "kind");
+      if (kind == "HorizontalPodAutoscaler") {
+        if (spec)
+          return common::InvalidArgumentError("more than one HorizontalPodAutoscaler in -f");
+        GPUSCHED_ASSIGN_OR_RETURN(spec, hpa::DecodeHpa(d));
+      } else if (kind == "Deployment") {
+        m.deployments.push_back(d);
+      } else if (kind == "Pod") {
+        m.pods.push_back(d);
+      }
+    }
+    if (!spec) return common::InvalidArgumentError("no HorizontalPodAutoscaler in -f");
+    m.spec = std::move(spec).value();
+    return m;
+  }
+
+  // The last Deployment named `name`, or nullptr.
+  static const json::value* TargetDeployment(const std::vector<json::value>& deployments,
+                                             const std::string& name) {
+    const json::value* target = nullptr;
+    for (const json::value& d : deployments) {
+      const json::object* meta = d.is_object() && d.get_object().contains("metadata")
+                                     ? d.get_object().at("metadata").if_object()
+                                     : nullptr;
+      if (meta && meta->contains("name") && meta->at("name").is_string() &&
+          meta->at("name").get_string() == name) {
+        target = &d;
+      }
+    }
+    return target;
+  }
+
+  hpa::Settings MakeSettings() const {
+    hpa::Settings settings;
+    settings.sync_period =
+        std::chrono::duration_cast<common::Duration>(std::chrono::duration<double>(sync_s_));
+    settings.tolerance = tolerance_;
+    settings.downscale_stabilization =
+        std::chrono::duration_cast<common::Duration>(std::chrono::duration<double>(downscale_s_));
+    return settings;
+  }
+
+  // The simulation options from the flags, starting now (recorded in start_); requests from the
+  // target's pod template, overridden by --request. False (reported) for a bad --request.
+  bool MakeOptions(const hpa::HpaSpec& spec, const json::value* target, hpa::SimOptions& options) {
+    common::SystemClock clock;
+    options.start = std::chrono::floor<std::chrono::seconds>(clock.Now());
+    start_ = options.start;
+    options.end = end_s_;
+    options.pod_prefix = spec.target_name.empty() ? "pod" : spec.target_name;
+    options.load =
+        load_ == "per-pod" ? hpa::SimOptions::Load::kPerPod : hpa::SimOptions::Load::kTotal;
+    options.pod_startup =
+        std::chrono::duration_cast<common::Duration>(std::chrono::duration<double>(startup_s_));
+    for (const hpa::MetricSpec& m : spec.metrics) {
+      if (target == nullptr) break;
+      if (auto r = TemplateRequestMilli(*target, m.name)) options.request_milli[m.name] = *r;
+    }
+    for (const std::string& r : requests_) {
+      const size_t eq = r.find('=');
+      auto q =
+          eq == std::string::npos
+              ? common::StatusOr<api::Quantity>(common::InvalidArgumentError("want name=quantity"))
+              : api::Quantity::Parse(r.substr(eq + 1));
+      if (!q.ok()) {
+        std::cerr << "error: --request " << common::Quote(r) << ": " << q.status().message()
+                  << "\n";
+        return false;
+      }
+      options.request_milli[r.substr(0, eq)] = q->MilliValue();
+    }
+    return true;
+  }
+
+  // The active pods of -f (their facts kept in facts_ for the ranking); a pod without a
+  // creation time was created an hour before `start`, an unready one is Ready in a year.
+  common::StatusOr<std::vector<hpa::SimPod>> PodsFromManifests(
+      const std::vector<json::value>& pod_docs, common::TimePoint start) {
+    std::vector<hpa::SimPod> initial;
+    for (const json::value& d : pod_docs) {
+      GPUSCHED_ASSIGN_OR_RETURN(dc::PodFacts f, dc::DecodePodFacts(d));
+      if (!f.Active()) continue;
+      hpa::SimPod p;
+      p.name = f.name;
+      p.created = f.created.value_or(start - std::chrono::hours(1));
+      p.ready_at =
+          f.ready ? f.ready_time.value_or(p.created) : start + std::chrono::hours(24 * 365);
+      initial.push_back(p);
+      facts_[f.name] = std::move(f);
+    }
+    return initial;
+  }
+
+  // Synthetic pods: --replicas, else the target Deployment's spec.replicas, else minReplicas.
+  int32_t InitialReplicas(const hpa::HpaSpec& spec, const json::value* target) const {
+    int32_t replicas = replicas_.value_or(spec.min_replicas);
+    if (!replicas_ && target != nullptr) {
+      const json::object* s = target->get_object().if_contains("spec")
+                                  ? target->get_object().at("spec").if_object()
+                                  : nullptr;
+      if (s && s->contains("replicas") && s->at("replicas").is_int64()) {
+        replicas = static_cast<int32_t>(s->at("replicas").get_int64());
+      }
+    }
+    return replicas;
+  }
+
   static int Fail(const common::Status& s, int rc) {
     std::cerr << "error: " << s.message() << "\n";
     return rc;
   }
 
   // The exact ReplicaSet ranking over the simulated pods at `now`.
-  std::vector<std::string> ChooseVictims(common::TimePoint now, std::span<const hpa::SimPod> pods, int32_t count) {
+  std::vector<std::string> ChooseVictims(common::TimePoint now, std::span<const hpa::SimPod> pods,
+                                         int32_t count) {
     dc::ScaleDownInput in;
     in.now = now;
     in.replicas = static_cast<int32_t>(pods.size()) - count;
@@ -279,7 +341,8 @@ class HpaSimulateCommand {
       std::string reason = "cost " + std::to_string(plan.pods[v].cost.value);
       if (v < plan.versus_survivor.size()) {
         reason += "; rule " + std::to_string(static_cast<int>(plan.versus_survivor[v].rule)) + " " +
-                  std::string(dc::RuleName(plan.versus_survivor[v].rule)) + ": " + plan.versus_survivor[v].detail;
+                  std::string(dc::RuleName(plan.versus_survivor[v].rule)) + ": " +
+                  plan.versus_survivor[v].detail;
       } else if (!plan.ranked) {
         reason += "; every pod goes";
       }
@@ -291,8 +354,8 @@ class HpaSimulateCommand {
 
   void PrintText(const hpa::HpaSpec& spec, const std::vector<hpa::SimStep>& steps) {
     std::cout << "HPA " << spec.namespace_ << "/" << spec.name << " -> " << spec.target_kind << " "
-              << spec.target_name << ": min " << spec.min_replicas << ", max " << spec.max_replicas << ", "
-              << (spec.behavior ? "behavior path" : "legacy path (no behavior)") << "\n";
+              << spec.target_name << ": min " << spec.min_replicas << ", max " << spec.max_replicas
+              << ", " << (spec.behavior ? "behavior path" : "legacy path (no behavior)") << "\n";
     std::string header = "T(s)";
     for (const auto& m : spec.metrics) header += "\t" + m.Describe() + "\t(replicas)";
     std::cout << header << "\tPROPOSAL\tSTABILIZED\tREPLICAS\tREASON\n";
@@ -306,8 +369,9 @@ class HpaSimulateCommand {
         line << "\t" << FormatValue(s.values[m]) << "\t" << s.metric_results[m];
       }
       line << "\t" << (s.decision.proposal ? std::to_string(*s.decision.proposal) : "-") << "\t"
-           << s.decision.stabilized << "\t" << s.decision.current << (changed ? " -> " + std::to_string(s.decision.desired) : "")
-           << "\t" << s.decision.reason;
+           << s.decision.stabilized << "\t" << s.decision.current
+           << (changed ? " -> " + std::to_string(s.decision.desired) : "") << "\t"
+           << s.decision.reason;
       if (!s.decision.error.empty()) line << " (" << s.decision.error << ")";
       std::cout << line.str() << "\n";
       if (!s.added.empty()) {
@@ -319,7 +383,8 @@ class HpaSimulateCommand {
         const auto it = reasons_.find(Time(s.t));
         for (size_t k = 0; k < s.removed.size(); ++k) {
           std::cout << "\tremoved: " << s.removed[k];
-          if (it != reasons_.end() && k < it->second.size()) std::cout << " (" << it->second[k] << ")";
+          if (it != reasons_.end() && k < it->second.size())
+            std::cout << " (" << it->second[k] << ")";
           std::cout << "\n";
         }
       }
@@ -361,7 +426,8 @@ class HpaSimulateCommand {
       o["removed"] = std::move(removed);
       out.push_back(std::move(o));
     }
-    std::cout << json::serialize(json::object{{"hpa", spec.name}, {"steps", std::move(out)}}) << "\n";
+    std::cout << json::serialize(json::object{{"hpa", spec.name}, {"steps", std::move(out)}})
+              << "\n";
   }
 
   common::TimePoint Time(double t) const {
@@ -402,6 +468,8 @@ class HpaCommand final : public Command {
 
 }  // namespace
 
-std::unique_ptr<Command> NewHpaCommand(CLI::App& root) { return std::make_unique<HpaCommand>(root); }
+std::unique_ptr<Command> NewHpaCommand(CLI::App& root) {
+  return std::make_unique<HpaCommand>(root);
+}
 
 }  // namespace gpusched::cmd

@@ -29,7 +29,8 @@ bool InvokedAsKubectlPlugin(const char* argv0) {
 // argv as the parser sees it: for the plugin, `plan ...` is `deletion-cost plan ...`.
 std::vector<std::string> Arguments(int argc, char** argv, bool plugin) {
   std::vector<std::string> args(argv, argv + argc);
-  if (plugin && args.size() > 1 && args[1] == "plan") args.insert(args.begin() + 1, "deletion-cost");
+  if (plugin && args.size() > 1 && args[1] == "plan")
+    args.insert(args.begin() + 1, "deletion-cost");
   return args;
 }
 

@@ -25,7 +25,9 @@ void Serving::AddRoutes(http::Server& server, metrics::Registry& registry, Ready
   // One registry per process, so the family is created once (a second AddRoutes on the same
   // registry is a programmer error). The path set is closed: the routes below.
   metrics::CounterFamily* requests = &metrics::AddCounter(registry, metrics::names::kHttpRequests);
-  auto count = [requests](const char* path, int code) { requests->With({path, std::to_string(code)})->Inc(); };
+  auto count = [requests](const char* path, int code) {
+    requests->With({path, std::to_string(code)})->Inc();
+  };
   server.Handle("GET", "/metrics", [&registry, extra_metrics, count](const http::Request&) {
     std::string body = metrics::WriteText(registry);
     if (extra_metrics) body += extra_metrics();
@@ -49,16 +51,20 @@ void Serving::AddRoutes(http::Server& server, metrics::Registry& registry, Ready
   });
 }
 
-void Serving::RegisterProcessMetrics(metrics::Registry& registry, std::string command, ReadyFn ready) {
-  metrics::AddGauge(registry, metrics::names::kBuildInfo).With({std::string(GetBuildInfo().git_version), std::move(command)})->Set(1);
-  metrics::AddCallback(registry, metrics::names::kReady, [ready](std::vector<metrics::Sample>& out) {
-    out.push_back({{}, ready && !ready().empty() ? 0.0 : 1.0});
-  });
+void Serving::RegisterProcessMetrics(metrics::Registry& registry, std::string command,
+                                     ReadyFn ready) {
+  metrics::AddGauge(registry, metrics::names::kBuildInfo)
+      .With({std::string(GetBuildInfo().git_version), std::move(command)})
+      ->Set(1);
+  metrics::AddCallback(registry, metrics::names::kReady,
+                       [ready](std::vector<metrics::Sample>& out) {
+                         out.push_back({{}, ready && !ready().empty() ? 0.0 : 1.0});
+                       });
 }
 
-common::StatusOr<std::unique_ptr<Serving>> Serving::Start(const ServingFlags& flags, metrics::Registry& registry,
-                                                          ReadyFn ready,
-                                                          std::function<std::string()> extra_metrics) {
+common::StatusOr<std::unique_ptr<Serving>> Serving::Start(
+    const ServingFlags& flags, metrics::Registry& registry, ReadyFn ready,
+    std::function<std::string()> extra_metrics) {
   http::ServerOptions opts;
   opts.bind_address = flags.bind_address;
   opts.port = static_cast<uint16_t>(flags.port);
@@ -69,20 +75,24 @@ common::StatusOr<std::unique_ptr<Serving>> Serving::Start(const ServingFlags& fl
   common::Status s = server->Start();
   if (!s.ok()) {
     return common::InvalidArgumentError("--bind-address/--port " + flags.bind_address + ":" +
-                                        std::to_string(flags.port) + ": " + std::string(s.message()));
+                                        std::to_string(flags.port) + ": " +
+                                        std::string(s.message()));
   }
   return std::unique_ptr<Serving>(new Serving(std::move(server)));
 }
 
 void EventRecencyHandler::RegisterMetrics(metrics::Registry& registry) {
-  metrics::AddCallback(registry, metrics::names::kInformerLastEventAge, [this](std::vector<metrics::Sample>& out) {
-    const int64_t now = Now();
-    auto age = [now](const std::atomic<int64_t>& t) {
-      return std::chrono::duration<double>(common::Duration(now - t.load(std::memory_order_relaxed))).count();
-    };
-    out.push_back({{"nodes"}, age(nodes_)});
-    out.push_back({{"pods"}, age(pods_)});
-  });
+  metrics::AddCallback(registry, metrics::names::kInformerLastEventAge,
+                       [this](std::vector<metrics::Sample>& out) {
+                         const int64_t now = Now();
+                         auto age = [now](const std::atomic<int64_t>& t) {
+                           return std::chrono::duration<double>(
+                                      common::Duration(now - t.load(std::memory_order_relaxed)))
+                               .count();
+                         };
+                         out.push_back({{"nodes"}, age(nodes_)});
+                         out.push_back({{"pods"}, age(pods_)});
+                       });
 }
 
 Serving::~Serving() { Stop(); }

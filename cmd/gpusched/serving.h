@@ -76,11 +76,12 @@ class Serving {
   static void AddRoutes(http::Server& server, metrics::Registry& registry, ReadyFn ready,
                         std::function<std::string()> extra_metrics = nullptr);
   // Starts an own server on flags.bind_address:flags.port with the routes above.
-  static common::StatusOr<std::unique_ptr<Serving>> Start(const ServingFlags& flags,
-                                                          metrics::Registry& registry, ReadyFn ready,
-                                                          std::function<std::string()> extra_metrics = nullptr);
+  static common::StatusOr<std::unique_ptr<Serving>> Start(
+      const ServingFlags& flags, metrics::Registry& registry, ReadyFn ready,
+      std::function<std::string()> extra_metrics = nullptr);
   // The build_info and ready gauges (call once per registry).
-  static void RegisterProcessMetrics(metrics::Registry& registry, std::string command, ReadyFn ready);
+  static void RegisterProcessMetrics(metrics::Registry& registry, std::string command,
+                                     ReadyFn ready);
 
   ~Serving();
   uint16_t port() const { return server_->port(); }

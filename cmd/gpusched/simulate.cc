@@ -9,7 +9,10 @@
 // --trace-pods (the openb CSV trace), or nothing (the built-in example).
 // Protocols: "plain" (nodes, then pods in order, with retries; default for manifests) and "fgd"
 // (the FGD paper's replay: shuffle, inflate to 130 %, no retries; default for traces).
+#include <spdlog/spdlog.h>
+
 #include <CLI/CLI.hpp>
+#include <boost/json.hpp>
 #include <cstdint>
 #include <fstream>
 #include <iostream>
@@ -18,10 +21,6 @@
 #include <string_view>
 #include <utility>
 #include <vector>
-
-#include <spdlog/spdlog.h>
-
-#include <boost/json.hpp>
 
 #include "cmd/gpusched/commands.h"
 #include "cmd/gpusched/wiring.h"
@@ -158,10 +157,14 @@ class SimulateCommand final : public Command {
   // The GpuFragmentation policy behind a --policy value; empty for best-fit/default.
   static std::string_view FragmentationPolicyName(std::string_view flag) {
     constexpr std::pair<std::string_view, std::string_view> kNames[] = {
-        {"learned", "Learned"},         {"fgd", "FGD"},
-        {"bestfit", "BestFit"},         {"dotprod", "DotProd"},
-        {"gpuclustering", "GpuClustering"}, {"gpupacking", "GpuPacking"},
-        {"random", "Random"},           {"fgd-trace", "FGD"}};
+        {"learned", "Learned"},
+        {"fgd", "FGD"},
+        {"bestfit", "BestFit"},
+        {"dotprod", "DotProd"},
+        {"gpuclustering", "GpuClustering"},
+        {"gpupacking", "GpuPacking"},
+        {"random", "Random"},
+        {"fgd-trace", "FGD"}};
     for (const auto& [flag_name, policy] : kNames) {
       if (flag == flag_name) return policy;
     }
@@ -233,7 +236,8 @@ class SimulateCommand final : public Command {
       std::cout << sim::FormatJson(json);
     } else {
       std::cout << sim::FormatReportText(report);
-      if (traffic) std::cout << "\n" << sim::FormatTrafficText(sim::BuildTrafficReport(**simulator));
+      if (traffic)
+        std::cout << "\n" << sim::FormatTrafficText(sim::BuildTrafficReport(**simulator));
     }
     return kExitOk;
   }

@@ -2,6 +2,7 @@
 #include "cmd/gpusched/wiring.h"
 
 #include <curl/curl.h>
+#include <spdlog/spdlog.h>
 #include <unistd.h>
 
 #include <chrono>
@@ -12,8 +13,6 @@
 #include <string_view>
 #include <utility>
 #include <vector>
-
-#include <spdlog/spdlog.h>
 
 #include "src/kube/client/auth.h"
 
@@ -60,8 +59,8 @@ bool Stopper::stopped() {
 }
 
 bool Stopper::Wait(common::Duration d) {
-  std::unique_lock<std::mutex> l(mu_.native());
-  return cv_.wait_for(l, d, [this]() GPUSCHED_NO_THREAD_SAFETY_ANALYSIS { return stopped_; });
+  common::MutexLock l(mu_);
+  return l.WaitFor(cv_, d, [this]() GPUSCHED_REQUIRES(mu_) { return stopped_; });
 }
 
 common::StatusOr<Connection> Connect(const std::string& kubeconfig, const std::string& context) {
@@ -80,8 +79,9 @@ common::StatusOr<std::unique_ptr<kube::client::HttpRestClient>> NewRestClient(
   kube::client::HttpClientOptions opts;
   opts.qps = options.qps;
   opts.burst = options.burst;
-  kube::client::HttpClientDeps deps{clock, random, [&stopper](common::Duration d) { stopper.Wait(d); },
-                                    kube::client::MakeCredentialProvider(conn.cluster, conn.env, clock)};
+  kube::client::HttpClientDeps deps{
+      clock, random, [&stopper](common::Duration d) { stopper.Wait(d); },
+      kube::client::MakeCredentialProvider(conn.cluster, conn.env, clock)};
   deps.metrics = options.metrics;
   return kube::client::HttpRestClient::Create(conn.cluster, opts, std::move(deps));
 }
@@ -128,10 +128,11 @@ common::StatusOr<prometheus::HttpResult> CurlHttpGetter::Get(const std::string& 
   if (ct != nullptr) r.content_type = ct;
   curl_easy_cleanup(h);
   if (sink.overflow) {
-    return common::ResourceExhaustedError("GET " + url + ": body over " + std::to_string(max_body_) +
-                                          " bytes");
+    return common::ResourceExhaustedError("GET " + url + ": body over " +
+                                          std::to_string(max_body_) + " bytes");
   }
-  if (rc == CURLE_OPERATION_TIMEDOUT) return common::DeadlineExceededError("GET " + url + ": timed out");
+  if (rc == CURLE_OPERATION_TIMEDOUT)
+    return common::DeadlineExceededError("GET " + url + ": timed out");
   if (rc != CURLE_OK) return common::UnavailableError("GET " + url + ": " + curl_easy_strerror(rc));
   r.body = std::move(sink.body);
   return r;

@@ -62,7 +62,8 @@ struct Connection {
 
 // Resolves the cluster config (`kubeconfig`: the explicit path, "" for the precedence of
 // ResolveConfig; `context`: "" for the current context) and initializes libcurl.
-common::StatusOr<Connection> Connect(const std::string& kubeconfig, const std::string& context = "");
+common::StatusOr<Connection> Connect(const std::string& kubeconfig,
+                                     const std::string& context = "");
 
 struct RestClientOptions {
   double qps = 50;

@@ -5,6 +5,8 @@
 //
 // Errors name the object, the field path and the value, e.g.
 //   pod default/train-1: spec.containers[0].resources.limits.cpu: invalid quantity "1.2.3"
+// The decoders read the whole object and collect every error (JsonReader, fields.h): DecodePod
+// and DecodeNode return the first, in document order; PodErrors and NodeErrors list them all.
 // Unknown fields are ignored (as a client of a newer API server must). Malformed GPU annotations
 // are NOT decode errors: they land in Pod::gpu_error so the pod is reported, not dropped.
 // No function here throws.
@@ -33,6 +35,10 @@ namespace gpusched::api {
 
 common::StatusOr<Pod> DecodePod(const boost::json::value& json);
 common::StatusOr<Node> DecodeNode(const boost::json::value& json);
+// Every error of the object, each as DecodePod / DecodeNode would report it, in document order;
+// empty when it decodes.
+std::vector<std::string> PodErrors(const boost::json::value& json);
+std::vector<std::string> NodeErrors(const boost::json::value& json);
 
 // Parses an RFC 3339 time (metav1.Time / MicroTime): optional fraction, Z or ±hh:mm offset.
 // nullopt when malformed.
@@ -82,6 +88,7 @@ using Object = std::variant<Pod, Node, OtherObject>;
 // Text that starts with '{' or '[' is read as JSON (a top-level array is a list of documents),
 // falling back to YAML; `items` of v1 List, PodList, NodeList, ... are expanded in place (items of
 // a typed list may omit their kind).
-common::StatusOr<std::vector<Object>> DecodeManifests(std::string_view text, std::string_view source);
+common::StatusOr<std::vector<Object>> DecodeManifests(std::string_view text,
+                                                      std::string_view source);
 
 }  // namespace gpusched::api

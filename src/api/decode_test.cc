@@ -1,6 +1,10 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "src/api/decode.h"
 
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include <boost/json.hpp>
 #include <chrono>
 #include <cmath>
 #include <fstream>
@@ -8,10 +12,6 @@
 #include <string>
 #include <variant>
 #include <vector>
-
-#include <boost/json.hpp>
-#include <gmock/gmock.h>
-#include <gtest/gtest.h>
 
 namespace gpusched::api {
 namespace {
@@ -115,7 +115,8 @@ TEST(DecodePodTest, DecodesARealisticApiServerPod) {
   const TopologySpreadConstraint& spread = pod.topology_spread_constraints[0];
   EXPECT_EQ(spread.max_skew, 2);
   EXPECT_EQ(spread.min_domains, 3);
-  EXPECT_EQ(spread.when_unsatisfiable, TopologySpreadConstraint::WhenUnsatisfiable::kScheduleAnyway);
+  EXPECT_EQ(spread.when_unsatisfiable,
+            TopologySpreadConstraint::WhenUnsatisfiable::kScheduleAnyway);
   EXPECT_TRUE(spread.label_selector.Matches(pod.meta.labels));
   EXPECT_EQ(pod.scheduling_gates, std::vector<std::string>{"example.com/quota"});
 
@@ -261,8 +262,8 @@ TEST(DecodePodTest, ParsesRfc3339Timestamps) {
   };
   for (const Case& c : cases) {
     SCOPED_TRACE(c.name);
-    auto pod = DecodePod(Json(R"({"metadata":{"name":"p","creationTimestamp":")" + c.text +
-                              R"("}})"));
+    auto pod =
+        DecodePod(Json(R"({"metadata":{"name":"p","creationTimestamp":")" + c.text + R"("}})"));
     ASSERT_TRUE(pod.ok()) << pod.status().ToString();
     EXPECT_EQ(pod->meta.creation_timestamp, c.want);
   }
@@ -376,7 +377,8 @@ TEST(DecodePodTest, ReportsEveryErrorWithObjectAndPath) {
        RequiredNodeTerm(R"({"matchExpressions":[{"key":"k","operator":"In","values":[1]}]})"),
        "matchExpressions[0].values[0]: expected string, got number"},
       {"match fields support only metadata.name",
-       RequiredNodeTerm(R"({"matchFields":[{"key":"spec.nodeName","operator":"In","values":["a"]}]})"),
+       RequiredNodeTerm(
+           R"({"matchFields":[{"key":"spec.nodeName","operator":"In","values":["a"]}]})"),
        "matchFields[0].key: invalid value \"spec.nodeName\" (want metadata.name)"},
       {"match fields support only In and NotIn",
        RequiredNodeTerm(R"({"matchFields":[{"key":"metadata.name","operator":"Exists"}]})"),
@@ -489,7 +491,8 @@ TEST(DecodePodTest, ReportsEveryErrorWithObjectAndPath) {
        PodWithContainer(R"({"name":"c","resources":{"requests":{"memory":true}}})"),
        "spec.containers[0].resources.requests.memory: expected quantity string, got bool"},
       {"a malformed init container quantity names its path",
-       PodWithSpec(R"({"initContainers":[{"name":"i","resources":{"requests":{"memory":"1gi"}}}]})"),
+       PodWithSpec(
+           R"({"initContainers":[{"name":"i","resources":{"requests":{"memory":"1gi"}}}]})"),
        "spec.initContainers[0].resources.requests.memory: invalid quantity \"1gi\""},
       {"an init container restart policy must be Always",
        PodWithSpec(R"({"initContainers":[{"name":"i","restartPolicy":"Never"}]})"),
@@ -517,6 +520,38 @@ TEST(DecodePodTest, ReportsEveryErrorWithObjectAndPath) {
     EXPECT_EQ(pod.status().code(), common::StatusCode::kInvalidArgument);
     EXPECT_THAT(std::string(pod.status().message()), HasSubstr(c.error));
   }
+}
+
+TEST(DecodePodTest, PodErrorsListsEveryErrorAndDecodePodReportsTheFirst) {
+  const boost::json::value pod = Json(PodWithSpec(
+      R"({"priority":"high","tolerations":[{"operator":"Maybe"},7],
+          "containers":[{"name":"c","resources":{"limits":{"nvidia.com/gpu":"two","cpu":[]}}}]})"));
+  const std::vector<std::string> want = {
+      "pod ns/p: spec.priority: expected integer, got string",
+      "pod ns/p: spec.tolerations[0].operator: invalid value \"Maybe\" (want Equal or Exists)",
+      "pod ns/p: spec.tolerations[1]: expected object, got number",
+      "pod ns/p: spec.containers[0].resources.limits[nvidia.com/gpu]: invalid quantity \"two\": "
+      "no digits",
+      "pod ns/p: spec.containers[0].resources.limits.cpu: expected quantity string, got array",
+  };
+  EXPECT_EQ(PodErrors(pod), want);
+  auto decoded = DecodePod(pod);
+  ASSERT_FALSE(decoded.ok());
+  EXPECT_EQ(decoded.status().message(), want[0]);
+  EXPECT_TRUE(PodErrors(Json(PodWithSpec("{}"))).empty());
+  EXPECT_EQ(PodErrors(Json("[1]")), std::vector<std::string>{"pod: expected object, got array"});
+}
+
+TEST(DecodeNodeTest, NodeErrorsListsEveryError) {
+  const boost::json::value node = Json(
+      R"({"metadata":{"name":"n1"},"spec":{"taints":[{"effect":"NoSchedule"}]},
+          "status":{"allocatable":{"memory":"lots"}}})");
+  const std::vector<std::string> want = {
+      "node n1: spec.taints[0].key: required",
+      "node n1: status.allocatable.memory: invalid quantity \"lots\": no digits",
+  };
+  EXPECT_EQ(NodeErrors(node), want);
+  EXPECT_EQ(DecodeNode(node).status().message(), want[0]);
 }
 
 TEST(DecodePodTest, NullSelectorsMatchNothingAndEmptyOnesMatchEverything) {
@@ -658,7 +693,8 @@ TEST(JsonParserTest, ParsesOneDocumentAfterAnotherAndReportsErrorsAsParseJson) {
   EXPECT_EQ((*a)->at("object").at("n").as_int64(), 1);
 
   std::string big = "{\"items\":[";
-  for (int i = 0; i < 2000; ++i) big += (i ? ",\"" : "\"") + std::string(40, 'x') + std::to_string(i) + "\"";
+  for (int i = 0; i < 2000; ++i)
+    big += (i ? ",\"" : "\"") + std::string(40, 'x') + std::to_string(i) + "\"";
   big += "]}";
   auto b = parser.Parse(big, "watch event");
   ASSERT_TRUE(b.ok()) << b.status().ToString();
@@ -671,11 +707,13 @@ TEST(JsonParserTest, ParsesOneDocumentAfterAnotherAndReportsErrorsAsParseJson) {
               HasSubstr("watch event: invalid JSON at line 2, column 4 (offset 13): syntax error"));
   auto trailing = parser.Parse("{\"a\":1} x", "watch event");
   ASSERT_FALSE(trailing.ok());
-  EXPECT_THAT(std::string(trailing.status().message()), HasSubstr("unexpected data after the JSON value"));
+  EXPECT_THAT(std::string(trailing.status().message()),
+              HasSubstr("unexpected data after the JSON value"));
 
   // After errors the parser is usable again, and many documents do not grow it without bound.
   for (int i = 0; i < 1000; ++i) {
-    auto c = parser.Parse("{\"i\":" + std::to_string(i) + ",\"s\":\"" + std::string(100, 'y') + "\"}", "e");
+    auto c = parser.Parse(
+        "{\"i\":" + std::to_string(i) + ",\"s\":\"" + std::string(100, 'y') + "\"}", "e");
     ASSERT_TRUE(c.ok()) << c.status().ToString();
     ASSERT_EQ((*c)->at("i").as_int64(), i);
   }
@@ -729,18 +767,30 @@ quantity: 500m
     boost::json::kind want;
   };
   const std::vector<Case> cases = {
-      {"plain", kind::string},        {"quoted_int", kind::string},
-      {"single_quoted_bool", kind::string}, {"int", kind::int64},
-      {"negative", kind::int64},      {"plus", kind::int64},
-      {"octal", kind::int64},         {"hex", kind::int64},
-      {"float", kind::double_},       {"exp", kind::double_},
-      {"big", kind::double_},         {"uint", kind::uint64},
-      {"yes_is_a_string", kind::string}, {"true_bool", kind::bool_},
-      {"False_bool", kind::bool_},    {"null_tilde", kind::null},
-      {"null_word", kind::null},      {"empty", kind::null},
-      {"inf", kind::double_},         {"neg_inf", kind::double_},
-      {"nan", kind::double_},         {"block", kind::string},
-      {"str_tag", kind::string},      {"version", kind::string},
+      {"plain", kind::string},
+      {"quoted_int", kind::string},
+      {"single_quoted_bool", kind::string},
+      {"int", kind::int64},
+      {"negative", kind::int64},
+      {"plus", kind::int64},
+      {"octal", kind::int64},
+      {"hex", kind::int64},
+      {"float", kind::double_},
+      {"exp", kind::double_},
+      {"big", kind::double_},
+      {"uint", kind::uint64},
+      {"yes_is_a_string", kind::string},
+      {"true_bool", kind::bool_},
+      {"False_bool", kind::bool_},
+      {"null_tilde", kind::null},
+      {"null_word", kind::null},
+      {"empty", kind::null},
+      {"inf", kind::double_},
+      {"neg_inf", kind::double_},
+      {"nan", kind::double_},
+      {"block", kind::string},
+      {"str_tag", kind::string},
+      {"version", kind::string},
       {"quantity", kind::string},
   };
   for (const Case& c : cases) {
@@ -873,8 +923,7 @@ TEST(DecodeManifestsTest, ExpandsListsFromJsonAndYaml) {
       {"a top-level JSON array is a list of documents",
        R"([{"kind":"Pod","metadata":{"name":"a"}},{"kind":"Node","metadata":{"name":"n"}}])",
        {"Pod", "Node"}},
-      {"a YAML NodeList gives nodes", "kind: NodeList\nitems:\n- metadata: {name: n1}\n",
-       {"Node"}},
+      {"a YAML NodeList gives nodes", "kind: NodeList\nitems:\n- metadata: {name: n1}\n", {"Node"}},
       {"an empty list gives nothing", "kind: PodList\nitems: []\n", {}},
       {"an empty manifest gives nothing", "# nothing here\n", {}},
   };

@@ -1,11 +1,11 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "src/api/equivalence.h"
 
+#include <gtest/gtest.h>
+
 #include <functional>
 #include <string>
 #include <vector>
-
-#include <gtest/gtest.h>
 
 namespace gpusched::api {
 namespace {
@@ -93,15 +93,21 @@ TEST(EquivalenceKeyTest, EverySchedulingFieldChangesTheKey) {
          p.affinity.node_affinity.required->terms.push_back(t);
        }},
       {"a preferred node affinity term",
-       [&](Pod& p) { p.affinity.node_affinity.preferred.push_back({10, term("zone", "a")}); }},
+       [&](Pod& p) {
+         p.affinity.node_affinity.preferred.push_back({10, term("zone", "a")});
+       }},
       {"the weight of a preferred node affinity term",
-       [&](Pod& p) { p.affinity.node_affinity.preferred.push_back({20, term("zone", "a")}); }},
+       [&](Pod& p) {
+         p.affinity.node_affinity.preferred.push_back({20, term("zone", "a")});
+       }},
       {"a required pod affinity term",
        [&](Pod& p) { p.affinity.pod_affinity.required.push_back(pod_term("zone")); }},
       {"a required pod anti-affinity term",
        [&](Pod& p) { p.affinity.pod_anti_affinity.required.push_back(pod_term("zone")); }},
       {"a preferred pod anti-affinity term",
-       [&](Pod& p) { p.affinity.pod_anti_affinity.preferred.push_back({5, pod_term("host")}); }},
+       [&](Pod& p) {
+         p.affinity.pod_anti_affinity.preferred.push_back({5, pod_term("host")});
+       }},
       {"a pod affinity term's namespaces",
        [&](Pod& p) {
          PodAffinityTerm t = pod_term("zone");
@@ -171,8 +177,16 @@ TEST(EquivalenceKeyTest, EverySchedulingFieldChangesTheKey) {
          c.requests.milli_cpu = 100;
          p.init_containers.push_back(c);
        }},
-      {"the GPU count", [](Pod& p) { p.gpu.count = 1; p.gpu.milli = 1000; }},
-      {"the GPU compute share", [](Pod& p) { p.gpu.count = 1; p.gpu.milli = 500; }},
+      {"the GPU count",
+       [](Pod& p) {
+         p.gpu.count = 1;
+         p.gpu.milli = 1000;
+       }},
+      {"the GPU compute share",
+       [](Pod& p) {
+         p.gpu.count = 1;
+         p.gpu.milli = 500;
+       }},
       {"the GPU memory share", [](Pod& p) { p.gpu.share_memory_mib = 4096; }},
       {"the GPU memory share in permille", [](Pod& p) { p.gpu.share_memory_permille = 250; }},
       {"the minimum GPU memory", [](Pod& p) { p.gpu.min_device_memory_mib = 40000; }},

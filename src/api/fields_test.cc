@@ -46,21 +46,98 @@ TEST(FieldReaderTest, RecordsEveryErrorWithItsPathAndGoesOn) {
   EXPECT_EQ(r.Array(o, "a", "spec"), nullptr);
   r.Known(o, "spec", {"s", "b", "n", "i", "big", "r", "q", "o", "a"});
   const std::vector<std::string> want = {
-      "spec.s: want a string, got 1",
-      "spec.b: want true or false, got \"yes\"",
-      "spec.n: want a number, got \"ten\"",
-      "spec.i: want an integer, got 1.5E0",
-      "spec.big: want an integer, got 1E300",
-      "spec.r: must be in [0, 10], got 11",
-      "spec.q: invalid quantity \"lots\"",
-      "o: want an object, got []",
-      "spec.a: want a list, got {}",
-      "spec.extra: unknown field",
+      "spec.s: want a string, got 1",         "spec.b: want true or false, got \"yes\"",
+      "spec.n: want a number, got \"ten\"",   "spec.i: want an integer, got 1.5E0",
+      "spec.big: want an integer, got 1E300", "spec.r: must be in [0, 10], got 11",
+      "spec.q: invalid quantity \"lots\"",    "o: want an object, got []",
+      "spec.a: want a list, got {}",          "spec.extra: unknown field",
   };
   ASSERT_EQ(r.errors().size(), want.size());
   for (size_t i = 0; i < want.size(); ++i) {
     EXPECT_EQ(r.errors()[i].substr(0, want[i].size()), want[i]) << r.errors()[i];
   }
+}
+
+TEST(FieldPathTest, SpellsEachStyleAndBuildsTextOnlyWhenAsked) {
+  const FieldPath root;
+  const FieldPath spec = root.Key("spec");
+  const FieldPath containers = spec.Key("containers");
+  const FieldPath c2 = containers.At(2);
+  const FieldPath resources = c2.Key("resources");
+  const FieldPath limits = resources.Key("limits");
+  const FieldPath gpu = limits.Key("nvidia.com/gpu");
+  EXPECT_EQ(gpu.ToString(PathStyle::kBracketed),
+            "spec.containers[2].resources.limits[nvidia.com/gpu]");
+  EXPECT_EQ(gpu.ToString(PathStyle::kQuoted),
+            "spec.containers[2].resources.limits.\"nvidia.com/gpu\"");
+  EXPECT_EQ(gpu.ToString(PathStyle::kDotted), "spec.containers[2].resources.limits.nvidia.com/gpu");
+  EXPECT_EQ(root.ToString(PathStyle::kDotted), "");
+  EXPECT_EQ(root.At(0).ToString(PathStyle::kQuoted), "[0]");
+  const FieldPath profile = FieldPath::Text("profiles[0]");
+  EXPECT_EQ(profile.Key("plugins").ToString(PathStyle::kQuoted), "profiles[0].plugins");
+  const FieldPath empty = FieldPath::Text("");
+  EXPECT_EQ(empty.Key("a b").ToString(PathStyle::kQuoted), "\"a b\"");
+}
+
+std::string TestTypeError(JsonType want, const json::value& got) {
+  return "want " + std::to_string(static_cast<int>(want)) + ", got " + json::serialize(got);
+}
+std::string TestRangeError(const json::value& got, std::optional<int64_t> value, int64_t lo,
+                           int64_t hi) {
+  return (value ? std::to_string(*value) : "beyond int64 " + json::serialize(got)) + " not in [" +
+         std::to_string(lo) + ", " + std::to_string(hi) + "]";
+}
+constexpr Dialect kTestDialect{PathStyle::kBracketed, &TestTypeError, &TestRangeError, nullptr};
+
+TEST(JsonReaderTest, ReturnsValuesAndCollectsEveryErrorInOrder) {
+  JsonReader r(kTestDialect);
+  const json::object o = Doc(R"({"s":"x","i":-9223372036854775808,"d":4.0,"q":"2Gi",
+      "list":[{"n":1},2,{"n":3}],"bad":{"x.y":true,"u":18446744073709551615,"big":9.3e18,
+      "r":7,"q":"lots","n":null}})");
+  const FieldPath root;
+  EXPECT_EQ(r.String(o, "s", root), "x");
+  EXPECT_EQ(r.Int(o, "i", root), std::numeric_limits<int64_t>::min());
+  EXPECT_EQ(r.Int(o, "d", root, 0, 10), 4);
+  EXPECT_EQ(r.QuantityOf(o, "q", root)->Value(), int64_t{2} << 30);
+  std::vector<int64_t> ns = r.MapObjects<int64_t>(
+      o, "list", root,
+      [&](const json::object& e, const FieldPath& p) { return r.Int(e, "n", p).value_or(-1); });
+  EXPECT_EQ(ns, (std::vector<int64_t>{1, 3}));
+  const json::object* bad = r.Object(o, "bad", root);
+  ASSERT_NE(bad, nullptr);
+  const FieldPath bp = root.Key("bad");
+  EXPECT_EQ(r.String(*bad, "x.y", bp), std::nullopt);
+  EXPECT_EQ(r.Int(*bad, "u", bp), std::nullopt);
+  EXPECT_EQ(r.Int(*bad, "big", bp), std::nullopt);  // no undefined conversion
+  EXPECT_EQ(r.Int(*bad, "r", bp, 0, 5), std::nullopt);
+  EXPECT_EQ(r.QuantityOf(*bad, "q", bp), std::nullopt);
+  EXPECT_EQ(r.Bool(*bad, "n", bp), std::nullopt);  // null is absent, not an error
+  EXPECT_EQ(r.AsString(json::value(nullptr), bp.Key("n")), std::nullopt);  // but not a string
+  const std::vector<std::string> want = {
+      "list[1]: want 0, got 2",
+      "bad[x.y]: want 2, got true",
+      "bad.u: beyond int64 18446744073709551615 not in [-9223372036854775808, "
+      "9223372036854775807]",
+      "bad.big: beyond int64 9.3E18 not in [-9223372036854775808, 9223372036854775807]",
+      "bad.r: 7 not in [0, 5]",
+      "bad.q: invalid quantity \"lots\": no digits",
+      "bad.n: want 2, got null",
+  };
+  EXPECT_EQ(r.errors().list(), want);
+  EXPECT_EQ(r.errors().ToStatus("doc").message(), "doc: " + r.errors().Join());
+}
+
+TEST(JsonReaderTest, ACleanDocumentRecordsNothing) {
+  JsonReader r(kTestDialect);
+  const json::object o = Doc(R"({"a":{"b":[{"c":"d"}]}})");
+  const FieldPath root;
+  const json::object* a = r.Object(o, "a", root);
+  ASSERT_NE(a, nullptr);
+  r.ForEachObject(*a, "b", root.Key("a"), [&](const json::object& e, const FieldPath& p) {
+    EXPECT_EQ(r.String(e, "c", p), "d");
+  });
+  EXPECT_TRUE(r.ok());
+  EXPECT_TRUE(r.errors().ToStatus("doc").ok());
 }
 
 }  // namespace

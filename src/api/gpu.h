@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 // GPU vocabulary: what a pod asks for (GpuRequest) and what a node has (NodeGpuInfo), normalised
-// from the dialects in ../shared/reference/gpu-dialects.md, plus a node's per-device usage
+// from the dialects in docs/gpu-request-dialects.md, plus a node's per-device usage
 // (GpuDeviceState). Parsing happens once, on decode; the scheduling cycle only compares integers.
 //
 // Pod request dialects read here (docs/gpu-placement.md "Request dialects" has the full table):
@@ -38,14 +38,15 @@ inline constexpr int32_t kMilliPerGpu = 1000;
 // shares that depend on the node (a percentage of a device, or a compute share derived from a
 // memory share) are resolved per node by ResolveGpuShare.
 struct GpuRequest {
-  int32_t count = 0;                 // devices wanted; 0 = no GPU request
-  int32_t milli = 0;                 // compute share of each device, 1..1000; 0 (shared only) =
-                                     // the memory share's fraction of the node's device memory
-  int64_t share_memory_mib = 0;      // memory consumed on each device when shared; 0 = none
-  int32_t share_memory_permille = 0; // memory share as 1/1000 of each device's memory; 0 = none
-                                     // (never set together with share_memory_mib)
-  int64_t min_device_memory_mib = 0; // each device must have at least this much memory; 0 = any
-  std::vector<common::Atom> models;  // normalised acceptable models (see NormalizeGpuModel); empty = any
+  int32_t count = 0;                  // devices wanted; 0 = no GPU request
+  int32_t milli = 0;                  // compute share of each device, 1..1000; 0 (shared only) =
+                                      // the memory share's fraction of the node's device memory
+  int64_t share_memory_mib = 0;       // memory consumed on each device when shared; 0 = none
+  int32_t share_memory_permille = 0;  // memory share as 1/1000 of each device's memory; 0 = none
+                                      // (never set together with share_memory_mib)
+  int64_t min_device_memory_mib = 0;  // each device must have at least this much memory; 0 = any
+  std::vector<common::Atom>
+      models;  // normalised acceptable models (see NormalizeGpuModel); empty = any
 
   bool empty() const { return count == 0; }
   bool shared() const { return count > 0 && milli < kMilliPerGpu; }
@@ -56,16 +57,16 @@ struct GpuRequest {
 
 // A node's GPUs as published by its labels.
 struct NodeGpuInfo {
-  int32_t count = 0;               // physical GPUs (<= kMaxGpusPerNode)
-  common::Atom model;              // normalised model, e.g. "A100-SXM4-40GB"; empty if unknown
-  common::Atom model_family;       // first token of the model, e.g. "A100"; empty if unknown
-  int64_t memory_mib = 0;          // memory of one GPU; 0 if unknown
-  uint32_t unhealthy_mask = 0;     // bit i set: device i must never be allocated
+  int32_t count = 0;            // physical GPUs (<= kMaxGpusPerNode)
+  common::Atom model;           // normalised model, e.g. "A100-SXM4-40GB"; empty if unknown
+  common::Atom model_family;    // first token of the model, e.g. "A100"; empty if unknown
+  int64_t memory_mib = 0;       // memory of one GPU; 0 if unknown
+  uint32_t unhealthy_mask = 0;  // bit i set: device i must never be allocated
   // NVLink islands: island[i] is the island id of device i (all 0 when unknown: one island).
   std::array<uint8_t, kMaxGpusPerNode> island{};
-  bool nvlink_known = false;       // island comes from a valid nvlink-islands annotation, or the
-                                   // node has a GFD nvidia.com/gpu.clique label (one island)
-  std::string source;              // which dialect supplied the facts, for explain/debug
+  bool nvlink_known = false;  // island comes from a valid nvlink-islands annotation, or the
+                              // node has a GFD nvidia.com/gpu.clique label (one island)
+  std::string source;         // which dialect supplied the facts, for explain/debug
 
   bool Healthy(int device) const { return (unhealthy_mask >> device & 1u) == 0; }
   friend bool operator==(const NodeGpuInfo&, const NodeGpuInfo&) = default;
@@ -82,8 +83,8 @@ struct GpuShare {
 // Shared: memory = share_memory_mib, or ceil(share_memory_permille * node memory / 1000); milli =
 // req.milli, or (milli 0) the permille, or ceil(1000 * memory / node memory) clamped to 1..1000.
 // nullopt when the share cannot be placed on this node: it needs the node's memory and the node
-// does not publish it, or the memory share exceeds one device. A percentage with an explicit milli on a node of
-// unknown memory is accounted by milli only (memory 0).
+// does not publish it, or the memory share exceeds one device. A percentage with an explicit milli
+// on a node of unknown memory is accounted by milli only (memory 0).
 std::optional<GpuShare> ResolveGpuShare(const GpuRequest& req, const NodeGpuInfo& node);
 
 // Usage of one device on a node, kept by the cache.
@@ -97,15 +98,16 @@ struct GpuDeviceState {
 // Devices assigned to one pod: device indices and the share taken on each.
 struct GpuAssignment {
   std::vector<int8_t> devices;
-  int32_t milli = 0;            // per device
-  int64_t memory_mib = 0;       // per device (shared pods)
+  int32_t milli = 0;       // per device
+  int64_t memory_mib = 0;  // per device (shared pods)
   bool empty() const { return devices.empty(); }
   friend bool operator==(const GpuAssignment&, const GpuAssignment&) = default;
 };
 
-// Normalises a model string for matching (gpu-dialects.md §1.3): drop a trailing "-SHARED", cut a
-// "-MIG-<profile>" suffix, drop "NVIDIA-"/"Tesla-" prefixes, treat '-', '_' and ' ' alike ('-'),
-// fold to upper case. "NVIDIA-A100-SXM4-40GB" -> "A100-SXM4-40GB"; "Tesla_T4" -> "T4".
+// Normalises a model string for matching (docs/gpu-request-dialects.md §1.3): drop a trailing
+// "-SHARED", cut a "-MIG-<profile>" suffix, drop "NVIDIA-"/"Tesla-" prefixes, treat '-', '_' and
+// ' ' alike ('-'), fold to upper case. "NVIDIA-A100-SXM4-40GB" -> "A100-SXM4-40GB";
+// "Tesla_T4" -> "T4".
 std::string NormalizeGpuModel(std::string_view raw);
 
 // True when a node whose normalised model is `node_model` satisfies the requested normalised model
@@ -136,9 +138,9 @@ inline constexpr std::string_view kGfdMemoryLabel = "nvidia.com/gpu.memory";
 inline constexpr std::string_view kGfdCountLabel = "nvidia.com/gpu.count";
 inline constexpr std::string_view kGfdReplicasLabel = "nvidia.com/gpu.replicas";
 // GFD's NVLink fabric clique, "<cluster uuid>.<clique id>": all GPUs of the node are in one
-// NVLink domain (gpu-dialects.md §1.2).
+// NVLink domain (docs/gpu-request-dialects.md §1.2).
 inline constexpr std::string_view kGfdCliqueLabel = "nvidia.com/gpu.clique";
-// Sharing dialects (gpu-dialects.md §2-§3). Ours, pod annotations, per device:
+// Sharing dialects (docs/gpu-request-dialects.md §2). Ours, pod annotations, per device:
 inline constexpr std::string_view kPodGpuMilliAnnotation = "gpusched.io/gpu-milli";
 inline constexpr std::string_view kPodGpuShareMemoryAnnotation = "gpusched.io/gpu-memory";
 inline constexpr std::string_view kPodGpuMemoryPercentAnnotation = "gpusched.io/gpu-memory-percent";
@@ -167,9 +169,9 @@ inline constexpr std::string_view kKoordGpuSharedResource = "koordinator.sh/gpu.
 inline constexpr std::string_view kNodeUnhealthyGpusAnnotation = "gpusched.io/unhealthy-gpus";
 inline constexpr std::string_view kNodeNvlinkIslandsAnnotation = "gpusched.io/nvlink-islands";
 
-// HAMi hand-off (gpu-dialects.md §2.4; HAMi docs/develop/protocol.md). The node's device plugin
-// publishes its devices; the scheduler writes the chosen devices on the pod so that HAMi's device
-// plugin enforces them.
+// HAMi hand-off (docs/gpu-request-dialects.md §3; HAMi docs/develop/protocol.md). The node's
+// device plugin publishes its devices; the scheduler writes the chosen devices on the pod so that
+// HAMi's device plugin enforces them.
 inline constexpr std::string_view kHamiNodeRegisterAnnotation = "hami.io/node-nvidia-register";
 inline constexpr std::string_view kHamiDevicesToAllocateAnnotation =
     "hami.io/vgpu-devices-to-allocate";
@@ -200,8 +202,8 @@ common::StatusOr<std::vector<HamiDevice>> ParseHamiNodeRegister(std::string_view
 // index) when a chosen device is not in `devices`.
 common::StatusOr<std::string> FormatHamiDevicesToAllocate(const GpuAssignment& a,
                                                           const std::vector<HamiDevice>& devices,
-                                                          int64_t device_memory_mib,
-                                                          int containers, int gpu_container);
+                                                          int64_t device_memory_mib, int containers,
+                                                          int gpu_container);
 
 struct Pod;
 struct Node;

@@ -58,14 +58,10 @@ bool Requirement::Matches(const Labels& labels) const {
   Atom v;
   bool has = labels.Get(key, &v);
   switch (op) {
-    case SelectorOp::kIn:
-      return has && Contains(values, v);
-    case SelectorOp::kNotIn:
-      return !has || !Contains(values, v);
-    case SelectorOp::kExists:
-      return has;
-    case SelectorOp::kDoesNotExist:
-      return !has;
+    case SelectorOp::kIn: return has && Contains(values, v);
+    case SelectorOp::kNotIn: return !has || !Contains(values, v);
+    case SelectorOp::kExists: return has;
+    case SelectorOp::kDoesNotExist: return !has;
     case SelectorOp::kGt:
     case SelectorOp::kLt: {
       int64_t n = 0;
@@ -172,8 +168,8 @@ class SelectorParser {
   }
 
   void SkipSpace() {
-    while (pos_ < text_.size() &&
-           (text_[pos_] == ' ' || text_[pos_] == '\t' || text_[pos_] == '\n' || text_[pos_] == '\r')) {
+    while (pos_ < text_.size() && (text_[pos_] == ' ' || text_[pos_] == '\t' ||
+                                   text_[pos_] == '\n' || text_[pos_] == '\r')) {
       ++pos_;
     }
   }

@@ -24,7 +24,9 @@ class Labels {
   Labels() = default;
   void Set(Atom key, Atom value);
   // Convenience for tests and decoders.
-  void Set(std::string_view key, std::string_view value) { Set(common::Intern(key), common::Intern(value)); }
+  void Set(std::string_view key, std::string_view value) {
+    Set(common::Intern(key), common::Intern(value));
+  }
   // Returns true and the value when present.
   bool Get(Atom key, Atom* value) const;
   bool Has(Atom key) const;

@@ -1,12 +1,12 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "src/api/labels.h"
 
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
 #include <string>
 #include <utility>
 #include <vector>
-
-#include <gmock/gmock.h>
-#include <gtest/gtest.h>
 
 namespace gpusched::api {
 namespace {
@@ -160,7 +160,9 @@ TEST(ParseSelectorTest, ParsesKubectlSelectors) {
       {"inequality matches absent keys", "app!=web", {{web, false}, {db, true}, {none, true}}, 1},
       {"a bare key means exists", "app", {{web, true}, {none, false}}, 1},
       {"a bang means does not exist", "!app", {{web, false}, {none, true}}, 1},
-      {"set inclusion lists values", "app in (db, web)", {{web, true}, {db, true}, {none, false}},
+      {"set inclusion lists values",
+       "app in (db, web)",
+       {{web, true}, {db, true}, {none, false}},
        1},
       {"set exclusion lists values", "app notin (db)", {{web, true}, {db, false}, {none, true}}, 1},
       {"greater than compares integers", "tier>2", {{web, true}, {db, false}}, 1},

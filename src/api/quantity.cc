@@ -47,8 +47,8 @@ common::Status QuantityError(std::string_view text, std::string_view why) {
 }
 
 struct Suffix {
-  int base2 = 0;        // multiply by 2^base2
-  int64_t exp10 = 0;    // multiply by 10^exp10
+  int base2 = 0;      // multiply by 2^base2
+  int64_t exp10 = 0;  // multiply by 10^exp10
 };
 
 // Interprets the text after the number. Returns false for an unknown suffix; sets *range_error

@@ -1,13 +1,13 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "src/api/quantity.h"
 
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
 #include <cstdint>
 #include <limits>
 #include <string>
 #include <vector>
-
-#include <gmock/gmock.h>
-#include <gtest/gtest.h>
 
 namespace gpusched::api {
 namespace {
@@ -66,10 +66,10 @@ TEST(QuantityTest, ParsesValidQuantitiesLikeKubernetes) {
       {"int64 max units is kept exactly", "9223372036854775807", kMax, kMax},
       {"values above int64 are capped at int64 max", "1e19", kMax, kMax},
       {"8Ei is capped at int64 max", "8Ei", kMax, kMax},
-      {"large negative values are capped at -(2^63-1)", "-9223372036854775808",
-       -kMax, std::numeric_limits<int64_t>::min()},
-      {"many significant digits take the exact slow path", "1.23456789012345678901234567890123",
-       2, 1235},
+      {"large negative values are capped at -(2^63-1)", "-9223372036854775808", -kMax,
+       std::numeric_limits<int64_t>::min()},
+      {"many significant digits take the exact slow path", "1.23456789012345678901234567890123", 2,
+       1235},
       {"a long binary fraction is exact", "1.0000000000000000000000000001Ki", 1025, 1024001},
       {"a long integer is capped", "123456789012345678901234567890123456789", kMax, kMax},
       {"a long binary integer is capped", "123456789012345678901234.5678Ki", kMax, kMax},
@@ -146,8 +146,7 @@ TEST(QuantityTest, FromMilliAndFromValueRoundLikeParsedValues) {
       {"negative milli rounds away from zero", Quantity::FromMilli(-1), -1, -1, "-1m"},
       {"whole milli print as units", Quantity::FromMilli(2000), 2, 2000, "2"},
       {"a value is exact", Quantity::FromValue(40), 40, 40000, "40"},
-      {"int64 max milli saturates", Quantity::FromValue(kMax), kMax, kMax,
-       "9223372036854775807"},
+      {"int64 max milli saturates", Quantity::FromValue(kMax), kMax, kMax, "9223372036854775807"},
       {"int64 min milli saturates", Quantity::FromValue(std::numeric_limits<int64_t>::min()),
        std::numeric_limits<int64_t>::min(), std::numeric_limits<int64_t>::min(),
        "-9223372036854775808"},

@@ -15,11 +15,11 @@ namespace gpusched::api {
 // Interned names of resources and labels that the core refers to. Interned once, on first use.
 struct WellKnown {
   common::Atom cpu, memory, ephemeral_storage, pods;
-  common::Atom nvidia_gpu;  // "nvidia.com/gpu"
-  common::Atom hostname;    // "kubernetes.io/hostname"
-  common::Atom zone;        // "topology.kubernetes.io/zone"
-  common::Atom region;      // "topology.kubernetes.io/region"
-  common::Atom instance_type;  // "node.kubernetes.io/instance-type"
+  common::Atom nvidia_gpu;         // "nvidia.com/gpu"
+  common::Atom hostname;           // "kubernetes.io/hostname"
+  common::Atom zone;               // "topology.kubernetes.io/zone"
+  common::Atom region;             // "topology.kubernetes.io/region"
+  common::Atom instance_type;      // "node.kubernetes.io/instance-type"
   common::Atom default_scheduler;  // "default-scheduler"
 };
 const WellKnown& Names();

@@ -1,12 +1,12 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "src/api/resources.h"
 
+#include <gtest/gtest.h>
+
 #include <cstdint>
 #include <limits>
 #include <string>
 #include <vector>
-
-#include <gtest/gtest.h>
 
 namespace gpusched::api {
 namespace {

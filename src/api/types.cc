@@ -11,10 +11,8 @@ bool Toleration::Tolerates(const Taint& t) const {
   if (effect != TaintEffect::kAll && effect != t.effect) return false;
   if (!key.empty() && key != t.key) return false;
   switch (op) {
-    case Op::kEqual:
-      return value == t.value;
-    case Op::kExists:
-      return true;
+    case Op::kEqual: return value == t.value;
+    case Op::kExists: return true;
   }
   return false;
 }

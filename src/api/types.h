@@ -58,7 +58,7 @@ struct NodeAffinity {
 
 struct PodAffinityTerm {
   LabelSelector label_selector;
-  std::vector<std::string> namespaces;                 // empty + no selector: the pod's namespace
+  std::vector<std::string> namespaces;  // empty + no selector: the pod's namespace
   std::optional<LabelSelector> namespace_selector;
   Atom topology_key;
   // matchLabelKeys / mismatchLabelKeys: keys of the incoming pod's labels. The decoder merges

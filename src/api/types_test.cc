@@ -1,10 +1,10 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "src/api/types.h"
 
+#include <gtest/gtest.h>
+
 #include <string>
 #include <vector>
-
-#include <gtest/gtest.h>
 
 namespace gpusched::api {
 namespace {
@@ -32,8 +32,8 @@ TEST(TolerationTest, ToleratesWithKubernetesSemantics) {
     bool want;
   };
   const std::vector<Case> cases = {
-      {"an empty key with Exists tolerates every taint", Tol("", Op::kExists, "", TaintEffect::kAll),
-       gpu, true},
+      {"an empty key with Exists tolerates every taint",
+       Tol("", Op::kExists, "", TaintEffect::kAll), gpu, true},
       {"an empty key with Exists and an effect tolerates only that effect",
        Tol("", Op::kExists, "", TaintEffect::kNoExecute), gpu, false},
       {"Equal with the same key, value and effect tolerates",
@@ -42,8 +42,8 @@ TEST(TolerationTest, ToleratesWithKubernetesSemantics) {
        Tol("nvidia.com/gpu", Op::kEqual, "absent", TaintEffect::kNoSchedule), gpu, false},
       {"Equal with an empty value does not tolerate a valued taint",
        Tol("nvidia.com/gpu", Op::kEqual, "", TaintEffect::kAll), gpu, false},
-      {"Exists ignores the value", Tol("nvidia.com/gpu", Op::kExists, "whatever", TaintEffect::kAll),
-       gpu, true},
+      {"Exists ignores the value",
+       Tol("nvidia.com/gpu", Op::kExists, "whatever", TaintEffect::kAll), gpu, true},
       {"an empty effect matches every effect",
        Tol("nvidia.com/gpu", Op::kEqual, "present", TaintEffect::kAll), gpu_exec, true},
       {"a different effect does not tolerate",
@@ -82,14 +82,34 @@ TEST(EffectiveRequestsTest, FollowsKubeSchedulerPodRequests) {
       {"a pod without containers requests only a pod slot", {}, {}, {}, 0, 0, false},
       {"containers are summed", {C(100, 10), C(200, 20)}, {}, {}, 300, 30, false},
       {"a larger init container dominates", {C(100, 10)}, {C(500, 5)}, {}, 500, 10, false},
-      {"init containers are not summed with each other", {C(100, 10)}, {C(300, 5), C(400, 5)}, {},
-       400, 10, false},
-      {"a sidecar adds to the running containers", {C(100, 10)}, {C(50, 5, true)}, {}, 150, 15,
+      {"init containers are not summed with each other",
+       {C(100, 10)},
+       {C(300, 5), C(400, 5)},
+       {},
+       400,
+       10,
+       false},
+      {"a sidecar adds to the running containers",
+       {C(100, 10)},
+       {C(50, 5, true)},
+       {},
+       150,
+       15,
        true},
-      {"an init container after a sidecar runs beside it", {C(100, 10)},
-       {C(50, 5, true), C(500, 5)}, {}, 550, 15, true},
-      {"an init container before a sidecar runs alone", {C(100, 10)},
-       {C(500, 5), C(50, 5, true)}, {}, 500, 15, true},
+      {"an init container after a sidecar runs beside it",
+       {C(100, 10)},
+       {C(50, 5, true), C(500, 5)},
+       {},
+       550,
+       15,
+       true},
+      {"an init container before a sidecar runs alone",
+       {C(100, 10)},
+       {C(500, 5), C(50, 5, true)},
+       {},
+       500,
+       15,
+       true},
       {"overhead is added last", {C(100, 10)}, {C(500, 5)}, overhead, 750, 74, false},
   };
   for (const Case& c : cases) {
@@ -143,7 +163,7 @@ TEST(PodTest, KeyPhaseNameAndTerminal) {
     bool terminal;
   };
   const std::vector<Case> cases = {
-      {PodPhase::kPending, "Pending", false},   {PodPhase::kRunning, "Running", false},
+      {PodPhase::kPending, "Pending", false},    {PodPhase::kRunning, "Running", false},
       {PodPhase::kSucceeded, "Succeeded", true}, {PodPhase::kFailed, "Failed", true},
       {PodPhase::kUnknown, "Unknown", false},
   };

@@ -9,6 +9,7 @@
 #include <yaml-cpp/mark.h>
 #include <yaml-cpp/parser.h>
 
+#include <boost/json.hpp>
 #include <charconv>
 #include <cmath>
 #include <limits>
@@ -16,8 +17,6 @@
 #include <string>
 #include <unordered_map>
 #include <vector>
-
-#include <boost/json.hpp>
 
 #include "src/api/decode.h"
 
@@ -44,9 +43,7 @@ bool AllOf(std::string_view s, bool (*pred)(char)) {
 }
 
 bool IsOctal(char c) { return c >= '0' && c <= '7'; }
-bool IsHex(char c) {
-  return IsDigit(c) || (c >= 'a' && c <= 'f') || (c >= 'A' && c <= 'F');
-}
+bool IsHex(char c) { return IsDigit(c) || (c >= 'a' && c <= 'f') || (c >= 'A' && c <= 'F'); }
 
 // [-+]?(\.[0-9]+|[0-9]+(\.[0-9]*)?)([eE][-+]?[0-9]+)?
 bool IsCoreFloat(std::string_view s) {
@@ -104,7 +101,8 @@ json::value CoreScalar(const std::string& text) {
     bool hex = s[1] == 'x';
     if (AllOf(digits, hex ? IsHex : IsOctal)) {
       uint64_t u = 0;
-      auto [ptr, ec] = std::from_chars(digits.data(), digits.data() + digits.size(), u, hex ? 16 : 8);
+      auto [ptr, ec] =
+          std::from_chars(digits.data(), digits.data() + digits.size(), u, hex ? 16 : 8);
       if (ec == std::errc() && ptr == digits.data() + digits.size()) {
         if (u <= static_cast<uint64_t>(std::numeric_limits<int64_t>::max())) {
           return static_cast<int64_t>(u);
@@ -299,8 +297,8 @@ std::string YamlError(std::string_view source, const YAML::Mark& mark, std::stri
   std::string msg(source);
   msg += ": YAML error";
   if (!mark.is_null()) {
-    msg += " at line " + std::to_string(mark.line + 1) + ", column " +
-           std::to_string(mark.column + 1);
+    msg +=
+        " at line " + std::to_string(mark.line + 1) + ", column " + std::to_string(mark.column + 1);
   }
   msg += ": ";
   msg += why;

@@ -3,8 +3,8 @@
 
 #include <algorithm>
 
+#include "src/api/gpu_devices.h"
 #include "src/common/strings.h"
-#include "src/framework/gpu_devices.h"
 
 namespace gpusched::cache {
 
@@ -108,9 +108,9 @@ void Cache::ChargeLocked(PodState& ps) {
   if (!pod.gpu.empty() && ni.node != nullptr) {
     const auto& info = ni.node->gpu;
     if (ps.gpu.empty()) {
-      if (auto a = framework::ChooseDevicesBestFit(info, ni.gpus, pod.gpu)) ps.gpu = *a;
+      if (auto a = api::ChooseDevicesBestFit(info, ni.gpus, pod.gpu)) ps.gpu = *a;
     }
-    if (!ps.gpu.empty()) ps.gpu_applied = framework::ApplyAssignment(info, ni.gpus, ps.gpu, +1);
+    if (!ps.gpu.empty()) ps.gpu_applied = api::ApplyAssignment(info, ni.gpus, ps.gpu, +1);
     if (!ps.gpu_applied) {
       ps.counted_overcommit = true;
       ++overcommitted_;
@@ -130,7 +130,7 @@ void Cache::UnchargeLocked(PodState& ps) {
     ni.pods.pop_back();
   }
   if (ps.gpu_applied && ni.node != nullptr) {
-    framework::ApplyAssignment(ni.node->gpu, ni.gpus, ps.gpu, -1);
+    api::ApplyAssignment(ni.node->gpu, ni.gpus, ps.gpu, -1);
   }
   if (ps.counted_overcommit) --overcommitted_;
   ps.gpu_applied = false;
@@ -200,7 +200,8 @@ common::Status Cache::AssumePod(api::PodPtr pod, std::string_view node,
   common::MutexLock lock(mu_);
   const std::string uid = pod->meta.uid;  // a copy: `pod` may be replaced below
   if (pods_.count(uid) != 0) {
-    return common::AlreadyExistsError("pod " + pod->Key() + " (uid " + uid + ") is already in the cache");
+    return common::AlreadyExistsError("pod " + pod->Key() + " (uid " + uid +
+                                      ") is already in the cache");
   }
   NodeIndex i = IndexOfLocked(node);
   if (i == kNoNode || nodes_[U(i)].node == nullptr) {
@@ -283,8 +284,10 @@ void Cache::AddPod(api::PodPtr pod) {
     UnchargeLocked(ps);
     ps.pod = std::move(pod);
     ps.node = target;
-    if (annotated) ps.gpu = *annotated;
-    else if (!same_node || !same_requests) ps.gpu = {};
+    if (annotated)
+      ps.gpu = *annotated;
+    else if (!same_node || !same_requests)
+      ps.gpu = {};
     ChargeLocked(ps);
     MaybeFreeSlotLocked(old);
     return;

@@ -24,7 +24,9 @@
 //  - Pods may name a node the cache has not seen (informer order) and nodes may be deleted while
 //    pods remain: such a node keeps a placeholder slot (NodeInfo::node == nullptr, invisible to
 //    plugins) until its node arrives or its last pod leaves.
-//  - A node update recomputes that node's accounting from its pods (device choices kept).
+//  - A node update that changes the node's GPU facts (or re-adds a removed node) recomputes that
+//    node's accounting from its pods (device choices kept); any other update only replaces the
+//    node object.
 //
 // Snapshot: UpdateSnapshot copies only the NodeInfos changed since the previous call (a dirty
 // list), so its cost scales with what changed. There is one snapshot consumer per Cache.
@@ -109,7 +111,7 @@ class Cache {
     api::PodPtr pod;
     framework::NodeIndex node = framework::kNoNode;
     api::GpuAssignment gpu;
-    bool gpu_applied = false;       // charged per device
+    bool gpu_applied = false;         // charged per device
     bool counted_overcommit = false;  // wants GPUs on a known node but could not be charged
     bool assumed = false;
     bool binding_finished = false;

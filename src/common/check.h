@@ -1,8 +1,9 @@
 // SPDX-License-Identifier: Apache-2.0
-// Invariant checks in three tiers (never use them on data from the API server, a file or a request):
+// Invariant checks in three tiers (never use them on data from the API server, a file or a
+// request):
 //   GPUSCHED_DCHECK(cond)  debug builds only.
 //   GPUSCHED_CHECK(cond)   always; aborts. For startup and programmer errors.
-//   GPUSCHED_BUG(msg)      logs, counts gpusched_internal_bugs_total and continues.
+//   GPUSCHED_BUG(msg)      logs an error, counts it (InternalBugCount()) and continues.
 #pragma once
 
 #include <atomic>
@@ -13,7 +14,8 @@ namespace gpusched::common {
 
 [[noreturn]] void CheckFailed(const char* file, int line, const char* expr);
 void ReportBug(const char* file, int line, std::string_view message);
-// Number of GPUSCHED_BUG reports since start; exported as gpusched_internal_bugs_total.
+// Number of GPUSCHED_BUG reports since start. (Not exported as a metric: the catalog has no
+// gpusched_internal_bugs_total.)
 uint64_t InternalBugCount();
 
 }  // namespace gpusched::common

@@ -25,16 +25,16 @@ void ThreadPoolExecutor::Post(std::function<void()> task) {
 }
 
 void ThreadPoolExecutor::Drain() {
-  std::unique_lock lock(mu_.native());
-  idle_cv_.wait(lock, [this] { return tasks_.empty() && running_ == 0; });
+  MutexLock lock(mu_);
+  lock.Wait(idle_cv_, [this]() GPUSCHED_REQUIRES(mu_) { return tasks_.empty() && running_ == 0; });
 }
 
 void ThreadPoolExecutor::Worker() {
   for (;;) {
     std::function<void()> task;
     {
-      std::unique_lock lock(mu_.native());
-      cv_.wait(lock, [this] { return stopping_ || !tasks_.empty(); });
+      MutexLock lock(mu_);
+      lock.Wait(cv_, [this]() GPUSCHED_REQUIRES(mu_) { return stopping_ || !tasks_.empty(); });
       if (tasks_.empty()) return;  // stopping and drained
       task = std::move(tasks_.front());
       tasks_.pop_front();
@@ -42,7 +42,7 @@ void ThreadPoolExecutor::Worker() {
     }
     task();
     {
-      std::unique_lock lock(mu_.native());
+      MutexLock lock(mu_);
       --running_;
     }
     idle_cv_.notify_all();

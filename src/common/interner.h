@@ -59,7 +59,8 @@ class Interner {
   };
 
   mutable Mutex mu_;
-  std::unordered_map<std::string_view, uint32_t, Hash, std::equal_to<>> index_ GPUSCHED_GUARDED_BY(mu_);
+  std::unordered_map<std::string_view, uint32_t, Hash, std::equal_to<>> index_
+      GPUSCHED_GUARDED_BY(mu_);
   std::vector<std::unique_ptr<char[]>> storage_ GPUSCHED_GUARDED_BY(mu_);
   std::vector<std::unique_ptr<std::string_view[]>> owned_chunks_ GPUSCHED_GUARDED_BY(mu_);
   uint32_t next_ GPUSCHED_GUARDED_BY(mu_) = 0;
@@ -75,5 +76,7 @@ inline std::string_view Str(Atom a) { return Symbols().Str(a); }
 
 template <>
 struct std::hash<gpusched::common::Atom> {
-  size_t operator()(gpusched::common::Atom a) const noexcept { return a.id * 0x9E3779B97F4A7C15ull; }
+  size_t operator()(gpusched::common::Atom a) const noexcept {
+    return a.id * 0x9E3779B97F4A7C15ull;
+  }
 };

@@ -94,11 +94,10 @@ class LineFormatter final : public spdlog::formatter {
   explicit LineFormatter(LogFormat format) : format_(format) {}
   void format(const spdlog::details::log_msg& msg, spdlog::memory_buf_t& dest) override {
     const PendingRecord* rec = t_pending;
-    std::string line = FormatLogLine(format_, FromSpdlog(msg.level), rec ? rec->v : 0, msg.time,
-                                     msg.thread_id,
-                                     std::string_view(msg.payload.data(), msg.payload.size()),
-                                     rec != nullptr,
-                                     rec ? rec->fields : std::span<const LogField>{});
+    std::string line =
+        FormatLogLine(format_, FromSpdlog(msg.level), rec ? rec->v : 0, msg.time, msg.thread_id,
+                      std::string_view(msg.payload.data(), msg.payload.size()), rec != nullptr,
+                      rec ? rec->fields : std::span<const LogField>{});
     line += '\n';
     dest.append(line.data(), line.data() + line.size());
   }

@@ -52,13 +52,15 @@ inline bool V(int level) { return internal::g_verbosity.load(std::memory_order_r
 class LogField {
  public:
   enum class Kind : uint8_t { kString, kInt, kDouble, kBool };
-  LogField(std::string_view key, std::string_view value) : key_(key), kind_(Kind::kString), str_(value) {}
-  LogField(std::string_view key, const std::string& value) : LogField(key, std::string_view(value)) {}
+  LogField(std::string_view key, std::string_view value)
+      : key_(key), kind_(Kind::kString), str_(value) {}
+  LogField(std::string_view key, const std::string& value)
+      : LogField(key, std::string_view(value)) {}
   LogField(std::string_view key, const char* value) : LogField(key, std::string_view(value)) {}
   LogField(std::string_view key, bool value) : key_(key), kind_(Kind::kBool), int_(value ? 1 : 0) {}
   template <std::integral T>
-    requires(!std::same_as<T, bool>)
-  LogField(std::string_view key, T value) : key_(key), kind_(Kind::kInt), int_(static_cast<int64_t>(value)) {}
+  requires(!std::same_as<T, bool>) LogField(std::string_view key, T value)
+      : key_(key), kind_(Kind::kInt), int_(static_cast<int64_t>(value)) {}
   LogField(std::string_view key, double value) : key_(key), kind_(Kind::kDouble), double_(value) {}
 
   std::string_view key() const { return key_; }
@@ -78,7 +80,8 @@ class LogField {
 // A structured info line at verbosity `v` (logged only when V(v)).
 void InfoS(int v, std::string_view msg, std::initializer_list<LogField> fields = {});
 // A structured error line (always logged); `err` is the error text, as klog's ErrorS.
-void ErrorS(std::string_view err, std::string_view msg, std::initializer_list<LogField> fields = {});
+void ErrorS(std::string_view err, std::string_view msg,
+            std::initializer_list<LogField> fields = {});
 
 // Appends `s` as a JSON string literal (with the quotes) to `out`: escapes '"', '\\' and control
 // characters, and replaces each byte of invalid UTF-8 by U+FFFD.

@@ -55,9 +55,10 @@ TEST(AppendJsonStringTest, EscapesAndRoundTrips) {
 }
 
 TEST(FormatLogLineTest, JsonLineIsOneObjectWithTsLevelVMsgAndFields) {
-  const auto ts = std::chrono::system_clock::time_point(std::chrono::microseconds(1764465640123456));
-  const LogField fields[] = {{"pod", "ns/\"quoted\"\nname"}, {"feasibleNodes", 3},
-                             {"score", 2.5}, {"bound", true}};
+  const auto ts =
+      std::chrono::system_clock::time_point(std::chrono::microseconds(1764465640123456));
+  const LogField fields[] = {
+      {"pod", "ns/\"quoted\"\nname"}, {"feasibleNodes", 3}, {"score", 2.5}, {"bound", true}};
   std::string line = FormatLogLine(LogFormat::kJson, LogLevel::kInfo, 2, ts, 7,
                                    "Successfully bound pod to node", true, fields);
   EXPECT_EQ(line.find('\n'), std::string::npos) << "one record is one line";
@@ -77,10 +78,11 @@ TEST(FormatLogLineTest, JsonLineIsOneObjectWithTsLevelVMsgAndFields) {
 
 TEST(FormatLogLineTest, PlainMessagesWithJsonMetacharactersStillParse) {
   const auto ts = std::chrono::system_clock::time_point(std::chrono::seconds(1));
-  for (std::string msg : {std::string("unschedulable message=\"0/3 nodes\" {x}"),
-                          std::string("path C:\\dir\t\x02 \xff end")}) {
+  for (const std::string& msg : {std::string("unschedulable message=\"0/3 nodes\" {x}"),
+                                 std::string("path C:\\dir\t\x02 \xff end")}) {
     SCOPED_TRACE(msg);
-    std::string line = FormatLogLine(LogFormat::kJson, LogLevel::kWarning, 0, ts, 1, msg, false, {});
+    std::string line =
+        FormatLogLine(LogFormat::kJson, LogLevel::kWarning, 0, ts, 1, msg, false, {});
     boost::system::error_code ec;
     boost::json::value v = boost::json::parse(line, ec);
     ASSERT_FALSE(ec) << line;
@@ -99,14 +101,16 @@ TEST(FormatLogLineTest, NonFiniteDoublesAreNullInJson) {
 }
 
 TEST(FormatLogLineTest, TextLineIsKlogStyle) {
-  const auto ts = std::chrono::system_clock::time_point(std::chrono::microseconds(1764465640123456));
+  const auto ts =
+      std::chrono::system_clock::time_point(std::chrono::microseconds(1764465640123456));
   const LogField fields[] = {{"pod", "default/p"}, {"feasibleNodes", 3}, {"bad key", "v"}};
   std::string structured = FormatLogLine(LogFormat::kText, LogLevel::kInfo, 2, ts, 42,
                                          "Successfully bound pod to node", true, fields);
   EXPECT_EQ(structured,
             "I1130 01:20:40.123456      42] \"Successfully bound pod to node\" pod=\"default/p\" "
             "feasibleNodes=3 bad_key=\"v\"");
-  std::string plain = FormatLogLine(LogFormat::kText, LogLevel::kError, 0, ts, 42, "boom", false, {});
+  std::string plain =
+      FormatLogLine(LogFormat::kText, LogLevel::kError, 0, ts, 42, "boom", false, {});
   EXPECT_EQ(plain, "E1130 01:20:40.123456      42] boom");
 }
 

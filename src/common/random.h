@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
-// Random: a small, fast, seedable generator (xoshiro256**, seeded by splitmix64). Deterministic for a
-// given seed, so simulations and tests replay exactly. Not thread-safe: one per thread of use.
+// Random: a small, fast, seedable generator (xoshiro256**, seeded by splitmix64). Deterministic for
+// a given seed, so simulations and tests replay exactly. Not thread-safe: one per thread of use.
 #pragma once
 
 #include <cstdint>

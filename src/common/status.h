@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0
 // Status and StatusOr<T>: the result of every fallible operation below cmd/.
 //
-// An OK Status holds a null pointer, so success allocates nothing (LevelDB's design). Errors carry a
-// code and a message that names the offending field and value. Status is a value type; it is not
+// An OK Status holds a null pointer, so success allocates nothing (LevelDB's design). Errors carry
+// a code and a message that names the offending field and value. Status is a value type; it is not
 // thread-safe to mutate one Status from two threads, but distinct copies are independent.
 #pragma once
 
@@ -16,18 +16,18 @@ namespace gpusched::common {
 
 enum class StatusCode : unsigned char {
   kOk = 0,
-  kInvalidArgument,    // malformed input: quantity, annotation, YAML, CSV row, request
+  kInvalidArgument,  // malformed input: quantity, annotation, YAML, CSV row, request
   kNotFound,
   kAlreadyExists,
   kFailedPrecondition,
   kOutOfRange,
-  kUnavailable,        // transient: retry may succeed (network, API server 5xx)
+  kUnavailable,  // transient: retry may succeed (network, API server 5xx)
   kDeadlineExceeded,
   kResourceExhausted,  // 429, size limits
   kPermissionDenied,
-  kAborted,            // conflict (409)
+  kAborted,  // conflict (409)
   kUnimplemented,
-  kInternal,           // a bug
+  kInternal,  // a bug
 };
 
 std::string_view StatusCodeName(StatusCode code);
@@ -46,7 +46,9 @@ class [[nodiscard]] Status {
   bool ok() const { return rep_ == nullptr; }
   StatusCode code() const { return rep_ ? rep_->code : StatusCode::kOk; }
   // The message without the code; empty when OK.
-  std::string_view message() const { return rep_ ? std::string_view(rep_->message) : std::string_view(); }
+  std::string_view message() const {
+    return rep_ ? std::string_view(rep_->message) : std::string_view();
+  }
   // "InvalidArgument: message", or "OK".
   std::string ToString() const;
 
@@ -116,10 +118,10 @@ class [[nodiscard]] StatusOr {
 #define GPUSCHED_STATUS_CONCAT_(a, b) GPUSCHED_STATUS_CONCAT_INNER_(a, b)
 
 // Returns the status from the enclosing function when `expr` is not OK.
-#define GPUSCHED_RETURN_IF_ERROR(expr)                          \
-  do {                                                          \
-    ::gpusched::common::Status gpusched_status_ = (expr);       \
-    if (!gpusched_status_.ok()) return gpusched_status_;        \
+#define GPUSCHED_RETURN_IF_ERROR(expr)                    \
+  do {                                                    \
+    ::gpusched::common::Status gpusched_status_ = (expr); \
+    if (!gpusched_status_.ok()) return gpusched_status_;  \
   } while (0)
 
 // `lhs` = value of the StatusOr `expr`, or return its status.

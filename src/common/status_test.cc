@@ -29,7 +29,7 @@ TEST(StatusTest, ErrorKeepsCodeMessageAndContext) {
   EXPECT_EQ(s.ToString(), "InvalidArgument: bad quantity \"1.2.3\"");
   Status c = s.WithContext("pods.yaml");
   EXPECT_EQ(c.message(), "pods.yaml: bad quantity \"1.2.3\"");
-  Status copy = c;
+  Status copy = c;  // NOLINT(performance-unnecessary-copy-initialization): tests the copy
   EXPECT_EQ(copy, c);
 }
 

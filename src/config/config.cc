@@ -90,12 +90,18 @@ Plugins DefaultPlugins() {
   // resource measure than GpuFragmentation's and, summed with it, undo its packing (spreading CPU
   // strands GPUs); GpuFragmentation accounts for CPU itself. Both still filter.
   Plugins p;
-  p.at(Point::kMultiPoint).enabled = {
-      Ref("PrioritySort"),       Ref("NodeUnschedulable"),    Ref("NodeName"),
-      Ref("TaintToleration", 3), Ref("NodeAffinity", 2),      Ref("NodeResourcesFit", 1),
-      Ref("GpuFit", 5),          Ref("GpuFragmentation", kGpuFragmentationWeight),
-      Ref("PodTopologySpread", 2), Ref("InterPodAffinity", 2),
-      Ref("NetworkLocality", kNetworkLocalityWeight), Ref("DefaultBinder")};
+  p.at(Point::kMultiPoint).enabled = {Ref("PrioritySort"),
+                                      Ref("NodeUnschedulable"),
+                                      Ref("NodeName"),
+                                      Ref("TaintToleration", 3),
+                                      Ref("NodeAffinity", 2),
+                                      Ref("NodeResourcesFit", 1),
+                                      Ref("GpuFit", 5),
+                                      Ref("GpuFragmentation", kGpuFragmentationWeight),
+                                      Ref("PodTopologySpread", 2),
+                                      Ref("InterPodAffinity", 2),
+                                      Ref("NetworkLocality", kNetworkLocalityWeight),
+                                      Ref("DefaultBinder")};
   // NetworkLocality skips pods that declare no traffic; its TopologicalSort is not the queue
   // order (PrioritySort is).
   p.at(Point::kQueueSort).disabled = {Ref("NetworkLocality")};

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 // SchedulerConfig: the typed KubeSchedulerConfiguration (kubescheduler.config.k8s.io/v1; v1beta1
 // is accepted with a deprecation warning). Field names, defaults and validation follow
-// kube-scheduler (../shared/reference/kube-scheduler-compat.md §1–2); gpusched adds nothing to the
+// kube-scheduler (docs/kube-scheduler-compat.md §1–2); gpusched adds nothing to the
 // schema except its own plugins and their args.
 //
 // Parsing and validation report every error found, each naming the YAML path, e.g.
@@ -11,8 +11,8 @@
 #pragma once
 
 #include <boost/json/value.hpp>
-#include <functional>
 #include <cstdint>
+#include <functional>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -38,8 +38,20 @@ struct PluginSet {
 
 // The extension points in config order.
 enum class Point : int {
-  kPreEnqueue = 0, kQueueSort, kPreFilter, kFilter, kPostFilter, kPreScore, kScore, kReserve,
-  kPermit, kPreBind, kBind, kPostBind, kMultiPoint, kCount
+  kPreEnqueue = 0,
+  kQueueSort,
+  kPreFilter,
+  kFilter,
+  kPostFilter,
+  kPreScore,
+  kScore,
+  kReserve,
+  kPermit,
+  kPreBind,
+  kBind,
+  kPostBind,
+  kMultiPoint,
+  kCount
 };
 std::string_view PointName(Point p);  // "queueSort", ...
 
@@ -60,9 +72,9 @@ struct PluginConfig {
 struct Profile {
   std::string scheduler_name = std::string(kDefaultSchedulerName);
   std::optional<int32_t> percentage_of_nodes_to_score;  // overrides the top-level value
-  Plugins plugins;              // as written by the user (merged with defaults by EffectivePlugins)
+  Plugins plugins;  // as written by the user (merged with defaults by EffectivePlugins)
   std::vector<PluginConfig> plugin_config;
-  std::string path;             // "profiles[0]"
+  std::string path;  // "profiles[0]"
 
   // The args object for `plugin`, or nullptr.
   const boost::json::value* ArgsFor(std::string_view plugin) const;
@@ -92,7 +104,7 @@ struct LeaderElection {
 struct Extender {
   std::string url_prefix;
   std::string filter_verb, prioritize_verb, bind_verb, preempt_verb;
-  int64_t weight = 1;            // > 0 when prioritize_verb is set
+  int64_t weight = 1;              // > 0 when prioritize_verb is set
   int64_t http_timeout_ms = 5000;  // httpTimeout; "0s" means the default
   bool node_cache_capable = false;
   bool ignorable = false;
@@ -121,7 +133,8 @@ struct SchedulerConfig {
 // that gpusched does not use (enableProfiling, ...) are accepted with a warning; HTTPS extenders
 // (enableHTTPS: true, tlsConfig) are rejected. The error is "<source>: <path>: <message>; ..."
 // with every decoding and validation error found. `warnings` may be null.
-common::StatusOr<SchedulerConfig> ParseSchedulerConfig(std::string_view yaml, std::string_view source,
+common::StatusOr<SchedulerConfig> ParseSchedulerConfig(std::string_view yaml,
+                                                       std::string_view source,
                                                        std::vector<std::string>* warnings);
 
 // The default configuration: one profile "gpu-scheduler" with the default plugins.
@@ -148,13 +161,15 @@ inline constexpr int32_t kNetworkLocalityWeight = 2;
 // (GpuFragmentation scores and chooses the devices; both still filter).
 Plugins DefaultPlugins();
 
-// Merges the profile's plugin sets into the defaults, with kube-scheduler's rule (§1.2): drop the
-// disabled ones (or all for "*"); a default also listed in enabled is replaced in place (keeping its
-// position, taking the new weight); then append the other enabled ones in order. multiPoint entries
-// expand to every point the plugin implements; `implements(name, point)` answers that.
+// Merges the profile's plugin sets into the defaults, with kube-scheduler's rule
+// (docs/kube-scheduler-compat.md §1.2): drop the disabled ones (or all for "*"); a default also
+// listed in enabled is replaced in place (keeping its position, taking the new weight); then
+// append the other enabled ones in order. multiPoint entries expand to every point the plugin
+// implements; `implements(name, point)` answers that.
 //
 // Precisely, per point P the list is built in three levels, each applied to the result of the
-// previous one: (1) the defaults at P (less the defaults' own disables at P); (2) the profile's multiPoint set: its disabled names (or
+// previous one: (1) the defaults at P (less the defaults' own disables at P); (2) the profile's
+// multiPoint set: its disabled names (or
 // "*") drop defaults, its enabled entries that implement P replace a listed plugin in place or
 // are appended; (3) the profile's P set: its disabled names (or "*") drop anything listed so far,
 // its enabled entries replace in place or are appended. A plugin disabled at P is never expanded

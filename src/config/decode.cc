@@ -3,8 +3,12 @@
 //
 // Decoding is strict, like kube-scheduler's: unknown fields are errors, and so are values of the
 // wrong type. Every error found is collected (each naming its path) before defaults are applied
-// and Validate() runs; the caller gets all of them at once. Nothing here throws: Boost.JSON is
-// used only through its non-throwing accessors (is_*, if_*, get_* after a kind check).
+// and Validate() runs; the caller gets all of them at once. Fields are read through
+// api::JsonReader (src/api/fields.h) in this file's wording (kConfigDialect). Nothing here
+// throws: Boost.JSON is used only through its non-throwing accessors (is_*, if_*, get_* after a
+// kind check).
+#include "src/api/decode.h"
+
 #include <boost/json.hpp>
 #include <cmath>
 #include <cstdio>
@@ -13,7 +17,7 @@
 #include <string>
 #include <utility>
 
-#include "src/api/decode.h"
+#include "src/api/fields.h"
 #include "src/common/strings.h"
 #include "src/config/config.h"
 #include "src/config/duration.h"
@@ -51,21 +55,6 @@ std::string Describe(const json::value& v) {
 
 std::string_view View(const json::string& s) { return {s.data(), s.size()}; }
 
-std::string Child(const std::string& path, std::string_view key) {
-  bool plain = !key.empty();
-  for (char c : key) {
-    const bool ok = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
-                    c == '_' || c == '-';
-    plain = plain && ok;
-  }
-  std::string k = plain ? std::string(key) : common::Quote(key);
-  return path.empty() ? k : path + "." + k;
-}
-
-std::string Index(const std::string& path, size_t i) {
-  return path + "[" + std::to_string(i) + "]";
-}
-
 // Levenshtein distance, for "did you mean" hints on unknown fields (keys are short).
 size_t EditDistance(std::string_view a, std::string_view b) {
   std::vector<size_t> prev(b.size() + 1), cur(b.size() + 1);
@@ -81,95 +70,149 @@ size_t EditDistance(std::string_view a, std::string_view b) {
   return prev[b.size()];
 }
 
+// ---------------------------------------------------------------------------------------------
+// The config's wording of api::JsonReader: "expected a map, got a list", "must be a 32-bit
+// integer, got 99999999999", paths with odd keys quoted (PathStyle::kQuoted).
+
+std::string_view Expected(api::JsonType want) {
+  switch (want) {
+    case api::JsonType::kObject: return "expected a map, got ";
+    case api::JsonType::kArray: return "expected a list, got ";
+    case api::JsonType::kString: return "expected a string, got ";
+    case api::JsonType::kBool: return "expected true or false, got ";
+    case api::JsonType::kInteger: return "expected an integer, got ";
+    case api::JsonType::kNumber: return "expected a number, got ";
+    case api::JsonType::kQuantity: return "expected a quantity, got ";
+  }
+  return "unexpected ";
+}
+
+std::string ConfigTypeError(api::JsonType want, const json::value& got) {
+  if (want == api::JsonType::kNumber && got.is_double()) {
+    return "must be a finite number, got " + Describe(got);
+  }
+  return std::string(Expected(want)) + Describe(got);
+}
+
+std::string ConfigRangeError(const json::value& got, std::optional<int64_t>, int64_t lo,
+                             int64_t hi) {
+  const bool int32 =
+      lo == (std::numeric_limits<int32_t>::min)() && hi == (std::numeric_limits<int32_t>::max)();
+  return std::string("must be a ") + (int32 ? "32-bit" : "64-bit") + " integer, got " +
+         Describe(got);
+}
+
+constexpr api::Dialect kConfigDialect{api::PathStyle::kQuoted, &ConfigTypeError, &ConfigRangeError,
+                                      nullptr};
+
+using api::FieldPath;
+
 class Decoder {
  public:
   Decoder(Version version, std::vector<std::string>* warnings)
       : version_(version), warnings_(warnings) {}
 
-  std::vector<std::string>& errors() { return errors_; }
-
-  void Error(const std::string& path, std::string message) {
-    errors_.push_back(path.empty() ? std::move(message) : path + ": " + message);
-  }
-  void Warn(const std::string& path, std::string_view message) {
-    if (warnings_ != nullptr) warnings_->push_back(path + ": " + std::string(message));
-  }
+  std::vector<std::string> TakeErrors() { return r_.errors().Take(); }
 
   void DecodeRoot(const json::object& root, SchedulerConfig& c) {
-    std::vector<std::string_view> known = {
-        "apiVersion", "kind", "parallelism", "percentageOfNodesToScore",
-        "podInitialBackoffSeconds", "podMaxBackoffSeconds", "clientConnection", "leaderElection",
-        "profiles", "extenders", "delayCacheUntilActive", "enableProfiling",
-        "enableContentionProfiling"};
-    const bool legacy_addresses = version_ == Version::kV1beta1 || version_ == Version::kV1beta2;
-    if (legacy_addresses) {
-      known.push_back("healthzBindAddress");
-      known.push_back("metricsBindAddress");
+    const FieldPath rp;
+    CheckFields(root, rp, RootFields());
+    if (auto v = Int32(root, rp, "parallelism")) c.parallelism = *v;
+    if (auto v = Int32(root, rp, "percentageOfNodesToScore")) c.percentage_of_nodes_to_score = *v;
+    if (auto v = r_.Int(root, "podInitialBackoffSeconds", rp)) c.pod_initial_backoff_seconds = *v;
+    if (auto v = r_.Int(root, "podMaxBackoffSeconds", rp)) c.pod_max_backoff_seconds = *v;
+    if (auto v = r_.Bool(root, "delayCacheUntilActive", rp)) c.delay_cache_until_active = *v;
+    WarnIgnoredRootFields(root);
+    if (const json::object* o = r_.Object(root, "clientConnection", rp)) {
+      DecodeClientConnection(*o, rp.Key("clientConnection"), c.client_connection);
     }
-    CheckFields(root, "", known);
-    Int32(root, "", "parallelism", c.parallelism);
-    Int32(root, "", "percentageOfNodesToScore", c.percentage_of_nodes_to_score);
-    Int64(root, "", "podInitialBackoffSeconds", c.pod_initial_backoff_seconds);
-    Int64(root, "", "podMaxBackoffSeconds", c.pod_max_backoff_seconds);
-    Bool(root, "", "delayCacheUntilActive", c.delay_cache_until_active);
-    for (std::string_view ignored : {"enableProfiling", "enableContentionProfiling"}) {
-      bool unused = false;
-      if (Bool(root, "", ignored, unused)) {
-        Warn(std::string(ignored), "ignored (gpusched serves no profiling endpoints)");
-      }
+    if (const json::object* o = r_.Object(root, "leaderElection", rp)) {
+      DecodeLeaderElection(*o, rp.Key("leaderElection"), c.leader_election);
     }
-    if (legacy_addresses) {
-      for (std::string_view ignored : {"healthzBindAddress", "metricsBindAddress"}) {
-        std::string unused;
-        if (String(root, "", ignored, unused)) {
-          Warn(std::string(ignored), "ignored (removed in kubescheduler.config.k8s.io/v1)");
+    DecodeProfiles(root, c.profiles);
+    if (const json::array* a = r_.Array(root, "extenders", rp)) {
+      const FieldPath base = rp.Key("extenders");
+      for (size_t i = 0; i < a->size(); ++i) {
+        Extender& e = c.extenders.emplace_back();
+        if (const json::object* o = r_.AsObject((*a)[i], base.At(i))) {
+          DecodeExtender(*o, base.At(i), e);
         }
-      }
-    }
-    if (const json::object* o = Object(root, "", "clientConnection")) {
-      DecodeClientConnection(*o, "clientConnection", c.client_connection);
-    }
-    if (const json::object* o = Object(root, "", "leaderElection")) {
-      DecodeLeaderElection(*o, "leaderElection", c.leader_election);
-    }
-    if (const json::array* a = Array(root, "", "profiles")) {
-      for (size_t i = 0; i < a->size(); ++i) {
-        Profile p;
-        p.path = Index("profiles", i);
-        bool name_set = true;
-        if (const json::object* o = AsObject((*a)[i], p.path)) name_set = DecodeProfile(*o, p);
-        // The name defaults only when there is exactly one profile.
-        if (!name_set && a->size() == 1) p.scheduler_name = std::string(kDefaultSchedulerName);
-        c.profiles.push_back(std::move(p));
-      }
-    }
-    if (const json::array* a = Array(root, "", "extenders")) {
-      for (size_t i = 0; i < a->size(); ++i) {
-        Extender e;
-        const std::string path = Index("extenders", i);
-        if (const json::object* o = AsObject((*a)[i], path)) DecodeExtender(*o, path, e);
-        c.extenders.push_back(std::move(e));
       }
     }
     if (c.profiles.empty()) c.profiles = DefaultSchedulerConfig().profiles;
   }
 
  private:
-  void DecodeClientConnection(const json::object& o, const std::string& path, ClientConnection& c) {
-    CheckFields(o, path, {"kubeconfig", "acceptContentTypes", "contentType", "qps", "burst"});
-    String(o, path, "kubeconfig", c.kubeconfig);
-    String(o, path, "acceptContentTypes", c.accept_content_types);
-    NonEmptyString(o, path, "contentType", c.content_type);
-    double qps = 0;
-    if (Double(o, path, "qps", qps) && qps != 0) c.qps = qps;
-    int32_t burst = 0;
-    if (Int32(o, path, "burst", burst) && burst != 0) c.burst = burst;
+  bool LegacyAddresses() const {
+    return version_ == Version::kV1beta1 || version_ == Version::kV1beta2;
   }
 
-  void DecodeLeaderElection(const json::object& o, const std::string& path, LeaderElection& l) {
-    CheckFields(o, path, {"leaderElect", "leaseDuration", "renewDeadline", "retryPeriod",
-                          "resourceLock", "resourceName", "resourceNamespace"});
-    Bool(o, path, "leaderElect", l.leader_elect);
+  std::vector<std::string_view> RootFields() const {
+    std::vector<std::string_view> known = {"apiVersion",
+                                           "kind",
+                                           "parallelism",
+                                           "percentageOfNodesToScore",
+                                           "podInitialBackoffSeconds",
+                                           "podMaxBackoffSeconds",
+                                           "clientConnection",
+                                           "leaderElection",
+                                           "profiles",
+                                           "extenders",
+                                           "delayCacheUntilActive",
+                                           "enableProfiling",
+                                           "enableContentionProfiling"};
+    if (LegacyAddresses()) {
+      known.push_back("healthzBindAddress");
+      known.push_back("metricsBindAddress");
+    }
+    return known;
+  }
+
+  void WarnIgnoredRootFields(const json::object& root) {
+    const FieldPath rp;
+    for (std::string_view ignored : {"enableProfiling", "enableContentionProfiling"}) {
+      if (r_.Bool(root, ignored, rp)) {
+        Warn(rp.Key(ignored), "ignored (gpusched serves no profiling endpoints)");
+      }
+    }
+    if (!LegacyAddresses()) return;
+    for (std::string_view ignored : {"healthzBindAddress", "metricsBindAddress"}) {
+      if (r_.String(root, ignored, rp)) {
+        Warn(rp.Key(ignored), "ignored (removed in kubescheduler.config.k8s.io/v1)");
+      }
+    }
+  }
+
+  void DecodeProfiles(const json::object& root, std::vector<Profile>& profiles) {
+    const FieldPath rp;
+    const json::array* a = r_.Array(root, "profiles", rp);
+    if (a == nullptr) return;
+    const FieldPath base = rp.Key("profiles");
+    for (size_t i = 0; i < a->size(); ++i) {
+      Profile& p = profiles.emplace_back();
+      const FieldPath pp = base.At(i);
+      p.path = r_.Spell(pp);
+      bool name_set = true;
+      if (const json::object* o = r_.AsObject((*a)[i], pp)) name_set = DecodeProfile(*o, pp, p);
+      // The name defaults only when there is exactly one profile.
+      if (!name_set && a->size() == 1) p.scheduler_name = std::string(kDefaultSchedulerName);
+    }
+  }
+
+  void DecodeClientConnection(const json::object& o, const FieldPath& path, ClientConnection& c) {
+    CheckFields(o, path, {"kubeconfig", "acceptContentTypes", "contentType", "qps", "burst"});
+    if (auto v = r_.String(o, "kubeconfig", path)) c.kubeconfig = *v;
+    if (auto v = r_.String(o, "acceptContentTypes", path)) c.accept_content_types = *v;
+    NonEmptyString(o, path, "contentType", c.content_type);
+    if (auto qps = r_.Number(o, "qps", path); qps && *qps != 0) c.qps = *qps;
+    if (auto burst = Int32(o, path, "burst"); burst && *burst != 0) c.burst = *burst;
+  }
+
+  void DecodeLeaderElection(const json::object& o, const FieldPath& path, LeaderElection& l) {
+    CheckFields(o, path,
+                {"leaderElect", "leaseDuration", "renewDeadline", "retryPeriod", "resourceLock",
+                 "resourceName", "resourceNamespace"});
+    if (auto v = r_.Bool(o, "leaderElect", path)) l.leader_elect = *v;
     DurationMs(o, path, "leaseDuration", l.lease_duration_ms);
     DurationMs(o, path, "renewDeadline", l.renew_deadline_ms);
     DurationMs(o, path, "retryPeriod", l.retry_period_ms);
@@ -179,29 +222,30 @@ class Decoder {
   }
 
   // Returns whether schedulerName was given.
-  bool DecodeProfile(const json::object& o, Profile& p) {
-    CheckFields(o, p.path,
-                {"schedulerName", "percentageOfNodesToScore", "plugins", "pluginConfig"});
+  bool DecodeProfile(const json::object& o, const FieldPath& path, Profile& p) {
+    CheckFields(o, path, {"schedulerName", "percentageOfNodesToScore", "plugins", "pluginConfig"});
     p.scheduler_name.clear();
-    const bool name_set = String(o, p.path, "schedulerName", p.scheduler_name);
-    int32_t pct = 0;
-    if (Int32(o, p.path, "percentageOfNodesToScore", pct)) p.percentage_of_nodes_to_score = pct;
-    if (const json::object* plugins = Object(o, p.path, "plugins")) {
-      DecodePlugins(*plugins, Child(p.path, "plugins"), p.plugins);
+    const std::optional<std::string_view> name = r_.String(o, "schedulerName", path);
+    if (name) p.scheduler_name = *name;
+    if (auto pct = Int32(o, path, "percentageOfNodesToScore"))
+      p.percentage_of_nodes_to_score = *pct;
+    if (const json::object* plugins = r_.Object(o, "plugins", path)) {
+      DecodePlugins(*plugins, path.Key("plugins"), p.plugins);
     }
-    if (const json::array* a = Array(o, p.path, "pluginConfig")) {
-      const std::string base = Child(p.path, "pluginConfig");
+    if (const json::array* a = r_.Array(o, "pluginConfig", path)) {
+      const FieldPath base = path.Key("pluginConfig");
       for (size_t i = 0; i < a->size(); ++i) {
-        PluginConfig pc;
-        pc.path = Index(base, i);
-        if (const json::object* e = AsObject((*a)[i], pc.path)) DecodePluginConfig(*e, pc);
-        p.plugin_config.push_back(std::move(pc));
+        PluginConfig& pc = p.plugin_config.emplace_back();
+        pc.path = r_.Spell(base.At(i));
+        if (const json::object* e = r_.AsObject((*a)[i], base.At(i))) {
+          DecodePluginConfig(*e, base.At(i), pc);
+        }
       }
     }
-    return name_set;
+    return name.has_value();
   }
 
-  void DecodePlugins(const json::object& o, const std::string& path, Plugins& plugins) {
+  void DecodePlugins(const json::object& o, const FieldPath& path, Plugins& plugins) {
     const bool has_multi_point = version_ >= Version::kV1beta3;
     const bool has_unreserve = version_ == Version::kV1beta1;
     std::vector<std::string_view> known;
@@ -211,128 +255,132 @@ class Decoder {
     if (has_unreserve) known.push_back("unreserve");
     CheckFields(o, path, known);
     if (!has_multi_point && o.contains("multiPoint")) {
-      Error(Child(path, "multiPoint"),
-            "unknown field in this apiVersion (multiPoint needs "
-            "kubescheduler.config.k8s.io/v1beta3 or later)");
+      r_.Error(path.Key("multiPoint"),
+               "unknown field in this apiVersion (multiPoint needs "
+               "kubescheduler.config.k8s.io/v1beta3 or later)");
     }
     for (int i = 0; i < static_cast<int>(Point::kCount); ++i) {
       const auto point = static_cast<Point>(i);
       if (point == Point::kMultiPoint && !has_multi_point) continue;
-      if (const json::object* set = Object(o, path, PointName(point))) {
-        DecodePluginSet(*set, Child(path, PointName(point)), plugins.at(point));
+      if (const json::object* set = r_.Object(o, PointName(point), path)) {
+        DecodePluginSet(*set, path.Key(PointName(point)), plugins.at(point));
       }
     }
-    if (has_unreserve) {
+    if (!has_unreserve) return;
+    if (const json::object* set = r_.Object(o, "unreserve", path)) {
       PluginSet unused;
-      if (const json::object* set = Object(o, path, "unreserve")) {
-        DecodePluginSet(*set, Child(path, "unreserve"), unused);
-        Warn(Child(path, "unreserve"),
-             "ignored (removed after v1beta1: reserve plugins are unreserved automatically)");
-      }
+      DecodePluginSet(*set, path.Key("unreserve"), unused);
+      Warn(path.Key("unreserve"),
+           "ignored (removed after v1beta1: reserve plugins are unreserved automatically)");
     }
   }
 
-  void DecodePluginSet(const json::object& o, const std::string& path, PluginSet& set) {
+  void DecodePluginSet(const json::object& o, const FieldPath& path, PluginSet& set) {
     CheckFields(o, path, {"enabled", "disabled"});
     for (std::string_view list : {"enabled", "disabled"}) {
-      const json::array* a = Array(o, path, list);
+      const json::array* a = r_.Array(o, list, path);
       if (a == nullptr) continue;
-      const std::string base = Child(path, list);
+      const FieldPath base = path.Key(list);
       std::vector<PluginRef>& out = list == "enabled" ? set.enabled : set.disabled;
       for (size_t i = 0; i < a->size(); ++i) {
-        PluginRef ref;
-        ref.path = Index(base, i);
-        if (const json::object* e = AsObject((*a)[i], ref.path)) {
-          CheckFields(*e, ref.path, {"name", "weight"});
-          String(*e, ref.path, "name", ref.name);
-          // Validate() cannot tell an explicit 0 from "unset", so it is rejected here.
-          if (Int32(*e, ref.path, "weight", ref.weight) && ref.weight == 0 && list == "enabled") {
-            Error(Child(ref.path, "weight"), "must be in 1..100, got 0");
-          }
-          if (list == "disabled") ref.weight = 0;  // weight means nothing when disabling
-        }
-        out.push_back(std::move(ref));
+        out.push_back(DecodePluginRef((*a)[i], base.At(i), list == "enabled"));
       }
     }
   }
 
-  void DecodePluginConfig(const json::object& o, PluginConfig& pc) {
-    CheckFields(o, pc.path, {"name", "args"});
-    String(o, pc.path, "name", pc.name);
-    const json::value* args = o.if_contains("args");
-    if (args == nullptr || args->is_null()) return;
-    const std::string path = Child(pc.path, "args");
+  PluginRef DecodePluginRef(const json::value& v, const FieldPath& path, bool enabled) {
+    PluginRef ref;
+    ref.path = r_.Spell(path);
+    const json::object* e = r_.AsObject(v, path);
+    if (e == nullptr) return ref;
+    CheckFields(*e, path, {"name", "weight"});
+    if (auto name = r_.String(*e, "name", path)) ref.name = *name;
+    if (auto weight = Int32(*e, path, "weight")) {
+      ref.weight = *weight;
+      // Validate() cannot tell an explicit 0 from "unset", so it is rejected here.
+      if (ref.weight == 0 && enabled) r_.Error(path.Key("weight"), "must be in 1..100, got 0");
+    }
+    if (!enabled) ref.weight = 0;  // weight means nothing when disabling
+    return ref;
+  }
+
+  void DecodePluginConfig(const json::object& o, const FieldPath& path, PluginConfig& pc) {
+    CheckFields(o, path, {"name", "args"});
+    if (auto name = r_.String(o, "name", path)) pc.name = *name;
+    const json::value* args = api::JsonReader::Member(o, "args");
+    if (args == nullptr) return;
+    const FieldPath ap = path.Key("args");
     if (!args->is_object()) {
-      Error(path, "must be a map, got " + Describe(*args));
+      r_.Error(ap, "must be a map, got " + Describe(*args));
       return;
     }
     json::object obj = args->get_object();
     if (const json::value* kind = obj.if_contains("kind")) {
       const std::string want = pc.name + "Args";
-      if (!kind->is_string()) {
-        Error(Child(path, "kind"), "expected a string, got " + Describe(*kind));
-      } else if (View(kind->get_string()) != want) {
-        Error(Child(path, "kind"), "args kind " + Describe(*kind) +
-                                       " has to match plugin args kind " + common::Quote(want));
+      if (r_.AsString(*kind, ap.Key("kind")) && View(kind->get_string()) != want) {
+        r_.Error(ap.Key("kind"), "args kind " + Describe(*kind) +
+                                     " has to match plugin args kind " + common::Quote(want));
       }
       obj.erase("kind");
     }
     if (const json::value* api_version = obj.if_contains("apiVersion")) {
-      if (!api_version->is_string()) {
-        Error(Child(path, "apiVersion"), "expected a string, got " + Describe(*api_version));
-      }
+      (void)r_.AsString(*api_version, ap.Key("apiVersion"));
       obj.erase("apiVersion");
     }
     pc.args = std::move(obj);
   }
 
-  void DecodeExtender(const json::object& o, const std::string& path, Extender& e) {
-    CheckFields(o, path, {"urlPrefix", "filterVerb", "preemptVerb", "prioritizeVerb", "weight",
-                          "bindVerb", "enableHTTPS", "tlsConfig", "httpTimeout",
-                          "nodeCacheCapable", "managedResources", "ignorable"});
-    String(o, path, "urlPrefix", e.url_prefix);
-    String(o, path, "filterVerb", e.filter_verb);
-    String(o, path, "preemptVerb", e.preempt_verb);
-    String(o, path, "prioritizeVerb", e.prioritize_verb);
-    String(o, path, "bindVerb", e.bind_verb);
-    Int64(o, path, "weight", e.weight);
-    bool https = false;
-    if (Bool(o, path, "enableHTTPS", https) && https) {
-      Error(Child(path, "enableHTTPS"), "not supported: gpusched calls extenders over plain HTTP");
+  void DecodeExtender(const json::object& o, const FieldPath& path, Extender& e) {
+    CheckFields(o, path,
+                {"urlPrefix", "filterVerb", "preemptVerb", "prioritizeVerb", "weight", "bindVerb",
+                 "enableHTTPS", "tlsConfig", "httpTimeout", "nodeCacheCapable", "managedResources",
+                 "ignorable"});
+    for (auto [key, out] :
+         {std::pair{"urlPrefix", &e.url_prefix}, std::pair{"filterVerb", &e.filter_verb},
+          std::pair{"preemptVerb", &e.preempt_verb},
+          std::pair{"prioritizeVerb", &e.prioritize_verb}, std::pair{"bindVerb", &e.bind_verb}}) {
+      if (auto v = r_.String(o, key, path)) *out = *v;
     }
-    if (const json::value* tls = o.if_contains("tlsConfig"); tls != nullptr && !tls->is_null()) {
-      Error(Child(path, "tlsConfig"), "not supported: gpusched calls extenders over plain HTTP");
+    if (auto v = r_.Int(o, "weight", path)) e.weight = *v;
+    if (r_.Bool(o, "enableHTTPS", path).value_or(false)) {
+      r_.Error(path.Key("enableHTTPS"), "not supported: gpusched calls extenders over plain HTTP");
+    }
+    if (api::JsonReader::Member(o, "tlsConfig") != nullptr) {
+      r_.Error(path.Key("tlsConfig"), "not supported: gpusched calls extenders over plain HTTP");
     }
     DurationMs(o, path, "httpTimeout", e.http_timeout_ms);
-    Bool(o, path, "nodeCacheCapable", e.node_cache_capable);
-    Bool(o, path, "ignorable", e.ignorable);
-    if (const json::array* a = Array(o, path, "managedResources")) {
-      const std::string base = Child(path, "managedResources");
-      for (size_t i = 0; i < a->size(); ++i) {
-        const std::string item = Index(base, i);
-        std::string name;
-        bool ignored = false;
-        if (const json::object* r = AsObject((*a)[i], item)) {
-          CheckFields(*r, item, {"name", "ignoredByScheduler"});
-          String(*r, item, "name", name);
-          Bool(*r, item, "ignoredByScheduler", ignored);
-        }
-        if (ignored) e.ignored_by_scheduler.push_back(name);
-        e.managed_resources.push_back(std::move(name));
-      }
+    if (auto v = r_.Bool(o, "nodeCacheCapable", path)) e.node_cache_capable = *v;
+    if (auto v = r_.Bool(o, "ignorable", path)) e.ignorable = *v;
+    if (const json::array* a = r_.Array(o, "managedResources", path)) {
+      const FieldPath base = path.Key("managedResources");
+      for (size_t i = 0; i < a->size(); ++i) DecodeManagedResource((*a)[i], base.At(i), e);
     }
   }
 
-  // --- field accessors. Each returns whether the field was present, non-null and well-typed;
-  // on a type error it records the error and leaves `out` unchanged.
+  void DecodeManagedResource(const json::value& v, const FieldPath& path, Extender& e) {
+    std::string name;
+    bool ignored = false;
+    if (const json::object* r = r_.AsObject(v, path)) {
+      CheckFields(*r, path, {"name", "ignoredByScheduler"});
+      if (auto n = r_.String(*r, "name", path)) name = *n;
+      ignored = r_.Bool(*r, "ignoredByScheduler", path).value_or(false);
+    }
+    if (ignored) e.ignored_by_scheduler.push_back(name);
+    e.managed_resources.push_back(std::move(name));
+  }
 
-  void CheckFields(const json::object& o, const std::string& path,
+  // --- field helpers beyond api::JsonReader's.
+
+  void Warn(const FieldPath& path, std::string_view message) {
+    if (warnings_ != nullptr) warnings_->push_back(r_.Spell(path) + ": " + std::string(message));
+  }
+
+  // Records "unknown field" (with a "did you mean" hint) for each member not in `known`.
+  void CheckFields(const json::object& o, const FieldPath& path,
                    const std::vector<std::string_view>& known) {
     for (const auto& kv : o) {
       const std::string_view key(kv.key().data(), kv.key().size());
-      bool found = false;
-      for (std::string_view k : known) found = found || k == key;
-      if (found) continue;
+      if (std::find(known.begin(), known.end(), key) != known.end()) continue;
       std::string message = "unknown field";
       std::string_view best;
       size_t best_distance = 3;  // suggest only close matches
@@ -344,153 +392,37 @@ class Decoder {
         }
       }
       if (!best.empty()) message += " (did you mean " + common::Quote(best) + "?)";
-      Error(Child(path, key), message);
+      r_.Error(path.Key(key), message);
     }
   }
 
-  const json::value* Field(const json::object& o, std::string_view key) {
-    const json::value* v = o.if_contains(key);
-    return (v == nullptr || v->is_null()) ? nullptr : v;
-  }
-
-  const json::object* AsObject(const json::value& v, const std::string& path) {
-    if (v.is_object()) return &v.get_object();
-    Error(path, "expected a map, got " + Describe(v));
-    return nullptr;
-  }
-
-  const json::object* Object(const json::object& o, const std::string& path, std::string_view key) {
-    const json::value* v = Field(o, key);
-    return v == nullptr ? nullptr : AsObject(*v, Child(path, key));
-  }
-
-  const json::array* Array(const json::object& o, const std::string& path, std::string_view key) {
-    const json::value* v = Field(o, key);
-    if (v == nullptr) return nullptr;
-    if (v->is_array()) return &v->get_array();
-    Error(Child(path, key), "expected a list, got " + Describe(*v));
-    return nullptr;
-  }
-
-  bool String(const json::object& o, const std::string& path, std::string_view key,
-              std::string& out) {
-    const json::value* v = Field(o, key);
-    if (v == nullptr) return false;
-    if (!v->is_string()) {
-      Error(Child(path, key), "expected a string, got " + Describe(*v));
-      return false;
-    }
-    out = std::string(View(v->get_string()));
-    return true;
+  std::optional<int32_t> Int32(const json::object& o, const FieldPath& path, std::string_view key) {
+    std::optional<int64_t> v = r_.Int(o, key, path, (std::numeric_limits<int32_t>::min)(),
+                                      (std::numeric_limits<int32_t>::max)());
+    if (!v) return std::nullopt;
+    return static_cast<int32_t>(*v);
   }
 
   // Upstream treats "" as "use the default" for these fields.
-  void NonEmptyString(const json::object& o, const std::string& path, std::string_view key,
+  void NonEmptyString(const json::object& o, const FieldPath& path, std::string_view key,
                       std::string& out) {
-    std::string s;
-    if (String(o, path, key, s) && !s.empty()) out = std::move(s);
-  }
-
-  bool Bool(const json::object& o, const std::string& path, std::string_view key, bool& out) {
-    const json::value* v = Field(o, key);
-    if (v == nullptr) return false;
-    if (!v->is_bool()) {
-      Error(Child(path, key), "expected true or false, got " + Describe(*v));
-      return false;
-    }
-    out = v->get_bool();
-    return true;
-  }
-
-  std::optional<int64_t> Integer(const json::value& v, const std::string& path, int64_t lo,
-                                 int64_t hi, std::string_view type) {
-    int64_t x = 0;
-    if (v.is_int64()) {
-      x = v.get_int64();
-    } else if (v.is_uint64() &&
-               v.get_uint64() <= static_cast<uint64_t>((std::numeric_limits<int64_t>::max)())) {
-      x = static_cast<int64_t>(v.get_uint64());
-    } else if (v.is_uint64()) {
-      Error(path, "must be a " + std::string(type) + " integer, got " + Describe(v));
-      return std::nullopt;
-    } else if (v.is_double() && std::isfinite(v.get_double()) &&
-               std::trunc(v.get_double()) == v.get_double()) {
-      // YAML 1e3 or 2.0: integral, so accepted as upstream does (sigs.k8s.io/yaml goes through
-      // float64 and re-encodes it as 1000 or 2).
-      const double d = v.get_double();
-      if (d < -9.2e18 || d > 9.2e18) {
-        Error(path, "must be a " + std::string(type) + " integer, got " + Describe(v));
-        return std::nullopt;
-      }
-      x = static_cast<int64_t>(d);
-    } else {
-      Error(path, "expected an integer, got " + Describe(v));
-      return std::nullopt;
-    }
-    if (x < lo || x > hi) {
-      Error(path, "must be a " + std::string(type) + " integer, got " + Describe(v));
-      return std::nullopt;
-    }
-    return x;
-  }
-
-  bool Int32(const json::object& o, const std::string& path, std::string_view key, int32_t& out) {
-    const json::value* v = Field(o, key);
-    if (v == nullptr) return false;
-    std::optional<int64_t> x = Integer(*v, Child(path, key), (std::numeric_limits<int32_t>::min)(),
-                                       (std::numeric_limits<int32_t>::max)(), "32-bit");
-    if (!x) return false;
-    out = static_cast<int32_t>(*x);
-    return true;
-  }
-
-  bool Int64(const json::object& o, const std::string& path, std::string_view key, int64_t& out) {
-    const json::value* v = Field(o, key);
-    if (v == nullptr) return false;
-    std::optional<int64_t> x = Integer(*v, Child(path, key), (std::numeric_limits<int64_t>::min)(),
-                                       (std::numeric_limits<int64_t>::max)(), "64-bit");
-    if (!x) return false;
-    out = *x;
-    return true;
-  }
-
-  bool Double(const json::object& o, const std::string& path, std::string_view key, double& out) {
-    const json::value* v = Field(o, key);
-    if (v == nullptr) return false;
-    double x = 0;
-    if (v->is_double()) {
-      x = v->get_double();
-    } else if (v->is_int64()) {
-      x = static_cast<double>(v->get_int64());
-    } else if (v->is_uint64()) {
-      x = static_cast<double>(v->get_uint64());
-    } else {
-      Error(Child(path, key), "expected a number, got " + Describe(*v));
-      return false;
-    }
-    if (!std::isfinite(x)) {
-      Error(Child(path, key), "must be a finite number, got " + Describe(*v));
-      return false;
-    }
-    out = x;
-    return true;
+    if (auto s = r_.String(o, key, path); s && !s->empty()) out = *s;
   }
 
   // A Go duration string, stored in milliseconds; "0s" keeps the default (as upstream).
-  void DurationMs(const json::object& o, const std::string& path, std::string_view key,
+  void DurationMs(const json::object& o, const FieldPath& path, std::string_view key,
                   int64_t& out_ms) {
-    const json::value* v = Field(o, key);
+    const json::value* v = api::JsonReader::Member(o, key);
     if (v == nullptr) return;
-    const std::string p = Child(path, key);
     if (!v->is_string()) {
-      Error(p, "expected a duration string such as \"15s\", got " + Describe(*v));
+      r_.Error(path.Key(key), "expected a duration string such as \"15s\", got " + Describe(*v));
       return;
     }
     const std::string_view text = View(v->get_string());
     std::optional<int64_t> ns = ParseGoDurationNanos(text);
     if (!ns) {
-      Error(p, "invalid duration " + common::Quote(text) +
-                   " (want a Go duration such as \"15s\", \"1m30s\" or \"500ms\")");
+      r_.Error(path.Key(key), "invalid duration " + common::Quote(text) +
+                                  " (want a Go duration such as \"15s\", \"1m30s\" or \"500ms\")");
       return;
     }
     if (*ns != 0) out_ms = *ns / 1'000'000;
@@ -498,7 +430,7 @@ class Decoder {
 
   Version version_;
   std::vector<std::string>* warnings_;
-  std::vector<std::string> errors_;
+  api::JsonReader r_{kConfigDialect};
 };
 
 std::string JoinErrors(std::string_view source, const std::vector<std::string>& errors) {
@@ -574,7 +506,7 @@ common::StatusOr<SchedulerConfig> ParseSchedulerConfig(std::string_view yaml,
   }
   Decoder decoder(*version, warnings);
   decoder.DecodeRoot(root, config);
-  errors = std::move(decoder.errors());
+  errors = decoder.TakeErrors();
   if (common::Status s = Validate(config); !s.ok()) errors.emplace_back(s.message());
   if (!errors.empty()) return common::InvalidArgumentError(JoinErrors(source, errors));
   return config;

@@ -81,8 +81,8 @@ class Validator {
 
   void Top(const SchedulerConfig& c) {
     if (c.parallelism <= 0) {
-      Add("parallelism", "should be an integer value greater than zero, got " +
-                             std::to_string(c.parallelism));
+      Add("parallelism",
+          "should be an integer value greater than zero, got " + std::to_string(c.parallelism));
     }
     Percentage("percentageOfNodesToScore", c.percentage_of_nodes_to_score);
     if (c.pod_initial_backoff_seconds <= 0) {
@@ -173,8 +173,8 @@ class Validator {
       const std::string path = "extenders[" + std::to_string(i) + "]";
       if (e.url_prefix.empty()) Add(path + ".urlPrefix", "required");
       if (!e.prioritize_verb.empty() && e.weight <= 0) {
-        Add(path + ".weight", "must have a positive weight applied to it, got " +
-                                  std::to_string(e.weight));
+        Add(path + ".weight",
+            "must have a positive weight applied to it, got " + std::to_string(e.weight));
       }
       // score x weight x 10 (MaxNodeScore / MaxExtenderPriority) x 10 must not overflow int64.
       if (e.weight > (std::numeric_limits<int64_t>::max)() / 100) {
@@ -193,8 +193,8 @@ class Validator {
                          "kubernetes.io, e.g. nvidia.com/gpu)");
         }
         if (auto [it, inserted] = managed.emplace(name, rpath); !inserted) {
-          Add(rpath, "duplicate extender managed resource name " + common::Quote(name) +
-                         " (also " + it->second + ")");
+          Add(rpath, "duplicate extender managed resource name " + common::Quote(name) + " (also " +
+                         it->second + ")");
         }
       }
     }
@@ -265,8 +265,8 @@ class Validator {
       const std::string path = "profiles[" + std::to_string(i) + "]";
       const PluginSet& set = profiles[i].plugins.at(Point::kQueueSort);
       if (set.enabled.size() > 1) {
-        Add(path + ".plugins.queueSort.enabled", "only one queue sort plugin can be enabled, got " +
-                                                     std::to_string(set.enabled.size()));
+        Add(path + ".plugins.queueSort.enabled",
+            "only one queue sort plugin can be enabled, got " + std::to_string(set.enabled.size()));
       }
       if (i == 0) continue;
       if (!same_refs(set.enabled, canon.enabled) || !same_refs(set.disabled, canon.disabled)) {

@@ -1,9 +1,10 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "src/extender/extender.h"
 
-#include <boost/json.hpp>
 #include <algorithm>
+#include <boost/json.hpp>
 #include <cctype>
+#include <future>
 
 #include "src/api/decode.h"
 #include "src/common/interner.h"
@@ -22,7 +23,8 @@ constexpr int64_t kMaxExtenderPriority = 10;
 bool EqualsIgnoreCase(std::string_view a, std::string_view b) {
   if (a.size() != b.size()) return false;
   for (size_t i = 0; i < a.size(); ++i) {
-    if (std::tolower(static_cast<unsigned char>(a[i])) != std::tolower(static_cast<unsigned char>(b[i]))) {
+    if (std::tolower(static_cast<unsigned char>(a[i])) !=
+        std::tolower(static_cast<unsigned char>(b[i]))) {
       return false;
     }
   }
@@ -31,7 +33,8 @@ bool EqualsIgnoreCase(std::string_view a, std::string_view b) {
 
 // obj[name], matching the key case-insensitively as Go's decoder does; null counts as absent.
 const json::value* Field(const json::object& obj, std::string_view name) {
-  if (auto it = obj.find(name); it != obj.end()) return it->value().is_null() ? nullptr : &it->value();
+  if (auto it = obj.find(name); it != obj.end())
+    return it->value().is_null() ? nullptr : &it->value();
   for (const auto& kv : obj) {
     if (EqualsIgnoreCase(kv.key(), name)) return kv.value().is_null() ? nullptr : &kv.value();
   }
@@ -49,10 +52,10 @@ http::Response Json(const json::value& v) {
 // The parts of ExtenderArgs the verbs share.
 struct Args {
   api::PodPtr pod;
-  bool node_cache_capable = false;         // NodeNames given rather than Nodes
-  std::vector<std::string> names;          // the candidate nodes, in request order
-  std::vector<api::NodePtr> nodes;         // decoded Nodes (only when !node_cache_capable)
-  std::vector<const json::value*> raw;     // the Nodes items (inside `root`), echoed back
+  bool node_cache_capable = false;      // NodeNames given rather than Nodes
+  std::vector<std::string> names;       // the candidate nodes, in request order
+  std::vector<api::NodePtr> nodes;      // decoded Nodes (only when !node_cache_capable)
+  std::vector<const json::value*> raw;  // the Nodes items (inside `root`), echoed back
   // The parsed request. `raw` points into its heap-allocated arrays, which stay put when Args
   // moves.
   json::value root;
@@ -80,11 +83,13 @@ common::StatusOr<Args> ParseArgs(std::string_view body) {
   }
   if (const json::value* nodes = Field(*obj, "Nodes")) {
     const json::object* list = nodes->if_object();
-    if (list == nullptr) return common::InvalidArgumentError("request: Nodes: want a NodeList object");
+    if (list == nullptr)
+      return common::InvalidArgumentError("request: Nodes: want a NodeList object");
     const json::value* items = Field(*list, "items");
     if (items != nullptr) {
       const json::array* arr = items->if_array();
-      if (arr == nullptr) return common::InvalidArgumentError("request: Nodes.items: want an array");
+      if (arr == nullptr)
+        return common::InvalidArgumentError("request: Nodes.items: want an array");
       for (size_t i = 0; i < arr->size(); ++i) {
         auto n = api::DecodeNode((*arr)[i]);
         if (!n.ok()) {
@@ -124,17 +129,23 @@ class Extender::Lease {
 };
 
 Extender::Extender(ExtenderOptions options, ExtenderDeps deps)
-    : options_(std::move(options)), deps_(std::move(deps)), cache_(deps_.clock, options_.assumed_ttl) {
+    : options_(std::move(options)),
+      deps_(std::move(deps)),
+      cache_(deps_.clock, options_.assumed_ttl),
+      binding_(cache_, waiting_, bind_executor_) {
   for (const auto& r : options_.managed_resources) managed_.push_back(common::Intern(r));
 }
 
 common::StatusOr<std::unique_ptr<Extender>> Extender::Create(const config::Profile& profile,
                                                              int32_t default_percentage,
-                                                             ExtenderOptions options, ExtenderDeps deps) {
+                                                             ExtenderOptions options,
+                                                             ExtenderDeps deps) {
   if (options.workers < 1) return common::InvalidArgumentError("extender: workers must be >= 1");
   std::unique_ptr<Extender> e(new Extender(std::move(options), std::move(deps)));
   for (int i = 0; i < e->options_.workers; ++i) {
-    GPUSCHED_ASSIGN_OR_RETURN(auto fw, Framework::Create(profile, default_percentage, e->deps_.registry, *e));
+    GPUSCHED_ASSIGN_OR_RETURN(
+        auto fw, Framework::Create(profile, default_percentage, e->deps_.registry, *e));
+    fw->SetWaitingPods(&e->waiting_);
     e->frameworks_.push_back(std::move(fw));
   }
   common::MutexLock l(e->pool_mu_);
@@ -146,6 +157,11 @@ common::Status Extender::BindPod(const api::Pod& pod, std::string_view node,
                                  const framework::Allocation& allocation) {
   if (!deps_.bind) return common::UnimplementedError("extender: no API client to bind with");
   return deps_.bind(pod, node, allocation);
+}
+
+int Extender::Tick() {
+  waiting_.ExpireDue(deps_.clock.Now());
+  return cache_.CleanupExpiredAssumedPods();
 }
 
 Framework& Extender::Acquire() {
@@ -204,7 +220,8 @@ bool Extender::Interested(const api::Pod& pod) const {
     }
     return false;
   };
-  return uses(pod.containers) || uses(pod.init_containers) || !pod.gpu.empty() || !pod.gpu_error.empty();
+  return uses(pod.containers) || uses(pod.init_containers) || !pod.gpu.empty() ||
+         !pod.gpu_error.empty();
 }
 
 http::Response Extender::Filter(std::string_view body) {
@@ -297,7 +314,8 @@ http::Response Extender::Prioritize(std::string_view body) {
     Lease fw(*this);
     framework::CycleState state;
     framework::Status st = fw->RunPreFilter(state, *args->pod, *snap);
-    if (st.ok() && !indices.empty()) st = fw->RunScore(state, *args->pod, *snap, indices, totals, nullptr);
+    if (st.ok() && !indices.empty())
+      st = fw->RunScore(state, *args->pod, *snap, indices, totals, nullptr);
     if (st.ok() && !totals.empty()) {
       // The profile's totals are Σ weight × 0..100; the best node maps to MaxExtenderPriority and
       // the others proportionally (ranking preserved, kube-scheduler multiplies by weight × 10).
@@ -330,53 +348,56 @@ http::Response Extender::Bind(std::string_view body) {
     const json::string* s = v != nullptr ? v->if_string() : nullptr;
     return s != nullptr ? std::string(*s) : std::string();
   };
-  std::string name = str("PodName"), ns = str("PodNamespace"), uid = str("PodUID"), node = str("Node");
+  std::string name = str("PodName"), ns = str("PodNamespace"), uid = str("PodUID"),
+              node = str("Node");
   if (name.empty() || uid.empty() || node.empty()) {
     return BadRequest("request: PodName, PodUID and Node are required");
   }
-  auto result = [](std::string error) {
+  auto result = [](std::string_view error) {
     json::object o;
-    o["Error"] = std::move(error);
+    o["Error"] = error;
     return Json(o);
   };
   api::PodPtr pod = Recall(uid);
-  if (pod == nullptr) return result("pod " + ns + "/" + name + " (" + uid + ") was not filtered by this extender");
+  if (pod == nullptr)
+    return result("pod " + ns + "/" + name + " (" + uid + ") was not filtered by this extender");
   if (cache_.Contains(uid)) return result("pod " + pod->Key() + " is already assumed or bound");
 
   Lease fw(*this);
-  framework::CycleState state;
-  {
-    // Re-check and reserve under the bind lock, so two binds cannot both take the last device.
-    common::MutexLock l(bind_mu_);
-    auto snap = CurrentSnapshot();
-    const NodeInfo* ni = snap->Get(node);
-    if (ni == nullptr) return result("node " + node + " is not known to the gpusched extender");
-    framework::Status st = fw->RunPreFilter(state, *pod, *snap);
-    if (st.ok()) st = fw->RunFilter(state, *pod, *ni);
-    if (!st.ok() && !st.IsSkip()) return result("pod " + pod->Key() + " no longer fits " + node + ": " + st.ToString());
-    st = fw->RunReserve(state, *pod, *ni);
-    if (!st.ok()) return result("reserve on " + node + ": " + st.ToString());
-    common::Status assumed = cache_.AssumePod(pod, node, state.allocation().gpu);
-    if (!assumed.ok()) {
-      fw->RunUnreserve(state, *pod, node);
-      return result("assume on " + node + ": " + assumed.ToString());
-    }
-  }
-  common::Status bound = BindPod(*pod, node, state.allocation());
-  if (!bound.ok()) {
-    fw->RunUnreserve(state, *pod, node);
-    cache_.ForgetPod(uid).IgnoreError();
-    return result("binding " + pod->Key() + " to " + node + ": " + bound.ToString());
-  }
-  cache_.FinishBinding(uid).IgnoreError();
-  return result("");
+  binding::Attempt attempt{&*fw, pod, std::make_shared<framework::CycleState>(), node};
+  if (std::string error = ReserveForBind(attempt); !error.empty()) return result(error);
+  // The binding half runs on this thread (inline executor); a pod a Permit plugin holds is bound
+  // (or rejected) when the plugins decide or the wait times out (Tick).
+  std::promise<framework::Status> bound;
+  binding_.Bind(attempt, [&bound](framework::Status s) { bound.set_value(std::move(s)); });
+  framework::Status st = bound.get_future().get();
+  if (st.ok()) return result("");
+  if (st.IsRejected()) return result("pod " + pod->Key() + " rejected at Permit: " + st.ToString());
+  return result("binding " + pod->Key() + " to " + node + ": " + std::string(st.reason()));
+}
+
+std::string Extender::ReserveForBind(const binding::Attempt& a) {
+  // Re-check and reserve under the bind lock, so two binds cannot both take the last device.
+  common::MutexLock l(bind_mu_);
+  auto snap = CurrentSnapshot();
+  const NodeInfo* ni = snap->Get(a.node);
+  if (ni == nullptr) return "node " + a.node + " is not known to the gpusched extender";
+  framework::Status st = a.fw->RunPreFilter(*a.state, *a.pod, *snap);
+  if (st.ok()) st = a.fw->RunFilter(*a.state, *a.pod, *ni);
+  if (!st.ok() && !st.IsSkip())
+    return "pod " + a.pod->Key() + " no longer fits " + a.node + ": " + st.ToString();
+  st = binding_.Reserve(a, *ni);
+  // Reserve, assume and Permit: a rejection names the plugin, e.g. "Unschedulable (Gate): …".
+  if (!st.ok()) return "pod " + a.pod->Key() + " not reserved on " + a.node + ": " + st.ToString();
+  return "";
 }
 
 void Extender::RegisterRoutes(http::Server& server, std::string_view prefix) {
   std::string p(prefix);
   while (!p.empty() && p.back() == '/') p.pop_back();
   server.Handle("POST", p + "/filter", [this](const http::Request& r) { return Filter(r.body); });
-  server.Handle("POST", p + "/prioritize", [this](const http::Request& r) { return Prioritize(r.body); });
+  server.Handle("POST", p + "/prioritize",
+                [this](const http::Request& r) { return Prioritize(r.body); });
   server.Handle("POST", p + "/bind", [this](const http::Request& r) { return Bind(r.body); });
 }
 

@@ -1,16 +1,19 @@
 // SPDX-License-Identifier: Apache-2.0
 // Extender: kube-scheduler's HTTP extender protocol (filter, prioritize, bind) served by the same
 // framework, plugins and cluster cache as `gpusched scheduler`. See README.md for the wire types
-// and compat reference §6.
+// and docs/kube-scheduler-compat.md §6.
 //
 // Data flow:
 //   informer (cmd) ─► OnNode*/OnPod* ─► Cache ─► published snapshot (shared_ptr<const Snapshot>)
 //   kube-scheduler ─► http::Server worker ─► Filter / Prioritize (read the published snapshot,
 //                                             run PreFilter+Filter / PreFilter+Score on a pooled
 //                                             Framework)
-//                                       └─► Bind (short bind lock: refresh, re-Filter the node,
-//                                             Reserve, AssumePod; then the API bind outside it;
-//                                             FinishBinding, or Unreserve+ForgetPod on failure)
+//                                       └─► Bind (short bind lock: refresh, PreFilter + Filter the
+//                                             node, BindingCycle::Reserve = Reserve, AssumePod,
+//                                             Permit; then, outside it, BindingCycle::Bind = wait
+//                                             for Permit, PreBind, Bind (the API call),
+//                                             FinishBinding, PostBind, or Unreserve+ForgetPod on
+//                                             failure)
 //
 // Snapshots: the Cache has one snapshot consumer. CurrentSnapshot() takes snapshot_mu_, lets the
 // cache update the working snapshot incrementally and, when the cache's generation moved,
@@ -19,7 +22,8 @@
 //
 // Assumptions (GPU accounting while kube-scheduler binds): a pod is assumed on the cache when it
 // is bound through our bind verb, confirmed when the informer delivers it with spec.nodeName, and
-// expired after options.assumed_ttl if it never shows up (Tick() runs the expiry). Without the bind
+// expired after options.assumed_ttl if it never shows up (Tick() runs the expiry, and times out
+// Permit waits). Without the bind
 // verb the accounting comes from the informer alone.
 //
 // Threading: every method may be called from any thread concurrently. Framework instances are not
@@ -36,8 +40,10 @@
 #include <vector>
 
 #include "src/api/types.h"
+#include "src/binding/binding_cycle.h"
 #include "src/cache/cache.h"
 #include "src/common/clock.h"
+#include "src/common/executor.h"
 #include "src/common/mutex.h"
 #include "src/common/status.h"
 #include "src/config/config.h"
@@ -75,12 +81,14 @@ class Extender final : public framework::Handle {
   // Builds options.workers Frameworks from `profile`.
   static common::StatusOr<std::unique_ptr<Extender>> Create(const config::Profile& profile,
                                                             int32_t default_percentage,
-                                                            ExtenderOptions options, ExtenderDeps deps);
+                                                            ExtenderOptions options,
+                                                            ExtenderDeps deps);
 
   // framework::Handle
   const common::Clock& clock() const override { return deps_.clock; }
   common::Status BindPod(const api::Pod& pod, std::string_view node,
                          const framework::Allocation& allocation) override;
+  framework::WaitingPods& waiting_pods() override { return waiting_; }
 
   // Cluster events (from the informer, or tests).
   void OnNodeAdd(api::NodePtr node) { cache_.AddNode(std::move(node)); }
@@ -91,8 +99,9 @@ class Extender final : public framework::Handle {
   void OnPodDelete(const api::Pod& pod) {
     if (cache_.Contains(pod.meta.uid)) cache_.RemovePod(pod.meta.uid);
   }
-  // Expires assumptions; call about once a second. Returns how many were dropped.
-  int Tick() { return cache_.CleanupExpiredAssumedPods(); }
+  // Expires assumptions and Permit waits; call about once a second. Returns how many assumptions
+  // were dropped.
+  int Tick();
 
   // Verb handlers: JSON request body in, HTTP response out (200 with the result type; 400 for a
   // body that is not valid JSON or lacks the required fields).
@@ -106,7 +115,11 @@ class Extender final : public framework::Handle {
   // Whether the pod requests or limits a managed resource.
   bool Interested(const api::Pod& pod) const;
 
-  cache::Cache& cache() { return cache_; }
+  // Read-only views of the cache (tests, diagnostics).
+  bool IsAssumed(std::string_view uid) const { return cache_.IsAssumed(uid); }
+  bool InCache(std::string_view uid) const { return cache_.Contains(uid); }
+  common::Status CheckCacheInvariants() const { return cache_.CheckInvariants(); }
+  int32_t OvercommittedPods() const { return cache_.OvercommittedPods(); }
   std::shared_ptr<const framework::Snapshot> CurrentSnapshot();
 
  private:
@@ -116,11 +129,17 @@ class Extender final : public framework::Handle {
   void Release(framework::runtime::Framework& fw);
   void Remember(const api::PodPtr& pod);
   api::PodPtr Recall(std::string_view uid);
+  // Re-checks `pod` on `node` and reserves it (BindingCycle::Reserve), under bind_mu_. Empty on
+  // success, else the ExtenderBindingResult error.
+  std::string ReserveForBind(const binding::Attempt& attempt);
 
   ExtenderOptions options_;
   ExtenderDeps deps_;
   std::vector<common::Atom> managed_;
   cache::Cache cache_;
+  framework::runtime::WaitingPodMap waiting_;
+  common::InlineExecutor bind_executor_;  // the binding half runs on the request's thread
+  binding::BindingCycle binding_;
 
   common::Mutex snapshot_mu_;
   framework::Snapshot working_ GPUSCHED_GUARDED_BY(snapshot_mu_);

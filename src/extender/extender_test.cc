@@ -7,9 +7,9 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
-#include <boost/json.hpp>
 #include <algorithm>
 #include <atomic>
+#include <boost/json.hpp>
 #include <chrono>
 #include <cstdio>
 #include <ctime>
@@ -27,26 +27,33 @@ namespace {
 
 namespace json = boost::json;
 
-std::string NodeJson(const std::string& name, const std::string& model, int64_t mem_mib, int count) {
-  json::object n = {
-      {"apiVersion", "v1"},
-      {"kind", "Node"},
-      {"metadata",
-       {{"name", name},
-        {"labels",
-         {{"gpu.nvidia.com/model", model},
-          {"gpu.nvidia.com/memory", std::to_string(mem_mib)},
-          {"gpu.nvidia.com/count", std::to_string(count)}}}}},
-      {"status",
-       {{"allocatable",
-         {{"cpu", "64"}, {"memory", "512Gi"}, {"pods", "110"}, {"nvidia.com/gpu", std::to_string(count)}}},
-        {"capacity",
-         {{"cpu", "64"}, {"memory", "512Gi"}, {"pods", "110"}, {"nvidia.com/gpu", std::to_string(count)}}}}}};
+std::string NodeJson(const std::string& name, const std::string& model, int64_t mem_mib,
+                     int count) {
+  json::object n = {{"apiVersion", "v1"},
+                    {"kind", "Node"},
+                    {"metadata",
+                     {{"name", name},
+                      {"labels",
+                       {{"gpu.nvidia.com/model", model},
+                        {"gpu.nvidia.com/memory", std::to_string(mem_mib)},
+                        {"gpu.nvidia.com/count", std::to_string(count)}}}}},
+                    {"status",
+                     {{"allocatable",
+                       {{"cpu", "64"},
+                        {"memory", "512Gi"},
+                        {"pods", "110"},
+                        {"nvidia.com/gpu", std::to_string(count)}}},
+                      {"capacity",
+                       {{"cpu", "64"},
+                        {"memory", "512Gi"},
+                        {"pods", "110"},
+                        {"nvidia.com/gpu", std::to_string(count)}}}}}};
   return json::serialize(n);
 }
 
 // A v1 Pod asking for `gpus` whole GPUs (0: none), with optional model/memory annotations.
-std::string PodJson(const std::string& name, int gpus, const std::string& model = "", int64_t mem = 0) {
+std::string PodJson(const std::string& name, int gpus, const std::string& model = "",
+                    int64_t mem = 0) {
   json::object annotations;
   if (!model.empty()) annotations["gpu.nvidia.com/model"] = model;
   if (mem > 0) annotations["gpu.nvidia.com/memory"] = std::to_string(mem);
@@ -56,14 +63,20 @@ std::string PodJson(const std::string& name, int gpus, const std::string& model 
   json::object pod = {
       {"apiVersion", "v1"},
       {"kind", "Pod"},
-      {"metadata", {{"name", name}, {"namespace", "default"}, {"uid", "uid-" + name}, {"annotations", annotations}}},
+      {"metadata",
+       {{"name", name},
+        {"namespace", "default"},
+        {"uid", "uid-" + name},
+        {"annotations", annotations}}},
       {"spec",
-       {{"containers", json::array{json::object{{"name", "main"},
-                                                {"resources", {{"limits", limits}, {"requests", requests}}}}}}}}};
+       {{"containers",
+         json::array{json::object{{"name", "main"},
+                                  {"resources", {{"limits", limits}, {"requests", requests}}}}}}}}};
   return json::serialize(pod);
 }
 
-std::string ArgsNames(const std::string& pod, const std::vector<std::string>& names, bool lower = false) {
+std::string ArgsNames(const std::string& pod, const std::vector<std::string>& names,
+                      bool lower = false) {
   json::array arr;
   for (const auto& n : names) arr.emplace_back(n);
   json::object o;
@@ -90,10 +103,12 @@ class ExtenderTest : public ::testing::Test {
     o.workers = 4;
     auto cfg = config::DefaultSchedulerConfig();
     auto e = Extender::Create(cfg.profiles.front(), cfg.percentage_of_nodes_to_score, o,
-                              ExtenderDeps{clock_, registry_, [this](const api::Pod& p, std::string_view node,
-                                                                     const framework::Allocation&) {
+                              ExtenderDeps{clock_, registry_,
+                                           [this](const api::Pod& p, std::string_view node,
+                                                  const framework::Allocation&) {
                                              binds_.fetch_add(1);
-                                             if (fail_binds_) return common::UnavailableError("api down");
+                                             if (fail_binds_)
+                                               return common::UnavailableError("api down");
                                              (void)p;
                                              (void)node;
                                              return common::Status::Ok();
@@ -135,7 +150,8 @@ std::vector<std::string> Strings(const json::value& v) {
 std::map<std::string, std::string> Reasons(const json::value& v) {
   std::map<std::string, std::string> out;
   if (v.is_object()) {
-    for (const auto& kv : v.as_object()) out[std::string(kv.key())] = std::string(kv.value().as_string());
+    for (const auto& kv : v.as_object())
+      out[std::string(kv.key())] = std::string(kv.value().as_string());
   }
   return out;
 }
@@ -151,12 +167,20 @@ TEST_F(ExtenderTest, FilterHonoursModelAndMemory) {
   };
   std::vector<Case> cases = {
       {"a pod without GPUs passes everywhere without evaluation", PodJson("cpu", 0), all, {}, {}},
-      {"a model constraint keeps only that model", PodJson("m", 1, "A100"), {"a100"},
-       {{"t4", "GPU model mismatch"}, {"h100", "GPU model mismatch"}}, {}},
-      {"a memory constraint rejects the small GPU as unresolvable", PodJson("mem", 1, "", 40000),
-       {"a100", "h100"}, {{"t4", "Insufficient GPU memory"}}, {}},
+      {"a model constraint keeps only that model",
+       PodJson("m", 1, "A100"),
+       {"a100"},
+       {{"t4", "GPU model mismatch"}, {"h100", "GPU model mismatch"}},
+       {}},
+      {"a memory constraint rejects the small GPU as unresolvable",
+       PodJson("mem", 1, "", 40000),
+       {"a100", "h100"},
+       {{"t4", "Insufficient GPU memory"}},
+       {}},
       {"more GPUs than a node has fails there resolvably (NodeResourcesFit runs first)",
-       PodJson("many", 4), {"h100"}, {},
+       PodJson("many", 4),
+       {"h100"},
+       {},
        {{"a100", "Insufficient nvidia.com/gpu"}, {"t4", "Insufficient nvidia.com/gpu"}}},
   };
   for (const auto& c : cases) {
@@ -171,7 +195,8 @@ TEST_F(ExtenderTest, FilterHonoursModelAndMemory) {
 }
 
 TEST_F(ExtenderTest, LowerCaseKeysAreAccepted) {
-  json::value got = Call(ext_->Filter(ArgsNames(PodJson("m", 1, "T4"), {"a100", "t4"}, /*lower=*/true)));
+  json::value got =
+      Call(ext_->Filter(ArgsNames(PodJson("m", 1, "T4"), {"a100", "t4"}, /*lower=*/true)));
   EXPECT_EQ(Strings(got.at("NodeNames")), std::vector<std::string>{"t4"});
 }
 
@@ -183,9 +208,9 @@ TEST_F(ExtenderTest, UnknownNodeNameFailsResolvably) {
 
 TEST_F(ExtenderTest, FullNodeObjectsWhenNotNodeCacheCapable) {
   // "v100" is not in the cache: it is judged from the request's Node object.
-  json::value got = Call(ext_->Filter(ArgsNodes(
-      PodJson("m", 1, "V100"),
-      {NodeJson("a100", "A100-SXM4-80GB", 81920, 2), NodeJson("v100", "Tesla-V100-SXM2-32GB", 32768, 4)})));
+  json::value got = Call(ext_->Filter(
+      ArgsNodes(PodJson("m", 1, "V100"), {NodeJson("a100", "A100-SXM4-80GB", 81920, 2),
+                                          NodeJson("v100", "Tesla-V100-SXM2-32GB", 32768, 4)})));
   ASSERT_TRUE(got.at("Nodes").is_object());
   const auto& items = got.at("Nodes").at("items").as_array();
   ASSERT_EQ(items.size(), 1u);
@@ -253,8 +278,8 @@ TEST_F(ExtenderTest, BindAssumesAndNeverOvercommits) {
   EXPECT_EQ(binds_.load(), 2);
   json::value got = Call(ext_->Filter(ArgsNames(PodJson("b3", 1, "A100"), {"a100"})));
   EXPECT_EQ(Reasons(got.at("FailedNodes")).count("a100"), 1u);
-  EXPECT_TRUE(ext_->cache().IsAssumed("uid-b1"));
-  EXPECT_TRUE(ext_->cache().CheckInvariants().ok());
+  EXPECT_TRUE(ext_->IsAssumed("uid-b1"));
+  EXPECT_TRUE(ext_->CheckCacheInvariants().ok());
   // Binding an unknown pod is an Error, not a crash.
   EXPECT_NE(Call(ext_->Bind(BindArgs("never-filtered", "a100"))).at("Error").as_string(), "");
 }
@@ -263,7 +288,7 @@ TEST_F(ExtenderTest, FailedBindIsForgotten) {
   fail_binds_ = true;
   Call(ext_->Filter(ArgsNames(PodJson("f", 1), {"t4"})));
   EXPECT_NE(Call(ext_->Bind(BindArgs("f", "t4"))).at("Error").as_string(), "");
-  EXPECT_FALSE(ext_->cache().Contains("uid-f"));
+  EXPECT_FALSE(ext_->InCache("uid-f"));
 }
 
 TEST_F(ExtenderTest, UnconfirmedAssumptionsExpire) {
@@ -272,7 +297,7 @@ TEST_F(ExtenderTest, UnconfirmedAssumptionsExpire) {
   EXPECT_EQ(ext_->Tick(), 0);
   clock_.Advance(std::chrono::seconds(31));
   EXPECT_EQ(ext_->Tick(), 1);
-  EXPECT_FALSE(ext_->cache().Contains("uid-e"));
+  EXPECT_FALSE(ext_->InCache("uid-e"));
   // Now the GPU is free again.
   json::value got = Call(ext_->Filter(ArgsNames(PodJson("e2", 1), {"t4"})));
   EXPECT_EQ(Strings(got.at("NodeNames")), std::vector<std::string>{"t4"});
@@ -307,12 +332,13 @@ TEST_F(ExtenderTest, ConcurrentFilterPrioritizeAndBind) {
   for (auto& th : threads) th.join();
   EXPECT_EQ(bad.load(), 0);
   EXPECT_GT(bound.load(), 0);
-  EXPECT_TRUE(ext_->cache().CheckInvariants().ok()) << ext_->cache().CheckInvariants().ToString();
-  EXPECT_EQ(ext_->cache().OvercommittedPods(), 0);
+  EXPECT_TRUE(ext_->CheckCacheInvariants().ok()) << ext_->CheckCacheInvariants().ToString();
+  EXPECT_EQ(ext_->OvercommittedPods(), 0);
 }
 
 // POSTs `body` (or raw bytes announcing `announced` bytes) to the server and returns the reply.
-std::string RawPost(uint16_t port, const std::string& path, const std::string& body, size_t announced) {
+std::string RawPost(uint16_t port, const std::string& path, const std::string& body,
+                    size_t announced) {
   int fd = ::socket(AF_INET, SOCK_STREAM, 0);
   sockaddr_in addr{};
   addr.sin_family = AF_INET;
@@ -324,7 +350,8 @@ std::string RawPost(uint16_t port, const std::string& path, const std::string& b
   }
   timeval tv{5, 0};
   ::setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
-  std::string raw = "POST " + path + " HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: " +
+  std::string raw = "POST " + path +
+                    " HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: " +
                     std::to_string(announced) + "\r\nConnection: close\r\n\r\n" + body;
   size_t sent = 0;
   while (sent < raw.size()) {
@@ -365,8 +392,10 @@ TEST_F(ExtenderTest, OverHttpMalformedOversizedAndTruncated) {
       {"a valid filter request", "/gpusched/filter", good, good.size(), "HTTP/1.1 200"},
       {"a valid prioritize request", "/gpusched/prioritize", good, good.size(), "HTTP/1.1 200"},
       {"malformed JSON", "/gpusched/filter", "{\"Pod\":", 8, "HTTP/1.1 400"},
-      {"a body cut short by the client", "/gpusched/filter", good.substr(0, 40), good.size(), "HTTP/1.1 400"},
-      {"an oversized body", "/gpusched/prioritize", std::string(70 << 10, ' '), 70 << 10, "HTTP/1.1 413"},
+      {"a body cut short by the client", "/gpusched/filter", good.substr(0, 40), good.size(),
+       "HTTP/1.1 400"},
+      {"an oversized body", "/gpusched/prioritize", std::string(70 << 10, ' '), 70 << 10,
+       "HTTP/1.1 413"},
       {"an oversized body announced only", "/gpusched/filter", "", 100 << 20, "HTTP/1.1 413"},
   };
   for (const auto& c : cases) {
@@ -422,9 +451,72 @@ TEST_F(ExtenderTest, DISABLED_FilterPrioritizeLatency1000Nodes) {
   auto pct = [](const std::vector<double>& v, double q) {
     return v[static_cast<size_t>(q * static_cast<double>(v.size() - 1))];
   };
-  std::printf("MEASURED filter+prioritize, 1000 nodes, %zu pairs: wall p50 %.0f us, p99 %.0f us, max %.0f us;"
-              " thread CPU p50 %.0f us, p99 %.0f us\n",
-              us.size(), pct(us, 0.5), pct(us, 0.99), us.back(), pct(cpu_us, 0.5), pct(cpu_us, 0.99));
+  std::printf(
+      "MEASURED filter+prioritize, 1000 nodes, %zu pairs: wall p50 %.0f us, p99 %.0f us, max %.0f "
+      "us;"
+      " thread CPU p50 %.0f us, p99 %.0f us\n",
+      us.size(), pct(us, 0.5), pct(us, 0.99), us.back(), pct(cpu_us, 0.5), pct(cpu_us, 0.99));
+}
+
+// The bind verb runs the same binding cycle as the scheduler: Permit (and PostBind) included.
+class GatePlugin final : public framework::PermitPlugin, public framework::PostBindPlugin {
+ public:
+  std::string_view Name() const override { return "Gate"; }
+  framework::Status Permit(framework::CycleState&, const api::Pod&, std::string_view,
+                           common::Duration*) override {
+    return open->load() ? framework::Status::Success()
+                        : framework::Status::Unschedulable("gate closed");
+  }
+  void PostBind(framework::CycleState&, const api::Pod&, std::string_view) override {
+    post_binds->fetch_add(1);
+  }
+  std::atomic<bool>* open = nullptr;
+  std::atomic<int>* post_binds = nullptr;
+};
+
+class ExtenderPermitTest : public ExtenderTest {
+ protected:
+  void SetUp() override {
+    ASSERT_TRUE(plugins::RegisterInTreePlugins(registry_).ok());
+    ASSERT_TRUE(registry_
+                    .Register("Gate",
+                              [this](const boost::json::value&,
+                                     framework::Handle&) -> common::StatusOr<framework::PluginPtr> {
+                                auto g = std::make_unique<GatePlugin>();
+                                g->open = &open_;
+                                g->post_binds = &post_binds_;
+                                return framework::PluginPtr(std::move(g));
+                              })
+                    .ok());
+    auto cfg = config::DefaultSchedulerConfig();
+    cfg.profiles.front().plugins.at(config::Point::kPermit).enabled.push_back({"Gate", 0, ""});
+    cfg.profiles.front().plugins.at(config::Point::kPostBind).enabled.push_back({"Gate", 0, ""});
+    auto e = Extender::Create(
+        cfg.profiles.front(), cfg.percentage_of_nodes_to_score, ExtenderOptions{},
+        ExtenderDeps{clock_, registry_,
+                     [this](const api::Pod&, std::string_view, const framework::Allocation&) {
+                       binds_.fetch_add(1);
+                       return common::Status::Ok();
+                     }});
+    ASSERT_TRUE(e.ok()) << e.status().ToString();
+    ext_ = std::move(e).value();
+    AddNode("t4", "Tesla-T4", 16384, 1);
+  }
+  std::atomic<bool> open_{false};
+  std::atomic<int> post_binds_{0};
+};
+
+TEST_F(ExtenderPermitTest, BindRunsPermitAndARejectedPodIsNeitherBoundNorAssumed) {
+  Call(ext_->Filter(ArgsNames(PodJson("g", 1), {"t4"})));
+  std::string error(Call(ext_->Bind(BindArgs("g", "t4"))).at("Error").as_string());
+  EXPECT_EQ(error, "pod default/g not reserved on t4: Unschedulable (Gate): gate closed");
+  EXPECT_EQ(binds_.load(), 0) << "no API bind for a pod Permit rejected";
+  EXPECT_FALSE(ext_->InCache("uid-g"));
+  open_ = true;
+  EXPECT_EQ(Call(ext_->Bind(BindArgs("g", "t4"))).at("Error").as_string(), "");
+  EXPECT_EQ(binds_.load(), 1);
+  EXPECT_EQ(post_binds_.load(), 1) << "PostBind runs after a bind through the extender";
+  EXPECT_TRUE(ext_->IsAssumed("uid-g"));
 }
 
 }  // namespace

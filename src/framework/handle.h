@@ -11,6 +11,7 @@
 #include "src/common/clock.h"
 #include "src/common/status.h"
 #include "src/framework/cycle_state.h"
+#include "src/framework/waiting_pods.h"
 
 namespace gpusched::framework {
 
@@ -22,6 +23,8 @@ class Handle {
   // annotations. Used by the DefaultBinder plugin. Thread-safe.
   virtual common::Status BindPod(const api::Pod& pod, std::string_view node,
                                  const Allocation& allocation) = 0;
+  // The pods held at Permit (waiting_pods.h), for plugins that release or reject them (gangs).
+  virtual WaitingPods& waiting_pods() = 0;
 };
 
 }  // namespace gpusched::framework

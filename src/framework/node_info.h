@@ -78,7 +78,8 @@ class Snapshot {
   // hand-filled snapshot leaves 0, which makes the runtime evaluate those nodes afresh.
   std::span<const uint64_t> generations() const { return generations_; }
   void SetGenerationForCache(NodeIndex i, uint64_t generation) {
-    if (static_cast<size_t>(i) >= generations_.size()) generations_.resize(static_cast<size_t>(i) + 1, 0);
+    if (static_cast<size_t>(i) >= generations_.size())
+      generations_.resize(static_cast<size_t>(i) + 1, 0);
     generations_[static_cast<size_t>(i)] = generation;
   }
   // Pods in the snapshot with any pod affinity/anti-affinity term, and with required

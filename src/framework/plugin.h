@@ -32,10 +32,12 @@ inline constexpr int64_t kMinNodeScore = 0;
 // A pod waiting in the scheduling queue.
 struct QueuedPodInfo {
   api::PodPtr pod;
-  common::TimePoint timestamp;              // when it was (re)added to the active queue
+  common::TimePoint timestamp;                  // when it was (re)added to the active queue
   common::TimePoint initial_attempt_timestamp;  // first time it was popped
   int32_t attempts = 0;
-  // Plugins that rejected it in its last attempt (drives requeueing on events).
+  // Plugins that rejected it in its last attempt. Only reported (the queue's
+  // scheduler_unschedulable_pods counts); requeueing ignores it: any cluster event that may help
+  // moves every unschedulable pod (SchedulingQueue::MoveAllToActiveOrBackoff).
   std::vector<std::string> unschedulable_plugins;
 };
 
@@ -86,7 +88,8 @@ class PreFilterPlugin : public virtual Plugin {
 // reason is counted in the pod's FailedScheduling message.
 class FilterPlugin : public virtual Plugin {
  public:
-  virtual Status Filter(const CycleState& state, const api::Pod& pod, const NodeInfo& node) const = 0;
+  virtual Status Filter(const CycleState& state, const api::Pod& pod,
+                        const NodeInfo& node) const = 0;
 };
 
 // Why each node was rejected, for PostFilter and diagnostics.
@@ -115,7 +118,8 @@ class PreScorePlugin : public virtual Plugin {
 // `nodes[i]`. The default implementation calls Score per node.
 class ScorePlugin : public virtual Plugin {
  public:
-  virtual int64_t Score(const CycleState& state, const api::Pod& pod, const NodeInfo& node) const = 0;
+  virtual int64_t Score(const CycleState& state, const api::Pod& pod,
+                        const NodeInfo& node) const = 0;
   virtual void ScoreNodes(const CycleState& state, const api::Pod& pod, const Snapshot& snapshot,
                           std::span<const NodeIndex> nodes, std::span<int64_t> out) const {
     for (size_t i = 0; i < nodes.size(); ++i) out[i] = Score(state, pod, snapshot.at(nodes[i]));

@@ -16,7 +16,8 @@ common::Status Registry::RegisterAlias(std::string alias, std::string canonical)
     return common::AlreadyExistsError("plugin \"" + alias + "\" is registered twice");
   }
   if (factories_.count(canonical) == 0) {
-    return common::NotFoundError("alias \"" + alias + "\" names unknown plugin \"" + canonical + "\"");
+    return common::NotFoundError("alias \"" + alias + "\" names unknown plugin \"" + canonical +
+                                 "\"");
   }
   aliases_.emplace(std::move(alias), std::move(canonical));
   return common::Status::Ok();

@@ -21,6 +21,12 @@ Status Status::Error(std::string message) {
   return s;
 }
 
+Status Status::WithMessage(Code code, std::string message) {
+  Status s(code, {});
+  s.SetOwned(message);
+  return s;
+}
+
 std::string Status::ToString() const {
   std::string out(CodeName(code_));
   if (!plugin_.empty()) {

@@ -14,8 +14,8 @@
 //                                   this pod. Bind: this binder declines; try the next one.
 //
 // Hot-path contract: building a non-error Status allocates nothing. `reason` must point to storage
-// that outlives the cycle (a string literal or an interned string: common::Str()). Only kError
-// carries an owned message.
+// that outlives the cycle (a string literal or an interned string: common::Str()). Only kError and
+// WithMessage (rejections built once per pod, e.g. a Permit timeout) carry an owned message.
 #pragma once
 
 #include <memory>
@@ -35,7 +35,7 @@ enum class Code : unsigned char {
 
 std::string_view CodeName(Code code);
 
-class Status {
+class [[nodiscard]] Status {
  public:
   Status() = default;  // success
   Status(Code code, std::string_view reason) : code_(code), reason_(reason) {}
@@ -49,6 +49,8 @@ class Status {
   static Status Wait() { return {Code::kWait, {}}; }
   // An error with a message built at run time (allocates; not for the per-node path).
   static Status Error(std::string message);
+  // A status of any code with a message built at run time (allocates; once per pod, not per node).
+  static Status WithMessage(Code code, std::string message);
 
   Status(const Status& o) : code_(o.code_), reason_(o.reason_), plugin_(o.plugin_) {
     if (o.owned_) SetOwned(*o.owned_);

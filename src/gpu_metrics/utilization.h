@@ -47,9 +47,9 @@ std::vector<std::pair<std::string, double>> CombineReadings(
     const std::vector<prometheus::Series>& util, const std::vector<prometheus::Series>& memory);
 
 struct Options {
-  std::string prometheus_url;                                  // e.g. http://prometheus:9090
-  common::Duration staleness = std::chrono::seconds(120);      // > 0
-  common::Duration query_timeout = std::chrono::seconds(5);    // per HTTP request
+  std::string prometheus_url;                                // e.g. http://prometheus:9090
+  common::Duration staleness = std::chrono::seconds(120);    // > 0
+  common::Duration query_timeout = std::chrono::seconds(5);  // per HTTP request
 };
 
 class UtilizationRefresher {

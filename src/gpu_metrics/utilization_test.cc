@@ -50,18 +50,27 @@ TEST(CombineReadingsTest, NamesNodesAndTakesTheBusierOfComputeAndMemory) {
     std::vector<std::pair<std::string, double>> want;
   };
   const std::vector<Case> cases = {
-      {"the exporter's Hostname names the node", {S({{"Hostname", "node-a"}}, 40)}, {},
+      {"the exporter's Hostname names the node",
+       {S({{"Hostname", "node-a"}}, 40)},
+       {},
        {{"node-a", 0.4}}},
       {"kubernetes_node wins over Hostname",
-       {S({{"Hostname", "pod-xyz"}, {"kubernetes_node", "node-a"}}, 40)}, {}, {{"node-a", 0.4}}},
+       {S({{"Hostname", "pod-xyz"}, {"kubernetes_node", "node-a"}}, 40)},
+       {},
+       {{"node-a", 0.4}}},
       {"a node label works too", {S({{"node", "node-b"}}, 100)}, {}, {{"node-b", 1.0}}},
-      {"memory pressure above compute wins", {S({{"Hostname", "a"}}, 10)},
-       {S({{"Hostname", "a"}}, 0.75)}, {{"a", 0.75}}},
-      {"memory alone is used when compute is missing", {}, {S({{"Hostname", "a"}}, 0.5)},
+      {"memory pressure above compute wins",
+       {S({{"Hostname", "a"}}, 10)},
+       {S({{"Hostname", "a"}}, 0.75)},
+       {{"a", 0.75}}},
+      {"memory alone is used when compute is missing",
+       {},
+       {S({{"Hostname", "a"}}, 0.5)},
        {{"a", 0.5}}},
       {"series without a node label, NaN and negatives are skipped",
        {S({{"gpu", "0"}}, 50), S({{"Hostname", "n"}}, std::nan("")), S({{"Hostname", "m"}}, -1)},
-       {}, {}},
+       {},
+       {}},
       {"readings above 100 percent are clamped", {S({{"Hostname", "a"}}, 130)}, {}, {{"a", 1.0}}},
   };
   for (const Case& c : cases) {
@@ -80,8 +89,8 @@ TEST(UtilizationRefresherTest, PublishesChangesAndExpiresStaleReadings) {
   UtilizationRefresher r(options, prom, clock,
                          [&](std::string_view node, double u) { got.emplace_back(node, u); });
 
-  prom.util_body = FakePrometheus::Vector({{R"("Hostname":"node-a")", "20"},
-                                           {R"("Hostname":"node-b")", "80"}});
+  prom.util_body =
+      FakePrometheus::Vector({{R"("Hostname":"node-a")", "20"}, {R"("Hostname":"node-b")", "80"}});
   ASSERT_TRUE(r.RunOnce().ok());
   EXPECT_EQ(got, (std::vector<std::pair<std::string, double>>{{"node-a", 0.2}, {"node-b", 0.8}}));
   EXPECT_EQ(prom.calls, 2);  // utilization and memory
@@ -89,8 +98,8 @@ TEST(UtilizationRefresherTest, PublishesChangesAndExpiresStaleReadings) {
   // Unchanged readings are not republished; a changed one is.
   got.clear();
   clock.Advance(std::chrono::seconds(10));
-  prom.util_body = FakePrometheus::Vector({{R"("Hostname":"node-a")", "90"},
-                                           {R"("Hostname":"node-b")", "80"}});
+  prom.util_body =
+      FakePrometheus::Vector({{R"("Hostname":"node-a")", "90"}, {R"("Hostname":"node-b")", "80"}});
   ASSERT_TRUE(r.RunOnce().ok());
   EXPECT_EQ(got, (std::vector<std::pair<std::string, double>>{{"node-a", 0.9}}));
 

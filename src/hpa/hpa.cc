@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "src/hpa/hpa.h"
 
-#include <boost/json.hpp>
 #include <algorithm>
+#include <boost/json.hpp>
 #include <cmath>
 #include <limits>
 
@@ -37,7 +37,8 @@ void DecodeRules(Fields& f, const json::object& o, const std::string& p, Scaling
     } else if (*s == "Disabled") {
       r.select_policy = SelectPolicy::kDisabled;
     } else {
-      f.Error(p + ".selectPolicy", "unsupported value " + common::Quote(*s) + " (want Max, Min or Disabled)");
+      f.Error(p + ".selectPolicy",
+              "unsupported value " + common::Quote(*s) + " (want Max, Min or Disabled)");
     }
   }
   if (o.contains("policies") && !o.at("policies").is_null()) {
@@ -58,7 +59,8 @@ void DecodeRules(Fields& f, const json::object& o, const std::string& p, Scaling
       } else if (type == "Percent") {
         sp.type = PolicyType::kPercent;
       } else {
-        f.Error(pp + ".type", "unsupported value " + common::Quote(type) + " (want Pods or Percent)");
+        f.Error(pp + ".type",
+                "unsupported value " + common::Quote(type) + " (want Pods or Percent)");
       }
       auto value = f.Int(*po, "value", pp, kInt32Min, kInt32Max);
       if (!value || *value <= 0 || *value > INT32_MAX) {
@@ -68,7 +70,8 @@ void DecodeRules(Fields& f, const json::object& o, const std::string& p, Scaling
       }
       auto period = f.Int(*po, "periodSeconds", pp, kInt32Min, kInt32Max);
       if (!period || *period < 1 || *period > 1800) {
-        if (period || !po->contains("periodSeconds")) f.Error(pp + ".periodSeconds", "must be in [1, 1800]");
+        if (period || !po->contains("periodSeconds"))
+          f.Error(pp + ".periodSeconds", "must be in [1, 1800]");
       } else {
         sp.period_seconds = static_cast<int32_t>(*period);
       }
@@ -84,7 +87,8 @@ void DecodeRules(Fields& f, const json::object& o, const std::string& p, Scaling
   }
 }
 
-void DecodeTarget(Fields& f, const json::object& o, const std::string& p, MetricSpec& m, bool allow_util) {
+void DecodeTarget(Fields& f, const json::object& o, const std::string& p, MetricSpec& m,
+                  bool allow_util) {
   const json::object* t = f.Object(o, "target", p);
   if (t == nullptr) {
     f.Error(p + ".target", "required");
@@ -93,7 +97,8 @@ void DecodeTarget(Fields& f, const json::object& o, const std::string& p, Metric
   const std::string tp = p + ".target";
   const std::string type = f.String(*t, "type", tp).value_or("");
   if (type == "Utilization") {
-    if (!allow_util) f.Error(tp + ".type", "Utilization is only for Resource and ContainerResource metrics");
+    if (!allow_util)
+      f.Error(tp + ".type", "Utilization is only for Resource and ContainerResource metrics");
     m.target = TargetType::kUtilization;
     auto u = f.Int(*t, "averageUtilization", tp, kInt32Min, kInt32Max);
     if (!u || *u <= 0) {
@@ -121,7 +126,8 @@ void DecodeTarget(Fields& f, const json::object& o, const std::string& p, Metric
       m.value_milli = *v;
     }
   } else {
-    f.Error(tp + ".type", "unsupported value " + common::Quote(type) + " (want Utilization, AverageValue or Value)");
+    f.Error(tp + ".type", "unsupported value " + common::Quote(type) +
+                              " (want Utilization, AverageValue or Value)");
   }
 }
 
@@ -158,7 +164,8 @@ void DecodeMetric(Fields& f, const json::object& o, const std::string& p, Metric
     }
     metric_name(*r, p + ".pods");
     DecodeTarget(f, *r, p + ".pods", m, false);
-    if (m.target != TargetType::kAverageValue) f.Error(p + ".pods.target.type", "must be AverageValue");
+    if (m.target != TargetType::kAverageValue)
+      f.Error(p + ".pods.target.type", "must be AverageValue");
   } else if (type == "Object") {
     m.type = MetricType::kObject;
     const json::object* r = f.Object(o, "object", p);
@@ -214,7 +221,8 @@ common::StatusOr<std::pair<double, int64_t>> UtilizationRatio(
     usage += u;
     request += r;
   }
-  if (request == 0) return common::FailedPreconditionError("no metrics returned matched known pods");
+  if (request == 0)
+    return common::FailedPreconditionError("no metrics returned matched known pods");
   const int64_t util = usage * 100 / request;  // int64 division, truncates
   return std::make_pair(static_cast<double>(static_cast<int32_t>(util)) / target, util);
 }
@@ -227,7 +235,9 @@ std::pair<double, int64_t> UsageRatio(const std::vector<int64_t>& values, int64_
   return {static_cast<double>(avg) / static_cast<double>(target), avg};
 }
 
-bool Flipped(double before, double after) { return (before < 1.0 && after > 1.0) || (before > 1.0 && after < 1.0); }
+bool Flipped(double before, double after) {
+  return (before < 1.0 && after > 1.0) || (before > 1.0 && after < 1.0);
+}
 
 }  // namespace
 
@@ -259,7 +269,8 @@ ScalingRules DefaultScaleDown() {
 
 common::StatusOr<HpaSpec> DecodeHpa(const boost::json::value& value) {
   const json::object* root = value.if_object();
-  if (root == nullptr) return common::InvalidArgumentError("HorizontalPodAutoscaler: want a JSON object");
+  if (root == nullptr)
+    return common::InvalidArgumentError("HorizontalPodAutoscaler: want a JSON object");
   Fields f;
   HpaSpec h;
   const std::string api_version = f.String(*root, "apiVersion", "").value_or("");
@@ -269,8 +280,10 @@ common::StatusOr<HpaSpec> DecodeHpa(const boost::json::value& value) {
     h.namespace_ = f.String(*meta, "namespace", "metadata").value_or("default");
   }
   const std::string where = "HorizontalPodAutoscaler " + h.namespace_ + "/" + h.name;
-  if (kind != "HorizontalPodAutoscaler") f.Error("kind", "want HorizontalPodAutoscaler, got " + common::Quote(kind));
-  if (api_version != "autoscaling/v2") f.Error("apiVersion", "want autoscaling/v2, got " + common::Quote(api_version));
+  if (kind != "HorizontalPodAutoscaler")
+    f.Error("kind", "want HorizontalPodAutoscaler, got " + common::Quote(kind));
+  if (api_version != "autoscaling/v2")
+    f.Error("apiVersion", "want autoscaling/v2, got " + common::Quote(api_version));
   const json::object* spec = f.Object(*root, "spec", "");
   if (spec == nullptr) {
     f.Error("spec", "required");
@@ -282,7 +295,8 @@ common::StatusOr<HpaSpec> DecodeHpa(const boost::json::value& value) {
     if (h.target_name.empty()) f.Error("spec.scaleTargetRef.name", "required");
     if (auto m = f.Int(*spec, "minReplicas", "spec", kInt32Min, kInt32Max)) {
       if (*m < 1) {
-        f.Error("spec.minReplicas", "must be greater than or equal to 1 (scale to zero needs the HPAScaleToZero gate)");
+        f.Error("spec.minReplicas",
+                "must be greater than or equal to 1 (scale to zero needs the HPAScaleToZero gate)");
       } else {
         h.min_replicas = static_cast<int32_t>(*m);
       }
@@ -357,10 +371,12 @@ PodClass ClassifyPod(const PodSample& pod, bool cpu, common::TimePoint now, cons
   return PodClass::kReady;
 }
 
-common::StatusOr<MetricResult> ResourceUtilizationReplicas(int32_t current, std::span<const PodSample> pods,
-                                                           int32_t target, bool cpu, const Tolerances& tol,
-                                                           common::TimePoint now, const Settings& settings) {
-  if (pods.empty()) return common::FailedPreconditionError("no pods returned by selector while calculating replica count");
+common::StatusOr<MetricResult> ResourceUtilizationReplicas(
+    int32_t current, std::span<const PodSample> pods, int32_t target, bool cpu,
+    const Tolerances& tol, common::TimePoint now, const Settings& settings) {
+  if (pods.empty())
+    return common::FailedPreconditionError(
+        "no pods returned by selector while calculating replica count");
   if (target <= 0) return common::InvalidArgumentError("target utilization must be positive");
   std::vector<std::pair<int64_t, int64_t>> used;  // READY pods: (usage, request)
   std::vector<const PodSample*> unready;
@@ -381,7 +397,8 @@ common::StatusOr<MetricResult> ResourceUtilizationReplicas(int32_t current, std:
     }
   }
   if (used.empty()) {
-    return common::FailedPreconditionError("did not receive metrics for targeted pods (pods might be unready)");
+    return common::FailedPreconditionError(
+        "did not receive metrics for targeted pods (pods might be unready)");
   }
   GPUSCHED_ASSIGN_OR_RETURN(auto first, UtilizationRatio(used, target));
   MetricResult r;
@@ -395,7 +412,8 @@ common::StatusOr<MetricResult> ResourceUtilizationReplicas(int32_t current, std:
   if (!missing.empty()) {
     if (r.ratio < 1.0) {
       const int64_t fallback = std::max<int64_t>(100, target);
-      for (const PodSample* p : missing) used.emplace_back(p->request_milli * fallback / 100, p->request_milli);
+      for (const PodSample* p : missing)
+        used.emplace_back(p->request_milli * fallback / 100, p->request_milli);
     } else if (r.ratio > 1.0) {
       for (const PodSample* p : missing) used.emplace_back(0, p->request_milli);
     }
@@ -416,8 +434,11 @@ common::StatusOr<MetricResult> ResourceUtilizationReplicas(int32_t current, std:
 
 common::StatusOr<MetricResult> PlainMetricReplicas(int32_t current, std::span<const PodSample> pods,
                                                    int64_t target, bool cpu, const Tolerances& tol,
-                                                   common::TimePoint now, const Settings& settings) {
-  if (pods.empty()) return common::FailedPreconditionError("no pods returned by selector while calculating replica count");
+                                                   common::TimePoint now,
+                                                   const Settings& settings) {
+  if (pods.empty())
+    return common::FailedPreconditionError(
+        "no pods returned by selector while calculating replica count");
   if (target <= 0) return common::InvalidArgumentError("target value must be positive");
   std::vector<int64_t> values;
   size_t unready = 0;
@@ -434,7 +455,8 @@ common::StatusOr<MetricResult> PlainMetricReplicas(int32_t current, std::span<co
         break;
     }
   }
-  if (values.empty()) return common::FailedPreconditionError("did not receive metrics for any ready pods");
+  if (values.empty())
+    return common::FailedPreconditionError("did not receive metrics for any ready pods");
   MetricResult r;
   std::tie(r.ratio, r.usage) = UsageRatio(values, target);
   const bool up_with_unready = unready > 0 && r.ratio > 1.0;
@@ -474,18 +496,21 @@ common::StatusOr<MetricResult> ValueReplicas(int32_t current, int64_t usage, int
   return r;
 }
 
-common::StatusOr<MetricResult> AverageValueReplicas(int32_t status_replicas, int64_t usage, int64_t target,
-                                                    const Tolerances& tol) {
+common::StatusOr<MetricResult> AverageValueReplicas(int32_t status_replicas, int64_t usage,
+                                                    int64_t target, const Tolerances& tol) {
   if (target <= 0) return common::InvalidArgumentError("target value must be positive");
   MetricResult r;
   r.replicas = status_replicas;
   r.ratio = static_cast<double>(usage) / (static_cast<double>(target) * status_replicas);
-  if (!tol.IsWithin(r.ratio)) r.replicas = SatCast(std::ceil(static_cast<double>(usage) / static_cast<double>(target)));
-  r.usage = status_replicas > 0 ? SatCast(std::ceil(static_cast<double>(usage) / status_replicas)) : usage;
+  if (!tol.IsWithin(r.ratio))
+    r.replicas = SatCast(std::ceil(static_cast<double>(usage) / static_cast<double>(target)));
+  r.usage = status_replicas > 0 ? SatCast(std::ceil(static_cast<double>(usage) / status_replicas))
+                                : usage;
   return r;
 }
 
-common::StatusOr<int32_t> CombineProposals(int32_t current, std::span<const common::StatusOr<int32_t>> proposals) {
+common::StatusOr<int32_t> CombineProposals(int32_t current,
+                                           std::span<const common::StatusOr<int32_t>> proposals) {
   std::optional<int32_t> best;
   std::string errors;
   int failed = 0;
@@ -498,17 +523,20 @@ common::StatusOr<int32_t> CombineProposals(int32_t current, std::span<const comm
     if (!best || *p > *best) best = *p;
   }
   if (!best) {
-    return common::UnavailableError("invalid metrics (" + std::to_string(failed) + " invalid out of " +
-                                    std::to_string(proposals.size()) + "): " + errors);
+    return common::UnavailableError("invalid metrics (" + std::to_string(failed) +
+                                    " invalid out of " + std::to_string(proposals.size()) +
+                                    "): " + errors);
   }
   if (failed > 0 && *best < current) {
-    return common::UnavailableError("not scaling down on partial metrics (" + std::to_string(failed) +
-                                    " invalid out of " + std::to_string(proposals.size()) + "): " + errors);
+    return common::UnavailableError("not scaling down on partial metrics (" +
+                                    std::to_string(failed) + " invalid out of " +
+                                    std::to_string(proposals.size()) + "): " + errors);
   }
   return *best;
 }
 
-Autoscaler::Autoscaler(HpaSpec spec, Settings settings) : spec_(std::move(spec)), settings_(settings) {}
+Autoscaler::Autoscaler(HpaSpec spec, Settings settings)
+    : spec_(std::move(spec)), settings_(settings) {}
 
 Tolerances Autoscaler::tolerances() const {
   Tolerances t{settings_.tolerance, settings_.tolerance};
@@ -519,7 +547,8 @@ Tolerances Autoscaler::tolerances() const {
   return t;
 }
 
-Decision Autoscaler::Reconcile(common::TimePoint now, int32_t current, const common::StatusOr<int32_t>& proposal) {
+Decision Autoscaler::Reconcile(common::TimePoint now, int32_t current,
+                               const common::StatusOr<int32_t>& proposal) {
   Decision d;
   d.current = current;
   d.stabilized = current;
@@ -547,7 +576,8 @@ Decision Autoscaler::Reconcile(common::TimePoint now, int32_t current, const com
       return d;
     }
     d.proposal = *proposal;
-    d.desired = spec_.behavior ? WithBehavior(now, current, *proposal, d) : Legacy(now, current, *proposal, d);
+    d.desired = spec_.behavior ? WithBehavior(now, current, *proposal, d)
+                               : Legacy(now, current, *proposal, d);
   }
   if (d.desired != current) StoreEvent(now, current, d.desired);
   return d;
@@ -591,11 +621,14 @@ int32_t Autoscaler::Legacy(common::TimePoint now, int32_t current, int32_t propo
   return best;
 }
 
-int32_t Autoscaler::WithBehavior(common::TimePoint now, int32_t current, int32_t proposal, Decision& d) {
+int32_t Autoscaler::WithBehavior(common::TimePoint now, int32_t current, int32_t proposal,
+                                 Decision& d) {
   const Behavior& b = *spec_.behavior;
   const int64_t up_window = b.scale_up.stabilization_window_seconds.value_or(0);
-  const int64_t down_window = b.scale_down.stabilization_window_seconds.value_or(static_cast<int64_t>(
-      std::chrono::duration_cast<std::chrono::seconds>(settings_.downscale_stabilization).count()));
+  const int64_t down_window =
+      b.scale_down.stabilization_window_seconds.value_or(static_cast<int64_t>(
+          std::chrono::duration_cast<std::chrono::seconds>(settings_.downscale_stabilization)
+              .count()));
   const common::TimePoint up_cut = now - std::chrono::seconds(up_window);
   const common::TimePoint down_cut = now - std::chrono::seconds(down_window);
   int32_t up_rec = proposal;
@@ -652,11 +685,13 @@ int32_t Autoscaler::UpLimit(common::TimePoint now, int32_t current) const {
   const bool min_change = rules.select_policy == SelectPolicy::kMin;
   int32_t acc = min_change ? INT32_MAX : INT32_MIN;
   for (const ScalingPolicy& p : rules.policies) {
-    const int64_t start = static_cast<int64_t>(current) - ChangedInPeriod(up_events_, now, p.period_seconds) +
+    const int64_t start = static_cast<int64_t>(current) -
+                          ChangedInPeriod(up_events_, now, p.period_seconds) +
                           ChangedInPeriod(down_events_, now, p.period_seconds);
     const int32_t prop = p.type == PolicyType::kPods
                              ? SatCast(static_cast<double>(start + p.value))
-                             : SatCast(std::ceil(static_cast<double>(start) * (1 + static_cast<double>(p.value) / 100)));
+                             : SatCast(std::ceil(static_cast<double>(start) *
+                                                 (1 + static_cast<double>(p.value) / 100)));
     acc = min_change ? std::min(acc, prop) : std::max(acc, prop);
   }
   return acc;
@@ -668,11 +703,13 @@ int32_t Autoscaler::DownLimit(common::TimePoint now, int32_t current) const {
   const bool min_change = rules.select_policy == SelectPolicy::kMin;
   int32_t acc = min_change ? INT32_MIN : INT32_MAX;
   for (const ScalingPolicy& p : rules.policies) {
-    const int64_t start = static_cast<int64_t>(current) - ChangedInPeriod(up_events_, now, p.period_seconds) +
+    const int64_t start = static_cast<int64_t>(current) -
+                          ChangedInPeriod(up_events_, now, p.period_seconds) +
                           ChangedInPeriod(down_events_, now, p.period_seconds);
-    const int32_t prop = p.type == PolicyType::kPods
-                             ? SatCast(static_cast<double>(start - p.value))
-                             : SatCast(static_cast<double>(start) * (1 - static_cast<double>(p.value) / 100));
+    const int32_t prop =
+        p.type == PolicyType::kPods
+            ? SatCast(static_cast<double>(start - p.value))
+            : SatCast(static_cast<double>(start) * (1 - static_cast<double>(p.value) / 100));
     acc = min_change ? std::max(acc, prop) : std::min(acc, prop);
   }
   return acc;

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 // The HorizontalPodAutoscaler's replica decisions (autoscaling/v2), reproduced from
 // kubernetes/kubernetes pkg/controller/podautoscaler (horizontal.go, replica_calculator.go) as
-// written up in shared/reference/hpa-behavior.md:
+// written up in docs/hpa-algorithm.md (the § numbers below are its sections):
 //
 //   per metric (§3): classify pods ─► usage ratio ─► tolerance ─► missing/unready dampening
 //                    ─► proposal                    (ResourceReplicas, PlainMetricReplicas,
@@ -90,7 +90,7 @@ struct HpaSpec {
   std::string target_name;
   int32_t min_replicas = 1;
   int32_t max_replicas = 0;
-  std::vector<MetricSpec> metrics;  // defaulted to CPU Utilization 80 % when empty
+  std::vector<MetricSpec> metrics;   // defaulted to CPU Utilization 80 % when empty
   std::optional<Behavior> behavior;  // nullopt: the legacy path (§5)
 };
 
@@ -104,7 +104,9 @@ struct Tolerances {
   double scale_down = 0.1;
   double scale_up = 0.1;
   // (1 − down) <= ratio <= (1 + up), inclusive.
-  bool IsWithin(double ratio) const { return (1.0 - scale_down) <= ratio && ratio <= (1.0 + scale_up); }
+  bool IsWithin(double ratio) const {
+    return (1.0 - scale_down) <= ratio && ratio <= (1.0 + scale_up);
+  }
 };
 
 // One pod matched by the target's selector, and its metric sample if any.
@@ -124,26 +126,28 @@ struct PodSample {
 
 enum class PodClass : uint8_t { kReady, kUnready, kMissing, kIgnored };
 // §3.2. `cpu`: the metric is the cpu resource (readiness-aware classification).
-PodClass ClassifyPod(const PodSample& pod, bool cpu, common::TimePoint now, const Settings& settings);
+PodClass ClassifyPod(const PodSample& pod, bool cpu, common::TimePoint now,
+                     const Settings& settings);
 
 struct MetricResult {
   int32_t replicas = 0;
-  int64_t usage = 0;        // utilization percent, or the average/total value in milli-units
-  double ratio = 0;         // the first usage ratio
+  int64_t usage = 0;  // utilization percent, or the average/total value in milli-units
+  double ratio = 0;   // the first usage ratio
 };
 
 // Resource or ContainerResource with a Utilization target (§3.3).
-common::StatusOr<MetricResult> ResourceUtilizationReplicas(int32_t current, std::span<const PodSample> pods,
-                                                           int32_t target_utilization, bool cpu,
-                                                           const Tolerances& tol, common::TimePoint now,
-                                                           const Settings& settings);
+common::StatusOr<MetricResult> ResourceUtilizationReplicas(
+    int32_t current, std::span<const PodSample> pods, int32_t target_utilization, bool cpu,
+    const Tolerances& tol, common::TimePoint now, const Settings& settings);
 // Pods metrics and Resource AverageValue targets (§3.4): `cpu` only for the cpu resource.
 common::StatusOr<MetricResult> PlainMetricReplicas(int32_t current, std::span<const PodSample> pods,
-                                                   int64_t target_milli, bool cpu, const Tolerances& tol,
-                                                   common::TimePoint now, const Settings& settings);
+                                                   int64_t target_milli, bool cpu,
+                                                   const Tolerances& tol, common::TimePoint now,
+                                                   const Settings& settings);
 // Object/External Value (§3.5): `ready_pods` = Running and Ready pods of the target.
-common::StatusOr<MetricResult> ValueReplicas(int32_t current, int64_t usage_milli, int64_t target_milli,
-                                             int32_t ready_pods, const Tolerances& tol);
+common::StatusOr<MetricResult> ValueReplicas(int32_t current, int64_t usage_milli,
+                                             int64_t target_milli, int32_t ready_pods,
+                                             const Tolerances& tol);
 // Object/External AverageValue (§3.5).
 common::StatusOr<MetricResult> AverageValueReplicas(int32_t status_replicas, int64_t usage_milli,
                                                     int64_t target_milli, const Tolerances& tol);
@@ -163,7 +167,7 @@ struct Decision {
   // "ScalingDisabled", "TooManyReplicas", "TooFewReplicas", "ScaleUpLimit", "ScaleDownLimit",
   // "DesiredWithinRange", "MetricsFailed" (proposal error), "AboveMax", "BelowMin".
   std::string reason;
-  std::string error;                // the metric error, when the proposal failed
+  std::string error;  // the metric error, when the proposal failed
   bool scaled() const { return desired != current; }
 };
 
@@ -175,7 +179,8 @@ class Autoscaler {
 
   // One reconcile at `now` with the target's current spec.replicas and the combined proposal.
   // Records the recommendation and, on the behavior path, the scale event.
-  Decision Reconcile(common::TimePoint now, int32_t current, const common::StatusOr<int32_t>& proposal);
+  Decision Reconcile(common::TimePoint now, int32_t current,
+                     const common::StatusOr<int32_t>& proposal);
 
   const HpaSpec& spec() const { return spec_; }
   // Tolerances for the replica calculator (per direction with behavior tolerances).

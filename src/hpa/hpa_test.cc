@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: Apache-2.0
-// Every worked example of shared/reference/hpa-behavior.md §7 (E1–E11) and the pitfalls of §8.
+// Every worked example of docs/hpa-algorithm.md §7 (E1–E11) and the pitfalls of §8.
 #include "src/hpa/hpa.h"
 
 #include <gtest/gtest.h>
@@ -62,33 +62,62 @@ TEST(ReplicaCalculatorTest, UtilizationExamples) {
     int32_t want;
     int64_t want_usage;
   };
-  std::vector<PodSample> e3 = {Ready("a", 200), Ready("b", 200), Ready("c", 200), Ready("d", 200), Ready("m", 0)};
+  std::vector<PodSample> e3 = {Ready("a", 200), Ready("b", 200), Ready("c", 200), Ready("d", 200),
+                               Ready("m", 0)};
   e3.back().value_milli.reset();
-  std::vector<PodSample> e3_without = {Ready("a", 200), Ready("b", 200), Ready("c", 200), Ready("d", 200)};
+  std::vector<PodSample> e3_without = {Ready("a", 200), Ready("b", 200), Ready("c", 200),
+                                       Ready("d", 200)};
   const std::vector<Case> cases = {
-      {"E1: utilization 100 % of a 50 % target doubles 4 pods", 4,
-       {Ready("a", 400, 500), Ready("b", 450, 500), Ready("c", 500, 500), Ready("d", 650, 500)}, 50, 8, 100},
-      {"E2: ratio 1.08 is within the tolerance", 4,
-       {Ready("a", 540), Ready("b", 540), Ready("c", 540), Ready("d", 540)}, 50, 4, 54},
-      {"E2: 56.95 % truncates to 56 before the ratio: ceil(4.48) = 5", 4,
-       {Ready("a", 569), Ready("b", 569), Ready("c", 570), Ready("d", 570)}, 50, 5, 56},
+      {"E1: utilization 100 % of a 50 % target doubles 4 pods",
+       4,
+       {Ready("a", 400, 500), Ready("b", 450, 500), Ready("c", 500, 500), Ready("d", 650, 500)},
+       50,
+       8,
+       100},
+      {"E2: ratio 1.08 is within the tolerance",
+       4,
+       {Ready("a", 540), Ready("b", 540), Ready("c", 540), Ready("d", 540)},
+       50,
+       4,
+       54},
+      {"E2: 56.95 % truncates to 56 before the ratio: ceil(4.48) = 5",
+       4,
+       {Ready("a", 569), Ready("b", 569), Ready("c", 570), Ready("d", 570)},
+       50,
+       5,
+       56},
       {"E3: a missing pod counts as 100 % on a scale-down: 4, not 2", 5, e3, 50, 4, 20},
       {"E3 contrast: without the missing pod the answer is 2", 4, e3_without, 50, 2, 20},
-      {"E4: unready pods count 0 on a scale-up; the direction flips, so stay", 4,
-       {Ready("a", 800), Ready("b", 800), Pending("c"), Pending("d")}, 60, 4, 80},
-      {"E4 contrast: 3 ready at 100 % and one Pending, target 50 -> 6", 4,
-       {Ready("a", 1000), Ready("b", 1000), Ready("c", 1000), Pending("d")}, 50, 6, 100},
+      {"E4: unready pods count 0 on a scale-up; the direction flips, so stay",
+       4,
+       {Ready("a", 800), Ready("b", 800), Pending("c"), Pending("d")},
+       60,
+       4,
+       80},
+      {"E4 contrast: 3 ready at 100 % and one Pending, target 50 -> 6",
+       4,
+       {Ready("a", 1000), Ready("b", 1000), Ready("c", 1000), Pending("d")},
+       50,
+       6,
+       100},
   };
   for (const Case& c : cases) {
     SCOPED_TRACE(c.name);
-    auto r = ResourceUtilizationReplicas(c.current, c.pods, c.target, /*cpu=*/true, kTol, kT0, kSettings);
+    auto r = ResourceUtilizationReplicas(c.current, c.pods, c.target, /*cpu=*/true, kTol, kT0,
+                                         kSettings);
     ASSERT_TRUE(r.ok()) << r.status().ToString();
     EXPECT_EQ(r->replicas, c.want);
     EXPECT_EQ(r->usage, c.want_usage);
   }
   // E2 exact sums: 2160m and 2278m over 4 x 1000m.
-  EXPECT_EQ(ResourceUtilizationReplicas(4, {{Ready("a", 2160, 4000)}}, 50, true, kTol, kT0, kSettings)->usage, 54);
-  EXPECT_EQ(ResourceUtilizationReplicas(4, {{Ready("a", 2278, 4000)}}, 50, true, kTol, kT0, kSettings)->usage, 56);
+  EXPECT_EQ(
+      ResourceUtilizationReplicas(4, {{Ready("a", 2160, 4000)}}, 50, true, kTol, kT0, kSettings)
+          ->usage,
+      54);
+  EXPECT_EQ(
+      ResourceUtilizationReplicas(4, {{Ready("a", 2278, 4000)}}, 50, true, kTol, kT0, kSettings)
+          ->usage,
+      56);
 }
 
 TEST(ReplicaCalculatorTest, UtilizationErrors) {
@@ -111,15 +140,15 @@ TEST(ReplicaCalculatorTest, CpuClassificationTable) {
     PodClass want;
   };
   const std::vector<Case> cases = {
-      {"started 2 min ago, Ready=False: inside the init period", minutes(2), false, minutes(2), seconds(0),
-       PodClass::kUnready},
+      {"started 2 min ago, Ready=False: inside the init period", minutes(2), false, minutes(2),
+       seconds(0), PodClass::kUnready},
       {"started 2 min ago, ready 60 s ago, sample 50 s ago with a 30 s window: predates readiness",
        minutes(2), true, seconds(60), seconds(50), PodClass::kUnready},
       {"same, sample 20 s ago", minutes(2), true, seconds(60), seconds(20), PodClass::kReady},
       {"started 10 min ago, Ready=False since start+10 s: never became ready", minutes(10), false,
        minutes(10) - seconds(10), seconds(0), PodClass::kUnready},
-      {"started 10 min ago, Ready=False since start+5 min: was ready, its CPU counts", minutes(10), false,
-       minutes(5), seconds(0), PodClass::kReady},
+      {"started 10 min ago, Ready=False since start+5 min: was ready, its CPU counts", minutes(10),
+       false, minutes(5), seconds(0), PodClass::kReady},
       {"no Ready condition", minutes(10), std::nullopt, seconds(0), seconds(0), PodClass::kUnready},
   };
   for (const Case& c : cases) {
@@ -183,12 +212,15 @@ TEST(ReplicaCalculatorTest, ToleranceIsInclusiveOnBothEnds) {
     int32_t want;
   };
   const std::vector<Case> cases = {
-      {"ratio exactly 1.1 stays", 110000, 4},  {"ratio exactly 0.9 stays", 90000, 4},
-      {"ratio 1.11 scales up", 111000, 5},     {"ratio 0.89 scales down", 89000, 4},
+      {"ratio exactly 1.1 stays", 110000, 4},
+      {"ratio exactly 0.9 stays", 90000, 4},
+      {"ratio 1.11 scales up", 111000, 5},
+      {"ratio 0.89 scales down", 89000, 4},
   };
   for (const Case& c : cases) {
     SCOPED_TRACE(c.name);
-    std::vector<PodSample> pods = {Ready("a", c.avg), Ready("b", c.avg), Ready("c", c.avg), Ready("d", c.avg)};
+    std::vector<PodSample> pods = {Ready("a", c.avg), Ready("b", c.avg), Ready("c", c.avg),
+                                   Ready("d", c.avg)};
     auto r = PlainMetricReplicas(4, pods, 100000, false, kTol, kT0, kSettings);
     ASSERT_TRUE(r.ok());
     EXPECT_EQ(r->replicas, c.want);
@@ -202,18 +234,21 @@ TEST(ReplicaCalculatorTest, ToleranceIsInclusiveOnBothEnds) {
 TEST(CombineProposalsTest, E9SeveralMetrics) {
   std::vector<common::StatusOr<int32_t>> both = {6, 9};
   EXPECT_EQ(*CombineProposals(5, both), 9);
-  std::vector<common::StatusOr<int32_t>> partial_down = {3, common::UnavailableError("external down")};
+  std::vector<common::StatusOr<int32_t>> partial_down = {3,
+                                                         common::UnavailableError("external down")};
   EXPECT_FALSE(CombineProposals(5, partial_down).ok());
-  std::vector<common::StatusOr<int32_t>> partial_up = {7, common::UnavailableError("external down")};
+  std::vector<common::StatusOr<int32_t>> partial_up = {7,
+                                                       common::UnavailableError("external down")};
   EXPECT_EQ(*CombineProposals(5, partial_up), 7);
-  std::vector<common::StatusOr<int32_t>> none = {common::UnavailableError("a"), common::UnavailableError("b")};
+  std::vector<common::StatusOr<int32_t>> none = {common::UnavailableError("a"),
+                                                 common::UnavailableError("b")};
   EXPECT_FALSE(CombineProposals(5, none).ok());
 }
 
 // Drives an Autoscaler every 15 s from `from` to `to` seconds, applying each decision, with the
 // proposal given by `proposal(t)`. Returns replicas after each tick, by t.
 std::map<int, int32_t> RunEvery15s(Autoscaler& a, int32_t start, int from, int to,
-                           const std::function<int32_t(int)>& proposal) {
+                                   const std::function<int32_t(int)>& proposal) {
   std::map<int, int32_t> out;
   int32_t current = start;
   for (int t = from; t <= to; t += 15) {
@@ -454,7 +489,8 @@ spec: {scaleTargetRef: {kind: Deployment, name: web}, maxReplicas: 3}
   };
   const std::vector<Case> cases = {
       {"window above 3600, unknown selectPolicy, empty policies",
-       "behavior: {scaleUp: {stabilizationWindowSeconds: 4000, selectPolicy: Fast}, scaleDown: {policies: []}}",
+       "behavior: {scaleUp: {stabilizationWindowSeconds: 4000, selectPolicy: Fast}, scaleDown: "
+       "{policies: []}}",
        {"spec.behavior.scaleUp.stabilizationWindowSeconds: must be in [0, 3600]",
         "spec.behavior.scaleUp.selectPolicy: unsupported value",
         "spec.behavior.scaleDown.policies: must specify at least one Policy"}},
@@ -465,20 +501,26 @@ spec: {scaleTargetRef: {kind: Deployment, name: web}, maxReplicas: 3}
         "spec.behavior.scaleDown.policies[0].periodSeconds: must be in [1, 1800]",
         "spec.behavior.scaleDown.policies[1].type: unsupported value",
         "spec.behavior.scaleDown.policies[1].periodSeconds: must be in [1, 1800]"}},
-      {"min 0 and max below min", "minReplicas: 0\n  maxReplicas: 0",
-       {"spec.minReplicas: must be greater than or equal to 1", "spec.maxReplicas: must be greater than 0"}},
-      {"max below min", "minReplicas: 5", {"spec.maxReplicas: must be greater than or equal to minReplicas"}},
+      {"min 0 and max below min",
+       "minReplicas: 0\n  maxReplicas: 0",
+       {"spec.minReplicas: must be greater than or equal to 1",
+        "spec.maxReplicas: must be greater than 0"}},
+      {"max below min",
+       "minReplicas: 5",
+       {"spec.maxReplicas: must be greater than or equal to minReplicas"}},
       {"bad metric target",
-       "metrics: [{type: Pods, pods: {metric: {name: x}, target: {type: Utilization, averageUtilization: 5}}}]",
+       "metrics: [{type: Pods, pods: {metric: {name: x}, target: {type: Utilization, "
+       "averageUtilization: 5}}}]",
        {"spec.metrics[0].pods.target.type: Utilization is only for Resource"}},
   };
   for (const Case& c : cases) {
     SCOPED_TRACE(c.name);
     std::string spec = c.spec;
     const bool has_max = spec.find("maxReplicas") != std::string::npos;
-    auto r = decode("apiVersion: autoscaling/v2\nkind: HorizontalPodAutoscaler\nmetadata: {name: w}\nspec:\n"
-                    "  scaleTargetRef: {kind: Deployment, name: w}\n" +
-                    std::string(has_max ? "" : "  maxReplicas: 3\n") + "  " + spec + "\n");
+    auto r = decode(
+        "apiVersion: autoscaling/v2\nkind: HorizontalPodAutoscaler\nmetadata: {name: w}\nspec:\n"
+        "  scaleTargetRef: {kind: Deployment, name: w}\n" +
+        std::string(has_max ? "" : "  maxReplicas: 3\n") + "  " + spec + "\n");
     ASSERT_FALSE(r.ok());
     for (const std::string& e : c.errors) {
       EXPECT_NE(r.status().message().find(e), std::string_view::npos) << r.status().message();

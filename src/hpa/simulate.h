@@ -35,8 +35,8 @@
 namespace gpusched::hpa {
 
 struct MetricSeries {
-  std::vector<std::string> columns;                   // without "time"
-  std::vector<double> times;                          // seconds, ascending
+  std::vector<std::string> columns;                      // without "time"
+  std::vector<double> times;                             // seconds, ascending
   std::vector<std::vector<std::optional<double>>> rows;  // rows[i][column]
 };
 
@@ -50,10 +50,10 @@ struct SimPod {
 };
 
 struct SimOptions {
-  common::TimePoint start{};      // time of CSV time 0
-  std::optional<double> end;      // seconds; default: the last CSV time
-  int32_t initial_replicas = 1;   // used when no initial pods are given
-  std::string pod_prefix = "pod"; // names of synthesized pods: <prefix>-<n>
+  common::TimePoint start{};       // time of CSV time 0
+  std::optional<double> end;       // seconds; default: the last CSV time
+  int32_t initial_replicas = 1;    // used when no initial pods are given
+  std::string pod_prefix = "pod";  // names of synthesized pods: <prefix>-<n>
   std::map<std::string, int64_t, std::less<>> request_milli;  // per resource, for Utilization
   enum class Load : uint8_t { kTotal, kPerPod } load = Load::kTotal;
   common::Duration pod_startup = std::chrono::seconds(0);
@@ -63,14 +63,15 @@ struct SimHooks {
   // Called for every pod a scale-up creates.
   std::function<void(const SimPod&)> on_add;
   // Picks `count` pods of `pods` to remove at `now`; returns their names. Default: newest first.
-  std::function<std::vector<std::string>(common::TimePoint now, std::span<const SimPod> pods, int32_t count)>
+  std::function<std::vector<std::string>(common::TimePoint now, std::span<const SimPod> pods,
+                                         int32_t count)>
       choose_victims;
 };
 
 struct SimStep {
-  double t = 0;                                 // seconds since start
-  std::vector<std::optional<double>> values;    // the CSV values in effect, per HPA metric
-  std::vector<std::string> metric_results;      // per metric: "6" or the error
+  double t = 0;                               // seconds since start
+  std::vector<std::optional<double>> values;  // the CSV values in effect, per HPA metric
+  std::vector<std::string> metric_results;    // per metric: "6" or the error
   Decision decision;
   std::vector<std::string> added;
   std::vector<std::string> removed;
@@ -79,7 +80,8 @@ struct SimStep {
 // Runs the simulation. Errors: a metric without a CSV column, a Utilization metric without a
 // request, an empty series.
 common::StatusOr<std::vector<SimStep>> Simulate(const HpaSpec& spec, const MetricSeries& series,
-                                                std::vector<SimPod> initial_pods, const SimOptions& options,
-                                                const Settings& settings, const SimHooks& hooks = {});
+                                                std::vector<SimPod> initial_pods,
+                                                const SimOptions& options, const Settings& settings,
+                                                const SimHooks& hooks = {});
 
 }  // namespace gpusched::hpa

@@ -82,10 +82,9 @@ class Session : public std::enable_shared_from_this<Session<Stream>> {
     parser_->body_limit(shared_.options.max_body_bytes);
     parser_->header_limit(kHeaderLimit);
     Lowest().expires_after(shared_.options.io_timeout);
-    bhttp::async_read(stream_, buffer_, *parser_,
-                      [self = this->shared_from_this()](beast::error_code ec, size_t) {
-                        self->OnRead(ec);
-                      });
+    bhttp::async_read(
+        stream_, buffer_, *parser_,
+        [self = this->shared_from_this()](beast::error_code ec, size_t) { self->OnRead(ec); });
   }
 
   void OnRead(beast::error_code ec) {
@@ -189,20 +188,22 @@ struct Server::Impl {
   bool stopped = false;
 
   void Accept() {
-    acceptor->async_accept(asio::make_strand(ioc), [this](beast::error_code ec, tcp::socket socket) {
-      if (ec == asio::error::operation_aborted || !acceptor->is_open()) return;
-      if (!ec) {
-        beast::error_code ignored;
-        socket.set_option(tcp::no_delay(true), ignored);
-        if (ssl) {
-          std::make_shared<Session<beast::ssl_stream<beast::tcp_stream>>>(shared, std::move(socket), *ssl)
-              ->Start();
-        } else {
-          std::make_shared<Session<beast::tcp_stream>>(shared, std::move(socket))->Start();
-        }
-      }
-      Accept();  // accept errors (EMFILE, ...) do not stop the listener
-    });
+    acceptor->async_accept(
+        asio::make_strand(ioc), [this](beast::error_code ec, tcp::socket socket) {
+          if (ec == asio::error::operation_aborted || !acceptor->is_open()) return;
+          if (!ec) {
+            beast::error_code ignored;
+            socket.set_option(tcp::no_delay(true), ignored);
+            if (ssl) {
+              std::make_shared<Session<beast::ssl_stream<beast::tcp_stream>>>(
+                  shared, std::move(socket), *ssl)
+                  ->Start();
+            } else {
+              std::make_shared<Session<beast::tcp_stream>>(shared, std::move(socket))->Start();
+            }
+          }
+          Accept();  // accept errors (EMFILE, ...) do not stop the listener
+        });
   }
 };
 
@@ -212,22 +213,24 @@ Server::~Server() { Stop(); }
 
 common::StatusOr<std::unique_ptr<Server>> Server::Create(ServerOptions options) {
   if (options.threads < 1) return common::InvalidArgumentError("http: threads must be >= 1");
-  if (options.max_body_bytes == 0) return common::InvalidArgumentError("http: max_body_bytes must be > 0");
+  if (options.max_body_bytes == 0)
+    return common::InvalidArgumentError("http: max_body_bytes must be > 0");
   if (options.tls_cert_file.empty() != options.tls_key_file.empty()) {
-    return common::InvalidArgumentError("http: TLS needs both a certificate and a private key file");
+    return common::InvalidArgumentError(
+        "http: TLS needs both a certificate and a private key file");
   }
   auto impl = std::make_unique<Impl>();
   if (!options.tls_cert_file.empty()) {
     try {
       impl->ssl.emplace(asio::ssl::context::tls_server);
-      impl->ssl->set_options(asio::ssl::context::default_workarounds | asio::ssl::context::no_sslv2 |
-                             asio::ssl::context::no_sslv3 | asio::ssl::context::no_tlsv1 |
-                             asio::ssl::context::no_tlsv1_1);
+      impl->ssl->set_options(asio::ssl::context::default_workarounds |
+                             asio::ssl::context::no_sslv2 | asio::ssl::context::no_sslv3 |
+                             asio::ssl::context::no_tlsv1 | asio::ssl::context::no_tlsv1_1);
       impl->ssl->use_certificate_chain_file(options.tls_cert_file);
       impl->ssl->use_private_key_file(options.tls_key_file, asio::ssl::context::pem);
     } catch (const std::exception& e) {
-      return common::InvalidArgumentError("http: loading TLS cert " + options.tls_cert_file + " / key " +
-                                          options.tls_key_file + ": " + e.what());
+      return common::InvalidArgumentError("http: loading TLS cert " + options.tls_cert_file +
+                                          " / key " + options.tls_key_file + ": " + e.what());
     }
   }
   impl->shared.options = std::move(options);
@@ -254,7 +257,8 @@ common::Status Server::Start() {
                                     std::to_string(m.shared.options.port) + ": " + ec.message());
   };
   if (m.acceptor->open(endpoint.protocol(), ec); ec) return fail("open");
-  if (m.acceptor->set_option(asio::socket_base::reuse_address(true), ec); ec) return fail("setsockopt");
+  if (m.acceptor->set_option(asio::socket_base::reuse_address(true), ec); ec)
+    return fail("setsockopt");
   if (m.acceptor->bind(endpoint, ec); ec) return fail("bind");
   if (m.acceptor->listen(asio::socket_base::max_listen_connections, ec); ec) return fail("listen");
   m.port = m.acceptor->local_endpoint(ec).port();

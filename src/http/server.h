@@ -54,12 +54,12 @@ struct Response {
 using Handler = std::function<Response(const Request&)>;
 
 struct ServerOptions {
-  std::string bind_address = "127.0.0.1";  // IPv4 or IPv6 literal
-  uint16_t port = 0;                        // 0: any free port
-  int threads = 4;                          // worker threads, >= 1
-  size_t max_body_bytes = 8u << 20;         // larger bodies get 413
+  std::string bind_address = "127.0.0.1";        // IPv4 or IPv6 literal
+  uint16_t port = 0;                             // 0: any free port
+  int threads = 4;                               // worker threads, >= 1
+  size_t max_body_bytes = 8u << 20;              // larger bodies get 413
   std::chrono::milliseconds io_timeout{30'000};  // per read/write/handshake
-  std::string tls_cert_file;                // PEM; TLS only when both files are set
+  std::string tls_cert_file;                     // PEM; TLS only when both files are set
   std::string tls_key_file;
 };
 

@@ -50,7 +50,8 @@ std::string RoundTrip(uint16_t port, const std::string& raw, bool half_close = t
 }
 
 std::string Post(const std::string& path, const std::string& body, bool close = true) {
-  return "POST " + path + " HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: " +
+  return "POST " + path +
+         " HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: " +
          std::to_string(body.size()) + (close ? "\r\nConnection: close" : "") + "\r\n\r\n" + body;
 }
 
@@ -68,7 +69,8 @@ class ServerTest : public ::testing::Test {
       calls_.fetch_add(1);
       return Response{200, "application/json", r.body, {}};
     });
-    server_->Handle("GET", "/throw", [](const Request&) -> Response { throw std::runtime_error("boom"); });
+    server_->Handle("GET", "/throw",
+                    [](const Request&) -> Response { throw std::runtime_error("boom"); });
     ASSERT_TRUE(server_->Start().ok());
     ASSERT_NE(server_->port(), 0);
   }
@@ -84,15 +86,15 @@ TEST_F(ServerTest, StatusForEachKindOfRequest) {
     std::string want_body_part;
   };
   std::vector<Case> cases = {
-      {"a known route answers with its handler's body", Post("/echo", "{\"a\":1}"),
-       "HTTP/1.1 200", "{\"a\":1}"},
+      {"a known route answers with its handler's body", Post("/echo", "{\"a\":1}"), "HTTP/1.1 200",
+       "{\"a\":1}"},
       {"an unknown path is 404", Post("/nope", "{}"), "HTTP/1.1 404", "not found"},
       {"a known path with another method is 405",
        "GET /echo HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n", "HTTP/1.1 405", ""},
       {"a body over the limit is 413 before it is read",
        "POST /echo HTTP/1.1\r\nHost: x\r\nContent-Length: 5000\r\n\r\n", "HTTP/1.1 413", "exceeds"},
-      {"a body over the limit that is sent whole is still 413", Post("/echo", std::string(5000, 'x')),
-       "HTTP/1.1 413", ""},
+      {"a body over the limit that is sent whole is still 413",
+       Post("/echo", std::string(5000, 'x')), "HTTP/1.1 413", ""},
       {"garbage instead of a request line is 400", "this is not http\r\n\r\n", "HTTP/1.1 400",
        "bad request"},
       {"a body cut short by the client is 400",
@@ -112,7 +114,8 @@ TEST_F(ServerTest, StatusForEachKindOfRequest) {
 }
 
 TEST_F(ServerTest, KeepAliveServesSeveralRequestsOnOneConnection) {
-  std::string got = RoundTrip(server_->port(), Post("/echo", "one", false) + Post("/echo", "two", true));
+  std::string got =
+      RoundTrip(server_->port(), Post("/echo", "one", false) + Post("/echo", "two", true));
   EXPECT_NE(got.find("one"), std::string::npos) << got;
   EXPECT_NE(got.find("two"), std::string::npos) << got;
   EXPECT_EQ(calls_.load(), 2);
@@ -126,7 +129,8 @@ TEST_F(ServerTest, ConcurrentClients) {
       for (int i = 0; i < 25; ++i) {
         std::string body = "t" + std::to_string(t) + "i" + std::to_string(i);
         std::string got = RoundTrip(server_->port(), Post("/echo", body));
-        if (got.rfind("HTTP/1.1 200", 0) == 0 && got.find(body) != std::string::npos) ok.fetch_add(1);
+        if (got.rfind("HTTP/1.1 200", 0) == 0 && got.find(body) != std::string::npos)
+          ok.fetch_add(1);
       }
     });
   }
@@ -189,7 +193,9 @@ TEST(ServerTlsTest, ServesHttpsWithACertificatePair) {
   o.tls_key_file = key;
   auto s = Server::Create(o);
   ASSERT_TRUE(s.ok()) << s.status().ToString();
-  (*s)->Handle("POST", "/echo", [](const Request& r) { return Response{200, "text/plain", r.body, {}}; });
+  (*s)->Handle("POST", "/echo", [](const Request& r) {
+    return Response{200, "text/plain", r.body, {}};
+  });
   ASSERT_TRUE((*s)->Start().ok());
   EXPECT_TRUE((*s)->tls());
   const std::string url = "https://127.0.0.1:" + std::to_string((*s)->port()) + "/echo";

@@ -20,22 +20,24 @@ struct EventRecord {
   std::string namespace_;
   std::string pod_name;
   std::string pod_uid;
-  std::string type;    // "Normal" or "Warning"
-  std::string reason;  // "Scheduled", "FailedScheduling"
-  std::string action;  // "Binding", "Scheduling"
-  std::string note;    // at most 1024 bytes; longer notes are cut to end in " ..."
+  std::string type;                  // "Normal" or "Warning"
+  std::string reason;                // "Scheduled", "FailedScheduling"
+  std::string action;                // "Binding", "Scheduling"
+  std::string note;                  // at most 1024 bytes; longer notes are cut to end in " ..."
   std::string reporting_controller;  // the scheduler name
 };
 
 class ApiClient {
  public:
   virtual ~ApiClient() = default;
-  // Writes `annotations` on the pod (if any), then creates its pods/binding to `node`.
-  // Thread-safe: called from the binding cycle.
-  virtual common::Status BindPod(const api::Pod& pod, std::string_view node,
-                                 const std::vector<std::pair<std::string, std::string>>& annotations) = 0;
+  // Binds the pod to `node` (pods/binding), with `annotations` (if any) set on the pod: the real
+  // client (kube/client KubeApiClient) carries them on the Binding, which the API server merges
+  // into the pod in the same write. Thread-safe: called from the binding cycle.
+  virtual common::Status BindPod(
+      const api::Pod& pod, std::string_view node,
+      const std::vector<std::pair<std::string, std::string>>& annotations) = 0;
   // Patches the PodScheduled condition (status False, reason "Unschedulable" or
-  // "SchedulerError", message) and nominatedNodeName if non-empty.
+  // "SchedulerError", message).
   virtual common::Status SetPodUnschedulable(const api::Pod& pod, std::string_view reason,
                                              std::string_view message) = 0;
   virtual common::Status CreateEvent(const EventRecord& event) = 0;

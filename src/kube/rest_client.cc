@@ -13,42 +13,24 @@ namespace {
 // The reason phrase for the codes the API server actually sends.
 std::string_view ReasonPhrase(int code) {
   switch (code) {
-    case 400:
-      return "Bad Request";
-    case 401:
-      return "Unauthorized";
-    case 403:
-      return "Forbidden";
-    case 404:
-      return "Not Found";
-    case 405:
-      return "Method Not Allowed";
-    case 406:
-      return "Not Acceptable";
-    case 408:
-      return "Request Timeout";
-    case 409:
-      return "Conflict";
-    case 410:
-      return "Gone";
-    case 413:
-      return "Request Entity Too Large";
-    case 415:
-      return "Unsupported Media Type";
-    case 422:
-      return "Unprocessable Entity";
-    case 429:
-      return "Too Many Requests";
-    case 500:
-      return "Internal Server Error";
-    case 502:
-      return "Bad Gateway";
-    case 503:
-      return "Service Unavailable";
-    case 504:
-      return "Gateway Timeout";
-    default:
-      return "";
+    case 400: return "Bad Request";
+    case 401: return "Unauthorized";
+    case 403: return "Forbidden";
+    case 404: return "Not Found";
+    case 405: return "Method Not Allowed";
+    case 406: return "Not Acceptable";
+    case 408: return "Request Timeout";
+    case 409: return "Conflict";
+    case 410: return "Gone";
+    case 413: return "Request Entity Too Large";
+    case 415: return "Unsupported Media Type";
+    case 422: return "Unprocessable Entity";
+    case 429: return "Too Many Requests";
+    case 500: return "Internal Server Error";
+    case 502: return "Bad Gateway";
+    case 503: return "Service Unavailable";
+    case 504: return "Gateway Timeout";
+    default: return "";
   }
 }
 
@@ -56,26 +38,17 @@ common::StatusCode CodeFor(int http) {
   using common::StatusCode;
   switch (http) {
     case 400:
-    case 422:
-      return StatusCode::kInvalidArgument;
+    case 422: return StatusCode::kInvalidArgument;
     case 401:
-    case 403:
-      return StatusCode::kPermissionDenied;
-    case 404:
-      return StatusCode::kNotFound;
-    case 405:
-      return StatusCode::kUnimplemented;
-    case 408:
-      return StatusCode::kDeadlineExceeded;
-    case 409:
-      return StatusCode::kAborted;
-    case 410:
-      return StatusCode::kOutOfRange;
+    case 403: return StatusCode::kPermissionDenied;
+    case 404: return StatusCode::kNotFound;
+    case 405: return StatusCode::kUnimplemented;
+    case 408: return StatusCode::kDeadlineExceeded;
+    case 409: return StatusCode::kAborted;
+    case 410: return StatusCode::kOutOfRange;
     case 413:
-    case 429:
-      return StatusCode::kResourceExhausted;
-    default:
-      break;
+    case 429: return StatusCode::kResourceExhausted;
+    default: break;
   }
   if (http >= 500 && http < 600) return StatusCode::kUnavailable;
   if (http == 0) return StatusCode::kUnavailable;  // no answer at all
@@ -125,7 +98,8 @@ common::Status StatusFromResponse(const Request& request, const Response& respon
   return common::Status(CodeFor(response.status), std::move(msg));
 }
 
-common::StatusOr<std::vector<boost::json::value>> ListAll(RestClient& rest, const std::string& path) {
+common::StatusOr<std::vector<boost::json::value>> ListAll(RestClient& rest,
+                                                          const std::string& path) {
   std::vector<boost::json::value> out;
   std::string cont;
   do {

@@ -7,14 +7,13 @@
 // Thread safety: implementations are thread-safe; Stream blocks the calling thread.
 #pragma once
 
+#include <boost/json/value.hpp>
 #include <chrono>
 #include <functional>
 #include <string>
 #include <string_view>
 #include <utility>
 #include <vector>
-
-#include <boost/json/value.hpp>
 
 #include "src/common/status.h"
 
@@ -60,6 +59,7 @@ common::Status StatusFromResponse(const Request& request, const Response& respon
 // Every item of a LIST at `path` (e.g. "/apis/apps/v1/deployments"), 500 per page, following
 // metadata.continue. Errors: a page's StatusFromResponse, a transport error, or kInvalidArgument
 // naming the path when a page is not a JSON object.
-common::StatusOr<std::vector<boost::json::value>> ListAll(RestClient& rest, const std::string& path);
+common::StatusOr<std::vector<boost::json::value>> ListAll(RestClient& rest,
+                                                          const std::string& path);
 
 }  // namespace gpusched::kube

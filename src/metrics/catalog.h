@@ -7,7 +7,7 @@
 //
 // Two groups:
 //  - kube-scheduler-compatible (`scheduler_*`): same names, types, labels and buckets as
-//    kube-scheduler (../shared/reference/kube-scheduler-compat.md §7), so existing dashboards work;
+//    kube-scheduler (docs/kube-scheduler-compat.md §7), so existing dashboards work;
 //  - gpusched's own (`gpusched_*`).
 #pragma once
 
@@ -54,13 +54,16 @@ void AddCallback(Registry& r, std::string_view name, CollectFn collect);
 // Names, so a typo is a compile error.
 namespace names {
 inline constexpr std::string_view kScheduleAttempts = "scheduler_schedule_attempts_total";
-inline constexpr std::string_view kAttemptDuration = "scheduler_scheduling_attempt_duration_seconds";
-inline constexpr std::string_view kAlgorithmDuration = "scheduler_scheduling_algorithm_duration_seconds";
+inline constexpr std::string_view kAttemptDuration =
+    "scheduler_scheduling_attempt_duration_seconds";
+inline constexpr std::string_view kAlgorithmDuration =
+    "scheduler_scheduling_algorithm_duration_seconds";
 inline constexpr std::string_view kSliDuration = "scheduler_pod_scheduling_sli_duration_seconds";
 inline constexpr std::string_view kPodAttempts = "scheduler_pod_scheduling_attempts";
 inline constexpr std::string_view kExtensionPointDuration =
     "scheduler_framework_extension_point_duration_seconds";
-inline constexpr std::string_view kPluginExecutionDuration = "scheduler_plugin_execution_duration_seconds";
+inline constexpr std::string_view kPluginExecutionDuration =
+    "scheduler_plugin_execution_duration_seconds";
 inline constexpr std::string_view kPluginEvaluation = "scheduler_plugin_evaluation_total";
 inline constexpr std::string_view kPendingPods = "scheduler_pending_pods";
 inline constexpr std::string_view kQueueIncomingPods = "scheduler_queue_incoming_pods_total";
@@ -76,14 +79,19 @@ inline constexpr std::string_view kGpusAllocated = "gpusched_cluster_gpus_alloca
 inline constexpr std::string_view kSharedGpus = "gpusched_cluster_shared_gpus";
 inline constexpr std::string_view kSharedGpuPods = "gpusched_cluster_shared_gpu_pods";
 inline constexpr std::string_view kFragmentation = "gpusched_cluster_gpu_fragmentation_ratio";
-inline constexpr std::string_view kUnschedulableReasons = "gpusched_scheduler_unschedulable_reasons_total";
+inline constexpr std::string_view kUnschedulableReasons =
+    "gpusched_scheduler_unschedulable_reasons_total";
 inline constexpr std::string_view kApiRequests = "gpusched_api_client_requests_total";
-inline constexpr std::string_view kApiRequestDuration = "gpusched_api_client_request_duration_seconds";
-inline constexpr std::string_view kApiRateLimiterWait = "gpusched_api_client_rate_limiter_wait_seconds";
-inline constexpr std::string_view kInformerLastEventAge = "gpusched_informer_last_event_age_seconds";
+inline constexpr std::string_view kApiRequestDuration =
+    "gpusched_api_client_request_duration_seconds";
+inline constexpr std::string_view kApiRateLimiterWait =
+    "gpusched_api_client_rate_limiter_wait_seconds";
+inline constexpr std::string_view kInformerLastEventAge =
+    "gpusched_informer_last_event_age_seconds";
 inline constexpr std::string_view kInformerSynced = "gpusched_informer_synced";
 inline constexpr std::string_view kExtenderRequests = "gpusched_extender_requests_total";
-inline constexpr std::string_view kExtenderRequestDuration = "gpusched_extender_request_duration_seconds";
+inline constexpr std::string_view kExtenderRequestDuration =
+    "gpusched_extender_request_duration_seconds";
 inline constexpr std::string_view kHttpRequests = "gpusched_http_requests_total";
 }  // namespace names
 

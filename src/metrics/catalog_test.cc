@@ -5,14 +5,13 @@
 #include "src/metrics/catalog.h"
 
 #include <gtest/gtest.h>
-
 #include <unistd.h>
 
+#include <cctype>
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
-#include <cctype>
 #include <set>
 #include <sstream>
 
@@ -79,11 +78,14 @@ TEST(CatalogTest, KubeSchedulerBucketsMatchTheReference) {
     double start, factor;
     int n;
   };
-  // ../shared/reference/kube-scheduler-compat.md §7.
+  // docs/kube-scheduler-compat.md §7.
   std::vector<Case> cases = {
-      {names::kAttemptDuration, 0.001, 2, 15},         {names::kAlgorithmDuration, 0.001, 2, 15},
-      {names::kSliDuration, 0.01, 2, 20},              {names::kPodAttempts, 1, 2, 5},
-      {names::kExtensionPointDuration, 0.0001, 2, 12}, {names::kPluginExecutionDuration, 0.00001, 1.5, 20},
+      {names::kAttemptDuration, 0.001, 2, 15},
+      {names::kAlgorithmDuration, 0.001, 2, 15},
+      {names::kSliDuration, 0.01, 2, 20},
+      {names::kPodAttempts, 1, 2, 5},
+      {names::kExtensionPointDuration, 0.0001, 2, 12},
+      {names::kPluginExecutionDuration, 0.00001, 1.5, 20},
   };
   for (const auto& c : cases) {
     SCOPED_TRACE(std::string(c.name));
@@ -103,7 +105,8 @@ TEST(CatalogTest, EveryMetricUsedInDeployMonitoringAndDocsIsExported) {
   fs::path mon = fs::path(SourceDir()) / "deploy" / "monitoring";
   ASSERT_TRUE(fs::exists(mon)) << mon;
   for (const auto& e : fs::recursive_directory_iterator(mon)) {
-    if (e.is_regular_file() && (e.path().extension() == ".yaml" || e.path().extension() == ".json")) {
+    if (e.is_regular_file() &&
+        (e.path().extension() == ".yaml" || e.path().extension() == ".json")) {
       files.push_back(e.path());
     }
   }
@@ -126,7 +129,8 @@ TEST(CatalogTest, EveryCatalogMetricIsDocumented) {
   std::set<std::string> documented =
       MetricTokens(ReadFile(fs::path(SourceDir()) / "docs" / "monitoring.md"));
   for (const auto& s : Catalog()) {
-    EXPECT_TRUE(documented.count(std::string(s.name))) << s.name << " is missing from docs/monitoring.md";
+    EXPECT_TRUE(documented.count(std::string(s.name)))
+        << s.name << " is missing from docs/monitoring.md";
   }
 }
 
@@ -147,7 +151,8 @@ TEST(CatalogTest, PromtoolAcceptsThePrometheusRule) {
     out += line.size() >= 2 ? line.substr(2) : line;
     out += '\n';
   }
-  fs::path tmp = fs::temp_directory_path() / ("gpusched-rules-" + std::to_string(::getpid()) + ".yaml");
+  fs::path tmp =
+      fs::temp_directory_path() / ("gpusched-rules-" + std::to_string(::getpid()) + ".yaml");
   {
     std::ofstream o(tmp);
     o << out;
@@ -178,7 +183,8 @@ TEST(CatalogTest, PromtoolAcceptsTheExposition) {
       case Type::kHistogram: AddHistogram(r, s.name).With(values)->Observe(0.3); break;
     }
   }
-  fs::path tmp = fs::temp_directory_path() / ("gpusched-expo-" + std::to_string(::getpid()) + ".txt");
+  fs::path tmp =
+      fs::temp_directory_path() / ("gpusched-expo-" + std::to_string(::getpid()) + ".txt");
   {
     std::ofstream o(tmp);
     o << WriteText(r);

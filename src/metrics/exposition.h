@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0
-// Prometheus text exposition format 0.0.4 (https://prometheus.io/docs/instrumenting/exposition_formats/)
-// of a Registry, kept apart from the registry and from the HTTP transport (as Seastar's
-// prometheus.cc): the caller serves the string with kContentType.
+// Prometheus text exposition format 0.0.4
+// (https://prometheus.io/docs/instrumenting/exposition_formats/) of a Registry, kept apart from the
+// registry and from the HTTP transport (as Seastar's prometheus.cc): the caller serves the string
+// with kContentType.
 //
 //   # HELP name help          (help: '\' -> "\\", newline -> "\n")
 //   # TYPE name counter|gauge|histogram

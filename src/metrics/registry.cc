@@ -24,7 +24,8 @@ Histogram::Histogram(std::span<const double> bounds)
 
 void Histogram::Observe(double v) {
   // First bound >= v ("le"); NaN lands in +Inf.
-  size_t i = static_cast<size_t>(std::lower_bound(bounds_.begin(), bounds_.end(), v) - bounds_.begin());
+  size_t i =
+      static_cast<size_t>(std::lower_bound(bounds_.begin(), bounds_.end(), v) - bounds_.begin());
   if (std::isnan(v)) i = bounds_.size();
   buckets_[i].fetch_add(1, std::memory_order_relaxed);
   sum_.fetch_add(v, std::memory_order_relaxed);
@@ -100,7 +101,8 @@ bool Registry::ValidLabelName(std::string_view name) {
   return true;
 }
 
-void Registry::CheckNewLocked(const std::string& name, const std::vector<std::string>& labels) const {
+void Registry::CheckNewLocked(const std::string& name,
+                              const std::vector<std::string>& labels) const {
   GPUSCHED_CHECK(ValidMetricName(name));
   for (const auto& l : labels) GPUSCHED_CHECK(ValidLabelName(l) && l != "le");
   for (const auto& e : entries_) {
@@ -112,7 +114,8 @@ void Registry::CheckNewLocked(const std::string& name, const std::vector<std::st
   }
 }
 
-CounterFamily& Registry::AddCounter(std::string name, std::string help, std::vector<std::string> labels) {
+CounterFamily& Registry::AddCounter(std::string name, std::string help,
+                                    std::vector<std::string> labels) {
   common::MutexLock l(mu_);
   CheckNewLocked(name, labels);
   Entry& e = entries_.emplace_back();
@@ -121,7 +124,8 @@ CounterFamily& Registry::AddCounter(std::string name, std::string help, std::vec
   return *e.counter;
 }
 
-GaugeFamily& Registry::AddGauge(std::string name, std::string help, std::vector<std::string> labels) {
+GaugeFamily& Registry::AddGauge(std::string name, std::string help,
+                                std::vector<std::string> labels) {
   common::MutexLock l(mu_);
   CheckNewLocked(name, labels);
   Entry& e = entries_.emplace_back();
@@ -131,7 +135,8 @@ GaugeFamily& Registry::AddGauge(std::string name, std::string help, std::vector<
 }
 
 HistogramFamily& Registry::AddHistogram(std::string name, std::string help,
-                                        std::vector<std::string> labels, std::vector<double> bounds) {
+                                        std::vector<std::string> labels,
+                                        std::vector<double> bounds) {
   GPUSCHED_CHECK(!bounds.empty());
   for (size_t i = 0; i < bounds.size(); ++i) {
     GPUSCHED_CHECK(std::isfinite(bounds[i]) && (i == 0 || bounds[i] > bounds[i - 1]));

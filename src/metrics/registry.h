@@ -4,9 +4,10 @@
 // scrape time (queue lengths, cache sizes, GPU allocation read from their owners).
 //
 //   Registry r;
-//   CounterFamily& f = r.AddCounter("scheduler_schedule_attempts_total", "help", {"result", "profile"});
-//   Counter* c = f.With({"scheduled", "gpu-scheduler"});   // resolve once (map lookup, allocation)
-//   c->Inc();                                              // hot path: one relaxed atomic op
+//   CounterFamily& f = r.AddCounter("scheduler_schedule_attempts_total", "help", {"result",
+//   "profile"}); Counter* c = f.With({"scheduled", "gpu-scheduler"});   // resolve once (map
+//   lookup, allocation) c->Inc();                                              // hot path: one
+//   relaxed atomic op
 //
 // Hot path: With() is the only call that looks up or allocates; callers resolve series handles
 // once (at construction) and keep the raw pointer. A series lives as long as its registry, so the
@@ -79,7 +80,7 @@ class Histogram {
   std::span<const double> bounds() const { return bounds_; }
 
  private:
-  std::span<const double> bounds_;  // owned by the family
+  std::span<const double> bounds_;                    // owned by the family
   std::unique_ptr<std::atomic<uint64_t>[]> buckets_;  // bounds_.size() + 1 (non-cumulative)
   std::atomic<double> sum_{0};
   std::atomic<uint64_t> count_{0};
@@ -103,7 +104,9 @@ class Family {
   friend class Registry;
   Family(std::string name, std::string help, std::vector<std::string> labels,
          std::vector<double> bounds = {})
-      : name_(std::move(name)), help_(std::move(help)), labels_(std::move(labels)),
+      : name_(std::move(name)),
+        help_(std::move(help)),
+        labels_(std::move(labels)),
         bounds_(std::move(bounds)) {}
 
   std::string name_;
@@ -136,7 +139,7 @@ struct FamilySnapshot {
   std::vector<std::string> label_names;
   struct Series {
     std::vector<std::string> label_values;
-    double value = 0;        // counter, gauge
+    double value = 0;           // counter, gauge
     Histogram::Data histogram;  // histogram
   };
   std::vector<double> bounds;  // histogram
@@ -149,7 +152,8 @@ class Registry {
   Registry(const Registry&) = delete;
   Registry& operator=(const Registry&) = delete;
 
-  CounterFamily& AddCounter(std::string name, std::string help, std::vector<std::string> labels = {});
+  CounterFamily& AddCounter(std::string name, std::string help,
+                            std::vector<std::string> labels = {});
   GaugeFamily& AddGauge(std::string name, std::string help, std::vector<std::string> labels = {});
   // REQUIRES: bounds sorted strictly increasing, finite.
   HistogramFamily& AddHistogram(std::string name, std::string help, std::vector<std::string> labels,

@@ -128,12 +128,14 @@ TEST(SchedulerMetricsTest, RecordsWithKubeSchedulerLabels) {
   ASSERT_EQ(attempts->series.size(), 3u);  // all three results pre-resolved
   double scheduled = 0;
   for (const auto& s : attempts->series) {
-    if (s.label_values == std::vector<std::string>{"scheduled", "gpu-scheduler"}) scheduled = s.value;
+    if (s.label_values == std::vector<std::string>{"scheduled", "gpu-scheduler"})
+      scheduled = s.value;
   }
   EXPECT_EQ(scheduled, 1);
   const auto* eval = by.at("scheduler_plugin_evaluation_total");
   ASSERT_EQ(eval->series.size(), 1u);
-  EXPECT_EQ(eval->series[0].label_values, (std::vector<std::string>{"GpuFit", "Filter", "gpu-scheduler"}));
+  EXPECT_EQ(eval->series[0].label_values,
+            (std::vector<std::string>{"GpuFit", "Filter", "gpu-scheduler"}));
   EXPECT_EQ(eval->series[0].value, 50);
   const auto* sli = by.at("scheduler_pod_scheduling_sli_duration_seconds");
   ASSERT_EQ(sli->series.size(), 2u);

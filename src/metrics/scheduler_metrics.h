@@ -51,15 +51,29 @@ inline constexpr int kNumResults = 3;
 
 // Extension points, labelled as kube-scheduler does ("PreFilter", ...).
 enum class Point : uint8_t {
-  kPreFilter, kFilter, kPostFilter, kPreScore, kScore, kReserve, kUnreserve, kPermit, kPreBind,
-  kBind, kPostBind,
+  kPreFilter,
+  kFilter,
+  kPostFilter,
+  kPreScore,
+  kScore,
+  kReserve,
+  kUnreserve,
+  kPermit,
+  kPreBind,
+  kBind,
+  kPostBind,
 };
 inline constexpr int kNumPoints = 11;
 std::string_view PointLabel(Point p);
 
 // Status labels, as kube-scheduler's framework.Code.String().
 enum class StatusLabel : uint8_t {
-  kSuccess, kError, kUnschedulable, kUnschedulableAndUnresolvable, kWait, kSkip,
+  kSuccess,
+  kError,
+  kUnschedulable,
+  kUnschedulableAndUnresolvable,
+  kWait,
+  kSkip,
 };
 inline constexpr int kNumStatuses = 6;
 std::string_view StatusText(StatusLabel s);

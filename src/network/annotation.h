@@ -38,7 +38,7 @@ inline constexpr size_t kMaxTrafficEntries = 64;
 struct TrafficPeer {
   std::string selector_text;  // as written, trimmed
   api::LabelSelector selector;
-  double mbps = 0;            // MB/s, both directions
+  double mbps = 0;  // MB/s, both directions
 };
 
 // Parses the annotation's value.

@@ -2,14 +2,15 @@
 #include "src/network/crd.h"
 
 #include <algorithm>
-#include <cmath>
 #include <boost/json.hpp>
+#include <cmath>
 #include <set>
 #include <string>
 #include <utility>
 #include <vector>
 
 #include "src/api/decode.h"
+#include "src/api/fields.h"
 #include "src/api/quantity.h"
 
 namespace gpusched::network {
@@ -17,136 +18,141 @@ namespace {
 
 namespace json = boost::json;
 
-// Collects "path: message" errors for one object; reports them all at once.
-class Errors {
- public:
-  explicit Errors(std::string what) : what_(std::move(what)) {}
-  void Add(const std::string& path, const std::string& message) {
-    errors_.push_back(path + ": " + message);
-  }
-  void SetName(const std::string& name) { what_ += " " + name; }
-  common::Status ToStatus() const {
-    if (errors_.empty()) return common::Status::Ok();
-    std::string s = what_ + ": ";
-    for (size_t i = 0; i < errors_.size(); ++i) s += (i ? "; " : "") + errors_[i];
-    return common::InvalidArgumentError(std::move(s));
-  }
-
- private:
-  std::string what_;
-  std::vector<std::string> errors_;
-};
+using api::FieldPath;
 
 std::string Quote(const json::value& v) { return json::serialize(v); }
 
-const json::object* GetObject(const json::object& o, std::string_view key,
-                              const std::string& path, Errors& e, bool required = false) {
-  const json::value* v = o.if_contains(key);
-  if (v == nullptr || v->is_null()) {
-    if (required) e.Add(path, "required");
-    return nullptr;
+// The CRDs' wording of api::JsonReader: "must be an object, got [1]", plain dotted paths.
+std::string_view MustBe(api::JsonType want) {
+  switch (want) {
+    case api::JsonType::kObject: return "must be an object, got ";
+    case api::JsonType::kArray: return "must be a list, got ";
+    case api::JsonType::kString: return "must be a string, got ";
+    case api::JsonType::kBool: return "must be true or false, got ";
+    case api::JsonType::kInteger: return "must be an integer, got ";
+    case api::JsonType::kNumber: return "must be a number, got ";
+    case api::JsonType::kQuantity: return "must be a quantity, got ";
   }
-  if (!v->is_object()) {
-    e.Add(path, "must be an object, got " + Quote(*v));
-    return nullptr;
-  }
-  return &v->get_object();
+  return "must not be ";
 }
 
-const json::array* GetArray(const json::object& o, std::string_view key, const std::string& path,
-                            Errors& e) {
-  const json::value* v = o.if_contains(key);
-  if (v == nullptr || v->is_null()) return nullptr;
-  if (!v->is_array()) {
-    e.Add(path, "must be a list, got " + Quote(*v));
-    return nullptr;
-  }
-  return &v->get_array();
+std::string CrdTypeError(api::JsonType want, const json::value& got) {
+  return std::string(MustBe(want)) + Quote(got);
 }
 
-std::string GetString(const json::object& o, std::string_view key, const std::string& path,
-                      Errors& e) {
-  const json::value* v = o.if_contains(key);
-  if (v == nullptr || v->is_null()) return {};
-  if (!v->is_string()) {
-    e.Add(path, "must be a string, got " + Quote(*v));
-    return {};
-  }
-  return std::string(v->get_string());
+// Only integers beyond int64 reach here: the CRD readers check ranges themselves.
+std::string CrdRangeError(const json::value& got, std::optional<int64_t>, int64_t, int64_t) {
+  return CrdTypeError(api::JsonType::kInteger, got);
 }
 
-std::optional<int64_t> GetInt(const json::object& o, std::string_view key, const std::string& path,
-                              Errors& e) {
-  const json::value* v = o.if_contains(key);
-  if (v == nullptr || v->is_null()) return std::nullopt;
-  if (v->is_int64()) return v->get_int64();
-  if (v->is_uint64() && v->get_uint64() <= static_cast<uint64_t>(INT64_MAX)) {
-    return static_cast<int64_t>(v->get_uint64());
-  }
-  if (v->is_double()) {
-    // Range first: converting an out-of-range or NaN double to int64 is undefined behaviour.
-    const double d = v->get_double();
-    if (std::isfinite(d) && std::fabs(d) < 9.0e18 && std::trunc(d) == d) {
-      return static_cast<int64_t>(d);
+std::string CrdQuantityError(const json::value& got, std::string_view why) {
+  return "invalid quantity " + Quote(got) + ": " + std::string(why);
+}
+
+constexpr api::Dialect kCrdDialect{api::PathStyle::kDotted, &CrdTypeError, &CrdRangeError,
+                                   &CrdQuantityError};
+
+// The reader of one CRD object; the error is "<Kind> <ns>/<name>: e1; e2; ...".
+class CrdReader : public api::JsonReader {
+ public:
+  explicit CrdReader(std::string_view kind) : JsonReader(kCrdDialect), subject_(kind) {}
+
+  // Appends " ns/name" (or " name") to the subject.
+  void SetName(std::string_view ns, std::string_view name) {
+    subject_ += ' ';
+    if (!ns.empty()) {
+      subject_ += ns;
+      subject_ += '/';
     }
+    subject_ += name;
   }
-  e.Add(path, "must be an integer, got " + Quote(*v));
-  return std::nullopt;
+  common::Status ToStatus() const { return errors().ToStatus(subject_); }
+
+  // An object member that must be there: absent or null records "required".
+  const json::object* RequiredObject(const json::object& o, std::string_view key,
+                                     const FieldPath& parent) {
+    if (Member(o, key) == nullptr) {
+      Error(parent.Key(key), "required");
+      return nullptr;
+    }
+    return Object(o, key, parent);
+  }
+
+  // A string member; "" when absent, null or of another type.
+  std::string StringOf(const json::object& o, std::string_view key, const FieldPath& parent) {
+    return std::string(StringOr(o, key, parent));
+  }
+
+  // A non-negative Quantity's Value() (rounded up).
+  std::optional<int64_t> NonNegativeQuantity(const json::object& o, std::string_view key,
+                                             const FieldPath& parent) {
+    std::optional<api::Quantity> q = QuantityOf(o, key, parent);
+    if (!q) return std::nullopt;
+    if (q->Value() < 0) {
+      Error(parent.Key(key), "must not be negative, got " + Quote(*Member(o, key)));
+      return std::nullopt;
+    }
+    return q->Value();
+  }
+
+ private:
+  std::string subject_;
+};
+
+// metadata.{namespace,name,resourceVersion}.
+struct Meta {
+  std::string namespace_;
+  std::string name;
+  std::string resource_version;
+};
+
+Meta DecodeMeta(CrdReader& r, const json::object& root) {
+  Meta m;
+  const FieldPath rp;
+  const json::object* meta = r.RequiredObject(root, "metadata", rp);
+  if (meta == nullptr) return m;
+  const FieldPath mp = rp.Key("metadata");
+  m.name = r.StringOf(*meta, "name", mp);
+  m.namespace_ = r.StringOf(*meta, "namespace", mp);
+  m.resource_version = r.StringOf(*meta, "resourceVersion", mp);
+  if (m.name.empty()) r.Error(mp.Key("name"), "required");
+  r.SetName(m.namespace_, m.name);
+  return m;
 }
 
-// A Quantity given as a string or a number; returns its Value() (rounded up).
-std::optional<int64_t> GetQuantity(const json::object& o, std::string_view key,
-                                   const std::string& path, Errors& e) {
-  const json::value* v = o.if_contains(key);
-  if (v == nullptr || v->is_null()) return std::nullopt;
-  std::string text;
-  if (v->is_string()) {
-    text = std::string(v->get_string());
-  } else if (v->is_number()) {
-    text = Quote(*v);
-  } else {
-    e.Add(path, "must be a quantity, got " + Quote(*v));
-    return std::nullopt;
+// Records an error unless the root's kind is absent, empty or `want`.
+void CheckKind(CrdReader& r, const json::object& root, std::string_view want) {
+  const FieldPath rp;
+  const std::string kind = r.StringOf(root, "kind", rp);
+  if (!kind.empty() && kind != want) {
+    r.Error(rp.Key("kind"), "must be " + std::string(want) + ", got \"" + kind + "\"");
   }
-  auto q = api::Quantity::Parse(text);
-  if (!q.ok()) {
-    e.Add(path, "invalid quantity " + Quote(*v) + ": " + std::string(q.status().message()));
-    return std::nullopt;
-  }
-  if (q->Value() < 0) {
-    e.Add(path, "must not be negative, got " + Quote(*v));
-    return std::nullopt;
-  }
-  return q->Value();
 }
 
-// metadata.{namespace,name,resourceVersion}; returns false when metadata is unusable.
-void DecodeMeta(const json::object& root, std::string* ns, std::string* name, std::string* rv,
-                Errors& e) {
-  const json::object* meta = GetObject(root, "metadata", "metadata", e, true);
-  if (meta == nullptr) return;
-  *name = GetString(*meta, "name", "metadata.name", e);
-  *ns = GetString(*meta, "namespace", "metadata.namespace", e);
-  *rv = GetString(*meta, "resourceVersion", "metadata.resourceVersion", e);
-  if (name->empty()) e.Add("metadata.name", "required");
-  e.SetName(ns->empty() ? *name : *ns + "/" + *name);
-}
-
-WorkloadRef DecodeWorkloadRef(const json::object& o, const std::string& path, Errors& e) {
+WorkloadRef DecodeWorkloadRef(CrdReader& r, const json::object& o, const FieldPath& path) {
   WorkloadRef w;
-  w.kind = GetString(o, "kind", path + ".kind", e);
-  w.name = GetString(o, "name", path + ".name", e);
-  w.selector = GetString(o, "selector", path + ".selector", e);
-  w.api_version = GetString(o, "apiVersion", path + ".apiVersion", e);
-  w.namespace_ = GetString(o, "namespace", path + ".namespace", e);
-  if (w.selector.empty()) e.Add(path + ".selector", "required");
+  w.kind = r.StringOf(o, "kind", path);
+  w.name = r.StringOf(o, "name", path);
+  w.selector = r.StringOf(o, "selector", path);
+  w.api_version = r.StringOf(o, "apiVersion", path);
+  w.namespace_ = r.StringOf(o, "namespace", path);
+  if (w.selector.empty()) r.Error(path.Key("selector"), "required");
   return w;
 }
 
+// The required member "workload" of `o`, decoded; empty when it is not there.
+WorkloadRef DecodeWorkloadMember(CrdReader& r, const json::object& o, const FieldPath& path) {
+  const json::object* ref = r.RequiredObject(o, "workload", path);
+  return ref == nullptr ? WorkloadRef() : DecodeWorkloadRef(r, *ref, path.Key("workload"));
+}
+
 constexpr std::pair<std::string_view, SortAlgorithm> kAlgorithms[] = {
-    {"KahnSort", SortAlgorithm::kKahnSort},           {"TarjanSort", SortAlgorithm::kTarjanSort},
-    {"ReverseKahn", SortAlgorithm::kReverseKahn},     {"ReverseTarjan", SortAlgorithm::kReverseTarjan},
-    {"AlternateKahn", SortAlgorithm::kAlternateKahn}, {"AlternateTarjan", SortAlgorithm::kAlternateTarjan},
+    {"KahnSort", SortAlgorithm::kKahnSort},
+    {"TarjanSort", SortAlgorithm::kTarjanSort},
+    {"ReverseKahn", SortAlgorithm::kReverseKahn},
+    {"ReverseTarjan", SortAlgorithm::kReverseTarjan},
+    {"AlternateKahn", SortAlgorithm::kAlternateKahn},
+    {"AlternateTarjan", SortAlgorithm::kAlternateTarjan},
 };
 
 }  // namespace
@@ -174,11 +180,11 @@ int32_t AppGroup::OrderIndex(std::string_view selector) const {
 
 std::optional<int64_t> TopologyCosts::Find(std::string_view origin,
                                            std::string_view destination) const {
-  auto it = std::lower_bound(entries.begin(), entries.end(), std::pair(origin, destination),
-                             [](const Entry& e, const std::pair<std::string_view, std::string_view>& k) {
-                               return std::pair<std::string_view, std::string_view>(
-                                          e.origin, e.destination) < k;
-                             });
+  auto it = std::lower_bound(
+      entries.begin(), entries.end(), std::pair(origin, destination),
+      [](const Entry& e, const std::pair<std::string_view, std::string_view>& k) {
+        return std::pair<std::string_view, std::string_view>(e.origin, e.destination) < k;
+      });
   if (it == entries.end() || it->origin != origin || it->destination != destination) {
     return std::nullopt;
   }
@@ -199,227 +205,222 @@ const WeightSet* NetworkTopology::FindWeights(std::string_view weights_name) con
   return nullptr;
 }
 
+namespace {
+
+Dependency DecodeDependency(CrdReader& r, const json::object& d, const FieldPath& path) {
+  Dependency dep;
+  dep.workload = DecodeWorkloadMember(r, d, path);
+  if (auto bw = r.NonNegativeQuantity(d, "minBandwidth", path)) {
+    dep.min_bandwidth_bytes_per_second = *bw;
+  }
+  if (auto c = r.Int(d, "maxNetworkCost", path)) {
+    if (*c < 0 || *c > kMaxNetworkCostLimit) {
+      r.Error(path.Key("maxNetworkCost"), "must be in 0..10000, got " + std::to_string(*c));
+    } else {
+      dep.max_network_cost = *c;
+    }
+  }
+  return dep;
+}
+
+AppGroupWorkload DecodeAppGroupWorkload(CrdReader& r, const json::object& wo,
+                                        const FieldPath& path) {
+  AppGroupWorkload w;
+  w.workload = DecodeWorkloadMember(r, wo, path);
+  w.dependencies = r.MapObjects<Dependency>(
+      wo, "dependencies", path,
+      [&](const json::object& d, const FieldPath& dp) { return DecodeDependency(r, d, dp); });
+  return w;
+}
+
+std::optional<SortAlgorithm> DecodeSortAlgorithm(CrdReader& r, const json::object& spec,
+                                                 const FieldPath& sp) {
+  const std::string algo = r.StringOf(spec, "topologySortingAlgorithm", sp);
+  if (algo.empty()) return std::nullopt;
+  for (const auto& [name, value] : kAlgorithms) {
+    if (algo == name) return value;
+  }
+  r.Error(sp.Key("topologySortingAlgorithm"),
+          "must be one of KahnSort, TarjanSort, ReverseKahn, ReverseTarjan, AlternateKahn, "
+          "AlternateTarjan, got \"" +
+              algo + "\"");
+  return std::nullopt;
+}
+
+// Selectors unique; dependencies name a workload of the group.
+void CheckWorkloadSelectors(CrdReader& r, const std::vector<AppGroupWorkload>& workloads,
+                            const FieldPath& wp) {
+  std::set<std::string> seen;
+  for (size_t i = 0; i < workloads.size(); ++i) {
+    const std::string& sel = workloads[i].workload.selector;
+    if (!sel.empty() && !seen.insert(sel).second) {
+      const FieldPath ip = wp.At(i);
+      const FieldPath ref = ip.Key("workload");
+      r.Error(ref.Key("selector"), "duplicate selector \"" + sel + "\"");
+    }
+  }
+  for (size_t i = 0; i < workloads.size(); ++i) {
+    const auto& deps = workloads[i].dependencies;
+    for (size_t j = 0; j < deps.size(); ++j) {
+      const std::string& sel = deps[j].workload.selector;
+      if (!sel.empty() && seen.count(sel) == 0) {
+        const FieldPath ip = wp.At(i);
+        const FieldPath dp = ip.Key("dependencies");
+        const FieldPath jp = dp.At(j);
+        const FieldPath ref = jp.Key("workload");
+        r.Error(ref.Key("selector"), "names no workload of the AppGroup: \"" + sel + "\"");
+      }
+    }
+  }
+}
+
+void DecodeAppGroupSpec(CrdReader& r, const json::object& spec, const FieldPath& sp, AppGroup& ag) {
+  if (auto n = r.Int(spec, "numMembers", sp)) {
+    if (*n < 1 || *n > INT32_MAX) {
+      r.Error(sp.Key("numMembers"), "must be >= 1, got " + std::to_string(*n));
+    } else {
+      ag.num_members = static_cast<int32_t>(*n);
+    }
+  }
+  if (auto algo = DecodeSortAlgorithm(r, spec, sp)) ag.algorithm = *algo;
+  ag.workloads = r.MapObjects<AppGroupWorkload>(spec, "workloads", sp,
+                                                [&](const json::object& wo, const FieldPath& wp) {
+                                                  return DecodeAppGroupWorkload(r, wo, wp);
+                                                });
+  CheckWorkloadSelectors(r, ag.workloads, sp.Key("workloads"));
+}
+
+// status.topologyOrder, sorted by selector.
+std::vector<std::pair<std::string, int32_t>> DecodeTopologyOrder(CrdReader& r,
+                                                                 const json::object& status,
+                                                                 const FieldPath& tp) {
+  std::vector<std::pair<std::string, int32_t>> order;
+  r.ForEachObject(status, "topologyOrder", tp, [&](const json::object& oo, const FieldPath& p) {
+    const std::string sel = DecodeWorkloadMember(r, oo, p).selector;
+    auto idx = r.Int(oo, "index", p);
+    if (idx && (*idx < 0 || *idx > INT32_MAX)) {
+      r.Error(p.Key("index"), "must be >= 0, got " + std::to_string(*idx));
+      idx.reset();
+    }
+    if (!sel.empty() && idx) order.emplace_back(sel, static_cast<int32_t>(*idx));
+  });
+  std::sort(order.begin(), order.end());
+  return order;
+}
+
+}  // namespace
+
 common::StatusOr<AppGroup> DecodeAppGroup(const json::value& object) {
-  Errors e("AppGroup");
+  CrdReader r("AppGroup");
   AppGroup ag;
+  const FieldPath rp;
   if (!object.is_object()) {
-    e.Add("(object)", "must be a JSON object, got " + Quote(object));
-    return e.ToStatus();
+    r.Error(FieldPath::Text("(object)"), "must be a JSON object, got " + Quote(object));
+    return r.ToStatus();
   }
   const json::object& root = object.get_object();
-  DecodeMeta(root, &ag.namespace_, &ag.name, &ag.resource_version, e);
-  if (std::string kind = GetString(root, "kind", "kind", e); !kind.empty() && kind != "AppGroup") {
-    e.Add("kind", "must be AppGroup, got \"" + kind + "\"");
+  Meta meta = DecodeMeta(r, root);
+  ag.namespace_ = std::move(meta.namespace_);
+  ag.name = std::move(meta.name);
+  ag.resource_version = std::move(meta.resource_version);
+  CheckKind(r, root, "AppGroup");
+  if (const json::object* spec = r.RequiredObject(root, "spec", rp)) {
+    DecodeAppGroupSpec(r, *spec, rp.Key("spec"), ag);
   }
-  const json::object* spec = GetObject(root, "spec", "spec", e, true);
-  if (spec != nullptr) {
-    if (auto n = GetInt(*spec, "numMembers", "spec.numMembers", e)) {
-      if (*n < 1 || *n > INT32_MAX) {
-        e.Add("spec.numMembers", "must be >= 1, got " + std::to_string(*n));
-      } else {
-        ag.num_members = static_cast<int32_t>(*n);
-      }
-    }
-    std::string algo = GetString(*spec, "topologySortingAlgorithm",
-                                 "spec.topologySortingAlgorithm", e);
-    if (!algo.empty()) {
-      bool found = false;
-      for (const auto& [name, value] : kAlgorithms) {
-        if (algo == name) {
-          ag.algorithm = value;
-          found = true;
-        }
-      }
-      if (!found) {
-        e.Add("spec.topologySortingAlgorithm",
-              "must be one of KahnSort, TarjanSort, ReverseKahn, ReverseTarjan, AlternateKahn, "
-              "AlternateTarjan, got \"" + algo + "\"");
-      }
-    }
-    if (const json::array* wls = GetArray(*spec, "workloads", "spec.workloads", e)) {
-      for (size_t i = 0; i < wls->size(); ++i) {
-        std::string path = "spec.workloads[" + std::to_string(i) + "]";
-        if (!(*wls)[i].is_object()) {
-          e.Add(path, "must be an object, got " + Quote((*wls)[i]));
-          continue;
-        }
-        const json::object& wo = (*wls)[i].get_object();
-        AppGroupWorkload w;
-        if (const json::object* ref = GetObject(wo, "workload", path + ".workload", e, true)) {
-          w.workload = DecodeWorkloadRef(*ref, path + ".workload", e);
-        }
-        if (const json::array* deps = GetArray(wo, "dependencies", path + ".dependencies", e)) {
-          for (size_t j = 0; j < deps->size(); ++j) {
-            std::string dpath = path + ".dependencies[" + std::to_string(j) + "]";
-            if (!(*deps)[j].is_object()) {
-              e.Add(dpath, "must be an object, got " + Quote((*deps)[j]));
-              continue;
-            }
-            const json::object& d = (*deps)[j].get_object();
-            Dependency dep;
-            if (const json::object* ref = GetObject(d, "workload", dpath + ".workload", e, true)) {
-              dep.workload = DecodeWorkloadRef(*ref, dpath + ".workload", e);
-            }
-            if (auto bw = GetQuantity(d, "minBandwidth", dpath + ".minBandwidth", e)) {
-              dep.min_bandwidth_bytes_per_second = *bw;
-            }
-            if (auto c = GetInt(d, "maxNetworkCost", dpath + ".maxNetworkCost", e)) {
-              if (*c < 0 || *c > kMaxNetworkCostLimit) {
-                e.Add(dpath + ".maxNetworkCost",
-                      "must be in 0..10000, got " + std::to_string(*c));
-              } else {
-                dep.max_network_cost = *c;
-              }
-            }
-            w.dependencies.push_back(std::move(dep));
-          }
-        }
-        ag.workloads.push_back(std::move(w));
-      }
-    }
-    // Selectors unique; dependencies name a workload of the group.
-    std::set<std::string> seen;
-    for (size_t i = 0; i < ag.workloads.size(); ++i) {
-      const std::string& sel = ag.workloads[i].workload.selector;
-      if (!sel.empty() && !seen.insert(sel).second) {
-        e.Add("spec.workloads[" + std::to_string(i) + "].workload.selector",
-              "duplicate selector \"" + sel + "\"");
-      }
-    }
-    for (size_t i = 0; i < ag.workloads.size(); ++i) {
-      const auto& deps = ag.workloads[i].dependencies;
-      for (size_t j = 0; j < deps.size(); ++j) {
-        const std::string& sel = deps[j].workload.selector;
-        if (!sel.empty() && seen.count(sel) == 0) {
-          e.Add("spec.workloads[" + std::to_string(i) + "].dependencies[" + std::to_string(j) +
-                    "].workload.selector",
-                "names no workload of the AppGroup: \"" + sel + "\"");
-        }
-      }
-    }
+  if (const json::object* status = r.Object(root, "status", rp)) {
+    ag.topology_order = DecodeTopologyOrder(r, *status, rp.Key("status"));
   }
-  if (const json::object* status = GetObject(root, "status", "status", e)) {
-    if (const json::array* order = GetArray(*status, "topologyOrder", "status.topologyOrder", e)) {
-      for (size_t i = 0; i < order->size(); ++i) {
-        std::string path = "status.topologyOrder[" + std::to_string(i) + "]";
-        if (!(*order)[i].is_object()) {
-          e.Add(path, "must be an object, got " + Quote((*order)[i]));
-          continue;
-        }
-        const json::object& oo = (*order)[i].get_object();
-        std::string sel;
-        if (const json::object* ref = GetObject(oo, "workload", path + ".workload", e, true)) {
-          sel = DecodeWorkloadRef(*ref, path + ".workload", e).selector;
-        }
-        auto idx = GetInt(oo, "index", path + ".index", e);
-        if (idx && (*idx < 0 || *idx > INT32_MAX)) {
-          e.Add(path + ".index", "must be >= 0, got " + std::to_string(*idx));
-          idx.reset();
-        }
-        if (!sel.empty() && idx) ag.topology_order.emplace_back(sel, static_cast<int32_t>(*idx));
-      }
-      std::sort(ag.topology_order.begin(), ag.topology_order.end());
-    }
-  }
-  GPUSCHED_RETURN_IF_ERROR(e.ToStatus());
+  GPUSCHED_RETURN_IF_ERROR(r.ToStatus());
   return ag;
 }
 
-common::StatusOr<NetworkTopology> DecodeNetworkTopology(const json::value& object) {
-  Errors e("NetworkTopology");
-  NetworkTopology nt;
-  if (!object.is_object()) {
-    e.Add("(object)", "must be a JSON object, got " + Quote(object));
-    return e.ToStatus();
+namespace {
+
+// One costList entry of origin `origin`; nullopt when it names no destination or origin.
+std::optional<TopologyCosts::Entry> DecodeCost(CrdReader& r, const json::object& co,
+                                               const FieldPath& cp, const std::string& origin) {
+  TopologyCosts::Entry entry;
+  entry.origin = origin;
+  entry.destination = r.StringOf(co, "destination", cp);
+  if (entry.destination.empty()) r.Error(cp.Key("destination"), "required");
+  auto cost = r.Int(co, "networkCost", cp);
+  if (cost && *cost < 0) {
+    r.Error(cp.Key("networkCost"), "must be >= 0, got " + std::to_string(*cost));
+  } else if (cost) {
+    entry.cost = *cost;
   }
-  const json::object& root = object.get_object();
-  DecodeMeta(root, &nt.namespace_, &nt.name, &nt.resource_version, e);
-  if (std::string kind = GetString(root, "kind", "kind", e);
-      !kind.empty() && kind != "NetworkTopology") {
-    e.Add("kind", "must be NetworkTopology, got \"" + kind + "\"");
+  // Bandwidth fields are modelled upstream but not enforced; validated only.
+  (void)r.NonNegativeQuantity(co, "bandwidthCapacity", cp);
+  (void)r.NonNegativeQuantity(co, "bandwidthAllocated", cp);
+  if (origin.empty() || entry.destination.empty()) return std::nullopt;
+  return entry;
+}
+
+void DecodeOrigin(CrdReader& r, const json::object& oo, const FieldPath& op, TopologyCosts& tc) {
+  const std::string origin = r.StringOf(oo, "origin", op);
+  if (origin.empty()) r.Error(op.Key("origin"), "required");
+  r.ForEachObject(oo, "costList", op, [&](const json::object& co, const FieldPath& cp) {
+    if (auto entry = DecodeCost(r, co, cp, origin)) tc.entries.push_back(std::move(*entry));
+  });
+}
+
+TopologyCosts DecodeTopologyCosts(CrdReader& r, const json::object& to, const FieldPath& tp) {
+  TopologyCosts tc;
+  tc.topology_key = r.StringOf(to, "topologyKey", tp);
+  if (tc.topology_key != kRegionLabel && tc.topology_key != kZoneLabel) {
+    r.Error(tp.Key("topologyKey"), "must be " + std::string(kRegionLabel) + " or " +
+                                       std::string(kZoneLabel) + ", got \"" + tc.topology_key +
+                                       "\"");
   }
-  const json::object* spec = GetObject(root, "spec", "spec", e, true);
-  if (spec != nullptr) {
-    nt.configmap_name = GetString(*spec, "configmapName", "spec.configmapName", e);
-    if (const json::array* weights = GetArray(*spec, "weights", "spec.weights", e)) {
-      for (size_t i = 0; i < weights->size(); ++i) {
-        std::string path = "spec.weights[" + std::to_string(i) + "]";
-        if (!(*weights)[i].is_object()) {
-          e.Add(path, "must be an object, got " + Quote((*weights)[i]));
-          continue;
-        }
-        const json::object& wo = (*weights)[i].get_object();
-        WeightSet ws;
-        ws.name = GetString(wo, "name", path + ".name", e);
-        if (ws.name.empty()) e.Add(path + ".name", "required");
-        const json::array* topos = GetArray(wo, "topologyList", path + ".topologyList", e);
-        for (size_t t = 0; topos != nullptr && t < topos->size(); ++t) {
-          std::string tpath = path + ".topologyList[" + std::to_string(t) + "]";
-          if (!(*topos)[t].is_object()) {
-            e.Add(tpath, "must be an object, got " + Quote((*topos)[t]));
-            continue;
-          }
-          const json::object& to = (*topos)[t].get_object();
-          TopologyCosts tc;
-          tc.topology_key = GetString(to, "topologyKey", tpath + ".topologyKey", e);
-          if (tc.topology_key != kRegionLabel && tc.topology_key != kZoneLabel) {
-            e.Add(tpath + ".topologyKey", "must be " + std::string(kRegionLabel) + " or " +
-                                              std::string(kZoneLabel) + ", got \"" +
-                                              tc.topology_key + "\"");
-          }
-          const json::array* origins = GetArray(to, "originList", tpath + ".originList", e);
-          for (size_t o = 0; origins != nullptr && o < origins->size(); ++o) {
-            std::string opath = tpath + ".originList[" + std::to_string(o) + "]";
-            if (!(*origins)[o].is_object()) {
-              e.Add(opath, "must be an object, got " + Quote((*origins)[o]));
-              continue;
-            }
-            const json::object& oo = (*origins)[o].get_object();
-            std::string origin = GetString(oo, "origin", opath + ".origin", e);
-            if (origin.empty()) e.Add(opath + ".origin", "required");
-            const json::array* costs = GetArray(oo, "costList", opath + ".costList", e);
-            for (size_t c = 0; costs != nullptr && c < costs->size(); ++c) {
-              std::string cpath = opath + ".costList[" + std::to_string(c) + "]";
-              if (!(*costs)[c].is_object()) {
-                e.Add(cpath, "must be an object, got " + Quote((*costs)[c]));
-                continue;
-              }
-              const json::object& co = (*costs)[c].get_object();
-              TopologyCosts::Entry entry;
-              entry.origin = origin;
-              entry.destination = GetString(co, "destination", cpath + ".destination", e);
-              if (entry.destination.empty()) e.Add(cpath + ".destination", "required");
-              auto cost = GetInt(co, "networkCost", cpath + ".networkCost", e);
-              if (cost && *cost < 0) {
-                e.Add(cpath + ".networkCost", "must be >= 0, got " + std::to_string(*cost));
-              } else if (cost) {
-                entry.cost = *cost;
-              }
-              // Bandwidth fields are modelled upstream but not enforced; validated only.
-              (void)GetQuantity(co, "bandwidthCapacity", cpath + ".bandwidthCapacity", e);
-              (void)GetQuantity(co, "bandwidthAllocated", cpath + ".bandwidthAllocated", e);
-              if (!origin.empty() && !entry.destination.empty()) {
-                tc.entries.push_back(std::move(entry));
-              }
-            }
-          }
-          std::sort(tc.entries.begin(), tc.entries.end(), [](const auto& a, const auto& b) {
-            return std::tie(a.origin, a.destination) < std::tie(b.origin, b.destination);
-          });
-          for (size_t k = 1; k < tc.entries.size(); ++k) {
-            if (tc.entries[k].origin == tc.entries[k - 1].origin &&
-                tc.entries[k].destination == tc.entries[k - 1].destination) {
-              e.Add(tpath, "duplicate cost " + tc.entries[k].origin + " -> " +
-                               tc.entries[k].destination);
-            }
-          }
-          ws.topologies.push_back(std::move(tc));
-        }
-        nt.weights.push_back(std::move(ws));
-      }
+  r.ForEachObject(to, "originList", tp, [&](const json::object& oo, const FieldPath& op) {
+    DecodeOrigin(r, oo, op, tc);
+  });
+  std::sort(tc.entries.begin(), tc.entries.end(), [](const auto& a, const auto& b) {
+    return std::tie(a.origin, a.destination) < std::tie(b.origin, b.destination);
+  });
+  for (size_t k = 1; k < tc.entries.size(); ++k) {
+    if (tc.entries[k].origin == tc.entries[k - 1].origin &&
+        tc.entries[k].destination == tc.entries[k - 1].destination) {
+      r.Error(tp, "duplicate cost " + tc.entries[k].origin + " -> " + tc.entries[k].destination);
     }
   }
-  GPUSCHED_RETURN_IF_ERROR(e.ToStatus());
+  return tc;
+}
+
+WeightSet DecodeWeightSet(CrdReader& r, const json::object& wo, const FieldPath& wp) {
+  WeightSet ws;
+  ws.name = r.StringOf(wo, "name", wp);
+  if (ws.name.empty()) r.Error(wp.Key("name"), "required");
+  ws.topologies = r.MapObjects<TopologyCosts>(
+      wo, "topologyList", wp,
+      [&](const json::object& to, const FieldPath& tp) { return DecodeTopologyCosts(r, to, tp); });
+  return ws;
+}
+
+}  // namespace
+
+common::StatusOr<NetworkTopology> DecodeNetworkTopology(const json::value& object) {
+  CrdReader r("NetworkTopology");
+  NetworkTopology nt;
+  const FieldPath rp;
+  if (!object.is_object()) {
+    r.Error(FieldPath::Text("(object)"), "must be a JSON object, got " + Quote(object));
+    return r.ToStatus();
+  }
+  const json::object& root = object.get_object();
+  Meta meta = DecodeMeta(r, root);
+  nt.namespace_ = std::move(meta.namespace_);
+  nt.name = std::move(meta.name);
+  nt.resource_version = std::move(meta.resource_version);
+  CheckKind(r, root, "NetworkTopology");
+  if (const json::object* spec = r.RequiredObject(root, "spec", rp)) {
+    const FieldPath sp = rp.Key("spec");
+    nt.configmap_name = r.StringOf(*spec, "configmapName", sp);
+    nt.weights = r.MapObjects<WeightSet>(
+        *spec, "weights", sp,
+        [&](const json::object& wo, const FieldPath& wp) { return DecodeWeightSet(r, wo, wp); });
+  }
+  GPUSCHED_RETURN_IF_ERROR(r.ToStatus());
   return nt;
 }
 

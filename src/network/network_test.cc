@@ -30,7 +30,8 @@ TEST(TrafficAnnotationTest, ParsesAndRejectsWithTheEntryAndValue) {
       {"zero weight", "app=db => 0", 0, "must be in (0, 100000]"},
       {"huge weight", "app=db => 1e9", 0, "must be in (0, 100000]"},
       {"bad selector", "app==>x => 1", 0, "invalid selector"},
-      {"duplicate selector", "app=db => 1; app=db => 2", 0, "entry 1 \"app=db => 2\": selector listed twice"},
+      {"duplicate selector", "app=db => 1; app=db => 2", 0,
+       "entry 1 \"app=db => 2\": selector listed twice"},
       {"nothing", " ; ", 0, "no entries"},
   };
   for (const Case& c : cases) {
@@ -64,7 +65,8 @@ TEST(CrdTest, DecodeErrorsNameTheObjectFieldAndValue) {
        R"({"metadata":{"name":"g","namespace":"ns"},"spec":{"workloads":[
           {"workload":{"selector":"a"},"dependencies":[{"workload":{"selector":"b"},"maxNetworkCost":20000}]},
           {"workload":{"selector":"b"}}]}})",
-       "AppGroup ns/g: spec.workloads[0].dependencies[0].maxNetworkCost: must be in 0..10000, got 20000"},
+       "AppGroup ns/g: spec.workloads[0].dependencies[0].maxNetworkCost: must be in 0..10000, got "
+       "20000"},
       {"unknown sorting algorithm", true,
        R"({"metadata":{"name":"g"},"spec":{"topologySortingAlgorithm":"Bogo"}})",
        "spec.topologySortingAlgorithm: must be one of"},
@@ -112,17 +114,20 @@ TEST(CrdTest, DecodesOrderAndCosts) {
       "topologySortingAlgorithm":"ReverseKahn","workloads":[{"workload":{"selector":"a"},
       "dependencies":[{"workload":{"selector":"b"},"minBandwidth":"1Mi","maxNetworkCost":30}]},
       {"workload":{"selector":"b"}}]},"status":{"topologyOrder":[{"workload":{"selector":"b"},
-      "index":1},{"workload":{"selector":"a"},"index":2}]}})", "t");
+      "index":1},{"workload":{"selector":"a"},"index":2}]}})",
+                          "t");
   ASSERT_TRUE(ag.ok()) << ag.status().ToString();
   EXPECT_EQ(ag->algorithm, SortAlgorithm::kReverseKahn);
   EXPECT_EQ(ag->OrderIndex("a"), 2);
   EXPECT_EQ(ag->OrderIndex("b"), 1);
   EXPECT_EQ(ag->OrderIndex("c"), -1);
   EXPECT_EQ(ag->FindWorkload("a")->dependencies[0].min_bandwidth_bytes_per_second, 1048576);
-  auto nt = ParseNetworkTopology(R"({"metadata":{"name":"nt"},"spec":{"weights":[{"name":"UserDefined",
+  auto nt =
+      ParseNetworkTopology(R"({"metadata":{"name":"nt"},"spec":{"weights":[{"name":"UserDefined",
       "topologyList":[{"topologyKey":"topology.kubernetes.io/zone","originList":[{"origin":"z2",
       "costList":[{"destination":"z1","networkCost":7}]},{"origin":"z1","costList":[
-      {"destination":"z2","networkCost":5}]}]}]}]}})", "t");
+      {"destination":"z2","networkCost":5}]}]}]}]}})",
+                           "t");
   ASSERT_TRUE(nt.ok()) << nt.status().ToString();
   const TopologyCosts* zc = nt->FindWeights("UserDefined")->Find(kZoneLabel);
   ASSERT_NE(zc, nullptr);
@@ -143,13 +148,15 @@ TEST(CrdTest, DecodesOrderAndCosts) {
 
 TEST(TrafficAccountingTest, SameZoneAndZoneBlindRouting) {
   using testing::MakePod;
-  api::Pod client = MakePod("s", "c").Label("app", "c")
-                        .Annotation("gpusched.io/traffic", "app=s => 10; app=missing => 4").Obj();
+  api::Pod client = MakePod("s", "c")
+                        .Label("app", "c")
+                        .Annotation("gpusched.io/traffic", "app=s => 10; app=missing => 4")
+                        .Obj();
   api::Pod s1 = MakePod("s", "s1").Label("app", "s").Obj();
   api::Pod s2 = MakePod("s", "s2").Label("app", "s").Obj();
   api::Pod bad = MakePod("s", "bad").Annotation("gpusched.io/traffic", "nope").Obj();
-  std::vector<PlacedPod> placed = {{&client, "n1", "a"}, {&s1, "n2", "b"}, {&s2, "n3", "c"},
-                                   {&bad, "n1", "a"}};
+  std::vector<PlacedPod> placed = {
+      {&client, "n1", "a"}, {&s1, "n2", "b"}, {&s2, "n3", "c"}, {&bad, "n1", "a"}};
   TrafficSummary t = AccountTraffic(placed);
   EXPECT_DOUBLE_EQ(t.total_mbps, 10);
   EXPECT_DOUBLE_EQ(t.cross_zone_mbps, 10);

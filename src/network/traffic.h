@@ -35,12 +35,12 @@ struct PlacedPod {
 };
 
 struct TrafficSummary {
-  double total_mbps = 0;                // declared traffic between placed pods
-  double cross_zone_mbps = 0;           // with same-zone routing
+  double total_mbps = 0;       // declared traffic between placed pods
+  double cross_zone_mbps = 0;  // with same-zone routing
   double cross_zone_mbps_zone_blind = 0;
-  double unmatched_mbps = 0;            // declared, but no peer is placed
+  double unmatched_mbps = 0;  // declared, but no peer is placed
   int32_t annotated_pods = 0;
-  std::vector<std::string> errors;      // malformed annotations, "ns/pod: message"
+  std::vector<std::string> errors;  // malformed annotations, "ns/pod: message"
 
   static double GBPerDay(double mbps) { return mbps * 86400.0 / 1000.0; }
   static double DollarsPerMonth(double mbps, double dollars_per_gb) {

@@ -41,9 +41,9 @@ struct WorkloadEdge {
 class TrafficMatrix {
  public:
   struct Peer {
-    std::string ns;            // the peer workload's namespace
-    common::Atom workload;     // its name, interned: compared with pod label values
-    double mbps = 0;           // both directions together
+    std::string ns;         // the peer workload's namespace
+    common::Atom workload;  // its name, interned: compared with pod label values
+    double mbps = 0;        // both directions together
   };
 
   // `edges` may repeat a (src, dst) pair (they are summed); edges with mbps <= 0 or not finite

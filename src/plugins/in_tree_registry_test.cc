@@ -17,9 +17,10 @@ TEST(InTreeRegistryTest, RegistersEveryPluginOnce) {
   framework::Registry registry;
   ASSERT_TRUE(RegisterInTreePlugins(registry).ok());
   const std::vector<std::string> want = {
-      "DefaultBinder",     "GpuFit",           "GpuFragmentation", "InterPodAffinity",
-      "NetworkLocality",   "NodeAffinity",     "NodeName",         "NodeResourcesFit",
-      "NodeUnschedulable", "PodTopologySpread", "PrioritySort",    "TaintToleration",
+      "DefaultBinder",     "GpuFit",           "GpuFragmentation",
+      "InterPodAffinity",  "NetworkLocality",  "NodeAffinity",
+      "NodeName",          "NodeResourcesFit", "NodeUnschedulable",
+      "PodTopologySpread", "PrioritySort",     "TaintToleration",
   };
   EXPECT_EQ(registry.Names(), want);
   EXPECT_EQ(registry.Canonical(names::kGpuTopologyPluginAlias), names::kGpuFit);
@@ -37,8 +38,8 @@ TEST(InTreeRegistryTest, EveryFactoryBuildsWithDefaultArgs) {
     SCOPED_TRACE(name);
     const framework::PluginFactory* factory = registry.Find(name);
     ASSERT_NE(factory, nullptr);
-    for (const boost::json::value& args : {boost::json::value(), boost::json::value(
-                                                                     boost::json::object())}) {
+    for (const boost::json::value& args :
+         {boost::json::value(), boost::json::value(boost::json::object())}) {
       auto plugin = (*factory)(args, handle);
       ASSERT_TRUE(plugin.ok()) << plugin.status().ToString();
       EXPECT_EQ((*plugin)->Name(), name);
@@ -61,13 +62,11 @@ TEST(InTreeRegistryTest, PluginsImplementTheirPoints) {
   EXPECT_NE(dynamic_cast<framework::ScorePlugin*>(make(names::kTaintToleration).get()), nullptr);
   EXPECT_NE(dynamic_cast<framework::ScorePlugin*>(make(names::kNodeAffinity).get()), nullptr);
   EXPECT_NE(dynamic_cast<framework::ReservePlugin*>(make(names::kGpuFit).get()), nullptr);
-  EXPECT_NE(dynamic_cast<framework::ReservePlugin*>(make(names::kGpuFragmentation).get()),
-            nullptr);
+  EXPECT_NE(dynamic_cast<framework::ReservePlugin*>(make(names::kGpuFragmentation).get()), nullptr);
   EXPECT_NE(dynamic_cast<framework::ReservePlugin*>(make(names::kGpuTopologyPluginAlias).get()),
             nullptr);
   EXPECT_NE(dynamic_cast<framework::BindPlugin*>(make(names::kDefaultBinder).get()), nullptr);
-  EXPECT_NE(dynamic_cast<framework::FilterPlugin*>(make(names::kPodTopologySpread).get()),
-            nullptr);
+  EXPECT_NE(dynamic_cast<framework::FilterPlugin*>(make(names::kPodTopologySpread).get()), nullptr);
   EXPECT_NE(dynamic_cast<framework::ScorePlugin*>(make(names::kPodTopologySpread).get()), nullptr);
   EXPECT_NE(dynamic_cast<framework::FilterPlugin*>(make(names::kInterPodAffinity).get()), nullptr);
   EXPECT_NE(dynamic_cast<framework::ScorePlugin*>(make(names::kInterPodAffinity).get()), nullptr);

@@ -120,7 +120,8 @@ common::StatusOr<std::vector<Series>> ParseQueryVector(std::string_view body) {
       const json::object* mo = metric->if_object();
       if (mo == nullptr) return Bad("metric is not an object");
       for (const auto& kv : *mo) {
-        if (!kv.value().is_string()) return Bad("label " + common::Quote(kv.key()) + " is not a string");
+        if (!kv.value().is_string())
+          return Bad("label " + common::Quote(kv.key()) + " is not a string");
         item.labels.emplace_back(std::string(kv.key()), std::string(kv.value().get_string()));
       }
       std::sort(item.labels.begin(), item.labels.end());

@@ -45,8 +45,8 @@ void SchedulingQueue::PushActiveLocked(Item& item, std::string_view event) {
   item.where = Where::kActive;
   item.seq = ++next_seq_;
   item.info.timestamp = clock_.Now();
-  active_.push(HeapEntry{item.id, item.seq, item.order,
-                         std::make_shared<const QueuedPodInfo>(item.info)});
+  active_.push(
+      HeapEntry{item.id, item.seq, item.order, std::make_shared<const QueuedPodInfo>(item.info)});
   ++counts_.active;
   CountIncomingLocked("active", event);
   cv_.notify_one();
@@ -173,8 +173,29 @@ std::optional<QueuedPodInfo> SchedulingQueue::PopLocked() {
   return std::nullopt;
 }
 
+std::optional<QueuedPodInfo> SchedulingQueue::PopFor(common::Duration max_wait) {
+  using std::chrono::milliseconds;
+  const auto give_up = std::chrono::steady_clock::now() + max_wait;
+  common::MutexLock lock(mu_);
+  for (;;) {
+    if (closed_) return std::nullopt;
+    auto p = PopLocked();
+    if (p) return p;
+    const auto now = std::chrono::steady_clock::now();
+    if (now >= give_up) return std::nullopt;
+    auto wait = std::chrono::duration_cast<milliseconds>(give_up - now) + milliseconds(1);
+    if (!backoff_.empty()) {
+      // Wake up to flush backoff at the next expiry, or on a push / Close.
+      wait = std::min(
+          wait, std::chrono::duration_cast<milliseconds>(backoff_.top().expiry - clock_.Now()) +
+                    milliseconds(1));
+    }
+    lock.WaitFor(cv_, wait);
+  }
+}
+
 std::optional<QueuedPodInfo> SchedulingQueue::Pop() {
-  std::unique_lock lock(mu_.native());
+  common::MutexLock lock(mu_);
   for (;;) {
     if (closed_) return std::nullopt;
     auto p = PopLocked();
@@ -182,10 +203,10 @@ std::optional<QueuedPodInfo> SchedulingQueue::Pop() {
     // Wake up to flush backoff at the next expiry, or on a push / Close.
     if (!backoff_.empty()) {
       auto wait = backoff_.top().expiry - clock_.Now();
-      cv_.wait_for(lock, std::chrono::duration_cast<std::chrono::milliseconds>(wait) +
-                             std::chrono::milliseconds(1));
+      lock.WaitFor(cv_, std::chrono::duration_cast<std::chrono::milliseconds>(wait) +
+                            std::chrono::milliseconds(1));
     } else {
-      cv_.wait_for(lock, std::chrono::seconds(1));
+      lock.WaitFor(cv_, std::chrono::seconds(1));
     }
   }
 }

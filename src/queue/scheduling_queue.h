@@ -12,7 +12,8 @@
 //   backoff (initial·2^(attempts−1), capped at max) runs, else straight to activeQ. Pods stuck in
 //   unschedulablePods longer than `max_unschedulable_stay` are flushed back periodically. An event
 //   that arrives while a pod is in flight makes its rejection go to backoff, not to the pool, so
-//   the event is not lost. Pods with scheduling gates wait in the pool until an Update clears them.
+//   the event is not lost. Pods with scheduling gates are held apart (counted as gated, in no
+//   sub-queue, untouched by events and Flush) until an Update clears their gates.
 //
 // Ordering: the profile's QueueSort Less; ties by insertion order (FIFO), so a simulation with
 // equal timestamps replays in arrival order.
@@ -36,7 +37,8 @@
 
 namespace gpusched::queue {
 
-using LessFn = std::function<bool(const framework::QueuedPodInfo&, const framework::QueuedPodInfo&)>;
+using LessFn =
+    std::function<bool(const framework::QueuedPodInfo&, const framework::QueuedPodInfo&)>;
 
 struct QueueOptions {
   common::Duration initial_backoff = std::chrono::seconds(1);
@@ -66,6 +68,8 @@ class SchedulingQueue {
 
   // Blocks until a pod is ready (moving expired backoff pods first) or Close() was called.
   std::optional<framework::QueuedPodInfo> Pop();
+  // As Pop, but gives up after `max_wait` (real time): nullopt when closed or nothing was ready.
+  std::optional<framework::QueuedPodInfo> PopFor(common::Duration max_wait);
   // Non-blocking: the next ready pod, or nullopt.
   std::optional<framework::QueuedPodInfo> TryPop();
 
@@ -101,7 +105,7 @@ class SchedulingQueue {
     framework::QueuedPodInfo info;
     Where where = Where::kActive;
     uint64_t id = 0;
-    uint64_t seq = 0;  // bumped on each (re)insert; heap entries with another seq are stale
+    uint64_t seq = 0;    // bumped on each (re)insert; heap entries with another seq are stale
     uint64_t order = 0;  // FIFO tie-break
     common::TimePoint backoff_expiry;
     common::TimePoint unschedulable_since;
@@ -145,9 +149,10 @@ class SchedulingQueue {
   const QueueOptions options_;
   mutable common::Mutex mu_;
   std::condition_variable_any cv_;
-  std::unordered_map<uint64_t, Item> items_ GPUSCHED_GUARDED_BY(mu_);  // by id
+  std::unordered_map<uint64_t, Item> items_ GPUSCHED_GUARDED_BY(mu_);       // by id
   std::unordered_map<std::string, uint64_t> ids_ GPUSCHED_GUARDED_BY(mu_);  // uid -> id
-  std::priority_queue<HeapEntry, std::vector<HeapEntry>, ActiveCompare> active_ GPUSCHED_GUARDED_BY(mu_);
+  std::priority_queue<HeapEntry, std::vector<HeapEntry>, ActiveCompare> active_
+      GPUSCHED_GUARDED_BY(mu_);
   std::priority_queue<BackoffEntry, std::vector<BackoffEntry>, std::greater<>> backoff_
       GPUSCHED_GUARDED_BY(mu_);
   QueueCounts counts_ GPUSCHED_GUARDED_BY(mu_);

@@ -89,7 +89,7 @@ TEST_F(QueueTest, DeleteAndUpdateAreSafeInEveryState) {
   EXPECT_EQ(p->pod->meta.name, "a");
   EXPECT_EQ(p->pod->priority, 5);
   EXPECT_FALSE(q_.TryPop()) << "the deleted pod's stale heap entry must be skipped";
-  q_.Delete("uid-a");  // while in flight
+  q_.Delete("uid-a");     // while in flight
   q_.Requeue(*p, false);  // requeue of a deleted pod is ignored
   EXPECT_FALSE(q_.Contains("uid-a"));
   auto c = q_.Counts();

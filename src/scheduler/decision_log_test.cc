@@ -56,8 +56,14 @@ class DecisionLogTest : public ::testing::Test {
     // Four nodes with different amounts of free GPUs, so their scores differ.
     int i = 0;
     for (int gpus : {8, 4, 2, 1}) {
-      sched_->OnNodeAdd(MakeNode("gpu-" + std::to_string(i++)).Cpu("64").Memory("512Gi").Pods(110)
-                            .Gpus(gpus).GpuModel("A100-SXM4-40GB").GpuMemoryMiB(40960).Ptr());
+      sched_->OnNodeAdd(MakeNode("gpu-" + std::to_string(i++))
+                            .Cpu("64")
+                            .Memory("512Gi")
+                            .Pods(110)
+                            .Gpus(gpus)
+                            .GpuModel("A100-SXM4-40GB")
+                            .GpuMemoryMiB(40960)
+                            .Ptr());
     }
   }
   void Drain() {
@@ -163,7 +169,8 @@ TEST_F(DecisionLogTest, DecisionAnnotationIsOffByDefaultAndSummarizesTheChoiceWh
   EXPECT_EQ(o.at("score").as_int64(), d.top_scores.at(0).score);
   // The runner-up is the best of the top scores that is not the chosen node (on equal totals the
   // tie-break may choose any of them).
-  const auto& runner_up = d.top_scores.at(0).node == d.node ? d.top_scores.at(1) : d.top_scores.at(0);
+  const auto& runner_up =
+      d.top_scores.at(0).node == d.node ? d.top_scores.at(1) : d.top_scores.at(0);
   EXPECT_EQ(o.at("runnerUp").as_object().at("node").as_string(), runner_up.node);
   EXPECT_EQ(o.at("runnerUp").as_object().at("score").as_int64(), runner_up.score);
   EXPECT_EQ(o.at("feasible").as_int64(), d.feasible_nodes);

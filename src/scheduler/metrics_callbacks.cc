@@ -7,40 +7,43 @@
 
 #include "src/api/gpu.h"
 #include "src/metrics/catalog.h"
-#include "src/scheduler/scheduler.h"
 
 namespace gpusched::scheduler {
 
-void RegisterSchedulerCallbacks(metrics::Registry& registry, Scheduler& s) {
+void RegisterSchedulerCallbacks(metrics::Registry& registry, const queue::SchedulingQueue& queue,
+                                const cache::Cache& cache) {
   namespace n = metrics::names;
-  metrics::AddCallback(registry, n::kPendingPods, [&s](std::vector<metrics::Sample>& out) {
-    queue::QueueCounts c = s.scheduling_queue().Counts();
+  metrics::AddCallback(registry, n::kPendingPods, [&queue](std::vector<metrics::Sample>& out) {
+    queue::QueueCounts c = queue.Counts();
     out.push_back({{"active"}, static_cast<double>(c.active)});
     out.push_back({{"backoff"}, static_cast<double>(c.backoff)});
     out.push_back({{"unschedulable"}, static_cast<double>(c.unschedulable)});
     out.push_back({{"gated"}, static_cast<double>(c.gated)});
   });
-  metrics::AddCallback(registry, n::kQueueIncomingPods, [&s](std::vector<metrics::Sample>& out) {
-    for (const auto& [key, count] : s.scheduling_queue().IncomingCountsForMetrics()) {
-      size_t bar = key.find('|');
-      if (bar == std::string::npos) continue;
-      out.push_back({{key.substr(0, bar), key.substr(bar + 1)}, static_cast<double>(count)});
-    }
-  });
-  metrics::AddCallback(registry, n::kUnschedulablePods, [&s](std::vector<metrics::Sample>& out) {
-    for (auto& c : s.scheduling_queue().UnschedulablePluginCountsForMetrics()) {
-      out.push_back({{std::move(c.plugin), std::move(c.profile)}, static_cast<double>(c.pods)});
-    }
-  });
-  metrics::AddCallback(registry, n::kCacheSize, [&s](std::vector<metrics::Sample>& out) {
-    int32_t assumed = s.cache().AssumedPodCount();
-    out.push_back({{"nodes"}, static_cast<double>(s.cache().NodeCount())});
-    out.push_back({{"pods"}, static_cast<double>(s.cache().PodCount())});
+  metrics::AddCallback(
+      registry, n::kQueueIncomingPods, [&queue](std::vector<metrics::Sample>& out) {
+        for (const auto& [key, count] : queue.IncomingCountsForMetrics()) {
+          size_t bar = key.find('|');
+          if (bar == std::string::npos) continue;
+          out.push_back({{key.substr(0, bar), key.substr(bar + 1)}, static_cast<double>(count)});
+        }
+      });
+  metrics::AddCallback(
+      registry, n::kUnschedulablePods, [&queue](std::vector<metrics::Sample>& out) {
+        for (auto& c : queue.UnschedulablePluginCountsForMetrics()) {
+          out.push_back({{std::move(c.plugin), std::move(c.profile)}, static_cast<double>(c.pods)});
+        }
+      });
+  metrics::AddCallback(registry, n::kCacheSize, [&cache](std::vector<metrics::Sample>& out) {
+    int32_t assumed = cache.AssumedPodCount();
+    out.push_back({{"nodes"}, static_cast<double>(cache.NodeCount())});
+    out.push_back({{"pods"}, static_cast<double>(cache.PodCount())});
     out.push_back({{"assumed_pods"}, static_cast<double>(assumed)});
   });
 }
 
-ClusterGpuUsage SummariseGpus(const cache::Cache& cache, const std::vector<std::string>& node_group_labels) {
+ClusterGpuUsage SummariseGpus(const cache::Cache& cache,
+                              const std::vector<std::string>& node_group_labels) {
   std::vector<common::Atom> keys;
   for (const auto& k : node_group_labels) keys.push_back(common::Intern(k));
   std::map<std::pair<std::string, std::string>, GpuGroupUsage> groups;
@@ -79,7 +82,8 @@ ClusterGpuUsage SummariseGpus(const cache::Cache& cache, const std::vector<std::
   });
   ClusterGpuUsage out;
   for (auto& [key, g] : groups) out.groups.push_back(std::move(g));
-  out.fragmentation = free_total > 0 ? static_cast<double>(free_stranded) / static_cast<double>(free_total) : 0;
+  out.fragmentation =
+      free_total > 0 ? static_cast<double>(free_stranded) / static_cast<double>(free_total) : 0;
   return out;
 }
 
@@ -95,15 +99,21 @@ void RegisterClusterGpuCallbacks(metrics::Registry& registry, const cache::Cache
       }
     };
   };
-  metrics::AddCallback(registry, n::kGpus, per_group([](const GpuGroupUsage& g) { return static_cast<double>(g.gpus); }));
-  metrics::AddCallback(registry, n::kGpusAllocated, per_group([](const GpuGroupUsage& g) { return g.allocated; }));
-  metrics::AddCallback(registry, n::kSharedGpus,
-                       per_group([](const GpuGroupUsage& g) { return static_cast<double>(g.shared_gpus); }));
-  metrics::AddCallback(registry, n::kSharedGpuPods,
-                       per_group([](const GpuGroupUsage& g) { return static_cast<double>(g.shared_pods); }));
-  metrics::AddCallback(registry, n::kFragmentation, [&cache, node_group_labels](std::vector<metrics::Sample>& out) {
-    out.push_back({{}, SummariseGpus(cache, node_group_labels).fragmentation});
-  });
+  metrics::AddCallback(registry, n::kGpus, per_group([](const GpuGroupUsage& g) {
+                         return static_cast<double>(g.gpus);
+                       }));
+  metrics::AddCallback(registry, n::kGpusAllocated,
+                       per_group([](const GpuGroupUsage& g) { return g.allocated; }));
+  metrics::AddCallback(registry, n::kSharedGpus, per_group([](const GpuGroupUsage& g) {
+                         return static_cast<double>(g.shared_gpus);
+                       }));
+  metrics::AddCallback(registry, n::kSharedGpuPods, per_group([](const GpuGroupUsage& g) {
+                         return static_cast<double>(g.shared_pods);
+                       }));
+  metrics::AddCallback(registry, n::kFragmentation,
+                       [&cache, node_group_labels](std::vector<metrics::Sample>& out) {
+                         out.push_back({{}, SummariseGpus(cache, node_group_labels).fragmentation});
+                       });
 }
 
 }  // namespace gpusched::scheduler

@@ -3,12 +3,14 @@
 // lengths, incoming counts, cache sizes, the GPU inventory and usage) are read when Prometheus
 // scrapes, so the scheduling cycle pays nothing for them.
 //
-//   RegisterSchedulerCallbacks   scheduler_pending_pods{queue}, scheduler_queue_incoming_pods_total,
-//                                scheduler_unschedulable_pods{plugin,profile}, scheduler_cache_size{type}
-//                                (called by Scheduler::Create when SchedulerDeps::metrics is set)
+//   RegisterSchedulerCallbacks   scheduler_pending_pods{queue},
+//   scheduler_queue_incoming_pods_total,
+//                                scheduler_unschedulable_pods{plugin,profile},
+//                                scheduler_cache_size{type}
 //   RegisterClusterGpuCallbacks  gpusched_cluster_gpus / _gpus_allocated / _shared_gpus /
 //                                _shared_gpu_pods{model,node_group} and
-//                                gpusched_cluster_gpu_fragmentation_ratio (wired by cmd/)
+//                                gpusched_cluster_gpu_fragmentation_ratio
+// Scheduler::Create registers both when SchedulerDeps::metrics is set.
 //
 // Thread safety: the callbacks run on the scraping thread and take the queue's or the cache's
 // lock for the duration of one pass over its pods or nodes.
@@ -19,19 +21,20 @@
 
 #include "src/cache/cache.h"
 #include "src/metrics/registry.h"
+#include "src/queue/scheduling_queue.h"
 
 namespace gpusched::scheduler {
 
-class Scheduler;
-
-void RegisterSchedulerCallbacks(metrics::Registry& registry, Scheduler& scheduler);
+// `queue` and `cache` must outlive every scrape of `registry`.
+void RegisterSchedulerCallbacks(metrics::Registry& registry, const queue::SchedulingQueue& queue,
+                                const cache::Cache& cache);
 
 // The GPU summary behind the gpusched_cluster_* gauges.
 struct GpuGroupUsage {
-  std::string model;       // normalised model; "unknown" when the node does not say
-  std::string node_group;  // value of the node-group label; "" when absent
-  int64_t gpus = 0;        // healthy devices
-  double allocated = 0;    // in GPU units (sum of used milli / 1000)
+  std::string model;        // normalised model; "unknown" when the node does not say
+  std::string node_group;   // value of the node-group label; "" when absent
+  int64_t gpus = 0;         // healthy devices
+  double allocated = 0;     // in GPU units (sum of used milli / 1000)
   int64_t shared_gpus = 0;  // devices with a fractional share on them
   int64_t shared_pods = 0;  // pods holding those shares (per device)
 };
@@ -43,7 +46,8 @@ struct ClusterGpuUsage {
 };
 // Summarises the cache's nodes. `node_group_labels`: label keys tried in order for the group
 // (e.g. eks.amazonaws.com/nodegroup, cloud.google.com/gke-nodepool).
-ClusterGpuUsage SummariseGpus(const cache::Cache& cache, const std::vector<std::string>& node_group_labels);
+ClusterGpuUsage SummariseGpus(const cache::Cache& cache,
+                              const std::vector<std::string>& node_group_labels);
 
 void RegisterClusterGpuCallbacks(metrics::Registry& registry, const cache::Cache& cache,
                                  std::vector<std::string> node_group_labels);

@@ -22,8 +22,9 @@ using testing::MakePod;
 class BindingApi final : public kube::ApiClient {
  public:
   kube::ClusterEventHandler* handler = nullptr;
-  common::Status BindPod(const api::Pod& pod, std::string_view node,
-                         const std::vector<std::pair<std::string, std::string>>& annotations) override {
+  common::Status BindPod(
+      const api::Pod& pod, std::string_view node,
+      const std::vector<std::pair<std::string, std::string>>& annotations) override {
     auto updated = std::make_shared<api::Pod>(pod);
     updated->node_name = std::string(node);
     for (const auto& a : annotations) updated->meta.annotations.push_back(a);
@@ -47,7 +48,8 @@ std::map<std::string, double> Flatten(const metrics::Registry& r) {
         labels += (i ? "," : "") + f.label_names[i] + "=" + s.label_values[i];
       }
       if (!labels.empty()) key += "{" + labels + "}";
-      out[key] = f.type == metrics::Type::kHistogram ? static_cast<double>(s.histogram.count) : s.value;
+      out[key] =
+          f.type == metrics::Type::kHistogram ? static_cast<double>(s.histogram.count) : s.value;
     }
   }
   return out;
@@ -61,24 +63,37 @@ class MetricsCallbacksTest : public ::testing::Test {
     cfg.percentage_of_nodes_to_score = 100;
     SchedulerDeps deps{clock_, random_, api_, executor_, registry_};
     deps.metrics = &metrics_;
+    deps.node_group_labels = {"eks.amazonaws.com/nodegroup"};
     auto s = Scheduler::Create(cfg, deps);
     ASSERT_TRUE(s.ok()) << s.status().ToString();
     sched_ = std::move(s).value();
     api_.handler = sched_.get();
-    RegisterClusterGpuCallbacks(metrics_registry_, sched_->cache(), {"eks.amazonaws.com/nodegroup"});
   }
   void Drain() {
     while (sched_->ScheduleOne()) {
     }
   }
-  static api::PodPtr GpuPod(const std::string& name, int gpus, const std::string& model = "A100-SXM4-40GB") {
-    return MakePod("default", name).SchedulerName("gpu-scheduler").Cpu("1").Memory("1Gi").Gpus(gpus)
-        .GpuModel(model).Ptr();
+  static api::PodPtr GpuPod(const std::string& name, int gpus,
+                            const std::string& model = "A100-SXM4-40GB") {
+    return MakePod("default", name)
+        .SchedulerName("gpu-scheduler")
+        .Cpu("1")
+        .Memory("1Gi")
+        .Gpus(gpus)
+        .GpuModel(model)
+        .Ptr();
   }
   static api::NodePtr GpuNode(const std::string& name, int gpus, const std::string& model,
                               const std::string& group) {
-    return MakeNode(name).Cpu("64").Memory("512Gi").Pods(110).Gpus(gpus).GpuModel(model)
-        .GpuMemoryMiB(40960).Label("eks.amazonaws.com/nodegroup", group).Ptr();
+    return MakeNode(name)
+        .Cpu("64")
+        .Memory("512Gi")
+        .Pods(110)
+        .Gpus(gpus)
+        .GpuModel(model)
+        .GpuMemoryMiB(40960)
+        .Label("eks.amazonaws.com/nodegroup", group)
+        .Ptr();
   }
 
   common::FakeClock clock_;
@@ -105,7 +120,9 @@ TEST_F(MetricsCallbacksTest, AttemptsQueueCacheAndGpuAllocationAreExported) {
   EXPECT_EQ(m["scheduler_schedule_attempts_total{result=scheduled," + profile + "}"], 3);
   EXPECT_EQ(m["scheduler_schedule_attempts_total{result=unschedulable," + profile + "}"], 1);
   EXPECT_EQ(m["scheduler_schedule_attempts_total{result=error," + profile + "}"], 0);
-  EXPECT_EQ(m["scheduler_scheduling_attempt_duration_seconds_count{result=scheduled," + profile + "}"], 3);
+  EXPECT_EQ(
+      m["scheduler_scheduling_attempt_duration_seconds_count{result=scheduled," + profile + "}"],
+      3);
   EXPECT_EQ(m["scheduler_scheduling_algorithm_duration_seconds_count"], 4);
   EXPECT_EQ(m["scheduler_pod_scheduling_attempts_count"], 3);
   EXPECT_EQ(m["scheduler_pod_scheduling_sli_duration_seconds_count{attempts=1}"], 3);
@@ -129,12 +146,14 @@ TEST_F(MetricsCallbacksTest, AttemptsQueueCacheAndGpuAllocationAreExported) {
   // PreFilter ran once per plugin per attempt; Filter ran per node.
   double filter_evals = 0;
   for (const auto& [k, v] : m) {
-    if (k.starts_with("scheduler_plugin_evaluation_total{") && k.find("extension_point=Filter") != std::string::npos) {
+    if (k.starts_with("scheduler_plugin_evaluation_total{") &&
+        k.find("extension_point=Filter") != std::string::npos) {
       filter_evals += v;
     }
   }
   EXPECT_GE(filter_evals, 4 * 3);
-  EXPECT_GT(m["scheduler_framework_extension_point_duration_seconds_count{extension_point=Bind,status=Success," +
+  EXPECT_GT(m["scheduler_framework_extension_point_duration_seconds_count{extension_point=Bind,"
+              "status=Success," +
               profile + "}"],
             0);
   // GPU allocation per model and group matches the bindings: 6 A100s in "train".
@@ -144,7 +163,8 @@ TEST_F(MetricsCallbacksTest, AttemptsQueueCacheAndGpuAllocationAreExported) {
   EXPECT_EQ(m["gpusched_cluster_gpus_allocated{model=T4,node_group=infer}"], 0);
   EXPECT_EQ(m["gpusched_cluster_gpu_fragmentation_ratio"], 0);  // whole GPUs only
   std::string text = metrics::WriteText(metrics_registry_);
-  EXPECT_NE(text.find("scheduler_scheduling_attempt_duration_seconds_bucket{result=\"scheduled\",profile=\"gpu-scheduler\",le=\"0.001\"}"),
+  EXPECT_NE(text.find("scheduler_scheduling_attempt_duration_seconds_bucket{result=\"scheduled\","
+                      "profile=\"gpu-scheduler\",le=\"0.001\"}"),
             std::string::npos);
 }
 
@@ -155,7 +175,8 @@ TEST(SummariseGpusTest, FragmentationCountsFreeCapacityOnPartlyUsedGpus) {
   api::GpuAssignment half;
   half.devices = {0};
   half.milli = 500;
-  auto pod = MakePod("default", "share").Cpu("1").Gpus(1).Annotation("gpusched.io/gpu-milli", "500").Ptr();
+  auto pod =
+      MakePod("default", "share").Cpu("1").Gpus(1).Annotation("gpusched.io/gpu-milli", "500").Ptr();
   ASSERT_TRUE(cache.AssumePod(pod, "n1", half).ok());
   ClusterGpuUsage u = SummariseGpus(cache, {});
   ASSERT_EQ(u.groups.size(), 1u);

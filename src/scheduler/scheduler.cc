@@ -3,9 +3,11 @@
 
 #include <spdlog/spdlog.h>
 
+#include <boost/json.hpp>
 #include <optional>
+#include <span>
 
-#include "src/common/logging.h"
+#include "src/common/interner.h"
 #include "src/scheduler/metrics_callbacks.h"
 
 namespace gpusched::scheduler {
@@ -15,30 +17,40 @@ using framework::CycleState;
 using framework::QueuedPodInfo;
 using framework::runtime::Framework;
 
-Scheduler::Scheduler(SchedulerDeps deps) : deps_(deps), cache_(deps.clock) {}
+Scheduler::Scheduler(SchedulerDeps deps)
+    : deps_(std::move(deps)), cache_(deps_.clock), binding_(cache_, waiting_, deps_.executor) {}
 
 Scheduler::~Scheduler() { Stop(); }
 
-common::StatusOr<std::unique_ptr<Scheduler>> Scheduler::Create(const config::SchedulerConfig& config,
-                                                               SchedulerDeps deps) {
+common::StatusOr<std::unique_ptr<Scheduler>> Scheduler::Create(
+    const config::SchedulerConfig& config, SchedulerDeps deps) {
   GPUSCHED_RETURN_IF_ERROR(config::Validate(config));
-  std::unique_ptr<Scheduler> s(new Scheduler(deps));
+  std::unique_ptr<Scheduler> s(new Scheduler(std::move(deps)));
   for (const auto& profile : config.profiles) {
-    GPUSCHED_ASSIGN_OR_RETURN(auto fw, Framework::Create(profile, config.percentage_of_nodes_to_score,
-                                                         deps.registry, *s));
-    if (deps.metrics != nullptr) fw->SetMetrics(deps.metrics->ForProfile(profile.scheduler_name));
+    GPUSCHED_ASSIGN_OR_RETURN(
+        auto fw,
+        Framework::Create(profile, config.percentage_of_nodes_to_score, s->deps_.registry, *s));
+    if (s->deps_.metrics != nullptr)
+      fw->SetMetrics(s->deps_.metrics->ForProfile(profile.scheduler_name));
+    fw->SetWaitingPods(&s->waiting_);
     s->frameworks_.push_back(std::move(fw));
   }
-  if (s->frameworks_.empty()) return common::InvalidArgumentError("profiles: at least one profile is required");
-  // kube-scheduler requires every profile to use the same QueueSort; the first one orders the queue.
+  if (s->frameworks_.empty())
+    return common::InvalidArgumentError("profiles: at least one profile is required");
+  // kube-scheduler requires every profile to use the same QueueSort; the first one orders the
+  // queue.
   const framework::QueueSortPlugin* sort = &s->frameworks_.front()->queue_sort();
   queue::QueueOptions qopts;
   qopts.initial_backoff = std::chrono::seconds(config.pod_initial_backoff_seconds);
   qopts.max_backoff = std::chrono::seconds(config.pod_max_backoff_seconds);
   s->queue_ = std::make_unique<queue::SchedulingQueue>(
-      deps.clock,
+      s->deps_.clock,
       [sort](const QueuedPodInfo& a, const QueuedPodInfo& b) { return sort->Less(a, b); }, qopts);
-  if (deps.metrics != nullptr) RegisterSchedulerCallbacks(deps.metrics->registry(), *s);
+  if (s->deps_.metrics != nullptr) {
+    RegisterSchedulerCallbacks(s->deps_.metrics->registry(), *s->queue_, s->cache_);
+    RegisterClusterGpuCallbacks(s->deps_.metrics->registry(), s->cache_,
+                                s->deps_.node_group_labels);
+  }
   return s;
 }
 
@@ -132,7 +144,8 @@ void Scheduler::Report(Decision&& d) {
   if (observer_) observer_(d);
 }
 
-void Scheduler::HandleFailure(Framework& fw, const QueuedPodInfo& qp, const framework::Status& status,
+void Scheduler::HandleFailure(Framework& fw, const QueuedPodInfo& qp,
+                              const framework::Status& status,
                               const framework::runtime::Diagnosis* diag, int32_t evaluated,
                               int32_t feasible, const metrics::Stopwatch* attempt) {
   const api::Pod& pod = *qp.pod;
@@ -148,10 +161,11 @@ void Scheduler::HandleFailure(Framework& fw, const QueuedPodInfo& qp, const fram
   d.total_nodes = diag != nullptr ? diag->num_nodes : snapshot_.num_nodes();
 
   if (attempt != nullptr && fw.metrics() != nullptr) {
-    fw.metrics()->ObserveAttempt(fit_error ? metrics::Result::kUnschedulable : metrics::Result::kError,
-                                 attempt->Seconds());
+    fw.metrics()->ObserveAttempt(
+        fit_error ? metrics::Result::kUnschedulable : metrics::Result::kError, attempt->Seconds());
     if (fit_error && diag != nullptr) {
-      for (const auto& [reason, n] : diag->reason_counts) deps_.metrics->CountUnschedulableReason(reason);
+      for (const auto& [reason, n] : diag->reason_counts)
+        deps_.metrics->CountUnschedulableReason(reason);
       if (diag->reason_counts.empty() && !diag->pre_filter_status.ok()) {
         deps_.metrics->CountUnschedulableReason(diag->pre_filter_status.reason());
       }
@@ -162,8 +176,8 @@ void Scheduler::HandleFailure(Framework& fw, const QueuedPodInfo& qp, const fram
   if (diag != nullptr) requeue.unschedulable_plugins = diag->unschedulable_plugins;
   queue_->Requeue(std::move(requeue), !fit_error);
 
-  common::Status s = deps_.api.SetPodUnschedulable(pod, fit_error ? "Unschedulable" : "SchedulerError",
-                                                   d.message);
+  common::Status s =
+      deps_.api.SetPodUnschedulable(pod, fit_error ? "Unschedulable" : "SchedulerError", d.message);
   if (!s.ok()) spdlog::warn("updating PodScheduled condition of {}: {}", pod.Key(), s.ToString());
   kube::EventRecord ev;
   ev.namespace_ = pod.meta.namespace_;
@@ -193,7 +207,8 @@ void Scheduler::ScheduleQueued(QueuedPodInfo qp) {
     queue_->Done(pod->meta.uid);
     return;
   }
-  // Attempt timing for scheduler_scheduling_attempt_duration_seconds (no clock read without metrics).
+  // Attempt timing for scheduler_scheduling_attempt_duration_seconds (no clock read without
+  // metrics).
   std::optional<metrics::Stopwatch> attempt;
   if (deps_.metrics != nullptr) attempt.emplace();
   const metrics::Stopwatch* sw = attempt ? &*attempt : nullptr;
@@ -207,92 +222,115 @@ void Scheduler::ScheduleQueued(QueuedPodInfo qp) {
     return;
   }
   const framework::NodeInfo& node = snapshot_.at(result.node);
-  std::string node_name(node.name());
-  framework::Status st = fw->RunReserve(*state, *pod, node);
+  binding::Attempt a{fw, pod, state, std::string(node.name())};
+  framework::Status st = binding_.Reserve(a, node);
   if (!st.ok()) {
-    HandleFailure(*fw, qp, st.IsRejected() ? framework::Status::Error(st.ToString()) : st, nullptr,
-                  result.evaluated_nodes, result.feasible_nodes, sw);
+    FinishPlacement(*fw, a, DescribePlacement(std::move(qp), result, std::move(attempt)), st);
     return;
   }
-  common::Status assumed = cache_.AssumePod(pod, node_name, state->allocation().gpu);
-  if (!assumed.ok()) {
-    fw->RunUnreserve(*state, *pod, node_name);
-    HandleFailure(*fw, qp, framework::Status::Error(assumed.ToString()), nullptr,
-                  result.evaluated_nodes, result.feasible_nodes, sw);
-    return;
-  }
-  st = fw->RunPermit(*state, *pod, node_name);
-  if (!st.ok()) {
-    fw->RunUnreserve(*state, *pod, node_name);
-    cache_.ForgetPod(pod->meta.uid).IgnoreError();
-    HandleFailure(*fw, qp, st, nullptr, result.evaluated_nodes, result.feasible_nodes, sw);
-    return;
-  }
-  int32_t evaluated = result.evaluated_nodes;
-  int32_t feasible = result.feasible_nodes;
-  int32_t total = result.diagnosis.num_nodes;
   if (decision_annotation_) {
-    state->allocation().annotations.emplace_back(std::string(kDecisionAnnotation),
-                                                 DecisionAnnotationValue(node_name, result, snapshot_));
+    state->allocation().annotations.emplace_back(
+        std::string(kDecisionAnnotation), DecisionAnnotationValue(a.node, result, snapshot_));
   }
-  std::vector<Decision::NodeScore> top;
-  if (observer_) {
-    top.reserve(static_cast<size_t>(result.top_count));
-    for (int32_t i = 0; i < result.top_count; ++i) {
-      const auto& ns = result.top_scores[static_cast<size_t>(i)];
-      top.push_back({std::string(snapshot_.at(ns.node).name()), ns.total});
-    }
-  }
-  deps_.executor.Post([this, fw, qp = std::move(qp), state, node_name, evaluated, feasible, total,
-                       top = std::move(top), attempt]() mutable {
-    const api::PodPtr p = qp.pod;
-    framework::Status bs = fw->RunPreBind(*state, *p, node_name);
-    if (bs.ok()) bs = fw->RunBind(*state, *p, node_name);
-    if (!bs.ok()) {
-      fw->RunUnreserve(*state, *p, node_name);
-      cache_.ForgetPod(p->meta.uid).IgnoreError();
-      framework::Status err = framework::Status::Error("Binding rejected: " + bs.ToString());
-      HandleFailure(*fw, qp, err, nullptr, evaluated, feasible, attempt ? &*attempt : nullptr);
-      return;
-    }
-    cache_.FinishBinding(p->meta.uid).IgnoreError();
-    queue_->Done(p->meta.uid);
-    if (attempt && fw->metrics() != nullptr) {
-      fw->metrics()->ObserveAttempt(metrics::Result::kScheduled, attempt->Seconds());
-      deps_.metrics->ObservePodScheduled(
-          qp.attempts, std::chrono::duration<double>(deps_.clock.Now() - qp.initial_attempt_timestamp).count());
-    }
-    fw->RunPostBind(*state, *p, node_name);
-    kube::EventRecord ev;
-    ev.namespace_ = p->meta.namespace_;
-    ev.pod_name = p->meta.name;
-    ev.pod_uid = p->meta.uid;
-    ev.type = "Normal";
-    ev.reason = "Scheduled";
-    ev.action = "Binding";
-    ev.note = "Successfully assigned " + p->Key() + " to " + node_name;
-    ev.reporting_controller = std::string(fw->scheduler_name());
-    common::Status es = deps_.api.CreateEvent(ev);
-    if (!es.ok()) spdlog::warn("recording Scheduled event for {}: {}", p->Key(), es.ToString());
-    Decision d;
-    d.pod = p;
-    d.profile = ev.reporting_controller;
-    d.node = node_name;
-    d.scheduled = true;
-    d.gpu = state->allocation().gpu;
-    d.evaluated_nodes = evaluated;
-    d.feasible_nodes = feasible;
-    d.total_nodes = total;
-    d.top_scores = std::move(top);
-    Report(std::move(d));
+  Placement placement = DescribePlacement(std::move(qp), result, std::move(attempt));
+  binding_.Bind(a, [this, fw, a, p = std::move(placement)](framework::Status bound) {
+    FinishPlacement(*fw, a, p, bound);
   });
 }
 
+Scheduler::Placement Scheduler::DescribePlacement(QueuedPodInfo qp,
+                                                  const framework::runtime::ScheduleResult& r,
+                                                  std::optional<metrics::Stopwatch> attempt) const {
+  Placement p;
+  p.qp = std::move(qp);
+  p.evaluated = r.evaluated_nodes;
+  p.feasible = r.feasible_nodes;
+  p.total = r.diagnosis.num_nodes;
+  p.attempt = std::move(attempt);
+  if (observer_) {
+    p.top.reserve(static_cast<size_t>(r.top_count));
+    for (int32_t i = 0; i < r.top_count; ++i) {
+      const auto& ns = r.top_scores[static_cast<size_t>(i)];
+      p.top.push_back({std::string(snapshot_.at(ns.node).name()), ns.total});
+    }
+  }
+  return p;
+}
+
+void Scheduler::FinishPlacement(Framework& fw, const binding::Attempt& a, const Placement& p,
+                                const framework::Status& status) {
+  const metrics::Stopwatch* sw = p.attempt ? &*p.attempt : nullptr;
+  if (status.ok()) {
+    RecordScheduled(fw, a, p);
+    return;
+  }
+  if (!status.IsRejected()) {
+    HandleFailure(fw, p.qp, status, nullptr, p.evaluated, p.feasible, sw);
+    return;
+  }
+  // Rejected at Reserve or Permit (at once, or while waiting): kube-scheduler's FitError over the
+  // one node chosen.
+  framework::runtime::Diagnosis diag;
+  diag.num_nodes = 1;
+  diag.reason_counts.emplace_back(common::Str(common::Intern(status.reason())), 1);
+  if (!status.plugin().empty()) diag.unschedulable_plugins.emplace_back(status.plugin());
+  diag.unresolvable_everywhere = false;
+  HandleFailure(fw, p.qp, status, &diag, p.evaluated, p.feasible, sw);
+}
+
+void Scheduler::RecordScheduled(Framework& fw, const binding::Attempt& a, const Placement& p) {
+  const api::Pod& pod = *a.pod;
+  queue_->Done(pod.meta.uid);
+  if (p.attempt && fw.metrics() != nullptr) {
+    fw.metrics()->ObserveAttempt(metrics::Result::kScheduled, p.attempt->Seconds());
+    deps_.metrics->ObservePodScheduled(
+        p.qp.attempts,
+        std::chrono::duration<double>(deps_.clock.Now() - p.qp.initial_attempt_timestamp).count());
+  }
+  kube::EventRecord ev;
+  ev.namespace_ = pod.meta.namespace_;
+  ev.pod_name = pod.meta.name;
+  ev.pod_uid = pod.meta.uid;
+  ev.type = "Normal";
+  ev.reason = "Scheduled";
+  ev.action = "Binding";
+  ev.note = "Successfully assigned " + pod.Key() + " to " + a.node;
+  ev.reporting_controller = std::string(fw.scheduler_name());
+  common::Status es = deps_.api.CreateEvent(ev);
+  if (!es.ok()) spdlog::warn("recording Scheduled event for {}: {}", pod.Key(), es.ToString());
+  Decision d;
+  d.pod = a.pod;
+  d.profile = ev.reporting_controller;
+  d.node = a.node;
+  d.scheduled = true;
+  d.gpu = a.state->allocation().gpu;
+  d.evaluated_nodes = p.evaluated;
+  d.feasible_nodes = p.feasible;
+  d.total_nodes = p.total;
+  d.top_scores = p.top;
+  Report(std::move(d));
+}
+
+void Scheduler::Tick() {
+  queue_->Flush();
+  cache_.CleanupExpiredAssumedPods();
+  waiting_.ExpireDue(deps_.clock.Now());
+}
+
+void Scheduler::SetGpuUtilization(std::string_view node, double utilization) {
+  cache_.SetGpuUtilization(node, utilization);
+}
+
 void Scheduler::Run() {
+  constexpr common::Duration kTickInterval = std::chrono::seconds(1);
   while (!stopping_.load()) {
-    auto next = queue_->Pop();  // blocks; returns nullopt once closed
-    if (!next) break;
-    ScheduleQueued(std::move(*next));
+    const common::TimePoint now = deps_.clock.Now();
+    if (now >= next_tick_) {
+      Tick();
+      next_tick_ = now + kTickInterval;
+    }
+    auto next = queue_->PopFor(next_tick_ - now);  // nullopt: closed, or time for the next tick
+    if (next) ScheduleQueued(std::move(*next));
   }
 }
 
@@ -314,32 +352,30 @@ common::StatusOr<framework::runtime::ScheduleResult> Scheduler::Explain(const ap
   return fw->SchedulePod(state, pod, snapshot_, deps_.random, opts);
 }
 
-std::string DecisionAnnotationValue(std::string_view node, const framework::runtime::ScheduleResult& result,
+std::string DecisionAnnotationValue(std::string_view node,
+                                    const framework::runtime::ScheduleResult& result,
                                     const framework::Snapshot& snapshot) {
-  std::string v = "{\"node\":";
-  common::AppendJsonString(v, node);
+  boost::json::object v;
+  v["node"] = node;
   if (result.top_count > 0) {
     // The chosen node has the best total (a tie-break may pick a node beyond the three kept,
     // but then its total equals the first).
-    int64_t score = result.top_scores[0].total;
-    for (int32_t i = 0; i < result.top_count; ++i) {
-      if (result.top_scores[static_cast<size_t>(i)].node == result.node) {
-        score = result.top_scores[static_cast<size_t>(i)].total;
-      }
+    const std::span<const framework::runtime::NodeScore> top(result.top_scores.data(),
+                                                             static_cast<size_t>(result.top_count));
+    int64_t score = top[0].total;
+    for (const auto& ns : top) {
+      if (ns.node == result.node) score = ns.total;
     }
-    v += ",\"score\":" + std::to_string(score);
-    for (int32_t i = 0; i < result.top_count; ++i) {
-      const auto& ns = result.top_scores[static_cast<size_t>(i)];
+    v["score"] = score;
+    for (const auto& ns : top) {
       if (ns.node == result.node) continue;
-      v += ",\"runnerUp\":{\"node\":";
-      common::AppendJsonString(v, snapshot.at(ns.node).name());
-      v += ",\"score\":" + std::to_string(ns.total) + "}";
+      v["runnerUp"] = {{"node", snapshot.at(ns.node).name()}, {"score", ns.total}};
       break;
     }
   }
-  v += ",\"feasible\":" + std::to_string(result.feasible_nodes) +
-       ",\"total\":" + std::to_string(result.diagnosis.num_nodes) + "}";
-  return v;
+  v["feasible"] = result.feasible_nodes;
+  v["total"] = result.diagnosis.num_nodes;
+  return boost::json::serialize(v);
 }
 
 }  // namespace gpusched::scheduler

@@ -5,23 +5,31 @@
 // the simulator: everything outside its memory arrives through SchedulerDeps.
 //
 // ScheduleOne (one pod, as kube-scheduler's schedule_one.go):
-//   scheduling cycle (caller's thread):  pop → snapshot → SchedulePod → Reserve → assume → Permit
-//   binding cycle (deps.executor):       PreBind → Bind → FinishBinding → PostBind → "Scheduled"
-//   any failure after assume:            Unreserve → ForgetPod → requeue with backoff
+//   scheduling cycle (caller's thread):  pop → snapshot → SchedulePod → BindingCycle::Reserve
+//                                        (Reserve → assume → Permit)
+//   binding cycle (deps.executor):       BindingCycle::Bind (wait for Permit → PreBind → Bind →
+//                                        FinishBinding → PostBind) → "Scheduled" event
+//   any failure after assume:            Unreserve → ForgetPod → requeue (backoff for errors,
+//                                        unschedulable for a Permit rejection or timeout)
 //   no fit:                              requeue as unschedulable; PodScheduled=False condition and
 //                                        a FailedScheduling event with the FitError message
+//   Tick (every second of deps.clock, from Run; tests and the simulator call it): flush the
+//                                        queue's backoff, expire assumed pods and Permit waits
 //
 // Threading: event handlers may be called from informer threads while ScheduleOne runs on the
-// scheduling thread; binding cycles run on the executor. Only one thread calls ScheduleOne/Run.
+// scheduling thread; binding cycles run on the executor. Only one thread calls
+// ScheduleOne/Run/Tick.
 #pragma once
 
 #include <atomic>
 #include <functional>
 #include <memory>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
 
+#include "src/binding/binding_cycle.h"
 #include "src/cache/cache.h"
 #include "src/common/clock.h"
 #include "src/common/executor.h"
@@ -46,6 +54,9 @@ struct SchedulerDeps {
   // (unit tests, the simulator). Must outlive the Scheduler; its registry must not be scraped
   // after the Scheduler is destroyed.
   metrics::SchedulerMetrics* metrics = nullptr;
+  // With metrics: node label keys tried in order for the node_group label of the
+  // gpusched_cluster_* gauges (metrics_callbacks.h).
+  std::vector<std::string> node_group_labels;
 };
 
 // The outcome of one attempt, reported to the observer (simulator report, decision log, tests).
@@ -95,12 +106,20 @@ class Scheduler final : public kube::ClusterEventHandler, public framework::Hand
   const common::Clock& clock() const override { return deps_.clock; }
   common::Status BindPod(const api::Pod& pod, std::string_view node,
                          const framework::Allocation& allocation) override;
+  framework::WaitingPods& waiting_pods() override { return waiting_; }
+
+  // A node's measured GPU utilization (0..1), from the DCGM refresher; thread-safe.
+  void SetGpuUtilization(std::string_view node, double utilization);
 
   // One scheduling cycle for the next ready pod (non-blocking). Returns false when no pod was
-  // ready. With an inline executor the binding cycle has finished when it returns.
+  // ready. With an inline executor the binding cycle has finished when it returns (unless a
+  // Permit plugin holds the pod).
   bool ScheduleOne();
-  // Blocks, scheduling pods as they become ready, until Stop(). The caller also runs a ticker
-  // that calls scheduling_queue().Flush() and cache().CleanupExpiredAssumedPods() every second.
+  // The periodic work: backoff pods whose time is up go to the active queue, pods stuck in the
+  // unschedulable pool are flushed, assumed pods never confirmed expire, Permit waits time out.
+  void Tick();
+  // Blocks, scheduling pods as they become ready and calling Tick every second of deps.clock,
+  // until Stop().
   void Run();
   void Stop();
 
@@ -126,30 +145,57 @@ class Scheduler final : public kube::ClusterEventHandler, public framework::Hand
   void SetDecisionAnnotation(bool on) { decision_annotation_ = on; }
   bool Responsible(const api::Pod& pod) const;
 
-  cache::Cache& cache() { return cache_; }
-  queue::SchedulingQueue& scheduling_queue() { return *queue_; }
+  // Read-only views for the simulator, the metrics callbacks and tests.
   const framework::Snapshot& snapshot() const { return snapshot_; }
+  queue::QueueCounts PendingCounts() const { return queue_->Counts(); }
+  bool IsQueued(const std::string& uid) const { return queue_->Contains(uid); }
+  bool IsAssumed(std::string_view uid) const { return cache_.IsAssumed(uid); }
+  bool InCache(std::string_view uid) const { return cache_.Contains(uid); }
+  std::optional<api::GpuAssignment> GpuAssignmentOf(std::string_view uid) const {
+    return cache_.GpuAssignmentOf(uid);
+  }
+  common::Status CheckCacheInvariants() const { return cache_.CheckInvariants(); }
+  size_t WaitingPodCount() const { return waiting_.size(); }
   const SchedulerStats& stats() const { return stats_; }
   framework::runtime::Framework* FrameworkFor(std::string_view scheduler_name);
 
  private:
   explicit Scheduler(SchedulerDeps deps);
   void ScheduleQueued(framework::QueuedPodInfo qp);
+  // What the binding half needs of the scheduling cycle that started it.
+  struct Placement {
+    framework::QueuedPodInfo qp;
+    int32_t evaluated = 0;
+    int32_t feasible = 0;
+    int32_t total = 0;
+    std::vector<Decision::NodeScore> top;
+    std::optional<metrics::Stopwatch> attempt;
+  };
   void HandleFailure(framework::runtime::Framework& fw, const framework::QueuedPodInfo& qp,
                      const framework::Status& status, const framework::runtime::Diagnosis* diag,
-                     int32_t evaluated, int32_t feasible, const metrics::Stopwatch* attempt = nullptr);
-  void RunBindingCycle(framework::runtime::Framework* fw, framework::QueuedPodInfo qp,
-                       std::shared_ptr<framework::CycleState> state, std::string node);
+                     int32_t evaluated, int32_t feasible,
+                     const metrics::Stopwatch* attempt = nullptr);
+  // The binding cycle's end: success (events, metrics, report) or the failure path.
+  void FinishPlacement(framework::runtime::Framework& fw, const binding::Attempt& a,
+                       const Placement& p, const framework::Status& status);
+  void RecordScheduled(framework::runtime::Framework& fw, const binding::Attempt& a,
+                       const Placement& p);
+  Placement DescribePlacement(framework::QueuedPodInfo qp,
+                              const framework::runtime::ScheduleResult& r,
+                              std::optional<metrics::Stopwatch> attempt) const;
   void Report(Decision&& d);
 
   SchedulerDeps deps_;
   cache::Cache cache_;
+  framework::runtime::WaitingPodMap waiting_;
+  binding::BindingCycle binding_;
   std::unique_ptr<queue::SchedulingQueue> queue_;
   std::vector<std::unique_ptr<framework::runtime::Framework>> frameworks_;
   framework::Snapshot snapshot_;
   DecisionObserver observer_;
   SchedulerStats stats_;
   std::atomic<bool> stopping_{false};
+  common::TimePoint next_tick_{};
   bool decision_annotation_ = false;
 };
 
@@ -158,7 +204,8 @@ inline constexpr std::string_view kDecisionAnnotation = "gpusched.io/decision";
 // Its value: compact JSON, e.g.
 //   {"node":"gpu-1","score":180,"runnerUp":{"node":"gpu-2","score":120},"feasible":3,"total":5}
 // "score" and "runnerUp" are absent when Score did not run (a single feasible node).
-std::string DecisionAnnotationValue(std::string_view node, const framework::runtime::ScheduleResult& result,
+std::string DecisionAnnotationValue(std::string_view node,
+                                    const framework::runtime::ScheduleResult& result,
                                     const framework::Snapshot& snapshot);
 
 }  // namespace gpusched::scheduler

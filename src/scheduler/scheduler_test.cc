@@ -21,12 +21,13 @@ class FakeApi final : public kube::ApiClient {
  public:
   kube::ClusterEventHandler* handler = nullptr;
   common::Status bind_result;
-  std::map<std::string, std::string> bound;  // pod key -> node
+  std::map<std::string, std::string> bound;       // pod key -> node
   std::map<std::string, std::string> conditions;  // pod key -> message
   std::vector<kube::EventRecord> events;
 
-  common::Status BindPod(const api::Pod& pod, std::string_view node,
-                         const std::vector<std::pair<std::string, std::string>>& annotations) override {
+  common::Status BindPod(
+      const api::Pod& pod, std::string_view node,
+      const std::vector<std::pair<std::string, std::string>>& annotations) override {
     if (!bind_result.ok()) return bind_result;
     auto updated = std::make_shared<api::Pod>(pod);
     updated->node_name = std::string(node);
@@ -62,10 +63,13 @@ class SchedulerTest : public ::testing::Test {
     }
   }
   static testing::PodBuilder GpuPod(const std::string& name, int gpus) {
-    return std::move(MakePod("default", name).SchedulerName("gpu-scheduler").Cpu("1").Memory("1Gi").Gpus(gpus));
+    return std::move(
+        MakePod("default", name).SchedulerName("gpu-scheduler").Cpu("1").Memory("1Gi").Gpus(gpus));
   }
   static testing::NodeBuilder GpuNode(const std::string& name, int gpus, const std::string& model) {
-    return std::move(MakeNode(name).Cpu("64").Memory("512Gi").Pods(110).Gpus(gpus).GpuModel(model).GpuMemoryMiB(40960));
+    return std::move(
+        MakeNode(name).Cpu("64").Memory("512Gi").Pods(110).Gpus(gpus).GpuModel(model).GpuMemoryMiB(
+            40960));
   }
 
   common::FakeClock clock_;
@@ -87,12 +91,12 @@ TEST_F(SchedulerTest, BindsGpuPodsToNodesWithFreeDevicesAndRecordsTheChoice) {
   EXPECT_EQ(api_.bound["default/serve"], "t4-1");
   EXPECT_EQ(api_.bound.count("default/other"), 0u) << "pods of other schedulers are left alone";
   EXPECT_EQ(sched_->stats().scheduled.load(), 2);
-  EXPECT_FALSE(sched_->cache().IsAssumed(MakePod("default", "train").Obj().meta.uid))
+  EXPECT_FALSE(sched_->IsAssumed(MakePod("default", "train").Obj().meta.uid))
       << "the bind was confirmed";
-  auto gpu = sched_->cache().GpuAssignmentOf(MakePod("default", "train").Obj().meta.uid);
+  auto gpu = sched_->GpuAssignmentOf(MakePod("default", "train").Obj().meta.uid);
   ASSERT_TRUE(gpu);
   EXPECT_EQ(gpu->devices.size(), 4u);
-  EXPECT_TRUE(sched_->cache().CheckInvariants().ok());
+  EXPECT_TRUE(sched_->CheckCacheInvariants().ok());
   bool scheduled_event = false;
   for (const auto& e : api_.events) {
     if (e.reason == "Scheduled" && e.pod_name == "train") {
@@ -112,7 +116,8 @@ TEST_F(SchedulerTest, CountsFreeDevicesNotTheNodeTotal) {
   Drain();
   EXPECT_EQ(api_.bound.count("default/six"), 0u);
   EXPECT_EQ(api_.bound["default/five"], "n1");
-  EXPECT_EQ(api_.conditions["default/six"], "0/1 nodes are available: 1 Insufficient nvidia.com/gpu.");
+  EXPECT_EQ(api_.conditions["default/six"],
+            "0/1 nodes are available: 1 Insufficient nvidia.com/gpu.");
 }
 
 TEST_F(SchedulerTest, FailureMessageCountsReasonsLikeKubeScheduler) {
@@ -126,7 +131,7 @@ TEST_F(SchedulerTest, FailureMessageCountsReasonsLikeKubeScheduler) {
   ASSERT_FALSE(api_.events.empty());
   EXPECT_EQ(api_.events.back().reason, "FailedScheduling");
   EXPECT_EQ(api_.events.back().type, "Warning");
-  EXPECT_EQ(sched_->scheduling_queue().Counts().unschedulable, 1);
+  EXPECT_EQ(sched_->PendingCounts().unschedulable, 1);
 }
 
 TEST_F(SchedulerTest, MalformedGpuAnnotationRejectsOnlyThatPod) {
@@ -160,9 +165,9 @@ TEST_F(SchedulerTest, FailedBindIsForgottenAndRetriedWithBackoff) {
   sched_->OnPodAdd(GpuPod("p", 2).Ptr());
   Drain();
   std::string uid = MakePod("default", "p").Obj().meta.uid;
-  EXPECT_FALSE(sched_->cache().Contains(uid)) << "a failed bind must release the GPUs";
+  EXPECT_FALSE(sched_->InCache(uid)) << "a failed bind must release the GPUs";
   EXPECT_EQ(sched_->stats().errors.load(), 1);
-  EXPECT_EQ(sched_->scheduling_queue().Counts().backoff, 1);
+  EXPECT_EQ(sched_->PendingCounts().backoff, 1);
   api_.bind_result = common::Status::Ok();
   clock_.Advance(std::chrono::seconds(2));
   Drain();
@@ -171,11 +176,97 @@ TEST_F(SchedulerTest, FailedBindIsForgottenAndRetriedWithBackoff) {
 
 TEST_F(SchedulerTest, PodBoundBySomeoneElseLeavesTheQueue) {
   sched_->OnPodAdd(GpuPod("p", 1).Ptr());
-  EXPECT_TRUE(sched_->scheduling_queue().Contains(MakePod("default", "p").Obj().meta.uid));
+  EXPECT_TRUE(sched_->IsQueued(MakePod("default", "p").Obj().meta.uid));
   sched_->OnNodeAdd(GpuNode("n1", 1, "A100-SXM4-40GB").Ptr());
   sched_->OnPodUpdate(GpuPod("p", 1).Ptr(), GpuPod("p", 1).NodeName("n1").Ptr());
   EXPECT_FALSE(sched_->ScheduleOne());
   EXPECT_TRUE(api_.bound.empty()) << "never bind twice";
+}
+
+// A Permit plugin that holds each pod until the other pod of its pair (same name before the last
+// '-') is reserved too, then lets both bind: a two-member gang.
+class PairPermit final : public framework::PermitPlugin {
+ public:
+  explicit PairPermit(framework::Handle& handle) : handle_(handle) {}
+  std::string_view Name() const override { return "PairPermit"; }
+  framework::Status Permit(framework::CycleState&, const api::Pod& pod, std::string_view,
+                           common::Duration* timeout) override {
+    const std::string group = Group(pod.meta.name);
+    for (const auto& w : handle_.waiting_pods().List()) {
+      if (Group(w.pod->meta.name) == group) {
+        handle_.waiting_pods().Allow(w.pod->meta.uid, Name());
+        return framework::Status::Success();
+      }
+    }
+    *timeout = std::chrono::seconds(30);
+    return framework::Status::Wait();
+  }
+
+ private:
+  static std::string Group(const std::string& name) { return name.substr(0, name.rfind('-')); }
+  framework::Handle& handle_;
+};
+
+class SchedulerPermitTest : public SchedulerTest {
+ protected:
+  void SetUp() override {
+    ASSERT_TRUE(plugins::RegisterInTreePlugins(registry_).ok());
+    ASSERT_TRUE(registry_
+                    .Register("PairPermit",
+                              [](const boost::json::value&,
+                                 framework::Handle& h) -> common::StatusOr<framework::PluginPtr> {
+                                return framework::PluginPtr(std::make_unique<PairPermit>(h));
+                              })
+                    .ok());
+    auto cfg = config::DefaultSchedulerConfig();
+    cfg.percentage_of_nodes_to_score = 100;
+    cfg.profiles[0].plugins.at(config::Point::kPermit).enabled.push_back({"PairPermit", 0, ""});
+    auto s = Scheduler::Create(cfg, SchedulerDeps{clock_, random_, api_, executor_, registry_});
+    ASSERT_TRUE(s.ok()) << s.status().ToString();
+    sched_ = std::move(s).value();
+    api_.handler = sched_.get();
+  }
+};
+
+TEST_F(SchedulerPermitTest, APodHeldAtPermitKeepsItsGpusUntilItsPairArrivesThenBothBind) {
+  sched_->OnNodeAdd(GpuNode("n1", 8, "A100-SXM4-40GB").Ptr());
+  sched_->OnPodAdd(GpuPod("job-0", 4).Ptr());
+  Drain();
+  const std::string uid0 = MakePod("default", "job-0").Obj().meta.uid;
+  EXPECT_EQ(api_.bound.count("default/job-0"), 0u) << "held at Permit, not bound";
+  EXPECT_TRUE(sched_->IsAssumed(uid0)) << "its 4 GPUs stay claimed while it waits";
+  EXPECT_EQ(sched_->WaitingPodCount(), 1u);
+  sched_->OnPodAdd(GpuPod("lone-0", 5).Ptr());  // 4 GPUs left: does not fit beside the held pod
+  sched_->OnPodAdd(GpuPod("job-1", 4).Ptr());
+  Drain();
+  EXPECT_EQ(api_.bound["default/job-0"], "n1");
+  EXPECT_EQ(api_.bound["default/job-1"], "n1");
+  EXPECT_EQ(api_.bound.count("default/lone-0"), 0u);
+  EXPECT_EQ(api_.conditions["default/lone-0"],
+            "0/1 nodes are available: 1 Insufficient nvidia.com/gpu.");
+  EXPECT_EQ(sched_->WaitingPodCount(), 0u);
+  EXPECT_TRUE(sched_->CheckCacheInvariants().ok());
+}
+
+TEST_F(SchedulerPermitTest, AWaitThatTimesOutReleasesTheGpusAndReportsKubeSchedulersMessage) {
+  sched_->OnNodeAdd(GpuNode("n1", 8, "A100-SXM4-40GB").Ptr());
+  sched_->OnPodAdd(GpuPod("job-0", 8).Ptr());
+  Drain();
+  const std::string uid = MakePod("default", "job-0").Obj().meta.uid;
+  clock_.Advance(std::chrono::seconds(29));
+  sched_->Tick();
+  EXPECT_TRUE(sched_->IsAssumed(uid)) << "still waiting before its timeout";
+  clock_.Advance(std::chrono::seconds(1));
+  sched_->Tick();
+  EXPECT_FALSE(sched_->InCache(uid)) << "the timed-out pod released its GPUs";
+  EXPECT_EQ(api_.bound.count("default/job-0"), 0u);
+  EXPECT_EQ(
+      api_.conditions["default/job-0"],
+      "0/1 nodes are available: 1 rejected due to timeout after waiting 30s at plugin PairPermit.");
+  ASSERT_FALSE(api_.events.empty());
+  EXPECT_EQ(api_.events.back().reason, "FailedScheduling");
+  EXPECT_EQ(sched_->PendingCounts().unschedulable, 1);
+  EXPECT_EQ(sched_->stats().unschedulable.load(), 1);
 }
 
 }  // namespace

@@ -58,7 +58,7 @@ struct GroupSpec {
   int max_pods;
   int gpus;
   Dialect dialect;
-  const char* product;      // GFD product or seed model
+  const char* product;  // GFD product or seed model
   int gpu_memory_mib;
   const char* family;       // GFD only
   const char* accelerator;  // k8s.amazonaws.com/accelerator
@@ -136,10 +136,9 @@ std::vector<NodeSpec> ExampleNodes() {
         n.capacity = {{"cpu", std::to_string(gs.vcpu)},
                       {"memory", std::to_string(gs.memory_gi) + "Gi"},
                       {"pods", std::to_string(gs.max_pods)}};
-        n.allocatable = {
-            {"cpu", std::to_string(gs.vcpu * 1000 - ReservedMilliCpu(gs.vcpu)) + "m"},
-            {"memory", std::to_string(mem_mi - ReservedMemoryMi(gs.max_pods)) + "Mi"},
-            {"pods", std::to_string(gs.max_pods)}};
+        n.allocatable = {{"cpu", std::to_string(gs.vcpu * 1000 - ReservedMilliCpu(gs.vcpu)) + "m"},
+                         {"memory", std::to_string(mem_mi - ReservedMemoryMi(gs.max_pods)) + "Mi"},
+                         {"pods", std::to_string(gs.max_pods)}};
         if (gs.gpus > 0) {
           n.capacity.emplace_back("nvidia.com/gpu", std::to_string(gs.gpus));
           n.allocatable.emplace_back("nvidia.com/gpu", std::to_string(gs.gpus));

@@ -53,22 +53,30 @@ Example Boutique() {
   e.ns = "shop";
   e.groups = {{"m5.2xlarge", "7910m", "30Gi", {4, 4, 4}}};
   e.services = {
-      {"frontend", 3, "500m", "512Mi"},    {"checkout", 2, "300m", "256Mi"},
-      {"cart", 2, "300m", "256Mi"},        {"redis-cart", 2, "250m", "1Gi"},
+      {"frontend", 3, "500m", "512Mi"},       {"checkout", 2, "300m", "256Mi"},
+      {"cart", 2, "300m", "256Mi"},           {"redis-cart", 2, "250m", "1Gi"},
       {"productcatalog", 2, "300m", "256Mi"}, {"catalog-db", 2, "500m", "2Gi"},
-      {"currency", 2, "200m", "128Mi"},    {"payment", 2, "200m", "128Mi"},
-      {"shipping", 2, "200m", "128Mi"},    {"email", 2, "200m", "128Mi"},
+      {"currency", 2, "200m", "128Mi"},       {"payment", 2, "200m", "128Mi"},
+      {"shipping", 2, "200m", "128Mi"},       {"email", 2, "200m", "128Mi"},
       {"recommendation", 2, "300m", "512Mi"}, {"ad", 2, "200m", "256Mi"},
   };
   e.calls = {
-      {"frontend", "productcatalog", 6},  {"frontend", "currency", 4},
-      {"frontend", "cart", 3},            {"frontend", "recommendation", 2},
-      {"frontend", "ad", 1},              {"frontend", "checkout", 2},
-      {"frontend", "shipping", 1},        {"checkout", "cart", 8},
-      {"checkout", "productcatalog", 10}, {"checkout", "currency", 6},
-      {"checkout", "shipping", 8},        {"checkout", "payment", 6},
-      {"checkout", "email", 4},           {"cart", "redis-cart", 20},
-      {"recommendation", "productcatalog", 12}, {"productcatalog", "catalog-db", 25},
+      {"frontend", "productcatalog", 6},
+      {"frontend", "currency", 4},
+      {"frontend", "cart", 3},
+      {"frontend", "recommendation", 2},
+      {"frontend", "ad", 1},
+      {"frontend", "checkout", 2},
+      {"frontend", "shipping", 1},
+      {"checkout", "cart", 8},
+      {"checkout", "productcatalog", 10},
+      {"checkout", "currency", 6},
+      {"checkout", "shipping", 8},
+      {"checkout", "payment", 6},
+      {"checkout", "email", 4},
+      {"cart", "redis-cart", 20},
+      {"recommendation", "productcatalog", 12},
+      {"productcatalog", "catalog-db", 25},
   };
   return e;
 }
@@ -76,25 +84,27 @@ Example Boutique() {
 Example Social() {
   Example e;
   e.ns = "social";
-  e.groups = {{"m5.xlarge", "3920m", "14Gi", {4, 3, 2}}, {"m5.4xlarge", "15890m", "60Gi", {2, 2, 2}}};
+  e.groups = {{"m5.xlarge", "3920m", "14Gi", {4, 3, 2}},
+              {"m5.4xlarge", "15890m", "60Gi", {2, 2, 2}}};
   e.services = {
-      {"gateway", 4, "500m", "512Mi"},  {"auth", 3, "200m", "256Mi"},
-      {"user", 2, "300m", "512Mi"},     {"user-db", 2, "1", "4Gi"},
-      {"post", 2, "400m", "512Mi"},     {"post-db", 2, "1", "4Gi"},
-      {"timeline", 3, "400m", "1Gi"},   {"timeline-cache", 2, "500m", "4Gi"},
-      {"media", 2, "500m", "1Gi"},      {"media-store", 2, "500m", "2Gi"},
+      {"gateway", 4, "500m", "512Mi"}, {"auth", 3, "200m", "256Mi"},
+      {"user", 2, "300m", "512Mi"},    {"user-db", 2, "1", "4Gi"},
+      {"post", 2, "400m", "512Mi"},    {"post-db", 2, "1", "4Gi"},
+      {"timeline", 3, "400m", "1Gi"},  {"timeline-cache", 2, "500m", "4Gi"},
+      {"media", 2, "500m", "1Gi"},     {"media-store", 2, "500m", "2Gi"},
       {"search", 2, "800m", "2Gi"},
   };
   e.calls = {
-      {"gateway", "auth", 3},          {"gateway", "timeline", 6},
-      {"gateway", "post", 3},          {"gateway", "media", 4},
-      {"gateway", "search", 2},        {"auth", "user", 4},
-      {"user", "user-db", 15},         {"post", "post-db", 18},
-      {"post", "user", 5},             {"timeline", "timeline-cache", 30},
-      {"timeline", "post", 9},         {"media", "media-store", 40},
+      {"gateway", "auth", 3},   {"gateway", "timeline", 6},
+      {"gateway", "post", 3},   {"gateway", "media", 4},
+      {"gateway", "search", 2}, {"auth", "user", 4},
+      {"user", "user-db", 15},  {"post", "post-db", 18},
+      {"post", "user", 5},      {"timeline", "timeline-cache", 30},
+      {"timeline", "post", 9},  {"media", "media-store", 40},
       {"search", "post", 6},
   };
-  e.background = {{"etl-0", "social-m5-4xl-0-0", "6"}, {"etl-1", "social-m5-4xl-1-0", "6"},
+  e.background = {{"etl-0", "social-m5-4xl-0-0", "6"},
+                  {"etl-1", "social-m5-4xl-1-0", "6"},
                   {"etl-2", "social-m5-xl-2-0", "2"}};
   return e;
 }
@@ -133,7 +143,8 @@ std::string Render(const Example& e) {
   for (const Background& b : e.background) {
     y += "---\napiVersion: v1\nkind: Pod\nmetadata:\n  name: " + std::string(b.name) +
          "\n  namespace: batch\nspec:\n  nodeName: " + b.zone_node +
-         "\n  containers:\n  - name: main\n    image: etl\n    resources:\n      requests: {cpu: \"" +
+         "\n  containers:\n  - name: main\n    image: etl\n    resources:\n      requests: {cpu: "
+         "\"" +
          b.cpu + "\", memory: 4Gi}\nstatus:\n  phase: Running\n";
   }
   std::map<std::string, int> replicas;
@@ -147,15 +158,16 @@ std::string Render(const Example& e) {
     }
     for (int r = 0; r < s.replicas; ++r) {
       std::string name = std::string(s.name) + "-" + std::to_string(r);
-      y += "---\napiVersion: v1\nkind: Pod\nmetadata:\n  name: " + name + "\n  namespace: " +
-           e.ns + "\n  labels:\n    app: " + s.name + "\n";
+      y += "---\napiVersion: v1\nkind: Pod\nmetadata:\n  name: " + name + "\n  namespace: " + e.ns +
+           "\n  labels:\n    app: " + s.name + "\n";
       if (!traffic.empty()) y += "  annotations:\n    gpusched.io/traffic: \"" + traffic + "\"\n";
       y += "  ownerReferences:\n  - {apiVersion: apps/v1, kind: ReplicaSet, name: " +
            std::string(s.name) + ", uid: rs-" + s.name + ", controller: true}\n";
       y += "spec:\n  topologySpreadConstraints:\n  - maxSkew: 1\n"
            "    topologyKey: topology.kubernetes.io/zone\n"
            "    whenUnsatisfiable: DoNotSchedule\n"
-           "    labelSelector: {matchLabels: {app: " + std::string(s.name) + "}}\n";
+           "    labelSelector: {matchLabels: {app: " +
+           std::string(s.name) + "}}\n";
       y += "  containers:\n  - name: main\n    image: " + std::string(s.name) +
            "\n    resources:\n      requests: {cpu: " + s.cpu + ", memory: " + s.memory + "}\n";
     }
@@ -165,9 +177,7 @@ std::string Render(const Example& e) {
 
 }  // namespace
 
-std::vector<std::string> MicroserviceExampleNames() {
-  return {"microservices", "microservices-b"};
-}
+std::vector<std::string> MicroserviceExampleNames() { return {"microservices", "microservices-b"}; }
 
 common::StatusOr<std::string> MicroserviceExampleYaml(std::string_view name) {
   if (name == "microservices") return Render(Boutique());

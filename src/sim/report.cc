@@ -212,8 +212,8 @@ std::string FormatReportText(const Report& r, size_t max_unscheduled_listed) {
       out += "  " + u.pod + " [" + u.state + "]: " + u.message + "\n";
     }
     if (r.unscheduled.size() > max_unscheduled_listed) {
-      out += "  ... and " + std::to_string(r.unscheduled.size() - max_unscheduled_listed) +
-             " more\n";
+      out +=
+          "  ... and " + std::to_string(r.unscheduled.size() - max_unscheduled_listed) + " more\n";
     }
   }
   out += "\nAPI writes: " + std::to_string(r.counters.binds) + " binds";
@@ -347,8 +347,7 @@ void Pretty(std::string& out, const json::value& v, int indent) {
       out += "]";
       return;
     }
-    default:
-      out += json::serialize(v);
+    default: out += json::serialize(v);
   }
 }
 

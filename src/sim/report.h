@@ -32,7 +32,7 @@ inline constexpr std::string_view kNodeGroupLabel = "gpusched.io/node-group";
 struct GroupRow {
   std::string group;
   int32_t nodes = 0;
-  int64_t pods = 0;            // pods bound to the group's nodes (scheduled or pre-bound)
+  int64_t pods = 0;  // pods bound to the group's nodes (scheduled or pre-bound)
   int32_t gpus_total = 0;
   int64_t gpu_milli_allocated = 0;
   int64_t milli_cpu_allocatable = 0;
@@ -62,7 +62,7 @@ struct UnscheduledRow {
 
 // Where one submitted pod went (arrival order): its node and GPU devices, or why not.
 struct PlacementRow {
-  std::string pod;  // namespace/name
+  std::string pod;   // namespace/name
   std::string node;  // empty unless scheduled or pre-bound
   std::vector<int32_t> gpu_devices;
   std::string state;  // PodStateName
@@ -70,14 +70,14 @@ struct PlacementRow {
 };
 
 struct Report {
-  std::string source;  // what was simulated, e.g. "built-in example"
-  std::string profile; // the scheduler name of the first profile
+  std::string source;   // what was simulated, e.g. "built-in example"
+  std::string profile;  // the scheduler name of the first profile
   int32_t nodes = 0;
   SimStats stats;
-  double decisions_per_second = 0;  // 0 when no wall time was measured
-  std::vector<GroupRow> groups;     // sorted by name
-  std::vector<ModelRow> models;     // sorted by name
-  std::vector<ReasonRow> reasons;   // most pods first, then by name
+  double decisions_per_second = 0;          // 0 when no wall time was measured
+  std::vector<GroupRow> groups;             // sorted by name
+  std::vector<ModelRow> models;             // sorted by name
+  std::vector<ReasonRow> reasons;           // most pods first, then by name
   std::vector<UnscheduledRow> unscheduled;  // arrival order
   std::vector<PlacementRow> placements;     // every submitted pod, arrival order (JSON only)
   ClusterCounters counters;

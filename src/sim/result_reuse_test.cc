@@ -5,7 +5,6 @@
 #include <gtest/gtest.h>
 
 #include <boost/json.hpp>
-
 #include <cstdint>
 #include <memory>
 #include <string>
@@ -48,24 +47,32 @@ Workload MakeWorkload(int32_t num_nodes, int32_t num_pods, uint64_t seed, bool r
     const char* zone = zones[i % 3];
     switch (i % 6) {
       case 0:
-        w.nodes.push_back(MakeNode(name).Cpu("96").Memory("1152Gi").Gpus(8).GpuModel("A100-SXM4-80GB")
-                              .GpuMemoryMiB(81920).Zone(zone)
+        w.nodes.push_back(MakeNode(name)
+                              .Cpu("96")
+                              .Memory("1152Gi")
+                              .Gpus(8)
+                              .GpuModel("A100-SXM4-80GB")
+                              .GpuMemoryMiB(81920)
+                              .Zone(zone)
                               .Taint("nvidia.com/gpu", "present", api::TaintEffect::kNoSchedule)
                               .Ptr());
         break;
       case 1:
-        w.nodes.push_back(MakeNode(name).Cpu("48").Memory("192Gi").Gpus(4).GpuModel("Tesla-T4")
-                              .GpuMemoryMiB(15360).Zone(zone)
+        w.nodes.push_back(MakeNode(name)
+                              .Cpu("48")
+                              .Memory("192Gi")
+                              .Gpus(4)
+                              .GpuModel("Tesla-T4")
+                              .GpuMemoryMiB(15360)
+                              .Zone(zone)
                               .Taint("nvidia.com/gpu", "present", api::TaintEffect::kNoSchedule)
                               .Ptr());
         break;
       case 2:
-        w.nodes.push_back(MakeNode(name).Cpu("16").Memory("64Gi").Zone(zone)
-                              .Unschedulable(i % 60 == 2).Ptr());
+        w.nodes.push_back(
+            MakeNode(name).Cpu("16").Memory("64Gi").Zone(zone).Unschedulable(i % 60 == 2).Ptr());
         break;
-      default:
-        w.nodes.push_back(MakeNode(name).Cpu("8").Memory("32Gi").Zone(zone).Ptr());
-        break;
+      default: w.nodes.push_back(MakeNode(name).Cpu("8").Memory("32Gi").Zone(zone).Ptr()); break;
     }
   }
   common::Random rng(seed);
@@ -81,17 +88,31 @@ Workload MakeWorkload(int32_t num_nodes, int32_t num_pods, uint64_t seed, bool r
       switch (t) {
         case 0: p.Cpu("250m").Memory("512Mi"); break;
         case 1: p.Cpu("1").Memory("2Gi"); break;
-        case 2: p.Cpu("2").Memory("4Gi").NodeAffinityIn("topology.kubernetes.io/zone", {"zone-a"}); break;
-        case 3: p.Cpu("500m").Memory("1Gi").NodeSelector("topology.kubernetes.io/zone", "zone-c"); break;
+        case 2:
+          p.Cpu("2").Memory("4Gi").NodeAffinityIn("topology.kubernetes.io/zone", {"zone-a"});
+          break;
+        case 3:
+          p.Cpu("500m").Memory("1Gi").NodeSelector("topology.kubernetes.io/zone", "zone-c");
+          break;
         case 4: p.Cpu("4").Memory("16Gi").TolerationExists("nvidia.com/gpu").Gpus(1); break;
-        case 5: p.Cpu("8").Memory("64Gi").TolerationExists("nvidia.com/gpu").Gpus(2).GpuModel("A100"); break;
+        case 5:
+          p.Cpu("8").Memory("64Gi").TolerationExists("nvidia.com/gpu").Gpus(2).GpuModel("A100");
+          break;
         case 6:
-          p.Cpu("2").Memory("8Gi").TolerationExists("nvidia.com/gpu").Gpus(1)
+          p.Cpu("2")
+              .Memory("8Gi")
+              .TolerationExists("nvidia.com/gpu")
+              .Gpus(1)
               .Annotation("gpusched.io/gpu-milli", "500");
           break;
-        case 7: p.Cpu("1").Memory("4Gi").TolerationExists("nvidia.com/gpu").Gpus(1).GpuModel("T4"); break;
+        case 7:
+          p.Cpu("1").Memory("4Gi").TolerationExists("nvidia.com/gpu").Gpus(1).GpuModel("T4");
+          break;
         case 8: p.Cpu("200").Memory("1Gi"); break;  // fits nowhere: every node rejects it
-        case 9: p.Cpu("6").Memory("24Gi").PreferredNodeAffinity(50, "topology.kubernetes.io/zone", {"zone-b"}); break;
+        case 9:
+          p.Cpu("6").Memory("24Gi").PreferredNodeAffinity(50, "topology.kubernetes.io/zone",
+                                                          {"zone-b"});
+          break;
         case 10: p.Cpu("24").Memory("96Gi").TolerationExists("nvidia.com/gpu").Gpus(4); break;
         default: p.Cpu("3").Memory("3Gi"); break;
       }
@@ -108,7 +129,8 @@ config::SchedulerConfig ProfileConfig(bool fragmentation, int refresh, int32_t p
   if (fragmentation) {
     config::Profile& p = c.profiles.front();
     p.plugins.at(config::Point::kMultiPoint)
-        .enabled.push_back(config::PluginRef{"GpuFragmentation", 1, p.path + ".plugins.multiPoint.enabled[0]"});
+        .enabled.push_back(
+            config::PluginRef{"GpuFragmentation", 1, p.path + ".plugins.multiPoint.enabled[0]"});
     if (refresh > 0) {
       config::PluginConfig pc;
       pc.name = "GpuFragmentation";

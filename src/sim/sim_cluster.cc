@@ -230,9 +230,10 @@ void SimCluster::ChargeLocked(const api::Pod& pod, int sign) {
   u.pods += sign;
   if (pod.gpu.empty()) return;
   const std::string* devs = pod.meta.Annotation(api::kPodGpuDevicesAnnotation);
-  auto a = devs != nullptr ? api::ParseGpuAssignment(*devs)
-                           : common::StatusOr<api::GpuAssignment>(
-                                 common::NotFoundError("no device annotation"));
+  auto a =
+      devs != nullptr
+          ? api::ParseGpuAssignment(*devs)
+          : common::StatusOr<api::GpuAssignment>(common::NotFoundError("no device annotation"));
   if (!a.ok()) {
     u.gpu_pods_without_devices += sign;
     return;

@@ -339,9 +339,13 @@ TEST(SimClusterTest, DeliversEventsAndKeepsTheLedger) {
        {{"a", "0:600m"}, {"b", "0:600m"}},
        true,
        "device 0 over-committed: 1200 milli"},
-      {"a device the node does not have is a violation", {{"a", "5:100m"}}, true,
+      {"a device the node does not have is a violation",
+       {{"a", "5:100m"}},
+       true,
        "device 5 does not exist"},
-      {"a malformed device annotation is a violation", {{"a", "zero"}}, true,
+      {"a malformed device annotation is a violation",
+       {{"a", "zero"}},
+       true,
        "invalid GPU assignment"},
   };
   for (const auto& c : cases) {
@@ -388,26 +392,26 @@ TEST(SimClusterTest, RejectsWhatAnApiServerRejects) {
   std::vector<Case> cases;
   cases.push_back({"a second node of the same name", cluster.AddNode(GpuNode("n1", 1)),
                    common::StatusCode::kAlreadyExists});
-  cases.push_back({"a second pod of the same uid", cluster.CreatePod(p),
-                   common::StatusCode::kAlreadyExists});
-  cases.push_back({"a bind to an unknown node", cluster.BindPod(*p, "n9", {}),
-                   common::StatusCode::kNotFound});
+  cases.push_back(
+      {"a second pod of the same uid", cluster.CreatePod(p), common::StatusCode::kAlreadyExists});
+  cases.push_back(
+      {"a bind to an unknown node", cluster.BindPod(*p, "n9", {}), common::StatusCode::kNotFound});
   cases.push_back({"a bind of an unknown pod", cluster.BindPod(*SharedGpuPod("zz", 1), "n1", {}),
                    common::StatusCode::kNotFound});
   cases.push_back({"the first bind", cluster.BindPod(*p, "n1", {}), common::StatusCode::kOk});
   cases.push_back({"a second bind of a bound pod", cluster.BindPod(*p, "n1", {}),
                    common::StatusCode::kAborted});
   cases.push_back({"deleting the pod", cluster.DeletePod(p->meta.uid), common::StatusCode::kOk});
-  cases.push_back({"deleting it twice", cluster.DeletePod(p->meta.uid),
-                   common::StatusCode::kNotFound});
+  cases.push_back(
+      {"deleting it twice", cluster.DeletePod(p->meta.uid), common::StatusCode::kNotFound});
   for (const auto& c : cases) {
     SCOPED_TRACE(c.name);
     EXPECT_EQ(c.got.code(), c.want) << c.got.ToString();
   }
   EXPECT_EQ(cluster.UsageOf("n1").pods, 0);
-  EXPECT_EQ(handler.log, (std::vector<std::string>{"NodeAdd n1", "PodAdd default/a",
-                                                   "PodUpdate default/a ->n1",
-                                                   "PodDelete default/a"}));
+  EXPECT_EQ(handler.log,
+            (std::vector<std::string>{"NodeAdd n1", "PodAdd default/a", "PodUpdate default/a ->n1",
+                                      "PodDelete default/a"}));
   EXPECT_EQ(cluster.Counters().bind_errors, 3);
 }
 

@@ -47,9 +47,7 @@ common::StatusOr<std::unique_ptr<Simulator>> Simulator::Create(
   return sim;
 }
 
-common::Status Simulator::AddNode(api::NodePtr node) {
-  return cluster_.AddNode(std::move(node));
-}
+common::Status Simulator::AddNode(api::NodePtr node) { return cluster_.AddNode(std::move(node)); }
 
 api::PodPtr Simulator::Prepare(api::PodPtr pod) {
   bool need_uid = pod->meta.uid.empty();
@@ -78,7 +76,8 @@ common::StatusOr<std::vector<api::NodePtr>> Simulator::FeasibleNodes(api::PodPtr
   std::vector<api::NodePtr> out;
   // Explain scores every feasible node (even a single one), so the breakdowns list them all.
   for (const auto& b : r.scores) {
-    if (api::NodePtr n = cluster_.GetNode(scheduler_->snapshot().at(b.node).name())) out.push_back(std::move(n));
+    if (api::NodePtr n = cluster_.GetNode(scheduler_->snapshot().at(b.node).name()))
+      out.push_back(std::move(n));
   }
   return out;
 }
@@ -98,8 +97,8 @@ common::StatusOr<size_t> Simulator::SubmitPod(api::PodPtr pod) {
     outcome.state = PodState::kPreBound;
     outcome.node = pod->node_name;
   } else if (!scheduler_->Responsible(*pod)) {
-    outcome.message = "schedulerName " + common::Quote(common::Str(pod->scheduler_name)) +
-                      " matches no profile";
+    outcome.message =
+        "schedulerName " + common::Quote(common::Str(pod->scheduler_name)) + " matches no profile";
     outcome.reasons.push_back("not handled by any profile");
   }
   common::Status created = cluster_.CreatePod(pod);
@@ -117,7 +116,7 @@ common::Status Simulator::Drain() {
     placed_ = false;
     if (!scheduler_->ScheduleOne()) break;
     if (options_.check_invariants && placed_) {
-      common::Status s = scheduler_->cache().CheckInvariants();
+      common::Status s = scheduler_->CheckCacheInvariants();
       if (s.ok()) s = cluster_.LedgerStatus();
       if (!s.ok()) {
         result = common::InternalError("invariant violated after placement " +

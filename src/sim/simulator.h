@@ -83,7 +83,7 @@ struct PodOutcome {
   std::string message;               // FitError message or error text; empty when scheduled
   std::vector<std::string> reasons;  // distinct rejection reasons of the last attempt, sorted
   int32_t attempts = 0;
-  bool deleted = false;              // deleted after failing (retry = false)
+  bool deleted = false;  // deleted after failing (retry = false)
 };
 
 struct SimStats {
@@ -93,8 +93,8 @@ struct SimStats {
   int64_t errors = 0;
   int64_t pending = 0;
   int64_t pre_bound = 0;
-  int64_t decisions = 0;      // scheduling attempts (observer calls)
-  double wall_seconds = 0;    // wall time spent in ScheduleOne loops, by the caller's clock
+  int64_t decisions = 0;    // scheduling attempts (observer calls)
+  double wall_seconds = 0;  // wall time spent in ScheduleOne loops, by the caller's clock
 };
 
 class Simulator {

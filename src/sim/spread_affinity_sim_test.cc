@@ -35,9 +35,11 @@ std::string Nodes() {
   auto node = [&](const std::string& name, const std::string& zone, const std::string& cpu) {
     out += "apiVersion: v1\nkind: Node\nmetadata:\n  name: " + name +
            "\n  labels:\n    kubernetes.io/hostname: " + name +
-           "\n    topology.kubernetes.io/zone: " + zone +
-           "\nstatus:\n  allocatable: {cpu: \"" + cpu + "\", memory: 64Gi, pods: \"110\"}\n"
-           "  capacity: {cpu: \"" + cpu + "\", memory: 64Gi, pods: \"110\"}\n---\n";
+           "\n    topology.kubernetes.io/zone: " + zone + "\nstatus:\n  allocatable: {cpu: \"" +
+           cpu +
+           "\", memory: 64Gi, pods: \"110\"}\n"
+           "  capacity: {cpu: \"" +
+           cpu + "\", memory: 64Gi, pods: \"110\"}\n---\n";
   };
   node("a-1", "zone-a", "64");
   node("a-2", "zone-a", "64");
@@ -52,9 +54,11 @@ std::string Replicas(const std::string& app, int replicas, const std::string& ex
   std::string out;
   for (int i = 0; i < replicas; ++i) {
     out += "apiVersion: v1\nkind: Pod\nmetadata:\n  name: " + app + "-" + std::to_string(i) +
-           "\n  namespace: default\n  labels: {app: " + app + "}\n"
-           "  ownerReferences:\n  - {apiVersion: apps/v1, kind: ReplicaSet, name: " + app +
-           "-rs, uid: " + app + "-rs-uid, controller: true}\n"
+           "\n  namespace: default\n  labels: {app: " + app +
+           "}\n"
+           "  ownerReferences:\n  - {apiVersion: apps/v1, kind: ReplicaSet, name: " +
+           app + "-rs, uid: " + app +
+           "-rs-uid, controller: true}\n"
            "spec:\n  containers:\n  - name: main\n"
            "    resources: {requests: {cpu: \"1\", memory: 1Gi}}\n" +
            extra_spec + "---\n";

@@ -69,9 +69,8 @@ TrafficReport BuildTrafficReport(const Simulator& sim, double dollars_per_gb) {
   for (const auto& [name, span] : spans) {
     WorkloadSpan w{name, span.first, static_cast<int32_t>(span.second.size())};
     if (w.replicas >= 2) {
-      r.min_zones_multi_replica = r.min_zones_multi_replica == 0
-                                      ? w.zones
-                                      : std::min(r.min_zones_multi_replica, w.zones);
+      r.min_zones_multi_replica =
+          r.min_zones_multi_replica == 0 ? w.zones : std::min(r.min_zones_multi_replica, w.zones);
     }
     r.spans.push_back(std::move(w));
   }
@@ -84,8 +83,8 @@ std::string FormatTrafficText(const TrafficReport& r) {
                     Fixed(r.dollars_per_gb, 3) + "/GB crossing zones):\n";
   out += "  declared traffic between placed pods  " + Fixed(s.total_mbps, 2) + " MB/s (" +
          Fixed(network::TrafficSummary::GBPerDay(s.total_mbps), 1) + " GB/day)\n";
-  out += "  cross-zone, same-zone routing         " + Fixed(s.cross_zone_mbps, 2) + " MB/s = " +
-         Fixed(r.cross_zone_gb_per_day, 1) + " GB/day = $" +
+  out += "  cross-zone, same-zone routing         " + Fixed(s.cross_zone_mbps, 2) +
+         " MB/s = " + Fixed(r.cross_zone_gb_per_day, 1) + " GB/day = $" +
          Fixed(r.cross_zone_dollars_per_month, 2) + "/month\n";
   out += "  cross-zone, zone-blind routing        " + Fixed(s.cross_zone_mbps_zone_blind, 2) +
          " MB/s = " + Fixed(r.zone_blind_gb_per_day, 1) + " GB/day = $" +
@@ -118,8 +117,8 @@ boost::json::value TrafficToJson(const TrafficReport& r) {
   o["minZonesMultiReplica"] = r.min_zones_multi_replica;
   boost::json::array spans;
   for (const WorkloadSpan& w : r.spans) {
-    spans.push_back(boost::json::object{{"workload", w.workload}, {"replicas", w.replicas},
-                                        {"zones", w.zones}});
+    spans.push_back(boost::json::object{
+        {"workload", w.workload}, {"replicas", w.replicas}, {"zones", w.zones}});
   }
   o["workloads"] = std::move(spans);
   boost::json::array errors;

@@ -28,8 +28,8 @@ struct TrafficReport {
   std::string profile;
   double dollars_per_gb = network::kAwsCrossZoneDollarsPerGB;
   network::TrafficSummary summary;
-  double cross_zone_gb_per_day = 0;           // same-zone routing
-  double cross_zone_dollars_per_month = 0;    // same-zone routing
+  double cross_zone_gb_per_day = 0;         // same-zone routing
+  double cross_zone_dollars_per_month = 0;  // same-zone routing
   double zone_blind_gb_per_day = 0;
   double zone_blind_dollars_per_month = 0;
   std::vector<WorkloadSpan> spans;  // sorted by workload

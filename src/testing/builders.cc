@@ -199,8 +199,7 @@ PodBuilder& PodBuilder::NodeAffinity(api::NodeSelectorTerm term) {
   RequiredNodeSelector().terms.push_back(std::move(term));
   return *this;
 }
-PodBuilder& PodBuilder::NodeAffinityIn(std::string_view key,
-                                       std::vector<std::string_view> values) {
+PodBuilder& PodBuilder::NodeAffinityIn(std::string_view key, std::vector<std::string_view> values) {
   api::NodeSelectorTerm t;
   t.match_expressions.push_back(MakeRequirement(key, api::SelectorOp::kIn, values));
   return NodeAffinity(std::move(t));

@@ -1,10 +1,10 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "src/testing/builders.h"
 
+#include <gtest/gtest.h>
+
 #include <string>
 #include <vector>
-
-#include <gtest/gtest.h>
 
 #include "src/api/decode.h"
 #include "src/testing/plugin_fixture.h"
@@ -194,8 +194,8 @@ TEST(NodeBuilderTest, GpuHelpersSetAnnotationsAndDefaults) {
       {"a bare node has no GPUs and 110 pods", MakeNode("a"), 0, 0, 0, 110},
       {"unhealthy devices are read from the annotation", MakeNode("b").Gpus(4).UnhealthyGpus("0,2"),
        4, 0b101, 0, 110},
-      {"islands are read from the annotation", MakeNode("c").Gpus(4).NvlinkIslands("0,1;2,3"), 4,
-       0, 1, 110},
+      {"islands are read from the annotation", MakeNode("c").Gpus(4).NvlinkIslands("0,1;2,3"), 4, 0,
+       1, 110},
       {"pods can be overridden", MakeNode("d").Pods(16), 0, 0, 0, 16},
   };
   for (const Case& c : cases) {

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 // FakeHandle: a framework::Handle for plugin tests. Time comes from a FakeClock; BindPod records
-// each call and returns a settable status instead of talking to an API server. Thread-safe.
+// each call and returns a settable status instead of talking to an API server; waiting_pods() is
+// an empty table unless a test sets one (SetWaitingPods). Thread-safe.
 #pragma once
 
 #include <string>
@@ -21,7 +22,7 @@ class FakeHandle final : public framework::Handle {
  public:
   // One recorded BindPod call.
   struct BindCall {
-    std::string pod;   // namespace/name
+    std::string pod;  // namespace/name
     std::string node;
     framework::Allocation allocation;
   };
@@ -36,6 +37,12 @@ class FakeHandle final : public framework::Handle {
     return bind_result_;
   }
 
+  framework::WaitingPods& waiting_pods() override {
+    return waiting_ != nullptr ? *waiting_ : no_waiting_;
+  }
+  // REQUIRES: before any plugin uses waiting_pods(); `waiting` outlives the handle's use.
+  void SetWaitingPods(framework::WaitingPods* waiting) { waiting_ = waiting; }
+
   // The status every later BindPod returns (OK by default).
   void SetBindResult(common::Status status) {
     common::MutexLock lock(mu_);
@@ -48,7 +55,17 @@ class FakeHandle final : public framework::Handle {
   }
 
  private:
+  // No pod is ever waiting.
+  class NoWaitingPods final : public framework::WaitingPods {
+   public:
+    std::vector<Info> List() const override { return {}; }
+    bool Allow(std::string_view, std::string_view) override { return false; }
+    bool Reject(std::string_view, std::string_view, std::string_view) override { return false; }
+  };
+
   common::FakeClock clock_;
+  NoWaitingPods no_waiting_;
+  framework::WaitingPods* waiting_ = nullptr;
   mutable common::Mutex mu_;
   std::vector<BindCall> binds_ GPUSCHED_GUARDED_BY(mu_);
   common::Status bind_result_ GPUSCHED_GUARDED_BY(mu_);

@@ -6,7 +6,8 @@
 //   framework::Snapshot snap = testing::SnapshotOf({MakeNode("n1").Ptr()}, {placed_pod});
 //   g_counting = true; g_allocations = 0; plugin->Filter(...); g_counting = false;
 //   EXPECT_EQ(g_allocations, 0);
-//   std::vector<int64_t> s = testing::NormalizedScores(*plugin, pod, snap, g_counting, g_allocations);
+//   std::vector<int64_t> s = testing::NormalizedScores(*plugin, pod, snap, g_counting,
+//   g_allocations);
 //
 // SnapshotOf fills a hand-made snapshot (node_set_version 0, generation 1) as the cache would
 // present it; MustCreate builds a plugin through its validating factory with a throwaway
@@ -37,20 +38,18 @@
 // and Score allocate nothing (style guide 4.15). A macro because replacement allocation functions
 // must be defined once per program, outside any namespace; use it once per test binary, at
 // global scope, before the tests' namespace.
-#define GPUSCHED_TESTING_COUNT_ALLOCATIONS()                                     \
-  namespace {                                                                   \
-  thread_local bool g_counting = false;                                         \
-  thread_local int64_t g_allocations = 0;                                       \
-  }                                                                             \
-  [[gnu::noinline]] void* operator new(std::size_t n) {                         \
-    if (g_counting) ++g_allocations;                                            \
-    if (void* p = std::malloc(n == 0 ? 1 : n)) return p;                        \
-    throw std::bad_alloc();                                                     \
-  }                                                                             \
-  [[gnu::noinline]] void operator delete(void* p) noexcept { std::free(p); }    \
-  [[gnu::noinline]] void operator delete(void* p, std::size_t) noexcept {       \
-    std::free(p);                                                               \
-  }                                                                             \
+#define GPUSCHED_TESTING_COUNT_ALLOCATIONS()                                              \
+  namespace {                                                                             \
+  thread_local bool g_counting = false;                                                   \
+  thread_local int64_t g_allocations = 0;                                                 \
+  }                                                                                       \
+  [[gnu::noinline]] void* operator new(std::size_t n) {                                   \
+    if (g_counting) ++g_allocations;                                                      \
+    if (void* p = std::malloc(n == 0 ? 1 : n)) return p;                                  \
+    throw std::bad_alloc();                                                               \
+  }                                                                                       \
+  [[gnu::noinline]] void operator delete(void* p) noexcept { std::free(p); }              \
+  [[gnu::noinline]] void operator delete(void* p, std::size_t) noexcept { std::free(p); } \
   static_assert(true, "require a semicolon")
 
 namespace gpusched::testing {

@@ -1,12 +1,12 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "src/controllers/deletion_cost/controller.h"
 
-#include <boost/json.hpp>
+#include <spdlog/spdlog.h>
+
 #include <algorithm>
+#include <boost/json.hpp>
 #include <cmath>
 #include <sstream>
-
-#include <spdlog/spdlog.h>
 
 #include "src/api/decode.h"
 #include "src/common/logging.h"
@@ -41,9 +41,9 @@ std::string KeyOf(const json::value& obj) {
 // True when `b` differs from `a` in anything EvaluateCost or the policy choice reads, or its cost
 // annotation changed (someone else wrote it): our own patch echoing back changes nothing else.
 bool Relevant(const PodFacts& a, const PodFacts& b) {
-  return a.uid != b.uid || a.ready != b.ready || a.ready_time != b.ready_time || a.phase != b.phase ||
-         a.deleting != b.deleting || a.node_name != b.node_name || a.pod_ip != b.pod_ip ||
-         !(a.labels == b.labels) || a.annotations != b.annotations ||
+  return a.uid != b.uid || a.ready != b.ready || a.ready_time != b.ready_time ||
+         a.phase != b.phase || a.deleting != b.deleting || a.node_name != b.node_name ||
+         a.pod_ip != b.pod_ip || !(a.labels == b.labels) || a.annotations != b.annotations ||
          a.owner_references.size() != b.owner_references.size();
 }
 
@@ -87,37 +87,44 @@ void Controller::RegisterMetrics() {
   stat("gpusched_deletion_cost_patches_total", {{"success", &ControllerStats::patches_success},
                                                 {"error", &ControllerStats::patches_error},
                                                 {"dry_run", &ControllerStats::patches_dry_run}});
-  stat("gpusched_deletion_cost_skipped_total", {{"unchanged", &ControllerStats::skipped_unchanged},
-                                                {"hysteresis", &ControllerStats::skipped_hysteresis},
-                                                {"metric_error", &ControllerStats::skipped_metric_error}});
-  stat("gpusched_deletion_cost_metric_errors_total", {{"pod", &ControllerStats::metric_errors_pod},
-                                                      {"prometheus", &ControllerStats::metric_errors_prometheus}});
-  stat("gpusched_deletion_cost_invalid_annotations_total", {{"", &ControllerStats::invalid_annotations}});
+  stat("gpusched_deletion_cost_skipped_total",
+       {{"unchanged", &ControllerStats::skipped_unchanged},
+        {"hysteresis", &ControllerStats::skipped_hysteresis},
+        {"metric_error", &ControllerStats::skipped_metric_error}});
+  stat("gpusched_deletion_cost_metric_errors_total",
+       {{"pod", &ControllerStats::metric_errors_pod},
+        {"prometheus", &ControllerStats::metric_errors_prometheus}});
+  stat("gpusched_deletion_cost_invalid_annotations_total",
+       {{"", &ControllerStats::invalid_annotations}});
   stat("gpusched_deletion_cost_workload_refresh_errors_total",
        {{"", &ControllerStats::workload_refresh_errors}});
   stat("gpusched_deletion_cost_events_total", {{"", &ControllerStats::events_recorded}});
-  cost_histogram_ = metrics::AddHistogram(registry_, "gpusched_deletion_cost_computed_cost").With({});
-  metrics::AddCallback(registry_, "gpusched_deletion_cost_managed_pods", [this](std::vector<metrics::Sample>& out) {
-    common::MutexLock l(mu_);
-    std::map<std::string, int64_t> per_band;
-    for (const auto& [name, _] : config_.bands) per_band[name] = 0;
-    per_band["other"] = 0;
-    for (const auto& [key, cost] : last_cost_) {
-      std::string band = "other";
-      for (const auto& [name, b] : config_.bands) {
-        if (cost >= b.min && cost <= b.max) {
-          band = name;
-          break;
-        }
-      }
-      ++per_band[band];
-    }
-    for (const auto& [band, n] : per_band) out.push_back({{band}, static_cast<double>(n)});
-  });
-  metrics::AddCallback(registry_, "gpusched_deletion_cost_queue_depth", [this](std::vector<metrics::Sample>& out) {
-    common::MutexLock l(mu_);
-    out.push_back({{}, static_cast<double>(queue_.size() + waiting_.size())});
-  });
+  cost_histogram_ =
+      metrics::AddHistogram(registry_, "gpusched_deletion_cost_computed_cost").With({});
+  metrics::AddCallback(registry_, "gpusched_deletion_cost_managed_pods",
+                       [this](std::vector<metrics::Sample>& out) {
+                         common::MutexLock l(mu_);
+                         std::map<std::string, int64_t> per_band;
+                         for (const auto& [name, _] : config_.bands) per_band[name] = 0;
+                         per_band["other"] = 0;
+                         for (const auto& [key, cost] : last_cost_) {
+                           std::string band = "other";
+                           for (const auto& [name, b] : config_.bands) {
+                             if (cost >= b.min && cost <= b.max) {
+                               band = name;
+                               break;
+                             }
+                           }
+                           ++per_band[band];
+                         }
+                         for (const auto& [band, n] : per_band)
+                           out.push_back({{band}, static_cast<double>(n)});
+                       });
+  metrics::AddCallback(registry_, "gpusched_deletion_cost_queue_depth",
+                       [this](std::vector<metrics::Sample>& out) {
+                         common::MutexLock l(mu_);
+                         out.push_back({{}, static_cast<double>(queue_.size() + waiting_.size())});
+                       });
 }
 
 std::string Controller::PodsPath() const {
@@ -137,7 +144,8 @@ void Controller::UpsertLocked(PodFacts pod) {
   if (changed) AddLocked(key);
 }
 
-void Controller::Replace(std::vector<boost::json::value> items, std::string_view /*resource_version*/) {
+void Controller::Replace(std::vector<boost::json::value> items,
+                         std::string_view /*resource_version*/) {
   std::unordered_map<std::string, PodFacts> fresh;
   for (const json::value& item : items) {
     auto pod = DecodePodFacts(item);
@@ -166,8 +174,12 @@ void Controller::Apply(kube::informer::EventType type, const boost::json::value&
     common::MutexLock l(mu_);
     store_.erase(key);
     last_cost_.erase(key);
-    last_warning_.erase(key + "\x1f" "InvalidDeletionCost");
-    last_warning_.erase(key + "\x1f" "DeletionCostMetricsFailed");
+    last_warning_.erase(key +
+                        "\x1f"
+                        "InvalidDeletionCost");
+    last_warning_.erase(key +
+                        "\x1f"
+                        "DeletionCostMetricsFailed");
     failures_.erase(key);
     return;
   }
@@ -200,7 +212,8 @@ common::Status Controller::RefreshWorkloads() {
                                 ? "/apis/apps/v1/"
                                 : "/apis/apps/v1/namespaces/" + config_.controller.namespace_ + "/";
   auto deployments = kube::ListAll(rest_, scope + "deployments");
-  auto replicasets = deployments.ok() ? kube::ListAll(rest_, scope + "replicasets") : deployments.status();
+  auto replicasets =
+      deployments.ok() ? kube::ListAll(rest_, scope + "replicasets") : deployments.status();
   if (!deployments.ok() || !replicasets.ok()) {
     common::MutexLock l(mu_);
     ++stats_.workload_refresh_errors;
@@ -223,8 +236,10 @@ common::Status Controller::RefreshWorkloads() {
     known.insert(w->uid);
     if (const std::string* p = w->Annotation(kPolicyAnnotation)) {
       optin[w->uid] = *p;
-    } else if (const api::OwnerReference* ref = w->ControllerRef(); ref && ref->kind == "Deployment") {
-      if (auto it = deployment_policy.find(ref->uid); it != deployment_policy.end()) optin[w->uid] = it->second;
+    } else if (const api::OwnerReference* ref = w->ControllerRef();
+               ref && ref->kind == "Deployment") {
+      if (auto it = deployment_policy.find(ref->uid); it != deployment_policy.end())
+        optin[w->uid] = it->second;
     }
   }
   int unknown = 0;
@@ -274,7 +289,8 @@ void Controller::Tick() {
     common::MutexLock l(mu_);
     resync = now >= next_resync_;
     if (resync) next_resync_ = now + config_.controller.resync_period;
-    refresh_for_unknown = !resync && !unknown_owner_keys_.empty() && now - last_refresh_ >= kMinRefreshInterval;
+    refresh_for_unknown =
+        !resync && !unknown_owner_keys_.empty() && now - last_refresh_ >= kMinRefreshInterval;
   }
   if (resync || refresh_for_unknown) {
     if (common::Status s = RefreshWorkloads(); !s.ok()) {
@@ -323,7 +339,8 @@ void Controller::Done(const std::string& key, const common::Status& status) {
   if (dirty_.erase(key) > 0) AddLocked(key);
 }
 
-void Controller::Event(const PodFacts& pod, std::string_view type, std::string_view reason, std::string note) {
+void Controller::Event(const PodFacts& pod, std::string_view type, std::string_view reason,
+                       std::string note) {
   if (events_ == nullptr || config_.controller.events == EventMode::kNone) return;
   const bool warning = type == "Warning";
   if (!warning && config_.controller.events != EventMode::kAll) return;
@@ -364,58 +381,59 @@ common::Status Controller::Patch(const PodFacts& pod, int32_t cost) {
   return common::Status::Ok();
 }
 
-common::Status Controller::Reconcile(const std::string& key) {
-  PodFacts pod;
-  const PolicySpec* policy = nullptr;
-  {
-    common::MutexLock l(mu_);
-    ++stats_.reconciles;
-    auto it = store_.find(key);
-    if (it == store_.end()) return common::Status::Ok();
-    pod = it->second;
-    if (!pod.Active()) return common::Status::Ok();
-    bool unknown_owner = false;
-    policy = PolicyForLocked(pod, &unknown_owner);
-    if (unknown_owner) unknown_owner_keys_.insert(key);
-    if (policy == nullptr) {
-      last_cost_.erase(key);
-      return common::Status::Ok();
-    }
-  }
-  const common::TimePoint now = clock_.Now();
+const PolicySpec* Controller::PolicyToReconcile(const std::string& key, PodFacts* pod) {
+  common::MutexLock l(mu_);
+  ++stats_.reconciles;
+  auto it = store_.find(key);
+  if (it == store_.end()) return nullptr;
+  *pod = it->second;
+  if (!pod->Active()) return nullptr;
+  bool unknown_owner = false;
+  const PolicySpec* policy = PolicyForLocked(*pod, &unknown_owner);
+  if (unknown_owner) unknown_owner_keys_.insert(key);
+  if (policy == nullptr) last_cost_.erase(key);
+  return policy;
+}
 
-  // The current value, parsed as the ReplicaSet controller parses it.
-  const DeletionCost current = DeletionCostFromAnnotation(pod.cost_annotation ? &*pod.cost_annotation : nullptr);
+DeletionCost Controller::CurrentCost(const std::string& key, const PodFacts& pod) {
+  // Parsed as the ReplicaSet controller parses it.
+  const DeletionCost current =
+      DeletionCostFromAnnotation(pod.cost_annotation ? &*pod.cost_annotation : nullptr);
   if (!current.error.empty()) {
     {
       common::MutexLock l(mu_);
       ++stats_.invalid_annotations;
     }
-    spdlog::warn("deletion-cost: pod {}: {}; the ReplicaSet controller treats it as 0, overwriting it",
-                 key, current.error);
+    spdlog::warn(
+        "deletion-cost: pod {}: {}; the ReplicaSet controller treats it as 0, overwriting it", key,
+        current.error);
     Event(pod, "Warning", "InvalidDeletionCost",
           current.error + "; the ReplicaSet controller treats it as 0");
   }
+  return current;
+}
 
+CostResult Controller::ComputeCost(const std::string& key, const PodFacts& pod,
+                                   const PolicySpec& policy, common::TimePoint now) {
   // Metric values, fetched lazily: one scrape per pod, one query per query term.
   std::optional<common::StatusOr<std::vector<Sample>>> scrape;
   const PodRef ref{pod.namespace_, pod.name, pod.uid, pod.pod_ip, pod.node_name};
   const TermValueFn values = [&](size_t k) -> common::StatusOr<double> {
-    const Term& t = policy->terms[k];
+    const Term& t = policy.terms[k];
     if (t.kind == Term::Kind::kMetric) {
       if (!scrape) {
-        if (pod.pod_ip.empty() && policy->pod_url_template.find("{podIP}") != std::string::npos) {
+        if (pod.pod_ip.empty() && policy.pod_url_template.find("{podIP}") != std::string::npos) {
           scrape = common::StatusOr<std::vector<Sample>>(
               common::UnavailableError("the pod has no IP yet"));
         } else {
-          scrape = ScrapePod(http_, ExpandTemplate(policy->pod_url_template, ref),
+          scrape = ScrapePod(http_, ExpandTemplate(policy.pod_url_template, ref),
                              config_.controller.scrape_timeout);
         }
       }
       if (!scrape->ok()) return scrape->status();
       return SumSeries(**scrape, t.name, t.labels);
     }
-    return QueryPrometheus(http_, policy->prometheus_url, ExpandTemplate(t.name, ref),
+    return QueryPrometheus(http_, policy.prometheus_url, ExpandTemplate(t.name, ref),
                            config_.controller.scrape_timeout);
   };
   PodView view;
@@ -423,64 +441,88 @@ common::Status Controller::Reconcile(const std::string& key) {
   view.ready_since = pod.ready_time;
   view.labels = &pod.labels;
   view.annotations = &pod.annotations;
-  const CostResult result = EvaluateCost(config_, *policy, view, now, values);
+  CostResult result = EvaluateCost(config_, policy, view, now, values);
 
-  {
-    common::MutexLock l(mu_);
-    for (size_t k : result.failed_terms) {
-      if (policy->terms[k].kind == Term::Kind::kMetric) {
-        ++stats_.metric_errors_pod;
-      } else {
-        ++stats_.metric_errors_prometheus;
-      }
-    }
-    if (result.warmup_ends) AddAfterLocked(key, *result.warmup_ends);
-  }
-  if (!result.errors.empty()) {
-    std::string note;
-    for (const std::string& e : result.errors) note += (note.empty() ? "" : "; ") + e;
-    spdlog::warn("deletion-cost: pod {} (policy {}): {} metric term(s) counted as 0: {}", key,
-                 policy->name, result.errors.size(), note);
-    Event(pod, "Warning", "DeletionCostMetricsFailed",
-          std::to_string(result.errors.size()) + " metric term(s) counted as 0: " + note);
-    if (policy->on_metric_error == OnMetricError::kSkip) {
-      common::MutexLock l(mu_);
-      ++stats_.skipped_metric_error;
-      return common::Status::Ok();
+  common::MutexLock l(mu_);
+  for (size_t k : result.failed_terms) {
+    if (policy.terms[k].kind == Term::Kind::kMetric) {
+      ++stats_.metric_errors_pod;
+    } else {
+      ++stats_.metric_errors_prometheus;
     }
   }
-  {
-    common::MutexLock l(mu_);
-    last_cost_[key] = result.cost;
-  }
-  cost_histogram_->Observe(static_cast<double>(result.cost));
+  if (result.warmup_ends) AddAfterLocked(key, *result.warmup_ends);
+  return result;
+}
 
-  // Hysteresis: write when the annotation is absent or invalid, when the sign changes (delete
-  // first / default / keep), or when the value moved by more than the band.
+bool Controller::ReportMetricErrors(const std::string& key, const PodFacts& pod,
+                                    const PolicySpec& policy, const CostResult& result) {
+  if (result.errors.empty()) return false;
+  std::string note;
+  for (const std::string& e : result.errors) note += (note.empty() ? "" : "; ") + e;
+  spdlog::warn("deletion-cost: pod {} (policy {}): {} metric term(s) counted as 0: {}", key,
+               policy.name, result.errors.size(), note);
+  Event(pod, "Warning", "DeletionCostMetricsFailed",
+        std::to_string(result.errors.size()) + " metric term(s) counted as 0: " + note);
+  if (policy.on_metric_error != OnMetricError::kSkip) return false;
+  common::MutexLock l(mu_);
+  ++stats_.skipped_metric_error;
+  return true;
+}
+
+bool Controller::SkipWrite(const std::string& key, const PolicySpec& policy,
+                           const DeletionCost& current, int32_t cost) {
+  // Write when the annotation is absent or invalid, when the sign changes (delete first /
+  // default / keep), or when the value moved by more than the band.
   const bool valid = current.present && current.error.empty();
-  const int64_t delta = static_cast<int64_t>(result.cost) - current.value;
+  const int64_t delta = static_cast<int64_t>(cost) - current.value;
   if (valid && delta == 0) {
     common::MutexLock l(mu_);
     ++stats_.skipped_unchanged;
-    return common::Status::Ok();
+    return true;
   }
-  if (valid && Sign(result.cost) == Sign(current.value) && std::llabs(delta) <= policy->hysteresis) {
+  if (valid && Sign(cost) == Sign(current.value) && std::llabs(delta) <= policy.hysteresis) {
     common::MutexLock l(mu_);
     ++stats_.skipped_hysteresis;
     if (common::V(4)) {
-      spdlog::info("deletion-cost: pod {}: {} -> {} within hysteresis {}", key, current.value,
-                   result.cost, policy->hysteresis);
+      spdlog::info("deletion-cost: pod {}: {} -> {} within hysteresis {}", key, current.value, cost,
+                   policy.hysteresis);
     }
-    return common::Status::Ok();
+    return true;
   }
-  const std::string from = !current.present ? "unset" : !current.error.empty() ? "invalid" : std::to_string(current.value);
+  return false;
+}
+
+void Controller::ReflectWrittenCostLocked(const std::string& key, const std::string& uid,
+                                          int32_t cost) {
+  auto it = store_.find(key);
+  if (it == store_.end() || it->second.uid != uid) return;
+  const std::string value = std::to_string(cost);
+  it->second.cost_annotation = value;
+  auto& ann = it->second.annotations;
+  auto a = std::find_if(ann.begin(), ann.end(),
+                        [](const auto& kv) { return kv.first == kPodDeletionCostAnnotation; });
+  if (a != ann.end()) {
+    a->second = value;
+  } else {
+    ann.emplace_back(std::string(kPodDeletionCostAnnotation), value);
+    std::sort(ann.begin(), ann.end());
+  }
+}
+
+common::Status Controller::WriteCost(const std::string& key, const PodFacts& pod,
+                                     const PolicySpec& policy, const DeletionCost& current,
+                                     const CostResult& result) {
+  const std::string from = !current.present         ? "unset"
+                           : !current.error.empty() ? "invalid"
+                                                    : std::to_string(current.value);
   if (config_.controller.dry_run) {
     {
       common::MutexLock l(mu_);
       ++stats_.patches_dry_run;
     }
     spdlog::info("deletion-cost: dry-run: pod {} (policy {}): would set {} -> {}{}", key,
-                 policy->name, from, result.cost, result.warming_up ? " (warm-up)" : "");
+                 policy.name, from, result.cost, result.warming_up ? " (warm-up)" : "");
     return common::Status::Ok();
   }
   common::Status s = Patch(pod, result.cost);
@@ -497,28 +539,33 @@ common::Status Controller::Reconcile(const std::string& key) {
     common::MutexLock l(mu_);
     ++stats_.patches_success;
     // Reflect the write at once, so a reconcile before the watch event sees it.
-    if (auto it = store_.find(key); it != store_.end() && it->second.uid == pod.uid) {
-      const std::string value = std::to_string(result.cost);
-      it->second.cost_annotation = value;
-      auto& ann = it->second.annotations;
-      auto a = std::find_if(ann.begin(), ann.end(),
-                            [](const auto& kv) { return kv.first == kPodDeletionCostAnnotation; });
-      if (a != ann.end()) {
-        a->second = value;
-      } else {
-        ann.emplace_back(std::string(kPodDeletionCostAnnotation), value);
-        std::sort(ann.begin(), ann.end());
-      }
-    }
+    ReflectWrittenCostLocked(key, pod.uid, result.cost);
   }
   if (common::V(2)) {
-    spdlog::info("deletion-cost: pod {} (policy {}): {} -> {}{}", key, policy->name, from,
+    spdlog::info("deletion-cost: pod {} (policy {}): {} -> {}{}", key, policy.name, from,
                  result.cost, result.warming_up ? " (warm-up)" : "");
   }
   Event(pod, "Normal", "DeletionCostUpdated",
-        "policy " + policy->name + ": " + from + " -> " + std::to_string(result.cost) +
+        "policy " + policy.name + ": " + from + " -> " + std::to_string(result.cost) +
             (result.warming_up ? " (warm-up)" : ""));
   return common::Status::Ok();
+}
+
+common::Status Controller::Reconcile(const std::string& key) {
+  PodFacts pod;
+  const PolicySpec* policy = PolicyToReconcile(key, &pod);
+  if (policy == nullptr) return common::Status::Ok();
+  const common::TimePoint now = clock_.Now();
+  const DeletionCost current = CurrentCost(key, pod);
+  const CostResult result = ComputeCost(key, pod, *policy, now);
+  if (ReportMetricErrors(key, pod, *policy, result)) return common::Status::Ok();
+  {
+    common::MutexLock l(mu_);
+    last_cost_[key] = result.cost;
+  }
+  cost_histogram_->Observe(static_cast<double>(result.cost));
+  if (SkipWrite(key, *policy, current, result.cost)) return common::Status::Ok();
+  return WriteCost(key, pod, *policy, current, result);
 }
 
 ControllerStats Controller::stats() const {

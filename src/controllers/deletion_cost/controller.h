@@ -68,13 +68,13 @@ struct ControllerStats {
   int64_t patches_success = 0;
   int64_t patches_error = 0;
   int64_t patches_dry_run = 0;
-  int64_t skipped_hysteresis = 0;     // the value moved, but not beyond the hysteresis band
-  int64_t skipped_unchanged = 0;      // the annotation already holds the value
-  int64_t skipped_metric_error = 0;   // onMetricError: Skip
-  int64_t metric_errors_pod = 0;      // terms that could not be read from a pod's /metrics
+  int64_t skipped_hysteresis = 0;    // the value moved, but not beyond the hysteresis band
+  int64_t skipped_unchanged = 0;     // the annotation already holds the value
+  int64_t skipped_metric_error = 0;  // onMetricError: Skip
+  int64_t metric_errors_pod = 0;     // terms that could not be read from a pod's /metrics
   int64_t metric_errors_prometheus = 0;
-  int64_t invalid_annotations = 0;    // reconciles that found an unparsable annotation
-  int64_t unknown_policy = 0;         // opt-in annotations naming no policy
+  int64_t invalid_annotations = 0;  // reconciles that found an unparsable annotation
+  int64_t unknown_policy = 0;       // opt-in annotations naming no policy
   int64_t workload_refresh_errors = 0;
   int64_t events_recorded = 0;
 };
@@ -128,8 +128,29 @@ class Controller final : public kube::informer::ReflectorSink {
   void AddAfterLocked(const std::string& key, common::TimePoint when) GPUSCHED_REQUIRES(mu_);
   void Done(const std::string& key, const common::Status& status);
   // Policy for the pod, or nullptr. Sets *unknown_owner when its ReplicaSet is not yet known.
-  const PolicySpec* PolicyForLocked(const PodFacts& pod, bool* unknown_owner) GPUSCHED_REQUIRES(mu_);
+  const PolicySpec* PolicyForLocked(const PodFacts& pod, bool* unknown_owner)
+      GPUSCHED_REQUIRES(mu_);
   common::Status Patch(const PodFacts& pod, int32_t cost);
+  // Reconcile's steps, in order. The pod (a copy of the stored one) and its policy, or nullptr
+  // when the pod is gone, inactive or matches no policy (then its last cost is forgotten).
+  const PolicySpec* PolicyToReconcile(const std::string& key, PodFacts* pod);
+  // The pod's current annotation; an invalid one is counted and reported.
+  DeletionCost CurrentCost(const std::string& key, const PodFacts& pod);
+  // EvaluateCost over the pod's metrics; failed terms are counted, a warm-up end re-queues.
+  CostResult ComputeCost(const std::string& key, const PodFacts& pod, const PolicySpec& policy,
+                         common::TimePoint now);
+  // Reports failed metric terms; true when the policy then skips the pod (onMetricError: Skip).
+  bool ReportMetricErrors(const std::string& key, const PodFacts& pod, const PolicySpec& policy,
+                          const CostResult& result);
+  // True (counted) when `cost` need not be written: unchanged, or within the hysteresis band.
+  bool SkipWrite(const std::string& key, const PolicySpec& policy, const DeletionCost& current,
+                 int32_t cost);
+  // Patches the annotation (or only logs it in dry-run mode), then counts, logs and records it.
+  common::Status WriteCost(const std::string& key, const PodFacts& pod, const PolicySpec& policy,
+                           const DeletionCost& current, const CostResult& result);
+  // Sets the written cost on the stored pod `key` if it is still the pod with `uid`.
+  void ReflectWrittenCostLocked(const std::string& key, const std::string& uid, int32_t cost)
+      GPUSCHED_REQUIRES(mu_);
   void Event(const PodFacts& pod, std::string_view type, std::string_view reason, std::string note);
 
   const common::Clock& clock_;

@@ -34,15 +34,18 @@ class FakeRest final : public kube::RestClient {
   common::StatusOr<kube::Response> Do(const kube::Request& r) override {
     requests.push_back(r);
     if (r.method == "GET") {
-      if (list_status != 200) return kube::Response{list_status, R"({"kind":"Status","message":"down"})"};
+      if (list_status != 200)
+        return kube::Response{list_status, R"({"kind":"Status","message":"down"})"};
       if (r.path.ends_with("/replicasets")) return kube::Response{200, List(replicasets)};
       if (r.path.ends_with("/deployments")) return kube::Response{200, List(deployments)};
       return kube::Response{404, "{}"};
     }
-    if (r.method == "PATCH") return kube::Response{patch_status, patch_status == 200 ? "{}" : R"({"message":"boom"})"};
+    if (r.method == "PATCH")
+      return kube::Response{patch_status, patch_status == 200 ? "{}" : R"({"message":"boom"})"};
     return kube::Response{405, "{}"};
   }
-  common::Status Stream(const kube::Request&, const std::function<bool(std::string_view)>&) override {
+  common::Status Stream(const kube::Request&,
+                        const std::function<bool(std::string_view)>&) override {
     return common::UnimplementedError("no watch in this fake");
   }
 
@@ -56,12 +59,14 @@ class FakeRest final : public kube::RestClient {
   // The cost written by patch `i`.
   std::string PatchedCost(size_t i) const {
     auto v = json::parse(Patches().at(i).body);
-    return std::string(v.at("metadata").at("annotations").at(kPodDeletionCostAnnotation).as_string());
+    return std::string(
+        v.at("metadata").at("annotations").at(kPodDeletionCostAnnotation).as_string());
   }
 
  private:
   static std::string List(const json::array& items) {
-    return json::serialize(json::object{{"kind", "List"}, {"items", items}, {"metadata", json::object{}}});
+    return json::serialize(
+        json::object{{"kind", "List"}, {"items", items}, {"metadata", json::object{}}});
   }
 };
 
@@ -76,7 +81,8 @@ class FakeHttp final : public HttpGetter {
     return it->second;
   }
   void Conns(const std::string& pod, double n) {
-    answers.insert_or_assign("http://10.0.0.1/" + pod, HttpResult{200, "conns " + std::to_string(n) + "\n", "text/plain"});
+    answers.insert_or_assign("http://10.0.0.1/" + pod,
+                             HttpResult{200, "conns " + std::to_string(n) + "\n", "text/plain"});
   }
 };
 
@@ -116,8 +122,8 @@ class ControllerTest : public ::testing::Test {
   void Build(const std::string& policy_yaml) {
     auto cfg = ParsePolicyConfig(policy_yaml, "policy.yaml");
     ASSERT_TRUE(cfg.ok()) << cfg.status().ToString();
-    controller_ = std::make_unique<Controller>(ControllerDeps{clock_, rest_, &events_, http_, executor_},
-                                               std::move(cfg).value());
+    controller_ = std::make_unique<Controller>(
+        ControllerDeps{clock_, rest_, &events_, http_, executor_}, std::move(cfg).value());
   }
 
   json::value Pod(const PodSpec& p) {
@@ -125,23 +131,31 @@ class ControllerTest : public ::testing::Test {
     for (const auto& [k, v] : p.labels) labels[k] = v;
     json::object ann;
     for (const auto& [k, v] : p.annotations) ann[k] = v;
-    json::object meta{{"name", p.name}, {"namespace", "prod"}, {"uid", "uid-" + p.name},
+    json::object meta{{"name", p.name},
+                      {"namespace", "prod"},
+                      {"uid", "uid-" + p.name},
                       {"creationTimestamp", FormatTime(clock_.Now() - std::chrono::hours(2))},
-                      {"labels", labels}, {"annotations", ann}};
+                      {"labels", labels},
+                      {"annotations", ann}};
     if (!p.owner_rs_uid.empty()) {
-      meta["ownerReferences"] = json::array{json::object{
-          {"apiVersion", "apps/v1"}, {"kind", "ReplicaSet"}, {"name", "web-rs"}, {"uid", p.owner_rs_uid},
-          {"controller", true}}};
+      meta["ownerReferences"] = json::array{json::object{{"apiVersion", "apps/v1"},
+                                                         {"kind", "ReplicaSet"},
+                                                         {"name", "web-rs"},
+                                                         {"uid", p.owner_rs_uid},
+                                                         {"controller", true}}};
     }
-    json::object ready{{"type", "Ready"}, {"status", p.ready ? "True" : "False"},
+    json::object ready{{"type", "Ready"},
+                       {"status", p.ready ? "True" : "False"},
                        {"lastTransitionTime", FormatTime(clock_.Now() - p.ready_for)}};
-    return json::object{{"apiVersion", "v1"},
-                        {"kind", "Pod"},
-                        {"metadata", meta},
-                        {"spec", json::object{{"nodeName", "n1"}, {"containers", json::array{json::object{{"name", "app"}}}}}},
-                        {"status", json::object{{"phase", p.phase},
-                                                {"podIP", "10.0.0.1"},
-                                                {"conditions", json::array{ready}}}}};
+    return json::object{
+        {"apiVersion", "v1"},
+        {"kind", "Pod"},
+        {"metadata", meta},
+        {"spec", json::object{{"nodeName", "n1"},
+                              {"containers", json::array{json::object{{"name", "app"}}}}}},
+        {"status",
+         json::object{
+             {"phase", p.phase}, {"podIP", "10.0.0.1"}, {"conditions", json::array{ready}}}}};
   }
 
   void Add(const PodSpec& p) { controller_->Apply(kube::informer::EventType::kAdded, Pod(p)); }
@@ -176,7 +190,8 @@ TEST_F(ControllerTest, PatchesTheComputedCostWithAMergePatch) {
   const kube::Request p = rest_.Patches()[0];
   EXPECT_EQ(p.path, "/api/v1/namespaces/prod/pods/web-1");
   EXPECT_EQ(p.content_type, "application/merge-patch+json");
-  EXPECT_EQ(p.body, R"({"metadata":{"annotations":{"controller.kubernetes.io/pod-deletion-cost":"70"}}})");
+  EXPECT_EQ(p.body,
+            R"({"metadata":{"annotations":{"controller.kubernetes.io/pod-deletion-cost":"70"}}})");
   EXPECT_EQ(controller_->stats().patches_success, 1);
   EXPECT_EQ(controller_->LastCostForTest("prod/web-1"), 70);
   EXPECT_EQ(events_.Count("DeletionCostUpdated"), 1);  // events: All
@@ -227,12 +242,13 @@ TEST_F(ControllerTest, PatchesOnlyBeyondTheHysteresisBand) {
 }
 
 TEST_F(ControllerTest, DryRunComputesAndCountsButNeverPatches) {
-  auto cfg = ParsePolicyConfig(std::string(kPolicy).replace(std::string(kPolicy).find("events: All"), 11,
-                                                            "events: All, dryRun: true"),
-                               "p.yaml");
+  auto cfg =
+      ParsePolicyConfig(std::string(kPolicy).replace(std::string(kPolicy).find("events: All"), 11,
+                                                     "events: All, dryRun: true"),
+                        "p.yaml");
   ASSERT_TRUE(cfg.ok()) << cfg.status().ToString();
-  controller_ = std::make_unique<Controller>(ControllerDeps{clock_, rest_, &events_, http_, executor_},
-                                             std::move(cfg).value());
+  controller_ = std::make_unique<Controller>(
+      ControllerDeps{clock_, rest_, &events_, http_, executor_}, std::move(cfg).value());
   http_.Conns("web-1", 7);
   Add({.name = "web-1"});
   controller_->Tick();
@@ -272,7 +288,8 @@ TEST_F(ControllerTest, BadMetricsCountAsZeroAndNeverCrash) {
   cases.push_back({"malformed exposition", HttpResult{200, "conns{state=\"a\" 7\n", "text/plain"}});
   cases.push_back({"metric missing", HttpResult{200, "other 7\n", "text/plain"}});
   cases.push_back({"HTTP 500", HttpResult{500, "boom", "text/plain"}});
-  cases.push_back({"binary garbage", HttpResult{200, std::string("\x00\xff\xfe", 3), "text/plain"}});
+  cases.push_back(
+      {"binary garbage", HttpResult{200, std::string("\x00\xff\xfe", 3), "text/plain"}});
   cases.push_back({"NaN", HttpResult{200, "conns NaN\n", "text/plain"}});
   cases.push_back({"+Inf", HttpResult{200, "conns +Inf\n", "text/plain"}});
   cases.push_back({"timeout", common::DeadlineExceededError("timed out")});
@@ -352,17 +369,28 @@ policies:
   terms: [{label: cache-warmed, value: "true", cost: 100}]
 )");
   rest_.deployments.push_back(json::object{
-      {"metadata", json::object{{"name", "web"}, {"namespace", "prod"}, {"uid", "dep-1"},
-                                {"annotations", json::object{{std::string(kPolicyAnnotation), "keep-warm"}}}}},
-      {"spec", json::object{{"selector", json::object{{"matchLabels", json::object{{"app", "web"}}}}}}}});
+      {"metadata",
+       json::object{{"name", "web"},
+                    {"namespace", "prod"},
+                    {"uid", "dep-1"},
+                    {"annotations", json::object{{std::string(kPolicyAnnotation), "keep-warm"}}}}},
+      {"spec",
+       json::object{{"selector", json::object{{"matchLabels", json::object{{"app", "web"}}}}}}}});
   rest_.replicasets.push_back(json::object{
-      {"metadata", json::object{{"name", "web-rs"}, {"namespace", "prod"}, {"uid", "rs-1"},
-                                {"ownerReferences", json::array{json::object{{"kind", "Deployment"},
-                                                                             {"name", "web"},
-                                                                             {"uid", "dep-1"},
-                                                                             {"controller", true}}}}}},
-      {"spec", json::object{{"replicas", 2}, {"selector", json::object{{"matchLabels", json::object{{"app", "web"}}}}}}}});
-  Add({.name = "web-1", .labels = {{"app", "web"}, {"cache-warmed", "true"}}, .owner_rs_uid = "rs-1"});
+      {"metadata",
+       json::object{{"name", "web-rs"},
+                    {"namespace", "prod"},
+                    {"uid", "rs-1"},
+                    {"ownerReferences", json::array{json::object{{"kind", "Deployment"},
+                                                                 {"name", "web"},
+                                                                 {"uid", "dep-1"},
+                                                                 {"controller", true}}}}}},
+      {"spec",
+       json::object{{"replicas", 2},
+                    {"selector", json::object{{"matchLabels", json::object{{"app", "web"}}}}}}}});
+  Add({.name = "web-1",
+       .labels = {{"app", "web"}, {"cache-warmed", "true"}},
+       .owner_rs_uid = "rs-1"});
   Add({.name = "web-2", .owner_rs_uid = "rs-1"});
   Add({.name = "other", .labels = {{"app", "other"}}, .owner_rs_uid = "rs-9"});
   controller_->Tick();
@@ -410,7 +438,9 @@ TEST_F(ControllerTest, ResyncReevaluatesAndStoreFollowsTheReflector) {
   controller_->Tick();
   EXPECT_EQ(rest_.Patches().size(), 2u);
   // The reflector relists without web-2: it is forgotten.
-  controller_->Replace({Pod({.name = "web-1", .annotations = {{std::string(kPodDeletionCostAnnotation), "70"}}})}, "2");
+  controller_->Replace(
+      {Pod({.name = "web-1", .annotations = {{std::string(kPodDeletionCostAnnotation), "70"}}})},
+      "2");
   EXPECT_FALSE(controller_->LastCostForTest("prod/web-2").has_value());
   // A metric change is picked up by the next resync, not before.
   http_.Conns("web-1", 20);
@@ -446,19 +476,25 @@ TEST_F(ControllerTest, WorkloadListFailureIsReportedAndSelectorsStillWork) {
 TEST_F(ControllerTest, MetricsTextIsValidExposition) {
   Build(kPolicy);
   http_.Conns("web-1", 7);
-  http_.answers.insert_or_assign("http://10.0.0.1/web-2", HttpResult{200, "garbage{", "text/plain"});
+  http_.answers.insert_or_assign("http://10.0.0.1/web-2",
+                                 HttpResult{200, "garbage{", "text/plain"});
   Add({.name = "web-1"});
   Add({.name = "web-2"});
   controller_->Tick();
   const std::string text = controller_->MetricsText();
   auto samples = ParseExposition(text);
   ASSERT_TRUE(samples.ok()) << samples.status().ToString() << "\n" << text;
-  EXPECT_EQ(*SumSeries(*samples, "gpusched_deletion_cost_patches_total", {{"result", "success"}}), 2);
-  EXPECT_EQ(*SumSeries(*samples, "gpusched_deletion_cost_metric_errors_total", {{"source", "pod"}}), 1);
+  EXPECT_EQ(*SumSeries(*samples, "gpusched_deletion_cost_patches_total", {{"result", "success"}}),
+            2);
+  EXPECT_EQ(*SumSeries(*samples, "gpusched_deletion_cost_metric_errors_total", {{"source", "pod"}}),
+            1);
   EXPECT_EQ(*SumSeries(*samples, "gpusched_deletion_cost_computed_cost_count", {}), 2);
-  EXPECT_EQ(*SumSeries(*samples, "gpusched_deletion_cost_managed_pods", {{"band", "medium"}}), 1);   // 70
-  EXPECT_EQ(*SumSeries(*samples, "gpusched_deletion_cost_managed_pods", {{"band", "default"}}), 1);  // 0
-  EXPECT_EQ(*SumSeries(*samples, "gpusched_deletion_cost_computed_cost_bucket", {{"le", "+Inf"}}), 2);
+  EXPECT_EQ(*SumSeries(*samples, "gpusched_deletion_cost_managed_pods", {{"band", "medium"}}),
+            1);  // 70
+  EXPECT_EQ(*SumSeries(*samples, "gpusched_deletion_cost_managed_pods", {{"band", "default"}}),
+            1);  // 0
+  EXPECT_EQ(*SumSeries(*samples, "gpusched_deletion_cost_computed_cost_bucket", {{"le", "+Inf"}}),
+            2);
 }
 
 }  // namespace

@@ -9,7 +9,9 @@
 namespace gpusched::controllers::deletion_cost {
 namespace {
 
-bool NameStart(char c) { return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || c == '_' || c == ':'; }
+bool NameStart(char c) {
+  return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || c == '_' || c == ':';
+}
 bool NameChar(char c) { return NameStart(c) || (c >= '0' && c <= '9'); }
 bool LabelStart(char c) { return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || c == '_'; }
 bool LabelChar(char c) { return LabelStart(c) || (c >= '0' && c <= '9'); }
@@ -96,9 +98,11 @@ common::Status ParseLine(std::string_view line, size_t lineno, Sample& out) {
   if (i < n && line[i] != '#') {  // an optional timestamp, then an optional OpenMetrics exemplar
     const size_t ts = i;
     while (i < n && !Blank(line[i])) ++i;
-    if (!common::ParseDouble(line.substr(ts, i - ts))) return LineError(lineno, "invalid timestamp", line);
+    if (!common::ParseDouble(line.substr(ts, i - ts)))
+      return LineError(lineno, "invalid timestamp", line);
     while (i < n && Blank(line[i])) ++i;
-    if (i < n && line[i] != '#') return LineError(lineno, "unexpected text after the timestamp", line);
+    if (i < n && line[i] != '#')
+      return LineError(lineno, "unexpected text after the timestamp", line);
   }
   return common::Status::Ok();
 }
@@ -133,22 +137,25 @@ common::StatusOr<std::vector<Sample>> ParseExposition(std::string_view text) {
     Sample s;
     GPUSCHED_RETURN_IF_ERROR(ParseLine(trimmed, lineno, s));
     if (out.size() >= kMaxSamples) {
-      return common::ResourceExhaustedError("more than " + std::to_string(kMaxSamples) + " samples");
+      return common::ResourceExhaustedError("more than " + std::to_string(kMaxSamples) +
+                                            " samples");
     }
     out.push_back(std::move(s));
   }
   return out;
 }
 
-common::StatusOr<double> SumSeries(const std::vector<Sample>& samples, std::string_view name,
-                                   const std::vector<std::pair<std::string, std::string>>& matchers) {
+common::StatusOr<double> SumSeries(
+    const std::vector<Sample>& samples, std::string_view name,
+    const std::vector<std::pair<std::string, std::string>>& matchers) {
   double sum = 0;
   bool found = false;
   for (const Sample& s : samples) {
     if (s.name != name) continue;
     bool ok = true;
     for (const auto& m : matchers) {
-      auto it = std::find_if(s.labels.begin(), s.labels.end(), [&](const auto& l) { return l.first == m.first; });
+      auto it = std::find_if(s.labels.begin(), s.labels.end(),
+                             [&](const auto& l) { return l.first == m.first; });
       if (it == s.labels.end() || it->second != m.second) {
         ok = false;
         break;
@@ -186,7 +193,8 @@ common::StatusOr<double> Sum(const std::vector<prometheus::Series>& series) {
 }  // namespace
 
 common::StatusOr<double> ParsePrometheusQueryResponse(std::string_view body) {
-  GPUSCHED_ASSIGN_OR_RETURN(std::vector<prometheus::Series> series, prometheus::ParseQueryVector(body));
+  GPUSCHED_ASSIGN_OR_RETURN(std::vector<prometheus::Series> series,
+                            prometheus::ParseQueryVector(body));
   return Sum(series);
 }
 

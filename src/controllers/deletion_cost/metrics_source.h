@@ -49,8 +49,9 @@ common::StatusOr<std::vector<Sample>> ParseExposition(std::string_view text);
 
 // The sum of the samples named `name` whose labels include every `matchers` pair.
 // kNotFound when no series matches.
-common::StatusOr<double> SumSeries(const std::vector<Sample>& samples, std::string_view name,
-                                   const std::vector<std::pair<std::string, std::string>>& matchers);
+common::StatusOr<double> SumSeries(
+    const std::vector<Sample>& samples, std::string_view name,
+    const std::vector<std::pair<std::string, std::string>>& matchers);
 
 // GETs `url` and parses it. Non-2xx answers are errors naming the status.
 common::StatusOr<std::vector<Sample>> ScrapePod(HttpGetter& http, const std::string& url,

@@ -76,7 +76,8 @@ TEST(ParseExpositionTest, RejectsBadPayloads) {
       {"text after the timestamp", "conns 1 2 3\n", "unexpected text after the timestamp"},
       {"content after # EOF", "a 1\n# EOF\nb 2\n", "line 3: content after # EOF"},
       {"NUL byte", std::string("a 1\n\0b 2\n", 9), "line 2: NUL byte"},
-      {"HTML error page", "<html><body>502 Bad Gateway</body></html>\n", "line 1: invalid metric name"},
+      {"HTML error page", "<html><body>502 Bad Gateway</body></html>\n",
+       "line 1: invalid metric name"},
       {"JSON instead of text", "{\"conns\": 1}\n", "invalid metric name"},
   };
   for (const Case& c : cases) {
@@ -93,12 +94,16 @@ TEST(ScrapePodTest, HttpErrorsAreStatuses) {
   FakeHttp http;
   http.answers.insert_or_assign("http://a/metrics", HttpResult{200, "conns 4\n", "text/plain"});
   http.answers.insert_or_assign("http://b/metrics", HttpResult{500, "boom", "text/plain"});
-  http.answers.insert_or_assign("http://c/metrics", common::DeadlineExceededError("GET http://c/metrics: timed out"));
+  http.answers.insert_or_assign("http://c/metrics",
+                                common::DeadlineExceededError("GET http://c/metrics: timed out"));
   http.answers.insert_or_assign("http://d/metrics", HttpResult{200, "conns{", "text/plain"});
   auto a = ScrapePod(http, "http://a/metrics", std::chrono::seconds(1));
   ASSERT_TRUE(a.ok());
   EXPECT_EQ(*SumSeries(*a, "conns", {}), 4);
-  EXPECT_NE(ScrapePod(http, "http://b/metrics", std::chrono::seconds(1)).status().message().find("HTTP 500"),
+  EXPECT_NE(ScrapePod(http, "http://b/metrics", std::chrono::seconds(1))
+                .status()
+                .message()
+                .find("HTTP 500"),
             std::string_view::npos);
   EXPECT_EQ(ScrapePod(http, "http://c/metrics", std::chrono::seconds(1)).status().code(),
             common::StatusCode::kDeadlineExceeded);
@@ -119,17 +124,21 @@ TEST(PrometheusTest, ParsesQueryAnswers) {
       {"vector summed", R"({"status":"success","data":{"resultType":"vector","result":[
          {"metric":{"pod":"a"},"value":[1700000000.1,"2.5"]},{"metric":{"pod":"b"},"value":[1700000000.1,"1"]}]}})",
        true, 3.5, ""},
-      {"scalar", R"({"status":"success","data":{"resultType":"scalar","result":[1700000000,"42"]}})", true, 42, ""},
-      {"empty vector", R"({"status":"success","data":{"resultType":"vector","result":[]}})", false, 0,
-       "returned no series"},
-      {"API error", R"({"status":"error","errorType":"bad_data","error":"parse error at char 5"})", false, 0,
-       "bad_data: parse error at char 5"},
-      {"range query result", R"({"status":"success","data":{"resultType":"matrix","result":[]}})", false, 0,
-       "use an instant query"},
+      {"scalar",
+       R"({"status":"success","data":{"resultType":"scalar","result":[1700000000,"42"]}})", true,
+       42, ""},
+      {"empty vector", R"({"status":"success","data":{"resultType":"vector","result":[]}})", false,
+       0, "returned no series"},
+      {"API error", R"({"status":"error","errorType":"bad_data","error":"parse error at char 5"})",
+       false, 0, "bad_data: parse error at char 5"},
+      {"range query result", R"({"status":"success","data":{"resultType":"matrix","result":[]}})",
+       false, 0, "use an instant query"},
       {"not JSON", "<html>", false, 0, "prometheus response"},
-      {"bad sample value", R"({"status":"success","data":{"resultType":"scalar","result":[1,"lots"]}})", false, 0,
+      {"bad sample value",
+       R"({"status":"success","data":{"resultType":"scalar","result":[1,"lots"]}})", false, 0,
        "invalid sample value"},
-      {"sample is not a pair", R"({"status":"success","data":{"resultType":"scalar","result":"1"}})", false, 0,
+      {"sample is not a pair",
+       R"({"status":"success","data":{"resultType":"scalar","result":"1"}})", false, 0,
        "want [timestamp"},
       {"no data", R"({"status":"success"})", false, 0, "no data"},
       {"NaN passes through (the cost term rejects it)",
@@ -153,18 +162,23 @@ TEST(PrometheusTest, QueryEncodesPromqlAndReadsErrorBodies) {
   const std::string promql = "sum(conns{pod=\"web-1\"})";
   const std::string url = "http://prom:9090/api/v1/query?query=" + UrlEncode(promql);
   EXPECT_EQ(UrlEncode(promql), "sum%28conns%7Bpod%3D%22web-1%22%7D%29");
-  http.answers.insert_or_assign(url, HttpResult{200, R"({"status":"success","data":{"resultType":"scalar","result":[1,"7"]}})", ""});
+  http.answers.insert_or_assign(
+      url, HttpResult{
+               200, R"({"status":"success","data":{"resultType":"scalar","result":[1,"7"]}})", ""});
   auto v = QueryPrometheus(http, "http://prom:9090", promql, std::chrono::seconds(1));
   ASSERT_TRUE(v.ok()) << v.status().ToString();
   EXPECT_EQ(*v, 7);
-  http.answers.insert_or_assign(url, HttpResult{400, R"({"status":"error","errorType":"bad_data","error":"unexpected }"})", ""});
+  http.answers.insert_or_assign(
+      url,
+      HttpResult{400, R"({"status":"error","errorType":"bad_data","error":"unexpected }"})", ""});
   v = QueryPrometheus(http, "http://prom:9090", promql, std::chrono::seconds(1));
   ASSERT_FALSE(v.ok());
   EXPECT_NE(v.status().message().find("HTTP 400"), std::string_view::npos);
   EXPECT_NE(v.status().message().find("unexpected }"), std::string_view::npos);
   http.answers.insert_or_assign(url, HttpResult{503, "overloaded", ""});
-  EXPECT_EQ(QueryPrometheus(http, "http://prom:9090", promql, std::chrono::seconds(1)).status().code(),
-            common::StatusCode::kUnavailable);
+  EXPECT_EQ(
+      QueryPrometheus(http, "http://prom:9090", promql, std::chrono::seconds(1)).status().code(),
+      common::StatusCode::kUnavailable);
 }
 
 }  // namespace

@@ -54,6 +54,151 @@ std::string Pad(std::string s, size_t w) {
   return s;
 }
 
+bool InNamespace(const json::value& v, const std::string& ns) {
+  return Str(v, "metadata", "namespace") == ns;
+}
+
+common::StatusOr<std::vector<WorkloadFacts>> DecodeReplicaSets(const ClusterObjects& objects,
+                                                               const std::string& ns) {
+  std::vector<WorkloadFacts> replicasets;
+  for (const json::value& v : objects.replicasets) {
+    if (!InNamespace(v, ns)) continue;
+    GPUSCHED_ASSIGN_OR_RETURN(WorkloadFacts w, DecodeWorkload(v));
+    replicasets.push_back(std::move(w));
+  }
+  return replicasets;
+}
+
+common::StatusOr<std::vector<PodFacts>> DecodePods(const ClusterObjects& objects,
+                                                   const std::string& ns) {
+  std::vector<PodFacts> pods;
+  for (const json::value& v : objects.pods) {
+    if (!InNamespace(v, ns)) continue;
+    GPUSCHED_ASSIGN_OR_RETURN(PodFacts p, DecodePodFacts(v));
+    pods.push_back(std::move(p));
+  }
+  return pods;
+}
+
+// The Deployment's only ReplicaSet with replicas > 0 (refused during a rollout), and the
+// Deployment as its owner.
+common::Status PickDeploymentReplicaSet(const ClusterObjects& objects, const PlanRequest& request,
+                                        const std::vector<WorkloadFacts>& replicasets,
+                                        const std::string& target, PlanResult& result) {
+  std::optional<WorkloadFacts> deployment;
+  for (const json::value& v : objects.deployments) {
+    if (!InNamespace(v, request.namespace_) || Str(v, "metadata", "name") != request.name) continue;
+    GPUSCHED_ASSIGN_OR_RETURN(WorkloadFacts w, DecodeWorkload(v));
+    deployment = std::move(w);
+  }
+  if (!deployment) return common::NotFoundError(target + " not found");
+  std::vector<const WorkloadFacts*> active;
+  std::string names;
+  for (const WorkloadFacts& rs : replicasets) {
+    const api::OwnerReference* ref = rs.ControllerRef();
+    if (ref == nullptr || !RefersTo(*ref, *deployment)) continue;
+    if (rs.replicas.value_or(1) > 0) {
+      active.push_back(&rs);
+      names += (names.empty() ? "" : ", ") + rs.name;
+    }
+  }
+  if (active.empty()) {
+    return common::FailedPreconditionError(target + " has no ReplicaSet with replicas > 0");
+  }
+  if (active.size() > 1) {
+    return common::FailedPreconditionError(
+        target + " is in the middle of a rollout (ReplicaSets with replicas: " + names +
+        "); the deployment controller splits a scale-down between them proportionally, which "
+        "plan does not model: plan one ReplicaSet with replicaset/NAME");
+  }
+  result.replicaset = *active.front();
+  result.owner = std::move(deployment);
+  return common::Status::Ok();
+}
+
+// The ReplicaSet named by the request (the last of that name), and its Deployment owner if it
+// has one and it decodes.
+common::Status PickNamedReplicaSet(const ClusterObjects& objects, const PlanRequest& request,
+                                   const std::vector<WorkloadFacts>& replicasets,
+                                   const std::string& target, PlanResult& result) {
+  bool found = false;
+  for (const WorkloadFacts& rs : replicasets) {
+    if (rs.name == request.name) {
+      result.replicaset = rs;
+      found = true;
+    }
+  }
+  if (!found) return common::NotFoundError(target + " not found");
+  if (const api::OwnerReference* ref = result.replicaset.ControllerRef();
+      ref && ref->kind == "Deployment") {
+    for (const json::value& v : objects.deployments) {
+      if (!InNamespace(v, request.namespace_) || Str(v, "metadata", "name") != ref->name) continue;
+      auto d = DecodeWorkload(v);
+      if (d.ok()) result.owner = std::move(d).value();
+    }
+  }
+  return common::Status::Ok();
+}
+
+// Fills input.owned (the pods `rs` controls) and input.related (the pods of every ReplicaSet with
+// the same controller owner, by selector, once each); returns the active pods without a
+// controller that `rs` would adopt.
+size_t GatherScaleDownPods(const WorkloadFacts& rs, const std::vector<WorkloadFacts>& replicasets,
+                           const std::vector<PodFacts>& pods, ScaleDownInput& input) {
+  size_t orphans = 0;
+  for (const PodFacts& p : pods) {
+    const api::OwnerReference* ref = p.ControllerRef();
+    if (ref != nullptr && RefersTo(*ref, rs)) {
+      input.owned.push_back(p);
+    } else if (ref == nullptr && p.Active() && rs.selector.Matches(p.labels)) {
+      ++orphans;
+    }
+  }
+  const api::OwnerReference* owner = rs.ControllerRef();
+  input.has_controller_owner = owner != nullptr;
+  if (owner != nullptr) {
+    std::set<std::string> seen;
+    for (const WorkloadFacts& other : replicasets) {
+      const api::OwnerReference* o = other.ControllerRef();
+      if (o == nullptr || !SameOwner(*o, *owner)) continue;
+      for (const PodFacts& p : pods) {
+        if (!other.selector.Matches(p.labels)) continue;
+        if (!seen.insert(p.uid.empty() ? std::string("/").append(p.Key()) : p.uid).second) continue;
+        input.related.push_back(p);
+      }
+    }
+  }
+  return orphans;
+}
+
+void AddPlanWarnings(PlanResult& result, size_t orphans) {
+  for (const RankedPod& p : result.plan.pods) {
+    if (!p.cost.error.empty()) {
+      result.warnings.push_back("pod " + p.facts.name + ": " + p.cost.error +
+                                "; the ReplicaSet controller treats it as 0");
+    }
+  }
+  if (result.plan.burst_capped) {
+    result.warnings.push_back("more than " + std::to_string(kBurstReplicas) +
+                              " deletions: this sync deletes " + std::to_string(kBurstReplicas) +
+                              ", later syncs rank the rest again");
+  }
+  if (!result.plan.tied_survivors.empty()) {
+    std::string names;
+    for (size_t s : result.plan.tied_survivors) {
+      names += (names.empty() ? "" : ", ") + result.plan.pods[s].facts.name;
+    }
+    result.warnings.push_back(
+        "tie at the cutoff: no rule separates some victims from " + names +
+        "; the ReplicaSet controller may delete either (its sort is unstable)");
+  }
+  if (orphans > 0) {
+    result.warnings.push_back(std::to_string(orphans) +
+                              " active pod(s) match the selector without a controller owner; the "
+                              "ReplicaSet controller would adopt them first");
+  }
+}
+
 }  // namespace
 
 std::string FormatTime(common::TimePoint t) {
@@ -80,7 +225,8 @@ ClusterObjects ClassifyObjects(const std::vector<boost::json::value>& docs,
         // LIST answers leave kind/apiVersion off their items: restore them.
         const std::string item_kind = kind == "List" ? "" : kind.substr(0, kind.size() - 4);
         for (json::value item : items->get_array()) {
-          if (json::object* io = item.if_object(); io && !item_kind.empty() && !io->contains("kind")) {
+          if (json::object* io = item.if_object();
+              io && !item_kind.empty() && !io->contains("kind")) {
             (*io)["kind"] = item_kind;
           }
           queue.push_back(std::move(item));
@@ -107,123 +253,24 @@ ClusterObjects ClassifyObjects(const std::vector<boost::json::value>& docs,
 common::StatusOr<PlanResult> MakePlan(const ClusterObjects& objects, const PlanRequest& request) {
   PlanResult result;
   result.request = request;
-  const auto in_ns = [&](const json::value& v) { return Str(v, "metadata", "namespace") == request.namespace_; };
-
-  std::vector<WorkloadFacts> replicasets;
-  for (const json::value& v : objects.replicasets) {
-    if (!in_ns(v)) continue;
-    GPUSCHED_ASSIGN_OR_RETURN(WorkloadFacts w, DecodeWorkload(v));
-    replicasets.push_back(std::move(w));
-  }
+  GPUSCHED_ASSIGN_OR_RETURN(const std::vector<WorkloadFacts> replicasets,
+                            DecodeReplicaSets(objects, request.namespace_));
   const std::string target = request.kind + " " + request.namespace_ + "/" + request.name;
   if (request.kind == "Deployment") {
-    std::optional<WorkloadFacts> deployment;
-    for (const json::value& v : objects.deployments) {
-      if (!in_ns(v) || Str(v, "metadata", "name") != request.name) continue;
-      GPUSCHED_ASSIGN_OR_RETURN(WorkloadFacts w, DecodeWorkload(v));
-      deployment = std::move(w);
-    }
-    if (!deployment) return common::NotFoundError(target + " not found");
-    std::vector<const WorkloadFacts*> active;
-    std::string names;
-    for (const WorkloadFacts& rs : replicasets) {
-      const api::OwnerReference* ref = rs.ControllerRef();
-      if (ref == nullptr || !RefersTo(*ref, *deployment)) continue;
-      if (rs.replicas.value_or(1) > 0) {
-        active.push_back(&rs);
-        names += (names.empty() ? "" : ", ") + rs.name;
-      }
-    }
-    if (active.empty()) {
-      return common::FailedPreconditionError(target + " has no ReplicaSet with replicas > 0");
-    }
-    if (active.size() > 1) {
-      return common::FailedPreconditionError(
-          target + " is in the middle of a rollout (ReplicaSets with replicas: " + names +
-          "); the deployment controller splits a scale-down between them proportionally, which "
-          "plan does not model: plan one ReplicaSet with replicaset/NAME");
-    }
-    result.replicaset = *active.front();
-    result.owner = std::move(deployment);
+    GPUSCHED_RETURN_IF_ERROR(
+        PickDeploymentReplicaSet(objects, request, replicasets, target, result));
   } else {
-    bool found = false;
-    for (const WorkloadFacts& rs : replicasets) {
-      if (rs.name == request.name) {
-        result.replicaset = rs;
-        found = true;
-      }
-    }
-    if (!found) return common::NotFoundError(target + " not found");
-    if (const api::OwnerReference* ref = result.replicaset.ControllerRef(); ref && ref->kind == "Deployment") {
-      for (const json::value& v : objects.deployments) {
-        if (!in_ns(v) || Str(v, "metadata", "name") != ref->name) continue;
-        auto d = DecodeWorkload(v);
-        if (d.ok()) result.owner = std::move(d).value();
-      }
-    }
+    GPUSCHED_RETURN_IF_ERROR(PickNamedReplicaSet(objects, request, replicasets, target, result));
   }
-  const WorkloadFacts& rs = result.replicaset;
-
-  std::vector<PodFacts> pods;
-  for (const json::value& v : objects.pods) {
-    if (!in_ns(v)) continue;
-    GPUSCHED_ASSIGN_OR_RETURN(PodFacts p, DecodePodFacts(v));
-    pods.push_back(std::move(p));
-  }
+  GPUSCHED_ASSIGN_OR_RETURN(const std::vector<PodFacts> pods,
+                            DecodePods(objects, request.namespace_));
   ScaleDownInput input;
   input.replicas = request.replicas;
   input.now = request.now;
-  size_t orphans = 0;
-  for (const PodFacts& p : pods) {
-    const api::OwnerReference* ref = p.ControllerRef();
-    if (ref != nullptr && RefersTo(*ref, rs)) {
-      input.owned.push_back(p);
-    } else if (ref == nullptr && p.Active() && rs.selector.Matches(p.labels)) {
-      ++orphans;
-    }
-  }
-  const api::OwnerReference* owner = rs.ControllerRef();
-  input.has_controller_owner = owner != nullptr;
-  if (owner != nullptr) {
-    std::set<std::string> seen;
-    for (const WorkloadFacts& other : replicasets) {
-      const api::OwnerReference* o = other.ControllerRef();
-      if (o == nullptr || !SameOwner(*o, *owner)) continue;
-      for (const PodFacts& p : pods) {
-        if (!other.selector.Matches(p.labels)) continue;
-        if (!seen.insert(p.uid.empty() ? std::string("/").append(p.Key()) : p.uid).second) continue;
-        input.related.push_back(p);
-      }
-    }
-  }
+  const size_t orphans = GatherScaleDownPods(result.replicaset, replicasets, pods, input);
   result.related_pods = input.related.size();
   result.plan = PlanScaleDown(input, request.options);
-
-  for (const RankedPod& p : result.plan.pods) {
-    if (!p.cost.error.empty()) {
-      result.warnings.push_back("pod " + p.facts.name + ": " + p.cost.error +
-                                "; the ReplicaSet controller treats it as 0");
-    }
-  }
-  if (result.plan.burst_capped) {
-    result.warnings.push_back("more than " + std::to_string(kBurstReplicas) +
-                              " deletions: this sync deletes " + std::to_string(kBurstReplicas) +
-                              ", later syncs rank the rest again");
-  }
-  if (!result.plan.tied_survivors.empty()) {
-    std::string names;
-    for (size_t s : result.plan.tied_survivors) {
-      names += (names.empty() ? "" : ", ") + result.plan.pods[s].facts.name;
-    }
-    result.warnings.push_back(
-        "tie at the cutoff: no rule separates some victims from " + names +
-        "; the ReplicaSet controller may delete either (its sort is unstable)");
-  }
-  if (orphans > 0) {
-    result.warnings.push_back(std::to_string(orphans) +
-                              " active pod(s) match the selector without a controller owner; the "
-                              "ReplicaSet controller would adopt them first");
-  }
+  AddPlanWarnings(result, orphans);
   return result;
 }
 
@@ -239,10 +286,11 @@ std::string FormatPlanText(const PlanResult& r) {
     out << "delete " << p.deletions << (p.ranked ? "" : " (every pod; no ranking)") << "\n";
   }
   out << "now " << FormatTime(r.request.now) << "; rank counts " << r.related_pods
-      << " related pod(s)" << (r.replicaset.ControllerRef() ? "" : " (no controller owner: every rank is 0)")
-      << "\n\n";
-  const std::vector<std::string> header = {"#", "POD", "NODE", "PHASE", "READY", "COST", "RANK",
-                                           "READY-AGE", "RESTARTS", "AGE", "ACTION", "BEFORE NEXT BY"};
+      << " related pod(s)"
+      << (r.replicaset.ControllerRef() ? "" : " (no controller owner: every rank is 0)") << "\n\n";
+  const std::vector<std::string> header = {"#",        "POD",  "NODE",   "PHASE",
+                                           "READY",    "COST", "RANK",   "READY-AGE",
+                                           "RESTARTS", "AGE",  "ACTION", "BEFORE NEXT BY"};
   std::vector<std::vector<std::string>> rows;
   for (size_t k = 0; k < p.pods.size(); ++k) {
     const RankedPod& pod = p.pods[k];

@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "src/controllers/deletion_cost/policy.h"
 
-#include <boost/json.hpp>
 #include <algorithm>
+#include <boost/json.hpp>
 #include <cmath>
 #include <limits>
 #include <set>
@@ -31,7 +31,8 @@ class Decoder : public api::FieldReader {
     }
     std::optional<common::Duration> d = ParseDuration(*s);
     if (!d || d->count() < 0 || (!allow_zero && d->count() == 0)) {
-      Error(Join(path, key), "invalid duration " + common::Quote(*s) + " (want e.g. \"30s\", \"5m\"" +
+      Error(Join(path, key), "invalid duration " + common::Quote(*s) +
+                                 " (want e.g. \"30s\", \"5m\"" +
                                  (allow_zero ? ", >= 0)" : ", > 0)"));
       return std::nullopt;
     }
@@ -53,15 +54,17 @@ bool IsMetricName(std::string_view s) {
 bool IsPolicyName(std::string_view s) {
   if (s.empty() || s.size() > 63) return false;
   for (char c : s) {
-    if (!((c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '-' || c == '.' || c == '_')) return false;
+    if (!((c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '-' || c == '.' || c == '_'))
+      return false;
   }
   return true;
 }
 
 void DecodeController(Decoder& d, const json::object& o, ControllerSettings& c) {
   const std::string p = "controller";
-  d.Known(o, p, {"resyncPeriod", "workers", "qps", "burst", "dryRun", "scrapeTimeout", "events",
-                 "namespace", "minCost", "maxCost", "retryBackoff"});
+  d.Known(o, p,
+          {"resyncPeriod", "workers", "qps", "burst", "dryRun", "scrapeTimeout", "events",
+           "namespace", "minCost", "maxCost", "retryBackoff"});
   if (auto v = d.Duration(o, "resyncPeriod", p, false)) c.resync_period = *v;
   if (auto v = d.Int(o, "workers", p, 1, 256)) c.workers = static_cast<int>(*v);
   if (auto v = d.Number(o, "qps", p)) {
@@ -83,7 +86,8 @@ void DecodeController(Decoder& d, const json::object& o, ControllerSettings& c) 
     } else if (*v == "All") {
       c.events = EventMode::kAll;
     } else {
-      d.Error(p + ".events", "invalid value " + common::Quote(*v) + " (want None, Warnings or All)");
+      d.Error(p + ".events",
+              "invalid value " + common::Quote(*v) + " (want None, Warnings or All)");
     }
   }
   if (auto v = d.String(o, "namespace", p)) c.namespace_ = *v;
@@ -93,8 +97,9 @@ void DecodeController(Decoder& d, const json::object& o, ControllerSettings& c) 
 }
 
 void DecodeTerm(Decoder& d, const json::object& o, const std::string& p, Term& t) {
-  d.Known(o, p, {"metric", "query", "label", "annotation", "labels", "weight", "thresholds", "value",
-                 "cost", "min", "max"});
+  d.Known(o, p,
+          {"metric", "query", "label", "annotation", "labels", "weight", "thresholds", "value",
+           "cost", "min", "max"});
   int kinds = 0;
   for (std::string_view k : {"metric", "query", "label", "annotation"}) {
     if (o.contains(k)) ++kinds;
@@ -173,111 +178,105 @@ void DecodeTerm(Decoder& d, const json::object& o, const std::string& p, Term& t
   if (t.min && t.max && *t.min > *t.max) d.Error(p, "min must not exceed max");
 }
 
-void DecodePolicy(Decoder& d, const json::object& o, const std::string& p, const PolicyConfig& cfg,
-                  PolicySpec& s) {
-  d.Known(o, p, {"name", "selector", "metrics", "terms", "warmup", "min", "max", "band", "hysteresis",
-                 "onMetricError"});
-  if (auto n = d.String(o, "name", p)) s.name = *n;
-  if (!IsPolicyName(s.name)) {
-    d.Error(p + ".name", s.name.empty() ? "required"
-                                        : "invalid name " + common::Quote(s.name) +
-                                              " (lower-case letters, digits, '-', '.', '_'; at most 63)");
-  }
-  if (const json::object* sel = d.Object(o, "selector", p)) {
-    const std::string sp = p + ".selector";
-    d.Known(*sel, sp, {"namespaces", "matchLabels", "matchExpressions"});
-    s.has_selector = true;
-    if (const json::array* ns = d.Array(*sel, "namespaces", sp)) {
-      for (size_t k = 0; k < ns->size(); ++k) {
-        if (!(*ns)[k].is_string()) {
-          d.Error(sp + ".namespaces[" + std::to_string(k) + "]", "want a string");
-          continue;
-        }
-        s.namespaces.emplace_back((*ns)[k].get_string());
-      }
-    }
-    json::object labels;
-    if (const json::value* ml = sel->if_contains("matchLabels")) labels["matchLabels"] = *ml;
-    if (const json::value* me = sel->if_contains("matchExpressions")) labels["matchExpressions"] = *me;
-    json::value lv = labels;
-    auto ls = DecodeLabelSelector(&lv);
-    if (!ls.ok()) {
-      d.Error(p, std::string(ls.status().message()));
-    } else {
-      s.selector = std::move(ls).value();
-    }
-  }
-  if (const json::object* m = d.Object(o, "metrics", p)) {
-    const std::string mp = p + ".metrics";
-    d.Known(*m, mp, {"pod", "prometheus"});
-    if (const json::object* pod = d.Object(*m, "pod", mp)) {
-      const std::string pp = mp + ".pod";
-      d.Known(*pod, pp, {"url", "port", "path", "scheme"});
-      if (auto url = d.String(*pod, "url", pp)) {
-        if (pod->contains("port") || pod->contains("path") || pod->contains("scheme")) {
-          d.Error(pp, "set url, or port/path/scheme, not both");
-        }
-        s.pod_url_template = *url;
-      } else {
-        auto port = d.Int(*pod, "port", pp, 1, 65535);
-        std::string path = d.String(*pod, "path", pp).value_or("/metrics");
-        std::string scheme = d.String(*pod, "scheme", pp).value_or("http");
-        if (scheme != "http" && scheme != "https") d.Error(pp + ".scheme", "want http or https");
-        if (!port) {
-          if (!pod->contains("port")) d.Error(pp, "set url or port");
-        } else {
-          if (path.empty() || path[0] != '/') path = "/" + path;
-          s.pod_url_template = scheme + "://{podIP}:" + std::to_string(*port) + path;
-        }
-      }
-      if (!s.pod_url_template.empty() && !common::StartsWith(s.pod_url_template, "http://") &&
-          !common::StartsWith(s.pod_url_template, "https://")) {
-        d.Error(pp + ".url", "must start with http:// or https://");
-      }
-    }
-    if (const json::object* prom = d.Object(*m, "prometheus", mp)) {
-      const std::string pp = mp + ".prometheus";
-      d.Known(*prom, pp, {"url"});
-      s.prometheus_url = d.String(*prom, "url", pp).value_or("");
-      while (!s.prometheus_url.empty() && s.prometheus_url.back() == '/') s.prometheus_url.pop_back();
-      if (s.prometheus_url.empty()) {
-        d.Error(pp + ".url", "required");
-      } else if (!common::StartsWith(s.prometheus_url, "http://") &&
-                 !common::StartsWith(s.prometheus_url, "https://")) {
-        d.Error(pp + ".url", "must start with http:// or https://");
-      }
-    }
-  }
-  if (const json::array* terms = d.Array(o, "terms", p)) {
-    for (size_t k = 0; k < terms->size(); ++k) {
-      const std::string tp = p + ".terms[" + std::to_string(k) + "]";
-      const json::object* to = (*terms)[k].if_object();
-      if (to == nullptr) {
-        d.Error(tp, "want an object");
+// selector: namespaces, and matchLabels/matchExpressions as a label selector.
+void DecodeSelector(Decoder& d, const json::object& sel, const std::string& p, PolicySpec& s) {
+  const std::string sp = p + ".selector";
+  d.Known(sel, sp, {"namespaces", "matchLabels", "matchExpressions"});
+  s.has_selector = true;
+  if (const json::array* ns = d.Array(sel, "namespaces", sp)) {
+    for (size_t k = 0; k < ns->size(); ++k) {
+      if (!(*ns)[k].is_string()) {
+        d.Error(sp + ".namespaces[" + std::to_string(k) + "]", "want a string");
         continue;
       }
-      Term t;
-      DecodeTerm(d, *to, tp, t);
-      if (t.kind == Term::Kind::kMetric && !t.name.empty() && s.pod_url_template.empty()) {
-        d.Error(tp + ".metric", "needs metrics.pod (where to scrape the pods)");
-      }
-      if (t.kind == Term::Kind::kQuery && !t.name.empty() && s.prometheus_url.empty()) {
-        d.Error(tp + ".query", "needs metrics.prometheus.url");
-      }
-      s.terms.push_back(std::move(t));
+      s.namespaces.emplace_back((*ns)[k].get_string());
     }
   }
-  if (const json::object* w = d.Object(o, "warmup", p)) {
-    const std::string wp = p + ".warmup";
-    d.Known(*w, wp, {"cost", "readyFor"});
-    Warmup warm;
-    if (auto c = d.Int(*w, "cost", wp, INT32_MIN, INT32_MAX)) warm.cost = *c;
-    if (auto r = d.Duration(*w, "readyFor", wp, true)) warm.ready_for = *r;
-    s.warmup = warm;
+  json::object labels;
+  if (const json::value* ml = sel.if_contains("matchLabels")) labels["matchLabels"] = *ml;
+  if (const json::value* me = sel.if_contains("matchExpressions")) labels["matchExpressions"] = *me;
+  json::value lv = labels;
+  auto ls = DecodeLabelSelector(&lv);
+  if (!ls.ok()) {
+    d.Error(p, std::string(ls.status().message()));
+  } else {
+    s.selector = std::move(ls).value();
   }
-  s.min = d.Int(o, "min", p, INT32_MIN, INT32_MAX);
-  s.max = d.Int(o, "max", p, INT32_MIN, INT32_MAX);
-  if (s.min && s.max && *s.min > *s.max) d.Error(p, "min must not exceed max");
+}
+
+// metrics.pod: a url template, or port/path/scheme to build one.
+void DecodePodMetrics(Decoder& d, const json::object& pod, const std::string& pp, PolicySpec& s) {
+  d.Known(pod, pp, {"url", "port", "path", "scheme"});
+  if (auto url = d.String(pod, "url", pp)) {
+    if (pod.contains("port") || pod.contains("path") || pod.contains("scheme")) {
+      d.Error(pp, "set url, or port/path/scheme, not both");
+    }
+    s.pod_url_template = *url;
+  } else {
+    auto port = d.Int(pod, "port", pp, 1, 65535);
+    std::string path = d.String(pod, "path", pp).value_or("/metrics");
+    std::string scheme = d.String(pod, "scheme", pp).value_or("http");
+    if (scheme != "http" && scheme != "https") d.Error(pp + ".scheme", "want http or https");
+    if (!port) {
+      if (!pod.contains("port")) d.Error(pp, "set url or port");
+    } else {
+      if (path.empty() || path[0] != '/') path = "/" + path;
+      s.pod_url_template = scheme + "://{podIP}:" + std::to_string(*port) + path;
+    }
+  }
+  if (!s.pod_url_template.empty() && !common::StartsWith(s.pod_url_template, "http://") &&
+      !common::StartsWith(s.pod_url_template, "https://")) {
+    d.Error(pp + ".url", "must start with http:// or https://");
+  }
+}
+
+// metrics.prometheus: the API's base url, without trailing '/'.
+void DecodePrometheusMetrics(Decoder& d, const json::object& prom, const std::string& pp,
+                             PolicySpec& s) {
+  d.Known(prom, pp, {"url"});
+  s.prometheus_url = d.String(prom, "url", pp).value_or("");
+  while (!s.prometheus_url.empty() && s.prometheus_url.back() == '/') s.prometheus_url.pop_back();
+  if (s.prometheus_url.empty()) {
+    d.Error(pp + ".url", "required");
+  } else if (!common::StartsWith(s.prometheus_url, "http://") &&
+             !common::StartsWith(s.prometheus_url, "https://")) {
+    d.Error(pp + ".url", "must start with http:// or https://");
+  }
+}
+
+void DecodeMetrics(Decoder& d, const json::object& m, const std::string& p, PolicySpec& s) {
+  const std::string mp = p + ".metrics";
+  d.Known(m, mp, {"pod", "prometheus"});
+  if (const json::object* pod = d.Object(m, "pod", mp)) DecodePodMetrics(d, *pod, mp + ".pod", s);
+  if (const json::object* prom = d.Object(m, "prometheus", mp)) {
+    DecodePrometheusMetrics(d, *prom, mp + ".prometheus", s);
+  }
+}
+
+// terms: each decoded by DecodeTerm; metric and query terms need their metrics source.
+void DecodeTerms(Decoder& d, const json::array& terms, const std::string& p, PolicySpec& s) {
+  for (size_t k = 0; k < terms.size(); ++k) {
+    const std::string tp = p + ".terms[" + std::to_string(k) + "]";
+    const json::object* to = terms[k].if_object();
+    if (to == nullptr) {
+      d.Error(tp, "want an object");
+      continue;
+    }
+    Term t;
+    DecodeTerm(d, *to, tp, t);
+    if (t.kind == Term::Kind::kMetric && !t.name.empty() && s.pod_url_template.empty()) {
+      d.Error(tp + ".metric", "needs metrics.pod (where to scrape the pods)");
+    }
+    if (t.kind == Term::Kind::kQuery && !t.name.empty() && s.prometheus_url.empty()) {
+      d.Error(tp + ".query", "needs metrics.prometheus.url");
+    }
+    s.terms.push_back(std::move(t));
+  }
+}
+
+// How the cost is bounded and written: band, hysteresis and onMetricError.
+void DecodeCostSettings(Decoder& d, const json::object& o, const std::string& p,
+                        const PolicyConfig& cfg, PolicySpec& s) {
   if (auto b = d.String(o, "band", p)) {
     s.band = *b;
     if (!cfg.bands.contains(*b)) {
@@ -296,6 +295,35 @@ void DecodePolicy(Decoder& d, const json::object& o, const std::string& p, const
       d.Error(p + ".onMetricError", "invalid value " + common::Quote(*e) + " (want Zero or Skip)");
     }
   }
+}
+
+void DecodePolicy(Decoder& d, const json::object& o, const std::string& p, const PolicyConfig& cfg,
+                  PolicySpec& s) {
+  d.Known(o, p,
+          {"name", "selector", "metrics", "terms", "warmup", "min", "max", "band", "hysteresis",
+           "onMetricError"});
+  if (auto n = d.String(o, "name", p)) s.name = *n;
+  if (!IsPolicyName(s.name)) {
+    d.Error(p + ".name", s.name.empty()
+                             ? "required"
+                             : "invalid name " + common::Quote(s.name) +
+                                   " (lower-case letters, digits, '-', '.', '_'; at most 63)");
+  }
+  if (const json::object* sel = d.Object(o, "selector", p)) DecodeSelector(d, *sel, p, s);
+  if (const json::object* m = d.Object(o, "metrics", p)) DecodeMetrics(d, *m, p, s);
+  if (const json::array* terms = d.Array(o, "terms", p)) DecodeTerms(d, *terms, p, s);
+  if (const json::object* w = d.Object(o, "warmup", p)) {
+    const std::string wp = p + ".warmup";
+    d.Known(*w, wp, {"cost", "readyFor"});
+    Warmup warm;
+    if (auto c = d.Int(*w, "cost", wp, INT32_MIN, INT32_MAX)) warm.cost = *c;
+    if (auto r = d.Duration(*w, "readyFor", wp, true)) warm.ready_for = *r;
+    s.warmup = warm;
+  }
+  s.min = d.Int(o, "min", p, INT32_MIN, INT32_MAX);
+  s.max = d.Int(o, "max", p, INT32_MIN, INT32_MAX);
+  if (s.min && s.max && *s.min > *s.max) d.Error(p, "min must not exceed max");
+  DecodeCostSettings(d, o, p, cfg, s);
   if (s.terms.empty() && !s.warmup) d.Error(p, "needs at least one term or a warmup");
 }
 
@@ -350,7 +378,10 @@ const PolicySpec* PolicyConfig::Find(std::string_view name) const {
 }
 
 std::map<std::string, Band, std::less<>> DefaultBands() {
-  return {{"delete-first", {-100, -1}}, {"default", {0, 0}}, {"medium", {1, 100}}, {"high", {100, 1000}}};
+  return {{"delete-first", {-100, -1}},
+          {"default", {0, 0}},
+          {"medium", {1, 100}},
+          {"high", {100, 1000}}};
 }
 
 std::optional<common::Duration> ParseDuration(std::string_view text) {
@@ -436,8 +467,10 @@ common::StatusOr<PolicyConfig> ParsePolicyConfig(std::string_view text, std::str
     d.Error("apiVersion", "want gpusched.io/v1alpha1, got " + common::Quote(api_version));
   }
   const std::string kind = d.String(*root, "kind", "").value_or("");
-  if (kind != "DeletionCostPolicy") d.Error("kind", "want DeletionCostPolicy, got " + common::Quote(kind));
-  if (const json::object* c = d.Object(*root, "controller", "")) DecodeController(d, *c, cfg.controller);
+  if (kind != "DeletionCostPolicy")
+    d.Error("kind", "want DeletionCostPolicy, got " + common::Quote(kind));
+  if (const json::object* c = d.Object(*root, "controller", ""))
+    DecodeController(d, *c, cfg.controller);
   if (const json::object* bands = d.Object(*root, "bands", "")) {
     for (const auto& kv : *bands) {
       const std::string bp = "bands." + std::string(kv.key());
@@ -498,7 +531,8 @@ CostResult EvaluateCost(const PolicyConfig& config, const PolicySpec& policy, co
     return static_cast<int32_t>(c);
   };
   if (policy.warmup) {
-    const bool warmed = pod.ready && (!pod.ready_since || now - *pod.ready_since >= policy.warmup->ready_for);
+    const bool warmed =
+        pod.ready && (!pod.ready_since || now - *pod.ready_since >= policy.warmup->ready_for);
     if (!warmed) {
       r.warming_up = true;
       if (pod.ready && pod.ready_since) r.warmup_ends = *pod.ready_since + policy.warmup->ready_for;
@@ -512,15 +546,17 @@ CostResult EvaluateCost(const PolicyConfig& config, const PolicySpec& policy, co
     const Term& t = policy.terms[k];
     double c = 0;
     if (t.kind == Term::Kind::kMetric || t.kind == Term::Kind::kQuery) {
-      common::StatusOr<double> v = values ? values(k) : common::StatusOr<double>(
-                                                           common::UnavailableError("no metric source"));
+      common::StatusOr<double> v =
+          values ? values(k)
+                 : common::StatusOr<double>(common::UnavailableError("no metric source"));
       if (!v.ok()) {
         r.errors.push_back(t.Describe() + ": " + std::string(v.status().message()));
         r.failed_terms.push_back(k);
         continue;
       }
       if (!std::isfinite(*v)) {
-        r.errors.push_back(t.Describe() + ": value is not a finite number (" + std::to_string(*v) + ")");
+        r.errors.push_back(t.Describe() + ": value is not a finite number (" + std::to_string(*v) +
+                           ")");
         r.failed_terms.push_back(k);
         continue;
       }

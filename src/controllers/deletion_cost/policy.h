@@ -109,14 +109,14 @@ struct PolicySpec {
   std::vector<std::string> namespaces;  // empty: every namespace
   api::LabelSelector selector;
   // Metric sources.
-  std::string pod_url_template;    // "http://{podIP}:9090/metrics"; placeholders below
-  std::string prometheus_url;      // "http://prometheus:9090" (no trailing /api/v1/query)
+  std::string pod_url_template;  // "http://{podIP}:9090/metrics"; placeholders below
+  std::string prometheus_url;    // "http://prometheus:9090" (no trailing /api/v1/query)
   std::vector<Term> terms;
   std::optional<Warmup> warmup;
   std::optional<int64_t> min;
   std::optional<int64_t> max;
-  std::string band;                // "" = none
-  int64_t hysteresis = 0;          // patch only when |new − current| > hysteresis (see controller.h)
+  std::string band;        // "" = none
+  int64_t hysteresis = 0;  // patch only when |new − current| > hysteresis (see controller.h)
   OnMetricError on_metric_error = OnMetricError::kZero;
 
   bool NeedsPodScrape() const;
@@ -187,9 +187,9 @@ struct CostResult {
   std::optional<common::TimePoint> warmup_ends;
   // Per term: its contribution (after its clamp); errors hold the term's failure.
   std::vector<double> contributions;
-  std::vector<std::string> errors;  // "metric active_connections: ...", one per failed term
-  std::vector<size_t> failed_terms; // their indices in policy.terms
-  bool clamped = false;             // a policy, band or controller bound changed the sum
+  std::vector<std::string> errors;   // "metric active_connections: ...", one per failed term
+  std::vector<size_t> failed_terms;  // their indices in policy.terms
+  bool clamped = false;              // a policy, band or controller bound changed the sum
 };
 
 // Evaluates `policy` for one pod at `now`. Never fails: a term that cannot be read counts 0 and

@@ -99,21 +99,26 @@ TEST(ParsePolicyConfigTest, ReportsEveryErrorWithItsPath) {
   };
   const std::string head = "apiVersion: gpusched.io/v1alpha1\nkind: DeletionCostPolicy\n";
   const std::vector<Case> cases = {
-      {"wrong apiVersion and kind", "apiVersion: v1\nkind: ConfigMap\npolicies: [{name: a, terms: [{label: x, cost: 1}]}]",
+      {"wrong apiVersion and kind",
+       "apiVersion: v1\nkind: ConfigMap\npolicies: [{name: a, terms: [{label: x, cost: 1}]}]",
        {"apiVersion: want gpusched.io/v1alpha1", "kind: want DeletionCostPolicy"}},
       {"no policies", head + "policies: []", {"policies: at least one policy is required"}},
       {"unknown fields at every level",
-       head + "colour: red\ncontroller: {workerz: 3}\npolicies: [{name: a, weight: 1, terms: [{label: x, cost: 1, typo: 2}]}]",
-       {"colour: unknown field", "controller.workerz: unknown field", "policies[0].weight: unknown field",
-        "policies[0].terms[0].typo: unknown field"}},
+       head + "colour: red\ncontroller: {workerz: 3}\npolicies: [{name: a, weight: 1, terms: "
+              "[{label: x, cost: 1, typo: 2}]}]",
+       {"colour: unknown field", "controller.workerz: unknown field",
+        "policies[0].weight: unknown field", "policies[0].terms[0].typo: unknown field"}},
       {"controller values out of range",
-       head + "controller: {workers: 0, qps: -1, resyncPeriod: abc, events: Loud, minCost: 5, maxCost: 1}\n"
+       head + "controller: {workers: 0, qps: -1, resyncPeriod: abc, events: Loud, minCost: 5, "
+              "maxCost: 1}\n"
               "policies: [{name: a, terms: [{label: x, cost: 1}]}]",
        {"controller.workers: must be in [1, 256]", "controller.qps: must be >= 0",
-        "controller.resyncPeriod: invalid duration \"abc\"", "controller.events: invalid value \"Loud\"",
+        "controller.resyncPeriod: invalid duration \"abc\"",
+        "controller.events: invalid value \"Loud\"",
         "controller: minCost must not exceed maxCost"}},
       {"duplicate and invalid names",
-       head + "policies: [{name: a, terms: [{label: x, cost: 1}]}, {name: a, terms: [{label: x, cost: 1}]}, "
+       head + "policies: [{name: a, terms: [{label: x, cost: 1}]}, {name: a, terms: [{label: x, "
+              "cost: 1}]}, "
               "{name: Bad_Name!, terms: [{label: x, cost: 1}]}, {terms: [{label: x, cost: 1}]}]",
        {"policies[1].name: duplicate policy name \"a\"", "policies[2].name: invalid name",
         "policies[3].name: required"}},
@@ -124,31 +129,39 @@ TEST(ParsePolicyConfigTest, ReportsEveryErrorWithItsPath) {
               "  - {label: x, cost: 1, weight: 2}\n  - {metric: x, thresholds: [{below: 1}]}\n"
               "  - {metric: x, min: 5, max: 1}\n  - 7\n",
        {"policies[0].terms[0]: set exactly one of metric, query, label, annotation",
-        "policies[0].terms[1].metric: needs metrics.pod", "policies[0].terms[2].metric: invalid metric name \"9bad\"",
+        "policies[0].terms[1].metric: needs metrics.pod",
+        "policies[0].terms[2].metric: invalid metric name \"9bad\"",
         "policies[0].terms[3].query: needs metrics.prometheus.url",
         "policies[0].terms[4].weight: want a number, got \"ten\"",
         "policies[0].terms[5]: set weight or thresholds, not both",
         "policies[0].terms[6].cost: required for label and annotation terms",
         "policies[0].terms[7].weight: only for metric and query terms",
-        "policies[0].terms[8].thresholds[0].cost: required", "policies[0].terms[9]: min must not exceed max",
-        "policies[0].terms[10]: want an object"}},
+        "policies[0].terms[8].thresholds[0].cost: required",
+        "policies[0].terms[9]: min must not exceed max", "policies[0].terms[10]: want an object"}},
       {"sources, band, warm-up, bounds",
-       head + "policies:\n- name: a\n  metrics: {pod: {url: 'ftp://x/metrics', port: 80}, prometheus: {}}\n"
+       head + "policies:\n- name: a\n  metrics: {pod: {url: 'ftp://x/metrics', port: 80}, "
+              "prometheus: {}}\n"
               "  terms: [{label: x, cost: 1}]\n  band: huge\n  warmup: {cost: 1.5, readyFor: -5s}\n"
               "  min: 10\n  max: 1\n  hysteresis: -1\n  onMetricError: Panic\n",
        {"policies[0].metrics.pod: set url, or port/path/scheme, not both",
         "policies[0].metrics.pod.url: must start with http:// or https://",
         "policies[0].metrics.prometheus.url: required", "policies[0].band: unknown band \"huge\"",
         "policies[0].warmup.cost: want an integer", "policies[0].warmup.readyFor: invalid duration",
-        "policies[0]: min must not exceed max", "policies[0].hysteresis: must be in [0, 2147483647]",
+        "policies[0]: min must not exceed max",
+        "policies[0].hysteresis: must be in [0, 2147483647]",
         "policies[0].onMetricError: invalid value \"Panic\""}},
-      {"a policy with nothing to compute", head + "policies: [{name: a}]",
+      {"a policy with nothing to compute",
+       head + "policies: [{name: a}]",
        {"policies[0]: needs at least one term or a warmup"}},
-      {"bad selector", head + "policies: [{name: a, selector: {matchExpressions: [{key: k, operator: Near}]}, "
-                              "terms: [{label: x, cost: 1}]}]",
+      {"bad selector",
+       head + "policies: [{name: a, selector: {matchExpressions: [{key: k, operator: Near}]}, "
+              "terms: [{label: x, cost: 1}]}]",
        {"policies[0]: selector.matchExpressions[0].operator: invalid value \"Near\""}},
-      {"bad bands", head + "bands: {x: {min: 5, max: 1}, y: 3, z: {min: 1}}\npolicies: [{name: a, terms: [{label: x, cost: 1}]}]",
-       {"bands.x: min must not exceed max", "bands.y: want {min, max}", "bands.z: needs min and max"}},
+      {"bad bands",
+       head + "bands: {x: {min: 5, max: 1}, y: 3, z: {min: 1}}\npolicies: [{name: a, terms: "
+              "[{label: x, cost: 1}]}]",
+       {"bands.x: min must not exceed max", "bands.y: want {min, max}",
+        "bands.z: needs min and max"}},
       {"not YAML", "{{{", {"policy.yaml"}},
       {"two documents", head + "policies: []\n---\na: 1\n", {"want exactly one YAML document"}},
   };
@@ -180,7 +193,8 @@ TEST(ExpandTemplateTest, SubstitutesPodFields) {
   PodRef pod{"prod", "web-1", "u-1", "10.0.0.7", "n1"};
   EXPECT_EQ(ExpandTemplate("http://{podIP}:9090/pods/{namespace}/{name}/{uid}@{node}", pod),
             "http://10.0.0.7:9090/pods/prod/web-1/u-1@n1");
-  EXPECT_EQ(ExpandTemplate("sum(x{pod=\"{name}\"}) {unknown} {", pod), "sum(x{pod=\"web-1\"}) {unknown} {");
+  EXPECT_EQ(ExpandTemplate("sum(x{pod=\"{name}\"}) {unknown} {", pod),
+            "sum(x{pod=\"web-1\"}) {unknown} {");
 }
 
 // Metric values by term index; missing indices are errors.
@@ -202,7 +216,8 @@ TEST(EvaluateCostTest, SeedPatterns) {
   warm.Set("cache-warmed", "true");
   api::Labels cold;
   cold.Set("cache-warmed", "false");
-  const std::vector<std::pair<std::string, std::string>> locality = {{"example.com/data-locality", "yes"}};
+  const std::vector<std::pair<std::string, std::string>> locality = {
+      {"example.com/data-locality", "yes"}};
   const PodView ready_long{true, kNow - std::chrono::hours(1), &cold, nullptr};
   struct Case {
     std::string name;
@@ -216,27 +231,77 @@ TEST(EvaluateCostTest, SeedPatterns) {
   const std::vector<Case> cases = {
       {"10 per active connection", &conns, ready_long, {{0, 7.0}}, 70},
       {"connections capped at 1000", &conns, ready_long, {{0, 250.0}}, 1000},
-      {"a new, not ready pod gets the warm-up cost", &conns, {false, std::nullopt, &cold, nullptr}, {}, -50, true},
-      {"ready for less than readyFor: still warming up", &conns, {true, kNow - seconds(10), &cold, nullptr},
-       {{0, 7.0}}, -50, true},
-      {"ready for longer: normal cost", &conns, {true, kNow - seconds(61), &cold, nullptr}, {{0, 7.0}}, 70},
-      {"weighted: 10 x 5 + 0.8 x 100 + 50 (< 100 ms) + 2 x 3", &weighted, ready_long,
-       {{0, 10.0}, {1, 0.8}, {2, 80.0}, {3, 3.0}}, 186},
-      {"weighted: latency 300 ms gives 20", &weighted, ready_long, {{0, 10.0}, {1, 0.8}, {2, 300.0}, {3, 0.0}}, 150},
-      {"weighted: latency 600 ms gives nothing", &weighted, ready_long, {{0, 10.0}, {1, 0.5}, {2, 600.0}, {3, 0.0}},
+      {"a new, not ready pod gets the warm-up cost",
+       &conns,
+       {false, std::nullopt, &cold, nullptr},
+       {},
+       -50,
+       true},
+      {"ready for less than readyFor: still warming up",
+       &conns,
+       {true, kNow - seconds(10), &cold, nullptr},
+       {{0, 7.0}},
+       -50,
+       true},
+      {"ready for longer: normal cost",
+       &conns,
+       {true, kNow - seconds(61), &cold, nullptr},
+       {{0, 7.0}},
+       70},
+      {"weighted: 10 x 5 + 0.8 x 100 + 50 (< 100 ms) + 2 x 3",
+       &weighted,
+       ready_long,
+       {{0, 10.0}, {1, 0.8}, {2, 80.0}, {3, 3.0}},
+       186},
+      {"weighted: latency 300 ms gives 20",
+       &weighted,
+       ready_long,
+       {{0, 10.0}, {1, 0.8}, {2, 300.0}, {3, 0.0}},
+       150},
+      {"weighted: latency 600 ms gives nothing",
+       &weighted,
+       ready_long,
+       {{0, 10.0}, {1, 0.5}, {2, 600.0}, {3, 0.0}},
        100},
-      {"weighted: capped at 1000", &weighted, ready_long, {{0, 500.0}, {1, 1.0}, {2, 1.0}, {3, 0.0}}, 1000},
-      {"weighted: a negative query value is clamped by the term's min", &weighted, ready_long,
-       {{0, 0.0}, {1, 0.0}, {2, 1000.0}, {3, -100.0}}, 0},
-      {"a failed term counts 0 and is reported", &weighted, ready_long,
-       {{0, 10.0}, {1, common::UnavailableError("connection refused")}, {2, 80.0}, {3, 0.0}}, 100, false, 1},
-      {"NaN and Inf count 0 and are reported", &weighted, ready_long,
-       {{0, std::nan("")}, {1, 0.5}, {2, std::numeric_limits<double>::infinity()}, {3, 0.0}}, 50, false, 2},
-      {"fixed: cache-warmed pods, clamped into band high (100..1000)", &fixed, {true, std::nullopt, &warm, nullptr},
-       {}, 100},
-      {"fixed: data-locality pods 50 -> band high floor 100", &fixed, {true, std::nullopt, &cold, &locality}, {},
+      {"weighted: capped at 1000",
+       &weighted,
+       ready_long,
+       {{0, 500.0}, {1, 1.0}, {2, 1.0}, {3, 0.0}},
+       1000},
+      {"weighted: a negative query value is clamped by the term's min",
+       &weighted,
+       ready_long,
+       {{0, 0.0}, {1, 0.0}, {2, 1000.0}, {3, -100.0}},
+       0},
+      {"a failed term counts 0 and is reported",
+       &weighted,
+       ready_long,
+       {{0, 10.0}, {1, common::UnavailableError("connection refused")}, {2, 80.0}, {3, 0.0}},
+       100,
+       false,
+       1},
+      {"NaN and Inf count 0 and are reported",
+       &weighted,
+       ready_long,
+       {{0, std::nan("")}, {1, 0.5}, {2, std::numeric_limits<double>::infinity()}, {3, 0.0}},
+       50,
+       false,
+       2},
+      {"fixed: cache-warmed pods, clamped into band high (100..1000)",
+       &fixed,
+       {true, std::nullopt, &warm, nullptr},
+       {},
        100},
-      {"fixed: nothing matches -> 0 -> band floor 100", &fixed, {true, std::nullopt, &cold, nullptr}, {}, 100},
+      {"fixed: data-locality pods 50 -> band high floor 100",
+       &fixed,
+       {true, std::nullopt, &cold, &locality},
+       {},
+       100},
+      {"fixed: nothing matches -> 0 -> band floor 100",
+       &fixed,
+       {true, std::nullopt, &cold, nullptr},
+       {},
+       100},
       {"fixed: both -> 150", &fixed, {true, std::nullopt, &warm, &locality}, {}, 150},
   };
   for (const Case& c : cases) {
@@ -247,7 +312,8 @@ TEST(EvaluateCostTest, SeedPatterns) {
     EXPECT_EQ(r.errors.size(), c.errors);
   }
   // Warm-up end is reported so the controller can come back then.
-  CostResult r = EvaluateCost(*cfg, conns, {true, kNow - seconds(10), &cold, nullptr}, kNow, Values({}));
+  CostResult r =
+      EvaluateCost(*cfg, conns, {true, kNow - seconds(10), &cold, nullptr}, kNow, Values({}));
   ASSERT_TRUE(r.warmup_ends.has_value());
   EXPECT_EQ(*r.warmup_ends, kNow + seconds(50));
 }

@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "src/controllers/deletion_cost/ranking.h"
 
-#include <boost/json.hpp>
 #include <algorithm>
+#include <boost/json.hpp>
 #include <charconv>
 #include <cmath>
 #include <limits>
@@ -33,7 +33,8 @@ int PhaseOrdinal(std::string_view phase) {
 
 std::string FormatTime(const std::optional<common::TimePoint>& t) {
   if (!t) return "zero";
-  return std::to_string(std::chrono::duration_cast<std::chrono::seconds>(t->time_since_epoch()).count());
+  return std::to_string(
+      std::chrono::duration_cast<std::chrono::seconds>(t->time_since_epoch()).count());
 }
 
 // afterOrZero: a zero time counts as the newest.
@@ -41,14 +42,16 @@ Verdict AfterOrZero(const std::optional<common::TimePoint>& t1,
                     const std::optional<common::TimePoint>& t2, Rule rule, bool explain) {
   if (!t1 || !t2) {
     return Verdict{!t1.has_value(), rule,
-                   !explain ? "" : !t1 ? "zero time counts as newest" : "other zero time counts as newest"};
+                   !explain ? ""
+                   : !t1    ? "zero time counts as newest"
+                            : "other zero time counts as newest"};
   }
-  return Verdict{*t1 > *t2, rule,
-                 explain ? "legacy rule: newer first (" + FormatTime(t1) + " vs " + FormatTime(t2) + ")"
-                         : ""};
+  return Verdict{
+      *t1 > *t2, rule,
+      explain ? "legacy rule: newer first (" + FormatTime(t1) + " vs " + FormatTime(t2) + ")" : ""};
 }
 
-// The time rule (reference §3), only called when the times differ.
+// The time rule (docs/replicaset-scale-down.md §3), only called when the times differ.
 Verdict TimeLess(const std::optional<common::TimePoint>& t1,
                  const std::optional<common::TimePoint>& t2, std::string_view uid1,
                  std::string_view uid2, common::TimePoint now, Rule rule,
@@ -79,7 +82,8 @@ int64_t IntOr0(const json::object& o, std::string_view key) {
   const json::value* v = o.if_contains(key);
   if (v == nullptr) return 0;
   if (const int64_t* i = v->if_int64()) return *i;
-  if (const uint64_t* u = v->if_uint64()) return static_cast<int64_t>(std::min<uint64_t>(*u, INT64_MAX));
+  if (const uint64_t* u = v->if_uint64())
+    return static_cast<int64_t>(std::min<uint64_t>(*u, INT64_MAX));
   if (const double* d = v->if_double()) return static_cast<int64_t>(*d);
   return 0;
 }
@@ -153,7 +157,8 @@ common::StatusOr<PodFacts> DecodePodFacts(const boost::json::value& json) {
   f.labels = pod.meta.labels;
   f.annotations = pod.meta.annotations;
   f.owner_references = pod.meta.owner_references;
-  if (const std::string* c = pod.meta.Annotation(kPodDeletionCostAnnotation)) f.cost_annotation = *c;
+  if (const std::string* c = pod.meta.Annotation(kPodDeletionCostAnnotation))
+    f.cost_annotation = *c;
   // podutil.GetPodReadyCondition: the first condition of type Ready.
   for (const api::Condition& c : pod.conditions) {
     if (c.type != "Ready") continue;
@@ -173,7 +178,8 @@ common::StatusOr<PodFacts> DecodePodFacts(const boost::json::value& json) {
     if (const json::value* cs = status.if_contains("containerStatuses"); cs && cs->is_array()) {
       for (const json::value& c : cs->get_array()) {
         if (!c.is_object()) continue;
-        f.max_restarts = std::max(f.max_restarts, ClampInt32(IntOr0(c.get_object(), "restartCount")));
+        f.max_restarts =
+            std::max(f.max_restarts, ClampInt32(IntOr0(c.get_object(), "restartCount")));
       }
     }
     if (const json::value* cs = status.if_contains("initContainerStatuses"); cs && cs->is_array()) {
@@ -212,7 +218,8 @@ int64_t TimeBucket(common::TimePoint t, common::TimePoint now) {
 namespace {
 
 std::string Cmp(int64_t x, std::string_view op, int64_t y, std::string_view what) {
-  return std::string(what) + " " + std::to_string(x) + " " + std::string(op) + " " + std::to_string(y);
+  return std::string(what) + " " + std::to_string(x) + " " + std::string(op) + " " +
+         std::to_string(y);
 }
 
 Verdict CompareImpl(const RankedPod& a, const RankedPod& b, common::TimePoint now,
@@ -222,7 +229,9 @@ Verdict CompareImpl(const RankedPod& a, const RankedPod& b, common::TimePoint no
   // 1. Unassigned < assigned.
   if (i.node_name != j.node_name && (i.node_name.empty() || j.node_name.empty())) {
     return Verdict{i.node_name.empty(), Rule::kUnassigned,
-                   !explain ? "" : i.node_name.empty() ? "unassigned vs on a node" : "on a node vs unassigned"};
+                   !explain              ? ""
+                   : i.node_name.empty() ? "unassigned vs on a node"
+                                         : "on a node vs unassigned"};
   }
   // 2. Pending < Unknown < Running (anything else counts as Pending).
   const int pi = PhaseOrdinal(i.phase);
@@ -235,12 +244,16 @@ Verdict CompareImpl(const RankedPod& a, const RankedPod& b, common::TimePoint no
   }
   // 3. Not ready < ready.
   if (i.ready != j.ready) {
-    return Verdict{!i.ready, Rule::kReady, !explain ? "" : !i.ready ? "not ready vs ready" : "ready vs not ready"};
+    return Verdict{!i.ready, Rule::kReady,
+                   !explain   ? ""
+                   : !i.ready ? "not ready vs ready"
+                              : "ready vs not ready"};
   }
   // 4. Lower deletion cost first.
   if (options.pod_deletion_cost && a.cost.value != b.cost.value) {
     const bool less = a.cost.value < b.cost.value;
-    return Verdict{less, Rule::kCost, explain ? Cmp(a.cost.value, less ? "<" : ">", b.cost.value, "cost") : ""};
+    return Verdict{less, Rule::kCost,
+                   explain ? Cmp(a.cost.value, less ? "<" : ">", b.cost.value, "cost") : ""};
   }
   // 5. Doubled up (more active related pods on the node) first.
   if (a.rank != b.rank) {
@@ -249,13 +262,15 @@ Verdict CompareImpl(const RankedPod& a, const RankedPod& b, common::TimePoint no
   }
   // 6. Both ready: ready time, newest (log bucket) first.
   if (i.ready && j.ready && i.ready_time != j.ready_time) {
-    return TimeLess(i.ready_time, j.ready_time, i.uid, j.uid, now, Rule::kReadyTime, options, explain);
+    return TimeLess(i.ready_time, j.ready_time, i.uid, j.uid, now, Rule::kReadyTime, options,
+                    explain);
   }
   // 7. More restarts first (regular containers, then sidecars).
   if (i.max_restarts != j.max_restarts) {
     const bool less = i.max_restarts > j.max_restarts;
-    return Verdict{less, Rule::kRestarts,
-                   explain ? Cmp(i.max_restarts, less ? ">" : "<", j.max_restarts, "restarts") : ""};
+    return Verdict{
+        less, Rule::kRestarts,
+        explain ? Cmp(i.max_restarts, less ? ">" : "<", j.max_restarts, "restarts") : ""};
   }
   if (options.sidecar_restarts && i.max_sidecar_restarts != j.max_sidecar_restarts) {
     const bool less = i.max_sidecar_restarts > j.max_sidecar_restarts;

@@ -2,7 +2,7 @@
 // Ranking: the exact victim selection of the upstream ReplicaSet controller on scale-down
 // (kubernetes/kubernetes pkg/controller/replicaset/replica_set.go getPodsToDelete and
 // pkg/controller/controller_utils.go ActivePodsWithRanks.Less), as written up in
-// shared/reference/replicaset-scale-down.md §1–6.
+// docs/replicaset-scale-down.md §1–6 (the § numbers below are its sections).
 //
 //   owned pods ──► active filter ──► diff = |active| − replicas, capped at 500 (BurstReplicas)
 //                                       │ diff >= |active|: every pod, no ranking
@@ -66,19 +66,19 @@ struct PodFacts {
   std::string namespace_;
   std::string name;
   std::string uid;
-  std::string node_name;            // "" = unassigned
-  std::string phase;                // raw status.phase ("" when absent)
-  bool deleting = false;            // metadata.deletionTimestamp set
-  bool ready = false;               // the first Ready condition has status True
+  std::string node_name;                        // "" = unassigned
+  std::string phase;                            // raw status.phase ("" when absent)
+  bool deleting = false;                        // metadata.deletionTimestamp set
+  bool ready = false;                           // the first Ready condition has status True
   std::optional<common::TimePoint> ready_time;  // its lastTransitionTime when ready
   std::optional<common::TimePoint> created;     // metadata.creationTimestamp
   std::optional<std::string> cost_annotation;   // raw pod-deletion-cost value
-  int32_t max_restarts = 0;          // max restartCount over status.containerStatuses
+  int32_t max_restarts = 0;                     // max restartCount over status.containerStatuses
   int32_t max_sidecar_restarts = 0;  // same over restartable init containers (matched by name)
   api::Labels labels;
   std::vector<std::pair<std::string, std::string>> annotations;  // sorted by key
   std::vector<api::OwnerReference> owner_references;
-  std::string pod_ip;                // status.podIP (used by the controller's metric URLs)
+  std::string pod_ip;  // status.podIP (used by the controller's metric URLs)
 
   // controller.IsPodActive: not Succeeded/Failed and not being deleted.
   bool Active() const { return phase != "Succeeded" && phase != "Failed" && !deleting; }
@@ -98,7 +98,7 @@ struct RankedPod {
   int32_t rank = 0;  // active related pods on the same node (0 without a controller owner)
 };
 
-// The comparator's rules, in order (reference §3). kTie: no rule distinguishes the pods.
+// The comparator's rules, in order (§3). kTie: no rule distinguishes the pods.
 enum class Rule : uint8_t {
   kUnassigned = 1,
   kPhase = 2,
@@ -126,7 +126,7 @@ struct Verdict {
 Verdict Compare(const RankedPod& a, const RankedPod& b, common::TimePoint now,
                 const RankingOptions& options = {});
 
-// floor(log2(now − t)) in int64 nanoseconds, or −1 when now − t <= 0 (reference §3 BUCKET).
+// floor(log2(now − t)) in int64 nanoseconds, or −1 when now − t <= 0 (§3, the time rule).
 int64_t TimeBucket(common::TimePoint t, common::TimePoint now);
 
 // Orders `pods` by repeated minimum selection under Compare: the first `count` positions hold
@@ -170,10 +170,10 @@ struct ScaleDownPlan {
   }
 };
 
-// The victims of one ReplicaSet sync (reference §1, §2, §4).
+// The victims of one ReplicaSet sync (§1, §2, §4).
 ScaleDownPlan PlanScaleDown(const ScaleDownInput& input, const RankingOptions& options = {});
 
-// Active related pods per node, then rank = count on the pod's node (reference §2).
+// Active related pods per node, then rank = count on the pod's node (§2).
 std::vector<RankedPod> RankPods(std::span<const PodFacts> active_owned,
                                 std::span<const PodFacts> related, bool has_controller_owner);
 

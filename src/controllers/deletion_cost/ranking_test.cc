@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: Apache-2.0
-// The worked examples of shared/reference/replicaset-scale-down.md §6 and §7, copied as vectors.
+// The worked examples of docs/replicaset-scale-down.md §6 and §7, copied as vectors.
 #include "src/controllers/deletion_cost/ranking.h"
 
 #include <gtest/gtest.h>
@@ -29,18 +29,54 @@ class P {
     f_.phase = "Running";
     f_.created = kNow - hours(1);
   }
-  P& Node(std::string n) { f_.node_name = std::move(n); return *this; }
-  P& Phase(std::string p) { f_.phase = std::move(p); return *this; }
-  P& Uid(std::string u) { f_.uid = std::move(u); return *this; }
+  P& Node(std::string n) {
+    f_.node_name = std::move(n);
+    return *this;
+  }
+  P& Phase(std::string p) {
+    f_.phase = std::move(p);
+    return *this;
+  }
+  P& Uid(std::string u) {
+    f_.uid = std::move(u);
+    return *this;
+  }
   // Ready since `age` ago.
-  P& ReadyFor(common::Duration age) { f_.ready = true; f_.ready_time = kNow - age; return *this; }
-  P& ReadyAt(common::TimePoint t) { f_.ready = true; f_.ready_time = t; return *this; }
-  P& ReadyZeroTime() { f_.ready = true; f_.ready_time.reset(); return *this; }
-  P& CreatedAgo(common::Duration age) { f_.created = kNow - age; return *this; }
-  P& Cost(std::string v) { f_.cost_annotation = std::move(v); return *this; }
-  P& Restarts(int32_t n) { f_.max_restarts = n; return *this; }
-  P& SidecarRestarts(int32_t n) { f_.max_sidecar_restarts = n; return *this; }
-  P& Deleting() { f_.deleting = true; return *this; }
+  P& ReadyFor(common::Duration age) {
+    f_.ready = true;
+    f_.ready_time = kNow - age;
+    return *this;
+  }
+  P& ReadyAt(common::TimePoint t) {
+    f_.ready = true;
+    f_.ready_time = t;
+    return *this;
+  }
+  P& ReadyZeroTime() {
+    f_.ready = true;
+    f_.ready_time.reset();
+    return *this;
+  }
+  P& CreatedAgo(common::Duration age) {
+    f_.created = kNow - age;
+    return *this;
+  }
+  P& Cost(std::string v) {
+    f_.cost_annotation = std::move(v);
+    return *this;
+  }
+  P& Restarts(int32_t n) {
+    f_.max_restarts = n;
+    return *this;
+  }
+  P& SidecarRestarts(int32_t n) {
+    f_.max_sidecar_restarts = n;
+    return *this;
+  }
+  P& Deleting() {
+    f_.deleting = true;
+    return *this;
+  }
   operator PodFacts() const { return f_; }  // NOLINT: builder
 
  private:
@@ -54,7 +90,8 @@ std::vector<std::string> Names(std::span<const RankedPod> pods) {
 }
 
 // Checks that `got` is `groups` in sequence, each group in any order (ties are sets).
-void ExpectOrder(const std::vector<std::string>& got, const std::vector<std::set<std::string>>& groups) {
+void ExpectOrder(const std::vector<std::string>& got,
+                 const std::vector<std::set<std::string>>& groups) {
   size_t pos = 0;
   for (const auto& g : groups) {
     ASSERT_LE(pos + g.size(), got.size()) << "order too short";
@@ -158,13 +195,20 @@ TEST(RankingTest, WorkedExamplesOrder) {
   const std::vector<OrderCase> cases = {
       {"A: unassigned first, then phase ordinals, then readiness",
        {P("a").Node("").Phase("Pending"), P("b").Node("n1").Phase("Pending"),
-        P("c").Node("n1").Phase("Running"), P("d").Node("n2").Phase("Running").ReadyFor(seconds(60)),
+        P("c").Node("n1").Phase("Running"),
+        P("d").Node("n2").Phase("Running").ReadyFor(seconds(60)),
         P("e").Node("n2").Phase("Unknown")},
-       {}, true, {}, {{"a"}, {"b"}, {"e"}, {"c"}, {"d"}}},
+       {},
+       true,
+       {},
+       {{"a"}, {"b"}, {"e"}, {"c"}, {"d"}}},
       {"B: readiness and phase beat cost",
        {P("u").Node("n1").Cost("1000"), P("r").Node("n2").ReadyFor(seconds(60)).Cost("-1000"),
         P("s").Node("n3").Phase("Pending").Cost("1000")},
-       {}, true, {}, {{"s"}, {"u"}, {"r"}}},
+       {},
+       true,
+       {},
+       {{"s"}, {"u"}, {"r"}}},
       {"C: cost order, invalid and missing both count as 0",
        {P("p1").Node("n1").ReadyAt(kNow - seconds(60)).Cost("5"),
         P("p2").Node("n2").ReadyAt(kNow - seconds(60)).Cost("-1"),
@@ -172,7 +216,10 @@ TEST(RankingTest, WorkedExamplesOrder) {
         P("p4").Node("n4").ReadyAt(kNow - seconds(60)).Cost("-2147483648"),
         P("p5").Node("n5").ReadyAt(kNow - seconds(60)).Cost("100"),
         P("p6").Node("n6").ReadyAt(kNow - seconds(60)).Cost("abc")},
-       {}, true, {}, {{"p4"}, {"p2"}, {"p3", "p6"}, {"p1"}, {"p5"}}},
+       {},
+       true,
+       {},
+       {{"p4"}, {"p2"}, {"p3", "p6"}, {"p1"}, {"p5"}}},
       {"D: the doubled-up rank spans the old and new ReplicaSets",
        {P("A1").Uid("u1").Node("n1").ReadyFor(seconds(40)),
         P("A2").Uid("u2").Node("n1").ReadyFor(seconds(41)),
@@ -180,8 +227,11 @@ TEST(RankingTest, WorkedExamplesOrder) {
         P("A4").Uid("u4").Node("n3").ReadyFor(seconds(43)),
         P("A5").Uid("u5").Node("n4").ReadyFor(seconds(44)),
         P("A6").Uid("u6").Node("n4").ReadyFor(seconds(45))},
-       {P("O1").Uid("o1").Node("n1").ReadyFor(hours(2)), P("O2").Uid("o2").Node("n2").ReadyFor(hours(2))},
-       true, {}, {{"A1"}, {"A2"}, {"A3"}, {"A5"}, {"A6"}, {"A4"}}},
+       {P("O1").Uid("o1").Node("n1").ReadyFor(hours(2)),
+        P("O2").Uid("o2").Node("n2").ReadyFor(hours(2))},
+       true,
+       {},
+       {{"A1"}, {"A2"}, {"A3"}, {"A5"}, {"A6"}, {"A4"}}},
       {"D without a controller owner: every rank is 0, pure UID order in one bucket",
        {P("A1").Uid("u1").Node("n1").ReadyFor(seconds(40)),
         P("A2").Uid("u2").Node("n1").ReadyFor(seconds(41)),
@@ -190,33 +240,45 @@ TEST(RankingTest, WorkedExamplesOrder) {
         P("A5").Uid("u5").Node("n4").ReadyFor(seconds(44)),
         P("A6").Uid("u6").Node("n4").ReadyFor(seconds(45))},
        {P("O1").Uid("o1").Node("n1").ReadyFor(hours(2))},
-       false, {}, {{"A1"}, {"A2"}, {"A3"}, {"A4"}, {"A5"}, {"A6"}}},
+       false,
+       {},
+       {{"A1"}, {"A2"}, {"A3"}, {"A4"}, {"A5"}, {"A6"}}},
       {"E: logarithmic ready buckets, the UID beats age inside a bucket",
        {P("w").Uid("a1").Node("n1").ReadyFor(seconds(100)),
         P("x").Uid("a9").Node("n2").ReadyFor(seconds(70)),
         P("y").Uid("b0").Node("n3").ReadyFor(seconds(40)),
         P("z").Uid("c0").Node("n4").ReadyFor(seconds(10))},
-       {}, true, {}, {{"z"}, {"y"}, {"w"}, {"x"}}},
+       {},
+       true,
+       {},
+       {{"z"}, {"y"}, {"w"}, {"x"}}},
       {"E with the legacy (non-logarithmic) rule: plain newest first",
        {P("w").Uid("a1").Node("n1").ReadyFor(seconds(100)),
         P("x").Uid("a9").Node("n2").ReadyFor(seconds(70)),
         P("y").Uid("b0").Node("n3").ReadyFor(seconds(40)),
         P("z").Uid("c0").Node("n4").ReadyFor(seconds(10))},
-       {}, true, RankingOptions{.logarithmic_scale_down = false},
+       {},
+       true,
+       RankingOptions{.logarithmic_scale_down = false},
        {{"z"}, {"y"}, {"x"}, {"w"}}},
       {"Cost ignored when the PodDeletionCost gate is off",
        {P("lo").Uid("b").Node("n1").ReadyAt(kNow - seconds(60)).Cost("-5"),
         P("hi").Uid("a").Node("n2").ReadyAt(kNow - seconds(60)).CreatedAgo(seconds(10))},
-       {}, true, RankingOptions{.pod_deletion_cost = false}, {{"hi"}, {"lo"}}},
+       {},
+       true,
+       RankingOptions{.pod_deletion_cost = false},
+       {{"hi"}, {"lo"}}},
       {"J: mixed, full order",
        {P("P1").Uid("11").Node("n1").ReadyFor(seconds(300)),
         P("P2").Uid("12").Node("n1").ReadyFor(seconds(20)),
-        P("P3").Uid("13").Node("n1").ReadyFor(seconds(20)).Cost("50"),
-        P("P4").Uid("21").Node("n2"),
+        P("P3").Uid("13").Node("n1").ReadyFor(seconds(20)).Cost("50"), P("P4").Uid("21").Node("n2"),
         P("P5").Uid("22").Node("n2").ReadyFor(seconds(3000)).Cost("-10"),
         P("P6").Uid("31").Node("n3").ReadyFor(seconds(20)),
         P("P7").Uid("41").Node("").Phase("Pending")},
-       {}, true, {}, {{"P7"}, {"P4"}, {"P5"}, {"P2"}, {"P1"}, {"P6"}, {"P3"}}},
+       {},
+       true,
+       {},
+       {{"P7"}, {"P4"}, {"P5"}, {"P2"}, {"P1"}, {"P6"}, {"P3"}}},
   };
   RunOrderCases(cases);
 }
@@ -233,33 +295,56 @@ TEST(RankingTest, PairwiseVectorsForRulesSixToEight) {
   };
   const std::vector<Case> cases = {
       {"F1: not ready pods skip rule 6; more restarts first",
-       P("p").Node("n1").Restarts(7), P("q").Node("n2").Restarts(2), {}, true, Rule::kRestarts},
+       P("p").Node("n1").Restarts(7),
+       P("q").Node("n2").Restarts(2),
+       {},
+       true,
+       Rule::kRestarts},
       {"F2: equal ready times fall through to restarts",
-       P("p").Node("n1").ReadyAt(t).Restarts(7), P("q").Node("n2").ReadyAt(t).Restarts(2), {}, true,
+       P("p").Node("n1").ReadyAt(t).Restarts(7),
+       P("q").Node("n2").ReadyAt(t).Restarts(2),
+       {},
+       true,
        Rule::kRestarts},
       {"F3: different ready times in one bucket decide by UID, restarts never looked at",
        P("p").Uid("z").Node("n1").ReadyFor(seconds(40)).Restarts(7),
-       P("q").Uid("a").Node("n2").ReadyFor(seconds(50)).Restarts(2), {}, false, Rule::kReadyTime},
+       P("q").Uid("a").Node("n2").ReadyFor(seconds(50)).Restarts(2),
+       {},
+       false,
+       Rule::kReadyTime},
       {"G: equal app restarts, the sidecar restarts decide",
        P("p").Node("n1").Restarts(3).SidecarRestarts(5),
-       P("q").Node("n2").Restarts(3).SidecarRestarts(1), {}, true, Rule::kRestarts},
+       P("q").Node("n2").Restarts(3).SidecarRestarts(1),
+       {},
+       true,
+       Rule::kRestarts},
       {"G on an older release: sidecars are not compared, rule 8 decides (newer first)",
        P("p").Uid("a").Node("n1").Restarts(3).SidecarRestarts(5).CreatedAgo(seconds(10)),
        P("q").Uid("b").Node("n2").Restarts(3).SidecarRestarts(1).CreatedAgo(seconds(1000)),
        RankingOptions{.sidecar_restarts = false}, true, Rule::kCreation},
       {"H1: creation buckets, the younger bucket first",
        P("p").Uid("z").Node("n1").Phase("Pending").CreatedAgo(seconds(10)),
-       P("q").Uid("a").Node("n2").Phase("Pending").CreatedAgo(seconds(1000)), {}, true,
+       P("q").Uid("a").Node("n2").Phase("Pending").CreatedAgo(seconds(1000)),
+       {},
+       true,
        Rule::kCreation},
       {"H2: same creation bucket, UID decides (older pod first here)",
        P("p").Uid("b").Node("n1").Phase("Pending").CreatedAgo(seconds(100)),
-       P("q").Uid("a").Node("n2").Phase("Pending").CreatedAgo(seconds(120)), {}, false,
+       P("q").Uid("a").Node("n2").Phase("Pending").CreatedAgo(seconds(120)),
+       {},
+       false,
        Rule::kCreation},
       {"I: a Ready condition without lastTransitionTime counts as newest",
-       P("p").Node("n1").ReadyZeroTime(), P("q").Node("n2").ReadyFor(hours(1)), {}, true,
+       P("p").Node("n1").ReadyZeroTime(),
+       P("q").Node("n2").ReadyFor(hours(1)),
+       {},
+       true,
        Rule::kReadyTime},
       {"Identical pods are a true tie",
-       P("p").Node("n1").ReadyAt(t), P("q").Node("n2").ReadyAt(t), {}, false,
+       P("p").Node("n1").ReadyAt(t),
+       P("q").Node("n2").ReadyAt(t),
+       {},
+       false,
        Rule::kTie},
   };
   for (const Case& c : cases) {
@@ -287,10 +372,12 @@ TEST(PlanScaleDownTest, VictimsAndShortcuts) {
     bool burst_capped = false;
     size_t inactive = 0;
   };
-  std::vector<PodFacts> d_owned = {
-      P("A1").Uid("u1").Node("n1").ReadyFor(seconds(40)), P("A2").Uid("u2").Node("n1").ReadyFor(seconds(41)),
-      P("A3").Uid("u3").Node("n2").ReadyFor(seconds(42)), P("A4").Uid("u4").Node("n3").ReadyFor(seconds(43)),
-      P("A5").Uid("u5").Node("n4").ReadyFor(seconds(44)), P("A6").Uid("u6").Node("n4").ReadyFor(seconds(45))};
+  std::vector<PodFacts> d_owned = {P("A1").Uid("u1").Node("n1").ReadyFor(seconds(40)),
+                                   P("A2").Uid("u2").Node("n1").ReadyFor(seconds(41)),
+                                   P("A3").Uid("u3").Node("n2").ReadyFor(seconds(42)),
+                                   P("A4").Uid("u4").Node("n3").ReadyFor(seconds(43)),
+                                   P("A5").Uid("u5").Node("n4").ReadyFor(seconds(44)),
+                                   P("A6").Uid("u6").Node("n4").ReadyFor(seconds(45))};
   std::vector<PodFacts> d_related = d_owned;
   d_related.push_back(P("O1").Uid("o1").Node("n1").ReadyFor(hours(2)));
   d_related.push_back(P("O2").Uid("o2").Node("n2").ReadyFor(hours(2)));
@@ -298,11 +385,13 @@ TEST(PlanScaleDownTest, VictimsAndShortcuts) {
   d_related.push_back(P("O3").Uid("o3").Node("n3").ReadyFor(hours(2)).Deleting());
   d_related.push_back(P("O4").Uid("o4").Node("n3").ReadyFor(hours(2)).Phase("Succeeded"));
 
-  std::vector<PodFacts> j_owned = {
-      P("P1").Uid("11").Node("n1").ReadyFor(seconds(300)), P("P2").Uid("12").Node("n1").ReadyFor(seconds(20)),
-      P("P3").Uid("13").Node("n1").ReadyFor(seconds(20)).Cost("50"), P("P4").Uid("21").Node("n2"),
-      P("P5").Uid("22").Node("n2").ReadyFor(seconds(3000)).Cost("-10"),
-      P("P6").Uid("31").Node("n3").ReadyFor(seconds(20)), P("P7").Uid("41").Node("").Phase("Pending")};
+  std::vector<PodFacts> j_owned = {P("P1").Uid("11").Node("n1").ReadyFor(seconds(300)),
+                                   P("P2").Uid("12").Node("n1").ReadyFor(seconds(20)),
+                                   P("P3").Uid("13").Node("n1").ReadyFor(seconds(20)).Cost("50"),
+                                   P("P4").Uid("21").Node("n2"),
+                                   P("P5").Uid("22").Node("n2").ReadyFor(seconds(3000)).Cost("-10"),
+                                   P("P6").Uid("31").Node("n3").ReadyFor(seconds(20)),
+                                   P("P7").Uid("41").Node("").Phase("Pending")};
 
   std::vector<PodFacts> with_inactive = {P("live1").Node("n1").ReadyFor(seconds(60)),
                                          P("live2").Node("n1"), P("gone").Node("n1").Deleting(),
@@ -310,16 +399,28 @@ TEST(PlanScaleDownTest, VictimsAndShortcuts) {
                                          P("failed").Node("n1").Phase("Failed")};
   std::vector<PodFacts> many;
   for (int k = 0; k < 1000; ++k) {
-    many.push_back(P("m" + std::to_string(k)).Node("n" + std::to_string(k % 7)).ReadyFor(seconds(60 + k)));
+    many.push_back(
+        P("m" + std::to_string(k)).Node("n" + std::to_string(k % 7)).ReadyFor(seconds(60 + k)));
   }
   const std::vector<Case> cases = {
       {"D: 6 -> 4 deletes both pods on the crowded node (ranks are not recomputed)",
-       {d_owned, d_related, true, 4, kNow}, {"A1", "A2"}, true, 2},
+       {d_owned, d_related, true, 4, kNow},
+       {"A1", "A2"},
+       true,
+       2},
       {"J: mixed, diff 3", {j_owned, j_owned, true, 4, kNow}, {"P7", "P4", "P5"}, true, 3},
       {"inactive pods are neither counted nor chosen",
-       {with_inactive, with_inactive, true, 1, kNow}, {"live2"}, true, 1, false, 3},
-      {"deleting every pod needs no ranking", {j_owned, j_owned, true, 0, kNow},
-       {"P1", "P2", "P3", "P4", "P5", "P6", "P7"}, false, 7},
+       {with_inactive, with_inactive, true, 1, kNow},
+       {"live2"},
+       true,
+       1,
+       false,
+       3},
+      {"deleting every pod needs no ranking",
+       {j_owned, j_owned, true, 0, kNow},
+       {"P1", "P2", "P3", "P4", "P5", "P6", "P7"},
+       false,
+       7},
       {"scale-up or no change deletes nothing", {j_owned, j_owned, true, 9, kNow}, {}, false, 0},
       {"at most 500 deletions per sync", {many, many, true, 100, kNow}, {}, true, 500, true},
   };
@@ -346,11 +447,13 @@ TEST(PlanScaleDownTest, VictimsAndShortcuts) {
 }
 
 TEST(PlanScaleDownTest, ExplainsTheDecidingRulePerVictim) {
-  std::vector<PodFacts> j_owned = {
-      P("P1").Uid("11").Node("n1").ReadyFor(seconds(300)), P("P2").Uid("12").Node("n1").ReadyFor(seconds(20)),
-      P("P3").Uid("13").Node("n1").ReadyFor(seconds(20)).Cost("50"), P("P4").Uid("21").Node("n2"),
-      P("P5").Uid("22").Node("n2").ReadyFor(seconds(3000)).Cost("-10"),
-      P("P6").Uid("31").Node("n3").ReadyFor(seconds(20)), P("P7").Uid("41").Node("").Phase("Pending")};
+  std::vector<PodFacts> j_owned = {P("P1").Uid("11").Node("n1").ReadyFor(seconds(300)),
+                                   P("P2").Uid("12").Node("n1").ReadyFor(seconds(20)),
+                                   P("P3").Uid("13").Node("n1").ReadyFor(seconds(20)).Cost("50"),
+                                   P("P4").Uid("21").Node("n2"),
+                                   P("P5").Uid("22").Node("n2").ReadyFor(seconds(3000)).Cost("-10"),
+                                   P("P6").Uid("31").Node("n3").ReadyFor(seconds(20)),
+                                   P("P7").Uid("41").Node("").Phase("Pending")};
   ScaleDownPlan plan = PlanScaleDown({j_owned, j_owned, true, 4, kNow});
   ASSERT_EQ(plan.deletions, 3);
   // First survivor: P2 (ready, cost 0, rank 3).
@@ -363,10 +466,12 @@ TEST(PlanScaleDownTest, ExplainsTheDecidingRulePerVictim) {
 
 TEST(PlanScaleDownTest, ReportsTiesAtTheCutoff) {
   const common::TimePoint t = kNow - seconds(60);
-  std::vector<PodFacts> owned = {
-      P("p1").Node("n1").ReadyAt(t).Cost("5"),  P("p2").Node("n2").ReadyAt(t).Cost("-1"),
-      P("p3").Node("n3").ReadyAt(t),            P("p4").Node("n4").ReadyAt(t).Cost("-2147483648"),
-      P("p5").Node("n5").ReadyAt(t).Cost("100"), P("p6").Node("n6").ReadyAt(t).Cost("abc")};
+  std::vector<PodFacts> owned = {P("p1").Node("n1").ReadyAt(t).Cost("5"),
+                                 P("p2").Node("n2").ReadyAt(t).Cost("-1"),
+                                 P("p3").Node("n3").ReadyAt(t),
+                                 P("p4").Node("n4").ReadyAt(t).Cost("-2147483648"),
+                                 P("p5").Node("n5").ReadyAt(t).Cost("100"),
+                                 P("p6").Node("n6").ReadyAt(t).Cost("abc")};
   ScaleDownPlan plan = PlanScaleDown({owned, owned, true, 3, kNow});
   ASSERT_EQ(plan.deletions, 3);
   std::vector<std::string> v = Names(plan.victims());
@@ -388,8 +493,9 @@ TEST(PlanScaleDownTest, ReportsTiesAtTheCutoff) {
 }
 
 TEST(OrderForDeletionTest, ToleratesTheIntransitiveComparator) {
-  // Reference §5: A(ready t1, uid a), B(ready t1, uid c, 5 restarts), C(ready t2, uid b), one
-  // bucket: B<A, C<B, A<C. Selection must still return a permutation (std::sort would be UB).
+  // docs/replicaset-scale-down.md §5: A(ready t1, uid a), B(ready t1, uid c, 5 restarts),
+  // C(ready t2, uid b), one bucket: B<A, C<B, A<C. Selection must still return a permutation
+  // (std::sort would be UB).
   const common::TimePoint t1 = kNow - seconds(40);
   const common::TimePoint t2 = kNow - seconds(50);
   std::vector<PodFacts> owned = {P("A").Uid("a").Node("n1").ReadyAt(t1),

@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "src/controllers/deletion_cost/workload.h"
 
-#include <boost/json.hpp>
 #include <algorithm>
+#include <boost/json.hpp>
 
 #include "src/common/strings.h"
 
@@ -58,7 +58,8 @@ common::StatusOr<api::LabelSelector> DecodeLabelSelector(const boost::json::valu
   }
   if (const json::value* me = o->if_contains("matchExpressions"); me && !me->is_null()) {
     const json::array* arr = me->if_array();
-    if (arr == nullptr) return common::InvalidArgumentError("selector.matchExpressions: want a list");
+    if (arr == nullptr)
+      return common::InvalidArgumentError("selector.matchExpressions: want a list");
     for (size_t k = 0; k < arr->size(); ++k) {
       const std::string path = "selector.matchExpressions[" + std::to_string(k) + "]";
       const json::object* e = (*arr)[k].if_object();
@@ -74,10 +75,12 @@ common::StatusOr<api::LabelSelector> DecodeLabelSelector(const boost::json::valu
       std::string joined;
       for (size_t n = 0; n < values.size(); ++n) joined += (n ? "," : "") + values[n];
       if (op == "In") {
-        if (values.empty()) return common::InvalidArgumentError(path + ".values: must be non-empty for In");
+        if (values.empty())
+          return common::InvalidArgumentError(path + ".values: must be non-empty for In");
         parts.push_back(key + " in (" + joined + ")");
       } else if (op == "NotIn") {
-        if (values.empty()) return common::InvalidArgumentError(path + ".values: must be non-empty for NotIn");
+        if (values.empty())
+          return common::InvalidArgumentError(path + ".values: must be non-empty for NotIn");
         parts.push_back(key + " notin (" + joined + ")");
       } else if (op == "Exists") {
         parts.push_back(key);
@@ -114,7 +117,8 @@ common::StatusOr<WorkloadFacts> DecodeWorkload(const boost::json::value& value) 
       }
       std::sort(w.annotations.begin(), w.annotations.end());
     }
-    if (const json::value* owners = meta->if_contains("ownerReferences"); owners && owners->is_array()) {
+    if (const json::value* owners = meta->if_contains("ownerReferences");
+        owners && owners->is_array()) {
       for (const json::value& ov : owners->get_array()) {
         const json::object* o = ov.if_object();
         if (o == nullptr) continue;
@@ -123,7 +127,8 @@ common::StatusOr<WorkloadFacts> DecodeWorkload(const boost::json::value& value) 
         ref.kind = std::string(Str(*o, "kind"));
         ref.name = std::string(Str(*o, "name"));
         ref.uid = std::string(Str(*o, "uid"));
-        if (const json::value* c = o->if_contains("controller")) ref.controller = c->is_bool() && c->get_bool();
+        if (const json::value* c = o->if_contains("controller"))
+          ref.controller = c->is_bool() && c->get_bool();
         w.owner_references.push_back(std::move(ref));
       }
     }

@@ -24,7 +24,7 @@ struct WorkloadFacts {
   std::string name;
   std::string uid;
   std::vector<std::pair<std::string, std::string>> annotations;
-  api::LabelSelector selector;  // spec.selector; a missing selector matches nothing
+  api::LabelSelector selector;      // spec.selector; a missing selector matches nothing
   std::optional<int32_t> replicas;  // spec.replicas (nullopt: unset, which defaults to 1)
   std::vector<api::OwnerReference> owner_references;
 

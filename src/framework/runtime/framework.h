@@ -4,14 +4,18 @@
 // schedulePod/findNodesThatFitPod/prioritizeNodes/selectHost). The scheduler, the extender and the
 // simulator all call it.
 //
-// SchedulePod:
-//   PreFilter ─rejected─> Diagnosis (every node counted with the PreFilter reason)
+// SchedulePod (schedule_pod.cc, one function per step):
+//   PreFilterPod ─rejected─> Diagnosis (every node counted with the PreFilter reason)
 //      │
-//   Filter over the nodes, starting at a rotating index, until NumNodesToScore feasible nodes are
-//      found ─none─> PostFilter ─> Diagnosis ("0/N nodes are available: ...")
+//   FindFeasibleNodes: Filter over the nodes, starting at a rotating index, until NumNodesToScore
+//      feasible nodes are found; stored verdicts of equivalent pods reused (result_cache.h)
+//      ─none─> RunPostFilter ─> Diagnosis ("0/N nodes are available: ...")
 //      │ one feasible: chosen without scoring
-//   PreScore ─> Score (+NormalizeScore) × weight, summed ─> highest total, ties by the first
-//      score plugin's tie-break rule (ScorePlugin::TieBreak), then at random
+//   PrioritizeNodes (RunScore, score.cc): PreScore ─> Score (+NormalizeScore) × weight, summed
+//   SelectHost: the highest total, ties by the first score plugin's tie-break rule
+//      (ScorePlugin::TieBreak), then at random ─> RecordTopScores (the best three, for logs)
+//
+// The binding cycle's points (Reserve … PostBind) are run by binding::BindingCycle.
 //
 // Threading: a Framework is used by one scheduling thread at a time (it keeps reusable score
 // buffers and the rotating start index). The extender keeps one Framework per worker.
@@ -20,6 +24,7 @@
 
 #include <array>
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <span>
 #include <string>
@@ -33,6 +38,7 @@
 #include "src/framework/plugin.h"
 #include "src/framework/registry.h"
 #include "src/framework/runtime/result_cache.h"
+#include "src/framework/runtime/waiting_pods.h"
 #include "src/metrics/scheduler_metrics.h"
 
 namespace gpusched::framework::runtime {
@@ -80,7 +86,7 @@ struct ScheduleResult {
   NodeIndex node = kNoNode;     // chosen node, or kNoNode
   int32_t evaluated_nodes = 0;  // nodes filtered
   int32_t feasible_nodes = 0;
-  Status status;                // success, rejected (see diagnosis) or error
+  Status status;  // success, rejected (see diagnosis) or error
   Diagnosis diagnosis;
   std::vector<ScoreBreakdown> scores;  // only with record_scores
   // The highest totals, best first (ties in node order); top_count of them are set. Filled
@@ -120,7 +126,10 @@ class Framework {
                   std::vector<ScoreBreakdown>* breakdown);
   Status RunReserve(CycleState& state, const api::Pod& pod, const NodeInfo& node);
   void RunUnreserve(CycleState& state, const api::Pod& pod, std::string_view node);
-  Status RunPermit(CycleState& state, const api::Pod& pod, std::string_view node);
+  // Success, a rejection/error from the first plugin that returned one, or kWait: one or more
+  // plugins asked to wait and none rejected; the pod is then in the waiting map (SetWaitingPods)
+  // until allowed, rejected or timed out (each plugin's timeout, capped at kMaxPermitWait).
+  Status RunPermit(CycleState& state, const api::PodPtr& pod, std::string_view node);
   Status RunPreBind(CycleState& state, const api::Pod& pod, std::string_view node);
   Status RunBind(CycleState& state, const api::Pod& pod, std::string_view node);
   void RunPostBind(CycleState& state, const api::Pod& pod, std::string_view node);
@@ -136,6 +145,10 @@ class Framework {
   // REQUIRES: before the first cycle.
   void SetMetrics(metrics::ProfileMetrics* m);
 
+  // Where RunPermit puts pods that a plugin holds (kWait). Without one, kWait is an error.
+  // REQUIRES: before the first cycle; `waiting` outlives the Framework.
+  void SetWaitingPods(WaitingPodMap* waiting) { waiting_ = waiting; }
+
   // Result reuse across equivalent pods (result_cache.h): on by default. Off gives the same
   // placements at full per-node cost (differential tests, benchmarks). Not used when recording
   // verdicts or scores (explain).
@@ -149,14 +162,64 @@ class Framework {
   Status RunActiveFilters(const CycleState& state, const api::Pod& pod, const NodeInfo& node) const;
   void CountRejection(std::string_view plugin);
   void CountFilterEvaluations(const CycleState& state, int32_t evaluated);
+  // SchedulePod's steps (schedule_pod.cc).
+  struct FilterScan;
+  void BeginCycle();
+  bool PreFilterPod(CycleState& state, const api::Pod& pod, const Snapshot& snapshot,
+                    ScheduleResult& result);
+  void SelectActiveFilters(const CycleState& state);
+  std::span<const NodeIndex> FindFeasibleNodes(const CycleState& state, const api::Pod& pod,
+                                               const Snapshot& snapshot,
+                                               const SchedulePodOptions& options,
+                                               ScheduleResult& result);
+  FilterScan StartScan(const Snapshot& snapshot, const SchedulePodOptions& options,
+                       int32_t num_nodes);
+  bool ScanStoredVerdicts(FilterScan& scan) const;
+  bool FilterNextNode(FilterScan& scan, const CycleState& state, const api::Pod& pod,
+                      const Snapshot& snapshot, const SchedulePodOptions& options,
+                      ScheduleResult& result);
+  void CountReason(FilterScan& scan, NodeIndex n, const Status& s, bool from_cache,
+                   const SchedulePodOptions& options, Diagnosis& diag);
+  void FinishScan(const FilterScan& scan, const CycleState& state, ScheduleResult& result);
+  void RunPostFilter(CycleState& state, const api::Pod& pod, const Snapshot& snapshot,
+                     ScheduleResult& result);
+  bool PrioritizeNodes(CycleState& state, const api::Pod& pod, const Snapshot& snapshot,
+                       std::span<const NodeIndex> feasible, const SchedulePodOptions& options,
+                       ScheduleResult& result);
   // The node of the highest total of totals_[0..feasible.size()), ties broken by tie_rule_.
   NodeIndex SelectHost(std::span<const NodeIndex> feasible, common::Random& random) const;
+  NodeIndex SelectHostByTieRule(std::span<const NodeIndex> feasible, common::Random& random) const;
+  void RecordTopScores(std::span<const NodeIndex> feasible, ScheduleResult& result) const;
+
+  // RunScore's steps (score.cc).
+  Status RunPreScore(CycleState& state, const api::Pod& pod, const Snapshot& snapshot,
+                     std::span<const NodeIndex> nodes);
+  ResultCache::Class* PrepareScoreReuse(const CycleState& state, const Snapshot& snapshot,
+                                        std::span<const NodeIndex> nodes);
+  Status ScoreWithPlugin(size_t j, CycleState& state, const api::Pod& pod, const Snapshot& snapshot,
+                         std::span<const NodeIndex> nodes, ResultCache::Class* reuse,
+                         std::span<int64_t> totals, bool& totals_written,
+                         std::vector<ScoreBreakdown>* breakdown);
+  static void AddWeighted(std::span<int64_t> totals, const int64_t* scores,
+                          std::span<const NodeIndex> nodes, int64_t w, bool& totals_written);
+
+  // Create's steps (framework.cc).
+  common::Status AddPluginsAtPoints(
+      const config::Profile& profile, const config::Plugins& effective,
+      const std::function<Plugin*(std::string_view, std::string_view)>& get,
+      const common::Status& first_error);
+  common::Status AddPlugin(config::Point point, Plugin* p, const config::PluginRef& ref,
+                           const std::string& path);
+  common::Status CheckProfile(const config::Profile& profile, const Registry& registry) const;
+  void MapSkipSlots();
 
   struct Scored {
     ScorePlugin* plugin;
     int64_t weight;
   };
 
+  Handle* handle_ = nullptr;
+  WaitingPodMap* waiting_ = nullptr;
   std::string scheduler_name_;
   int32_t percentage_ = 0;
   std::vector<PluginPtr> owned_;
@@ -164,7 +227,7 @@ class Framework {
   std::vector<PreFilterPlugin*> pre_filter_;
   std::vector<FilterPlugin*> filter_;
   std::vector<FilterPlugin*> active_filter_;  // SchedulePod: filter_ less those skipped for the pod
-  std::vector<int> pre_filter_to_filter_;  // pre_filter_[i] skips filter_[j], or -1
+  std::vector<int> pre_filter_to_filter_;     // pre_filter_[i] skips filter_[j], or -1
   std::vector<PostFilterPlugin*> post_filter_;
   std::vector<PreScorePlugin*> pre_score_;
   std::vector<Scored> score_;

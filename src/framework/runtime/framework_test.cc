@@ -13,13 +13,17 @@ namespace gpusched::framework::runtime {
 namespace {
 
 // A filter that rejects nodes whose name is in a set, and scores by name length.
-class TestPlugin final : public QueueSortPlugin, public FilterPlugin, public ScorePlugin, public BindPlugin {
+class TestPlugin final : public QueueSortPlugin,
+                         public FilterPlugin,
+                         public ScorePlugin,
+                         public BindPlugin {
  public:
   std::string_view Name() const override { return "Test"; }
   bool Less(const QueuedPodInfo&, const QueuedPodInfo&) const override { return false; }
   Status Filter(const CycleState&, const api::Pod&, const NodeInfo& n) const override {
     if (n.name().starts_with("cpu")) return Status::Unschedulable("Insufficient cpu");
-    if (n.name().starts_with("taint")) return Status::Unresolvable("node(s) had untolerated taint(s)");
+    if (n.name().starts_with("taint"))
+      return Status::Unresolvable("node(s) had untolerated taint(s)");
     return Status::Success();
   }
   int64_t Score(const CycleState&, const api::Pod&, const NodeInfo& n) const override {
@@ -36,7 +40,8 @@ class NormPlugin final : public ScorePlugin {
     return 10 * static_cast<int64_t>(n.name().size());
   }
   bool HasNormalizeScore() const override { return true; }
-  Status NormalizeScore(const CycleState&, const api::Pod&, std::span<int64_t> scores) const override {
+  Status NormalizeScore(const CycleState&, const api::Pod&,
+                        std::span<int64_t> scores) const override {
     int64_t max = 1;
     for (int64_t s : scores) max = std::max(max, s);
     for (int64_t& s : scores) s = s * 100 / max;
@@ -54,7 +59,8 @@ class TiePlugin final : public ScorePlugin {
     return n.name().back() - '0';
   }
   bool HasNormalizeScore() const override { return true; }
-  Status NormalizeScore(const CycleState&, const api::Pod&, std::span<int64_t> scores) const override {
+  Status NormalizeScore(const CycleState&, const api::Pod&,
+                        std::span<int64_t> scores) const override {
     for (int64_t& s : scores) s = 7;
     return Status::Success();
   }
@@ -67,25 +73,31 @@ class TiePlugin final : public ScorePlugin {
 class FrameworkTest : public ::testing::Test {
  protected:
   void SetUp() override {
-    ASSERT_TRUE(registry_
-                    .Register("Test", [](const boost::json::value&, Handle&) -> common::StatusOr<PluginPtr> {
-                      return PluginPtr(std::make_unique<TestPlugin>());
-                    })
-                    .ok());
-    ASSERT_TRUE(registry_
-                    .Register("Norm", [](const boost::json::value&, Handle&) -> common::StatusOr<PluginPtr> {
-                      return PluginPtr(std::make_unique<NormPlugin>());
-                    })
-                    .ok());
+    ASSERT_TRUE(
+        registry_
+            .Register("Test",
+                      [](const boost::json::value&, Handle&) -> common::StatusOr<PluginPtr> {
+                        return PluginPtr(std::make_unique<TestPlugin>());
+                      })
+            .ok());
+    ASSERT_TRUE(
+        registry_
+            .Register("Norm",
+                      [](const boost::json::value&, Handle&) -> common::StatusOr<PluginPtr> {
+                        return PluginPtr(std::make_unique<NormPlugin>());
+                      })
+            .ok());
     const std::pair<const char*, ScorePlugin::TieBreak> ties[] = {
         {"TieNone", ScorePlugin::TieBreak::kNone},
         {"TieRaw", ScorePlugin::TieBreak::kRawScore},
         {"TieFirst", ScorePlugin::TieBreak::kFirstNode}};
     for (const auto& [name, rule] : ties) {
       ASSERT_TRUE(registry_
-                      .Register(name, [rule = rule](const boost::json::value&, Handle&) -> common::StatusOr<PluginPtr> {
-                        return PluginPtr(std::make_unique<TiePlugin>(rule));
-                      })
+                      .Register(name,
+                                [rule = rule](const boost::json::value&,
+                                              Handle&) -> common::StatusOr<PluginPtr> {
+                                  return PluginPtr(std::make_unique<TiePlugin>(rule));
+                                })
                       .ok());
     }
   }
@@ -118,10 +130,12 @@ class FrameworkTest : public ::testing::Test {
 
 TEST_F(FrameworkTest, UnknownPluginIsReportedWithItsYamlPath) {
   config::Profile p = Profile();
-  p.plugins.at(config::Point::kFilter).enabled.push_back({"Nope", 0, "profiles[0].plugins.filter.enabled[1]"});
+  p.plugins.at(config::Point::kFilter)
+      .enabled.push_back({"Nope", 0, "profiles[0].plugins.filter.enabled[1]"});
   auto fw = Framework::Create(p, 0, registry_, handle_);
   ASSERT_FALSE(fw.ok());
-  EXPECT_EQ(fw.status().message(), "profiles[0].plugins.filter.enabled[1]: unknown plugin \"Nope\"");
+  EXPECT_EQ(fw.status().message(),
+            "profiles[0].plugins.filter.enabled[1]: unknown plugin \"Nope\"");
 }
 
 TEST_F(FrameworkTest, ChoosesHighestScoreAndExplainsRejections) {
@@ -167,7 +181,8 @@ TEST_F(FrameworkTest, TieBreakRulesDecideBetweenEqualTotals) {
   EXPECT_EQ(Chosen({"n1", "n10", "n3"}, "TieRaw", 1), "n10");
   // Without a rule, ties stay random (the seeds pick several nodes).
   std::set<std::string> seen;
-  for (uint64_t seed = 1; seed <= 20; ++seed) seen.insert(Chosen({"n1", "n3", "n2"}, "TieNone", seed));
+  for (uint64_t seed = 1; seed <= 20; ++seed)
+    seen.insert(Chosen({"n1", "n3", "n2"}, "TieNone", seed));
   EXPECT_GT(seen.size(), 1u);
 }
 
@@ -229,7 +244,8 @@ TEST_F(FrameworkTest, RecordScoresBreaksEachTotalDownPerPluginWithRawNormalizedA
     EXPECT_EQ(b.by_plugin[0].weighted, len);
     EXPECT_EQ(b.by_plugin[1].plugin, "Norm");
     EXPECT_EQ(b.by_plugin[1].raw, 10 * len);
-    EXPECT_EQ(b.by_plugin[1].normalized, 10 * len * 100 / 100) << "longest-ok has 10 chars: max 100";
+    EXPECT_EQ(b.by_plugin[1].normalized, 10 * len * 100 / 100)
+        << "longest-ok has 10 chars: max 100";
     EXPECT_EQ(b.by_plugin[1].weight, 3);
     EXPECT_EQ(b.by_plugin[1].weighted, 3 * b.by_plugin[1].normalized);
     EXPECT_EQ(b.total, b.by_plugin[0].weighted + b.by_plugin[1].weighted);

@@ -36,7 +36,8 @@ class CountingPlugin final : public QueueSortPlugin,
   }
   Status Filter(const CycleState&, const api::Pod&, const NodeInfo& n) const override {
     ++filter_calls;
-    if (n.node->meta.labels.Has(common::Intern("full"))) return Status::Unschedulable("node is full");
+    if (n.node->meta.labels.Has(common::Intern("full")))
+      return Status::Unschedulable("node is full");
     return Status::Success();
   }
   int64_t Score(const CycleState&, const api::Pod&, const NodeInfo& n) const override {
@@ -56,14 +57,15 @@ class CountingPlugin final : public QueueSortPlugin,
 class ResultReuseTest : public ::testing::Test {
  protected:
   void SetUp() override {
-    ASSERT_TRUE(registry_
-                    .Register("Counting",
-                              [this](const boost::json::value&, Handle&) -> common::StatusOr<PluginPtr> {
-                                auto p = std::make_unique<CountingPlugin>();
-                                plugin_ = p.get();
-                                return PluginPtr(std::move(p));
-                              })
-                    .ok());
+    ASSERT_TRUE(
+        registry_
+            .Register("Counting",
+                      [this](const boost::json::value&, Handle&) -> common::StatusOr<PluginPtr> {
+                        auto p = std::make_unique<CountingPlugin>();
+                        plugin_ = p.get();
+                        return PluginPtr(std::move(p));
+                      })
+            .ok());
     MakeFramework();
     for (int i = 0; i < 10; ++i) {
       SetNode(i, i == 3 ? "full" : "", std::string(static_cast<size_t>(i % 4 + 1), 'x'));
@@ -154,17 +156,14 @@ TEST_F(ResultReuseTest, ReuseIsRefusedWhenItWouldNotBeExact) {
     int want_filter_calls;
   };
   const std::vector<Case> cases = {
-      {"an equivalent pod reuses all ten verdicts", [] {},
-       MakePod("ns", "b").Cpu("1").Obj(), 0},
-      {"a pod with another request is another class", [] {},
-       MakePod("ns", "b").Cpu("2").Obj(), 10},
+      {"an equivalent pod reuses all ten verdicts", [] {}, MakePod("ns", "b").Cpu("1").Obj(), 0},
+      {"a pod with another request is another class", [] {}, MakePod("ns", "b").Cpu("2").Obj(), 10},
       {"a plugin state version change invalidates", [this] { plugin_->version++; },
        MakePod("ns", "b").Cpu("1").Obj(), 10},
-      {"a plugin that is not node-local disables reuse",
-       [this] { plugin_->node_local = false; }, MakePod("ns", "b").Cpu("1").Obj(),
-       10},
-      {"reuse turned off evaluates everything",
-       [this] { fw_->SetResultReuse(false); }, MakePod("ns", "b").Cpu("1").Obj(), 10},
+      {"a plugin that is not node-local disables reuse", [this] { plugin_->node_local = false; },
+       MakePod("ns", "b").Cpu("1").Obj(), 10},
+      {"reuse turned off evaluates everything", [this] { fw_->SetResultReuse(false); },
+       MakePod("ns", "b").Cpu("1").Obj(), 10},
   };
   for (const Case& c : cases) {
     SCOPED_TRACE(c.name);
@@ -211,7 +210,7 @@ TEST(ResultCacheTest, LeastRecentlyUsedClassIsEvicted) {
   cache.Acquire("a", 1, snapshot, sig).StoreVerdict(0, 5, Status::Unschedulable("r"));
   cache.Acquire("b", 2, snapshot, sig).StoreVerdict(0, 5, Status::Success());
   EXPECT_TRUE(cache.Acquire("a", 1, snapshot, sig).HasVerdict(0, 5));  // a is now the newest
-  cache.Acquire("c", 3, snapshot, sig);                                 // evicts b
+  cache.Acquire("c", 3, snapshot, sig);                                // evicts b
   EXPECT_EQ(cache.num_classes(), 2u);
   EXPECT_FALSE(cache.Acquire("b", 2, snapshot, sig).HasVerdict(0, 5));
   ResultCache::Class& a = cache.Acquire("a", 1, snapshot, sig);

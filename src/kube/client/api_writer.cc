@@ -216,9 +216,9 @@ common::Status KubeApiClient::BindPod(
     return common::InvalidArgumentError("binding " + pod.Key() + ": node name " +
                                         common::Quote(node) + " is not a DNS-1123 name");
   }
-  common::Status s = Write(JsonRequest("POST",
-                                        PodPath(pod.meta.namespace_, pod.meta.name) + "/binding",
-                                        BuildBinding(pod, node, annotations)));
+  common::Status s =
+      Write(JsonRequest("POST", PodPath(pod.meta.namespace_, pod.meta.name) + "/binding",
+                        BuildBinding(pod, node, annotations)));
   if (s.ok()) return s;
   return VerifyFailedBind(pod, node, annotations, s);
 }
@@ -240,8 +240,8 @@ common::Status KubeApiClient::VerifyFailedBind(
       return common::NotFoundError("binding " + pod.Key() + ": the pod no longer exists");
     }
     return common::Status(failure.code(),
-                          std::string(failure.message()) + "; reading the pod back: " +
-                              std::string(got.status().message()));
+                          std::string(failure.message()) +
+                              "; reading the pod back: " + std::string(got.status().message()));
   }
   std::string_view uid = StringField(*got, {"metadata", "uid"});
   std::string_view bound = StringField(*got, {"spec", "nodeName"});
@@ -277,8 +277,8 @@ common::Status KubeApiClient::SetPodUnschedulable(const api::Pod& pod, std::stri
   GPUSCHED_RETURN_IF_ERROR(CheckPodNames(pod));
   json::object patch = BuildUnschedulablePatch(pod, reason, message, clock_.Now());
   if (patch.empty()) return common::Status::Ok();  // the pod already says so
-  return Write(JsonRequest("PATCH", PodPath(pod.meta.namespace_, pod.meta.name) + "/status",
-                           patch, "application/strategic-merge-patch+json"));
+  return Write(JsonRequest("PATCH", PodPath(pod.meta.namespace_, pod.meta.name) + "/status", patch,
+                           "application/strategic-merge-patch+json"));
 }
 
 common::Status KubeApiClient::CreateEvent(const EventRecord& event) {
@@ -290,8 +290,8 @@ common::Status KubeApiClient::CreateEvent(const EventRecord& event) {
   if (e.reporting_controller.empty())
     e.reporting_controller = options_.default_reporting_controller;
   json::object body = BuildEvent(e, options_.reporting_instance, clock_.Now());
-  return Write(
-      JsonRequest("POST", "/apis/events.k8s.io/v1/namespaces/" + event.namespace_ + "/events", body));
+  return Write(JsonRequest(
+      "POST", "/apis/events.k8s.io/v1/namespaces/" + event.namespace_ + "/events", body));
 }
 
 }  // namespace gpusched::kube::client

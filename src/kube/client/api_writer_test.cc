@@ -215,10 +215,10 @@ TEST(KubeApiClientTest, BindPod) {
 TEST(KubeApiClientTest, BindPodRepeatsTheReadBackThroughWait) {
   const std::string pod_path = "/api/v1/namespaces/ml/pods/train-0";
   FakeRestClient rest;
-  rest.Push(0, "");                                  // POST: connection broke after sending
+  rest.Push(0, "");  // POST: connection broke after sending
   rest.Push(403, R"({"message":"RBAC: clusterrole not found"})");  // GET: RBAC still loading
-  rest.Push(0, "");                                  // GET: API server gone again
-  rest.Push(200, PodJson("uid-1", "n1"));            // GET: the first POST had bound it
+  rest.Push(0, "");                                                // GET: API server gone again
+  rest.Push(200, PodJson("uid-1", "n1"));  // GET: the first POST had bound it
   common::FakeClock clock;
   std::vector<common::Duration> waits;
   KubeApiClientOptions opts;

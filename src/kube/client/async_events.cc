@@ -35,8 +35,8 @@ common::Status AsyncEventClient::CreateEvent(const EventRecord& event) {
     if (!stopped_) {
       if (queue_.size() >= options_.max_queued) {
         if (dropped_++ % 1000 == 0) {
-          spdlog::warn("events: queue full ({} waiting); dropping events ({} so far)", queue_.size(),
-                       dropped_);
+          spdlog::warn("events: queue full ({} waiting); dropping events ({} so far)",
+                       queue_.size(), dropped_);
         }
         return common::ResourceExhaustedError("event queue full: event for " + event.namespace_ +
                                               "/" + event.pod_name + " dropped");
@@ -49,34 +49,33 @@ common::Status AsyncEventClient::CreateEvent(const EventRecord& event) {
   return events_.CreateEvent(event);
 }
 
-void AsyncEventClient::Send() GPUSCHED_NO_THREAD_SAFETY_ANALYSIS {
-  std::unique_lock<std::mutex> l(mu_.native());
+void AsyncEventClient::Send() {
+  common::MutexLock l(mu_);
   while (true) {
-    cv_.wait(l, [this]() GPUSCHED_NO_THREAD_SAFETY_ANALYSIS { return stopped_ || !queue_.empty(); });
+    l.Wait(cv_, [this]() GPUSCHED_REQUIRES(mu_) { return stopped_ || !queue_.empty(); });
     if (stopped_) return;
     EventRecord ev = std::move(queue_.front());
     queue_.pop_front();
     ++sending_;
-    l.unlock();
+    l.Unlock();
     common::Status s = events_.CreateEvent(ev);
     if (!s.ok()) {
       spdlog::warn("recording {} event for {}/{}: {}", ev.reason, ev.namespace_, ev.pod_name,
                    s.ToString());
     }
-    l.lock();
+    l.Lock();
     --sending_;
     if (queue_.empty() && sending_ == 0) idle_cv_.notify_all();
   }
 }
 
-size_t AsyncEventClient::Shutdown(common::Duration timeout) GPUSCHED_NO_THREAD_SAFETY_ANALYSIS {
+size_t AsyncEventClient::Shutdown(common::Duration timeout) {
   size_t lost = 0;
   {
-    std::unique_lock<std::mutex> l(mu_.native());
+    common::MutexLock l(mu_);
     if (stopped_) return 0;
-    idle_cv_.wait_for(l, timeout, [this]() GPUSCHED_NO_THREAD_SAFETY_ANALYSIS {
-      return queue_.empty() && sending_ == 0;
-    });
+    l.WaitFor(idle_cv_, timeout,
+              [this]() GPUSCHED_REQUIRES(mu_) { return queue_.empty() && sending_ == 0; });
     stopped_ = true;
     lost = queue_.size();
     dropped_ += lost;

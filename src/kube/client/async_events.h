@@ -49,8 +49,9 @@ class AsyncEventClient final : public ApiClient {
   AsyncEventClient(const AsyncEventClient&) = delete;
   AsyncEventClient& operator=(const AsyncEventClient&) = delete;
 
-  common::Status BindPod(const api::Pod& pod, std::string_view node,
-                         const std::vector<std::pair<std::string, std::string>>& annotations) override;
+  common::Status BindPod(
+      const api::Pod& pod, std::string_view node,
+      const std::vector<std::pair<std::string, std::string>>& annotations) override;
   common::Status SetPodUnschedulable(const api::Pod& pod, std::string_view reason,
                                      std::string_view message) override;
   // Queues the event; kResourceExhausted when the queue is full (the event is dropped). After
@@ -72,8 +73,8 @@ class AsyncEventClient final : public ApiClient {
   ApiClient& events_;
   const AsyncEventOptions options_;
   mutable common::Mutex mu_;
-  std::condition_variable cv_;           // work for the senders, or stop
-  std::condition_variable idle_cv_;      // the queue drained
+  std::condition_variable cv_;       // work for the senders, or stop
+  std::condition_variable idle_cv_;  // the queue drained
   std::deque<EventRecord> queue_ GPUSCHED_GUARDED_BY(mu_);
   int sending_ GPUSCHED_GUARDED_BY(mu_) = 0;
   bool stopped_ GPUSCHED_GUARDED_BY(mu_) = false;

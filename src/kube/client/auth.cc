@@ -91,6 +91,106 @@ std::string Tail(std::string_view s, size_t n) {
   return std::string(s);
 }
 
+// The timeout of RunProcess is counted in poll(2) slices of this many milliseconds.
+constexpr int kSliceMs = 50;
+
+// Starts `exe` with `argv` and exactly `env`: stdin /dev/null, stdout and stderr the pipes'
+// write ends, default signal dispositions, no blocked signals, in a process group of its own (so
+// a timeout kills the plugin's children too). The caller closes its copies of the write ends.
+common::StatusOr<pid_t> Spawn(const std::string& exe, const std::vector<std::string>& argv,
+                              const Environment& env, const Fd& out_w, const Fd& err_w) {
+  posix_spawn_file_actions_t actions;
+  posix_spawn_file_actions_init(&actions);
+  posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0);
+  posix_spawn_file_actions_adddup2(&actions, out_w.get(), 1);
+  posix_spawn_file_actions_adddup2(&actions, err_w.get(), 2);
+  posix_spawnattr_t attr;
+  posix_spawnattr_init(&attr);
+  sigset_t none, all;
+  sigemptyset(&none);
+  sigfillset(&all);
+  posix_spawnattr_setsigmask(&attr, &none);
+  posix_spawnattr_setsigdefault(&attr, &all);
+  posix_spawnattr_setpgroup(&attr, 0);
+  posix_spawnattr_setflags(&attr,
+                           POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF | POSIX_SPAWN_SETPGROUP);
+
+  std::vector<std::string> env_strings;
+  env_strings.reserve(env.size());
+  for (const auto& [k, v] : env) env_strings.push_back(k + "=" + v);
+  std::vector<char*> envp;
+  for (auto& s : env_strings) envp.push_back(s.data());
+  envp.push_back(nullptr);
+  std::vector<std::string> args = argv;
+  std::vector<char*> argp;
+  for (auto& s : args) argp.push_back(s.data());
+  argp.push_back(nullptr);
+
+  pid_t pid = -1;
+  int rc = ::posix_spawn(&pid, exe.c_str(), &actions, &attr, argp.data(), envp.data());
+  posix_spawn_file_actions_destroy(&actions);
+  posix_spawnattr_destroy(&attr);
+  if (rc != 0) {
+    return common::UnavailableError("starting " + common::Quote(exe) + ": " + std::strerror(rc));
+  }
+  return pid;
+}
+
+// How DrainOutput stopped.
+enum class Drain : uint8_t { kClosed, kTimedOut, kTooLarge };
+
+// Reads the child's stdout and stderr into `result` until both are closed (or poll fails), the
+// idle time waited (*waited, in poll slices) reaches `timeout`, or one of them would exceed
+// `max_output`.
+Drain DrainOutput(Fd& out_r, Fd& err_r, common::Duration timeout, size_t max_output,
+                  ProcessResult& result, common::Duration* waited) {
+  while (out_r.get() >= 0 || err_r.get() >= 0) {
+    pollfd fds[2];
+    nfds_t n = 0;
+    if (out_r.get() >= 0) fds[n++] = pollfd{out_r.get(), POLLIN, 0};
+    if (err_r.get() >= 0) fds[n++] = pollfd{err_r.get(), POLLIN, 0};
+    int ready = ::poll(fds, n, kSliceMs);
+    if (ready < 0 && errno == EINTR) continue;
+    if (ready < 0) break;
+    if (ready == 0) {
+      *waited += std::chrono::milliseconds(kSliceMs);
+      if (*waited >= timeout) return Drain::kTimedOut;
+      continue;
+    }
+    for (nfds_t i = 0; i < n; ++i) {
+      if (fds[i].revents == 0) continue;
+      bool is_out = fds[i].fd == out_r.get();
+      char buf[8192];
+      ssize_t got = ::read(fds[i].fd, buf, sizeof buf);
+      if (got < 0 && (errno == EINTR || errno == EAGAIN)) continue;
+      if (got <= 0) {
+        (is_out ? out_r : err_r).Close();
+        continue;
+      }
+      std::string& sink = is_out ? result.stdout_text : result.stderr_text;
+      if (sink.size() + static_cast<size_t>(got) > max_output) return Drain::kTooLarge;
+      sink.append(buf, static_cast<size_t>(got));
+    }
+  }
+  return Drain::kClosed;
+}
+
+// Waits for `pid` to exit (*wstatus), polling in slices counted in *waited. When *waited reaches
+// `timeout` first, kills its process group and returns false.
+bool WaitForExit(pid_t pid, common::Duration timeout, common::Duration* waited, int* wstatus) {
+  for (;;) {
+    pid_t w = ::waitpid(pid, wstatus, WNOHANG);
+    if (w == pid) return true;
+    if (w < 0 && errno != EINTR) return true;
+    if (*waited >= timeout) {
+      ::kill(-pid, SIGKILL);
+      return false;
+    }
+    ::poll(nullptr, 0, kSliceMs);
+    *waited += std::chrono::milliseconds(kSliceMs);
+  }
+}
+
 // ---------------------------------------------------------------------------------------------
 // ExecCredential
 
@@ -133,102 +233,23 @@ common::StatusOr<ProcessResult> RunProcess(const std::vector<std::string>& argv,
   Fd out_r, out_w, err_r, err_w;
   GPUSCHED_RETURN_IF_ERROR(MakePipe(&out_r, &out_w));
   GPUSCHED_RETURN_IF_ERROR(MakePipe(&err_r, &err_w));
-
-  posix_spawn_file_actions_t actions;
-  posix_spawn_file_actions_init(&actions);
-  posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0);
-  posix_spawn_file_actions_adddup2(&actions, out_w.get(), 1);
-  posix_spawn_file_actions_adddup2(&actions, err_w.get(), 2);
-  posix_spawnattr_t attr;
-  posix_spawnattr_init(&attr);
-  sigset_t none, all;
-  sigemptyset(&none);
-  sigfillset(&all);
-  posix_spawnattr_setsigmask(&attr, &none);
-  posix_spawnattr_setsigdefault(&attr, &all);
-  // Its own process group, so a timeout kills the plugin's children too.
-  posix_spawnattr_setpgroup(&attr, 0);
-  posix_spawnattr_setflags(&attr,
-                           POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF | POSIX_SPAWN_SETPGROUP);
-
-  std::vector<std::string> env_strings;
-  env_strings.reserve(env.size());
-  for (const auto& [k, v] : env) env_strings.push_back(k + "=" + v);
-  std::vector<char*> envp;
-  for (auto& s : env_strings) envp.push_back(s.data());
-  envp.push_back(nullptr);
-  std::vector<std::string> args = argv;
-  std::vector<char*> argp;
-  for (auto& s : args) argp.push_back(s.data());
-  argp.push_back(nullptr);
-
-  pid_t pid = -1;
-  int rc = ::posix_spawn(&pid, exe.c_str(), &actions, &attr, argp.data(), envp.data());
-  posix_spawn_file_actions_destroy(&actions);
-  posix_spawnattr_destroy(&attr);
+  common::StatusOr<pid_t> spawned = Spawn(exe, argv, env, out_w, err_w);
   out_w.Close();
   err_w.Close();
-  if (rc != 0) {
-    return common::UnavailableError("starting " + common::Quote(exe) + ": " + std::strerror(rc));
-  }
+  if (!spawned.ok()) return spawned.status();
+  const pid_t pid = *spawned;
 
   ProcessResult result;
-  constexpr int kSliceMs = 50;
   common::Duration waited{0};
-  bool timed_out = false;
-  bool too_large = false;
-  while (out_r.get() >= 0 || err_r.get() >= 0) {
-    pollfd fds[2];
-    nfds_t n = 0;
-    if (out_r.get() >= 0) fds[n++] = pollfd{out_r.get(), POLLIN, 0};
-    if (err_r.get() >= 0) fds[n++] = pollfd{err_r.get(), POLLIN, 0};
-    int ready = ::poll(fds, n, kSliceMs);
-    if (ready < 0 && errno == EINTR) continue;
-    if (ready < 0) break;
-    if (ready == 0) {
-      waited += std::chrono::milliseconds(kSliceMs);
-      if (waited >= timeout) {
-        timed_out = true;
-        break;
-      }
-      continue;
-    }
-    for (nfds_t i = 0; i < n; ++i) {
-      if (fds[i].revents == 0) continue;
-      bool is_out = fds[i].fd == out_r.get();
-      char buf[8192];
-      ssize_t got = ::read(fds[i].fd, buf, sizeof buf);
-      if (got < 0 && (errno == EINTR || errno == EAGAIN)) continue;
-      if (got <= 0) {
-        (is_out ? out_r : err_r).Close();
-        continue;
-      }
-      std::string& sink = is_out ? result.stdout_text : result.stderr_text;
-      if (sink.size() + static_cast<size_t>(got) > max_output) {
-        too_large = true;
-        break;
-      }
-      sink.append(buf, static_cast<size_t>(got));
-    }
-    if (too_large) break;
-  }
+  const Drain drain = DrainOutput(out_r, err_r, timeout, max_output, result, &waited);
+  bool timed_out = drain == Drain::kTimedOut;
+  const bool too_large = drain == Drain::kTooLarge;
   int wstatus = 0;
   if (timed_out || too_large) {
     ::kill(-pid, SIGKILL);
   } else {
     // Output is closed; wait for the exit within what is left of the timeout.
-    for (;;) {
-      pid_t w = ::waitpid(pid, &wstatus, WNOHANG);
-      if (w == pid) break;
-      if (w < 0 && errno != EINTR) break;
-      if (waited >= timeout) {
-        timed_out = true;
-        ::kill(-pid, SIGKILL);
-        break;
-      }
-      ::poll(nullptr, 0, kSliceMs);
-      waited += std::chrono::milliseconds(kSliceMs);
-    }
+    timed_out = !WaitForExit(pid, timeout, &waited, &wstatus);
     if (!timed_out) {
       if (WIFEXITED(wstatus)) result.exit_code = WEXITSTATUS(wstatus);
       if (WIFSIGNALED(wstatus)) {

@@ -133,4 +133,33 @@ std::string FormatRfc3339Micro(common::TimePoint t) {
   return buf;
 }
 
+std::string EscapeQueryComponent(std::string_view s) {
+  static constexpr char kHex[] = "0123456789ABCDEF";
+  std::string out;
+  out.reserve(s.size());
+  for (char ch : s) {
+    auto c = static_cast<unsigned char>(ch);
+    if ((c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '-' ||
+        c == '.' || c == '_' || c == '~') {
+      out += ch;
+    } else {
+      out += '%';
+      out += kHex[c >> 4];
+      out += kHex[c & 15];
+    }
+  }
+  return out;
+}
+
+std::string EncodeQuery(const std::vector<std::pair<std::string, std::string>>& query) {
+  std::string out;
+  for (const auto& [k, v] : query) {
+    out += out.empty() ? '?' : '&';
+    out += EscapeQueryComponent(k);
+    out += '=';
+    out += EscapeQueryComponent(v);
+  }
+  return out;
+}
+
 }  // namespace gpusched::kube::client

@@ -2,26 +2,20 @@
 #include "src/kube/client/http1_response.h"
 
 #include <algorithm>
+#include <boost/beast/core/buffers_range.hpp>
+#include <boost/beast/http/error.hpp>
+#include <boost/beast/http/parser.hpp>
+#include <stdexcept>
 
 #include "src/common/strings.h"
 
 namespace gpusched::kube::client {
 namespace {
 
-constexpr size_t kMaxHead = size_t{64} << 10;
-constexpr size_t kMaxLine = 4096;
+namespace beast = boost::beast;
+namespace bhttp = beast::http;
 
-// Whether the comma-separated token list `value` holds `token` (case-insensitive).
-bool HasToken(std::string_view value, std::string_view token) {
-  while (!value.empty()) {
-    size_t comma = value.find(',');
-    std::string_view item = common::Trim(value.substr(0, comma));
-    if (common::EqualsIgnoreCase(item, token)) return true;
-    if (comma == std::string_view::npos) break;
-    value.remove_prefix(comma + 1);
-  }
-  return false;
-}
+constexpr size_t kMaxHead = size_t{64} << 10;
 
 std::optional<uint64_t> ParseDecimal(std::string_view s) {
   if (s.empty() || s.size() > 18) return std::nullopt;
@@ -33,18 +27,108 @@ std::optional<uint64_t> ParseDecimal(std::string_view s) {
   return v;
 }
 
-std::optional<uint64_t> ParseHex(std::string_view s) {
-  if (s.empty() || s.size() > 15) return std::nullopt;
-  uint64_t v = 0;
-  for (char c : s) {
-    int d;
-    if (c >= '0' && c <= '9') d = c - '0';
-    else if (c >= 'a' && c <= 'f') d = c - 'a' + 10;
-    else if (c >= 'A' && c <= 'F') d = c - 'A' + 10;
-    else return std::nullopt;
-    v = v * 16 + static_cast<uint64_t>(d);
+// Where the body goes: into `data`, or to `sink` when one is set.
+struct BodyValue {
+  std::string data;
+  const std::function<bool(std::string_view)>* sink = nullptr;
+  uint64_t received = 0;  // body bytes so far, wherever they went
+  bool stopped = false;   // the sink said stop
+};
+
+// A Beast Body (http::string_body, plus the sink).
+struct SinkBody {
+  using value_type = BodyValue;
+
+  class reader {
+   public:
+    template <bool isRequest, class Fields>
+    reader(bhttp::header<isRequest, Fields>&, value_type& v) : v_(v) {}
+
+    // `n` is within the body limit when there is no sink (the parser checked it).
+    void init(const boost::optional<uint64_t>& n, beast::error_code& ec) {
+      if (n && !HasSink()) v_.data.reserve(static_cast<size_t>(*n));
+      ec = {};
+    }
+
+    template <class ConstBufferSequence>
+    size_t put(const ConstBufferSequence& buffers, beast::error_code& ec) {
+      ec = {};
+      size_t taken = 0;
+      for (auto b : beast::buffers_range_ref(buffers)) {
+        std::string_view piece(static_cast<const char*>(b.data()), b.size());
+        if (HasSink() && !piece.empty() && !(*v_.sink)(piece)) {
+          v_.stopped = true;
+          ec = beast::error_code(ECANCELED, boost::system::generic_category());
+          break;
+        }
+        if (!HasSink()) v_.data.append(piece);
+        taken += piece.size();
+      }
+      v_.received += taken;
+      return taken;
+    }
+
+    void finish(beast::error_code& ec) { ec = {}; }
+
+   private:
+    bool HasSink() const { return v_.sink != nullptr && *v_.sink; }
+    value_type& v_;
+  };
+};
+
+using Parser = bhttp::response_parser<SinkBody>;
+
+std::string_view FirstLine(std::string_view at) {
+  return at.substr(0, std::min(at.find('\n'), at.find("\r\n")));
+}
+
+// The trimmed value of the header line at `at` ("Name: value\r\n...").
+std::string_view HeaderValue(std::string_view at) {
+  std::string_view line = FirstLine(at);
+  size_t colon = line.find(':');
+  return common::Trim(colon == std::string_view::npos ? line : line.substr(colon + 1));
+}
+
+// The message for Beast's `ec`, raised at `at` (the input the parser did not consume).
+// `at_start`: no byte of the head was consumed yet (the status line is at `at`).
+// `body_seen`: body bytes arrived (a chunk was read).
+std::string ParseErrorMessage(beast::error_code ec, std::string_view at, bool at_start,
+                              bool body_seen) {
+  using E = bhttp::error;
+  if (ec == E::bad_version || ec == E::bad_reason || (ec == E::bad_line_ending && at_start)) {
+    return "malformed status line " + common::Quote(FirstLine(at).substr(0, 80));
   }
-  return v;
+  if (ec == E::bad_status) {
+    std::string_view code = FirstLine(at).substr(9, 3);
+    if (code.size() == 3 && std::all_of(code.begin(), code.end(), [](char c) {
+          return c >= '0' && c <= '9';
+        })) {  // the code is fine, what follows is not (no SP before the reason phrase)
+      return "malformed status line " + common::Quote(FirstLine(at).substr(0, 80));
+    }
+    return "malformed status code " + common::Quote(code);
+  }
+  if (ec == E::header_limit) return "response headers exceed 64 KiB";
+  if (ec == E::bad_field || ec == E::bad_value || ec == E::bad_obs_fold ||
+      ec == E::bad_line_ending) {
+    return "malformed header line " + common::Quote(FirstLine(at).substr(0, 80));
+  }
+  if (ec == E::bad_content_length || ec == E::multiple_content_length) {
+    return "malformed Content-Length " + common::Quote(HeaderValue(at).substr(0, 40)) +
+           " (conflicting, or with Transfer-Encoding)";
+  }
+  if (ec == E::bad_transfer_encoding) {
+    return "unsupported Transfer-Encoding " + common::Quote(HeaderValue(at).substr(0, 40)) +
+           " (repeated, or with Content-Length)";
+  }
+  if (ec == E::bad_chunk || ec == E::bad_chunk_extension) {
+    // Beast reads a chunk's closing CRLF with the next chunk's size line.
+    if (body_seen && at.substr(0, 2) != "\r\n") return "chunk not followed by CRLF";
+    if (at.substr(0, 2) == "\r\n") at.remove_prefix(2);
+    std::string_view line = common::Trim(FirstLine(at)).substr(0, 40);
+    return (ec == E::bad_chunk ? "malformed chunk size " : "malformed chunk extension ") +
+           common::Quote(line);
+  }
+  return ec.message();
 }
 
 }  // namespace
@@ -55,8 +139,47 @@ std::optional<int64_t> ParseRetryAfterSeconds(std::string_view value) {
   return static_cast<int64_t>(std::min<uint64_t>(*secs, 86400));
 }
 
+struct Http1ResponseParser::Impl {
+  Impl(size_t max_body, bool head) : max_body(max_body), head_request(head) { Restart(); }
+
+  // A fresh Beast parser for the next message (the first, or the one after an interim answer).
+  void Restart() {
+    parser.emplace();
+    parser->header_limit(static_cast<std::uint32_t>(kMaxHead));
+    if (sink) {
+      parser->body_limit(boost::none);
+    } else {
+      parser->body_limit(max_body);
+    }
+    parser->skip(head_request);
+    parser->get().body().sink = &sink;
+    head_consumed = 0;
+    head_checked = false;
+  }
+
+  const size_t max_body;
+  const bool head_request;
+  std::function<bool(std::string_view)> sink;
+  std::optional<Parser> parser;
+  std::string pending;       // input the parser has not consumed (an incomplete head or line)
+  size_t head_consumed = 0;  // bytes of the current head the parser has consumed
+  bool head_checked = false;
+};
+
 Http1ResponseParser::Http1ResponseParser(size_t max_body, bool head)
-    : max_body_(max_body), head_request_(head) {}
+    : impl_(std::make_unique<Impl>(max_body, head)) {}
+Http1ResponseParser::~Http1ResponseParser() = default;
+Http1ResponseParser::Http1ResponseParser(Http1ResponseParser&&) noexcept = default;
+Http1ResponseParser& Http1ResponseParser::operator=(Http1ResponseParser&&) noexcept = default;
+
+void Http1ResponseParser::set_body_sink(std::function<bool(std::string_view)> sink) {
+  impl_->sink = std::move(sink);
+  // The limit does not apply to a sink (it enforces its own).
+  if (impl_->sink && !impl_->parser->is_header_done()) impl_->parser->body_limit(boost::none);
+}
+
+const std::string& Http1ResponseParser::body() const { return impl_->parser->get().body().data; }
+std::string& Http1ResponseParser::mutable_body() { return impl_->parser->get().body().data; }
 
 Http1ResponseParser::State Http1ResponseParser::Fail(std::string message) {
   error_ = std::move(message);
@@ -64,200 +187,108 @@ Http1ResponseParser::State Http1ResponseParser::Fail(std::string message) {
   return state_ = State::kError;
 }
 
-Http1ResponseParser::State Http1ResponseParser::ParseHead(std::string_view head) {
-  // Status line: HTTP/1.x SP 3DIGIT [SP reason].
-  size_t eol = head.find("\r\n");
-  std::string_view line = head.substr(0, eol);
-  if (line.size() < 12 || line.substr(0, 7) != "HTTP/1." || line[8] != ' ' ||
-      (line.size() > 12 && line[12] != ' ')) {
-    return Fail("malformed status line " + common::Quote(line.substr(0, 80)));
+Http1ResponseParser::State Http1ResponseParser::CheckHead() {
+  Impl& m = *impl_;
+  m.head_checked = true;
+  const auto& head = m.parser->get();
+  // Beast frames any Transfer-Encoding and ignores Content-Encoding; the client accepts only
+  // chunked and asks for no content coding.
+  if (auto te = head.find(bhttp::field::transfer_encoding); te != head.end()) {
+    if (!common::EqualsIgnoreCase(te->value(), "chunked")) {
+      return Fail("unsupported Transfer-Encoding " + common::Quote(te->value().substr(0, 40)));
+    }
   }
-  bool http10 = line[7] == '0';
-  if (!http10 && line[7] != '1') return Fail("unsupported HTTP version " + common::Quote(line.substr(0, 8)));
-  auto code = ParseDecimal(line.substr(9, 3));
-  if (!code || *code < 100) return Fail("malformed status code " + common::Quote(line.substr(9, 3)));
-  status_ = static_cast<int>(*code);
-  keep_alive_ = !http10;
-
-  std::optional<uint64_t> content_length;
-  bool chunked = false;
+  if (auto ce = head.find(bhttp::field::content_encoding); ce != head.end()) {
+    if (!common::EqualsIgnoreCase(ce->value(), "identity")) {
+      return Fail("unrequested Content-Encoding " + common::Quote(ce->value().substr(0, 40)));
+    }
+  }
+  const unsigned code = head.result_int();
+  if (code < 100) return Fail("malformed status code " + common::Quote(std::to_string(code)));
+  if (code == 101) return Fail("unexpected 101 Switching Protocols");
+  status_ = static_cast<int>(code);
   retry_after_.reset();
-  std::string_view rest = eol == std::string_view::npos ? std::string_view() : head.substr(eol + 2);
-  while (!rest.empty()) {
-    eol = rest.find("\r\n");
-    line = rest.substr(0, eol);
-    rest = eol == std::string_view::npos ? std::string_view() : rest.substr(eol + 2);
-    if (line.empty()) continue;
-    size_t colon = line.find(':');
-    if (colon == std::string_view::npos || colon == 0) {
-      return Fail("malformed header line " + common::Quote(line.substr(0, 80)));
-    }
-    std::string_view name = line.substr(0, colon);
-    std::string_view value = common::Trim(line.substr(colon + 1));
-    if (common::EqualsIgnoreCase(name, "content-length")) {
-      auto n = ParseDecimal(value);
-      if (!n || (content_length && *content_length != *n)) {
-        return Fail("malformed Content-Length " + common::Quote(value.substr(0, 40)));
-      }
-      content_length = n;
-    } else if (common::EqualsIgnoreCase(name, "transfer-encoding")) {
-      if (!common::EqualsIgnoreCase(value, "chunked")) {
-        return Fail("unsupported Transfer-Encoding " + common::Quote(value.substr(0, 40)));
-      }
-      chunked = true;
-    } else if (common::EqualsIgnoreCase(name, "content-encoding")) {
-      if (!common::EqualsIgnoreCase(value, "identity")) {
-        return Fail("unrequested Content-Encoding " + common::Quote(value.substr(0, 40)));
-      }
-    } else if (common::EqualsIgnoreCase(name, "connection")) {
-      if (HasToken(value, "close")) keep_alive_ = false;
-      else if (HasToken(value, "keep-alive")) keep_alive_ = true;
-    } else if (common::EqualsIgnoreCase(name, "retry-after")) {
-      retry_after_ = ParseRetryAfterSeconds(value);
-    }
+  if (auto ra = head.find(bhttp::field::retry_after); ra != head.end()) {
+    retry_after_ = ParseRetryAfterSeconds(ra->value());
   }
-
-  if (status_ < 200) {
-    if (status_ == 101) return Fail("unexpected 101 Switching Protocols");
-    phase_ = Phase::kHead;  // an interim answer: the real one follows
-    return State::kNeedMore;
-  }
-  if (head_request_ || status_ == 204 || status_ == 304) {
-    phase_ = Phase::kDone;
-  } else if (chunked) {
-    phase_ = Phase::kChunkSize;
-  } else if (content_length) {
-    if (!sink_ && *content_length > max_body_) return state_ = State::kTooLarge;
-    remaining_ = *content_length;
-    if (!sink_) body_.reserve(static_cast<size_t>(*content_length));
-    phase_ = remaining_ == 0 ? Phase::kDone : Phase::kBodyLength;
-  } else {
-    keep_alive_ = false;
-    phase_ = Phase::kBodyUntilClose;
-  }
-  return State::kNeedMore;
+  return state_;
 }
 
-bool Http1ResponseParser::TakeLine(std::string_view& data, std::string& out) {
-  size_t nl = data.find('\n');
-  if (nl == std::string_view::npos) {
-    pending_.append(data);
-    data = {};
-    return false;
+Http1ResponseParser::State Http1ResponseParser::MessageDone(std::string_view rest) {
+  Impl& m = *impl_;
+  if (status_ < 200) {  // an interim answer: the real one follows
+    m.Restart();
+    return state_;
   }
-  pending_.append(data.substr(0, nl + 1));
-  data.remove_prefix(nl + 1);
-  out = std::move(pending_);
-  pending_.clear();
-  return true;
+  if (!rest.empty()) return Fail("unexpected bytes after the response");
+  keep_alive_ = m.parser->keep_alive();
+  return state_ = State::kDone;
 }
 
-Http1ResponseParser::State Http1ResponseParser::AppendBody(std::string_view data) {
-  if (sink_) {
-    if (data.empty() || sink_(data)) return State::kNeedMore;
-    keep_alive_ = false;
-    return state_ = State::kStopped;
+void Http1ResponseParser::Consume(std::string_view& in) {
+  Impl& m = *impl_;
+  while (state_ == State::kNeedMore && !in.empty()) {
+    const bool at_start = m.head_consumed == 0 && !m.parser->is_header_done();
+    beast::error_code ec;
+    size_t n = 0;
+    try {
+      n = m.parser->put(boost::asio::buffer(in.data(), in.size()), ec);
+    } catch (const std::length_error&) {  // a header field too long for Beast's fields
+      ec = bhttp::error::header_limit;
+    }
+    if (!m.parser->is_header_done()) m.head_consumed += n;
+    in.remove_prefix(n);
+    if (ec == bhttp::error::need_more) {
+      if (!m.parser->is_header_done() && m.head_consumed + in.size() > kMaxHead) {
+        Fail("response headers exceed 64 KiB");
+      }
+      return;
+    }
+    const BodyValue& body = m.parser->get().body();
+    if (body.stopped) {
+      keep_alive_ = false;
+      state_ = State::kStopped;
+    } else if (ec == bhttp::error::body_limit) {
+      keep_alive_ = false;
+      state_ = State::kTooLarge;
+    } else if (ec) {
+      Fail(ParseErrorMessage(ec, in, at_start, body.received > 0));
+    } else {
+      if (m.parser->is_header_done() && !m.head_checked && CheckHead() != State::kNeedMore) return;
+      if (m.parser->is_done()) {
+        MessageDone(in);
+      } else if (n == 0) {
+        return;  // not expected: Beast consumes something or says why not
+      }
+    }
   }
-  if (body_.size() + data.size() > max_body_) {
-    keep_alive_ = false;
-    return state_ = State::kTooLarge;
-  }
-  body_.append(data);
-  return State::kNeedMore;
 }
 
 Http1ResponseParser::State Http1ResponseParser::Feed(std::string_view data) {
-  if (!data.empty()) started_ = true;
-  while (state_ == State::kNeedMore && !data.empty()) {
-    switch (phase_) {
-      case Phase::kHead: {
-        // Fast path: the whole head in this piece.
-        std::string_view head;
-        size_t end;
-        if (pending_.empty() && (end = data.find("\r\n\r\n")) != std::string_view::npos) {
-          head = data.substr(0, end + 2);
-          data.remove_prefix(end + 4);
-          if (ParseHead(head) != State::kNeedMore) return state_;
-          break;
-        }
-        size_t old = pending_.size();
-        pending_.append(data);
-        end = pending_.find("\r\n\r\n", old >= 3 ? old - 3 : 0);
-        if (end == std::string::npos) {
-          if (pending_.size() > kMaxHead) return Fail("response headers exceed 64 KiB");
-          data = {};
-          break;
-        }
-        if (end > kMaxHead) return Fail("response headers exceed 64 KiB");
-        std::string all = std::move(pending_);
-        pending_.clear();
-        data = std::string_view(all).substr(end + 4);
-        // `data` points into `all`: finish this piece here, recursively, before `all` dies.
-        if (ParseHead(std::string_view(all).substr(0, end + 2)) != State::kNeedMore) return state_;
-        return Feed(data);
-      }
-      case Phase::kBodyLength:
-      case Phase::kChunkData: {  // `remaining_` counted bytes, then the end or the chunk's CRLF
-        size_t take = static_cast<size_t>(std::min<uint64_t>(remaining_, data.size()));
-        if (AppendBody(data.substr(0, take)) != State::kNeedMore) return state_;
-        data.remove_prefix(take);
-        remaining_ -= take;
-        if (remaining_ == 0) phase_ = phase_ == Phase::kBodyLength ? Phase::kDone : Phase::kChunkEnd;
-        break;
-      }
-      case Phase::kBodyUntilClose:
-        if (AppendBody(data) != State::kNeedMore) return state_;
-        data = {};
-        break;
-      case Phase::kChunkSize: {
-        std::string line;
-        if (!TakeLine(data, line)) {
-          if (pending_.size() > kMaxLine) return Fail("chunk size line exceeds 4 KiB");
-          break;
-        }
-        std::string_view v(line);
-        v = v.substr(0, v.find_first_of(";\r\n"));
-        auto size = ParseHex(common::Trim(v));
-        if (!size) return Fail("malformed chunk size " + common::Quote(common::Trim(line).substr(0, 40)));
-        if (!sink_ && *size > max_body_) return state_ = State::kTooLarge;
-        remaining_ = *size;
-        phase_ = remaining_ == 0 ? Phase::kTrailers : Phase::kChunkData;
-        break;
-      }
-      case Phase::kChunkEnd: {
-        std::string line;
-        if (!TakeLine(data, line)) {
-          if (pending_.size() > 2) return Fail("chunk not followed by CRLF");
-          break;
-        }
-        if (line != "\r\n" && line != "\n") return Fail("chunk not followed by CRLF");
-        phase_ = Phase::kChunkSize;
-        break;
-      }
-      case Phase::kTrailers: {
-        std::string line;
-        if (!TakeLine(data, line)) {
-          if (pending_.size() > kMaxLine) return Fail("trailer line exceeds 4 KiB");
-          break;
-        }
-        if (line == "\r\n" || line == "\n") phase_ = Phase::kDone;
-        break;
-      }
-      case Phase::kDone:
-        return Fail("unexpected bytes after the response");
-    }
+  if (state_ != State::kNeedMore || data.empty()) return state_;
+  started_ = true;
+  std::string& pending = impl_->pending;
+  if (pending.empty()) {  // fast path: parse in place, keep only what is left
+    Consume(data);
+    if (state_ == State::kNeedMore) pending.assign(data);
+    return state_;
   }
-  if (state_ == State::kNeedMore && phase_ == Phase::kDone) {
-    if (!data.empty()) return Fail("unexpected bytes after the response");
-    state_ = State::kDone;
-  }
+  pending.append(data);
+  std::string_view in(pending);
+  Consume(in);
+  if (state_ == State::kNeedMore) pending.erase(0, pending.size() - in.size());
   return state_;
 }
 
 Http1ResponseParser::State Http1ResponseParser::Finish() {
   if (state_ != State::kNeedMore) return state_;
   keep_alive_ = false;
-  if (phase_ == Phase::kBodyUntilClose) return state_ = State::kDone;
+  Parser& p = *impl_->parser;
+  if (p.is_header_done() && impl_->head_checked && p.need_eof() && impl_->pending.empty()) {
+    beast::error_code ec;
+    p.put_eof(ec);
+    if (!ec) return state_ = State::kDone;
+  }
   truncated_ = true;
   if (!started_) return Fail("connection closed before any response");
   return Fail("connection closed in the middle of the response");

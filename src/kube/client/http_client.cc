@@ -2,9 +2,8 @@
 #include "src/kube/client/http_client.h"
 
 #include <curl/curl.h>
-#include <spdlog/spdlog.h>
-
 #include <poll.h>
+#include <spdlog/spdlog.h>
 
 #include <algorithm>
 #include <cerrno>
@@ -13,6 +12,7 @@
 
 #include "src/common/logging.h"
 #include "src/common/strings.h"
+#include "src/kube/client/encoding.h"
 #include "src/kube/client/http1_response.h"
 #include "src/kube/client/pem.h"
 
@@ -35,29 +35,25 @@ bool RetryableStatus(int status) {
 
 // Transport failures worth another attempt: the server may answer next time.
 bool RetryableCurlCode(CURLcode code) {
-  switch (code) {
-    case CURLE_COULDNT_RESOLVE_HOST:
-    case CURLE_COULDNT_RESOLVE_PROXY:
-    case CURLE_COULDNT_CONNECT:
-    case CURLE_OPERATION_TIMEDOUT:
-    case CURLE_SEND_ERROR:
-    case CURLE_RECV_ERROR:
-    case CURLE_GOT_NOTHING:
-    case CURLE_PARTIAL_FILE:
-    case CURLE_HTTP2:
-    case CURLE_HTTP2_STREAM:
-    case CURLE_SSL_CONNECT_ERROR:
-    case CURLE_AGAIN:
-      return true;
-    default:
-      return false;
-  }
+  static constexpr CURLcode kRetryable[] = {CURLE_COULDNT_RESOLVE_HOST,
+                                            CURLE_COULDNT_RESOLVE_PROXY,
+                                            CURLE_COULDNT_CONNECT,
+                                            CURLE_OPERATION_TIMEDOUT,
+                                            CURLE_SEND_ERROR,
+                                            CURLE_RECV_ERROR,
+                                            CURLE_GOT_NOTHING,
+                                            CURLE_PARTIAL_FILE,
+                                            CURLE_HTTP2,
+                                            CURLE_HTTP2_STREAM,
+                                            CURLE_SSL_CONNECT_ERROR,
+                                            CURLE_AGAIN};
+  return std::find(std::begin(kRetryable), std::end(kRetryable), code) != std::end(kRetryable);
 }
 
 // A libcurl failure of `what` ("POST /path"): kUnavailable naming the cause (or the shutdown that
 // caused it), and whether another attempt may succeed.
-common::Status CurlFailure(const std::string& what, CURLcode rc, const char* errbuf,
-                           bool cancelled, bool& transient) {
+common::Status CurlFailure(const std::string& what, CURLcode rc, const char* errbuf, bool cancelled,
+                           bool& transient) {
   transient = false;
   if (cancelled) return common::UnavailableError(what + ": cancelled (client shutting down)");
   std::string msg = what + ": " + (errbuf[0] != '\0' ? errbuf : curl_easy_strerror(rc));
@@ -110,35 +106,6 @@ common::Status InitCurlOnce() {
 }
 
 std::string DefaultUserAgent() { return std::string("gpusched/") + GPUSCHED_VERSION; }
-
-std::string EscapeQueryComponent(std::string_view s) {
-  static constexpr char kHex[] = "0123456789ABCDEF";
-  std::string out;
-  out.reserve(s.size());
-  for (char ch : s) {
-    auto c = static_cast<unsigned char>(ch);
-    if ((c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '-' ||
-        c == '.' || c == '_' || c == '~') {
-      out += ch;
-    } else {
-      out += '%';
-      out += kHex[c >> 4];
-      out += kHex[c & 15];
-    }
-  }
-  return out;
-}
-
-std::string EncodeQuery(const std::vector<std::pair<std::string, std::string>>& query) {
-  std::string out;
-  for (const auto& [k, v] : query) {
-    out += out.empty() ? '?' : '&';
-    out += EscapeQueryComponent(k);
-    out += '=';
-    out += EscapeQueryComponent(v);
-  }
-  return out;
-}
 
 // ---------------------------------------------------------------------------------------------
 // Transfer: the state of one attempt, shared with libcurl's callbacks.
@@ -248,6 +215,18 @@ size_t HeaderCallback(char* ptr, size_t size, size_t nmemb, void* userdata) {
 int XferInfoCallback(void* userdata, curl_off_t, curl_off_t, curl_off_t, curl_off_t) {
   auto* t = static_cast<internal::Transfer*>(userdata);
   return t->cancelled->load(std::memory_order_relaxed) ? 1 : 0;
+}
+
+// A watch over the lean path: body bytes go to `t` as they arrive (Transfer splits the lines and
+// enforces the line limit; a non-2xx answer's body is buffered there too).
+void StreamLines(Http1ResponseParser& parser, internal::Transfer& t) {
+  t.lines_delivered = false;
+  t.partial.clear();
+  t.body.clear();
+  parser.set_body_sink([&t, &parser](std::string_view data) {
+    t.status = parser.status();
+    return t.OnData(data.data(), data.size()) == data.size();
+  });
 }
 
 }  // namespace
@@ -621,15 +600,16 @@ void HttpRestClient::ReleaseRaw(RawConnection* c, bool reusable) {
 }
 
 common::Status HttpRestClient::WaitSocket(const RawConnection& c, short events,
-                                          std::chrono::steady_clock::time_point deadline,
-                                          bool has_deadline, const std::string& what) const {
+                                          const RawDeadline& deadline,
+                                          const std::string& what) const {
   for (;;) {
-    if (cancelled_.load()) return common::UnavailableError(what + ": cancelled (client shutting down)");
+    if (cancelled_.load())
+      return common::UnavailableError(what + ": cancelled (client shutting down)");
     // Wake at least once a second to notice Cancel().
     long wait_ms = 1000;
-    if (has_deadline) {
+    if (deadline.set) {
       auto left = std::chrono::duration_cast<std::chrono::milliseconds>(
-          deadline - std::chrono::steady_clock::now());
+          deadline.at - std::chrono::steady_clock::now());
       if (left.count() <= 0) return common::DeadlineExceededError(what + ": timed out");
       wait_ms = std::min<long>(wait_ms, static_cast<long>(left.count()));
     }
@@ -642,8 +622,8 @@ common::Status HttpRestClient::WaitSocket(const RawConnection& c, short events,
   }
 }
 
-common::Status HttpRestClient::PerformRaw(const Request& request, const std::string& what,
-                                          const Credentials& creds, internal::Transfer& t) {
+std::string HttpRestClient::RawRequestBytes(const Request& request,
+                                            const Credentials& creds) const {
   std::string message;
   message.reserve(384 + request.body.size());
   message.append(request.method).append(" ").append(path_prefix_).append(request.path);
@@ -660,115 +640,178 @@ common::Status HttpRestClient::PerformRaw(const Request& request, const std::str
     message.append("Authorization: Bearer ").append(creds.bearer_token).append("\r\n");
   }
   message.append("\r\n").append(request.body);
+  return message;
+}
 
-  const bool has_deadline = request.timeout.count() > 0;
+common::Status HttpRestClient::SendRaw(const RawConnection& c, std::string_view message,
+                                       const RawDeadline& deadline, const std::string& what) const {
+  while (!message.empty()) {
+    size_t sent = 0;
+    CURLcode rc = curl_easy_send(c.curl, message.data(), message.size(), &sent);
+    if (rc == CURLE_OK) {
+      message.remove_prefix(sent);
+    } else if (rc == CURLE_AGAIN) {
+      GPUSCHED_RETURN_IF_ERROR(WaitSocket(c, POLLOUT, deadline, what));
+    } else {
+      return common::UnavailableError(what + ": send: " + curl_easy_strerror(rc));
+    }
+  }
+  return common::Status::Ok();
+}
+
+common::Status HttpRestClient::ReceiveRaw(const RawConnection& c, Http1ResponseParser& parser,
+                                          const RawDeadline& deadline,
+                                          const std::string& what) const {
+  char buf[16384];
+  // Wait first: a read right after the send would find nothing yet.
+  bool readable = false;
+  while (parser.state() == Http1ResponseParser::State::kNeedMore) {
+    if (!readable) {
+      GPUSCHED_RETURN_IF_ERROR(WaitSocket(c, POLLIN, deadline, what));
+      readable = true;
+      continue;
+    }
+    size_t n = 0;
+    CURLcode rc = curl_easy_recv(c.curl, buf, sizeof(buf), &n);
+    if (rc == CURLE_AGAIN) {
+      readable = false;
+    } else if (rc != CURLE_OK) {
+      return common::UnavailableError(what + ": receive: " + curl_easy_strerror(rc));
+    } else if (n == 0) {
+      parser.Finish();
+    } else {
+      parser.Feed(std::string_view(buf, n));
+    }
+  }
+  return common::Status::Ok();
+}
+
+std::optional<common::Status> HttpRestClient::FinishRaw(RawConnection* c,
+                                                        Http1ResponseParser& parser,
+                                                        const common::Status& io, bool reused,
+                                                        const std::string& what,
+                                                        internal::Transfer& t) {
+  using State = Http1ResponseParser::State;
+  const std::string limit = std::to_string(options_.max_response_bytes) + " bytes";
+  ReleaseRaw(c, parser.state() == State::kDone && parser.keep_alive());
+  // A kept-alive connection the server closed before answering is tried once more, on a fresh
+  // connection, without using up an attempt.
+  const bool stale = reused && !parser.started();
+  switch (parser.state()) {
+    case State::kDone:
+      t.status = parser.status();
+      if (t.on_line == nullptr) t.body = std::move(parser.mutable_body());
+      if (parser.retry_after_seconds())
+        t.retry_after = std::chrono::seconds(*parser.retry_after_seconds());
+      return common::Status::Ok();
+    case State::kStopped:  // the watch's sink said stop
+      if (t.too_large)
+        return common::ResourceExhaustedError(what + ": a line larger than " + limit);
+      if (!t.stopped) return common::UnavailableError(what + ": cancelled (client shutting down)");
+      return common::Status::Ok();
+    case State::kTooLarge:
+      return common::ResourceExhaustedError(what + ": response larger than " + limit);
+    case State::kError:
+      if (!parser.truncated())
+        return common::UnavailableError(what + ": malformed answer: " + parser.error());
+      if (stale) return std::nullopt;
+      t.transient = true;  // as libcurl's "empty reply" and "partial file" are
+      return common::UnavailableError(what + ": " + parser.error());
+    case State::kNeedMore:
+      if (io.code() == common::StatusCode::kDeadlineExceeded || cancelled_.load()) {
+        t.transient = !cancelled_.load();
+        return common::UnavailableError(std::string(io.message()));
+      }
+      if (stale) return std::nullopt;
+      t.transient = true;
+      return io;
+  }
+  return io;
+}
+
+common::Status HttpRestClient::PerformRaw(const Request& request, const std::string& what,
+                                          const Credentials& creds, internal::Transfer& t) {
+  const std::string message = RawRequestBytes(request, creds);
   // Transport deadlines run on the steady clock, as libcurl's do (the injected clock is for
   // backoff and rate limiting).
-  const auto deadline = std::chrono::steady_clock::now() + request.timeout;
+  const RawDeadline deadline{std::chrono::steady_clock::now() + request.timeout,
+                             request.timeout.count() > 0};
   t.http_version = CURL_HTTP_VERSION_1_1;
   for (int pass = 0;; ++pass) {
     RawConnection* c = pass == 0 ? AcquireRaw(creds) : nullptr;
     const bool reused = c != nullptr;
     if (c == nullptr) {
-      auto opened = ConnectRaw(creds, what, t.transient);
-      if (!opened.ok()) return opened.status();
-      c = *opened;
+      GPUSCHED_ASSIGN_OR_RETURN(c, ConnectRaw(creds, what, t.transient));
     }
-
-    // Send the request.
-    common::Status s;
-    size_t off = 0;
-    while (s.ok() && off < message.size()) {
-      size_t sent = 0;
-      CURLcode rc = curl_easy_send(c->curl, message.data() + off, message.size() - off, &sent);
-      if (rc == CURLE_OK) {
-        off += sent;
-      } else if (rc == CURLE_AGAIN) {
-        s = WaitSocket(*c, POLLOUT, deadline, has_deadline, what);
-      } else {
-        s = common::UnavailableError(what + ": send: " + curl_easy_strerror(rc));
-      }
-    }
-
-    // Read the answer: wait first (a read right after the send would find nothing yet).
     Http1ResponseParser parser(options_.max_response_bytes, request.method == "HEAD");
-    if (t.on_line != nullptr) {
-      // A watch: lines go to the caller as they arrive (Transfer splits them and enforces the
-      // line limit; a non-2xx answer's body is buffered there too).
-      t.lines_delivered = false;
-      t.partial.clear();
-      t.body.clear();
-      parser.set_body_sink([&t, &parser](std::string_view data) {
-        t.status = parser.status();
-        return t.OnData(data.data(), data.size()) == data.size();
-      });
-    }
-    bool readable = false;
-    char buf[16384];
-    while (s.ok() && parser.state() == Http1ResponseParser::State::kNeedMore) {
-      if (!readable) {
-        s = WaitSocket(*c, POLLIN, deadline, has_deadline, what);
-        readable = true;
-        continue;
-      }
-      size_t n = 0;
-      CURLcode rc = curl_easy_recv(c->curl, buf, sizeof(buf), &n);
-      if (rc == CURLE_OK) {
-        if (n == 0) parser.Finish();
-        else parser.Feed(std::string_view(buf, n));
-      } else if (rc == CURLE_AGAIN) {
-        readable = false;
-      } else {
-        s = common::UnavailableError(what + ": receive: " + curl_easy_strerror(rc));
-      }
-    }
-
-    switch (parser.state()) {
-      case Http1ResponseParser::State::kDone:
-        t.status = parser.status();
-        if (t.on_line == nullptr) t.body = std::move(parser.mutable_body());
-        if (parser.retry_after_seconds()) {
-          t.retry_after = std::chrono::seconds(*parser.retry_after_seconds());
-        }
-        ReleaseRaw(c, parser.keep_alive());
-        return common::Status::Ok();
-      case Http1ResponseParser::State::kStopped:  // the watch's sink said stop
-        ReleaseRaw(c, false);
-        if (t.too_large) {
-          return common::ResourceExhaustedError(what + ": a line larger than " +
-                                                std::to_string(options_.max_response_bytes) +
-                                                " bytes");
-        }
-        if (!t.stopped) return common::UnavailableError(what + ": cancelled (client shutting down)");
-        return common::Status::Ok();
-      case Http1ResponseParser::State::kTooLarge:
-        ReleaseRaw(c, false);
-        return common::ResourceExhaustedError(what + ": response larger than " +
-                                              std::to_string(options_.max_response_bytes) +
-                                              " bytes");
-      case Http1ResponseParser::State::kError:
-        ReleaseRaw(c, false);
-        if (!parser.truncated()) {
-          return common::UnavailableError(what + ": malformed answer: " + parser.error());
-        }
-        if (!reused || parser.started()) {
-          t.transient = true;  // as libcurl's "empty reply" and "partial file" are
-          return common::UnavailableError(what + ": " + parser.error());
-        }
-        continue;  // a kept-alive connection the server had closed: once more, on a fresh one
-      case Http1ResponseParser::State::kNeedMore:
-        ReleaseRaw(c, false);
-        if (s.code() == common::StatusCode::kDeadlineExceeded || cancelled_.load()) {
-          t.transient = !cancelled_.load();
-          return common::UnavailableError(std::string(s.message()));
-        }
-        if (!reused || parser.started()) {
-          t.transient = true;
-          return s;
-        }
-        continue;  // as above
+    if (t.on_line != nullptr) StreamLines(parser, t);
+    common::Status io = SendRaw(*c, message, deadline, what);
+    if (io.ok()) io = ReceiveRaw(*c, parser, deadline, what);
+    if (std::optional<common::Status> done = FinishRaw(c, parser, io, reused, what, t)) {
+      return *std::move(done);
     }
   }
+}
+
+void HttpRestClient::AwaitRateLimiter() {
+  if (metrics_ == nullptr || options_.qps <= 0) {
+    limiter_.Accept();
+    return;
+  }
+  common::TimePoint waited_from = clock_.Now();
+  limiter_.Accept();
+  metrics_->ObserveRateLimiterWait(
+      std::chrono::duration<double>(clock_.Now() - waited_from).count());
+}
+
+common::StatusOr<Credentials> HttpRestClient::AttemptCredentials(const Request& request,
+                                                                 const std::string& what) {
+  Credentials creds;
+  if (credentials_ != nullptr) {
+    auto got = credentials_->Get();
+    if (!got.ok()) return got.status().WithContext(what + ": credentials");
+    creds = std::move(got).value();
+  }
+  // Header values go onto the wire as they are: a line break in one would end the header.
+  for (std::string_view v :
+       {std::string_view(creds.bearer_token), std::string_view(request.content_type)}) {
+    if (v.find_first_of("\r\n") != std::string_view::npos) {
+      return common::InvalidArgumentError(
+          what + ": a credential token or content type contains a line break");
+    }
+  }
+  return creds;
+}
+
+common::Status HttpRestClient::Attempt(const Request& request, const std::string& what,
+                                       const Credentials& creds, int attempt,
+                                       internal::Transfer& t) {
+  const bool watch = t.on_line != nullptr;
+  common::TimePoint start = clock_.Now();
+  common::Status s;
+  if (lean_path_ && (watch || (request.method != "GET" && request.method != "HEAD"))) {
+    s = PerformRaw(request, what, creds, t);
+  } else {
+    t.curl = static_cast<CURL*>(AcquireHandle());
+    if (t.curl == nullptr) return common::InternalError("curl_easy_init failed");
+    s = Perform(request, what, creds, t);
+    ReleaseHandle(t.curl);
+    t.curl = nullptr;
+  }
+  const Duration took = clock_.Now() - start;
+  if (metrics_ != nullptr) {
+    // A watch's duration is its lifetime, not a latency: counted, not timed.
+    metrics_->ObserveRequest(watch ? "WATCH" : request.method,
+                             s.ok() ? static_cast<int>(t.status) : 0,
+                             watch ? -1.0 : std::chrono::duration<double>(took).count());
+  }
+  if (common::V(6)) {
+    spdlog::info("{} {} {} in {} ms (attempt {}, {})", request.method, request.path,
+                 s.ok() ? std::to_string(t.status) : std::string("failed"),
+                 std::chrono::duration_cast<std::chrono::milliseconds>(took).count(), attempt,
+                 t.http_version == CURL_HTTP_VERSION_2_0 ? "HTTP/2" : "HTTP/1.1");
+  }
+  return s;
 }
 
 common::StatusOr<Response> HttpRestClient::Execute(
@@ -780,62 +823,18 @@ common::StatusOr<Response> HttpRestClient::Execute(
   for (int attempt = 1; attempt <= options_.max_attempts; ++attempt) {
     if (cancelled_.load())
       return common::UnavailableError(what + ": cancelled (client shutting down)");
-    if (metrics_ != nullptr && options_.qps > 0) {
-      common::TimePoint waited_from = clock_.Now();
-      limiter_.Accept();
-      metrics_->ObserveRateLimiterWait(std::chrono::duration<double>(clock_.Now() - waited_from).count());
-    } else {
-      limiter_.Accept();
-    }
+    AwaitRateLimiter();
     if (cancelled_.load())
       return common::UnavailableError(what + ": cancelled (client shutting down)");
-    Credentials creds;
-    if (credentials_ != nullptr) {
-      auto got = credentials_->Get();
-      if (!got.ok()) return got.status().WithContext(what + ": credentials");
-      creds = std::move(got).value();
-    }
-    // Header values go onto the wire as they are: a line break in one would end the header.
-    for (std::string_view v : {std::string_view(creds.bearer_token),
-                               std::string_view(request.content_type)}) {
-      if (v.find_first_of("\r\n") != std::string_view::npos) {
-        return common::InvalidArgumentError(
-            what + ": a credential token or content type contains a line break");
-      }
-    }
-
     internal::Transfer t;
     t.on_line = on_line;
     t.max_body = options_.max_response_bytes;
     t.cancelled = &cancelled_;
-    common::TimePoint start = clock_.Now();
     common::Status s;
-    if (lean_path_ &&
-        (on_line != nullptr || (request.method != "GET" && request.method != "HEAD"))) {
-      s = PerformRaw(request, what, creds, t);
-    } else {
-      t.curl = static_cast<CURL*>(AcquireHandle());
-      if (t.curl == nullptr) return common::InternalError("curl_easy_init failed");
-      s = Perform(request, what, creds, t);
-      ReleaseHandle(t.curl);
-      t.curl = nullptr;
-    }
-    creds = Credentials();
-    if (metrics_ != nullptr) {
-      // A watch's duration is its lifetime, not a latency: counted, not timed.
-      metrics_->ObserveRequest(on_line != nullptr ? "WATCH" : request.method,
-                               s.ok() ? static_cast<int>(t.status) : 0,
-                               on_line != nullptr ? -1.0
-                                                  : std::chrono::duration<double>(clock_.Now() - start).count());
-    }
-
-    if (common::V(6)) {
-      spdlog::info(
-          "{} {} {} in {} ms (attempt {}, {})", request.method, request.path,
-          s.ok() ? std::to_string(t.status) : std::string("failed"),
-          std::chrono::duration_cast<std::chrono::milliseconds>(clock_.Now() - start).count(),
-          attempt, t.http_version == CURL_HTTP_VERSION_2_0 ? "HTTP/2" : "HTTP/1.1");
-    }
+    {
+      GPUSCHED_ASSIGN_OR_RETURN(Credentials creds, AttemptCredentials(request, what));
+      s = Attempt(request, what, creds, attempt, t);
+    }  // the credentials live no longer than the attempt
 
     bool retryable_error = false;
     std::optional<Duration> delay;

@@ -48,9 +48,11 @@
 #pragma once
 
 #include <atomic>
+#include <chrono>
 #include <memory>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "src/common/clock.h"
@@ -58,6 +60,7 @@
 #include "src/common/random.h"
 #include "src/common/status.h"
 #include "src/kube/client/auth.h"
+#include "src/kube/client/encoding.h"  // EncodeQuery, EscapeQueryComponent
 #include "src/kube/client/kubeconfig.h"
 #include "src/kube/client/rate_limiter.h"
 #include "src/kube/rest_client.h"
@@ -73,10 +76,7 @@ common::Status InitCurlOnce();
 // "gpusched/0.1.0".
 std::string DefaultUserAgent();
 
-// Percent-encodes a query component (RFC 3986: everything but A-Z a-z 0-9 - . _ ~).
-std::string EscapeQueryComponent(std::string_view s);
-// "?k=v&k2=v2" with both sides escaped, or "" for no parameters.
-std::string EncodeQuery(const std::vector<std::pair<std::string, std::string>>& query);
+class Http1ResponseParser;  // http1_response.h
 
 namespace internal {
 struct Transfer;  // one attempt's state, shared with libcurl callbacks (http_client.cc)
@@ -159,18 +159,44 @@ class HttpRestClient final : public RestClient {
   // `what`: "METHOD /path", for messages.
   common::Status Perform(const Request& request, const std::string& what, const Credentials& creds,
                          internal::Transfer& t);
-  // One attempt over the lean path (writes and watches).
+  // One attempt over the lean path (writes and watches): the steps below, on a kept-alive
+  // connection or a fresh one.
   common::Status PerformRaw(const Request& request, const std::string& what,
                             const Credentials& creds, internal::Transfer& t);
+  struct RawDeadline {
+    std::chrono::steady_clock::time_point at;
+    bool set = false;  // false: no deadline
+  };
+  // The request as HTTP/1.1 bytes.
+  std::string RawRequestBytes(const Request& request, const Credentials& creds) const;
+  common::Status SendRaw(const RawConnection& c, std::string_view message,
+                         const RawDeadline& deadline, const std::string& what) const;
+  // Feeds what arrives to `parser` until it is no longer kNeedMore; an error is a transport one.
+  common::Status ReceiveRaw(const RawConnection& c, Http1ResponseParser& parser,
+                            const RawDeadline& deadline, const std::string& what) const;
+  // Releases `c` (kept only after a complete keep-alive answer) and turns the parse and `io`
+  // (the send's and receive's status) into the attempt's result, the answer into `t`. nullopt:
+  // `c` was a kept-alive connection the server had closed; the caller tries a fresh one.
+  std::optional<common::Status> FinishRaw(RawConnection* c, Http1ResponseParser& parser,
+                                          const common::Status& io, bool reused,
+                                          const std::string& what, internal::Transfer& t);
   // Opens a connection (TCP, TLS); `transient` says whether a failure may clear on retry.
   common::StatusOr<RawConnection*> ConnectRaw(const Credentials& creds, const std::string& what,
                                               bool& transient);
   RawConnection* AcquireRaw(const Credentials& creds);
   void ReleaseRaw(RawConnection* c, bool reusable);
   // Waits until the socket is ready for `events` (poll), the deadline passes or Cancel().
-  common::Status WaitSocket(const RawConnection& c, short events,
-                            std::chrono::steady_clock::time_point deadline, bool has_deadline,
+  common::Status WaitSocket(const RawConnection& c, short events, const RawDeadline& deadline,
                             const std::string& what) const;
+  // One attempt of Execute over either transport (Perform or PerformRaw), counted in the
+  // metrics; `attempt` (1, 2, ...) is for the log.
+  common::Status Attempt(const Request& request, const std::string& what, const Credentials& creds,
+                         int attempt, internal::Transfer& t);
+  // The credentials for one attempt; an error if a header value in them or in `request` holds a
+  // line break.
+  common::StatusOr<Credentials> AttemptCredentials(const Request& request, const std::string& what);
+  // Waits for the rate limiter, timing the wait in the metrics.
+  void AwaitRateLimiter();
   // Shared retry loop of Do and Stream.
   common::StatusOr<Response> Execute(const Request& request,
                                      const std::function<bool(std::string_view)>* on_line);
@@ -186,8 +212,8 @@ class HttpRestClient final : public RestClient {
   const CredentialProviderPtr credentials_;
   metrics::ApiClientMetrics* const metrics_;
   RateLimiter limiter_;
-  std::string base_url_;    // scheme://host:port/prefix, the host replaced by tls_server_name
-  std::string connect_to_;  // CURLOPT_CONNECT_TO entry when tls_server_name is set
+  std::string base_url_;     // scheme://host:port/prefix, the host replaced by tls_server_name
+  std::string connect_to_;   // CURLOPT_CONNECT_TO entry when tls_server_name is set
   std::string host_header_;  // lean path: "host:port" (tls_server_name when set)
   std::string path_prefix_;  // lean path: the server URL's path, without a trailing '/'
   bool lean_path_ = false;   // writes and watches take the lean path

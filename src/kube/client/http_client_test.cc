@@ -1,7 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "src/kube/client/http_client.h"
 
-#include <map>
 #include <arpa/inet.h>
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
@@ -11,6 +10,7 @@
 
 #include <boost/json.hpp>
 #include <condition_variable>
+#include <map>
 #include <thread>
 
 #include "src/api/decode.h"
@@ -146,30 +146,30 @@ TEST(HttpRestClientTest, RetriesWithBackoffAndRetryAfter) {
       {"a dropped connection is retried", {drop, Status(200)}, 200, 2, {}, 1},
   };
   for (const char* method : kTransports)
-  for (const auto& c : cases) {
-    SCOPED_TRACE(std::string(method) + ": " + c.name);
-    std::atomic<size_t> n{0};
-    TestHttpServer server([&](const testing::ReceivedRequest&) {
-      size_t i = n.fetch_add(1);
-      return c.replies[std::min(i, c.replies.size() - 1)];
-    });
-    Harness h(server.url());
-    ASSERT_NE(h.client, nullptr);
-    auto got = h.client->Do(Call(method, "/api/v1/pods"));
-    ASSERT_TRUE(got.ok()) << got.status().ToString();
-    EXPECT_EQ(got->status, c.want_status);
-    EXPECT_EQ(static_cast<int>(server.requests().size()), c.want_requests);
-    if (c.backoff_waits == 0) {
-      EXPECT_EQ(h.waits, c.want_waits);
-    } else {
-      ASSERT_EQ(static_cast<int>(h.waits.size()), c.backoff_waits);
-      for (size_t i = 0; i < h.waits.size(); ++i) {
-        Duration base = milliseconds(200) * (1 << i);  // initial 200 ms, doubling
-        EXPECT_GE(h.waits[i], base / 2) << i;
-        EXPECT_LE(h.waits[i], base) << i;
+    for (const auto& c : cases) {
+      SCOPED_TRACE(std::string(method) + ": " + c.name);
+      std::atomic<size_t> n{0};
+      TestHttpServer server([&](const testing::ReceivedRequest&) {
+        size_t i = n.fetch_add(1);
+        return c.replies[std::min(i, c.replies.size() - 1)];
+      });
+      Harness h(server.url());
+      ASSERT_NE(h.client, nullptr);
+      auto got = h.client->Do(Call(method, "/api/v1/pods"));
+      ASSERT_TRUE(got.ok()) << got.status().ToString();
+      EXPECT_EQ(got->status, c.want_status);
+      EXPECT_EQ(static_cast<int>(server.requests().size()), c.want_requests);
+      if (c.backoff_waits == 0) {
+        EXPECT_EQ(h.waits, c.want_waits);
+      } else {
+        ASSERT_EQ(static_cast<int>(h.waits.size()), c.backoff_waits);
+        for (size_t i = 0; i < h.waits.size(); ++i) {
+          Duration base = milliseconds(200) * (1 << i);  // initial 200 ms, doubling
+          EXPECT_GE(h.waits[i], base / 2) << i;
+          EXPECT_LE(h.waits[i], base) << i;
+        }
       }
     }
-  }
 }
 
 TEST(HttpRestClientTest, ConnectionErrorsAreRetriedThenUnavailable) {
@@ -179,7 +179,8 @@ TEST(HttpRestClientTest, ConnectionErrorsAreRetriedThenUnavailable) {
     auto got = h.client->Do(Call(method, "/healthz"));
     ASSERT_FALSE(got.ok());
     EXPECT_EQ(got.status().code(), StatusCode::kUnavailable);
-    EXPECT_THAT(std::string(got.status().message()), HasSubstr(std::string(method) + " /healthz: "));
+    EXPECT_THAT(std::string(got.status().message()),
+                HasSubstr(std::string(method) + " /healthz: "));
     EXPECT_EQ(h.waits.size(), 4u) << "5 attempts, 4 backoffs";
   }
   // Backoff doubles and is capped at max_backoff.
@@ -285,16 +286,16 @@ TEST(HttpRestClientTest, OversizedResponsesAreRejected) {
       {"a body without Content-Length that grows past the limit", streamed},
   };
   for (const char* method : kTransports)
-  for (const auto& c : cases) {
-    SCOPED_TRACE(std::string(method) + ": " + c.name);
-    TestHttpServer server([&](const testing::ReceivedRequest&) { return c.reply; });
-    HttpClientOptions opts = TestOptions();
-    opts.max_response_bytes = 4096;
-    Harness h(server.url(), opts);
-    auto got = h.client->Do(Call(method, "/api/v1/pods"));
-    EXPECT_EQ(got.status().code(), StatusCode::kResourceExhausted) << got.status().ToString();
-    EXPECT_EQ(server.requests().size(), 1u) << "not retried";
-  }
+    for (const auto& c : cases) {
+      SCOPED_TRACE(std::string(method) + ": " + c.name);
+      TestHttpServer server([&](const testing::ReceivedRequest&) { return c.reply; });
+      HttpClientOptions opts = TestOptions();
+      opts.max_response_bytes = 4096;
+      Harness h(server.url(), opts);
+      auto got = h.client->Do(Call(method, "/api/v1/pods"));
+      EXPECT_EQ(got.status().code(), StatusCode::kResourceExhausted) << got.status().ToString();
+      EXPECT_EQ(server.requests().size(), 1u) << "not retried";
+    }
 }
 
 TEST(HttpRestClientTest, ReauthenticatesOnceOn401) {
@@ -547,22 +548,22 @@ TEST(HttpRestClientTest, Tls) {
        StatusCode::kUnavailable, "", 5},
   };
   for (const char* method : kTransports)
-  for (const auto& c : cases) {
-    SCOPED_TRACE(std::string(method) + ": " + c.name);
-    Harness h(c.url, TestOptions(),
-              std::make_unique<StaticCredentialProvider>(
-                  Credentials{"", c.config.client_cert_pem, c.config.client_key_pem}),
-              c.config);
-    ASSERT_NE(h.client, nullptr);
-    auto got = h.client->Do(Call(method, "/version"));
-    if (c.want_code != StatusCode::kOk) {
-      EXPECT_EQ(got.status().code(), c.want_code) << got.status().ToString();
-      EXPECT_EQ(static_cast<int>(h.waits.size()), c.want_attempts - 1) << got.status().ToString();
-      continue;
+    for (const auto& c : cases) {
+      SCOPED_TRACE(std::string(method) + ": " + c.name);
+      Harness h(c.url, TestOptions(),
+                std::make_unique<StaticCredentialProvider>(
+                    Credentials{"", c.config.client_cert_pem, c.config.client_key_pem}),
+                c.config);
+      ASSERT_NE(h.client, nullptr);
+      auto got = h.client->Do(Call(method, "/version"));
+      if (c.want_code != StatusCode::kOk) {
+        EXPECT_EQ(got.status().code(), c.want_code) << got.status().ToString();
+        EXPECT_EQ(static_cast<int>(h.waits.size()), c.want_attempts - 1) << got.status().ToString();
+        continue;
+      }
+      ASSERT_TRUE(got.ok()) << got.status().ToString();
+      EXPECT_EQ(got->body, c.want_body);
     }
-    ASSERT_TRUE(got.ok()) << got.status().ToString();
-    EXPECT_EQ(got->body, c.want_body);
-  }
 }
 
 TEST(HttpRestClientTest, CreateValidatesTheConfig) {
@@ -630,9 +631,9 @@ TEST(HttpRestClientTest, ConcurrentCallsShareTheHandlePool) {
 
 TEST(HttpRestClientTest, HeaderValuesWithLineBreaksAreRefused) {
   TestHttpServer server([](const testing::ReceivedRequest&) { return Status(200); });
-  Harness h(server.url(), TestOptions(),
-            std::make_unique<StaticCredentialProvider>(
-                Credentials{"s3cr3t\r\nX-Injected: 1", "", ""}));
+  Harness h(
+      server.url(), TestOptions(),
+      std::make_unique<StaticCredentialProvider>(Credentials{"s3cr3t\r\nX-Injected: 1", "", ""}));
   for (const char* method : kTransports) {
     SCOPED_TRACE(method);
     auto got = h.client->Do(Call(method, "/b"));
@@ -678,7 +679,9 @@ TEST(HttpRestClientTest, WritesReadChunkedAnswersAndRefuseMalformedOnes) {
     std::lock_guard<std::mutex> lock(mu);
     answer = std::move(wire);
   };
-  answer_with("HTTP/1.1 201 Created\r\nTransfer-Encoding: chunked\r\n\r\n3\r\n{\"a\r\n4\r\n\":1}\r\n0\r\n\r\n");
+  answer_with(
+      "HTTP/1.1 201 Created\r\nTransfer-Encoding: "
+      "chunked\r\n\r\n3\r\n{\"a\r\n4\r\n\":1}\r\n0\r\n\r\n");
   auto got = h.client->Do(Call("POST", "/c"));
   ASSERT_TRUE(got.ok()) << got.status().ToString();
   EXPECT_EQ(got->status, 201);
@@ -858,7 +861,8 @@ TEST(HttpRestClientMetricsTest, CountsEveryAttemptByVerbAndCode) {
   uint64_t timed = 0, waited = 0;
   for (const auto& f : registry.Gather()) {
     for (const auto& s : f.series) {
-      if (f.name == "gpusched_api_client_requests_total") counts[s.label_values[0] + " " + s.label_values[1]] = s.value;
+      if (f.name == "gpusched_api_client_requests_total")
+        counts[s.label_values[0] + " " + s.label_values[1]] = s.value;
       if (f.name == "gpusched_api_client_request_duration_seconds") timed += s.histogram.count;
       if (f.name == "gpusched_api_client_rate_limiter_wait_seconds") waited += s.histogram.count;
     }

@@ -16,40 +16,45 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <boost/asio/buffer.hpp>
+#include <boost/beast/core/error.hpp>
+#include <boost/beast/http/error.hpp>
+#include <boost/beast/http/message.hpp>
+#include <boost/beast/http/parser.hpp>
+#include <boost/beast/http/string_body.hpp>
+#include <boost/beast/http/write.hpp>
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
+#include <sstream>
 #include <stdexcept>
 
 namespace gpusched::kube::client::testing {
 namespace {
 
-std::string ReasonFor(int status) {
-  switch (status) {
-    case 200:
-      return "OK";
-    case 201:
-      return "Created";
-    case 401:
-      return "Unauthorized";
-    case 404:
-      return "Not Found";
-    case 409:
-      return "Conflict";
-    case 429:
-      return "Too Many Requests";
-    case 500:
-      return "Internal Server Error";
-    case 503:
-      return "Service Unavailable";
-    default:
-      return "Status";
-  }
+namespace bhttp = boost::beast::http;
+using RequestParser = bhttp::request_parser<bhttp::string_body>;
+
+std::string Lower(std::string_view s) {
+  std::string out(s);
+  for (char& c : out) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  return out;
 }
 
-std::string Lower(std::string s) {
-  for (char& c : s) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-  return s;
+// The answer's head (and body), as Beast writes it.
+std::string Serialize(const Reply& reply, bool streamed) {
+  bhttp::response<bhttp::string_body> res(static_cast<bhttp::status>(reply.status), 11);
+  for (const auto& [k, v] : reply.headers) res.insert(k, v);
+  std::ostringstream out;
+  if (streamed) {  // the chunks follow, delimited by the close
+    res.set(bhttp::field::connection, "close");
+    out << res.base();
+  } else {
+    res.body() = reply.body;
+    res.prepare_payload();
+    out << res;
+  }
+  return std::move(out).str();
 }
 
 // Test setup failures are programmer errors in a test binary: fail loudly.
@@ -92,6 +97,24 @@ struct TestHttpServer::Conn {
         return got;
       }
       return ::recv(fd, buf, n, 0);
+    }
+  }
+
+  // Reads one request into `parser`, `buf` holding what arrived beyond it (keep-alive). False
+  // when the client hung up, the server stops, or the request is malformed.
+  bool ReadRequest(RequestParser& parser, std::string& buf) {
+    char tmp[16384];
+    for (;;) {
+      if (!buf.empty()) {
+        boost::beast::error_code ec;
+        buf.erase(0, parser.put(boost::asio::buffer(buf), ec));
+        if (parser.is_done()) return true;
+        if (ec && ec != bhttp::error::need_more) return false;
+        if (!ec && !buf.empty()) continue;
+      }
+      ssize_t n = Read(tmp, sizeof tmp);
+      if (n <= 0) return false;
+      buf.append(tmp, static_cast<size_t>(n));
     }
   }
 
@@ -203,49 +226,20 @@ void TestHttpServer::Serve(int fd) {
       X509_free(peer);
     }
   }
-  std::string buf;
-  char tmp[16384];
+  std::string buf;  // input not yet parsed
   for (;;) {
-    size_t header_end;
-    while ((header_end = buf.find("\r\n\r\n")) == std::string::npos) {
-      ssize_t n = c.Read(tmp, sizeof tmp);
-      if (n <= 0) return;
-      buf.append(tmp, static_cast<size_t>(n));
-    }
+    RequestParser parser;
+    parser.header_limit(1u << 20);
+    parser.body_limit(std::uint64_t{1} << 30);
+    parser.eager(true);
+    if (!c.ReadRequest(parser, buf)) return;
+    const auto& msg = parser.get();
     ReceivedRequest req;
     req.client_cert_cn = client_cn;
-    std::string head = buf.substr(0, header_end);
-    buf.erase(0, header_end + 4);
-    size_t line_end = head.find("\r\n");
-    std::string request_line = head.substr(0, line_end);
-    size_t sp1 = request_line.find(' ');
-    size_t sp2 = request_line.find(' ', sp1 + 1);
-    req.method = request_line.substr(0, sp1);
-    req.target = request_line.substr(sp1 + 1, sp2 - sp1 - 1);
-    size_t pos = line_end == std::string::npos ? head.size() : line_end + 2;
-    while (pos < head.size()) {
-      size_t e = head.find("\r\n", pos);
-      if (e == std::string::npos) e = head.size();
-      std::string h = head.substr(pos, e - pos);
-      size_t colon = h.find(':');
-      if (colon != std::string::npos) {
-        std::string v = h.substr(colon + 1);
-        while (!v.empty() && v.front() == ' ') v.erase(0, 1);
-        req.headers[Lower(h.substr(0, colon))] = v;
-      }
-      pos = e + 2;
-    }
-    size_t content_length = 0;
-    if (auto it = req.headers.find("content-length"); it != req.headers.end()) {
-      content_length = std::stoul(it->second);
-    }
-    while (buf.size() < content_length) {
-      ssize_t n = c.Read(tmp, sizeof tmp);
-      if (n <= 0) return;
-      buf.append(tmp, static_cast<size_t>(n));
-    }
-    req.body = buf.substr(0, content_length);
-    buf.erase(0, content_length);
+    req.method = std::string(msg.method_string());
+    req.target = std::string(msg.target());
+    for (const auto& f : msg) req.headers[Lower(f.name_string())] = std::string(f.value());
+    req.body = msg.body();
     {
       std::lock_guard<std::mutex> lock(mu_);
       requests_.push_back(req);
@@ -256,21 +250,17 @@ void TestHttpServer::Serve(int fd) {
       if (!c.Write(reply.raw) || reply.close_after) return;
       continue;
     }
-    std::string out =
-        "HTTP/1.1 " + std::to_string(reply.status) + " " + ReasonFor(reply.status) + "\r\n";
-    for (const auto& [k, v] : reply.headers) out += k + ": " + v + "\r\n";
     if (reply.chunks.empty()) {
-      out += "Content-Length: " + std::to_string(reply.body.size()) + "\r\n\r\n" + reply.body;
-      if (!c.Write(out) || reply.close_after) return;
+      if (!c.Write(Serialize(reply, false)) || reply.close_after) return;
       continue;  // keep-alive
     }
-    out += "Connection: close\r\n\r\n";
-    if (!c.Write(out)) return;
+    if (!c.Write(Serialize(reply, true))) return;
     for (const auto& chunk : reply.chunks) {
       if (!c.Write(chunk)) return;
       std::this_thread::sleep_for(std::chrono::milliseconds(2));  // test-only: separate reads
     }
     if (reply.hold_open) {
+      char tmp[4096];
       while (c.Read(tmp, sizeof tmp) > 0) {
       }
     }

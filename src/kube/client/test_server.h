@@ -1,8 +1,9 @@
 // SPDX-License-Identifier: Apache-2.0
 // Test-only: a tiny HTTP/1.1 server on 127.0.0.1, port 0, optionally over TLS, for exercising
 // HttpRestClient end to end without an API server; plus an in-process certificate authority.
-// One thread accepts, one thread per connection serves (keep-alive included). The handler runs
-// on connection threads and must be thread-safe.
+// One thread accepts, one thread per connection serves (keep-alive included). Requests are
+// parsed, and ordinary answers written, by Boost.Beast; a malformed request closes the
+// connection. The handler runs on connection threads and must be thread-safe.
 #pragma once
 
 #include <atomic>

@@ -86,10 +86,8 @@ class TypedInformer final : public Informer, private ReflectorSink {
     return synced_;
   }
   bool WaitForSync(common::Duration timeout) const override {
-    std::unique_lock<std::mutex> l(mu_.native());
-    return synced_cv_.wait_for(l, timeout, [this]() GPUSCHED_NO_THREAD_SAFETY_ANALYSIS {
-      return synced_;
-    });
+    common::MutexLock l(mu_);
+    return l.WaitFor(synced_cv_, timeout, [this]() GPUSCHED_REQUIRES(mu_) { return synced_; });
   }
   size_t Size() const override {
     common::MutexLock l(mu_);
@@ -198,9 +196,10 @@ class TypedInformer final : public Informer, private ReflectorSink {
     }
     for (auto& [key, obj] : fresh) Upsert(key, std::move(obj));
     if (common::V(2) || !gone.empty() || skipped > 0) {
-      spdlog::info("informer {}: synced {} objects at resourceVersion {} ({} deleted while away, {} "
-                   "skipped)",
-                   Kind<T>::kName, Size(), resource_version, gone.size(), skipped);
+      spdlog::info(
+          "informer {}: synced {} objects at resourceVersion {} ({} deleted while away, {} "
+          "skipped)",
+          Kind<T>::kName, Size(), resource_version, gone.size(), skipped);
     }
     {
       common::MutexLock l(mu_);
@@ -244,8 +243,9 @@ class TypedInformer final : public Informer, private ReflectorSink {
 };
 
 template <typename T>
-InformerPtr NewInformer(RestClient& client, ClusterEventHandler& handler, const common::Clock& clock,
-                        InformerOptions options, std::string_view default_field_selector) {
+InformerPtr NewInformer(RestClient& client, ClusterEventHandler& handler,
+                        const common::Clock& clock, InformerOptions options,
+                        std::string_view default_field_selector) {
   ReflectorOptions r = std::move(options.reflector);
   r.name = std::string(Kind<T>::kName);
   r.path = std::string(Kind<T>::kPath);
@@ -264,7 +264,8 @@ InformerPtr NewInformer(RestClient& client, ClusterEventHandler& handler, const 
 
 InformerPtr NewPodInformer(RestClient& client, ClusterEventHandler& handler,
                            const common::Clock& clock, InformerOptions options) {
-  return NewInformer<api::Pod>(client, handler, clock, std::move(options), kNonTerminalPodsSelector);
+  return NewInformer<api::Pod>(client, handler, clock, std::move(options),
+                               kNonTerminalPodsSelector);
 }
 
 InformerPtr NewNodeInformer(RestClient& client, ClusterEventHandler& handler,

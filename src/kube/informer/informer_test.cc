@@ -17,16 +17,19 @@
 namespace gpusched::kube::informer {
 namespace {
 
-using testing::FakeRestClient;
-using testing::ScriptedStream;
 using ::testing::ElementsAre;
+using testing::FakeRestClient;
 using ::testing::HasSubstr;
 using ::testing::IsEmpty;
+using testing::ScriptedStream;
 
 // Records each notification as "verb:name@rv" ("update:name@oldrv->newrv").
 class RecordingHandler final : public ClusterEventHandler {
  public:
-  void OnNodeAdd(api::NodePtr n) override { Log("node-add:" + Id(n->meta)); last_node = n; }
+  void OnNodeAdd(api::NodePtr n) override {
+    Log("node-add:" + Id(n->meta));
+    last_node = n;
+  }
   void OnNodeUpdate(api::NodePtr o, api::NodePtr n) override {
     Log("node-update:" + Id(o->meta) + "->" + n->meta.resource_version);
     last_node = n;
@@ -112,30 +115,28 @@ TEST_F(InformerTest, TheFirstListAddsEveryObjectAndSyncs) {
 TEST_F(InformerTest, WatchEventsBecomeNotificationsWithTheOldObject) {
   client_.PushResponse(200, List({Pod("a", "1")}, "5"));
   client_.PushStream({{
-                          Event("ADDED", Pod("b", "6")),
-                          Event("MODIFIED", Pod("a", "7")),
+                          Event("ADDED", Pod("b", "6")), Event("MODIFIED", Pod("a", "7")),
                           Event("MODIFIED", Pod("a", "7")),  // same version: nothing
-                          Event("DELETED", Pod("b", "8")),
-                          Event("DELETED", Pod("never-seen", "9")),
+                          Event("DELETED", Pod("b", "8")), Event("DELETED", Pod("never-seen", "9")),
                           Event("MODIFIED", Pod("c", "10")),  // unknown: an add
                       },
                       {}});
   auto inf = NewPodInformer(client_, handler_, clock_, Fast());
   ASSERT_TRUE(inf->StepForTest().ok());
   ASSERT_TRUE(inf->StepForTest().ok());
-  EXPECT_THAT(handler_.Take(), ElementsAre("add:a@1", "add:b@6", "update:a@1->7",
-                                           "delete:b@8", "add:c@10"));
+  EXPECT_THAT(handler_.Take(),
+              ElementsAre("add:a@1", "add:b@6", "update:a@1->7", "delete:b@8", "add:c@10"));
   EXPECT_EQ(inf->Size(), 2u);
 }
 
 TEST_F(InformerTest, ARelistDeliversTheDifferences) {
   // Before: a, b, c, d. While the watch was away: a changed, b was deleted, c unchanged, d was
   // deleted and re-created under the same name (new UID), e was created.
-  client_.PushResponse(200, List({Pod("a", "1"), Pod("b", "2"), Pod("c", "3"), Pod("d", "4")}, "5"));
+  client_.PushResponse(200,
+                       List({Pod("a", "1"), Pod("b", "2"), Pod("c", "3"), Pod("d", "4")}, "5"));
   client_.PushStream({{Event("ERROR", R"({"kind":"Status","code":410})")}, {}});
-  client_.PushResponse(200, List({Pod("a", "20"), Pod("c", "3"), Pod("d", "21", "uid-d2"),
-                                  Pod("e", "22")},
-                                 "30"));
+  client_.PushResponse(
+      200, List({Pod("a", "20"), Pod("c", "3"), Pod("d", "21", "uid-d2"), Pod("e", "22")}, "30"));
   auto inf = NewPodInformer(client_, handler_, clock_, Fast());
   ASSERT_TRUE(inf->StepForTest().ok());
   handler_.Take();
@@ -169,9 +170,10 @@ TEST_F(InformerTest, ObjectsThatDoNotDecodeAreSkippedAndTheOldVersionKept) {
 }
 
 TEST_F(InformerTest, MalformedGpuAnnotationsStillDeliverThePodWithAReason) {
-  client_.PushResponse(200, List({Pod("p", "1", "", R"(,"annotations":{"gpu.nvidia.com/memory":"lots"})",
-                                      R"({"limits":{"nvidia.com/gpu":"1"}})")},
-                                 "5"));
+  client_.PushResponse(200,
+                       List({Pod("p", "1", "", R"(,"annotations":{"gpu.nvidia.com/memory":"lots"})",
+                                 R"({"limits":{"nvidia.com/gpu":"1"}})")},
+                            "5"));
   auto inf = NewPodInformer(client_, handler_, clock_, Fast());
   ASSERT_TRUE(inf->StepForTest().ok());
   EXPECT_THAT(handler_.Take(), ElementsAre("add:p@1"));
@@ -192,7 +194,8 @@ TEST_F(InformerTest, NodesAreDecodedAndAMalformedCountLabelIsOnlyAWarning) {
   EXPECT_THAT(handler_.last_node->gpu_error, HasSubstr("gpu.nvidia.com/count"));
   EXPECT_EQ(handler_.last_node->gpu.count, 8);  // from allocatable
   ASSERT_TRUE(inf->StepForTest().ok());
-  EXPECT_THAT(handler_.Take(), ElementsAre("node-add:n1@1", "node-update:n1@1->6", "node-delete:n1@7"));
+  EXPECT_THAT(handler_.Take(),
+              ElementsAre("node-add:n1@1", "node-update:n1@1->6", "node-delete:n1@7"));
   EXPECT_EQ(inf->Size(), 0u);
 }
 
@@ -203,7 +206,8 @@ TEST_F(InformerTest, SelectorsCanBeChanged) {
     std::optional<std::string> want;
   };
   std::vector<Case> cases = {
-      {"the default is kube-scheduler's non-terminal selector", "", std::string(kNonTerminalPodsSelector)},
+      {"the default is kube-scheduler's non-terminal selector", "",
+       std::string(kNonTerminalPodsSelector)},
       {"an explicit selector replaces it", "spec.nodeName=", "spec.nodeName="},
       {"\"-\" asks for every pod", "-", std::nullopt},
   };

@@ -44,7 +44,8 @@ std::string StatusObjectMessage(const json::value& obj) {
   if (o == nullptr) return "";
   for (std::string_view key : {"message", "reason"}) {
     const json::value* v = o->if_contains(key);
-    if (v != nullptr && v->is_string() && !v->as_string().empty()) return std::string(v->as_string());
+    if (v != nullptr && v->is_string() && !v->as_string().empty())
+      return std::string(v->as_string());
   }
   return "";
 }
@@ -55,7 +56,8 @@ bool IsResourceExpired(const Status& status) {
   if (status.ok()) return false;
   if (status.code() == common::StatusCode::kOutOfRange) return true;
   std::string_view m = status.message();
-  return m.find(": 410") != std::string_view::npos || m.find("410 Gone") != std::string_view::npos ||
+  return m.find(": 410") != std::string_view::npos ||
+         m.find("410 Gone") != std::string_view::npos ||
          m.find("too old resource version") != std::string_view::npos;
 }
 
@@ -102,12 +104,13 @@ void Reflector::Stop() {
 }
 
 void Reflector::Wait(common::Duration d) {
-  std::unique_lock<std::mutex> l(mu_.native());
-  cv_.wait_for(l, d, [this]() GPUSCHED_NO_THREAD_SAFETY_ANALYSIS { return stopping_; });
+  common::MutexLock l(mu_);
+  l.WaitFor(cv_, d, [this]() GPUSCHED_REQUIRES(mu_) { return stopping_; });
 }
 
 common::Duration Reflector::Jittered(common::Duration d) {
-  return d + common::Duration(static_cast<int64_t>(static_cast<double>(d.count()) * random_.NextDouble()));
+  return d + common::Duration(
+                 static_cast<int64_t>(static_cast<double>(d.count()) * random_.NextDouble()));
 }
 
 Status Reflector::Step() {
@@ -134,8 +137,10 @@ Status Reflector::List() {
     req.timeout = options_.list_timeout;
     if (options_.page_size > 0) req.query.emplace_back("limit", std::to_string(options_.page_size));
     if (!continue_token.empty()) req.query.emplace_back("continue", continue_token);
-    if (!options_.field_selector.empty()) req.query.emplace_back("fieldSelector", options_.field_selector);
-    if (!options_.label_selector.empty()) req.query.emplace_back("labelSelector", options_.label_selector);
+    if (!options_.field_selector.empty())
+      req.query.emplace_back("fieldSelector", options_.field_selector);
+    if (!options_.label_selector.empty())
+      req.query.emplace_back("labelSelector", options_.label_selector);
     auto resp = client_.Do(req);
     Status st = resp.ok() ? StatusFromResponse(req, *resp) : resp.status();
     if (!st.ok()) {
@@ -154,24 +159,27 @@ Status Reflector::List() {
     if (!parsed.ok()) return parsed.status().WithContext("informer " + options_.name);
     json::object* o = parsed->if_object();
     if (o == nullptr) {
-      return common::InvalidArgumentError("informer " + options_.name + ": list response is not an object");
+      return common::InvalidArgumentError("informer " + options_.name +
+                                          ": list response is not an object");
     }
     json::value* arr = o->if_contains("items");
     if (arr != nullptr && arr->is_array()) {
       for (json::value& item : arr->as_array()) items.push_back(std::move(item));
     } else if (arr != nullptr && !arr->is_null()) {
-      return common::InvalidArgumentError("informer " + options_.name + ": list items is not an array");
+      return common::InvalidArgumentError("informer " + options_.name +
+                                          ": list items is not an array");
     }
     list_rv = MetadataString(*parsed, "resourceVersion");
     continue_token = MetadataString(*parsed, "continue");
     if (continue_token.empty()) break;
   }
   if (list_rv.empty()) {
-    return common::InvalidArgumentError("informer " + options_.name + ": list has no resourceVersion");
+    return common::InvalidArgumentError("informer " + options_.name +
+                                        ": list has no resourceVersion");
   }
   if (common::V(2)) {
-    spdlog::info("informer {}: listed {} objects at resourceVersion {}", options_.name, items.size(),
-                 list_rv);
+    spdlog::info("informer {}: listed {} objects at resourceVersion {}", options_.name,
+                 items.size(), list_rv);
   }
   sink_.Replace(std::move(items), list_rv);
   common::MutexLock l(mu_);
@@ -181,11 +189,14 @@ Status Reflector::List() {
 }
 
 Status Reflector::Watch() {
-  int64_t min_s = std::chrono::duration_cast<std::chrono::seconds>(options_.min_watch_timeout).count();
-  int64_t max_s = std::chrono::duration_cast<std::chrono::seconds>(options_.max_watch_timeout).count();
+  int64_t min_s =
+      std::chrono::duration_cast<std::chrono::seconds>(options_.min_watch_timeout).count();
+  int64_t max_s =
+      std::chrono::duration_cast<std::chrono::seconds>(options_.max_watch_timeout).count();
   min_s = std::max<int64_t>(min_s, 1);
   max_s = std::max(max_s, min_s);
-  int64_t timeout_s = min_s + static_cast<int64_t>(random_.Uniform(static_cast<uint64_t>(max_s - min_s + 1)));
+  int64_t timeout_s =
+      min_s + static_cast<int64_t>(random_.Uniform(static_cast<uint64_t>(max_s - min_s + 1)));
 
   Request req;
   req.method = "GET";
@@ -194,8 +205,10 @@ Status Reflector::Watch() {
   req.query.emplace_back("allowWatchBookmarks", "true");
   req.query.emplace_back("resourceVersion", last_resource_version());
   req.query.emplace_back("timeoutSeconds", std::to_string(timeout_s));
-  if (!options_.field_selector.empty()) req.query.emplace_back("fieldSelector", options_.field_selector);
-  if (!options_.label_selector.empty()) req.query.emplace_back("labelSelector", options_.label_selector);
+  if (!options_.field_selector.empty())
+    req.query.emplace_back("fieldSelector", options_.field_selector);
+  if (!options_.label_selector.empty())
+    req.query.emplace_back("labelSelector", options_.label_selector);
   // A safety net for a connection that silently died: the server ends the stream by itself after
   // timeoutSeconds.
   req.timeout = std::chrono::milliseconds((timeout_s + 30) * 1000);
@@ -212,7 +225,8 @@ Status Reflector::Watch() {
     ++consecutive_expiries_;
     common::MutexLock l(mu_);
     if (!stopping_) state_ = State::kList;
-    return common::OutOfRangeError("informer " + options_.name + ": watch: resourceVersion expired");
+    return common::OutOfRangeError("informer " + options_.name +
+                                   ": watch: resourceVersion expired");
   }
   if (watch_events_ > 0) {
     // The watch worked: the next error starts a fresh backoff.
@@ -257,8 +271,9 @@ bool Reflector::OnLine(std::string_view line) {
     if (code == 410) {
       watch_gone_ = true;
     } else {
-      watch_error_ = common::UnavailableError("informer " + options_.name + ": watch ERROR event (code " +
-                                              std::to_string(code) + "): " + StatusObjectMessage(*object));
+      watch_error_ =
+          common::UnavailableError("informer " + options_.name + ": watch ERROR event (code " +
+                                   std::to_string(code) + "): " + StatusObjectMessage(*object));
     }
     return false;
   }

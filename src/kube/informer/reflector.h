@@ -60,7 +60,8 @@ class ReflectorSink {
   virtual ~ReflectorSink() = default;
   // The complete collection at `resource_version` (first list and every relist). `items` are the
   // list's elements (objects, unchecked).
-  virtual void Replace(std::vector<boost::json::value> items, std::string_view resource_version) = 0;
+  virtual void Replace(std::vector<boost::json::value> items,
+                       std::string_view resource_version) = 0;
   // One watch event. `object` is the event's object (unchecked).
   virtual void Apply(EventType type, const boost::json::value& object) = 0;
 };
@@ -83,7 +84,7 @@ struct ReflectorOptions {
   // server that closes streams at once is not hammered.
   common::Duration min_watch_duration = std::chrono::seconds(1);
   std::chrono::milliseconds list_timeout{60000};  // per LIST page request
-  uint64_t seed = 1;  // for the watch timeout and the backoff jitter
+  uint64_t seed = 1;                              // for the watch timeout and the backoff jitter
 };
 
 class Reflector {

@@ -17,10 +17,10 @@
 namespace gpusched::kube::informer {
 namespace {
 
-using testing::FakeRestClient;
-using testing::ScriptedStream;
 using ::testing::ElementsAre;
+using testing::FakeRestClient;
 using ::testing::HasSubstr;
+using testing::ScriptedStream;
 
 // Records what the reflector delivers: "replace:<rv>:<names>" and "added:<name>" ...
 class RecordingSink final : public ReflectorSink {
@@ -44,8 +44,8 @@ class RecordingSink final : public ReflectorSink {
 };
 
 std::string Obj(std::string_view name, std::string_view rv) {
-  return R"({"metadata":{"name":")" + std::string(name) + R"(","resourceVersion":")" + std::string(rv) +
-         R"("}})";
+  return R"({"metadata":{"name":")" + std::string(name) + R"(","resourceVersion":")" +
+         std::string(rv) + R"("}})";
 }
 std::string List(std::vector<std::string> items, std::string_view rv, std::string_view cont = "") {
   std::string s = R"({"kind":"PodList","metadata":{"resourceVersion":")" + std::string(rv) + "\"";
@@ -58,7 +58,9 @@ std::string Event(std::string_view type, const std::string& object) {
   return R"({"type":")" + std::string(type) + R"(","object":)" + object + "}";
 }
 std::string Gone() {
-  return Event("ERROR", R"json({"kind":"Status","code":410,"reason":"Expired","message":"too old resource version: 5 (9)"})json");
+  return Event(
+      "ERROR",
+      R"json({"kind":"Status","code":410,"reason":"Expired","message":"too old resource version: 5 (9)"})json");
 }
 
 ReflectorOptions Options() {
@@ -163,10 +165,10 @@ TEST_F(ReflectorTest, MalformedEventsAreSkippedAndTheWatchGoesOn) {
   client_.PushResponse(200, List({}, "1"));
   Reflector r(client_, sink_, clock_, Options());
   ASSERT_TRUE(r.Step().ok());
-  client_.PushStream({{"this is not json", R"({"type":"ADDED"})", R"({"object":{}})",
-                       R"({"type":"EXPLODED","object":{}})", "[1,2]", "",
-                       Event("ADDED", Obj("ok", "7"))},
-                      {}});
+  client_.PushStream(
+      {{"this is not json", R"({"type":"ADDED"})", R"({"object":{}})",
+        R"({"type":"EXPLODED","object":{}})", "[1,2]", "", Event("ADDED", Obj("ok", "7"))},
+       {}});
   ASSERT_TRUE(r.Step().ok());
   EXPECT_EQ(r.malformed_events(), 5);
   EXPECT_THAT(sink_.log, ElementsAre("replace:1:", "added:ok"));
@@ -198,7 +200,8 @@ TEST_F(ReflectorTest, ErrorsLeaveTheStateWhereItWas) {
       {"a watch ERROR event other than 410 keeps watching from the same resourceVersion",
        [](FakeRestClient& c) {
          c.PushResponse(200, List({}, "5"));
-         c.PushStream({{Event("ERROR", R"({"kind":"Status","code":500,"message":"etcd hiccup"})")}, {}});
+         c.PushStream(
+             {{Event("ERROR", R"({"kind":"Status","code":500,"message":"etcd hiccup"})")}, {}});
        },
        Reflector::State::kWatch, "etcd hiccup"},
       {"a broken watch connection keeps watching",
@@ -230,7 +233,9 @@ TEST_F(ReflectorTest, ErrorsLeaveTheStateWhereItWas) {
 
 TEST_F(ReflectorTest, AnExpiredContinueTokenRestartsTheList) {
   client_.PushResponse(200, List({Obj("a", "3"), Obj("b", "4")}, "10", "token-1"));
-  client_.PushResponse(410, R"({"kind":"Status","code":410,"message":"The provided continue parameter is too old"})");
+  client_.PushResponse(
+      410,
+      R"({"kind":"Status","code":410,"message":"The provided continue parameter is too old"})");
   client_.PushResponse(200, List({Obj("a", "3")}, "12", "token-2"));
   client_.PushResponse(200, List({Obj("c", "12")}, "12"));
   Reflector r(client_, sink_, clock_, Options());

@@ -30,13 +30,13 @@ common::Status Validate(const LeaderElectionConfig& c) {
     errors.push_back("leaseDuration: must be at least 1s, got " + Secs(c.lease_duration));
   }
   if (c.lease_duration <= c.renew_deadline) {
-    errors.push_back("leaseDuration (" + Secs(c.lease_duration) + ") must be greater than renewDeadline (" +
-                     Secs(c.renew_deadline) + ")");
+    errors.push_back("leaseDuration (" + Secs(c.lease_duration) +
+                     ") must be greater than renewDeadline (" + Secs(c.renew_deadline) + ")");
   }
   if (static_cast<double>(c.renew_deadline.count()) <=
       kJitterFactor * static_cast<double>(c.retry_period.count())) {
-    errors.push_back("renewDeadline (" + Secs(c.renew_deadline) + ") must be greater than 1.2 x retryPeriod (" +
-                     Secs(c.retry_period) + ")");
+    errors.push_back("renewDeadline (" + Secs(c.renew_deadline) +
+                     ") must be greater than 1.2 x retryPeriod (" + Secs(c.retry_period) + ")");
   }
   if (errors.empty()) return common::Status::Ok();
   std::string msg = "leaderElection: ";
@@ -61,8 +61,9 @@ LeaderElector::LeaderElector(RestClient& client, const common::Clock& clock,
       // Each request may take at most half the renew deadline, so a slow API server still leaves
       // time for a second attempt before leadership is given up.
       lock_(client, config_.lease_namespace, config_.lease_name,
-            std::max(std::chrono::milliseconds(500),
-                     std::chrono::duration_cast<std::chrono::milliseconds>(config_.renew_deadline / 2))),
+            std::max(
+                std::chrono::milliseconds(500),
+                std::chrono::duration_cast<std::chrono::milliseconds>(config_.renew_deadline / 2))),
       random_(config_.seed) {}
 
 bool LeaderElector::IsLeader() const {
@@ -89,7 +90,8 @@ void LeaderElector::Observe(const LeaderElectionRecord& record, common::TimePoin
     }
   }
   if (changed) {
-    spdlog::info("leader election: lease {} is held by {}", lock_.Describe(), record.holder_identity);
+    spdlog::info("leader election: lease {} is held by {}", lock_.Describe(),
+                 record.holder_identity);
     if (callbacks_.on_new_leader) callbacks_.on_new_leader(record.holder_identity);
   }
 }
@@ -102,13 +104,15 @@ bool LeaderElector::TryAcquireOrRenew(common::TimePoint now) {
     auto got = lock_.Get();
     if (!got.ok()) {
       if (got.status().code() != common::StatusCode::kNotFound) {
-        spdlog::warn("leader election: reading lease {}: {}", lock_.Describe(), got.status().ToString());
+        spdlog::warn("leader election: reading lease {}: {}", lock_.Describe(),
+                     got.status().ToString());
         return false;
       }
       LeaderElectionRecord mine{config_.identity, lease_seconds, now, now, 0};
       common::Status st = lock_.Create(mine);
       if (!st.ok()) {
-        if (st.code() == common::StatusCode::kAborted || st.code() == common::StatusCode::kAlreadyExists) {
+        if (st.code() == common::StatusCode::kAborted ||
+            st.code() == common::StatusCode::kAlreadyExists) {
           continue;  // someone else created it first
         }
         spdlog::warn("leader election: creating lease {}: {}", lock_.Describe(), st.ToString());
@@ -133,8 +137,8 @@ bool LeaderElector::TryAcquireOrRenew(common::TimePoint now) {
       if (IsLeader()) lost_ = true;
       other_expiry_ = expiry;
       if (common::V(4)) {
-        spdlog::info("leader election: lease {} is held by {} and has not expired", lock_.Describe(),
-                     current.holder_identity);
+        spdlog::info("leader election: lease {} is held by {} and has not expired",
+                     lock_.Describe(), current.holder_identity);
       }
       return false;
     }
@@ -158,7 +162,9 @@ bool LeaderElector::TryAcquireOrRenew(common::TimePoint now) {
       spdlog::warn("leader election: updating lease {}: {}", lock_.Describe(), st.ToString());
       return false;
     }
-    if (common::V(2)) spdlog::info("leader election: lease {} changed under us (409); re-reading", lock_.Describe());
+    if (common::V(2))
+      spdlog::info("leader election: lease {} changed under us (409); re-reading",
+                   lock_.Describe());
   }
   return false;
 }
@@ -187,7 +193,8 @@ bool LeaderElector::Step() {
   }
   if (stopped) {
     spdlog::error("leader election: {} lost lease {} ({})", config_.identity, lock_.Describe(),
-                  lost_ ? "another holder took it" : "failed to renew within " + Secs(config_.renew_deadline));
+                  lost_ ? "another holder took it"
+                        : "failed to renew within " + Secs(config_.renew_deadline));
     if (callbacks_.on_stopped_leading) callbacks_.on_stopped_leading();
   }
   return ok;
@@ -248,7 +255,8 @@ common::Duration LeaderElector::NextWait() {
 }
 
 void LeaderElector::Run() {
-  spdlog::info("leader election: {} is trying to acquire lease {}", config_.identity, lock_.Describe());
+  spdlog::info("leader election: {} is trying to acquire lease {}", config_.identity,
+               lock_.Describe());
   while (true) {
     {
       common::MutexLock l(mu_);
@@ -256,8 +264,8 @@ void LeaderElector::Run() {
     }
     Step();
     common::Duration wait = NextWait();
-    std::unique_lock<std::mutex> l(mu_.native());
-    cv_.wait_for(l, wait, [this]() GPUSCHED_NO_THREAD_SAFETY_ANALYSIS { return stopping_; });
+    common::MutexLock l(mu_);
+    l.WaitFor(cv_, wait, [this]() GPUSCHED_REQUIRES(mu_) { return stopping_; });
   }
   if (config_.release_on_cancel) Release().IgnoreError();  // logged inside
 }

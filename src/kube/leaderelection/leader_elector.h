@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0
 // LeaderElector: client-go's leader election over a coordination.k8s.io/v1 Lease (LeaseLock), so
 // that of several gpusched replicas exactly one schedules. Durations and semantics follow
-// kube-scheduler's --leader-elect defaults: leaseDuration 15 s, renewDeadline 10 s, retryPeriod 2 s.
+// kube-scheduler's --leader-elect defaults: leaseDuration 15 s, renewDeadline 10 s, retryPeriod 2
+// s.
 //
 //            ┌─ lease absent/free/expired: create or take it ─> OnStartedLeading ─┐
 //            │                                                                     v

@@ -19,11 +19,12 @@ namespace gpusched::kube::leaderelection {
 namespace {
 
 namespace json = boost::json;
+using std::chrono::seconds;
 using ::testing::ElementsAre;
 using ::testing::HasSubstr;
-using std::chrono::seconds;
 
-constexpr std::string_view kLeasePath = "/apis/coordination.k8s.io/v1/namespaces/kube-system/leases/gpu-scheduler";
+constexpr std::string_view kLeasePath =
+    "/apis/coordination.k8s.io/v1/namespaces/kube-system/leases/gpu-scheduler";
 
 // An API server holding at most one Lease, with resourceVersion checks like the real one.
 class FakeLeaseServer final : public RestClient {
@@ -52,7 +53,8 @@ class FakeLeaseServer final : public RestClient {
     auto body = api::ParseJson(req.body, "request");
     if (!body.ok()) return Response{400, ""};
     const json::object& o = body->as_object();
-    if (req.method == "POST" && req.path == "/apis/coordination.k8s.io/v1/namespaces/kube-system/leases") {
+    if (req.method == "POST" &&
+        req.path == "/apis/coordination.k8s.io/v1/namespaces/kube-system/leases") {
       if (lease_) return Response{409, R"({"kind":"Status","reason":"AlreadyExists"})"};
       lease_ = json::value_to<json::object>(o.at("spec"));
       ++rv_;
@@ -63,7 +65,9 @@ class FakeLeaseServer final : public RestClient {
       std::string rv(o.at("metadata").as_object().at("resourceVersion").as_string());
       if (rv != std::to_string(rv_) || conflict_next_put_) {
         conflict_next_put_ = false;
-        return Response{409, R"({"kind":"Status","reason":"Conflict","message":"the object has been modified"})"};
+        return Response{
+            409,
+            R"({"kind":"Status","reason":"Conflict","message":"the object has been modified"})"};
       }
       lease_ = json::value_to<json::object>(o.at("spec"));
       ++rv_;
@@ -76,7 +80,8 @@ class FakeLeaseServer final : public RestClient {
   }
 
   // Someone else writes the lease (another replica).
-  void SetHolder(std::string holder, int64_t duration_s = 15, std::string renew = "2023-11-14T22:13:20.000000Z") {
+  void SetHolder(std::string holder, int64_t duration_s = 15,
+                 std::string renew = "2023-11-14T22:13:20.000000Z") {
     common::MutexLock l(mu_);
     json::object spec{{"holderIdentity", holder},
                       {"leaseDurationSeconds", duration_s},
@@ -224,7 +229,8 @@ TEST_F(LeaderElectorTest, FollowsOrTakesOverDependingOnWhatItSees) {
       EXPECT_FALSE(first);
       for (int64_t t = 0; t < c.wait_s; t += 2) {
         clock.Advance(seconds(2));
-        if (c.holder_renews) server.SetHolder(c.holder, c.lease_seconds, FormatMicroTime(clock.Now()));
+        if (c.holder_renews)
+          server.SetHolder(c.holder, c.lease_seconds, FormatMicroTime(clock.Now()));
         if (t + 2 < c.wait_s) (*le)->Step();
       }
     }
@@ -245,12 +251,13 @@ TEST_F(LeaderElectorTest, AFollowerWaitsNoLongerThanUntilTheHoldersLeaseExpires)
   using std::chrono::milliseconds;
   struct Case {
     std::string name;
-    common::Duration advance;  // before the attempt
+    common::Duration advance;   // before the attempt
     common::Duration min, max;  // of the wait after it
   };
   std::vector<Case> cases = {
       {"far from expiry: retryPeriod with jitter", seconds(0), seconds(2), milliseconds(4400)},
-      {"14 s in: just after the expiry 1 s later", seconds(14), milliseconds(1000), milliseconds(1100)},
+      {"14 s in: just after the expiry 1 s later", seconds(14), milliseconds(1000),
+       milliseconds(1100)},
       {"14.99 s in: at once, but not in a hot loop", milliseconds(990), milliseconds(50),
        milliseconds(60)},
   };
@@ -263,7 +270,7 @@ TEST_F(LeaderElectorTest, AFollowerWaitsNoLongerThanUntilTheHoldersLeaseExpires)
     EXPECT_LE(wait, c.max);
   }
   clock_.Advance(std::chrono::milliseconds(60));
-  EXPECT_TRUE(le->Step());  // 15.05 s after it was first seen unchanged
+  EXPECT_TRUE(le->Step());                // 15.05 s after it was first seen unchanged
   EXPECT_EQ(le->NextWait(), seconds(2));  // a leader renews every retryPeriod
 }
 
@@ -349,7 +356,8 @@ TEST_F(LeaderElectorTest, ReadErrorsKeepAFollowerFollowing) {
     std::string name;
     int status;
   };
-  for (const Case& c : std::vector<Case>{{"server error", 500}, {"forbidden", 403}, {"garbage", 200}}) {
+  for (const Case& c :
+       std::vector<Case>{{"server error", 500}, {"forbidden", 403}, {"garbage", 200}}) {
     SCOPED_TRACE(c.name);
     FakeLeaseServer server;
     common::FakeClock clock;
@@ -400,7 +408,8 @@ TEST(ValidateTest, ReportsEveryError) {
          c.lease_name.clear();
        },
        {"renewDeadline (2s) must be greater than 1.2 x retryPeriod (2s)", "resourceName"}},
-      {"no retry period", [](LeaderElectionConfig& c) { c.retry_period = common::Duration(0); },
+      {"no retry period",
+       [](LeaderElectionConfig& c) { c.retry_period = common::Duration(0); },
        {"retryPeriod: must be greater than zero"}},
   };
   for (const auto& c : cases) {
@@ -418,9 +427,11 @@ TEST(MicroTimeTest, FormatsAndParses) {
   EXPECT_EQ(FormatMicroTime(t), "2023-11-14T22:13:20.123456Z");
   EXPECT_EQ(ParseMicroTime("2023-11-14T22:13:20.123456Z"), t);
   EXPECT_EQ(ParseMicroTime("2023-11-14T23:13:20.123456+01:00"), t);
-  EXPECT_EQ(ParseMicroTime("2023-11-14T22:13:20Z"), common::TimePoint(std::chrono::seconds(1'700'000'000)));
-  for (std::string_view bad : {"", "yesterday", "2023-11-14", "2023-13-14T22:13:20Z", "2023-11-14T22:13:20",
-                               "2023-11-14T22:13:20.Z", "2023-11-14T22:13:20Zjunk"}) {
+  EXPECT_EQ(ParseMicroTime("2023-11-14T22:13:20Z"),
+            common::TimePoint(std::chrono::seconds(1'700'000'000)));
+  for (std::string_view bad :
+       {"", "yesterday", "2023-11-14", "2023-13-14T22:13:20Z", "2023-11-14T22:13:20",
+        "2023-11-14T22:13:20.Z", "2023-11-14T22:13:20Zjunk"}) {
     EXPECT_EQ(ParseMicroTime(bad), std::nullopt) << bad;
   }
 }

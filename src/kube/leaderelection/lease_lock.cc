@@ -35,10 +35,10 @@ std::string FormatMicroTime(common::TimePoint t) {
   year_month_day ymd{sys_days(days)};
   hh_mm_ss<microseconds> hms{us - days};
   char buf[40];
-  std::snprintf(buf, sizeof(buf), "%04d-%02u-%02uT%02d:%02d:%02d.%06lldZ", static_cast<int>(ymd.year()),
-                static_cast<unsigned>(ymd.month()), static_cast<unsigned>(ymd.day()),
-                static_cast<int>(hms.hours().count()), static_cast<int>(hms.minutes().count()),
-                static_cast<int>(hms.seconds().count()),
+  std::snprintf(buf, sizeof(buf), "%04d-%02u-%02uT%02d:%02d:%02d.%06lldZ",
+                static_cast<int>(ymd.year()), static_cast<unsigned>(ymd.month()),
+                static_cast<unsigned>(ymd.day()), static_cast<int>(hms.hours().count()),
+                static_cast<int>(hms.minutes().count()), static_cast<int>(hms.seconds().count()),
                 static_cast<long long>(hms.subseconds().count()));
   return buf;
 }
@@ -82,7 +82,8 @@ std::optional<common::TimePoint> ParseMicroTime(std::string_view s) {
   }
   if (pos != s.size()) return std::nullopt;
   auto base = sys_days(ymd) + hours(*h) + minutes(*mi) + seconds(*sec) - seconds(offset_s);
-  return common::TimePoint(duration_cast<nanoseconds>(base.time_since_epoch()) + nanoseconds(nanos));
+  return common::TimePoint(duration_cast<nanoseconds>(base.time_since_epoch()) +
+                           nanoseconds(nanos));
 }
 
 LeaseLock::LeaseLock(RestClient& client, std::string lease_namespace, std::string lease_name,
@@ -122,9 +123,11 @@ common::Status LeaseLock::Remember(const Request& req, const common::StatusOr<Re
   if (!parsed.ok()) return parsed.status();
   const json::object* o = parsed->if_object();
   const json::value* meta = o ? o->if_contains("metadata") : nullptr;
-  const json::value* rv = meta && meta->is_object() ? meta->as_object().if_contains("resourceVersion") : nullptr;
+  const json::value* rv =
+      meta && meta->is_object() ? meta->as_object().if_contains("resourceVersion") : nullptr;
   if (rv == nullptr || !rv->is_string()) {
-    return common::InvalidArgumentError("lease " + Describe() + ": response has no resourceVersion");
+    return common::InvalidArgumentError("lease " + Describe() +
+                                        ": response has no resourceVersion");
   }
   resource_version_ = std::string(rv->as_string());
   return common::Status::Ok();

@@ -41,8 +41,7 @@ ParsedSeries ParseTrafficSeries(const std::vector<Series>& series) {
   for (const Series& s : series) {
     WorkloadEdge e;
     e.src_workload = std::string(s.Label("source_workload"));
-    e.src_namespace =
-        std::string(FirstLabel(s, {"source_workload_namespace", "source_namespace"}));
+    e.src_namespace = std::string(FirstLabel(s, {"source_workload_namespace", "source_namespace"}));
     e.dst_workload = std::string(s.Label("destination_workload"));
     e.dst_namespace =
         std::string(FirstLabel(s, {"destination_workload_namespace", "destination_namespace"}));
@@ -65,8 +64,10 @@ ParsedSeries ParseTrafficSeries(const std::vector<Series>& series) {
       continue;
     }
     if (!std::isfinite(s.value) || s.value < 0) {
-      out.skipped.push_back("series " + Describe(s) + ": value must be a finite number of bytes "
-                            "per second >= 0, got " + fmt::format("{}", s.value));
+      out.skipped.push_back("series " + Describe(s) +
+                            ": value must be a finite number of bytes "
+                            "per second >= 0, got " +
+                            fmt::format("{}", s.value));
       out.bad_values.push_back(std::move(e));
       continue;
     }
@@ -89,10 +90,10 @@ common::Status TrafficMatrixRefresher::RunOnce() {
                                                   options_.query_timeout);
   common::Status result = common::Status::Ok();
   if (!answer.ok()) {
-    result = common::Status(answer.status().code(),
-                            "NetworkLocality traffic matrix: query " + options_.prometheus_url +
-                                " \"" + options_.query + "\": " +
-                                std::string(answer.status().message()));
+    result =
+        common::Status(answer.status().code(),
+                       "NetworkLocality traffic matrix: query " + options_.prometheus_url + " \"" +
+                           options_.query + "\": " + std::string(answer.status().message()));
     if (result.message() != last_error_) {
       spdlog::warn("{}; keeping the last matrix ({} edges) until it is older than {}s",
                    result.message(), readings_.size(), common::Seconds(options_.staleness));
@@ -111,7 +112,8 @@ common::Status TrafficMatrixRefresher::RunOnce() {
       if (!parsed.skipped.empty()) {
         std::string msg;
         for (size_t i = 0; i < parsed.skipped.size() && i < 5; ++i) msg += "; " + parsed.skipped[i];
-        if (parsed.skipped.size() > 5) msg += fmt::format("; and {} more", parsed.skipped.size() - 5);
+        if (parsed.skipped.size() > 5)
+          msg += fmt::format("; and {} more", parsed.skipped.size() - 5);
         spdlog::warn("NetworkLocality traffic matrix: query \"{}\": skipped {} of {} series{}",
                      options_.query, parsed.skipped.size(), answer->size(), msg);
       }
@@ -159,10 +161,9 @@ void TrafficMatrixRefresher::Publish() {
   published_ = edges;
   ever_published_ = true;
   last_.published = true;
-  store_.SetTrafficMatrix(
-      edges.empty() ? nullptr
-                    : std::make_shared<const TrafficMatrix>(options_.workload_label,
-                                                            std::move(edges)));
+  store_.SetTrafficMatrix(edges.empty() ? nullptr
+                                        : std::make_shared<const TrafficMatrix>(
+                                              options_.workload_label, std::move(edges)));
 }
 
 }  // namespace gpusched::network::prometheus

@@ -63,17 +63,17 @@ inline constexpr std::string_view kHubbleFlowsQuery =
     "(rate(hubble_flows_processed_total{verdict=\"FORWARDED\"}[5m])) * 10000";
 
 struct Options {
-  std::string prometheus_url;                              // e.g. http://prometheus:9090
-  std::string query = std::string(kIstioQuery);            // PromQL; values in bytes per second
+  std::string prometheus_url;                    // e.g. http://prometheus:9090
+  std::string query = std::string(kIstioQuery);  // PromQL; values in bytes per second
   std::string workload_label = std::string(kDefaultWorkloadLabel);  // pod label naming a workload
-  common::Duration staleness = std::chrono::minutes(5);    // > 0
-  common::Duration query_timeout = std::chrono::seconds(5);  // per HTTP request
+  common::Duration staleness = std::chrono::minutes(5);             // > 0
+  common::Duration query_timeout = std::chrono::seconds(5);         // per HTTP request
 };
 
 // One series converted, or why it was skipped.
 struct ParsedSeries {
-  std::vector<WorkloadEdge> edges;    // MB/s > 0; zero-traffic series are dropped silently
-  std::vector<std::string> skipped;   // one message per malformed series, naming label and value
+  std::vector<WorkloadEdge> edges;   // MB/s > 0; zero-traffic series are dropped silently
+  std::vector<std::string> skipped;  // one message per malformed series, naming label and value
   // Edges of series whose labels were fine but whose value was not (mbps 0): they keep their
   // previous reading.
   std::vector<WorkloadEdge> bad_values;
@@ -84,9 +84,9 @@ ParsedSeries ParseTrafficSeries(const std::vector<gpusched::prometheus::Series>&
 
 // What the last RunOnce did.
 struct RoundStats {
-  int series = 0;    // in the answer
-  int skipped = 0;   // malformed series
-  int edges = 0;     // in the published matrix
+  int series = 0;          // in the answer
+  int skipped = 0;         // malformed series
+  int edges = 0;           // in the published matrix
   bool published = false;  // the store was written
 };
 

@@ -6,16 +6,16 @@
 
 #include <algorithm>
 #include <limits>
-#include <tuple>
 #include <string>
+#include <tuple>
 #include <utility>
 #include <vector>
 
 namespace gpusched::network::prometheus {
 namespace {
 
-using ::testing::HasSubstr;
 using gpusched::prometheus::Series;
+using ::testing::HasSubstr;
 
 // Answers every query with `body` (or a transport error while `down`); records the URLs.
 class FakePrometheus final : public gpusched::prometheus::HttpGetter {
@@ -54,8 +54,8 @@ Series S(std::vector<std::pair<std::string, std::string>> labels, double v) {
   return Series{std::move(labels), v};
 }
 
-std::vector<std::pair<std::string, double>> PeersOf(const NetworkStore& store,
-                                                    std::string_view ns, std::string_view w) {
+std::vector<std::pair<std::string, double>> PeersOf(const NetworkStore& store, std::string_view ns,
+                                                    std::string_view w) {
   std::vector<std::pair<std::string, double>> out;
   auto catalog = store.Current();
   if (catalog->traffic_matrix == nullptr) return out;
@@ -86,30 +86,46 @@ TEST(ParseTrafficSeriesTest, ConvertsBytesPerSecondToEdgesAndSkipsMalformedSerie
     std::vector<std::string> want_skipped;  // substrings, one per skipped series
   };
   const std::vector<Case> cases = {
-      {"an Istio series becomes one edge in MB/s", {S(istio, 2.5e6)},
-       {{"shop", "web", "shop", "cart", 2.5}}, {}},
+      {"an Istio series becomes one edge in MB/s",
+       {S(istio, 2.5e6)},
+       {{"shop", "web", "shop", "cart", 2.5}},
+       {}},
       {"Hubble's namespace label names are accepted",
-       {S({{"source_workload", "a"}, {"source_namespace", "x"}, {"destination_workload", "b"},
-           {"destination_namespace", "y"}}, 1e6)},
-       {{"x", "a", "y", "b", 1.0}}, {}},
+       {S({{"source_workload", "a"},
+           {"source_namespace", "x"},
+           {"destination_workload", "b"},
+           {"destination_namespace", "y"}},
+          1e6)},
+       {{"x", "a", "y", "b", 1.0}},
+       {}},
       {"zero traffic is no edge and no error", {S(istio, 0)}, {}, {}},
       {"Istio's unknown peer (outside the mesh) is ignored",
-       {S({{"source_workload", "unknown"}, {"source_workload_namespace", "unknown"},
-           {"destination_workload", "cart"}, {"destination_workload_namespace", "shop"}}, 5e6)},
-       {}, {}},
-      {"a missing source workload is skipped naming the label", {S(without("source_workload"), 1e6)},
-       {}, {"missing label source_workload"}},
+       {S({{"source_workload", "unknown"},
+           {"source_workload_namespace", "unknown"},
+           {"destination_workload", "cart"},
+           {"destination_workload_namespace", "shop"}},
+          5e6)},
+       {},
+       {}},
+      {"a missing source workload is skipped naming the label",
+       {S(without("source_workload"), 1e6)},
+       {},
+       {"missing label source_workload"}},
       {"a missing destination namespace is skipped naming the label",
-       {S(without("destination_workload_namespace"), 1e6)}, {},
+       {S(without("destination_workload_namespace"), 1e6)},
+       {},
        {"missing label destination_workload_namespace"}},
       {"NaN is skipped naming the value", {S(istio, nan)}, {}, {"got nan"}},
       {"+Inf is skipped naming the value", {S(istio, inf)}, {}, {"got inf"}},
       {"a negative rate is skipped naming the value", {S(istio, -3)}, {}, {"got -3"}},
       {"good series survive a bad neighbour",
-       {S(istio, -1), S({{"source_workload", "cart"}, {"source_workload_namespace", "shop"},
+       {S(istio, -1), S({{"source_workload", "cart"},
+                         {"source_workload_namespace", "shop"},
                          {"destination_workload", "db"},
-                         {"destination_workload_namespace", "shop"}}, 4e5)},
-       {{"shop", "cart", "shop", "db", 0.4}}, {"got -1"}},
+                         {"destination_workload_namespace", "shop"}},
+                        4e5)},
+       {{"shop", "cart", "shop", "db", 0.4}},
+       {"got -1"}},
   };
   for (const Case& c : cases) {
     SCOPED_TRACE(c.name);
@@ -169,8 +185,8 @@ class RefresherTest : public ::testing::Test {
 TEST_F(RefresherTest, PublishesTheMatrixAndSendsTheQuery) {
   options_.query = "sum(rate(x[5m]))";
   TrafficMatrixRefresher r = Make();
-  prom_.body = FakePrometheus::Vector({{Istio("shop", "web", "cart"), "2000000"},
-                                       {Istio("shop", "cart", "db"), "500000"}});
+  prom_.body = FakePrometheus::Vector(
+      {{Istio("shop", "web", "cart"), "2000000"}, {Istio("shop", "cart", "db"), "500000"}});
   ASSERT_TRUE(r.RunOnce().ok());
   ASSERT_EQ(prom_.urls.size(), 1u);
   EXPECT_THAT(prom_.urls[0], HasSubstr("http://prom:9090/api/v1/query?query="));
@@ -252,8 +268,8 @@ TEST_F(RefresherTest, ErrorsKeepTheLastGoodMatrixUntilItIsStale) {
 
 TEST_F(RefresherTest, AMalformedSampleKeepsItsEdgesLastReadingUntilStale) {
   TrafficMatrixRefresher r = Make();
-  prom_.body = FakePrometheus::Vector({{Istio("shop", "web", "cart"), "1000000"},
-                                       {Istio("shop", "cart", "db"), "2000000"}});
+  prom_.body = FakePrometheus::Vector(
+      {{Istio("shop", "web", "cart"), "1000000"}, {Istio("shop", "cart", "db"), "2000000"}});
   ASSERT_TRUE(r.RunOnce().ok());
   using V = std::vector<std::pair<std::string, double>>;
 

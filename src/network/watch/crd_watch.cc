@@ -1,13 +1,13 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "src/network/watch/crd_watch.h"
 
+#include <spdlog/spdlog.h>
+
 #include <atomic>
 #include <set>
 #include <string>
 #include <utility>
 #include <vector>
-
-#include <spdlog/spdlog.h>
 
 #include "src/network/crd.h"
 
@@ -27,11 +27,13 @@ class CrdWatch::Sink final : public kube::informer::ReflectorSink {
     auto catalog = store_.Current();
     if (kind_ == Kind::kAppGroup) {
       for (const auto& [k, ag] : catalog->app_groups) {
-        if (!seen.count({ag->namespace_, ag->name})) store_.DeleteAppGroup(ag->namespace_, ag->name);
+        if (!seen.count({ag->namespace_, ag->name}))
+          store_.DeleteAppGroup(ag->namespace_, ag->name);
       }
     } else {
       for (const auto& [k, nt] : catalog->topologies) {
-        if (!seen.count({nt->namespace_, nt->name})) store_.DeleteTopology(nt->namespace_, nt->name);
+        if (!seen.count({nt->namespace_, nt->name}))
+          store_.DeleteTopology(nt->namespace_, nt->name);
       }
     }
     synced_.store(true);

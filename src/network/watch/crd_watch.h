@@ -31,7 +31,8 @@
 
 namespace gpusched::network {
 
-inline constexpr std::string_view kAppGroupsPath = "/apis/appgroup.diktyo.x-k8s.io/v1alpha1/appgroups";
+inline constexpr std::string_view kAppGroupsPath =
+    "/apis/appgroup.diktyo.x-k8s.io/v1alpha1/appgroups";
 inline constexpr std::string_view kNetworkTopologiesPath =
     "/apis/networktopology.diktyo.x-k8s.io/v1alpha1/networktopologies";
 

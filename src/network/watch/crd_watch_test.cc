@@ -34,8 +34,9 @@ TEST(CrdWatchTest, ListsReplaceWatchEventsApplyAndBadObjectsAreSkipped) {
   CrdWatch watch(client, store, clock);
   EXPECT_FALSE(watch.HasSynced());
 
-  std::vector<boost::json::value> items = {AppGroupJson("a"), AppGroupJson("b"),
-                                           AppGroupJson("bad", R"(,"topologySortingAlgorithm":"X")")};
+  std::vector<boost::json::value> items = {
+      AppGroupJson("a"), AppGroupJson("b"),
+      AppGroupJson("bad", R"(,"topologySortingAlgorithm":"X")")};
   watch.app_group_sink_for_test().Replace(std::move(items), "1");
   EXPECT_NE(store.Current()->FindAppGroup("default", "a"), nullptr);
   EXPECT_NE(store.Current()->FindAppGroup("default", "b"), nullptr);

@@ -11,9 +11,9 @@
 #include <vector>
 
 #include "src/api/gpu.h"
+#include "src/api/gpu_devices.h"
 #include "src/common/interner.h"
 #include "src/common/strings.h"
-#include "src/framework/gpu_devices.h"
 #include "src/plugins/helper/args.h"
 #include "src/plugins/helper/normalize.h"
 #include "src/plugins/names.h"
@@ -76,8 +76,8 @@ std::optional<Pack> PackFromAnnotation(std::string_view v) {
   return std::nullopt;
 }
 
-framework::DevicePolicy DevicePolicyOf(Pack p) {
-  return p == Pack::kSpread ? framework::DevicePolicy::kSpread : framework::DevicePolicy::kBinpack;
+api::DevicePolicy DevicePolicyOf(Pack p) {
+  return p == Pack::kSpread ? api::DevicePolicy::kSpread : api::DevicePolicy::kBinpack;
 }
 
 bool NeedsIsland(const PodPolicy& p, const api::GpuRequest& req) {
@@ -262,10 +262,10 @@ framework::Status GpuFit::Filter(const framework::CycleState& state, const api::
   if (req.count > HealthyGpus(g)) return framework::Status::Unresolvable(kReasonInsufficientGpu);
   const bool island = NeedsIsland(s->policy, req);
   if (island && !g.nvlink_known) return framework::Status::Unresolvable(kReasonNvlinkUnknown);
-  const bool fits = req.shared() ? framework::GpuRequestFits(g, node.gpus, req)
-                                 : node.FreeWholeGpus() >= req.count;
+  const bool fits =
+      req.shared() ? api::GpuRequestFits(g, node.gpus, req) : node.FreeWholeGpus() >= req.count;
   if (!fits) return framework::Status::Unschedulable(kReasonInsufficientGpu);
-  if (island && !framework::FitsInOneIsland(g, node.gpus, req)) {
+  if (island && !api::FitsInOneIsland(g, node.gpus, req)) {
     return framework::Status::Unschedulable(kReasonNoNvlinkIsland);
   }
   return framework::Status::Success();
@@ -329,7 +329,7 @@ int64_t GpuFit::ScoreOne(const PreScoreState& s, const framework::NodeInfo& node
   // NVLink: a multi-GPU pod that would have to straddle islands of a node that publishes them
   // scores half.
   if (s.request.count > 1 && node.node->gpu.nvlink_known &&
-      !framework::FitsInOneIsland(node.node->gpu, node.gpus, s.request)) {
+      !api::FitsInOneIsland(node.node->gpu, node.gpus, s.request)) {
     score /= 2;
   }
   return score;
@@ -343,8 +343,7 @@ int64_t GpuFit::Score(const framework::CycleState& state, const api::Pod& /*pod*
 
 void GpuFit::ScoreNodes(const framework::CycleState& state, const api::Pod& /*pod*/,
                         const framework::Snapshot& snapshot,
-                        std::span<const framework::NodeIndex> nodes,
-                        std::span<int64_t> out) const {
+                        std::span<const framework::NodeIndex> nodes, std::span<int64_t> out) const {
   const PreScoreState* s = state.Get<PreScoreState>(kPreScoreKey);
   for (size_t i = 0; i < nodes.size(); ++i) {
     out[i] = s == nullptr ? 0 : ScoreOne(*s, snapshot.at(nodes[i]));
@@ -352,8 +351,7 @@ void GpuFit::ScoreNodes(const framework::CycleState& state, const api::Pod& /*po
 }
 
 framework::Status GpuFit::NormalizeScore(const framework::CycleState& /*state*/,
-                                         const api::Pod& /*pod*/,
-                                         std::span<int64_t> scores) const {
+                                         const api::Pod& /*pod*/, std::span<int64_t> scores) const {
   if (args_.score_mode == ScoreMode::kBestFit) helper::MinMaxNormalizeScore(scores);
   return framework::Status::Success();
 }
@@ -364,8 +362,8 @@ framework::Status GpuFit::Reserve(framework::CycleState& state, const api::Pod& 
   PodPolicy policy{args_.node_policy, args_.gpu_policy, args_.require_nvlink_island};
   if (const PreFilterState* pf = state.Get<PreFilterState>(kPreFilterKey)) policy = pf->policy;
   const bool island = NeedsIsland(policy, pod.gpu);
-  std::optional<api::GpuAssignment> chosen = framework::ChooseDevices(
-      node.node->gpu, node.gpus, pod.gpu, DevicePolicyOf(policy.gpu), island);
+  std::optional<api::GpuAssignment> chosen =
+      api::ChooseDevices(node.node->gpu, node.gpus, pod.gpu, DevicePolicyOf(policy.gpu), island);
   if (!chosen) {
     return framework::Status::Unschedulable(island ? kReasonNoNvlinkIsland
                                                    : kReasonInsufficientGpu);
@@ -383,11 +381,9 @@ framework::Status GpuFit::Reserve(framework::CycleState& state, const api::Pod& 
 }
 
 common::Status GpuFit::WriteHamiAnnotations(framework::CycleState& state, const api::Pod& pod,
-                                            const framework::NodeInfo& node,
-                                            const std::string& reg,
+                                            const framework::NodeInfo& node, const std::string& reg,
                                             const api::GpuAssignment& chosen) const {
-  GPUSCHED_ASSIGN_OR_RETURN(std::vector<api::HamiDevice> devices,
-                            api::ParseHamiNodeRegister(reg));
+  GPUSCHED_ASSIGN_OR_RETURN(std::vector<api::HamiDevice> devices, api::ParseHamiNodeRegister(reg));
   // The devices go to the first container that asks for nvidia.com/gpu (else the first one).
   int gpu_container = 0;
   const common::Atom gpu = api::Names().nvidia_gpu;

@@ -31,10 +31,10 @@
 //              requested) / total milli-GPU (the emptiest node scores highest), and util = 100 *
 //              (1 - NodeInfo::gpu_utilization), 50 when unknown. A multi-GPU pod scores half on
 //              a node that publishes NVLink islands (nvlink_known) when its free devices of no
-//              single island suffice. BestFit (FGD paper baseline): floor(100 * (1 - [(Cfree - c) / 2 / 128000 +
-//              (Ifree - k*d) / 2 / 8000])) with free CPU millicores and idle GPU milli, then
-//              min-max normalized to 0..100 over the feasible nodes in NormalizeScore.
-//   Reserve    chooses devices with framework::ChooseDevices under the GPU-level policy (binpack:
+//              single island suffice. BestFit (FGD paper baseline): floor(100 * (1 - [(Cfree - c) /
+//              2 / 128000 + (Ifree - k*d) / 2 / 8000])) with free CPU millicores and idle GPU
+//              milli, then min-max normalized to 0..100 over the feasible nodes in NormalizeScore.
+//   Reserve    chooses devices with api::ChooseDevices under the GPU-level policy (binpack:
 //              partly used devices first, spread: emptiest first; multi-GPU pods inside one
 //              NVLink island when possible), stores them in state.allocation().gpu and as
 //              annotation gpusched.io/gpu-devices; Unreserve clears both.
@@ -135,8 +135,7 @@ class GpuFit final : public framework::PreFilterPlugin,
                                    std::span<int64_t> scores) const override;
   framework::Status Reserve(framework::CycleState& state, const api::Pod& pod,
                             const framework::NodeInfo& node) override;
-  void Unreserve(framework::CycleState& state, const api::Pod& pod,
-                 std::string_view node) override;
+  void Unreserve(framework::CycleState& state, const api::Pod& pod, std::string_view node) override;
 
  private:
   struct PreScoreState;

@@ -84,8 +84,8 @@ NodeFragmentation::NodeFragmentation(std::span<const TypicalPod> types,
       }
     }
     agg_[m] = a;
-    base_ += types[m].p * static_cast<double>(FragmentOf(types[m], allowed[m] != 0, a,
-                                                         idle_total_, node.free_cpu));
+    base_ += types[m].p * static_cast<double>(
+                              FragmentOf(types[m], allowed[m] != 0, a, idle_total_, node.free_cpu));
   }
 }
 
@@ -111,8 +111,8 @@ double NodeFragmentation::Delta(int64_t c, int32_t d, std::span<const int8_t> de
         a.small += r2;
       }
     }
-    after += types_[m].p * static_cast<double>(FragmentOf(types_[m], allowed_[m] != 0, a,
-                                                          idle_after, cpu_after));
+    after += types_[m].p *
+             static_cast<double>(FragmentOf(types_[m], allowed_[m] != 0, a, idle_after, cpu_after));
   }
   return after - base_;
 }

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 // Fragmentation math of the FGD paper (Weng et al., USENIX ATC '23;
-// ../shared/reference/openb-trace-and-fgd.md §4–5) and the online typical-pod learner.
+// docs/gpu-placement.md, "The FGD paper's definitions") and the online typical-pod learner.
 //
 //   TypicalPodLearner  an exponentially decayed histogram of pod types (cpu, GPU count, milli,
 //                      models), bounded to max_types entries (the lightest entry is replaced when a
@@ -27,9 +27,9 @@ namespace gpusched::plugins::gpu_fragmentation {
 
 // One typical pod type m with its probability p_m.
 struct TypicalPod {
-  int64_t cpu_milli = 0;  // c_m
-  int32_t count = 0;      // k_m (0 for CPU-only)
-  int32_t milli = 0;      // d_m per GPU (0 for CPU-only)
+  int64_t cpu_milli = 0;             // c_m
+  int32_t count = 0;                 // k_m (0 for CPU-only)
+  int32_t milli = 0;                 // d_m per GPU (0 for CPU-only)
   std::vector<common::Atom> models;  // T_m, empty = any
   double p = 0;
 };
@@ -75,7 +75,8 @@ struct TypeAggregate {
   int64_t small = 0;  // sum of R_g over g with R_g < d_m
 };
 
-// F_n(m) from the aggregate (§4.3). `allowed`: T_m empty or the node model is in T_m.
+// F_n(m) from the aggregate (docs/gpu-placement.md, "The FGD paper's definitions"). `allowed`:
+// T_m empty or the node model is in T_m.
 inline int64_t FragmentOf(const TypicalPod& m, bool allowed, const TypeAggregate& a,
                           int64_t idle_total, int64_t free_cpu) {
   if (m.milli == 0 || !allowed || a.fit < m.count || free_cpu < m.cpu_milli) return idle_total;

@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <array>
+#include <boost/json.hpp>
 #include <cmath>
 #include <memory>
 #include <optional>
@@ -10,11 +11,9 @@
 #include <utility>
 #include <vector>
 
-#include <boost/json.hpp>
-
 #include "src/api/gpu.h"
+#include "src/api/gpu_devices.h"
 #include "src/common/strings.h"
-#include "src/framework/gpu_devices.h"
 #include "src/plugins/helper/args.h"
 #include "src/plugins/helper/normalize.h"
 #include "src/plugins/names.h"
@@ -40,9 +39,12 @@ constexpr int64_t kGpuNodePenalty = int64_t{1} << 20;
 const framework::StateKey kStateKey{"GpuFragmentation/PreScore"};
 
 constexpr std::pair<Policy, std::string_view> kPolicyNames[] = {
-    {Policy::kFgd, "FGD"},         {Policy::kLearned, "Learned"},
-    {Policy::kBestFit, "BestFit"}, {Policy::kDotProd, "DotProd"},
-    {Policy::kGpuClustering, "GpuClustering"}, {Policy::kGpuPacking, "GpuPacking"},
+    {Policy::kFgd, "FGD"},
+    {Policy::kLearned, "Learned"},
+    {Policy::kBestFit, "BestFit"},
+    {Policy::kDotProd, "DotProd"},
+    {Policy::kGpuClustering, "GpuClustering"},
+    {Policy::kGpuPacking, "GpuPacking"},
     {Policy::kRandom, "Random"}};
 
 // Resolves the policy-dependent defaults (0 fields).
@@ -100,8 +102,8 @@ Choice LowestFitting(const framework::NodeInfo& node, const api::GpuRequest& req
   for (int i = 0; i < g.count && c.n < req.count; ++i) {
     const bool fits = req.milli >= api::kMilliPerGpu
                           ? WholeFree(node, i)
-                          : framework::DeviceFits(g, node.gpus[static_cast<size_t>(i)], i,
-                                                  req.milli, req.share_memory_mib);
+                          : api::DeviceFits(g, node.gpus[static_cast<size_t>(i)], i, req.milli,
+                                            req.share_memory_mib);
     if (fits) c.devices[static_cast<size_t>(c.n++)] = static_cast<int8_t>(i);
   }
   c.ok = c.n >= req.count;
@@ -109,15 +111,15 @@ Choice LowestFitting(const framework::NodeInfo& node, const api::GpuRequest& req
 }
 
 // Whole or multi-device requests: on a node that publishes NVLink islands, the devices of one
-// island when one has room (framework::ChooseDevices, the island with the fewest fitting
+// island when one has room (api::ChooseDevices, the island with the fewest fitting
 // devices; GpuFit's Filter has already rejected nodes where a required island does not fit);
 // otherwise the lowest-index fitting devices. Which whole free devices are taken does not change
 // Δ, so this never changes a score.
 Choice IslandAware(const framework::NodeInfo& node, const api::GpuRequest& req) {
   if (req.count <= 1 || !node.node->gpu.nvlink_known) return LowestFitting(node, req);
   Choice c;
-  const std::optional<api::GpuAssignment> a = framework::ChooseDevices(
-      node.node->gpu, node.gpus, req, framework::DevicePolicy::kBinpack);
+  const std::optional<api::GpuAssignment> a =
+      api::ChooseDevices(node.node->gpu, node.gpus, req, api::DevicePolicy::kBinpack);
   if (!a) return c;
   for (int8_t d : a->devices) c.devices[static_cast<size_t>(c.n++)] = d;
   c.ok = c.n >= req.count;
@@ -202,16 +204,14 @@ std::span<const uint8_t> AllowedFor(const GpuFragmentation::PodState& s,
 }
 
 // FGD/Learned: the devices of the best Δ on `node` and that Δ. Allocation-free.
-Choice EvaluateFragmentation(const GpuFragmentation::PodState& s,
-                             const framework::NodeInfo& node) {
+Choice EvaluateFragmentation(const GpuFragmentation::PodState& s, const framework::NodeInfo& node) {
   std::array<uint8_t, kMaxTypes> allowed_scratch{};
   std::array<TypeAggregate, kMaxTypes> agg{};
   const NodeView view = ViewOf(node);
   const std::span<const uint8_t> allowed = AllowedFor(s, node, allowed_scratch);
   const std::vector<TypicalPod>& types = s.tables->types;
-  NodeFragmentation frag(types, allowed, std::span<TypeAggregate>(agg.data(), types.size()),
-                         view);
-  const api::GpuRequest req = framework::ResolvedOnNode(s.gpu, node.node->gpu);
+  NodeFragmentation frag(types, allowed, std::span<TypeAggregate>(agg.data(), types.size()), view);
+  const api::GpuRequest req = api::ResolvedOnNode(s.gpu, node.node->gpu);
   if (req.empty()) {
     Choice c;
     c.ok = true;
@@ -224,7 +224,7 @@ Choice EvaluateFragmentation(const GpuFragmentation::PodState& s,
     const api::NodeGpuInfo& g = node.node->gpu;
     for (int i = 0; i < view.gpus; ++i) {
       const auto idx = static_cast<size_t>(i);
-      if (!framework::DeviceFits(g, node.gpus[idx], i, req.milli, req.share_memory_mib)) continue;
+      if (!api::DeviceFits(g, node.gpus[idx], i, req.milli, req.share_memory_mib)) continue;
       const int8_t dev = static_cast<int8_t>(i);
       const double delta = frag.Delta(s.cpu, req.milli, std::span<const int8_t>(&dev, 1));
       const int32_t idle = view.idle[idx];
@@ -252,7 +252,7 @@ Choice EvaluateFragmentation(const GpuFragmentation::PodState& s,
 // (lowest index on ties); whole GPUs take the lowest-index free devices.
 std::optional<api::GpuAssignment> ChooseDevicesSpread(const framework::NodeInfo& node,
                                                       const api::GpuRequest& pod_req) {
-  const api::GpuRequest req = framework::ResolvedOnNode(pod_req, node.node->gpu);
+  const api::GpuRequest req = api::ResolvedOnNode(pod_req, node.node->gpu);
   api::GpuAssignment out;
   out.milli = req.milli;
   out.memory_mib = req.share_memory_mib;
@@ -262,7 +262,7 @@ std::optional<api::GpuAssignment> ChooseDevicesSpread(const framework::NodeInfo&
     int32_t best_used = api::kMilliPerGpu + 1;
     for (int i = 0; i < g.count; ++i) {
       const auto& d = node.gpus[static_cast<size_t>(i)];
-      if (!framework::DeviceFits(g, d, i, req.milli, req.share_memory_mib)) continue;
+      if (!api::DeviceFits(g, d, i, req.milli, req.share_memory_mib)) continue;
       if (d.used_milli < best_used) {
         best_used = d.used_milli;
         best = i;
@@ -347,7 +347,7 @@ int64_t ScoreOne(const GpuFragmentation::PodState& s, const Args& args,
                  const framework::NodeInfo& node) {
   const int64_t free_cpu = node.node->allocatable.milli_cpu - node.requested.milli_cpu;
   const int64_t idle = node.FreeGpuMilli();
-  const api::GpuRequest gpu = framework::ResolvedOnNode(s.gpu, node.node->gpu);
+  const api::GpuRequest gpu = api::ResolvedOnNode(s.gpu, node.node->gpu);
   const int64_t req_milli = gpu.TotalMilli();
   if (s.pack.node != Pack::kNone) {
     const int64_t total = static_cast<int64_t>(node.node->gpu.count) * api::kMilliPerGpu;
@@ -375,9 +375,9 @@ int64_t ScoreOne(const GpuFragmentation::PodState& s, const Args& args,
           UtilizationCost(args.utilization_cost_permille, req_milli, node.gpu_utilization);
       // Clamped before the conversion so that primary * kTieRange stays inside int64 whatever
       // the pod asks for (the CPU cost grows with the pod's CPU).
-      int64_t primary = static_cast<int64_t>(std::clamp(
-          std::floor(-cost * kDeltaScale / static_cast<double>(s.delta_step)), -kMaxPrimary,
-          kMaxPrimary));
+      int64_t primary = static_cast<int64_t>(
+          std::clamp(std::floor(-cost * kDeltaScale / static_cast<double>(s.delta_step)),
+                     -kMaxPrimary, kMaxPrimary));
       if (s.gpu.empty() && node.node->gpu.count > 0) primary -= kGpuNodePenalty;
       return LearnedKey(primary, idle - req_milli, free_cpu - s.cpu);
     }
@@ -385,8 +385,8 @@ int64_t ScoreOne(const GpuFragmentation::PodState& s, const Args& args,
       const int64_t cpu_left = free_cpu - s.cpu;
       const int64_t gpu_left = idle - req_milli;
       const int64_t den = 2 * kNormCpuMilli;
-      const int64_t num = framework::kMaxNodeScore *
-                          (den - cpu_left - gpu_left * (den / (2 * kNormGpuMilli)));
+      const int64_t num =
+          framework::kMaxNodeScore * (den - cpu_left - gpu_left * (den / (2 * kNormGpuMilli)));
       return helper::FloorDiv(num, den);
     }
     case Policy::kDotProd: {
@@ -515,8 +515,8 @@ void ParseTypicalPods(const boost::json::array& list, std::vector<TypicalPod>& o
     TypicalPod m;
     bool ok = true;
     if (std::optional<int64_t> v = helper::GetInt(*e, "cpuMilli", path, errors)) {
-      ok &= helper::CheckRange(*v, 0, int64_t{1} << 40, helper::FieldPath(path, "cpuMilli"),
-                               errors);
+      ok &=
+          helper::CheckRange(*v, 0, int64_t{1} << 40, helper::FieldPath(path, "cpuMilli"), errors);
       m.cpu_milli = *v;
     }
     if (std::optional<int64_t> v = helper::GetInt(*e, "gpuCount", path, errors)) {
@@ -525,14 +525,14 @@ void ParseTypicalPods(const boost::json::array& list, std::vector<TypicalPod>& o
       m.count = static_cast<int32_t>(*v);
     }
     if (std::optional<int64_t> v = helper::GetInt(*e, "gpuMilli", path, errors)) {
-      ok &= helper::CheckRange(*v, 0, api::kMilliPerGpu, helper::FieldPath(path, "gpuMilli"),
-                               errors);
+      ok &=
+          helper::CheckRange(*v, 0, api::kMilliPerGpu, helper::FieldPath(path, "gpuMilli"), errors);
       m.milli = static_cast<int32_t>(*v);
     }
     if (ok && (m.count == 0) != (m.milli == 0)) {
       errors.Add(helper::FieldPath(path, "gpuMilli"),
-                 "must be 0 exactly when gpuCount is 0, got gpuCount " +
-                     std::to_string(m.count) + " and gpuMilli " + std::to_string(m.milli));
+                 "must be 0 exactly when gpuCount is 0, got gpuCount " + std::to_string(m.count) +
+                     " and gpuMilli " + std::to_string(m.milli));
       ok = false;
     }
     if (ok && m.count > 1 && m.milli != api::kMilliPerGpu) {
@@ -583,10 +583,9 @@ common::StatusOr<Args> ParseArgs(const boost::json::value& raw) {
   if (const boost::json::object* obj = helper::ArgsObject(raw, errors)) {
     helper::CheckKnownFields(
         *obj, "",
-        {"policy", "decayPpm", "maxTypes", "coveragePercent", "exactScores", "seed",
-         "deltaQuantum", "distributionRefreshPods", "typicalPods", "cpuCostPermille",
-         "modelCostPermille", "tieBreak", "deltaQuantumPermille", "cpuPodDeltaQuantum",
-         "utilizationCostPermille"},
+        {"policy", "decayPpm", "maxTypes", "coveragePercent", "exactScores", "seed", "deltaQuantum",
+         "distributionRefreshPods", "typicalPods", "cpuCostPermille", "modelCostPermille",
+         "tieBreak", "deltaQuantumPermille", "cpuPodDeltaQuantum", "utilizationCostPermille"},
         errors, /*allow_type_meta=*/true);
     if (std::optional<std::string_view> p = helper::GetString(*obj, "policy", "", errors)) {
       bool found = false;
@@ -694,8 +693,7 @@ bool GpuFragmentation::Learns() const {
   return UsesFragmentation(args_.policy) && args_.typical_pods.empty();
 }
 
-framework::Status GpuFragmentation::PreFilter(framework::CycleState& /*state*/,
-                                              const api::Pod& pod,
+framework::Status GpuFragmentation::PreFilter(framework::CycleState& /*state*/, const api::Pod& pod,
                                               const framework::Snapshot& /*snapshot*/) {
   // A memory-only share (milli 0) has no compute share until a node is chosen: Reserve learns it
   // with the milli it resolves to there.
@@ -718,8 +716,8 @@ std::shared_ptr<const GpuFragmentation::Tables> GpuFragmentation::TablesFor(
   auto t = std::make_shared<Tables>();
   t->types = scoring_types_;
   if (learned_nothing) {  // nothing learned yet (PreFilter disabled): the pod itself
-    t->types.push_back(TypicalPod{pod.requests.milli_cpu, pod.gpu.count, pod.gpu.milli,
-                                  pod.gpu.models, 1.0});
+    t->types.push_back(
+        TypicalPod{pod.requests.milli_cpu, pod.gpu.count, pod.gpu.milli, pod.gpu.models, 1.0});
   }
   if (t->types.size() > static_cast<size_t>(kMaxTypes)) t->types.resize(kMaxTypes);
   for (const framework::NodeInfo& n : snapshot.nodes()) {
@@ -816,8 +814,8 @@ framework::Status GpuFragmentation::NormalizeScore(const framework::CycleState& 
 
 framework::ScorePlugin::TieBreak GpuFragmentation::TieBreakRule() const {
   if (LearnedOnSharedScale()) return TieBreak::kRawScore;
-  if (args_.tie_break == TieOrder::kNodeOrder &&
-      args_.policy != Policy::kRandom && args_.policy != Policy::kLearned) {
+  if (args_.tie_break == TieOrder::kNodeOrder && args_.policy != Policy::kRandom &&
+      args_.policy != Policy::kLearned) {
     return TieBreak::kFirstNode;
   }
   return TieBreak::kNone;
@@ -826,14 +824,14 @@ framework::ScorePlugin::TieBreak GpuFragmentation::TieBreakRule() const {
 framework::Status GpuFragmentation::Reserve(framework::CycleState& state, const api::Pod& pod,
                                             const framework::NodeInfo& node) {
   if (pod.gpu.empty()) return framework::Status::Success();
-  const api::GpuRequest gpu = framework::ResolvedOnNode(pod.gpu, node.node->gpu);
+  const api::GpuRequest gpu = api::ResolvedOnNode(pod.gpu, node.node->gpu);
   std::optional<api::GpuAssignment> chosen;
   const PodState* s = state.Get<PodState>(kStateKey);
   const Pack gpu_pack = s != nullptr ? s->pack.gpu : Pack::kNone;
   if (gpu_pack == Pack::kSpread) {
     chosen = ChooseDevicesSpread(node, pod.gpu);
   } else if (gpu_pack == Pack::kBinpack) {
-    chosen = framework::ChooseDevicesBestFit(node.node->gpu, node.gpus, pod.gpu);
+    chosen = api::ChooseDevicesBestFit(node.node->gpu, node.gpus, pod.gpu);
   } else if (UsesFragmentation(args_.policy) && s != nullptr) {
     const Choice c = EvaluateFragmentation(*s, node);
     if (c.ok) {
@@ -848,8 +846,8 @@ framework::Status GpuFragmentation::Reserve(framework::CycleState& state, const 
     std::array<int8_t, api::kMaxGpusPerNode> fit{};
     uint64_t n = 0;
     for (int i = 0; i < g.count; ++i) {
-      if (framework::DeviceFits(g, node.gpus[static_cast<size_t>(i)], i, gpu.milli,
-                                gpu.share_memory_mib)) {
+      if (api::DeviceFits(g, node.gpus[static_cast<size_t>(i)], i, gpu.milli,
+                          gpu.share_memory_mib)) {
         fit[n++] = static_cast<int8_t>(i);
       }
     }
@@ -861,7 +859,7 @@ framework::Status GpuFragmentation::Reserve(framework::CycleState& state, const 
       chosen = std::move(a);
     }
   } else {
-    chosen = framework::ChooseDevicesBestFit(node.node->gpu, node.gpus, pod.gpu);
+    chosen = api::ChooseDevicesBestFit(node.node->gpu, node.gpus, pod.gpu);
   }
   if (!chosen) return framework::Status::Unschedulable("Insufficient nvidia.com/gpu");
   if (Learns() && pod.gpu_error.empty() && MemoryOnlyShare(pod.gpu) && gpu.milli > 0) {

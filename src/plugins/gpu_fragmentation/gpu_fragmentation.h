@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 // GpuFragmentation: fragmentation-aware GPU placement (FGD, Weng et al., USENIX ATC '23) and the
-// paper's baselines as one score + reserve plugin (../shared/reference/openb-trace-and-fgd.md
-// §4–6; docs/gpu-placement.md). It filters nothing: run it beside GpuFit, which filters, and
+// paper's baselines as one score + reserve plugin (docs/gpu-placement.md, "The FGD paper's
+// definitions"). It filters nothing: run it beside GpuFit, which filters, and
 // disable GpuFit at Reserve so that this plugin chooses the devices.
 //
 //   PreFilter  records the pod's type (cpu, GPU count, milli, models) in the online typical-pod
@@ -27,7 +27,8 @@
 //                         0..100 scale every plugin shares, one point per step below the best
 //                         node (NormalizeScore), and the key breaks ties between equal totals
 //                         (TieBreakRule kRawScore). Device ties go to the fullest GPU.
-//                BestFit, DotProd, GpuClustering, GpuPacking, Random: §6 of the reference.
+//                BestFit, DotProd, GpuClustering, GpuPacking, Random: the paper's formulas
+//                         (docs/gpu-placement.md, "The FGD paper's definitions").
 //   Reserve    chooses the devices (FGD/Learned: those of the best Δ; Random: a random fitting GPU
 //              for sharing pods; others: best fit) and records them as state.allocation().gpu and
 //              annotation gpusched.io/gpu-devices. Unreserve clears both.
@@ -85,8 +86,9 @@ namespace gpusched::plugins::gpu_fragmentation {
 
 enum class Policy { kFgd, kLearned, kBestFit, kDotProd, kGpuClustering, kGpuPacking, kRandom };
 // How the paper's baselines break ties between nodes of equal score: at random (kube-scheduler's
-// selectHost) or toward the first node in the cluster's order (the paper's artifact, reference
-// §3 step 7 and §7.8). Learned and Random ignore it.
+// selectHost) or toward the first node in the cluster's order (the paper's artifact;
+// docs/gpu-placement.md, "Reproducing the paper's baselines: the tie-break"). Learned and Random
+// ignore it.
 enum class TieOrder { kRandom, kNodeOrder };
 
 // The policy's name as written in args ("FGD", "Learned", ...).
@@ -162,8 +164,7 @@ class GpuFragmentation final : public framework::PreFilterPlugin,
   TieBreak TieBreakRule() const override;
   framework::Status Reserve(framework::CycleState& state, const api::Pod& pod,
                             const framework::NodeInfo& node) override;
-  void Unreserve(framework::CycleState& state, const api::Pod& pod,
-                 std::string_view node) override;
+  void Unreserve(framework::CycleState& state, const api::Pod& pod, std::string_view node) override;
 
   const TypicalPodLearner& learner() const { return learner_; }
   // Whether M is learned online (FGD/Learned without fixed typicalPods).

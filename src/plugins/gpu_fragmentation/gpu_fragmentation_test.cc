@@ -79,8 +79,7 @@ std::vector<framework::NodeIndex> All(const framework::Snapshot& s) {
 
 // Scores every node of `snapshot` for `pod` (PreFilter, PreScore, ScoreNodes, NormalizeScore).
 std::vector<int64_t> ScoreAll(GpuFragmentation& p, const api::Pod& pod,
-                              const framework::Snapshot& snapshot,
-                              framework::CycleState& state) {
+                              const framework::Snapshot& snapshot, framework::CycleState& state) {
   EXPECT_TRUE(p.PreFilter(state, pod, snapshot).ok());
   const auto nodes = All(snapshot);
   EXPECT_TRUE(p.PreScore(state, pod, snapshot, nodes).ok());
@@ -285,11 +284,13 @@ TEST(GpuFragmentationTest, PoliciesScoreAsThePaperSays) {
   // used: max(100 - floor(30 / 10), 50) = 97.
   // GpuClustering: no GPU pods recorded on either node: b + 25 with b = floor(25 (8000-I)/8000).
   const std::vector<Case> cases = {
-      {"DotProd prefers the node whose free vector is least aligned", R"({"policy":"DotProd"})",
+      {"DotProd prefers the node whose free vector is least aligned",
+       R"({"policy":"DotProd"})",
        {96, 98}},
       {"BestFit prefers the fuller node", R"({"policy":"BestFit"})", {0, 100}},
       {"GpuPacking prefers partly used GPUs", R"({"policy":"GpuPacking"})", {25, 97}},
-      {"GpuClustering without tagged pods scores by idle GPU", R"({"policy":"GpuClustering"})",
+      {"GpuClustering without tagged pods scores by idle GPU",
+       R"({"policy":"GpuClustering"})",
        {25, 33}},
       {"Random scores every node the same", R"({"policy":"Random"})", {0, 0}},
   };
@@ -355,12 +356,12 @@ TEST(GpuFragmentationTest, PerPodPolicyOverride) {
     Pack node;
     Pack gpu;
   };
-  for (const ParseCase& c : std::vector<ParseCase>{
-           {"binpack", Pack::kBinpack, Pack::kBinpack},
-           {"spread", Pack::kSpread, Pack::kSpread},
-           {"spread/binpack", Pack::kSpread, Pack::kBinpack},
-           {"pack", Pack::kNone, Pack::kNone},
-           {"spread/", Pack::kNone, Pack::kNone}}) {
+  for (const ParseCase& c :
+       std::vector<ParseCase>{{"binpack", Pack::kBinpack, Pack::kBinpack},
+                              {"spread", Pack::kSpread, Pack::kSpread},
+                              {"spread/binpack", Pack::kSpread, Pack::kBinpack},
+                              {"pack", Pack::kNone, Pack::kNone},
+                              {"spread/", Pack::kNone, Pack::kNone}}) {
     SCOPED_TRACE(c.value);
     const PackOverride o = ParsePackOverride(c.value);
     EXPECT_EQ(o.node, c.node);
@@ -387,8 +388,7 @@ TEST(GpuFragmentationTest, PerPodPolicyOverride) {
     SCOPED_TRACE(c.name);
     auto p = MustCreate(R"({"policy":"FGD"})");
     ASSERT_NE(p, nullptr);
-    api::Pod pod =
-        MakePod("ns", "o").Cpu("1").Annotation(kGpuPolicyAnnotation, c.annotation).Obj();
+    api::Pod pod = MakePod("ns", "o").Cpu("1").Annotation(kGpuPolicyAnnotation, c.annotation).Obj();
     pod.gpu.count = 1;
     pod.gpu.milli = 300;
     framework::CycleState state;
@@ -627,8 +627,13 @@ TEST(GpuFragmentationTest, LearnedSendsGpuWorkToGpusThatAreIdleInFact) {
 TEST(GpuFragmentationTest, MultiGpuPodsTakeOneNvlinkIslandWhenOneHasRoom) {
   // Device 0 is in use: the lowest free devices 1..4 would straddle both islands; island 1 has
   // room for the whole pod.
-  const NodeSpec spec{MakeNode("n").Cpu("64").Memory("256Gi").Gpus(8).GpuModel("A100")
-                          .NvlinkIslands("0,1,2,3;4,5,6,7").Ptr(),
+  const NodeSpec spec{MakeNode("n")
+                          .Cpu("64")
+                          .Memory("256Gi")
+                          .Gpus(8)
+                          .GpuModel("A100")
+                          .NvlinkIslands("0,1,2,3;4,5,6,7")
+                          .Ptr(),
                       {{0, 1000}}};
   const framework::Snapshot snapshot = SnapshotOf({spec});
   const api::Pod pod = GpuPod("train", "8", 4, 1000);

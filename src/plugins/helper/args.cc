@@ -1,41 +1,45 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "src/plugins/helper/args.h"
 
-#include <cmath>
-#include <limits>
-
 namespace gpusched::plugins::helper {
+namespace {
 
-void ArgErrors::Add(std::string_view path, std::string_view message) {
-  std::string e(path);
-  e += ": ";
-  e += message;
-  errors_.push_back(std::move(e));
-}
+using api::JsonType;
 
-common::Status ArgErrors::ToStatus() const {
-  if (errors_.empty()) return common::Status::Ok();
-  std::string msg;
-  for (const std::string& e : errors_) {
-    if (!msg.empty()) msg += "; ";
-    msg += e;
+std::string ArgsTypeError(JsonType want, const boost::json::value&) {
+  switch (want) {
+    case JsonType::kObject: return "must be an object";
+    case JsonType::kArray: return "must be a list";
+    case JsonType::kString: return "must be a string";
+    case JsonType::kBool: return "must be true or false";
+    case JsonType::kInteger: return "must be an integer";
+    case JsonType::kNumber: return "must be a number";
+    case JsonType::kQuantity: return "must be a quantity";
   }
-  return common::InvalidArgumentError(std::move(msg));
+  return "must be a value";
 }
+
+// Only integers beyond int64 reach here: callers check ranges with CheckRange.
+std::string ArgsRangeError(const boost::json::value& got, std::optional<int64_t>, int64_t,
+                           int64_t) {
+  return ArgsTypeError(JsonType::kInteger, got);
+}
+
+constexpr api::Dialect kArgsDialect{api::PathStyle::kDotted, &ArgsTypeError, &ArgsRangeError,
+                                    nullptr};
+
+}  // namespace
+
+ArgErrors::ArgErrors() : reader_(kArgsDialect) {}
 
 std::string FieldPath(std::string_view parent, std::string_view field) {
-  std::string out(parent);
-  if (!out.empty()) out += '.';
-  out += field;
-  return out;
+  const api::FieldPath p = api::FieldPath::Text(parent);
+  return p.Key(field).ToString(api::PathStyle::kDotted);
 }
 
 std::string IndexPath(std::string_view parent, size_t i) {
-  std::string out(parent);
-  out += '[';
-  out += std::to_string(i);
-  out += ']';
-  return out;
+  const api::FieldPath p = api::FieldPath::Text(parent);
+  return p.At(i).ToString(api::PathStyle::kDotted);
 }
 
 const boost::json::object* ArgsObject(const boost::json::value& args, ArgErrors& errors) {
@@ -68,79 +72,45 @@ void CheckKnownFields(const boost::json::object& obj, std::string_view path,
 std::optional<int64_t> AsInt(const boost::json::value& value, std::string_view path,
                              ArgErrors& errors) {
   if (value.is_null()) return std::nullopt;
-  if (const int64_t* i = value.if_int64()) return *i;
-  if (const uint64_t* u = value.if_uint64()) {
-    if (*u <= static_cast<uint64_t>(std::numeric_limits<int64_t>::max())) {
-      return static_cast<int64_t>(*u);
-    }
-  }
-  if (const double* d = value.if_double()) {
-    if (std::isfinite(*d) && std::trunc(*d) == *d && std::fabs(*d) < 9.0e18) {
-      return static_cast<int64_t>(*d);
-    }
-  }
-  errors.Add(path, "must be an integer");
-  return std::nullopt;
+  return errors.reader().AsInt(value, api::FieldPath::Text(path));
 }
 
 std::optional<std::string_view> AsString(const boost::json::value& value, std::string_view path,
                                          ArgErrors& errors) {
   if (value.is_null()) return std::nullopt;
-  if (const boost::json::string* s = value.if_string()) return std::string_view(*s);
-  errors.Add(path, "must be a string");
-  return std::nullopt;
+  return errors.reader().AsString(value, api::FieldPath::Text(path));
 }
 
 const boost::json::array* AsArray(const boost::json::value& value, std::string_view path,
                                   ArgErrors& errors) {
   if (value.is_null()) return nullptr;
-  if (const boost::json::array* a = value.if_array()) return a;
-  errors.Add(path, "must be a list");
-  return nullptr;
+  return errors.reader().AsArray(value, api::FieldPath::Text(path));
 }
 
 const boost::json::object* AsObject(const boost::json::value& value, std::string_view path,
                                     ArgErrors& errors) {
   if (value.is_null()) return nullptr;
-  if (const boost::json::object* o = value.if_object()) return o;
-  errors.Add(path, "must be an object");
-  return nullptr;
+  return errors.reader().AsObject(value, api::FieldPath::Text(path));
 }
-
-namespace {
-const boost::json::value& Field(const boost::json::object& obj, std::string_view key) {
-  static const boost::json::value kNull;
-  const boost::json::value* v = obj.if_contains(key);
-  return v != nullptr ? *v : kNull;
-}
-}  // namespace
 
 std::optional<int64_t> GetInt(const boost::json::object& obj, std::string_view key,
                               std::string_view parent, ArgErrors& errors) {
-  const boost::json::value& v = Field(obj, key);
-  if (v.is_null()) return std::nullopt;
-  return AsInt(v, FieldPath(parent, key), errors);
+  return errors.reader().Int(obj, key, api::FieldPath::Text(parent));
 }
 
 std::optional<std::string_view> GetString(const boost::json::object& obj, std::string_view key,
                                           std::string_view parent, ArgErrors& errors) {
-  const boost::json::value& v = Field(obj, key);
-  if (v.is_null()) return std::nullopt;
-  return AsString(v, FieldPath(parent, key), errors);
+  return errors.reader().String(obj, key, api::FieldPath::Text(parent));
 }
 
 const boost::json::array* GetArray(const boost::json::object& obj, std::string_view key,
                                    std::string_view parent, ArgErrors& errors) {
-  const boost::json::value& v = Field(obj, key);
-  if (v.is_null()) return nullptr;
-  return AsArray(v, FieldPath(parent, key), errors);
+  return errors.reader().Array(obj, key, api::FieldPath::Text(parent));
 }
 
 const boost::json::object* GetObject(const boost::json::object& obj, std::string_view key,
                                      std::string_view parent, ArgErrors& errors) {
-  const boost::json::value& v = Field(obj, key);
-  if (v.is_null()) return nullptr;
-  return AsObject(v, FieldPath(parent, key), errors);
+  return errors.reader().Object(obj, key, api::FieldPath::Text(parent));
 }
 
 bool CheckRange(int64_t v, int64_t lo, int64_t hi, std::string_view path, ArgErrors& errors) {

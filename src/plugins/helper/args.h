@@ -2,6 +2,9 @@
 // Non-throwing readers for plugin args (the pluginConfig args object, as a JSON value) and an error
 // collector, so every factory validates all its fields and reports every error at once, each
 // naming its path: "scoringStrategy.resources[0].weight: must be in 1..100, got 0".
+//
+// A thin string-path face of api::JsonReader (src/api/fields.h) in the plugin args wording
+// ("must be an integer", no value) with dotted paths. Not thread-safe: one ArgErrors per decode.
 #pragma once
 
 #include <boost/json/array.hpp>
@@ -14,6 +17,7 @@
 #include <string_view>
 #include <vector>
 
+#include "src/api/fields.h"
 #include "src/common/status.h"
 
 namespace gpusched::plugins::helper {
@@ -21,14 +25,17 @@ namespace gpusched::plugins::helper {
 // Collects validation errors, each "path: message".
 class ArgErrors {
  public:
-  void Add(std::string_view path, std::string_view message);
-  bool empty() const { return errors_.empty(); }
-  const std::vector<std::string>& errors() const { return errors_; }
+  ArgErrors();
+  void Add(std::string_view path, std::string_view message) { reader_.errors().Add(path, message); }
+  bool empty() const { return reader_.ok(); }
+  const std::vector<std::string>& errors() const { return reader_.errors().list(); }
   // OK when no error was added; otherwise InvalidArgument with every error, joined by "; ".
-  common::Status ToStatus() const;
+  common::Status ToStatus() const { return reader_.errors().ToStatus(); }
+  // The reader the Get* and As* functions record through.
+  api::JsonReader& reader() { return reader_; }
 
  private:
-  std::vector<std::string> errors_;
+  api::JsonReader reader_;
 };
 
 // "parent.field", or "field" when parent is empty.

@@ -356,10 +356,10 @@ framework::Status InterPodAffinity::NormalizeScore(const framework::CycleState& 
   const int64_t min_count = *lo;
   const int64_t diff = *hi - min_count;
   for (int64_t& v : scores) {
-    v = diff > 0 ? static_cast<int64_t>(static_cast<double>(framework::kMaxNodeScore) *
-                                        (static_cast<double>(v - min_count) /
-                                         static_cast<double>(diff)))
-                 : 0;
+    v = diff > 0
+            ? static_cast<int64_t>(static_cast<double>(framework::kMaxNodeScore) *
+                                   (static_cast<double>(v - min_count) / static_cast<double>(diff)))
+            : 0;
   }
   return framework::Status::Success();
 }

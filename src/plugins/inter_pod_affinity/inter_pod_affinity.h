@@ -37,10 +37,10 @@
 // Data layout: a node's domain for a topology key is a dense index, memoised per key until the
 // snapshot's node set changes (helper::TopologyDomains); counts are flat arrays per key indexed
 // by domain. The skip check for a pod without terms is O(1): the cache keeps the snapshot's
-// counts of pods with (anti-)affinity. When there is work, which nodes hold such pods is memoised per node slot and
-// refreshed by NodeInfo::generation, so only those nodes' pods are scanned for existing pods'
-// terms. Filter and Score are O(terms), const and allocation-free. PreFilter/PreScore run on the
-// owning framework's scheduling thread.
+// counts of pods with (anti-)affinity. When there is work, which nodes hold such pods is memoised
+// per node slot and refreshed by NodeInfo::generation, so only those nodes' pods are scanned for
+// existing pods' terms. Filter and Score are O(terms), const and allocation-free.
+// PreFilter/PreScore run on the owning framework's scheduling thread.
 #pragma once
 
 #include <boost/json/value.hpp>

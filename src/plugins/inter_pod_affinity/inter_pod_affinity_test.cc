@@ -87,43 +87,59 @@ TEST(InterPodAffinityTest, Filter) {
     std::string want;
   };
   std::vector<api::NodePtr> nodes = Nodes();
-  api::PodPtr anti_web_on_a1 = MakePod("ns", "guard").Label("app", "guard").NodeName("a1")
-                                   .PodAntiAffinity(kHost, "app", "web").Ptr();
+  api::PodPtr anti_web_on_a1 = MakePod("ns", "guard")
+                                   .Label("app", "guard")
+                                   .NodeName("a1")
+                                   .PodAntiAffinity(kHost, "app", "web")
+                                   .Ptr();
   const std::vector<Case> cases = {
       {"no terms and no existing anti-affinity skips the plugin",
-       MakePod("ns", "p").Label("app", "web").Obj(), {Placed("w", "a1", "web")}, "skip"},
+       MakePod("ns", "p").Label("app", "web").Obj(),
+       {Placed("w", "a1", "web")},
+       "skip"},
       {"required anti-affinity on hostname keeps replicas off a node with one",
        MakePod("ns", "p").Label("app", "web").PodAntiAffinity(kHost, "app", "web").Obj(),
-       {Placed("w", "a1", "web")}, "a1:anti a2:ok b1:ok c1:ok"},
+       {Placed("w", "a1", "web")},
+       "a1:anti a2:ok b1:ok c1:ok"},
       {"required anti-affinity on zone rejects the whole zone",
        MakePod("ns", "p").Label("app", "web").PodAntiAffinity(kZone, "app", "web").Obj(),
-       {Placed("w", "a1", "web")}, "a1:anti a2:anti b1:ok c1:ok"},
+       {Placed("w", "a1", "web")},
+       "a1:anti a2:anti b1:ok c1:ok"},
       {"required affinity on zone needs a matching pod in the zone",
        MakePod("ns", "p").Label("app", "web").PodAffinity(kZone, "app", "db").Obj(),
        {Placed("d", "a2", "db"), Placed("w", "b1", "web")},
        "a1:ok a2:ok b1:affinity c1:affinity"},
       {"the first pod of a self-affine group may go anywhere",
-       MakePod("ns", "p").Label("app", "web").PodAffinity(kZone, "app", "web").Obj(), {},
+       MakePod("ns", "p").Label("app", "web").PodAffinity(kZone, "app", "web").Obj(),
+       {},
        "a1:ok a2:ok b1:ok c1:ok"},
       {"required affinity with no matching pod and no self match fits nowhere",
-       MakePod("ns", "p").Label("app", "web").PodAffinity(kZone, "app", "db").Obj(), {},
+       MakePod("ns", "p").Label("app", "web").PodAffinity(kZone, "app", "db").Obj(),
+       {},
        "a1:affinity a2:affinity b1:affinity c1:affinity"},
       {"the symmetric check: an existing pod's anti-affinity repels the incoming pod",
-       MakePod("ns", "p").Label("app", "web").Obj(), {anti_web_on_a1},
+       MakePod("ns", "p").Label("app", "web").Obj(),
+       {anti_web_on_a1},
        "a1:existing a2:ok b1:ok c1:ok"},
       {"an existing pod's anti-affinity doesn't repel pods it doesn't select",
-       MakePod("ns", "p").Label("app", "api").Obj(), {anti_web_on_a1},
+       MakePod("ns", "p").Label("app", "api").Obj(),
+       {anti_web_on_a1},
        "a1:ok a2:ok b1:ok c1:ok"},
       {"an existing pod's anti-affinity applies only in its own namespace by default",
-       MakePod("other", "p").Label("app", "web").Obj(), {anti_web_on_a1},
+       MakePod("other", "p").Label("app", "web").Obj(),
+       {anti_web_on_a1},
        "a1:ok a2:ok b1:ok c1:ok"},
       {"pods of other namespaces don't count for the pod's terms",
        MakePod("ns", "p").Label("app", "web").PodAntiAffinity(kHost, "app", "web").Obj(),
-       {Placed("w", "a1", "web", "other")}, "a1:ok a2:ok b1:ok c1:ok"},
+       {Placed("w", "a1", "web", "other")},
+       "a1:ok a2:ok b1:ok c1:ok"},
       {"finished pods don't count",
        MakePod("ns", "p").Label("app", "web").PodAntiAffinity(kHost, "app", "web").Obj(),
-       {MakePod("ns", "done").Label("app", "web").NodeName("a1")
-            .Phase(api::PodPhase::kSucceeded).Ptr()},
+       {MakePod("ns", "done")
+            .Label("app", "web")
+            .NodeName("a1")
+            .Phase(api::PodPhase::kSucceeded)
+            .Ptr()},
        "a1:ok a2:ok b1:ok c1:ok"},
   };
   for (const Case& c : cases) {
@@ -168,43 +184,61 @@ TEST(InterPodAffinityTest, Score) {
     std::vector<int64_t> want;  // a1, a2, b1, c1; {} = skipped
   };
   const std::vector<Case> cases = {
-      {"no preferred terms and no existing affinity skips Score", "{}",
-       MakePod("ns", "p").Label("app", "web").Obj(), {Placed("w", "a1", "web")}, {}},
-      {"the seed's data-processor: preferred anti-affinity on hostname avoids busy nodes", "{}",
-       MakePod("ns", "dp-3").Label("app", "data-processor")
-           .PreferredPodAntiAffinity(100, kHost, "app", "data-processor").Obj(),
+      {"no preferred terms and no existing affinity skips Score",
+       "{}",
+       MakePod("ns", "p").Label("app", "web").Obj(),
+       {Placed("w", "a1", "web")},
+       {}},
+      {"the seed's data-processor: preferred anti-affinity on hostname avoids busy nodes",
+       "{}",
+       MakePod("ns", "dp-3")
+           .Label("app", "data-processor")
+           .PreferredPodAntiAffinity(100, kHost, "app", "data-processor")
+           .Obj(),
        {Placed("dp-1", "a1", "data-processor"), Placed("dp-2", "b1", "data-processor")},
        {0, 100, 0, 100}},
-      {"preferred affinity on zone favours the zone of the matching pods", "{}",
-       MakePod("ns", "p").Label("app", "web").PreferredPodAffinity(50, kZone, "app", "cache")
+      {"preferred affinity on zone favours the zone of the matching pods",
+       "{}",
+       MakePod("ns", "p").Label("app", "web").PreferredPodAffinity(50, kZone, "app", "cache").Obj(),
+       {Placed("c", "a2", "cache")},
+       {100, 100, 0, 0}},
+      {"affinity and anti-affinity weights add up per domain",
+       "{}",
+       MakePod("ns", "p")
+           .Label("app", "web")
+           .PreferredPodAffinity(80, kZone, "app", "cache")
+           .PreferredPodAntiAffinity(20, kHost, "app", "web")
            .Obj(),
-       {Placed("c", "a2", "cache")}, {100, 100, 0, 0}},
-      {"affinity and anti-affinity weights add up per domain", "{}",
-       MakePod("ns", "p").Label("app", "web").PreferredPodAffinity(80, kZone, "app", "cache")
-           .PreferredPodAntiAffinity(20, kHost, "app", "web").Obj(),
        // a1: +80 -20 = 60; a2: +80; b1: -20; c1: 0 -> min -20, max 80.
        {Placed("c", "a2", "cache"), Placed("w", "a1", "web"), Placed("w2", "b1", "web")},
        {80, 100, 0, 20}},
       {"an existing pod's required affinity to the pod attracts it (hardPodAffinityWeight)",
-       "{}", MakePod("ns", "p").Label("app", "web").Obj(),
-       {MakePod("ns", "x").Label("app", "x").NodeName("b1").PodAffinity(kZone, "app", "web")
-            .Ptr()},
+       "{}",
+       MakePod("ns", "p").Label("app", "web").Obj(),
+       {MakePod("ns", "x").Label("app", "x").NodeName("b1").PodAffinity(kZone, "app", "web").Ptr()},
        {0, 0, 100, 0}},
-      {"hardPodAffinityWeight 0 turns that off", R"({"hardPodAffinityWeight":0})",
+      {"hardPodAffinityWeight 0 turns that off",
+       R"({"hardPodAffinityWeight":0})",
        MakePod("ns", "p").Label("app", "web").Obj(),
-       {MakePod("ns", "x").Label("app", "x").NodeName("b1").PodAffinity(kZone, "app", "web")
-            .Ptr()},
+       {MakePod("ns", "x").Label("app", "x").NodeName("b1").PodAffinity(kZone, "app", "web").Ptr()},
        {0, 0, 0, 0}},
-      {"an existing pod's preferred anti-affinity repels the pod", "{}",
+      {"an existing pod's preferred anti-affinity repels the pod",
+       "{}",
        MakePod("ns", "p").Label("app", "web").Obj(),
-       {MakePod("ns", "x").Label("app", "x").NodeName("a1")
-            .PreferredPodAntiAffinity(10, kHost, "app", "web").Ptr()},
+       {MakePod("ns", "x")
+            .Label("app", "x")
+            .NodeName("a1")
+            .PreferredPodAntiAffinity(10, kHost, "app", "web")
+            .Ptr()},
        {0, 100, 100, 100}},
       {"ignorePreferredTermsOfExistingPods skips existing pods' preferred terms",
        R"({"ignorePreferredTermsOfExistingPods":true})",
        MakePod("ns", "p").Label("app", "web").Obj(),
-       {MakePod("ns", "x").Label("app", "x").NodeName("a1")
-            .PreferredPodAntiAffinity(10, kHost, "app", "web").Ptr()},
+       {MakePod("ns", "x")
+            .Label("app", "x")
+            .NodeName("a1")
+            .PreferredPodAntiAffinity(10, kHost, "app", "web")
+            .Ptr()},
        {}},
   };
   for (const Case& c : cases) {
@@ -225,7 +259,8 @@ TEST(InterPodAffinityTest, ArgsAreValidatedWithFieldPaths) {
   const std::vector<Case> cases = {
       {"empty args are the defaults", "{}", ""},
       {"both fields set", R"({"hardPodAffinityWeight":100,
-          "ignorePreferredTermsOfExistingPods":true,"kind":"InterPodAffinityArgs"})", ""},
+          "ignorePreferredTermsOfExistingPods":true,"kind":"InterPodAffinityArgs"})",
+       ""},
       {"hardPodAffinityWeight above 100", R"({"hardPodAffinityWeight":101})",
        "hardPodAffinityWeight: must be in 0..100, got 101"},
       {"hardPodAffinityWeight negative", R"({"hardPodAffinityWeight":-1})",
@@ -264,8 +299,11 @@ TEST(InterPodAffinityTest, CacheKeptSnapshotCountsDecideTheSkip) {
   EXPECT_EQ(Verdicts(*plugin, web, snapshot), "skip");
   EXPECT_EQ(Scores(*plugin, web, snapshot), std::vector<int64_t>{});
 
-  const api::PodPtr guard = MakePod("ns", "guard").Label("app", "guard").NodeName("b1")
-                                .PodAntiAffinity(kHost, "app", "web").Ptr();
+  const api::PodPtr guard = MakePod("ns", "guard")
+                                .Label("app", "guard")
+                                .NodeName("b1")
+                                .PodAntiAffinity(kHost, "app", "web")
+                                .Ptr();
   framework::NodeInfo& b1 = snapshot.MutableSlotForCache(2);
   snapshot.CountPodAffinityForCache(b1.pods, -1);
   b1.pods.push_back(guard);

@@ -62,6 +62,142 @@ std::optional<double> GetNumber(const boost::json::object& o, std::string_view k
   return d;
 }
 
+// A (region, zone) pair of node labels; empty atoms where a label is missing.
+using Domain = std::pair<common::Atom, common::Atom>;
+
+// The distinct domains of the valid nodes, in node order, and each node's (node_domain, sized to
+// the nodes, -1 for invalid ones); with `regions`, the same for regions alone.
+void IndexDomains(std::span<const framework::NodeInfo> nodes, std::vector<Domain>& domains,
+                  std::vector<int32_t>& node_domain, std::vector<common::Atom>* regions,
+                  std::vector<int32_t>* node_region) {
+  for (const framework::NodeInfo& n : nodes) {
+    if (!n.valid()) continue;
+    common::Atom r = LabelOf(n.node->meta.labels, L().region);
+    Domain d(r, LabelOf(n.node->meta.labels, L().zone));
+    auto it = std::find(domains.begin(), domains.end(), d);
+    node_domain[static_cast<size_t>(n.index)] = static_cast<int32_t>(it - domains.begin());
+    if (it == domains.end()) domains.push_back(d);
+    if (regions == nullptr) continue;
+    auto rt = std::find(regions->begin(), regions->end(), r);
+    (*node_region)[static_cast<size_t>(n.index)] = static_cast<int32_t>(rt - regions->begin());
+    if (rt == regions->end()) regions->push_back(r);
+  }
+}
+
+// AppGroup mode: placed dependency pods of one domain and maxNetworkCost.
+struct DependencyGroup {
+  int32_t domain;
+  int64_t max_cost;
+  int32_t count;
+};
+
+// Aggregates the placed pods of `pod`'s AppGroup (and namespace) that `self` depends on, per
+// (domain, maxNetworkCost) into `groups` and per node into `on_node`. False when no pod of the
+// group is placed.
+bool GatherDependencies(const api::Pod& pod, const network::AppGroupWorkload& self,
+                        std::span<const framework::NodeInfo> nodes,
+                        const std::vector<int32_t>& node_domain,
+                        std::vector<DependencyGroup>& groups,
+                        std::vector<std::pair<int32_t, int32_t>>& on_node) {
+  bool any_scheduled = false;
+  common::Atom group_label = LabelOf(pod.meta.labels, L().app_group);
+  for (const framework::NodeInfo& n : nodes) {
+    if (!n.valid()) continue;
+    int32_t here = 0;
+    for (const api::PodPtr& p : n.pods) {
+      if (p->meta.namespace_ != pod.meta.namespace_ ||
+          LabelOf(p->meta.labels, L().app_group) != group_label) {
+        continue;
+      }
+      any_scheduled = true;
+      std::string_view sel = common::Str(LabelOf(p->meta.labels, L().workload));
+      for (const network::Dependency& d : self.dependencies) {
+        if (d.workload.selector != sel) continue;
+        int32_t dom = node_domain[static_cast<size_t>(n.index)];
+        auto g = std::find_if(groups.begin(), groups.end(), [&](const DependencyGroup& x) {
+          return x.domain == dom && x.max_cost == d.max_network_cost;
+        });
+        if (g == groups.end()) {
+          groups.push_back(DependencyGroup{dom, d.max_network_cost, 1});
+        } else {
+          ++g->count;
+        }
+        ++here;
+      }
+    }
+    if (here > 0) on_node.emplace_back(n.index, here);
+  }
+  return any_scheduled;
+}
+
+// AppGroup mode: the network cost between two domains and what it means for a dependency.
+enum class CellKind : uint8_t { kUnlabelled, kSame, kKnown, kUnknown };
+struct DomainCell {
+  CellKind kind;
+  int64_t cost;
+};
+
+// The domain-pair cost table (row a, column b at a * domains + b), from the NetworkTopology's
+// weight set `weights_name` (`nt` null: none known).
+std::vector<DomainCell> DomainCostTable(const network::NetworkTopology* nt,
+                                        const std::string& weights_name,
+                                        const std::vector<Domain>& domains) {
+  const network::WeightSet* ws = nt ? nt->FindWeights(weights_name) : nullptr;
+  const network::TopologyCosts* region_costs = ws ? ws->Find(network::kRegionLabel) : nullptr;
+  const network::TopologyCosts* zone_costs = ws ? ws->Find(network::kZoneLabel) : nullptr;
+  const size_t nd = domains.size();
+  std::vector<DomainCell> table(nd * nd);
+  for (size_t a = 0; a < nd; ++a) {
+    for (size_t b = 0; b < nd; ++b) {
+      const auto& [ra, za] = domains[a];
+      const auto& [rb, zb] = domains[b];
+      DomainCell c{CellKind::kUnknown, kMaxCost};
+      std::optional<int64_t> known;
+      if (rb.empty() && zb.empty()) {
+        c = {CellKind::kUnlabelled, kMaxCost};
+      } else if (ra == rb && za == zb) {
+        c = {CellKind::kSame, kSameZoneCost};
+      } else if (ra == rb) {
+        if (zone_costs) known = zone_costs->Find(common::Str(za), common::Str(zb));
+      } else if (region_costs) {
+        known = region_costs->Find(common::Str(ra), common::Str(rb));
+      }
+      if (known) c = {CellKind::kKnown, *known};
+      table[a * nd + b] = c;
+    }
+  }
+  return table;
+}
+
+// Annotation mode: peer MB/s summed per node, per domain, per region and in total; a node's cost
+// prices each part by where the traffic goes from it.
+struct TrafficWeights {
+  std::vector<double> node;
+  std::vector<double> domain;
+  std::vector<double> region;
+  double total = 0;
+
+  TrafficWeights(size_t nodes, size_t domains, size_t regions)
+      : node(nodes, 0), domain(domains, 0), region(regions, 0) {}
+
+  void Add(size_t n, int32_t d, int32_t r, double mbps) {
+    node[n] += mbps;
+    domain[static_cast<size_t>(d)] += mbps;
+    region[static_cast<size_t>(r)] += mbps;
+    total += mbps;
+  }
+
+  double NodeDollarsPerMonth(size_t n, int32_t d, int32_t r, const Prices& pr) const {
+    const double same_node = node[n];
+    const double same_zone = domain[static_cast<size_t>(d)] - same_node;
+    const double cross_zone = region[static_cast<size_t>(r)] - same_node - same_zone;
+    const double cross_region = total - same_node - same_zone - cross_zone;
+    return DollarsPerMonth(same_node, pr.same_node) + DollarsPerMonth(same_zone, pr.same_zone) +
+           DollarsPerMonth(cross_zone, pr.cross_zone) +
+           DollarsPerMonth(cross_region, pr.cross_region);
+  }
+};
+
 }  // namespace
 
 struct NetworkLocality::Parsed {
@@ -83,10 +219,10 @@ common::StatusOr<Args> ParseArgs(const boost::json::value& raw) {
   helper::ArgErrors errors;
   Args args;
   if (const boost::json::object* obj = helper::ArgsObject(raw, errors)) {
-    helper::CheckKnownFields(*obj, "",
-                             {"namespaces", "weightsName", "networkTopologyName", "prices",
-                              "maxCostDollarsPerMonth"},
-                             errors, /*allow_type_meta=*/true);
+    helper::CheckKnownFields(
+        *obj, "",
+        {"namespaces", "weightsName", "networkTopologyName", "prices", "maxCostDollarsPerMonth"},
+        errors, /*allow_type_meta=*/true);
     if (const boost::json::array* ns = helper::GetArray(*obj, "namespaces", "", errors)) {
       args.namespaces.clear();
       for (size_t i = 0; i < ns->size(); ++i) {
@@ -114,9 +250,12 @@ common::StatusOr<Args> ParseArgs(const boost::json::value& raw) {
                                {"sameNodeDollarsPerGB", "sameZoneDollarsPerGB",
                                 "crossZoneDollarsPerGB", "crossRegionDollarsPerGB"},
                                errors);
-      if (auto v = GetNumber(*p, "sameNodeDollarsPerGB", "prices", errors)) args.prices.same_node = *v;
-      if (auto v = GetNumber(*p, "sameZoneDollarsPerGB", "prices", errors)) args.prices.same_zone = *v;
-      if (auto v = GetNumber(*p, "crossZoneDollarsPerGB", "prices", errors)) args.prices.cross_zone = *v;
+      if (auto v = GetNumber(*p, "sameNodeDollarsPerGB", "prices", errors))
+        args.prices.same_node = *v;
+      if (auto v = GetNumber(*p, "sameZoneDollarsPerGB", "prices", errors))
+        args.prices.same_zone = *v;
+      if (auto v = GetNumber(*p, "crossZoneDollarsPerGB", "prices", errors))
+        args.prices.cross_zone = *v;
       if (auto v = GetNumber(*p, "crossRegionDollarsPerGB", "prices", errors)) {
         args.prices.cross_region = *v;
       }
@@ -228,95 +367,25 @@ framework::Status NetworkLocality::AppGroupCosts(State& s, const api::Pod& pod,
       ag.FindWorkload(common::Str(LabelOf(pod.meta.labels, L().workload)));
   if (self == nullptr || self->dependencies.empty()) return framework::Status::Success();
 
-  // Distinct (region, zone) domains; node -> domain.
   std::span<const framework::NodeInfo> nodes = snapshot.nodes();
-  std::vector<std::pair<common::Atom, common::Atom>> domains;
+  std::vector<Domain> domains;
   std::vector<int32_t> node_domain(nodes.size(), -1);
-  for (const framework::NodeInfo& n : nodes) {
-    if (!n.valid()) continue;
-    std::pair<common::Atom, common::Atom> d(LabelOf(n.node->meta.labels, L().region),
-                                            LabelOf(n.node->meta.labels, L().zone));
-    auto it = std::find(domains.begin(), domains.end(), d);
-    node_domain[static_cast<size_t>(n.index)] = static_cast<int32_t>(it - domains.begin());
-    if (it == domains.end()) domains.push_back(d);
-  }
-
-  // Placed dependency pods, aggregated per (domain, maxNetworkCost) and per node.
-  struct Group {
-    int32_t domain;
-    int64_t max_cost;
-    int32_t count;
-  };
-  std::vector<Group> groups;
+  IndexDomains(nodes, domains, node_domain, nullptr, nullptr);
+  std::vector<DependencyGroup> groups;
   std::vector<std::pair<int32_t, int32_t>> on_node;  // (node index, count) of dependency pods
-  bool any_scheduled = false;
-  common::Atom group_label = LabelOf(pod.meta.labels, L().app_group);
-  for (const framework::NodeInfo& n : nodes) {
-    if (!n.valid()) continue;
-    int32_t here = 0;
-    for (const api::PodPtr& p : n.pods) {
-      if (p->meta.namespace_ != pod.meta.namespace_ ||
-          LabelOf(p->meta.labels, L().app_group) != group_label) {
-        continue;
-      }
-      any_scheduled = true;
-      std::string_view sel = common::Str(LabelOf(p->meta.labels, L().workload));
-      for (const network::Dependency& d : self->dependencies) {
-        if (d.workload.selector != sel) continue;
-        int32_t dom = node_domain[static_cast<size_t>(n.index)];
-        auto g = std::find_if(groups.begin(), groups.end(), [&](const Group& x) {
-          return x.domain == dom && x.max_cost == d.max_network_cost;
-        });
-        if (g == groups.end()) {
-          groups.push_back(Group{dom, d.max_network_cost, 1});
-        } else {
-          ++g->count;
-        }
-        ++here;
-      }
-    }
-    if (here > 0) on_node.emplace_back(n.index, here);
+  if (!GatherDependencies(pod, *self, nodes, node_domain, groups, on_node)) {
+    return framework::Status::Success();
   }
-  if (!any_scheduled) return framework::Status::Success();
-
-  // Domain-pair cost table, from the NetworkTopology's weight set.
-  const network::NetworkTopology* nt =
-      catalog.FindTopology(ag.namespace_, args_.network_topology_name);
-  const network::WeightSet* ws = nt ? nt->FindWeights(args_.weights_name) : nullptr;
-  const network::TopologyCosts* region_costs = ws ? ws->Find(network::kRegionLabel) : nullptr;
-  const network::TopologyCosts* zone_costs = ws ? ws->Find(network::kZoneLabel) : nullptr;
-  enum class Kind : uint8_t { kUnlabelled, kSame, kKnown, kUnknown };
-  struct Cell {
-    Kind kind;
-    int64_t cost;
-  };
-  const size_t nd = domains.size();
-  std::vector<Cell> table(nd * nd);
-  for (size_t a = 0; a < nd; ++a) {
-    for (size_t b = 0; b < nd; ++b) {
-      const auto& [ra, za] = domains[a];
-      const auto& [rb, zb] = domains[b];
-      Cell c{Kind::kUnknown, kMaxCost};
-      std::optional<int64_t> known;
-      if (rb.empty() && zb.empty()) {
-        c = {Kind::kUnlabelled, kMaxCost};
-      } else if (ra == rb && za == zb) {
-        c = {Kind::kSame, kSameZoneCost};
-      } else if (ra == rb) {
-        if (zone_costs) known = zone_costs->Find(common::Str(za), common::Str(zb));
-      } else if (region_costs) {
-        known = region_costs->Find(common::Str(ra), common::Str(rb));
-      }
-      if (known) c = {Kind::kKnown, *known};
-      table[a * nd + b] = c;
-    }
-  }
+  const std::vector<DomainCell> table =
+      DomainCostTable(catalog.FindTopology(ag.namespace_, args_.network_topology_name),
+                      args_.weights_name, domains);
 
   s.score_equally = false;
   s.filter = true;
   s.cost.assign(nodes.size(), 0);
   s.satisfied.assign(nodes.size(), 0);
   s.violated.assign(nodes.size(), 0);
+  const size_t nd = domains.size();
   for (const framework::NodeInfo& n : nodes) {
     if (!n.valid()) continue;
     const size_t i = static_cast<size_t>(n.index);
@@ -324,14 +393,14 @@ framework::Status NetworkLocality::AppGroupCosts(State& s, const api::Pod& pod,
     int64_t cost = 0;
     int32_t sat = 0;
     int32_t vio = 0;
-    for (const Group& g : groups) {
-      const Cell& c = table[a * nd + static_cast<size_t>(g.domain)];
+    for (const DependencyGroup& g : groups) {
+      const DomainCell& c = table[a * nd + static_cast<size_t>(g.domain)];
       cost += c.cost * g.count;
       switch (c.kind) {
-        case Kind::kUnlabelled: vio += g.count; break;
-        case Kind::kSame: sat += g.count; break;
-        case Kind::kKnown: (c.cost <= g.max_cost ? sat : vio) += g.count; break;
-        case Kind::kUnknown: break;
+        case CellKind::kUnlabelled: vio += g.count; break;
+        case CellKind::kSame: sat += g.count; break;
+        case CellKind::kKnown: (c.cost <= g.max_cost ? sat : vio) += g.count; break;
+        case CellKind::kUnknown: break;
       }
     }
     s.cost[i] = cost;
@@ -354,70 +423,65 @@ framework::Status NetworkLocality::AppGroupCosts(State& s, const api::Pod& pod,
   return framework::Status::Success();
 }
 
-framework::Status NetworkLocality::AnnotationCosts(State& s, const api::Pod& pod,
-                                                   const framework::Snapshot& snapshot) {
-  const Parsed* own = nullptr;
-  if (const std::string* text = pod.meta.Annotation(network::kTrafficAnnotation)) {
-    own = &ParseCached(*text);
-    if (!own->error.empty()) {
-      // Interned: a stable reason for the FailedScheduling message.
-      common::Atom reason = common::Intern(
-          "invalid annotation " + std::string(network::kTrafficAnnotation) + "=\"" + *text +
-          "\": " + own->error);
-      return framework::Status::Unresolvable(common::Str(reason));
-    }
-  }
+// Annotation mode: a placed pod of the namespace, with its parsed declaration (null: none).
+struct NetworkLocality::Placed {
+  const api::Pod* pod;
+  framework::NodeIndex node;
+  const Parsed* parsed;
+};
 
-  // Measured traffic (network::TrafficMatrix, from service mesh metrics): the peers of the pod's
-  // workload, in any namespace.
-  std::shared_ptr<const network::Catalog> catalog = store_ ? store_->Current() : nullptr;
-  const network::TrafficMatrix* matrix = catalog ? catalog->traffic_matrix.get() : nullptr;
-  std::span<const network::TrafficMatrix::Peer> mesh_peers;
+// Annotation mode: the measured peers of the pod's workload (network::TrafficMatrix, from service
+// mesh metrics), in any namespace, and their placed replicas.
+struct NetworkLocality::MeshTraffic {
+  const network::TrafficMatrix* matrix = nullptr;
+  std::span<const network::TrafficMatrix::Peer> peers;
   common::Atom self_workload;
-  if (matrix != nullptr) {
-    self_workload = LabelOf(pod.meta.labels, matrix->workload_label());
-    if (!self_workload.empty()) {
-      mesh_peers = matrix->PeersOf(pod.meta.namespace_, common::Str(self_workload));
+  std::vector<std::pair<framework::NodeIndex, size_t>> placed;  // (node, peer) per placed replica
+  std::vector<int32_t> replicas;                                // placed replicas per peer
+  int32_t self_replicas = 1;                                    // this pod and its placed siblings
+
+  MeshTraffic(const api::Pod& pod, const network::TrafficMatrix* m) : matrix(m) {
+    if (matrix != nullptr) {
+      self_workload = LabelOf(pod.meta.labels, matrix->workload_label());
+      if (!self_workload.empty()) {
+        peers = matrix->PeersOf(pod.meta.namespace_, common::Str(self_workload));
+      }
+    }
+    replicas.assign(peers.size(), 0);
+  }
+
+  // Counts `p` (placed on `node`) as a sibling of `pod` or a replica of a peer.
+  void Count(const api::Pod& pod, const api::Pod& p, framework::NodeIndex node) {
+    if (peers.empty()) return;
+    common::Atom w = LabelOf(p.meta.labels, matrix->workload_label());
+    if (w.empty()) return;
+    if (w == self_workload && p.meta.namespace_ == pod.meta.namespace_) ++self_replicas;
+    for (size_t k = 0; k < peers.size(); ++k) {
+      if (peers[k].workload == w && peers[k].ns == p.meta.namespace_) {
+        placed.emplace_back(node, k);
+        ++replicas[k];
+      }
     }
   }
-  std::vector<std::pair<framework::NodeIndex, size_t>> mesh;  // (node, peer) per placed replica
-  std::vector<int32_t> mesh_replicas(mesh_peers.size(), 0);   // placed replicas per peer
-  int32_t self_replicas = 1;                                  // this pod and its placed siblings
+};
 
-  // Placed pods of the namespace, with their parsed declarations.
-  struct Placed {
-    const api::Pod* pod;
-    framework::NodeIndex node;
-    const Parsed* parsed;
-  };
-  std::vector<Placed> placed;
-  std::span<const framework::NodeInfo> nodes = snapshot.nodes();
+void NetworkLocality::CollectPlaced(const api::Pod& pod, std::span<const framework::NodeInfo> nodes,
+                                    MeshTraffic& mesh, std::vector<Placed>& placed) {
   for (const framework::NodeInfo& n : nodes) {
     if (!n.valid()) continue;
     for (const api::PodPtr& p : n.pods) {
       if (p->meta.uid == pod.meta.uid) continue;
-      if (!mesh_peers.empty()) {
-        common::Atom w = LabelOf(p->meta.labels, matrix->workload_label());
-        if (!w.empty()) {
-          if (w == self_workload && p->meta.namespace_ == pod.meta.namespace_) ++self_replicas;
-          for (size_t k = 0; k < mesh_peers.size(); ++k) {
-            if (mesh_peers[k].workload == w && mesh_peers[k].ns == p->meta.namespace_) {
-              mesh.emplace_back(n.index, k);
-              ++mesh_replicas[k];
-            }
-          }
-        }
-      }
+      mesh.Count(pod, *p, n.index);
       if (p->meta.namespace_ != pod.meta.namespace_) continue;
       const std::string* text = p->meta.Annotation(network::kTrafficAnnotation);
       const Parsed* parsed = text ? &ParseCached(*text) : nullptr;
       placed.push_back(Placed{p.get(), n.index, parsed});
     }
   }
-  if (placed.empty() && mesh.empty()) return framework::Status::Success();
+}
 
-  // MB/s towards each placed peer.
-  std::vector<double> mbps(placed.size(), 0);
+bool NetworkLocality::DeclaredMbps(const api::Pod& pod, const Parsed* own,
+                                   const std::vector<Placed>& placed, std::vector<double>& mbps) {
   bool any = false;
   if (own != nullptr) {
     for (const network::TrafficPeer& peer : own->peers) {
@@ -446,61 +510,61 @@ framework::Status NetworkLocality::AnnotationCosts(State& s, const api::Pod& pod
       any = true;
     }
   }
-  if (!any && mesh.empty()) return framework::Status::Success();
+  return any;
+}
+
+framework::Status NetworkLocality::AnnotationCosts(State& s, const api::Pod& pod,
+                                                   const framework::Snapshot& snapshot) {
+  const Parsed* own = nullptr;
+  if (const std::string* text = pod.meta.Annotation(network::kTrafficAnnotation)) {
+    own = &ParseCached(*text);
+    if (!own->error.empty()) {
+      // Interned: a stable reason for the FailedScheduling message.
+      common::Atom reason =
+          common::Intern("invalid annotation " + std::string(network::kTrafficAnnotation) + "=\"" +
+                         *text + "\": " + own->error);
+      return framework::Status::Unresolvable(common::Str(reason));
+    }
+  }
+
+  std::shared_ptr<const network::Catalog> catalog = store_ ? store_->Current() : nullptr;
+  MeshTraffic mesh(pod, catalog ? catalog->traffic_matrix.get() : nullptr);
+  std::vector<Placed> placed;  // placed pods of the namespace, with their declarations
+  std::span<const framework::NodeInfo> nodes = snapshot.nodes();
+  CollectPlaced(pod, nodes, mesh, placed);
+  if (placed.empty() && mesh.placed.empty()) return framework::Status::Success();
+
+  // MB/s towards each placed peer.
+  std::vector<double> mbps(placed.size(), 0);
+  const bool any = DeclaredMbps(pod, own, placed, mbps);
+  if (!any && mesh.placed.empty()) return framework::Status::Success();
 
   // Per-node, per-zone and per-region sums of $/month if the traffic crossed zones.
-  std::vector<std::pair<common::Atom, common::Atom>> domains;  // (region, zone)
+  std::vector<Domain> domains;
   std::vector<common::Atom> regions;
   std::vector<int32_t> node_domain(nodes.size(), -1);
   std::vector<int32_t> node_region(nodes.size(), -1);
-  for (const framework::NodeInfo& n : nodes) {
-    if (!n.valid()) continue;
-    common::Atom r = LabelOf(n.node->meta.labels, L().region);
-    std::pair<common::Atom, common::Atom> d(r, LabelOf(n.node->meta.labels, L().zone));
-    auto it = std::find(domains.begin(), domains.end(), d);
-    node_domain[static_cast<size_t>(n.index)] = static_cast<int32_t>(it - domains.begin());
-    if (it == domains.end()) domains.push_back(d);
-    auto rt = std::find(regions.begin(), regions.end(), r);
-    node_region[static_cast<size_t>(n.index)] = static_cast<int32_t>(rt - regions.begin());
-    if (rt == regions.end()) regions.push_back(r);
-  }
-  std::vector<double> w_node(nodes.size(), 0);
-  std::vector<double> w_domain(domains.size(), 0);
-  std::vector<double> w_region(regions.size(), 0);
-  double w_total = 0;
+  IndexDomains(nodes, domains, node_domain, &regions, &node_region);
+  TrafficWeights w(nodes.size(), domains.size(), regions.size());
   for (size_t i = 0; i < placed.size(); ++i) {
     if (mbps[i] == 0) continue;
     const size_t ni = static_cast<size_t>(placed[i].node);
-    w_node[ni] += mbps[i];
-    w_domain[static_cast<size_t>(node_domain[ni])] += mbps[i];
-    w_region[static_cast<size_t>(node_region[ni])] += mbps[i];
-    w_total += mbps[i];
+    w.Add(ni, node_domain[ni], node_region[ni], mbps[i]);
   }
   // A measured pair A <-> B of m MB/s: this replica of A carries m / (replicas of A), shared
   // evenly by B's placed replicas.
-  for (const auto& [node, k] : mesh) {
-    const double m = mesh_peers[k].mbps / self_replicas / mesh_replicas[k];
+  for (const auto& [node, k] : mesh.placed) {
+    const double m = mesh.peers[k].mbps / mesh.self_replicas / mesh.replicas[k];
     const size_t ni = static_cast<size_t>(node);
-    w_node[ni] += m;
-    w_domain[static_cast<size_t>(node_domain[ni])] += m;
-    w_region[static_cast<size_t>(node_region[ni])] += m;
-    w_total += m;
+    w.Add(ni, node_domain[ni], node_region[ni], m);
   }
-  const Prices& pr = args_.prices;
   s.score_equally = false;
   s.filter = args_.max_cost_dollars_per_month > 0;
   s.cost.assign(nodes.size(), 0);
   for (const framework::NodeInfo& n : nodes) {
     if (!n.valid()) continue;
     const size_t i = static_cast<size_t>(n.index);
-    const double same_node = w_node[i];
-    const double same_zone = w_domain[static_cast<size_t>(node_domain[i])] - same_node;
-    const double cross_zone = w_region[static_cast<size_t>(node_region[i])] - same_node - same_zone;
-    const double cross_region = w_total - same_node - same_zone - cross_zone;
-    const double dollars = DollarsPerMonth(same_node, pr.same_node) +
-                           DollarsPerMonth(same_zone, pr.same_zone) +
-                           DollarsPerMonth(cross_zone, pr.cross_zone) +
-                           DollarsPerMonth(cross_region, pr.cross_region);
+    const double dollars = w.NodeDollarsPerMonth(i, node_domain[i], node_region[i], args_.prices);
     s.cost[i] = std::llround(std::max(0.0, dollars) * 1000.0);  // milli-dollars per month
   }
   return framework::Status::Success();

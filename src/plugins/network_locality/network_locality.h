@@ -134,6 +134,16 @@ class NetworkLocality final : public framework::QueueSortPlugin,
                                   const network::AppGroup& ag, const framework::Snapshot& snapshot);
   framework::Status AnnotationCosts(State& s, const api::Pod& pod,
                                     const framework::Snapshot& snapshot);
+  // AnnotationCosts' steps: the placed pods of the pod's namespace with their declarations, and
+  // the measured peers' placed replicas (all namespaces); then the MB/s towards each placed pod
+  // from the pod's own declaration and the placed pods' declarations that select it (false when
+  // none applies).
+  struct Placed;
+  struct MeshTraffic;
+  void CollectPlaced(const api::Pod& pod, std::span<const framework::NodeInfo> nodes,
+                     MeshTraffic& mesh, std::vector<Placed>& placed);
+  static bool DeclaredMbps(const api::Pod& pod, const Parsed* own,
+                           const std::vector<Placed>& placed, std::vector<double>& mbps);
 
   Args args_;
   const network::NetworkStore* store_;

@@ -68,7 +68,8 @@ Scores ScoreAll(NetworkLocality& plugin, const api::Pod& pod, const framework::S
   return out;
 }
 
-// The scheduler-plugins NetworkOverhead test vector (reference network-locality.md §2.4).
+// The scheduler-plugins NetworkOverhead test vector (docs/network-locality.md §2, "The upstream
+// test vector").
 constexpr std::string_view kBasicTopology = R"({
   "apiVersion": "networktopology.diktyo.x-k8s.io/v1alpha1", "kind": "NetworkTopology",
   "metadata": {"name": "nt-test", "namespace": "default"},
@@ -114,8 +115,12 @@ api::PodPtr GroupPod(std::string_view name, std::string_view workload) {
 }
 
 api::NodePtr TopoNode(std::string_view name, std::string_view region, std::string_view zone) {
-  return MakeNode(name).Cpu("8").Memory("16Gi").Label(network::kRegionLabel, region)
-      .Zone(zone).Ptr();
+  return MakeNode(name)
+      .Cpu("8")
+      .Memory("16Gi")
+      .Label(network::kRegionLabel, region)
+      .Zone(zone)
+      .Ptr();
 }
 
 class UpstreamVectorTest : public ::testing::Test {
@@ -151,11 +156,17 @@ TEST_F(UpstreamVectorTest, ScoresAndOrderingMatchTheDocumentedVector) {
     std::vector<int64_t> normalized;
   };
   const std::vector<Case> cases = {
-      {"p1 depends on p2 placed on n-5", "p1", {20, 20, 20, 20, 0, 1, 10, 10},
+      {"p1 depends on p2 placed on n-5",
+       "p1",
+       {20, 20, 20, 20, 0, 1, 10, 10},
        {0, 0, 0, 0, 100, 95, 50, 50}},
-      {"p2 depends on p3 placed on n-1", "p2", {0, 1, 5, 5, 20, 20, 20, 20},
+      {"p2 depends on p3 placed on n-1",
+       "p2",
+       {0, 1, 5, 5, 20, 20, 20, 20},
        {100, 95, 75, 75, 0, 0, 0, 0}},
-      {"p3 has no dependencies, so every node scores 0", "p3", {0, 0, 0, 0, 0, 0, 0, 0},
+      {"p3 has no dependencies, so every node scores 0",
+       "p3",
+       {0, 0, 0, 0, 0, 0, 0, 0},
        {0, 0, 0, 0, 0, 0, 0, 0}},
   };
   auto plugin = MustCreate(&store_, R"({"networkTopologyName": "nt-test"})");
@@ -179,7 +190,8 @@ TEST_F(UpstreamVectorTest, FilterRejectsNodesWithMoreViolatedThanSatisfiedDepend
   framework::CycleState state;
   ASSERT_TRUE(plugin->PreFilter(state, *pod, snap).ok());
   std::vector<bool> fits;
-  for (const framework::NodeInfo& n : snap.nodes()) fits.push_back(plugin->Filter(state, *pod, n).ok());
+  for (const framework::NodeInfo& n : snap.nodes())
+    fits.push_back(plugin->Filter(state, *pod, n).ok());
   EXPECT_EQ(fits, (std::vector<bool>{false, false, false, false, true, true, true, true}));
   framework::Status rejected = plugin->Filter(state, *pod, snap.at(0));
   EXPECT_EQ(rejected.code(), framework::Code::kUnschedulable);
@@ -211,8 +223,12 @@ TEST_F(UpstreamVectorTest, QueueSortPlacesDependenciesInTopologyOrder) {
 }
 
 api::NodePtr ZoneNode(std::string_view name, std::string_view zone) {
-  return MakeNode(name).Cpu("8").Memory("16Gi").Label(network::kRegionLabel, "us-east-1")
-      .Zone(zone).Ptr();
+  return MakeNode(name)
+      .Cpu("8")
+      .Memory("16Gi")
+      .Label(network::kRegionLabel, "us-east-1")
+      .Zone(zone)
+      .Ptr();
 }
 
 TEST(AnnotationModeTest, PrefersTheNodeAndZoneOfDeclaredPeers) {
@@ -226,15 +242,19 @@ TEST(AnnotationModeTest, PrefersTheNodeAndZoneOfDeclaredPeers) {
   });
   auto plugin = MustCreate(nullptr);
   // 1 MB/s cross-zone = 2592 GB/month x $0.02 = $51.84/month = 51840 milli-dollars.
-  api::PodPtr front = MakePod("shop", "front-0").Label("app", "front")
-                          .Annotation("gpusched.io/traffic", "app=cart => 3; app=db => 1").Ptr();
+  api::PodPtr front = MakePod("shop", "front-0")
+                          .Label("app", "front")
+                          .Annotation("gpusched.io/traffic", "app=cart => 3; app=db => 1")
+                          .Ptr();
   Scores s = ScoreAll(*plugin, *front, snap);
   EXPECT_EQ(s.raw, (std::vector<int64_t>{51840, 51840, 155520, 207360}));
   EXPECT_EQ(s.normalized, (std::vector<int64_t>{100, 100, 34, 0}));
 
   // Reverse: a pod that declares nothing is drawn to the placed pods that declared it.
-  api::PodPtr caller = MakePod("shop", "caller-0").Label("app", "caller")
-                           .Annotation("gpusched.io/traffic", "app=db => 2").Ptr();
+  api::PodPtr caller = MakePod("shop", "caller-0")
+                           .Label("app", "caller")
+                           .Annotation("gpusched.io/traffic", "app=db => 2")
+                           .Ptr();
   framework::Snapshot snap2 = SnapshotOf({
       {ZoneNode("a1", "us-east-1a"), {caller}},
       {ZoneNode("b1", "us-east-1b"), {}},
@@ -243,8 +263,10 @@ TEST(AnnotationModeTest, PrefersTheNodeAndZoneOfDeclaredPeers) {
   EXPECT_EQ(r.raw, (std::vector<int64_t>{0, 103680}));
 
   // Other namespaces never count.
-  api::PodPtr other = MakePod("other", "front-0").Label("app", "front")
-                          .Annotation("gpusched.io/traffic", "app=cart => 3").Ptr();
+  api::PodPtr other = MakePod("other", "front-0")
+                          .Label("app", "front")
+                          .Annotation("gpusched.io/traffic", "app=cart => 3")
+                          .Ptr();
   Scores o = ScoreAll(*plugin, *other, snap);
   EXPECT_EQ(o.raw, (std::vector<int64_t>{0, 0, 0, 0}));
 }
@@ -252,12 +274,14 @@ TEST(AnnotationModeTest, PrefersTheNodeAndZoneOfDeclaredPeers) {
 // In the default profile most pods declare nothing: they are skipped (no Filter, no Score), until
 // a pod with the annotation was scheduled in their namespace (its declaration may select them).
 TEST(AnnotationModeTest, PodsThatCannotHavePeersAreSkipped) {
-  api::PodPtr caller = MakePod("shop", "caller-0").Label("app", "caller")
-                           .Annotation("gpusched.io/traffic", "app=db => 2").Ptr();
+  api::PodPtr caller = MakePod("shop", "caller-0")
+                           .Label("app", "caller")
+                           .Annotation("gpusched.io/traffic", "app=db => 2")
+                           .Ptr();
   api::PodPtr db = MakePod("shop", "db-0").Label("app", "db").Ptr();
   api::PodPtr batch = MakePod("batch", "job-0").Label("app", "job").Ptr();
-  framework::Snapshot snap = SnapshotOf({{ZoneNode("a1", "us-east-1a"), {caller}},
-                                         {ZoneNode("b1", "us-east-1b"), {}}});
+  framework::Snapshot snap =
+      SnapshotOf({{ZoneNode("a1", "us-east-1a"), {caller}}, {ZoneNode("b1", "us-east-1b"), {}}});
   auto plugin = MustCreate(nullptr);
   framework::CycleState s1;
   EXPECT_TRUE(plugin->PreFilter(s1, *db, snap).IsSkip()) << "no annotated pod seen in shop yet";
@@ -304,23 +328,38 @@ TEST(MeasuredTrafficTest, TheTrafficMatrixDrawsAPodToTheWorkloadsItTalksTo) {
   };
   const std::vector<Case> cases = {
       {"without a matrix every node scores the same", "app", {}, &snap, {0, 0, 0, 0}},
-      {"cart talks to db (2 MB/s) and web (1 MB/s, the other direction counts too)", "app",
-       talks, &snap, {103680, 51840, 51840, 155520}},
-      {"a placed sibling replica halves this pod's share", "app", talks, &with_sibling,
+      {"cart talks to db (2 MB/s) and web (1 MB/s, the other direction counts too)",
+       "app",
+       talks,
+       &snap,
+       {103680, 51840, 51840, 155520}},
+      {"a placed sibling replica halves this pod's share",
+       "app",
+       talks,
+       &with_sibling,
        {51840, 25920, 25920, 77760}},
-      {"peers in other namespaces count", "app", {{"pay", "auth", "shop", "cart", 1}}, &snap,
+      {"peers in other namespaces count",
+       "app",
+       {{"pay", "auth", "shop", "cart", 1}},
+       &snap,
        {51840, 51840, 51840, 0}},
-      {"pods are matched by the configured workload label", "app.kubernetes.io/name", talks,
-       &snap, {0, 0, 0, 0}},
-      {"workloads the matrix does not name are unaffected", "app",
-       {{"shop", "web", "shop", "db", 5}}, &snap, {0, 0, 0, 0}},
+      {"pods are matched by the configured workload label",
+       "app.kubernetes.io/name",
+       talks,
+       &snap,
+       {0, 0, 0, 0}},
+      {"workloads the matrix does not name are unaffected",
+       "app",
+       {{"shop", "web", "shop", "db", 5}},
+       &snap,
+       {0, 0, 0, 0}},
   };
   for (const Case& c : cases) {
     SCOPED_TRACE(c.name);
     network::NetworkStore store;
     if (!c.edges.empty()) {
-      store.SetTrafficMatrix(std::make_shared<const network::TrafficMatrix>(c.workload_label,
-                                                                            c.edges));
+      store.SetTrafficMatrix(
+          std::make_shared<const network::TrafficMatrix>(c.workload_label, c.edges));
     }
     auto plugin = MustCreate(&store);
     ASSERT_NE(plugin, nullptr);
@@ -338,8 +377,10 @@ TEST(AnnotationModeTest, PricesAndCostLimitComeFromArgs) {
   });
   auto plugin = MustCreate(nullptr, R"({"prices": {"sameZoneDollarsPerGB": 0.001,
       "crossZoneDollarsPerGB": 0.02}, "maxCostDollarsPerMonth": 10})");
-  api::PodPtr app = MakePod("shop", "app-0").Label("app", "app")
-                        .Annotation("gpusched.io/traffic", "app=db => 1").Ptr();
+  api::PodPtr app = MakePod("shop", "app-0")
+                        .Label("app", "app")
+                        .Annotation("gpusched.io/traffic", "app=db => 1")
+                        .Ptr();
   framework::CycleState state;
   ASSERT_TRUE(plugin->PreFilter(state, *app, snap).ok());
   EXPECT_EQ(plugin->Score(state, *app, snap.at(0)), 0);
@@ -351,8 +392,8 @@ TEST(AnnotationModeTest, PricesAndCostLimitComeFromArgs) {
 
 TEST(AnnotationModeTest, PreScoreComputesCostsWhenPreFilterDidNotRun) {
   api::PodPtr db = MakePod("shop", "db-0").Label("app", "db").Ptr();
-  framework::Snapshot snap = SnapshotOf({{ZoneNode("a1", "us-east-1a"), {db}},
-                                         {ZoneNode("b1", "us-east-1b"), {}}});
+  framework::Snapshot snap =
+      SnapshotOf({{ZoneNode("a1", "us-east-1a"), {db}}, {ZoneNode("b1", "us-east-1b"), {}}});
   auto plugin = MustCreate(nullptr);
   api::PodPtr app = MakePod("shop", "app-0").Annotation("gpusched.io/traffic", "app=db => 1").Ptr();
   framework::CycleState state;
@@ -365,7 +406,8 @@ TEST(AnnotationModeTest, PreScoreComputesCostsWhenPreFilterDidNotRun) {
 TEST(AnnotationModeTest, MalformedAnnotationMakesOnlyThatPodUnresolvable) {
   framework::Snapshot snap = SnapshotOf({{ZoneNode("a1", "us-east-1a"), {}}});
   auto plugin = MustCreate(nullptr);
-  api::PodPtr bad = MakePod("shop", "bad").Annotation("gpusched.io/traffic", "app=db => lots").Ptr();
+  api::PodPtr bad =
+      MakePod("shop", "bad").Annotation("gpusched.io/traffic", "app=db => lots").Ptr();
   framework::CycleState state;
   framework::Status s = plugin->PreFilter(state, *bad, snap);
   EXPECT_EQ(s.code(), framework::Code::kUnschedulableAndUnresolvable);
@@ -386,10 +428,12 @@ TEST(ArgsTest, EveryBadFieldIsNamed) {
       {"no args is valid", "{}", ""},
       {"all fields valid",
        R"({"namespaces":["a"],"weightsName":"NetperfCosts","networkTopologyName":"nt",
-           "prices":{"crossZoneDollarsPerGB":0.01},"maxCostDollarsPerMonth":5})", ""},
+           "prices":{"crossZoneDollarsPerGB":0.01},"maxCostDollarsPerMonth":5})",
+       ""},
       {"negative price", R"({"prices":{"crossZoneDollarsPerGB":-1}})",
        "prices.crossZoneDollarsPerGB: must be in 0..1000000, got -1"},
-      {"unknown price field", R"({"prices":{"interPlanet":1}})", "prices.interPlanet: unknown field"},
+      {"unknown price field", R"({"prices":{"interPlanet":1}})",
+       "prices.interPlanet: unknown field"},
       {"empty namespace list", R"({"namespaces":[]})", "namespaces: must list at least one"},
       {"non-string namespace", R"({"namespaces":[3]})", "namespaces[0]"},
       {"string cost limit", R"({"maxCostDollarsPerMonth":"ten"})", "maxCostDollarsPerMonth"},

@@ -21,7 +21,6 @@ using testing::MakeNode;
 using testing::MakePod;
 using testing::SnapshotOf;
 
-
 std::unique_ptr<NodeAffinity> MustCreate(std::string_view args_json) {
   return testing::MustCreate<NodeAffinity>(args_json);
 }
@@ -59,11 +58,11 @@ TEST(NodeAffinityTest, Filter) {
        MakePod("ns", "p").NodeSelector("gpu", "a100").NodeSelector("rack", "r1").Obj(),
        framework::Code::kSuccess, framework::Code::kUnschedulableAndUnresolvable, kPod},
       {"required affinity In matches", "",
-       MakePod("ns", "p").NodeAffinityIn(kZone, {"a", "b"}).Obj(),
-       framework::Code::kSuccess, framework::Code::kSuccess, ""},
+       MakePod("ns", "p").NodeAffinityIn(kZone, {"a", "b"}).Obj(), framework::Code::kSuccess,
+       framework::Code::kSuccess, ""},
       {"required affinity NotIn rejects", "",
-       MakePod("ns", "p").NodeAffinityNotIn(kZone, {"a"}).Obj(),
-       framework::Code::kSuccess, framework::Code::kUnschedulableAndUnresolvable, kPod},
+       MakePod("ns", "p").NodeAffinityNotIn(kZone, {"a"}).Obj(), framework::Code::kSuccess,
+       framework::Code::kUnschedulableAndUnresolvable, kPod},
       {"required affinity Gt compares numbers", "",
        MakePod("ns", "p").NodeAffinityGt("gpu-count", 4).Obj(), framework::Code::kSuccess,
        framework::Code::kSuccess, ""},
@@ -131,19 +130,33 @@ TEST(NodeAffinityTest, Score) {
   };
   const std::vector<Case> cases = {
       // n1: 5, n2: 10+5, n3: 10; weight-0 terms are ignored. 5*100/15 = 33, 10*100/15 = 66.
-      {"matching preferred weights are summed and normalized to the best node", "", preferring,
-       framework::Code::kSuccess, {5, 15, 10}, {33, 100, 66}},
+      {"matching preferred weights are summed and normalized to the best node",
+       "",
+       preferring,
+       framework::Code::kSuccess,
+       {5, 15, 10},
+       {33, 100, 66}},
       // addedAffinity prefers h100 with weight 20: n3 = 30; 5*100/30 = 16, 15*100/30 = 50.
       {"addedAffinity preferred terms add to the pod's",
        R"({"addedAffinity": {"preferredDuringSchedulingIgnoredDuringExecution": [{"weight": 20,
            "preference": {"matchExpressions": [{"key": "gpu", "operator": "In",
                                                 "values": ["h100"]}]}}]}})",
-       preferring, framework::Code::kSuccess, {5, 15, 30}, {16, 50, 100}},
-      {"no node matching any preferred term scores 0 everywhere", "",
-       MakePod("ns", "p").PreferredNodeAffinity(7, "gpu", {"t4"}).Obj(), framework::Code::kSuccess,
-       {0, 0, 0}, {0, 0, 0}},
-      {"a pod without preferred terms skips scoring", "", MakePod("ns", "p").Obj(),
-       framework::Code::kSkip, {0, 0, 0}, {0, 0, 0}},
+       preferring,
+       framework::Code::kSuccess,
+       {5, 15, 30},
+       {16, 50, 100}},
+      {"no node matching any preferred term scores 0 everywhere",
+       "",
+       MakePod("ns", "p").PreferredNodeAffinity(7, "gpu", {"t4"}).Obj(),
+       framework::Code::kSuccess,
+       {0, 0, 0},
+       {0, 0, 0}},
+      {"a pod without preferred terms skips scoring",
+       "",
+       MakePod("ns", "p").Obj(),
+       framework::Code::kSkip,
+       {0, 0, 0},
+       {0, 0, 0}},
   };
   const std::vector<framework::NodeIndex> feasible = {0, 1, 2};
   for (const Case& c : cases) {

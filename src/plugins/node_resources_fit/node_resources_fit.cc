@@ -156,8 +156,8 @@ common::StatusOr<Args> ParseArgs(const boost::json::value& raw) {
   Args out;
   helper::ArgErrors errors;
   if (const boost::json::object* obj = helper::ArgsObject(raw, errors)) {
-    helper::CheckKnownFields(*obj, "", {"ignoredResources", "ignoredResourceGroups",
-                                        "scoringStrategy"},
+    helper::CheckKnownFields(*obj, "",
+                             {"ignoredResources", "ignoredResourceGroups", "scoringStrategy"},
                              errors, /*allow_type_meta=*/true);
     ParseStringList(*obj, "ignoredResources", out.ignored_resources, errors);
     ParseStringList(*obj, "ignoredResourceGroups", out.ignored_resource_groups, errors);

@@ -83,8 +83,7 @@ bool SelectedBy(const Constraint& c, const api::Pod& p) {
 
 // Pods on `pods` counted by constraint `c` for a pod of namespace `ns` (countPodsMatchSelector:
 // same namespace, not terminating; terminal pods are not in the scheduler's view upstream).
-int32_t CountMatching(std::span<const api::PodPtr> pods, const Constraint& c,
-                      std::string_view ns) {
+int32_t CountMatching(std::span<const api::PodPtr> pods, const Constraint& c, std::string_view ns) {
   int32_t n = 0;
   for (const api::PodPtr& p : pods) {
     if (p->meta.namespace_ != ns || p->meta.deletion_timestamp.has_value() || p->Terminal()) {
@@ -216,11 +215,11 @@ common::StatusOr<Args> ParseArgs(const boost::json::value& raw) {
         const std::string path = helper::IndexPath("defaultConstraints", i);
         const boost::json::object* c = helper::AsObject((*a)[i], path, errors);
         if (c == nullptr) continue;
-        helper::CheckKnownFields(*c, path,
-                                 {"maxSkew", "topologyKey", "whenUnsatisfiable", "minDomains",
-                                  "labelSelector", "matchLabelKeys", "nodeAffinityPolicy",
-                                  "nodeTaintsPolicy"},
-                                 errors);
+        helper::CheckKnownFields(
+            *c, path,
+            {"maxSkew", "topologyKey", "whenUnsatisfiable", "minDomains", "labelSelector",
+             "matchLabelKeys", "nodeAffinityPolicy", "nodeTaintsPolicy"},
+            errors);
         DefaultConstraint d;
         if (auto v = helper::GetInt(*c, "maxSkew", path, errors)) {
           if (helper::CheckRange(*v, 1, std::numeric_limits<int32_t>::max(),
@@ -244,9 +243,9 @@ common::StatusOr<Args> ParseArgs(const boost::json::value& raw) {
         } else if (*when == "ScheduleAnyway") {
           d.when_unsatisfiable = When::kScheduleAnyway;
         } else {
-          errors.Add(helper::FieldPath(path, "whenUnsatisfiable"),
-                     "must be DoNotSchedule or ScheduleAnyway, got " +
-                         common::Quote(std::string(*when)));
+          errors.Add(
+              helper::FieldPath(path, "whenUnsatisfiable"),
+              "must be DoNotSchedule or ScheduleAnyway, got " + common::Quote(std::string(*when)));
         }
         if (auto v = helper::GetInt(*c, "minDomains", path, errors)) {
           if (helper::CheckRange(*v, 1, std::numeric_limits<int32_t>::max(),
@@ -268,8 +267,7 @@ common::StatusOr<Args> ParseArgs(const boost::json::value& raw) {
         out.default_constraints.push_back(d);
       }
     }
-    if (out.defaulting_type == Args::DefaultingType::kSystem &&
-        !out.default_constraints.empty()) {
+    if (out.defaulting_type == Args::DefaultingType::kSystem && !out.default_constraints.empty()) {
       errors.Add("defaultConstraints", "must be empty when defaultingType is System");
     }
   }
@@ -436,7 +434,7 @@ framework::Status PodTopologySpread::PreScore(framework::CycleState& state, cons
     }
     for (size_t k = 0; k < cs.size(); ++k) {
       Constraint& c = cs[k];
-      if (c.hostname) {  // Score reads the node's own count from the memo
+      if (c.hostname) {             // Score reads the node's own count from the memo
         if (slot < nodes.size()) {  // feasible nodes are valid; NodeInfo read only on a miss
           MemoCount(*c.memo, GenerationOf(snapshot, slot), slot, nodes[slot], c,
                     pod.meta.namespace_);
@@ -466,7 +464,7 @@ framework::Status PodTopologySpread::PreScore(framework::CycleState& state, cons
     int aff = -1;
     int taints = -1;
     for (Constraint& c : cs) {
-      if (c.hostname) continue;  // counted per node in Score
+      if (c.hostname) continue;                   // counted per node in Score
       const int32_t d = c.index->node_domain[i];  // -1 also for an empty slot
       if (d < 0 || !c.registered[static_cast<size_t>(d)]) continue;
       if (!IncludedAt(c, i, pod, info, aff, taints)) continue;
@@ -536,7 +534,7 @@ void PodTopologySpread::ScoreNodes(const framework::CycleState& state, const api
 }
 
 SelectorCountMemo& PodTopologySpread::Memo(const framework::Snapshot& snapshot,
-                                            std::string_view key) {
+                                           std::string_view key) {
   if (&snapshot != memo_snapshot_ || snapshot.generation() < memo_generation_) {
     memos_.clear();
     memo_snapshot_ = &snapshot;
@@ -603,10 +601,9 @@ const uint8_t* PodTopologySpread::Inclusion(const framework::Snapshot& snapshot,
     inclusion_.reserve(kMaxCountMemos);  // entries never move: callers keep data() pointers
     m = &inclusion_.emplace_back();
   } else {
-    m = &*std::min_element(inclusion_.begin(), inclusion_.end(),
-                           [](const InclusionMemo& a, const InclusionMemo& b) {
-                             return a.last_used < b.last_used;
-                           });
+    m = &*std::min_element(
+        inclusion_.begin(), inclusion_.end(),
+        [](const InclusionMemo& a, const InclusionMemo& b) { return a.last_used < b.last_used; });
   }
   m->key = inclusion_key_;
   m->last_used = inclusion_tick_;

@@ -29,7 +29,8 @@
 // scheduler has no listers for those, so the selector here is "pods of the same controller"
 // (the controller ownerReference: kind, name and uid), for controllers of kind ReplicaSet,
 // StatefulSet or ReplicationController. Other pods (bare, Job, ...) get no default constraints:
-// upstream gives them none either unless a Service selects them. With System defaulting nodes lacking the zone label still get hostname spreading.
+// upstream gives them none either unless a Service selects them. With System defaulting nodes
+// lacking the zone label still get hostname spreading.
 //
 // Args (PodTopologySpreadArgs):
 //   defaultingType      System (default) | List

@@ -27,7 +27,6 @@ using Policy = api::TopologySpreadConstraint::NodeInclusionPolicy;
 constexpr std::string_view kZone = "topology.kubernetes.io/zone";
 constexpr std::string_view kHost = "kubernetes.io/hostname";
 
-
 std::unique_ptr<PodTopologySpread> MustCreate(std::string_view args_json = "{}") {
   return testing::MustCreate<PodTopologySpread>(args_json);
 }
@@ -36,8 +35,8 @@ std::unique_ptr<PodTopologySpread> MustCreate(std::string_view args_json = "{}")
 void AddPods(std::vector<api::PodPtr>& pods, std::string_view node, int n,
              std::string_view app = "web", std::string_view ns = "ns") {
   for (int i = 0; i < n; ++i) {
-    const std::string name = std::string(node) + "-" + std::string(app) + "-" +
-                             std::to_string(pods.size());
+    const std::string name =
+        std::string(node) + "-" + std::string(app) + "-" + std::to_string(pods.size());
     pods.push_back(MakePod(ns, name).Label("app", app).NodeName(node).Ptr());
   }
 }
@@ -79,26 +78,39 @@ TEST(PodTopologySpreadTest, Filter) {
     std::string want;  // feasible nodes, or "skip"
   };
   auto spread = [](int skew, std::string_view key) {
-    return MakePod("ns", "p").Label("app", "web").SpreadConstraint(skew, key, When::kDoNotSchedule,
-                                                                   "app", "web");
+    return MakePod("ns", "p")
+        .Label("app", "web")
+        .SpreadConstraint(skew, key, When::kDoNotSchedule, "app", "web");
   };
   const std::vector<api::NodePtr> three_zones = {ZoneNode("a1", "a"), ZoneNode("b1", "b"),
                                                  ZoneNode("c1", "c")};
   std::vector<Case> cases;
   cases.push_back({"a pod without constraints (and no controller) skips the plugin",
-                   MakePod("ns", "p").Label("app", "web").Obj(), three_zones, {}, "skip"});
+                   MakePod("ns", "p").Label("app", "web").Obj(),
+                   three_zones,
+                   {},
+                   "skip"});
   cases.push_back({"a pod with only ScheduleAnyway constraints skips Filter",
-                   MakePod("ns", "p").Label("app", "web")
-                       .SpreadConstraint(1, kZone, When::kScheduleAnyway, "app", "web").Obj(),
-                   three_zones, {}, "skip"});
-  cases.push_back({"with no matching pods every zone fits", spread(1, kZone).Obj(), three_zones,
-                   {}, "a1,b1,c1"});
+                   MakePod("ns", "p")
+                       .Label("app", "web")
+                       .SpreadConstraint(1, kZone, When::kScheduleAnyway, "app", "web")
+                       .Obj(),
+                   three_zones,
+                   {},
+                   "skip"});
+  cases.push_back({"with no matching pods every zone fits",
+                   spread(1, kZone).Obj(),
+                   three_zones,
+                   {},
+                   "a1,b1,c1"});
   {
     std::vector<api::PodPtr> pods;
     AddPods(pods, "a1", 2);
     AddPods(pods, "b1", 1);
     cases.push_back({"two zones 2/1: only the emptier zone keeps skew within 1",
-                     spread(1, kZone).Obj(), {ZoneNode("a1", "a"), ZoneNode("b1", "b")}, pods,
+                     spread(1, kZone).Obj(),
+                     {ZoneNode("a1", "a"), ZoneNode("b1", "b")},
+                     pods,
                      "b1"});
   }
   {
@@ -117,40 +129,64 @@ TEST(PodTopologySpreadTest, Filter) {
     api::Pod pod = spread(1, kZone).Obj();
     pod.topology_spread_constraints[0].min_domains = 3;
     cases.push_back({"minDomains 3 over two zones 1/1: the global minimum counts as 0",
-                     pod, {ZoneNode("a1", "a"), ZoneNode("b1", "b")}, pods, ""});
+                     pod,
+                     {ZoneNode("a1", "a"), ZoneNode("b1", "b")},
+                     pods,
+                     ""});
     api::Pod pod2 = spread(1, kZone).Obj();
     pod2.topology_spread_constraints[0].min_domains = 2;
-    cases.push_back({"minDomains 2 over two zones 1/1: the real minimum applies", pod2,
-                     {ZoneNode("a1", "a"), ZoneNode("b1", "b")}, pods, "a1,b1"});
-  }
-  {
-    std::vector<api::PodPtr> pods;
-    AddPods(pods, "a1", 1);
-    cases.push_back({"hostname spread: the node that already has a replica is rejected",
-                     spread(1, kHost).Obj(), {ZoneNode("a1", "a"), ZoneNode("a2", "a")}, pods,
-                     "a2"});
-  }
-  cases.push_back({"a node without the topology key is rejected", spread(1, kZone).Obj(),
-                   {ZoneNode("a1", "a"), MakeNode("bare").Ptr()}, {}, "a1"});
-  {
-    std::vector<api::PodPtr> pods;
-    AddPods(pods, "a1", 3, "web", "other-ns");
-    AddPods(pods, "a1", 3, "db");
-    pods.push_back(MakePod("ns", "dying").Label("app", "web").NodeName("a1")
-                       .DeletionTimestamp(common::TimePoint{}).Ptr());
-    pods.push_back(MakePod("ns", "done").Label("app", "web").NodeName("a1")
-                       .Phase(api::PodPhase::kSucceeded).Ptr());
-    cases.push_back({"pods of other namespaces, other labels, terminating or finished don't count",
-                     spread(1, kZone).Obj(), {ZoneNode("a1", "a"), ZoneNode("b1", "b")}, pods,
+    cases.push_back({"minDomains 2 over two zones 1/1: the real minimum applies",
+                     pod2,
+                     {ZoneNode("a1", "a"), ZoneNode("b1", "b")},
+                     pods,
                      "a1,b1"});
   }
   {
     std::vector<api::PodPtr> pods;
     AddPods(pods, "a1", 1);
-    api::Pod pod = MakePod("ns", "p").Label("app", "other")
-                       .SpreadConstraint(1, kZone, When::kDoNotSchedule, "app", "web").Obj();
-    cases.push_back({"a pod that doesn't match its own selector adds no self match", pod,
-                     {ZoneNode("a1", "a"), ZoneNode("b1", "b")}, pods, "a1,b1"});
+    cases.push_back({"hostname spread: the node that already has a replica is rejected",
+                     spread(1, kHost).Obj(),
+                     {ZoneNode("a1", "a"), ZoneNode("a2", "a")},
+                     pods,
+                     "a2"});
+  }
+  cases.push_back({"a node without the topology key is rejected",
+                   spread(1, kZone).Obj(),
+                   {ZoneNode("a1", "a"), MakeNode("bare").Ptr()},
+                   {},
+                   "a1"});
+  {
+    std::vector<api::PodPtr> pods;
+    AddPods(pods, "a1", 3, "web", "other-ns");
+    AddPods(pods, "a1", 3, "db");
+    pods.push_back(MakePod("ns", "dying")
+                       .Label("app", "web")
+                       .NodeName("a1")
+                       .DeletionTimestamp(common::TimePoint{})
+                       .Ptr());
+    pods.push_back(MakePod("ns", "done")
+                       .Label("app", "web")
+                       .NodeName("a1")
+                       .Phase(api::PodPhase::kSucceeded)
+                       .Ptr());
+    cases.push_back({"pods of other namespaces, other labels, terminating or finished don't count",
+                     spread(1, kZone).Obj(),
+                     {ZoneNode("a1", "a"), ZoneNode("b1", "b")},
+                     pods,
+                     "a1,b1"});
+  }
+  {
+    std::vector<api::PodPtr> pods;
+    AddPods(pods, "a1", 1);
+    api::Pod pod = MakePod("ns", "p")
+                       .Label("app", "other")
+                       .SpreadConstraint(1, kZone, When::kDoNotSchedule, "app", "web")
+                       .Obj();
+    cases.push_back({"a pod that doesn't match its own selector adds no self match",
+                     pod,
+                     {ZoneNode("a1", "a"), ZoneNode("b1", "b")},
+                     pods,
+                     "a1,b1"});
   }
   {
     // Zone c has no replica but the pod's nodeSelector excludes it: with nodeAffinityPolicy Honor
@@ -163,8 +199,8 @@ TEST(PodTopologySpreadTest, Filter) {
     AddPods(pods, "a1", 1);
     AddPods(pods, "b1", 1);
     api::Pod honor = spread(1, kZone).NodeSelector("pool", "x").Obj();
-    cases.push_back({"nodeAffinityPolicy Honor counts only nodes matching the nodeSelector",
-                     honor, nodes, pods, "a1,b1,c1"});
+    cases.push_back({"nodeAffinityPolicy Honor counts only nodes matching the nodeSelector", honor,
+                     nodes, pods, "a1,b1,c1"});
     api::Pod ignore = honor;
     ignore.topology_spread_constraints[0].node_affinity_policy = Policy::kIgnore;
     cases.push_back({"nodeAffinityPolicy Ignore counts every node", ignore, nodes, pods, "c1"});
@@ -178,8 +214,8 @@ TEST(PodTopologySpreadTest, Filter) {
     AddPods(pods, "b1", 1);
     api::Pod honor = spread(1, kZone).Obj();
     honor.topology_spread_constraints[0].node_taints_policy = Policy::kHonor;
-    cases.push_back({"nodeTaintsPolicy Honor leaves out the tainted zone", honor, nodes, pods,
-                     "a1,b1,c1"});
+    cases.push_back(
+        {"nodeTaintsPolicy Honor leaves out the tainted zone", honor, nodes, pods, "a1,b1,c1"});
     cases.push_back({"nodeTaintsPolicy Ignore (default) counts the tainted zone",
                      spread(1, kZone).Obj(), nodes, pods, "c1"});
   }
@@ -187,12 +223,14 @@ TEST(PodTopologySpreadTest, Filter) {
     std::vector<api::PodPtr> pods;
     AddPods(pods, "a1", 1);
     AddPods(pods, "b1", 2);
-    api::Pod pod = spread(1, kZone).SpreadConstraint(1, kHost, When::kDoNotSchedule, "app", "web")
-                       .Obj();
+    api::Pod pod =
+        spread(1, kZone).SpreadConstraint(1, kHost, When::kDoNotSchedule, "app", "web").Obj();
     cases.push_back({"zone and hostname constraints must both hold",
-                     pod, {ZoneNode("a1", "a"), ZoneNode("a2", "a"), ZoneNode("b1", "b"),
-                           ZoneNode("c1", "c"), ZoneNode("c2", "c")},
-                     pods, "c1,c2"});
+                     pod,
+                     {ZoneNode("a1", "a"), ZoneNode("a2", "a"), ZoneNode("b1", "b"),
+                      ZoneNode("c1", "c"), ZoneNode("c2", "c")},
+                     pods,
+                     "c1,c2"});
   }
   for (const Case& c : cases) {
     SCOPED_TRACE(c.name);
@@ -208,8 +246,10 @@ TEST(PodTopologySpreadTest, FilterReasonsAndCodes) {
   AddPods(pods, "a1", 2);
   const framework::Snapshot snapshot =
       SnapshotOf({ZoneNode("a1", "a"), ZoneNode("b1", "b"), MakeNode("bare").Ptr()}, pods);
-  api::Pod pod = MakePod("ns", "p").Label("app", "web")
-                     .SpreadConstraint(1, kZone, When::kDoNotSchedule, "app", "web").Obj();
+  api::Pod pod = MakePod("ns", "p")
+                     .Label("app", "web")
+                     .SpreadConstraint(1, kZone, When::kDoNotSchedule, "app", "web")
+                     .Obj();
   framework::CycleState state;
   ASSERT_TRUE(plugin->PreFilter(state, pod, snapshot).ok());
   framework::Status skew = plugin->Filter(state, pod, snapshot.at(0));
@@ -251,68 +291,98 @@ TEST(PodTopologySpreadTest, Score) {
     std::vector<api::PodPtr> pods;
     AddPods(pods, "a1", 3);
     AddPods(pods, "b1", 1);
-    cases.push_back({"ScheduleAnyway zone spread prefers the zone with fewer matching pods", "{}",
-                     MakePod("ns", "p").Label("app", "web")
-                         .SpreadConstraint(1, kZone, When::kScheduleAnyway, "app", "web").Obj(),
-                     three_zones, pods, {0, 60, 100}});
+    cases.push_back({"ScheduleAnyway zone spread prefers the zone with fewer matching pods",
+                     "{}",
+                     MakePod("ns", "p")
+                         .Label("app", "web")
+                         .SpreadConstraint(1, kZone, When::kScheduleAnyway, "app", "web")
+                         .Obj(),
+                     three_zones,
+                     pods,
+                     {0, 60, 100}});
   }
   {
     std::vector<api::PodPtr> pods;
     AddPods(pods, "a1", 1);
-    cases.push_back({"a node without the topology key is ignored and scores 0", "{}",
-                     MakePod("ns", "p").Label("app", "web")
-                         .SpreadConstraint(1, kZone, When::kScheduleAnyway, "app", "web").Obj(),
-                     {ZoneNode("a1", "a"), ZoneNode("b1", "b"), MakeNode("bare").Ptr()}, pods,
+    cases.push_back({"a node without the topology key is ignored and scores 0",
+                     "{}",
+                     MakePod("ns", "p")
+                         .Label("app", "web")
+                         .SpreadConstraint(1, kZone, When::kScheduleAnyway, "app", "web")
+                         .Obj(),
+                     {ZoneNode("a1", "a"), ZoneNode("b1", "b"), MakeNode("bare").Ptr()},
+                     pods,
                      {0, 100, 0}});
   }
-  cases.push_back({"equal domains all score 100", "{}",
-                   MakePod("ns", "p").Label("app", "web")
-                       .SpreadConstraint(2, kZone, When::kScheduleAnyway, "app", "web").Obj(),
-                   three_zones, {}, {100, 100, 100}});
-  cases.push_back({"a pod without constraints and without a controller skips Score", "{}",
-                   MakePod("ns", "p").Label("app", "web").Obj(), three_zones, {}, {}});
+  cases.push_back({"equal domains all score 100",
+                   "{}",
+                   MakePod("ns", "p")
+                       .Label("app", "web")
+                       .SpreadConstraint(2, kZone, When::kScheduleAnyway, "app", "web")
+                       .Obj(),
+                   three_zones,
+                   {},
+                   {100, 100, 100}});
+  cases.push_back({"a pod without constraints and without a controller skips Score",
+                   "{}",
+                   MakePod("ns", "p").Label("app", "web").Obj(),
+                   three_zones,
+                   {},
+                   {}});
   {
     // System defaults (zone maxSkew 5, hostname maxSkew 3) select the pods of the same
     // ReplicaSet. Zone weight log(2 + 2), hostname weight log(3 + 2):
     // a1 = 2*1.386 + 4 + 2*1.609 + 2 = 11.99 -> 12; a2 = 2.77 + 4 + 0 + 2 -> 9; b1 = 0+4+0+2 = 6.
     std::vector<api::PodPtr> pods;
     for (int i = 0; i < 2; ++i) {
-      pods.push_back(MakePod("ns", "rs-" + std::to_string(i)).OwnerReference("ReplicaSet", "rs")
-                         .NodeName("a1").Ptr());
+      pods.push_back(MakePod("ns", "rs-" + std::to_string(i))
+                         .OwnerReference("ReplicaSet", "rs")
+                         .NodeName("a1")
+                         .Ptr());
     }
-    pods.push_back(MakePod("ns", "other").OwnerReference("ReplicaSet", "other").NodeName("b1")
-                       .Ptr());
-    cases.push_back({"system default constraints spread a ReplicaSet's pods", "{}",
+    pods.push_back(
+        MakePod("ns", "other").OwnerReference("ReplicaSet", "other").NodeName("b1").Ptr());
+    cases.push_back({"system default constraints spread a ReplicaSet's pods",
+                     "{}",
                      MakePod("ns", "p").OwnerReference("ReplicaSet", "rs").Obj(),
-                     {ZoneNode("a1", "a"), ZoneNode("a2", "a"), ZoneNode("b1", "b")}, pods,
+                     {ZoneNode("a1", "a"), ZoneNode("a2", "a"), ZoneNode("b1", "b")},
+                     pods,
                      {50, 75, 100}});
-    cases.push_back({"system default constraints do not apply to a Job's pods", "{}",
+    cases.push_back({"system default constraints do not apply to a Job's pods",
+                     "{}",
                      MakePod("ns", "p").OwnerReference("Job", "rs").Obj(),
-                     {ZoneNode("a1", "a"), ZoneNode("a2", "a"), ZoneNode("b1", "b")}, pods, {}});
+                     {ZoneNode("a1", "a"), ZoneNode("a2", "a"), ZoneNode("b1", "b")},
+                     pods,
+                     {}});
     cases.push_back({"defaultingType List with no constraints disables the defaults",
                      R"({"defaultingType":"List"})",
                      MakePod("ns", "p").OwnerReference("ReplicaSet", "rs").Obj(),
-                     {ZoneNode("a1", "a"), ZoneNode("a2", "a"), ZoneNode("b1", "b")}, pods, {}});
+                     {ZoneNode("a1", "a"), ZoneNode("a2", "a"), ZoneNode("b1", "b")},
+                     pods,
+                     {}});
     // hostname only, maxSkew 1, weight log(3 + 2): a1 = round(2 * 1.609) = 3, others 0.
     cases.push_back({"defaultingType List uses the listed constraints",
                      R"({"defaultingType":"List","defaultConstraints":[
                         {"maxSkew":1,"topologyKey":"kubernetes.io/hostname",
                          "whenUnsatisfiable":"ScheduleAnyway"}]})",
                      MakePod("ns", "p").OwnerReference("ReplicaSet", "rs").Obj(),
-                     {ZoneNode("a1", "a"), ZoneNode("a2", "a"), ZoneNode("b1", "b")}, pods,
+                     {ZoneNode("a1", "a"), ZoneNode("a2", "a"), ZoneNode("b1", "b")},
+                     pods,
                      {0, 100, 100}});
   }
   {
     // System defaults don't require every label: a node without a zone still gets hostname
     // spreading (and is not ignored).
     std::vector<api::PodPtr> pods;
-    pods.push_back(MakePod("ns", "rs-0").OwnerReference("ReplicaSet", "rs").NodeName("bare")
-                       .Ptr());
+    pods.push_back(MakePod("ns", "rs-0").OwnerReference("ReplicaSet", "rs").NodeName("bare").Ptr());
     // bare: host 1*log(4) + 2 = 3.39 -> 3 (no zone term); a1: zone 0 + 4 + host 0 + 2 = 6
     // (a1's zone is the only registered one); min 3, max 6: bare 100, a1 = 100*(9-6)/6 = 50.
-    cases.push_back({"system defaults keep scoring nodes without a zone label", "{}",
+    cases.push_back({"system defaults keep scoring nodes without a zone label",
+                     "{}",
                      MakePod("ns", "p").OwnerReference("ReplicaSet", "rs").Obj(),
-                     {MakeNode("bare").Ptr(), ZoneNode("a1", "a")}, pods, {100, 50}});
+                     {MakeNode("bare").Ptr(), ZoneNode("a1", "a")},
+                     pods,
+                     {100, 50}});
   }
   for (const Case& c : cases) {
     SCOPED_TRACE(c.name);
@@ -385,13 +455,11 @@ TEST(PodTopologySpreadTest, DefaultConstraintsFromListApplyToFilter) {
   ASSERT_NE(plugin, nullptr);
   std::vector<api::PodPtr> pods;
   pods.push_back(MakePod("ns", "rs-0").OwnerReference("ReplicaSet", "rs").NodeName("a1").Ptr());
-  const framework::Snapshot snapshot =
-      SnapshotOf({ZoneNode("a1", "a"), ZoneNode("b1", "b")}, pods);
-  EXPECT_EQ(Feasible(*plugin, MakePod("ns", "p").OwnerReference("ReplicaSet", "rs").Obj(),
-                     snapshot),
-            "b1");
-  EXPECT_EQ(Feasible(*plugin, MakePod("ns", "p").OwnerReference("ReplicaSet", "x").Obj(),
-                     snapshot),
+  const framework::Snapshot snapshot = SnapshotOf({ZoneNode("a1", "a"), ZoneNode("b1", "b")}, pods);
+  EXPECT_EQ(
+      Feasible(*plugin, MakePod("ns", "p").OwnerReference("ReplicaSet", "rs").Obj(), snapshot),
+      "b1");
+  EXPECT_EQ(Feasible(*plugin, MakePod("ns", "p").OwnerReference("ReplicaSet", "x").Obj(), snapshot),
             "a1,b1");
   EXPECT_EQ(Feasible(*plugin, MakePod("ns", "p").Obj(), snapshot), "skip");
 }
@@ -402,8 +470,10 @@ TEST(PodTopologySpreadTest, DomainMemoFollowsTheSnapshotAcrossCycles) {
   auto plugin = MustCreate();
   framework::Snapshot snapshot = SnapshotOf({ZoneNode("a1", "a"), ZoneNode("b1", "b")}, {});
   snapshot.BumpNodeSetVersionForCache();
-  api::Pod pod = MakePod("ns", "p").Label("app", "web")
-                     .SpreadConstraint(1, kZone, When::kDoNotSchedule, "app", "web").Obj();
+  api::Pod pod = MakePod("ns", "p")
+                     .Label("app", "web")
+                     .SpreadConstraint(1, kZone, When::kDoNotSchedule, "app", "web")
+                     .Obj();
   EXPECT_EQ(Feasible(*plugin, pod, snapshot), "a1,b1");
   snapshot.MutableSlotForCache(0).pods.push_back(Placed("w0", "a1", "web"));
   EXPECT_EQ(Feasible(*plugin, pod, snapshot), "b1");
@@ -432,8 +502,10 @@ TEST(PodTopologySpreadTest, MatchCountMemoFollowsNodeGenerations) {
     snapshot.SetGenerationForCache(i, ++gen);
     snapshot.SetNodeCountForCache(3, gen);
   };
-  const api::Pod web = MakePod("ns", "p").Label("app", "web")
-                           .SpreadConstraint(1, kZone, When::kDoNotSchedule, "app", "web").Obj();
+  const api::Pod web = MakePod("ns", "p")
+                           .Label("app", "web")
+                           .SpreadConstraint(1, kZone, When::kDoNotSchedule, "app", "web")
+                           .Obj();
   EXPECT_EQ(Feasible(*plugin, web, snapshot), "a1,b1,b2");
   place(0, Placed("w0", "a1", "web"));
   EXPECT_EQ(Feasible(*plugin, web, snapshot), "b1,b2");

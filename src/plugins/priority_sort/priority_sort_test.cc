@@ -57,8 +57,8 @@ TEST(PrioritySortTest, RejectsUnknownArgs) {
   ASSERT_FALSE(plugin.ok());
   EXPECT_EQ(plugin.status().code(), common::StatusCode::kInvalidArgument);
   EXPECT_EQ(plugin.status().message(), "foo: unknown field");
-  EXPECT_TRUE(PrioritySort::Create(boost::json::parse(R"({"kind": "PrioritySortArgs"})"), handle)
-                  .ok());
+  EXPECT_TRUE(
+      PrioritySort::Create(boost::json::parse(R"({"kind": "PrioritySortArgs"})"), handle).ok());
 }
 
 }  // namespace

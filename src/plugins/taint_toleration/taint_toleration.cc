@@ -98,8 +98,8 @@ framework::Status TaintToleration::PreFilter(framework::CycleState& state, const
   }
   auto s = std::make_unique<PreFilterState>();
   for (const std::vector<api::Taint>& taints : memo_taint_lists_) {
-    const api::Taint* t = helper::FindMatchingUntoleratedTaint(taints, pod.tolerations,
-                                                               helper::IsDoNotScheduleTaint);
+    const api::Taint* t =
+        helper::FindMatchingUntoleratedTaint(taints, pod.tolerations, helper::IsDoNotScheduleTaint);
     if (t == nullptr) continue;
     TaintReason r{t->key, t->value, {}};
     auto it = std::lower_bound(s->reasons.begin(), s->reasons.end(), r, KeyLess);

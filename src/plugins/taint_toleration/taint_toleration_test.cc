@@ -21,7 +21,6 @@ using testing::MakeNode;
 using testing::MakePod;
 using testing::SnapshotOf;
 
-
 std::unique_ptr<TaintToleration> MustCreate() { return testing::MustCreate<TaintToleration>(); }
 
 TEST(TaintTolerationTest, Filter) {
@@ -124,11 +123,15 @@ TEST(TaintTolerationTest, ScoreCountsIntolerablePreferNoScheduleTaintsReversed) 
   const std::vector<Case> cases = {
       {"fewer intolerable soft taints score higher",
        MakePod("ns", "p").Toleration("t", "x", TaintEffect::kPreferNoSchedule).Obj(),
-       {0, 1, 2, 1}, {100, 50, 0, 50}},
+       {0, 1, 2, 1},
+       {100, 50, 0, 50}},
       {"a pod tolerating everything scores 100 everywhere",
-       MakePod("ns", "p").TolerationExists("").Obj(), {0, 0, 0, 0}, {100, 100, 100, 100}},
+       MakePod("ns", "p").TolerationExists("").Obj(),
+       {0, 0, 0, 0},
+       {100, 100, 100, 100}},
       {"a NoSchedule-only toleration does not tolerate soft taints",
-       MakePod("ns", "p").TolerationExists("a", TaintEffect::kNoSchedule).Obj(), {0, 1, 2, 2},
+       MakePod("ns", "p").TolerationExists("a", TaintEffect::kNoSchedule).Obj(),
+       {0, 1, 2, 2},
        {100, 50, 0, 0}},
   };
   const framework::Snapshot snapshot = SnapshotOf(nodes);

@@ -82,7 +82,8 @@ config::SchedulerConfig FragmentationSchedulerConfig(std::string_view policy) {
   pc.name = "GpuFragmentation";
   json::object args{{"policy", std::string(policy)}, {"exactScores", true}};
   // The paper's baselines break ties toward the first node of the (seeded) node order, as its
-  // artifact's patched selectHost does (reference §3 step 7, §7.8); Learned and Random do not.
+  // artifact's patched selectHost does (docs/gpu-placement.md, "Reproducing the paper's
+  // baselines: the tie-break"); Learned and Random do not.
   if (policy != "Learned" && policy != "Random") args["tieBreak"] = "NodeOrder";
   pc.args = std::move(args);
   pc.path = p.path + ".pluginConfig[0]";
@@ -216,8 +217,8 @@ std::vector<FgdPoint> FgdCurve(std::span<const std::pair<double, double>> sample
 }
 
 common::StatusOr<FgdRun> RunFgdProtocol(const Workload& trace,
-                                        const config::SchedulerConfig& config,
-                                        Simulator::Deps deps, const FgdOptions& options) {
+                                        const config::SchedulerConfig& config, Simulator::Deps deps,
+                                        const FgdOptions& options) {
   FgdRun run;
   FgdResult& r = run.result;
   r.seed = options.seed;
@@ -243,8 +244,8 @@ common::StatusOr<FgdRun> RunFgdProtocol(const Workload& trace,
   for (auto& n : nodes) GPUSCHED_RETURN_IF_ERROR(sim.AddNode(std::move(n)));
   r.nodes = static_cast<int32_t>(nodes.size());
 
-  std::vector<api::PodPtr> seq = FgdPodSequence(trace.pods, r.cluster_gpu_milli, options,
-                                                &r.appended_pods, &r.removed_pods);
+  std::vector<api::PodPtr> seq =
+      FgdPodSequence(trace.pods, r.cluster_gpu_milli, options, &r.appended_pods, &r.removed_pods);
   std::vector<std::pair<double, double>> samples;
   samples.reserve(seq.size());
   const double cap = static_cast<double>(r.cluster_gpu_milli);
@@ -318,14 +319,14 @@ json::value FgdToJson(const FgdResult& r) {
 
 std::string FgdSummaryText(const FgdResult& r) {
   const double cap = static_cast<double>(r.cluster_gpu_milli);
-  std::string out = "FGD protocol (seed " + std::to_string(r.seed) + "): " +
-                    std::to_string(r.nodes) + " nodes, " + Fixed(cap / 1000.0, 0) + " GPUs\n";
+  std::string out = "FGD protocol (seed " + std::to_string(r.seed) +
+                    "): " + std::to_string(r.nodes) + " nodes, " + Fixed(cap / 1000.0, 0) +
+                    " GPUs\n";
   out += "  pods: " + std::to_string(r.original_pods) + " in the trace (" +
          Fixed(100.0 * static_cast<double>(r.original_demand_milli) / cap, 2) +
          " % of GPU capacity), " + std::to_string(r.appended_pods) + " resampled, " +
-         std::to_string(r.removed_pods) + " removed; " + std::to_string(r.tried_pods) +
-         " tried, " + std::to_string(r.placed_pods) + " placed, " + std::to_string(r.failed_pods) +
-         " failed\n";
+         std::to_string(r.removed_pods) + " removed; " + std::to_string(r.tried_pods) + " tried, " +
+         std::to_string(r.placed_pods) + " placed, " + std::to_string(r.failed_pods) + " failed\n";
   out += "  at the end: arrived " + Fixed(100.0 * static_cast<double>(r.arrived_milli) / cap, 2) +
          " %, GPU allocation " + Fixed(100.0 * static_cast<double>(r.allocated_milli) / cap, 2) +
          " %\n";

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 // The FGD paper's replay protocol (Weng et al., USENIX ATC '23;
-// ../shared/reference/openb-trace-and-fgd.md §3), run with the production scheduler:
+// docs/simulator.md, "Replaying the openb trace"), run with the production scheduler:
 //
 //   1. cluster: the trace's node list, added in a seeded random order (only tie-breaking order
 //      changes, as the paper's renaming does);
@@ -59,10 +59,10 @@ config::SchedulerConfig BestFitSchedulerConfig();
 // FGD, Learned, BestFit, DotProd, GpuClustering, GpuPacking or Random.
 config::SchedulerConfig FragmentationSchedulerConfig(std::string_view policy);
 
-// The paper's typical pods of `trace` (reference §4.2): its pods grouped by (CPU milli, GPU count,
-// milli per GPU, models), groups sorted by pod count (ties: the larger key first), the shortest
-// prefix covering >= `coverage` of the pods; as GpuFragmentation `typicalPods` args (weight = pod
-// count; the plugin renormalises).
+// The paper's typical pods of `trace` (docs/simulator.md, "Typical pods"): its pods grouped by
+// (CPU milli, GPU count, milli per GPU, models), groups sorted by pod count (ties: the larger key
+// first), the shortest prefix covering >= `coverage` of the pods; as GpuFragmentation
+// `typicalPods` args (weight = pod count; the plugin renormalises).
 boost::json::array TraceTypicalPods(const Workload& trace, double coverage = 0.95);
 
 // The paper's FGD baseline: FragmentationSchedulerConfig("FGD") with M read from the evaluated
@@ -71,8 +71,8 @@ boost::json::array TraceTypicalPods(const Workload& trace, double coverage = 0.9
 config::SchedulerConfig TraceFgdSchedulerConfig(const Workload& trace);
 
 struct FgdOptions {
-  uint64_t seed = 42;       // the paper uses 42..51
-  double inflation = 1.3;   // target demand, in multiples of cluster GPU capacity; <= 0: none
+  uint64_t seed = 42;      // the paper uses 42..51
+  double inflation = 1.3;  // target demand, in multiples of cluster GPU capacity; <= 0: none
   bool check_invariants = false;
 };
 
@@ -95,8 +95,8 @@ struct FgdResult {
   int64_t tried_pods = 0;
   int64_t placed_pods = 0;
   int64_t failed_pods = 0;
-  int64_t arrived_milli = 0;    // at the end
-  int64_t allocated_milli = 0;  // at the end
+  int64_t arrived_milli = 0;                 // at the end
+  int64_t allocated_milli = 0;               // at the end
   std::optional<double> unallocated_at_100;  // nullopt when arrivals never reach ~100 %
   std::vector<FgdPoint> curve;               // arrived 0..max, ascending
   int64_t decisions = 0;
@@ -120,8 +120,8 @@ struct FgdRun {
 // the protocol's, the caller sets it). Fails on an invalid config, an empty cluster or an
 // invariant violation (with check_invariants).
 common::StatusOr<FgdRun> RunFgdProtocol(const Workload& trace,
-                                        const config::SchedulerConfig& config,
-                                        Simulator::Deps deps, const FgdOptions& options);
+                                        const config::SchedulerConfig& config, Simulator::Deps deps,
+                                        const FgdOptions& options);
 
 // The curve as CSV: arrived_pct,allocated_pct,unallocated_pct,samples.
 std::string FgdCurveCsv(const FgdResult& result);

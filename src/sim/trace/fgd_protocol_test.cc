@@ -4,7 +4,6 @@
 #include <gtest/gtest.h>
 
 #include <boost/json.hpp>
-
 #include <cstdlib>
 #include <filesystem>
 #include <memory>
@@ -129,8 +128,8 @@ TEST(FgdCurveTest, BucketsByRoundedArrivalAsTheAnalysisScriptDoes) {
     int64_t samples;
   };
   const std::vector<Case> cases = {
-      {98, 80.0, 1}, {99, 90.0, 1}, {100, 91.5, 2},
-      {101, (91.0 + 92.0 + 93.0) / 3, 3},  // empty: the neighbours 100 and 102
+      {98, 80.0, 1},  {99, 90.0, 1},
+      {100, 91.5, 2}, {101, (91.0 + 92.0 + 93.0) / 3, 3},  // empty: the neighbours 100 and 102
       {102, 93.0, 1},
   };
   for (const auto& c : cases) {
@@ -224,12 +223,14 @@ TEST(FgdProtocolTest, RunsTheProtocolOnASmallTrace) {
 TEST(FgdProtocolTest, BestFitPacksSharedPodsOntoOneGpu) {
   static const common::FakeClock wall;
   Workload w;
-  auto nodes = ParseOpenbNodes("sn,cpu_milli,memory_mib,gpu,model\nn0,32000,65536,2,T4\n"
-                               "n1,32000,65536,2,T4\nn2,32000,65536,2,T4\n",
-                               "n.csv");
-  auto pods = ParseOpenbPods("name,cpu_milli,memory_mib,num_gpu,gpu_milli\n"
-                             "a,1000,1024,1,300\nb,1000,1024,1,300\nc,1000,1024,1,300\n",
-                             "p.csv");
+  auto nodes = ParseOpenbNodes(
+      "sn,cpu_milli,memory_mib,gpu,model\nn0,32000,65536,2,T4\n"
+      "n1,32000,65536,2,T4\nn2,32000,65536,2,T4\n",
+      "n.csv");
+  auto pods = ParseOpenbPods(
+      "name,cpu_milli,memory_mib,num_gpu,gpu_milli\n"
+      "a,1000,1024,1,300\nb,1000,1024,1,300\nc,1000,1024,1,300\n",
+      "p.csv");
   ASSERT_TRUE(nodes.ok() && pods.ok());
   w.nodes = *nodes;
   w.pods = *pods;
@@ -259,23 +260,24 @@ TEST(FgdProtocolTest, EveryFragmentationPolicyKeepsTheInvariants) {
       FgdOptions opts;
       opts.seed = seed;
       opts.check_invariants = true;
-      auto run = RunFgdProtocol(w, FragmentationSchedulerConfig(policy), {TestRegistry(), wall},
-                                opts);
+      auto run =
+          RunFgdProtocol(w, FragmentationSchedulerConfig(policy), {TestRegistry(), wall}, opts);
       ASSERT_TRUE(run.ok()) << run.status().ToString();
       const FgdResult& r = run->result;
       EXPECT_EQ(r.placed_pods + r.failed_pods, r.tried_pods);
       EXPECT_GT(r.placed_pods, 0);
       EXPECT_LE(r.allocated_milli, r.cluster_gpu_milli);
-      auto again = RunFgdProtocol(w, FragmentationSchedulerConfig(policy),
-                                  {TestRegistry(), wall}, opts);
+      auto again =
+          RunFgdProtocol(w, FragmentationSchedulerConfig(policy), {TestRegistry(), wall}, opts);
       ASSERT_TRUE(again.ok());
       EXPECT_EQ(FgdCurveCsv(again->result), FgdCurveCsv(r));
     }
   }
 }
 
-// The paper's typical pods (reference §4.2): grouped by type, heaviest first (ties: larger key
-// first), the shortest prefix reaching the coverage; and the fgd-trace baseline replays with them.
+// The paper's typical pods (docs/simulator.md, "Typical pods"): grouped by type, heaviest first
+// (ties: larger key first), the shortest prefix reaching the coverage; and the fgd-trace baseline
+// replays with them.
 TEST(FgdProtocolTest, TraceTypicalPodsFollowThePaper) {
   Workload w = SmallTrace();
   // 12 pods in 11 types: (2000 m CPU, no GPU) twice, every other type once.
@@ -310,7 +312,8 @@ std::filesystem::path SharedTraceDir() {
   if (src == nullptr) return {};
   const std::filesystem::path dir =
       std::filesystem::path(src) / ".." / "shared" / "traces" / "alibaba-gpu-v2023";
-  return std::filesystem::exists(dir / "openb_pod_list_default.csv") ? dir : std::filesystem::path();
+  return std::filesystem::exists(dir / "openb_pod_list_default.csv") ? dir
+                                                                     : std::filesystem::path();
 }
 
 // The real default trace, when the repository's shared/ folder is next to the source tree.

@@ -121,9 +121,9 @@ common::StatusOr<int64_t> Int(std::string_view source, const CsvRow& row, std::s
   auto v = common::ParseInt64(value);
   if (!v || *v < lo || *v > hi) {
     // The large bounds only guard arithmetic; name them as "non-negative".
-    std::string want = lo == 0 && hi >= kMaxMilliCpu ? std::string("a non-negative integer")
-                                                      : "an integer " + std::to_string(lo) +
-                                                            ".." + std::to_string(hi);
+    std::string want = lo == 0 && hi >= kMaxMilliCpu
+                           ? std::string("a non-negative integer")
+                           : "an integer " + std::to_string(lo) + ".." + std::to_string(hi);
     return BadValue(source, row.line, column, value, want);
   }
   return *v;
@@ -139,9 +139,9 @@ void SetResources(api::ResourceList& r, int64_t milli_cpu, int64_t memory_mib) {
 }  // namespace
 
 int64_t OpenbGpuMemoryMiB(std::string_view model) {
-  // ../shared/reference/openb-trace-and-fgd.md §1.1 (G2, G3: the simulator's placeholders).
+  // docs/simulator.md, "The trace files" (G2, G3: the simulator's placeholders).
   static constexpr std::pair<std::string_view, int64_t> kTable[] = {
-      {"G2", 20000}, {"T4", 15109},      {"G3", 30000},      {"P100", 16280},
+      {"G2", 20000},      {"T4", 15109},      {"G3", 30000},  {"P100", 16280},
       {"V100M32", 32510}, {"V100M16", 16160}, {"A10", 22731},
   };
   for (const auto& [name, mib] : kTable) {
@@ -154,9 +154,11 @@ common::StatusOr<std::vector<api::NodePtr>> ParseOpenbNodes(std::string_view tex
                                                             std::string_view source,
                                                             const OpenbOptions& options) {
   enum { kName, kCpu, kMemory, kGpu, kModel };
-  const std::vector<ColumnSpec> specs = {
-      {{"sn", "name"}}, {{"cpu_milli"}}, {{"memory_mib"}}, {{"gpu", "num_gpu"}},
-      {{"model", "gpu_type"}}};
+  const std::vector<ColumnSpec> specs = {{{"sn", "name"}},
+                                         {{"cpu_milli"}},
+                                         {{"memory_mib"}},
+                                         {{"gpu", "num_gpu"}},
+                                         {{"model", "gpu_type"}}};
   GPUSCHED_ASSIGN_OR_RETURN(Csv csv, ReadCsv(text, source, specs));
   const api::WellKnown& wk = api::Names();
   const common::Atom hostname = wk.hostname;
@@ -175,12 +177,12 @@ common::StatusOr<std::vector<api::NodePtr>> ParseOpenbNodes(std::string_view tex
     if (!names.insert(name).second) {
       return Bad(source, row.line, "column sn: duplicate node name " + common::Quote(name));
     }
-    GPUSCHED_ASSIGN_OR_RETURN(int64_t cpu, Int(source, row, "cpu_milli", Field(csv, row, kCpu), 0,
-                                               kMaxMilliCpu));
-    GPUSCHED_ASSIGN_OR_RETURN(int64_t mem, Int(source, row, "memory_mib",
-                                               Field(csv, row, kMemory), 0, kMaxMemoryMib));
-    GPUSCHED_ASSIGN_OR_RETURN(int64_t gpus, Int(source, row, "gpu", Field(csv, row, kGpu), 0,
-                                                api::kMaxGpusPerNode));
+    GPUSCHED_ASSIGN_OR_RETURN(
+        int64_t cpu, Int(source, row, "cpu_milli", Field(csv, row, kCpu), 0, kMaxMilliCpu));
+    GPUSCHED_ASSIGN_OR_RETURN(
+        int64_t mem, Int(source, row, "memory_mib", Field(csv, row, kMemory), 0, kMaxMemoryMib));
+    GPUSCHED_ASSIGN_OR_RETURN(
+        int64_t gpus, Int(source, row, "gpu", Field(csv, row, kGpu), 0, api::kMaxGpusPerNode));
     std::string_view model_raw = Field(csv, row, kModel);
     std::string model = api::NormalizeGpuModel(model_raw);
     if (gpus > 0 && model.empty()) {
@@ -222,8 +224,8 @@ common::StatusOr<std::vector<api::PodPtr>> ParseOpenbPods(std::string_view text,
                                                           std::string_view source,
                                                           const OpenbOptions& options) {
   enum { kName, kCpu, kMemory, kNumGpu, kGpuMilli, kGpuSpec };
-  const std::vector<ColumnSpec> specs = {{{"name"}},      {{"cpu_milli"}}, {{"memory_mib"}},
-                                         {{"num_gpu"}},   {{"gpu_milli"}}, {{"gpu_spec"}, false}};
+  const std::vector<ColumnSpec> specs = {{{"name"}},    {{"cpu_milli"}}, {{"memory_mib"}},
+                                         {{"num_gpu"}}, {{"gpu_milli"}}, {{"gpu_spec"}, false}};
   GPUSCHED_ASSIGN_OR_RETURN(Csv csv, ReadCsv(text, source, specs));
   const common::Atom scheduler = common::Intern(options.scheduler_name);
   const common::Atom app = common::Intern("app");
@@ -238,16 +240,16 @@ common::StatusOr<std::vector<api::PodPtr>> ParseOpenbPods(std::string_view text,
     if (!names.insert(name).second) {
       return Bad(source, row.line, "column name: duplicate pod name " + common::Quote(name));
     }
-    GPUSCHED_ASSIGN_OR_RETURN(int64_t cpu, Int(source, row, "cpu_milli", Field(csv, row, kCpu), 0,
-                                               kMaxMilliCpu));
-    GPUSCHED_ASSIGN_OR_RETURN(int64_t mem, Int(source, row, "memory_mib",
-                                               Field(csv, row, kMemory), 0, kMaxMemoryMib));
+    GPUSCHED_ASSIGN_OR_RETURN(
+        int64_t cpu, Int(source, row, "cpu_milli", Field(csv, row, kCpu), 0, kMaxMilliCpu));
+    GPUSCHED_ASSIGN_OR_RETURN(
+        int64_t mem, Int(source, row, "memory_mib", Field(csv, row, kMemory), 0, kMaxMemoryMib));
     std::string_view num_gpu_text = Field(csv, row, kNumGpu);
     GPUSCHED_ASSIGN_OR_RETURN(int64_t num_gpu,
                               Int(source, row, "num_gpu", num_gpu_text, 0, api::kMaxGpusPerNode));
     std::string_view milli_text = Field(csv, row, kGpuMilli);
-    GPUSCHED_ASSIGN_OR_RETURN(int64_t milli, Int(source, row, "gpu_milli", milli_text, 0,
-                                                 api::kMilliPerGpu));
+    GPUSCHED_ASSIGN_OR_RETURN(int64_t milli,
+                              Int(source, row, "gpu_milli", milli_text, 0, api::kMilliPerGpu));
     if (num_gpu == 0 && milli != 0) {
       return BadValue(source, row.line, "gpu_milli", milli_text, "0 when num_gpu is 0");
     }

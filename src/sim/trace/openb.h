@@ -1,15 +1,15 @@
 // SPDX-License-Identifier: Apache-2.0
 // Loaders for the Alibaba GPU cluster trace v2023 ("openb", clusterdata/cluster-trace-gpu-v2023;
-// ../shared/reference/openb-trace-and-fgd.md §1–2). Both lists are CSV with a header row;
-// columns are found by name, extra columns are ignored, and the pod list's last six columns
-// (gpu_spec, qos, pod_phase, *_time) are optional (the multigpu files omit them).
+// docs/simulator.md, "The trace files"). Both lists are CSV with a header row; columns are
+// found by name, extra columns are ignored, and the pod list's last six columns (gpu_spec, qos,
+// pod_phase, *_time) are optional (the multigpu files omit them).
 //
 //   node list  sn,cpu_milli,memory_mib,gpu,model              ("num_gpu" and "gpu_type" accepted)
 //   pod list   name,cpu_milli,memory_mib,num_gpu,gpu_milli,gpu_spec,...
 //
-// Conversion (as the paper's simulator does, §3 steps 1–2):
+// Conversion (as the paper's simulator does, docs/simulator.md protocol steps 1–2):
 //   Node: allocatable = capacity = cpu_milli, memory_mib MiB, pods 1001, nvidia.com/gpu = gpu;
-//         node.gpu = {count, model, memory per model from the reference table §1.1} set directly
+//         node.gpu = {count, model, memory per model from the artifact's table} set directly
 //         (also written as gpu.nvidia.com/{model,count,memory} labels, and the model as
 //         alibabacloud.com/gpu-card-model); label gpusched.io/node-group = "<model>x<count>".
 //   Pod:  one container with requests = limits = cpu_milli, memory_mib MiB;
@@ -36,8 +36,8 @@
 
 namespace gpusched::sim::trace {
 
-// Per-GPU memory of the trace's models in MiB (reference §1.1; G2 and G3 are placeholders);
-// 0 for a model not in the table.
+// Per-GPU memory of the trace's models in MiB (the artifact's table, docs/simulator.md "The trace
+// files"; G2 and G3 are placeholders); 0 for a model not in the table.
 int64_t OpenbGpuMemoryMiB(std::string_view model);
 
 struct OpenbOptions {

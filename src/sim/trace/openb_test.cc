@@ -159,8 +159,8 @@ TEST(OpenbTest, MalformedCsvIsAnErrorNamingFileLineColumnAndValue) {
   };
   for (const auto& c : cases) {
     SCOPED_TRACE(c.name);
-    common::Status s = c.pods ? ParseOpenbPods(c.csv, "p.csv").status()
-                              : ParseOpenbNodes(c.csv, "n.csv").status();
+    common::Status s =
+        c.pods ? ParseOpenbPods(c.csv, "p.csv").status() : ParseOpenbNodes(c.csv, "n.csv").status();
     ASSERT_FALSE(s.ok());
     EXPECT_EQ(s.code(), common::StatusCode::kInvalidArgument);
     EXPECT_NE(std::string(s.message()).find(c.want), std::string::npos)

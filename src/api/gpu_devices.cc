@@ -1,11 +1,11 @@
 // SPDX-License-Identifier: Apache-2.0
-#include "src/framework/gpu_devices.h"
+#include "src/api/gpu_devices.h"
 
 #include <algorithm>
 #include <array>
 #include <bit>
 
-namespace gpusched::framework {
+namespace gpusched::api {
 namespace {
 
 bool WholeFree(const api::NodeGpuInfo& info, const api::GpuDeviceState& d, int device) {
@@ -17,7 +17,8 @@ std::array<uint32_t, api::kMaxGpusPerNode> ByIsland(const api::NodeGpuInfo& info
                                                     uint32_t fitting) {
   std::array<uint32_t, api::kMaxGpusPerNode> out{};
   for (int i = 0; i < info.count && i < api::kMaxGpusPerNode; ++i) {
-    if (fitting >> i & 1u) out[info.island[static_cast<size_t>(i)] % api::kMaxGpusPerNode] |= 1u << i;
+    if (fitting >> i & 1u)
+      out[info.island[static_cast<size_t>(i)] % api::kMaxGpusPerNode] |= 1u << i;
   }
   return out;
 }
@@ -37,8 +38,7 @@ api::GpuRequest ResolvedOnNode(const api::GpuRequest& req, const api::NodeGpuInf
   return out;
 }
 
-uint32_t FittingDevices(const api::NodeGpuInfo& info,
-                        std::span<const api::GpuDeviceState> devices,
+uint32_t FittingDevices(const api::NodeGpuInfo& info, std::span<const api::GpuDeviceState> devices,
                         const api::GpuRequest& req) {
   if (req.empty()) return 0;
   const std::optional<api::GpuShare> share = api::ResolveGpuShare(req, info);
@@ -48,8 +48,8 @@ uint32_t FittingDevices(const api::NodeGpuInfo& info,
   const int n = std::min<int>(info.count, static_cast<int>(devices.size()));
   for (int i = 0; i < n && i < api::kMaxGpusPerNode; ++i) {
     const auto& d = devices[static_cast<size_t>(i)];
-    const bool fits = whole ? WholeFree(info, d, i)
-                            : DeviceFits(info, d, i, share->milli, share->memory_mib);
+    const bool fits =
+        whole ? WholeFree(info, d, i) : DeviceFits(info, d, i, share->milli, share->memory_mib);
     if (fits) mask |= 1u << i;
   }
   return mask;
@@ -113,8 +113,8 @@ std::optional<api::GpuAssignment> ChooseDevices(const api::NodeGpuInfo& info,
     for (int i = 0; i < api::kMaxGpusPerNode; ++i) {
       if (!(candidates >> i & 1u)) continue;
       const int32_t free = api::kMilliPerGpu - devices[static_cast<size_t>(i)].used_milli;
-      const bool better = pick < 0 || (policy == DevicePolicy::kBinpack ? free < pick_free
-                                                                         : free > pick_free);
+      const bool better =
+          pick < 0 || (policy == DevicePolicy::kBinpack ? free < pick_free : free > pick_free);
       if (better) {
         pick = i;
         pick_free = free;
@@ -152,4 +152,4 @@ bool ApplyAssignment(const api::NodeGpuInfo& info, std::span<api::GpuDeviceState
   return true;
 }
 
-}  // namespace gpusched::framework
+}  // namespace gpusched::api

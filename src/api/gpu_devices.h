@@ -14,7 +14,7 @@
 
 #include "src/api/gpu.h"
 
-namespace gpusched::framework {
+namespace gpusched::api {
 
 // Device-level placement policy: binpack fills partly used devices (and the smallest island that
 // fits) first; spread takes the emptiest devices (and the largest island) first.
@@ -39,8 +39,8 @@ api::GpuRequest ResolvedOnNode(const api::GpuRequest& req, const api::NodeGpuInf
 
 // Bit i set: device i can take one device's worth of `req` (whole requests: a fully free healthy
 // device; shared: DeviceFits with the resolved share). 0 when the share does not resolve.
-uint32_t FittingDevices(const api::NodeGpuInfo& info,
-                        std::span<const api::GpuDeviceState> devices, const api::GpuRequest& req);
+uint32_t FittingDevices(const api::NodeGpuInfo& info, std::span<const api::GpuDeviceState> devices,
+                        const api::GpuRequest& req);
 
 // Whether the request can be placed on these devices at all (count of fitting devices >= count).
 bool GpuRequestFits(const api::NodeGpuInfo& info, std::span<const api::GpuDeviceState> devices,
@@ -61,7 +61,7 @@ std::optional<api::GpuAssignment> ChooseDevices(const api::NodeGpuInfo& info,
                                                 const api::GpuRequest& req, DevicePolicy policy,
                                                 bool require_island = false);
 
-// The paper's "best fit" device choice (../shared/reference/openb-trace-and-fgd.md §6):
+// The paper's "best fit" device choice (docs/gpu-placement.md, "The FGD paper's definitions"):
 // ChooseDevices with kBinpack.
 std::optional<api::GpuAssignment> ChooseDevicesBestFit(const api::NodeGpuInfo& info,
                                                        std::span<const api::GpuDeviceState> devices,
@@ -72,4 +72,4 @@ std::optional<api::GpuAssignment> ChooseDevicesBestFit(const api::NodeGpuInfo& i
 bool ApplyAssignment(const api::NodeGpuInfo& info, std::span<api::GpuDeviceState> devices,
                      const api::GpuAssignment& a, int sign);
 
-}  // namespace gpusched::framework
+}  // namespace gpusched::api

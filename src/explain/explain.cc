@@ -1,0 +1,299 @@
+// SPDX-License-Identifier: Apache-2.0
+#include "src/explain/explain.h"
+
+#include <algorithm>
+#include <cstddef>
+#include <sstream>
+#include <utility>
+
+#include "src/framework/status.h"
+
+namespace gpusched::explain {
+namespace {
+
+using framework::runtime::ScheduleResult;
+
+// One row per valid node of the snapshot, in slot order; `row_of[slot]` is the row's index (-1
+// for an empty slot). A PreFilter rejection applies to every node.
+std::vector<NodeRow> InitialRows(const Subject& subject, const ScheduleResult& r,
+                                 const framework::Snapshot& snapshot, std::vector<int>& row_of) {
+  std::vector<NodeRow> rows;
+  row_of.assign(snapshot.nodes().size(), -1);
+  const framework::Status& pre = r.diagnosis.pre_filter_status;
+  for (const auto& ni : snapshot.nodes()) {
+    if (!ni.valid()) continue;
+    NodeRow row;
+    row.name = std::string(ni.name());
+    row.bound = !subject.bound_node.empty() && row.name == subject.bound_node;
+    row_of[static_cast<size_t>(ni.index)] = static_cast<int>(rows.size());
+    if (!pre.ok()) {
+      row.code = std::string(framework::CodeName(pre.code()));
+      row.plugin = pre.plugin().empty() ? std::string("PreFilter") : std::string(pre.plugin());
+      row.reason = std::string(pre.reason());
+    }
+    rows.push_back(std::move(row));
+  }
+  return rows;
+}
+
+// The row of node `node`, or nullptr when it is not a valid node of the snapshot.
+NodeRow* RowOf(std::vector<NodeRow>& rows, const std::vector<int>& row_of,
+               framework::NodeIndex node) {
+  if (node < 0 || static_cast<size_t>(node) >= row_of.size()) return nullptr;
+  int k = row_of[static_cast<size_t>(node)];
+  return k < 0 ? nullptr : &rows[static_cast<size_t>(k)];
+}
+
+// Filter verdicts (rejected nodes), score breakdowns (feasible nodes) and the choice.
+void ApplyResult(const ScheduleResult& r, const std::vector<int>& row_of, Explanation& ex) {
+  for (const auto& v : r.diagnosis.verdicts) {
+    NodeRow* row = RowOf(ex.nodes, row_of, v.node);
+    if (row == nullptr) continue;
+    row->code = std::string(framework::CodeName(v.status.code()));
+    row->plugin = std::string(v.status.plugin());
+    row->reason = std::string(v.status.reason());
+  }
+  for (const auto& b : r.scores) {
+    NodeRow* row = RowOf(ex.nodes, row_of, b.node);
+    if (row == nullptr) continue;
+    row->feasible = true;
+    row->chosen = b.node == r.node;
+    NodeScores scores;
+    scores.total = b.total;
+    for (const auto& ps : b.by_plugin) {
+      scores.by_plugin.push_back(
+          {std::string(ps.plugin), ps.raw, ps.normalized, ps.weight, ps.weighted});
+    }
+    row->scores = std::move(scores);
+  }
+  if (NodeRow* row = RowOf(ex.nodes, row_of, r.node); row != nullptr) {
+    row->feasible = true;
+    row->chosen = true;
+    ex.chosen = row->name;
+  }
+}
+
+// Feasible nodes by total (highest first; equal totals: the chosen one first, then by name),
+// then the others by name.
+void SortRows(std::vector<NodeRow>& rows) {
+  std::stable_sort(rows.begin(), rows.end(), [](const NodeRow& a, const NodeRow& b) {
+    if (a.feasible != b.feasible) return a.feasible;
+    if (a.feasible) {
+      int64_t ta = a.scores ? a.scores->total : 0, tb = b.scores ? b.scores->total : 0;
+      if (ta != tb) return ta > tb;
+      if (a.chosen != b.chosen) return a.chosen;
+    }
+    return a.name < b.name;
+  });
+}
+
+void SetOutcome(const ScheduleResult& r, Explanation& ex) {
+  if (r.status.ok()) {
+    ex.outcome = Outcome::kSchedulable;
+  } else if (r.status.IsError()) {
+    ex.outcome = Outcome::kError;
+    ex.message = r.status.ToString();
+  } else {
+    ex.outcome = r.status.code() == framework::Code::kUnschedulableAndUnresolvable
+                     ? Outcome::kUnresolvable
+                     : Outcome::kUnschedulable;
+    ex.message = r.diagnosis.Message();
+  }
+}
+
+// An aligned table: columns listed in `right` are right-aligned (numbers). Trailing blanks are
+// trimmed from every line.
+std::string Table(const std::vector<std::vector<std::string>>& rows,
+                  const std::vector<bool>& right) {
+  std::vector<size_t> width;
+  for (const auto& r : rows) {
+    if (width.size() < r.size()) width.resize(r.size(), 0);
+    for (size_t c = 0; c < r.size(); ++c) width[c] = std::max(width[c], r[c].size());
+  }
+  std::string out;
+  for (const auto& r : rows) {
+    std::string line;
+    for (size_t c = 0; c < r.size(); ++c) {
+      bool is_last = c + 1 == r.size();
+      size_t pad = width[c] - r[c].size();
+      bool ra = c < right.size() && right[c];
+      if (ra) line.append(pad, ' ');
+      line += r[c];
+      if (!ra && !is_last) line.append(pad, ' ');
+      if (!is_last) line += "  ";
+    }
+    while (!line.empty() && line.back() == ' ') line.pop_back();
+    out += line + "\n";
+  }
+  return out;
+}
+
+void WriteHeader(const Explanation& ex, std::ostringstream& o) {
+  const Subject& s = ex.subject;
+  o << "Pod " << s.pod << " (profile " << s.profile << ", " << ex.total_nodes << " nodes, "
+    << s.source << ")\n";
+  if (!s.profile_note.empty()) o << "Note: " << s.profile_note << "\n";
+  if (!s.bound_node.empty()) {
+    o << "Bound to " << s.bound_node << "; explained as if unbound (its own usage removed from "
+      << s.bound_node << ")\n";
+  }
+}
+
+std::string FilterTable(const Explanation& ex) {
+  std::vector<std::vector<std::string>> rows{{"NODE", "VERDICT", "PLUGIN", "REASON"}};
+  for (const auto& n : ex.nodes) {
+    std::string name = n.name + (n.bound ? " (bound)" : "");
+    if (n.feasible) {
+      rows.push_back({name, "Feasible", "", ""});
+    } else if (!n.code.empty()) {
+      rows.push_back({name, n.code, n.plugin, n.reason});
+    } else {
+      rows.push_back({name, "NotEvaluated", "", ""});
+    }
+  }
+  return Table(rows, {});
+}
+
+// Empty when no node was scored.
+std::string ScoreTable(const Explanation& ex) {
+  std::vector<std::vector<std::string>> s{
+      {"NODE", "PLUGIN", "RAW", "NORMALIZED", "WEIGHT", "WEIGHTED"}};
+  for (const auto& n : ex.nodes) {
+    if (!n.scores) continue;
+    bool first = true;
+    for (const auto& ps : n.scores->by_plugin) {
+      s.push_back({first ? n.name : "", ps.plugin, std::to_string(ps.raw),
+                   std::to_string(ps.normalized), std::to_string(ps.weight),
+                   std::to_string(ps.weighted)});
+      first = false;
+    }
+    s.push_back({first ? n.name : "", "TOTAL" + std::string(n.chosen ? " (chosen)" : ""), "", "",
+                 "", std::to_string(n.scores->total)});
+  }
+  if (s.size() == 1) return "";
+  return "\nSCORE (feasible nodes, highest total first; weighted = normalized x weight)\n" +
+         Table(s, {false, false, true, true, true, true});
+}
+
+void WriteResult(const Explanation& ex, std::ostringstream& o) {
+  if (ex.outcome != Outcome::kSchedulable) {
+    o << "Result: " << OutcomeName(ex.outcome) << ": " << ex.message << "\n";
+    return;
+  }
+  o << "Result: " << ex.chosen;
+  const NodeRow* runner = nullptr;
+  for (const auto& n : ex.nodes) {
+    if (n.chosen && n.scores) o << " (total " << n.scores->total << ")";
+    if (!n.chosen && n.feasible && n.scores && runner == nullptr) runner = &n;
+  }
+  if (runner != nullptr)
+    o << "; runner-up " << runner->name << " (total " << runner->scores->total << ")";
+  o << "; " << ex.feasible_nodes << "/" << ex.total_nodes << " nodes feasible\n";
+  const std::string& bound = ex.subject.bound_node;
+  if (bound.empty()) return;
+  if (bound == ex.chosen) {
+    o << "The pod's node " << bound << " is still the best choice.\n";
+  } else {
+    o << "The pod is on " << bound << "; with the cluster as it is now " << ex.chosen
+      << " would be chosen.\n";
+  }
+}
+
+boost::json::object NodeJson(const NodeRow& n) {
+  boost::json::object j;
+  j["name"] = n.name;
+  j["feasible"] = n.feasible;
+  j["chosen"] = n.chosen;
+  j["bound"] = n.bound;
+  if (!n.feasible) {
+    boost::json::object f;
+    f["code"] = n.code.empty() ? "NotEvaluated" : n.code;
+    f["plugin"] = n.plugin;
+    f["reason"] = n.reason;
+    j["filter"] = std::move(f);
+  }
+  if (n.scores) {
+    boost::json::array s;
+    for (const auto& ps : n.scores->by_plugin) {
+      s.push_back(boost::json::object{{"plugin", ps.plugin},
+                                      {"raw", ps.raw},
+                                      {"normalized", ps.normalized},
+                                      {"weight", ps.weight},
+                                      {"weighted", ps.weighted}});
+    }
+    j["scores"] = std::move(s);
+    j["total"] = n.scores->total;
+  }
+  return j;
+}
+
+boost::json::value NullIfEmpty(const std::string& s) {
+  return s.empty() ? boost::json::value(nullptr) : boost::json::value(s);
+}
+
+}  // namespace
+
+std::string_view OutcomeName(Outcome outcome) {
+  switch (outcome) {
+    case Outcome::kSchedulable: return "schedulable";
+    case Outcome::kUnschedulable: return "unschedulable";
+    case Outcome::kUnresolvable: return "unresolvable";
+    case Outcome::kError: return "error";
+  }
+  return "error";
+}
+
+ProfileChoice ChooseProfile(std::string_view requested, std::string_view own, bool own_is_profile,
+                            std::string_view first_profile) {
+  if (!requested.empty()) return {std::string(requested), ""};
+  if (own_is_profile) return {std::string(own), ""};
+  return {std::string(first_profile),
+          "spec.schedulerName \"" + std::string(own) +
+              "\" is not a profile of the config; explained with profile \"" +
+              std::string(first_profile) + "\""};
+}
+
+Explanation Build(Subject subject, const ScheduleResult& result,
+                  const framework::Snapshot& snapshot) {
+  Explanation ex;
+  std::vector<int> row_of;
+  ex.nodes = InitialRows(subject, result, snapshot, row_of);
+  ex.subject = std::move(subject);
+  ex.total_nodes = result.diagnosis.num_nodes;
+  ex.evaluated_nodes = result.evaluated_nodes;
+  ex.feasible_nodes = result.feasible_nodes;
+  ApplyResult(result, row_of, ex);
+  SortRows(ex.nodes);
+  SetOutcome(result, ex);
+  return ex;
+}
+
+std::string FormatText(const Explanation& ex) {
+  std::ostringstream o;
+  WriteHeader(ex, o);
+  o << "\nFILTER\n" << FilterTable(ex) << ScoreTable(ex) << "\n";
+  WriteResult(ex, o);
+  return o.str();
+}
+
+boost::json::object ToJson(const Explanation& ex) {
+  const Subject& s = ex.subject;
+  boost::json::object o;
+  o["pod"] = s.pod;
+  o["profile"] = s.profile;
+  if (!s.profile_note.empty()) o["profileNote"] = s.profile_note;
+  o["source"] = s.source;
+  o["boundNode"] = NullIfEmpty(s.bound_node);
+  o["status"] = OutcomeName(ex.outcome);
+  if (!ex.message.empty()) o["message"] = ex.message;
+  o["chosenNode"] = NullIfEmpty(ex.chosen);
+  o["totalNodes"] = ex.total_nodes;
+  o["evaluatedNodes"] = ex.evaluated_nodes;
+  o["feasibleNodes"] = ex.feasible_nodes;
+  boost::json::array nodes;
+  for (const auto& n : ex.nodes) nodes.push_back(NodeJson(n));
+  o["nodes"] = std::move(nodes);
+  return o;
+}
+
+}  // namespace gpusched::explain

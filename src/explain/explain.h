@@ -1,0 +1,118 @@
+// SPDX-License-Identifier: Apache-2.0
+// The explain model: one scheduling cycle's record turned into the rows `gpusched explain` prints,
+// and its two output formats.
+//
+//   In:  a framework::runtime::ScheduleResult of Framework::SchedulePod run with record_verdicts,
+//        record_scores and score_all_nodes (what scheduler::Scheduler::Explain returns), the
+//        Snapshot the cycle ran on (node indices are resolved against it), and the Subject: what
+//        the caller knows about the pod (its key, the profile and why, the node it is bound to,
+//        where the cluster came from).
+//   Out: an Explanation, one NodeRow per valid node of the snapshot, ordered: feasible nodes by
+//        total (highest first; equal totals: the chosen node, then by name), then the others by
+//        name. A rejected node carries the Filter status code, plugin and reason (or PreFilter's,
+//        which applies to every node); a feasible node carries the per-plugin score breakdown
+//        (plugins whose PreScore returned Skip for the pod are absent from it, as in the result).
+//        FormatText renders it as aligned tables; ToJson as one JSON object (field list:
+//        docs/explain.md).
+//
+// An Explanation is a plain value: it owns all its strings and refers to neither the result, the
+// snapshot nor the framework, so it may outlive them. Every function here is pure (no I/O, no
+// globals) and may be called from any thread; Build only reads its inputs, which must not be
+// written meanwhile (the snapshot is, between cycles, by the scheduler that owns it).
+#pragma once
+
+#include <boost/json.hpp>
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "src/framework/node_info.h"
+#include "src/framework/runtime/framework.h"
+
+namespace gpusched::explain {
+
+// The cycle's outcome, from ScheduleResult::status.
+enum class Outcome {
+  kSchedulable,    // a node was chosen
+  kUnschedulable,  // no node fits now (some rejection may go away, e.g. by preemption)
+  kUnresolvable,   // every rejection was UnschedulableAndUnresolvable
+  kError,          // a plugin failed: the cycle was aborted
+};
+
+// "schedulable", "unschedulable", "unresolvable", "error" (the JSON `status`).
+std::string_view OutcomeName(Outcome outcome);
+
+// What the caller knows about the explained pod, beyond the cycle.
+struct Subject {
+  std::string pod;           // namespace/name
+  std::string profile;       // the profile the cycle ran with
+  std::string profile_note;  // why this profile, when not the pod's own; empty otherwise
+  std::string bound_node;    // the node the pod is bound to now; empty when it is not bound
+  std::string source;  // where the cluster came from: "cluster <server>", "simulated from …"
+};
+
+// Which profile explains a pod, and the note to print when it is not the pod's own.
+struct ProfileChoice {
+  std::string profile;
+  std::string note;  // empty unless the pod's schedulerName is not a profile
+};
+
+// `requested` (--scheduler-name, empty: none) wins; else the pod's own schedulerName `own` when
+// `own_is_profile`; else `first_profile`, with a note naming `own`.
+ProfileChoice ChooseProfile(std::string_view requested, std::string_view own, bool own_is_profile,
+                            std::string_view first_profile);
+
+// One Score plugin's part of a node's total.
+struct PluginScoreRow {
+  std::string plugin;
+  int64_t raw = 0;
+  int64_t normalized = 0;
+  int64_t weight = 1;
+  int64_t weighted = 0;  // normalized × weight
+};
+
+// A scored node's breakdown, in the profile's score order.
+struct NodeScores {
+  std::vector<PluginScoreRow> by_plugin;
+  int64_t total = 0;
+};
+
+// One node's line of the explanation.
+struct NodeRow {
+  std::string name;
+  bool feasible = false;
+  // A node that is not feasible: the Filter (or PreFilter) status code name, e.g.
+  // "Unschedulable", the rejecting plugin and its reason. Empty code: not evaluated.
+  std::string code;
+  std::string plugin;
+  std::string reason;
+  std::optional<NodeScores> scores;  // set for a node Score ran on
+  bool chosen = false;
+  bool bound = false;  // the pod is bound to this node now
+};
+
+struct Explanation {
+  Subject subject;
+  Outcome outcome = Outcome::kSchedulable;
+  std::string message;  // kube-scheduler's FitError message, or the error; empty when schedulable
+  std::string chosen;   // the chosen node's name; empty when none
+  int32_t total_nodes = 0;
+  int32_t evaluated_nodes = 0;
+  int32_t feasible_nodes = 0;
+  std::vector<NodeRow> nodes;  // feasible by total (best first), then the others by name
+};
+
+// The explanation of `result`, a cycle run on `snapshot` (see the top of the file).
+Explanation Build(Subject subject, const framework::runtime::ScheduleResult& result,
+                  const framework::Snapshot& snapshot);
+
+// The human-readable form: a header, the FILTER table (every node), the SCORE table (scored
+// nodes, when any) and the result line(s). Ends with a newline.
+std::string FormatText(const Explanation& ex);
+
+// The machine-readable form (`-o json`), keys in a fixed order.
+boost::json::object ToJson(const Explanation& ex);
+
+}  // namespace gpusched::explain

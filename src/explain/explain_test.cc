@@ -1,0 +1,455 @@
+// SPDX-License-Identifier: Apache-2.0
+#include "src/explain/explain.h"
+
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <boost/json.hpp>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "src/framework/cycle_state.h"
+#include "src/framework/registry.h"
+#include "src/testing/fake_handle.h"
+
+namespace gpusched::explain {
+namespace {
+
+using framework::Code;
+using framework::NodeIndex;
+using framework::runtime::ScheduleResult;
+
+// QueueSort, Filter and Bind: rejects "cpu*" nodes (Unschedulable) and "taint*" nodes
+// (UnschedulableAndUnresolvable).
+class GatePlugin final : public framework::QueueSortPlugin,
+                         public framework::FilterPlugin,
+                         public framework::BindPlugin {
+ public:
+  std::string_view Name() const override { return "Gate"; }
+  bool Less(const framework::QueuedPodInfo&, const framework::QueuedPodInfo&) const override {
+    return false;
+  }
+  framework::Status Filter(const framework::CycleState&, const api::Pod&,
+                           const framework::NodeInfo& n) const override {
+    if (n.name().starts_with("cpu")) return framework::Status::Unschedulable("Insufficient cpu");
+    if (n.name().starts_with("taint"))
+      return framework::Status::Unresolvable("node(s) had untolerated taint(s)");
+    return framework::Status::Success();
+  }
+  framework::Status Bind(framework::CycleState&, const api::Pod&, std::string_view) override {
+    return framework::Status::Success();
+  }
+};
+
+// Scores the length of the node's name; no NormalizeScore.
+class LenPlugin final : public framework::ScorePlugin {
+ public:
+  std::string_view Name() const override { return "Len"; }
+  int64_t Score(const framework::CycleState&, const api::Pod&,
+                const framework::NodeInfo& n) const override {
+    return static_cast<int64_t>(n.name().size());
+  }
+};
+
+// Scores 10 × the digit the node's name ends in, normalized to 0..100 of the best node. Skipped
+// (PreScore) for pods whose name starts with "cpu".
+class GpuPlugin final : public framework::PreScorePlugin, public framework::ScorePlugin {
+ public:
+  std::string_view Name() const override { return "Gpu"; }
+  framework::Status PreScore(framework::CycleState&, const api::Pod& pod,
+                             const framework::Snapshot&, std::span<const NodeIndex>) override {
+    return pod.meta.name.starts_with("cpu") ? framework::Status::Skip()
+                                            : framework::Status::Success();
+  }
+  int64_t Score(const framework::CycleState&, const api::Pod&,
+                const framework::NodeInfo& n) const override {
+    return 10 * (n.name().back() - '0');
+  }
+  bool HasNormalizeScore() const override { return true; }
+  framework::Status NormalizeScore(const framework::CycleState&, const api::Pod&,
+                                   std::span<int64_t> scores) const override {
+    int64_t max = 1;
+    for (int64_t s : scores) max = std::max(max, s);
+    for (int64_t& s : scores) s = s * 100 / max;
+    return framework::Status::Success();
+  }
+};
+
+template <typename P>
+void Register(framework::Registry& registry, const std::string& name) {
+  ASSERT_TRUE(registry
+                  .Register(name,
+                            [](const boost::json::value&,
+                               framework::Handle&) -> common::StatusOr<framework::PluginPtr> {
+                              return framework::PluginPtr(std::make_unique<P>());
+                            })
+                  .ok());
+}
+
+api::Pod Pod(const std::string& name, const std::string& node = "") {
+  api::Pod pod;
+  pod.meta.namespace_ = "ml";
+  pod.meta.name = name;
+  pod.node_name = node;
+  return pod;
+}
+
+Subject SubjectFor(const api::Pod& pod, std::string bound = "") {
+  return Subject{pod.Key(), "gpu", "", std::move(bound), "hand-made"};
+}
+
+std::vector<std::string> Names(const Explanation& ex) {
+  std::vector<std::string> names;
+  for (const auto& n : ex.nodes) names.push_back(n.name);
+  return names;
+}
+
+const NodeRow& Row(const Explanation& ex, std::string_view name) {
+  auto it = std::find_if(ex.nodes.begin(), ex.nodes.end(),
+                         [&](const NodeRow& n) { return n.name == name; });
+  EXPECT_NE(it, ex.nodes.end()) << name;
+  return *it;
+}
+
+// A real Framework (Gate; Len weight 1, Gpu weight 2) over a hand-filled snapshot, run as
+// Scheduler::Explain runs it.
+class ExplainTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    Register<GatePlugin>(registry_, "Gate");
+    Register<LenPlugin>(registry_, "Len");
+    Register<GpuPlugin>(registry_, "Gpu");
+    config::Profile p;
+    p.path = "profiles[0]";
+    p.scheduler_name = "gpu";
+    for (auto point : {config::Point::kQueueSort, config::Point::kFilter, config::Point::kPreScore,
+                       config::Point::kScore, config::Point::kBind}) {
+      p.plugins.at(point).disabled.push_back({"*", 0, ""});
+    }
+    for (auto point : {config::Point::kQueueSort, config::Point::kFilter, config::Point::kBind}) {
+      p.plugins.at(point).enabled.push_back({"Gate", 0, ""});
+    }
+    p.plugins.at(config::Point::kPreScore).enabled.push_back({"Gpu", 0, ""});
+    p.plugins.at(config::Point::kScore).enabled.push_back({"Len", 1, ""});
+    p.plugins.at(config::Point::kScore).enabled.push_back({"Gpu", 2, ""});
+    auto fw = framework::runtime::Framework::Create(p, 100, registry_, handle_);
+    ASSERT_TRUE(fw.ok()) << fw.status().ToString();
+    fw_ = std::move(fw).value();
+  }
+  void AddNode(const std::string& name) {
+    auto n = std::make_shared<api::Node>();
+    n->meta.name = name;
+    NodeIndex i = static_cast<NodeIndex>(snapshot_.nodes().size());
+    framework::NodeInfo& ni = snapshot_.MutableSlotForCache(i);
+    ni.node = n;
+    ni.index = i;
+    snapshot_.IndexNameForCache(name, i);
+    snapshot_.SetNodeCountForCache(snapshot_.num_nodes() + 1, 1);
+  }
+  void AddEmptySlot() {
+    snapshot_.MutableSlotForCache(static_cast<NodeIndex>(snapshot_.nodes().size()));
+  }
+  ScheduleResult Schedule(const api::Pod& pod) {
+    framework::CycleState state;
+    framework::runtime::SchedulePodOptions opts;
+    opts.record_verdicts = true;
+    opts.record_scores = true;
+    opts.score_all_nodes = true;
+    return fw_->SchedulePod(state, pod, snapshot_, random_, opts);
+  }
+
+  framework::Registry registry_;
+  testing::FakeHandle handle_;
+  std::unique_ptr<framework::runtime::Framework> fw_;
+  framework::Snapshot snapshot_;
+  common::Random random_{1};
+};
+
+// Len + 2 × Gpu: c-3 3+200=203, b-2 3+2×66=135, dd-1 4+2×33=70, a-1 3+2×33=69.
+TEST_F(ExplainTest, RowsAreFeasibleByTotalThenRejectedByNameWithTheirReasons) {
+  for (auto n : {"taint-1", "b-2", "cpu-1", "a-1", "c-3", "dd-1"}) AddNode(n);
+  api::Pod pod = Pod("train");
+  Explanation ex = Build(SubjectFor(pod), Schedule(pod), snapshot_);
+
+  EXPECT_EQ(Names(ex), (std::vector<std::string>{"c-3", "b-2", "dd-1", "a-1", "cpu-1", "taint-1"}));
+  EXPECT_EQ(ex.outcome, Outcome::kSchedulable);
+  EXPECT_EQ(ex.message, "");
+  EXPECT_EQ(ex.chosen, "c-3");
+  EXPECT_EQ(ex.total_nodes, 6);
+  EXPECT_EQ(ex.evaluated_nodes, 6);
+  EXPECT_EQ(ex.feasible_nodes, 4);
+
+  const NodeRow& cpu = Row(ex, "cpu-1");
+  EXPECT_FALSE(cpu.feasible);
+  EXPECT_EQ(cpu.code, "Unschedulable");
+  EXPECT_EQ(cpu.plugin, "Gate");
+  EXPECT_EQ(cpu.reason, "Insufficient cpu");
+  EXPECT_FALSE(cpu.scores.has_value());
+  const NodeRow& taint = Row(ex, "taint-1");
+  EXPECT_EQ(taint.code, "UnschedulableAndUnresolvable");
+  EXPECT_EQ(taint.reason, "node(s) had untolerated taint(s)");
+
+  const NodeRow& best = ex.nodes[0];
+  EXPECT_TRUE(best.feasible);
+  EXPECT_TRUE(best.chosen);
+  EXPECT_EQ(best.code, "");
+  ASSERT_TRUE(best.scores.has_value());
+  ASSERT_EQ(best.scores->by_plugin.size(), 2u) << "the profile's score order";
+  EXPECT_EQ(best.scores->by_plugin[0].plugin, "Len");
+  EXPECT_EQ(best.scores->by_plugin[0].raw, 3);
+  EXPECT_EQ(best.scores->by_plugin[0].weighted, 3);
+  EXPECT_EQ(best.scores->by_plugin[1].plugin, "Gpu");
+  EXPECT_EQ(best.scores->by_plugin[1].raw, 30);
+  EXPECT_EQ(best.scores->by_plugin[1].normalized, 100);
+  EXPECT_EQ(best.scores->by_plugin[1].weight, 2);
+  EXPECT_EQ(best.scores->by_plugin[1].weighted, 200);
+  EXPECT_EQ(best.scores->total, 203);
+  for (const auto& n : ex.nodes) {
+    EXPECT_EQ(n.chosen, n.name == "c-3") << n.name;
+    EXPECT_FALSE(n.bound) << n.name;
+  }
+  EXPECT_EQ(Row(ex, "dd-1").scores->total, 70);
+  EXPECT_EQ(Row(ex, "a-1").scores->total, 69);
+}
+
+TEST_F(ExplainTest, TextShowsEveryVerdictTheBreakdownAndTheRunnerUp) {
+  for (auto n : {"taint-1", "b-2", "cpu-1", "c-3"}) AddNode(n);
+  api::Pod pod = Pod("train");
+  Explanation ex = Build(SubjectFor(pod), Schedule(pod), snapshot_);
+  // b-2: Len 3, Gpu 20 -> 66 (of 30) x 2 = 132; total 135.
+  EXPECT_EQ(FormatText(ex),
+            "Pod ml/train (profile gpu, 4 nodes, hand-made)\n"
+            "\n"
+            "FILTER\n"
+            "NODE     VERDICT                       PLUGIN  REASON\n"
+            "c-3      Feasible\n"
+            "b-2      Feasible\n"
+            "cpu-1    Unschedulable                 Gate    Insufficient cpu\n"
+            "taint-1  UnschedulableAndUnresolvable  Gate    node(s) had untolerated taint(s)\n"
+            "\n"
+            "SCORE (feasible nodes, highest total first; weighted = normalized x weight)\n"
+            "NODE  PLUGIN          RAW  NORMALIZED  WEIGHT  WEIGHTED\n"
+            "c-3   Len               3           3       1         3\n"
+            "      Gpu              30         100       2       200\n"
+            "      TOTAL (chosen)                                203\n"
+            "b-2   Len               3           3       1         3\n"
+            "      Gpu              20          66       2       132\n"
+            "      TOTAL                                         135\n"
+            "\n"
+            "Result: c-3 (total 203); runner-up b-2 (total 135); 2/4 nodes feasible\n");
+}
+
+TEST_F(ExplainTest, JsonHasTheFieldsInOrderAndAFilterOnlyForRejectedNodes) {
+  for (auto n : {"cpu-1", "b-2", "c-3"}) AddNode(n);
+  api::Pod pod = Pod("train");
+  Explanation ex = Build(SubjectFor(pod), Schedule(pod), snapshot_);
+  EXPECT_EQ(
+      boost::json::serialize(ToJson(ex)),
+      R"({"pod":"ml/train","profile":"gpu","source":"hand-made","boundNode":null,)"
+      R"("status":"schedulable","chosenNode":"c-3","totalNodes":3,"evaluatedNodes":3,"feasibleNodes":2,)"
+      R"("nodes":[)"
+      R"({"name":"c-3","feasible":true,"chosen":true,"bound":false,"scores":[)"
+      R"({"plugin":"Len","raw":3,"normalized":3,"weight":1,"weighted":3},)"
+      R"({"plugin":"Gpu","raw":30,"normalized":100,"weight":2,"weighted":200}],"total":203},)"
+      R"({"name":"b-2","feasible":true,"chosen":false,"bound":false,"scores":[)"
+      R"({"plugin":"Len","raw":3,"normalized":3,"weight":1,"weighted":3},)"
+      R"({"plugin":"Gpu","raw":20,"normalized":66,"weight":2,"weighted":132}],"total":135},)"
+      R"({"name":"cpu-1","feasible":false,"chosen":false,"bound":false,)"
+      R"("filter":{"code":"Unschedulable","plugin":"Gate","reason":"Insufficient cpu"}}]})");
+}
+
+TEST_F(ExplainTest, APluginSkippedForThePodIsAbsentFromEveryBreakdown) {
+  for (auto n : {"b-2", "dd-1", "c-3"}) AddNode(n);
+  api::Pod pod = Pod("cpu-job");  // GpuPlugin's PreScore skips it
+  Explanation ex = Build(SubjectFor(pod), Schedule(pod), snapshot_);
+  ASSERT_EQ(ex.outcome, Outcome::kSchedulable);
+  EXPECT_EQ(ex.chosen, "dd-1");
+  for (const auto& n : ex.nodes) {
+    ASSERT_TRUE(n.scores.has_value()) << n.name;
+    ASSERT_EQ(n.scores->by_plugin.size(), 1u) << n.name;
+    EXPECT_EQ(n.scores->by_plugin[0].plugin, "Len");
+    EXPECT_EQ(n.scores->total, n.scores->by_plugin[0].weighted);
+  }
+  std::string text = FormatText(ex);
+  EXPECT_EQ(text.find("Gpu"), std::string::npos) << text;
+  EXPECT_NE(text.find("dd-1  Len               4           4       1         4\n"
+                      "      TOTAL (chosen)                                  4\n"),
+            std::string::npos)
+      << text;
+  boost::json::object j = ToJson(ex);
+  for (const auto& n : j.at("nodes").as_array()) {
+    EXPECT_EQ(n.at("scores").as_array().size(), 1u);
+  }
+}
+
+TEST_F(ExplainTest, EqualTotalsPutTheChosenNodeFirstThenTheOthersByName) {
+  for (auto n : {"c-3", "a-1", "b-2"}) AddNode(n);  // Len only (Gpu skipped): every total is 3
+  api::Pod pod = Pod("cpu-job");
+  for (uint64_t seed = 1; seed <= 8; ++seed) {
+    random_ = common::Random(seed);
+    Explanation ex = Build(SubjectFor(pod), Schedule(pod), snapshot_);
+    ASSERT_EQ(ex.nodes.size(), 3u);
+    EXPECT_EQ(ex.nodes[0].name, ex.chosen);
+    EXPECT_TRUE(ex.nodes[0].chosen);
+    EXPECT_LT(ex.nodes[1].name, ex.nodes[2].name);
+  }
+}
+
+TEST_F(ExplainTest, NoFitGivesTheFitErrorAndNoScoreTable) {
+  for (auto n : {"taint-1", "cpu-2", "cpu-1"}) AddNode(n);
+  api::Pod pod = Pod("huge");
+  Explanation ex = Build(SubjectFor(pod), Schedule(pod), snapshot_);
+  EXPECT_EQ(ex.outcome, Outcome::kUnschedulable);
+  EXPECT_EQ(ex.chosen, "");
+  EXPECT_EQ(Names(ex), (std::vector<std::string>{"cpu-1", "cpu-2", "taint-1"}));
+  EXPECT_EQ(ex.message,
+            "0/3 nodes are available: 1 node(s) had untolerated taint(s), 2 Insufficient cpu.");
+  EXPECT_EQ(FormatText(ex),
+            "Pod ml/huge (profile gpu, 3 nodes, hand-made)\n"
+            "\n"
+            "FILTER\n"
+            "NODE     VERDICT                       PLUGIN  REASON\n"
+            "cpu-1    Unschedulable                 Gate    Insufficient cpu\n"
+            "cpu-2    Unschedulable                 Gate    Insufficient cpu\n"
+            "taint-1  UnschedulableAndUnresolvable  Gate    node(s) had untolerated taint(s)\n"
+            "\n"
+            "Result: unschedulable: 0/3 nodes are available: 1 node(s) had untolerated taint(s), 2 "
+            "Insufficient cpu.\n");
+  boost::json::object j = ToJson(ex);
+  EXPECT_EQ(j.at("status"), "unschedulable");
+  EXPECT_EQ(j.at("message").as_string(), ex.message);
+  EXPECT_TRUE(j.at("chosenNode").is_null());
+  EXPECT_EQ(j.at("feasibleNodes"), 0);
+}
+
+TEST_F(ExplainTest, OnlyUnresolvableRejectionsAreUnresolvable) {
+  AddNode("taint-1");
+  api::Pod pod = Pod("any");
+  Explanation ex = Build(SubjectFor(pod), Schedule(pod), snapshot_);
+  EXPECT_EQ(ex.outcome, Outcome::kUnresolvable);
+  EXPECT_EQ(ToJson(ex).at("status"), "unresolvable");
+}
+
+TEST_F(ExplainTest, ABoundPodNamesItsNodeAndWhetherItIsStillTheBest) {
+  for (auto n : {"b-2", "c-3"}) AddNode(n);
+  api::Pod pod = Pod("train");  // the caller clears spec.nodeName, as the CLI does
+  Explanation ex = Build(SubjectFor(pod, "b-2"), Schedule(pod), snapshot_);
+  EXPECT_TRUE(Row(ex, "b-2").bound);
+  EXPECT_FALSE(Row(ex, "c-3").bound);
+  std::string text = FormatText(ex);
+  EXPECT_NE(text.find("Bound to b-2; explained as if unbound (its own usage removed from b-2)\n"),
+            std::string::npos)
+      << text;
+  EXPECT_NE(text.find("b-2 (bound)  Feasible\n"), std::string::npos) << text;
+  EXPECT_NE(text.find("The pod is on b-2; with the cluster as it is now c-3 would be chosen.\n"),
+            std::string::npos)
+      << text;
+  EXPECT_EQ(ToJson(ex).at("boundNode"), "b-2");
+
+  Explanation still = Build(SubjectFor(pod, "c-3"), Schedule(pod), snapshot_);
+  EXPECT_NE(FormatText(still).find("The pod's node c-3 is still the best choice.\n"),
+            std::string::npos);
+}
+
+TEST_F(ExplainTest, TheExplanationOutlivesTheResultAndTheFramework) {
+  for (auto n : {"cpu-1", "b-2", "c-3"}) AddNode(n);
+  api::Pod pod = Pod("train");
+  Explanation ex;
+  {
+    ScheduleResult r = Schedule(pod);
+    ex = Build(SubjectFor(pod), r, snapshot_);
+  }
+  fw_.reset();
+  snapshot_ = framework::Snapshot();
+  // Plugin names and reasons were views into the framework's storage; the rows own copies.
+  EXPECT_EQ(Row(ex, "cpu-1").plugin, "Gate");
+  EXPECT_EQ(Row(ex, "c-3").scores->by_plugin[1].plugin, "Gpu");
+  EXPECT_NE(FormatText(ex).find("Insufficient cpu"), std::string::npos);
+}
+
+// Hand-made results: what a real cycle rarely gives.
+
+TEST_F(ExplainTest, APreFilterRejectionAppliesToEveryNodeAndEmptySlotsAreSkipped) {
+  AddNode("n-1");
+  AddEmptySlot();
+  AddNode("n-2");
+  ScheduleResult r;
+  r.diagnosis.num_nodes = 2;
+  r.status = framework::Status::Unresolvable("pod has unbound PersistentVolumeClaims");
+  r.diagnosis.pre_filter_status = r.status;  // no plugin set: shown as "PreFilter"
+  Explanation ex = Build(SubjectFor(Pod("p")), r, snapshot_);
+  ASSERT_EQ(Names(ex), (std::vector<std::string>{"n-1", "n-2"}));
+  for (const auto& n : ex.nodes) {
+    EXPECT_EQ(n.code, "UnschedulableAndUnresolvable");
+    EXPECT_EQ(n.plugin, "PreFilter");
+    EXPECT_EQ(n.reason, "pod has unbound PersistentVolumeClaims");
+  }
+  EXPECT_EQ(ex.outcome, Outcome::kUnresolvable);
+  EXPECT_EQ(ex.message, "0/2 nodes are available: pod has unbound PersistentVolumeClaims.");
+
+  r.diagnosis.pre_filter_status =
+      framework::Status::Unschedulable("waiting").WithPlugin("VolumeBinding");
+  EXPECT_EQ(Build(SubjectFor(Pod("p")), r, snapshot_).nodes[0].plugin, "VolumeBinding");
+}
+
+TEST_F(ExplainTest, ANodeWithoutVerdictOrScoreIsNotEvaluated) {
+  AddNode("n-1");
+  AddNode("n-2");
+  ScheduleResult r;
+  r.diagnosis.num_nodes = 2;
+  r.evaluated_nodes = 1;
+  r.status = framework::Status::Error("Filter: boom").WithPlugin("Broken");
+  r.diagnosis.verdicts.push_back({0, framework::Status::Unschedulable("full").WithPlugin("Gate")});
+  Explanation ex = Build(SubjectFor(Pod("p")), r, snapshot_);
+  EXPECT_EQ(ex.outcome, Outcome::kError);
+  EXPECT_EQ(ex.message, r.status.ToString());
+  EXPECT_EQ(Row(ex, "n-2").code, "");
+  std::string text = FormatText(ex);
+  EXPECT_NE(text.find("n-1   Unschedulable  Gate    full\n"), std::string::npos) << text;
+  EXPECT_NE(text.find("n-2   NotEvaluated\n"), std::string::npos) << text;
+  EXPECT_NE(text.find("Result: error: " + r.status.ToString() + "\n"), std::string::npos) << text;
+  boost::json::object j = ToJson(ex);
+  EXPECT_EQ(j.at("status"), "error");
+  EXPECT_EQ(j.at("evaluatedNodes"), 1);
+  const auto& n2 = j.at("nodes").as_array().at(1).as_object();
+  EXPECT_EQ(n2.at("name"), "n-2");
+  EXPECT_EQ(n2.at("filter").at("code"), "NotEvaluated");
+  EXPECT_FALSE(n2.contains("scores"));
+}
+
+TEST(ChooseProfileTest, FlagThenThePodsOwnThenTheFirstWithANote) {
+  ProfileChoice flag = ChooseProfile("other", "gpu", true, "default-scheduler");
+  EXPECT_EQ(flag.profile, "other");
+  EXPECT_EQ(flag.note, "");
+  ProfileChoice own = ChooseProfile("", "gpu", true, "default-scheduler");
+  EXPECT_EQ(own.profile, "gpu");
+  EXPECT_EQ(own.note, "");
+  ProfileChoice first = ChooseProfile("", "nope", false, "default-scheduler");
+  EXPECT_EQ(first.profile, "default-scheduler");
+  EXPECT_EQ(first.note,
+            "spec.schedulerName \"nope\" is not a profile of the config; explained with profile "
+            "\"default-scheduler\"");
+}
+
+TEST(ExplainJsonTest, AProfileNoteAndAMessageAppearOnlyWhenSet) {
+  Explanation ex;
+  ex.subject = Subject{"ml/p", "default-scheduler", "", "", "x"};
+  boost::json::object j = ToJson(ex);
+  EXPECT_FALSE(j.contains("profileNote"));
+  EXPECT_FALSE(j.contains("message"));
+  EXPECT_TRUE(j.at("nodes").as_array().empty());
+  ex.subject.profile_note = "why";
+  EXPECT_EQ(ToJson(ex).at("profileNote"), "why");
+  EXPECT_NE(FormatText(ex).find("Note: why\n"), std::string::npos);
+}
+
+TEST(OutcomeNameTest, NamesEveryOutcome) {
+  EXPECT_EQ(OutcomeName(Outcome::kSchedulable), "schedulable");
+  EXPECT_EQ(OutcomeName(Outcome::kUnschedulable), "unschedulable");
+  EXPECT_EQ(OutcomeName(Outcome::kUnresolvable), "unresolvable");
+  EXPECT_EQ(OutcomeName(Outcome::kError), "error");
+}
+
+}  // namespace
+}  // namespace gpusched::explain
