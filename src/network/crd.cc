@@ -310,20 +310,35 @@ std::vector<std::pair<std::string, int32_t>> DecodeTopologyOrder(CrdReader& r,
 
 }  // namespace
 
+namespace {
+
+// The object, its metadata (into out.namespace_/name/resource_version) and its kind; null (with
+// the error recorded) when `object` is not a JSON object.
+template <typename T>
+const json::object* DecodeHeader(CrdReader& r, const json::value& object, std::string_view kind,
+                                 T& out) {
+  if (!object.is_object()) {
+    r.Error(FieldPath::Text("(object)"), "must be a JSON object, got " + Quote(object));
+    return nullptr;
+  }
+  const json::object& root = object.get_object();
+  Meta meta = DecodeMeta(r, root);
+  out.namespace_ = std::move(meta.namespace_);
+  out.name = std::move(meta.name);
+  out.resource_version = std::move(meta.resource_version);
+  CheckKind(r, root, kind);
+  return &root;
+}
+
+}  // namespace
+
 common::StatusOr<AppGroup> DecodeAppGroup(const json::value& object) {
   CrdReader r("AppGroup");
   AppGroup ag;
   const FieldPath rp;
-  if (!object.is_object()) {
-    r.Error(FieldPath::Text("(object)"), "must be a JSON object, got " + Quote(object));
-    return r.ToStatus();
-  }
-  const json::object& root = object.get_object();
-  Meta meta = DecodeMeta(r, root);
-  ag.namespace_ = std::move(meta.namespace_);
-  ag.name = std::move(meta.name);
-  ag.resource_version = std::move(meta.resource_version);
-  CheckKind(r, root, "AppGroup");
+  const json::object* header = DecodeHeader(r, object, "AppGroup", ag);
+  if (header == nullptr) return r.ToStatus();
+  const json::object& root = *header;
   if (const json::object* spec = r.RequiredObject(root, "spec", rp)) {
     DecodeAppGroupSpec(r, *spec, rp.Key("spec"), ag);
   }
@@ -403,16 +418,9 @@ common::StatusOr<NetworkTopology> DecodeNetworkTopology(const json::value& objec
   CrdReader r("NetworkTopology");
   NetworkTopology nt;
   const FieldPath rp;
-  if (!object.is_object()) {
-    r.Error(FieldPath::Text("(object)"), "must be a JSON object, got " + Quote(object));
-    return r.ToStatus();
-  }
-  const json::object& root = object.get_object();
-  Meta meta = DecodeMeta(r, root);
-  nt.namespace_ = std::move(meta.namespace_);
-  nt.name = std::move(meta.name);
-  nt.resource_version = std::move(meta.resource_version);
-  CheckKind(r, root, "NetworkTopology");
+  const json::object* header = DecodeHeader(r, object, "NetworkTopology", nt);
+  if (header == nullptr) return r.ToStatus();
+  const json::object& root = *header;
   if (const json::object* spec = r.RequiredObject(root, "spec", rp)) {
     const FieldPath sp = rp.Key("spec");
     nt.configmap_name = r.StringOf(*spec, "configmapName", sp);

@@ -17,6 +17,25 @@ using framework::CycleState;
 using framework::QueuedPodInfo;
 using framework::runtime::Framework;
 
+namespace {
+
+// An event about `pod` (the scheduler's FailedScheduling and Scheduled events).
+kube::EventRecord PodEvent(const api::Pod& pod, std::string type, std::string reason,
+                           std::string action, std::string note, std::string controller) {
+  kube::EventRecord ev;
+  ev.namespace_ = pod.meta.namespace_;
+  ev.pod_name = pod.meta.name;
+  ev.pod_uid = pod.meta.uid;
+  ev.type = std::move(type);
+  ev.reason = std::move(reason);
+  ev.action = std::move(action);
+  ev.note = std::move(note);
+  ev.reporting_controller = std::move(controller);
+  return ev;
+}
+
+}  // namespace
+
 Scheduler::Scheduler(SchedulerDeps deps)
     : deps_(std::move(deps)), cache_(deps_.clock), binding_(cache_, waiting_, deps_.executor) {}
 
@@ -179,16 +198,8 @@ void Scheduler::HandleFailure(Framework& fw, const QueuedPodInfo& qp,
   common::Status s =
       deps_.api.SetPodUnschedulable(pod, fit_error ? "Unschedulable" : "SchedulerError", d.message);
   if (!s.ok()) spdlog::warn("updating PodScheduled condition of {}: {}", pod.Key(), s.ToString());
-  kube::EventRecord ev;
-  ev.namespace_ = pod.meta.namespace_;
-  ev.pod_name = pod.meta.name;
-  ev.pod_uid = pod.meta.uid;
-  ev.type = "Warning";
-  ev.reason = "FailedScheduling";
-  ev.action = "Scheduling";
-  ev.note = kube::TruncateEventNote(d.message);
-  ev.reporting_controller = d.profile;
-  s = deps_.api.CreateEvent(ev);
+  s = deps_.api.CreateEvent(PodEvent(pod, "Warning", "FailedScheduling", "Scheduling",
+                                     kube::TruncateEventNote(d.message), d.profile));
   if (!s.ok()) spdlog::warn("recording FailedScheduling event for {}: {}", pod.Key(), s.ToString());
   Report(std::move(d));
 }
@@ -287,15 +298,9 @@ void Scheduler::RecordScheduled(Framework& fw, const binding::Attempt& a, const 
         p.qp.attempts,
         std::chrono::duration<double>(deps_.clock.Now() - p.qp.initial_attempt_timestamp).count());
   }
-  kube::EventRecord ev;
-  ev.namespace_ = pod.meta.namespace_;
-  ev.pod_name = pod.meta.name;
-  ev.pod_uid = pod.meta.uid;
-  ev.type = "Normal";
-  ev.reason = "Scheduled";
-  ev.action = "Binding";
-  ev.note = "Successfully assigned " + pod.Key() + " to " + a.node;
-  ev.reporting_controller = std::string(fw.scheduler_name());
+  const kube::EventRecord ev = PodEvent(pod, "Normal", "Scheduled", "Binding",
+                                        "Successfully assigned " + pod.Key() + " to " + a.node,
+                                        std::string(fw.scheduler_name()));
   common::Status es = deps_.api.CreateEvent(ev);
   if (!es.ok()) spdlog::warn("recording Scheduled event for {}: {}", pod.Key(), es.ToString());
   Decision d;
