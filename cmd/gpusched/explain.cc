@@ -67,6 +67,15 @@ class ReadOnlyApi final : public kube::ApiClient {
     return common::Status::Ok();
   }
   common::Status CreateEvent(const kube::EventRecord&) override { return common::Status::Ok(); }
+  common::Status PatchPodCondition(const api::Pod& pod, const api::Condition&) override {
+    return common::InternalError("explain is read-only: refusing to patch " + pod.Key());
+  }
+  common::Status DeletePod(const api::Pod& pod) override {
+    return common::InternalError("explain is read-only: refusing to delete " + pod.Key());
+  }
+  common::Status SetNominatedNodeName(const api::Pod&, std::string_view) override {
+    return common::Status::Ok();
+  }
 };
 
 // Forwards informer deliveries to the scheduler, except the pod being explained (so that its own

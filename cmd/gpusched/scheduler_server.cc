@@ -160,6 +160,7 @@ void SchedulerServer::BuildInformers() {
   recency_->RegisterMetrics(metrics_registry_);
   pods_ = kube::informer::NewPodInformer(*rest_, *recency_, clock_);
   nodes_ = kube::informer::NewNodeInformer(*rest_, *recency_, clock_);
+  pdbs_ = kube::informer::NewPdbInformer(*rest_, *recency_, clock_);  // preemption reads them
   // NetworkLocality in any profile (it is a default plugin): watch the NetworkAware CRDs (a
   // missing CRD is a warning; annotations keep working).
   for (const auto& p : cfg_.profiles) {
@@ -174,10 +175,12 @@ void SchedulerServer::BuildInformers() {
   group_.Add("informers", nullptr, [this] {
     pods_->Stop();
     nodes_->Stop();
+    pdbs_->Stop();
     if (crd_watch_) crd_watch_->Stop();
     CancelClients();
     pods_->Join();
     nodes_->Join();
+    pdbs_->Join();
     crd_watch_.reset();  // joins its threads
     executor_->Drain();
   });
@@ -210,9 +213,12 @@ common::Status SchedulerServer::BuildServing() {
                        [this](std::vector<metrics::Sample>& out) {
                          out.push_back({{"nodes"}, nodes_->HasSynced() ? 1.0 : 0.0});
                          out.push_back({{"pods"}, pods_->HasSynced() ? 1.0 : 0.0});
+                         out.push_back({{"poddisruptionbudgets"}, pdbs_->HasSynced() ? 1.0 : 0.0});
                        });
   ReadyFn ready = [this]() -> std::string {
-    if (!nodes_->HasSynced() || !pods_->HasSynced()) return "informers not synced";
+    if (!nodes_->HasSynced() || !pods_->HasSynced() || !pdbs_->HasSynced()) {
+      return "informers not synced";
+    }
     if (!leader_known_.load()) return "leadership not known yet";
     return "";
   };
@@ -349,9 +355,10 @@ bool SchedulerServer::StartInformersAndSync() {
     informers_started_ = true;
     nodes_->Start();
     pods_->Start();
+    pdbs_->Start();
   }
   auto t0 = std::chrono::steady_clock::now();
-  while (!(nodes_->HasSynced() && pods_->HasSynced())) {
+  while (!(nodes_->HasSynced() && pods_->HasSynced() && pdbs_->HasSynced())) {
     if (signal_ != 0) return false;
     {
       common::MutexLock l(mu_);
@@ -359,14 +366,17 @@ bool SchedulerServer::StartInformersAndSync() {
     }
     nodes_->WaitForSync(std::chrono::milliseconds(100));
     pods_->WaitForSync(std::chrono::milliseconds(100));
+    pdbs_->WaitForSync(std::chrono::milliseconds(100));
     if (std::chrono::steady_clock::now() - t0 > std::chrono::seconds(10)) {
-      spdlog::info("gpusched scheduler: waiting for the informers to sync (nodes {}, pods {})",
-                   nodes_->HasSynced(), pods_->HasSynced());
+      spdlog::info(
+          "gpusched scheduler: waiting for the informers to sync (nodes {}, pods {}, "
+          "poddisruptionbudgets {})",
+          nodes_->HasSynced(), pods_->HasSynced(), pdbs_->HasSynced());
       t0 = std::chrono::steady_clock::now();
     }
   }
-  spdlog::info("gpusched scheduler: informers synced: {} nodes, {} pods", nodes_->Size(),
-               pods_->Size());
+  spdlog::info("gpusched scheduler: informers synced: {} nodes, {} pods, {} poddisruptionbudgets",
+               nodes_->Size(), pods_->Size(), pdbs_->Size());
   return true;
 }
 

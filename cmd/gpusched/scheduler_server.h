@@ -3,7 +3,8 @@
 // config (Build) and run under one ordered RunGroup (Run) until a signal or the loss of the lease.
 //
 //   HttpRestClient ──► pod informer ──┐                      ┌─► AsyncEventClient ─► KubeApiClient
-//     (qps/burst)  ──► node informer ─┴─► Scheduler ─────────┤   (events: 2-16 threads) └─
+//     (qps/burst)  ──► node informer ─┼─► Scheduler ─────────┤   (events: 2-16 threads) └─
+//                  ──► PDB informer ──┘
 //     HttpRestClient
 //                                          ▲                 └─ ThreadPoolExecutor(4-32): binding
 //                                          cycles
@@ -127,6 +128,7 @@ class SchedulerServer {
   std::unique_ptr<EventRecencyHandler> recency_;
   kube::informer::InformerPtr pods_;
   kube::informer::InformerPtr nodes_;
+  kube::informer::InformerPtr pdbs_;  // PodDisruptionBudgets, for preemption
   std::unique_ptr<network::CrdWatch> crd_watch_;
 
   std::atomic<bool> leading_;

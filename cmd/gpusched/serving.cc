@@ -92,6 +92,7 @@ void EventRecencyHandler::RegisterMetrics(metrics::Registry& registry) {
                          };
                          out.push_back({{"nodes"}, age(nodes_)});
                          out.push_back({{"pods"}, age(pods_)});
+                         out.push_back({{"poddisruptionbudgets"}, age(pdbs_)});
                        });
 }
 

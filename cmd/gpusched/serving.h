@@ -42,12 +42,13 @@ void AddServingFlags(CLI::App& app, ServingFlags& flags, int default_port);
 // Why the process is not ready; empty when ready.
 using ReadyFn = std::function<std::string()>;
 
-// Forwards informer events to `next` and remembers when the last node and pod event arrived, for
-// gpusched_informer_last_event_age_seconds{resource} (how stale the informers may be).
+// Forwards informer events to `next` and remembers when the last node, pod and PodDisruptionBudget
+// event arrived, for gpusched_informer_last_event_age_seconds{resource} (how stale the informers
+// may be).
 class EventRecencyHandler final : public kube::ClusterEventHandler {
  public:
   EventRecencyHandler(kube::ClusterEventHandler& next, const common::Clock& clock)
-      : next_(next), clock_(clock), nodes_(Now()), pods_(Now()) {}
+      : next_(next), clock_(clock), nodes_(Now()), pods_(Now()), pdbs_(Now()) {}
   void OnNodeAdd(api::NodePtr n) override { Touch(nodes_), next_.OnNodeAdd(std::move(n)); }
   void OnNodeUpdate(api::NodePtr o, api::NodePtr n) override {
     Touch(nodes_), next_.OnNodeUpdate(std::move(o), std::move(n));
@@ -58,6 +59,11 @@ class EventRecencyHandler final : public kube::ClusterEventHandler {
     Touch(pods_), next_.OnPodUpdate(std::move(o), std::move(p));
   }
   void OnPodDelete(api::PodPtr p) override { Touch(pods_), next_.OnPodDelete(std::move(p)); }
+  void OnPdbAdd(api::PdbPtr p) override { Touch(pdbs_), next_.OnPdbAdd(std::move(p)); }
+  void OnPdbUpdate(api::PdbPtr o, api::PdbPtr p) override {
+    Touch(pdbs_), next_.OnPdbUpdate(std::move(o), std::move(p));
+  }
+  void OnPdbDelete(api::PdbPtr p) override { Touch(pdbs_), next_.OnPdbDelete(std::move(p)); }
   // Registers the gauge (one per registry).
   void RegisterMetrics(metrics::Registry& registry);
 
@@ -68,6 +74,7 @@ class EventRecencyHandler final : public kube::ClusterEventHandler {
   const common::Clock& clock_;
   std::atomic<int64_t> nodes_;
   std::atomic<int64_t> pods_;
+  std::atomic<int64_t> pdbs_;
 };
 
 class Serving {

@@ -169,6 +169,24 @@ Status DecodeDocument(json::value& doc, std::vector<Object>* out, int depth) {
     out->emplace_back(std::move(*node));
     return Status::Ok();
   }
+  // PodDisruptionBudget (policy/v1) and PriorityClass (scheduling.k8s.io/v1); an item of a typed
+  // list may omit its apiVersion.
+  std::string_view api_version;
+  if (const json::value* v = o->if_contains("apiVersion")) {
+    if (const json::string* s = v->if_string()) api_version = *s;
+  }
+  if (kind == "PodDisruptionBudget" && (api_version.empty() || api_version == "policy/v1")) {
+    common::StatusOr<PodDisruptionBudget> pdb = DecodePodDisruptionBudget(doc);
+    if (!pdb.ok()) return std::move(pdb).status();
+    out->emplace_back(std::move(*pdb));
+    return Status::Ok();
+  }
+  if (kind == "PriorityClass" && (api_version.empty() || api_version == "scheduling.k8s.io/v1")) {
+    common::StatusOr<PriorityClass> pc = DecodePriorityClass(doc);
+    if (!pc.ok()) return std::move(pc).status();
+    out->emplace_back(std::move(*pc));
+    return Status::Ok();
+  }
   if (common::EndsWith(kind, "List") && o->contains("items")) {
     if (depth > 8) return common::InvalidArgumentError("lists nested too deeply");
     std::string list_kind(kind);  // `kind` points into *o, which the items loop may change
@@ -176,9 +194,7 @@ Status DecodeDocument(json::value& doc, std::vector<Object>* out, int depth) {
   }
   OtherObject other;
   other.kind = std::string(kind);
-  if (const json::value* v = o->if_contains("apiVersion")) {
-    if (const json::string* s = v->if_string()) other.api_version = std::string(*s);
-  }
+  other.api_version = std::string(api_version);
   if (const json::value* m = o->if_contains("metadata")) {
     if (const json::object* mo = m->if_object()) {
       if (const json::value* n = mo->if_contains("name")) {

@@ -35,6 +35,15 @@ namespace gpusched::api {
 
 common::StatusOr<Pod> DecodePod(const boost::json::value& json);
 common::StatusOr<Node> DecodeNode(const boost::json::value& json);
+// policy/v1 PodDisruptionBudget: metadata (namespace defaults to "default"), spec.selector (a
+// selector that does not decode is an error naming its field), status.disruptionsAllowed (0 to
+// 2^31-1) and the names of status.disruptedPods (each value an RFC 3339 time). Errors read
+//   poddisruptionbudget ml/web: spec.selector.matchExpressions[0].operator: invalid value ...
+common::StatusOr<PodDisruptionBudget> DecodePodDisruptionBudget(const boost::json::value& json);
+// scheduling.k8s.io/v1 PriorityClass: metadata.name, value (int32), globalDefault,
+// preemptionPolicy (PreemptLowerPriority when absent, or Never). Errors name
+// "priorityclass <name>".
+common::StatusOr<PriorityClass> DecodePriorityClass(const boost::json::value& json);
 // Every error of the object, each as DecodePod / DecodeNode would report it, in document order;
 // empty when it decodes.
 std::vector<std::string> PodErrors(const boost::json::value& json);
@@ -72,15 +81,17 @@ class JsonParser {
 common::StatusOr<std::vector<boost::json::value>> ParseYamlDocuments(std::string_view text,
                                                                      std::string_view source);
 
-// An object of a kind the decoder does not model (Deployment, ConfigMap, ...): kept by kind and
-// name so callers can report or ignore it. `List` kinds (v1 List, PodList, NodeList) are expanded.
+// An object of a kind the decoder does not model (Deployment, ConfigMap, ...; also a
+// PodDisruptionBudget or PriorityClass of another apiVersion than policy/v1 and
+// scheduling.k8s.io/v1): kept by kind and name so callers can report or ignore it. `List` kinds
+// (v1 List, PodList, NodeList) are expanded.
 struct OtherObject {
   std::string api_version;
   std::string kind;
   std::string name;
   boost::json::value json;
 };
-using Object = std::variant<Pod, Node, OtherObject>;
+using Object = std::variant<Pod, Node, PodDisruptionBudget, PriorityClass, OtherObject>;
 
 // Decodes every document of a multi-document YAML (or JSON) manifest. The first error stops the
 // decode and names `source`, the document number (from 1) and the field, e.g.

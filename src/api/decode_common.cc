@@ -115,7 +115,7 @@ std::string Subject(std::string_view kind, const json::object& root) {
     out += "(no name)";
     return out;
   }
-  if (kind == "pod") {
+  if (kind == "pod" || kind == "poddisruptionbudget") {
     const std::string_view ns = MetaString(root, "namespace");
     out += ns.empty() ? std::string_view("default") : ns;
     out += '/';
@@ -263,6 +263,15 @@ std::vector<Condition> DecodeConditions(ObjectReader& r, const json::object& sta
         cond.last_transition_time = DecodeTime(r, o, "lastTransitionTime", ip);
         return cond;
       });
+}
+
+PreemptionPolicy DecodePreemptionPolicy(ObjectReader& r, const json::object& o,
+                                        const FieldPath& p) {
+  const std::string_view v = r.StringOr(o, "preemptionPolicy", p);
+  if (v.empty() || v == "PreemptLowerPriority") return PreemptionPolicy::kPreemptLowerPriority;
+  if (v == "Never") return PreemptionPolicy::kNever;
+  r.InvalidValue(p.Key("preemptionPolicy"), v, "PreemptLowerPriority or Never");
+  return PreemptionPolicy::kPreemptLowerPriority;
 }
 
 TaintEffect DecodeEffect(ObjectReader& r, const json::object& o, const FieldPath& p,

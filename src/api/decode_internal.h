@@ -72,6 +72,10 @@ ResourceList DecodeResources(ObjectReader& r, const boost::json::object& o, std:
                              const FieldPath& p);
 std::vector<Condition> DecodeConditions(ObjectReader& r, const boost::json::object& status,
                                         const FieldPath& p);
+// The "preemptionPolicy" member of `o` (a pod spec, a PriorityClass): PreemptLowerPriority (also
+// when absent or empty) or Never.
+PreemptionPolicy DecodePreemptionPolicy(ObjectReader& r, const boost::json::object& o,
+                                        const FieldPath& p);
 // The "effect" member of a taint or toleration; "" only when `allow_empty` (TaintEffect::kAll).
 TaintEffect DecodeEffect(ObjectReader& r, const boost::json::object& o, const FieldPath& p,
                          bool allow_empty);
@@ -94,8 +98,11 @@ std::vector<Atom> DecodeLabelKeys(ObjectReader& r, const boost::json::object& o,
 std::vector<std::string> DecodeStringList(ObjectReader& r, const boost::json::object& o,
                                           std::string_view key, const FieldPath& p);
 
-// The whole-object decoders (decode_pod.cc, decode_node.cc). The reader holds the errors.
+// The whole-object decoders (decode_pod.cc, decode_node.cc, decode_pdb.cc). The reader holds
+// the errors.
 Pod DecodePodObject(ObjectReader& r, const boost::json::object& root);
 Node DecodeNodeObject(ObjectReader& r, const boost::json::object& root);
+PodDisruptionBudget DecodePdbObject(ObjectReader& r, const boost::json::object& root);
+PriorityClass DecodePriorityClassObject(ObjectReader& r, const boost::json::object& root);
 
 }  // namespace gpusched::api::decode_internal

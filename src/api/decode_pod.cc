@@ -298,6 +298,7 @@ void DecodePodSpec(ObjectReader& r, const json::object& spec, const FieldPath& s
   pod.priority =
       static_cast<int32_t>(r.Int(spec, "priority", sp, kInt32Min, kInt32Max).value_or(0));
   pod.priority_class_name = r.StringOr(spec, "priorityClassName", sp);
+  pod.preemption_policy = DecodePreemptionPolicy(r, spec, sp);
   pod.node_selector = DecodeLabels(r, spec, "nodeSelector", sp);
   pod.affinity = DecodeAffinity(r, spec, sp);
   pod.tolerations = r.MapObjects<Toleration>(
@@ -319,6 +320,7 @@ void DecodePodStatus(ObjectReader& r, const json::object& status, const FieldPat
   pod.phase = ParsePhase(r.StringOr(status, "phase", tp));
   pod.conditions = DecodeConditions(r, status, tp);
   pod.nominated_node_name = r.StringOr(status, "nominatedNodeName", tp);
+  pod.start_time = DecodeTime(r, status, "startTime", tp);
 }
 
 }  // namespace

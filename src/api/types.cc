@@ -24,6 +24,21 @@ const std::string* ObjectMeta::Annotation(std::string_view key) const {
   return &it->second;
 }
 
+bool PodDisruptionBudget::Matches(const Labels& labels) const {
+  // filterPodsWithPDBViolation: a pod without labels matches no budget; a nil or empty selector
+  // matches nothing (unlike an empty LabelSelector elsewhere).
+  if (labels.empty() || !selector || selector->empty()) return false;
+  return selector->Matches(labels);
+}
+
+bool PodDisruptionBudget::AppliesTo(const Pod& pod) const {
+  return pod.meta.namespace_ == meta.namespace_ && Matches(pod.meta.labels);
+}
+
+bool PodDisruptionBudget::Disrupted(std::string_view pod_name) const {
+  return std::binary_search(disrupted_pods.begin(), disrupted_pods.end(), pod_name);
+}
+
 void ComputeEffectiveRequests(Pod& pod) {
   // component-helpers resource.PodRequests (KEP-753 sidecars):
   //   InitContainerUse(i) = sum(sidecars before i) + init container i
@@ -61,6 +76,14 @@ std::string_view PodPhaseName(PodPhase phase) {
     case PodPhase::kUnknown: return "Unknown";
   }
   return "Unknown";
+}
+
+std::string_view PreemptionPolicyName(PreemptionPolicy policy) {
+  switch (policy) {
+    case PreemptionPolicy::kPreemptLowerPriority: return "PreemptLowerPriority";
+    case PreemptionPolicy::kNever: return "Never";
+  }
+  return "PreemptLowerPriority";
 }
 
 }  // namespace gpusched::api

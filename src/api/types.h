@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
-// The compact Kubernetes object model: what a scheduler needs of Pods and Nodes, decoded once on
+// The compact Kubernetes object model: what a scheduler needs of Pods and Nodes (and of the
+// PodDisruptionBudgets and PriorityClasses that preemption reads), decoded once on
 // ingest (decode.h) into flat, interned values. Objects are immutable once decoded and shared as
 // PodPtr/NodePtr between the informer, the queue and the cache.
 //
@@ -146,6 +147,10 @@ struct Container {
 
 enum class PodPhase : uint8_t { kPending, kRunning, kSucceeded, kFailed, kUnknown };
 
+// spec.preemptionPolicy (v1.PreemptionPolicy): whether a pod may preempt pods of lower priority.
+// "PreemptLowerPriority" (the default when unset) or "Never".
+enum class PreemptionPolicy : uint8_t { kPreemptLowerPriority, kNever };
+
 struct Pod {
   ObjectMeta meta;
 
@@ -154,6 +159,7 @@ struct Pod {
   Atom scheduler_name;  // "default-scheduler" when unset
   int32_t priority = 0;
   std::string priority_class_name;
+  PreemptionPolicy preemption_policy = PreemptionPolicy::kPreemptLowerPriority;
   Labels node_selector;
   Affinity affinity;
   std::vector<Toleration> tolerations;
@@ -168,6 +174,9 @@ struct Pod {
   PodPhase phase = PodPhase::kPending;
   std::vector<Condition> conditions;
   std::string nominated_node_name;
+  // status.startTime: when the kubelet acknowledged the pod (nullopt while not yet started). The
+  // preemption victim order breaks priority ties by it (later start first).
+  std::optional<common::TimePoint> start_time;
 
   // Derived on decode (never recomputed in the scheduling cycle).
   // Effective requests as kube-scheduler computes them (resource.PodRequests): the sum of the
@@ -198,13 +207,45 @@ struct Node {
   std::string gpu_error;
 };
 
+// policy/v1 PodDisruptionBudget: what preemption reads of it (minAvailable/maxUnavailable are
+// the disruption controller's input; disruptionsAllowed is its output).
+struct PodDisruptionBudget {
+  ObjectMeta meta;  // namespace defaults to "default", as for pods
+  // spec.selector; nullopt when absent or null.
+  std::optional<LabelSelector> selector;
+  int32_t disruptions_allowed = 0;  // status.disruptionsAllowed
+  // The names (keys) of status.disruptedPods, sorted: pods whose eviction the API server has
+  // already counted against the budget.
+  std::vector<std::string> disrupted_pods;
+
+  // Whether the budget's selector matches `labels`, as kube-scheduler's preemption
+  // (filterPodsWithPDBViolation) decides: a nil or empty selector matches nothing, and neither
+  // do empty labels. The namespace is not compared here (see AppliesTo).
+  bool Matches(const Labels& labels) const;
+  // Same namespace as `pod` and Matches(pod.meta.labels).
+  bool AppliesTo(const Pod& pod) const;
+  // Whether `pod_name` is in disrupted_pods.
+  bool Disrupted(std::string_view pod_name) const;
+};
+
+// scheduling.k8s.io/v1 PriorityClass (cluster-scoped).
+struct PriorityClass {
+  std::string name;
+  int32_t value = 0;
+  PreemptionPolicy preemption_policy = PreemptionPolicy::kPreemptLowerPriority;
+  bool global_default = false;
+};
+
 using PodPtr = std::shared_ptr<const Pod>;
 using NodePtr = std::shared_ptr<const Node>;
+using PdbPtr = std::shared_ptr<const PodDisruptionBudget>;
 
 // Recomputes pod.requests from containers, init containers and overhead (called by the decoder and
 // by test builders after they change containers).
 void ComputeEffectiveRequests(Pod& pod);
 
 std::string_view PodPhaseName(PodPhase phase);
+// "PreemptLowerPriority" or "Never".
+std::string_view PreemptionPolicyName(PreemptionPolicy policy);
 
 }  // namespace gpusched::api

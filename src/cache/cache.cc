@@ -100,38 +100,21 @@ void Cache::MaybeFreeSlotLocked(NodeIndex i) {
 void Cache::ChargeLocked(PodState& ps) {
   NodeInfo& ni = nodes_[U(ps.node)];
   const api::Pod& pod = *ps.pod;
-  ni.requested.Add(pod.requests);
-  ni.pod_count++;
-  ni.pods.push_back(ps.pod);
-  ps.gpu_applied = false;
-  ps.counted_overcommit = false;
-  if (!pod.gpu.empty() && ni.node != nullptr) {
-    const auto& info = ni.node->gpu;
-    if (ps.gpu.empty()) {
-      if (auto a = api::ChooseDevicesBestFit(info, ni.gpus, pod.gpu)) ps.gpu = *a;
-    }
-    if (!ps.gpu.empty()) ps.gpu_applied = api::ApplyAssignment(info, ni.gpus, ps.gpu, +1);
-    if (!ps.gpu_applied) {
-      ps.counted_overcommit = true;
-      ++overcommitted_;
-    }
+  const bool wants_gpu = !pod.gpu.empty() && ni.node != nullptr;
+  if (wants_gpu && ps.gpu.empty()) {
+    if (auto a = api::ChooseDevicesBestFit(ni.node->gpu, ni.gpus, pod.gpu)) ps.gpu = *a;
   }
+  static const api::GpuAssignment kNone;
+  ps.gpu_applied = ni.AddPod(ps.pod, wants_gpu ? ps.gpu : kNone);
+  ps.counted_overcommit = wants_gpu && !ps.gpu_applied;
+  if (ps.counted_overcommit) ++overcommitted_;
   MarkDirtyLocked(ps.node);
 }
 
 void Cache::UnchargeLocked(PodState& ps) {
   NodeInfo& ni = nodes_[U(ps.node)];
-  const api::Pod& pod = *ps.pod;
-  ni.requested.Sub(pod.requests);
-  ni.pod_count--;
-  auto it = std::find(ni.pods.begin(), ni.pods.end(), ps.pod);
-  if (it != ni.pods.end()) {
-    *it = std::move(ni.pods.back());
-    ni.pods.pop_back();
-  }
-  if (ps.gpu_applied && ni.node != nullptr) {
-    api::ApplyAssignment(ni.node->gpu, ni.gpus, ps.gpu, -1);
-  }
+  const int32_t i = ni.IndexOfPod(*ps.pod);
+  if (i >= 0) ni.RemovePodAt(static_cast<size_t>(i));
   if (ps.counted_overcommit) --overcommitted_;
   ps.gpu_applied = false;
   ps.counted_overcommit = false;
@@ -142,6 +125,7 @@ void Cache::RecomputeNodeLocked(NodeIndex i) {
   NodeInfo& ni = nodes_[U(i)];
   std::vector<api::PodPtr> pods = std::move(ni.pods);
   ni.pods.clear();
+  ni.pod_devices.clear();
   ni.requested = api::ResourceList{};
   ni.pod_count = 0;
   ni.gpus = {};
@@ -191,6 +175,7 @@ void Cache::RemoveNode(std::string_view name) {
   }
   ni.node = nullptr;
   ni.gpus = {};
+  std::fill(ni.pod_devices.begin(), ni.pod_devices.end(), framework::PodDevices{});
   MarkDirtyLocked(i);
   MaybeFreeSlotLocked(i);
 }
@@ -417,6 +402,21 @@ common::Status Cache::CheckInvariants() const {
   for (size_t i = 0; i < nodes_.size(); ++i) {
     const NodeInfo& ni = nodes_[i];
     std::string name = ni.node ? ni.node->meta.name : "slot " + std::to_string(i);
+    if (ni.pod_devices.size() != ni.pods.size()) {
+      return common::InternalError("node " + name + ": pod_devices does not match its pods");
+    }
+    for (size_t k = 0; k < ni.pods.size(); ++k) {
+      auto it = pods_.find(ni.pods[k]->meta.uid);
+      const framework::PodDevices want = it != pods_.end() && it->second.gpu_applied
+                                             ? framework::PodDevices::From(it->second.gpu)
+                                             : framework::PodDevices{};
+      const framework::PodDevices& got = ni.pod_devices[k];
+      if (got.devices != want.devices || got.milli != want.milli ||
+          got.memory_mib != want.memory_mib) {
+        return common::InternalError("node " + name + ": the devices recorded for pod " +
+                                     ni.pods[k]->Key() + " are not the ones it was charged");
+      }
+    }
     if (!(requested[i] == ni.requested)) {
       return common::InternalError("node " + name + ": requested resources do not match its pods");
     }

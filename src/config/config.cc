@@ -100,6 +100,7 @@ Plugins DefaultPlugins() {
                                       Ref("GpuFragmentation", kGpuFragmentationWeight),
                                       Ref("PodTopologySpread", 2),
                                       Ref("InterPodAffinity", 2),
+                                      Ref("DefaultPreemption"),
                                       Ref("NetworkLocality", kNetworkLocalityWeight),
                                       Ref("DefaultBinder")};
   // NetworkLocality skips pods that declare no traffic; its TopologicalSort is not the queue

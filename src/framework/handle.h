@@ -6,6 +6,7 @@
 #pragma once
 
 #include <string_view>
+#include <vector>
 
 #include "src/api/types.h"
 #include "src/common/clock.h"
@@ -25,6 +26,9 @@ class Handle {
                                  const Allocation& allocation) = 0;
   // The pods held at Permit (waiting_pods.h), for plugins that release or reject them (gangs).
   virtual WaitingPods& waiting_pods() = 0;
+  // The cluster's PodDisruptionBudgets as the scheduler's informer last saw them, for preemption
+  // (none where no informer feeds them, e.g. the extender). Thread-safe; a copy.
+  virtual std::vector<api::PdbPtr> PodDisruptionBudgets() const { return {}; }
 };
 
 }  // namespace gpusched::framework

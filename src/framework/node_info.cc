@@ -1,7 +1,89 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "src/framework/node_info.h"
 
+#include <algorithm>
+#include <bit>
+
+#include "src/api/gpu_devices.h"
+
 namespace gpusched::framework {
+
+PodDevices PodDevices::From(const api::GpuAssignment& a) {
+  PodDevices d;
+  for (int8_t idx : a.devices) {
+    if (idx >= 0 && idx < 32) d.devices |= uint32_t{1} << idx;
+  }
+  d.milli = a.milli;
+  d.memory_mib = a.memory_mib;
+  return d;
+}
+
+api::GpuAssignment PodDevices::ToAssignment() const {
+  api::GpuAssignment a;
+  for (uint32_t m = devices; m != 0; m &= m - 1) {
+    a.devices.push_back(static_cast<int8_t>(std::countr_zero(m)));
+  }
+  a.milli = milli;
+  a.memory_mib = memory_mib;
+  return a;
+}
+
+bool NodeInfo::AddPod(api::PodPtr pod, const api::GpuAssignment& gpu) {
+  const bool charged =
+      !gpu.empty() && node != nullptr && api::ApplyAssignment(node->gpu, gpus, gpu, +1);
+  requested.Add(pod->requests);
+  ++pod_count;
+  pods.push_back(std::move(pod));
+  pod_devices.push_back(charged ? PodDevices::From(gpu) : PodDevices{});
+  return charged;
+}
+
+bool NodeInfo::AddPod(api::PodPtr pod, PodDevices gpu) {
+  bool charged = !gpu.empty() && node != nullptr;
+  for (uint32_t m = gpu.devices; charged && m != 0; m &= m - 1) {
+    const int d = std::countr_zero(m);
+    charged = d < node->gpu.count &&
+              gpus[static_cast<size_t>(d)].used_milli + gpu.milli <= api::kMilliPerGpu;
+  }
+  for (uint32_t m = charged ? gpu.devices : 0; m != 0; m &= m - 1) {
+    api::GpuDeviceState& d = gpus[static_cast<size_t>(std::countr_zero(m))];
+    d.used_milli += gpu.milli;
+    d.used_memory_mib += gpu.memory_mib;
+    ++d.pods;
+  }
+  requested.Add(pod->requests);
+  ++pod_count;
+  pods.push_back(std::move(pod));
+  pod_devices.push_back(charged ? gpu : PodDevices{});
+  return charged;
+}
+
+void NodeInfo::RemovePodAt(size_t i) {
+  requested.Sub(pods[i]->requests);
+  --pod_count;
+  // Released as api::ApplyAssignment(-1) does, clamping at zero.
+  const PodDevices gpu = pod_devices[i];
+  for (uint32_t m = gpu.devices; m != 0; m &= m - 1) {
+    api::GpuDeviceState& d = gpus[static_cast<size_t>(std::countr_zero(m))];
+    d.used_milli = std::max(0, d.used_milli - gpu.milli);
+    d.used_memory_mib = std::max<int64_t>(0, d.used_memory_mib - gpu.memory_mib);
+    d.pods = std::max(0, d.pods - 1);
+  }
+  pods[i] = std::move(pods.back());
+  pods.pop_back();
+  pod_devices[i] = pod_devices.back();
+  pod_devices.pop_back();
+}
+
+int32_t NodeInfo::IndexOfPod(const api::Pod& pod) const {
+  for (size_t i = 0; i < pods.size(); ++i) {
+    if (pods[i].get() == &pod) return static_cast<int32_t>(i);
+  }
+  for (size_t i = 0; i < pods.size(); ++i) {
+    if (pods[i]->meta.uid == pod.meta.uid) return static_cast<int32_t>(i);
+  }
+  return -1;
+}
 
 int32_t NodeInfo::FreeWholeGpus() const {
   int32_t free = 0;

@@ -26,6 +26,19 @@ namespace gpusched::framework {
 using NodeIndex = int32_t;
 inline constexpr NodeIndex kNoNode = -1;
 
+// The devices charged for one pod on its node, in a fixed-size form, so that copying a NodeInfo
+// (the preemption dry run) allocates nothing per pod: bit d of `devices` set means device d holds
+// `milli` compute and `memory_mib` memory of the pod.
+struct PodDevices {
+  uint32_t devices = 0;
+  int32_t milli = 0;
+  int64_t memory_mib = 0;
+  bool empty() const { return devices == 0; }
+  static PodDevices From(const api::GpuAssignment& a);
+  api::GpuAssignment ToAssignment() const;
+};
+static_assert(api::kMaxGpusPerNode <= 32, "PodDevices::devices is a 32-bit mask");
+
 struct NodeInfo {
   api::NodePtr node;  // null for an empty slot (deleted node)
   NodeIndex index = kNoNode;
@@ -36,8 +49,11 @@ struct NodeInfo {
   // Usage of each GPU; entries >= node->gpu.count are unused.
   std::array<api::GpuDeviceState, api::kMaxGpusPerNode> gpus{};
   // Pods placed on (or assumed onto) this node. For plugins that look at pods (spread,
-  // affinity); immutable pods shared with the cache.
+  // affinity); immutable pods shared with the cache. Unordered.
   std::vector<api::PodPtr> pods;
+  // Parallel to pods: the devices charged for pods[i] (empty when it holds none: no GPU request,
+  // or a device choice that could not be charged).
+  std::vector<PodDevices> pod_devices;
   // Average GPU utilization 0..1 from the utilization source; negative when unknown.
   double gpu_utilization = -1;
 
@@ -48,6 +64,18 @@ struct NodeInfo {
   int32_t FreeWholeGpus() const;
   // Sum over healthy devices of (1000 - used_milli).
   int64_t FreeGpuMilli() const;
+
+  // Adds `pod`: its requests, its count and, when `gpu` is non-empty and the node can take it
+  // (api::ApplyAssignment), its devices. The pod is added either way; returns whether the devices
+  // were charged. The caller keeps `generation`. The cache and the preemption dry run both use
+  // these two, so a node's accounting has one definition.
+  bool AddPod(api::PodPtr pod, const api::GpuAssignment& gpu);
+  bool AddPod(api::PodPtr pod, PodDevices gpu);
+  // Removes pods[i] (the last pod takes its place), releasing what AddPod charged.
+  // REQUIRES: i < pods.size().
+  void RemovePodAt(size_t i);
+  // Index of `pod` in pods (the same object, else the same uid), or -1.
+  int32_t IndexOfPod(const api::Pod& pod) const;
 };
 
 class Snapshot {

@@ -92,17 +92,58 @@ class FilterPlugin : public virtual Plugin {
                         const NodeInfo& node) const = 0;
 };
 
-// Why each node was rejected, for PostFilter and diagnostics.
+// Why a node was rejected (explain and tests record every node's verdict).
 struct NodeVerdict {
   NodeIndex node = kNoNode;
   Status status;
 };
 
-// Runs when no node fits (e.g. preemption). Returns the nominated node name or a rejection.
+// What a PostFilter plugin is given besides the pod and the snapshot: the failed cycle's verdict
+// per node, the profile's filters (to try the pod on a node the plugin changed, e.g. with
+// preemption victims removed) and the pods nominated to each node. Valid during the PostFilter
+// call only; called on the scheduling thread.
+class PostFilterContext {
+ public:
+  virtual ~PostFilterContext() = default;
+  // The code node `n` got in this cycle: kUnschedulable (it may fit once pods leave),
+  // kUnschedulableAndUnresolvable (it will not; also for an empty slot), kSuccess (it passed).
+  // After a PreFilter rejection, every node has that rejection's code.
+  virtual Code NodeCode(NodeIndex n) const = 0;
+  // Runs the Filter plugins that ran for `pod` in this cycle (those PreFilter did not skip) on
+  // `node`, which may be a copy the plugin changed, counting the pods nominated to that node with
+  // a priority at least the pod's as if they were there (kube-scheduler's
+  // RunFilterPluginsWithNominatedPods: the pod must fit with them and without them).
+  // The first rejection or error, with its plugin set.
+  virtual Status RunFilters(const CycleState& state, const api::Pod& pod,
+                            const NodeInfo& node) const = 0;
+  // Pods nominated to node `n` (preemptors waiting for their victims to leave).
+  virtual std::span<const api::PodPtr> NominatedPods(NodeIndex n) const = 0;
+};
+
+// What a PostFilter plugin asks of the caller when it returns Success (or a rejection that
+// changes the pod's nomination).
+struct PostFilterResult {
+  // The pod's status.nominatedNodeName: kNoop keeps it, kOverride sets it to `nominated_node`
+  // ("" clears it).
+  enum class Mode : uint8_t { kNoop, kOverride };
+  Mode mode = Mode::kNoop;
+  std::string nominated_node;
+  // Pods the caller must evict (preempt) for the pod to fit on `nominated_node`, most important
+  // first.
+  std::vector<api::PodPtr> victims;
+  // The plugin that returned this result (set by the runtime): it rejects victims held at Permit.
+  std::string_view plugin;
+};
+
+// Runs when no node fits (kube-scheduler's PostFilter: preemption). The pod is unschedulable in
+// this cycle either way. Success: `result` says where it will fit once the victims are gone; the
+// caller evicts them and nominates the pod. A rejection: the plugin could not help; its reason,
+// if any, is appended to the FitError message ("preemption: 0/5 nodes are available: ..."), and
+// the next PostFilter plugin runs. An error is logged and the next plugin runs.
 class PostFilterPlugin : public virtual Plugin {
  public:
   virtual Status PostFilter(CycleState& state, const api::Pod& pod, const Snapshot& snapshot,
-                            std::span<const NodeVerdict> rejected, std::string* nominated_node) = 0;
+                            const PostFilterContext& context, PostFilterResult& result) = 0;
 };
 
 // Runs once per pod with the feasible nodes, before Score. kSkip skips this plugin's Score.

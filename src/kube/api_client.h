@@ -41,10 +41,29 @@ class ApiClient {
   virtual common::Status SetPodUnschedulable(const api::Pod& pod, std::string_view reason,
                                              std::string_view message) = 0;
   virtual common::Status CreateEvent(const EventRecord& event) = 0;
+
+  // Preemption's writes (kube-scheduler's PreemptPod: the DisruptionTarget condition, then the
+  // delete; util.PatchPodStatus / util.DeletePod). Thread-safe. A pod that no longer exists is
+  // kNotFound, which the caller treats as already gone.
+  //
+  // Adds or replaces `condition` (matched by type) in the pod's status.conditions: a strategic
+  // merge patch of pods/{name}/status. A condition without last_transition_time takes the
+  // current time, or the old condition's when its status is unchanged (v1 pod
+  // UpdatePodCondition). No write when the pod already carries the same type, status, reason
+  // and message.
+  virtual common::Status PatchPodCondition(const api::Pod& pod,
+                                           const api::Condition& condition) = 0;
+  // Deletes the pod (DELETE pods/{name}, default grace period) with pod.meta.uid as the
+  // precondition, so a re-created pod of the same name is not deleted: that is kNotFound too
+  // (the pod meant is gone).
+  virtual common::Status DeletePod(const api::Pod& pod) = 0;
+  // Sets status.nominatedNodeName to `node`; an empty `node` clears it. No write when
+  // pod.nominated_node_name already equals `node`.
+  virtual common::Status SetNominatedNodeName(const api::Pod& pod, std::string_view node) = 0;
 };
 
 // Receives cluster changes (from informers, or from the simulator). Called serially per object
-// kind; implementations must be thread-safe across kinds.
+// kind (nodes, pods, PodDisruptionBudgets); implementations must be thread-safe across kinds.
 class ClusterEventHandler {
  public:
   virtual ~ClusterEventHandler() = default;
@@ -54,6 +73,11 @@ class ClusterEventHandler {
   virtual void OnPodAdd(api::PodPtr pod) = 0;
   virtual void OnPodUpdate(api::PodPtr old_pod, api::PodPtr pod) = 0;
   virtual void OnPodDelete(api::PodPtr pod) = 0;
+  // policy/v1 PodDisruptionBudgets (kube-scheduler's preemption reads them). Default: ignored,
+  // so handlers that do not care need not override them.
+  virtual void OnPdbAdd(api::PdbPtr /*pdb*/) {}
+  virtual void OnPdbUpdate(api::PdbPtr /*old_pdb*/, api::PdbPtr /*pdb*/) {}
+  virtual void OnPdbDelete(api::PdbPtr /*pdb*/) {}
 };
 
 // Cuts an event note to the events API's 1024-byte limit, ending in " ..." when cut.

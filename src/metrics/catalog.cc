@@ -84,6 +84,7 @@ constexpr MetricSpec kSpecs[] = {
      {"queue", "event"},
      2},
     {names::kPreemptionAttempts, C, "Total preemption attempts in the cluster till now", {}, 0},
+    {names::kPreemptionVictims, H, "Number of selected preemption victims", {}, 0, {1, 2, 7}},
     {names::kUnschedulablePods,
      G,
      "The number of unschedulable pods broken down by plugin name. A pod will increment the gauge "

@@ -68,6 +68,7 @@ inline constexpr std::string_view kPluginEvaluation = "scheduler_plugin_evaluati
 inline constexpr std::string_view kPendingPods = "scheduler_pending_pods";
 inline constexpr std::string_view kQueueIncomingPods = "scheduler_queue_incoming_pods_total";
 inline constexpr std::string_view kPreemptionAttempts = "scheduler_preemption_attempts_total";
+inline constexpr std::string_view kPreemptionVictims = "scheduler_preemption_victims";
 inline constexpr std::string_view kUnschedulablePods = "scheduler_unschedulable_pods";
 inline constexpr std::string_view kCacheSize = "scheduler_cache_size";
 

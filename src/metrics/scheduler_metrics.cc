@@ -77,10 +77,9 @@ SchedulerMetrics::SchedulerMetrics(Registry& registry)
       extension_point_(AddHistogram(registry, names::kExtensionPointDuration)),
       plugin_execution_(AddHistogram(registry, names::kPluginExecutionDuration)),
       plugin_evaluation_(AddCounter(registry, names::kPluginEvaluation)),
-      unschedulable_reasons_(AddCounter(registry, names::kUnschedulableReasons)) {
-  // kube-scheduler exports the counter even though it never preempts here.
-  AddCounter(registry, names::kPreemptionAttempts).With({});
-}
+      unschedulable_reasons_(AddCounter(registry, names::kUnschedulableReasons)),
+      preemption_attempts_(AddCounter(registry, names::kPreemptionAttempts).With({})),
+      preemption_victims_(AddHistogram(registry, names::kPreemptionVictims).With({})) {}
 
 ProfileMetrics* SchedulerMetrics::ForProfile(std::string_view profile) {
   common::MutexLock l(mu_);

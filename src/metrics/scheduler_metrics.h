@@ -6,7 +6,7 @@
 //
 // Who records what:
 //   Scheduler (src/scheduler)      attempts, attempt/algorithm durations, SLI, pod attempts,
-//                                  unschedulable reasons
+//                                  unschedulable reasons, preemption attempts and victims
 //   Framework (framework/runtime)  extension point durations, plugin evaluations, sampled plugin
 //                                  execution durations (one cycle in ten, as kube-scheduler)
 //   scrape-time callbacks          pending pods, incoming pods, unschedulable pods, cache size
@@ -139,6 +139,12 @@ class SchedulerMetrics {
   void ObservePodScheduled(int32_t attempts, double sli_seconds);
   // A failed attempt rejected by filters with `reason` (a small closed set of reason texts).
   void CountUnschedulableReason(std::string_view reason);
+  // PostFilter ran for an unschedulable pod (kube-scheduler counts every DefaultPreemption call).
+  void CountPreemptionAttempt() { preemption_attempts_->Inc(); }
+  // A preemption chose `victims` pods to evict.
+  void ObservePreemptionVictims(size_t victims) {
+    preemption_victims_->Observe(static_cast<double>(victims));
+  }
 
  private:
   friend class ProfileMetrics;
@@ -153,6 +159,8 @@ class SchedulerMetrics {
   HistogramFamily& plugin_execution_;
   CounterFamily& plugin_evaluation_;
   CounterFamily& unschedulable_reasons_;
+  Counter* preemption_attempts_;
+  Histogram* preemption_victims_;
   common::Mutex mu_;
   std::deque<ProfileMetrics> profiles_ GPUSCHED_GUARDED_BY(mu_);
 };

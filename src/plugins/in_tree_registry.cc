@@ -4,6 +4,7 @@
 #include <string>
 
 #include "src/plugins/default_binder/default_binder.h"
+#include "src/plugins/default_preemption/default_preemption.h"
 #include "src/plugins/gpu_fit/gpu_fit.h"
 #include "src/plugins/gpu_fragmentation/gpu_fragmentation.h"
 #include "src/plugins/inter_pod_affinity/inter_pod_affinity.h"
@@ -38,6 +39,7 @@ common::Status RegisterInTreePlugins(framework::Registry& registry, const InTree
       {names::kGpuFit, &gpu_fit::GpuFit::Create},
       {names::kGpuFragmentation, &gpu_fragmentation::GpuFragmentation::Create},
       {names::kDefaultBinder, &default_binder::DefaultBinder::Create},
+      {names::kDefaultPreemption, &default_preemption::DefaultPreemption::Create},
       {names::kPodTopologySpread, &pod_topology_spread::PodTopologySpread::Create},
       {names::kInterPodAffinity, &inter_pod_affinity::InterPodAffinity::Create},
   };

@@ -18,6 +18,8 @@ inline constexpr std::string_view kGpuTopologyPluginAlias = "GPUTopologyPlugin";
 // Fragmentation-aware GPU placement (FGD) and the FGD paper's baselines.
 inline constexpr std::string_view kGpuFragmentation = "GpuFragmentation";
 inline constexpr std::string_view kDefaultBinder = "DefaultBinder";
+// Priority preemption (PostFilter).
+inline constexpr std::string_view kDefaultPreemption = "DefaultPreemption";
 inline constexpr std::string_view kPodTopologySpread = "PodTopologySpread";
 inline constexpr std::string_view kInterPodAffinity = "InterPodAffinity";
 // Network-locality scoring (and NetworkAware NetworkOverhead/TopologicalSort semantics).

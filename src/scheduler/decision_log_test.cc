@@ -37,6 +37,21 @@ class RecordingApi final : public kube::ApiClient {
     return common::Status::Ok();
   }
   common::Status CreateEvent(const kube::EventRecord&) override { return common::Status::Ok(); }
+  common::Status PatchPodCondition(const api::Pod& pod, const api::Condition& c) override {
+    pod_conditions.emplace_back(pod.Key(), c);
+    return common::Status::Ok();
+  }
+  common::Status DeletePod(const api::Pod& pod) override {
+    deleted.push_back(pod.Key());
+    return common::Status::Ok();
+  }
+  common::Status SetNominatedNodeName(const api::Pod& pod, std::string_view node) override {
+    nominated.emplace_back(pod.Key(), std::string(node));
+    return common::Status::Ok();
+  }
+  std::vector<std::pair<std::string, api::Condition>> pod_conditions;  // pod key, condition
+  std::vector<std::string> deleted;                                    // pod keys
+  std::vector<std::pair<std::string, std::string>> nominated;          // pod key, node
 };
 
 class DecisionLogTest : public ::testing::Test {
@@ -136,7 +151,8 @@ TEST_F(DecisionLogTest, UnschedulablePodLogsTheDiagnosisReasons) {
   EXPECT_EQ(lines[0].at("msg").as_string(), "Unable to schedule pod; no fit; waiting");
   EXPECT_EQ(lines[0].at("feasibleNodes").as_int64(), 0);
   EXPECT_EQ(lines[0].at("reasons").as_string(),
-            "0/4 nodes are available: 4 Insufficient nvidia.com/gpu.");
+            "0/4 nodes are available: 4 Insufficient nvidia.com/gpu. preemption: 0/4 nodes are "
+            "available: 4 No preemption victims found for incoming pod.");
   EXPECT_EQ(lines[0].at("unschedulablePlugins").as_string(), "NodeResourcesFit")
       << "16 GPUs exceed every node's allocatable, which NodeResourcesFit checks first";
 }

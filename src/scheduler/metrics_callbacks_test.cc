@@ -35,6 +35,21 @@ class BindingApi final : public kube::ApiClient {
     return common::Status::Ok();
   }
   common::Status CreateEvent(const kube::EventRecord&) override { return common::Status::Ok(); }
+  common::Status PatchPodCondition(const api::Pod& pod, const api::Condition& c) override {
+    pod_conditions.emplace_back(pod.Key(), c);
+    return common::Status::Ok();
+  }
+  common::Status DeletePod(const api::Pod& pod) override {
+    deleted.push_back(pod.Key());
+    return common::Status::Ok();
+  }
+  common::Status SetNominatedNodeName(const api::Pod& pod, std::string_view node) override {
+    nominated.emplace_back(pod.Key(), std::string(node));
+    return common::Status::Ok();
+  }
+  std::vector<std::pair<std::string, api::Condition>> pod_conditions;  // pod key, condition
+  std::vector<std::string> deleted;                                    // pod keys
+  std::vector<std::pair<std::string, std::string>> nominated;          // pod key, node
 };
 
 // name{labels} -> value, counters and gauges only; histograms as name_count{labels}.
@@ -130,7 +145,9 @@ TEST_F(MetricsCallbacksTest, AttemptsQueueCacheAndGpuAllocationAreExported) {
   EXPECT_EQ(m["scheduler_pending_pods{queue=active}"], 0);
   EXPECT_EQ(m["scheduler_cache_size{type=nodes}"], 3);
   EXPECT_EQ(m["scheduler_cache_size{type=pods}"], 3);
-  EXPECT_EQ(m["scheduler_preemption_attempts_total"], 0);
+  // The one unschedulable pod ran PostFilter once (DefaultPreemption found no victims).
+  EXPECT_EQ(m["scheduler_preemption_attempts_total"], 1);
+  EXPECT_EQ(m["scheduler_preemption_victims_count"], 0);
   EXPECT_GE(m["scheduler_queue_incoming_pods_total{event=PodAdd,queue=active}"] +
                 m["scheduler_queue_incoming_pods_total{queue=active,event=PodAdd}"],
             4);

@@ -9,6 +9,7 @@
 
 #include "src/common/interner.h"
 #include "src/scheduler/metrics_callbacks.h"
+#include "src/scheduler/pod_event.h"
 
 namespace gpusched::scheduler {
 
@@ -17,9 +18,6 @@ using framework::CycleState;
 using framework::QueuedPodInfo;
 using framework::runtime::Framework;
 
-namespace {
-
-// An event about `pod` (the scheduler's FailedScheduling and Scheduled events).
 kube::EventRecord PodEvent(const api::Pod& pod, std::string type, std::string reason,
                            std::string action, std::string note, std::string controller) {
   kube::EventRecord ev;
@@ -33,8 +31,6 @@ kube::EventRecord PodEvent(const api::Pod& pod, std::string type, std::string re
   ev.reporting_controller = std::move(controller);
   return ev;
 }
-
-}  // namespace
 
 Scheduler::Scheduler(SchedulerDeps deps)
     : deps_(std::move(deps)), cache_(deps_.clock), binding_(cache_, waiting_, deps_.executor) {}
@@ -52,6 +48,7 @@ common::StatusOr<std::unique_ptr<Scheduler>> Scheduler::Create(
     if (s->deps_.metrics != nullptr)
       fw->SetMetrics(s->deps_.metrics->ForProfile(profile.scheduler_name));
     fw->SetWaitingPods(&s->waiting_);
+    fw->SetNominator(&s->nominator_);
     s->frameworks_.push_back(std::move(fw));
   }
   if (s->frameworks_.empty())
@@ -109,16 +106,21 @@ void Scheduler::OnNodeDelete(api::NodePtr node) { cache_.RemoveNode(node->meta.n
 void Scheduler::OnPodAdd(api::PodPtr pod) {
   if (!pod->node_name.empty()) {
     queue_->Delete(pod->meta.uid);
+    nominator_.Remove(pod->meta.uid);
     cache_.AddPod(std::move(pod));
     return;
   }
   if (pod->Terminal() || pod->meta.deletion_timestamp || !Responsible(*pod)) return;
+  if (!pod->nominated_node_name.empty()) nominator_.Update(nullptr, pod);
   queue_->Add(std::move(pod));
 }
 
 void Scheduler::OnPodUpdate(api::PodPtr old_pod, api::PodPtr pod) {
   if (!pod->node_name.empty()) {
-    if (old_pod == nullptr || old_pod->node_name.empty()) queue_->Delete(pod->meta.uid);
+    if (old_pod == nullptr || old_pod->node_name.empty()) {
+      queue_->Delete(pod->meta.uid);
+      nominator_.Remove(pod->meta.uid);
+    }
     bool terminal = pod->Terminal();
     cache_.UpdatePod(std::move(pod));
     if (terminal) queue_->MoveAllToActiveOrBackoff("AssignedPodDelete");
@@ -127,8 +129,10 @@ void Scheduler::OnPodUpdate(api::PodPtr old_pod, api::PodPtr pod) {
   if (!Responsible(*pod)) return;
   if (pod->Terminal() || pod->meta.deletion_timestamp) {
     queue_->Delete(pod->meta.uid);
+    nominator_.Remove(pod->meta.uid);
     return;
   }
+  nominator_.Update(old_pod.get(), pod);
   if (queue_->Contains(pod->meta.uid)) {
     queue_->Update(std::move(pod));
   } else if (!cache_.Contains(pod->meta.uid)) {
@@ -142,6 +146,7 @@ void Scheduler::OnPodDelete(api::PodPtr pod) {
     queue_->MoveAllToActiveOrBackoff("AssignedPodDelete");
   }
   queue_->Delete(pod->meta.uid);
+  nominator_.Remove(pod->meta.uid);
 }
 
 // --- the scheduling cycle ---------------------------------------------------------------------
@@ -166,7 +171,8 @@ void Scheduler::Report(Decision&& d) {
 void Scheduler::HandleFailure(Framework& fw, const QueuedPodInfo& qp,
                               const framework::Status& status,
                               const framework::runtime::Diagnosis* diag, int32_t evaluated,
-                              int32_t feasible, const metrics::Stopwatch* attempt) {
+                              int32_t feasible, const metrics::Stopwatch* attempt,
+                              const api::PodPtr& status_pod) {
   const api::Pod& pod = *qp.pod;
   bool fit_error = status.IsRejected();
   Decision d;
@@ -195,8 +201,10 @@ void Scheduler::HandleFailure(Framework& fw, const QueuedPodInfo& qp,
   if (diag != nullptr) requeue.unschedulable_plugins = diag->unschedulable_plugins;
   queue_->Requeue(std::move(requeue), !fit_error);
 
+  // status_pod: the pod with the nominatedNodeName a PostFilter gave it, written in the same patch.
   common::Status s =
-      deps_.api.SetPodUnschedulable(pod, fit_error ? "Unschedulable" : "SchedulerError", d.message);
+      deps_.api.SetPodUnschedulable(status_pod != nullptr ? *status_pod : pod,
+                                    fit_error ? "Unschedulable" : "SchedulerError", d.message);
   if (!s.ok()) spdlog::warn("updating PodScheduled condition of {}: {}", pod.Key(), s.ToString());
   s = deps_.api.CreateEvent(PodEvent(pod, "Warning", "FailedScheduling", "Scheduling",
                                      kube::TruncateEventNote(d.message), d.profile));
@@ -228,8 +236,9 @@ void Scheduler::ScheduleQueued(QueuedPodInfo qp) {
   auto result = fw->SchedulePod(*state, *pod, snapshot_, deps_.random);
   if (sw != nullptr) deps_.metrics->ObserveAlgorithm(sw->Seconds());
   if (result.node == framework::kNoNode) {
+    const api::PodPtr status_pod = result.post_filter_ran ? ApplyPostFilter(*fw, pod, result) : pod;
     HandleFailure(*fw, qp, result.status, &result.diagnosis, result.evaluated_nodes,
-                  result.feasible_nodes, sw);
+                  result.feasible_nodes, sw, status_pod);
     return;
   }
   const framework::NodeInfo& node = snapshot_.at(result.node);
@@ -239,6 +248,7 @@ void Scheduler::ScheduleQueued(QueuedPodInfo qp) {
     FinishPlacement(*fw, a, DescribePlacement(std::move(qp), result, std::move(attempt)), st);
     return;
   }
+  nominator_.Remove(pod->meta.uid);  // assumed: its room is taken for real
   if (decision_annotation_) {
     state->allocation().annotations.emplace_back(
         std::string(kDecisionAnnotation), DecisionAnnotationValue(a.node, result, snapshot_));

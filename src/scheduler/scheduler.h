@@ -11,8 +11,12 @@
 //                                        FinishBinding → PostBind) → "Scheduled" event
 //   any failure after assume:            Unreserve → ForgetPod → requeue (backoff for errors,
 //                                        unschedulable for a Permit rejection or timeout)
-//   no fit:                              requeue as unschedulable; PodScheduled=False condition and
-//                                        a FailedScheduling event with the FitError message
+//   no fit:                              PostFilter (preemption, preemption.cc): evict the victims
+//                                        it chose (DisruptionTarget condition, delete, "Preempted"
+//                                        event) and nominate the pod to their node; requeue as
+//                                        unschedulable; PodScheduled=False condition (and
+//                                        nominatedNodeName) and a FailedScheduling event with the
+//                                        FitError message
 //   Tick (every second of deps.clock, from Run; tests and the simulator call it): flush the
 //                                        queue's backoff, expire assumed pods and Permit waits
 //
@@ -23,8 +27,10 @@
 
 #include <atomic>
 #include <functional>
+#include <map>
 #include <memory>
 #include <optional>
+#include <span>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -33,6 +39,7 @@
 #include "src/cache/cache.h"
 #include "src/common/clock.h"
 #include "src/common/executor.h"
+#include "src/common/mutex.h"
 #include "src/common/random.h"
 #include "src/config/config.h"
 #include "src/framework/handle.h"
@@ -101,12 +108,16 @@ class Scheduler final : public kube::ClusterEventHandler, public framework::Hand
   void OnPodAdd(api::PodPtr pod) override;
   void OnPodUpdate(api::PodPtr old_pod, api::PodPtr pod) override;
   void OnPodDelete(api::PodPtr pod) override;
+  void OnPdbAdd(api::PdbPtr pdb) override;
+  void OnPdbUpdate(api::PdbPtr old_pdb, api::PdbPtr pdb) override;
+  void OnPdbDelete(api::PdbPtr pdb) override;
 
   // framework::Handle
   const common::Clock& clock() const override { return deps_.clock; }
   common::Status BindPod(const api::Pod& pod, std::string_view node,
                          const framework::Allocation& allocation) override;
   framework::WaitingPods& waiting_pods() override { return waiting_; }
+  std::vector<api::PdbPtr> PodDisruptionBudgets() const override;
 
   // A node's measured GPU utilization (0..1), from the DCGM refresher; thread-safe.
   void SetGpuUtilization(std::string_view node, double utilization);
@@ -156,6 +167,8 @@ class Scheduler final : public kube::ClusterEventHandler, public framework::Hand
   }
   common::Status CheckCacheInvariants() const { return cache_.CheckInvariants(); }
   size_t WaitingPodCount() const { return waiting_.size(); }
+  // The node `uid` is nominated to (preemption), or "".
+  std::string NominatedNodeOf(std::string_view uid) const { return nominator_.NodeOf(uid); }
   const SchedulerStats& stats() const { return stats_; }
   framework::runtime::Framework* FrameworkFor(std::string_view scheduler_name);
 
@@ -174,7 +187,8 @@ class Scheduler final : public kube::ClusterEventHandler, public framework::Hand
   void HandleFailure(framework::runtime::Framework& fw, const framework::QueuedPodInfo& qp,
                      const framework::Status& status, const framework::runtime::Diagnosis* diag,
                      int32_t evaluated, int32_t feasible,
-                     const metrics::Stopwatch* attempt = nullptr);
+                     const metrics::Stopwatch* attempt = nullptr,
+                     const api::PodPtr& status_pod = nullptr);
   // The binding cycle's end: success (events, metrics, report) or the failure path.
   void FinishPlacement(framework::runtime::Framework& fw, const binding::Attempt& a,
                        const Placement& p, const framework::Status& status);
@@ -184,10 +198,21 @@ class Scheduler final : public kube::ClusterEventHandler, public framework::Hand
                               const framework::runtime::ScheduleResult& r,
                               std::optional<metrics::Stopwatch> attempt) const;
   void Report(Decision&& d);
+  // Carries out a PostFilter result (preemption.cc): evicts the victims, clears the nominations of
+  // lower-priority pods on the node, records the pod's own nomination. Returns the pod as its
+  // status should be written (nominatedNodeName set or cleared).
+  api::PodPtr ApplyPostFilter(const framework::runtime::Framework& fw, const api::PodPtr& pod,
+                              const framework::runtime::ScheduleResult& result);
+  common::Status EvictVictims(const api::Pod& preemptor, std::string_view node,
+                              std::string_view plugin, std::span<const api::PodPtr> victims);
+  void ClearLowerPriorityNominations(const api::Pod& preemptor, std::string_view node);
 
   SchedulerDeps deps_;
   cache::Cache cache_;
   framework::runtime::WaitingPodMap waiting_;
+  framework::runtime::Nominator nominator_;
+  mutable common::Mutex pdbs_mu_;
+  std::map<std::string, api::PdbPtr, std::less<>> pdbs_ GPUSCHED_GUARDED_BY(pdbs_mu_);  // ns/name
   binding::BindingCycle binding_;
   std::unique_ptr<queue::SchedulingQueue> queue_;
   std::vector<std::unique_ptr<framework::runtime::Framework>> frameworks_;

@@ -24,6 +24,9 @@ class FakeApi final : public kube::ApiClient {
   std::map<std::string, std::string> bound;       // pod key -> node
   std::map<std::string, std::string> conditions;  // pod key -> message
   std::vector<kube::EventRecord> events;
+  std::vector<std::pair<std::string, api::Condition>> pod_conditions;  // pod key, condition
+  std::vector<std::string> deleted;                                    // pod keys
+  std::vector<std::pair<std::string, std::string>> nominated;          // pod key, node
 
   common::Status BindPod(
       const api::Pod& pod, std::string_view node,
@@ -39,6 +42,18 @@ class FakeApi final : public kube::ApiClient {
   common::Status SetPodUnschedulable(const api::Pod& pod, std::string_view,
                                      std::string_view message) override {
     conditions[pod.Key()] = std::string(message);
+    return common::Status::Ok();
+  }
+  common::Status PatchPodCondition(const api::Pod& pod, const api::Condition& c) override {
+    pod_conditions.emplace_back(pod.Key(), c);
+    return common::Status::Ok();
+  }
+  common::Status DeletePod(const api::Pod& pod) override {
+    deleted.push_back(pod.Key());
+    return common::Status::Ok();
+  }
+  common::Status SetNominatedNodeName(const api::Pod& pod, std::string_view node) override {
+    nominated.emplace_back(pod.Key(), std::string(node));
     return common::Status::Ok();
   }
   common::Status CreateEvent(const kube::EventRecord& e) override {
@@ -117,7 +132,8 @@ TEST_F(SchedulerTest, CountsFreeDevicesNotTheNodeTotal) {
   EXPECT_EQ(api_.bound.count("default/six"), 0u);
   EXPECT_EQ(api_.bound["default/five"], "n1");
   EXPECT_EQ(api_.conditions["default/six"],
-            "0/1 nodes are available: 1 Insufficient nvidia.com/gpu.");
+            "0/1 nodes are available: 1 Insufficient nvidia.com/gpu. preemption: 0/1 nodes are "
+            "available: 1 No preemption victims found for incoming pod.");
 }
 
 TEST_F(SchedulerTest, FailureMessageCountsReasonsLikeKubeScheduler) {
@@ -127,7 +143,9 @@ TEST_F(SchedulerTest, FailureMessageCountsReasonsLikeKubeScheduler) {
   sched_->OnPodAdd(GpuPod("big", 4).GpuModel("A100").Ptr());
   Drain();
   EXPECT_EQ(api_.conditions["default/big"],
-            "0/3 nodes are available: 1 GPU model mismatch, 2 Insufficient nvidia.com/gpu.");
+            "0/3 nodes are available: 1 GPU model mismatch, 2 Insufficient nvidia.com/gpu. "
+            "preemption: 0/3 nodes are available: 1 Preemption is not helpful for scheduling, 2 No "
+            "preemption victims found for incoming pod.");
   ASSERT_FALSE(api_.events.empty());
   EXPECT_EQ(api_.events.back().reason, "FailedScheduling");
   EXPECT_EQ(api_.events.back().type, "Warning");
@@ -243,7 +261,8 @@ TEST_F(SchedulerPermitTest, APodHeldAtPermitKeepsItsGpusUntilItsPairArrivesThenB
   EXPECT_EQ(api_.bound["default/job-1"], "n1");
   EXPECT_EQ(api_.bound.count("default/lone-0"), 0u);
   EXPECT_EQ(api_.conditions["default/lone-0"],
-            "0/1 nodes are available: 1 Insufficient nvidia.com/gpu.");
+            "0/1 nodes are available: 1 Insufficient nvidia.com/gpu. preemption: 0/1 nodes are "
+            "available: 1 No preemption victims found for incoming pod.");
   EXPECT_EQ(sched_->WaitingPodCount(), 0u);
   EXPECT_TRUE(sched_->CheckCacheInvariants().ok());
 }

@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <memory>
+#include <optional>
 
 #include "src/common/strings.h"
 
@@ -169,6 +170,67 @@ common::Status SimCluster::CreateEvent(const kube::EventRecord& event) {
   common::MutexLock lock(mu_);
   ++counters_.events_by_reason[event.reason];
   return common::Status::Ok();
+}
+
+common::Status SimCluster::UpdateStoredPod(const api::Pod& pod,
+                                           const std::function<bool(api::Pod&)>& update) {
+  kube::ClusterEventHandler* handler = nullptr;
+  api::PodPtr old_pod;
+  api::PodPtr updated;
+  {
+    common::MutexLock lock(mu_);
+    auto it = pods_.find(pod.meta.uid);
+    if (it == pods_.end()) {
+      return common::NotFoundError("pods \"" + pod.meta.name + "\" not found");
+    }
+    auto copy = std::make_shared<api::Pod>(*it->second);
+    if (!update(*copy)) return common::Status::Ok();
+    old_pod = it->second;
+    updated = std::move(copy);
+    it->second = updated;
+    handler = handler_;
+  }
+  if (handler != nullptr) handler->OnPodUpdate(std::move(old_pod), std::move(updated));
+  return common::Status::Ok();
+}
+
+common::Status SimCluster::PatchPodCondition(const api::Pod& pod, const api::Condition& condition) {
+  return UpdateStoredPod(pod, [&](api::Pod& p) {
+    for (api::Condition& c : p.conditions) {
+      if (c.type != condition.type) continue;
+      if (c.status == condition.status && c.reason == condition.reason &&
+          c.message == condition.message) {
+        return false;  // the pod already says so
+      }
+      const std::optional<common::TimePoint> kept =
+          c.status == condition.status ? c.last_transition_time : std::nullopt;
+      c = condition;
+      if (!c.last_transition_time) c.last_transition_time = kept;
+      return true;
+    }
+    p.conditions.push_back(condition);
+    return true;
+  });
+}
+
+common::Status SimCluster::DeletePod(const api::Pod& pod) {
+  common::Status s = DeletePod(std::string_view(pod.meta.uid));
+  if (s.ok()) {
+    common::MutexLock lock(mu_);
+    ++counters_.api_deletes;
+  } else if (s.code() == common::StatusCode::kNotFound) {
+    return common::NotFoundError("pods \"" + pod.meta.name + "\" not found");
+  }
+  return s;
+}
+
+common::Status SimCluster::SetNominatedNodeName(const api::Pod& pod, std::string_view node) {
+  if (pod.nominated_node_name == node) return common::Status::Ok();  // as the real client
+  return UpdateStoredPod(pod, [&](api::Pod& p) {
+    if (p.nominated_node_name == node) return false;
+    p.nominated_node_name = std::string(node);
+    return true;
+  });
 }
 
 api::PodPtr SimCluster::GetPod(std::string_view uid) const {

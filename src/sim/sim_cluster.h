@@ -11,6 +11,12 @@
 //                 scheduler's cache before ScheduleOne returns)
 //   SetPodUnschedulable, CreateEvent -> counted only; no event is delivered (kube-scheduler ignores
 //                 status-only updates of its own pods, and the Scheduler here would requeue).
+//   PatchPodCondition, SetNominatedNodeName -> a new PodPtr with the condition replaced (by type)
+//                 or added / status.nominatedNodeName set -> OnPodUpdate(old, new); nothing when
+//                 the pod already says so. No clock here: a condition keeps the
+//                 last_transition_time it was given (or the old one while its status is the same).
+//   DeletePod(pod) -> as DeletePod(uid) when the uid is still there (NotFound otherwise: deleted,
+//                 or re-created under another uid) -> OnPodDelete. Counted in `api_deletes`.
 //
 // Ledger: independently of the scheduler's cache, SimCluster keeps per node the summed requests
 // of its bound pods and, per GPU device, the milli-GPU written in the pods' gpusched.io/gpu-devices
@@ -25,6 +31,7 @@
 
 #include <array>
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <string>
 #include <string_view>
@@ -57,6 +64,7 @@ struct ClusterCounters {
   int64_t bind_errors = 0;
   std::map<std::string, int64_t> events_by_reason;      // "Scheduled", "FailedScheduling"
   std::map<std::string, int64_t> conditions_by_reason;  // PodScheduled=False reasons
+  int64_t api_deletes = 0;                              // DeletePod(pod): preemption victims
 };
 
 class SimCluster final : public kube::ApiClient {
@@ -84,6 +92,9 @@ class SimCluster final : public kube::ApiClient {
   common::Status SetPodUnschedulable(const api::Pod& pod, std::string_view reason,
                                      std::string_view message) override;
   common::Status CreateEvent(const kube::EventRecord& event) override;
+  common::Status PatchPodCondition(const api::Pod& pod, const api::Condition& condition) override;
+  common::Status DeletePod(const api::Pod& pod) override;
+  common::Status SetNominatedNodeName(const api::Pod& pod, std::string_view node) override;
 
   // The current object, or nullptr.
   api::PodPtr GetPod(std::string_view uid) const;
@@ -107,6 +118,9 @@ class SimCluster final : public kube::ApiClient {
   // Adds (sign=+1) or removes (sign=-1) a bound pod's usage on its node.
   void ChargeLocked(const api::Pod& pod, int sign) GPUSCHED_REQUIRES(mu_);
   void ViolationLocked(std::string what) GPUSCHED_REQUIRES(mu_);
+  // Replaces the stored pod of `uid` with update(copy) and delivers OnPodUpdate(old, new);
+  // nothing when update returns false. NotFound when the uid is not there.
+  common::Status UpdateStoredPod(const api::Pod& pod, const std::function<bool(api::Pod&)>& update);
 
   mutable common::Mutex mu_;
   kube::ClusterEventHandler* handler_ = nullptr;

@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <boost/json.hpp>
+#include <chrono>
 #include <map>
 #include <memory>
 #include <string>
@@ -100,21 +101,27 @@ TEST(BuiltinExampleTest, OutcomeIsExactAndDeterministic) {
       {"a pod asking for a model the cluster lacks is rejected for the model",
        "ml-training/h100-benchmark",
        {"GPU model mismatch", "Insufficient nvidia.com/gpu"},
-       "0/48 nodes are available: 39 GPU model mismatch, 9 Insufficient nvidia.com/gpu."},
+       "0/48 nodes are available: 39 GPU model mismatch, 9 Insufficient nvidia.com/gpu. "
+       "preemption: "
+       "0/48 nodes are available: 39 Preemption is not helpful for scheduling, 9 No preemption "
+       "victims found for incoming pod."},
       {"a pod asking for more GPUs than any node has is rejected for GPUs",
        "ml-training/mega-train-16g",
        {"Insufficient nvidia.com/gpu"},
-       "0/48 nodes are available: 48 Insufficient nvidia.com/gpu."},
+       "0/48 nodes are available: 48 Insufficient nvidia.com/gpu. preemption: 0/48 nodes are "
+       "available: 48 No preemption victims found for incoming pod."},
       {"a CPU pod too big for the untainted nodes is rejected for memory and taints",
        "data/bigmem-analytics",
        {"Insufficient memory", "node(s) had untolerated taint {nvidia.com/gpu: present}"},
        "0/48 nodes are available: 39 node(s) had untolerated taint {nvidia.com/gpu: present}, 9 "
-       "Insufficient memory."},
+       "Insufficient memory. preemption: 0/48 nodes are available: 39 Preemption is not helpful "
+       "for scheduling, 9 No preemption victims found for incoming pod."},
       {"a malformed GPU annotation is reported with its own reason",
        "inference/embedder-bad-annotation",
        {"annotation gpu.nvidia.com/memory: invalid value \"lots\" (want MiB, e.g. 16384)"},
        "0/48 nodes are available: annotation gpu.nvidia.com/memory: invalid value \"lots\" (want "
-       "MiB, e.g. 16384)."},
+       "MiB, e.g. 16384). preemption: 0/48 nodes are available: 48 Preemption is not helpful for "
+       "scheduling."},
   };
   for (const auto& c : cases) {
     SCOPED_TRACE(c.name);
@@ -413,6 +420,49 @@ TEST(SimClusterTest, RejectsWhatAnApiServerRejects) {
             (std::vector<std::string>{"NodeAdd n1", "PodAdd default/a", "PodUpdate default/a ->n1",
                                       "PodDelete default/a"}));
   EXPECT_EQ(cluster.Counters().bind_errors, 3);
+}
+
+TEST(SimClusterTest, PreemptionWritesUpdateTheStoredPod) {
+  SimCluster cluster;
+  RecordingHandler handler;
+  cluster.SetHandler(&handler);
+  ASSERT_TRUE(cluster.AddNode(GpuNode("n1", 1)).ok());
+  api::PodPtr p = SharedGpuPod("a", 1000);
+  ASSERT_TRUE(cluster.CreatePod(p).ok());
+  ASSERT_TRUE(cluster.BindPod(*p, "n1", {}).ok());
+  handler.log.clear();
+
+  const common::TimePoint t0(std::chrono::seconds(100));
+  const api::Condition target{"DisruptionTarget", "True", "PreemptionByScheduler", "m", t0};
+  ASSERT_TRUE(cluster.PatchPodCondition(*p, target).ok());
+  ASSERT_EQ(cluster.GetPod("uid-a")->conditions.size(), 1u);
+  EXPECT_EQ(cluster.GetPod("uid-a")->conditions[0].reason, "PreemptionByScheduler");
+  // The same condition again changes nothing; another message replaces it, keeping the time.
+  ASSERT_TRUE(cluster.PatchPodCondition(*p, target).ok());
+  ASSERT_TRUE(cluster.PatchPodCondition(*p, {"DisruptionTarget", "True", "", "other", {}}).ok());
+  ASSERT_EQ(cluster.GetPod("uid-a")->conditions.size(), 1u);
+  EXPECT_EQ(cluster.GetPod("uid-a")->conditions[0].message, "other");
+  EXPECT_EQ(cluster.GetPod("uid-a")->conditions[0].last_transition_time, t0);
+
+  ASSERT_TRUE(cluster.SetNominatedNodeName(*cluster.GetPod("uid-a"), "n1").ok());
+  EXPECT_EQ(cluster.GetPod("uid-a")->nominated_node_name, "n1");
+  ASSERT_TRUE(cluster.SetNominatedNodeName(*cluster.GetPod("uid-a"), "n1").ok());  // no change
+  ASSERT_TRUE(cluster.SetNominatedNodeName(*cluster.GetPod("uid-a"), "").ok());
+  EXPECT_EQ(cluster.GetPod("uid-a")->nominated_node_name, "");
+  EXPECT_EQ(handler.log.size(), 4u);  // two conditions, nominate, clear
+  EXPECT_EQ(handler.last, cluster.GetPod("uid-a"));
+
+  // Deleting by pod checks the uid: a pod of the same name with another uid is not deleted.
+  api::Pod replaced = *p;
+  replaced.meta.uid = "uid-other";
+  EXPECT_EQ(cluster.DeletePod(replaced).code(), common::StatusCode::kNotFound);
+  ASSERT_TRUE(cluster.DeletePod(*p).ok());
+  EXPECT_EQ(cluster.DeletePod(*p).code(), common::StatusCode::kNotFound);
+  EXPECT_EQ(cluster.PatchPodCondition(*p, target).code(), common::StatusCode::kNotFound);
+  EXPECT_EQ(cluster.SetNominatedNodeName(*p, "n1").code(), common::StatusCode::kNotFound);
+  EXPECT_EQ(cluster.UsageOf("n1").pods, 0);
+  EXPECT_EQ(cluster.Counters().api_deletes, 1);
+  EXPECT_EQ(handler.log.back(), "PodDelete default/a");
 }
 
 // --- Simulator -------------------------------------------------------------------------------

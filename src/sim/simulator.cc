@@ -161,7 +161,6 @@ void Simulator::OnDecision(const scheduler::Decision& d) {
       o.reasons.emplace_back(d.diagnosis.pre_filter_status.reason());
     }
     for (const auto& [reason, count] : d.diagnosis.reason_counts) o.reasons.emplace_back(reason);
-    for (const auto& m : d.diagnosis.post_filter_messages) o.reasons.push_back(m);
     std::sort(o.reasons.begin(), o.reasons.end());
     o.reasons.erase(std::unique(o.reasons.begin(), o.reasons.end()), o.reasons.end());
     if (o.reasons.empty()) o.reasons.push_back(d.message);

@@ -11,6 +11,16 @@
 
 namespace gpusched::sim {
 
+namespace {
+
+void Skipped(Workload& workload, std::string_view source, std::string_view kind,
+             std::string_view name) {
+  workload.warnings.push_back(std::string(source) + ": skipped " + std::string(kind) + " \"" +
+                              std::string(name) + "\": the simulator reads Nodes and Pods only");
+}
+
+}  // namespace
+
 common::Status AppendManifests(std::string_view text, std::string_view source, Workload& workload) {
   GPUSCHED_ASSIGN_OR_RETURN(std::vector<api::Object> objects, api::DecodeManifests(text, source));
   for (auto& obj : objects) {
@@ -21,9 +31,12 @@ common::Status AppendManifests(std::string_view text, std::string_view source, W
             workload.pods.push_back(std::make_shared<const api::Pod>(std::move(o)));
           } else if constexpr (std::is_same_v<T, api::Node>) {
             workload.nodes.push_back(std::make_shared<const api::Node>(std::move(o)));
+          } else if constexpr (std::is_same_v<T, api::PodDisruptionBudget>) {
+            Skipped(workload, source, "PodDisruptionBudget", o.meta.name);
+          } else if constexpr (std::is_same_v<T, api::PriorityClass>) {
+            Skipped(workload, source, "PriorityClass", o.name);
           } else {
-            workload.warnings.push_back(std::string(source) + ": skipped " + o.kind + " \"" +
-                                        o.name + "\": the simulator reads Nodes and Pods only");
+            Skipped(workload, source, o.kind, o.name);
           }
         },
         obj);

@@ -301,6 +301,26 @@ PodBuilder& PodBuilder::NominatedNodeName(std::string_view node) {
   return *this;
 }
 
+PodBuilder& PodBuilder::PreemptionPolicy(api::PreemptionPolicy policy) {
+  pod_.preemption_policy = policy;
+  return *this;
+}
+
+PodBuilder& PodBuilder::StartTime(common::TimePoint t) {
+  pod_.start_time = t;
+  return *this;
+}
+
+PodBuilder& PodBuilder::Condition(std::string_view type, std::string_view status,
+                                  std::string_view reason) {
+  api::Condition c;
+  c.type = std::string(type);
+  c.status = std::string(status);
+  c.reason = std::string(reason);
+  pod_.conditions.push_back(std::move(c));
+  return *this;
+}
+
 api::Pod PodBuilder::Obj() const {
   api::Pod pod = pod_;
   api::ComputeEffectiveRequests(pod);

@@ -91,10 +91,14 @@ class PodBuilder {
                                api::TopologySpreadConstraint::WhenUnsatisfiable when,
                                std::string_view key, std::string_view value);
   PodBuilder& SchedulingGate(std::string_view name);
+  PodBuilder& PreemptionPolicy(api::PreemptionPolicy policy);
 
   // Status.
   PodBuilder& Phase(api::PodPhase phase);
   PodBuilder& NominatedNodeName(std::string_view node);
+  PodBuilder& StartTime(common::TimePoint t);
+  // Adds a status condition.
+  PodBuilder& Condition(std::string_view type, std::string_view status, std::string_view reason);
 
   // The pod, with requests and GPU request derived.
   api::Pod Obj() const;

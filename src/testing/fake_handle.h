@@ -43,6 +43,15 @@ class FakeHandle final : public framework::Handle {
   // REQUIRES: before any plugin uses waiting_pods(); `waiting` outlives the handle's use.
   void SetWaitingPods(framework::WaitingPods* waiting) { waiting_ = waiting; }
 
+  std::vector<api::PdbPtr> PodDisruptionBudgets() const override {
+    common::MutexLock lock(mu_);
+    return pdbs_;
+  }
+  void SetPodDisruptionBudgets(std::vector<api::PdbPtr> pdbs) {
+    common::MutexLock lock(mu_);
+    pdbs_ = std::move(pdbs);
+  }
+
   // The status every later BindPod returns (OK by default).
   void SetBindResult(common::Status status) {
     common::MutexLock lock(mu_);
@@ -69,6 +78,7 @@ class FakeHandle final : public framework::Handle {
   mutable common::Mutex mu_;
   std::vector<BindCall> binds_ GPUSCHED_GUARDED_BY(mu_);
   common::Status bind_result_ GPUSCHED_GUARDED_BY(mu_);
+  std::vector<api::PdbPtr> pdbs_ GPUSCHED_GUARDED_BY(mu_);
 };
 
 }  // namespace gpusched::testing

@@ -66,7 +66,9 @@ inline framework::Snapshot SnapshotOf(const std::vector<api::NodePtr>& nodes,
     info.index = static_cast<framework::NodeIndex>(i);
     snapshot.IndexNameForCache(nodes[i]->meta.name, info.index);
     for (const api::PodPtr& p : pods) {
-      if (p->node_name == nodes[i]->meta.name) info.pods.push_back(p);
+      if (p->node_name != nodes[i]->meta.name) continue;
+      info.pods.push_back(p);
+      info.pod_devices.emplace_back();
     }
     info.pod_count = static_cast<int32_t>(info.pods.size());
   }

@@ -80,10 +80,11 @@ ALL_TOGGLES = [
 # The RBAC each component ends with: {role kind, name suffix: {(apiGroup, resource,
 # resourceNames, verbs)}}; names are "<fullname>-<suffix>" (fullname "gpusched" in kustomize).
 SCHEDULER_RULES = {
-    ("", "pods", (), ("get", "list", "watch")),
+    ("", "pods", (), ("delete", "get", "list", "watch")),  # delete: preemption victims
     ("", "pods/binding", (), ("create",)),
     ("", "pods/status", (), ("patch",)),
     ("", "nodes", (), ("get", "list", "watch")),
+    ("policy", "poddisruptionbudgets", (), ("get", "list", "watch")),
     ("events.k8s.io", "events", (), ("create",)),
     # NetworkLocality's read-only watch of the NetworkAware objects.
     ("appgroup.diktyo.x-k8s.io", "appgroups", (), ("get", "list", "watch")),
@@ -766,6 +767,9 @@ class DeployTest(ClusterTestCase):
                 ("create", "pods", "--subresource=binding", "-n", ns),
                 ("patch", "pods", "--subresource=status", "-n", ns),
                 ("list", "nodes"), ("watch", "nodes"), ("get", "nodes"),
+                ("delete", "pods", "-n", ns),
+                ("list", "poddisruptionbudgets.policy", "-A"),
+                ("watch", "poddisruptionbudgets.policy", "-A"),
                 ("create", "events.events.k8s.io", "-n", ns),
                 ("create", "leases.coordination.k8s.io", "-n", ns),
                 ("get", "leases.coordination.k8s.io/gpu-scheduler", "-n", ns),
@@ -774,8 +778,10 @@ class DeployTest(ClusterTestCase):
             denied=[
                 ("delete", "nodes"), ("update", "nodes"), ("patch", "nodes"), ("create", "nodes"),
                 ("patch", "nodes", "--subresource=status"),
-                ("delete", "pods", "-n", ns), ("create", "pods", "-n", ns),
+                ("create", "pods", "-n", ns),
                 ("update", "pods", "-n", ns), ("patch", "pods", "-n", ns),
+                ("create", "poddisruptionbudgets.policy", "-n", ns),
+                ("delete", "poddisruptionbudgets.policy", "-n", ns),
                 ("update", "pods", "--subresource=status", "-n", ns),
                 ("create", "pods", "--subresource=eviction", "-n", ns),
                 ("get", "secrets", "-n", ns), ("list", "secrets", "-A"),

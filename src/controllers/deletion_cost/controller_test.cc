@@ -96,6 +96,13 @@ class FakeEvents final : public kube::ApiClient {
   common::Status SetPodUnschedulable(const api::Pod&, std::string_view, std::string_view) override {
     return common::UnimplementedError("");
   }
+  common::Status PatchPodCondition(const api::Pod&, const api::Condition&) override {
+    return common::UnimplementedError("");
+  }
+  common::Status DeletePod(const api::Pod&) override { return common::UnimplementedError(""); }
+  common::Status SetNominatedNodeName(const api::Pod&, std::string_view) override {
+    return common::UnimplementedError("");
+  }
   common::Status CreateEvent(const kube::EventRecord& e) override {
     events.push_back(e);
     return common::Status::Ok();

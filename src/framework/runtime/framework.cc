@@ -73,13 +73,14 @@ std::string Diagnosis::Message() const {
       msg += ".";
     }
   }
+  // As upstream: the PostFilter messages, joined, after a space (preemption's own message is a
+  // FitError of its own and ends with its period).
   if (!post_filter_messages.empty()) {
     msg += " ";
     for (size_t i = 0; i < post_filter_messages.size(); ++i) {
       if (i > 0) msg += ", ";
       msg += post_filter_messages[i];
     }
-    msg += ".";
   }
   return msg;
 }

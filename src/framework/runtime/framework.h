@@ -9,7 +9,8 @@
 //      │
 //   FindFeasibleNodes: Filter over the nodes, starting at a rotating index, until NumNodesToScore
 //      feasible nodes are found; stored verdicts of equivalent pods reused (result_cache.h)
-//      ─none─> RunPostFilter ─> Diagnosis ("0/N nodes are available: ...")
+//      (a pod with a nominated node tries that node first, alone: EvaluateNominatedNode)
+//      ─none─> RunPostFilter (preemption) ─> Diagnosis ("0/N nodes are available: ...")
 //      │ one feasible: chosen without scoring
 //   PrioritizeNodes (RunScore, score.cc): PreScore ─> Score (+NormalizeScore) × weight, summed
 //   SelectHost: the highest total, ties by the first score plugin's tie-break rule
@@ -37,6 +38,7 @@
 #include "src/framework/handle.h"
 #include "src/framework/plugin.h"
 #include "src/framework/registry.h"
+#include "src/framework/runtime/nominator.h"
 #include "src/framework/runtime/result_cache.h"
 #include "src/framework/runtime/waiting_pods.h"
 #include "src/metrics/scheduler_metrics.h"
@@ -53,10 +55,12 @@ struct Diagnosis {
   bool unresolvable_everywhere = true;
   // Filled only when SchedulePodOptions::record_verdicts is set (explain, tests).
   std::vector<NodeVerdict> verdicts;
+  // What PostFilter plugins said when they could not help, each appended to the message.
   std::vector<std::string> post_filter_messages;
 
   // kube-scheduler's FitError message, e.g.
-  // "0/50 nodes are available: 30 Insufficient nvidia.com/gpu, 20 GPU model mismatch."
+  // "0/50 nodes are available: 30 Insufficient nvidia.com/gpu, 20 GPU model mismatch.
+  //  preemption: 0/50 nodes are available: 50 No preemption victims found for incoming pod."
   std::string Message() const;
 };
 
@@ -93,6 +97,10 @@ struct ScheduleResult {
   // whenever Score ran (two or more feasible nodes), at no allocation.
   std::array<NodeScore, 3> top_scores{};
   int32_t top_count = 0;
+  // Set when no node fit and PostFilter plugins ran: `post_filter` is the result of the first
+  // that returned Success (victims to evict, the node to nominate), or of the last otherwise.
+  bool post_filter_ran = false;
+  PostFilterResult post_filter;
 };
 
 struct SchedulePodOptions {
@@ -148,6 +156,10 @@ class Framework {
   // Where RunPermit puts pods that a plugin holds (kWait). Without one, kWait is an error.
   // REQUIRES: before the first cycle; `waiting` outlives the Framework.
   void SetWaitingPods(WaitingPodMap* waiting) { waiting_ = waiting; }
+  // The nominated pods that SchedulePod keeps room for (nominator.h). Without one (the
+  // extender), no pod is nominated. REQUIRES: before the first cycle; outlives the Framework.
+  void SetNominator(Nominator* nominator) { nominator_ = nominator; }
+  bool HasPostFilterPlugins() const { return !post_filter_.empty(); }
 
   // Result reuse across equivalent pods (result_cache.h): on by default. Off gives the same
   // placements at full per-node cost (differential tests, benchmarks). Not used when recording
@@ -181,8 +193,17 @@ class Framework {
   void CountReason(FilterScan& scan, NodeIndex n, const Status& s, bool from_cache,
                    const SchedulePodOptions& options, Diagnosis& diag);
   void FinishScan(const FilterScan& scan, const CycleState& state, ScheduleResult& result);
+  // PostFilter and its context (post_filter.cc).
+  class PostFilterCycle;
   void RunPostFilter(CycleState& state, const api::Pod& pod, const Snapshot& snapshot,
                      ScheduleResult& result);
+  // The Filter plugins of the cycle on `node`, with the nominated pods of at least the pod's
+  // priority added on a copy first (PostFilterContext::RunFilters).
+  Status RunFiltersWithNominatedPods(const CycleState& state, const api::Pod& pod,
+                                     const NodeInfo& node) const;
+  // The pod's nominated node, filtered alone before the scan; true when it fits (result.node set).
+  bool EvaluateNominatedNode(const CycleState& state, const api::Pod& pod, const Snapshot& snapshot,
+                             ScheduleResult& result);
   bool PrioritizeNodes(CycleState& state, const api::Pod& pod, const Snapshot& snapshot,
                        std::span<const NodeIndex> feasible, const SchedulePodOptions& options,
                        ScheduleResult& result);
@@ -220,6 +241,13 @@ class Framework {
 
   Handle* handle_ = nullptr;
   WaitingPodMap* waiting_ = nullptr;
+  Nominator* nominator_ = nullptr;
+  // The cycle's nominations (null when none anywhere), a copy of a node with its nominated pods
+  // added (RunFiltersWithNominatedPods), and each slot's Filter code when no verdicts are stored
+  // (PostFilterContext::NodeCode).
+  const NominatedView* nominated_ = nullptr;
+  mutable NodeInfo nominated_scratch_;
+  std::vector<Code> node_codes_;
   std::string scheduler_name_;
   int32_t percentage_ = 0;
   std::vector<PluginPtr> owned_;

@@ -52,8 +52,23 @@ ScheduleResult Framework::SchedulePod(CycleState& state, const api::Pod& pod,
     result.diagnosis.pre_filter_status = result.status;
     return result;
   }
-  if (!PreFilterPod(state, pod, snapshot, result)) return result;
+  nominated_ = nullptr;
+  if (nominator_ != nullptr && nominator_->size() > 0) {
+    const NominatedView& view = nominator_->View(snapshot);
+    if (!view.empty()) nominated_ = &view;
+  }
+  if (!PreFilterPod(state, pod, snapshot, result)) {
+    if (result.status.IsRejected()) {
+      SelectActiveFilters(state);
+      RunPostFilter(state, pod, snapshot, result);
+    }
+    return result;
+  }
   SelectActiveFilters(state);
+  if (!options.record_verdicts && EvaluateNominatedNode(state, pod, snapshot, result)) {
+    return result;
+  }
+  if (!result.status.ok()) return result;  // a Filter error on the nominated node
   reuse_ = AcquireReuse(state, pod, snapshot, options);
   struct ClearReuse {  // RunScore may also be called on its own (extender): never with a stale
                        // class
@@ -119,8 +134,11 @@ Status Framework::RunActiveFilters(const CycleState& state, const api::Pod& pod,
 ResultCache::Class* Framework::AcquireReuse(const CycleState& state, const api::Pod& pod,
                                             const Snapshot& snapshot,
                                             const SchedulePodOptions& options) {
+  // Nodes with nominated pods are filtered per pod priority (RunFiltersWithNominatedPods), so no
+  // verdict is stored or reused while any pod is nominated.
   if (!reuse_enabled_ || options.record_verdicts || options.record_scores ||
-      snapshot.generation() == 0 || snapshot.generations().size() < snapshot.nodes().size()) {
+      nominated_ != nullptr || snapshot.generation() == 0 ||
+      snapshot.generations().size() < snapshot.nodes().size()) {
     return nullptr;
   }
   reuse_signature_.clear();
@@ -169,6 +187,7 @@ Framework::FilterScan Framework::StartScan(const Snapshot& snapshot,
   // Feasible nodes are written through a raw pointer into a buffer that only grows (sized once
   // per cluster size, not per pod).
   if (feasible_.size() < scan.slots) feasible_.resize(scan.slots);
+  if (node_codes_.size() < scan.slots) node_codes_.resize(scan.slots);
   scan.feasible = feasible_.data();
   scan.start = scan.slots == 0 ? 0 : next_start_ % scan.slots;
   scan.next = scan.start;
@@ -253,7 +272,9 @@ bool Framework::FilterNextNode(FilterScan& scan, const CycleState& state, const 
     const NodeInfo& ni = snapshot.nodes()[n];
     if (!ni.valid()) return false;
     ++result.evaluated_nodes;
-    s = RunActiveFilters(state, pod, ni);
+    s = nominated_ == nullptr ? RunActiveFilters(state, pod, ni)
+                              : RunFiltersWithNominatedPods(state, pod, ni);
+    if (reuse_ == nullptr) node_codes_[n] = s.code();  // else NodeCode reads the stored verdict
     if (reuse_ != nullptr) {
       reuse_->StoreVerdict(n, scan.gen[n], s);
       ++result_cache_.stats().filter_evaluated;
@@ -321,21 +342,6 @@ void Framework::FinishScan(const FilterScan& scan, const CycleState& state,
   if (metrics_ != nullptr) {
     CountFilterEvaluations(state, result.evaluated_nodes - static_cast<int32_t>(scan.reused));
   }
-}
-
-void Framework::RunPostFilter(CycleState& state, const api::Pod& pod, const Snapshot& snapshot,
-                              ScheduleResult& result) {
-  Diagnosis& diag = result.diagnosis;
-  PointTimer post_timer(post_filter_.empty() ? nullptr : metrics_, metrics::Point::kPostFilter);
-  for (auto* pf : post_filter_) {
-    std::string nominated;
-    Status s = pf->PostFilter(state, pod, snapshot, diag.verdicts, &nominated);
-    if (!s.ok() && !s.reason().empty()) diag.post_filter_messages.emplace_back(s.reason());
-  }
-  post_timer.Record(Status::Unschedulable({}));
-  result.status = Status(
-      diag.unresolvable_everywhere ? Code::kUnschedulableAndUnresolvable : Code::kUnschedulable,
-      {});
 }
 
 bool Framework::PrioritizeNodes(CycleState& state, const api::Pod& pod, const Snapshot& snapshot,

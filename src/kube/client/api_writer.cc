@@ -113,6 +113,56 @@ json::object BuildUnschedulablePatch(const api::Pod& pod, std::string_view reaso
   return patch;
 }
 
+json::object BuildConditionPatch(const api::Pod& pod, const api::Condition& condition,
+                                 common::TimePoint now) {
+  const api::Condition* old = FindCondition(pod.conditions, condition.type);
+  if (old != nullptr && old->status == condition.status && old->reason == condition.reason &&
+      old->message == condition.message) {
+    return {};  // the pod already says so
+  }
+  // v1 pod UpdatePodCondition: the transition time moves only when the status changes.
+  common::TimePoint transition = now;
+  if (condition.last_transition_time) {
+    transition = *condition.last_transition_time;
+  } else if (old != nullptr && old->status == condition.status && old->last_transition_time) {
+    transition = *old->last_transition_time;
+  }
+  json::object cond;
+  cond["type"] = condition.type;
+  cond["status"] = condition.status;
+  if (!condition.reason.empty()) cond["reason"] = condition.reason;
+  if (!condition.message.empty()) cond["message"] = condition.message;
+  cond["lastTransitionTime"] = FormatRfc3339(transition);
+  json::array conditions;
+  conditions.push_back(std::move(cond));
+  json::object status;
+  status["conditions"] = std::move(conditions);
+  json::object patch;
+  patch["status"] = std::move(status);
+  return patch;
+}
+
+json::object BuildDeleteOptions(const api::Pod& pod) {
+  json::object options;
+  if (pod.meta.uid.empty()) return options;
+  json::object preconditions;
+  preconditions["uid"] = pod.meta.uid;
+  options["preconditions"] = std::move(preconditions);
+  return options;
+}
+
+json::object BuildNominatedNodePatch(std::string_view node) {
+  json::object status;
+  if (node.empty()) {
+    status["nominatedNodeName"] = nullptr;
+  } else {
+    status["nominatedNodeName"] = node;
+  }
+  json::object patch;
+  patch["status"] = std::move(status);
+  return patch;
+}
+
 json::object BuildEvent(const EventRecord& event, std::string_view reporting_instance,
                         common::TimePoint now) {
   // Named "<pod>.<unix nanos in hex>" as client-go's events recorder does. generateName is no
@@ -278,6 +328,44 @@ common::Status KubeApiClient::SetPodUnschedulable(const api::Pod& pod, std::stri
   json::object patch = BuildUnschedulablePatch(pod, reason, message, clock_.Now());
   if (patch.empty()) return common::Status::Ok();  // the pod already says so
   return Write(JsonRequest("PATCH", PodPath(pod.meta.namespace_, pod.meta.name) + "/status", patch,
+                           "application/strategic-merge-patch+json"));
+}
+
+common::Status KubeApiClient::PatchPodCondition(const api::Pod& pod,
+                                                const api::Condition& condition) {
+  GPUSCHED_RETURN_IF_ERROR(CheckPodNames(pod));
+  if (condition.type.empty() || condition.status.empty()) {
+    return common::InvalidArgumentError("pod " + pod.Key() +
+                                        ": a condition needs a type and a status");
+  }
+  json::object patch = BuildConditionPatch(pod, condition, clock_.Now());
+  if (patch.empty()) return common::Status::Ok();
+  return Write(JsonRequest("PATCH", PodPath(pod.meta.namespace_, pod.meta.name) + "/status", patch,
+                           "application/strategic-merge-patch+json"));
+}
+
+common::Status KubeApiClient::DeletePod(const api::Pod& pod) {
+  GPUSCHED_RETURN_IF_ERROR(CheckPodNames(pod));
+  common::Status s = Write(
+      JsonRequest("DELETE", PodPath(pod.meta.namespace_, pod.meta.name), BuildDeleteOptions(pod)));
+  // 409 on a DELETE is a failed precondition: the pod of that name has another uid now.
+  if (s.code() == common::StatusCode::kAborted) {
+    return common::NotFoundError("deleting pod " + pod.Key() + " (uid " +
+                                 common::Quote(pod.meta.uid) +
+                                 "): the pod was replaced: " + std::string(s.message()));
+  }
+  return s;
+}
+
+common::Status KubeApiClient::SetNominatedNodeName(const api::Pod& pod, std::string_view node) {
+  GPUSCHED_RETURN_IF_ERROR(CheckPodNames(pod));
+  if (pod.nominated_node_name == node) return common::Status::Ok();
+  if (!node.empty() && !IsDns1123Subdomain(node)) {
+    return common::InvalidArgumentError("pod " + pod.Key() + ": nominated node name " +
+                                        common::Quote(node) + " is not a DNS-1123 name");
+  }
+  return Write(JsonRequest("PATCH", PodPath(pod.meta.namespace_, pod.meta.name) + "/status",
+                           BuildNominatedNodePatch(node),
                            "application/strategic-merge-patch+json"));
 }
 

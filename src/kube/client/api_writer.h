@@ -21,6 +21,17 @@
 //   CreateEvent          POST /apis/events.k8s.io/v1/namespaces/{ns}/events, named
 //                        "<pod>.<eventTime in unix nanos, hex>" like client-go's recorder (the API
 //                        server rejects generateName "<pod>.", which is not a DNS-1123 name).
+//   PatchPodCondition    PATCH .../pods/{name}/status, strategic merge patch of one condition
+//                        (merged by type; e.g. DisruptionTarget on a preemption victim), with
+//                        lastTransitionTime (now unless given or kept, see ApiClient). Skipped
+//                        when the pod already carries it. 404 -> kNotFound.
+//   DeletePod            DELETE .../pods/{name} with DeleteOptions {"preconditions":{"uid":...}}
+//                        (default grace period, as kube-scheduler's util.DeletePod). 404 ->
+//                        kNotFound; 409 (the uid precondition failed: the pod was re-created)
+//                        -> kNotFound too, since the pod we meant is gone.
+//   SetNominatedNodeName PATCH .../pods/{name}/status, strategic merge patch
+//                        {"status":{"nominatedNodeName": node}} (null clears it). Skipped when
+//                        pod.nominated_node_name already equals node. 404 -> kNotFound.
 //
 // JSON is built with Boost.JSON and serialised with boost::json::serialize; no user value is
 // ever concatenated into JSON text. Names used in paths are checked to be DNS-1123 names.
@@ -76,6 +87,9 @@ class KubeApiClient final : public ApiClient {
   common::Status SetPodUnschedulable(const api::Pod& pod, std::string_view reason,
                                      std::string_view message) override;
   common::Status CreateEvent(const EventRecord& event) override;
+  common::Status PatchPodCondition(const api::Pod& pod, const api::Condition& condition) override;
+  common::Status DeletePod(const api::Pod& pod) override;
+  common::Status SetNominatedNodeName(const api::Pod& pod, std::string_view node) override;
 
   // GET `path` (with `query`) and parse the JSON body; a non-2xx answer is StatusFromResponse.
   common::StatusOr<boost::json::value> GetJson(
@@ -115,6 +129,13 @@ boost::json::object BuildBinding(
 // The strategic merge patch of SetPodUnschedulable; an empty object when nothing would change.
 boost::json::object BuildUnschedulablePatch(const api::Pod& pod, std::string_view reason,
                                             std::string_view message, common::TimePoint now);
+// The strategic merge patch of PatchPodCondition; an empty object when nothing would change.
+boost::json::object BuildConditionPatch(const api::Pod& pod, const api::Condition& condition,
+                                        common::TimePoint now);
+// The DeleteOptions body of DeletePod: {"preconditions":{"uid":...}}, {} without a uid.
+boost::json::object BuildDeleteOptions(const api::Pod& pod);
+// The strategic merge patch of SetNominatedNodeName (an empty `node` is null).
+boost::json::object BuildNominatedNodePatch(std::string_view node);
 boost::json::object BuildEvent(const EventRecord& event, std::string_view reporting_instance,
                                common::TimePoint now);
 // True for a DNS-1123 subdomain (lower-case alphanumerics, '-' and '.', at most 253 bytes).

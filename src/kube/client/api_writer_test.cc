@@ -6,6 +6,8 @@
 
 #include <boost/json.hpp>
 #include <deque>
+#include <functional>
+#include <optional>
 
 #include "src/kube/client/encoding.h"
 
@@ -328,6 +330,193 @@ TEST(KubeApiClientTest, SetPodUnschedulableReportsApiErrors) {
   EXPECT_EQ(
       s.message(),
       "PATCH /api/v1/namespaces/ml/pods/train-0/status: 404 Not Found: pods \"train-0\" not found");
+}
+
+TEST(KubeApiClientTest, PatchPodCondition) {
+  common::FakeClock clock(*ParseRfc3339("2024-05-01T12:00:00Z"));
+  const api::Condition target{"DisruptionTarget", "True", "PreemptionByScheduler",
+                              "gpu-scheduler: preempting to accommodate a higher priority pod",
+                              std::nullopt};
+  api::Condition old_target = target;
+  old_target.last_transition_time = *ParseRfc3339("2024-05-01T11:00:00Z");
+  api::Condition old_false{"DisruptionTarget", "False", "", "",
+                           *ParseRfc3339("2024-05-01T10:00:00Z")};
+  api::Condition given = target;
+  given.last_transition_time = *ParseRfc3339("2024-05-01T09:00:00Z");
+  // The expected patch of one condition.
+  auto want = [](std::string reason_and_message, std::string time) {
+    return R"({"status":{"conditions":[{"type":"DisruptionTarget","status":"True",)" +
+           reason_and_message + R"("lastTransitionTime":")" + time + R"("}]}})";
+  };
+  const std::string preempting =
+      R"("reason":"PreemptionByScheduler",)"
+      R"("message":"gpu-scheduler: preempting to accommodate a higher priority pod",)";
+  struct Case {
+    const char* name;
+    std::vector<api::Condition> conditions;  // the pod's
+    api::Condition condition;
+    std::string want_patch;  // "" = no request
+  };
+  api::Condition other_message = target;
+  other_message.message = "other";
+  const Case cases[] = {
+      {"a new condition takes the current time",
+       {{"Ready", "True", "", "", std::nullopt}},
+       target,
+       want(preempting, "2024-05-01T12:00:00Z")},
+      {"a given transition time is kept", {}, given, want(preempting, "2024-05-01T09:00:00Z")},
+      {"a status change is a transition",
+       {old_false},
+       target,
+       want(preempting, "2024-05-01T12:00:00Z")},
+      {"the same status keeps the old transition time",
+       {old_target},
+       other_message,
+       want(R"("reason":"PreemptionByScheduler","message":"other",)", "2024-05-01T11:00:00Z")},
+      {"empty reason and message are left out",
+       {},
+       {"DisruptionTarget", "True", "", "", std::nullopt},
+       want("", "2024-05-01T12:00:00Z")},
+      {"the same condition again is not written",
+       {{"Ready", "True", "", "", std::nullopt}, old_target},
+       target,
+       ""},
+  };
+  for (const auto& c : cases) {
+    SCOPED_TRACE(c.name);
+    FakeRestClient rest;
+    rest.Push(200);
+    KubeApiClient api(rest, clock);
+    api::Pod pod = MakePod();
+    pod.conditions = c.conditions;
+    common::Status s = api.PatchPodCondition(pod, c.condition);
+    ASSERT_TRUE(s.ok()) << s.ToString();
+    if (c.want_patch.empty()) {
+      EXPECT_TRUE(rest.requests.empty());
+      continue;
+    }
+    ASSERT_EQ(rest.requests.size(), 1u);
+    EXPECT_EQ(rest.requests[0].method, "PATCH");
+    EXPECT_EQ(rest.requests[0].path, "/api/v1/namespaces/ml/pods/train-0/status");
+    EXPECT_EQ(rest.requests[0].content_type, "application/strategic-merge-patch+json");
+    EXPECT_EQ(json::parse(rest.requests[0].body), json::parse(c.want_patch));
+  }
+}
+
+TEST(KubeApiClientTest, PreemptionWritesReportErrors) {
+  const std::string not_found = R"({"kind":"Status","message":"pods \"train-0\" not found"})";
+  const api::Condition cond{"DisruptionTarget", "True", "PreemptionByScheduler", "m", std::nullopt};
+  struct Case {
+    const char* name;
+    std::function<common::Status(KubeApiClient&, const api::Pod&)> call;
+    api::Pod pod;
+    int status;
+    StatusCode want_code;
+    std::string want_error;
+    size_t want_requests;
+  };
+  const auto patch = [&](KubeApiClient& api, const api::Pod& p) {
+    return api.PatchPodCondition(p, cond);
+  };
+  const auto del = [](KubeApiClient& api, const api::Pod& p) { return api.DeletePod(p); };
+  const auto nominate = [](KubeApiClient& api, const api::Pod& p) {
+    return api.SetNominatedNodeName(p, "n1");
+  };
+  const Case cases[] = {
+      {"a condition on a deleted pod is NotFound", patch, MakePod(), 404, StatusCode::kNotFound,
+       "PATCH /api/v1/namespaces/ml/pods/train-0/status: 404 Not Found", 1},
+      {"deleting a deleted pod is NotFound", del, MakePod(), 404, StatusCode::kNotFound,
+       "DELETE /api/v1/namespaces/ml/pods/train-0: 404 Not Found", 1},
+      {"deleting a re-created pod (409) is NotFound", del, MakePod(), 409, StatusCode::kNotFound,
+       "deleting pod ml/train-0 (uid \"uid-1\"): the pod was replaced", 1},
+      {"a forbidden delete is PermissionDenied", del, MakePod(), 403, StatusCode::kPermissionDenied,
+       "403", 1},
+      {"nominating on a deleted pod is NotFound", nominate, MakePod(), 404, StatusCode::kNotFound,
+       "404 Not Found", 1},
+      {"a pod name that is not DNS-1123 is refused", del, MakePod("ml", "Bad_Name"), 200,
+       StatusCode::kInvalidArgument, "DNS-1123", 0},
+      {"a condition without a type is refused",
+       [](KubeApiClient& api, const api::Pod& p) {
+         return api.PatchPodCondition(p, api::Condition{"", "True", "", "", std::nullopt});
+       },
+       MakePod(), 200, StatusCode::kInvalidArgument, "needs a type and a status", 0},
+      {"a nominated node that is not DNS-1123 is refused",
+       [](KubeApiClient& api, const api::Pod& p) { return api.SetNominatedNodeName(p, "N 1"); },
+       MakePod(), 200, StatusCode::kInvalidArgument, "is not a DNS-1123 name", 0},
+  };
+  for (const auto& c : cases) {
+    SCOPED_TRACE(c.name);
+    FakeRestClient rest;
+    rest.Push(c.status, not_found);
+    common::FakeClock clock;
+    KubeApiClient api(rest, clock);
+    common::Status s = c.call(api, c.pod);
+    EXPECT_EQ(s.code(), c.want_code) << s.ToString();
+    EXPECT_THAT(std::string(s.message()), HasSubstr(c.want_error));
+    EXPECT_EQ(rest.requests.size(), c.want_requests);
+  }
+}
+
+TEST(KubeApiClientTest, DeletePod) {
+  struct Case {
+    const char* name;
+    api::Pod pod;
+    std::string want_body;
+  };
+  const Case cases[] = {
+      {"the uid is a precondition", MakePod(), R"({"preconditions":{"uid":"uid-1"}})"},
+      {"without a uid there is none", MakePod("ml", "train-0", ""), "{}"},
+  };
+  for (const auto& c : cases) {
+    SCOPED_TRACE(c.name);
+    FakeRestClient rest;
+    rest.Push(200, R"({"kind":"Pod","metadata":{"name":"train-0"}})");
+    common::FakeClock clock;
+    KubeApiClient api(rest, clock);
+    common::Status s = api.DeletePod(c.pod);
+    ASSERT_TRUE(s.ok()) << s.ToString();
+    ASSERT_EQ(rest.requests.size(), 1u);
+    EXPECT_EQ(rest.requests[0].method, "DELETE");
+    EXPECT_EQ(rest.requests[0].path, "/api/v1/namespaces/ml/pods/train-0");
+    EXPECT_EQ(rest.requests[0].content_type, "application/json");
+    EXPECT_EQ(json::parse(rest.requests[0].body), json::parse(c.want_body));
+  }
+}
+
+TEST(KubeApiClientTest, SetNominatedNodeName) {
+  struct Case {
+    const char* name;
+    std::string current;
+    std::string node;
+    std::string want_patch;  // "" = no request
+  };
+  const Case cases[] = {
+      {"nominates a node", "", "n1", R"({"status":{"nominatedNodeName":"n1"}})"},
+      {"moves the nomination", "n1", "n2", R"({"status":{"nominatedNodeName":"n2"}})"},
+      {"an empty node clears it with null", "n1", "", R"({"status":{"nominatedNodeName":null}})"},
+      {"the same node is not written", "n1", "n1", ""},
+      {"clearing an empty nomination is not written", "", "", ""},
+  };
+  for (const auto& c : cases) {
+    SCOPED_TRACE(c.name);
+    FakeRestClient rest;
+    rest.Push(200);
+    common::FakeClock clock;
+    KubeApiClient api(rest, clock);
+    api::Pod pod = MakePod();
+    pod.nominated_node_name = c.current;
+    common::Status s = api.SetNominatedNodeName(pod, c.node);
+    ASSERT_TRUE(s.ok()) << s.ToString();
+    if (c.want_patch.empty()) {
+      EXPECT_TRUE(rest.requests.empty());
+      continue;
+    }
+    ASSERT_EQ(rest.requests.size(), 1u);
+    EXPECT_EQ(rest.requests[0].method, "PATCH");
+    EXPECT_EQ(rest.requests[0].path, "/api/v1/namespaces/ml/pods/train-0/status");
+    EXPECT_EQ(rest.requests[0].content_type, "application/strategic-merge-patch+json");
+    EXPECT_EQ(json::parse(rest.requests[0].body), json::parse(c.want_patch));
+  }
 }
 
 TEST(KubeApiClientTest, CreateEvent) {

@@ -29,6 +29,17 @@ common::Status AsyncEventClient::SetPodUnschedulable(const api::Pod& pod, std::s
   return next_.SetPodUnschedulable(pod, reason, message);
 }
 
+common::Status AsyncEventClient::PatchPodCondition(const api::Pod& pod,
+                                                   const api::Condition& condition) {
+  return next_.PatchPodCondition(pod, condition);
+}
+
+common::Status AsyncEventClient::DeletePod(const api::Pod& pod) { return next_.DeletePod(pod); }
+
+common::Status AsyncEventClient::SetNominatedNodeName(const api::Pod& pod, std::string_view node) {
+  return next_.SetNominatedNodeName(pod, node);
+}
+
 common::Status AsyncEventClient::CreateEvent(const EventRecord& event) {
   {
     common::MutexLock l(mu_);

@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0
 // AsyncEventClient: an ApiClient whose CreateEvent returns at once and records the event in the
 // background, as kube-scheduler's event broadcaster does (client-go tools/events: events go through
-// a queue of 1,000, dropped when full, and each is written by a goroutine of its own). Binds and
-// conditions pass straight through.
+// a queue of 1,000, dropped when full, and each is written by a goroutine of its own). Binds,
+// conditions, deletes and nominations pass straight through.
 //
 //   binding cycle ──BindPod / SetPodUnschedulable──────────────────────────► next (synchronous)
 //                 ──CreateEvent──► queue (max_queued) ──► sender threads ──► events.CreateEvent
@@ -57,6 +57,10 @@ class AsyncEventClient final : public ApiClient {
   // Queues the event; kResourceExhausted when the queue is full (the event is dropped). After
   // Shutdown the event is sent synchronously.
   common::Status CreateEvent(const EventRecord& event) override;
+  // Passed straight through to `next`, like the binds.
+  common::Status PatchPodCondition(const api::Pod& pod, const api::Condition& condition) override;
+  common::Status DeletePod(const api::Pod& pod) override;
+  common::Status SetNominatedNodeName(const api::Pod& pod, std::string_view node) override;
 
   // Waits up to `timeout` for the queued events to be sent, then stops the senders (an event
   // being sent is finished). Returns the number of events dropped because time ran out.

@@ -30,6 +30,21 @@ class FakeApi final : public ApiClient {
     conditions.push_back(pod.meta.name);
     return common::Status::Ok();
   }
+  common::Status PatchPodCondition(const api::Pod& pod, const api::Condition& c) override {
+    std::lock_guard<std::mutex> l(mu);
+    conditions.push_back(pod.meta.name + ":" + c.type);
+    return common::Status::Ok();
+  }
+  common::Status DeletePod(const api::Pod& pod) override {
+    std::lock_guard<std::mutex> l(mu);
+    deletes.push_back(pod.meta.name);
+    return common::Status::Ok();
+  }
+  common::Status SetNominatedNodeName(const api::Pod& pod, std::string_view node) override {
+    std::lock_guard<std::mutex> l(mu);
+    nominations.push_back(pod.meta.name + "->" + std::string(node));
+    return common::Status::Ok();
+  }
   common::Status CreateEvent(const EventRecord& e) override {
     std::unique_lock<std::mutex> l(mu);
     cv.wait(l, [&] { return !hold; });
@@ -52,7 +67,7 @@ class FakeApi final : public ApiClient {
   std::condition_variable cv;
   bool hold = false;
   bool fail = false;
-  std::vector<std::string> binds, conditions, events;
+  std::vector<std::string> binds, conditions, events, deletes, nominations;
 };
 
 EventRecord Event(int i) {
@@ -83,10 +98,15 @@ TEST(AsyncEventClientTest, BindsAndConditionsPassStraightThrough) {
   api::Pod pod = testing::MakePod("ns", "a").Obj();
   ASSERT_TRUE(events.BindPod(pod, "n1", {}).ok());
   ASSERT_TRUE(events.SetPodUnschedulable(pod, "Unschedulable", "no").ok());
+  ASSERT_TRUE(events.PatchPodCondition(pod, {"DisruptionTarget", "True", "", "", {}}).ok());
+  ASSERT_TRUE(events.DeletePod(pod).ok());
+  ASSERT_TRUE(events.SetNominatedNodeName(pod, "n2").ok());
   {
     std::lock_guard<std::mutex> l(api.mu);
     EXPECT_EQ(api.binds, (std::vector<std::string>{"a->n1"}));
-    EXPECT_EQ(api.conditions, (std::vector<std::string>{"a"}));
+    EXPECT_EQ(api.conditions, (std::vector<std::string>{"a", "a:DisruptionTarget"}));
+    EXPECT_EQ(api.deletes, (std::vector<std::string>{"a"}));
+    EXPECT_EQ(api.nominations, (std::vector<std::string>{"a->n2"}));
   }
   api.Release();
 }

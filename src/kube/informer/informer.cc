@@ -21,7 +21,7 @@ namespace {
 
 namespace json = boost::json;
 
-// What differs between the pod and the node informer.
+// What differs between the pod, node and PodDisruptionBudget informers.
 template <typename T>
 struct Kind;
 
@@ -49,6 +49,21 @@ struct Kind<api::Node> {
     h.OnNodeUpdate(std::move(o), std::move(n));
   }
   static void Delete(ClusterEventHandler& h, api::NodePtr n) { h.OnNodeDelete(std::move(n)); }
+};
+
+template <>
+struct Kind<api::PodDisruptionBudget> {
+  static constexpr std::string_view kName = "poddisruptionbudgets";
+  static constexpr std::string_view kPath = "/apis/policy/v1/poddisruptionbudgets";
+  static constexpr bool kNamespaced = true;
+  static common::StatusOr<api::PodDisruptionBudget> Decode(const json::value& v) {
+    return api::DecodePodDisruptionBudget(v);
+  }
+  static void Add(ClusterEventHandler& h, api::PdbPtr p) { h.OnPdbAdd(std::move(p)); }
+  static void Update(ClusterEventHandler& h, api::PdbPtr o, api::PdbPtr n) {
+    h.OnPdbUpdate(std::move(o), std::move(n));
+  }
+  static void Delete(ClusterEventHandler& h, api::PdbPtr p) { h.OnPdbDelete(std::move(p)); }
 };
 
 std::string_view MetaField(const json::value& obj, std::string_view key) {
@@ -271,6 +286,11 @@ InformerPtr NewPodInformer(RestClient& client, ClusterEventHandler& handler,
 InformerPtr NewNodeInformer(RestClient& client, ClusterEventHandler& handler,
                             const common::Clock& clock, InformerOptions options) {
   return NewInformer<api::Node>(client, handler, clock, std::move(options), "");
+}
+
+InformerPtr NewPdbInformer(RestClient& client, ClusterEventHandler& handler,
+                           const common::Clock& clock, InformerOptions options) {
+  return NewInformer<api::PodDisruptionBudget>(client, handler, clock, std::move(options), "");
 }
 
 }  // namespace gpusched::kube::informer

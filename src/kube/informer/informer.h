@@ -1,9 +1,10 @@
 // SPDX-License-Identifier: Apache-2.0
-// Informer: a Reflector on its own thread, a store of the decoded objects (api::Pod or api::Node,
-// decoded straight from the watch JSON with api::DecodePod/DecodeNode) and the notifications to a
-// kube::ClusterEventHandler — the Scheduler in real-cluster mode.
+// Informer: a Reflector on its own thread, a store of the decoded objects (api::Pod, api::Node or
+// api::PodDisruptionBudget, decoded straight from the watch JSON with api::DecodePod/DecodeNode/
+// DecodePodDisruptionBudget) and the notifications to a kube::ClusterEventHandler — the Scheduler
+// in real-cluster mode.
 //
-// Notifications, per object key (namespace/name for pods, name for nodes):
+// Notifications, per object key (namespace/name for pods and PDBs, name for nodes):
 //   not in store, listed or ADDED/MODIFIED        -> OnXAdd(new)
 //   in store, same UID, new resourceVersion       -> OnXUpdate(old, new)
 //   in store, same resourceVersion                -> nothing (a relist of an unchanged object)
@@ -63,7 +64,7 @@ class Informer {
 using InformerPtr = std::unique_ptr<Informer>;
 
 struct InformerOptions {
-  // Pods: defaults to kNonTerminalPodsSelector; nodes: none. Set to "-" for no selector.
+  // Pods: defaults to kNonTerminalPodsSelector; nodes, PDBs: none. Set to "-" for no selector.
   std::string field_selector;
   std::string label_selector;
   // Everything else of the reflector (path, name and selectors are set by the factory).
@@ -77,5 +78,9 @@ InformerPtr NewPodInformer(RestClient& client, ClusterEventHandler& handler,
 // All nodes (GET /api/v1/nodes), decoded with api::DecodeNode.
 InformerPtr NewNodeInformer(RestClient& client, ClusterEventHandler& handler,
                             const common::Clock& clock, InformerOptions options = {});
+// All PodDisruptionBudgets (GET /apis/policy/v1/poddisruptionbudgets), decoded with
+// api::DecodePodDisruptionBudget and delivered to OnPdbAdd/OnPdbUpdate/OnPdbDelete.
+InformerPtr NewPdbInformer(RestClient& client, ClusterEventHandler& handler,
+                           const common::Clock& clock, InformerOptions options = {});
 
 }  // namespace gpusched::kube::informer

@@ -44,6 +44,15 @@ class RecordingHandler final : public ClusterEventHandler {
     last_pod = p;
   }
   void OnPodDelete(api::PodPtr p) override { Log("delete:" + Id(p->meta)); }
+  void OnPdbAdd(api::PdbPtr p) override {
+    Log("pdb-add:" + Id(p->meta));
+    last_pdb = p;
+  }
+  void OnPdbUpdate(api::PdbPtr o, api::PdbPtr p) override {
+    Log("pdb-update:" + Id(o->meta) + "->" + p->meta.resource_version);
+    last_pdb = p;
+  }
+  void OnPdbDelete(api::PdbPtr p) override { Log("pdb-delete:" + Id(p->meta)); }
 
   std::vector<std::string> Take() {
     common::MutexLock l(mu_);
@@ -51,6 +60,7 @@ class RecordingHandler final : public ClusterEventHandler {
   }
   api::PodPtr last_pod;
   api::NodePtr last_node;
+  api::PdbPtr last_pdb;
 
  private:
   static std::string Id(const api::ObjectMeta& m) { return m.name + "@" + m.resource_version; }
@@ -74,6 +84,14 @@ std::string Node(std::string_view name, std::string_view rv, std::string_view la
   return R"({"metadata":{"name":")" + std::string(name) + R"(","uid":"uid-)" + std::string(name) +
          R"(","resourceVersion":")" + std::string(rv) + R"(","labels":)" + std::string(labels) +
          R"(},"status":{"allocatable":{"cpu":"32","nvidia.com/gpu":"8"}}})";
+}
+std::string Pdb(std::string_view name, std::string_view rv, int allowed,
+                std::string_view uid = "") {
+  std::string u = uid.empty() ? "uid-" + std::string(name) : std::string(uid);
+  return R"({"metadata":{"name":")" + std::string(name) + R"(","namespace":"ns","uid":")" + u +
+         R"(","resourceVersion":")" + std::string(rv) +
+         R"("},"spec":{"selector":{"matchLabels":{"app":"web"}}},"status":{"disruptionsAllowed":)" +
+         std::to_string(allowed) + "}}";
 }
 std::string List(std::vector<std::string> items, std::string_view rv) {
   std::string s = R"({"metadata":{"resourceVersion":")" + std::string(rv) + R"("},"items":[)";
@@ -197,6 +215,34 @@ TEST_F(InformerTest, NodesAreDecodedAndAMalformedCountLabelIsOnlyAWarning) {
   EXPECT_THAT(handler_.Take(),
               ElementsAre("node-add:n1@1", "node-update:n1@1->6", "node-delete:n1@7"));
   EXPECT_EQ(inf->Size(), 0u);
+}
+
+TEST_F(InformerTest, PodDisruptionBudgetsAreListedWatchedAndDecoded) {
+  const std::string bad_selector =
+      R"({"metadata":{"name":"bad","namespace":"ns","uid":"u","resourceVersion":"3"},)"
+      R"("spec":{"selector":{"matchExpressions":[{"key":"app","operator":"Near"}]}}})";
+  client_.PushResponse(200, List({Pdb("web", "1", 1), bad_selector}, "5"));
+  client_.PushStream({{Event("MODIFIED", Pdb("web", "6", 0)), Event("ADDED", Pdb("db", "7", 2)),
+                       Event("DELETED", Pdb("web", "8", 0))},
+                      {}});
+  client_.PushStream({{Event("ERROR", R"({"kind":"Status","code":410})")}, {}});
+  client_.PushResponse(200, List({Pdb("db", "9", 2, "uid-db2")}, "10"));
+  auto inf = NewPdbInformer(client_, handler_, clock_, Fast());
+  ASSERT_TRUE(inf->StepForTest().ok());
+  EXPECT_EQ(client_.requests()[0].path, "/apis/policy/v1/poddisruptionbudgets");
+  EXPECT_EQ(client_.Query(0, "fieldSelector"), std::nullopt);
+  EXPECT_EQ(inf->Size(), 1u);  // the one whose selector does not decode is skipped
+  ASSERT_NE(handler_.last_pdb, nullptr);
+  EXPECT_EQ(handler_.last_pdb->disruptions_allowed, 1);
+  ASSERT_TRUE(inf->StepForTest().ok());
+  EXPECT_EQ(handler_.last_pdb->meta.name, "db");
+  EXPECT_EQ(handler_.last_pdb->disruptions_allowed, 2);
+  EXPECT_EQ(inf->Size(), 1u);
+  EXPECT_EQ(inf->StepForTest().code(), common::StatusCode::kOutOfRange);
+  ASSERT_TRUE(inf->StepForTest().ok());  // the relist: db was re-created under a new uid
+  EXPECT_THAT(handler_.Take(), ElementsAre("pdb-add:web@1", "pdb-update:web@1->6", "pdb-add:db@7",
+                                           "pdb-delete:web@8", "pdb-delete:db@7", "pdb-add:db@9"));
+  EXPECT_EQ(inf->Size(), 1u);
 }
 
 TEST_F(InformerTest, SelectorsCanBeChanged) {

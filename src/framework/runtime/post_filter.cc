@@ -1,0 +1,121 @@
+// SPDX-License-Identifier: Apache-2.0
+// The PostFilter step of SchedulePod and what it shares with the Filter scan: the context a
+// PostFilter plugin (preemption) gets, filtering with nominated pods, and the nominated node tried
+// first (kube-scheduler's RunPostFilterPlugins, RunFilterPluginsWithNominatedPods and
+// evaluateNominatedNode).
+#include <string>
+
+#include "src/api/gpu_devices.h"
+#include "src/framework/runtime/framework.h"
+#include "src/framework/runtime/timers.h"
+
+namespace gpusched::framework::runtime {
+
+// PostFilterContext over one failed cycle of this Framework.
+class Framework::PostFilterCycle final : public PostFilterContext {
+ public:
+  PostFilterCycle(const Framework& fw, const Snapshot& snapshot, const Status& pre_filter)
+      : fw_(fw), snapshot_(snapshot), pre_filter_(pre_filter) {}
+
+  Code NodeCode(NodeIndex n) const override {
+    if (n < 0 || static_cast<size_t>(n) >= snapshot_.nodes().size() || !snapshot_.at(n).valid()) {
+      return Code::kUnschedulableAndUnresolvable;
+    }
+    if (!pre_filter_.ok()) return pre_filter_.code();
+    const auto i = static_cast<size_t>(n);
+    if (fw_.reuse_ != nullptr) {  // every visited node's verdict is stored
+      return fw_.reuse_->HasVerdict(i, snapshot_.generations()[i]) ? fw_.reuse_->Verdict(i).code()
+                                                                   : Code::kSuccess;
+    }
+    return i < fw_.node_codes_.size() ? fw_.node_codes_[i] : Code::kSuccess;
+  }
+
+  Status RunFilters(const CycleState& state, const api::Pod& pod,
+                    const NodeInfo& node) const override {
+    return fw_.nominated_ == nullptr ? fw_.RunActiveFilters(state, pod, node)
+                                     : fw_.RunFiltersWithNominatedPods(state, pod, node);
+  }
+
+  std::span<const api::PodPtr> NominatedPods(NodeIndex n) const override {
+    return fw_.nominated_ == nullptr ? std::span<const api::PodPtr>() : fw_.nominated_->ForNode(n);
+  }
+
+ private:
+  const Framework& fw_;
+  const Snapshot& snapshot_;
+  const Status& pre_filter_;
+};
+
+void Framework::RunPostFilter(CycleState& state, const api::Pod& pod, const Snapshot& snapshot,
+                              ScheduleResult& result) {
+  Diagnosis& diag = result.diagnosis;
+  if (!post_filter_.empty()) {
+    PointTimer timer(metrics_, metrics::Point::kPostFilter);
+    PostFilterCycle context(*this, snapshot, diag.pre_filter_status);
+    result.post_filter_ran = true;
+    Status last;
+    for (PostFilterPlugin* pf : post_filter_) {
+      PostFilterResult r;
+      last = pf->PostFilter(state, pod, snapshot, context, r);
+      last.WithPlugin(pf->Name());
+      r.plugin = pf->Name();
+      if (last.ok()) {
+        result.post_filter = std::move(r);
+        break;
+      }
+      if (!last.reason().empty()) diag.post_filter_messages.emplace_back(last.reason());
+      if (r.mode == PostFilterResult::Mode::kOverride) result.post_filter = std::move(r);
+    }
+    timer.Record(last.ok() ? last : Status::Unschedulable({}));
+  }
+  if (!diag.pre_filter_status.ok()) return;  // result.status is the PreFilter rejection
+  result.status = Status(
+      diag.unresolvable_everywhere ? Code::kUnschedulableAndUnresolvable : Code::kUnschedulable,
+      {});
+}
+
+Status Framework::RunFiltersWithNominatedPods(const CycleState& state, const api::Pod& pod,
+                                              const NodeInfo& node) const {
+  bool added = false;
+  for (const api::PodPtr& p : nominated_->ForNode(node.index)) {
+    if (p->priority < pod.priority || p->meta.uid == pod.meta.uid) continue;
+    if (!added) nominated_scratch_ = node;
+    added = true;
+    PodDevices devices;
+    if (!p->gpu.empty() && node.node != nullptr) {
+      if (auto a = api::ChooseDevicesBestFit(node.node->gpu, nominated_scratch_.gpus, p->gpu)) {
+        devices = PodDevices::From(*a);
+      }
+    }
+    (void)nominated_scratch_.AddPod(p, devices);
+  }
+  if (!added) return RunActiveFilters(state, pod, node);
+  // The pod must fit with the nominated pods there (they may need the room) and without them
+  // (filters like pod affinity may need them absent).
+  Status with = RunActiveFilters(state, pod, nominated_scratch_);
+  if (!with.ok()) return with;
+  return RunActiveFilters(state, pod, node);
+}
+
+bool Framework::EvaluateNominatedNode(const CycleState& state, const api::Pod& pod,
+                                      const Snapshot& snapshot, ScheduleResult& result) {
+  std::string from_nominator;
+  std::string_view name = pod.nominated_node_name;
+  if (name.empty() && nominator_ != nullptr) {
+    from_nominator = nominator_->NodeOf(pod.meta.uid);
+    name = from_nominator;
+  }
+  if (name.empty()) return false;
+  const NodeInfo* node = snapshot.Get(name);
+  if (node == nullptr) return false;
+  Status s = nominated_ == nullptr ? RunActiveFilters(state, pod, *node)
+                                   : RunFiltersWithNominatedPods(state, pod, *node);
+  if (s.IsError()) result.status = s;
+  if (!s.ok()) return false;
+  result.node = node->index;
+  result.evaluated_nodes = 1;
+  result.feasible_nodes = 1;
+  return true;
+}
+
+}  // namespace gpusched::framework::runtime
