@@ -7,7 +7,7 @@
 //
 //   gpusched-bench --nodes 5000 --pods 50000 --profile default|fragmentation --seed 42
 //                  [--config scheduler-config.yaml] [--repeat 3] [--reuse on|off]
-//                  [--refresh K] [--owner none|replicaset]
+//                  [--refresh K] [--owner none|replicaset] [--preemptors P]
 //
 // --reuse off turns the runtime's result reuse across equivalent pods off (same placements, full
 // per-node cost: the before/after comparison); --refresh K sets the fragmentation profile's
@@ -16,6 +16,12 @@
 // PodTopologySpread's system default zone/hostname constraints apply, ScheduleAnyway).
 //
 // Pods that do not fit are deleted at once (no retries), so every pod costs one attempt.
+//
+// --preemptors P: after the pods (priority 0) have filled the cluster, P pods of priority 1000,
+// each a copy of one of the workload's GPU pods, arrive one by one; each preempts (PostFilter:
+// DefaultPreemption's dry run over the candidate nodes, victims evicted through the sim cluster)
+// and binds on its nominated node once its victims are gone. Prints preempting pods/s: P over
+// the wall time from the first preemptor's arrival until every one is bound or given up.
 #include <sys/resource.h>
 
 #include <algorithm>
@@ -52,13 +58,14 @@ struct Flags {
   bool reuse = true;
   int32_t refresh = 0;            // 0: the plugin's default
   bool replicaset_owner = false;  // --owner replicaset
+  int32_t preemptors = 0;         // --preemptors P
 };
 
 int Usage(const char* msg) {
   std::fprintf(stderr,
                "error: %s\nusage: gpusched-bench [--nodes N] [--pods M] "
                "[--profile default|fragmentation] [--config FILE] [--seed S] [--repeat R] "
-               "[--reuse on|off] [--refresh K] [--owner none|replicaset]\n",
+               "[--reuse on|off] [--refresh K] [--owner none|replicaset] [--preemptors P]\n",
                msg);
   return 2;
 }
@@ -120,6 +127,52 @@ common::StatusOr<config::SchedulerConfig> ProfileConfig(const Flags& f,
     p.plugin_config.push_back(std::move(pc));
   }
   return c;
+}
+
+// The preemption phase (--preemptors): P high-priority copies of the workload's GPU pods.
+int RunPreemptors(const Flags& f, const sim::Workload& workload, sim::Simulator& s) {
+  std::vector<api::PodPtr> gpu_pods;
+  for (const api::PodPtr& p : workload.pods) {
+    if (!p->gpu.empty()) gpu_pods.push_back(p);
+  }
+  if (gpu_pods.empty()) return 0;
+  const size_t before = s.preemptions().size();
+  const double cpu0 = CpuSeconds();
+  const auto start = std::chrono::steady_clock::now();
+  for (int32_t i = 0; i < f.preemptors; ++i) {
+    auto pod = std::make_shared<api::Pod>(*gpu_pods[static_cast<size_t>(i) % gpu_pods.size()]);
+    pod->meta.name = "preemptor-" + std::to_string(i);
+    pod->meta.uid.clear();
+    pod->priority = 1000;
+    if (auto r = s.SubmitPod(pod); !r.ok()) {
+      std::fprintf(stderr, "error: %s\n", r.status().ToString().c_str());
+      return 1;
+    }
+  }
+  if (common::Status st = s.Settle(); !st.ok()) {
+    std::fprintf(stderr, "error: %s\n", st.ToString().c_str());
+    return 1;
+  }
+  const double secs =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  const double cpu = CpuSeconds() - cpu0;
+  int64_t bound = 0;
+  int64_t victims = 0;
+  for (const sim::PodOutcome& o : s.outcomes()) {
+    if (o.pod->meta.name.rfind("preemptor-", 0) == 0 && o.state == sim::PodState::kScheduled) {
+      ++bound;
+    }
+  }
+  for (size_t k = before; k < s.preemptions().size(); ++k) {
+    victims += static_cast<int64_t>(s.preemptions()[k].victims.size());
+  }
+  std::printf(
+      "  preemption: %.0f preempting pods/s (%d pods in %.3f s; %.3f CPU s = %.0f per CPU s): "
+      "%lld bound, %zu preemptions, %lld victims\n",
+      static_cast<double>(f.preemptors) / secs, f.preemptors, secs, cpu,
+      static_cast<double>(f.preemptors) / cpu, static_cast<long long>(bound),
+      s.preemptions().size() - before, static_cast<long long>(victims));
+  return 0;
 }
 
 int Run(const Flags& f) {
@@ -234,6 +287,9 @@ int Run(const Flags& f) {
     }
     std::printf("  placement digest: %016llx (%zu pods)\n", static_cast<unsigned long long>(digest),
                 s.outcomes().size());
+    if (f.preemptors > 0) {
+      if (int rc = RunPreemptors(f, *workload, s); rc != 0) return rc;
+    }
     std::fflush(stdout);
   }
   return 0;
@@ -250,11 +306,12 @@ int main(int argc, char** argv) {
       std::printf(
           "usage: gpusched-bench [--nodes N] [--pods M] [--profile default|fragmentation] "
           "[--config FILE] [--seed S] [--repeat R] [--reuse on|off] [--refresh K] "
-          "[--owner none|replicaset]\n");
+          "[--owner none|replicaset] [--preemptors P]\n");
       return 0;
     }
     if (a != "--nodes" && a != "--pods" && a != "--profile" && a != "--config" && a != "--seed" &&
-        a != "--repeat" && a != "--reuse" && a != "--refresh" && a != "--owner") {
+        a != "--repeat" && a != "--reuse" && a != "--refresh" && a != "--owner" &&
+        a != "--preemptors") {
       return gpusched::bench::Usage("unknown flag");
     }
     if (i + 1 >= argc) return gpusched::bench::Usage("flag needs a value");
@@ -279,6 +336,9 @@ int main(int argc, char** argv) {
         return gpusched::bench::Usage("--owner: want none or replicaset");
       }
       f.replicaset_owner = std::strcmp(v, "replicaset") == 0;
+    } else if (a == "--preemptors") {
+      f.preemptors = std::atoi(v);
+      if (f.preemptors < 0) return gpusched::bench::Usage("--preemptors: want >= 0");
     } else if (a == "--refresh") {
       f.refresh = std::atoi(v);
       if (f.refresh < 1 || f.refresh > 100000)

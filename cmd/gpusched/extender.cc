@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
-// gpusched extender: serves kube-scheduler's HTTP extender API (filter, prioritize, bind) with the
-// plugins of the config's first profile, over a cluster cache fed by pod and node informers.
+// gpusched extender: serves kube-scheduler's HTTP extender API (filter, prioritize, preempt, bind)
+// with the plugins of the config's first profile, over a cluster cache fed by pod and node
+// informers.
 //
 //   gpusched extender [--config FILE] [--kubeconfig FILE] [--bind-address 127.0.0.1] [--port N]
 //                     [--tls-cert-file F --tls-private-key-file F] [--threads N]
@@ -9,8 +10,8 @@
 // Wiring:
 //   HttpRestClient ──► pod informer ──┐
 //                  ──► node informer ─┴─► InformerFeed ─► Extender (cache, Framework pool)
-//   http::Server (N workers) ─► POST /filter /prioritize /bind ─┘      │ bind verb
-//                                                                        └► KubeApiClient::BindPod
+//   http::Server (N workers) ─► POST /filter /prioritize /preempt /bind ─┘
+//                               └─ bind verb ─► KubeApiClient::BindPod
 //   1 s ticker ─► Extender::Tick (expires assumptions never confirmed by the informer)
 //
 // Life cycle: load the config, start the informers and wait for them to sync, then listen.
@@ -78,7 +79,7 @@ class ExtenderCommand final : public Command {
   explicit ExtenderCommand(CLI::App& root)
       : app_(*root.add_subcommand("extender",
                                   "Serve kube-scheduler's HTTP extender API (filter, prioritize, "
-                                  "bind) with gpusched's plugins")) {
+                                  "preempt, bind) with gpusched's plugins")) {
     app_.add_option("--config", config_file_,
                     "KubeSchedulerConfiguration file; its first profile's plugins answer "
                     "(default: the default profile)");
@@ -206,6 +207,7 @@ class ExtenderCommand final : public Command {
         const std::pair<const char*, Verb> verbs[] = {
             {"filter", &extender::Extender::Filter},
             {"prioritize", &extender::Extender::Prioritize},
+            {"preempt", &extender::Extender::Preempt},
             {"bind", &extender::Extender::Bind}};
         for (const auto& [verb, fn] : verbs) {
           (*server)->Handle(

@@ -65,6 +65,31 @@ void MergeScalars(std::vector<std::pair<Atom, int64_t>>& a,
     std::erase_if(a, [](const auto& e) { return e.second == 0; });
     return;
   }
+  // In place when every key of `b` is already in `a` (the usual case: removing a pod's requests
+  // from its node's sum, or adding requests of resources the node already has): no allocation.
+  {
+    size_t i = 0;
+    bool subset = true;
+    for (const auto& entry : b) {
+      while (i < a.size() && a[i].first < entry.first) ++i;
+      if (i == a.size() || a[i].first != entry.first) {
+        subset = false;
+        break;
+      }
+    }
+    if (subset) {
+      size_t j = 0;
+      for (auto& [name, v] : a) {
+        if (j < b.size() && b[j].first == name) {
+          v = op(v, b[j++].second);
+        } else {
+          v = op(v, 0);
+        }
+      }
+      std::erase_if(a, [](const auto& e) { return e.second == 0; });
+      return;
+    }
+  }
   std::vector<std::pair<Atom, int64_t>> out;
   out.reserve(a.size() + b.size());
   size_t i = 0;

@@ -5,9 +5,12 @@
 #include <boost/json.hpp>
 #include <cctype>
 #include <future>
+#include <limits>
 
 #include "src/api/decode.h"
 #include "src/common/interner.h"
+#include "src/common/logging.h"
+#include "src/framework/preemption/preemption.h"
 
 namespace gpusched::extender {
 namespace {
@@ -104,6 +107,195 @@ common::StatusOr<Args> ParseArgs(std::string_view body) {
     return a;
   }
   return common::InvalidArgumentError("request: one of NodeNames or Nodes is required");
+}
+
+// ExtenderPreemptionArgs: the pod and, per node, the victims kube-scheduler proposes.
+struct PreemptArgs {
+  struct Node {
+    std::string name;
+    std::vector<std::string> uids;  // the proposed victims, in request order
+    int64_t pdb_violations = 0;
+  };
+  api::PodPtr pod;
+  std::vector<Node> nodes;
+};
+
+common::Status BadField(const std::string& path, std::string_view what) {
+  return common::InvalidArgumentError("request: " + path + ": " + std::string(what));
+}
+
+// One Victims (full pods) or MetaVictims (UIDs) value at `path` into `out`.
+common::Status ParseVictims(const json::value& v, const std::string& path, bool meta,
+                            PreemptArgs::Node& out) {
+  const json::object* obj = v.if_object();
+  if (obj == nullptr)
+    return BadField(path, meta ? "want a MetaVictims object" : "want a Victims object");
+  if (const json::value* n = Field(*obj, "NumPDBViolations")) {
+    if (n->is_int64()) {
+      out.pdb_violations = n->as_int64();
+    } else if (n->is_uint64() &&
+               n->as_uint64() <= static_cast<uint64_t>(std::numeric_limits<int64_t>::max())) {
+      out.pdb_violations = static_cast<int64_t>(n->as_uint64());
+    } else {
+      return BadField(path + ".NumPDBViolations", "want an integer");
+    }
+  }
+  const json::value* pods = Field(*obj, "Pods");
+  if (pods == nullptr) return common::Status::Ok();  // Go's nil slice: no victims
+  const json::array* arr = pods->if_array();
+  if (arr == nullptr) return BadField(path + ".Pods", "want an array");
+  for (size_t i = 0; i < arr->size(); ++i) {
+    const std::string item = path + ".Pods[" + std::to_string(i) + "]";
+    if (meta) {
+      const json::object* mp = (*arr)[i].if_object();
+      if (mp == nullptr) return BadField(item, "want a MetaPod object");
+      const json::value* uid = Field(*mp, "UID");
+      const json::string* s = uid != nullptr ? uid->if_string() : nullptr;
+      if (s == nullptr || s->empty()) return BadField(item + ".UID", "want a non-empty string");
+      out.uids.emplace_back(*s);
+      continue;
+    }
+    auto pod = api::DecodePod((*arr)[i]);
+    if (!pod.ok()) return BadField(item, pod.status().message());
+    if (pod->meta.uid.empty()) return BadField(item + ".metadata.uid", "is required");
+    out.uids.push_back(pod->meta.uid);
+  }
+  return common::Status::Ok();
+}
+
+common::StatusOr<PreemptArgs> ParsePreemptArgs(std::string_view body) {
+  PreemptArgs a;
+  GPUSCHED_ASSIGN_OR_RETURN(json::value root, api::ParseJson(body, "request"));
+  const json::object* obj = root.if_object();
+  if (obj == nullptr)
+    return common::InvalidArgumentError("request: want an ExtenderPreemptionArgs object");
+  const json::value* pod = Field(*obj, "Pod");
+  if (pod == nullptr) return common::InvalidArgumentError("request: Pod is required");
+  auto p = api::DecodePod(*pod);
+  if (!p.ok()) return BadField("Pod", p.status().message());
+  a.pod = std::make_shared<const api::Pod>(std::move(p).value());
+  // nodeCacheCapable: UIDs only; otherwise whole pods. kube-scheduler sends one (the other null).
+  bool meta = true;
+  const json::value* map = Field(*obj, "NodeNameToMetaVictims");
+  if (map == nullptr) {
+    meta = false;
+    map = Field(*obj, "NodeNameToVictims");
+  }
+  if (map == nullptr) {
+    return common::InvalidArgumentError(
+        "request: one of NodeNameToMetaVictims or NodeNameToVictims is required");
+  }
+  const std::string key = meta ? "NodeNameToMetaVictims" : "NodeNameToVictims";
+  const json::object* nodes = map->if_object();
+  if (nodes == nullptr) return BadField(key, "want an object of node name to victims");
+  for (const auto& kv : *nodes) {
+    PreemptArgs::Node n;
+    n.name = std::string(kv.key());
+    GPUSCHED_RETURN_IF_ERROR(ParseVictims(kv.value(), key + "[" + n.name + "]", meta, n));
+    a.nodes.push_back(std::move(n));
+  }
+  return a;
+}
+
+// PostFilterContext over one Framework's Filter plugins, for the preempt verb: kube-scheduler
+// keeps the nominations, so no nominated pods are added; kube-scheduler chose the nodes.
+class FilterContext final : public framework::PostFilterContext {
+ public:
+  explicit FilterContext(const Framework& fw) : fw_(fw) {}
+  framework::Code NodeCode(NodeIndex) const override { return framework::Code::kUnschedulable; }
+  framework::Status RunFilters(const framework::CycleState& state, const api::Pod& pod,
+                               const NodeInfo& node) const override {
+    framework::Status s = fw_.RunFilter(state, pod, node);
+    return s.IsSkip() ? framework::Status::Success() : s;
+  }
+  std::span<const api::PodPtr> NominatedPods(NodeIndex) const override { return {}; }
+
+ private:
+  const Framework& fw_;
+};
+
+// The preempt verb's answer for one node.
+struct NodeAnswer {
+  enum class Outcome { kKept, kReplaced, kDropped };
+  Outcome outcome = Outcome::kDropped;
+  std::vector<std::string> uids;  // the victims (kKept: as proposed; kReplaced: ours)
+  int64_t pdb_violations = 0;
+  std::string why;  // kReplaced, kDropped: the pod's rejection with the proposed victims gone
+};
+
+int32_t IndexOfUid(const NodeInfo& node, std::string_view uid) {
+  for (size_t i = 0; i < node.pods.size(); ++i) {
+    if (node.pods[i]->meta.uid == uid) return static_cast<int32_t>(i);
+  }
+  return -1;
+}
+
+std::string Reason(const framework::Status& s) {
+  return s.reason().empty() ? s.ToString() : std::string(s.reason());
+}
+
+// Checks kube-scheduler's proposal on `node` (null: not in our cache) and, when the pod does not
+// fit without those victims, selects the device-correct ones. A proposed victim our cache does
+// not have on the node is kept in the answer as given.
+NodeAnswer AnswerNode(const FilterContext& context, framework::CycleState& state,
+                      const api::Pod& pod, const NodeInfo* node, const PreemptArgs::Node& proposal,
+                      framework::preemption::VictimSelector& selector) {
+  NodeAnswer a;
+  if (node == nullptr) {
+    a.why = "node not known to the gpusched extender";
+    return a;
+  }
+  NodeInfo without = *node;
+  without.pod_devices.resize(without.pods.size());
+  std::vector<std::string> unknown;
+  for (const std::string& uid : proposal.uids) {
+    const int32_t i = IndexOfUid(without, uid);
+    if (i < 0) {
+      unknown.push_back(uid);
+    } else {
+      without.RemovePodAt(static_cast<size_t>(i));
+    }
+  }
+  const framework::Status fits = context.RunFilters(state, pod, without);
+  if (fits.ok() && !proposal.uids.empty()) {
+    a.outcome = NodeAnswer::Outcome::kKept;
+    a.uids = proposal.uids;
+    a.pdb_violations = proposal.pdb_violations;
+    return a;
+  }
+  a.why = fits.ok() ? "no victims proposed" : Reason(fits);
+  framework::preemption::Candidate c;
+  const framework::Status s = selector.Select(state, pod, *node, context, {}, c);
+  if (!s.ok()) {
+    a.why += "; " + Reason(s);
+    return a;
+  }
+  a.outcome = NodeAnswer::Outcome::kReplaced;
+  for (const api::PodPtr& v : c.victims) a.uids.push_back(v->meta.uid);
+  for (std::string& uid : unknown) a.uids.push_back(std::move(uid));
+  // No PDB informer here: the new set's violations are not counted (README).
+  std::vector<std::string> mine = a.uids, theirs = proposal.uids;
+  std::sort(mine.begin(), mine.end());
+  std::sort(theirs.begin(), theirs.end());
+  a.pdb_violations = mine == theirs ? proposal.pdb_violations : 0;
+  return a;
+}
+
+// "ns/name" for each UID our cache has on `node`, else the UID, comma-separated (logs).
+std::string DescribeVictims(const NodeInfo* node, const std::vector<std::string>& uids) {
+  std::string out;
+  for (const std::string& uid : uids) {
+    if (!out.empty()) out += ",";
+    const int32_t i = node != nullptr ? IndexOfUid(*node, uid) : -1;
+    out += i >= 0 ? node->pods[static_cast<size_t>(i)]->Key() : uid;
+  }
+  return out;
+}
+
+json::object MetaVictims(const std::vector<std::string>& uids, int64_t pdb_violations) {
+  json::array pods;
+  for (const std::string& uid : uids) pods.push_back(json::object{{"UID", uid}});
+  return json::object{{"Pods", std::move(pods)}, {"NumPDBViolations", pdb_violations}};
 }
 
 json::value ParseOrNull(std::string_view body) {
@@ -392,12 +584,57 @@ std::string Extender::ReserveForBind(const binding::Attempt& a) {
   return "";
 }
 
+http::Response Extender::Preempt(std::string_view body) {
+  auto args = ParsePreemptArgs(body);
+  if (!args.ok()) return BadRequest(std::string(args.status().message()));
+  const api::Pod& pod = *args->pod;
+  json::object victims;
+  if (!Interested(pod)) {  // not ours to judge: kube-scheduler's victims stand
+    for (const PreemptArgs::Node& n : args->nodes) {
+      if (!n.uids.empty()) victims[n.name] = MetaVictims(n.uids, n.pdb_violations);
+    }
+    return Json(json::object{{"NodeNameToMetaVictims", std::move(victims)}});
+  }
+  auto snap = CurrentSnapshot();
+  Lease fw(*this);
+  framework::CycleState state;
+  const framework::Status pre = fw->RunPreFilter(state, pod, *snap);
+  if (pre.IsError()) {
+    return http::Response{
+        500, "text/plain", "preempt " + pod.Key() + ": " + pre.ToString() + "\n", {}};
+  }
+  const FilterContext context(*fw);
+  framework::preemption::VictimSelector selector(deps_.clock);
+  for (const PreemptArgs::Node& n : args->nodes) {
+    const NodeInfo* ni = snap->Get(n.name);
+    NodeAnswer a;
+    if (pre.ok()) {
+      a = AnswerNode(context, state, pod, ni, n, selector);
+    } else {
+      a.why = Reason(pre);  // PreFilter rejected the pod: no node helps
+    }
+    static constexpr std::string_view kOutcome[] = {"kept", "replaced", "dropped"};
+    common::InfoS(2, "Extender preemption",
+                  {{"pod", pod.Key()},
+                   {"node", n.name},
+                   {"proposed", DescribeVictims(ni, n.uids)},
+                   {"answer", kOutcome[static_cast<int>(a.outcome)]},
+                   {"victims", DescribeVictims(ni, a.uids)},
+                   {"reason", a.why}});
+    if (a.outcome != NodeAnswer::Outcome::kDropped) {
+      victims[n.name] = MetaVictims(a.uids, a.pdb_violations);
+    }
+  }
+  return Json(json::object{{"NodeNameToMetaVictims", std::move(victims)}});
+}
+
 void Extender::RegisterRoutes(http::Server& server, std::string_view prefix) {
   std::string p(prefix);
   while (!p.empty() && p.back() == '/') p.pop_back();
   server.Handle("POST", p + "/filter", [this](const http::Request& r) { return Filter(r.body); });
   server.Handle("POST", p + "/prioritize",
                 [this](const http::Request& r) { return Prioritize(r.body); });
+  server.Handle("POST", p + "/preempt", [this](const http::Request& r) { return Preempt(r.body); });
   server.Handle("POST", p + "/bind", [this](const http::Request& r) { return Bind(r.body); });
 }
 

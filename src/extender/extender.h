@@ -1,13 +1,18 @@
 // SPDX-License-Identifier: Apache-2.0
-// Extender: kube-scheduler's HTTP extender protocol (filter, prioritize, bind) served by the same
-// framework, plugins and cluster cache as `gpusched scheduler`. See README.md for the wire types
-// and docs/kube-scheduler-compat.md §6.
+// Extender: kube-scheduler's HTTP extender protocol (filter, prioritize, preempt, bind) served by
+// the same framework, plugins and cluster cache as `gpusched scheduler`. See README.md for the
+// wire types and docs/kube-scheduler-compat.md §6.
 //
 // Data flow:
 //   informer (cmd) ─► OnNode*/OnPod* ─► Cache ─► published snapshot (shared_ptr<const Snapshot>)
 //   kube-scheduler ─► http::Server worker ─► Filter / Prioritize (read the published snapshot,
 //                                             run PreFilter+Filter / PreFilter+Score on a pooled
 //                                             Framework)
+//                                       ├─► Preempt (per proposed node: our filters without
+//                                       │             kube-scheduler's victims; if the pod does
+//                                       │             not fit, framework::preemption's
+//                                       │             device-correct victims instead, else the
+//                                       │             node is dropped)
 //                                       └─► Bind (short bind lock: refresh, PreFilter + Filter the
 //                                             node, BindingCycle::Reserve = Reserve, AssumePod,
 //                                             Permit; then, outside it, BindingCycle::Bind = wait
@@ -108,8 +113,16 @@ class Extender final : public framework::Handle {
   http::Response Filter(std::string_view body);
   http::Response Prioritize(std::string_view body);
   http::Response Bind(std::string_view body);
+  // kube-scheduler's preemptVerb: ExtenderPreemptionArgs (Pod, and NodeNameToVictims with full
+  // pods or NodeNameToMetaVictims with UIDs) in, ExtenderPreemptionResult
+  // {NodeNameToMetaVictims: {node: {Pods: [{UID}], NumPDBViolations}}} out. Per node: the
+  // proposed victims are kept when the pod passes our filters without them; otherwise they are
+  // replaced by framework::preemption::VictimSelector's victims among the node's pods of lower
+  // priority (those free usable devices, not just a GPU count), or the node is dropped when even
+  // that fails. 400 for a malformed body (the message names the field), 500 for a plugin error.
+  http::Response Preempt(std::string_view body);
 
-  // Registers POST {prefix}/filter, /prioritize, /bind on `server`.
+  // Registers POST {prefix}/filter, /prioritize, /preempt, /bind on `server`.
   void RegisterRoutes(http::Server& server, std::string_view prefix = "");
 
   // Whether the pod requests or limits a managed resource.

@@ -258,6 +258,7 @@ TEST_F(ExtenderTest, MalformedRequestsAre400) {
     SCOPED_TRACE(c.name);
     EXPECT_EQ(ext_->Filter(c.body).status, 400);
     EXPECT_EQ(ext_->Prioritize(c.body).status, 400);
+    EXPECT_EQ(ext_->Preempt(c.body).status, 400);
     EXPECT_EQ(ext_->Bind(c.body).status, 400);
   }
 }
@@ -381,6 +382,8 @@ TEST_F(ExtenderTest, OverHttpMalformedOversizedAndTruncated) {
   ASSERT_TRUE((*s)->Start().ok());
   const uint16_t port = (*s)->port();
   const std::string good = ArgsNames(PodJson("h", 1, "A100"), {"a100", "t4"});
+  const std::string preempt =
+      "{\"Pod\":" + PodJson("h", 1) + ",\"NodeNameToMetaVictims\":{\"a100\":{\"Pods\":[]}}}";
   struct Case {
     std::string name;
     std::string path;
@@ -391,6 +394,8 @@ TEST_F(ExtenderTest, OverHttpMalformedOversizedAndTruncated) {
   std::vector<Case> cases = {
       {"a valid filter request", "/gpusched/filter", good, good.size(), "HTTP/1.1 200"},
       {"a valid prioritize request", "/gpusched/prioritize", good, good.size(), "HTTP/1.1 200"},
+      {"a valid preempt request", "/gpusched/preempt", preempt, preempt.size(), "HTTP/1.1 200"},
+      {"a preempt request without victims", "/gpusched/preempt", good, good.size(), "HTTP/1.1 400"},
       {"malformed JSON", "/gpusched/filter", "{\"Pod\":", 8, "HTTP/1.1 400"},
       {"a body cut short by the client", "/gpusched/filter", good.substr(0, 40), good.size(),
        "HTTP/1.1 400"},

@@ -26,36 +26,34 @@ std::string PdbKey(const api::PodDisruptionBudget& pdb) {
 
 }  // namespace
 
-api::PodPtr Scheduler::ApplyPostFilter(const framework::runtime::Framework& fw,
-                                       const api::PodPtr& pod,
-                                       const framework::runtime::ScheduleResult& result) {
+PostFilterOutcome Scheduler::ApplyPostFilter(const framework::runtime::Framework& fw,
+                                             const api::PodPtr& pod,
+                                             const framework::runtime::ScheduleResult& result) {
   if (deps_.metrics != nullptr) deps_.metrics->CountPreemptionAttempt();
   const framework::PostFilterResult& pf = result.post_filter;
-  if (pf.mode == framework::PostFilterResult::Mode::kNoop) return pod;
+  if (pf.mode == framework::PostFilterResult::Mode::kNoop) return {pod, {}};
   if (pf.nominated_node.empty()) {  // nothing helps: the pod keeps no room anywhere
     nominator_.Set(pod, "");
-    if (!pod->nominated_node_name.empty()) {
-      common::Status s = deps_.api.SetNominatedNodeName(*pod, "");
-      if (!s.ok()) spdlog::warn("clearing nominatedNodeName of {}: {}", pod->Key(), s.ToString());
-      auto copy = std::make_shared<api::Pod>(*pod);
-      copy->nominated_node_name.clear();
-      return copy;
-    }
-    return pod;
+    if (pod->nominated_node_name.empty()) return {pod, {}};
+    common::Status s = deps_.api.SetNominatedNodeName(*pod, "");
+    if (!s.ok()) spdlog::warn("clearing nominatedNodeName of {}: {}", pod->Key(), s.ToString());
+    auto copy = std::make_shared<api::Pod>(*pod);
+    copy->nominated_node_name.clear();
+    return {copy, {}};
   }
   if (common::Status s = EvictVictims(*pod, pf.nominated_node, pf.plugin, pf.victims); !s.ok()) {
     // The next attempt tries again (upstream: the cycle's status is this error).
     spdlog::warn("preemption for {} on node {}: {}", pod->Key(), pf.nominated_node, s.ToString());
-    return pod;
+    return {pod, {}};
   }
   if (deps_.metrics != nullptr) deps_.metrics->ObservePreemptionVictims(pf.victims.size());
   ClearLowerPriorityNominations(*pod, pf.nominated_node);
   auto nominated = std::make_shared<api::Pod>(*pod);
   nominated->nominated_node_name = pf.nominated_node;
   nominator_.Set(nominated, pf.nominated_node);
-  spdlog::info("pod {} preempted {} pod(s) on node {} (profile {})", pod->Key(), pf.victims.size(),
-               pf.nominated_node, fw.scheduler_name());
-  return nominated;
+  spdlog::debug("pod {} preempted {} pod(s) on node {} (profile {})", pod->Key(), pf.victims.size(),
+                pf.nominated_node, fw.scheduler_name());
+  return {nominated, pf.victims};
 }
 
 common::Status Scheduler::EvictVictims(const api::Pod& preemptor, std::string_view node,

@@ -172,7 +172,7 @@ void Scheduler::HandleFailure(Framework& fw, const QueuedPodInfo& qp,
                               const framework::Status& status,
                               const framework::runtime::Diagnosis* diag, int32_t evaluated,
                               int32_t feasible, const metrics::Stopwatch* attempt,
-                              const api::PodPtr& status_pod) {
+                              const PostFilterOutcome* post_filter) {
   const api::Pod& pod = *qp.pod;
   bool fit_error = status.IsRejected();
   Decision d;
@@ -201,10 +201,14 @@ void Scheduler::HandleFailure(Framework& fw, const QueuedPodInfo& qp,
   if (diag != nullptr) requeue.unschedulable_plugins = diag->unschedulable_plugins;
   queue_->Requeue(std::move(requeue), !fit_error);
 
-  // status_pod: the pod with the nominatedNodeName a PostFilter gave it, written in the same patch.
-  common::Status s =
-      deps_.api.SetPodUnschedulable(status_pod != nullptr ? *status_pod : pod,
-                                    fit_error ? "Unschedulable" : "SchedulerError", d.message);
+  // The pod with the nominatedNodeName a PostFilter gave it, written in the same patch.
+  const api::Pod& status_pod = post_filter != nullptr ? *post_filter->status_pod : pod;
+  if (post_filter != nullptr) {
+    d.nominated_node = status_pod.nominated_node_name;
+    d.victims = post_filter->victims;
+  }
+  common::Status s = deps_.api.SetPodUnschedulable(
+      status_pod, fit_error ? "Unschedulable" : "SchedulerError", d.message);
   if (!s.ok()) spdlog::warn("updating PodScheduled condition of {}: {}", pod.Key(), s.ToString());
   s = deps_.api.CreateEvent(PodEvent(pod, "Warning", "FailedScheduling", "Scheduling",
                                      kube::TruncateEventNote(d.message), d.profile));
@@ -236,9 +240,10 @@ void Scheduler::ScheduleQueued(QueuedPodInfo qp) {
   auto result = fw->SchedulePod(*state, *pod, snapshot_, deps_.random);
   if (sw != nullptr) deps_.metrics->ObserveAlgorithm(sw->Seconds());
   if (result.node == framework::kNoNode) {
-    const api::PodPtr status_pod = result.post_filter_ran ? ApplyPostFilter(*fw, pod, result) : pod;
+    std::optional<PostFilterOutcome> post_filter;
+    if (result.post_filter_ran) post_filter = ApplyPostFilter(*fw, pod, result);
     HandleFailure(*fw, qp, result.status, &result.diagnosis, result.evaluated_nodes,
-                  result.feasible_nodes, sw, status_pod);
+                  result.feasible_nodes, sw, post_filter ? &*post_filter : nullptr);
     return;
   }
   const framework::NodeInfo& node = snapshot_.at(result.node);

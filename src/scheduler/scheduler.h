@@ -86,8 +86,19 @@ struct Decision {
     int64_t score = 0;
   };
   std::vector<NodeScore> top_scores;
+  // Preemption in this attempt: the node the pod is nominated to (empty: none) and the pods
+  // evicted for it there.
+  std::string nominated_node;
+  std::vector<api::PodPtr> victims;
 };
 using DecisionObserver = std::function<void(const Decision&)>;
+
+// What the scheduler did with a PostFilter result: the pod as its status is written
+// (nominatedNodeName set or cleared) and the victims it evicted.
+struct PostFilterOutcome {
+  api::PodPtr status_pod;
+  std::vector<api::PodPtr> victims;
+};
 
 struct SchedulerStats {
   std::atomic<int64_t> scheduled{0};
@@ -188,7 +199,7 @@ class Scheduler final : public kube::ClusterEventHandler, public framework::Hand
                      const framework::Status& status, const framework::runtime::Diagnosis* diag,
                      int32_t evaluated, int32_t feasible,
                      const metrics::Stopwatch* attempt = nullptr,
-                     const api::PodPtr& status_pod = nullptr);
+                     const PostFilterOutcome* post_filter = nullptr);
   // The binding cycle's end: success (events, metrics, report) or the failure path.
   void FinishPlacement(framework::runtime::Framework& fw, const binding::Attempt& a,
                        const Placement& p, const framework::Status& status);
@@ -199,10 +210,9 @@ class Scheduler final : public kube::ClusterEventHandler, public framework::Hand
                               std::optional<metrics::Stopwatch> attempt) const;
   void Report(Decision&& d);
   // Carries out a PostFilter result (preemption.cc): evicts the victims, clears the nominations of
-  // lower-priority pods on the node, records the pod's own nomination. Returns the pod as its
-  // status should be written (nominatedNodeName set or cleared).
-  api::PodPtr ApplyPostFilter(const framework::runtime::Framework& fw, const api::PodPtr& pod,
-                              const framework::runtime::ScheduleResult& result);
+  // lower-priority pods on the node, records the pod's own nomination.
+  PostFilterOutcome ApplyPostFilter(const framework::runtime::Framework& fw, const api::PodPtr& pod,
+                                    const framework::runtime::ScheduleResult& result);
   common::Status EvictVictims(const api::Pod& preemptor, std::string_view node,
                               std::string_view plugin, std::span<const api::PodPtr> victims);
   void ClearLowerPriorityNominations(const api::Pod& preemptor, std::string_view node);

@@ -138,10 +138,31 @@ Report BuildReport(const Simulator& sim, std::string_view source,
     row.reason = reason;
     r.reasons.push_back(std::move(row));
   }
+  r.preemptions.assign(sim.preemptions().begin(), sim.preemptions().end());
   std::stable_sort(r.reasons.begin(), r.reasons.end(),
                    [](const ReasonRow& a, const ReasonRow& b) { return a.pods > b.pods; });
   return r;
 }
+
+namespace {
+
+// "Preemptions: N" and, for at most `max_listed` of them, "pod -> node: evicted a, b".
+std::string FormatPreemptions(const std::vector<Preemption>& preemptions, size_t max_listed) {
+  if (preemptions.empty()) return {};
+  std::string out = "\nPreemptions: " + std::to_string(preemptions.size()) + "\n";
+  for (size_t i = 0; i < preemptions.size() && i < max_listed; ++i) {
+    const Preemption& p = preemptions[i];
+    std::string victims;
+    for (const std::string& v : p.victims) victims += (victims.empty() ? "" : ", ") + v;
+    out += "  " + p.pod + " -> " + p.node + ": evicted " + victims + "\n";
+  }
+  if (preemptions.size() > max_listed) {
+    out += "  ... and " + std::to_string(preemptions.size() - max_listed) + " more\n";
+  }
+  return out;
+}
+
+}  // namespace
 
 std::string FormatReportText(const Report& r, size_t max_unscheduled_listed) {
   std::string out;
@@ -151,6 +172,8 @@ std::string FormatReportText(const Report& r, size_t max_unscheduled_listed) {
          std::to_string(r.stats.unschedulable) + ", errors " + std::to_string(r.stats.errors);
   if (r.stats.pending > 0) out += ", pending " + std::to_string(r.stats.pending);
   if (r.stats.pre_bound > 0) out += ", pre-bound " + std::to_string(r.stats.pre_bound);
+  if (r.stats.preempted > 0) out += ", preempted " + std::to_string(r.stats.preempted);
+  if (r.stats.rejected > 0) out += ", rejected " + std::to_string(r.stats.rejected);
   out += "\n  decisions " + std::to_string(r.stats.decisions);
   if (r.decisions_per_second > 0) {
     out += " in " + Fixed(r.stats.wall_seconds, 3) + " s (" + Fixed(r.decisions_per_second, 0) +
@@ -216,6 +239,7 @@ std::string FormatReportText(const Report& r, size_t max_unscheduled_listed) {
           "  ... and " + std::to_string(r.unscheduled.size() - max_unscheduled_listed) + " more\n";
     }
   }
+  out += FormatPreemptions(r.preemptions, max_unscheduled_listed);
   out += "\nAPI writes: " + std::to_string(r.counters.binds) + " binds";
   for (const auto& [reason, n] : r.counters.events_by_reason) {
     out += ", " + std::to_string(n) + " " + reason + " events";
@@ -288,6 +312,14 @@ json::value ReportToJson(const Report& r) {
     uns.push_back(json::object{{"pod", u.pod}, {"state", u.state}, {"message", u.message}});
   }
   o["unscheduledPods"] = std::move(uns);
+  json::array preemptions;
+  for (const Preemption& p : r.preemptions) {
+    json::array victims;
+    for (const std::string& v : p.victims) victims.push_back(json::value(v));
+    preemptions.push_back(
+        json::object{{"pod", p.pod}, {"node", p.node}, {"victims", std::move(victims)}});
+  }
+  o["preemptions"] = std::move(preemptions);
   json::object api;
   api["binds"] = r.counters.binds;
   api["bindErrors"] = r.counters.bind_errors;

@@ -80,6 +80,7 @@ struct Report {
   std::vector<ReasonRow> reasons;           // most pods first, then by name
   std::vector<UnscheduledRow> unscheduled;  // arrival order
   std::vector<PlacementRow> placements;     // every submitted pod, arrival order (JSON only)
+  std::vector<Preemption> preemptions;      // in the order they happened
   ClusterCounters counters;
   std::vector<std::string> warnings;
 };

@@ -571,5 +571,104 @@ TEST(WorkloadTest, AppendManifests) {
   }
 }
 
+// --- preemption --------------------------------------------------------------------------------
+
+// Two 1-GPU nodes filled by low-priority pods; the one on "a" is guarded by a PDB with no
+// disruption left, so a high-priority pod evicts the other; a pod naming a missing PriorityClass
+// is rejected as the API server would and the rest is simulated.
+constexpr std::string_view kPreemptionYaml = R"(
+apiVersion: scheduling.k8s.io/v1
+kind: PriorityClass
+metadata: {name: batch}
+value: 10
+---
+apiVersion: scheduling.k8s.io/v1
+kind: PriorityClass
+metadata: {name: serving}
+value: 1000
+---
+apiVersion: policy/v1
+kind: PodDisruptionBudget
+metadata: {name: db, namespace: default}
+spec: {minAvailable: 1, selector: {matchLabels: {app: db}}}
+status: {disruptionsAllowed: 0}
+---
+apiVersion: v1
+kind: Node
+metadata: {name: a, labels: {slot: a, gpu.nvidia.com/count: "1", gpu.nvidia.com/model: A100}}
+status:
+  allocatable: {cpu: "8", memory: 32Gi, pods: "110", nvidia.com/gpu: "1"}
+  capacity: {cpu: "8", memory: 32Gi, pods: "110", nvidia.com/gpu: "1"}
+---
+apiVersion: v1
+kind: Node
+metadata: {name: b, labels: {gpu.nvidia.com/count: "1", gpu.nvidia.com/model: A100}}
+status:
+  allocatable: {cpu: "8", memory: 32Gi, pods: "110", nvidia.com/gpu: "1"}
+  capacity: {cpu: "8", memory: 32Gi, pods: "110", nvidia.com/gpu: "1"}
+---
+apiVersion: v1
+kind: Pod
+metadata: {name: db, labels: {app: db}}
+spec:
+  priorityClassName: batch
+  nodeSelector: {slot: a}
+  containers: [{name: c, resources: {limits: {nvidia.com/gpu: "1"}}}]
+---
+apiVersion: v1
+kind: Pod
+metadata: {name: train}
+spec:
+  priorityClassName: batch
+  containers: [{name: c, resources: {limits: {nvidia.com/gpu: "1"}}}]
+---
+apiVersion: v1
+kind: Pod
+metadata: {name: typo}
+spec:
+  priorityClassName: servng
+  containers: [{name: c, resources: {limits: {nvidia.com/gpu: "1"}}}]
+---
+apiVersion: v1
+kind: Pod
+metadata: {name: serve}
+spec:
+  priorityClassName: serving
+  containers: [{name: c, resources: {limits: {nvidia.com/gpu: "1"}}}]
+)";
+
+TEST(SimPreemptionTest, VictimsAreEvictedReportedAndThePreemptorBinds) {
+  Workload w;
+  ASSERT_TRUE(AppendManifests(kPreemptionYaml, "preempt.yaml", w).ok());
+  ASSERT_EQ(w.priority_classes.size(), 2u);
+  ASSERT_EQ(w.pdbs.size(), 1u);
+  auto sim = RunWorkload(w);
+  ASSERT_NE(sim, nullptr);
+  ASSERT_EQ(sim->preemptions().size(), 1u);
+  const Preemption& p = sim->preemptions()[0];
+  EXPECT_EQ(p.pod, "default/serve");
+  EXPECT_EQ(p.node, "b");  // a's pod is guarded by the PDB
+  EXPECT_EQ(p.victims, std::vector<std::string>{"default/train"});
+  EXPECT_EQ(Find(*sim, "default/train")->state, PodState::kPreempted);
+  EXPECT_EQ(Find(*sim, "default/train")->preempted_by, "default/serve");
+  EXPECT_EQ(Find(*sim, "default/db")->state, PodState::kScheduled);
+  EXPECT_EQ(Find(*sim, "default/typo")->state, PodState::kRejected);
+  EXPECT_EQ(Find(*sim, "default/typo")->message,
+            "pods \"typo\" is forbidden: no PriorityClass with name servng was found");
+  EXPECT_EQ(Find(*sim, "default/serve")->pod->priority, 1000);
+  // Run settles: the preemptor binds on its nominated node once the victim is gone.
+  EXPECT_EQ(Find(*sim, "default/serve")->state, PodState::kScheduled);
+  EXPECT_EQ(Find(*sim, "default/serve")->node, "b");
+
+  const Report r = BuildReport(*sim, "preempt.yaml");
+  const std::string text = FormatReportText(r);
+  EXPECT_NE(text.find("Preemptions: 1\n  default/serve -> b: evicted default/train\n"),
+            std::string::npos)
+      << text;
+  const boost::json::value j = ReportToJson(r);
+  EXPECT_EQ(boost::json::serialize(j.at("preemptions")),
+            R"([{"pod":"default/serve","node":"b","victims":["default/train"]}])");
+}
+
 }  // namespace
 }  // namespace gpusched::sim

@@ -2,6 +2,7 @@
 #include "src/sim/simulator.h"
 
 #include <algorithm>
+#include <chrono>
 #include <utility>
 
 #include "src/common/strings.h"
@@ -15,6 +16,8 @@ std::string_view PodStateName(PodState s) {
     case PodState::kUnschedulable: return "Unschedulable";
     case PodState::kError: return "Error";
     case PodState::kPreBound: return "PreBound";
+    case PodState::kPreempted: return "Preempted";
+    case PodState::kRejected: return "Rejected";
   }
   return "Unknown";
 }
@@ -85,13 +88,24 @@ common::StatusOr<std::vector<api::NodePtr>> Simulator::FeasibleNodes(api::PodPtr
 common::StatusOr<size_t> Simulator::SubmitPod(api::PodPtr pod) {
   sim_clock_.Advance(options_.arrival_interval);
   pod = Prepare(std::move(pod));
-  const std::string& uid = pod->meta.uid;
+  const std::string uid = pod->meta.uid;  // a copy: `pod` is replaced below
   if (index_by_uid_.contains(uid)) {
     return common::AlreadyExistsError("pod " + pod->Key() + " (uid " + common::Quote(uid) +
                                       ") was submitted twice");
   }
   size_t index = outcomes_.size();
   PodOutcome outcome;
+  outcome.pod = pod;
+  common::StatusOr<api::PodPtr> admitted = AdmitPriority(pod);
+  if (!admitted.ok()) {  // reported, and the rest is simulated
+    outcome.state = PodState::kRejected;
+    outcome.message = admitted.status().message();
+    outcome.reasons.push_back(outcome.message);
+    index_by_uid_.emplace(uid, index);
+    outcomes_.push_back(std::move(outcome));
+    return index;
+  }
+  pod = std::move(*admitted);
   outcome.pod = pod;
   if (!pod->node_name.empty()) {
     outcome.state = PodState::kPreBound;
@@ -138,9 +152,11 @@ void Simulator::OnDecision(const scheduler::Decision& d) {
   ++decisions_;
   auto it = index_by_uid_.find(d.pod->meta.uid);
   if (it == index_by_uid_.end()) return;  // not submitted through us (cannot happen)
+  RecordPreemption(d);
   PodOutcome& o = outcomes_[it->second];
   ++o.attempts;
   o.reasons.clear();
+  o.nominated_node = d.nominated_node;
   if (d.scheduled) {
     o.state = PodState::kScheduled;
     o.node = d.node;
@@ -165,16 +181,72 @@ void Simulator::OnDecision(const scheduler::Decision& d) {
     o.reasons.erase(std::unique(o.reasons.begin(), o.reasons.end()), o.reasons.end());
     if (o.reasons.empty()) o.reasons.push_back(d.message);
   }
-  if (!options_.retry) to_delete_.push_back(d.pod->meta.uid);
+  // retry = false still lets a preemptor wait for its victims to leave (it was nominated).
+  if (!options_.retry && d.nominated_node.empty()) to_delete_.push_back(d.pod->meta.uid);
+}
+
+void Simulator::RecordPreemption(const scheduler::Decision& d) {
+  if (d.victims.empty()) return;
+  Preemption p{d.pod->Key(), d.nominated_node, {}};
+  for (const api::PodPtr& v : d.victims) {
+    p.victims.push_back(v->Key());
+    auto vi = index_by_uid_.find(v->meta.uid);
+    if (vi == index_by_uid_.end()) continue;
+    PodOutcome& vo = outcomes_[vi->second];
+    vo.state = PodState::kPreempted;
+    vo.preempted_by = d.pod->Key();
+    vo.message = "preempted by " + d.pod->Key() + " on node " + d.nominated_node;
+    vo.reasons = {"preempted"};
+  }
+  preemptions_.push_back(std::move(p));
+}
+
+common::Status Simulator::Settle() {
+  sim_clock_.Advance(std::chrono::seconds(11));  // the queue's max backoff is 10 s
+  scheduler_->Tick();
+  return Drain();
+}
+
+void Simulator::SetPriorityClasses(std::vector<api::PriorityClass> classes) {
+  priority_classes_ = std::move(classes);
+}
+
+void Simulator::AddPodDisruptionBudget(api::PdbPtr pdb) { scheduler_->OnPdbAdd(std::move(pdb)); }
+
+common::StatusOr<api::PodPtr> Simulator::AdmitPriority(api::PodPtr pod) const {
+  const api::PriorityClass* cls = nullptr;
+  for (const api::PriorityClass& c : priority_classes_) {
+    if (pod->priority_class_name.empty() ? c.global_default : c.name == pod->priority_class_name) {
+      cls = &c;
+      break;
+    }
+  }
+  if (cls == nullptr) {
+    if (pod->priority_class_name.empty()) return pod;
+    return common::InvalidArgumentError("pods " + common::Quote(pod->meta.name) +
+                                        " is forbidden: no PriorityClass with name " +
+                                        pod->priority_class_name + " was found");
+  }
+  if (pod->priority == cls->value && pod->preemption_policy == cls->preemption_policy) return pod;
+  auto copy = std::make_shared<api::Pod>(*pod);
+  copy->priority = cls->value;
+  copy->preemption_policy = cls->preemption_policy;
+  return api::PodPtr(std::move(copy));
 }
 
 common::Status Simulator::Run(const Workload& workload) {
+  SetPriorityClasses(workload.priority_classes);
+  for (const auto& pdb : workload.pdbs) AddPodDisruptionBudget(pdb);
   for (const auto& node : workload.nodes) GPUSCHED_RETURN_IF_ERROR(AddNode(node));
   for (const auto& pod : workload.pods) {
     auto r = SubmitPod(pod);
     if (!r.ok()) return r.status();
   }
-  return common::Status::Ok();
+  // A preemptor still waiting for its victims' requeue binds before the report.
+  const bool nominated = std::any_of(outcomes_.begin(), outcomes_.end(), [](const PodOutcome& o) {
+    return o.state == PodState::kUnschedulable && !o.nominated_node.empty();
+  });
+  return nominated ? Settle() : common::Status::Ok();
 }
 
 SimStats Simulator::Stats() const {
@@ -187,6 +259,8 @@ SimStats Simulator::Stats() const {
       case PodState::kError: ++s.errors; break;
       case PodState::kPending: ++s.pending; break;
       case PodState::kPreBound: ++s.pre_bound; break;
+      case PodState::kPreempted: ++s.preempted; break;
+      case PodState::kRejected: ++s.rejected; break;
     }
   }
   s.decisions = decisions_;

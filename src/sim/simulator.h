@@ -71,6 +71,8 @@ enum class PodState : uint8_t {
   kUnschedulable,  // last attempt: no node fits
   kError,          // last attempt: a plugin or infrastructure error
   kPreBound,       // arrived with spec.nodeName set; not scheduled by us
+  kPreempted,      // evicted by the scheduler for a pod of higher priority
+  kRejected,       // refused at creation as the API server would (e.g. unknown PriorityClass)
 };
 std::string_view PodStateName(PodState s);
 
@@ -83,7 +85,16 @@ struct PodOutcome {
   std::string message;               // FitError message or error text; empty when scheduled
   std::vector<std::string> reasons;  // distinct rejection reasons of the last attempt, sorted
   int32_t attempts = 0;
-  bool deleted = false;  // deleted after failing (retry = false)
+  bool deleted = false;        // deleted after failing (retry = false)
+  std::string nominated_node;  // preemption in its last attempt: where it will fit
+  std::string preempted_by;    // kPreempted: the preemptor (namespace/name)
+};
+
+// One preemption: `pod` was nominated to `node` and `victims` (namespace/name) were evicted.
+struct Preemption {
+  std::string pod;
+  std::string node;
+  std::vector<std::string> victims;
 };
 
 struct SimStats {
@@ -93,6 +104,8 @@ struct SimStats {
   int64_t errors = 0;
   int64_t pending = 0;
   int64_t pre_bound = 0;
+  int64_t preempted = 0;
+  int64_t rejected = 0;
   int64_t decisions = 0;    // scheduling attempts (observer calls)
   double wall_seconds = 0;  // wall time spent in ScheduleOne loops, by the caller's clock
 };
@@ -116,7 +129,16 @@ class Simulator {
   // Submits one pod and schedules until no pod is ready. Returns the pod's index in outcomes().
   // Errors: a duplicate pod (AlreadyExists), or an invariant violation (Internal).
   common::StatusOr<size_t> SubmitPod(api::PodPtr pod);
-  // AddNode for every node, then SubmitPod for every pod, in order.
+  // The PriorityClasses that resolve a pod's priorityClassName at SubmitPod (replacing earlier
+  // ones), and a PodDisruptionBudget the scheduler's preemption respects.
+  void SetPriorityClasses(std::vector<api::PriorityClass> classes);
+  void AddPodDisruptionBudget(api::PdbPtr pdb);
+  // Lets pending work finish: advances sim time past the longest backoff, runs the scheduler's
+  // periodic tick (backoff and unschedulable flush) and schedules until no pod is ready. A pod
+  // nominated by preemption binds here once its victims are gone.
+  common::Status Settle();
+  // SetPriorityClasses and AddPodDisruptionBudget from the workload, AddNode for every node, then
+  // SubmitPod for every pod, in order; then Settle() if a preemptor is still waiting.
   common::Status Run(const Workload& workload);
 
   // The nodes `pod` would fit on now (every Filter of its profile, all nodes), placing and
@@ -125,6 +147,7 @@ class Simulator {
   common::StatusOr<std::vector<api::NodePtr>> FeasibleNodes(api::PodPtr pod);
 
   std::span<const PodOutcome> outcomes() const { return outcomes_; }
+  std::span<const Preemption> preemptions() const { return preemptions_; }
   SimStats Stats() const;
   const config::SchedulerConfig& config() const { return config_; }
   SimCluster& cluster() { return cluster_; }
@@ -137,6 +160,10 @@ class Simulator {
   void OnDecision(const scheduler::Decision& d);
   common::Status Drain();
   api::PodPtr Prepare(api::PodPtr pod);
+  // The Priority admission plugin: the class's value and preemptionPolicy, or the global default
+  // class for a pod without one. An error for a class that does not exist.
+  common::StatusOr<api::PodPtr> AdmitPriority(api::PodPtr pod) const;
+  void RecordPreemption(const scheduler::Decision& d);
 
   config::SchedulerConfig config_;
   Deps deps_;
@@ -148,6 +175,8 @@ class Simulator {
   std::unique_ptr<scheduler::Scheduler> scheduler_;  // destroyed before cluster_
 
   std::vector<PodOutcome> outcomes_;
+  std::vector<Preemption> preemptions_;
+  std::vector<api::PriorityClass> priority_classes_;
   std::unordered_map<std::string, size_t> index_by_uid_;
   std::vector<std::string> to_delete_;  // failed pods to delete (retry = false)
   bool placed_ = false;                 // a placement happened in the current ScheduleOne

@@ -16,7 +16,9 @@ namespace {
 void Skipped(Workload& workload, std::string_view source, std::string_view kind,
              std::string_view name) {
   workload.warnings.push_back(std::string(source) + ": skipped " + std::string(kind) + " \"" +
-                              std::string(name) + "\": the simulator reads Nodes and Pods only");
+                              std::string(name) +
+                              "\": the simulator reads Nodes, Pods, PriorityClasses and "
+                              "PodDisruptionBudgets only");
 }
 
 }  // namespace
@@ -32,9 +34,9 @@ common::Status AppendManifests(std::string_view text, std::string_view source, W
           } else if constexpr (std::is_same_v<T, api::Node>) {
             workload.nodes.push_back(std::make_shared<const api::Node>(std::move(o)));
           } else if constexpr (std::is_same_v<T, api::PodDisruptionBudget>) {
-            Skipped(workload, source, "PodDisruptionBudget", o.meta.name);
+            workload.pdbs.push_back(std::make_shared<const api::PodDisruptionBudget>(std::move(o)));
           } else if constexpr (std::is_same_v<T, api::PriorityClass>) {
-            Skipped(workload, source, "PriorityClass", o.name);
+            workload.priority_classes.push_back(std::move(o));
           } else {
             Skipped(workload, source, o.kind, o.name);
           }

@@ -17,13 +17,19 @@ namespace gpusched::sim {
 struct Workload {
   std::vector<api::NodePtr> nodes;
   std::vector<api::PodPtr> pods;  // arrival order
+  // Resolve the pods' priorityClassName (as the API server's Priority admission does) and guard
+  // pods from preemption (their status.disruptionsAllowed as written; the simulator runs no
+  // disruption controller).
+  std::vector<api::PriorityClass> priority_classes;
+  std::vector<api::PdbPtr> pdbs;
   // Objects that were read but are not simulated (e.g. a Deployment), one line each.
   std::vector<std::string> warnings;
 };
 
-// Decodes a multi-document YAML (or JSON) manifest and appends its Nodes and Pods to `workload`,
-// in document order. Lists (v1 List, PodList, NodeList) are expanded by the decoder; other kinds
-// are skipped with a warning. Errors name `source`, the document and the field.
+// Decodes a multi-document YAML (or JSON) manifest and appends its Nodes, Pods, PriorityClasses and
+// PodDisruptionBudgets to `workload`, in document order. Lists (v1 List, PodList, NodeList) are
+// expanded by the decoder; other kinds are skipped with a warning. Errors name `source`, the
+// document and the field.
 common::Status AppendManifests(std::string_view text, std::string_view source, Workload& workload);
 
 // Reads a whole file. Errors name the path.

@@ -7,7 +7,9 @@ not name) is shared by the tests here. The test starts:
   - `gpusched extender` on 127.0.0.1:<free port>, authenticated as gpusched-system/gpusched;
   - a second upstream kube-scheduler (schedulerName gpu-extender-scheduler, leader election off,
     no serving port) whose KubeSchedulerConfiguration has `extenders:` pointing at it, with
-    filter/prioritize/bind verbs, nodeCacheCapable and managedResources nvidia.com/gpu.
+    filter/prioritize/preempt/bind verbs, nodeCacheCapable and managedResources nvidia.com/gpu.
+The preemption test starts a third one (gpu-extender-preempt) without managedResources, so that
+half-GPU pods (gpusched.io/gpu-milli, no nvidia.com/gpu) also go through the extender.
 Placements are checked from the API server (kubectl), never from gpusched's memory.
 
 Measured numbers are printed on stderr with the prefix "MEASURED".
@@ -25,12 +27,16 @@ import urllib.request
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "lib"))
 
-from cluster import ClusterTestCase, free_port  # noqa: E402
+from cluster import ClusterTestCase, KubectlError, free_port  # noqa: E402
 from gpusched_harness import (  # noqa: E402
     GPU, GROUP_LABEL, create_objects, gpu_pod, gpusched_binary, kwok_gpu_node, log,
     wait_nodes_ready)
 
 SCHEDULER = "gpu-extender-scheduler"
+PREEMPT_SCHEDULER = "gpu-extender-preempt"
+FINALIZER = "e2e.gpusched.io/hold"
+MILLI = "gpusched.io/gpu-milli"
+DEVICES = "gpusched.io/gpu-devices"
 
 
 def gpus_of(pod):
@@ -132,22 +138,32 @@ class ExtenderE2ETest(ClusterTestCase):
                 if not cls.extender.alive() or time.monotonic() > deadline:
                     raise AssertionError("extender did not start:\n" + cls.extender.log()[-3000:])
                 time.sleep(0.3)
-        ks_config = os.path.join(c.dir, "kube-scheduler-extender.yaml")
+        cls.kube_scheduler = cls.start_kube_scheduler(
+            "kube-scheduler-extender", SCHEDULER,
+            managed_resources=[{"name": GPU, "ignoredByScheduler": False}])
+
+    @classmethod
+    def start_kube_scheduler(cls, name, scheduler, managed_resources):
+        """An upstream kube-scheduler with gpusched as its extender (every verb)."""
+        c = cls.cluster
+        ks_config = os.path.join(c.dir, f"{name}.yaml")
+        extender = {
+            "urlPrefix": f"http://127.0.0.1:{cls.port}",
+            "filterVerb": "filter", "prioritizeVerb": "prioritize", "preemptVerb": "preempt",
+            "bindVerb": "bind", "weight": 5, "nodeCacheCapable": True, "httpTimeout": "5s",
+        }
+        if managed_resources:
+            extender["managedResources"] = managed_resources
         with open(ks_config, "w") as f:
             json.dump({
                 "apiVersion": "kubescheduler.config.k8s.io/v1",
                 "kind": "KubeSchedulerConfiguration",
                 "clientConnection": {"kubeconfig": os.path.join(c.dir, "kube-scheduler.kubeconfig")},
                 "leaderElection": {"leaderElect": False},
-                "profiles": [{"schedulerName": SCHEDULER}],
-                "extenders": [{
-                    "urlPrefix": f"http://127.0.0.1:{cls.port}",
-                    "filterVerb": "filter", "prioritizeVerb": "prioritize", "bindVerb": "bind",
-                    "weight": 5, "nodeCacheCapable": True, "httpTimeout": "5s",
-                    "managedResources": [{"name": GPU, "ignoredByScheduler": False}],
-                }],
+                "profiles": [{"schedulerName": scheduler}],
+                "extenders": [extender],
             }, f)
-        cls.kube_scheduler = Proc(c, "kube-scheduler-extender", [
+        return Proc(c, name, [
             os.path.join(c.bin_dir, "kube-scheduler"), f"--config={ks_config}",
             "--secure-port=0", "--v=2"])
 
@@ -266,6 +282,100 @@ class ExtenderE2ETest(ClusterTestCase):
         self.assertTrue(self.extender.alive(), self.extender.log()[-2000:])
         urllib.request.urlopen(f"http://127.0.0.1:{port}/healthz", timeout=5).read()
 
+
+    # --- preemption through the preempt verb ----------------------------------------------------
+
+    def _release(self, ns, name):
+        """Drops the test's finalizer so the API server can delete the pod."""
+        patch = json.dumps([{"op": "remove", "path": "/metadata/finalizers"}])
+        try:
+            self.cluster.kubectl("patch", "pod", name, "--namespace", ns, "--type=json", "-p", patch)
+        except KubectlError as e:
+            if "NotFound" not in str(e) and "not found" not in str(e):
+                raise
+
+    def _preempt_cleanup(self, ns, node, classes):
+        for p in self.pods(ns):
+            if FINALIZER in p["metadata"].get("finalizers", []):
+                self._release(ns, p["metadata"]["name"])
+        self.cluster.kubectl("delete", "namespace", ns, "--wait=false", "--ignore-not-found")
+        self.cluster.kubectl("delete", "node", node, "--wait=false", "--ignore-not-found")
+        for c in classes:
+            self.cluster.kubectl("delete", "priorityclass", c, "--ignore-not-found")
+
+    def test_kube_scheduler_preemption_frees_one_whole_device(self):
+        """kube-scheduler's own preemption, corrected by the preempt verb.
+
+        One node, 2 GPUs and 4 CPUs; four half-GPU pods (1 CPU each) of priority 1 and 3, one of
+        each per device; then a whole-GPU pod of priority 1000 (1 CPU). kube-scheduler sees no
+        devices and no shares: its dry run sees the node short of CPU only and proposes the one
+        least important pod (a priority-1 share), which frees no whole GPU. The extender replaces
+        it with the two pods on one device; kube-scheduler evicts those and the pod binds there.
+        """
+        ns = self.cluster.new_namespace("ext-preempt")
+        node = f"{ns}-n1"
+        classes = [f"{ns}-p1", f"{ns}-p3", f"{ns}-high"]
+        self.addCleanup(self._preempt_cleanup, ns, node, classes)
+        for name, value in zip(classes, (1, 3, 1000)):
+            self.cluster.apply({"apiVersion": "scheduling.k8s.io/v1", "kind": "PriorityClass",
+                                "metadata": {"name": name}, "value": value,
+                                "preemptionPolicy": "PreemptLowerPriority"})
+        n = kwok_gpu_node(node, ns, "A100-SXM4-40GB", 2, 40960, "z1")
+        n["status"]["allocatable"]["cpu"] = n["status"]["capacity"]["cpu"] = "4"
+        create_objects(self.cluster, [n])
+        wait_nodes_ready(self.cluster, f"{GROUP_LABEL}={ns}", 1)
+        ks = self.start_kube_scheduler("kube-scheduler-extender-preempt", PREEMPT_SCHEDULER,
+                                       managed_resources=None)
+        self.addCleanup(ks.stop)
+
+        def pod(name, gpus, priority_class, annotations=None, finalizer=True):
+            p = gpu_pod(name, gpus, scheduler=PREEMPT_SCHEDULER, group=ns,
+                        annotations=annotations, cpu="1")
+            p["spec"]["priorityClassName"] = priority_class
+            if finalizer:
+                p["metadata"]["finalizers"] = [FINALIZER]
+            return p
+
+        # Created one at a time so that best fit puts a and c on one device, b and d on the other.
+        for i, (name, pc) in enumerate((("a-p1", classes[0]), ("c-p3", classes[1]),
+                                        ("b-p1", classes[0]), ("d-p3", classes[1]))):
+            create_objects(self.cluster, [pod(name, 0, pc, annotations={MILLI: "500"})],
+                           namespace=ns)
+            self.wait_settled(ns, i + 1, timeout=120)
+        devices = {p["metadata"]["name"]: p["metadata"]["annotations"][DEVICES].split(":")[0]
+                   for p in self.pods(ns)}
+        self.assertEqual(len(set(devices.values())), 2, devices)
+        self.assertNotEqual(devices["a-p1"], devices["b-p1"], devices)
+        self.assertNotEqual(devices["c-p3"], devices["d-p3"], devices)
+
+        create_objects(self.cluster, [pod("whole", 1, classes[2], finalizer=False)], namespace=ns)
+
+        def terminating():
+            t = sorted(p["metadata"]["name"] for p in self.pods(ns)
+                       if p["metadata"].get("deletionTimestamp"))
+            return len(t) >= 2 and t
+        try:
+            self.cluster.wait_for(terminating, timeout=90, what="2 victims terminating")
+        finally:
+            lines = [line for line in self.extender.log().splitlines()
+                     if "Extender preemption" in line and f"{ns}/whole" in line]
+            log("extender preempt answers:\n  " + "\n  ".join(lines or ["(none)"]))
+        time.sleep(2)  # a third victim would show by now
+        victims = sorted(p["metadata"]["name"] for p in self.pods(ns)
+                         if p["metadata"].get("deletionTimestamp"))
+        self.assertEqual(len(victims), 2, victims)
+        self.assertEqual(len({devices[v] for v in victims}), 1,
+                         f"victims {victims} on devices {devices}: no whole device freed")
+        self.assertTrue(any('answer="replaced"' in line for line in lines), lines)
+        for v in victims:
+            self._release(ns, v)
+
+        def whole_bound():
+            p = {x["metadata"]["name"]: x for x in self.pods(ns)}.get("whole")
+            return p if p and p["spec"].get("nodeName") else False
+        bound = self.cluster.wait_for(whole_bound, timeout=90, what="whole bound")
+        self.assertEqual(bound["spec"]["nodeName"], node)
+        self.assertEqual(bound["metadata"]["annotations"][DEVICES], devices[victims[0]])
 
 if __name__ == "__main__":
     unittest.main(verbosity=2)

@@ -1,0 +1,154 @@
+// SPDX-License-Identifier: Apache-2.0
+#include "src/framework/preemption/preemption.h"
+
+#include <algorithm>
+#include <limits>
+#include <string>
+#include <utility>
+
+namespace gpusched::framework::preemption {
+namespace {
+
+common::TimePoint StartOf(const api::Pod& pod, common::TimePoint now) {
+  return pod.start_time.value_or(now);
+}
+
+// Keeps the candidates of the best score under `score` (higher is better), in order.
+template <typename F>
+void KeepBest(std::vector<size_t>& ids, F score) {
+  int64_t best = std::numeric_limits<int64_t>::min();
+  std::vector<size_t> kept;
+  for (size_t id : ids) {
+    const int64_t s = score(id);
+    if (s > best) {
+      best = s;
+      kept.clear();
+    }
+    if (s == best) kept.push_back(id);
+  }
+  ids = std::move(kept);
+}
+
+}  // namespace
+
+bool MoreImportant(const api::Pod& a, const api::Pod& b, common::TimePoint now) {
+  if (a.priority != b.priority) return a.priority > b.priority;
+  return StartOf(a, now) < StartOf(b, now);
+}
+
+bool TerminatingByPreemption(const api::Pod& pod) {
+  if (!pod.meta.deletion_timestamp) return false;
+  for (const api::Condition& c : pod.conditions) {
+    if (c.type == "DisruptionTarget") {
+      return c.status == "True" && c.reason == "PreemptionByScheduler";
+    }
+  }
+  return false;
+}
+
+size_t PickNode(std::span<const Candidate> candidates, common::TimePoint now) {
+  std::vector<size_t> ids(candidates.size());
+  for (size_t i = 0; i < ids.size(); ++i) ids[i] = i;
+  auto victims = [&](size_t id) -> const std::vector<api::PodPtr>& {
+    return candidates[id].victims;
+  };
+  KeepBest(ids, [&](size_t id) { return -int64_t{candidates[id].pdb_violations}; });
+  if (ids.size() > 1) KeepBest(ids, [&](size_t id) { return -int64_t{victims(id)[0]->priority}; });
+  if (ids.size() > 1) {
+    KeepBest(ids, [&](size_t id) {
+      int64_t sum = 0;  // each priority shifted to be >= 0, as upstream
+      for (const api::PodPtr& p : victims(id)) {
+        sum += int64_t{p->priority} + int64_t{std::numeric_limits<int32_t>::max()} + 1;
+      }
+      return -sum;
+    });
+  }
+  if (ids.size() > 1) {
+    KeepBest(ids, [&](size_t id) { return -static_cast<int64_t>(victims(id).size()); });
+  }
+  if (ids.size() > 1) {
+    KeepBest(ids, [&](size_t id) {
+      // The earliest start among the highest-priority victims; the later, the better.
+      const auto& v = victims(id);
+      int32_t top = v[0]->priority;
+      common::TimePoint earliest = StartOf(*v[0], now);
+      for (const api::PodPtr& p : v) {
+        if (p->priority > top) {
+          top = p->priority;
+          earliest = StartOf(*p, now);
+        } else if (p->priority == top) {
+          earliest = std::min(earliest, StartOf(*p, now));
+        }
+      }
+      return static_cast<int64_t>(earliest.time_since_epoch().count());
+    });
+  }
+  return ids.front();
+}
+
+Status VictimSelector::Select(CycleState& state, const api::Pod& pod, const NodeInfo& node,
+                              const PostFilterContext& context, std::span<const api::PdbPtr> pdbs,
+                              Candidate& out) {
+  const bool any = std::any_of(node.pods.begin(), node.pods.end(),
+                               [&](const api::PodPtr& p) { return p->priority < pod.priority; });
+  if (!any) return Status::Unresolvable(kNoVictims);
+  // Remove every lower-priority pod from a copy of the node; the pod must fit without them.
+  scratch_ = node;
+  scratch_.pod_devices.resize(scratch_.pods.size());  // a hand-filled NodeInfo may lack them
+  potential_.clear();
+  for (size_t i = 0; i < scratch_.pods.size(); ++i) {
+    if (scratch_.pods[i]->priority < pod.priority) {
+      potential_.push_back(Victim{scratch_.pods[i], scratch_.pod_devices[i], false});
+    }
+  }
+  for (const Victim& v : potential_)
+    scratch_.RemovePodAt(static_cast<size_t>(scratch_.IndexOfPod(*v.pod)));
+  Status fits = context.RunFilters(state, pod, scratch_);
+  if (!fits.ok()) return fits;
+  // Reprieve as many as possible: PDB-violating pods first, each group most important first.
+  const common::TimePoint now = clock_.Now();
+  OrderVictims(pdbs, now);
+  out.victims.clear();
+  out.pdb_violations = 0;
+  for (const bool violating : {true, false}) {
+    for (const Victim& v : potential_) {
+      if (v.violates_pdb != violating || Reprieve(state, pod, v, context)) continue;
+      out.victims.push_back(v.pod);
+      if (violating) ++out.pdb_violations;
+    }
+  }
+  std::stable_sort(
+      out.victims.begin(), out.victims.end(),
+      [now](const api::PodPtr& a, const api::PodPtr& b) { return MoreImportant(*a, *b, now); });
+  if (out.victims.empty()) {
+    return Status::Error("expected at least one victim pod on node " + std::string(node.name()));
+  }
+  return Status::Success();
+}
+
+void VictimSelector::OrderVictims(std::span<const api::PdbPtr> pdbs, common::TimePoint now) {
+  std::stable_sort(potential_.begin(), potential_.end(), [now](const Victim& a, const Victim& b) {
+    return MoreImportant(*a.pod, *b.pod, now);
+  });
+  // Budgets are spent in importance order; a pod already counted by the API server
+  // (disruptedPods) spends nothing (upstream's filterPodsWithPDBViolation).
+  std::vector<int32_t> allowed(pdbs.size());
+  for (size_t i = 0; i < pdbs.size(); ++i) allowed[i] = pdbs[i]->disruptions_allowed;
+  for (Victim& v : potential_) {
+    if (v.pod->meta.labels.empty()) continue;
+    for (size_t i = 0; i < pdbs.size(); ++i) {
+      if (!pdbs[i]->AppliesTo(*v.pod) || pdbs[i]->Disrupted(v.pod->meta.name)) continue;
+      if (--allowed[i] < 0) v.violates_pdb = true;
+    }
+  }
+}
+
+bool VictimSelector::Reprieve(const CycleState& state, const api::Pod& pod, const Victim& v,
+                              const PostFilterContext& context) {
+  (void)scratch_.AddPod(v.pod, v.devices);
+  if (context.RunFilters(state, pod, scratch_).ok()) return true;
+  scratch_.RemovePodAt(scratch_.pods.size() - 1);  // AddPod appended it
+  return false;
+}
+
+}  // namespace gpusched::framework::preemption

@@ -1,0 +1,90 @@
+// SPDX-License-Identifier: Apache-2.0
+// Victim selection for priority preemption, shared by the DefaultPreemption PostFilter plugin
+// and the extender's preempt verb (kube-scheduler's pkg/scheduler/framework/preemption, used by
+// its defaultpreemption plugin, v1.35 semantics).
+//
+//   VictimSelector::Select (one node): remove every pod of lower priority than the pod from a
+//   copy of the node and check that the pod fits (PostFilterContext::RunFilters); then reprieve,
+//   most important first (MoreImportant), the PDB-violating pods before the others: add each back
+//   and keep it if the pod still fits. A removed pod frees exactly the devices it holds
+//   (NodeInfo::pod_devices) and the filters (GpuFit) judge the pod against the per-device state,
+//   so the victims free whole devices for whole-GPU pods, enough milli and memory on one device
+//   for a share, one NVLink island when it is required, healthy devices only.
+//   PickNode (among candidates): fewest PDB violations, then the lowest highest victim priority,
+//   the smallest priority sum, the fewest victims, the latest start among the highest-priority
+//   victims, then the first candidate.
+//
+// Not done as upstream: victims are removed without PreFilter extensions (AddPod/RemovePod), so
+// cross-node plugins (PodTopologySpread, InterPodAffinity) judge the node with the PreFilter
+// counts from before the removal.
+//
+// Threading: a VictimSelector keeps scratch buffers; one per thread.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <span>
+#include <string_view>
+#include <vector>
+
+#include "src/api/types.h"
+#include "src/common/clock.h"
+#include "src/framework/cycle_state.h"
+#include "src/framework/node_info.h"
+#include "src/framework/plugin.h"
+#include "src/framework/status.h"
+
+namespace gpusched::framework::preemption {
+
+// "No preemption victims found for incoming pod": the node has no pod of lower priority.
+inline constexpr std::string_view kNoVictims = "No preemption victims found for incoming pod";
+
+// One node where the pod fits once `victims` (most important first) are gone.
+struct Candidate {
+  NodeIndex node = kNoNode;
+  std::vector<api::PodPtr> victims;
+  int32_t pdb_violations = 0;
+};
+
+// The node criteria over `candidates` (non-empty); returns the index of the chosen one. `now`
+// stands in for the start time of victims that have none (not started yet).
+size_t PickNode(std::span<const Candidate> candidates, common::TimePoint now);
+// kube-scheduler's MoreImportantPod: higher priority, then the earlier start (`now` when unset).
+bool MoreImportant(const api::Pod& a, const api::Pod& b, common::TimePoint now);
+// Deleted after a scheduler's preemption: deletionTimestamp set and a DisruptionTarget condition
+// True with reason PreemptionByScheduler.
+bool TerminatingByPreemption(const api::Pod& pod);
+
+class VictimSelector {
+ public:
+  // `clock` gives the start time of pods that have none (MoreImportant); it outlives this.
+  explicit VictimSelector(const common::Clock& clock) : clock_(clock) {}
+
+  // The victims on `node` for `pod`: Success with out.victims (non-empty, most important first)
+  // and out.pdb_violations (victims whose eviction exceeds a budget of `pdbs`), or the node's
+  // rejection: Unresolvable kNoVictims when no pod has a lower priority, else the filters' first
+  // rejection with every lower-priority pod removed. out.node is left to the caller.
+  Status Select(CycleState& state, const api::Pod& pod, const NodeInfo& node,
+                const PostFilterContext& context, std::span<const api::PdbPtr> pdbs,
+                Candidate& out);
+
+ private:
+  struct Victim {
+    api::PodPtr pod;
+    PodDevices devices;
+    bool violates_pdb = false;
+  };
+  // Sorts potential_ by importance and marks those whose eviction would violate a PDB.
+  void OrderVictims(std::span<const api::PdbPtr> pdbs, common::TimePoint now);
+  // Adds `v` back to scratch_; keeps it there if the pod still fits (true), else removes it
+  // again (false: a victim).
+  bool Reprieve(const CycleState& state, const api::Pod& pod, const Victim& v,
+                const PostFilterContext& context);
+
+  const common::Clock& clock_;
+  // Scratch, reused across calls.
+  NodeInfo scratch_;
+  std::vector<Victim> potential_;
+};
+
+}  // namespace gpusched::framework::preemption
