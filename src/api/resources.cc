@@ -65,6 +65,12 @@ void MergeScalars(std::vector<std::pair<Atom, int64_t>>& a,
     std::erase_if(a, [](const auto& e) { return e.second == 0; });
     return;
   }
+  if (a.empty()) {  // into an empty list (a node's first pod): reuses a's capacity
+    a.assign(b.begin(), b.end());
+    for (auto& [name, v] : a) v = op(0, v);
+    std::erase_if(a, [](const auto& e) { return e.second == 0; });
+    return;
+  }
   // In place when every key of `b` is already in `a` (the usual case: removing a pod's requests
   // from its node's sum, or adding requests of resources the node already has): no allocation.
   {

@@ -126,6 +126,7 @@ void Cache::RecomputeNodeLocked(NodeIndex i) {
   std::vector<api::PodPtr> pods = std::move(ni.pods);
   ni.pods.clear();
   ni.pod_devices.clear();
+  ni.pod_priorities.clear();
   ni.requested = api::ResourceList{};
   ni.pod_count = 0;
   ni.gpus = {};
@@ -402,7 +403,7 @@ common::Status Cache::CheckInvariants() const {
   for (size_t i = 0; i < nodes_.size(); ++i) {
     const NodeInfo& ni = nodes_[i];
     std::string name = ni.node ? ni.node->meta.name : "slot " + std::to_string(i);
-    if (ni.pod_devices.size() != ni.pods.size()) {
+    if (ni.pod_devices.size() != ni.pods.size() || ni.pod_priorities.size() != ni.pods.size()) {
       return common::InternalError("node " + name + ": pod_devices does not match its pods");
     }
     for (size_t k = 0; k < ni.pods.size(); ++k) {

@@ -33,6 +33,7 @@ bool NodeInfo::AddPod(api::PodPtr pod, const api::GpuAssignment& gpu) {
       !gpu.empty() && node != nullptr && api::ApplyAssignment(node->gpu, gpus, gpu, +1);
   requested.Add(pod->requests);
   ++pod_count;
+  pod_priorities.push_back(pod->priority);
   pods.push_back(std::move(pod));
   pod_devices.push_back(charged ? PodDevices::From(gpu) : PodDevices{});
   return charged;
@@ -53,6 +54,7 @@ bool NodeInfo::AddPod(api::PodPtr pod, PodDevices gpu) {
   }
   requested.Add(pod->requests);
   ++pod_count;
+  pod_priorities.push_back(pod->priority);
   pods.push_back(std::move(pod));
   pod_devices.push_back(charged ? gpu : PodDevices{});
   return charged;
@@ -73,6 +75,8 @@ void NodeInfo::RemovePodAt(size_t i) {
   pods.pop_back();
   pod_devices[i] = pod_devices.back();
   pod_devices.pop_back();
+  pod_priorities[i] = pod_priorities.back();
+  pod_priorities.pop_back();
 }
 
 int32_t NodeInfo::IndexOfPod(const api::Pod& pod) const {

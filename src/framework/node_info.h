@@ -54,6 +54,9 @@ struct NodeInfo {
   // Parallel to pods: the devices charged for pods[i] (empty when it holds none: no GPU request,
   // or a device choice that could not be charged).
   std::vector<PodDevices> pod_devices;
+  // Parallel to pods: pods[i]->priority, flat, so preemption finds the lower-priority pods of many
+  // nodes without touching each pod object.
+  std::vector<int32_t> pod_priorities;
   // Average GPU utilization 0..1 from the utilization source; negative when unknown.
   double gpu_utilization = -1;
 

@@ -69,6 +69,7 @@ inline framework::Snapshot SnapshotOf(const std::vector<api::NodePtr>& nodes,
       if (p->node_name != nodes[i]->meta.name) continue;
       info.pods.push_back(p);
       info.pod_devices.emplace_back();
+      info.pod_priorities.push_back(p->priority);
     }
     info.pod_count = static_cast<int32_t>(info.pods.size());
   }

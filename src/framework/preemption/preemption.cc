@@ -29,6 +29,20 @@ void KeepBest(std::vector<size_t>& ids, F score) {
   ids = std::move(kept);
 }
 
+// pods[i]'s priority from the flat array the cache keeps (NodeInfo::pod_priorities), else from
+// the pod (a hand-filled NodeInfo).
+int32_t PriorityAt(const NodeInfo& node, size_t i) {
+  return node.pod_priorities.size() == node.pods.size() ? node.pod_priorities[i]
+                                                        : node.pods[i]->priority;
+}
+
+bool HasLowerPriorityPod(const api::Pod& pod, const NodeInfo& node) {
+  for (size_t i = 0; i < node.pods.size(); ++i) {
+    if (PriorityAt(node, i) < pod.priority) return true;
+  }
+  return false;
+}
+
 }  // namespace
 
 bool MoreImportant(const api::Pod& a, const api::Pod& b, common::TimePoint now) {
@@ -89,20 +103,9 @@ size_t PickNode(std::span<const Candidate> candidates, common::TimePoint now) {
 Status VictimSelector::Select(CycleState& state, const api::Pod& pod, const NodeInfo& node,
                               const PostFilterContext& context, std::span<const api::PdbPtr> pdbs,
                               Candidate& out) {
-  const bool any = std::any_of(node.pods.begin(), node.pods.end(),
-                               [&](const api::PodPtr& p) { return p->priority < pod.priority; });
-  if (!any) return Status::Unresolvable(kNoVictims);
-  // Remove every lower-priority pod from a copy of the node; the pod must fit without them.
-  scratch_ = node;
-  scratch_.pod_devices.resize(scratch_.pods.size());  // a hand-filled NodeInfo may lack them
-  potential_.clear();
-  for (size_t i = 0; i < scratch_.pods.size(); ++i) {
-    if (scratch_.pods[i]->priority < pod.priority) {
-      potential_.push_back(Victim{scratch_.pods[i], scratch_.pod_devices[i], false});
-    }
-  }
-  for (const Victim& v : potential_)
-    scratch_.RemovePodAt(static_cast<size_t>(scratch_.IndexOfPod(*v.pod)));
+  if (!HasLowerPriorityPod(pod, node)) return Status::Unresolvable(kNoVictims);
+  // The node without its lower-priority pods; the pod must fit there.
+  KeepHigherPriorityPods(pod, node);
   Status fits = context.RunFilters(state, pod, scratch_);
   if (!fits.ok()) return fits;
   // Reprieve as many as possible: PDB-violating pods first, each group most important first.
@@ -124,6 +127,34 @@ Status VictimSelector::Select(CycleState& state, const api::Pod& pod, const Node
     return Status::Error("expected at least one victim pod on node " + std::string(node.name()));
   }
   return Status::Success();
+}
+
+// Builds scratch_ from the node and the pods `pod` may not preempt, added back one by one (often
+// none), which is cheaper than removing every victim from a full copy and gives the same
+// accounting: a node's requests and device usage are the sums over its pods (NodeInfo::AddPod).
+// The others go to potential_.
+void VictimSelector::KeepHigherPriorityPods(const api::Pod& pod, const NodeInfo& node) {
+  scratch_.node = node.node;
+  scratch_.index = node.index;
+  scratch_.generation = node.generation;
+  scratch_.gpu_utilization = node.gpu_utilization;
+  scratch_.requested.milli_cpu = scratch_.requested.memory = 0;
+  scratch_.requested.ephemeral_storage = scratch_.requested.pods = 0;
+  scratch_.requested.scalar.clear();
+  scratch_.pod_count = 0;
+  scratch_.gpus = {};
+  scratch_.pods.clear();
+  scratch_.pod_devices.clear();
+  potential_.clear();
+  for (size_t i = 0; i < node.pods.size(); ++i) {
+    // A hand-filled NodeInfo may lack pod_devices: no devices recorded.
+    const PodDevices devices = i < node.pod_devices.size() ? node.pod_devices[i] : PodDevices{};
+    if (PriorityAt(node, i) < pod.priority) {
+      potential_.push_back(Victim{node.pods[i], devices, false});
+    } else {
+      (void)scratch_.AddPod(node.pods[i], devices);
+    }
+  }
 }
 
 void VictimSelector::OrderVictims(std::span<const api::PdbPtr> pdbs, common::TimePoint now) {

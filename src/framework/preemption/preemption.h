@@ -74,6 +74,7 @@ class VictimSelector {
     PodDevices devices;
     bool violates_pdb = false;
   };
+  void KeepHigherPriorityPods(const api::Pod& pod, const NodeInfo& node);
   // Sorts potential_ by importance and marks those whose eviction would violate a PDB.
   void OrderVictims(std::span<const api::PdbPtr> pdbs, common::TimePoint now);
   // Adds `v` back to scratch_; keeps it there if the pod still fits (true), else removes it
