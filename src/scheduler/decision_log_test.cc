@@ -37,21 +37,15 @@ class RecordingApi final : public kube::ApiClient {
     return common::Status::Ok();
   }
   common::Status CreateEvent(const kube::EventRecord&) override { return common::Status::Ok(); }
-  common::Status PatchPodCondition(const api::Pod& pod, const api::Condition& c) override {
-    pod_conditions.emplace_back(pod.Key(), c);
+  // Preemption's writes: no test here reads them (src/scheduler/preemption_test.cc runs them
+  // against the sim cluster).
+  common::Status PatchPodCondition(const api::Pod&, const api::Condition&) override {
     return common::Status::Ok();
   }
-  common::Status DeletePod(const api::Pod& pod) override {
-    deleted.push_back(pod.Key());
+  common::Status DeletePod(const api::Pod&) override { return common::Status::Ok(); }
+  common::Status SetNominatedNodeName(const api::Pod&, std::string_view) override {
     return common::Status::Ok();
   }
-  common::Status SetNominatedNodeName(const api::Pod& pod, std::string_view node) override {
-    nominated.emplace_back(pod.Key(), std::string(node));
-    return common::Status::Ok();
-  }
-  std::vector<std::pair<std::string, api::Condition>> pod_conditions;  // pod key, condition
-  std::vector<std::string> deleted;                                    // pod keys
-  std::vector<std::pair<std::string, std::string>> nominated;          // pod key, node
 };
 
 class DecisionLogTest : public ::testing::Test {
