@@ -8,6 +8,7 @@
 //   gpusched-bench --nodes 5000 --pods 50000 --profile default|fragmentation --seed 42
 //                  [--config scheduler-config.yaml] [--repeat 3] [--reuse on|off]
 //                  [--refresh K] [--owner none|replicaset] [--preemptors P]
+//                  [--preemptor-classes like|distinct]
 //
 // --reuse off turns the runtime's result reuse across equivalent pods off (same placements, full
 // per-node cost: the before/after comparison); --refresh K sets the fragmentation profile's
@@ -22,6 +23,10 @@
 // DefaultPreemption's dry run over the candidate nodes, victims evicted through the sim cluster)
 // and binds on its nominated node once its victims are gone. Prints preempting pods/s: P over
 // the wall time from the first preemptor's arrival until every one is bound or given up.
+// --preemptor-classes like (default): the copies fall into the workload's few GPU pod shapes, as
+// a Deployment's or Job's replicas do, so DefaultPreemption's kept per-node results
+// (framework::preemption::VictimCache) serve the later ones; distinct: preemptor i gets priority
+// 1000 + i, so every one is its own equivalence class and each dry run starts from nothing.
 #include <sys/resource.h>
 
 #include <algorithm>
@@ -56,16 +61,18 @@ struct Flags {
   uint64_t seed = 42;
   int repeat = 1;
   bool reuse = true;
-  int32_t refresh = 0;            // 0: the plugin's default
-  bool replicaset_owner = false;  // --owner replicaset
-  int32_t preemptors = 0;         // --preemptors P
+  int32_t refresh = 0;               // 0: the plugin's default
+  bool replicaset_owner = false;     // --owner replicaset
+  int32_t preemptors = 0;            // --preemptors P
+  bool distinct_preemptors = false;  // --preemptor-classes distinct
 };
 
 int Usage(const char* msg) {
   std::fprintf(stderr,
                "error: %s\nusage: gpusched-bench [--nodes N] [--pods M] "
                "[--profile default|fragmentation] [--config FILE] [--seed S] [--repeat R] "
-               "[--reuse on|off] [--refresh K] [--owner none|replicaset] [--preemptors P]\n",
+               "[--reuse on|off] [--refresh K] [--owner none|replicaset] [--preemptors P] "
+               "[--preemptor-classes like|distinct]\n",
                msg);
   return 2;
 }
@@ -129,6 +136,40 @@ common::StatusOr<config::SchedulerConfig> ProfileConfig(const Flags& f,
   return c;
 }
 
+// FNV-1a over strings, each followed by a separator.
+struct Digest {
+  uint64_t value = 1469598103934665603ull;
+  void Mix(std::string_view v) {
+    for (unsigned char c : v) value = (value ^ c) * 1099511628211ull;
+    value = (value ^ 0xffu) * 1099511628211ull;
+  }
+};
+
+// Every pod's outcome in submission order (node, GPU devices, FitError message), hashed: equal
+// digests mean identical placements and diagnoses (compare before/after a change).
+uint64_t PlacementDigest(const sim::Simulator& s) {
+  Digest d;
+  for (const sim::PodOutcome& o : s.outcomes()) {
+    d.Mix(o.pod->meta.name);
+    d.Mix(o.node);
+    for (const auto& g : o.gpu.devices) d.Mix(std::to_string(g));
+    d.Mix(o.message);
+  }
+  return d.value;
+}
+
+// Every preemption from `first` on (preemptor, node, victims in order), hashed.
+uint64_t PreemptionDigest(const sim::Simulator& s, size_t first) {
+  Digest d;
+  for (size_t k = first; k < s.preemptions().size(); ++k) {
+    const sim::Preemption& p = s.preemptions()[k];
+    d.Mix(p.pod);
+    d.Mix(p.node);
+    for (const std::string& v : p.victims) d.Mix(v);
+  }
+  return d.value;
+}
+
 // The preemption phase (--preemptors): P high-priority copies of the workload's GPU pods.
 int RunPreemptors(const Flags& f, const sim::Workload& workload, sim::Simulator& s) {
   std::vector<api::PodPtr> gpu_pods;
@@ -143,7 +184,7 @@ int RunPreemptors(const Flags& f, const sim::Workload& workload, sim::Simulator&
     auto pod = std::make_shared<api::Pod>(*gpu_pods[static_cast<size_t>(i) % gpu_pods.size()]);
     pod->meta.name = "preemptor-" + std::to_string(i);
     pod->meta.uid.clear();
-    pod->priority = 1000;
+    pod->priority = 1000 + (f.distinct_preemptors ? i : 0);
     if (auto r = s.SubmitPod(pod); !r.ok()) {
       std::fprintf(stderr, "error: %s\n", r.status().ToString().c_str());
       return 1;
@@ -168,10 +209,13 @@ int RunPreemptors(const Flags& f, const sim::Workload& workload, sim::Simulator&
   }
   std::printf(
       "  preemption: %.0f preempting pods/s (%d pods in %.3f s; %.3f CPU s = %.0f per CPU s): "
-      "%lld bound, %zu preemptions, %lld victims\n",
+      "%lld bound, %zu preemptions, %lld victims (%s classes)\n",
       static_cast<double>(f.preemptors) / secs, f.preemptors, secs, cpu,
       static_cast<double>(f.preemptors) / cpu, static_cast<long long>(bound),
-      s.preemptions().size() - before, static_cast<long long>(victims));
+      s.preemptions().size() - before, static_cast<long long>(victims),
+      f.distinct_preemptors ? "distinct" : "like");
+  std::printf("  preemption digest: %016llx\n",
+              static_cast<unsigned long long>(PreemptionDigest(s, before)));
   return 0;
 }
 
@@ -274,19 +318,8 @@ int Run(const Flags& f) {
     }
     // Every pod's outcome in submission order (node, GPU devices, FitError message), hashed:
     // equal digests mean identical placements and diagnoses (compare before/after a change).
-    uint64_t digest = 1469598103934665603ull;  // FNV-1a
-    auto mix = [&digest](std::string_view v) {
-      for (unsigned char c : v) digest = (digest ^ c) * 1099511628211ull;
-      digest = (digest ^ 0xffu) * 1099511628211ull;
-    };
-    for (const sim::PodOutcome& o : s.outcomes()) {
-      mix(o.pod->meta.name);
-      mix(o.node);
-      for (const auto& g : o.gpu.devices) mix(std::to_string(g));
-      mix(o.message);
-    }
-    std::printf("  placement digest: %016llx (%zu pods)\n", static_cast<unsigned long long>(digest),
-                s.outcomes().size());
+    std::printf("  placement digest: %016llx (%zu pods)\n",
+                static_cast<unsigned long long>(PlacementDigest(s)), s.outcomes().size());
     if (f.preemptors > 0) {
       if (int rc = RunPreemptors(f, *workload, s); rc != 0) return rc;
     }
@@ -306,12 +339,12 @@ int main(int argc, char** argv) {
       std::printf(
           "usage: gpusched-bench [--nodes N] [--pods M] [--profile default|fragmentation] "
           "[--config FILE] [--seed S] [--repeat R] [--reuse on|off] [--refresh K] "
-          "[--owner none|replicaset] [--preemptors P]\n");
+          "[--owner none|replicaset] [--preemptors P] [--preemptor-classes like|distinct]\n");
       return 0;
     }
     if (a != "--nodes" && a != "--pods" && a != "--profile" && a != "--config" && a != "--seed" &&
         a != "--repeat" && a != "--reuse" && a != "--refresh" && a != "--owner" &&
-        a != "--preemptors") {
+        a != "--preemptors" && a != "--preemptor-classes") {
       return gpusched::bench::Usage("unknown flag");
     }
     if (i + 1 >= argc) return gpusched::bench::Usage("flag needs a value");
@@ -339,6 +372,11 @@ int main(int argc, char** argv) {
     } else if (a == "--preemptors") {
       f.preemptors = std::atoi(v);
       if (f.preemptors < 0) return gpusched::bench::Usage("--preemptors: want >= 0");
+    } else if (a == "--preemptor-classes") {
+      if (std::strcmp(v, "like") != 0 && std::strcmp(v, "distinct") != 0) {
+        return gpusched::bench::Usage("--preemptor-classes: want like or distinct");
+      }
+      f.distinct_preemptors = std::strcmp(v, "distinct") == 0;
     } else if (a == "--refresh") {
       f.refresh = std::atoi(v);
       if (f.refresh < 1 || f.refresh > 100000)

@@ -16,6 +16,7 @@ import unittest
 
 BINARY = None
 DATA = os.path.join(os.path.dirname(os.path.abspath(__file__)), "testdata", "explain.yaml")
+PREEMPTION = os.path.join(os.path.dirname(DATA), "explain-preemption.yaml")
 NODES = {"a100-big", "a100-small", "t4-1"}
 
 
@@ -106,6 +107,29 @@ class ExplainCliTest(unittest.TestCase):
         self.assertEqual(rc, 1)
         self.assertIn("--scheduler-name", err)
         self.assertIn("nope", err)
+
+    def test_preemption_lists_the_victims_on_each_node_and_the_nominated_one(self):
+        rc, out, err = run("ml/urgent", "-f", PREEMPTION, "-o", "json")
+        self.assertEqual(rc, 0, err)
+        ex = json.loads(out)
+        self.assertEqual(ex["status"], "unschedulable")
+        self.assertIsNone(ex["chosenNode"])
+        self.assertEqual(ex["nominatedNode"], "a100-b", "the lowest highest victim priority")
+        by_name = {n["name"]: n["preemption"] for n in ex["nodes"]}
+        self.assertEqual([v["pod"] for v in by_name["a100-b"]["victims"]],
+                         ["ml/etl-2", "ml/etl-3", "ml/etl-4"])
+        self.assertEqual([(v["pod"], v["priority"]) for v in by_name["a100-a"]["victims"]],
+                         [("ml/train-1", 100), ("ml/etl-1", 10)], "most important first")
+        self.assertFalse(by_name["a100-c"]["possible"], "its priority-1000 pod stays")
+        self.assertEqual(by_name["a100-c"]["reason"], "Insufficient nvidia.com/gpu")
+        for n in ex["nodes"]:
+            for v in n["preemption"]["victims"]:
+                self.assertLess(v["priority"], 1000)
+        rc, out, err = run("ml/urgent", "-f", PREEMPTION)
+        self.assertEqual(rc, 0, err)
+        self.assertIn("a100-b (nominated)  ml/etl-2 (10), ml/etl-3 (10), ml/etl-4 (10)", out)
+        self.assertIn("Preemption would evict ml/etl-2 (10), ml/etl-3 (10), ml/etl-4 (10) on a100-b "
+                      "and nominate the pod there.", out)
 
     def test_bad_input_and_usage_errors(self):
         cases = [

@@ -73,6 +73,25 @@ void ApplyResult(const ScheduleResult& r, const std::vector<int>& row_of, Explan
   }
 }
 
+// What preemption tried on each node, and the node it would nominate.
+void ApplyPostFilter(const ScheduleResult& r, const std::vector<int>& row_of, Explanation& ex) {
+  if (!r.post_filter_ran) return;
+  for (const framework::NodePostFilter& np : r.post_filter.per_node) {
+    NodeRow* row = RowOf(ex.nodes, row_of, np.node);
+    if (row == nullptr) continue;
+    PreemptionRow p;
+    p.possible = np.status.ok();
+    for (const api::PodPtr& v : np.victims) p.victims.push_back({v->Key(), v->priority});
+    p.pdb_violations = np.pdb_violations;
+    if (!p.possible) {
+      p.plugin = std::string(np.status.plugin());
+      p.reason = np.status.IsError() ? np.status.ToString() : std::string(np.status.reason());
+    }
+    row->preemption = std::move(p);
+  }
+  if (!r.post_filter.victims.empty()) ex.nominated = r.post_filter.nominated_node;
+}
+
 // Feasible nodes by total (highest first; equal totals: the chosen one first, then by name),
 // then the others by name.
 void SortRows(std::vector<NodeRow>& rows) {
@@ -175,9 +194,48 @@ std::string ScoreTable(const Explanation& ex) {
          Table(s, {false, false, true, true, true, true});
 }
 
+std::string VictimList(const std::vector<VictimRow>& victims) {
+  std::string out;
+  for (const VictimRow& v : victims) {
+    if (!out.empty()) out += ", ";
+    out += v.pod + " (" + std::to_string(v.priority) + ")";
+  }
+  return out;
+}
+
+// Empty when preemption tried no node. The nominated node first, then the other nodes where the
+// pod would fit, then the rest, each group in row order.
+std::string PreemptionTable(const Explanation& ex) {
+  std::vector<std::vector<std::string>> t{
+      {"NODE", "VICTIMS (PRIORITY)", "PDB VIOLATIONS", "PLUGIN", "REASON"}};
+  for (int group = 0; group < 3; ++group) {
+    for (const auto& n : ex.nodes) {
+      if (!n.preemption) continue;
+      const PreemptionRow& p = *n.preemption;
+      const int g = n.name == ex.nominated ? 0 : (p.possible ? 1 : 2);
+      if (g != group) continue;
+      if (p.possible) {
+        t.push_back({n.name + (g == 0 ? " (nominated)" : ""), VictimList(p.victims),
+                     std::to_string(p.pdb_violations), "", ""});
+      } else {
+        t.push_back({n.name, "", "", p.plugin, p.reason});
+      }
+    }
+  }
+  if (t.size() == 1) return "";
+  return "\nPREEMPTION (nodes where evicting pods of lower priority was tried; most important "
+         "victim first)\n" +
+         Table(t, {false, false, true, false, false});
+}
+
 void WriteResult(const Explanation& ex, std::ostringstream& o) {
   if (ex.outcome != Outcome::kSchedulable) {
     o << "Result: " << OutcomeName(ex.outcome) << ": " << ex.message << "\n";
+    for (const auto& n : ex.nodes) {
+      if (n.name != ex.nominated || !n.preemption) continue;
+      o << "Preemption would evict " << VictimList(n.preemption->victims) << " on " << n.name
+        << " and nominate the pod there.\n";
+    }
     return;
   }
   o << "Result: " << ex.chosen;
@@ -197,6 +255,22 @@ void WriteResult(const Explanation& ex, std::ostringstream& o) {
     o << "The pod is on " << bound << "; with the cluster as it is now " << ex.chosen
       << " would be chosen.\n";
   }
+}
+
+boost::json::object PreemptionJson(const PreemptionRow& p) {
+  boost::json::object j;
+  j["possible"] = p.possible;
+  boost::json::array victims;
+  for (const VictimRow& v : p.victims) {
+    victims.push_back(boost::json::object{{"pod", v.pod}, {"priority", v.priority}});
+  }
+  j["victims"] = std::move(victims);
+  j["pdbViolations"] = p.pdb_violations;
+  if (!p.possible) {
+    j["plugin"] = p.plugin;
+    j["reason"] = p.reason;
+  }
+  return j;
 }
 
 boost::json::object NodeJson(const NodeRow& n) {
@@ -224,6 +298,7 @@ boost::json::object NodeJson(const NodeRow& n) {
     j["scores"] = std::move(s);
     j["total"] = n.scores->total;
   }
+  if (n.preemption) j["preemption"] = PreemptionJson(*n.preemption);
   return j;
 }
 
@@ -263,6 +338,7 @@ Explanation Build(Subject subject, const ScheduleResult& result,
   ex.evaluated_nodes = result.evaluated_nodes;
   ex.feasible_nodes = result.feasible_nodes;
   ApplyResult(result, row_of, ex);
+  ApplyPostFilter(result, row_of, ex);
   SortRows(ex.nodes);
   SetOutcome(result, ex);
   return ex;
@@ -271,7 +347,7 @@ Explanation Build(Subject subject, const ScheduleResult& result,
 std::string FormatText(const Explanation& ex) {
   std::ostringstream o;
   WriteHeader(ex, o);
-  o << "\nFILTER\n" << FilterTable(ex) << ScoreTable(ex) << "\n";
+  o << "\nFILTER\n" << FilterTable(ex) << ScoreTable(ex) << PreemptionTable(ex) << "\n";
   WriteResult(ex, o);
   return o.str();
 }
@@ -287,6 +363,7 @@ boost::json::object ToJson(const Explanation& ex) {
   o["status"] = OutcomeName(ex.outcome);
   if (!ex.message.empty()) o["message"] = ex.message;
   o["chosenNode"] = NullIfEmpty(ex.chosen);
+  o["nominatedNode"] = NullIfEmpty(ex.nominated);
   o["totalNodes"] = ex.total_nodes;
   o["evaluatedNodes"] = ex.evaluated_nodes;
   o["feasibleNodes"] = ex.feasible_nodes;

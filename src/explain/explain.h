@@ -12,6 +12,9 @@
 //        name. A rejected node carries the Filter status code, plugin and reason (or PreFilter's,
 //        which applies to every node); a feasible node carries the per-plugin score breakdown
 //        (plugins whose PreScore returned Skip for the pod are absent from it, as in the result).
+//        When no node fits and preemption ran (record_verdicts makes it try every node it may
+//        act on: ScheduleResult::post_filter.per_node), each node it tried carries a
+//        PreemptionRow: the victims it would evict there, or why not; `nominated` is its choice.
 //        FormatText renders it as aligned tables; ToJson as one JSON object (field list:
 //        docs/explain.md).
 //
@@ -79,6 +82,22 @@ struct NodeScores {
   int64_t total = 0;
 };
 
+// One pod preemption would evict.
+struct VictimRow {
+  std::string pod;  // namespace/name
+  int32_t priority = 0;
+};
+
+// What preemption (the PostFilter) found on one node it tried: the pods of lower priority whose
+// eviction lets the pod fit there, or why the pod does not fit even without them.
+struct PreemptionRow {
+  bool possible = false;
+  std::vector<VictimRow> victims;  // most important first; empty when !possible
+  int32_t pdb_violations = 0;      // victims whose eviction exceeds a PodDisruptionBudget
+  std::string plugin;              // when !possible: the rejecting plugin and its reason
+  std::string reason;
+};
+
 // One node's line of the explanation.
 struct NodeRow {
   std::string name;
@@ -90,7 +109,8 @@ struct NodeRow {
   std::string reason;
   std::optional<NodeScores> scores;  // set for a node Score ran on
   bool chosen = false;
-  bool bound = false;  // the pod is bound to this node now
+  bool bound = false;                       // the pod is bound to this node now
+  std::optional<PreemptionRow> preemption;  // set for each node preemption tried
 };
 
 struct Explanation {
@@ -98,6 +118,8 @@ struct Explanation {
   Outcome outcome = Outcome::kSchedulable;
   std::string message;  // kube-scheduler's FitError message, or the error; empty when schedulable
   std::string chosen;   // the chosen node's name; empty when none
+  // The node preemption would nominate the pod to (evicting its row's victims); empty when none.
+  std::string nominated;
   int32_t total_nodes = 0;
   int32_t evaluated_nodes = 0;
   int32_t feasible_nodes = 0;
@@ -109,7 +131,8 @@ Explanation Build(Subject subject, const framework::runtime::ScheduleResult& res
                   const framework::Snapshot& snapshot);
 
 // The human-readable form: a header, the FILTER table (every node), the SCORE table (scored
-// nodes, when any) and the result line(s). Ends with a newline.
+// nodes, when any), the PREEMPTION table (nodes preemption tried, when any) and the result
+// line(s). Ends with a newline.
 std::string FormatText(const Explanation& ex);
 
 // The machine-readable form (`-o json`), keys in a fixed order.

@@ -247,7 +247,7 @@ TEST_F(ExplainTest, JsonHasTheFieldsInOrderAndAFilterOnlyForRejectedNodes) {
   EXPECT_EQ(
       boost::json::serialize(ToJson(ex)),
       R"({"pod":"ml/train","profile":"gpu","source":"hand-made","boundNode":null,)"
-      R"("status":"schedulable","chosenNode":"c-3","totalNodes":3,"evaluatedNodes":3,"feasibleNodes":2,)"
+      R"("status":"schedulable","chosenNode":"c-3","nominatedNode":null,"totalNodes":3,"evaluatedNodes":3,"feasibleNodes":2,)"
       R"("nodes":[)"
       R"({"name":"c-3","feasible":true,"chosen":true,"bound":false,"scores":[)"
       R"({"plugin":"Len","raw":3,"normalized":3,"weight":1,"weighted":3},)"
@@ -449,6 +449,70 @@ TEST(OutcomeNameTest, NamesEveryOutcome) {
   EXPECT_EQ(OutcomeName(Outcome::kUnschedulable), "unschedulable");
   EXPECT_EQ(OutcomeName(Outcome::kUnresolvable), "unresolvable");
   EXPECT_EQ(OutcomeName(Outcome::kError), "error");
+}
+
+TEST_F(ExplainTest, PreemptionListsTheVictimsOnEachTriedNodeAndTheNominatedOneFirst) {
+  for (auto n : {"n-1", "n-2", "n-3", "n-4"}) AddNode(n);
+  auto victim = [](const std::string& name, int32_t priority) {
+    auto p = std::make_shared<api::Pod>(Pod(name));
+    p->priority = priority;
+    return api::PodPtr(p);
+  };
+  ScheduleResult r;
+  r.diagnosis.num_nodes = 4;
+  r.status = framework::Status::Unschedulable({});
+  r.diagnosis.reason_counts = {{"Insufficient nvidia.com/gpu", 3}, {"node(s) had taints", 1}};
+  for (NodeIndex i : {0, 1, 2}) {
+    r.diagnosis.verdicts.push_back(
+        {i, framework::Status::Unschedulable("Insufficient nvidia.com/gpu").WithPlugin("GpuFit")});
+  }
+  r.diagnosis.verdicts.push_back(
+      {3, framework::Status::Unresolvable("node(s) had taints").WithPlugin("TaintToleration")});
+  r.post_filter_ran = true;
+  r.post_filter.nominated_node = "n-2";
+  r.post_filter.victims = {victim("b", 20), victim("a", 10)};
+  r.post_filter.per_node = {
+      {1, framework::Status::Success(), r.post_filter.victims, 0},
+      {2, framework::Status::Unresolvable("No preemption victims found for incoming pod"), {}, 0},
+      {0, framework::Status::Success(), {victim("c", 5)}, 1},
+  };
+  Explanation ex = Build(SubjectFor(Pod("big")), r, snapshot_);
+  EXPECT_EQ(ex.nominated, "n-2");
+  ASSERT_TRUE(Row(ex, "n-1").preemption.has_value());
+  EXPECT_EQ(Row(ex, "n-1").preemption->pdb_violations, 1);
+  EXPECT_FALSE(Row(ex, "n-3").preemption->possible);
+  EXPECT_FALSE(Row(ex, "n-4").preemption.has_value()) << "preemption did not try it";
+  EXPECT_EQ(FormatText(ex),
+            "Pod ml/big (profile gpu, 4 nodes, hand-made)\n"
+            "\n"
+            "FILTER\n"
+            "NODE  VERDICT                       PLUGIN           REASON\n"
+            "n-1   Unschedulable                 GpuFit           Insufficient nvidia.com/gpu\n"
+            "n-2   Unschedulable                 GpuFit           Insufficient nvidia.com/gpu\n"
+            "n-3   Unschedulable                 GpuFit           Insufficient nvidia.com/gpu\n"
+            "n-4   UnschedulableAndUnresolvable  TaintToleration  node(s) had taints\n"
+            "\n"
+            "PREEMPTION (nodes where evicting pods of lower priority was tried; most important "
+            "victim first)\n"
+            "NODE             VICTIMS (PRIORITY)    PDB VIOLATIONS  PLUGIN  REASON\n"
+            "n-2 (nominated)  ml/b (20), ml/a (10)               0\n"
+            "n-1              ml/c (5)                           1\n"
+            "n-3                                                            No preemption victims "
+            "found for incoming pod\n"
+            "\n"
+            "Result: unschedulable: 0/4 nodes are available: 1 node(s) had taints, 3 Insufficient "
+            "nvidia.com/gpu.\n"
+            "Preemption would evict ml/b (20), ml/a (10) on n-2 and nominate the pod there.\n");
+  boost::json::object j = ToJson(ex);
+  EXPECT_EQ(j.at("nominatedNode"), "n-2");
+  const auto& n2 = j.at("nodes").as_array().at(1).as_object();
+  EXPECT_EQ(n2.at("name"), "n-2");
+  EXPECT_EQ(boost::json::serialize(n2.at("preemption")),
+            R"({"possible":true,"victims":[{"pod":"ml/b","priority":20},)"
+            R"({"pod":"ml/a","priority":10}],"pdbViolations":0})");
+  EXPECT_EQ(boost::json::serialize(j.at("nodes").as_array().at(2).at("preemption")),
+            R"({"possible":false,"victims":[],"pdbViolations":0,"plugin":"",)"
+            R"("reason":"No preemption victims found for incoming pod"})");
 }
 
 }  // namespace

@@ -118,6 +118,25 @@ class PostFilterContext {
                             const NodeInfo& node) const = 0;
   // Pods nominated to node `n` (preemptors waiting for their victims to leave).
   virtual std::span<const api::PodPtr> NominatedPods(NodeIndex n) const = 0;
+  // What the verdicts of RunFilters depend on besides the node and the pod's equivalence key
+  // (api::SchedulingEquivalenceKey): the active Filter plugins and their StateVersion(), as
+  // bytes, for a plugin that keeps per-node results across cycles (ResultCache's rule). Empty
+  // when an active Filter plugin is not node-local: then nothing may be kept.
+  virtual std::string_view FilterSignature() const { return {}; }
+  // Explain: the plugin should try every node it may act on and record each one's outcome in
+  // PostFilterResult::per_node. Its decision (node, victims) must be the one it makes without
+  // recording.
+  virtual bool RecordPerNode() const { return false; }
+};
+
+// One node's outcome in a PostFilter dry run, recorded when PostFilterContext::RecordPerNode
+// (explain): Success with the pods that would be evicted there, or why the pod cannot fit there
+// even then.
+struct NodePostFilter {
+  NodeIndex node = kNoNode;
+  Status status;
+  std::vector<api::PodPtr> victims;  // most important first
+  int32_t pdb_violations = 0;        // victims whose eviction exceeds a disruption budget
 };
 
 // What a PostFilter plugin asks of the caller when it returns Success (or a rejection that
@@ -133,6 +152,8 @@ struct PostFilterResult {
   std::vector<api::PodPtr> victims;
   // The plugin that returned this result (set by the runtime): it rejects victims held at Permit.
   std::string_view plugin;
+  // Every node the plugin tried, in the order tried; only when PostFilterContext::RecordPerNode.
+  std::vector<NodePostFilter> per_node;
 };
 
 // Runs when no node fits (kube-scheduler's PostFilter: preemption). The pod is unschedulable in

@@ -53,19 +53,18 @@ import http.server
 import json
 import os
 import random
-import ssl
 import subprocess
 import sys
 import tempfile
 import threading
 import time
 import unittest
-import urllib.error
 import urllib.request
 from concurrent.futures import ThreadPoolExecutor
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "lib"))
 
+from api import Api  # noqa: E402
 from cluster import ClusterTestCase, make_kwok_node  # noqa: E402
 from gpusched_harness import gpusched_binary  # noqa: E402
 
@@ -75,42 +74,6 @@ SEED = int(os.environ.get("GPUSCHED_E2E_DC_SEED", "8"))
 BATCH = 14
 # A batch with a mismatch is run again once (fresh namespace, same scenarios); at most this many.
 MAX_RERUN_BATCHES = 1
-
-
-class Api:
-    """Minimal JSON client for the test cluster's API server (admin client certificate)."""
-
-    def __init__(self, cluster):
-        pki = os.path.join(cluster.dir, "pki")
-        self.server = cluster.server
-        self.ctx = ssl.create_default_context(cafile=os.path.join(pki, "ca.crt"))
-        self.ctx.load_cert_chain(os.path.join(pki, "admin.crt"), os.path.join(pki, "admin.key"))
-
-    def call(self, method, path, body=None, content_type="application/json"):
-        data = json.dumps(body).encode() if body is not None else None
-        req = urllib.request.Request(self.server + path, data=data, method=method)
-        req.add_header("Accept", "application/json")
-        if data is not None:
-            req.add_header("Content-Type", content_type)
-        for attempt in range(5):
-            try:
-                with urllib.request.urlopen(req, context=self.ctx, timeout=30) as resp:
-                    return json.loads(resp.read() or b"{}")
-            except urllib.error.HTTPError as e:
-                if e.code in (409, 429, 500, 503) and attempt < 4:
-                    time.sleep(0.3 * (attempt + 1))
-                    continue
-                raise AssertionError(f"{method} {path}: HTTP {e.code}: {e.read()[:500]!r}") from None
-
-    def get(self, path):
-        return self.call("GET", path)
-
-    def merge_patch(self, path, body):
-        return self.call("PATCH", path, body, "application/merge-patch+json")
-
-    def pods(self, ns, selector=None):
-        q = f"?labelSelector={selector}" if selector else ""
-        return self.get(f"/api/v1/namespaces/{ns}/pods{q}")["items"]
 
 
 def ready_condition(pod):

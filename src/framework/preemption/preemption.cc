@@ -36,6 +36,11 @@ int32_t PriorityAt(const NodeInfo& node, size_t i) {
                                                         : node.pods[i]->priority;
 }
 
+// A hand-filled NodeInfo may lack pod_devices: no devices recorded.
+PodDevices DevicesAt(const NodeInfo& node, size_t i) {
+  return i < node.pod_devices.size() ? node.pod_devices[i] : PodDevices{};
+}
+
 bool HasLowerPriorityPod(const api::Pod& pod, const NodeInfo& node) {
   for (size_t i = 0; i < node.pods.size(); ++i) {
     if (PriorityAt(node, i) < pod.priority) return true;
@@ -103,6 +108,7 @@ size_t PickNode(std::span<const Candidate> candidates, common::TimePoint now) {
 Status VictimSelector::Select(CycleState& state, const api::Pod& pod, const NodeInfo& node,
                               const PostFilterContext& context, std::span<const api::PdbPtr> pdbs,
                               Candidate& out) {
+  time_invariant_ = true;
   if (!HasLowerPriorityPod(pod, node)) return Status::Unresolvable(kNoVictims);
   // The node without its lower-priority pods; the pod must fit there.
   KeepHigherPriorityPods(pod, node);
@@ -110,13 +116,13 @@ Status VictimSelector::Select(CycleState& state, const api::Pod& pod, const Node
   if (!fits.ok()) return fits;
   // Reprieve as many as possible: PDB-violating pods first, each group most important first.
   const common::TimePoint now = clock_.Now();
-  OrderVictims(pdbs, now);
+  OrderVictims(node, pdbs, now);
   out.victims.clear();
   out.pdb_violations = 0;
   for (const bool violating : {true, false}) {
     for (const Victim& v : potential_) {
-      if (v.violates_pdb != violating || Reprieve(state, pod, v, context)) continue;
-      out.victims.push_back(v.pod);
+      if (v.violates_pdb != violating || Reprieve(state, pod, node, v, context)) continue;
+      out.victims.push_back(node.pods[v.pod]);
       if (violating) ++out.pdb_violations;
     }
   }
@@ -132,7 +138,7 @@ Status VictimSelector::Select(CycleState& state, const api::Pod& pod, const Node
 // Builds scratch_ from the node and the pods `pod` may not preempt, added back one by one (often
 // none), which is cheaper than removing every victim from a full copy and gives the same
 // accounting: a node's requests and device usage are the sums over its pods (NodeInfo::AddPod).
-// The others go to potential_.
+// The others go to potential_ (as indices: no pod reference is copied).
 void VictimSelector::KeepHigherPriorityPods(const api::Pod& pod, const NodeInfo& node) {
   scratch_.node = node.node;
   scratch_.index = node.index;
@@ -147,36 +153,41 @@ void VictimSelector::KeepHigherPriorityPods(const api::Pod& pod, const NodeInfo&
   scratch_.pod_devices.clear();
   potential_.clear();
   for (size_t i = 0; i < node.pods.size(); ++i) {
-    // A hand-filled NodeInfo may lack pod_devices: no devices recorded.
-    const PodDevices devices = i < node.pod_devices.size() ? node.pod_devices[i] : PodDevices{};
     if (PriorityAt(node, i) < pod.priority) {
-      potential_.push_back(Victim{node.pods[i], devices, false});
+      potential_.push_back(Victim{static_cast<uint32_t>(i), false});
     } else {
-      (void)scratch_.AddPod(node.pods[i], devices);
+      (void)scratch_.AddPod(node.pods[i], DevicesAt(node, i));
     }
   }
 }
 
-void VictimSelector::OrderVictims(std::span<const api::PdbPtr> pdbs, common::TimePoint now) {
-  std::stable_sort(potential_.begin(), potential_.end(), [now](const Victim& a, const Victim& b) {
-    return MoreImportant(*a.pod, *b.pod, now);
-  });
+void VictimSelector::OrderVictims(const NodeInfo& node, std::span<const api::PdbPtr> pdbs,
+                                  common::TimePoint now) {
+  for (const Victim& v : potential_) {
+    const api::Pod& p = *node.pods[v.pod];
+    if (p.start_time && *p.start_time >= now) time_invariant_ = false;
+  }
+  std::stable_sort(potential_.begin(), potential_.end(),
+                   [&node, now](const Victim& a, const Victim& b) {
+                     return MoreImportant(*node.pods[a.pod], *node.pods[b.pod], now);
+                   });
   // Budgets are spent in importance order; a pod already counted by the API server
   // (disruptedPods) spends nothing (upstream's filterPodsWithPDBViolation).
   std::vector<int32_t> allowed(pdbs.size());
   for (size_t i = 0; i < pdbs.size(); ++i) allowed[i] = pdbs[i]->disruptions_allowed;
   for (Victim& v : potential_) {
-    if (v.pod->meta.labels.empty()) continue;
+    const api::Pod& p = *node.pods[v.pod];
+    if (p.meta.labels.empty()) continue;
     for (size_t i = 0; i < pdbs.size(); ++i) {
-      if (!pdbs[i]->AppliesTo(*v.pod) || pdbs[i]->Disrupted(v.pod->meta.name)) continue;
+      if (!pdbs[i]->AppliesTo(p) || pdbs[i]->Disrupted(p.meta.name)) continue;
       if (--allowed[i] < 0) v.violates_pdb = true;
     }
   }
 }
 
-bool VictimSelector::Reprieve(const CycleState& state, const api::Pod& pod, const Victim& v,
-                              const PostFilterContext& context) {
-  (void)scratch_.AddPod(v.pod, v.devices);
+bool VictimSelector::Reprieve(const CycleState& state, const api::Pod& pod, const NodeInfo& node,
+                              const Victim& v, const PostFilterContext& context) {
+  (void)scratch_.AddPod(node.pods[v.pod], DevicesAt(node, v.pod));
   if (context.RunFilters(state, pod, scratch_).ok()) return true;
   scratch_.RemovePodAt(scratch_.pods.size() - 1);  // AddPod appended it
   return false;

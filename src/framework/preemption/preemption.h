@@ -67,22 +67,27 @@ class VictimSelector {
   Status Select(CycleState& state, const api::Pod& pod, const NodeInfo& node,
                 const PostFilterContext& context, std::span<const api::PdbPtr> pdbs,
                 Candidate& out);
+  // Whether the last Select's result stays the same at any later time (for VictimCache): false
+  // when the order of its potential victims could change as the clock moves on, i.e. one of them
+  // started at or after the `now` it was ordered with (MoreImportant puts a pod without a start
+  // time at `now`).
+  bool last_result_time_invariant() const { return time_invariant_; }
 
  private:
   struct Victim {
-    api::PodPtr pod;
-    PodDevices devices;
+    uint32_t pod = 0;  // index into the node's pods
     bool violates_pdb = false;
   };
   void KeepHigherPriorityPods(const api::Pod& pod, const NodeInfo& node);
   // Sorts potential_ by importance and marks those whose eviction would violate a PDB.
-  void OrderVictims(std::span<const api::PdbPtr> pdbs, common::TimePoint now);
+  void OrderVictims(const NodeInfo& node, std::span<const api::PdbPtr> pdbs, common::TimePoint now);
   // Adds `v` back to scratch_; keeps it there if the pod still fits (true), else removes it
   // again (false: a victim).
-  bool Reprieve(const CycleState& state, const api::Pod& pod, const Victim& v,
+  bool Reprieve(const CycleState& state, const api::Pod& pod, const NodeInfo& node, const Victim& v,
                 const PostFilterContext& context);
 
   const common::Clock& clock_;
+  bool time_invariant_ = true;
   // Scratch, reused across calls.
   NodeInfo scratch_;
   std::vector<Victim> potential_;

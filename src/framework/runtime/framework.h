@@ -104,6 +104,8 @@ struct ScheduleResult {
 };
 
 struct SchedulePodOptions {
+  // Every node's Filter verdict in the diagnosis, and every node PostFilter tried in
+  // post_filter.per_node (explain, tests).
   bool record_verdicts = false;
   bool record_scores = false;
   bool score_all_nodes = false;  // ignore percentageOfNodesToScore (explain)
@@ -193,10 +195,14 @@ class Framework {
   void CountReason(FilterScan& scan, NodeIndex n, const Status& s, bool from_cache,
                    const SchedulePodOptions& options, Diagnosis& diag);
   void FinishScan(const FilterScan& scan, const CycleState& state, ScheduleResult& result);
+  // Which Filter plugins run for the pod (PreFilter's skips) and their StateVersion(); false when
+  // one that runs is not node-local (ResultCache's rule).
+  bool FilterSignature(const CycleState& state, std::vector<uint64_t>& out) const;
   // PostFilter and its context (post_filter.cc).
   class PostFilterCycle;
+  // `record_per_node` (explain): the plugins record every node they try (PostFilterResult).
   void RunPostFilter(CycleState& state, const api::Pod& pod, const Snapshot& snapshot,
-                     ScheduleResult& result);
+                     bool record_per_node, ScheduleResult& result);
   // The Filter plugins of the cycle on `node`, with the nominated pods of at least the pod's
   // priority added on a copy first (PostFilterContext::RunFilters).
   Status RunFiltersWithNominatedPods(const CycleState& state, const api::Pod& pod,
@@ -243,8 +249,8 @@ class Framework {
   WaitingPodMap* waiting_ = nullptr;
   Nominator* nominator_ = nullptr;
   // The cycle's nominations (null when none anywhere), a copy of a node with its nominated pods
-  // added (RunFiltersWithNominatedPods), and each slot's Filter code when no verdicts are stored
-  // (PostFilterContext::NodeCode).
+  // added (RunFiltersWithNominatedPods), and each filtered slot's Filter code (PostFilter's
+  // NodeCode reads it for nodes without a stored verdict).
   const NominatedView* nominated_ = nullptr;
   mutable NodeInfo nominated_scratch_;
   std::vector<Code> node_codes_;

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "src/framework/runtime/nominator.h"
 
+#include <algorithm>
 #include <utility>
 
 namespace gpusched::framework::runtime {
@@ -95,6 +96,12 @@ void Nominator::Rebuild(const Snapshot& snapshot) {
     pods.push_back(e.pod);
     ++view_.total_;
   }
+  std::sort(view_.filled_.begin(), view_.filled_.end());
+}
+
+size_t NominatedView::NextAtOrAfter(size_t n, size_t end) const {
+  auto it = std::lower_bound(filled_.begin(), filled_.end(), static_cast<NodeIndex>(n));
+  return it == filled_.end() ? end : std::min(end, static_cast<size_t>(*it));
 }
 
 }  // namespace gpusched::framework::runtime

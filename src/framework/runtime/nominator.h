@@ -42,11 +42,14 @@ class NominatedView {
     if (n < 0 || static_cast<size_t>(n) >= by_node_.size()) return {};
     return by_node_[static_cast<size_t>(n)];
   }
+  bool Has(size_t n) const { return n < by_node_.size() && !by_node_[n].empty(); }
+  // The first slot >= n with nominated pods, or `end` when none is below it.
+  size_t NextAtOrAfter(size_t n, size_t end) const;
 
  private:
   friend class Nominator;
   std::vector<std::vector<api::PodPtr>> by_node_;
-  std::vector<NodeIndex> filled_;  // slots with pods, to clear on the next rebuild
+  std::vector<NodeIndex> filled_;  // slots with pods, ascending
   size_t total_ = 0;
 };
 

@@ -3,7 +3,9 @@
 // PostFilter plugin (preemption) gets, filtering with nominated pods, and the nominated node tried
 // first (kube-scheduler's RunPostFilterPlugins, RunFilterPluginsWithNominatedPods and
 // evaluateNominatedNode).
+#include <cstdint>
 #include <string>
+#include <vector>
 
 #include "src/api/gpu_devices.h"
 #include "src/framework/runtime/framework.h"
@@ -14,8 +16,13 @@ namespace gpusched::framework::runtime {
 // PostFilterContext over one failed cycle of this Framework.
 class Framework::PostFilterCycle final : public PostFilterContext {
  public:
-  PostFilterCycle(const Framework& fw, const Snapshot& snapshot, const Status& pre_filter)
-      : fw_(fw), snapshot_(snapshot), pre_filter_(pre_filter) {}
+  PostFilterCycle(const Framework& fw, const CycleState& state, const Snapshot& snapshot,
+                  const Status& pre_filter, bool record_per_node)
+      : fw_(fw),
+        state_(state),
+        snapshot_(snapshot),
+        pre_filter_(pre_filter),
+        record_per_node_(record_per_node) {}
 
   Code NodeCode(NodeIndex n) const override {
     if (n < 0 || static_cast<size_t>(n) >= snapshot_.nodes().size() || !snapshot_.at(n).valid()) {
@@ -23,7 +30,8 @@ class Framework::PostFilterCycle final : public PostFilterContext {
     }
     if (!pre_filter_.ok()) return pre_filter_.code();
     const auto i = static_cast<size_t>(n);
-    if (fw_.reuse_ != nullptr) {  // every visited node's verdict is stored
+    const bool nominated = fw_.nominated_ != nullptr && fw_.nominated_->Has(i);
+    if (fw_.reuse_ != nullptr && !nominated) {  // every other visited node's verdict is stored
       return fw_.reuse_->HasVerdict(i, snapshot_.generations()[i]) ? fw_.reuse_->Verdict(i).code()
                                                                    : Code::kSuccess;
     }
@@ -40,18 +48,37 @@ class Framework::PostFilterCycle final : public PostFilterContext {
     return fw_.nominated_ == nullptr ? std::span<const api::PodPtr>() : fw_.nominated_->ForNode(n);
   }
 
+  bool RecordPerNode() const override { return record_per_node_; }
+
+  std::string_view FilterSignature() const override {
+    if (!signature_done_) {
+      signature_done_ = true;
+      std::vector<uint64_t> words;
+      if (fw_.FilterSignature(state_, words)) {
+        signature_.assign(reinterpret_cast<const char*>(words.data()),
+                          words.size() * sizeof(uint64_t));
+        signature_ += 'F';  // non-empty even with no Filter plugin
+      }
+    }
+    return signature_;
+  }
+
  private:
   const Framework& fw_;
+  const CycleState& state_;
   const Snapshot& snapshot_;
   const Status& pre_filter_;
+  const bool record_per_node_;
+  mutable bool signature_done_ = false;
+  mutable std::string signature_;
 };
 
 void Framework::RunPostFilter(CycleState& state, const api::Pod& pod, const Snapshot& snapshot,
-                              ScheduleResult& result) {
+                              bool record_per_node, ScheduleResult& result) {
   Diagnosis& diag = result.diagnosis;
   if (!post_filter_.empty()) {
     PointTimer timer(metrics_, metrics::Point::kPostFilter);
-    PostFilterCycle context(*this, snapshot, diag.pre_filter_status);
+    PostFilterCycle context(*this, state, snapshot, diag.pre_filter_status, record_per_node);
     result.post_filter_ran = true;
     Status last;
     for (PostFilterPlugin* pf : post_filter_) {

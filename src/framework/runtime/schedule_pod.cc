@@ -60,7 +60,7 @@ ScheduleResult Framework::SchedulePod(CycleState& state, const api::Pod& pod,
   if (!PreFilterPod(state, pod, snapshot, result)) {
     if (result.status.IsRejected()) {
       SelectActiveFilters(state);
-      RunPostFilter(state, pod, snapshot, result);
+      RunPostFilter(state, pod, snapshot, options.record_verdicts, result);
     }
     return result;
   }
@@ -79,7 +79,7 @@ ScheduleResult Framework::SchedulePod(CycleState& state, const api::Pod& pod,
       FindFeasibleNodes(state, pod, snapshot, options, result);
   if (!result.status.ok()) return result;  // a Filter error
   if (feasible.empty()) {
-    RunPostFilter(state, pod, snapshot, result);
+    RunPostFilter(state, pod, snapshot, options.record_verdicts, result);
     return result;
   }
   if (feasible.size() == 1 && !options.record_scores) {
@@ -131,24 +131,28 @@ Status Framework::RunActiveFilters(const CycleState& state, const api::Pod& pod,
   return Status::Success();
 }
 
-ResultCache::Class* Framework::AcquireReuse(const CycleState& state, const api::Pod& pod,
-                                            const Snapshot& snapshot,
-                                            const SchedulePodOptions& options) {
-  // Nodes with nominated pods are filtered per pod priority (RunFiltersWithNominatedPods), so no
-  // verdict is stored or reused while any pod is nominated.
-  if (!reuse_enabled_ || options.record_verdicts || options.record_scores ||
-      nominated_ != nullptr || snapshot.generation() == 0 ||
-      snapshot.generations().size() < snapshot.nodes().size()) {
-    return nullptr;
-  }
-  reuse_signature_.clear();
+bool Framework::FilterSignature(const CycleState& state, std::vector<uint64_t>& out) const {
+  out.clear();
   const auto& skip = state.skip_filter();
   for (size_t j = 0; j < filter_.size(); ++j) {
     const bool skipped = j < skip.size() && skip[j];
-    if (!skipped && !filter_[j]->NodeLocal()) return nullptr;
-    reuse_signature_.push_back(skipped ? 1 : 0);
-    reuse_signature_.push_back(skipped ? 0 : filter_[j]->StateVersion());
+    if (!skipped && !filter_[j]->NodeLocal()) return false;
+    out.push_back(skipped ? 1 : 0);
+    out.push_back(skipped ? 0 : filter_[j]->StateVersion());
   }
+  return true;
+}
+
+ResultCache::Class* Framework::AcquireReuse(const CycleState& state, const api::Pod& pod,
+                                            const Snapshot& snapshot,
+                                            const SchedulePodOptions& options) {
+  // Nodes with nominated pods are filtered per pod priority (RunFiltersWithNominatedPods): no
+  // verdict is stored or reused for them (FilterNextNode), the other nodes' are.
+  if (!reuse_enabled_ || options.record_verdicts || options.record_scores ||
+      snapshot.generation() == 0 || snapshot.generations().size() < snapshot.nodes().size()) {
+    return nullptr;
+  }
+  if (!FilterSignature(state, reuse_signature_)) return nullptr;
   api::SchedulingEquivalenceKey(pod, reuse_key_);
   return &result_cache_.Acquire(reuse_key_, api::HashEquivalenceKey(reuse_key_), snapshot,
                                 reuse_signature_);
@@ -217,7 +221,9 @@ Framework::FilterScan Framework::StartScan(const Snapshot& snapshot,
 bool Framework::ScanStoredVerdicts(FilterScan& scan) const {
   for (;;) {
     const size_t i = scan.next;
-    const size_t run_end = std::min(scan.slots, i + (scan.slots - scan.visited));
+    size_t run_end = std::min(scan.slots, i + (scan.slots - scan.visited));
+    // A node with nominated pods takes the general path.
+    if (nominated_ != nullptr) run_end = nominated_->NextAtOrAfter(i, run_end);
     size_t j = i;
     bool found_enough = false;
     for (; j < run_end; ++j) {
@@ -260,7 +266,10 @@ bool Framework::FilterNextNode(FilterScan& scan, const CycleState& state, const 
   scan.next = n + 1 == scan.slots ? 0 : n + 1;
   Status s;
   bool from_cache = false;  // a stored verdict: no plugin ran (plugin evaluation metrics)
-  if (scan.stored_gen != nullptr && scan.stored_gen[n] == scan.gen[n]) {  // reuse_->HasVerdict
+  // A node with nominated pods: its verdict depends on the pod's priority; never stored or reused.
+  const bool nominated_here = nominated_ != nullptr && nominated_->Has(n);
+  if (scan.stored_gen != nullptr && !nominated_here &&
+      scan.stored_gen[n] == scan.gen[n]) {  // reuse_->HasVerdict
     ++scan.reused;
     if (scan.stored_id[n] == 0) {  // feasible (the hit path takes these; kept for completeness)
       scan.feasible[scan.num_feasible++] = static_cast<NodeIndex>(n);
@@ -272,10 +281,10 @@ bool Framework::FilterNextNode(FilterScan& scan, const CycleState& state, const 
     const NodeInfo& ni = snapshot.nodes()[n];
     if (!ni.valid()) return false;
     ++result.evaluated_nodes;
-    s = nominated_ == nullptr ? RunActiveFilters(state, pod, ni)
-                              : RunFiltersWithNominatedPods(state, pod, ni);
-    if (reuse_ == nullptr) node_codes_[n] = s.code();  // else NodeCode reads the stored verdict
-    if (reuse_ != nullptr) {
+    s = nominated_here ? RunFiltersWithNominatedPods(state, pod, ni)
+                       : RunActiveFilters(state, pod, ni);
+    node_codes_[n] = s.code();  // NodeCode reads the stored verdict of a node that has one
+    if (reuse_ != nullptr && !nominated_here) {
       reuse_->StoreVerdict(n, scan.gen[n], s);
       ++result_cache_.stats().filter_evaluated;
     }

@@ -6,6 +6,7 @@
 #include <memory>
 #include <utility>
 
+#include "src/api/equivalence.h"
 #include "src/common/interner.h"
 #include "src/plugins/helper/args.h"
 #include "src/plugins/names.h"
@@ -106,7 +107,11 @@ Status DefaultPreemption::PostFilter(framework::CycleState& state, const api::Po
   }
   std::vector<Status> failed;
   std::vector<Candidate> candidates;
-  if (!potential.empty()) candidates = DryRun(state, pod, snapshot, potential, context, failed);
+  std::vector<framework::NodePostFilter>* per_node =
+      context.RecordPerNode() ? &result.per_node : nullptr;
+  if (!potential.empty()) {
+    candidates = DryRun(state, pod, snapshot, potential, context, failed, per_node);
+  }
   if (candidates.empty()) {
     result.mode = framework::PostFilterResult::Mode::kOverride;  // clear the nomination
     result.nominated_node.clear();
@@ -143,27 +148,52 @@ std::vector<Candidate> DefaultPreemption::DryRun(framework::CycleState& state, c
                                                  const framework::Snapshot& snapshot,
                                                  std::span<const NodeIndex> potential,
                                                  const framework::PostFilterContext& context,
-                                                 std::vector<Status>& failed) {
+                                                 std::vector<Status>& failed,
+                                                 std::vector<framework::NodePostFilter>* per_node) {
   const std::vector<api::PdbPtr> pdbs = handle_.PodDisruptionBudgets();
   const size_t n = potential.size();
   const auto offset = static_cast<size_t>(random_.Uniform(n));
   const auto want = static_cast<size_t>(NumCandidates(static_cast<int32_t>(n)));
   std::vector<Candidate> clean;      // no PDB violation
   std::vector<Candidate> violating;  // each list capped at `want`, as upstream's
+  bool enough = false;               // the decision's candidates are found; only recording goes on
+  api::SchedulingEquivalenceKey(pod, key_);
+  cache_.Begin(key_, context.FilterSignature(), snapshot, pdbs);
   for (size_t i = 0; i < n; ++i) {
     Candidate c;
     c.node = potential[(offset + i) % n];
-    Status s = selector_.Select(state, pod, snapshot.at(c.node), context, pdbs, c);
+    Status s = SelectVictims(state, pod, snapshot, c.node, context, pdbs, c);
+    if (per_node != nullptr) per_node->push_back({c.node, s, c.victims, c.pdb_violations});
+    if (enough) continue;
     if (!s.ok()) {
       failed.push_back(std::move(s));
       continue;
     }
     std::vector<Candidate>& list = c.pdb_violations == 0 ? clean : violating;
     if (list.size() < want) list.push_back(std::move(c));
-    if (!clean.empty() && clean.size() + violating.size() >= want) break;
+    enough = !clean.empty() && clean.size() + violating.size() >= want;
+    if (enough && per_node == nullptr) break;
   }
   for (Candidate& c : violating) clean.push_back(std::move(c));
   return clean;
+}
+
+Status DefaultPreemption::SelectVictims(framework::CycleState& state, const api::Pod& pod,
+                                        const framework::Snapshot& snapshot, NodeIndex node,
+                                        const framework::PostFilterContext& context,
+                                        std::span<const api::PdbPtr> pdbs, Candidate& out) {
+  const auto slot = static_cast<size_t>(node);
+  const uint64_t generation =
+      slot < snapshot.generations().size() ? snapshot.generations()[slot] : 0;
+  const bool cacheable = context.NominatedPods(node).empty();
+  if (const auto* e = cacheable ? cache_.Find(node, generation) : nullptr) {
+    out.victims = e->victims;
+    out.pdb_violations = e->pdb_violations;
+    return e->status;
+  }
+  Status s = selector_.Select(state, pod, snapshot.at(node), context, pdbs, out);
+  if (cacheable && selector_.last_result_time_invariant()) cache_.Store(node, generation, s, out);
+  return s;
 }
 
 }  // namespace gpusched::plugins::default_preemption

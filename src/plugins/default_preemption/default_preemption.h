@@ -29,7 +29,8 @@
 //   minCandidateNodesAbsolute:   >= 0, default 100 (not both 0)
 //
 // Not done as upstream: victims are removed without PreFilter extensions (see preemption.h); the
-// dry run is sequential, from a reproducible random offset (upstream's is parallel).
+// dry run is sequential, from a reproducible random offset (upstream's is parallel). Each node's
+// result is kept for the next equivalent pod while the node is unchanged (VictimCache: exact).
 //
 // Threading: PostFilter runs on the scheduling thread (it keeps scratch buffers).
 #pragma once
@@ -46,6 +47,7 @@
 #include "src/framework/handle.h"
 #include "src/framework/plugin.h"
 #include "src/framework/preemption/preemption.h"
+#include "src/framework/preemption/victim_cache.h"
 #include "src/framework/registry.h"
 
 namespace gpusched::plugins::default_preemption {
@@ -77,15 +79,27 @@ class DefaultPreemption final : public framework::PostFilterPlugin {
   // Step 1: empty when the pod may preempt, else why not.
   std::string_view Ineligible(const api::Pod& pod, const framework::Snapshot& snapshot,
                               const framework::PostFilterContext& context) const;
-  // Step 2 and 3 over the potential nodes; `failed` gets each tried node's rejection.
+  // Step 2 and 3 over the potential nodes; `failed` gets each tried node's rejection. With
+  // `per_node` (explain), every potential node is tried and recorded there; the candidates
+  // returned are the same as without.
   std::vector<framework::preemption::Candidate> DryRun(
       framework::CycleState& state, const api::Pod& pod, const framework::Snapshot& snapshot,
       std::span<const framework::NodeIndex> potential, const framework::PostFilterContext& context,
-      std::vector<framework::Status>& failed);
+      std::vector<framework::Status>& failed, std::vector<framework::NodePostFilter>* per_node);
+  // Step 3 on one node: the stored result of an equivalent earlier attempt when the node has not
+  // changed (framework::preemption::VictimCache), else VictimSelector::Select (then stored).
+  framework::Status SelectVictims(framework::CycleState& state, const api::Pod& pod,
+                                  const framework::Snapshot& snapshot, framework::NodeIndex node,
+                                  const framework::PostFilterContext& context,
+                                  std::span<const api::PdbPtr> pdbs,
+                                  framework::preemption::Candidate& out);
+
   Args args_;
   framework::Handle& handle_;
   common::Random random_;                           // the dry run's offset: reproducible runs
   framework::preemption::VictimSelector selector_;  // step 3, with its scratch buffers
+  framework::preemption::VictimCache cache_;        // step 3's results across attempts
+  std::string key_;                                 // the pod's equivalence key (scratch)
 };
 
 }  // namespace gpusched::plugins::default_preemption

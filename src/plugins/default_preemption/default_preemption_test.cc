@@ -356,6 +356,107 @@ TEST_F(PreemptionTest, NotHelpfulCountsTheNodesNotTried) {
             "victims found for incoming pod, 1 Preemption is not helpful for scheduling.");
 }
 
+// Explain (record_verdicts): every potential node is tried and recorded, the decision is the one
+// made without recording. With minCandidateNodesAbsolute 1 the dry run stops after the first
+// candidate, so the recorded nodes beyond it were tried only for the record.
+TEST_F(PreemptionTest, RecordingTriesEveryNodeAndKeepsTheDecision) {
+  const char* args = R"({"minCandidateNodesPercentage": 0, "minCandidateNodesAbsolute": 1})";
+  Build(args);
+  std::unique_ptr<Framework> recording = std::move(fw_);
+  Build(args);  // the same plugin state (its offset draws) as `recording`
+  for (const char* n : {"n1", "n2", "n3", "n4"}) Node(MakeNode(n).Gpus(1));
+  Pod(Placed("a", "n1", 10, "0"));
+  Pod(Placed("b", "n2", 20, "0"));
+  Pod(Placed("c", "n3", kHigh, "0"));  // not a victim: n3 has none
+  Pod(Placed("d", "n4", 5, "0"));
+  api::PodPtr pod = Preemptor();
+  for (int attempt = 0; attempt < 6; ++attempt) {
+    ScheduleResult plain = Schedule(pod);
+    framework::CycleState state;
+    framework::runtime::SchedulePodOptions opts;
+    opts.record_verdicts = true;
+    ScheduleResult recorded = recording->SchedulePod(state, *pod, snapshot_, random_, opts);
+    EXPECT_TRUE(plain.post_filter.per_node.empty());
+    EXPECT_EQ(recorded.post_filter.nominated_node, plain.post_filter.nominated_node);
+    EXPECT_EQ(Victims(recorded), Victims(plain));
+    EXPECT_EQ(recorded.diagnosis.Message(), plain.diagnosis.Message());
+    ASSERT_EQ(recorded.post_filter.per_node.size(), 4u);
+    for (const framework::NodePostFilter& np : recorded.post_filter.per_node) {
+      const std::string_view node = snapshot_.at(np.node).name();
+      if (node == "n3") {
+        EXPECT_EQ(np.status.reason(), framework::preemption::kNoVictims);
+        EXPECT_TRUE(np.victims.empty());
+      } else {
+        EXPECT_TRUE(np.status.ok()) << node;
+        ASSERT_EQ(np.victims.size(), 1u) << node;
+        EXPECT_EQ(np.victims[0]->node_name, node);
+      }
+    }
+  }
+}
+
+// The dry run's per-node results are kept for the next equivalent preemptor (VictimCache): a
+// long-lived framework and one whose cache can never hit (a new Snapshot object every attempt,
+// which empties it) make the same decisions over a random sequence of attempts of three pod
+// classes, with victims removed and new pods placed between attempts; the first serves hits.
+TEST_F(PreemptionTest, KeptResultsGiveTheDecisionsOfAFreshDryRun) {
+  Build(R"({"minCandidateNodesPercentage": 0, "minCandidateNodesAbsolute": 3})");
+  std::unique_ptr<Framework> cached = std::move(fw_);
+  Build(R"({"minCandidateNodesPercentage": 0, "minCandidateNodesAbsolute": 3})");
+  std::unique_ptr<Framework> fresh = std::move(fw_);
+  common::Random rng(11);
+  for (int n = 0; n < 12; ++n) Node(MakeNode("n" + std::to_string(n)).Gpus(4));
+  int next = 0;
+  auto place = [&](int node) {
+    const int32_t priority = static_cast<int32_t>(rng.Uniform(4)) * 10;
+    const std::string name = "v" + std::to_string(next++);
+    Pod(MakePod("ns", name)
+            .NodeName("n" + std::to_string(node))
+            .Priority(priority)
+            .Cpu("1")
+            .Gpus(1)
+            .Phase(api::PodPhase::kRunning)
+            .StartTime(common::TimePoint(std::chrono::seconds(1'000 + rng.Uniform(50))))
+            .Ptr());
+  };
+  for (int n = 0; n < 12; ++n) {
+    for (int k = 0; k < 4; ++k) place(n);
+  }
+  std::vector<std::unique_ptr<framework::Snapshot>> copies;
+  common::Random random_a(3), random_b(3);
+  int preemptions = 0;
+  for (int attempt = 0; attempt < 40; ++attempt) {
+    const int64_t gpus = 1 + static_cast<int64_t>(rng.Uniform(3));
+    api::PodPtr pod = Preemptor(gpus, 25 + 10 * static_cast<int32_t>(gpus));
+    cache_.UpdateSnapshot(snapshot_);
+    copies.push_back(std::make_unique<framework::Snapshot>(snapshot_));
+    framework::CycleState sa, sb;
+    ScheduleResult a = cached->SchedulePod(sa, *pod, snapshot_, random_a);
+    ScheduleResult b = fresh->SchedulePod(sb, *pod, *copies.back(), random_b);
+    ASSERT_EQ(a.post_filter.nominated_node, b.post_filter.nominated_node) << attempt;
+    ASSERT_EQ(Victims(a), Victims(b)) << attempt;
+    ASSERT_EQ(a.diagnosis.Message(), b.diagnosis.Message()) << attempt;
+    for (const api::PodPtr& v : a.post_filter.victims) cache_.RemovePod(v->meta.uid);
+    preemptions += a.post_filter.victims.empty() ? 0 : 1;
+    // The preemptor takes the room (its nominated node, or the node it fit on), so later
+    // attempts preempt again.
+    std::string node = a.post_filter.nominated_node;
+    if (a.node != framework::kNoNode) node = std::string(snapshot_.at(a.node).name());
+    if (!node.empty()) {
+      Pod(MakePod("ns", "pre" + std::to_string(attempt))
+              .NodeName(node)
+              .Priority(pod->priority)
+              .Cpu("1")
+              .Gpus(gpus)
+              .Phase(api::PodPhase::kRunning)
+              .StartTime(common::TimePoint(std::chrono::seconds(2'000 + attempt)))
+              .Ptr());
+    }
+    if (attempt % 5 == 0) place(static_cast<int>(rng.Uniform(12)));
+  }
+  EXPECT_GT(preemptions, 10);
+}
+
 TEST(DefaultPreemptionArgsTest, CandidateCountFollowsTheArgs) {
   testing::FakeHandle handle;
   DefaultPreemption pl(Args{10, 100}, handle);
