@@ -314,6 +314,13 @@ void DecodePodSpec(ObjectReader& r, const json::object& spec, const FieldPath& s
       spec, "schedulingGates", sp, [&](const json::object& g, const FieldPath& ip) {
         return std::string(r.RequiredString(g, "name", ip));
       });
+  if (const json::object* ref = r.Object(spec, "workloadRef", sp)) {
+    const FieldPath wp = sp.Key("workloadRef");
+    pod.gang.api = GangApi::kWorkload;
+    pod.gang.name = std::string(r.RequiredString(*ref, "name", wp));
+    pod.gang.pod_group = std::string(r.RequiredString(*ref, "podGroup", wp));
+    pod.gang.replica_key = std::string(r.StringOr(*ref, "podGroupReplicaKey", wp));
+  }
 }
 
 void DecodePodStatus(ObjectReader& r, const json::object& status, const FieldPath& tp, Pod& pod) {
@@ -339,6 +346,7 @@ Pod DecodePodObject(ObjectReader& r, const json::object& root) {
     DecodePodStatus(r, *status, rp.Key("status"), pod);
   }
   if (!r.ok()) return pod;
+  pod.gang = DeriveGangRef(pod.meta, pod.gang);
   MergePodLabelKeys(pod);
   ComputeEffectiveRequests(pod);
   DeriveGpuRequest(pod);

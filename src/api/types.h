@@ -17,6 +17,7 @@
 #include <utility>
 #include <vector>
 
+#include "src/api/gang.h"
 #include "src/api/gpu.h"
 #include "src/api/labels.h"
 #include "src/api/resources.h"
@@ -188,6 +189,9 @@ struct Pod {
   // that reason and every other pod keeps scheduling.
   GpuRequest gpu;
   std::string gpu_error;
+  // The gang the pod belongs to (gang.h: spec.workloadRef, the scheduling.x-k8s.io/pod-group
+  // label or the scheduling.k8s.io/group-name annotation); empty for most pods.
+  GangRef gang;
 
   std::string Key() const { return meta.namespace_ + "/" + meta.name; }
   bool Terminal() const { return phase == PodPhase::kSucceeded || phase == PodPhase::kFailed; }

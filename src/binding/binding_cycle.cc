@@ -49,6 +49,11 @@ void BindingCycle::BindNow(const Attempt& a, const Done& done) {
   done(Status::Success());
 }
 
+void BindingCycle::Abandon(const Attempt& a) {
+  waiting_.Remove(a.pod->meta.uid);
+  Rollback(a);
+}
+
 void BindingCycle::Rollback(const Attempt& a) {
   a.fw->RunUnreserve(*a.state, *a.pod, a.node);
   cache_.ForgetPod(a.pod->meta.uid).IgnoreError();

@@ -15,9 +15,9 @@
 //     PreBind ─► Bind ─► Cache::FinishBinding ─► PostBind ─► done(Success)
 //       PreBind/Bind failure ──► Unreserve, ForgetPod ──► done(Error "Binding rejected: …")
 //
-// After Reserve returned Success the caller must call Bind exactly once; `done` then runs exactly
-// once, on an executor thread (inline with common::InlineExecutor). Everything after the wait runs
-// on the executor, never on the thread that allowed the pod.
+// After Reserve returned Success the caller must call Bind or Abandon exactly once; after Bind,
+// `done` runs exactly once, on an executor thread (inline with common::InlineExecutor). Everything
+// after the wait runs on the executor, never on the thread that allowed the pod.
 //
 // Threading: Reserve is called by one thread at a time per Framework (the scheduling thread, or the
 // extender under its bind lock); Bind and done may run concurrently for different pods.
@@ -58,6 +58,9 @@ class BindingCycle {
   framework::Status Reserve(const Attempt& attempt, const framework::NodeInfo& node);
   // The binding half of an attempt Reserve accepted. `done` gets Success once the pod is bound.
   void Bind(Attempt attempt, Done done);
+  // Instead of Bind: drops an attempt Reserve accepted (held at Permit or not), on the caller's
+  // thread: out of the waiting map, Unreserve, ForgetPod. The gang cycle's rollback.
+  void Abandon(const Attempt& attempt);
 
  private:
   void BindNow(const Attempt& attempt, const Done& done);

@@ -102,9 +102,10 @@ Plugins DefaultPlugins() {
                                       Ref("InterPodAffinity", 2),
                                       Ref("DefaultPreemption"),
                                       Ref("NetworkLocality", kNetworkLocalityWeight),
+                                      Ref("GangScheduling"),
                                       Ref("DefaultBinder")};
   // NetworkLocality skips pods that declare no traffic; its TopologicalSort is not the queue
-  // order (PrioritySort is).
+  // order (PrioritySort is). GangScheduling skips pods in no gang.
   p.at(Point::kQueueSort).disabled = {Ref("NetworkLocality")};
   p.at(Point::kScore).disabled = {Ref("GpuFit"), Ref("NodeResourcesFit")};
   p.at(Point::kReserve).disabled = {Ref("GpuFit")};

@@ -12,6 +12,7 @@
 #include "src/common/clock.h"
 #include "src/common/status.h"
 #include "src/framework/cycle_state.h"
+#include "src/framework/gangs.h"
 #include "src/framework/waiting_pods.h"
 
 namespace gpusched::framework {
@@ -29,6 +30,9 @@ class Handle {
   // The cluster's PodDisruptionBudgets as the scheduler's informer last saw them, for preemption
   // (none where no informer feeds them, e.g. the extender). Thread-safe; a copy.
   virtual std::vector<api::PdbPtr> PodDisruptionBudgets() const { return {}; }
+  // What the scheduler knows about gangs (gangs.h), for the GangScheduling plugin; nullptr where
+  // nothing tracks gangs (the extender): the plugin then treats every pod as a single pod.
+  virtual Gangs* gangs() { return nullptr; }
 };
 
 }  // namespace gpusched::framework

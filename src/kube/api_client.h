@@ -60,10 +60,18 @@ class ApiClient {
   // Sets status.nominatedNodeName to `node`; an empty `node` clears it. No write when
   // pod.nominated_node_name already equals `node`.
   virtual common::Status SetNominatedNodeName(const api::Pod& pod, std::string_view node) = 0;
+  // Writes `status` into the PodGroup `group` (scheduler-plugins or Volcano; the status
+  // subresource, a merge patch). Default: nothing is written (clients that do not model
+  // PodGroups).
+  virtual common::Status UpdatePodGroupStatus(const api::PodGroup& /*group*/,
+                                              const api::PodGroupStatus& /*status*/) {
+    return common::Status::Ok();
+  }
 };
 
 // Receives cluster changes (from informers, or from the simulator). Called serially per object
-// kind (nodes, pods, PodDisruptionBudgets); implementations must be thread-safe across kinds.
+// kind (nodes, pods, PodDisruptionBudgets, PodGroups); implementations must be thread-safe across
+// kinds.
 class ClusterEventHandler {
  public:
   virtual ~ClusterEventHandler() = default;
@@ -78,6 +86,11 @@ class ClusterEventHandler {
   virtual void OnPdbAdd(api::PdbPtr /*pdb*/) {}
   virtual void OnPdbUpdate(api::PdbPtr /*old_pdb*/, api::PdbPtr /*pdb*/) {}
   virtual void OnPdbDelete(api::PdbPtr /*pdb*/) {}
+  // Gang policies (api/gang.h): scheduler-plugins and Volcano PodGroups, and one per pod group
+  // of a Workload. Default: ignored.
+  virtual void OnPodGroupAdd(api::PodGroupPtr /*group*/) {}
+  virtual void OnPodGroupUpdate(api::PodGroupPtr /*old_group*/, api::PodGroupPtr /*group*/) {}
+  virtual void OnPodGroupDelete(api::PodGroupPtr /*group*/) {}
 };
 
 // Cuts an event note to the events API's 1024-byte limit, ending in " ..." when cut.

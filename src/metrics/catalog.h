@@ -94,6 +94,10 @@ inline constexpr std::string_view kExtenderRequests = "gpusched_extender_request
 inline constexpr std::string_view kExtenderRequestDuration =
     "gpusched_extender_request_duration_seconds";
 inline constexpr std::string_view kHttpRequests = "gpusched_http_requests_total";
+inline constexpr std::string_view kGangs = "gpusched_gangs";
+inline constexpr std::string_view kGangAttempts = "gpusched_gang_attempts_total";
+inline constexpr std::string_view kGangSchedulingDuration =
+    "gpusched_gang_scheduling_duration_seconds";
 }  // namespace names
 
 }  // namespace gpusched::metrics

@@ -79,7 +79,11 @@ SchedulerMetrics::SchedulerMetrics(Registry& registry)
       plugin_evaluation_(AddCounter(registry, names::kPluginEvaluation)),
       unschedulable_reasons_(AddCounter(registry, names::kUnschedulableReasons)),
       preemption_attempts_(AddCounter(registry, names::kPreemptionAttempts).With({})),
-      preemption_victims_(AddHistogram(registry, names::kPreemptionVictims).With({})) {}
+      preemption_victims_(AddHistogram(registry, names::kPreemptionVictims).With({})),
+      gang_attempts_(AddCounter(registry, names::kGangAttempts)),
+      gang_placed_(gang_attempts_.With({"placed"})),
+      gang_unschedulable_(gang_attempts_.With({"unschedulable"})),
+      gang_duration_(AddHistogram(registry, names::kGangSchedulingDuration).With({})) {}
 
 ProfileMetrics* SchedulerMetrics::ForProfile(std::string_view profile) {
   common::MutexLock l(mu_);

@@ -145,6 +145,13 @@ class SchedulerMetrics {
   void ObservePreemptionVictims(size_t victims) {
     preemption_victims_->Observe(static_cast<double>(victims));
   }
+  // A gang cycle ended: placed or not.
+  void CountGangAttempt(bool placed) { (placed ? gang_placed_ : gang_unschedulable_)->Inc(); }
+  // A gang was placed `seconds` after its first attempt.
+  void ObserveGangPlaced(double seconds) {
+    CountGangAttempt(true);
+    gang_duration_->Observe(seconds);
+  }
 
  private:
   friend class ProfileMetrics;
@@ -161,6 +168,10 @@ class SchedulerMetrics {
   CounterFamily& unschedulable_reasons_;
   Counter* preemption_attempts_;
   Histogram* preemption_victims_;
+  CounterFamily& gang_attempts_;
+  Counter* gang_placed_;
+  Counter* gang_unschedulable_;
+  Histogram* gang_duration_;
   common::Mutex mu_;
   std::deque<ProfileMetrics> profiles_ GPUSCHED_GUARDED_BY(mu_);
 };

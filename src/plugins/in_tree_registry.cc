@@ -5,6 +5,7 @@
 
 #include "src/plugins/default_binder/default_binder.h"
 #include "src/plugins/default_preemption/default_preemption.h"
+#include "src/plugins/gang_scheduling/gang_scheduling.h"
 #include "src/plugins/gpu_fit/gpu_fit.h"
 #include "src/plugins/gpu_fragmentation/gpu_fragmentation.h"
 #include "src/plugins/inter_pod_affinity/inter_pod_affinity.h"
@@ -42,6 +43,7 @@ common::Status RegisterInTreePlugins(framework::Registry& registry, const InTree
       {names::kDefaultPreemption, &default_preemption::DefaultPreemption::Create},
       {names::kPodTopologySpread, &pod_topology_spread::PodTopologySpread::Create},
       {names::kInterPodAffinity, &inter_pod_affinity::InterPodAffinity::Create},
+      {names::kGangScheduling, &gang_scheduling::GangScheduling::Create},
   };
   for (const Entry& e : entries) {
     GPUSCHED_RETURN_IF_ERROR(registry.Register(std::string(e.name), e.factory));

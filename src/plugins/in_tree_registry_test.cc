@@ -17,11 +17,10 @@ TEST(InTreeRegistryTest, RegistersEveryPluginOnce) {
   framework::Registry registry;
   ASSERT_TRUE(RegisterInTreePlugins(registry).ok());
   const std::vector<std::string> want = {
-      "DefaultBinder",     "DefaultPreemption", "GpuFit",
-      "GpuFragmentation",  "InterPodAffinity",  "NetworkLocality",
-      "NodeAffinity",      "NodeName",          "NodeResourcesFit",
-      "NodeUnschedulable", "PodTopologySpread", "PrioritySort",
-      "TaintToleration",
+      "DefaultBinder",    "DefaultPreemption", "GangScheduling",    "GpuFit",
+      "GpuFragmentation", "InterPodAffinity",  "NetworkLocality",   "NodeAffinity",
+      "NodeName",         "NodeResourcesFit",  "NodeUnschedulable", "PodTopologySpread",
+      "PrioritySort",     "TaintToleration",
   };
   EXPECT_EQ(registry.Names(), want);
   EXPECT_EQ(registry.Canonical(names::kGpuTopologyPluginAlias), names::kGpuFit);

@@ -24,5 +24,7 @@ inline constexpr std::string_view kPodTopologySpread = "PodTopologySpread";
 inline constexpr std::string_view kInterPodAffinity = "InterPodAffinity";
 // Network-locality scoring (and NetworkAware NetworkOverhead/TopologicalSort semantics).
 inline constexpr std::string_view kNetworkLocality = "NetworkLocality";
+// All-or-nothing placement of gangs (PreFilter, Filter, Reserve, Permit).
+inline constexpr std::string_view kGangScheduling = "GangScheduling";
 
 }  // namespace gpusched::plugins::names

@@ -3,6 +3,8 @@
 
 #include <algorithm>
 
+#include "src/api/gang.h"
+
 namespace gpusched::queue {
 
 using framework::QueuedPodInfo;
@@ -80,6 +82,8 @@ void SchedulingQueue::Add(api::PodPtr pod) {
   item.id = id;
   item.order = id;
   item.info.pod = std::move(pod);
+  item.gang = api::GangKey(*item.info.pod);
+  IndexGangLocked(item);
   if (!item.info.pod->scheduling_gates.empty()) {
     item.where = Where::kGated;
     ++counts_.gated;
@@ -94,6 +98,11 @@ void SchedulingQueue::Update(api::PodPtr pod) {
   if (id == ids_.end()) return;
   Item& item = items_.at(id->second);
   bool gated = !pod->scheduling_gates.empty();
+  if (std::string gang = api::GangKey(*pod); gang != item.gang) {
+    UnindexGangLocked(item);
+    item.gang = std::move(gang);
+    IndexGangLocked(item);
+  }
   switch (item.where) {
     case Where::kGated:
       item.info.pod = std::move(pod);
@@ -132,15 +141,68 @@ void SchedulingQueue::Delete(const std::string& uid) {
   auto id = ids_.find(uid);
   if (id == ids_.end()) return;
   auto it = items_.find(id->second);
-  switch (it->second.where) {
+  UncountLocked(it->second);
+  UnindexGangLocked(it->second);
+  items_.erase(it);  // its heap entries turn stale
+  ids_.erase(id);
+}
+
+void SchedulingQueue::UncountLocked(const Item& item) {
+  switch (item.where) {
     case Where::kActive: --counts_.active; break;
     case Where::kBackoff: --counts_.backoff; break;
     case Where::kUnschedulable: --counts_.unschedulable; break;
     case Where::kGated: --counts_.gated; break;
     case Where::kInFlight: --counts_.in_flight; break;
   }
-  items_.erase(it);  // its heap entries turn stale
-  ids_.erase(id);
+}
+
+void SchedulingQueue::IndexGangLocked(const Item& item) {
+  if (!item.gang.empty()) gangs_[item.gang].push_back(item.id);
+}
+
+void SchedulingQueue::UnindexGangLocked(const Item& item) {
+  if (item.gang.empty()) return;
+  auto it = gangs_.find(item.gang);
+  if (it == gangs_.end()) return;
+  std::erase(it->second, item.id);
+  if (it->second.empty()) gangs_.erase(it);
+}
+
+void SchedulingQueue::TakeLocked(Item& item) {
+  UncountLocked(item);
+  ++counts_.in_flight;
+  item.where = Where::kInFlight;
+  item.seq = ++next_seq_;  // its heap or backoff entries turn stale
+  item.moves_seen = move_requests_;
+  item.info.attempts++;
+  if (item.info.attempts == 1) item.info.initial_attempt_timestamp = clock_.Now();
+}
+
+std::vector<QueuedPodInfo> SchedulingQueue::PopGang(const std::string& key) {
+  std::vector<QueuedPodInfo> out;
+  common::MutexLock lock(mu_);
+  auto g = gangs_.find(key);
+  if (g == gangs_.end()) return out;
+  for (uint64_t id : g->second) {
+    Item& item = items_.at(id);
+    if (item.where == Where::kGated || item.where == Where::kInFlight) continue;
+    TakeLocked(item);
+    out.push_back(item.info);
+  }
+  return out;
+}
+
+void SchedulingQueue::ActivateGang(const std::string& key, std::string_view event) {
+  common::MutexLock lock(mu_);
+  auto g = gangs_.find(key);
+  if (g == gangs_.end()) return;
+  for (uint64_t id : g->second) {
+    Item& item = items_.at(id);
+    if (item.where != Where::kUnschedulable && item.where != Where::kBackoff) continue;
+    UncountLocked(item);
+    PushActiveLocked(item, event);
+  }
 }
 
 void SchedulingQueue::FlushBackoffLocked() {
@@ -162,12 +224,7 @@ std::optional<QueuedPodInfo> SchedulingQueue::PopLocked() {
     active_.pop();
     Item* item = LiveLocked(e.id, e.seq, Where::kActive);
     if (item == nullptr) continue;
-    --counts_.active;
-    ++counts_.in_flight;
-    item->where = Where::kInFlight;
-    item->moves_seen = move_requests_;
-    item->info.attempts++;
-    if (item->info.attempts == 1) item->info.initial_attempt_timestamp = clock_.Now();
+    TakeLocked(*item);
     return item->info;
   }
   return std::nullopt;
@@ -241,6 +298,7 @@ void SchedulingQueue::Done(const std::string& uid) {
   auto it = items_.find(id->second);
   if (it->second.where != Where::kInFlight) return;
   --counts_.in_flight;
+  UnindexGangLocked(it->second);
   items_.erase(it);
   ids_.erase(id);
 }

@@ -80,6 +80,14 @@ class SchedulingQueue {
 
   // A cluster event that may make unschedulable pods fit (node added/changed, pod deleted).
   void MoveAllToActiveOrBackoff(std::string_view event);
+
+  // Gangs (api/gang.h): pods are indexed by api::GangKey. PopGang takes every other member of
+  // gang `key` that waits in a sub-queue (active, backoff or unschedulable; not gated, not in
+  // flight) as Pop would, so that the scheduler places the gang in one cycle; each counts an
+  // attempt. ActivateGang moves the members waiting in backoff or the unschedulable pool to the
+  // active queue (a member arrived, the gang's policy object appeared).
+  std::vector<framework::QueuedPodInfo> PopGang(const std::string& key);
+  void ActivateGang(const std::string& key, std::string_view event);
   // Moves pods whose backoff expired to activeQ and flushes pods that stayed too long in the
   // unschedulable pool. Called periodically (every second) by the scheduler.
   void Flush();
@@ -110,6 +118,7 @@ class SchedulingQueue {
     common::TimePoint backoff_expiry;
     common::TimePoint unschedulable_since;
     uint64_t moves_seen = 0;  // move-request counter at Pop time
+    std::string gang;         // api::GangKey of the pod; "" when in no gang
   };
   // Heap entries refer to items by id and the item's seq at push time; an entry whose item is
   // gone or has another seq is stale and skipped when it surfaces (lazy deletion).
@@ -141,6 +150,12 @@ class SchedulingQueue {
   void MoveToUnschedulableLocked(Item& item) GPUSCHED_REQUIRES(mu_);
   void FlushBackoffLocked() GPUSCHED_REQUIRES(mu_);
   std::optional<framework::QueuedPodInfo> PopLocked() GPUSCHED_REQUIRES(mu_);
+  // Marks `item` in flight (from any sub-queue but gated), counting an attempt.
+  void TakeLocked(Item& item) GPUSCHED_REQUIRES(mu_);
+  void IndexGangLocked(const Item& item) GPUSCHED_REQUIRES(mu_);
+  void UnindexGangLocked(const Item& item) GPUSCHED_REQUIRES(mu_);
+  // Removes the item from whichever sub-queue counts it.
+  void UncountLocked(const Item& item) GPUSCHED_REQUIRES(mu_);
   common::Duration BackoffFor(int32_t attempts) const;
   void CountIncomingLocked(std::string_view queue, std::string_view event) GPUSCHED_REQUIRES(mu_);
 
@@ -151,6 +166,8 @@ class SchedulingQueue {
   std::condition_variable_any cv_;
   std::unordered_map<uint64_t, Item> items_ GPUSCHED_GUARDED_BY(mu_);       // by id
   std::unordered_map<std::string, uint64_t> ids_ GPUSCHED_GUARDED_BY(mu_);  // uid -> id
+  // gang key -> ids of its members in the queue (any sub-queue or in flight)
+  std::unordered_map<std::string, std::vector<uint64_t>> gangs_ GPUSCHED_GUARDED_BY(mu_);
   std::priority_queue<HeapEntry, std::vector<HeapEntry>, ActiveCompare> active_
       GPUSCHED_GUARDED_BY(mu_);
   std::priority_queue<BackoffEntry, std::vector<BackoffEntry>, std::greater<>> backoff_

@@ -115,5 +115,58 @@ TEST_F(QueueTest, FlushRetriesPodsStuckInThePool) {
   EXPECT_TRUE(q_.TryPop());
 }
 
+api::PodPtr Member(const std::string& name, const std::string& group) {
+  auto p = std::make_shared<api::Pod>(*Pod(name));
+  p->gang.api = api::GangApi::kPodGroup;
+  p->gang.name = group;
+  return p;
+}
+
+TEST_F(QueueTest, PopGangTakesTheWaitingMembersOfOneGangFromEverySubQueue) {
+  q_.Add(Member("a", "train"));
+  q_.Add(Member("b", "train"));
+  q_.Add(Member("c", "train"));
+  q_.Add(Member("x", "other"));
+  q_.Add(Pod("plain"));
+  auto first = q_.TryPop();
+  ASSERT_TRUE(first);
+  EXPECT_EQ(first->pod->meta.name, "a");
+  // b fails alone (unschedulable pool), c stays active.
+  auto b = q_.TryPop();
+  ASSERT_EQ(b->pod->meta.name, "b");
+  q_.Requeue(*b, /*error=*/false);
+  std::vector<QueuedPodInfo> rest = q_.PopGang("podgroup:default/train");
+  std::vector<std::string> names;
+  for (const auto& m : rest) names.push_back(m.pod->meta.name);
+  EXPECT_EQ(names, (std::vector<std::string>{"b", "c"})) << "a is in flight already";
+  EXPECT_EQ(rest[0].attempts, 2);
+  EXPECT_EQ(rest[1].attempts, 1);
+  EXPECT_EQ(q_.Counts().in_flight, 3);
+  EXPECT_EQ(q_.Counts().unschedulable, 0);
+  // The others are untouched and c is not popped twice.
+  std::vector<std::string> order;
+  while (auto p = q_.TryPop()) order.push_back(p->pod->meta.name);
+  EXPECT_EQ(order, (std::vector<std::string>{"x", "plain"}));
+  EXPECT_TRUE(q_.PopGang("podgroup:default/none").empty());
+}
+
+TEST_F(QueueTest, ActivateGangWakesItsMembersOnly) {
+  q_.Add(Member("a", "train"));
+  q_.Add(Pod("plain"));
+  for (int i = 0; i < 2; ++i) {
+    auto p = q_.TryPop();
+    ASSERT_TRUE(p);
+    q_.Requeue(*p, /*error=*/false);
+  }
+  EXPECT_EQ(q_.Counts().unschedulable, 2);
+  q_.ActivateGang("podgroup:default/train", "GangMemberAdd");
+  auto p = q_.TryPop();
+  ASSERT_TRUE(p);
+  EXPECT_EQ(p->pod->meta.name, "a");
+  EXPECT_FALSE(q_.TryPop()) << "the plain pod waits for a cluster event";
+  q_.Done(p->pod->meta.uid);
+  EXPECT_TRUE(q_.PopGang("podgroup:default/train").empty()) << "done members leave the index";
+}
+
 }  // namespace
 }  // namespace gpusched::queue

@@ -116,4 +116,19 @@ void RegisterClusterGpuCallbacks(metrics::Registry& registry, const cache::Cache
                        });
 }
 
+void RegisterGangCallbacks(metrics::Registry& registry, const GangTracker& gangs) {
+  metrics::AddCallback(registry, metrics::names::kGangs,
+                       [&gangs](std::vector<metrics::Sample>& out) {
+                         double waiting = 0, timed_out = 0, placed = 0;
+                         for (const GangTracker::GangState& g : gangs.States()) {
+                           waiting += g.waiting ? 1 : 0;
+                           timed_out += g.timed_out ? 1 : 0;
+                           placed += g.placed && !g.waiting ? 1 : 0;
+                         }
+                         out.push_back({{"waiting"}, waiting});
+                         out.push_back({{"timed_out"}, timed_out});
+                         out.push_back({{"placed"}, placed});
+                       });
+}
+
 }  // namespace gpusched::scheduler

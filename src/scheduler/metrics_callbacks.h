@@ -10,7 +10,8 @@
 //   RegisterClusterGpuCallbacks  gpusched_cluster_gpus / _gpus_allocated / _shared_gpus /
 //                                _shared_gpu_pods{model,node_group} and
 //                                gpusched_cluster_gpu_fragmentation_ratio
-// Scheduler::Create registers both when SchedulerDeps::metrics is set.
+//   RegisterGangCallbacks        gpusched_gangs{state}
+// Scheduler::Create registers them when SchedulerDeps::metrics is set.
 //
 // Thread safety: the callbacks run on the scraping thread and take the queue's or the cache's
 // lock for the duration of one pass over its pods or nodes.
@@ -22,12 +23,17 @@
 #include "src/cache/cache.h"
 #include "src/metrics/registry.h"
 #include "src/queue/scheduling_queue.h"
+#include "src/scheduler/gang_tracker.h"
 
 namespace gpusched::scheduler {
 
 // `queue` and `cache` must outlive every scrape of `registry`.
 void RegisterSchedulerCallbacks(metrics::Registry& registry, const queue::SchedulingQueue& queue,
                                 const cache::Cache& cache);
+
+// gpusched_gangs{state}: waiting, timed_out (a subset of waiting), placed. `gangs` must outlive
+// every scrape.
+void RegisterGangCallbacks(metrics::Registry& registry, const GangTracker& gangs);
 
 // The GPU summary behind the gpusched_cluster_* gauges.
 struct GpuGroupUsage {

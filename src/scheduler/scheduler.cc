@@ -66,6 +66,7 @@ common::StatusOr<std::unique_ptr<Scheduler>> Scheduler::Create(
     RegisterSchedulerCallbacks(s->deps_.metrics->registry(), *s->queue_, s->cache_);
     RegisterClusterGpuCallbacks(s->deps_.metrics->registry(), s->cache_,
                                 s->deps_.node_group_labels);
+    RegisterGangCallbacks(s->deps_.metrics->registry(), s->gangs_);
   }
   return s;
 }
@@ -104,6 +105,7 @@ void Scheduler::OnNodeUpdate(api::NodePtr old_node, api::NodePtr node) {
 void Scheduler::OnNodeDelete(api::NodePtr node) { cache_.RemoveNode(node->meta.name); }
 
 void Scheduler::OnPodAdd(api::PodPtr pod) {
+  gangs_.ObserveMember(*pod, false);
   if (!pod->node_name.empty()) {
     queue_->Delete(pod->meta.uid);
     nominator_.Remove(pod->meta.uid);
@@ -112,10 +114,14 @@ void Scheduler::OnPodAdd(api::PodPtr pod) {
   }
   if (pod->Terminal() || pod->meta.deletion_timestamp || !Responsible(*pod)) return;
   if (!pod->nominated_node_name.empty()) nominator_.Update(nullptr, pod);
+  const std::string gang = api::GangKey(*pod);
   queue_->Add(std::move(pod));
+  // A new member may complete its gang: wake the members waiting for it.
+  if (!gang.empty()) queue_->ActivateGang(gang, "GangMemberAdd");
 }
 
 void Scheduler::OnPodUpdate(api::PodPtr old_pod, api::PodPtr pod) {
+  gangs_.ObserveMember(*pod, false);
   if (!pod->node_name.empty()) {
     if (old_pod == nullptr || old_pod->node_name.empty()) {
       queue_->Delete(pod->meta.uid);
@@ -141,6 +147,7 @@ void Scheduler::OnPodUpdate(api::PodPtr old_pod, api::PodPtr pod) {
 }
 
 void Scheduler::OnPodDelete(api::PodPtr pod) {
+  gangs_.ObserveMember(*pod, true);
   if (!pod->node_name.empty() || cache_.Contains(pod->meta.uid)) {
     cache_.RemovePod(pod->meta.uid);
     queue_->MoveAllToActiveOrBackoff("AssignedPodDelete");
@@ -235,6 +242,7 @@ void Scheduler::ScheduleQueued(QueuedPodInfo qp) {
   std::optional<metrics::Stopwatch> attempt;
   if (deps_.metrics != nullptr) attempt.emplace();
   const metrics::Stopwatch* sw = attempt ? &*attempt : nullptr;
+  if (!pod->gang.empty() && ScheduleGang(qp)) return;
   cache_.UpdateSnapshot(snapshot_);
   auto state = std::make_shared<CycleState>();
   auto result = fw->SchedulePod(*state, *pod, snapshot_, deps_.random);
@@ -335,6 +343,8 @@ void Scheduler::Tick() {
   queue_->Flush();
   cache_.CleanupExpiredAssumedPods();
   waiting_.ExpireDue(deps_.clock.Now());
+  ExpireGangTimeouts();
+  SyncGangStatuses();
 }
 
 void Scheduler::SetGpuUtilization(std::string_view node, double utilization) {

@@ -17,8 +17,12 @@
 //                                        unschedulable; PodScheduled=False condition (and
 //                                        nominatedNodeName) and a FailedScheduling event with the
 //                                        FitError message
+//   gang member (a pod of a PodGroup, Volcano PodGroup or Workload pod group with a gang policy):
+//                                        the gang cycle (gang_cycle.cc) places every waiting
+//                                        member of its gang in one cycle, all or none
 //   Tick (every second of deps.clock, from Run; tests and the simulator call it): flush the
-//                                        queue's backoff, expire assumed pods and Permit waits
+//                                        queue's backoff, expire assumed pods and Permit waits,
+//                                        write changed PodGroup statuses
 //
 // Threading: event handlers may be called from informer threads while ScheduleOne runs on the
 // scheduling thread; binding cycles run on the executor. Only one thread calls
@@ -48,6 +52,7 @@
 #include "src/kube/api_client.h"
 #include "src/metrics/scheduler_metrics.h"
 #include "src/queue/scheduling_queue.h"
+#include "src/scheduler/gang_tracker.h"
 
 namespace gpusched::scheduler {
 
@@ -122,6 +127,9 @@ class Scheduler final : public kube::ClusterEventHandler, public framework::Hand
   void OnPdbAdd(api::PdbPtr pdb) override;
   void OnPdbUpdate(api::PdbPtr old_pdb, api::PdbPtr pdb) override;
   void OnPdbDelete(api::PdbPtr pdb) override;
+  void OnPodGroupAdd(api::PodGroupPtr group) override;
+  void OnPodGroupUpdate(api::PodGroupPtr old_group, api::PodGroupPtr group) override;
+  void OnPodGroupDelete(api::PodGroupPtr group) override;
 
   // framework::Handle
   const common::Clock& clock() const override { return deps_.clock; }
@@ -129,6 +137,7 @@ class Scheduler final : public kube::ClusterEventHandler, public framework::Hand
                          const framework::Allocation& allocation) override;
   framework::WaitingPods& waiting_pods() override { return waiting_; }
   std::vector<api::PdbPtr> PodDisruptionBudgets() const override;
+  framework::Gangs* gangs() override { return &gangs_; }
 
   // A node's measured GPU utilization (0..1), from the DCGM refresher; thread-safe.
   void SetGpuUtilization(std::string_view node, double utilization);
@@ -181,6 +190,8 @@ class Scheduler final : public kube::ClusterEventHandler, public framework::Hand
   // The node `uid` is nominated to (preemption), or "".
   std::string NominatedNodeOf(std::string_view uid) const { return nominator_.NodeOf(uid); }
   const SchedulerStats& stats() const { return stats_; }
+  // Every gang the scheduler knows (members seen, placed, waiting, timed out).
+  std::vector<GangTracker::GangState> GangStates() const { return gangs_.States(); }
   framework::runtime::Framework* FrameworkFor(std::string_view scheduler_name);
 
  private:
@@ -217,8 +228,52 @@ class Scheduler final : public kube::ClusterEventHandler, public framework::Hand
                               std::string_view plugin, std::span<const api::PodPtr> victims);
   void ClearLowerPriorityNominations(const api::Pod& preemptor, std::string_view node);
 
+  // The gang cycle (gang_cycle.cc).
+  struct GangMember {
+    framework::QueuedPodInfo qp;
+    binding::Attempt attempt;
+    Placement placement;
+  };
+  struct GangTry {
+    std::vector<GangMember> placed;                  // reserved, in placement order
+    std::vector<framework::QueuedPodInfo> unplaced;  // the first that did not fit, and the rest
+    std::string failure;                             // why the first unplaced one did not fit
+  };
+  struct GangDomain {
+    framework::Gangs::Domain domain;
+    int64_t free_gpu_milli = 0;
+  };
+  // False when `qp` is no member of a gang with a known gang policy (it is scheduled alone).
+  bool ScheduleGang(framework::QueuedPodInfo& qp);
+  // "" when the cluster's free resources cover policy.min_resources, else what is missing.
+  std::string MinResourcesShortfall(const api::PodGroup& policy) const;
+  GangTry PlaceGang(const std::string& key, const api::PodGroup& policy,
+                    std::vector<framework::QueuedPodInfo> members);
+  // Reserves `members` one after another, restricted to `domain` when set; stops at the first
+  // that does not fit.
+  GangTry TryPlaceGang(const std::string& key, std::vector<framework::QueuedPodInfo> members,
+                       const std::optional<framework::Gangs::Domain>& domain);
+  // Abandons every reservation of `t` (Unreserve, forget); returns all its members.
+  std::vector<framework::QueuedPodInfo> AbandonGang(GangTry& t);
+  // The values of node label `label` whose free GPUs could hold `members`, tightest first.
+  std::vector<GangDomain> GangDomains(std::string_view label,
+                                      const std::vector<framework::QueuedPodInfo>& members) const;
+  // Free GPU milli left on the nodes `t` placed members on.
+  int64_t StrandedGpuMilli(const GangTry& t);
+  void CommitGang(const api::PodGroup& policy, const std::string& key, GangTry t);
+  // Every member back to the unschedulable pool with the FitError "0/N nodes are available:
+  // <message>." (plugin GangScheduling).
+  void FailGang(std::vector<framework::QueuedPodInfo> members, const std::string& message);
+  // Marks the gangs whose schedule timeout passed unplaced (events on their members).
+  void ExpireGangTimeouts();
+  // Writes the PodGroup statuses that changed since the last write (gang_status.cc).
+  void SyncGangStatuses();
+
   SchedulerDeps deps_;
   cache::Cache cache_;
+  GangTracker gangs_;
+  // The last status written per policy key (scheduling thread).
+  std::map<std::string, api::PodGroupStatus> gang_status_written_;
   framework::runtime::WaitingPodMap waiting_;
   framework::runtime::Nominator nominator_;
   mutable common::Mutex pdbs_mu_;

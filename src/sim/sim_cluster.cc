@@ -233,6 +233,33 @@ common::Status SimCluster::SetNominatedNodeName(const api::Pod& pod, std::string
   });
 }
 
+common::Status SimCluster::AddPodGroup(api::PodGroupPtr group) {
+  kube::ClusterEventHandler* handler = nullptr;
+  {
+    common::MutexLock lock(mu_);
+    const std::string key = group->Key();
+    if (pod_groups_.contains(key)) {
+      return common::AlreadyExistsError("pod group " + common::Quote(key) + " already exists");
+    }
+    pod_groups_.emplace(key, group);
+    handler = handler_;
+  }
+  if (handler != nullptr) handler->OnPodGroupAdd(std::move(group));
+  return common::Status::Ok();
+}
+
+common::Status SimCluster::UpdatePodGroupStatus(const api::PodGroup& group,
+                                                const api::PodGroupStatus& status) {
+  common::MutexLock lock(mu_);
+  pod_group_status_[group.Key()] = status;
+  return common::Status::Ok();
+}
+
+std::map<std::string, api::PodGroupStatus> SimCluster::PodGroupStatuses() const {
+  common::MutexLock lock(mu_);
+  return pod_group_status_;
+}
+
 api::PodPtr SimCluster::GetPod(std::string_view uid) const {
   common::MutexLock lock(mu_);
   auto it = pods_.find(std::string(uid));

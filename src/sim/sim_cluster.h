@@ -17,6 +17,8 @@
 //                 last_transition_time it was given (or the old one while its status is the same).
 //   DeletePod(pod) -> as DeletePod(uid) when the uid is still there (NotFound otherwise: deleted,
 //                 or re-created under another uid) -> OnPodDelete. Counted in `api_deletes`.
+//   AddPodGroup -> OnPodGroupAdd. UpdatePodGroupStatus -> the last status per PodGroup is kept
+//                 (PodGroupStatuses); nothing is delivered.
 //
 // Ledger: independently of the scheduler's cache, SimCluster keeps per node the summed requests
 // of its bound pods and, per GPU device, the milli-GPU written in the pods' gpusched.io/gpu-devices
@@ -84,6 +86,9 @@ class SimCluster final : public kube::ApiClient {
   common::Status CreatePod(api::PodPtr pod);
   // Deletes a pod by uid. NotFound when absent.
   common::Status DeletePod(std::string_view uid);
+  // Adds a gang policy (a PodGroup, or one pod group of a Workload). AlreadyExists when its key
+  // is taken.
+  common::Status AddPodGroup(api::PodGroupPtr group);
 
   // kube::ApiClient
   common::Status BindPod(
@@ -95,6 +100,8 @@ class SimCluster final : public kube::ApiClient {
   common::Status PatchPodCondition(const api::Pod& pod, const api::Condition& condition) override;
   common::Status DeletePod(const api::Pod& pod) override;
   common::Status SetNominatedNodeName(const api::Pod& pod, std::string_view node) override;
+  common::Status UpdatePodGroupStatus(const api::PodGroup& group,
+                                      const api::PodGroupStatus& status) override;
 
   // The current object, or nullptr.
   api::PodPtr GetPod(std::string_view uid) const;
@@ -106,6 +113,8 @@ class SimCluster final : public kube::ApiClient {
   // Nodes with their usage, in the order they were added.
   std::vector<std::pair<api::NodePtr, NodeUsage>> NodesWithUsage() const;
   int64_t PodCount() const;
+  // The last status written per PodGroup key (api::PodGroup::Key).
+  std::map<std::string, api::PodGroupStatus> PodGroupStatuses() const;
   ClusterCounters Counters() const;
   // OK, or the first ledger violation seen (see the file comment).
   common::Status LedgerStatus() const;
@@ -129,6 +138,8 @@ class SimCluster final : public kube::ApiClient {
   std::unordered_map<std::string, api::PodPtr> pods_ GPUSCHED_GUARDED_BY(mu_);  // by uid
   std::unordered_map<std::string, std::string> uid_by_key_ GPUSCHED_GUARDED_BY(mu_);
   ClusterCounters counters_ GPUSCHED_GUARDED_BY(mu_);
+  std::map<std::string, api::PodGroupPtr> pod_groups_ GPUSCHED_GUARDED_BY(mu_);  // by key
+  std::map<std::string, api::PodGroupStatus> pod_group_status_ GPUSCHED_GUARDED_BY(mu_);
   std::string violation_ GPUSCHED_GUARDED_BY(mu_);
 };
 

@@ -83,6 +83,15 @@ PodBuilder& PodBuilder::Namespace(std::string_view ns) {
   pod_.meta.namespace_ = std::string(ns);
   return *this;
 }
+PodBuilder& PodBuilder::WorkloadRef(std::string_view workload, std::string_view pod_group,
+                                    std::string_view replica_key) {
+  pod_.gang.api = api::GangApi::kWorkload;
+  pod_.gang.name = std::string(workload);
+  pod_.gang.pod_group = std::string(pod_group);
+  pod_.gang.replica_key = std::string(replica_key);
+  return *this;
+}
+
 PodBuilder& PodBuilder::Uid(std::string_view uid) {
   pod_.meta.uid = std::string(uid);
   return *this;
@@ -325,6 +334,7 @@ api::Pod PodBuilder::Obj() const {
   api::Pod pod = pod_;
   api::ComputeEffectiveRequests(pod);
   api::DeriveGpuRequest(pod);
+  pod.gang = api::DeriveGangRef(pod.meta, pod.gang);
   return pod;
 }
 

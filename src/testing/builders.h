@@ -36,6 +36,9 @@ class PodBuilder {
   PodBuilder& Namespace(std::string_view ns);
   PodBuilder& Uid(std::string_view uid);
   PodBuilder& Label(std::string_view key, std::string_view value);
+  // spec.workloadRef (the Workload API's gang membership).
+  PodBuilder& WorkloadRef(std::string_view workload, std::string_view pod_group,
+                          std::string_view replica_key = "");
   PodBuilder& Annotation(std::string_view key, std::string_view value);
   PodBuilder& OwnerReference(std::string_view kind, std::string_view name);  // controller: true
   PodBuilder& CreationTimestamp(common::TimePoint t);

@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0
 // FakeHandle: a framework::Handle for plugin tests. Time comes from a FakeClock; BindPod records
 // each call and returns a settable status instead of talking to an API server; waiting_pods() is
-// an empty table unless a test sets one (SetWaitingPods). Thread-safe.
+// an empty table unless a test sets one (SetWaitingPods); gangs() is null unless a test sets one
+// (SetGangs). Thread-safe.
 #pragma once
 
 #include <string>
@@ -43,6 +44,10 @@ class FakeHandle final : public framework::Handle {
   // REQUIRES: before any plugin uses waiting_pods(); `waiting` outlives the handle's use.
   void SetWaitingPods(framework::WaitingPods* waiting) { waiting_ = waiting; }
 
+  framework::Gangs* gangs() override { return gangs_; }
+  // REQUIRES: before any plugin uses gangs(); `gangs` outlives the handle's use.
+  void SetGangs(framework::Gangs* gangs) { gangs_ = gangs; }
+
   std::vector<api::PdbPtr> PodDisruptionBudgets() const override {
     common::MutexLock lock(mu_);
     return pdbs_;
@@ -75,6 +80,7 @@ class FakeHandle final : public framework::Handle {
   common::FakeClock clock_;
   NoWaitingPods no_waiting_;
   framework::WaitingPods* waiting_ = nullptr;
+  framework::Gangs* gangs_ = nullptr;
   mutable common::Mutex mu_;
   std::vector<BindCall> binds_ GPUSCHED_GUARDED_BY(mu_);
   common::Status bind_result_ GPUSCHED_GUARDED_BY(mu_);

@@ -109,6 +109,9 @@ struct SchedulePodOptions {
   bool record_verdicts = false;
   bool record_scores = false;
   bool score_all_nodes = false;  // ignore percentageOfNodesToScore (explain)
+  // When no node fits, run the PostFilter plugins (preemption). Off for the members of a gang
+  // being placed together: one member's preemption alone would not help the gang.
+  bool run_post_filter = true;
 };
 
 class Framework {
@@ -200,9 +203,10 @@ class Framework {
   bool FilterSignature(const CycleState& state, std::vector<uint64_t>& out) const;
   // PostFilter and its context (post_filter.cc).
   class PostFilterCycle;
-  // `record_per_node` (explain): the plugins record every node they try (PostFilterResult).
+  // Runs the PostFilter plugins unless options.run_post_filter is off (with record_verdicts they
+  // record every node they try: PostFilterResult::per_node), then sets the no-fit status.
   void RunPostFilter(CycleState& state, const api::Pod& pod, const Snapshot& snapshot,
-                     bool record_per_node, ScheduleResult& result);
+                     const SchedulePodOptions& options, ScheduleResult& result);
   // The Filter plugins of the cycle on `node`, with the nominated pods of at least the pod's
   // priority added on a copy first (PostFilterContext::RunFilters).
   Status RunFiltersWithNominatedPods(const CycleState& state, const api::Pod& pod,

@@ -74,9 +74,10 @@ class Framework::PostFilterCycle final : public PostFilterContext {
 };
 
 void Framework::RunPostFilter(CycleState& state, const api::Pod& pod, const Snapshot& snapshot,
-                              bool record_per_node, ScheduleResult& result) {
+                              const SchedulePodOptions& options, ScheduleResult& result) {
   Diagnosis& diag = result.diagnosis;
-  if (!post_filter_.empty()) {
+  const bool record_per_node = options.record_verdicts;
+  if (!post_filter_.empty() && options.run_post_filter) {
     PointTimer timer(metrics_, metrics::Point::kPostFilter);
     PostFilterCycle context(*this, state, snapshot, diag.pre_filter_status, record_per_node);
     result.post_filter_ran = true;

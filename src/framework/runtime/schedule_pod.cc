@@ -60,7 +60,7 @@ ScheduleResult Framework::SchedulePod(CycleState& state, const api::Pod& pod,
   if (!PreFilterPod(state, pod, snapshot, result)) {
     if (result.status.IsRejected()) {
       SelectActiveFilters(state);
-      RunPostFilter(state, pod, snapshot, options.record_verdicts, result);
+      RunPostFilter(state, pod, snapshot, options, result);
     }
     return result;
   }
@@ -79,7 +79,7 @@ ScheduleResult Framework::SchedulePod(CycleState& state, const api::Pod& pod,
       FindFeasibleNodes(state, pod, snapshot, options, result);
   if (!result.status.ok()) return result;  // a Filter error
   if (feasible.empty()) {
-    RunPostFilter(state, pod, snapshot, options.record_verdicts, result);
+    RunPostFilter(state, pod, snapshot, options, result);
     return result;
   }
   if (feasible.size() == 1 && !options.record_scores) {

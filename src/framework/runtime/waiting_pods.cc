@@ -108,6 +108,11 @@ bool WaitingPodMap::Reject(std::string_view uid, std::string_view plugin,
   return true;
 }
 
+bool WaitingPodMap::Remove(std::string_view uid) {
+  common::MutexLock lock(mu_);
+  return entries_.erase(std::string(uid)) > 0;
+}
+
 int WaitingPodMap::ExpireDue(common::TimePoint now) {
   std::vector<std::function<void()>> runs;
   int expired = 0;

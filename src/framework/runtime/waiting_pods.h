@@ -47,6 +47,9 @@ class WaitingPodMap final : public WaitingPods {
   // Runs `decided` once with the pod's outcome: now if it is already decided, else when it is.
   // A pod not in the map is treated as allowed (decided(Success) at once).
   void OnDecided(std::string_view uid, Decided decided);
+  // Drops `uid` from the map whatever its state, without running a callback (a pod whose binding
+  // half never started: BindingCycle::Abandon). False when it was not there.
+  bool Remove(std::string_view uid);
   // Rejects every pod whose earliest deadline is at or before `now`. Returns how many.
   int ExpireDue(common::TimePoint now);
   // Pods added and not yet handed to their OnDecided callback.

@@ -90,6 +90,8 @@ class KubeApiClient final : public ApiClient {
   common::Status PatchPodCondition(const api::Pod& pod, const api::Condition& condition) override;
   common::Status DeletePod(const api::Pod& pod) override;
   common::Status SetNominatedNodeName(const api::Pod& pod, std::string_view node) override;
+  common::Status UpdatePodGroupStatus(const api::PodGroup& group,
+                                      const api::PodGroupStatus& status) override;
 
   // GET `path` (with `query`) and parse the JSON body; a non-2xx answer is StatusFromResponse.
   common::StatusOr<boost::json::value> GetJson(
@@ -136,6 +138,15 @@ boost::json::object BuildConditionPatch(const api::Pod& pod, const api::Conditio
 boost::json::object BuildDeleteOptions(const api::Pod& pod);
 // The strategic merge patch of SetNominatedNodeName (an empty `node` is null).
 boost::json::object BuildNominatedNodePatch(std::string_view node);
+
+// The merge patch of a PodGroup's status subresource: {"status": {"phase", "running",
+// "succeeded", "failed"}}, and for a Volcano PodGroup the Unschedulable condition (True with its
+// reason and message while the gang waits, False once placed).
+boost::json::object BuildPodGroupStatusPatch(const api::PodGroup& group,
+                                             const api::PodGroupStatus& status,
+                                             common::TimePoint now);
+// /apis/<group>/<version>/namespaces/<ns>/podgroups/<name>/status for the PodGroup's API.
+std::string PodGroupStatusPath(const api::PodGroup& group);
 boost::json::object BuildEvent(const EventRecord& event, std::string_view reporting_instance,
                                common::TimePoint now);
 // True for a DNS-1123 subdomain (lower-case alphanumerics, '-' and '.', at most 253 bytes).

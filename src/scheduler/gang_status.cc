@@ -1,0 +1,94 @@
+// SPDX-License-Identifier: Apache-2.0
+// Gang policies from the informers (PodGroups, Workload pod groups) and the PodGroup statuses the
+// scheduler keeps current (scheduler.h).
+//
+// Status (written through ApiClient::UpdatePodGroupStatus when it changes; a Workload has no
+// status, so only scheduler-plugins and Volcano PodGroups are written). With minMember m and the
+// gang's members as the scheduler sees them:
+//   scheduler-plugins phase   Finished  m members succeeded
+//                             Failed    a member failed
+//                             Running   m members running
+//                             Scheduling m members reserved or bound, fewer running
+//                             TimedOut  not placed within its schedule timeout (until placed)
+//                             Pending   otherwise
+//   Volcano phase             Completed, Running (for Running and Scheduling), Pending; waiting
+//                             or timed out adds the Unschedulable condition (reason
+//                             NotEnoughResources or TimedOut).
+#include <spdlog/spdlog.h>
+
+#include "src/scheduler/scheduler.h"
+
+namespace gpusched::scheduler {
+namespace {
+
+std::string_view PluginsPhase(const GangTracker::GangState& s, int32_t m) {
+  if (s.succeeded >= m) return "Finished";
+  if (s.failed > 0) return "Failed";
+  if (s.running >= m) return "Running";
+  if (s.reserved >= m) return "Scheduling";
+  if (s.timed_out) return "TimedOut";
+  return "Pending";
+}
+
+api::PodGroupStatus StatusOf(const GangTracker::GangState& s) {
+  const api::PodGroup& g = *s.policy;
+  api::PodGroupStatus st;
+  st.running = s.running;
+  st.succeeded = s.succeeded;
+  st.failed = s.failed;
+  const std::string_view phase = PluginsPhase(s, g.min_member);
+  if (g.api == api::GangApi::kPodGroup) {
+    st.phase = std::string(phase);
+    return st;
+  }
+  // Volcano's vocabulary.
+  if (phase == "Finished") {
+    st.phase = "Completed";
+  } else if (phase == "Running" || phase == "Scheduling") {
+    st.phase = "Running";
+  } else {
+    st.phase = "Pending";
+    st.unschedulable = s.waiting || s.timed_out;
+    st.reason = s.timed_out ? "TimedOut" : "NotEnoughResources";
+    st.message = std::to_string(s.members) + "/" + std::to_string(g.min_member) +
+                 " tasks in gang unschedulable";
+  }
+  return st;
+}
+
+}  // namespace
+
+void Scheduler::OnPodGroupAdd(api::PodGroupPtr group) {
+  gangs_.SetPolicy(std::move(group));
+  queue_->MoveAllToActiveOrBackoff("PodGroupAdd");
+}
+
+void Scheduler::OnPodGroupUpdate(api::PodGroupPtr /*old_group*/, api::PodGroupPtr group) {
+  gangs_.SetPolicy(std::move(group));
+}
+
+void Scheduler::OnPodGroupDelete(api::PodGroupPtr group) { gangs_.RemovePolicy(group->Key()); }
+
+void Scheduler::SyncGangStatuses() {
+  for (const GangTracker::GangState& s : gangs_.States()) {
+    if (s.policy == nullptr || !s.policy->gang || s.policy->api == api::GangApi::kWorkload) {
+      continue;
+    }
+    api::PodGroupStatus st = StatusOf(s);
+    const std::string key = s.policy->Key();
+    auto it = gang_status_written_.find(key);
+    if (it != gang_status_written_.end() && it->second == st) continue;
+    if (it == gang_status_written_.end() && st.phase == s.policy->phase && !st.unschedulable) {
+      gang_status_written_[key] = st;  // the object already says so
+      continue;
+    }
+    common::Status w = deps_.api.UpdatePodGroupStatus(*s.policy, st);
+    if (!w.ok()) {
+      spdlog::warn("updating the status of {}: {}", key, w.ToString());
+      continue;
+    }
+    gang_status_written_[key] = std::move(st);
+  }
+}
+
+}  // namespace gpusched::scheduler

@@ -1,0 +1,292 @@
+// SPDX-License-Identifier: Apache-2.0
+// Gang scheduling end to end inside the process: the Scheduler with the default profile (its
+// GangScheduling plugin) against the simulator's in-memory cluster, which binds pods and delivers
+// the events back. Each rule has a case where pod-by-pod scheduling gives another outcome.
+#include <gtest/gtest.h>
+
+#include <chrono>
+#include <map>
+#include <memory>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "src/common/clock.h"
+#include "src/common/executor.h"
+#include "src/common/random.h"
+#include "src/config/config.h"
+#include "src/plugins/in_tree_registry.h"
+#include "src/scheduler/scheduler.h"
+#include "src/sim/sim_cluster.h"
+#include "src/testing/builders.h"
+
+namespace gpusched::scheduler {
+namespace {
+
+using testing::MakeNode;
+using testing::MakePod;
+
+constexpr std::string_view kZone = "topology.kubernetes.io/zone";
+
+class GangTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    ASSERT_TRUE(plugins::RegisterInTreePlugins(registry_).ok());
+    auto cfg = config::DefaultSchedulerConfig();
+    cfg.percentage_of_nodes_to_score = 100;
+    SchedulerDeps deps{clock_, random_, cluster_, executor_, registry_};
+    auto s = Scheduler::Create(cfg, deps);
+    ASSERT_TRUE(s.ok()) << s.status().ToString();
+    sched_ = std::move(s).value();
+    cluster_.SetHandler(sched_.get());
+  }
+  void TearDown() override { cluster_.SetHandler(nullptr); }
+
+  void AddNode(std::string_view name, int gpus, std::string_view zone = "zone-a") {
+    ASSERT_TRUE(
+        cluster_
+            .AddNode(MakeNode(name).Cpu("64").Memory("256Gi").Gpus(gpus).Label(kZone, zone).Ptr())
+            .ok());
+  }
+  api::PodGroupPtr Group(std::string_view name, int32_t min_member,
+                         std::optional<int> timeout_s = std::nullopt,
+                         std::string_view required_topology = "") {
+    auto g = std::make_shared<api::PodGroup>();
+    g->api = api::GangApi::kPodGroup;
+    g->namespace_ = "ml";
+    g->name = std::string(name);
+    g->min_member = min_member;
+    if (timeout_s) g->schedule_timeout = std::chrono::seconds(*timeout_s);
+    g->topology_required = std::string(required_topology);
+    EXPECT_TRUE(cluster_.AddPodGroup(g).ok());
+    return g;
+  }
+  api::PodPtr Member(std::string_view name, std::string_view group, int gpus) {
+    api::PodPtr p = MakePod("ml", name)
+                        .SchedulerName("gpu-scheduler")
+                        .Label(api::kPodGroupLabel, group)
+                        .Cpu("1")
+                        .Gpus(gpus)
+                        .Ptr();
+    EXPECT_TRUE(cluster_.CreatePod(p).ok());
+    return p;
+  }
+  api::PodPtr Single(std::string_view name, int gpus) {
+    api::PodPtr p = MakePod("ml", name).SchedulerName("gpu-scheduler").Cpu("1").Gpus(gpus).Ptr();
+    EXPECT_TRUE(cluster_.CreatePod(p).ok());
+    return p;
+  }
+  // Schedules until nothing is ready, letting backoff pass a few times.
+  void Settle() {
+    for (int round = 0; round < 3; ++round) {
+      while (sched_->ScheduleOne()) {
+      }
+      clock_.Advance(std::chrono::seconds(11));
+      sched_->Tick();
+    }
+  }
+  std::string NodeOf(const api::PodPtr& p) const {
+    api::PodPtr now = cluster_.GetPod(p->meta.uid);
+    return now == nullptr ? "<deleted>" : now->node_name;
+  }
+  int Bound(const std::vector<api::PodPtr>& pods) const {
+    int n = 0;
+    for (const auto& p : pods) n += NodeOf(p).empty() ? 0 : 1;
+    return n;
+  }
+  // GPUs the scheduler's cache holds for `pods` (assumed or bound).
+  int64_t Held(const std::vector<api::PodPtr>& pods) const {
+    int64_t held = 0;
+    for (const auto& p : pods) {
+      if (auto a = sched_->GpuAssignmentOf(p->meta.uid))
+        held += static_cast<int64_t>(a->devices.size());
+    }
+    return held;
+  }
+  void DeleteAll(const std::vector<api::PodPtr>& pods) {
+    for (const auto& p : pods) ASSERT_TRUE(cluster_.DeletePod(p->meta.uid).ok());
+  }
+
+  common::FakeClock clock_;
+  common::Random random_{42};
+  sim::SimCluster cluster_;
+  common::InlineExecutor executor_;
+  framework::Registry registry_;
+  std::unique_ptr<Scheduler> sched_;
+};
+
+// The deadlock every gang scheduler exists to prevent: two 4 x 8-GPU gangs on 4 nodes of 8
+// GPUs, members arriving interleaved. Pod by pod, each gang would get two nodes and neither could
+// ever run. Here the first gang to be complete gets every node; the other holds nothing until the
+// first one leaves, and then gets them all.
+TEST_F(GangTest, TwoInterleavedGangsNeverEndBothPartial) {
+  for (int i = 0; i < 4; ++i) AddNode("n" + std::to_string(i), 8);
+  Group("a", 4);
+  Group("b", 4);
+  std::vector<api::PodPtr> a, b;
+  for (int i = 0; i < 4; ++i) {
+    a.push_back(Member("a-" + std::to_string(i), "a", 8));
+    b.push_back(Member("b-" + std::to_string(i), "b", 8));
+    while (sched_->ScheduleOne()) {
+    }
+  }
+  Settle();
+  EXPECT_EQ(Bound(a), 4);
+  EXPECT_EQ(Bound(b), 0);
+  EXPECT_EQ(Held(a), 32);
+  EXPECT_EQ(Held(b), 0) << "b holds no GPU";
+  std::set<std::string> nodes;
+  for (const auto& p : a) nodes.insert(NodeOf(p));
+  EXPECT_EQ(nodes.size(), 4u);
+  ASSERT_TRUE(sched_->CheckCacheInvariants().ok());
+  DeleteAll(a);  // the first job ends
+  Settle();
+  EXPECT_EQ(Bound(b), 4);
+  EXPECT_EQ(sched_->WaitingPodCount(), 0u);
+}
+
+TEST_F(GangTest, MembersWaitForMinMemberThenBindTogether) {
+  AddNode("n0", 8);
+  AddNode("n1", 8);
+  Group("train", 3);
+  std::vector<api::PodPtr> pods = {Member("w-0", "train", 2), Member("w-1", "train", 2)};
+  Settle();
+  EXPECT_EQ(Bound(pods), 0) << "two of minMember 3";
+  EXPECT_EQ(Held(pods), 0);
+  pods.push_back(Member("w-2", "train", 2));
+  Settle();
+  EXPECT_EQ(Bound(pods), 3);
+}
+
+TEST_F(GangTest, AMissingPodGroupKeepsItsMembersWaiting) {
+  AddNode("n0", 8);
+  api::PodPtr p = Member("w-0", "late", 1);
+  Settle();
+  EXPECT_EQ(NodeOf(p), "");
+  Group("late", 1);
+  Settle();
+  EXPECT_EQ(NodeOf(p), "n0");
+}
+
+TEST_F(GangTest, AGangThatNeverFitsTimesOutAndASinglePodStillBinds) {
+  AddNode("n0", 8);
+  AddNode("n1", 8);
+  Group("huge", 3, /*timeout_s=*/30);
+  std::vector<api::PodPtr> pods;
+  for (int i = 0; i < 3; ++i) pods.push_back(Member("h-" + std::to_string(i), "huge", 8));
+  Settle();
+  EXPECT_EQ(Bound(pods), 0);
+  EXPECT_EQ(Held(pods), 0) << "a gang that does not fit holds nothing";
+  clock_.Advance(std::chrono::seconds(31));
+  sched_->Tick();
+  const auto statuses = cluster_.PodGroupStatuses();
+  ASSERT_TRUE(statuses.contains("podgroup:ml/huge"));
+  EXPECT_EQ(statuses.at("podgroup:ml/huge").phase, "TimedOut");
+  EXPECT_GE(cluster_.Counters().events_by_reason["GangTimedOut"], 3);
+  api::PodPtr single = Single("small", 1);
+  Settle();
+  EXPECT_NE(NodeOf(single), "");
+  bool timed_out = false;
+  for (const auto& g : sched_->GangStates()) {
+    if (g.gang_key == "podgroup:ml/huge") timed_out = g.timed_out;
+  }
+  EXPECT_TRUE(timed_out);
+}
+
+TEST_F(GangTest, APlacedGangIsReportedInItsPodGroupStatus) {
+  AddNode("n0", 8);
+  Group("ok", 2);
+  std::vector<api::PodPtr> pods = {Member("o-0", "ok", 4), Member("o-1", "ok", 4)};
+  Settle();
+  ASSERT_EQ(Bound(pods), 2);
+  EXPECT_EQ(cluster_.PodGroupStatuses().at("podgroup:ml/ok").phase, "Scheduling")
+      << "bound, not running yet (no kubelet in the simulator)";
+}
+
+// Required topology: one zone has 2 x 8 GPUs free in total but on two nodes each half used (the
+// gang of 2 x 8 does not fit there), the other has two empty nodes: the gang lands whole there.
+// Pod by pod with no domain rule the members could go to either zone.
+TEST_F(GangTest, ARequiredTopologyPlacesTheWholeGangInOneDomain) {
+  AddNode("a0", 8, "zone-a");
+  AddNode("a1", 8, "zone-a");
+  AddNode("b0", 8, "zone-b");
+  AddNode("b1", 8, "zone-b");
+  AddNode("c0", 8, "zone-c");
+  Group("zonal", 3, std::nullopt, kZone);
+  std::vector<api::PodPtr> pods;
+  for (int i = 0; i < 3; ++i) pods.push_back(Member("z-" + std::to_string(i), "zonal", 4));
+  Settle();
+  ASSERT_EQ(Bound(pods), 3);
+  std::set<std::string> zones;
+  for (const auto& p : pods) {
+    api::NodePtr n = cluster_.GetNode(NodeOf(p));
+    api::Atom z;
+    ASSERT_TRUE(n->meta.labels.Get(common::Intern(kZone), &z));
+    zones.insert(std::string(common::Str(z)));
+  }
+  EXPECT_EQ(zones.size(), 1u);
+}
+
+TEST_F(GangTest, ARequiredTopologyNoDomainCanHoldFailsTheGangWhole) {
+  AddNode("a0", 8, "zone-a");
+  AddNode("b0", 8, "zone-b");
+  Group("wide", 2, std::nullopt, kZone);
+  std::vector<api::PodPtr> pods = {Member("w-0", "wide", 8), Member("w-1", "wide", 8)};
+  Settle();
+  EXPECT_EQ(Bound(pods), 0) << "the cluster could hold it, no zone can";
+  EXPECT_EQ(Held(pods), 0);
+}
+
+TEST_F(GangTest, MinResourcesAreCheckedBeforeAnyMemberIsReserved) {
+  AddNode("n0", 8);
+  auto g = std::make_shared<api::PodGroup>();
+  g->api = api::GangApi::kPodGroup;
+  g->namespace_ = "ml";
+  g->name = "big";
+  g->min_member = 1;
+  g->min_resources.Set(common::Intern("nvidia.com/gpu"), 16);
+  ASSERT_TRUE(cluster_.AddPodGroup(g).ok());
+  api::PodPtr p = Member("b-0", "big", 1);
+  Settle();
+  EXPECT_EQ(NodeOf(p), "") << "1 GPU would fit; minResources asks for 16";
+}
+
+TEST_F(GangTest, MembersBeyondMinMemberWaitWhileMinMemberRun) {
+  AddNode("n0", 8);
+  AddNode("n1", 8);
+  Group("elastic", 2);
+  std::vector<api::PodPtr> pods;
+  for (int i = 0; i < 3; ++i) pods.push_back(Member("e-" + std::to_string(i), "elastic", 8));
+  Settle();
+  EXPECT_EQ(Bound(pods), 2);
+  EXPECT_EQ(Held(pods), 16);
+}
+
+TEST_F(GangTest, WorkloadReplicasAreSeparateGangsUnderOnePolicy) {
+  AddNode("n0", 8);
+  auto g = std::make_shared<api::PodGroup>();
+  g->api = api::GangApi::kWorkload;
+  g->namespace_ = "ml";
+  g->name = "llm";
+  g->pod_group = "workers";
+  g->min_member = 2;
+  ASSERT_TRUE(cluster_.AddPodGroup(g).ok());
+  auto member = [&](std::string_view name, std::string_view replica) {
+    api::PodPtr p = MakePod("ml", name)
+                        .SchedulerName("gpu-scheduler")
+                        .WorkloadRef("llm", "workers", replica)
+                        .Cpu("1")
+                        .Gpus(4)
+                        .Ptr();
+    EXPECT_TRUE(cluster_.CreatePod(p).ok());
+    return p;
+  };
+  std::vector<api::PodPtr> r1 = {member("r1-0", "r1"), member("r1-1", "r1")};
+  std::vector<api::PodPtr> r2 = {member("r2-0", "r2")};
+  Settle();
+  EXPECT_EQ(Bound(r1), 2);
+  EXPECT_EQ(Bound(r2), 0) << "replica r2 has one of its two members";
+}
+
+}  // namespace
+}  // namespace gpusched::scheduler
