@@ -37,6 +37,7 @@
 #include "cmd/gpusched/scheduler_server.h"
 #include "cmd/gpusched/serving.h"
 #include "cmd/gpusched/wiring.h"
+#include "src/api/traffic_matrix.h"
 #include "src/config/config.h"
 #include "src/config/duration.h"
 #include "src/network/prometheus/traffic_refresher.h"
@@ -266,7 +267,7 @@ class SchedulerCommand final : public Command {
   std::string gpu_util_staleness_ = "2m";
   std::string traffic_url_;
   std::string traffic_query_ = std::string(network::prometheus::kIstioQuery);
-  std::string traffic_workload_label_ = std::string(network::kDefaultWorkloadLabel);
+  std::string traffic_workload_label_ = std::string(api::kDefaultWorkloadLabel);
   std::string traffic_interval_ = "30s";
   std::string traffic_staleness_ = "5m";
   std::optional<uint64_t> seed_;

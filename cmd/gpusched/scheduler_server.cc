@@ -131,7 +131,7 @@ common::Status SchedulerServer::BuildClients() {
 }
 
 common::Status SchedulerServer::BuildScheduler() {
-  if (common::Status s = plugins::RegisterInTreePlugins(registry_, {&network_store_}); !s.ok()) {
+  if (common::Status s = plugins::RegisterInTreePlugins(registry_); !s.ok()) {
     return s.WithContext("registering plugins");
   }
   // Binding cycles: their concurrency, not scheduling, bounds the bind rate (BindingThreads).
@@ -141,6 +141,7 @@ common::Status SchedulerServer::BuildScheduler() {
   scheduler::SchedulerDeps deps{clock_, sched_random_, *events_, *executor_, registry_};
   deps.metrics = sched_metrics_.get();
   deps.node_group_labels = flags_.node_group_labels;
+  deps.network = &network_store_;  // NetworkLocality's AppGroups, topologies, measured traffic
   GPUSCHED_ASSIGN_OR_RETURN(sched_, scheduler::Scheduler::Create(cfg_, std::move(deps)));
   sched_->SetDecisionObserver(scheduler::LogDecision);  // one line per decision at -v=2
   sched_->SetDecisionAnnotation(flags_.decision_annotation);

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 // Handle: what the framework gives a plugin at construction. Plugins see the cluster only through
-// the Snapshot passed to each call and through this Handle, so one fake handle
+// the Snapshot passed to each call and through this Handle (including its typed data sources,
+// e.g. network()), so a plugin depends on the framework alone and one fake handle
 // (src/testing) suffices to test any plugin, and the scheduler, the extender and the simulator run
 // the same plugin code.
 #pragma once
@@ -12,6 +13,7 @@
 #include "src/common/clock.h"
 #include "src/common/status.h"
 #include "src/framework/cycle_state.h"
+#include "src/framework/network_view.h"
 #include "src/framework/waiting_pods.h"
 
 namespace gpusched::framework {
@@ -29,6 +31,11 @@ class Handle {
   // The cluster's PodDisruptionBudgets as the scheduler's informer last saw them, for preemption
   // (none where no informer feeds them, e.g. the extender). Thread-safe; a copy.
   virtual std::vector<api::PdbPtr> PodDisruptionBudgets() const { return {}; }
+  // The network data (AppGroups, NetworkTopologies, measured traffic; network_view.h) for
+  // plugins that place pods by traffic; null where none is configured (the simulator and
+  // `gpusched extender` configure none).
+  // The same pointer for the handle's life, so a plugin may keep it from its factory on.
+  virtual const NetworkView* network() const { return nullptr; }
 };
 
 }  // namespace gpusched::framework

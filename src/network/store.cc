@@ -15,12 +15,13 @@ std::string Key(std::string_view ns, std::string_view name) {
 
 }  // namespace
 
-const AppGroup* Catalog::FindAppGroup(std::string_view ns, std::string_view name) const {
+const api::AppGroup* Catalog::FindAppGroup(std::string_view ns, std::string_view name) const {
   auto it = app_groups.find(Key(ns, name));
   return it == app_groups.end() ? nullptr : it->second.get();
 }
 
-const NetworkTopology* Catalog::FindTopology(std::string_view ns, std::string_view name) const {
+const api::NetworkTopology* Catalog::FindTopology(std::string_view ns,
+                                                  std::string_view name) const {
   auto it = topologies.find(Key(ns, name));
   if (it == topologies.end()) it = topologies.find(Key("", name));
   return it == topologies.end() ? nullptr : it->second.get();
@@ -28,17 +29,21 @@ const NetworkTopology* Catalog::FindTopology(std::string_view ns, std::string_vi
 
 NetworkStore::NetworkStore() : current_(std::make_shared<const Catalog>()) {}
 
-std::shared_ptr<const Catalog> NetworkStore::Current() const {
+std::shared_ptr<const framework::NetworkCatalog> NetworkStore::Current() const {
+  return CurrentCatalog();
+}
+
+std::shared_ptr<const Catalog> NetworkStore::CurrentCatalog() const {
   common::MutexLock lock(mu_);
   return current_;
 }
 
-void NetworkStore::UpsertAppGroup(AppGroup ag) {
+void NetworkStore::UpsertAppGroup(api::AppGroup ag) {
   common::MutexLock lock(mu_);
   auto next = std::make_shared<Catalog>(*current_);
   ++next->version;
   std::string key = Key(ag.namespace_, ag.name);
-  next->app_groups[key] = std::make_shared<const AppGroup>(std::move(ag));
+  next->app_groups[key] = std::make_shared<const api::AppGroup>(std::move(ag));
   current_ = std::move(next);
 }
 
@@ -50,12 +55,12 @@ void NetworkStore::DeleteAppGroup(std::string_view ns, std::string_view name) {
   current_ = std::move(next);
 }
 
-void NetworkStore::UpsertTopology(NetworkTopology nt) {
+void NetworkStore::UpsertTopology(api::NetworkTopology nt) {
   common::MutexLock lock(mu_);
   auto next = std::make_shared<Catalog>(*current_);
   ++next->version;
   std::string key = Key(nt.namespace_, nt.name);
-  next->topologies[key] = std::make_shared<const NetworkTopology>(std::move(nt));
+  next->topologies[key] = std::make_shared<const api::NetworkTopology>(std::move(nt));
   current_ = std::move(next);
 }
 
@@ -67,11 +72,11 @@ void NetworkStore::DeleteTopology(std::string_view ns, std::string_view name) {
   current_ = std::move(next);
 }
 
-void NetworkStore::SetTrafficMatrix(std::shared_ptr<const TrafficMatrix> matrix) {
+void NetworkStore::SetTrafficMatrix(std::shared_ptr<const api::TrafficMatrix> matrix) {
   common::MutexLock lock(mu_);
   auto next = std::make_shared<Catalog>(*current_);
   ++next->version;
-  next->traffic_matrix = std::move(matrix);
+  next->measured_traffic = std::move(matrix);
   current_ = std::move(next);
 }
 

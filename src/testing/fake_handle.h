@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0
 // FakeHandle: a framework::Handle for plugin tests. Time comes from a FakeClock; BindPod records
 // each call and returns a settable status instead of talking to an API server; waiting_pods() is
-// an empty table unless a test sets one (SetWaitingPods). Thread-safe.
+// an empty table unless a test sets one (SetWaitingPods); network() is null unless a test sets a
+// view (SetNetwork, e.g. a network::NetworkStore it fills). Thread-safe.
 #pragma once
 
 #include <string>
@@ -15,6 +16,7 @@
 #include "src/common/status.h"
 #include "src/framework/cycle_state.h"
 #include "src/framework/handle.h"
+#include "src/framework/network_view.h"
 
 namespace gpusched::testing {
 
@@ -52,6 +54,10 @@ class FakeHandle final : public framework::Handle {
     pdbs_ = std::move(pdbs);
   }
 
+  const framework::NetworkView* network() const override { return network_; }
+  // REQUIRES: before any plugin is created on this handle; `network` outlives the handle's use.
+  void SetNetwork(const framework::NetworkView* network) { network_ = network; }
+
   // The status every later BindPod returns (OK by default).
   void SetBindResult(common::Status status) {
     common::MutexLock lock(mu_);
@@ -75,6 +81,7 @@ class FakeHandle final : public framework::Handle {
   common::FakeClock clock_;
   NoWaitingPods no_waiting_;
   framework::WaitingPods* waiting_ = nullptr;
+  const framework::NetworkView* network_ = nullptr;
   mutable common::Mutex mu_;
   std::vector<BindCall> binds_ GPUSCHED_GUARDED_BY(mu_);
   common::Status bind_result_ GPUSCHED_GUARDED_BY(mu_);

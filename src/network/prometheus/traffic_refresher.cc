@@ -39,7 +39,7 @@ std::string Describe(const Series& s) {
 ParsedSeries ParseTrafficSeries(const std::vector<Series>& series) {
   ParsedSeries out;
   for (const Series& s : series) {
-    WorkloadEdge e;
+    api::WorkloadEdge e;
     e.src_workload = std::string(s.Label("source_workload"));
     e.src_namespace = std::string(FirstLabel(s, {"source_workload_namespace", "source_namespace"}));
     e.dst_workload = std::string(s.Label("destination_workload"));
@@ -122,12 +122,12 @@ common::Status TrafficMatrixRefresher::RunOnce() {
     // A series with a bad value keeps its edge's previous reading; every other edge the answer
     // does not carry is gone.
     std::map<EdgeKey, Reading> next;
-    for (const WorkloadEdge& e : parsed.bad_values) {
+    for (const api::WorkloadEdge& e : parsed.bad_values) {
       EdgeKey k{e.src_namespace, e.src_workload, e.dst_namespace, e.dst_workload};
       if (auto it = readings_.find(k); it != readings_.end()) next.emplace(k, it->second);
     }
     std::map<EdgeKey, double> fresh;
-    for (const WorkloadEdge& e : parsed.edges) {
+    for (const api::WorkloadEdge& e : parsed.edges) {
       fresh[EdgeKey{e.src_namespace, e.src_workload, e.dst_namespace, e.dst_workload}] += e.mbps;
     }
     for (const auto& [k, mbps] : fresh) next[k] = Reading{mbps, now};
@@ -142,14 +142,14 @@ common::Status TrafficMatrixRefresher::RunOnce() {
 }
 
 void TrafficMatrixRefresher::Publish() {
-  std::vector<WorkloadEdge> edges;
+  std::vector<api::WorkloadEdge> edges;
   edges.reserve(readings_.size());
   for (const auto& [k, r] : readings_) {
     const auto& [sn, sw, dn, dw] = k;
-    edges.push_back(WorkloadEdge{sn, sw, dn, dw, r.mbps});
+    edges.push_back(api::WorkloadEdge{sn, sw, dn, dw, r.mbps});
   }
   last_.edges = static_cast<int>(edges.size());
-  auto same = [](const WorkloadEdge& a, const WorkloadEdge& b) {
+  auto same = [](const api::WorkloadEdge& a, const api::WorkloadEdge& b) {
     return a.src_namespace == b.src_namespace && a.src_workload == b.src_workload &&
            a.dst_namespace == b.dst_namespace && a.dst_workload == b.dst_workload &&
            a.mbps == b.mbps;
@@ -162,7 +162,7 @@ void TrafficMatrixRefresher::Publish() {
   ever_published_ = true;
   last_.published = true;
   store_.SetTrafficMatrix(edges.empty() ? nullptr
-                                        : std::make_shared<const TrafficMatrix>(
+                                        : std::make_shared<const api::TrafficMatrix>(
                                               options_.workload_label, std::move(edges)));
 }
 

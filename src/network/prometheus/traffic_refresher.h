@@ -5,7 +5,7 @@
 //   every --network-traffic-refresh-interval (a thread owned by cmd/):
 //     RunOnce ─► QueryVector(query)   one series per (source, destination) workload pair,
 //             │                        value = bytes per second
-//             ├► ParseTrafficSeries   series -> WorkloadEdge (MB/s); malformed series skipped
+//             ├► ParseTrafficSeries   series -> api::WorkloadEdge (MB/s); malformed series skipped
 //             ├► merge into readings  each edge keeps the time of the answer that carried it
 //             └► drop stale edges ─► NetworkStore::SetTrafficMatrix
 //
@@ -36,10 +36,10 @@
 #include <tuple>
 #include <vector>
 
+#include "src/api/traffic_matrix.h"
 #include "src/common/clock.h"
 #include "src/common/status.h"
 #include "src/network/store.h"
-#include "src/network/traffic_matrix.h"
 #include "src/prometheus/query.h"
 
 namespace gpusched::network::prometheus {
@@ -65,18 +65,18 @@ inline constexpr std::string_view kHubbleFlowsQuery =
 struct Options {
   std::string prometheus_url;                    // e.g. http://prometheus:9090
   std::string query = std::string(kIstioQuery);  // PromQL; values in bytes per second
-  std::string workload_label = std::string(kDefaultWorkloadLabel);  // pod label naming a workload
+  std::string workload_label = std::string(api::kDefaultWorkloadLabel);  // pod label naming a workload
   common::Duration staleness = std::chrono::minutes(5);             // > 0
   common::Duration query_timeout = std::chrono::seconds(5);         // per HTTP request
 };
 
 // One series converted, or why it was skipped.
 struct ParsedSeries {
-  std::vector<WorkloadEdge> edges;   // MB/s > 0; zero-traffic series are dropped silently
-  std::vector<std::string> skipped;  // one message per malformed series, naming label and value
+  std::vector<api::WorkloadEdge> edges;  // MB/s > 0; zero-traffic series are dropped silently
+  std::vector<std::string> skipped;      // one message per malformed series, naming label and value
   // Edges of series whose labels were fine but whose value was not (mbps 0): they keep their
   // previous reading.
-  std::vector<WorkloadEdge> bad_values;
+  std::vector<api::WorkloadEdge> bad_values;
 };
 
 // Converts an instant vector of bytes/s per workload pair into edges (MB/s = bytes/s / 10^6).
@@ -115,7 +115,7 @@ class TrafficMatrixRefresher {
   const common::Clock& clock_;
   NetworkStore& store_;
   std::map<EdgeKey, Reading> readings_;
-  std::vector<WorkloadEdge> published_;  // what the store holds
+  std::vector<api::WorkloadEdge> published_;  // what the store holds
   bool ever_published_ = false;
   std::string last_error_;
   std::vector<std::string> last_skipped_;

@@ -9,7 +9,7 @@
 #include <utility>
 #include <vector>
 
-#include "src/network/crd.h"
+#include "src/api/network_crd.h"
 
 namespace gpusched::network {
 
@@ -24,7 +24,7 @@ class CrdWatch::Sink final : public kube::informer::ReflectorSink {
       if (auto key = Upsert(item)) seen.insert(*key);
     }
     // Objects gone since the last list.
-    auto catalog = store_.Current();
+    auto catalog = store_.CurrentCatalog();
     if (kind_ == Kind::kAppGroup) {
       for (const auto& [k, ag] : catalog->app_groups) {
         if (!seen.count({ag->namespace_, ag->name}))
@@ -63,7 +63,7 @@ class CrdWatch::Sink final : public kube::informer::ReflectorSink {
  private:
   std::optional<std::pair<std::string, std::string>> Upsert(const boost::json::value& item) {
     if (kind_ == Kind::kAppGroup) {
-      auto ag = DecodeAppGroup(item);
+      auto ag = api::DecodeAppGroup(item);
       if (!ag.ok()) {
         spdlog::warn("NetworkLocality: ignoring {}", ag.status().message());
         return std::nullopt;
@@ -72,7 +72,7 @@ class CrdWatch::Sink final : public kube::informer::ReflectorSink {
       store_.UpsertAppGroup(std::move(*ag));
       return key;
     }
-    auto nt = DecodeNetworkTopology(item);
+    auto nt = api::DecodeNetworkTopology(item);
     if (!nt.ok()) {
       spdlog::warn("NetworkLocality: ignoring {}", nt.status().message());
       return std::nullopt;

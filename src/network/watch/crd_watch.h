@@ -6,7 +6,7 @@
 //   /apis/appgroup.diktyo.x-k8s.io/v1alpha1/appgroups
 //   /apis/networktopology.diktyo.x-k8s.io/v1alpha1/networktopologies
 //
-// Each object is decoded with network::DecodeAppGroup / DecodeNetworkTopology; one that fails to
+// Each object is decoded with api::DecodeAppGroup / DecodeNetworkTopology; one that fails to
 // decode is logged with the decoder's message (object, field path, value) and skipped — its
 // previous version, if any, stays in the store. A relist replaces the kind's objects
 // (deletions missed while the watch was away are applied). A collection the API server does not

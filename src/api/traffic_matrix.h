@@ -1,8 +1,9 @@
 // SPDX-License-Identifier: Apache-2.0
 // TrafficMatrix: measured workload -> workload traffic (MB/s), the third way to say who talks to
 // whom (after AppGroup CRDs and the gpusched.io/traffic annotation). It is built from service
-// mesh metrics in Prometheus by network/prometheus's TrafficMatrixRefresher and published in the
-// NetworkStore; the NetworkLocality plugin reads it once per pod.
+// mesh metrics in Prometheus by telemetry/traffic's TrafficMatrixRefresher and published in the
+// NetworkStore (src/addons/network); the NetworkLocality plugin reads it once per pod through
+// framework::NetworkView.
 //
 // Workloads. A workload is named (namespace, name). Its pods are the pods of that namespace whose
 // label `workload_label()` (default "app") equals the name. Istio's `source_workload` /
@@ -26,7 +27,7 @@
 
 #include "src/common/interner.h"
 
-namespace gpusched::network {
+namespace gpusched::api {
 
 inline constexpr std::string_view kDefaultWorkloadLabel = "app";
 
@@ -64,4 +65,4 @@ class TrafficMatrix {
   std::map<std::string, std::vector<Peer>, std::less<>> peers_;  // "ns/workload" -> peers
 };
 
-}  // namespace gpusched::network
+}  // namespace gpusched::api

@@ -1,12 +1,12 @@
 // SPDX-License-Identifier: Apache-2.0
-#include "src/network/annotation.h"
+#include "src/api/traffic_annotation.h"
 
 #include <charconv>
 #include <cmath>
 #include <string>
 #include <utility>
 
-namespace gpusched::network {
+namespace gpusched::api {
 namespace {
 
 std::string_view Trim(std::string_view s) {
@@ -43,7 +43,7 @@ common::StatusOr<std::vector<TrafficPeer>> ParseTrafficAnnotation(std::string_vi
       if (sel.empty()) {
         return EntryError(index, entry, "empty selector (it would match every pod)");
       }
-      auto selector = api::ParseSelector(sel);
+      auto selector = ParseSelector(sel);
       if (!selector.ok()) return EntryError(index, entry, selector.status().message());
       if (selector->empty()) return EntryError(index, entry, "empty selector");
       double mbps = 0;
@@ -76,4 +76,4 @@ common::StatusOr<std::vector<TrafficPeer>> ParseTrafficAnnotation(std::string_vi
   return peers;
 }
 
-}  // namespace gpusched::network
+}  // namespace gpusched::api

@@ -17,7 +17,8 @@
 // originCosts / costs) are not accepted; the Go API's (topologyList / originList / costList) are.
 //
 // Pods join an AppGroup with two labels (kAppGroupLabel, kWorkloadLabel). Values are immutable
-// once decoded; share them as shared_ptr<const ...>.
+// once decoded; share them as shared_ptr<const ...>. The NetworkStore (src/addons/network) keeps
+// them; the NetworkLocality plugin reads them through framework::NetworkView.
 #pragma once
 
 #include <boost/json/value.hpp>
@@ -29,7 +30,7 @@
 
 #include "src/common/status.h"
 
-namespace gpusched::network {
+namespace gpusched::api {
 
 inline constexpr std::string_view kAppGroupLabel = "appgroup.diktyo.x-k8s.io";
 inline constexpr std::string_view kWorkloadLabel = "appgroup.diktyo.x-k8s.io.workload";
@@ -140,4 +141,4 @@ common::StatusOr<NetworkTopology> ParseNetworkTopology(std::string_view json,
 
 std::string_view SortAlgorithmName(SortAlgorithm a);
 
-}  // namespace gpusched::network
+}  // namespace gpusched::api

@@ -8,7 +8,7 @@
 //
 // Grammar: one or more entries separated by ';'. Each entry is
 //   <label selector> => <MB/s>
-// where <label selector> is kubectl's -l syntax (api::ParseSelector: "k=v", "k!=v",
+// where <label selector> is kubectl's -l syntax (ParseSelector: "k=v", "k!=v",
 // "k in (a,b)", "k notin (a,b)", "k", "!k", joined by ','), and <MB/s> is a decimal number
 // > 0 and <= 100000: the average traffic, both directions together, in megabytes (10^6 bytes)
 // per second between this pod and the peer workload as a whole. Peers are the pods of the pod's
@@ -29,7 +29,7 @@
 #include "src/api/labels.h"
 #include "src/common/status.h"
 
-namespace gpusched::network {
+namespace gpusched::api {
 
 inline constexpr std::string_view kTrafficAnnotation = "gpusched.io/traffic";
 inline constexpr double kMaxTrafficMBps = 100000;
@@ -37,11 +37,11 @@ inline constexpr size_t kMaxTrafficEntries = 64;
 
 struct TrafficPeer {
   std::string selector_text;  // as written, trimmed
-  api::LabelSelector selector;
+  LabelSelector selector;
   double mbps = 0;  // MB/s, both directions
 };
 
 // Parses the annotation's value.
 common::StatusOr<std::vector<TrafficPeer>> ParseTrafficAnnotation(std::string_view value);
 
-}  // namespace gpusched::network
+}  // namespace gpusched::api

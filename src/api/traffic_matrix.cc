@@ -1,12 +1,12 @@
 // SPDX-License-Identifier: Apache-2.0
-#include "src/network/traffic_matrix.h"
+#include "src/api/traffic_matrix.h"
 
 #include <algorithm>
 #include <cmath>
 #include <tuple>
 #include <utility>
 
-namespace gpusched::network {
+namespace gpusched::api {
 namespace {
 
 std::string Key(std::string_view ns, std::string_view workload) {
@@ -65,4 +65,4 @@ std::span<const TrafficMatrix::Peer> TrafficMatrix::PeersOf(std::string_view ns,
   return it->second;
 }
 
-}  // namespace gpusched::network
+}  // namespace gpusched::api

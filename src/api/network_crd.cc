@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: Apache-2.0
-#include "src/network/crd.h"
+#include "src/api/network_crd.h"
 
 #include <algorithm>
 #include <boost/json.hpp>
@@ -13,47 +13,44 @@
 #include "src/api/fields.h"
 #include "src/api/quantity.h"
 
-namespace gpusched::network {
+namespace gpusched::api {
 namespace {
 
 namespace json = boost::json;
 
-using api::FieldPath;
-
 std::string Quote(const json::value& v) { return json::serialize(v); }
 
-// The CRDs' wording of api::JsonReader: "must be an object, got [1]", plain dotted paths.
-std::string_view MustBe(api::JsonType want) {
+// The CRDs' wording of JsonReader: "must be an object, got [1]", plain dotted paths.
+std::string_view MustBe(JsonType want) {
   switch (want) {
-    case api::JsonType::kObject: return "must be an object, got ";
-    case api::JsonType::kArray: return "must be a list, got ";
-    case api::JsonType::kString: return "must be a string, got ";
-    case api::JsonType::kBool: return "must be true or false, got ";
-    case api::JsonType::kInteger: return "must be an integer, got ";
-    case api::JsonType::kNumber: return "must be a number, got ";
-    case api::JsonType::kQuantity: return "must be a quantity, got ";
+    case JsonType::kObject: return "must be an object, got ";
+    case JsonType::kArray: return "must be a list, got ";
+    case JsonType::kString: return "must be a string, got ";
+    case JsonType::kBool: return "must be true or false, got ";
+    case JsonType::kInteger: return "must be an integer, got ";
+    case JsonType::kNumber: return "must be a number, got ";
+    case JsonType::kQuantity: return "must be a quantity, got ";
   }
   return "must not be ";
 }
 
-std::string CrdTypeError(api::JsonType want, const json::value& got) {
+std::string CrdTypeError(JsonType want, const json::value& got) {
   return std::string(MustBe(want)) + Quote(got);
 }
 
 // Only integers beyond int64 reach here: the CRD readers check ranges themselves.
 std::string CrdRangeError(const json::value& got, std::optional<int64_t>, int64_t, int64_t) {
-  return CrdTypeError(api::JsonType::kInteger, got);
+  return CrdTypeError(JsonType::kInteger, got);
 }
 
 std::string CrdQuantityError(const json::value& got, std::string_view why) {
   return "invalid quantity " + Quote(got) + ": " + std::string(why);
 }
 
-constexpr api::Dialect kCrdDialect{api::PathStyle::kDotted, &CrdTypeError, &CrdRangeError,
-                                   &CrdQuantityError};
+constexpr Dialect kCrdDialect{PathStyle::kDotted, &CrdTypeError, &CrdRangeError, &CrdQuantityError};
 
 // The reader of one CRD object; the error is "<Kind> <ns>/<name>: e1; e2; ...".
-class CrdReader : public api::JsonReader {
+class CrdReader : public JsonReader {
  public:
   explicit CrdReader(std::string_view kind) : JsonReader(kCrdDialect), subject_(kind) {}
 
@@ -86,7 +83,7 @@ class CrdReader : public api::JsonReader {
   // A non-negative Quantity's Value() (rounded up).
   std::optional<int64_t> NonNegativeQuantity(const json::object& o, std::string_view key,
                                              const FieldPath& parent) {
-    std::optional<api::Quantity> q = QuantityOf(o, key, parent);
+    std::optional<Quantity> q = QuantityOf(o, key, parent);
     if (!q) return std::nullopt;
     if (q->Value() < 0) {
       Error(parent.Key(key), "must not be negative, got " + Quote(*Member(o, key)));
@@ -433,7 +430,7 @@ common::StatusOr<NetworkTopology> DecodeNetworkTopology(const json::value& objec
 }
 
 common::StatusOr<AppGroup> ParseAppGroup(std::string_view text, std::string_view source) {
-  GPUSCHED_ASSIGN_OR_RETURN(json::value v, api::ParseJson(text, source));
+  GPUSCHED_ASSIGN_OR_RETURN(json::value v, ParseJson(text, source));
   auto ag = DecodeAppGroup(v);
   if (!ag.ok()) return ag.status().WithContext(source);
   return ag;
@@ -441,10 +438,10 @@ common::StatusOr<AppGroup> ParseAppGroup(std::string_view text, std::string_view
 
 common::StatusOr<NetworkTopology> ParseNetworkTopology(std::string_view text,
                                                        std::string_view source) {
-  GPUSCHED_ASSIGN_OR_RETURN(json::value v, api::ParseJson(text, source));
+  GPUSCHED_ASSIGN_OR_RETURN(json::value v, ParseJson(text, source));
   auto nt = DecodeNetworkTopology(v);
   if (!nt.ok()) return nt.status().WithContext(source);
   return nt;
 }
 
-}  // namespace gpusched::network
+}  // namespace gpusched::api

@@ -24,7 +24,7 @@
 
 #include "src/api/types.h"
 
-namespace gpusched::network {
+namespace gpusched::sim {
 
 inline constexpr double kAwsCrossZoneDollarsPerGB = 0.02;
 
@@ -50,4 +50,4 @@ struct TrafficSummary {
 
 TrafficSummary AccountTraffic(std::span<const PlacedPod> pods);
 
-}  // namespace gpusched::network
+}  // namespace gpusched::sim

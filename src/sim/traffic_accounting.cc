@@ -1,24 +1,24 @@
 // SPDX-License-Identifier: Apache-2.0
-#include "src/network/traffic.h"
+#include "src/sim/traffic_accounting.h"
 
 #include <string>
 
-#include "src/network/annotation.h"
+#include "src/api/traffic_annotation.h"
 
-namespace gpusched::network {
+namespace gpusched::sim {
 
 TrafficSummary AccountTraffic(std::span<const PlacedPod> pods) {
   TrafficSummary s;
   for (const PlacedPod& x : pods) {
-    const std::string* text = x.pod->meta.Annotation(kTrafficAnnotation);
+    const std::string* text = x.pod->meta.Annotation(api::kTrafficAnnotation);
     if (text == nullptr) continue;
-    auto peers = ParseTrafficAnnotation(*text);
+    auto peers = api::ParseTrafficAnnotation(*text);
     if (!peers.ok()) {
       s.errors.push_back(x.pod->Key() + ": " + std::string(peers.status().message()));
       continue;
     }
     ++s.annotated_pods;
-    for (const TrafficPeer& peer : *peers) {
+    for (const api::TrafficPeer& peer : *peers) {
       int32_t matched = 0;
       int32_t same_zone = 0;
       for (const PlacedPod& p : pods) {
@@ -39,4 +39,4 @@ TrafficSummary AccountTraffic(std::span<const PlacedPod> pods) {
   return s;
 }
 
-}  // namespace gpusched::network
+}  // namespace gpusched::sim

@@ -1,57 +1,13 @@
 // SPDX-License-Identifier: Apache-2.0
+#include "src/api/network_crd.h"
+
 #include <gtest/gtest.h>
 
 #include <string>
 #include <vector>
 
-#include "src/network/annotation.h"
-#include "src/network/crd.h"
-#include "src/network/store.h"
-#include "src/network/traffic.h"
-#include "src/testing/builders.h"
-
-namespace gpusched::network {
+namespace gpusched::api {
 namespace {
-
-TEST(TrafficAnnotationTest, ParsesAndRejectsWithTheEntryAndValue) {
-  struct Case {
-    std::string name;
-    std::string value;
-    size_t entries;    // when valid
-    std::string want;  // error substring; empty = valid
-  };
-  const std::vector<Case> cases = {
-      {"one entry", "app=cart => 20", 1, ""},
-      {"two entries with set selector and trailing separator",
-       "app=cart => 20; app in (redis,db),tier=cache => 5.5;", 2, ""},
-      {"missing arrow", "app=cart 20", 0, "entry 0 \"app=cart 20\": want"},
-      {"empty selector", " => 3", 0, "empty selector"},
-      {"weight not a number", "app=db => lots", 0, "weight \"lots\" is not a number"},
-      {"zero weight", "app=db => 0", 0, "must be in (0, 100000]"},
-      {"huge weight", "app=db => 1e9", 0, "must be in (0, 100000]"},
-      {"bad selector", "app==>x => 1", 0, "invalid selector"},
-      {"duplicate selector", "app=db => 1; app=db => 2", 0,
-       "entry 1 \"app=db => 2\": selector listed twice"},
-      {"nothing", " ; ", 0, "no entries"},
-  };
-  for (const Case& c : cases) {
-    SCOPED_TRACE(c.name);
-    auto peers = ParseTrafficAnnotation(c.value);
-    if (c.want.empty()) {
-      ASSERT_TRUE(peers.ok()) << peers.status().ToString();
-      EXPECT_EQ(peers->size(), c.entries);
-    } else {
-      ASSERT_FALSE(peers.ok());
-      EXPECT_NE(peers.status().message().find(c.want), std::string_view::npos)
-          << peers.status().message();
-      EXPECT_NE(peers.status().message().find("gpusched.io/traffic"), std::string_view::npos);
-    }
-  }
-  auto two = ParseTrafficAnnotation("app=cart => 20; app in (redis,db),tier=cache => 5.5");
-  ASSERT_TRUE(two.ok());
-  EXPECT_DOUBLE_EQ((*two)[1].mbps, 5.5);
-  EXPECT_EQ((*two)[1].selector_text, "app in (redis,db),tier=cache");
-}
 
 TEST(CrdTest, DecodeErrorsNameTheObjectFieldAndValue) {
   struct Case {
@@ -134,43 +90,7 @@ TEST(CrdTest, DecodesOrderAndCosts) {
   EXPECT_EQ(zc->Find("z1", "z2"), 5);
   EXPECT_EQ(zc->Find("z2", "z1"), 7);
   EXPECT_FALSE(zc->Find("z1", "z3").has_value());
-
-  NetworkStore store;
-  store.UpsertAppGroup(*ag);
-  store.UpsertTopology(*nt);
-  auto cat = store.Current();
-  EXPECT_NE(cat->FindAppGroup("ns", "g"), nullptr);
-  EXPECT_NE(cat->FindTopology("ns", "nt"), nullptr);  // cluster-scoped fallback
-  store.DeleteAppGroup("ns", "g");
-  EXPECT_EQ(store.Current()->FindAppGroup("ns", "g"), nullptr);
-  EXPECT_NE(cat->FindAppGroup("ns", "g"), nullptr);  // an old catalog stays valid
-}
-
-TEST(TrafficAccountingTest, SameZoneAndZoneBlindRouting) {
-  using testing::MakePod;
-  api::Pod client = MakePod("s", "c")
-                        .Label("app", "c")
-                        .Annotation("gpusched.io/traffic", "app=s => 10; app=missing => 4")
-                        .Obj();
-  api::Pod s1 = MakePod("s", "s1").Label("app", "s").Obj();
-  api::Pod s2 = MakePod("s", "s2").Label("app", "s").Obj();
-  api::Pod bad = MakePod("s", "bad").Annotation("gpusched.io/traffic", "nope").Obj();
-  std::vector<PlacedPod> placed = {
-      {&client, "n1", "a"}, {&s1, "n2", "b"}, {&s2, "n3", "c"}, {&bad, "n1", "a"}};
-  TrafficSummary t = AccountTraffic(placed);
-  EXPECT_DOUBLE_EQ(t.total_mbps, 10);
-  EXPECT_DOUBLE_EQ(t.cross_zone_mbps, 10);
-  EXPECT_DOUBLE_EQ(t.cross_zone_mbps_zone_blind, 10);
-  EXPECT_DOUBLE_EQ(t.unmatched_mbps, 4);
-  ASSERT_EQ(t.errors.size(), 1u);
-  placed[1].zone = "a";
-  t = AccountTraffic(placed);
-  EXPECT_DOUBLE_EQ(t.cross_zone_mbps, 0);
-  EXPECT_DOUBLE_EQ(t.cross_zone_mbps_zone_blind, 5);
-  // 1 MB/s = 86.4 GB/day; x 30 x $0.02 = $51.84/month.
-  EXPECT_DOUBLE_EQ(TrafficSummary::GBPerDay(1), 86.4);
-  EXPECT_NEAR(TrafficSummary::DollarsPerMonth(1, kAwsCrossZoneDollarsPerGB), 51.84, 1e-9);
 }
 
 }  // namespace
-}  // namespace gpusched::network
+}  // namespace gpusched::api
