@@ -2,7 +2,7 @@
 // FakeHandle: a framework::Handle for plugin tests. Time comes from a FakeClock; BindPod records
 // each call and returns a settable status instead of talking to an API server; waiting_pods() is
 // an empty table unless a test sets one (SetWaitingPods); network() is null unless a test sets a
-// view (SetNetwork, e.g. a network::NetworkStore it fills). Thread-safe.
+// view (SetNetwork, e.g. an addons::network::NetworkStore it fills). Thread-safe.
 #pragma once
 
 #include <string>
