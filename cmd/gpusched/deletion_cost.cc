@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 // gpusched deletion-cost: the pod-deletion-cost controller and the scale-down planner
-// (src/controllers/deletion_cost, issue #8).
+// (src/addons/deletion_cost, issue #8).
 //
 //   gpusched deletion-cost plan deployment/web --replicas 4 [-n NS] [-o json]
 //   gpusched deletion-cost plan rs/web-7d9f --replicas 4 -f manifests.yaml     (offline)
@@ -40,16 +40,16 @@
 #include "cmd/gpusched/commands.h"
 #include "cmd/gpusched/serving.h"
 #include "cmd/gpusched/wiring.h"
+#include "src/addons/deletion_cost/controller.h"
+#include "src/addons/deletion_cost/metrics_source.h"
+#include "src/addons/deletion_cost/plan.h"
+#include "src/addons/deletion_cost/policy.h"
 #include "src/api/decode.h"
 #include "src/common/clock.h"
 #include "src/common/executor.h"
 #include "src/common/mutex.h"
 #include "src/common/random.h"
 #include "src/common/strings.h"
-#include "src/controllers/deletion_cost/controller.h"
-#include "src/controllers/deletion_cost/metrics_source.h"
-#include "src/controllers/deletion_cost/plan.h"
-#include "src/controllers/deletion_cost/policy.h"
 #include "src/kube/client/api_writer.h"
 #include "src/kube/client/http_client.h"
 #include "src/kube/informer/reflector.h"
@@ -57,7 +57,7 @@
 namespace gpusched::cmd {
 namespace {
 
-namespace dc = controllers::deletion_cost;
+namespace dc = addons::deletion_cost;
 namespace json = boost::json;
 
 volatile std::sig_atomic_t g_dc_signal = 0;

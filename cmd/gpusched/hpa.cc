@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 // gpusched hpa simulate: replays a metric time series (CSV) through the upstream HPA algorithm
-// (src/hpa) and shows, for every scale-down, which pods the ReplicaSet controller removes given
-// their deletion costs (src/controllers/deletion_cost/ranking).
+// (src/addons/hpa) and shows, for every scale-down, which pods the ReplicaSet controller removes
+// given their deletion costs (src/addons/deletion_cost/ranking).
 //
 //   gpusched hpa simulate -f hpa.yaml --metrics load.csv [--replicas 10] [--request cpu=500m]
 //       [--load total|per-pod] [--pod-startup 30s] [--changes-only] [-o text|json]
@@ -10,7 +10,7 @@
 // (initial replicas and container requests) and the current Pods (names, nodes, readiness,
 // deletion costs). Without Pods, the simulator starts from synthetic pods <target>-<n>, each on a
 // node of its own, with cost 0; pods created by a scale-up are named <target>-new-<n>.
-#include "src/hpa/hpa.h"
+#include "src/addons/hpa/hpa.h"
 
 #include <CLI/CLI.hpp>
 #include <boost/json.hpp>
@@ -23,18 +23,19 @@
 
 #include "cmd/gpusched/commands.h"
 #include "cmd/gpusched/wiring.h"
+#include "src/addons/deletion_cost/plan.h"
+#include "src/addons/deletion_cost/ranking.h"
+#include "src/addons/hpa/simulate.h"
 #include "src/api/decode.h"
 #include "src/api/quantity.h"
 #include "src/common/clock.h"
 #include "src/common/strings.h"
-#include "src/controllers/deletion_cost/plan.h"
-#include "src/controllers/deletion_cost/ranking.h"
-#include "src/hpa/simulate.h"
 
 namespace gpusched::cmd {
 namespace {
 
-namespace dc = controllers::deletion_cost;
+namespace dc = addons::deletion_cost;
+namespace hpa = addons::hpa;
 namespace json = boost::json;
 
 std::string_view Str(const json::value& v, std::string_view key) {

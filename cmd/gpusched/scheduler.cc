@@ -9,10 +9,10 @@
 //                       15s] [--gpu-utilization-staleness 2m]]
 //
 // With --gpu-utilization-prometheus-url a thread refreshes each node's GPU utilization from DCGM
-// exporter metrics in Prometheus (gpu_metrics::UtilizationRefresher -> Cache::SetGpuUtilization);
-// the node annotation gpusched.io/gpu-utilization stays the fallback (docs/gpu-placement.md).
-// With NetworkLocality enabled and --network-traffic-prometheus-url set, a thread refreshes the
-// measured workload traffic matrix (service mesh bytes; network::prometheus::
+// exporter metrics in Prometheus (telemetry::gpu_utilization::UtilizationRefresher ->
+// Cache::SetGpuUtilization); the node annotation gpusched.io/gpu-utilization stays the fallback
+// (docs/gpu-placement.md). With NetworkLocality enabled and --network-traffic-prometheus-url set, a
+// thread refreshes the measured workload traffic matrix (service mesh bytes; telemetry::traffic::
 // TrafficMatrixRefresher -> NetworkStore) every --network-traffic-refresh-interval
 // (docs/network-locality.md).
 //
@@ -37,10 +37,11 @@
 #include "cmd/gpusched/scheduler_server.h"
 #include "cmd/gpusched/serving.h"
 #include "cmd/gpusched/wiring.h"
+#include "src/addons/network/store.h"
+#include "src/api/traffic_matrix.h"
 #include "src/config/config.h"
 #include "src/config/duration.h"
-#include "src/network/prometheus/traffic_refresher.h"
-#include "src/network/store.h"
+#include "src/telemetry/traffic/traffic_refresher.h"
 
 namespace gpusched::cmd {
 namespace {
@@ -265,8 +266,8 @@ class SchedulerCommand final : public Command {
   std::string gpu_util_interval_ = "15s";
   std::string gpu_util_staleness_ = "2m";
   std::string traffic_url_;
-  std::string traffic_query_ = std::string(network::prometheus::kIstioQuery);
-  std::string traffic_workload_label_ = std::string(network::kDefaultWorkloadLabel);
+  std::string traffic_query_ = std::string(telemetry::traffic::kIstioQuery);
+  std::string traffic_workload_label_ = std::string(api::kDefaultWorkloadLabel);
   std::string traffic_interval_ = "30s";
   std::string traffic_staleness_ = "5m";
   std::optional<uint64_t> seed_;

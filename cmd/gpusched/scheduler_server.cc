@@ -12,11 +12,11 @@
 #include <utility>
 
 #include "src/config/duration.h"
-#include "src/gpu_metrics/utilization.h"
 #include "src/metrics/catalog.h"
-#include "src/network/prometheus/traffic_refresher.h"
 #include "src/plugins/in_tree_registry.h"
 #include "src/scheduler/decision_log.h"
+#include "src/telemetry/gpu_utilization/utilization.h"
+#include "src/telemetry/traffic/traffic_refresher.h"
 
 namespace gpusched::cmd {
 namespace {
@@ -131,7 +131,7 @@ common::Status SchedulerServer::BuildClients() {
 }
 
 common::Status SchedulerServer::BuildScheduler() {
-  if (common::Status s = plugins::RegisterInTreePlugins(registry_, {&network_store_}); !s.ok()) {
+  if (common::Status s = plugins::RegisterInTreePlugins(registry_); !s.ok()) {
     return s.WithContext("registering plugins");
   }
   // Binding cycles: their concurrency, not scheduling, bounds the bind rate (BindingThreads).
@@ -141,6 +141,7 @@ common::Status SchedulerServer::BuildScheduler() {
   scheduler::SchedulerDeps deps{clock_, sched_random_, *events_, *executor_, registry_};
   deps.metrics = sched_metrics_.get();
   deps.node_group_labels = flags_.node_group_labels;
+  deps.network = &network_store_;  // NetworkLocality's AppGroups, topologies, measured traffic
   GPUSCHED_ASSIGN_OR_RETURN(sched_, scheduler::Scheduler::Create(cfg_, std::move(deps)));
   sched_->SetDecisionObserver(scheduler::LogDecision);  // one line per decision at -v=2
   sched_->SetDecisionAnnotation(flags_.decision_annotation);
@@ -168,7 +169,8 @@ void SchedulerServer::BuildInformers() {
     if (fw == nullptr || crd_watch_ != nullptr) continue;
     const std::vector<std::string> names = fw->PluginNames(config::Point::kPreFilter);
     if (std::find(names.begin(), names.end(), "NetworkLocality") != names.end()) {
-      crd_watch_ = std::make_unique<network::CrdWatch>(*rest_, network_store_, clock_);
+      crd_watch_ =
+          std::make_unique<addons::network::watch::CrdWatch>(*rest_, network_store_, clock_);
     }
   }
   // Informer watches end when their client is cancelled (within about a second).
@@ -269,10 +271,10 @@ common::Status SchedulerServer::BuildLeaderElection() {
 // change; readings go stale after their limit.
 void SchedulerServer::AddRefreshers() {
   if (!flags_.gpu_util_url.empty()) {
-    gpu_metrics::Options o;
+    telemetry::gpu_utilization::Options o;
     o.prometheus_url = flags_.gpu_util_url;
     o.staleness = CheckedDuration(flags_.gpu_util_staleness);
-    auto refresher = std::make_shared<gpu_metrics::UtilizationRefresher>(
+    auto refresher = std::make_shared<telemetry::gpu_utilization::UtilizationRefresher>(
         o, prometheus_http_, clock_,
         [this](std::string_view node, double u) { sched_->SetGpuUtilization(node, u); });
     auto last_error = std::make_shared<std::string>();
@@ -302,12 +304,12 @@ void SchedulerServer::AddRefreshers() {
         "gpusched scheduler: --network-traffic-prometheus-url ignored: no profile "
         "enables NetworkLocality");
   } else if (!flags_.traffic_url.empty()) {
-    network::prometheus::Options o;
+    telemetry::traffic::Options o;
     o.prometheus_url = flags_.traffic_url;
     o.query = flags_.traffic_query;
     o.workload_label = flags_.traffic_workload_label;
     o.staleness = CheckedDuration(flags_.traffic_staleness);
-    auto refresher = std::make_shared<network::prometheus::TrafficMatrixRefresher>(
+    auto refresher = std::make_shared<telemetry::traffic::TrafficMatrixRefresher>(
         o, traffic_http_, clock_, network_store_);
     group_.Add(
         "traffic matrix refresher",

@@ -34,6 +34,8 @@
 #include "cmd/gpusched/run_group.h"
 #include "cmd/gpusched/serving.h"
 #include "cmd/gpusched/wiring.h"
+#include "src/addons/network/store.h"
+#include "src/addons/network/watch/crd_watch.h"
 #include "src/common/clock.h"
 #include "src/common/executor.h"
 #include "src/common/mutex.h"
@@ -47,8 +49,6 @@
 #include "src/kube/leaderelection/leader_elector.h"
 #include "src/metrics/component_metrics.h"
 #include "src/metrics/scheduler_metrics.h"
-#include "src/network/store.h"
-#include "src/network/watch/crd_watch.h"
 #include "src/scheduler/scheduler.h"
 
 namespace gpusched::cmd {
@@ -120,7 +120,8 @@ class SchedulerServer {
   std::unique_ptr<kube::client::KubeApiClient> events_api_;
   std::unique_ptr<kube::client::AsyncEventClient> events_;
 
-  network::NetworkStore network_store_;  // AppGroup/NetworkTopology objects for NetworkLocality
+  // AppGroups, NetworkTopologies and the measured traffic matrix for NetworkLocality.
+  addons::network::NetworkStore network_store_;
   framework::Registry registry_;
   std::unique_ptr<common::ThreadPoolExecutor> executor_;  // binding cycles
   std::unique_ptr<metrics::SchedulerMetrics> sched_metrics_;
@@ -129,7 +130,7 @@ class SchedulerServer {
   kube::informer::InformerPtr pods_;
   kube::informer::InformerPtr nodes_;
   kube::informer::InformerPtr pdbs_;  // PodDisruptionBudgets, for preemption
-  std::unique_ptr<network::CrdWatch> crd_watch_;
+  std::unique_ptr<addons::network::watch::CrdWatch> crd_watch_;
 
   std::atomic<bool> leading_;
   std::atomic<bool> leader_known_;

@@ -86,8 +86,8 @@ common::StatusOr<std::unique_ptr<kube::client::HttpRestClient>> NewRestClient(
   return kube::client::HttpRestClient::Create(conn.cluster, opts, std::move(deps));
 }
 
-common::StatusOr<prometheus::HttpResult> CurlHttpGetter::Get(const std::string& url,
-                                                             common::Duration timeout) {
+common::StatusOr<telemetry::prometheus::HttpResult> CurlHttpGetter::Get(const std::string& url,
+                                                                        common::Duration timeout) {
   CURL* h = curl_easy_init();
   if (h == nullptr) return common::UnavailableError("curl_easy_init failed");
   struct Sink {
@@ -123,7 +123,7 @@ common::StatusOr<prometheus::HttpResult> CurlHttpGetter::Get(const std::string& 
   curl_easy_getinfo(h, CURLINFO_RESPONSE_CODE, &status);
   char* ct = nullptr;
   curl_easy_getinfo(h, CURLINFO_CONTENT_TYPE, &ct);
-  prometheus::HttpResult r;
+  telemetry::prometheus::HttpResult r;
   r.status = static_cast<int>(status);
   if (ct != nullptr) r.content_type = ct;
   curl_easy_cleanup(h);

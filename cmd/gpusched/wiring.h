@@ -6,7 +6,7 @@
 //                         in-cluster, ~/.kube/config) and InitCurlOnce
 //   Connection ─► NewRestClient(qps, burst, metrics): an HttpRestClient with the cluster's
 //                 credentials whose backoff and rate-limiter waits a Stopper interrupts
-//   CurlHttpGetter: prometheus::HttpGetter over libcurl (pod /metrics, the Prometheus API)
+//   CurlHttpGetter: telemetry::prometheus::HttpGetter over libcurl (pod /metrics, Prometheus)
 //   ReadTextFile, LoadSchedulerConfig: input files (a KubeSchedulerConfiguration's warnings logged)
 //
 // Threading: Stopper and CurlHttpGetter are thread-safe; the rest runs at start-up.
@@ -26,7 +26,7 @@
 #include "src/kube/client/http_client.h"
 #include "src/kube/client/kubeconfig.h"
 #include "src/metrics/component_metrics.h"
-#include "src/prometheus/query.h"
+#include "src/telemetry/prometheus/query.h"
 
 namespace gpusched::cmd {
 
@@ -77,15 +77,15 @@ common::StatusOr<std::unique_ptr<kube::client::HttpRestClient>> NewRestClient(
     const Connection& conn, const RestClientOptions& options, const common::Clock& clock,
     common::Random& random, Stopper& stopper);
 
-// prometheus::HttpGetter over libcurl: one easy handle per call, no proxies, no redirects,
-// http(s) only, compressed answers accepted, the (decoded) body capped at `max_body` bytes
-// (kResourceExhausted). Timeouts are kDeadlineExceeded, other transport errors kUnavailable.
-class CurlHttpGetter final : public prometheus::HttpGetter {
+// telemetry::prometheus::HttpGetter over libcurl: one easy handle per call, no proxies, no
+// redirects, http(s) only, compressed answers accepted, the (decoded) body capped at `max_body`
+// bytes (kResourceExhausted). Timeouts are kDeadlineExceeded, other transport errors kUnavailable.
+class CurlHttpGetter final : public telemetry::prometheus::HttpGetter {
  public:
   CurlHttpGetter(std::string user_agent, size_t max_body)
       : user_agent_(std::move(user_agent)), max_body_(max_body) {}
-  common::StatusOr<prometheus::HttpResult> Get(const std::string& url,
-                                               common::Duration timeout) override;
+  common::StatusOr<telemetry::prometheus::HttpResult> Get(const std::string& url,
+                                                          common::Duration timeout) override;
 
  private:
   const std::string user_agent_;

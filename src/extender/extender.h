@@ -53,6 +53,7 @@
 #include "src/common/status.h"
 #include "src/config/config.h"
 #include "src/framework/handle.h"
+#include "src/framework/network_view.h"
 #include "src/framework/node_info.h"
 #include "src/framework/registry.h"
 #include "src/framework/runtime/framework.h"
@@ -79,6 +80,9 @@ struct ExtenderDeps {
   const common::Clock& clock;
   const framework::Registry& registry;
   BindFunc bind;  // empty: the bind verb answers with an Error
+  // The network data plugins read through Handle::network(); null: none (what `gpusched
+  // extender` passes). Must outlive the Extender.
+  const framework::NetworkView* network = nullptr;
 };
 
 class Extender final : public framework::Handle {
@@ -94,6 +98,7 @@ class Extender final : public framework::Handle {
   common::Status BindPod(const api::Pod& pod, std::string_view node,
                          const framework::Allocation& allocation) override;
   framework::WaitingPods& waiting_pods() override { return waiting_; }
+  const framework::NetworkView* network() const override { return deps_.network; }
 
   // Cluster events (from the informer, or tests).
   void OnNodeAdd(api::NodePtr node) { cache_.AddNode(std::move(node)); }

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 // Handle: what the framework gives a plugin at construction. Plugins see the cluster only through
-// the Snapshot passed to each call and through this Handle, so one fake handle
+// the Snapshot passed to each call and through this Handle (including its typed data sources,
+// e.g. network()), so a plugin depends on the framework alone and one fake handle
 // (src/testing) suffices to test any plugin, and the scheduler, the extender and the simulator run
 // the same plugin code.
 #pragma once
@@ -13,6 +14,7 @@
 #include "src/common/status.h"
 #include "src/framework/cycle_state.h"
 #include "src/framework/gangs.h"
+#include "src/framework/network_view.h"
 #include "src/framework/waiting_pods.h"
 
 namespace gpusched::framework {
@@ -33,6 +35,11 @@ class Handle {
   // What the scheduler knows about gangs (gangs.h), for the GangScheduling plugin; nullptr where
   // nothing tracks gangs (the extender): the plugin then treats every pod as a single pod.
   virtual Gangs* gangs() { return nullptr; }
+  // The network data (AppGroups, NetworkTopologies, measured traffic; network_view.h) for
+  // plugins that place pods by traffic; null where none is configured (the simulator and
+  // `gpusched extender` configure none).
+  // The same pointer for the handle's life, so a plugin may keep it from its factory on.
+  virtual const NetworkView* network() const { return nullptr; }
 };
 
 }  // namespace gpusched::framework

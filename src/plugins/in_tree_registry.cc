@@ -22,10 +22,6 @@
 namespace gpusched::plugins {
 
 common::Status RegisterInTreePlugins(framework::Registry& registry) {
-  return RegisterInTreePlugins(registry, InTreeDeps{});
-}
-
-common::Status RegisterInTreePlugins(framework::Registry& registry, const InTreeDeps& deps) {
   struct Entry {
     std::string_view name;
     framework::PluginFactory factory;
@@ -44,13 +40,11 @@ common::Status RegisterInTreePlugins(framework::Registry& registry, const InTree
       {names::kPodTopologySpread, &pod_topology_spread::PodTopologySpread::Create},
       {names::kInterPodAffinity, &inter_pod_affinity::InterPodAffinity::Create},
       {names::kGangScheduling, &gang_scheduling::GangScheduling::Create},
+      {names::kNetworkLocality, &network_locality::NetworkLocality::Create},
   };
   for (const Entry& e : entries) {
     GPUSCHED_RETURN_IF_ERROR(registry.Register(std::string(e.name), e.factory));
   }
-  GPUSCHED_RETURN_IF_ERROR(
-      registry.Register(std::string(names::kNetworkLocality),
-                        network_locality::NetworkLocality::Factory(deps.network_store)));
   // The seed's name for GpuFit: the same factory, and one instance if a profile names both.
   return registry.RegisterAlias(std::string(names::kGpuTopologyPluginAlias),
                                 std::string(names::kGpuFit));

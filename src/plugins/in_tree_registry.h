@@ -5,19 +5,12 @@
 
 #include "src/common/status.h"
 #include "src/framework/registry.h"
-#include "src/network/store.h"
 
 namespace gpusched::plugins {
 
 // Adds every in-tree plugin by its name in names.h, and "GPUTopologyPlugin" as an alias of
-// GpuFit. AlreadyExists if a name is already registered.
+// GpuFit. AlreadyExists if a name is already registered. What a plugin reads beyond the snapshot
+// comes from the Handle its factory gets (e.g. NetworkLocality's Handle::network()).
 common::Status RegisterInTreePlugins(framework::Registry& registry);
-
-// What some in-tree plugins read beyond the snapshot, owned by cmd/ (or a test). Null members
-// mean "none": e.g. NetworkLocality then knows no AppGroup/NetworkTopology and uses annotations.
-struct InTreeDeps {
-  const network::NetworkStore* network_store = nullptr;  // borrowed; outlives the registry
-};
-common::Status RegisterInTreePlugins(framework::Registry& registry, const InTreeDeps& deps);
 
 }  // namespace gpusched::plugins

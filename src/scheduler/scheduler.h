@@ -47,6 +47,7 @@
 #include "src/common/random.h"
 #include "src/config/config.h"
 #include "src/framework/handle.h"
+#include "src/framework/network_view.h"
 #include "src/framework/registry.h"
 #include "src/framework/runtime/framework.h"
 #include "src/kube/api_client.h"
@@ -69,6 +70,9 @@ struct SchedulerDeps {
   // With metrics: node label keys tried in order for the node_group label of the
   // gpusched_cluster_* gauges (metrics_callbacks.h).
   std::vector<std::string> node_group_labels;
+  // The network data plugins read through Handle::network() (NetworkLocality); null: none, the
+  // plugin then uses pod annotations alone. Must outlive the Scheduler.
+  const framework::NetworkView* network = nullptr;
 };
 
 // The outcome of one attempt, reported to the observer (simulator report, decision log, tests).
@@ -138,6 +142,7 @@ class Scheduler final : public kube::ClusterEventHandler, public framework::Hand
   framework::WaitingPods& waiting_pods() override { return waiting_; }
   std::vector<api::PdbPtr> PodDisruptionBudgets() const override;
   framework::Gangs* gangs() override { return &gangs_; }
+  const framework::NetworkView* network() const override { return deps_.network; }
 
   // A node's measured GPU utilization (0..1), from the DCGM refresher; thread-safe.
   void SetGpuUtilization(std::string_view node, double utilization);

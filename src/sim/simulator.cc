@@ -42,6 +42,7 @@ common::StatusOr<std::unique_ptr<Simulator>> Simulator::Create(
   std::unique_ptr<Simulator> sim(new Simulator(config, deps, options));
   scheduler::SchedulerDeps sd{sim->sim_clock_, sim->random_, sim->cluster_, sim->executor_,
                               deps.registry};
+  sd.network = deps.network;
   GPUSCHED_ASSIGN_OR_RETURN(sim->scheduler_, scheduler::Scheduler::Create(sim->config_, sd));
   Simulator* self = sim.get();
   sim->scheduler_->SetDecisionObserver(

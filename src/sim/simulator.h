@@ -39,6 +39,7 @@
 #include "src/common/random.h"
 #include "src/common/status.h"
 #include "src/config/config.h"
+#include "src/framework/network_view.h"
 #include "src/framework/registry.h"
 #include "src/scheduler/scheduler.h"
 #include "src/sim/sim_cluster.h"
@@ -115,6 +116,9 @@ class Simulator {
   struct Deps {
     const framework::Registry& registry;
     const common::Clock& wall_clock;  // only for decisions per second
+    // AppGroups, NetworkTopologies and measured traffic for NetworkLocality (Handle::network());
+    // null (what `gpusched simulate` passes): none, the plugin uses pod annotations alone.
+    const framework::NetworkView* network = nullptr;
   };
 
   // Builds the Scheduler over a SimCluster. Fails when the config does not validate or names an

@@ -8,8 +8,8 @@
 #include <set>
 #include <string>
 
-#include "src/network/annotation.h"
-#include "src/network/crd.h"
+#include "src/api/network_crd.h"
+#include "src/api/traffic_annotation.h"
 
 namespace gpusched::sim {
 namespace {
@@ -36,17 +36,17 @@ std::string Fixed(double v, int digits) {
 
 bool HasTrafficDeclarations(const Workload& workload) {
   for (const api::PodPtr& p : workload.pods) {
-    if (p->meta.Annotation(network::kTrafficAnnotation) != nullptr) return true;
+    if (p->meta.Annotation(api::kTrafficAnnotation) != nullptr) return true;
   }
   return false;
 }
 
 TrafficReport BuildTrafficReport(const Simulator& sim, double dollars_per_gb) {
-  static const common::Atom zone_label = common::Intern(network::kZoneLabel);
+  static const common::Atom zone_label = common::Intern(api::kZoneLabel);
   TrafficReport r;
   r.dollars_per_gb = dollars_per_gb;
   if (!sim.config().profiles.empty()) r.profile = sim.config().profiles.front().scheduler_name;
-  std::vector<network::PlacedPod> placed;
+  std::vector<PlacedPod> placed;
   std::map<std::string, std::pair<int32_t, std::set<std::string>>> spans;
   for (const PodOutcome& o : sim.outcomes()) {
     if (o.deleted || (o.state != PodState::kScheduled && o.state != PodState::kPreBound)) continue;
@@ -54,18 +54,18 @@ TrafficReport BuildTrafficReport(const Simulator& sim, double dollars_per_gb) {
     api::NodePtr node = sim.cluster().GetNode(node_name);
     common::Atom zone;
     if (node != nullptr) node->meta.labels.Get(zone_label, &zone);
-    placed.push_back(network::PlacedPod{o.pod.get(), node_name, common::Str(zone)});
+    placed.push_back(PlacedPod{o.pod.get(), node_name, common::Str(zone)});
     auto& span = spans[WorkloadOf(*o.pod)];
     ++span.first;
     span.second.insert(std::string(common::Str(zone)));
   }
-  r.summary = network::AccountTraffic(placed);
-  r.cross_zone_gb_per_day = network::TrafficSummary::GBPerDay(r.summary.cross_zone_mbps);
+  r.summary = AccountTraffic(placed);
+  r.cross_zone_gb_per_day = TrafficSummary::GBPerDay(r.summary.cross_zone_mbps);
   r.cross_zone_dollars_per_month =
-      network::TrafficSummary::DollarsPerMonth(r.summary.cross_zone_mbps, dollars_per_gb);
-  r.zone_blind_gb_per_day = network::TrafficSummary::GBPerDay(r.summary.cross_zone_mbps_zone_blind);
-  r.zone_blind_dollars_per_month = network::TrafficSummary::DollarsPerMonth(
-      r.summary.cross_zone_mbps_zone_blind, dollars_per_gb);
+      TrafficSummary::DollarsPerMonth(r.summary.cross_zone_mbps, dollars_per_gb);
+  r.zone_blind_gb_per_day = TrafficSummary::GBPerDay(r.summary.cross_zone_mbps_zone_blind);
+  r.zone_blind_dollars_per_month =
+      TrafficSummary::DollarsPerMonth(r.summary.cross_zone_mbps_zone_blind, dollars_per_gb);
   for (const auto& [name, span] : spans) {
     WorkloadSpan w{name, span.first, static_cast<int32_t>(span.second.size())};
     if (w.replicas >= 2) {
@@ -82,7 +82,7 @@ std::string FormatTrafficText(const TrafficReport& r) {
   std::string out = "Network traffic (gpusched.io/traffic declarations, $" +
                     Fixed(r.dollars_per_gb, 3) + "/GB crossing zones):\n";
   out += "  declared traffic between placed pods  " + Fixed(s.total_mbps, 2) + " MB/s (" +
-         Fixed(network::TrafficSummary::GBPerDay(s.total_mbps), 1) + " GB/day)\n";
+         Fixed(TrafficSummary::GBPerDay(s.total_mbps), 1) + " GB/day)\n";
   out += "  cross-zone, same-zone routing         " + Fixed(s.cross_zone_mbps, 2) +
          " MB/s = " + Fixed(r.cross_zone_gb_per_day, 1) + " GB/day = $" +
          Fixed(r.cross_zone_dollars_per_month, 2) + "/month\n";

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 // TrafficReport: the network side of a simulation — how much of the declared pod-to-pod traffic
-// (gpusched.io/traffic annotations, see src/network/traffic.h for the model) crosses zones with
+// (gpusched.io/traffic annotations, see traffic_accounting.h for the model) crosses zones with
 // the placement a profile produced, what that costs per month at a $/GB price, and how many zones
 // each workload spans (the availability side of the trade-off).
 //
@@ -13,8 +13,8 @@
 #include <string>
 #include <vector>
 
-#include "src/network/traffic.h"
 #include "src/sim/simulator.h"
+#include "src/sim/traffic_accounting.h"
 
 namespace gpusched::sim {
 
@@ -26,8 +26,8 @@ struct WorkloadSpan {
 
 struct TrafficReport {
   std::string profile;
-  double dollars_per_gb = network::kAwsCrossZoneDollarsPerGB;
-  network::TrafficSummary summary;
+  double dollars_per_gb = kAwsCrossZoneDollarsPerGB;
+  TrafficSummary summary;
   double cross_zone_gb_per_day = 0;         // same-zone routing
   double cross_zone_dollars_per_month = 0;  // same-zone routing
   double zone_blind_gb_per_day = 0;
@@ -41,7 +41,7 @@ struct TrafficReport {
 bool HasTrafficDeclarations(const Workload& workload);
 
 TrafficReport BuildTrafficReport(const Simulator& sim,
-                                 double dollars_per_gb = network::kAwsCrossZoneDollarsPerGB);
+                                 double dollars_per_gb = kAwsCrossZoneDollarsPerGB);
 std::string FormatTrafficText(const TrafficReport& report);
 boost::json::value TrafficToJson(const TrafficReport& report);
 

@@ -2,7 +2,8 @@
 // FakeHandle: a framework::Handle for plugin tests. Time comes from a FakeClock; BindPod records
 // each call and returns a settable status instead of talking to an API server; waiting_pods() is
 // an empty table unless a test sets one (SetWaitingPods); gangs() is null unless a test sets one
-// (SetGangs). Thread-safe.
+// (SetGangs); network() is null unless a test sets a view (SetNetwork, e.g. an
+// addons::network::NetworkStore it fills). Thread-safe.
 #pragma once
 
 #include <string>
@@ -16,6 +17,7 @@
 #include "src/common/status.h"
 #include "src/framework/cycle_state.h"
 #include "src/framework/handle.h"
+#include "src/framework/network_view.h"
 
 namespace gpusched::testing {
 
@@ -57,6 +59,10 @@ class FakeHandle final : public framework::Handle {
     pdbs_ = std::move(pdbs);
   }
 
+  const framework::NetworkView* network() const override { return network_; }
+  // REQUIRES: before any plugin is created on this handle; `network` outlives the handle's use.
+  void SetNetwork(const framework::NetworkView* network) { network_ = network; }
+
   // The status every later BindPod returns (OK by default).
   void SetBindResult(common::Status status) {
     common::MutexLock lock(mu_);
@@ -81,6 +87,7 @@ class FakeHandle final : public framework::Handle {
   NoWaitingPods no_waiting_;
   framework::WaitingPods* waiting_ = nullptr;
   framework::Gangs* gangs_ = nullptr;
+  const framework::NetworkView* network_ = nullptr;
   mutable common::Mutex mu_;
   std::vector<BindCall> binds_ GPUSCHED_GUARDED_BY(mu_);
   common::Status bind_result_ GPUSCHED_GUARDED_BY(mu_);

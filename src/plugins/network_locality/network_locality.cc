@@ -29,10 +29,10 @@ double DollarsPerMonth(double mbps, double dollars_per_gb) {
 }
 
 struct Labels {
-  common::Atom region = common::Intern(network::kRegionLabel);
-  common::Atom zone = common::Intern(network::kZoneLabel);
-  common::Atom app_group = common::Intern(network::kAppGroupLabel);
-  common::Atom workload = common::Intern(network::kWorkloadLabel);
+  common::Atom region = common::Intern(api::kRegionLabel);
+  common::Atom zone = common::Intern(api::kZoneLabel);
+  common::Atom app_group = common::Intern(api::kAppGroupLabel);
+  common::Atom workload = common::Intern(api::kWorkloadLabel);
 };
 const Labels& L() {
   static const Labels labels;
@@ -94,7 +94,7 @@ struct DependencyGroup {
 // Aggregates the placed pods of `pod`'s AppGroup (and namespace) that `self` depends on, per
 // (domain, maxNetworkCost) into `groups` and per node into `on_node`. False when no pod of the
 // group is placed.
-bool GatherDependencies(const api::Pod& pod, const network::AppGroupWorkload& self,
+bool GatherDependencies(const api::Pod& pod, const api::AppGroupWorkload& self,
                         std::span<const framework::NodeInfo> nodes,
                         const std::vector<int32_t>& node_domain,
                         std::vector<DependencyGroup>& groups,
@@ -111,7 +111,7 @@ bool GatherDependencies(const api::Pod& pod, const network::AppGroupWorkload& se
       }
       any_scheduled = true;
       std::string_view sel = common::Str(LabelOf(p->meta.labels, L().workload));
-      for (const network::Dependency& d : self.dependencies) {
+      for (const api::Dependency& d : self.dependencies) {
         if (d.workload.selector != sel) continue;
         int32_t dom = node_domain[static_cast<size_t>(n.index)];
         auto g = std::find_if(groups.begin(), groups.end(), [&](const DependencyGroup& x) {
@@ -139,12 +139,12 @@ struct DomainCell {
 
 // The domain-pair cost table (row a, column b at a * domains + b), from the NetworkTopology's
 // weight set `weights_name` (`nt` null: none known).
-std::vector<DomainCell> DomainCostTable(const network::NetworkTopology* nt,
+std::vector<DomainCell> DomainCostTable(const api::NetworkTopology* nt,
                                         const std::string& weights_name,
                                         const std::vector<Domain>& domains) {
-  const network::WeightSet* ws = nt ? nt->FindWeights(weights_name) : nullptr;
-  const network::TopologyCosts* region_costs = ws ? ws->Find(network::kRegionLabel) : nullptr;
-  const network::TopologyCosts* zone_costs = ws ? ws->Find(network::kZoneLabel) : nullptr;
+  const api::WeightSet* ws = nt ? nt->FindWeights(weights_name) : nullptr;
+  const api::TopologyCosts* region_costs = ws ? ws->Find(api::kRegionLabel) : nullptr;
+  const api::TopologyCosts* zone_costs = ws ? ws->Find(api::kZoneLabel) : nullptr;
   const size_t nd = domains.size();
   std::vector<DomainCell> table(nd * nd);
   for (size_t a = 0; a < nd; ++a) {
@@ -201,7 +201,7 @@ struct TrafficWeights {
 }  // namespace
 
 struct NetworkLocality::Parsed {
-  std::vector<network::TrafficPeer> peers;
+  std::vector<api::TrafficPeer> peers;
   std::string error;  // non-empty when the annotation is malformed
 };
 
@@ -268,16 +268,14 @@ common::StatusOr<Args> ParseArgs(const boost::json::value& raw) {
   return args;
 }
 
-framework::PluginFactory NetworkLocality::Factory(const network::NetworkStore* store) {
-  return [store](const boost::json::value& raw,
-                 framework::Handle& /*handle*/) -> common::StatusOr<framework::PluginPtr> {
-    GPUSCHED_ASSIGN_OR_RETURN(Args args, ParseArgs(raw));
-    return framework::PluginPtr(std::make_unique<NetworkLocality>(std::move(args), store));
-  };
+common::StatusOr<framework::PluginPtr> NetworkLocality::Create(const boost::json::value& raw,
+                                                               framework::Handle& handle) {
+  GPUSCHED_ASSIGN_OR_RETURN(Args args, ParseArgs(raw));
+  return framework::PluginPtr(std::make_unique<NetworkLocality>(std::move(args), handle.network()));
 }
 
-NetworkLocality::NetworkLocality(Args args, const network::NetworkStore* store)
-    : args_(std::move(args)), store_(store) {}
+NetworkLocality::NetworkLocality(Args args, const framework::NetworkView* network)
+    : args_(std::move(args)), network_(network) {}
 
 std::string_view NetworkLocality::Name() const { return names::kNetworkLocality; }
 
@@ -287,9 +285,9 @@ bool NetworkLocality::Less(const framework::QueuedPodInfo& a,
   const api::Pod& p2 = *b.pod;
   common::Atom g1 = LabelOf(p1.meta.labels, L().app_group);
   common::Atom g2 = LabelOf(p2.meta.labels, L().app_group);
-  if (store_ != nullptr && g1 == g2 && !g1.empty()) {
-    auto catalog = store_->Current();
-    const network::AppGroup* ag = nullptr;
+  if (network_ != nullptr && g1 == g2 && !g1.empty()) {
+    auto catalog = network_->Current();
+    const api::AppGroup* ag = nullptr;
     for (const std::string& ns : args_.namespaces) {
       if ((ag = catalog->FindAppGroup(ns, common::Str(g1))) != nullptr) break;
     }
@@ -308,7 +306,7 @@ const NetworkLocality::Parsed& NetworkLocality::ParseCached(const std::string& t
   if (it != parse_cache_.end()) return *it->second;
   if (parse_cache_.size() >= 4096) parse_cache_.clear();  // bound memory; rebuilt on demand
   auto parsed = std::make_shared<Parsed>();
-  auto peers = network::ParseTrafficAnnotation(text);
+  auto peers = api::ParseTrafficAnnotation(text);
   if (peers.ok()) {
     parsed->peers = std::move(*peers);
   } else {
@@ -322,13 +320,14 @@ bool NetworkLocality::MayHavePeers(const api::Pod& pod) {
   const auto& ns = pod.meta.namespace_;
   const bool seen = std::find(namespaces_with_traffic_.begin(), namespaces_with_traffic_.end(),
                               ns) != namespaces_with_traffic_.end();
-  if (pod.meta.Annotation(network::kTrafficAnnotation) != nullptr) {
+  if (pod.meta.Annotation(api::kTrafficAnnotation) != nullptr) {
     if (!seen) namespaces_with_traffic_.emplace_back(ns);
     return true;
   }
   if (seen) return true;
-  std::shared_ptr<const network::Catalog> catalog = store_ ? store_->Current() : nullptr;
-  const network::TrafficMatrix* matrix = catalog ? catalog->traffic_matrix.get() : nullptr;
+  std::shared_ptr<const framework::NetworkCatalog> catalog =
+      network_ ? network_->Current() : nullptr;
+  const api::TrafficMatrix* matrix = catalog ? catalog->traffic_matrix() : nullptr;
   if (matrix == nullptr) return false;
   const common::Atom workload = LabelOf(pod.meta.labels, matrix->workload_label());
   return !workload.empty() && !matrix->PeersOf(ns, common::Str(workload)).empty();
@@ -341,10 +340,10 @@ framework::Status NetworkLocality::PreFilter(framework::CycleState& cycle, const
   State& s = *state;
   framework::Status result;
   common::Atom group = LabelOf(pod.meta.labels, L().app_group);
-  const network::AppGroup* ag = nullptr;
-  std::shared_ptr<const network::Catalog> catalog;
-  if (!group.empty() && store_ != nullptr) {
-    catalog = store_->Current();
+  const api::AppGroup* ag = nullptr;
+  std::shared_ptr<const framework::NetworkCatalog> catalog;
+  if (!group.empty() && network_ != nullptr) {
+    catalog = network_->Current();
     for (const std::string& ns : args_.namespaces) {
       if ((ag = catalog->FindAppGroup(ns, common::Str(group))) != nullptr) break;
     }
@@ -359,11 +358,11 @@ framework::Status NetworkLocality::PreFilter(framework::CycleState& cycle, const
 }
 
 framework::Status NetworkLocality::AppGroupCosts(State& s, const api::Pod& pod,
-                                                 const network::Catalog& catalog,
-                                                 const network::AppGroup& ag,
+                                                 const framework::NetworkCatalog& catalog,
+                                                 const api::AppGroup& ag,
                                                  const framework::Snapshot& snapshot) {
   s.app_group_mode = true;
-  const network::AppGroupWorkload* self =
+  const api::AppGroupWorkload* self =
       ag.FindWorkload(common::Str(LabelOf(pod.meta.labels, L().workload)));
   if (self == nullptr || self->dependencies.empty()) return framework::Status::Success();
 
@@ -430,17 +429,17 @@ struct NetworkLocality::Placed {
   const Parsed* parsed;
 };
 
-// Annotation mode: the measured peers of the pod's workload (network::TrafficMatrix, from service
+// Annotation mode: the measured peers of the pod's workload (api::TrafficMatrix, from service
 // mesh metrics), in any namespace, and their placed replicas.
 struct NetworkLocality::MeshTraffic {
-  const network::TrafficMatrix* matrix = nullptr;
-  std::span<const network::TrafficMatrix::Peer> peers;
+  const api::TrafficMatrix* matrix = nullptr;
+  std::span<const api::TrafficMatrix::Peer> peers;
   common::Atom self_workload;
   std::vector<std::pair<framework::NodeIndex, size_t>> placed;  // (node, peer) per placed replica
   std::vector<int32_t> replicas;                                // placed replicas per peer
   int32_t self_replicas = 1;                                    // this pod and its placed siblings
 
-  MeshTraffic(const api::Pod& pod, const network::TrafficMatrix* m) : matrix(m) {
+  MeshTraffic(const api::Pod& pod, const api::TrafficMatrix* m) : matrix(m) {
     if (matrix != nullptr) {
       self_workload = LabelOf(pod.meta.labels, matrix->workload_label());
       if (!self_workload.empty()) {
@@ -473,7 +472,7 @@ void NetworkLocality::CollectPlaced(const api::Pod& pod, std::span<const framewo
       if (p->meta.uid == pod.meta.uid) continue;
       mesh.Count(pod, *p, n.index);
       if (p->meta.namespace_ != pod.meta.namespace_) continue;
-      const std::string* text = p->meta.Annotation(network::kTrafficAnnotation);
+      const std::string* text = p->meta.Annotation(api::kTrafficAnnotation);
       const Parsed* parsed = text ? &ParseCached(*text) : nullptr;
       placed.push_back(Placed{p.get(), n.index, parsed});
     }
@@ -484,7 +483,7 @@ bool NetworkLocality::DeclaredMbps(const api::Pod& pod, const Parsed* own,
                                    const std::vector<Placed>& placed, std::vector<double>& mbps) {
   bool any = false;
   if (own != nullptr) {
-    for (const network::TrafficPeer& peer : own->peers) {
+    for (const api::TrafficPeer& peer : own->peers) {
       int32_t matched = 0;
       for (const Placed& p : placed) matched += peer.selector.Matches(p.pod->meta.labels) ? 1 : 0;
       if (matched == 0) continue;
@@ -500,7 +499,7 @@ bool NetworkLocality::DeclaredMbps(const api::Pod& pod, const Parsed* own,
   // this pod and the placed pods the same entry selects.
   for (size_t i = 0; i < placed.size(); ++i) {
     if (placed[i].parsed == nullptr || !placed[i].parsed->error.empty()) continue;
-    for (const network::TrafficPeer& peer : placed[i].parsed->peers) {
+    for (const api::TrafficPeer& peer : placed[i].parsed->peers) {
       if (!peer.selector.Matches(pod.meta.labels)) continue;
       int32_t replicas = 1;
       for (size_t j = 0; j < placed.size(); ++j) {
@@ -516,19 +515,20 @@ bool NetworkLocality::DeclaredMbps(const api::Pod& pod, const Parsed* own,
 framework::Status NetworkLocality::AnnotationCosts(State& s, const api::Pod& pod,
                                                    const framework::Snapshot& snapshot) {
   const Parsed* own = nullptr;
-  if (const std::string* text = pod.meta.Annotation(network::kTrafficAnnotation)) {
+  if (const std::string* text = pod.meta.Annotation(api::kTrafficAnnotation)) {
     own = &ParseCached(*text);
     if (!own->error.empty()) {
       // Interned: a stable reason for the FailedScheduling message.
       common::Atom reason =
-          common::Intern("invalid annotation " + std::string(network::kTrafficAnnotation) + "=\"" +
+          common::Intern("invalid annotation " + std::string(api::kTrafficAnnotation) + "=\"" +
                          *text + "\": " + own->error);
       return framework::Status::Unresolvable(common::Str(reason));
     }
   }
 
-  std::shared_ptr<const network::Catalog> catalog = store_ ? store_->Current() : nullptr;
-  MeshTraffic mesh(pod, catalog ? catalog->traffic_matrix.get() : nullptr);
+  std::shared_ptr<const framework::NetworkCatalog> catalog =
+      network_ ? network_->Current() : nullptr;
+  MeshTraffic mesh(pod, catalog ? catalog->traffic_matrix() : nullptr);
   std::vector<Placed> placed;  // placed pods of the namespace, with their declarations
   std::span<const framework::NodeInfo> nodes = snapshot.nodes();
   CollectPlaced(pod, nodes, mesh, placed);

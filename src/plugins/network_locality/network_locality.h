@@ -4,7 +4,8 @@
 // It never overrides availability: spread and anti-affinity hard constraints are Filters of
 // their own plugins and run first; NetworkLocality only ranks the nodes they leave.
 //
-// Who talks to whom comes from two declarations (src/network):
+// Who talks to whom comes from two declarations (src/api/network_crd.h, traffic_annotation.h),
+// read through the Handle's network data (framework::NetworkView; none: annotations alone):
 //   AppGroup mode   the pod carries appgroup.diktyo.x-k8s.io=<group> and
 //                   appgroup.diktyo.x-k8s.io.workload=<selector>, and the AppGroup is known (looked
 //                   up in `namespaces`, first hit wins). Costs come from the NetworkTopology
@@ -12,12 +13,12 @@
 //                   NetworkOverhead computes them (same node 0, same zone 1, listed zone/region
 //                   cost, else 100), including its Filter (reject when violated > satisfied
 //                   dependencies) and its NormalizeScore. This reproduces the upstream test vector.
-//   Annotation mode otherwise: the pod's gpusched.io/traffic entries (network/annotation.h) and,
+//   Annotation mode otherwise: the pod's gpusched.io/traffic entries (traffic_annotation.h) and,
 //                   in reverse, every placed pod of its namespace whose entries select it. A peer
 //                   workload with n placed replicas gets w/n MB/s per replica. The cost of a
 //                   node is Σ peers MB/s × price(relation) with the relation same node / same
 //                   zone / cross zone / cross region; prices default to AWS's.
-//                   Plus, when the store holds a measured TrafficMatrix (service mesh metrics from
+//                   Plus, when the view holds a measured TrafficMatrix (service mesh metrics from
 //                   Prometheus), the pod's workload (its matrix workload label) peers in any
 //                   namespace: a pair of m MB/s gives each placed peer replica
 //                   m / (replicas of this workload, this pod included) / (placed peer replicas).
@@ -62,12 +63,13 @@
 #include <unordered_map>
 #include <vector>
 
+#include "src/api/network_crd.h"
+#include "src/api/traffic_annotation.h"
 #include "src/common/status.h"
 #include "src/framework/handle.h"
+#include "src/framework/network_view.h"
 #include "src/framework/plugin.h"
 #include "src/framework/registry.h"
-#include "src/network/annotation.h"
-#include "src/network/store.h"
 
 namespace gpusched::plugins::network_locality {
 
@@ -99,11 +101,13 @@ class NetworkLocality final : public framework::QueueSortPlugin,
                               public framework::PreScorePlugin,
                               public framework::ScorePlugin {
  public:
-  // A factory over `store` (borrowed; must outlive every plugin built). With a null store the
-  // plugin knows no AppGroup/NetworkTopology and works from annotations alone.
-  static framework::PluginFactory Factory(const network::NetworkStore* store);
+  // Validates `args` and builds the plugin over handle.network() (borrowed; the handle keeps it
+  // alive). Without one the plugin knows no AppGroup, NetworkTopology or measured traffic and
+  // works from annotations alone.
+  static common::StatusOr<framework::PluginPtr> Create(const boost::json::value& args,
+                                                       framework::Handle& handle);
 
-  NetworkLocality(Args args, const network::NetworkStore* store);
+  NetworkLocality(Args args, const framework::NetworkView* network);
 
   std::string_view Name() const override;
   bool Less(const framework::QueuedPodInfo& a, const framework::QueuedPodInfo& b) const override;
@@ -130,8 +134,9 @@ class NetworkLocality final : public framework::QueueSortPlugin,
   // scheduled (another pod's declaration may select it). Pods without are skipped (no costs, no
   // Filter, no Score), so the plugin costs nothing in a profile where few pods declare traffic.
   bool MayHavePeers(const api::Pod& pod);
-  framework::Status AppGroupCosts(State& s, const api::Pod& pod, const network::Catalog& catalog,
-                                  const network::AppGroup& ag, const framework::Snapshot& snapshot);
+  framework::Status AppGroupCosts(State& s, const api::Pod& pod,
+                                  const framework::NetworkCatalog& catalog, const api::AppGroup& ag,
+                                  const framework::Snapshot& snapshot);
   framework::Status AnnotationCosts(State& s, const api::Pod& pod,
                                     const framework::Snapshot& snapshot);
   // AnnotationCosts' steps: the placed pods of the pod's namespace with their declarations, and
@@ -146,7 +151,7 @@ class NetworkLocality final : public framework::QueueSortPlugin,
                            const std::vector<Placed>& placed, std::vector<double>& mbps);
 
   Args args_;
-  const network::NetworkStore* store_;
+  const framework::NetworkView* network_;  // null: none
   std::unordered_map<std::string, std::shared_ptr<const Parsed>> parse_cache_;
   // Namespaces in which PreFilter saw a pod with the traffic annotation (scheduling thread only).
   std::vector<std::string> namespaces_with_traffic_;

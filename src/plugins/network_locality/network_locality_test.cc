@@ -8,9 +8,10 @@
 #include <string>
 #include <vector>
 
+#include "src/addons/network/store.h"
+#include "src/api/network_crd.h"
+#include "src/api/traffic_matrix.h"
 #include "src/framework/plugin.h"
-#include "src/network/crd.h"
-#include "src/network/store.h"
 #include "src/testing/builders.h"
 #include "src/testing/fake_handle.h"
 
@@ -39,12 +40,14 @@ framework::Snapshot SnapshotOf(const std::vector<Placed>& nodes) {
   return snapshot;
 }
 
-std::unique_ptr<NetworkLocality> MustCreate(const network::NetworkStore* store,
+// The plugin over `store` as the handle's network view (null: the handle offers none).
+std::unique_ptr<NetworkLocality> MustCreate(const addons::network::NetworkStore* store,
                                             std::string_view args_json = "") {
   testing::FakeHandle handle;
+  handle.SetNetwork(store);
   boost::json::value args =
       args_json.empty() ? boost::json::value() : boost::json::parse(args_json);
-  auto plugin = NetworkLocality::Factory(store)(args, handle);
+  auto plugin = NetworkLocality::Create(args, handle);
   EXPECT_TRUE(plugin.ok()) << plugin.status().ToString();
   if (!plugin.ok()) return nullptr;
   return std::unique_ptr<NetworkLocality>(
@@ -109,26 +112,21 @@ constexpr std::string_view kBasicAppGroup = R"({
 
 api::PodPtr GroupPod(std::string_view name, std::string_view workload) {
   return MakePod("default", name)
-      .Label(network::kAppGroupLabel, "basic")
-      .Label(network::kWorkloadLabel, workload)
+      .Label(api::kAppGroupLabel, "basic")
+      .Label(api::kWorkloadLabel, workload)
       .Ptr();
 }
 
 api::NodePtr TopoNode(std::string_view name, std::string_view region, std::string_view zone) {
-  return MakeNode(name)
-      .Cpu("8")
-      .Memory("16Gi")
-      .Label(network::kRegionLabel, region)
-      .Zone(zone)
-      .Ptr();
+  return MakeNode(name).Cpu("8").Memory("16Gi").Label(api::kRegionLabel, region).Zone(zone).Ptr();
 }
 
 class UpstreamVectorTest : public ::testing::Test {
  protected:
   void SetUp() override {
-    auto nt = network::ParseNetworkTopology(kBasicTopology, "nt");
+    auto nt = api::ParseNetworkTopology(kBasicTopology, "nt");
     ASSERT_TRUE(nt.ok()) << nt.status().ToString();
-    auto ag = network::ParseAppGroup(kBasicAppGroup, "ag");
+    auto ag = api::ParseAppGroup(kBasicAppGroup, "ag");
     ASSERT_TRUE(ag.ok()) << ag.status().ToString();
     store_.UpsertTopology(*nt);
     store_.UpsertAppGroup(*ag);
@@ -145,7 +143,7 @@ class UpstreamVectorTest : public ::testing::Test {
         {TopoNode("n-8", "us-east-1", "Z4"), {}},
     });
   }
-  network::NetworkStore store_;
+  addons::network::NetworkStore store_;
 };
 
 TEST_F(UpstreamVectorTest, ScoresAndOrderingMatchTheDocumentedVector) {
@@ -226,7 +224,7 @@ api::NodePtr ZoneNode(std::string_view name, std::string_view zone) {
   return MakeNode(name)
       .Cpu("8")
       .Memory("16Gi")
-      .Label(network::kRegionLabel, "us-east-1")
+      .Label(api::kRegionLabel, "us-east-1")
       .Zone(zone)
       .Ptr();
 }
@@ -317,7 +315,7 @@ TEST(MeasuredTrafficTest, TheTrafficMatrixDrawsAPodToTheWorkloadsItTalksTo) {
       {ZoneNode("c1", "us-east-1c"), {auth, cart0}},
   });
   api::PodPtr cart = MakePod("shop", "cart-1").Label("app", "cart").Ptr();
-  using Edges = std::vector<network::WorkloadEdge>;
+  using Edges = std::vector<api::WorkloadEdge>;
   const Edges talks = {{"shop", "cart", "shop", "db", 2}, {"shop", "web", "shop", "cart", 1}};
   struct Case {
     std::string name;
@@ -356,10 +354,9 @@ TEST(MeasuredTrafficTest, TheTrafficMatrixDrawsAPodToTheWorkloadsItTalksTo) {
   };
   for (const Case& c : cases) {
     SCOPED_TRACE(c.name);
-    network::NetworkStore store;
+    addons::network::NetworkStore store;
     if (!c.edges.empty()) {
-      store.SetTrafficMatrix(
-          std::make_shared<const network::TrafficMatrix>(c.workload_label, c.edges));
+      store.SetTrafficMatrix(std::make_shared<const api::TrafficMatrix>(c.workload_label, c.edges));
     }
     auto plugin = MustCreate(&store);
     ASSERT_NE(plugin, nullptr);
