@@ -8,7 +8,7 @@
 //   gpusched-bench --nodes 5000 --pods 50000 --profile default|fragmentation --seed 42
 //                  [--config scheduler-config.yaml] [--repeat 3] [--reuse on|off]
 //                  [--refresh K] [--owner none|replicaset] [--preemptors P]
-//                  [--preemptor-classes like|distinct]
+//                  [--preemptor-classes like|distinct] [--gang M] [--gang-gpus G]
 //
 // --reuse off turns the runtime's result reuse across equivalent pods off (same placements, full
 // per-node cost: the before/after comparison); --refresh K sets the fragmentation profile's
@@ -27,6 +27,11 @@
 // a Deployment's or Job's replicas do, so DefaultPreemption's kept per-node results
 // (framework::preemption::VictimCache) serve the later ones; distinct: preemptor i gets priority
 // 1000 + i, so every one is its own equivalence class and each dry run starts from nothing.
+//
+// --gang M (after the pods and preemptors): a PodGroup of minMember M and M members of --gang-gpus
+// GPUs each (default 8) arrive one by one; the members wait until the last one arrives, then
+// the gang cycle places all of them. Prints the time of that last cycle (the gang's placement)
+// and whether every member was bound.
 #include <sys/resource.h>
 
 #include <algorithm>
@@ -37,11 +42,13 @@
 #include <cstdlib>
 #include <cstring>
 #include <map>
+#include <set>
 #include <string>
 #include <string_view>
 #include <vector>
 
 #include "bench/synthetic.h"
+#include "src/api/decode.h"
 #include "src/common/clock.h"
 #include "src/config/config.h"
 #include "src/framework/registry.h"
@@ -65,6 +72,8 @@ struct Flags {
   bool replicaset_owner = false;     // --owner replicaset
   int32_t preemptors = 0;            // --preemptors P
   bool distinct_preemptors = false;  // --preemptor-classes distinct
+  int32_t gang = 0;                  // --gang M
+  int32_t gang_gpus = 8;             // --gang-gpus G
 };
 
 int Usage(const char* msg) {
@@ -72,7 +81,7 @@ int Usage(const char* msg) {
                "error: %s\nusage: gpusched-bench [--nodes N] [--pods M] "
                "[--profile default|fragmentation] [--config FILE] [--seed S] [--repeat R] "
                "[--reuse on|off] [--refresh K] [--owner none|replicaset] [--preemptors P] "
-               "[--preemptor-classes like|distinct]\n",
+               "[--preemptor-classes like|distinct] [--gang M] [--gang-gpus G]\n",
                msg);
   return 2;
 }
@@ -219,6 +228,62 @@ int RunPreemptors(const Flags& f, const sim::Workload& workload, sim::Simulator&
   return 0;
 }
 
+// The gang phase (--gang): one gang of f.gang members, placed when its last member arrives.
+int RunGang(const Flags& f, sim::Simulator& s) {
+  auto group = std::make_shared<api::PodGroup>();
+  group->api = api::GangApi::kPodGroup;
+  group->namespace_ = "bench";
+  group->name = "gang";
+  group->min_member = f.gang;
+  if (common::Status st = s.cluster().AddPodGroup(group); !st.ok()) {
+    std::fprintf(stderr, "error: %s\n", st.ToString().c_str());
+    return 1;
+  }
+  double last_ms = 0;
+  const auto start = std::chrono::steady_clock::now();
+  for (int32_t i = 0; i < f.gang; ++i) {
+    const std::string gpus = std::to_string(f.gang_gpus);
+    auto decoded = api::ParseJson(
+        R"({"apiVersion":"v1","kind":"Pod","metadata":{"namespace":"bench","name":"gang-)" +
+            std::to_string(i) +
+            R"(","labels":{"scheduling.x-k8s.io/pod-group":"gang"}},"spec":{)"
+            R"("schedulerName":"gpu-scheduler","tolerations":[{"key":"nvidia.com/gpu",)"
+            R"("operator":"Exists","effect":"NoSchedule"}],"containers":[{"name":"main",)"
+            R"("resources":{"requests":{"cpu":"1","memory":"8Gi"},"limits":{"nvidia.com/gpu":")" +
+            gpus + R"("}}}]}})",
+        "gang pod");
+    common::StatusOr<api::Pod> member =
+        decoded.ok() ? api::DecodePod(*decoded) : common::StatusOr<api::Pod>(decoded.status());
+    if (!member.ok()) {
+      std::fprintf(stderr, "error: %s\n", member.status().ToString().c_str());
+      return 1;
+    }
+    auto pod = std::make_shared<const api::Pod>(std::move(member).value());
+    const auto t = std::chrono::steady_clock::now();
+    if (auto r = s.SubmitPod(pod); !r.ok()) {
+      std::fprintf(stderr, "error: %s\n", r.status().ToString().c_str());
+      return 1;
+    }
+    last_ms =
+        std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t).count();
+  }
+  const double total_ms =
+      std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
+  int32_t bound = 0;
+  std::set<std::string> nodes;
+  for (const sim::PodOutcome& o : s.outcomes()) {
+    if (o.pod->meta.name.rfind("gang-", 0) == 0 && o.state == sim::PodState::kScheduled) {
+      ++bound;
+      nodes.insert(o.node);
+    }
+  }
+  std::printf(
+      "  gang: %d members x %d GPUs: %d bound on %zu nodes; the gang cycle that placed them took "
+      "%.2f ms (%.2f ms for all %d arrivals)\n",
+      f.gang, f.gang_gpus, bound, nodes.size(), last_ms, total_ms, f.gang);
+  return 0;
+}
+
 int Run(const Flags& f) {
   framework::Registry registry;
   if (common::Status s = plugins::RegisterInTreePlugins(registry); !s.ok()) {
@@ -323,6 +388,9 @@ int Run(const Flags& f) {
     if (f.preemptors > 0) {
       if (int rc = RunPreemptors(f, *workload, s); rc != 0) return rc;
     }
+    if (f.gang > 0) {
+      if (int rc = RunGang(f, s); rc != 0) return rc;
+    }
     std::fflush(stdout);
   }
   return 0;
@@ -339,12 +407,13 @@ int main(int argc, char** argv) {
       std::printf(
           "usage: gpusched-bench [--nodes N] [--pods M] [--profile default|fragmentation] "
           "[--config FILE] [--seed S] [--repeat R] [--reuse on|off] [--refresh K] "
-          "[--owner none|replicaset] [--preemptors P] [--preemptor-classes like|distinct]\n");
+          "[--owner none|replicaset] [--preemptors P] [--preemptor-classes like|distinct] "
+          "[--gang M] [--gang-gpus G]\n");
       return 0;
     }
     if (a != "--nodes" && a != "--pods" && a != "--profile" && a != "--config" && a != "--seed" &&
         a != "--repeat" && a != "--reuse" && a != "--refresh" && a != "--owner" &&
-        a != "--preemptors" && a != "--preemptor-classes") {
+        a != "--preemptors" && a != "--preemptor-classes" && a != "--gang" && a != "--gang-gpus") {
       return gpusched::bench::Usage("unknown flag");
     }
     if (i + 1 >= argc) return gpusched::bench::Usage("flag needs a value");
@@ -372,6 +441,12 @@ int main(int argc, char** argv) {
     } else if (a == "--preemptors") {
       f.preemptors = std::atoi(v);
       if (f.preemptors < 0) return gpusched::bench::Usage("--preemptors: want >= 0");
+    } else if (a == "--gang") {
+      f.gang = std::atoi(v);
+      if (f.gang < 0) return gpusched::bench::Usage("--gang: want >= 0");
+    } else if (a == "--gang-gpus") {
+      f.gang_gpus = std::atoi(v);
+      if (f.gang_gpus < 0 || f.gang_gpus > 16) return gpusched::bench::Usage("--gang-gpus: 0..16");
     } else if (a == "--preemptor-classes") {
       if (std::strcmp(v, "like") != 0 && std::strcmp(v, "distinct") != 0) {
         return gpusched::bench::Usage("--preemptor-classes: want like or distinct");

@@ -27,8 +27,10 @@
 #include <spdlog/spdlog.h>
 
 #include <CLI/CLI.hpp>
+#include <chrono>
 #include <cstdint>
 #include <iostream>
+#include <map>
 #include <memory>
 #include <string>
 #include <string_view>
@@ -37,6 +39,7 @@
 
 #include "cmd/gpusched/commands.h"
 #include "cmd/gpusched/wiring.h"
+#include "src/api/gang.h"
 #include "src/common/clock.h"
 #include "src/common/executor.h"
 #include "src/common/interner.h"
@@ -78,8 +81,38 @@ class ReadOnlyApi final : public kube::ApiClient {
   }
 };
 
+// The gang policy informers (PodGroups of scheduler-plugins and Volcano, Workloads), by API.
+std::map<api::GangApi, kube::informer::InformerPtr> GangInformers(kube::RestClient& rest,
+                                                                  kube::ClusterEventHandler& h,
+                                                                  const common::Clock& clock) {
+  using kube::informer::GangPolicyApi;
+  std::map<api::GangApi, kube::informer::InformerPtr> out;
+  out[api::GangApi::kPodGroup] =
+      kube::informer::NewPodGroupInformer(rest, h, clock, GangPolicyApi::kPodGroup);
+  out[api::GangApi::kVolcano] =
+      kube::informer::NewPodGroupInformer(rest, h, clock, GangPolicyApi::kVolcano);
+  out[api::GangApi::kWorkload] =
+      kube::informer::NewPodGroupInformer(rest, h, clock, GangPolicyApi::kWorkload);
+  return out;
+}
+
+// A gang member's policies must be listed before its gang can be explained; an API the cluster
+// does not serve never syncs (a note on stderr, the pod is explained alone).
+void WaitForGangPolicies(const api::PodPtr& target,
+                         const std::map<api::GangApi, kube::informer::InformerPtr>& gangs,
+                         std::chrono::steady_clock::time_point deadline) {
+  if (target == nullptr || target->gang.empty()) return;
+  auto it = gangs.find(target->gang.api);
+  if (it == gangs.end()) return;
+  while (std::chrono::steady_clock::now() < deadline) {
+    if (it->second->WaitForSync(std::chrono::milliseconds(100))) return;
+  }
+  std::cerr << "note: the gang policies (" << api::GangApiName(target->gang.api)
+            << ") could not be listed; the pod is explained without its gang\n";
+}
+
 // Forwards informer deliveries to the scheduler, except the pod being explained (so that its own
-// usage is not on its node), which it keeps. Called from the two informer threads.
+// usage is not on its node), which it keeps. Called from the informer threads.
 class Collector final : public kube::ClusterEventHandler {
  public:
   Collector(kube::ClusterEventHandler& next, std::string ns, std::string name)
@@ -90,6 +123,11 @@ class Collector final : public kube::ClusterEventHandler {
     next_.OnNodeUpdate(std::move(o), std::move(n));
   }
   void OnNodeDelete(api::NodePtr node) override { next_.OnNodeDelete(std::move(node)); }
+  void OnPodGroupAdd(api::PodGroupPtr g) override { next_.OnPodGroupAdd(std::move(g)); }
+  void OnPodGroupUpdate(api::PodGroupPtr o, api::PodGroupPtr g) override {
+    next_.OnPodGroupUpdate(std::move(o), std::move(g));
+  }
+  void OnPodGroupDelete(api::PodGroupPtr g) override { next_.OnPodGroupDelete(std::move(g)); }
   void OnPodAdd(api::PodPtr pod) override {
     if (Keep(pod)) return;
     next_.OnPodAdd(std::move(pod));
@@ -225,6 +263,10 @@ class ExplainCommand final : public Command {
         explain::Subject{target.Key(), std::move(choice.profile), std::move(choice.note),
                          target.node_name, std::move(source)},
         *result, sched.snapshot());
+    if (std::optional<scheduler::Scheduler::GangExplanation> g = sched.ExplainGang(pod)) {
+      ex.gang = explain::GangRow{g->gang, g->min_member,         g->members,
+                                 g->fits, std::move(g->message), std::move(g->nodes)};
+    }
     if (output_ == "json") {
       std::cout << sim::FormatJson(explain::ToJson(ex));
     } else {
@@ -259,8 +301,11 @@ class ExplainCommand final : public Command {
     Collector collector(**sched, ns, name);
     auto nodes = kube::informer::NewNodeInformer(**rest, collector, clock);
     auto pods = kube::informer::NewPodInformer(**rest, collector, clock);
+    std::map<api::GangApi, kube::informer::InformerPtr> gangs =
+        GangInformers(**rest, collector, clock);
     nodes->Start();
     pods->Start();
+    for (auto& [gang_api, informer] : gangs) informer->Start();
     const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(sync_timeout_s_);
     bool synced = false;
     while (std::chrono::steady_clock::now() < deadline) {
@@ -270,12 +315,15 @@ class ExplainCommand final : public Command {
         break;
       }
     }
+    WaitForGangPolicies(collector.target(), gangs, deadline);
     nodes->Stop();
     pods->Stop();
+    for (auto& [gang_api, informer] : gangs) informer->Stop();
     (*rest)->Cancel();
     http_stop.Stop();
     nodes->Join();
     pods->Join();
+    for (auto& [gang_api, informer] : gangs) informer->Join();
     if (!synced) {
       return BadInput(common::UnavailableError(
           "listing nodes and pods from " + cluster.Describe() + " did not finish within " +

@@ -17,6 +17,7 @@ import unittest
 BINARY = None
 DATA = os.path.join(os.path.dirname(os.path.abspath(__file__)), "testdata", "explain.yaml")
 PREEMPTION = os.path.join(os.path.dirname(DATA), "explain-preemption.yaml")
+GANG = os.path.join(os.path.dirname(DATA), "explain-gang.yaml")
 NODES = {"a100-big", "a100-small", "t4-1"}
 
 
@@ -130,6 +131,25 @@ class ExplainCliTest(unittest.TestCase):
         self.assertIn("a100-b (nominated)  ml/etl-2 (10), ml/etl-3 (10), ml/etl-4 (10)", out)
         self.assertIn("Preemption would evict ml/etl-2 (10), ml/etl-3 (10), ml/etl-4 (10) on a100-b "
                       "and nominate the pod there.", out)
+
+    def test_a_gang_member_says_whether_its_gang_fits(self):
+        rc, out, err = run("ml/train-1", "-f", GANG, "-o", "json")
+        self.assertEqual(rc, 0, err)
+        gang = json.loads(out)["gang"]
+        self.assertEqual(gang["gang"], "gang PodGroup ml/train")
+        self.assertEqual((gang["minMember"], gang["members"], gang["fits"]), (3, 3, False))
+        self.assertIn("cannot be placed: pod ml/train-", gang["message"])
+        self.assertIn("Insufficient nvidia.com/gpu", gang["message"])
+        rc, out, err = run("ml/pair-0", "-f", GANG, "-o", "json")
+        self.assertEqual(rc, 0, err)
+        gang = json.loads(out)["gang"]
+        self.assertTrue(gang["fits"], gang)
+        # pair-1 is bound; the trial places the explained member (its own usage set aside).
+        self.assertEqual([p["pod"] for p in gang["placements"]], ["ml/pair-0"])
+        rc, out, err = run("ml/train-0", "-f", GANG)
+        self.assertEqual(rc, 0, err)
+        self.assertIn("Gang: gang PodGroup ml/train (minMember 3, 3 pods exist): the gang does not "
+                      "fit: gang PodGroup ml/train cannot be placed: pod ml/train-", out)
 
     def test_bad_input_and_usage_errors(self):
         cases = [

@@ -162,6 +162,11 @@ void SchedulerServer::BuildInformers() {
   pods_ = kube::informer::NewPodInformer(*rest_, *recency_, clock_);
   nodes_ = kube::informer::NewNodeInformer(*rest_, *recency_, clock_);
   pdbs_ = kube::informer::NewPdbInformer(*rest_, *recency_, clock_);  // preemption reads them
+  for (kube::informer::GangPolicyApi api :
+       {kube::informer::GangPolicyApi::kPodGroup, kube::informer::GangPolicyApi::kVolcano,
+        kube::informer::GangPolicyApi::kWorkload}) {
+    gang_informers_.push_back(kube::informer::NewPodGroupInformer(*rest_, *recency_, clock_, api));
+  }
   // NetworkLocality in any profile (it is a default plugin): watch the NetworkAware CRDs (a
   // missing CRD is a warning; annotations keep working).
   for (const auto& p : cfg_.profiles) {
@@ -178,11 +183,13 @@ void SchedulerServer::BuildInformers() {
     pods_->Stop();
     nodes_->Stop();
     pdbs_->Stop();
+    for (auto& g : gang_informers_) g->Stop();
     if (crd_watch_) crd_watch_->Stop();
     CancelClients();
     pods_->Join();
     nodes_->Join();
     pdbs_->Join();
+    for (auto& g : gang_informers_) g->Join();
     crd_watch_.reset();  // joins its threads
     executor_->Drain();
   });
@@ -358,6 +365,7 @@ bool SchedulerServer::StartInformersAndSync() {
     nodes_->Start();
     pods_->Start();
     pdbs_->Start();
+    for (auto& g : gang_informers_) g->Start();
   }
   auto t0 = std::chrono::steady_clock::now();
   while (!(nodes_->HasSynced() && pods_->HasSynced() && pdbs_->HasSynced())) {

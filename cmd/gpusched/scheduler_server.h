@@ -130,6 +130,9 @@ class SchedulerServer {
   kube::informer::InformerPtr pods_;
   kube::informer::InformerPtr nodes_;
   kube::informer::InformerPtr pdbs_;  // PodDisruptionBudgets, for preemption
+  // Gang policies: scheduler-plugins and Volcano PodGroups, Workloads. Not waited for: an API the
+  // server does not serve never syncs.
+  std::vector<kube::informer::InformerPtr> gang_informers_;
   std::unique_ptr<addons::network::watch::CrdWatch> crd_watch_;
 
   std::atomic<bool> leading_;

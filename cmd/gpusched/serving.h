@@ -42,9 +42,9 @@ void AddServingFlags(CLI::App& app, ServingFlags& flags, int default_port);
 // Why the process is not ready; empty when ready.
 using ReadyFn = std::function<std::string()>;
 
-// Forwards informer events to `next` and remembers when the last node, pod and PodDisruptionBudget
-// event arrived, for gpusched_informer_last_event_age_seconds{resource} (how stale the informers
-// may be).
+// Forwards informer events to `next` (gang policies too) and remembers when the last node, pod and
+// PodDisruptionBudget event arrived, for gpusched_informer_last_event_age_seconds{resource} (how
+// stale the informers may be).
 class EventRecencyHandler final : public kube::ClusterEventHandler {
  public:
   EventRecencyHandler(kube::ClusterEventHandler& next, const common::Clock& clock)
@@ -64,6 +64,11 @@ class EventRecencyHandler final : public kube::ClusterEventHandler {
     Touch(pdbs_), next_.OnPdbUpdate(std::move(o), std::move(p));
   }
   void OnPdbDelete(api::PdbPtr p) override { Touch(pdbs_), next_.OnPdbDelete(std::move(p)); }
+  void OnPodGroupAdd(api::PodGroupPtr g) override { next_.OnPodGroupAdd(std::move(g)); }
+  void OnPodGroupUpdate(api::PodGroupPtr o, api::PodGroupPtr g) override {
+    next_.OnPodGroupUpdate(std::move(o), std::move(g));
+  }
+  void OnPodGroupDelete(api::PodGroupPtr g) override { next_.OnPodGroupDelete(std::move(g)); }
   // Registers the gauge (one per registry).
   void RegisterMetrics(metrics::Registry& registry);
 

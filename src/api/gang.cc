@@ -6,6 +6,7 @@
 #include <utility>
 
 #include "src/api/decode_internal.h"
+#include "src/api/gang_object.h"
 #include "src/api/types.h"
 
 namespace gpusched::api {
@@ -207,6 +208,25 @@ common::StatusOr<std::vector<PodGroup>> DecodeWorkload(const boost::json::value&
   }
   if (!r.ok()) return FirstError(r, "workload", *o);
   return groups;
+}
+
+common::StatusOr<GangPolicyObject> DecodeGangPolicyObject(const boost::json::value& json) {
+  const json::object* o = json.if_object();
+  if (o == nullptr) return decode_internal::NotAnObject("podgroup", json);
+  GangPolicyObject out;
+  {
+    ObjectReader r;
+    out.meta = decode_internal::DecodeMeta(r, *o);
+    if (!r.ok()) return FirstError(r, "podgroup", *o);
+  }
+  if (ApiVersionOf(*o) == kWorkloadApiVersion) {
+    GPUSCHED_ASSIGN_OR_RETURN(std::vector<PodGroup> groups, DecodeWorkload(json));
+    for (PodGroup& g : groups) out.groups.push_back(std::make_shared<const PodGroup>(std::move(g)));
+    return out;
+  }
+  GPUSCHED_ASSIGN_OR_RETURN(PodGroup g, DecodePodGroup(json));
+  out.groups.push_back(std::make_shared<const PodGroup>(std::move(g)));
+  return out;
 }
 
 }  // namespace gpusched::api

@@ -228,6 +228,21 @@ std::string PreemptionTable(const Explanation& ex) {
          Table(t, {false, false, true, false, false});
 }
 
+// "Gang: ..." after the result: a member binds only when its whole gang does.
+void WriteGang(const GangRow& g, std::ostringstream& o) {
+  o << "Gang: " << g.gang << " (minMember " << g.min_member << ", " << g.members
+    << " pods exist): ";
+  if (!g.fits) {
+    o << "the gang does not fit: " << g.message << "\n";
+    return;
+  }
+  o << "the whole gang fits now:";
+  for (size_t i = 0; i < g.nodes.size(); ++i) {
+    o << (i == 0 ? " " : ", ") << g.nodes[i].first << " -> " << g.nodes[i].second;
+  }
+  o << "\n";
+}
+
 void WriteResult(const Explanation& ex, std::ostringstream& o) {
   if (ex.outcome != Outcome::kSchedulable) {
     o << "Result: " << OutcomeName(ex.outcome) << ": " << ex.message << "\n";
@@ -349,6 +364,7 @@ std::string FormatText(const Explanation& ex) {
   WriteHeader(ex, o);
   o << "\nFILTER\n" << FilterTable(ex) << ScoreTable(ex) << PreemptionTable(ex) << "\n";
   WriteResult(ex, o);
+  if (ex.gang) WriteGang(*ex.gang, o);
   return o.str();
 }
 
@@ -370,6 +386,16 @@ boost::json::object ToJson(const Explanation& ex) {
   boost::json::array nodes;
   for (const auto& n : ex.nodes) nodes.push_back(NodeJson(n));
   o["nodes"] = std::move(nodes);
+  if (ex.gang) {
+    boost::json::array placed;
+    for (const auto& [pod, node] : ex.gang->nodes) {
+      placed.push_back(boost::json::object{{"pod", pod}, {"node", node}});
+    }
+    o["gang"] =
+        boost::json::object{{"gang", ex.gang->gang},       {"minMember", ex.gang->min_member},
+                            {"members", ex.gang->members}, {"fits", ex.gang->fits},
+                            {"message", ex.gang->message}, {"placements", std::move(placed)}};
+  }
   return o;
 }
 

@@ -29,6 +29,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 #include "src/framework/node_info.h"
@@ -113,6 +114,17 @@ struct NodeRow {
   std::optional<PreemptionRow> preemption;  // set for each node preemption tried
 };
 
+// The pod's gang (api/gang.h), when it is a member of one: whether the whole gang fits now, as
+// the gang cycle would try it (Scheduler::ExplainGang), and why not.
+struct GangRow {
+  std::string gang;  // "gang PodGroup ml/train"
+  int32_t min_member = 0;
+  int32_t members = 0;  // that exist (waiting, reserved or bound)
+  bool fits = false;
+  std::string message;                                     // why not; empty when it fits
+  std::vector<std::pair<std::string, std::string>> nodes;  // fits: member -> node
+};
+
 struct Explanation {
   Subject subject;
   Outcome outcome = Outcome::kSchedulable;
@@ -123,7 +135,8 @@ struct Explanation {
   int32_t total_nodes = 0;
   int32_t evaluated_nodes = 0;
   int32_t feasible_nodes = 0;
-  std::vector<NodeRow> nodes;  // feasible by total (best first), then the others by name
+  std::vector<NodeRow> nodes;   // feasible by total (best first), then the others by name
+  std::optional<GangRow> gang;  // set by the caller for a gang member
 };
 
 // The explanation of `result`, a cycle run on `snapshot` (see the top of the file).

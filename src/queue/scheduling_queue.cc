@@ -193,6 +193,24 @@ std::vector<QueuedPodInfo> SchedulingQueue::PopGang(const std::string& key) {
   return out;
 }
 
+std::vector<QueuedPodInfo> SchedulingQueue::PeekGang(const std::string& key) const {
+  std::vector<QueuedPodInfo> out;
+  common::MutexLock lock(mu_);
+  auto g = gangs_.find(key);
+  if (g == gangs_.end()) return out;
+  for (uint64_t id : g->second) {
+    const Item& item = items_.at(id);
+    if (item.where != Where::kGated && item.where != Where::kInFlight) out.push_back(item.info);
+  }
+  return out;
+}
+
+size_t SchedulingQueue::GangSize(const std::string& key) const {
+  common::MutexLock lock(mu_);
+  auto g = gangs_.find(key);
+  return g == gangs_.end() ? 0 : g->second.size();
+}
+
 void SchedulingQueue::ActivateGang(const std::string& key, std::string_view event) {
   common::MutexLock lock(mu_);
   auto g = gangs_.find(key);

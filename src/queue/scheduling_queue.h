@@ -88,6 +88,10 @@ class SchedulingQueue {
   // active queue (a member arrived, the gang's policy object appeared).
   std::vector<framework::QueuedPodInfo> PopGang(const std::string& key);
   void ActivateGang(const std::string& key, std::string_view event);
+  // Copies of the members PopGang would take, leaving them queued (explain's dry gang trial).
+  std::vector<framework::QueuedPodInfo> PeekGang(const std::string& key) const;
+  // How many members of gang `key` the queue holds (any sub-queue, gated, in flight).
+  size_t GangSize(const std::string& key) const;
   // Moves pods whose backoff expired to activeQ and flushes pods that stayed too long in the
   // unschedulable pool. Called periodically (every second) by the scheduler.
   void Flush();

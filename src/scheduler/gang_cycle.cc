@@ -32,6 +32,7 @@
 #include <utility>
 
 #include "src/common/interner.h"
+#include "src/scheduler/gang_text.h"
 #include "src/scheduler/pod_event.h"
 #include "src/scheduler/scheduler.h"
 
@@ -55,25 +56,6 @@ void OrderMembers(std::vector<QueuedPodInfo>& members) {
                      }
                      return a.pod->meta.name < b.pod->meta.name;
                    });
-}
-
-// "PodGroup ml/train", "Volcano PodGroup ml/job", "Workload ml/llm pod group workers".
-std::string Describe(const api::PodGroup& g) {
-  const std::string name = g.namespace_ + "/" + g.name;
-  switch (g.api) {
-    case api::GangApi::kVolcano: return "gang Volcano PodGroup " + name;
-    case api::GangApi::kWorkload: return "gang Workload " + name + " pod group " + g.pod_group;
-    default: return "gang PodGroup " + name;
-  }
-}
-
-// The reasons of a FitError without its "0/N nodes are available: " and final period.
-std::string Reasons(const framework::runtime::Diagnosis& d) {
-  std::string msg = d.Message();
-  const size_t colon = msg.find(": ");
-  if (colon != std::string::npos) msg.erase(0, colon + 2);
-  if (!msg.empty() && msg.back() == '.') msg.pop_back();
-  return msg;
 }
 
 int64_t GpuMilliOf(const std::vector<QueuedPodInfo>& members) {
@@ -102,7 +84,7 @@ bool Scheduler::ScheduleGang(QueuedPodInfo& qp) {
   const auto reserved = static_cast<int32_t>(gangs_.ReservedMembers(key).size());
   const int32_t need = std::max(0, policy->min_member - reserved);
   if (static_cast<int32_t>(members.size()) < need) {
-    const std::string message = Describe(*policy) + " waits for its pods: " +
+    const std::string message = DescribeGang(*policy) + " waits for its pods: " +
                                 std::to_string(static_cast<int32_t>(members.size()) + reserved) +
                                 " of minMember " + std::to_string(policy->min_member) + " exist";
     FailGang(std::move(members), message);
@@ -110,13 +92,16 @@ bool Scheduler::ScheduleGang(QueuedPodInfo& qp) {
   }
   cache_.UpdateSnapshot(snapshot_);
   if (std::string missing = MinResourcesShortfall(*policy); !missing.empty()) {
-    FailGang(std::move(members), Describe(*policy) + " cannot be placed: " + missing);
+    FailGang(std::move(members), DescribeGang(*policy) + " cannot be placed: " + missing);
     return true;
   }
   GangTry t = PlaceGang(key, *policy, std::move(members));
   if (static_cast<int32_t>(t.placed.size()) < need || t.placed.empty()) {
     std::vector<QueuedPodInfo> all = AbandonGang(t);
-    FailGang(std::move(all), Describe(*policy) + " cannot be placed: " + t.failure);
+    std::string message = DescribeGang(*policy) + " cannot be placed: " + t.failure;
+    GangPreemption p = PreemptForGang(*policy, all, std::max(need, 1));
+    if (!p.message.empty()) message = std::move(p.message);
+    FailGang(std::move(all), message, &p.outcomes);
     return true;
   }
   CommitGang(*policy, key, std::move(t));
@@ -174,7 +159,7 @@ Scheduler::GangTry Scheduler::TryPlaceGang(const std::string& key,
     }
     t.failure =
         "pod " + m.pod->Key() + ": " +
-        (st.IsRejected() && r.node == framework::kNoNode ? Reasons(r.diagnosis) : st.ToString());
+        (st.IsRejected() && r.node == framework::kNoNode ? FitReasons(r.diagnosis) : st.ToString());
     for (size_t j = i; j < members.size(); ++j) t.unplaced.push_back(std::move(members[j]));
     break;
   }
@@ -275,7 +260,7 @@ void Scheduler::CommitGang(const api::PodGroup& policy, const std::string& key, 
   if (std::optional<common::Duration> took = gangs_.Placed(key, deps_.clock.Now())) {
     if (deps_.metrics != nullptr) deps_.metrics->ObserveGangPlaced(took->count() / 1e9);
   }
-  spdlog::debug("{} placed: {} member(s)", Describe(policy), t.placed.size());
+  spdlog::debug("{} placed: {} member(s)", DescribeGang(policy), t.placed.size());
   for (GangMember& m : t.placed) {
     queue_->Done(m.qp.pod->meta.uid);
     nominator_.Remove(m.qp.pod->meta.uid);
@@ -285,11 +270,12 @@ void Scheduler::CommitGang(const api::PodGroup& policy, const std::string& key, 
   }
   if (!t.unplaced.empty()) {  // more members than minMember: the others wait
     FailGang(std::move(t.unplaced),
-             Describe(policy) + " placed minMember pods; this one does not fit: " + t.failure);
+             DescribeGang(policy) + " placed minMember pods; this one does not fit: " + t.failure);
   }
 }
 
-void Scheduler::FailGang(std::vector<QueuedPodInfo> members, const std::string& message) {
+void Scheduler::FailGang(std::vector<QueuedPodInfo> members, const std::string& message,
+                         const std::map<std::string, PostFilterOutcome>* preempted) {
   const framework::Status status =
       framework::Status::WithMessage(framework::Code::kUnschedulable, message)
           .WithPlugin(kGangPlugin);
@@ -300,14 +286,67 @@ void Scheduler::FailGang(std::vector<QueuedPodInfo> members, const std::string& 
     diag.pre_filter_status = status;
     diag.unschedulable_plugins.emplace_back(kGangPlugin);
     diag.unresolvable_everywhere = false;
-    HandleFailure(*fw, m, status, &diag, 0, 0);
+    const PostFilterOutcome* outcome = nullptr;
+    if (preempted != nullptr) {
+      auto it = preempted->find(m.pod->meta.uid);
+      if (it != preempted->end()) outcome = &it->second;
+    }
+    HandleFailure(*fw, m, status, &diag, 0, 0, nullptr, outcome);
   }
   if (deps_.metrics != nullptr) deps_.metrics->CountGangAttempt(false);
 }
 
+std::optional<Scheduler::GangExplanation> Scheduler::ExplainGang(const api::Pod& pod) {
+  api::PodGroupPtr policy = gangs_.PolicyOf(pod);
+  if (policy == nullptr || !policy->gang) return std::nullopt;
+  const std::string key = api::GangKey(pod);
+  GangExplanation ex;
+  ex.gang = DescribeGang(*policy);
+  ex.min_member = policy->min_member;
+  std::vector<QueuedPodInfo> members;
+  auto self = std::make_shared<api::Pod>(pod);
+  self->node_name.clear();
+  members.push_back(QueuedPodInfo{});
+  members.back().pod = std::move(self);
+  for (QueuedPodInfo& m : queue_->PeekGang(key)) {
+    if (m.pod->meta.uid != pod.meta.uid) members.push_back(std::move(m));
+  }
+  std::erase_if(members, [this](const QueuedPodInfo& m) {
+    return FrameworkFor(common::Str(m.pod->scheduler_name)) == nullptr;
+  });
+  if (members.empty() || members.front().pod->meta.uid != pod.meta.uid) {
+    ex.message = "no profile schedules " + pod.Key() + " (schedulerName " +
+                 std::string(common::Str(pod.scheduler_name)) + "): its gang is not tried";
+    return ex;
+  }
+  OrderMembers(members);
+  const auto reserved = static_cast<int32_t>(gangs_.ReservedMembers(key).size());
+  ex.members = static_cast<int32_t>(members.size()) + reserved;
+  if (ex.members < policy->min_member) {
+    ex.message = ex.gang + " waits for its pods: " + std::to_string(ex.members) + " of minMember " +
+                 std::to_string(policy->min_member) + " exist";
+    return ex;
+  }
+  cache_.UpdateSnapshot(snapshot_);
+  if (std::string missing = MinResourcesShortfall(*policy); !missing.empty()) {
+    ex.message = ex.gang + " cannot be placed: " + missing;
+    return ex;
+  }
+  const int32_t need = std::max(0, policy->min_member - reserved);
+  GangTry t = PlaceGang(key, *policy, std::move(members));
+  ex.fits = static_cast<int32_t>(t.placed.size()) >= need && !t.placed.empty();
+  if (ex.fits) {
+    for (const GangMember& m : t.placed) ex.nodes.emplace_back(m.qp.pod->Key(), m.attempt.node);
+  } else {
+    ex.message = ex.gang + " cannot be placed: " + t.failure;
+  }
+  AbandonGang(t);
+  return ex;
+}
+
 void Scheduler::ExpireGangTimeouts() {
   for (const GangTracker::TimedOut& t : gangs_.ExpireTimeouts(deps_.clock.Now())) {
-    const std::string what = Describe(*t.policy);
+    const std::string what = DescribeGang(*t.policy);
     spdlog::info(
         "{} timed out: not placed within {}s", what,
         std::chrono::duration_cast<std::chrono::seconds>(framework::ScheduleTimeoutOf(*t.policy))

@@ -61,18 +61,25 @@ class GangTest : public ::testing::Test {
     EXPECT_TRUE(cluster_.AddPodGroup(g).ok());
     return g;
   }
-  api::PodPtr Member(std::string_view name, std::string_view group, int gpus) {
+  api::PodPtr Member(std::string_view name, std::string_view group, int gpus,
+                     int32_t priority = 0) {
     api::PodPtr p = MakePod("ml", name)
                         .SchedulerName("gpu-scheduler")
                         .Label(api::kPodGroupLabel, group)
                         .Cpu("1")
                         .Gpus(gpus)
+                        .Priority(priority)
                         .Ptr();
     EXPECT_TRUE(cluster_.CreatePod(p).ok());
     return p;
   }
-  api::PodPtr Single(std::string_view name, int gpus) {
-    api::PodPtr p = MakePod("ml", name).SchedulerName("gpu-scheduler").Cpu("1").Gpus(gpus).Ptr();
+  api::PodPtr Single(std::string_view name, int gpus, int32_t priority = 0) {
+    api::PodPtr p = MakePod("ml", name)
+                        .SchedulerName("gpu-scheduler")
+                        .Cpu("1")
+                        .Gpus(gpus)
+                        .Priority(priority)
+                        .Ptr();
     EXPECT_TRUE(cluster_.CreatePod(p).ok());
     return p;
   }
@@ -286,6 +293,70 @@ TEST_F(GangTest, WorkloadReplicasAreSeparateGangsUnderOnePolicy) {
   Settle();
   EXPECT_EQ(Bound(r1), 2);
   EXPECT_EQ(Bound(r2), 0) << "replica r2 has one of its two members";
+}
+
+// A gang of higher priority preempts for all its members: two 8-GPU members on two nodes full of
+// priority-0 pods evict one pod on each node, wait for them to leave, then bind together.
+TEST_F(GangTest, AGangPreemptsForEveryMember) {
+  AddNode("n0", 8);
+  AddNode("n1", 8);
+  std::vector<api::PodPtr> low = {Single("low-0", 8), Single("low-1", 8)};
+  Settle();
+  ASSERT_EQ(Bound(low), 2);
+  Group("urgent", 2);
+  std::vector<api::PodPtr> gang = {Member("u-0", "urgent", 8, 1000),
+                                   Member("u-1", "urgent", 8, 1000)};
+  Settle();
+  EXPECT_EQ(NodeOf(low[0]), "<deleted>");
+  EXPECT_EQ(NodeOf(low[1]), "<deleted>");
+  EXPECT_EQ(Bound(gang), 2);
+  EXPECT_NE(NodeOf(gang[0]), NodeOf(gang[1]));
+}
+
+// ... or for none: the second member finds nothing it may evict (the other node's pod has a
+// higher priority), so the first member's victim stays and no member keeps a nomination. Pod by
+// pod, the first member would have evicted it for nothing.
+TEST_F(GangTest, AGangPreemptsForNoneWhenOneMemberCannotFit) {
+  AddNode("n0", 8);
+  AddNode("n1", 8);
+  api::PodPtr low = Single("low", 8, 0);
+  api::PodPtr high = Single("high", 8, 2000);
+  Settle();
+  ASSERT_EQ(Bound({low, high}), 2);
+  const std::string low_node = NodeOf(low), high_node = NodeOf(high);
+  Group("urgent", 2);
+  std::vector<api::PodPtr> gang = {Member("u-0", "urgent", 8, 1000),
+                                   Member("u-1", "urgent", 8, 1000)};
+  Settle();
+  EXPECT_EQ(NodeOf(low), low_node) << "no victim for a gang that cannot fit whole";
+  EXPECT_EQ(NodeOf(high), high_node);
+  EXPECT_EQ(Bound(gang), 0);
+  EXPECT_EQ(sched_->NominatedNodeOf(gang[0]->meta.uid), "");
+  EXPECT_EQ(sched_->NominatedNodeOf(gang[1]->meta.uid), "");
+}
+
+// A partly evicted gang is never a cheaper victim than a whole one: evicting one 8-GPU member of
+// a running 3-member gang leaves the other two useless, so it costs three victims, and the two
+// plain pods on the fourth node (two victims) go instead. Upstream's order would take the single
+// gang member (one victim).
+TEST_F(GangTest, PreemptionCountsTheGangAVictimWouldBreak) {
+  for (int i = 0; i < 3; ++i) AddNode("n" + std::to_string(i), 8);
+  Group("g", 3);
+  std::vector<api::PodPtr> gang = {Member("g-0", "g", 8), Member("g-1", "g", 8),
+                                   Member("g-2", "g", 8)};
+  Settle();
+  ASSERT_EQ(Bound(gang), 3);
+  AddNode("n3", 8);
+  std::vector<api::PodPtr> plain = {Single("plain-0", 4), Single("plain-1", 4)};
+  Settle();
+  ASSERT_EQ(NodeOf(plain[0]), "n3");
+  ASSERT_EQ(NodeOf(plain[1]), "n3");
+  api::PodPtr urgent = Single("urgent", 8, 1000);
+  Settle();
+  EXPECT_EQ(Bound(gang), 3) << "the gang stays whole";
+  EXPECT_EQ(NodeOf(plain[0]), "<deleted>");
+  EXPECT_EQ(NodeOf(plain[1]), "<deleted>");
+  EXPECT_EQ(NodeOf(urgent), "n3");
 }
 
 }  // namespace

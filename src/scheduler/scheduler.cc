@@ -114,10 +114,16 @@ void Scheduler::OnPodAdd(api::PodPtr pod) {
   }
   if (pod->Terminal() || pod->meta.deletion_timestamp || !Responsible(*pod)) return;
   if (!pod->nominated_node_name.empty()) nominator_.Update(nullptr, pod);
-  const std::string gang = api::GangKey(*pod);
+  api::PodGroupPtr policy = pod->gang.empty() ? nullptr : gangs_.PolicyOf(*pod);
+  const std::string gang = policy != nullptr ? api::GangKey(*pod) : std::string();
   queue_->Add(std::move(pod));
-  // A new member may complete its gang: wake the members waiting for it.
-  if (!gang.empty()) queue_->ActivateGang(gang, "GangMemberAdd");
+  // A member that completes its gang wakes the others (they wait in the unschedulable pool
+  // until then, as upstream's PreEnqueue gate keeps them out of the active queue).
+  if (!gang.empty() &&
+      static_cast<int64_t>(queue_->GangSize(gang) + gangs_.ReservedMembers(gang).size()) >=
+          policy->min_member) {
+    queue_->ActivateGang(gang, "GangMemberAdd");
+  }
 }
 
 void Scheduler::OnPodUpdate(api::PodPtr old_pod, api::PodPtr pod) {

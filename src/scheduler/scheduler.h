@@ -161,6 +161,19 @@ class Scheduler final : public kube::ClusterEventHandler, public framework::Hand
 
   // Runs the algorithm for `pod` with per-node verdicts and score breakdowns, reserving nothing.
   common::StatusOr<framework::runtime::ScheduleResult> Explain(const api::Pod& pod);
+  // For a member of a gang with a known policy: the gang cycle tried for `pod` and the members
+  // the queue holds, then rolled back (every reservation abandoned; nothing bound or written),
+  // saying whether the gang fits now and, if not, why. nullopt for a pod in no gang. Call it on a
+  // scheduler that is not running (gang_cycle.cc).
+  struct GangExplanation {
+    std::string gang;  // "gang PodGroup ml/train"
+    int32_t min_member = 0;
+    int32_t members = 0;  // queued (with `pod`) plus reserved or bound
+    bool fits = false;
+    std::string message;                                     // why not; empty when it fits
+    std::vector<std::pair<std::string, std::string>> nodes;  // fits: member -> node
+  };
+  std::optional<GangExplanation> ExplainGang(const api::Pod& pod);
 
   // Called once per attempt (after the binding cycle for a placement), on the scheduling or a
   // binding thread. Set before the first cycle.
@@ -268,7 +281,21 @@ class Scheduler final : public kube::ClusterEventHandler, public framework::Hand
   void CommitGang(const api::PodGroup& policy, const std::string& key, GangTry t);
   // Every member back to the unschedulable pool with the FitError "0/N nodes are available:
   // <message>." (plugin GangScheduling).
-  void FailGang(std::vector<framework::QueuedPodInfo> members, const std::string& message);
+  // `preempted`: per member uid, the nomination (and victims) gang preemption gave it.
+  void FailGang(std::vector<framework::QueuedPodInfo> members, const std::string& message,
+                const std::map<std::string, PostFilterOutcome>* preempted = nullptr);
+  // Gang preemption (gang_preemption.cc): when the gang does not fit as the cluster is, a node
+  // (and the pods of lower priority to evict there) for each of its first `need` members, found
+  // one after another with every earlier member nominated to its node; all of them, or nothing is
+  // evicted and no nomination is kept. `message` is empty when nothing was done.
+  struct GangPreemption {
+    std::string message;
+    std::map<std::string, PostFilterOutcome> outcomes;  // by member uid
+  };
+  GangPreemption PreemptForGang(const api::PodGroup& policy,
+                                const std::vector<framework::QueuedPodInfo>& members, int32_t need);
+  // True when a member is nominated to a node where pods it preempted are still terminating.
+  bool GangAwaitsVictims(const std::vector<framework::QueuedPodInfo>& members) const;
   // Marks the gangs whose schedule timeout passed unplaced (events on their members).
   void ExpireGangTimeouts();
   // Writes the PodGroup statuses that changed since the last write (gang_status.cc).

@@ -139,6 +139,7 @@ Report BuildReport(const Simulator& sim, std::string_view source,
     r.reasons.push_back(std::move(row));
   }
   r.preemptions.assign(sim.preemptions().begin(), sim.preemptions().end());
+  r.gangs = BuildGangRows(sim);
   std::stable_sort(r.reasons.begin(), r.reasons.end(),
                    [](const ReasonRow& a, const ReasonRow& b) { return a.pods > b.pods; });
   return r;
@@ -240,6 +241,7 @@ std::string FormatReportText(const Report& r, size_t max_unscheduled_listed) {
     }
   }
   out += FormatPreemptions(r.preemptions, max_unscheduled_listed);
+  out += FormatGangsText(r.gangs, max_unscheduled_listed);
   out += "\nAPI writes: " + std::to_string(r.counters.binds) + " binds";
   for (const auto& [reason, n] : r.counters.events_by_reason) {
     out += ", " + std::to_string(n) + " " + reason + " events";
@@ -320,6 +322,7 @@ json::value ReportToJson(const Report& r) {
         json::object{{"pod", p.pod}, {"node", p.node}, {"victims", std::move(victims)}});
   }
   o["preemptions"] = std::move(preemptions);
+  if (!r.gangs.empty()) o["gangs"] = GangsToJson(r.gangs);
   json::object api;
   api["binds"] = r.counters.binds;
   api["bindErrors"] = r.counters.bind_errors;

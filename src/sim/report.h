@@ -11,7 +11,8 @@
 //     "Insufficient nvidia.com/gpu", "GPU model mismatch", or the malformed-annotation text); a pod
 //     whose attempt cited several reasons counts under each;
 //   - the API writes SimCluster saw (binds, events and PodScheduled conditions by reason);
-//   - per pod (JSON `placements`): node, GPU devices, state and message.
+//   - per pod (JSON `placements`): node, GPU devices, state and message;
+//   - per gang (gang_report.h): placed / waiting / timed out, members bound and their nodes.
 //
 // BuildReport reads a finished Simulator; the Format functions are pure.
 #pragma once
@@ -22,6 +23,7 @@
 #include <string_view>
 #include <vector>
 
+#include "src/sim/gang_report.h"
 #include "src/sim/sim_cluster.h"
 #include "src/sim/simulator.h"
 
@@ -81,6 +83,7 @@ struct Report {
   std::vector<UnscheduledRow> unscheduled;  // arrival order
   std::vector<PlacementRow> placements;     // every submitted pod, arrival order (JSON only)
   std::vector<Preemption> preemptions;      // in the order they happened
+  std::vector<GangRow> gangs;               // gang_report.h
   ClusterCounters counters;
   std::vector<std::string> warnings;
 };

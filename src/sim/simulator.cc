@@ -238,6 +238,9 @@ common::StatusOr<api::PodPtr> Simulator::AdmitPriority(api::PodPtr pod) const {
 common::Status Simulator::Run(const Workload& workload) {
   SetPriorityClasses(workload.priority_classes);
   for (const auto& pdb : workload.pdbs) AddPodDisruptionBudget(pdb);
+  for (const auto& group : workload.pod_groups) {
+    GPUSCHED_RETURN_IF_ERROR(cluster_.AddPodGroup(group));
+  }
   for (const auto& node : workload.nodes) GPUSCHED_RETURN_IF_ERROR(AddNode(node));
   for (const auto& pod : workload.pods) {
     auto r = SubmitPod(pod);

@@ -141,7 +141,8 @@ class Simulator {
   // periodic tick (backoff and unschedulable flush) and schedules until no pod is ready. A pod
   // nominated by preemption binds here once its victims are gone.
   common::Status Settle();
-  // SetPriorityClasses and AddPodDisruptionBudget from the workload, AddNode for every node, then
+  // SetPriorityClasses, AddPodDisruptionBudget and SimCluster::AddPodGroup from the workload,
+  // AddNode for every node, then
   // SubmitPod for every pod, in order; then Settle() if a preemptor is still waiting.
   common::Status Run(const Workload& workload);
 
@@ -157,6 +158,7 @@ class Simulator {
   SimCluster& cluster() { return cluster_; }
   const SimCluster& cluster() const { return cluster_; }
   scheduler::Scheduler& scheduler() { return *scheduler_; }
+  const scheduler::Scheduler& scheduler() const { return *scheduler_; }
   const common::FakeClock& sim_clock() const { return sim_clock_; }
 
  private:

@@ -8,6 +8,7 @@
 #include <variant>
 
 #include "src/api/decode.h"
+#include "src/api/gang_object.h"
 
 namespace gpusched::sim {
 
@@ -17,8 +18,14 @@ void Skipped(Workload& workload, std::string_view source, std::string_view kind,
              std::string_view name) {
   workload.warnings.push_back(std::string(source) + ": skipped " + std::string(kind) + " \"" +
                               std::string(name) +
-                              "\": the simulator reads Nodes, Pods, PriorityClasses and "
-                              "PodDisruptionBudgets only");
+                              "\": the simulator reads Nodes, Pods, PriorityClasses, "
+                              "PodDisruptionBudgets, PodGroups and Workloads only");
+}
+
+bool IsGangPolicy(const api::OtherObject& o) {
+  return (o.kind == "PodGroup" && (o.api_version == api::kPodGroupApiVersion ||
+                                   o.api_version == api::kVolcanoApiVersion)) ||
+         (o.kind == "Workload" && o.api_version == api::kWorkloadApiVersion);
 }
 
 }  // namespace
@@ -26,6 +33,16 @@ void Skipped(Workload& workload, std::string_view source, std::string_view kind,
 common::Status AppendManifests(std::string_view text, std::string_view source, Workload& workload) {
   GPUSCHED_ASSIGN_OR_RETURN(std::vector<api::Object> objects, api::DecodeManifests(text, source));
   for (auto& obj : objects) {
+    if (auto* other = std::get_if<api::OtherObject>(&obj);
+        other != nullptr && IsGangPolicy(*other)) {
+      common::StatusOr<api::GangPolicyObject> policy = api::DecodeGangPolicyObject(other->json);
+      if (!policy.ok()) {
+        return common::InvalidArgumentError(std::string(source) + ": " +
+                                            std::string(policy.status().message()));
+      }
+      for (api::PodGroupPtr& g : policy->groups) workload.pod_groups.push_back(std::move(g));
+      continue;
+    }
     std::visit(
         [&](auto& o) {
           using T = std::decay_t<decltype(o)>;

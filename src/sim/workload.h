@@ -9,6 +9,7 @@
 #include <string_view>
 #include <vector>
 
+#include "src/api/gang.h"
 #include "src/api/types.h"
 #include "src/common/status.h"
 
@@ -22,12 +23,16 @@ struct Workload {
   // disruption controller).
   std::vector<api::PriorityClass> priority_classes;
   std::vector<api::PdbPtr> pdbs;
+  // Gang policies (api/gang.h): scheduler-plugins and Volcano PodGroups, one per pod group of a
+  // Workload. Added before the pods.
+  std::vector<api::PodGroupPtr> pod_groups;
   // Objects that were read but are not simulated (e.g. a Deployment), one line each.
   std::vector<std::string> warnings;
 };
 
-// Decodes a multi-document YAML (or JSON) manifest and appends its Nodes, Pods, PriorityClasses and
-// PodDisruptionBudgets to `workload`, in document order. Lists (v1 List, PodList, NodeList) are
+// Decodes a multi-document YAML (or JSON) manifest and appends its Nodes, Pods, PriorityClasses,
+// PodDisruptionBudgets and gang policies (PodGroups of scheduler-plugins or Volcano, Workloads) to
+// `workload`, in document order. Lists (v1 List, PodList, NodeList) are
 // expanded by the decoder; other kinds are skipped with a warning. Errors name `source`, the
 // document and the field.
 common::Status AppendManifests(std::string_view text, std::string_view source, Workload& workload);

@@ -89,6 +89,12 @@ SCHEDULER_RULES = {
     # NetworkLocality's read-only watch of the NetworkAware objects.
     ("appgroup.diktyo.x-k8s.io", "appgroups", (), ("get", "list", "watch")),
     ("networktopology.diktyo.x-k8s.io", "networktopologies", (), ("get", "list", "watch")),
+    # Gang scheduling: PodGroups (their status phase written) and Workloads.
+    ("scheduling.x-k8s.io", "podgroups", (), ("get", "list", "watch")),
+    ("scheduling.volcano.sh", "podgroups", (), ("get", "list", "watch")),
+    ("scheduling.x-k8s.io", "podgroups/status", (), ("patch",)),
+    ("scheduling.volcano.sh", "podgroups/status", (), ("patch",)),
+    ("scheduling.k8s.io", "workloads", (), ("get", "list", "watch")),
 }
 LEASE_RULES = lambda name: {  # noqa: E731
     ("coordination.k8s.io", "leases", (), ("create",)),

@@ -75,15 +75,18 @@ size_t PickNode(std::span<const Candidate> candidates, common::TimePoint now) {
   if (ids.size() > 1) KeepBest(ids, [&](size_t id) { return -int64_t{victims(id)[0]->priority}; });
   if (ids.size() > 1) {
     KeepBest(ids, [&](size_t id) {
+      constexpr int64_t kShift = int64_t{std::numeric_limits<int32_t>::max()} + 1;
       int64_t sum = 0;  // each priority shifted to be >= 0, as upstream
-      for (const api::PodPtr& p : victims(id)) {
-        sum += int64_t{p->priority} + int64_t{std::numeric_limits<int32_t>::max()} + 1;
-      }
+      for (const api::PodPtr& p : victims(id)) sum += int64_t{p->priority} + kShift;
+      const Candidate& c = candidates[id];
+      sum += c.broken_gang_priority_sum + kShift * c.broken_gang_members;
       return -sum;
     });
   }
   if (ids.size() > 1) {
-    KeepBest(ids, [&](size_t id) { return -static_cast<int64_t>(victims(id).size()); });
+    KeepBest(ids, [&](size_t id) {
+      return -static_cast<int64_t>(victims(id).size() + candidates[id].broken_gang_members);
+    });
   }
   if (ids.size() > 1) {
     KeepBest(ids, [&](size_t id) {

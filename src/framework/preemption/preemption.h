@@ -12,7 +12,9 @@
 //   for a share, one NVLink island when it is required, healthy devices only.
 //   PickNode (among candidates): fewest PDB violations, then the lowest highest victim priority,
 //   the smallest priority sum, the fewest victims, the latest start among the highest-priority
-//   victims, then the first candidate.
+//   victims, then the first candidate. The sum and the count include the gang members a
+//   candidate's victims would leave useless (Candidate::broken_gang_members; none outside gangs,
+//   where the order is upstream's).
 //
 // Not done as upstream: victims are removed without PreFilter extensions (AddPod/RemovePod), so
 // cross-node plugins (PodTopologySpread, InterPodAffinity) judge the node with the PreFilter
@@ -44,6 +46,12 @@ struct Candidate {
   NodeIndex node = kNoNode;
   std::vector<api::PodPtr> victims;
   int32_t pdb_violations = 0;
+  // Gang members that are not victims but become useless when the victims of their gang go (a
+  // gang runs whole or not at all), with the sum of their priorities: PickNode counts them as
+  // victims, so a partly evicted gang is never a cheaper victim than a whole one. Set by the
+  // caller (DefaultPreemption, from the scheduler's gang record); 0 for pods in no gang.
+  int32_t broken_gang_members = 0;
+  int64_t broken_gang_priority_sum = 0;
 };
 
 // The node criteria over `candidates` (non-empty); returns the index of the chosen one. `now`

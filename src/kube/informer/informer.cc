@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "src/api/decode.h"
+#include "src/api/gang_object.h"
 #include "src/common/check.h"
 #include "src/common/logging.h"
 #include "src/common/mutex.h"
@@ -21,12 +22,10 @@ namespace {
 
 namespace json = boost::json;
 
-// What differs between the pod, node and PodDisruptionBudget informers.
-template <typename T>
-struct Kind;
-
-template <>
-struct Kind<api::Pod> {
+// What differs between the informers: the object type, its name and collection path, whether
+// it is namespaced, its decoder and how a change is told to the handler.
+struct PodKind {
+  using Object = api::Pod;
   static constexpr std::string_view kName = "pods";
   static constexpr std::string_view kPath = "/api/v1/pods";
   static constexpr bool kNamespaced = true;
@@ -38,8 +37,8 @@ struct Kind<api::Pod> {
   static void Delete(ClusterEventHandler& h, api::PodPtr p) { h.OnPodDelete(std::move(p)); }
 };
 
-template <>
-struct Kind<api::Node> {
+struct NodeKind {
+  using Object = api::Node;
   static constexpr std::string_view kName = "nodes";
   static constexpr std::string_view kPath = "/api/v1/nodes";
   static constexpr bool kNamespaced = false;
@@ -51,8 +50,8 @@ struct Kind<api::Node> {
   static void Delete(ClusterEventHandler& h, api::NodePtr n) { h.OnNodeDelete(std::move(n)); }
 };
 
-template <>
-struct Kind<api::PodDisruptionBudget> {
+struct PdbKind {
+  using Object = api::PodDisruptionBudget;
   static constexpr std::string_view kName = "poddisruptionbudgets";
   static constexpr std::string_view kPath = "/apis/policy/v1/poddisruptionbudgets";
   static constexpr bool kNamespaced = true;
@@ -66,6 +65,53 @@ struct Kind<api::PodDisruptionBudget> {
   static void Delete(ClusterEventHandler& h, api::PdbPtr p) { h.OnPdbDelete(std::move(p)); }
 };
 
+// Gang policy objects: each delivers its policies (one, or one per Workload pod group).
+struct GangPolicyKindBase {
+  using Object = api::GangPolicyObject;
+  using Ptr = std::shared_ptr<const api::GangPolicyObject>;
+  static constexpr bool kNamespaced = true;
+  static common::StatusOr<api::GangPolicyObject> Decode(const json::value& v) {
+    return api::DecodeGangPolicyObject(v);
+  }
+  static void Add(ClusterEventHandler& h, const Ptr& o) {
+    for (const api::PodGroupPtr& g : o->groups) h.OnPodGroupAdd(g);
+  }
+  // Policies gone from the new object are deleted; the others are updates (or additions).
+  static void Update(ClusterEventHandler& h, const Ptr& old_obj, const Ptr& obj) {
+    for (const api::PodGroupPtr& g : old_obj->groups) {
+      if (Find(*obj, g->Key()) == nullptr) h.OnPodGroupDelete(g);
+    }
+    for (const api::PodGroupPtr& g : obj->groups) {
+      if (api::PodGroupPtr before = Find(*old_obj, g->Key())) {
+        h.OnPodGroupUpdate(std::move(before), g);
+      } else {
+        h.OnPodGroupAdd(g);
+      }
+    }
+  }
+  static void Delete(ClusterEventHandler& h, const Ptr& o) {
+    for (const api::PodGroupPtr& g : o->groups) h.OnPodGroupDelete(g);
+  }
+  static api::PodGroupPtr Find(const api::GangPolicyObject& o, const std::string& key) {
+    for (const api::PodGroupPtr& g : o.groups) {
+      if (g->Key() == key) return g;
+    }
+    return nullptr;
+  }
+};
+struct PodGroupKind : GangPolicyKindBase {
+  static constexpr std::string_view kName = "podgroups.scheduling.x-k8s.io";
+  static constexpr std::string_view kPath = "/apis/scheduling.x-k8s.io/v1alpha1/podgroups";
+};
+struct VolcanoPodGroupKind : GangPolicyKindBase {
+  static constexpr std::string_view kName = "podgroups.scheduling.volcano.sh";
+  static constexpr std::string_view kPath = "/apis/scheduling.volcano.sh/v1beta1/podgroups";
+};
+struct WorkloadKind : GangPolicyKindBase {
+  static constexpr std::string_view kName = "workloads.scheduling.k8s.io";
+  static constexpr std::string_view kPath = "/apis/scheduling.k8s.io/v1alpha1/workloads";
+};
+
 std::string_view MetaField(const json::value& obj, std::string_view key) {
   const json::object* o = obj.if_object();
   if (o == nullptr) return {};
@@ -76,9 +122,10 @@ std::string_view MetaField(const json::value& obj, std::string_view key) {
   return v->as_string();
 }
 
-template <typename T>
+template <typename K>
 class TypedInformer final : public Informer, private ReflectorSink {
  public:
+  using T = typename K::Object;
   using Ptr = std::shared_ptr<const T>;
 
   TypedInformer(RestClient& client, ClusterEventHandler& handler, const common::Clock& clock,
@@ -115,7 +162,7 @@ class TypedInformer final : public Informer, private ReflectorSink {
   static std::string RawKey(const json::value& obj) {
     std::string_view name = MetaField(obj, "name");
     if (name.empty()) return "";
-    if (!Kind<T>::kNamespaced) return std::string(name);
+    if (!K::kNamespaced) return std::string(name);
     std::string key(MetaField(obj, "namespace"));
     key += '/';
     key += name;
@@ -138,7 +185,7 @@ class TypedInformer final : public Informer, private ReflectorSink {
   }
 
   common::StatusOr<Ptr> DecodeObject(const json::value& obj) {
-    auto decoded = Kind<T>::Decode(obj);
+    auto decoded = K::Decode(obj);
     if (!decoded.ok()) return std::move(decoded).status();
     return Ptr(std::make_shared<const T>(std::move(decoded).value()));
   }
@@ -148,13 +195,13 @@ class TypedInformer final : public Informer, private ReflectorSink {
     Ptr old = Find(key);
     if (old == nullptr) {
       Put(key, obj);
-      Kind<T>::Add(handler_, std::move(obj));
+      K::Add(handler_, std::move(obj));
       return;
     }
     if (old->meta.uid != obj->meta.uid) {
       Put(key, obj);
-      Kind<T>::Delete(handler_, std::move(old));
-      Kind<T>::Add(handler_, std::move(obj));
+      K::Delete(handler_, std::move(old));
+      K::Add(handler_, std::move(obj));
       return;
     }
     if (!obj->meta.resource_version.empty() &&
@@ -162,7 +209,7 @@ class TypedInformer final : public Informer, private ReflectorSink {
       return;
     }
     Put(key, obj);
-    Kind<T>::Update(handler_, std::move(old), std::move(obj));
+    K::Update(handler_, std::move(old), std::move(obj));
   }
 
   // ReflectorSink
@@ -176,7 +223,7 @@ class TypedInformer final : public Informer, private ReflectorSink {
       std::string key = RawKey(item);
       if (key.empty()) {
         ++skipped;
-        spdlog::warn("informer {}: skipping a listed object without metadata.name", Kind<T>::kName);
+        spdlog::warn("informer {}: skipping a listed object without metadata.name", K::kName);
         continue;
       }
       present.insert(key);
@@ -184,7 +231,7 @@ class TypedInformer final : public Informer, private ReflectorSink {
       if (!obj.ok()) {
         // Keep whatever version we had: it still exists, we just cannot read its new state.
         ++skipped;
-        spdlog::warn("informer {}: skipping {}: {}", Kind<T>::kName, key, obj.status().ToString());
+        spdlog::warn("informer {}: skipping {}: {}", K::kName, key, obj.status().ToString());
         continue;
       }
       fresh.emplace_back(std::move(key), std::move(obj).value());
@@ -204,17 +251,17 @@ class TypedInformer final : public Informer, private ReflectorSink {
     }
     for (Ptr& obj : gone) {
       if (common::V(4)) {
-        spdlog::info("informer {}: {} vanished while not watching; delivering delete",
-                     Kind<T>::kName, obj->meta.name);
+        spdlog::info("informer {}: {} vanished while not watching; delivering delete", K::kName,
+                     obj->meta.name);
       }
-      Kind<T>::Delete(handler_, std::move(obj));
+      K::Delete(handler_, std::move(obj));
     }
     for (auto& [key, obj] : fresh) Upsert(key, std::move(obj));
     if (common::V(2) || !gone.empty() || skipped > 0) {
       spdlog::info(
           "informer {}: synced {} objects at resourceVersion {} ({} deleted while away, {} "
           "skipped)",
-          Kind<T>::kName, Size(), resource_version, gone.size(), skipped);
+          K::kName, Size(), resource_version, gone.size(), skipped);
     }
     {
       common::MutexLock l(mu_);
@@ -226,7 +273,7 @@ class TypedInformer final : public Informer, private ReflectorSink {
   void Apply(EventType type, const json::value& object) override {
     std::string key = RawKey(object);
     if (key.empty()) {
-      spdlog::warn("informer {}: skipping a watch event without metadata.name", Kind<T>::kName);
+      spdlog::warn("informer {}: skipping a watch event without metadata.name", K::kName);
       return;
     }
     if (type == EventType::kDeleted) {
@@ -236,12 +283,12 @@ class TypedInformer final : public Informer, private ReflectorSink {
       auto obj = DecodeObject(object);
       if (obj.ok() && (*obj)->meta.uid == old->meta.uid) last = std::move(obj).value();
       Erase(key);
-      Kind<T>::Delete(handler_, std::move(last));
+      K::Delete(handler_, std::move(last));
       return;
     }
     auto obj = DecodeObject(object);
     if (!obj.ok()) {
-      spdlog::warn("informer {}: skipping event for {}: {}", Kind<T>::kName, key,
+      spdlog::warn("informer {}: skipping event for {}: {}", K::kName, key,
                    obj.status().ToString());
       return;
     }
@@ -257,13 +304,13 @@ class TypedInformer final : public Informer, private ReflectorSink {
   bool synced_ GPUSCHED_GUARDED_BY(mu_) = false;
 };
 
-template <typename T>
+template <typename K>
 InformerPtr NewInformer(RestClient& client, ClusterEventHandler& handler,
                         const common::Clock& clock, InformerOptions options,
                         std::string_view default_field_selector) {
   ReflectorOptions r = std::move(options.reflector);
-  r.name = std::string(Kind<T>::kName);
-  r.path = std::string(Kind<T>::kPath);
+  r.name = std::string(K::kName);
+  r.path = std::string(K::kPath);
   if (options.field_selector == "-") {
     r.field_selector.clear();
   } else if (options.field_selector.empty()) {
@@ -272,25 +319,37 @@ InformerPtr NewInformer(RestClient& client, ClusterEventHandler& handler,
     r.field_selector = std::move(options.field_selector);
   }
   r.label_selector = std::move(options.label_selector);
-  return std::make_unique<TypedInformer<T>>(client, handler, clock, std::move(r));
+  return std::make_unique<TypedInformer<K>>(client, handler, clock, std::move(r));
 }
 
 }  // namespace
 
 InformerPtr NewPodInformer(RestClient& client, ClusterEventHandler& handler,
                            const common::Clock& clock, InformerOptions options) {
-  return NewInformer<api::Pod>(client, handler, clock, std::move(options),
-                               kNonTerminalPodsSelector);
+  return NewInformer<PodKind>(client, handler, clock, std::move(options), kNonTerminalPodsSelector);
 }
 
 InformerPtr NewNodeInformer(RestClient& client, ClusterEventHandler& handler,
                             const common::Clock& clock, InformerOptions options) {
-  return NewInformer<api::Node>(client, handler, clock, std::move(options), "");
+  return NewInformer<NodeKind>(client, handler, clock, std::move(options), "");
 }
 
 InformerPtr NewPdbInformer(RestClient& client, ClusterEventHandler& handler,
                            const common::Clock& clock, InformerOptions options) {
-  return NewInformer<api::PodDisruptionBudget>(client, handler, clock, std::move(options), "");
+  return NewInformer<PdbKind>(client, handler, clock, std::move(options), "");
+}
+
+InformerPtr NewPodGroupInformer(RestClient& client, ClusterEventHandler& handler,
+                                const common::Clock& clock, GangPolicyApi api,
+                                InformerOptions options) {
+  switch (api) {
+    case GangPolicyApi::kVolcano:
+      return NewInformer<VolcanoPodGroupKind>(client, handler, clock, std::move(options), "");
+    case GangPolicyApi::kWorkload:
+      return NewInformer<WorkloadKind>(client, handler, clock, std::move(options), "");
+    case GangPolicyApi::kPodGroup: break;
+  }
+  return NewInformer<PodGroupKind>(client, handler, clock, std::move(options), "");
 }
 
 }  // namespace gpusched::kube::informer

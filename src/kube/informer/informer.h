@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0
-// Informer: a Reflector on its own thread, a store of the decoded objects (api::Pod, api::Node or
-// api::PodDisruptionBudget, decoded straight from the watch JSON with api::DecodePod/DecodeNode/
-// DecodePodDisruptionBudget) and the notifications to a kube::ClusterEventHandler — the Scheduler
-// in real-cluster mode.
+// Informer: a Reflector on its own thread, a store of the decoded objects (api::Pod, api::Node,
+// api::PodDisruptionBudget or api::GangPolicyObject, decoded straight from the watch JSON with
+// api::DecodePod/DecodeNode/DecodePodDisruptionBudget/DecodeGangPolicyObject) and the notifications
+// to a kube::ClusterEventHandler — the Scheduler in real-cluster mode.
 //
 // Notifications, per object key (namespace/name for pods and PDBs, name for nodes):
 //   not in store, listed or ADDED/MODIFIED        -> OnXAdd(new)
@@ -82,5 +82,16 @@ InformerPtr NewNodeInformer(RestClient& client, ClusterEventHandler& handler,
 // api::DecodePodDisruptionBudget and delivered to OnPdbAdd/OnPdbUpdate/OnPdbDelete.
 InformerPtr NewPdbInformer(RestClient& client, ClusterEventHandler& handler,
                            const common::Clock& clock, InformerOptions options = {});
+// Gang policies (api/gang.h), delivered to OnPodGroupAdd/Update/Delete, one call per policy:
+//   kPodGroup  /apis/scheduling.x-k8s.io/v1alpha1/podgroups   (scheduler-plugins)
+//   kVolcano   /apis/scheduling.volcano.sh/v1beta1/podgroups  (Volcano)
+//   kWorkload  /apis/scheduling.k8s.io/v1alpha1/workloads     (one per pod group; an update
+//              delivers the deletion of pod groups it no longer has)
+// A collection the API server does not serve (CRD not installed, alpha API off) is retried with
+// the reflector's backoff and never syncs; the scheduler does not wait for it.
+enum class GangPolicyApi : uint8_t { kPodGroup, kVolcano, kWorkload };
+InformerPtr NewPodGroupInformer(RestClient& client, ClusterEventHandler& handler,
+                                const common::Clock& clock, GangPolicyApi api,
+                                InformerOptions options = {});
 
 }  // namespace gpusched::kube::informer

@@ -301,13 +301,20 @@ void Reflector::Run() {
   while (!stopping()) {
     Status st = Step();
     if (stopping()) break;
-    if (st.ok()) continue;
+    if (st.ok()) {
+      last_error_.clear();
+      continue;
+    }
     // An expiry relists at once (the normal path after a long disconnection); a second expiry
     // before any watch worked, and every other error, backs off.
     if (st.code() == common::StatusCode::kOutOfRange && consecutive_expiries_ <= 1) continue;
     common::Duration wait = Jittered(backoff_);
-    spdlog::warn("informer {}: {}; retrying in {:.1f}s", options_.name, st.ToString(),
-                 common::Seconds(wait));
+    // A repeated error (a collection the server does not serve: 404 every 30 s) is logged once.
+    std::string error = st.ToString();
+    spdlog::log(error == last_error_ ? spdlog::level::debug : spdlog::level::warn,
+                "informer {}: {}; retrying in {:.1f}s", options_.name, error,
+                common::Seconds(wait));
+    last_error_ = std::move(error);
     Wait(wait);
     backoff_ = std::min(backoff_ * 2, options_.max_backoff);
   }

@@ -136,6 +136,7 @@ class Reflector {
   // Per-watch state, used on the Run() thread only.
   int64_t watch_events_ = 0;
   int consecutive_expiries_ = 0;  // 410s since the last watch that worked
+  std::string last_error_;        // Run(): the same error again is logged at debug level
   bool watch_gone_ = false;
   common::Status watch_error_;
   api::JsonParser watch_parser_;  // one per stream: watch lines parse without allocating

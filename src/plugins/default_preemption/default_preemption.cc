@@ -3,11 +3,16 @@
 
 #include <algorithm>
 #include <limits>
+#include <map>
 #include <memory>
+#include <set>
+#include <string>
 #include <utility>
 
 #include "src/api/equivalence.h"
+#include "src/api/gang.h"
 #include "src/common/interner.h"
+#include "src/framework/gangs.h"
 #include "src/plugins/helper/args.h"
 #include "src/plugins/names.h"
 
@@ -92,6 +97,31 @@ int32_t DefaultPreemption::NumCandidates(int32_t potential) const {
   return static_cast<int32_t>(std::min<int64_t>(n, potential));
 }
 
+void DefaultPreemption::CountBrokenGangs(std::span<Candidate> candidates) const {
+  framework::Gangs* gangs = handle_.gangs();
+  if (gangs == nullptr) return;
+  for (Candidate& c : candidates) {
+    c.broken_gang_members = 0;
+    c.broken_gang_priority_sum = 0;
+    std::map<std::string, int32_t> priority_by_gang;  // gangs hit, with a victim's priority
+    std::set<std::string_view> victim_uids;
+    for (const api::PodPtr& v : c.victims) {
+      victim_uids.insert(v->meta.uid);
+      if (v->gang.empty()) continue;
+      api::PodGroupPtr policy = gangs->PolicyOf(*v);
+      if (policy != nullptr && policy->gang)
+        priority_by_gang.emplace(api::GangKey(*v), v->priority);
+    }
+    for (const auto& [key, priority] : priority_by_gang) {
+      for (const std::string& uid : gangs->ReservedMembers(key)) {
+        if (victim_uids.contains(uid)) continue;
+        ++c.broken_gang_members;
+        c.broken_gang_priority_sum += priority;
+      }
+    }
+  }
+}
+
 Status DefaultPreemption::PostFilter(framework::CycleState& state, const api::Pod& pod,
                                      const framework::Snapshot& snapshot,
                                      const framework::PostFilterContext& context,
@@ -118,6 +148,7 @@ Status DefaultPreemption::PostFilter(framework::CycleState& state, const api::Po
     return Status::WithMessage(Code::kUnschedulable,
                                NoCandidateMessage(failed, snapshot.num_nodes()));
   }
+  CountBrokenGangs(candidates);
   Candidate& best = candidates[framework::preemption::PickNode(candidates, handle_.clock().Now())];
   result.mode = framework::PostFilterResult::Mode::kOverride;
   result.nominated_node = std::string(snapshot.at(best.node).name());

@@ -18,7 +18,9 @@
 //      GPU count; src/framework/preemption/preemption.h).
 //   4. The node: framework::preemption::PickNode (fewest PDB violations, then the lowest highest
 //      victim priority, the smallest priority sum, the fewest victims, the latest start among
-//      the highest-priority victims, then the first candidate found).
+//      the highest-priority victims, then the first candidate found). A victim in a gang
+//      (api/gang.h) leaves the rest of its gang useless: those members count as victims in the
+//      sum and the count, so a partly evicted gang is never cheaper than a whole one.
 //   No candidate: Unschedulable "preemption: 0/N nodes are available: ..." (each node's reason
 //   after its victims were removed, "No preemption victims found for incoming pod", and
 //   "Preemption is not helpful for scheduling" for the nodes not tried), and the pod's nomination
@@ -93,6 +95,10 @@ class DefaultPreemption final : public framework::PostFilterPlugin {
                                   const framework::PostFilterContext& context,
                                   std::span<const api::PdbPtr> pdbs,
                                   framework::preemption::Candidate& out);
+
+  // Sets each candidate's broken_gang_members: for every gang its victims belong to, the members
+  // reserved or bound now (Handle::gangs()) that are not victims themselves.
+  void CountBrokenGangs(std::span<framework::preemption::Candidate> candidates) const;
 
   Args args_;
   framework::Handle& handle_;

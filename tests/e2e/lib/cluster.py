@@ -9,7 +9,7 @@ Ready and moves pods bound to them to Running/Ready; deleted pods on them go awa
 
 API (keep it small; later tests build on it):
 
-``TestCluster(start_scheduler=True, extra_args=None)``
+``TestCluster(start_scheduler=True, extra_args=None, kwok_stages=None)``
     Context manager. ``__enter__`` runs ``scripts/test-cluster up`` (which returns once the
     API server is ready and the controllers, scheduler and kwok run); ``__exit__`` prints
     the components' logs if the block raised, and always runs ``down`` and removes the
@@ -17,6 +17,8 @@ API (keep it small; later tests build on it):
     SIGTERM/SIGHUP handlers and an owner-PID watchdog in scripts/test-cluster make sure no
     process outlives the test even when it is killed.
     ``extra_args`` maps "apiserver"/"kcm"/"scheduler"/"kwok" to extra command-line flags.
+    ``kwok_stages`` is a kwok stage file to use instead of the testbin's (other pod life
+    cycles, e.g. Job pods that complete after a delay).
 
     Attributes: ``dir``, ``kubeconfig`` (admin, system:masters), ``gpusched_kubeconfig``
     (service account gpusched-system/gpusched, bound to system:kube-scheduler and
@@ -218,9 +220,10 @@ class TestCluster:
 
     __test__ = False  # not a test class, whatever a collector thinks of the name
 
-    def __init__(self, start_scheduler=True, extra_args=None):
+    def __init__(self, start_scheduler=True, extra_args=None, kwok_stages=None):
         self.start_scheduler = start_scheduler
         self.extra_args = dict(extra_args or {})
+        self.kwok_stages = kwok_stages
         self.dir = None
         self.kubeconfig = None
         self.gpusched_kubeconfig = None
@@ -243,6 +246,8 @@ class TestCluster:
             env["TEST_CLUSTER_OWNER_PURGE"] = "1"
         if not self.start_scheduler:
             env["TEST_CLUSTER_NO_SCHEDULER"] = "1"
+        if self.kwok_stages:
+            env["TEST_CLUSTER_KWOK_STAGES"] = self.kwok_stages
         for key, var in (
             ("apiserver", "TEST_CLUSTER_APISERVER_ARGS"),
             ("kcm", "TEST_CLUSTER_KCM_ARGS"),

@@ -1,0 +1,278 @@
+#!/usr/bin/env python3
+# SPDX-License-Identifier: Apache-2.0
+"""Gang scheduling by `gpusched scheduler` on a real control plane (issue #19).
+
+One control plane for the file: the API server serves the Workload API
+(--feature-gates=GenericWorkload=true, --runtime-config=scheduling.k8s.io/v1alpha1=true), the
+scheduler-plugins PodGroup CRD is installed (tests/e2e/testdata/podgroup-crd.yaml), and kwok runs
+with the test cluster's stages except that a Job's pod completes only after the duration in its
+annotation e2e.gpusched.io/complete-after (so a Job "runs" for a while). gpusched's service
+account gets the RBAC of the chart for PodGroups and Workloads. Everything is checked from the
+API server and from gpusched's /metrics (the GPUs its cache holds, assumed pods included).
+
+  test_a  two Indexed Jobs (the real Job controller) of 4 and 2 workers x 8 GPUs, each with a
+          PodGroup, on 4 nodes of 8 GPUs: one gang is bound whole, the other has no pod bound
+          and holds no GPU; when the first job's pods complete, the second one starts.
+  test_b  a gang that can never fit (5 x 8 GPUs on 4 x 8) times out: its PodGroup's phase says
+          TimedOut and its pods get GangTimedOut events; a single-GPU pod still binds.
+  test_c  a PodGroup requiring one zone: zone-a has 8 free GPUs on two half-used nodes, zone-b
+          two empty nodes; a gang of 3 x 4 GPUs lands whole in zone-b (pod by pod, packing
+          would put two members into zone-a's free halves).
+  test_d  the same gang rule through the Workload API: pods with spec.workloadRef wait until
+          the gang's minCount pods exist, then bind together in one zone.
+"""
+
+import os
+import sys
+import time
+import unittest
+import urllib.request
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "lib"))
+
+from cluster import ClusterTestCase, testbin_dir  # noqa: E402
+from gpusched_harness import (  # noqa: E402
+    GROUP_LABEL, Gpusched, events, gpu_pod, kwok_gpu_node, log, wait_nodes_ready, write_config)
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+ZONE = "topology.kubernetes.io/zone"
+COMPLETE_AFTER = "e2e.gpusched.io/complete-after"
+
+
+def delayed_completion_stages(path):
+    """The testbin's kwok stages with the Job pods' completion delayed by COMPLETE_AFTER."""
+    with open(os.path.join(testbin_dir(), "..", "share", "kwok", "stages.yaml")) as f:
+        text = f.read()
+    docs = text.split("\n---\n")
+    out = []
+    for d in docs:
+        if "name: pod-complete" in d:
+            assert "  next:\n" in d, "unexpected pod-complete stage layout"
+            d = d.replace("  next:\n", "  delay:\n    durationMilliseconds: 0\n    durationFrom:\n"
+                          f"      expressionFrom: '.metadata.annotations[\"{COMPLETE_AFTER}\"]'\n"
+                          "  next:\n", 1)
+        out.append(d)
+    with open(path, "w") as f:
+        f.write("\n---\n".join(out))
+    return path
+
+
+GANG_RBAC = {
+    "apiVersion": "rbac.authorization.k8s.io/v1", "kind": "ClusterRole",
+    "metadata": {"name": "e2e-gpusched-gangs"},
+    "rules": [
+        {"apiGroups": ["scheduling.x-k8s.io", "scheduling.volcano.sh"],
+         "resources": ["podgroups"], "verbs": ["get", "list", "watch"]},
+        {"apiGroups": ["scheduling.x-k8s.io", "scheduling.volcano.sh"],
+         "resources": ["podgroups/status"], "verbs": ["patch", "update"]},
+        {"apiGroups": ["scheduling.k8s.io"], "resources": ["workloads"],
+         "verbs": ["get", "list", "watch"]},
+    ],
+}
+
+
+class GangE2ETest(ClusterTestCase):
+    cluster_kwargs = {"extra_args": {"apiserver": [
+        "--feature-gates=GenericWorkload=true",
+        "--runtime-config=scheduling.k8s.io/v1alpha1=true"]}}
+
+    @classmethod
+    def setUpClass(cls):
+        import tempfile
+        cls.stages = delayed_completion_stages(
+            os.path.join(tempfile.mkdtemp(prefix="gang-stages-"), "stages.yaml"))
+        cls.cluster_kwargs = dict(cls.cluster_kwargs, kwok_stages=cls.stages)
+        super().setUpClass()
+        c = cls.cluster
+        c.kubectl("apply", "-f", os.path.join(HERE, "testdata", "podgroup-crd.yaml"))
+        c.wait_for(lambda: c.kubectl("get", "podgroups.scheduling.x-k8s.io", "-A"), timeout=60,
+                   what="the PodGroup CRD served")
+        c.apply(GANG_RBAC)
+        c.apply({"apiVersion": "rbac.authorization.k8s.io/v1", "kind": "ClusterRoleBinding",
+                 "metadata": {"name": "e2e-gpusched-gangs"},
+                 "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": "ClusterRole",
+                             "name": "e2e-gpusched-gangs"},
+                 "subjects": [{"kind": "ServiceAccount", "name": "gpusched",
+                               "namespace": "gpusched-system"}]})
+        cls.gpusched = Gpusched(c, write_config(c.dir, name="gang.yaml"), name="gpusched-gang")
+        cls.gpusched.start()
+
+    @classmethod
+    def tearDownClass(cls):
+        if cls.gpusched.alive():
+            cls.gpusched.kill()
+        super().tearDownClass()
+
+    def setUp(self):
+        self.t0 = time.monotonic()
+        self.ns = self.cluster.new_namespace("gang")
+        self.addCleanup(self.cleanup)
+
+    def cleanup(self):
+        self.cluster.kubectl("delete", "namespace", self.ns, "--wait=false", "--ignore-not-found")
+        self.cluster.kubectl("delete", "nodes", "-l", f"{GROUP_LABEL}={self.ns}", "--wait=false",
+                             "--ignore-not-found")
+        log(f"MEASURED {self.id().split('.')[-1]}: took {time.monotonic() - self.t0:.1f}s")
+
+    # --- objects and reads -------------------------------------------------------------------
+
+    def nodes(self, spec):
+        """spec: [(name, gpus, zone)]"""
+        self.cluster.apply([kwok_gpu_node(f"{self.ns}-{n}", self.ns, "A100-SXM4-80GB", g, 81920, z)
+                            for n, g, z in spec])
+        wait_nodes_ready(self.cluster, f"{GROUP_LABEL}={self.ns}", len(spec))
+
+    def pod_group(self, name, min_member, timeout=None, zone_required=False):
+        obj = {"apiVersion": "scheduling.x-k8s.io/v1alpha1", "kind": "PodGroup",
+               "metadata": {"name": name}, "spec": {"minMember": min_member}}
+        if timeout:
+            obj["spec"]["scheduleTimeoutSeconds"] = timeout
+        if zone_required:
+            obj["metadata"]["annotations"] = {"gpusched.io/gang-topology-required": ZONE}
+        self.cluster.apply(obj, namespace=self.ns)
+
+    def member(self, name, group, gpus, extra_spec=None, annotations=None):
+        pod = gpu_pod(name, gpus, group=self.ns, annotations=annotations)
+        pod["metadata"]["labels"] = {"scheduling.x-k8s.io/pod-group": group} if group else {}
+        pod["spec"].update(extra_spec or {})
+        return pod
+
+    def indexed_job(self, name, workers, gpus, group, complete_after):
+        template = self.member("x", group, gpus, annotations={COMPLETE_AFTER: complete_after})
+        del template["metadata"]["name"]
+        template["spec"]["restartPolicy"] = "Never"
+        self.cluster.apply({
+            "apiVersion": "batch/v1", "kind": "Job", "metadata": {"name": name},
+            "spec": {"completionMode": "Indexed", "completions": workers, "parallelism": workers,
+                     "backoffLimit": 0,
+                     "template": {"metadata": template["metadata"], "spec": template["spec"]}}},
+            namespace=self.ns)
+
+    def pods(self, selector=None):
+        args = ["pods", "--namespace", self.ns] + (["-l", selector] if selector else [])
+        return self.cluster.get_json(*args)["items"]
+
+    def bound(self, pods):
+        return [p for p in pods if p["spec"].get("nodeName")]
+
+    def job_pods(self, job):
+        return self.pods(f"batch.kubernetes.io/job-name={job}")
+
+    def allocated_gpus(self):
+        """gpusched_cluster_gpus_allocated summed over models: what gpusched's cache holds."""
+        port = self.gpusched.metrics_port()
+        with urllib.request.urlopen(f"http://127.0.0.1:{port}/metrics", timeout=10) as resp:
+            body = resp.read().decode()
+        return sum(float(line.rsplit(" ", 1)[1]) for line in body.splitlines()
+                   if line.startswith("gpusched_cluster_gpus_allocated{"))
+
+    def zone_of(self, node_name):
+        node = self.cluster.get_json("node", node_name)
+        return node["metadata"]["labels"].get(ZONE)
+
+    # --- tests -------------------------------------------------------------------------------
+
+    def test_a_two_indexed_jobs_one_gang_whole_the_other_nothing_then_it_starts(self):
+        self.nodes([(f"n{i}", 8, "zone-a") for i in range(4)])
+        base = self.allocated_gpus()
+        self.pod_group("train-a", 4)
+        self.pod_group("train-b", 2)
+        self.indexed_job("train-a", 4, 8, "train-a", complete_after="25s")
+        self.indexed_job("train-b", 2, 8, "train-b", complete_after="25s")
+
+        def one_whole():
+            a, b = self.bound(self.job_pods("train-a")), self.bound(self.job_pods("train-b"))
+            return (len(a) == 4 and len(b) == 0) or (len(b) == 2 and len(a) == 0)
+        self.cluster.wait_for(one_whole, timeout=90, what="one gang bound whole")
+        first = "train-a" if self.bound(self.job_pods("train-a")) else "train-b"
+        second = "train-b" if first == "train-a" else "train-a"
+        want_first = 32 if first == "train-a" else 16
+        # Hold for a while: the other gang gets no pod and no GPU while the first one runs.
+        for _ in range(5):
+            self.assertEqual(self.bound(self.job_pods(second)), [], f"{second} got a pod")
+            self.assertEqual(self.allocated_gpus() - base, want_first,
+                             f"gpusched holds GPUs beyond {first}'s")
+            time.sleep(1)
+        nodes = {p["spec"]["nodeName"] for p in self.bound(self.job_pods(first))}
+        self.assertEqual(len(nodes), 4 if first == "train-a" else 2)
+        log(f"{first} placed whole on {sorted(nodes)}; {second} waits with nothing held")
+
+        def second_started():
+            want = 4 if second == "train-a" else 2
+            return len(self.bound(self.job_pods(second))) == want
+        self.cluster.wait_for(second_started, timeout=120,
+                              what=f"{second} bound after {first} completed")
+        done = self.cluster.get_json("job", first, "--namespace", self.ns)
+        self.assertEqual(done["status"].get("succeeded"), 4 if first == "train-a" else 2)
+
+    def test_b_a_gang_that_never_fits_times_out_and_a_single_pod_binds(self):
+        self.nodes([(f"n{i}", 8, "zone-a") for i in range(4)])
+        self.pod_group("huge", 5, timeout=10)
+        for i in range(5):
+            self.cluster.apply(self.member(f"huge-{i}", "huge", 8), namespace=self.ns)
+
+        def timed_out():
+            pg = self.cluster.get_json("podgroup", "huge", "--namespace", self.ns)
+            return pg.get("status", {}).get("phase") == "TimedOut" and pg
+        self.cluster.wait_for(timed_out, timeout=60, what="PodGroup huge TimedOut")
+        self.assertEqual(self.bound(self.pods("scheduling.x-k8s.io/pod-group=huge")), [])
+        reasons = [e.get("reason") for e in events(self.cluster, self.ns)]
+        self.assertIn("GangTimedOut", reasons)
+        self.cluster.apply(self.member("single", None, 1), namespace=self.ns)
+        self.cluster.wait_for(
+            lambda: self.cluster.get_json("pod", "single", "--namespace", self.ns)["spec"]
+            .get("nodeName"), timeout=60, what="a single-GPU pod bound")
+
+    def required_zone_setup(self):
+        """zone-a: two nodes with 4 of 8 GPUs used by filler pods; zone-b: two empty nodes."""
+        self.nodes([("a0", 8, "zone-a"), ("a1", 8, "zone-a"), ("b0", 8, "zone-b"),
+                    ("b1", 8, "zone-b")])
+        for n in ("a0", "a1"):
+            filler = self.member(f"fill-{n}", None, 4)
+            filler["spec"]["nodeName"] = f"{self.ns}-{n}"
+            self.cluster.apply(filler, namespace=self.ns)
+
+    def assert_one_zone(self, pods, want_zone):
+        zones = {self.zone_of(p["spec"]["nodeName"]) for p in pods}
+        self.assertEqual(zones, {want_zone})
+
+    def test_c_a_gang_requiring_one_zone_lands_in_one_zone(self):
+        self.required_zone_setup()
+        self.pod_group("zonal", 3, zone_required=True)
+        for i in range(3):
+            self.cluster.apply(self.member(f"z-{i}", "zonal", 4), namespace=self.ns)
+        pods = self.cluster.wait_for(
+            lambda: len(b := self.bound(self.pods("scheduling.x-k8s.io/pod-group=zonal"))) == 3
+            and b, timeout=60, what="the zonal gang bound")
+        self.assert_one_zone(pods, "zone-b")
+        pg = self.cluster.get_json("podgroup", "zonal", "--namespace", self.ns)
+        self.assertIn(pg.get("status", {}).get("phase"), ("Scheduling", "Running"))
+
+    def test_d_workload_api_gang(self):
+        self.required_zone_setup()
+        self.cluster.apply({
+            "apiVersion": "scheduling.k8s.io/v1alpha1", "kind": "Workload",
+            "metadata": {"name": "llm", "annotations": {"gpusched.io/gang-topology-required": ZONE}},
+            "spec": {"podGroups": [{"name": "workers", "policy": {"gang": {"minCount": 3}}}]}},
+            namespace=self.ns)
+        ref = {"workloadRef": {"name": "llm", "podGroup": "workers"}}
+        for i in range(2):
+            self.cluster.apply(self.member(f"w-{i}", None, 4, extra_spec=ref), namespace=self.ns)
+        created = self.pods()
+        self.assertTrue(all(p["spec"].get("workloadRef") for p in created
+                            if p["metadata"]["name"].startswith("w-")),
+                        "the API server kept spec.workloadRef (GenericWorkload gate)")
+        time.sleep(5)
+        self.assertEqual([p for p in self.bound(self.pods()) if p["metadata"]["name"].startswith("w-")],
+                         [], "two of minCount 3 must wait")
+        self.cluster.apply(self.member("w-2", None, 4, extra_spec=ref), namespace=self.ns)
+
+        def all_bound():
+            b = [p for p in self.bound(self.pods()) if p["metadata"]["name"].startswith("w-")]
+            return len(b) == 3 and b
+        pods = self.cluster.wait_for(all_bound, timeout=60, what="the Workload gang bound")
+        self.assert_one_zone(pods, "zone-b")
+
+
+if __name__ == "__main__":
+    unittest.main(verbosity=2)
