@@ -25,6 +25,7 @@
 // RestClient and Clock must outlive them.
 #pragma once
 
+#include <atomic>
 #include <map>
 #include <memory>
 #include <optional>
