@@ -96,24 +96,54 @@ def client_context(cert=None):
 
 
 def raw_request(port, data, cert=None, timeout=10):
-    """Sends raw bytes over TLS (client certificate `cert`), returns the reply (b"" if the
-    connection was dropped)."""
-    with socket.create_connection(("127.0.0.1", port), timeout=timeout) as raw:
-        out = b""
-        try:
-            s = client_context(cert).wrap_socket(raw, server_hostname="127.0.0.1")
-            s.sendall(data)
-        except (ssl.SSLError, ConnectionResetError, BrokenPipeError):
-            return out  # the handshake was refused
-        while True:
-            try:
-                chunk = s.recv(65536)
-            except (ConnectionResetError, socket.timeout, ssl.SSLError):
-                break
+    """Sends raw bytes over TLS (client certificate `cert`), then close_notify (TLS's half-close:
+    the server sees the end of the request, as a TCP half-close did over plain HTTP), and returns
+    the reply (b"" if the handshake was refused or the connection dropped). Memory BIOs, so that
+    the client can keep reading after its close_notify."""
+    incoming, outgoing = ssl.MemoryBIO(), ssl.MemoryBIO()
+    tls = client_context(cert).wrap_bio(incoming, outgoing, server_hostname="127.0.0.1")
+    out = b""
+    with socket.create_connection(("127.0.0.1", port), timeout=timeout) as sock:
+        def flush():
+            pending = outgoing.read()
+            if pending:
+                sock.sendall(pending)
+
+        def pump():
+            chunk = sock.recv(65536)
             if not chunk:
-                break
-            out += chunk
-        return out
+                incoming.write_eof()
+                return False
+            incoming.write(chunk)
+            return True
+        try:
+            while True:
+                try:
+                    tls.do_handshake()
+                    break
+                except ssl.SSLWantReadError:
+                    flush()
+                    if not pump():
+                        return out
+            flush()
+            tls.write(data)
+            try:
+                tls.unwrap()
+            except ssl.SSLWantReadError:
+                pass
+            flush()
+            while True:
+                try:
+                    chunk = tls.read(65536)
+                    if not chunk:
+                        break
+                    out += chunk
+                except ssl.SSLWantReadError:
+                    if not pump():
+                        break
+        except (ssl.SSLError, ConnectionResetError, BrokenPipeError, socket.timeout):
+            pass
+    return out
 
 
 class ExtenderE2ETest(ClusterTestCase):
