@@ -21,6 +21,7 @@
 #include <unistd.h>
 
 #include <chrono>
+#include <csignal>
 #include <cstddef>
 #include <cstdint>
 #include <cstdlib>
@@ -97,6 +98,9 @@ struct Front {
   }
 
   Front() {
+    // The client's SSL_write on a connection the server closed must fail, not kill the process
+    // (gpusched itself ignores SIGPIPE: cmd/gpusched InstallShutdownHandler).
+    std::signal(SIGPIPE, SIG_IGN);
     plain = Start(false);
     tls = Start(true);
     client = SSL_CTX_new(TLS_client_method());
