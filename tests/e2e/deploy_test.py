@@ -112,8 +112,12 @@ EXTENDER_RULES = DELEGATED_AUTH_RULES | {
     ("", "nodes", (), ("get", "list", "watch")),
     ("", "pods/binding", (), ("create",)),
 }
+# What Prometheus' service account may do (monitoring.serviceMonitor): get /metrics.
+METRICS_READER_RULES = {("", "nonResourceURL /metrics", (), ("get",))}
+PROMETHEUS_SA = ("monitoring", "prometheus-k8s")
 EXPECTED_ROLES = {
     ("ClusterRole", "scheduler"): SCHEDULER_RULES,
+    ("ClusterRole", "metrics-reader"): METRICS_READER_RULES,
     ("Role", "leader-election"): LEASE_RULES("gpu-scheduler"),
     ("ClusterRole", "deletion-cost"): DELETION_COST_RULES,
     ("ClusterRole", "extender"): EXTENDER_RULES,
@@ -141,6 +145,8 @@ def normalized_rules(role):
             for res in r.get("resources", []):
                 out.add((group, res, tuple(sorted(r.get("resourceNames", []))),
                          tuple(sorted(r.get("verbs", [])))))
+        for url in r.get("nonResourceURLs", []):
+            out.add(("", f"nonResourceURL {url}", (), tuple(sorted(r.get("verbs", [])))))
     return out
 
 
@@ -506,6 +512,10 @@ class DeployTest(ClusterTestCase):
                 continue
             for s in b["subjects"]:
                 self.assertEqual(s["kind"], "ServiceAccount", b["metadata"]["name"])
+                if b["metadata"]["name"].endswith("-metrics-reader"):
+                    # Prometheus' service account, in its own namespace.
+                    self.assertEqual((s["namespace"], s["name"]), PROMETHEUS_SA)
+                    continue
                 self.assertEqual(s["namespace"], namespace, b["metadata"]["name"])
         return found
 
