@@ -6,8 +6,8 @@
 //   gpusched extender [--config FILE] [--kubeconfig FILE] [--bind-address 127.0.0.1]
 //                     [--secure-port 8888] [--tls-cert-file F --tls-private-key-file F]
 //                     --client-ca-file F [--verbs filter,prioritize,preempt,bind]
-//                     [--anonymous-auth] [--threads N] [--managed-resource nvidia.com/gpu]... [-v
-//                     N]
+//                     [--anonymous-auth] [--threads N] [--managed-resource nvidia.com/gpu]...
+//                     [-v N]
 //
 // Authentication (secure_serving.h): HTTPS only. The verbs answer only clients with a certificate
 // signed by --client-ca-file (kube-scheduler's extender tlsConfig); bind and preempt act with this
@@ -18,9 +18,9 @@
 // Wiring:
 //   HttpRestClient ──► pod informer ──┐
 //                  ──► node informer ─┴─► InformerFeed ─► Extender (cache, Framework pool)
-//   http::Server (HTTPS, N workers) ─► SecureServing filter ─► POST /filter /prioritize /preempt
-//   /bind ─┘
-//                               └─ bind verb ─► KubeApiClient::BindPod
+//   http::Server (HTTPS, N workers) ─► SecureServing filter (client certificate)
+//     ─► POST /filter /prioritize /preempt /bind ─┘
+//          └─ bind verb ─► KubeApiClient::BindPod
 //   1 s ticker ─► Extender::Tick (expires assumptions never confirmed by the informer)
 //
 // Life cycle: load the config, start the informers and wait for them to sync, then listen.
