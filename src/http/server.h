@@ -3,8 +3,8 @@
 // and the health endpoints. It routes by exact method + path to synchronous handlers, after an
 // optional filter (authentication and authorization) that may answer first.
 //
-//   Server::Create(options) ─> SetFilter(f) ─> Handle(method, path, handler)... ─> Start() ─>
-//   Stop()
+//   Server::Create(options) ─> SetFilter(f) ─> Handle(method, path, handler)...
+//                           ─> Start() ─> ... ─> Stop()
 //
 // Behaviour:
 //  - A fixed number of worker threads (options.threads) run every connection; a handler runs on
