@@ -230,6 +230,7 @@ int RunPreemptors(const Flags& f, const sim::Workload& workload, sim::Simulator&
 
 // The gang phase (--gang): one gang of f.gang members, placed when its last member arrives.
 int RunGang(const Flags& f, sim::Simulator& s) {
+  s.SetRetry(true);  // members wait for each other (the pod phase's FGD protocol deletes them)
   auto group = std::make_shared<api::PodGroup>();
   group->api = api::GangApi::kPodGroup;
   group->namespace_ = "bench";
@@ -271,12 +272,17 @@ int RunGang(const Flags& f, sim::Simulator& s) {
       std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
   int32_t bound = 0;
   std::set<std::string> nodes;
+  std::string why;  // the first member not bound: its state and message
   for (const sim::PodOutcome& o : s.outcomes()) {
-    if (o.pod->meta.name.rfind("gang-", 0) == 0 && o.state == sim::PodState::kScheduled) {
+    if (o.pod->meta.name.rfind("gang-", 0) != 0) continue;
+    if (o.state == sim::PodState::kScheduled) {
       ++bound;
       nodes.insert(o.node);
+    } else if (why.empty()) {
+      why = o.pod->meta.name + " " + std::string(sim::PodStateName(o.state)) + ": " + o.message;
     }
   }
+  if (!why.empty()) std::printf("  gang: not bound: %s\n", why.c_str());
   std::printf(
       "  gang: %d members x %d GPUs: %d bound on %zu nodes; the gang cycle that placed them took "
       "%.2f ms (%.2f ms for all %d arrivals)\n",

@@ -286,8 +286,11 @@ class Scheduler:
                         f"--cert-dir={os.path.join(cluster_dir, f'side-{run_id}-certs')}",
                         "--profiling=false", f"--v={verbosity}"]
         else:
+            # The same serving as kube-scheduler above: HTTPS with delegated authn/authz.
             self.cmd = [gpusched_binary, "scheduler", f"--config={cfg}", "--bind-address=127.0.0.1",
-                        "--port=0", "-v", str(verbosity)]
+                        f"--secure-port={free_port()}",
+                        f"--authentication-kubeconfig={kubeconfig}",
+                        f"--authorization-kubeconfig={kubeconfig}", "-v", str(verbosity)]
         self.log_path = os.path.join(cluster_dir, "logs", f"side-{run_id}-{kind}.log")
         self.proc = None
 

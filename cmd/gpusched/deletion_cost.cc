@@ -4,7 +4,7 @@
 //
 //   gpusched deletion-cost plan deployment/web --replicas 4 [-n NS] [-o json]
 //   gpusched deletion-cost plan rs/web-7d9f --replicas 4 -f manifests.yaml     (offline)
-//   gpusched deletion-cost controller --config policy.yaml [--dry-run] [--metrics-port 10260]
+//   gpusched deletion-cost controller --config policy.yaml [--dry-run] [--secure-port 10262]
 //
 // Wiring (the only place it happens):
 //
@@ -262,21 +262,6 @@ class PlanCommand {
 
 // --- controller -------------------------------------------------------------------------------
 
-// --metrics-bind-address "host:port" (port 0: any) as serving flags.
-common::StatusOr<ServingFlags> ParseMetricsAddress(const std::string& address) {
-  const size_t colon = address.rfind(':');
-  if (colon == std::string::npos)
-    return common::InvalidArgumentError("--metrics-bind-address: want host:port");
-  ServingFlags f;
-  f.bind_address = address.substr(0, colon);
-  if (f.bind_address.empty()) f.bind_address = "0.0.0.0";
-  auto port = common::ParseInt64(address.substr(colon + 1));
-  if (!port || *port < 0 || *port > 65535)
-    return common::InvalidArgumentError("--metrics-bind-address: bad port");
-  f.port = static_cast<int>(*port);
-  return f;
-}
-
 // Forwards the reflector's deliveries to the controller and remembers the first full list
 // (/readyz: the pod informer synced).
 class SyncedSink final : public kube::informer::ReflectorSink {
@@ -309,9 +294,8 @@ class ControllerCommand {
     app_.add_option("--context", context_, "kubeconfig context");
     app_.add_flag("--dry-run", dry_run_,
                   "Compute and log costs, never patch (overrides controller.dryRun)");
-    app_.add_option("--metrics-bind-address", metrics_address_,
-                    "host:port serving /metrics and /healthz (port 0: any free port; \"\": off)")
-        ->capture_default_str();
+    // /metrics, /healthz, /livez, /readyz over HTTPS on 0.0.0.0:10262 (kube-scheduler's flags).
+    AddSecureServingFlags(app_, serving_, SecureServingFlagSet{.default_secure_port = 10262});
   }
 
   CLI::App& app() { return app_; }
@@ -358,18 +342,21 @@ class ControllerCommand {
       return sink.synced() ? "" : "pod informer not synced";
     };
     Serving::RegisterProcessMetrics(process_metrics, "deletion-cost-controller", ready);
+    std::unique_ptr<SecureServing> secure;
     std::unique_ptr<Serving> server;
-    if (!metrics_address_.empty()) {
-      auto flags = ParseMetricsAddress(metrics_address_);
-      auto started = flags.ok() ? Serving::Start(*flags, process_metrics, ready,
-                                                 [&controller] { return controller.MetricsText(); })
-                                : common::StatusOr<std::unique_ptr<Serving>>(flags.status());
+    if (serving_.secure_port != 0 || serving_.port != 0) {
+      auto made = SecureServing::Create(serving_, {});
+      auto started = made.ok() ? Serving::Start(serving_, **made, process_metrics, ready,
+                                                [&controller] { return controller.MetricsText(); })
+                               : common::StatusOr<std::unique_ptr<Serving>>(made.status());
       if (!started.ok()) {
         std::cerr << "error: " << started.status().message() << "\n";
         return kExitBadInput;
       }
+      secure = std::move(made).value();
       server = std::move(started).value();
-      spdlog::info("deletion-cost controller: serving /metrics on port {}", server->port());
+      spdlog::info("deletion-cost controller: serving /metrics, /healthz, /livez, /readyz on {}",
+                   server->Describe(serving_, *secure));
     }
     kube::informer::ReflectorOptions ro;
     ro.name = "pods";
@@ -401,7 +388,7 @@ class ControllerCommand {
   std::string kubeconfig_;
   std::string context_;
   bool dry_run_ = false;
-  std::string metrics_address_ = "0.0.0.0:10262";
+  SecureServingFlags serving_;
 };
 
 class DeletionCostCommand final : public Command {

@@ -3,15 +3,24 @@
 // with the plugins of the config's first profile, over a cluster cache fed by pod and node
 // informers.
 //
-//   gpusched extender [--config FILE] [--kubeconfig FILE] [--bind-address 127.0.0.1] [--port N]
-//                     [--tls-cert-file F --tls-private-key-file F] [--threads N]
-//                     [--managed-resource nvidia.com/gpu]... [-v N]
+//   gpusched extender [--config FILE] [--kubeconfig FILE] [--bind-address 127.0.0.1]
+//                     [--secure-port 8888] [--tls-cert-file F --tls-private-key-file F]
+//                     --client-ca-file F [--verbs filter,prioritize,preempt,bind]
+//                     [--anonymous-auth] [--threads N] [--managed-resource nvidia.com/gpu]...
+//                     [-v N]
+//
+// Authentication (secure_serving.h): HTTPS only. The verbs answer only clients with a certificate
+// signed by --client-ca-file (kube-scheduler's extender tlsConfig); bind and preempt act with this
+// process's service account, so with either in --verbs there is no way around it (no CA: refuse to
+// start). --anonymous-auth opens filter and prioritize to any client, and only when they are
+// the only verbs. /metrics: delegated authentication and authorization as the scheduler's.
 //
 // Wiring:
 //   HttpRestClient ──► pod informer ──┐
 //                  ──► node informer ─┴─► InformerFeed ─► Extender (cache, Framework pool)
-//   http::Server (N workers) ─► POST /filter /prioritize /preempt /bind ─┘
-//                               └─ bind verb ─► KubeApiClient::BindPod
+//   http::Server (HTTPS, N workers) ─► SecureServing filter (client certificate)
+//     ─► POST /filter /prioritize /preempt /bind ─┘
+//          └─ bind verb ─► KubeApiClient::BindPod
 //   1 s ticker ─► Extender::Tick (expires assumptions never confirmed by the informer)
 //
 // Life cycle: load the config, start the informers and wait for them to sync, then listen.
@@ -22,6 +31,7 @@
 #include <unistd.h>
 
 #include <CLI/CLI.hpp>
+#include <algorithm>
 #include <atomic>
 #include <chrono>
 #include <csignal>
@@ -31,6 +41,7 @@
 #include <vector>
 
 #include "cmd/gpusched/commands.h"
+#include "cmd/gpusched/secure_serving.h"
 #include "cmd/gpusched/serving.h"
 #include "cmd/gpusched/wiring.h"
 #include "src/common/clock.h"
@@ -85,13 +96,17 @@ class ExtenderCommand final : public Command {
                     "(default: the default profile)");
     app_.add_option("--kubeconfig", kubeconfig_,
                     "kubeconfig file (default: KUBECONFIG, in-cluster, ~/.kube/config)");
-    app_.add_option("--bind-address", bind_address_, "Address to listen on")->capture_default_str();
-    app_.add_option("--port", port_, "Port to listen on (0: any free port, printed at start)")
-        ->capture_default_str()
-        ->check(CLI::Range(0, 65535));
-    app_.add_option("--tls-cert-file", tls_cert_,
-                    "PEM certificate; serve HTTPS with --tls-private-key-file");
-    app_.add_option("--tls-private-key-file", tls_key_, "PEM private key");
+    // --bind-address, --secure-port (the verbs, /metrics and the health endpoints; HTTPS only),
+    // TLS, --client-ca-file, delegated authn/authz for /metrics, --anonymous-auth.
+    AddSecureServingFlags(
+        app_, serving_,
+        SecureServingFlagSet{
+            .default_secure_port = 8888, .default_bind_address = "127.0.0.1", .plain_http = false});
+    app_.add_option("--verbs", verbs_,
+                    "Extender verbs to serve (filter, prioritize, preempt, bind); bind and "
+                    "preempt need --client-ca-file")
+        ->delimiter(',')
+        ->capture_default_str();
     app_.add_option("--threads", threads_, "HTTP worker threads (= Framework instances)")
         ->capture_default_str()
         ->check(CLI::Range(1, 256));
@@ -110,9 +125,13 @@ class ExtenderCommand final : public Command {
   CLI::App& app() override { return app_; }
 
   int Run() override {
-    if (tls_cert_.empty() != tls_key_.empty()) {
-      std::cerr << "error: --tls-cert-file and --tls-private-key-file go together\n";
+    if (common::Status s = CheckVerbs(); !s.ok()) {
+      std::cerr << "error: " << s.message() << "\n";
       return kExitUsage;
+    }
+    if (common::Status s = CreateSecureServing(); !s.ok()) {
+      std::cerr << "error: " << s.message() << "\n";
+      return kExitBadInput;
     }
     config::SchedulerConfig cfg = config::DefaultSchedulerConfig();
     if (!config_file_.empty()) {
@@ -191,46 +210,17 @@ class ExtenderCommand final : public Command {
     if (g_extender_signal == 0) {
       spdlog::info("gpusched extender: informers synced: {} nodes, {} pods", nodes->Size(),
                    pods->Size());
-      http::ServerOptions sopts;
-      sopts.bind_address = bind_address_;
-      sopts.port = static_cast<uint16_t>(port_);
-      sopts.threads = threads_;
-      sopts.max_body_bytes = max_body_;
-      sopts.tls_cert_file = tls_cert_;
-      sopts.tls_key_file = tls_key_;
-      auto server = http::Server::Create(sopts);
+      auto server = StartServer(**ext, extender_metrics, metrics_registry);
       common::Status started = server.ok() ? common::Status::Ok() : server.status();
-      if (started.ok()) {
-        (*ext)->RegisterRoutes(**server);
-        // The verbs again, timed (gpusched_extender_request_*); same handlers underneath.
-        using Verb = http::Response (extender::Extender::*)(std::string_view);
-        const std::pair<const char*, Verb> verbs[] = {
-            {"filter", &extender::Extender::Filter},
-            {"prioritize", &extender::Extender::Prioritize},
-            {"preempt", &extender::Extender::Preempt},
-            {"bind", &extender::Extender::Bind}};
-        for (const auto& [verb, fn] : verbs) {
-          (*server)->Handle(
-              "POST", std::string("/") + verb,
-              [&ext, &extender_metrics, verb = verb, fn = fn](const http::Request& r) {
-                metrics::Stopwatch sw;
-                http::Response resp = ((**ext).*fn)(r.body);
-                extender_metrics.ObserveRequest(verb, resp.status, sw.Seconds());
-                return resp;
-              });
-        }
-        // /metrics, /healthz, /livez, /readyz (ready: the informers synced before listening).
-        Serving::RegisterProcessMetrics(metrics_registry, "extender", nullptr);
-        Serving::AddRoutes(**server, metrics_registry, nullptr);
-        started = (*server)->Start();
-      }
       if (!started.ok()) {
         std::cerr << "error: " << started.message() << "\n";
         rc = kExitBadInput;
       } else {
-        spdlog::info("gpusched extender: serving {}://{}:{} (profile {}, managed resources [{}])",
-                     (*server)->tls() ? "https" : "http", bind_address_, (*server)->port(),
-                     cfg.profiles.front().scheduler_name, fmt::join(managed_, ","));
+        spdlog::info(
+            "gpusched extender: serving https://{} (verbs [{}], profile {}, managed resources "
+            "[{}]; {})",
+            HostPort(serving_.bind_address, (*server)->port()), fmt::join(verbs_, ","),
+            cfg.profiles.front().scheduler_name, fmt::join(managed_, ","), secure_->description());
         while (g_extender_signal == 0) {
           std::this_thread::sleep_for(std::chrono::seconds(1));
           int expired = (*ext)->Tick();
@@ -252,13 +242,95 @@ class ExtenderCommand final : public Command {
     return rc;
   }
 
+  // Which verbs, and who may call them (see the file comment).
+  common::Status CheckVerbs() const {
+    bool acts = false;  // bind or preempt: writes with this process's service account
+    for (const std::string& v : verbs_) {
+      if (v != "filter" && v != "prioritize" && v != "preempt" && v != "bind") {
+        return common::InvalidArgumentError("--verbs: unknown verb \"" + v +
+                                            "\" (want filter, prioritize, preempt, bind)");
+      }
+      acts = acts || v == "bind" || v == "preempt";
+    }
+    if (acts && serving_.anonymous_auth) {
+      return common::InvalidArgumentError(
+          "--anonymous-auth: not with bind or preempt in --verbs (they act with this process's "
+          "service account)");
+    }
+    if (acts && serving_.client_ca_file.empty()) {
+      return common::InvalidArgumentError(
+          "--verbs includes bind or preempt, which act with this process's service account: "
+          "give --client-ca-file, the CA of the client certificate in kube-scheduler's extender "
+          "tlsConfig (or serve --verbs=filter,prioritize only)");
+    }
+    if (serving_.client_ca_file.empty() && !serving_.anonymous_auth) {
+      return common::InvalidArgumentError(
+          "no --client-ca-file: give one, or open filter and prioritize to every client with "
+          "--anonymous-auth");
+    }
+    return common::Status::Ok();
+  }
+
+  // TLS (the files checked now, before the informers sync) and the verbs' authentication: a
+  // verified client certificate, or nothing with --anonymous-auth.
+  common::Status CreateSecureServing() {
+    SecureServing::Options so;
+    for (const std::string& v : verbs_) so.certificate_paths.push_back("/" + v);
+    SecureServingFlags flags = serving_;
+    if (flags.anonymous_auth) {
+      // Only filter and prioritize (CheckVerbs): open to every client.
+      for (const std::string& p : so.certificate_paths) flags.always_allow_paths.push_back(p);
+    }
+    GPUSCHED_ASSIGN_OR_RETURN(secure_, SecureServing::Create(flags, std::move(so)));
+    return common::Status::Ok();
+  }
+
+  // The HTTPS server: the verbs (timed, gpusched_extender_request_*) behind the SecureServing
+  // filter, /metrics and the health endpoints. Started.
+  common::StatusOr<http::ServerPtr> StartServer(extender::Extender& ext,
+                                                metrics::ExtenderMetrics& extender_metrics,
+                                                metrics::Registry& metrics_registry) {
+    http::ServerOptions sopts;
+    sopts.bind_address = serving_.bind_address;
+    sopts.port = static_cast<uint16_t>(serving_.secure_port);
+    sopts.threads = threads_;
+    sopts.max_body_bytes = max_body_;
+    sopts.tls = secure_->tls();
+    GPUSCHED_ASSIGN_OR_RETURN(http::ServerPtr server, http::Server::Create(sopts));
+    server->SetFilter(secure_->filter());
+    using Verb = http::Response (extender::Extender::*)(std::string_view);
+    const std::pair<const char*, Verb> all[] = {{"filter", &extender::Extender::Filter},
+                                                {"prioritize", &extender::Extender::Prioritize},
+                                                {"preempt", &extender::Extender::Preempt},
+                                                {"bind", &extender::Extender::Bind}};
+    for (const auto& [verb, fn] : all) {
+      if (std::find(verbs_.begin(), verbs_.end(), verb) == verbs_.end()) continue;
+      server->Handle("POST", std::string("/") + verb,
+                     [&ext, &extender_metrics, verb = verb, fn = fn](const http::Request& r) {
+                       metrics::Stopwatch sw;
+                       http::Response resp = (ext.*fn)(r.body);
+                       extender_metrics.ObserveRequest(verb, resp.status, sw.Seconds());
+                       return resp;
+                     });
+    }
+    // /metrics, /healthz, /livez, /readyz (ready: the informers synced before listening).
+    Serving::RegisterProcessMetrics(metrics_registry, "extender", nullptr);
+    Serving::AddRoutes(*server, metrics_registry, nullptr);
+    common::Status s = server->Start();
+    if (!s.ok()) {
+      return common::InvalidArgumentError("--bind-address/--secure-port " +
+                                          HostPort(serving_.bind_address, serving_.secure_port) +
+                                          ": " + std::string(s.message()));
+    }
+    return server;
+  }
+
   CLI::App& app_;
   std::string config_file_;
   std::string kubeconfig_;
-  std::string bind_address_ = "127.0.0.1";
-  int port_ = 8888;
-  std::string tls_cert_;
-  std::string tls_key_;
+  SecureServingFlags serving_;
+  std::vector<std::string> verbs_ = {"filter", "prioritize", "preempt", "bind"};
+  std::unique_ptr<SecureServing> secure_;  // outlives the server (its filter)
   int threads_ = 8;
   std::vector<std::string> managed_ = {"nvidia.com/gpu"};
   size_t max_body_ = 8u << 20;

@@ -5,6 +5,9 @@
 //
 //   gpusched scheduler --config FILE [--kubeconfig FILE] [--leader-elect[=false]] [-v N]
 //                      [--logging-format json] [--decision-annotation]
+//                      [--bind-address 0.0.0.0] [--secure-port 10259] [--tls-cert-file F
+//                       --tls-private-key-file F] [--client-ca-file F]
+//                      [--authentication-kubeconfig F] [--authorization-kubeconfig F] [--port N]
 //                      [--gpu-utilization-prometheus-url URL [--gpu-utilization-refresh-interval
 //                       15s] [--gpu-utilization-staleness 2m]]
 //
@@ -35,6 +38,7 @@
 
 #include "cmd/gpusched/commands.h"
 #include "cmd/gpusched/scheduler_server.h"
+#include "cmd/gpusched/secure_serving.h"
 #include "cmd/gpusched/serving.h"
 #include "cmd/gpusched/wiring.h"
 #include "src/addons/network/store.h"
@@ -80,7 +84,8 @@ class SchedulerCommand final : public Command {
     app_.add_option("--leader-elect-resource-namespace", resource_namespace_,
                     "Namespace of the Lease");
     app_.add_option("--leader-elect-resource-lock", resource_lock_, "Lock kind; only \"leases\"");
-    AddServingFlags(app_, serving_, 10251);  // --bind-address, --port: /metrics, /healthz, /readyz
+    // --bind-address, --secure-port (10259, as kube-scheduler), TLS, delegated authn/authz.
+    AddSecureServingFlags(app_, serving_, SecureServingFlagSet{});
     app_.add_option(
             "--node-group-label", node_group_labels_,
             "Node label(s) naming a node's group in gpusched_cluster_* metrics, tried in order")
@@ -258,7 +263,7 @@ class SchedulerCommand final : public Command {
   std::string resource_name_;
   std::string resource_namespace_;
   std::string resource_lock_;
-  ServingFlags serving_;
+  SecureServingFlags serving_;
   std::vector<std::string> node_group_labels_ = {
       "eks.amazonaws.com/nodegroup", "cloud.google.com/gke-nodepool", "gpusched.io/node-group"};
   bool decision_annotation_ = false;

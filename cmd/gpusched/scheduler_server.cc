@@ -90,6 +90,10 @@ SchedulerServer::SchedulerServer(const config::SchedulerConfig& cfg, SchedulerSe
 SchedulerServer::~SchedulerServer() { group_.Stop(); }
 
 common::Status SchedulerServer::Build() {
+  // The serving flags first: a bad certificate file fails before anything connects.
+  if (flags_.serving.secure_port != 0 || flags_.serving.port != 0) {
+    GPUSCHED_ASSIGN_OR_RETURN(secure_, SecureServing::Create(flags_.serving, {}));
+  }
   GPUSCHED_RETURN_IF_ERROR(BuildClients());
   GPUSCHED_RETURN_IF_ERROR(BuildScheduler());
   BuildInformers();
@@ -232,10 +236,11 @@ common::Status SchedulerServer::BuildServing() {
     return "";
   };
   Serving::RegisterProcessMetrics(metrics_registry_, "scheduler", ready);
-  if (flags_.serving.port < 0) return common::Status::Ok();
-  GPUSCHED_ASSIGN_OR_RETURN(serving_, Serving::Start(flags_.serving, metrics_registry_, ready));
-  spdlog::info("gpusched scheduler: serving /metrics, /healthz, /livez, /readyz on http://{}:{}",
-               flags_.serving.bind_address, serving_->port());
+  if (!secure_) return common::Status::Ok();
+  GPUSCHED_ASSIGN_OR_RETURN(serving_,
+                            Serving::Start(flags_.serving, *secure_, metrics_registry_, ready));
+  spdlog::info("gpusched scheduler: serving /metrics, /healthz, /livez, /readyz on {}",
+               serving_->Describe(flags_.serving, *secure_));
   return common::Status::Ok();
 }
 

@@ -55,7 +55,7 @@ namespace gpusched::cmd {
 
 // The flags of `gpusched scheduler` that are not part of the KubeSchedulerConfiguration.
 struct SchedulerServerFlags {
-  ServingFlags serving;
+  SecureServingFlags serving;
   std::vector<std::string> node_group_labels;
   bool decision_annotation = false;
   std::string gpu_util_url;
@@ -137,6 +137,7 @@ class SchedulerServer {
 
   std::atomic<bool> leading_;
   std::atomic<bool> leader_known_;
+  std::unique_ptr<SecureServing> secure_;  // outlives serving_, whose filter it is
   std::unique_ptr<Serving> serving_;
   CurlHttpGetter prometheus_http_{"gpusched-gpu-utilization", size_t{16} << 20};
   CurlHttpGetter traffic_http_{"gpusched-network-traffic", size_t{16} << 20};

@@ -9,22 +9,12 @@
 
 namespace gpusched::cmd {
 
-void AddServingFlags(CLI::App& app, ServingFlags& flags, int default_port) {
-  flags.port = default_port;
-  app.add_option("--bind-address", flags.bind_address,
-                 "Address serving /metrics, /healthz, /livez and /readyz (plain HTTP)")
-      ->capture_default_str();
-  app.add_option("--port", flags.port,
-                 "Port serving /metrics, /healthz, /livez and /readyz (0: any free port, -1: off)")
-      ->capture_default_str()
-      ->check(CLI::Range(-1, 65535));
-}
+namespace {
 
-void Serving::AddRoutes(http::Server& server, metrics::Registry& registry, ReadyFn ready,
-                        std::function<std::string()> extra_metrics) {
-  // One registry per process, so the family is created once (a second AddRoutes on the same
-  // registry is a programmer error). The path set is closed: the routes below.
-  metrics::CounterFamily* requests = &metrics::AddCounter(registry, metrics::names::kHttpRequests);
+// The routes on `server`, counted into `requests` (path set closed: the routes below).
+void RegisterRoutes(http::Server& server, metrics::CounterFamily* requests,
+                    metrics::Registry& registry, const ReadyFn& ready,
+                    const std::function<std::string()>& extra_metrics) {
   auto count = [requests](const char* path, int code) {
     requests->With({path, std::to_string(code)})->Inc();
   };
@@ -51,6 +41,16 @@ void Serving::AddRoutes(http::Server& server, metrics::Registry& registry, Ready
   });
 }
 
+}  // namespace
+
+void Serving::AddRoutes(http::Server& server, metrics::Registry& registry, ReadyFn ready,
+                        std::function<std::string()> extra_metrics) {
+  // One registry per process, so the family is created once (a second AddRoutes on the same
+  // registry is a programmer error).
+  RegisterRoutes(server, &metrics::AddCounter(registry, metrics::names::kHttpRequests), registry,
+                 ready, extra_metrics);
+}
+
 void Serving::RegisterProcessMetrics(metrics::Registry& registry, std::string command,
                                      ReadyFn ready) {
   metrics::AddGauge(registry, metrics::names::kBuildInfo)
@@ -63,22 +63,45 @@ void Serving::RegisterProcessMetrics(metrics::Registry& registry, std::string co
 }
 
 common::StatusOr<std::unique_ptr<Serving>> Serving::Start(
-    const ServingFlags& flags, metrics::Registry& registry, ReadyFn ready,
-    std::function<std::string()> extra_metrics) {
-  http::ServerOptions opts;
-  opts.bind_address = flags.bind_address;
-  opts.port = static_cast<uint16_t>(flags.port);
-  opts.threads = 2;
-  opts.max_body_bytes = 64u << 10;  // GETs only: nothing legitimate has a body
-  GPUSCHED_ASSIGN_OR_RETURN(auto server, http::Server::Create(opts));
-  AddRoutes(*server, registry, std::move(ready), std::move(extra_metrics));
-  common::Status s = server->Start();
-  if (!s.ok()) {
-    return common::InvalidArgumentError("--bind-address/--port " + flags.bind_address + ":" +
-                                        std::to_string(flags.port) + ": " +
-                                        std::string(s.message()));
+    const SecureServingFlags& flags, const SecureServing& secure, metrics::Registry& registry,
+    ReadyFn ready, std::function<std::string()> extra_metrics) {
+  std::unique_ptr<Serving> serving(new Serving());
+  // One request counter family per registry, shared by both servers.
+  metrics::CounterFamily* requests = &metrics::AddCounter(registry, metrics::names::kHttpRequests);
+  for (const bool tls : {true, false}) {
+    const int port = tls ? flags.secure_port : flags.port;
+    if (port <= 0) continue;
+    http::ServerOptions opts;
+    opts.bind_address = flags.bind_address;
+    opts.port = static_cast<uint16_t>(port);
+    opts.threads = 2;
+    opts.max_body_bytes = 64u << 10;  // GETs only: nothing legitimate has a body
+    if (tls) opts.tls = secure.tls();
+    GPUSCHED_ASSIGN_OR_RETURN(auto server, http::Server::Create(opts));
+    if (tls) server->SetFilter(secure.filter());
+    RegisterRoutes(*server, requests, registry, ready, extra_metrics);
+    common::Status s = server->Start();
+    if (!s.ok()) {
+      return common::InvalidArgumentError(
+          std::string("--bind-address/") + (tls ? "--secure-port " : "--port ") +
+          HostPort(flags.bind_address, port) + ": " + std::string(s.message()));
+    }
+    (tls ? serving->secure_ : serving->plain_) = std::move(server);
   }
-  return std::unique_ptr<Serving>(new Serving(std::move(server)));
+  return serving;
+}
+
+std::string Serving::Describe(const SecureServingFlags& flags, const SecureServing& secure) const {
+  std::string out;
+  if (secure_) {
+    out = "https://" + HostPort(flags.bind_address, secure_->port()) + " (" + secure.description() +
+          ")";
+  }
+  if (plain_) {
+    out += std::string(out.empty() ? "" : " and ") + "http://" +
+           HostPort(flags.bind_address, plain_->port()) + " (no authentication)";
+  }
+  return out.empty() ? "off (--secure-port=0)" : out;
 }
 
 void EventRecencyHandler::RegisterMetrics(metrics::Registry& registry) {
@@ -99,7 +122,8 @@ void EventRecencyHandler::RegisterMetrics(metrics::Registry& registry) {
 Serving::~Serving() { Stop(); }
 
 void Serving::Stop() {
-  if (server_) server_->Stop();
+  if (secure_) secure_->Stop();
+  if (plain_) plain_->Stop();
 }
 
 }  // namespace gpusched::cmd

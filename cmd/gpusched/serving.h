@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 // Serving: the health and metrics endpoints every long-running subcommand exposes (scheduler,
-// extender, deletion-cost controller), on an http::Server:
+// extender, deletion-cost controller), on an http::Server behind secure serving
+// (secure_serving.h: HTTPS, delegated authentication and authorization):
 //
 //   GET /metrics   Prometheus text 0.0.4 of the process registry (plus extra text, if any)
 //   GET /healthz   200 "ok" while the process serves (kube-scheduler's /healthz)
@@ -11,6 +12,10 @@
 // Also registers gpusched_build_info{version,command}, gpusched_ready and
 // gpusched_http_requests_total{path,code} in the registry.
 //
+// Start() serves them over HTTPS on --bind-address:--secure-port, every request through the
+// SecureServing filter (401/403; /healthz, /readyz, /livez open), and, only when --port is set,
+// over plain HTTP without authentication.
+//
 // Threading: handlers run on the server's workers; ready() and the registry's callbacks must be
 // thread-safe. Stop() (or the destructor) before anything the callbacks read is destroyed.
 #pragma once
@@ -20,24 +25,14 @@
 #include <memory>
 #include <string>
 
+#include "cmd/gpusched/secure_serving.h"
 #include "src/common/clock.h"
 #include "src/common/status.h"
 #include "src/http/server.h"
 #include "src/kube/api_client.h"
 #include "src/metrics/registry.h"
 
-namespace CLI {
-class App;
-}
-
 namespace gpusched::cmd {
-
-struct ServingFlags {
-  std::string bind_address = "0.0.0.0";
-  int port = 10251;  // 0: any free port; negative: off
-};
-// Adds --bind-address and --port (kube-scheduler's insecure-serving flags) to `app`.
-void AddServingFlags(CLI::App& app, ServingFlags& flags, int default_port);
 
 // Why the process is not ready; empty when ready.
 using ReadyFn = std::function<std::string()>;
@@ -87,21 +82,28 @@ class Serving {
   // Registers the routes on `server` (an existing server, e.g. the extender's) without owning it.
   static void AddRoutes(http::Server& server, metrics::Registry& registry, ReadyFn ready,
                         std::function<std::string()> extra_metrics = nullptr);
-  // Starts an own server on flags.bind_address:flags.port with the routes above.
+  // Starts the HTTPS server (flags.secure_port > 0) with `secure`'s TLS and filter, and the
+  // plain-HTTP one (flags.port > 0), each with the routes above. `secure` must outlive the result.
+  // Errors name the flags ("--bind-address/--secure-port 0.0.0.0:10259: ... in use").
   static common::StatusOr<std::unique_ptr<Serving>> Start(
-      const ServingFlags& flags, metrics::Registry& registry, ReadyFn ready,
-      std::function<std::string()> extra_metrics = nullptr);
+      const SecureServingFlags& flags, const SecureServing& secure, metrics::Registry& registry,
+      ReadyFn ready, std::function<std::string()> extra_metrics = nullptr);
   // The build_info and ready gauges (call once per registry).
   static void RegisterProcessMetrics(metrics::Registry& registry, std::string command,
                                      ReadyFn ready);
 
   ~Serving();
-  uint16_t port() const { return server_->port(); }
+  // The bound ports; 0 when that server is off.
+  uint16_t secure_port() const { return secure_ ? secure_->port() : 0; }
+  uint16_t plain_port() const { return plain_ ? plain_->port() : 0; }
+  // One line for the start-up log: "https://0.0.0.0:10259 (...)" and the plain port, if any.
+  std::string Describe(const SecureServingFlags& flags, const SecureServing& secure) const;
   void Stop();
 
  private:
-  explicit Serving(http::ServerPtr server) : server_(std::move(server)) {}
-  http::ServerPtr server_;
+  Serving() = default;
+  http::ServerPtr secure_;
+  http::ServerPtr plain_;
 };
 
 }  // namespace gpusched::cmd

@@ -3,6 +3,9 @@
 // file (construction, bind, TLS setup) or reported through error_code (I/O).
 #include "src/http/server.h"
 
+#include <openssl/ssl.h>
+#include <openssl/x509.h>
+
 #include <boost/asio.hpp>
 #include <boost/asio/ssl.hpp>
 #include <boost/beast/core.hpp>
@@ -27,8 +30,16 @@ constexpr uint32_t kHeaderLimit = 64u << 10;
 struct Routes {
   // path -> method -> handler
   std::map<std::string, std::map<std::string, Handler, std::less<>>, std::less<>> by_path;
+  Filter filter;
 
   Response Dispatch(const Request& req) const {
+    if (filter) {
+      try {
+        if (std::optional<Response> early = filter(req)) return std::move(*early);
+      } catch (const std::exception& e) {
+        return Response{500, "text/plain", std::string("internal error: ") + e.what() + "\n", {}};
+      }
+    }
     auto p = by_path.find(req.path);
     if (p == by_path.end()) return Response{404, "text/plain", "not found: " + req.path + "\n", {}};
     auto m = p->second.find(req.method);
@@ -52,14 +63,42 @@ struct Shared {
   Routes routes;
 };
 
+// The subject of the verified client certificate of `ssl`, if there is one.
+std::optional<PeerCertificate> VerifiedPeer(SSL* ssl) {
+#if OPENSSL_VERSION_NUMBER >= 0x30000000L
+  X509* cert = SSL_get1_peer_certificate(ssl);
+#else
+  X509* cert = SSL_get_peer_certificate(ssl);
+#endif
+  if (cert == nullptr) return std::nullopt;
+  std::optional<PeerCertificate> peer;
+  if (SSL_get_verify_result(ssl) == X509_V_OK) {
+    peer.emplace();
+    X509_NAME* subject = X509_get_subject_name(cert);
+    auto text = [subject](int index) {
+      ASN1_STRING* data = X509_NAME_ENTRY_get_data(X509_NAME_get_entry(subject, index));
+      return std::string(reinterpret_cast<const char*>(ASN1_STRING_get0_data(data)),
+                         static_cast<size_t>(ASN1_STRING_length(data)));
+    };
+    for (int i = -1; (i = X509_NAME_get_index_by_NID(subject, NID_commonName, i)) >= 0;) {
+      peer->common_name = text(i);  // the last CN, as Go's pkix.Name
+    }
+    for (int i = -1; (i = X509_NAME_get_index_by_NID(subject, NID_organizationName, i)) >= 0;) {
+      peer->organizations.push_back(text(i));
+    }
+  }
+  X509_free(cert);
+  return peer;
+}
+
 template <class Stream>
 class Session : public std::enable_shared_from_this<Session<Stream>> {
  public:
   static constexpr bool kTls = !std::is_same_v<Stream, beast::tcp_stream>;
 
   template <class... Args>
-  Session(const Shared& shared, Args&&... args)
-      : shared_(shared), stream_(std::forward<Args>(args)...) {}
+  Session(const Shared& shared, std::shared_ptr<void> keep, Args&&... args)
+      : shared_(shared), keep_(std::move(keep)), stream_(std::forward<Args>(args)...) {}
 
   void Start() {
     if constexpr (kTls) {
@@ -67,6 +106,7 @@ class Session : public std::enable_shared_from_this<Session<Stream>> {
       stream_.async_handshake(asio::ssl::stream_base::server,
                               [self = this->shared_from_this()](beast::error_code ec) {
                                 if (ec) return;  // dropped: not a TLS client, or timed out
+                                self->peer_ = VerifiedPeer(self->stream_.native_handle());
                                 self->ReadRequest();
                               });
     } else {
@@ -112,6 +152,10 @@ class Session : public std::enable_shared_from_this<Session<Stream>> {
     if (auto it = msg.find(bhttp::field::content_type); it != msg.end()) {
       req.content_type = std::string(it->value());
     }
+    if (auto it = msg.find(bhttp::field::authorization); it != msg.end()) {
+      req.authorization = std::string(it->value());
+    }
+    req.peer = peer_;
     req.body = std::move(msg.body());
     Write(shared_.routes.Dispatch(req), msg.keep_alive());
   }
@@ -166,7 +210,9 @@ class Session : public std::enable_shared_from_this<Session<Stream>> {
   }
 
   const Shared& shared_;
+  std::shared_ptr<void> keep_;  // the TLS context the stream uses (it may be swapped meanwhile)
   Stream stream_;
+  std::optional<PeerCertificate> peer_;
   beast::flat_buffer buffer_;
   std::optional<bhttp::request_parser<bhttp::string_body>> parser_;
   bhttp::response<bhttp::string_body> res_;
@@ -179,7 +225,7 @@ class Session : public std::enable_shared_from_this<Session<Stream>> {
 struct Server::Impl {
   // Order matters: the io_context (and the sessions its handlers own) dies before what they use.
   Shared shared;
-  std::optional<asio::ssl::context> ssl;
+  std::unique_ptr<TlsContextSource> tls;
   asio::io_context ioc;
   std::optional<tcp::acceptor> acceptor;
   std::vector<std::thread> threads;
@@ -188,22 +234,24 @@ struct Server::Impl {
   bool stopped = false;
 
   void Accept() {
-    acceptor->async_accept(
-        asio::make_strand(ioc), [this](beast::error_code ec, tcp::socket socket) {
-          if (ec == asio::error::operation_aborted || !acceptor->is_open()) return;
-          if (!ec) {
-            beast::error_code ignored;
-            socket.set_option(tcp::no_delay(true), ignored);
-            if (ssl) {
-              std::make_shared<Session<beast::ssl_stream<beast::tcp_stream>>>(
-                  shared, std::move(socket), *ssl)
-                  ->Start();
-            } else {
-              std::make_shared<Session<beast::tcp_stream>>(shared, std::move(socket))->Start();
-            }
-          }
-          Accept();  // accept errors (EMFILE, ...) do not stop the listener
-        });
+    acceptor->async_accept(asio::make_strand(ioc), [this](beast::error_code ec,
+                                                          tcp::socket socket) {
+      if (ec == asio::error::operation_aborted || !acceptor->is_open()) return;
+      if (!ec) {
+        beast::error_code ignored;
+        socket.set_option(tcp::no_delay(true), ignored);
+        if (tls) {
+          std::shared_ptr<asio::ssl::context> ctx = tls->Current();
+          asio::ssl::context& ref = *ctx;
+          std::make_shared<Session<beast::ssl_stream<beast::tcp_stream>>>(shared, std::move(ctx),
+                                                                          std::move(socket), ref)
+              ->Start();
+        } else {
+          std::make_shared<Session<beast::tcp_stream>>(shared, nullptr, std::move(socket))->Start();
+        }
+      }
+      Accept();  // accept errors (EMFILE, ...) do not stop the listener
+    });
   }
 };
 
@@ -215,27 +263,15 @@ common::StatusOr<std::unique_ptr<Server>> Server::Create(ServerOptions options) 
   if (options.threads < 1) return common::InvalidArgumentError("http: threads must be >= 1");
   if (options.max_body_bytes == 0)
     return common::InvalidArgumentError("http: max_body_bytes must be > 0");
-  if (options.tls_cert_file.empty() != options.tls_key_file.empty()) {
-    return common::InvalidArgumentError(
-        "http: TLS needs both a certificate and a private key file");
-  }
   auto impl = std::make_unique<Impl>();
-  if (!options.tls_cert_file.empty()) {
-    try {
-      impl->ssl.emplace(asio::ssl::context::tls_server);
-      impl->ssl->set_options(asio::ssl::context::default_workarounds |
-                             asio::ssl::context::no_sslv2 | asio::ssl::context::no_sslv3 |
-                             asio::ssl::context::no_tlsv1 | asio::ssl::context::no_tlsv1_1);
-      impl->ssl->use_certificate_chain_file(options.tls_cert_file);
-      impl->ssl->use_private_key_file(options.tls_key_file, asio::ssl::context::pem);
-    } catch (const std::exception& e) {
-      return common::InvalidArgumentError("http: loading TLS cert " + options.tls_cert_file +
-                                          " / key " + options.tls_key_file + ": " + e.what());
-    }
+  if (options.tls.enabled) {
+    GPUSCHED_ASSIGN_OR_RETURN(impl->tls, TlsContextSource::Create(options.tls));
   }
   impl->shared.options = std::move(options);
   return std::unique_ptr<Server>(new Server(std::move(impl)));
 }
+
+void Server::SetFilter(Filter filter) { impl_->shared.routes.filter = std::move(filter); }
 
 void Server::Handle(std::string method, std::string path, Handler handler) {
   impl_->shared.routes.by_path[std::move(path)][std::move(method)] = std::move(handler);
@@ -281,7 +317,13 @@ common::Status Server::Start() {
 
 uint16_t Server::port() const { return impl_->port; }
 
-bool Server::tls() const { return impl_->ssl.has_value(); }
+bool Server::tls() const { return impl_->tls != nullptr; }
+
+int Server::tls_reloads() const { return impl_->tls ? impl_->tls->reloads() : 0; }
+
+std::string Server::tls_reload_error() const {
+  return impl_->tls ? impl_->tls->last_reload_error() : std::string();
+}
 
 void Server::Stop() {
   Impl& m = *impl_;

@@ -152,10 +152,12 @@ TEST(ServerCreateTest, RejectsBadOptions) {
   ServerOptions no_threads;
   no_threads.threads = 0;
   ServerOptions cert_only;
-  cert_only.tls_cert_file = "/nonexistent/cert.pem";
+  cert_only.tls.enabled = true;
+  cert_only.tls.cert_file = "/nonexistent/cert.pem";
   ServerOptions missing_files;
-  missing_files.tls_cert_file = "/nonexistent/cert.pem";
-  missing_files.tls_key_file = "/nonexistent/key.pem";
+  missing_files.tls.enabled = true;
+  missing_files.tls.cert_file = "/nonexistent/cert.pem";
+  missing_files.tls.key_file = "/nonexistent/key.pem";
   std::vector<Case> cases = {{"zero threads", no_threads},
                              {"a certificate without a key", cert_only},
                              {"TLS files that do not exist", missing_files}};
@@ -189,8 +191,9 @@ TEST(ServerTlsTest, ServesHttpsWithACertificatePair) {
   Shell("openssl req -x509 -newkey rsa:2048 -nodes -days 1 -subj /CN=127.0.0.1 -keyout " + key +
         " -out " + cert + " 2>/dev/null");
   ServerOptions o;
-  o.tls_cert_file = cert;
-  o.tls_key_file = key;
+  o.tls.enabled = true;
+  o.tls.cert_file = cert;
+  o.tls.key_file = key;
   auto s = Server::Create(o);
   ASSERT_TRUE(s.ok()) << s.status().ToString();
   (*s)->Handle("POST", "/echo", [](const Request& r) {

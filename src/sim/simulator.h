@@ -154,6 +154,9 @@ class Simulator {
   std::span<const PodOutcome> outcomes() const { return outcomes_; }
   std::span<const Preemption> preemptions() const { return preemptions_; }
   SimStats Stats() const;
+  // Changes SimOptions::retry for the pods submitted from now on (a benchmark's later phase, e.g.
+  // gang members that must wait for each other after an FGD-protocol phase).
+  void SetRetry(bool retry) { options_.retry = retry; }
   const config::SchedulerConfig& config() const { return config_; }
   SimCluster& cluster() { return cluster_; }
   const SimCluster& cluster() const { return cluster_; }

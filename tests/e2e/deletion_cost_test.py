@@ -53,6 +53,7 @@ import http.server
 import json
 import os
 import random
+import re
 import subprocess
 import sys
 import tempfile
@@ -65,8 +66,9 @@ from concurrent.futures import ThreadPoolExecutor
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "lib"))
 
 from api import Api  # noqa: E402
-from cluster import ClusterTestCase, make_kwok_node  # noqa: E402
+from cluster import ClusterTestCase, free_port, make_kwok_node  # noqa: E402
 from gpusched_harness import gpusched_binary  # noqa: E402
+from secure import https_get, metrics_reader_token, secure_serving_args  # noqa: E402
 
 COST = "controller.kubernetes.io/pod-deletion-cost"
 SCENARIOS = int(os.environ.get("GPUSCHED_E2E_DC_SCENARIOS", "56"))
@@ -638,7 +640,9 @@ policies:
         time.sleep(4)  # another resync
         self.assertEqual(costs()[names[2]], "300", "a move within the hysteresis band is not written")
 
-        body = urllib.request.urlopen(f"http://127.0.0.1:{ctl.metrics_port()}/metrics", timeout=10).read().decode()
+        status, body = https_get(f"https://127.0.0.1:{ctl.metrics_port()}/metrics",
+                                 token=metrics_reader_token(c))
+        self.assertEqual(status, 200, body)
         patches = [line for line in body.splitlines()
                    if line.startswith('gpusched_deletion_cost_patches_total{result="success"}')]
         self.assertTrue(patches and float(patches[0].split()[-1]) >= len(want), body)
@@ -695,7 +699,9 @@ class Controller:
 
     def __init__(self, cluster, policy, kubeconfig, name, extra=()):
         self.cmd = [gpusched_binary(), "deletion-cost", "controller", f"--config={policy}",
-                    f"--kubeconfig={kubeconfig}", "--metrics-bind-address=127.0.0.1:0", "-v", "2"]
+                    f"--kubeconfig={kubeconfig}", "-v", "2"]
+        # HTTPS on a free loopback port; tokens reviewed with gpusched's service account.
+        self.cmd += secure_serving_args(cluster, free_port())
         self.cmd += list(extra)
         self.log_path = os.path.join(cluster.dir, "logs", f"{name}.log")
         self.proc = None
@@ -728,10 +734,11 @@ class Controller:
         raise AssertionError(f"controller did not log {text!r}:\n{self.log()[-3000:]}")
 
     def metrics_port(self):
-        self.wait_log("serving /metrics on port", timeout=30)
+        self.wait_log("/readyz on https://", timeout=30)
         for line in self.log().splitlines():
-            if "serving /metrics on port" in line:
-                return int(line.rsplit(" ", 1)[-1])
+            m = re.search(r"/readyz on https://[^ ]*:(\d+) ", line)
+            if m:
+                return int(m.group(1))
         raise AssertionError("no metrics port")
 
     def stop(self, timeout=30):

@@ -45,6 +45,7 @@ import re
 import shlex
 import shutil
 import signal
+import ssl
 import subprocess
 import sys
 import tempfile
@@ -55,7 +56,7 @@ import urllib.request
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "lib"))
 
-from cluster import ClusterTestCase, KubectlError, source_dir, testbin_dir  # noqa: E402
+from cluster import ClusterTestCase, KubectlError, free_port, source_dir, testbin_dir  # noqa: E402
 from gpusched_harness import (  # noqa: E402
     GROUP_LABEL, Gpusched, create_objects, events, gpu_pod, gpusched_binary, kwok_gpu_node, log,
     pod_condition, wait_nodes_ready)
@@ -75,11 +76,17 @@ ALL_TOGGLES = [
     "monitoring.prometheusRule.enabled=true",
     "deletionCost.enabled=true",
     "extender.enabled=true",
+    "extender.clientCASecretName=gpusched-extender-client-ca",
 ]
 
 # The RBAC each component ends with: {role kind, name suffix: {(apiGroup, resource,
 # resourceNames, verbs)}}; names are "<fullname>-<suffix>" (fullname "gpusched" in kustomize).
-SCHEDULER_RULES = {
+# Secure serving (#21): every component reviews tokens and access for /metrics.
+DELEGATED_AUTH_RULES = {
+    ("authentication.k8s.io", "tokenreviews", (), ("create",)),
+    ("authorization.k8s.io", "subjectaccessreviews", (), ("create",)),
+}
+SCHEDULER_RULES = DELEGATED_AUTH_RULES | {
     ("", "pods", (), ("delete", "get", "list", "watch")),  # delete: preemption victims
     ("", "pods/binding", (), ("create",)),
     ("", "pods/status", (), ("patch",)),
@@ -100,19 +107,23 @@ LEASE_RULES = lambda name: {  # noqa: E731
     ("coordination.k8s.io", "leases", (), ("create",)),
     ("coordination.k8s.io", "leases", (name,), ("get", "update")),
 }
-DELETION_COST_RULES = {
+DELETION_COST_RULES = DELEGATED_AUTH_RULES | {
     ("", "pods", (), ("list", "patch", "watch")),
     ("apps", "deployments", (), ("list",)),
     ("apps", "replicasets", (), ("list",)),
     ("events.k8s.io", "events", (), ("create",)),
 }
-EXTENDER_RULES = {
+EXTENDER_RULES = DELEGATED_AUTH_RULES | {
     ("", "pods", (), ("get", "list", "watch")),
     ("", "nodes", (), ("get", "list", "watch")),
     ("", "pods/binding", (), ("create",)),
 }
+# What Prometheus' service account may do (monitoring.serviceMonitor): get /metrics.
+METRICS_READER_RULES = {("", "nonResourceURL /metrics", (), ("get",))}
+PROMETHEUS_SA = ("monitoring", "prometheus-k8s")
 EXPECTED_ROLES = {
     ("ClusterRole", "scheduler"): SCHEDULER_RULES,
+    ("ClusterRole", "metrics-reader"): METRICS_READER_RULES,
     ("Role", "leader-election"): LEASE_RULES("gpu-scheduler"),
     ("ClusterRole", "deletion-cost"): DELETION_COST_RULES,
     ("ClusterRole", "extender"): EXTENDER_RULES,
@@ -140,6 +151,8 @@ def normalized_rules(role):
             for res in r.get("resources", []):
                 out.add((group, res, tuple(sorted(r.get("resourceNames", []))),
                          tuple(sorted(r.get("verbs", [])))))
+        for url in r.get("nonResourceURLs", []):
+            out.add(("", f"nonResourceURL {url}", (), tuple(sorted(r.get("verbs", [])))))
     return out
 
 
@@ -148,9 +161,11 @@ def by_kind(objects, kind):
 
 
 def http_status(url):
-    """The HTTP status of a GET, or None when nothing answers."""
+    """The HTTP status of a GET (https: the certificate not verified, as the kubelet's probes),
+    or None when nothing answers."""
     try:
-        with urllib.request.urlopen(url, timeout=5) as resp:
+        with urllib.request.urlopen(url, timeout=5,
+                                    context=ssl._create_unverified_context()) as resp:
             return resp.status
     except urllib.error.HTTPError as e:
         return e.code
@@ -459,6 +474,8 @@ class DeployTest(ClusterTestCase):
         if probes:
             self.assertEqual(c["livenessProbe"]["httpGet"]["path"], "/healthz")
             self.assertEqual(c["readinessProbe"]["httpGet"]["path"], "/readyz")
+            for probe in ("livenessProbe", "readinessProbe"):
+                self.assertEqual(c[probe]["httpGet"].get("scheme"), "HTTPS", probe)
             self.assertEqual([p["name"] for p in c["ports"]], ["metrics"])
         else:
             self.assertNotIn("livenessProbe", c)
@@ -501,6 +518,10 @@ class DeployTest(ClusterTestCase):
                 continue
             for s in b["subjects"]:
                 self.assertEqual(s["kind"], "ServiceAccount", b["metadata"]["name"])
+                if b["metadata"]["name"].endswith("-metrics-reader"):
+                    # Prometheus' service account, in its own namespace.
+                    self.assertEqual((s["namespace"], s["name"]), PROMETHEUS_SA)
+                    continue
                 self.assertEqual(s["namespace"], namespace, b["metadata"]["name"])
         return found
 
@@ -668,10 +689,11 @@ class DeployTest(ClusterTestCase):
         ns = self.cluster.new_namespace("gs-helm")
         release = "gs"
         proc = self.helm("install", release, CHART, "--namespace", ns,
-                         "--set", "extender.enabled=true", "--set", "deletionCost.enabled=true")
+                         "--set", "extender.enabled=true", "--set", "deletionCost.enabled=true",
+                         "--set", "extender.clientCASecretName=gpusched-extender-client-ca")
         self.assertIn("Pods opt in with spec.schedulerName", proc.stdout)  # NOTES.txt
         self.assertIn("gpusched.io/deletion-cost-policy=POLICY", proc.stdout)
-        self.assertIn(f"urlPrefix: http://{release}-gpusched-extender.{ns}.svc:8888/", proc.stdout)
+        self.assertIn(f"urlPrefix: https://{release}-gpusched-extender.{ns}.svc:8888/", proc.stdout)
         deploy = self.cluster.get_json("deployment", f"{release}-gpusched-scheduler", "-n", ns)
         self.assertEqual(deploy["spec"]["replicas"], 2)
         before = deploy["spec"]["template"]["metadata"]["annotations"]["checksum/config"]
@@ -859,7 +881,7 @@ class DeployTest(ClusterTestCase):
         for probe in ("livenessProbe", "readinessProbe"):
             path = container[probe]["httpGet"]["path"]
             status = self.cluster.wait_for(
-                lambda: http_status(f"http://127.0.0.1:{port}{path}") == 200 or None,
+                lambda: http_status(f"https://127.0.0.1:{port}{path}") == 200 or None,
                 timeout=30, what=f"{probe} {path} on port {port}")
             self.assertTrue(status)
         self.assertIsNone(proc.poll(), f"the image's scheduler exited:\n{read_log()[-3000:]}")
@@ -966,7 +988,7 @@ class DeployTest(ClusterTestCase):
         # As the Deployment runs it: the chart's policy, the ServiceAccount's token.
         proc, read_log = self.start_process(f"{ns}-deletion-cost", [
             gpusched_binary(), "deletion-cost", "controller", f"--config={policy_path}", f"--kubeconfig={sa_kc}",
-            "--metrics-bind-address=127.0.0.1:0", "-v", "2"])
+            "--bind-address=127.0.0.1", f"--secure-port={free_port()}", "-v", "2"])
 
         def cost(team):
             pod = self.cluster.get_json("pod", "web", "-n", team)

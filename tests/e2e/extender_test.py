@@ -4,10 +4,15 @@
 
 One control plane (the harness's, including its own default kube-scheduler, which these pods do
 not name) is shared by the tests here. The test starts:
-  - `gpusched extender` on 127.0.0.1:<free port>, authenticated as gpusched-system/gpusched;
+  - `gpusched extender` on https://127.0.0.1:<free port> (a serving certificate from a test CA,
+    clients authenticated by certificates of another test CA: --client-ca-file, issue #21),
+    authenticated to the API server as gpusched-system/gpusched;
   - a second upstream kube-scheduler (schedulerName gpu-extender-scheduler, leader election off,
-    no serving port) whose KubeSchedulerConfiguration has `extenders:` pointing at it, with
-    filter/prioritize/preempt/bind verbs, nodeCacheCapable and managedResources nvidia.com/gpu.
+    no serving port) whose KubeSchedulerConfiguration has `extenders:` pointing at it over mTLS
+    (tlsConfig certFile/keyFile/caFile), with filter/prioritize/preempt/bind verbs,
+    nodeCacheCapable and managedResources nvidia.com/gpu.
+A client without a certificate, or with one from a third CA, gets no bind; the extender refuses
+to start with bind enabled and no client CA.
 The preemption test starts a third one (gpu-extender-preempt) without managedResources, so that
 half-GPU pods (gpusched.io/gpu-milli, no nvidia.com/gpu) also go through the extender.
 Placements are checked from the API server (kubectl), never from gpusched's memory.
@@ -20,6 +25,7 @@ import os
 import socket
 import subprocess
 import sys
+import ssl
 import time
 import unittest
 import urllib.error
@@ -31,6 +37,7 @@ from cluster import ClusterTestCase, KubectlError, free_port  # noqa: E402
 from gpusched_harness import (  # noqa: E402
     GPU, GROUP_LABEL, create_objects, gpu_pod, gpusched_binary, kwok_gpu_node, log,
     wait_nodes_ready)
+from secure import https_get, make_ca, make_cert  # noqa: E402
 
 SCHEDULER = "gpu-extender-scheduler"
 PREEMPT_SCHEDULER = "gpu-extender-preempt"
@@ -80,21 +87,63 @@ class Proc:
             return ""
 
 
-def raw_request(port, data, timeout=10):
-    """Sends raw bytes, half-closes, returns the reply (b"" if the connection was dropped)."""
-    with socket.create_connection(("127.0.0.1", port), timeout=timeout) as s:
-        s.sendall(data)
-        s.shutdown(socket.SHUT_WR)
-        out = b""
-        while True:
-            try:
-                chunk = s.recv(65536)
-            except (ConnectionResetError, socket.timeout):
-                break
+def client_context(cert=None):
+    """A TLS client context (server certificate not verified) with `cert` = (cert, key)."""
+    ctx = ssl._create_unverified_context()
+    if cert:
+        ctx.load_cert_chain(*cert)
+    return ctx
+
+
+def raw_request(port, data, cert=None, timeout=10):
+    """Sends raw bytes over TLS (client certificate `cert`), then close_notify (TLS's half-close:
+    the server sees the end of the request, as a TCP half-close did over plain HTTP), and returns
+    the reply (b"" if the handshake was refused or the connection dropped). Memory BIOs, so that
+    the client can keep reading after its close_notify."""
+    incoming, outgoing = ssl.MemoryBIO(), ssl.MemoryBIO()
+    tls = client_context(cert).wrap_bio(incoming, outgoing, server_hostname="127.0.0.1")
+    out = b""
+    with socket.create_connection(("127.0.0.1", port), timeout=timeout) as sock:
+        def flush():
+            pending = outgoing.read()
+            if pending:
+                sock.sendall(pending)
+
+        def pump():
+            chunk = sock.recv(65536)
             if not chunk:
-                break
-            out += chunk
-        return out
+                incoming.write_eof()
+                return False
+            incoming.write(chunk)
+            return True
+        try:
+            while True:
+                try:
+                    tls.do_handshake()
+                    break
+                except ssl.SSLWantReadError:
+                    flush()
+                    if not pump():
+                        return out
+            flush()
+            tls.write(data)
+            try:
+                tls.unwrap()
+            except ssl.SSLWantReadError:
+                pass
+            flush()
+            while True:
+                try:
+                    chunk = tls.read(65536)
+                    if not chunk:
+                        break
+                    out += chunk
+                except ssl.SSLWantReadError:
+                    if not pump():
+                        break
+        except (ssl.SSLError, ConnectionResetError, BrokenPipeError, socket.timeout):
+            pass
+    return out
 
 
 class ExtenderE2ETest(ClusterTestCase):
@@ -125,19 +174,31 @@ class ExtenderE2ETest(ClusterTestCase):
         with open(profile, "w") as f:
             f.write("apiVersion: kubescheduler.config.k8s.io/v1\nkind: KubeSchedulerConfiguration\n"
                     "leaderElection: {leaderElect: false}\nprofiles:\n- schedulerName: gpusched-extender\n")
-        cls.extender = Proc(c, "gpusched-extender", [
+        # Three CAs: the extender's serving certificate, kube-scheduler's client certificate, and
+        # one the extender does not trust.
+        pki = os.path.join(c.dir, "extender-pki")
+        os.makedirs(pki, exist_ok=True)
+        cls.server_ca = make_ca(pki, "server-ca")
+        cls.serving = make_cert(pki, cls.server_ca, "serving", "127.0.0.1")
+        cls.client_ca = make_ca(pki, "client-ca")
+        cls.client = make_cert(pki, cls.client_ca, "kube-scheduler", "system:kube-scheduler",
+                               usage="clientAuth", sans=())
+        other_ca = make_ca(pki, "other-ca")
+        cls.other_client = make_cert(pki, other_ca, "intruder", "system:kube-scheduler",
+                                     usage="clientAuth", sans=())
+        cls.extender_args = [
             gpusched_binary(), "extender", f"--config={profile}",
             f"--kubeconfig={c.gpusched_kubeconfig}", "--bind-address=127.0.0.1",
-            f"--port={cls.port}", "--threads=4", "-v", "2"])
+            f"--secure-port={cls.port}", f"--tls-cert-file={cls.serving[0]}",
+            f"--tls-private-key-file={cls.serving[1]}", f"--client-ca-file={cls.client_ca[0]}",
+            "--threads=4", "-v", "2"]
+        cls.extender = Proc(c, "gpusched-extender", cls.extender_args)
         deadline = time.monotonic() + 90
-        while True:
-            try:
-                urllib.request.urlopen(f"http://127.0.0.1:{cls.port}/healthz", timeout=2).read()
-                break
-            except Exception:  # noqa: BLE001 - not up yet
-                if not cls.extender.alive() or time.monotonic() > deadline:
-                    raise AssertionError("extender did not start:\n" + cls.extender.log()[-3000:])
-                time.sleep(0.3)
+        while https_get(f"https://127.0.0.1:{cls.port}/healthz", ca=cls.server_ca[0],
+                        timeout=2)[0] != 200:
+            if not cls.extender.alive() or time.monotonic() > deadline:
+                raise AssertionError("extender did not start:\n" + cls.extender.log()[-3000:])
+            time.sleep(0.3)
         cls.kube_scheduler = cls.start_kube_scheduler(
             "kube-scheduler-extender", SCHEDULER,
             managed_resources=[{"name": GPU, "ignoredByScheduler": False}])
@@ -148,7 +209,9 @@ class ExtenderE2ETest(ClusterTestCase):
         c = cls.cluster
         ks_config = os.path.join(c.dir, f"{name}.yaml")
         extender = {
-            "urlPrefix": f"http://127.0.0.1:{cls.port}",
+            "urlPrefix": f"https://127.0.0.1:{cls.port}",
+            "tlsConfig": {"certFile": cls.client[0], "keyFile": cls.client[1],
+                          "caFile": cls.server_ca[0]},
             "filterVerb": "filter", "prioritizeVerb": "prioritize", "preemptVerb": "preempt",
             "bindVerb": "bind", "weight": 5, "nodeCacheCapable": True, "httpTimeout": "5s",
         }
@@ -267,20 +330,72 @@ class ExtenderE2ETest(ClusterTestCase):
         ]
         for name, data, want in cases:
             with self.subTest(name):
-                got = raw_request(port, data)
+                got = raw_request(port, data, cert=self.client)
                 self.assertTrue(got.startswith(want), f"{name}: {got[:200]!r}")
         # A whole 9 MiB body through urllib: 413 (or a reset once the server has answered).
-        req = urllib.request.Request(f"http://127.0.0.1:{port}/filter", data=b" " * (9 << 20),
+        req = urllib.request.Request(f"https://127.0.0.1:{port}/filter", data=b" " * (9 << 20),
                                      headers={"Content-Type": "application/json"})
         try:
-            urllib.request.urlopen(req, timeout=30)
+            urllib.request.urlopen(req, timeout=30, context=client_context(self.client))
             self.fail("9 MiB body accepted")
         except urllib.error.HTTPError as e:
             self.assertEqual(e.code, 413)
-        except (ConnectionResetError, BrokenPipeError, urllib.error.URLError):
+        except (ConnectionResetError, BrokenPipeError, urllib.error.URLError, ssl.SSLError):
             pass
         self.assertTrue(self.extender.alive(), self.extender.log()[-2000:])
-        urllib.request.urlopen(f"http://127.0.0.1:{port}/healthz", timeout=5).read()
+        self.assertEqual(https_get(f"https://127.0.0.1:{port}/healthz")[0], 200)
+
+    # --- authentication (issue #21) -------------------------------------------------------------
+
+    def test_clients_without_the_client_ca_get_no_bind(self):
+        ns = self.cluster.new_namespace("ext-authn")
+        # A pod no scheduler picks up: only a bind through the extender could place it.
+        create_objects(self.cluster, [gpu_pod("orphan", 1, scheduler="nobody", group=self.group)],
+                       namespace=ns)
+        pod = self.cluster.get_json("pod", "orphan", "--namespace", ns)
+        body = json.dumps({"PodName": "orphan", "PodNamespace": ns,
+                           "PodUID": pod["metadata"]["uid"], "Node": "ext-t4"}).encode()
+        request = (b"POST /bind HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n"
+                   b"Content-Length: " + str(len(body)).encode() + b"\r\nConnection: close\r\n\r\n"
+                   + body)
+        got = raw_request(self.port, request)
+        self.assertTrue(got.startswith(b"HTTP/1.1 401"), got[:300])
+        self.assertIn(b'"reason":"Unauthorized"', got)
+        got = raw_request(self.port, request, cert=self.other_client)
+        self.assertFalse(got.startswith(b"HTTP/1.1 2"), got[:300])
+        self.assertNotIn(b"HTTP/1.1 200", got)
+        # The same request over plain HTTP gets no answer from the TLS port.
+        with socket.create_connection(("127.0.0.1", self.port), timeout=10) as s:
+            s.sendall(request)
+            try:
+                plain = s.recv(100)
+            except (ConnectionResetError, socket.timeout):
+                plain = b""
+        self.assertFalse(plain.startswith(b"HTTP/1.1 2"), plain)
+        time.sleep(2)
+        self.assertEqual(self.cluster.get_json("pod", "orphan", "--namespace", ns)["spec"]
+                         .get("nodeName", ""), "", "an unauthenticated bind placed the pod")
+        # /metrics: client certificates authenticate, but the delegated authorizer decides; no
+        # credentials: 401.
+        self.assertEqual(https_get(f"https://127.0.0.1:{self.port}/metrics")[0], 401)
+        self.cluster.kubectl("delete", "namespace", ns, "--wait=false")
+
+    def test_refuses_to_start_without_a_client_ca_when_it_binds(self):
+        base = [a for a in self.extender_args if not a.startswith(("--client-ca-file",
+                                                                   "--secure-port"))]
+        base.append(f"--secure-port={free_port()}")
+        cases = [
+            ("bind, preempt and no client CA", [], "--client-ca-file"),
+            ("bind with --anonymous-auth", [f"--client-ca-file={self.client_ca[0]}",
+                                           "--anonymous-auth"], "--anonymous-auth"),
+            ("filter alone without a client CA or --anonymous-auth",
+             ["--verbs=filter,prioritize"], "--anonymous-auth"),
+        ]
+        for name, extra, want in cases:
+            with self.subTest(name):
+                r = subprocess.run(base + extra, capture_output=True, text=True, timeout=60)
+                self.assertEqual(r.returncode, 2, r.stderr)
+                self.assertIn(want, r.stderr)
 
 
     # --- preemption through the preempt verb ----------------------------------------------------

@@ -26,7 +26,6 @@ import os
 import sys
 import time
 import unittest
-import urllib.request
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "lib"))
 
@@ -85,7 +84,8 @@ class GangE2ETest(ClusterTestCase):
         super().setUpClass()
         c = cls.cluster
         c.kubectl("apply", "-f", os.path.join(HERE, "testdata", "podgroup-crd.yaml"))
-        c.wait_for(lambda: c.kubectl("get", "podgroups.scheduling.x-k8s.io", "-A"), timeout=60,
+        # Served once a list succeeds (kubectl raises while the type is unknown).
+        c.wait_for(lambda: c.get_json("podgroups.scheduling.x-k8s.io", "-A")["kind"], timeout=60,
                    what="the PodGroup CRD served")
         c.apply(GANG_RBAC)
         c.apply({"apiVersion": "rbac.authorization.k8s.io/v1", "kind": "ClusterRoleBinding",
@@ -160,9 +160,8 @@ class GangE2ETest(ClusterTestCase):
 
     def allocated_gpus(self):
         """gpusched_cluster_gpus_allocated summed over models: what gpusched's cache holds."""
-        port = self.gpusched.metrics_port()
-        with urllib.request.urlopen(f"http://127.0.0.1:{port}/metrics", timeout=10) as resp:
-            body = resp.read().decode()
+        status, body = self.gpusched.get("/metrics")
+        self.assertEqual(status, 200, body[:300])
         return sum(float(line.rsplit(" ", 1)[1]) for line in body.splitlines()
                    if line.startswith("gpusched_cluster_gpus_allocated{"))
 

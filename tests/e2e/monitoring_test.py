@@ -3,7 +3,9 @@
 """Monitoring end to end (issue #9): a real Prometheus server scrapes `gpusched scheduler`.
 
 The test control plane (cluster.py) runs kwok GPU nodes; gpusched runs with leader election and
-serves /metrics on a free loopback port; Debian's /usr/bin/prometheus scrapes it every second
+serves /metrics on a free loopback port over HTTPS with delegated authentication and authorization
+(issue #21); Debian's /usr/bin/prometheus scrapes it every second with the bearer token of a
+service account granted `get /metrics` (deploy/'s ServiceMonitor does the same)
 (a temp config, its TSDB in the cluster directory) and evaluates deploy/monitoring's rules.
 After GPU pods are created and bound, the test asks Prometheus's HTTP API for:
 
@@ -25,7 +27,6 @@ import signal
 import subprocess
 import sys
 import unittest
-import urllib.request
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "lib"))
 
@@ -34,17 +35,14 @@ from gpusched_harness import (  # noqa: E402
     GPU, GROUP_LABEL, Gpusched, create_objects, gpu_pod, grant_lease_access, kwok_gpu_node, log,
     wait_nodes_ready, write_config)
 from prometheus import PROMETHEUS, Prometheus  # noqa: E402
+from secure import https_get, metrics_reader_token  # noqa: E402
 
 PROMTOOL = shutil.which("promtool") or "/usr/bin/promtool"
 NODE_GROUP = "eks.amazonaws.com/nodegroup"
 
 
-def http_get(url, timeout=10):
-    try:
-        with urllib.request.urlopen(url, timeout=timeout) as r:
-            return r.status, r.read().decode()
-    except urllib.error.HTTPError as e:
-        return e.code, e.read().decode()
+def http_get(url, timeout=10, token=None):
+    return https_get(url, token=token, timeout=timeout)
 
 
 def rule_file_from_prometheusrule(path, out):
@@ -93,11 +91,12 @@ class MonitoringE2ETest(ClusterTestCase):
 
     # --- Prometheus ---------------------------------------------------------------------------
 
-    def start_prometheus(self, target_port):
+    def start_prometheus(self, target_port, token):
         rules = os.path.join(self.cluster.dir, f"{self.ns}-rules.yaml")
         rule_file_from_prometheusrule(
             os.path.join(source_dir(), "deploy", "monitoring", "prometheusrule.yaml"), rules)
-        self.prom = Prometheus(self.cluster, self.ns, {"gpusched": [f"127.0.0.1:{target_port}"]},
+        job = {"targets": [f"127.0.0.1:{target_port}"], "scheme": "https", "token": token}
+        self.prom = Prometheus(self.cluster, self.ns, {"gpusched": job},
                                rule_files=[rules],
                                extra_args=["--storage.tsdb.retention.time=1h"]).start()
         self.addCleanup(self.prom.stop)
@@ -134,17 +133,19 @@ class MonitoringE2ETest(ClusterTestCase):
         config = write_config(self.cluster.dir, name=f"{ns}.yaml", leader_elect=True, lease_name=lease,
                               lease_duration="4s", renew_deadline="3s", retry_period="1s")
         sched = Gpusched(self.cluster, config, name=f"{ns}-gpusched",
-                         extra_args=[f"--leader-elect-resource-name={lease}",
-                                     "--bind-address=127.0.0.1", "--port=0"]).start()
+                         extra_args=[f"--leader-elect-resource-name={lease}"]).start()
         self.procs.append(sched)
         port = sched.metrics_port()
-        base = f"http://127.0.0.1:{port}"
+        base = f"https://127.0.0.1:{port}"
         for path in ("/healthz", "/livez"):
             status, body = http_get(base + path)
             self.assertEqual((status, body.strip()), (200, "ok"), path)
         self.cluster.wait_for(lambda: http_get(base + "/readyz")[0] == 200 or None, timeout=90,
                               what="gpusched /readyz 200 (informers synced, leader known)")
-        self.start_prometheus(port)
+        # Prometheus scrapes as a service account of its own, granted get /metrics.
+        token = metrics_reader_token(self.cluster, namespace=self.ns, name="prometheus")
+        self.assertEqual(http_get(base + "/metrics")[0], 401, "no token: 401")
+        self.start_prometheus(port, token)
 
         pods = [("a-2", 2, "A100-SXM4-40GB"), ("a-3", 3, "A100-SXM4-40GB"), ("a-1", 1, "A100-SXM4-40GB"),
                 ("a-4", 4, "A100-SXM4-40GB"), ("t-1", 1, "T4"), ("t-2", 2, "T4")]
@@ -213,7 +214,7 @@ class MonitoringE2ETest(ClusterTestCase):
         self.assertAlmostEqual(by_model["A100-SXM4-40GB"], 10 / 16)
 
         # promtool on a real scrape.
-        status, scrape = http_get(base + "/metrics")
+        status, scrape = http_get(base + "/metrics", token=token)
         self.assertEqual(status, 200)
         check = subprocess.run([PROMTOOL, "check", "metrics"], input=scrape, capture_output=True, text=True)
         self.assertEqual(check.returncode, 0, check.stdout + check.stderr)

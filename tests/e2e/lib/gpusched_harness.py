@@ -16,8 +16,12 @@ burst=400, lease_duration="15s", renew_deadline="10s", retry_period="2s") -> str
     its own process group and its log in ``<cluster.dir>/logs/<name>.log``. ``start()``,
     ``stop(sig=SIGTERM, timeout=30) -> exit code``, ``kill()`` (SIGKILL), ``alive()``,
     ``log()``, ``wait_log(text, timeout)``, ``metrics_port()`` (/metrics and the health
-    endpoints listen on 127.0.0.1 and a free port unless ``extra_args`` has ``--port``). Every
-    process still running at interpreter exit is killed (atexit), so none outlives the test.
+    endpoints listen over HTTPS on 127.0.0.1 and a free port, with gpusched's service account
+    reviewing tokens, unless ``extra_args`` has ``--secure-port``; secure.py), ``base_url()``
+    (``https://127.0.0.1:PORT``), ``get(path, token=...)`` -> (status, body): a GET with a
+    metrics reader's token (secure.metrics_reader_token) unless ``token`` is given (``None``:
+    no credentials). Every process still running at interpreter exit is killed (atexit), so
+    none outlives the test.
 
 ``grant_lease_access(cluster, lease_name, namespace="kube-system")``
     The system:kube-scheduler ClusterRole allows get/update only on the lease named
@@ -42,12 +46,14 @@ import atexit
 import glob
 import json
 import os
+import re
 import signal
 import subprocess
 import sys
 import time
 
-from cluster import make_kwok_node, source_dir  # noqa: E402
+from cluster import free_port, make_kwok_node, source_dir  # noqa: E402
+from secure import https_get, metrics_reader_token, secure_serving_args  # noqa: E402
 
 GROUP_LABEL = "e2e.gpusched.io/group"
 SCHEDULER_NAME = "gpu-scheduler"
@@ -113,10 +119,10 @@ class Gpusched:
         self.log_path = os.path.join(cluster.dir, "logs", f"{name}.log")
 
     def start(self):
-        # The /metrics and health server defaults to 0.0.0.0:10251: give every test process a
-        # free loopback port instead, unless the test chose one (metrics_port() tells which).
-        serving = ([] if any(a.startswith("--port") for a in self.extra_args)
-                   else ["--bind-address=127.0.0.1", "--port=0"])
+        # The secure port defaults to 0.0.0.0:10259: give every test process a free loopback
+        # port instead, unless the test chose one (metrics_port() tells which).
+        serving = ([] if any(a.startswith("--secure-port") for a in self.extra_args)
+                   else secure_serving_args(self.cluster, free_port()))
         cmd = [gpusched_binary(), "scheduler", f"--config={self.config}",
                f"--kubeconfig={self.cluster.gpusched_kubeconfig}", "-v", "2"] + serving + self.extra_args
         log = open(self.log_path, "a")
@@ -160,17 +166,28 @@ class Gpusched:
             _procs.remove(self)
 
     def metrics_port(self, timeout=60):
-        """The port of /metrics, /healthz and /readyz, from the start-up log line."""
+        """The HTTPS port of /metrics, /healthz and /readyz, from the start-up log line."""
         deadline = time.time() + timeout
         while time.time() < deadline:
             for line in self.log().splitlines():
-                marker = "/readyz on http://"
-                if marker in line:
-                    return int(line.rsplit(":", 1)[1].strip())
+                m = re.search(r"/readyz on https://[^ ]*:(\d+) ", line)
+                if m:
+                    return int(m.group(1))
             if not self.alive():
                 raise AssertionError(f"{self.name} exited before serving:\n{self.log()[-3000:]}")
             time.sleep(0.2)
         raise AssertionError(f"{self.name} never logged its metrics port")
+
+    def base_url(self):
+        return f"https://127.0.0.1:{self.metrics_port()}"
+
+    _READER = object()
+
+    def get(self, path, token=_READER, timeout=10):
+        """GET ``path`` on the secure port: (status, body); see the module docstring."""
+        if token is Gpusched._READER:
+            token = metrics_reader_token(self.cluster)
+        return https_get(self.base_url() + path, token=token, timeout=timeout)
 
     def log(self):
         try:

@@ -3,7 +3,11 @@
 scripts/bootstrap): a generated config with static targets scraped every second, its data
 directory in the cluster directory and its log in the cluster's logs/.
 
-    prom = Prometheus(cluster, "mon", {"gpusched": ["127.0.0.1:10251"]}, rule_files=[path])
+    prom = Prometheus(cluster, "mon", {"gpusched": ["127.0.0.1:10259"]}, rule_files=[path])
+    # gpusched's secure port: HTTPS with a bearer token (a service account's, see secure.py)
+    prom = Prometheus(cluster, "mon", {"gpusched": {"targets": ["127.0.0.1:10259"],
+                                                    "scheme": "https", "token": token,
+                                                    "ca_file": None}})
     prom.start()                      # returns once /-/ready answers 200
     test.addCleanup(prom.stop)
     prom.query("up")                  # the result vector; raises on an error answer
@@ -26,7 +30,10 @@ PROMETHEUS = shutil.which("prometheus") or "/usr/bin/prometheus"
 
 class Prometheus:
     def __init__(self, cluster, name, jobs, rule_files=(), extra_args=()):
-        """``jobs``: scrape job name -> list of "host:port" targets."""
+        """``jobs``: scrape job name -> list of "host:port" targets (plain HTTP), or a dict with
+        ``targets``, ``scheme`` ("https"), ``token`` (written to a file Prometheus reads as
+        ``authorization.credentials_file``) and ``ca_file`` (None: the server certificate is not
+        verified, as for a self-signed one)."""
         self.cluster = cluster
         self.name = name
         self.jobs = dict(jobs)
@@ -47,9 +54,21 @@ class Prometheus:
             if self.rule_files:
                 f.write(f"rule_files: {json.dumps(self.rule_files)}\n")
             f.write("scrape_configs:\n")
-            for job, targets in self.jobs.items():
-                f.write(f"  - job_name: {json.dumps(job)}\n    static_configs:\n"
-                        f"      - targets: {json.dumps(list(targets))}\n")
+            for job, spec in self.jobs.items():
+                spec = spec if isinstance(spec, dict) else {"targets": list(spec)}
+                f.write(f"  - job_name: {json.dumps(job)}\n")
+                if spec.get("scheme"):
+                    f.write(f"    scheme: {spec['scheme']}\n")
+                if spec.get("token"):
+                    token_file = os.path.join(pdir, f"{job}.token")
+                    with open(token_file, "w") as t:
+                        t.write(spec["token"])
+                    f.write(f"    authorization:\n      credentials_file: {json.dumps(token_file)}\n")
+                if spec.get("scheme") == "https":
+                    tls = ({"ca_file": spec["ca_file"]} if spec.get("ca_file")
+                           else {"insecure_skip_verify": True})
+                    f.write(f"    tls_config: {json.dumps(tls)}\n")
+                f.write(f"    static_configs:\n      - targets: {json.dumps(list(spec['targets']))}\n")
         port = free_port()
         with open(os.path.join(self.cluster.dir, "logs", f"prometheus-{self.name}.log"), "a") as log:
             self.proc = subprocess.Popen(

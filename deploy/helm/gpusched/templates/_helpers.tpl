@@ -76,6 +76,9 @@ app.kubernetes.io/component: {{ index . 1 }}
 {{- if and .Values.deletionCost.enabled (gt (int .Values.deletionCost.replicas) 1) -}}
 {{- fail "deletionCost.replicas must be 1: the deletion-cost controller has no leader election" -}}
 {{- end -}}
+{{- if and .Values.extender.enabled (not .Values.extender.clientCASecretName) -}}
+{{- fail "extender.clientCASecretName is required: the extender answers only clients with a certificate from that CA (kube-scheduler's extender tlsConfig)" -}}
+{{- end -}}
 {{- if not (has .Values.scheduler.podAntiAffinity (list "soft" "hard" "none")) -}}
 {{- fail "scheduler.podAntiAffinity must be soft, hard or none" -}}
 {{- end -}}
