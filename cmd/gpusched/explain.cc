@@ -49,6 +49,7 @@
 #include "src/kube/informer/informer.h"
 #include "src/plugins/in_tree_registry.h"
 #include "src/scheduler/scheduler.h"
+#include "src/sim/controllers.h"
 #include "src/sim/report.h"
 #include "src/sim/simulator.h"
 #include "src/sim/workload.h"
@@ -298,6 +299,12 @@ class ExplainCommand final : public Command {
       if (!text.ok()) return BadInput(text.status());
       if (common::Status s = sim::AppendManifests(*text, f, w); !s.ok()) return BadInput(s);
       source += (source.empty() ? "" : ", ") + f;
+    }
+    sim::ExpandControllers(w);
+    // explain answers about one cluster state: any invalid object stops it (simulate reports
+    // and skips them instead).
+    if (!w.rejected.empty()) {
+      return BadInput(common::InvalidArgumentError(w.rejected.front().ToString()));
     }
     if (w.nodes.empty()) {
       return BadInput(
