@@ -234,8 +234,17 @@ PodPatch OwnedBy(const Owner& o) {
   return p;
 }
 
+// A pod count of the spec (replicas, parallelism): 0..2^31-1 as the API server takes it, and at
+// most kMaxPodsPerObject, the simulator's own bound (a typo such as 3000000 would otherwise make
+// millions of pods and run the process out of memory).
+constexpr int64_t kMaxPodsPerObject = 100'000;
 int64_t Count(Owner& o, std::string_view field, int64_t fallback) {
-  return o.reader.Int(*o.spec, field, "spec", 0, kInt32Max).value_or(fallback);
+  const int64_t n = o.reader.Int(*o.spec, field, "spec", 0, kInt32Max).value_or(fallback);
+  if (n <= kMaxPodsPerObject) return n;
+  o.reader.Error("spec." + std::string(field),
+                 std::to_string(n) + " pods exceed the simulator's limit of " +
+                     std::to_string(kMaxPodsPerObject) + " per object");
+  return 0;
 }
 
 // ReplicaSet pods: <rs>-<5>; a Deployment's ReplicaSet is <deployment>-<hash>.

@@ -23,7 +23,8 @@
 // the object instead, so a run is reproducible. The pods keep the template's labels, annotations
 // and spec; they are decoded like any pod. An object the API server or its controller would
 // refuse (no template, a selector that does not match the template's labels, a Job template with
-// restartPolicy Always, a template that does not decode) becomes a Rejection naming the field.
+// restartPolicy Always, a template that does not decode) becomes a Rejection naming the field;
+// so does a pod count above 100,000 per object (the simulator's bound, not the API server's).
 // Pure functions over the workload; thread-safe.
 #pragma once
 

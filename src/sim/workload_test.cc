@@ -285,6 +285,48 @@ TEST(ControllersTest, ObjectsTheApiServerWouldRefuseAreRejectedNamingTheField) {
   }
 }
 
+TEST(ControllersTest, MalformedWorkloadObjectsAreRejectedNeverCrash) {
+  const std::string head = "apiVersion: apps/v1\nkind: Deployment\nmetadata: {name: d}\n";
+  struct Case {
+    std::string name;
+    std::string yaml;
+    std::string error;
+  };
+  const std::vector<Case> cases = {
+      {"spec is a list", head + "spec: []\n", "spec"},
+      {"template is a string", head + "spec: {template: x}\n", "spec.template"},
+      {"replicas is a string",
+       head +
+           "spec:\n  replicas: \"3\"\n  selector: {matchLabels: "
+           "{app: d}}\n  template:" +
+           Template("d"),
+       "spec.replicas"},
+      {"millions of replicas",
+       head + "spec:\n  replicas: 3000000\n  selector: {matchLabels: {app: d}}\n  template:" +
+           Template("d"),
+       "spec.replicas: 3000000 pods exceed the simulator's limit of 100000 per object"},
+      {"metadata is a number", "apiVersion: apps/v1\nkind: StatefulSet\nmetadata: 5\nspec: {}\n",
+       "metadata"},
+      {"a DaemonSet whose nodeSelector is a number",
+       "apiVersion: apps/v1\nkind: DaemonSet\nmetadata: {name: x}\nspec:\n  selector: "
+       "{matchLabels: {app: x}}\n  template:\n    metadata: {labels: {app: x}}\n    spec: "
+       "{nodeSelector: 3, containers: [{name: c}]}\n",
+       "spec.template.spec.nodeSelector"},
+      {"a Job with negative parallelism",
+       "apiVersion: batch/v1\nkind: Job\nmetadata: {name: j}\nspec:\n  parallelism: -1\n"
+       "  template:" +
+           Template("j", "Never"),
+       "spec.parallelism"},
+  };
+  for (const Case& c : cases) {
+    SCOPED_TRACE(c.name);
+    Workload w = Load(GpuNode("gpu-0", 8) + c.yaml);
+    EXPECT_TRUE(w.pods.empty());
+    ASSERT_EQ(w.rejected.size(), 1u);
+    EXPECT_NE(w.rejected[0].error.find(c.error), std::string::npos) << w.rejected[0].error;
+  }
+}
+
 // --- bad objects isolated --------------------------------------------------------------------
 
 TEST(RejectionsTest, OneMalformedPodAmongGoodOnesIsRejectedAndTheRestSimulated) {
