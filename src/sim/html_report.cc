@@ -66,24 +66,38 @@ function bars(name, title, rows, unit) {
   if (!rows.length) el("text", {x: 0, y: 20}, svg).textContent = "none";
   svg.setAttribute("data-marks", marks);
 }
-function line(name, title, points) {
-  const f = figure(title), w = 560, h = 220, l = 40, b = 24;
+// Step lines over time: series [{label, points: [{hours, value}]}], the first one in the chart
+// colour, the others in the palette, with a legend.
+const PALETTE = ["#3b6fb6", "#d9822b", "#2f9e6e", "#9b59b6", "#c0392b", "#7f8c8d"];
+function lines(name, title, series) {
+  const f = figure(title), w = 560, h = 220 + 16 * series.length, l = 40, b = 24 + 16 * series.length;
   const svg = el("svg", {width: w, height: h, "data-chart": name}, f);
-  const tmax = Math.max(1e-9, ...points.map(p => p.hours));
+  const all = series.flatMap(s => s.points);
+  const tmax = Math.max(1e-9, ...all.map(p => p.hours));
   const x = t => l + (w - l - 10) * t / tmax, y = v => h - b - (h - b - 10) * v / 100;
   el("line", {x1: l, y1: y(0), x2: w - 10, y2: y(0), stroke: "#888"}, svg);
   el("line", {x1: l, y1: y(0), x2: l, y2: y(100), stroke: "#888"}, svg);
   el("text", {x: 4, y: y(100) + 4}, svg).textContent = "100%";
   el("text", {x: 4, y: y(0)}, svg).textContent = "0%";
-  el("text", {x: w - 60, y: h - 4}, svg).textContent = tmax.toFixed(1) + " h";
-  let d = "", prev = null;
-  points.forEach(p => {  // a step line: allocation holds until the next event
-    if (prev) d += " L" + x(p.hours) + "," + y(prev.gpuAllocation);
-    d += (prev ? " L" : "M") + x(p.hours) + "," + y(p.gpuAllocation);
-    prev = p;
+  el("text", {x: w - 60, y: y(0) + 14}, svg).textContent = tmax.toFixed(1) + " h";
+  series.forEach((s, i) => {
+    let d = "", prev = null;
+    s.points.forEach(p => {  // a step line: allocation holds until the next event
+      if (prev) d += " L" + x(p.hours) + "," + y(prev.value);
+      d += (prev ? " L" : "M") + x(p.hours) + "," + y(p.value);
+      prev = p;
+    });
+    const color = PALETTE[i % PALETTE.length];
+    if (d) el("path", {d: d, fill: "none", stroke: color, "stroke-width": i ? 1.5 : 2, class: "mark"}, svg);
+    const ly = h - 16 * (series.length - i) + 8;
+    el("rect", {x: l, y: ly - 8, width: 10, height: 10, fill: color}, svg);
+    el("text", {x: l + 16, y: ly + 1}, svg).textContent = s.label;
   });
-  if (d) el("path", {d: d, fill: "none", stroke: "#3b6fb6", "stroke-width": 2, class: "mark"}, svg);
-  svg.setAttribute("data-marks", points.length);
+  svg.setAttribute("data-marks", all.length);
+}
+function over(samples, key) {  // one series per name of samples[i][key]
+  const names = [...new Set(samples.flatMap(p => Object.keys(p[key])))].sort();
+  return names.map(n => ({label: n, points: samples.map(p => ({hours: p.hours, value: p[key][n] || 0}))}));
 }
 function summary() {
   const p = R.pods, s = document.getElementById("summary");
@@ -120,7 +134,14 @@ function table() {
   fill();
 }
 summary();
-if (R.replay) line("allocation-over-time", "GPU allocation over time", R.replay.samples);
+if (R.replay) {
+  const samples = R.replay.samples;
+  lines("allocation-over-time", "GPU allocation over time, per model",
+        [{label: "all GPUs", points: samples.map(p => ({hours: p.hours, value: p.gpuAllocation}))}]
+            .concat(over(samples, "byModel")));
+  lines("allocation-over-time-by-group", "GPU allocation over time, per node group",
+        over(samples, "byGroup"));
+}
 bars("allocation-by-group", "GPU allocation per node group",
      R.nodeGroups.filter(g => g.gpus > 0).map(g => ({label: g.group, value: g.gpuMilliAllocated / 1000,
        max: g.gpus, text: (g.gpuMilliAllocated / 1000) + " / " + g.gpus + " GPUs"})), "");

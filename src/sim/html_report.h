@@ -3,7 +3,8 @@
 // network, no external file. The report's JSON (ReportToJson, plus `replay` when there is one) is
 // embedded, and a small script draws the charts as SVG when the page loads:
 //
-//   - GPU allocation over time (with --replay), as a line;
+//   - GPU allocation over time (with --replay): all GPUs and per model, and per node group, as
+//     step lines;
 //   - GPU allocation per node group and per GPU model, as bars (allocated / total);
 //   - fragmentation: GPUs partly used and GPU nodes idle;
 //   - unschedulable pods by reason, as bars;

@@ -12,6 +12,7 @@
 #include <unordered_map>
 #include <utility>
 
+#include "src/api/resources.h"
 #include "src/common/strings.h"
 #include "src/config/duration.h"
 
@@ -71,16 +72,44 @@ common::StatusOr<std::vector<Arrival>> Arrivals(const Workload& w) {
   return out;
 }
 
-// Milli-GPU allocated and in total, from SimCluster's ledger.
-std::pair<int64_t, int64_t> GpuMilli(const Simulator& sim) {
+// The node group as the report names it: instance type, else gpusched.io/node-group.
+std::string GroupOf(const api::Node& node) {
+  static const common::Atom node_group = common::Intern("gpusched.io/node-group");
+  common::Atom v;
+  if (node.meta.labels.Get(api::Names().instance_type, &v) && !v.empty()) {
+    return std::string(common::Str(v));
+  }
+  if (node.meta.labels.Get(node_group, &v) && !v.empty()) return std::string(common::Str(v));
+  return "(none)";
+}
+
+// The GPU allocation (%) of the cluster, and per model and node group, from SimCluster's ledger.
+void Allocation(const Simulator& sim, ReplaySample& s) {
+  std::map<std::string, std::pair<int64_t, int64_t>> models;  // used, total milli
+  std::map<std::string, std::pair<int64_t, int64_t>> groups;
   int64_t used = 0;
   int64_t total = 0;
   for (const auto& [node, usage] : sim.cluster().NodesWithUsage()) {
     const int32_t count = std::min<int32_t>(node->gpu.count, api::kMaxGpusPerNode);
-    total += static_cast<int64_t>(count) * api::kMilliPerGpu;
-    for (int32_t d = 0; d < count; ++d) used += usage.gpu_milli[static_cast<size_t>(d)];
+    if (count <= 0) continue;
+    int64_t node_used = 0;
+    for (int32_t d = 0; d < count; ++d) node_used += usage.gpu_milli[static_cast<size_t>(d)];
+    const int64_t node_total = static_cast<int64_t>(count) * api::kMilliPerGpu;
+    used += node_used;
+    total += node_total;
+    const std::string model = node->gpu.model.empty() ? std::string("(unknown)")
+                                                      : std::string(common::Str(node->gpu.model));
+    for (auto* m : {&models[model], &groups[GroupOf(*node)]}) {
+      m->first += node_used;
+      m->second += node_total;
+    }
   }
-  return {used, total};
+  auto percent = [](int64_t part, int64_t whole) {
+    return whole > 0 ? 100.0 * static_cast<double>(part) / static_cast<double>(whole) : 0.0;
+  };
+  s.gpu_allocation = percent(used, total);
+  for (const auto& [name, m] : models) s.by_model.emplace_back(name, percent(m.first, m.second));
+  for (const auto& [name, g] : groups) s.by_group.emplace_back(name, percent(g.first, g.second));
 }
 
 }  // namespace
@@ -118,8 +147,9 @@ common::StatusOr<ReplayResult> RunReplay(Simulator& sim, const Workload& workloa
     const double hours = common::Seconds(now - start) / 3600.0;
     weighted += previous_allocation * common::Seconds(now - last) / 3600.0;
     last = now;
-    const auto [used, total] = GpuMilli(sim);
-    ReplaySample s{hours, total > 0 ? 100.0 * static_cast<double>(used) / total : 0.0, 0, 0};
+    ReplaySample s;
+    s.hours = hours;
+    Allocation(sim, s);
     for (const PodOutcome& o : sim.outcomes()) {
       if (o.deleted) continue;
       if (o.state == PodState::kScheduled || o.state == PodState::kPreBound) ++s.running;
@@ -200,11 +230,18 @@ std::string FormatReplayText(const ReplayResult& r) {
 boost::json::value ReplayToJson(const ReplayResult& r) {
   auto round3 = [](double v) { return std::round(v * 1000) / 1000; };
   boost::json::array samples;
+  auto named = [&](const std::vector<std::pair<std::string, double>>& values) {
+    boost::json::object o;
+    for (const auto& [name, v] : values) o[name] = round3(v);
+    return o;
+  };
   for (const ReplaySample& s : r.samples) {
     samples.push_back(boost::json::object{{"hours", round3(s.hours)},
                                           {"gpuAllocation", round3(s.gpu_allocation)},
                                           {"running", s.running},
-                                          {"waiting", s.waiting}});
+                                          {"waiting", s.waiting},
+                                          {"byModel", named(s.by_model)},
+                                          {"byGroup", named(s.by_group)}});
   }
   return boost::json::object{{"spanHours", round3(r.span_hours)},
                              {"meanGpuAllocation", round3(r.mean_gpu_allocation)},

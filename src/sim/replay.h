@@ -23,6 +23,7 @@
 #include <cstdint>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 #include "src/common/status.h"
@@ -39,6 +40,9 @@ struct ReplaySample {
   double gpu_allocation = 0;  // % of the cluster's milli-GPU allocated
   int64_t running = 0;        // pods placed and not departed
   int64_t waiting = 0;        // pods whose last attempt failed, not departed
+  // The same % per GPU model and per node group (as the report names them), sorted by name.
+  std::vector<std::pair<std::string, double>> by_model;
+  std::vector<std::pair<std::string, double>> by_group;
 };
 
 struct ReplayResult {

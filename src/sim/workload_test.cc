@@ -559,6 +559,9 @@ TEST(ReplayTest, PodsLeaveAfterTheirDurationAndWaitingPodsTakeTheirPlace) {
   }
   EXPECT_EQ(r->samples[1].waiting, 1);
   EXPECT_EQ(r->samples[2].waiting, 0);
+  using Named = std::vector<std::pair<std::string, double>>;
+  EXPECT_EQ(r->samples[4].by_model, (Named{{"A100-SXM4-40GB", 50}}));
+  EXPECT_EQ(r->samples[4].by_group, (Named{{"(none)", 50}}));
   const PodOutcome* b = nullptr;
   for (const auto& o : (*sim)->outcomes()) {
     if (o.pod->meta.name == "b") b = &o;

@@ -25,8 +25,8 @@ ROOT = os.environ.get("GPUSCHED_SOURCE_DIR") or os.path.abspath(
     os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", ".."))
 EXAMPLES = os.path.join(ROOT, "docs", "examples", "simulate")
 CHART_RGB = (0x3B, 0x6F, 0xB6)  # the bars' and the line's colour (src/sim/html_report.cc)
-CHARTS = ("allocation-over-time", "allocation-by-group", "allocation-by-model", "fragmentation",
-          "unschedulable-reasons")
+CHARTS = ("allocation-over-time", "allocation-over-time-by-group", "allocation-by-group",
+          "allocation-by-model", "fragmentation", "unschedulable-reasons")
 
 
 def chromium():
