@@ -52,6 +52,7 @@
 #include "src/kube/informer/informer.h"
 #include "src/plugins/in_tree_registry.h"
 #include "src/scheduler/scheduler.h"
+#include "src/sim/controllers.h"
 #include "src/sim/report.h"
 #include "src/sim/simulator.h"
 #include "src/sim/workload.h"
@@ -78,6 +79,11 @@ class ReadOnlyApi final : public kube::ApiClient {
   }
   common::Status SetNominatedNodeName(const api::Pod&, std::string_view) override {
     return common::Status::Ok();
+  }
+  common::Status UpdatePodGroupStatus(const api::PodGroup& group,
+                                      const api::PodGroupStatus&) override {
+    return common::InternalError("explain is read-only: refusing to write the status of " +
+                                 group.Key());
   }
 };
 
@@ -346,6 +352,12 @@ class ExplainCommand final : public Command {
       if (!text.ok()) return BadInput(text.status());
       if (common::Status s = sim::AppendManifests(*text, f, w); !s.ok()) return BadInput(s);
       source += (source.empty() ? "" : ", ") + f;
+    }
+    sim::ExpandControllers(w);
+    // explain answers about one cluster state: any invalid object stops it (simulate reports
+    // and skips them instead).
+    if (!w.rejected.empty()) {
+      return BadInput(common::InvalidArgumentError(w.rejected.front().ToString()));
     }
     if (w.nodes.empty()) {
       return BadInput(

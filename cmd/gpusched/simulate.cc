@@ -4,8 +4,10 @@
 //   gpusched simulate                         the built-in example, text report
 //   gpusched simulate --print-example > x.yaml; gpusched simulate -f x.yaml
 //   gpusched simulate --trace-nodes N.csv --trace-pods P.csv --policy best-fit --seed 42
+//   gpusched simulate --from-cluster [--kubeconfig K] -f jobs.yaml   will these fit, and where?
 //
-// Inputs (one kind at a time): -f/--filename (YAML manifests, repeatable), --trace-nodes with
+// Inputs (one kind at a time): -f/--filename (YAML manifests, repeatable; workload objects expanded
+// into pods, invalid objects reported and skipped, exit 1 when any was), --trace-nodes with
 // --trace-pods (the openb CSV trace), or nothing (the built-in example).
 // Protocols: "plain" (nodes, then pods in order, with retries; default for manifests) and "fgd"
 // (the FGD paper's replay: shuffle, inflate to 130 %, no retries; default for traces).
@@ -17,11 +19,13 @@
 #include <fstream>
 #include <iostream>
 #include <memory>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <utility>
 #include <vector>
 
+#include "cmd/gpusched/cluster_snapshot.h"
 #include "cmd/gpusched/commands.h"
 #include "cmd/gpusched/wiring.h"
 #include "src/common/clock.h"
@@ -31,7 +35,11 @@
 #include "src/plugins/in_tree_registry.h"
 #include "src/scheduler/decision_log.h"
 #include "src/sim/builtin_example.h"
+#include "src/sim/compare.h"
+#include "src/sim/controllers.h"
+#include "src/sim/html_report.h"
 #include "src/sim/microservices.h"
+#include "src/sim/replay.h"
 #include "src/sim/report.h"
 #include "src/sim/simulator.h"
 #include "src/sim/trace/fgd_protocol.h"
@@ -76,14 +84,34 @@ class SimulateCommand final : public Command {
         ->check(CLI::IsMember({"plain", "fgd"}));
     app_.add_option("--inflation", inflation_, "fgd: target GPU demand in multiples of capacity")
         ->capture_default_str();
-    app_.add_option("-o,--output", output_, "Report format")
-        ->check(CLI::IsMember({"text", "json"}))
+    app_.add_option("-o,--output", output_,
+                    "Report format: text, json, csv (one row per pod: pod, node, gpuDevices, "
+                    "state, message) or html (one self-contained page with charts)")
+        ->check(CLI::IsMember({"text", "json", "csv", "html"}))
         ->capture_default_str();
-    app_.add_option("--curve-csv", curve_csv_, "fgd: also write the allocation curve as CSV here");
+    app_.add_option("--curve-csv", curve_csv_,
+                    "fgd or --replay: also write the allocation curve as CSV here");
     app_.add_flag("--check-invariants", check_invariants_,
                   "Check the cache and cluster invariants after every placement");
     app_.add_flag("--print-example", print_example_,
                   "Print the built-in example as Kubernetes manifests and exit");
+    app_.add_flag("--replay", replay_,
+                  "Time replay: pods arrive at gpusched.io/arrival (or creationTimestamp; the "
+                  "trace's creation_time) and leave after gpusched.io/duration (the trace's "
+                  "deletion_time); reports GPU allocation over time");
+    app_.add_option("--compare", compare_,
+                    "Run the same input under two KubeSchedulerConfiguration files and print "
+                    "them side by side")
+        ->expected(2);
+    app_.add_flag("--from-cluster", from_cluster_,
+                  "Start from a read-only snapshot of a live cluster (its nodes and bound pods), "
+                  "then place the pods of -f on it");
+    app_.add_option("--kubeconfig", kubeconfig_,
+                    "--from-cluster: kubeconfig of the cluster (default: KUBECONFIG, in-cluster "
+                    "config, ~/.kube/config)");
+    app_.add_option("--sync-timeout", sync_timeout_s_,
+                    "--from-cluster: seconds to wait for the node and pod lists")
+        ->capture_default_str();
     app_.add_option("--example", example_,
                     "Which built-in example: gpu (default), or a network-locality example: "
                     "microservices, microservices-b (docs/network-locality.md)")
@@ -121,9 +149,11 @@ class SimulateCommand final : public Command {
     for (const auto& w : workload->warnings) spdlog::warn("{}", w);
 
     const bool trace = !trace_nodes_.empty();
-    const std::string protocol = protocol_.empty() ? (trace ? "fgd" : "plain") : protocol_;
+    const std::string protocol =
+        protocol_.empty() ? (trace && !replay_ ? "fgd" : "plain") : protocol_;
     common::SystemClock wall;
     sim::Simulator::Deps deps{registry, wall};
+    if (!compare_.empty()) return RunCompare(deps, *workload, source);
     if (protocol == "fgd") return RunFgd(*config, deps, *workload, source);
     return RunPlain(*config, deps, *workload, source);
   }
@@ -145,11 +175,24 @@ class SimulateCommand final : public Command {
     if (!example_.empty() && (trace || !files_.empty())) {
       return usage("--example takes no -f/--filename or --trace-* input");
     }
+    if (from_cluster_ && (trace || !example_.empty() || print_example_)) {
+      return usage("--from-cluster takes -f/--filename input only");
+    }
+    if (!kubeconfig_.empty() && !from_cluster_) return usage("--kubeconfig needs --from-cluster");
     if (!config_file_.empty() && !policy_.empty()) {
       return usage("--config and --policy are exclusive");
     }
-    if (!curve_csv_.empty() && protocol_ == "plain") {
-      return usage("--curve-csv needs --protocol fgd");
+    if (!curve_csv_.empty() && !replay_ &&
+        (protocol_ == "plain" || (!trace && protocol_.empty()))) {
+      return usage("--curve-csv needs --protocol fgd or --replay");
+    }
+    if (replay_ && protocol_ == "fgd") return usage("--replay and --protocol fgd are exclusive");
+    if (!compare_.empty()) {
+      if (!config_file_.empty() || !policy_.empty()) {
+        return usage("--compare takes the configs to compare; drop --config/--policy");
+      }
+      if (protocol_ == "fgd") return usage("--compare and --protocol fgd are exclusive");
+      if (output_ == "csv" || output_ == "html") return usage("--compare writes text or json");
     }
     return kExitOk;
   }
@@ -189,17 +232,34 @@ class SimulateCommand final : public Command {
                                                std::string* source) const {
     if (!trace_nodes_.empty()) {
       sim::trace::OpenbOptions opts;
+      opts.keep_times = replay_;
       if (!config.profiles.empty()) opts.scheduler_name = config.profiles.front().scheduler_name;
       *source = "openb trace " + trace_pods_ + " on " + trace_nodes_;
       return sim::trace::LoadOpenbTrace(trace_nodes_, trace_pods_, opts);
     }
-    if (!files_.empty()) {
+    if (!files_.empty() || from_cluster_) {
       sim::Workload w;
+      if (from_cluster_) {
+        GPUSCHED_ASSIGN_OR_RETURN(ClusterSnapshot snap,
+                                  SnapshotCluster(kubeconfig_, config, sync_timeout_s_));
+        w = std::move(snap.workload);
+        *source = snap.description;
+        if (snap.pending_pods > 0) {
+          w.warnings.push_back(std::to_string(snap.pending_pods) +
+                               " pod(s) of the cluster not yet bound are left out");
+        }
+      }
       for (const auto& f : files_) {
         GPUSCHED_ASSIGN_OR_RETURN(std::string text, sim::ReadFile(f));
-        GPUSCHED_RETURN_IF_ERROR(sim::AppendManifests(text, f, w));
+        // A file that is not YAML at all is one rejection; the other files are still simulated.
+        if (common::Status s = sim::AppendManifests(text, f, w); !s.ok()) {
+          std::string why(s.message());
+          if (why.starts_with(f + ": ")) why.erase(0, f.size() + 2);
+          w.rejected.push_back(sim::Rejection{f, 0, "", "", std::move(why)});
+        }
         *source += (source->empty() ? "" : ", ") + f;
       }
+      sim::ExpandControllers(w);
       if (w.nodes.empty()) {
         return common::InvalidArgumentError(*source +
                                             ": no Node objects (a simulation needs a cluster)");
@@ -214,32 +274,113 @@ class SimulateCommand final : public Command {
     return sim::BuiltinExample();
   }
 
-  int RunPlain(const config::SchedulerConfig& config, sim::Simulator::Deps deps,
-               const sim::Workload& workload, const std::string& source) {
+  // One simulation of `workload` under `config`: the plain protocol, or the time replay.
+  struct Outcome {
+    std::unique_ptr<sim::Simulator> sim;
+    sim::Report report;
+    std::optional<sim::ReplayResult> replay;
+  };
+  common::StatusOr<Outcome> SimulateOnce(const config::SchedulerConfig& config,
+                                         sim::Simulator::Deps deps, const sim::Workload& workload,
+                                         const std::string& source) const {
     sim::SimOptions opts;
     opts.seed = seed_;
     opts.check_invariants = check_invariants_;
-    auto simulator = sim::Simulator::Create(config, deps, opts);
-    if (!simulator.ok()) return BadInput(simulator.status());
+    if (replay_) opts.arrival_interval = common::Duration(0);  // the replay sets the clock
+    GPUSCHED_ASSIGN_OR_RETURN(std::unique_ptr<sim::Simulator> simulator,
+                              sim::Simulator::Create(config, deps, opts));
     // -v 2: one line per decision, as `gpusched scheduler` logs them.
-    if (common::V(2)) (*simulator)->scheduler().AddDecisionObserver(scheduler::LogDecision);
-    common::Status s = (*simulator)->Run(workload);
-    if (!s.ok()) return BadInput(s);
-    sim::Report report = sim::BuildReport(**simulator, source, workload.warnings);
+    if (common::V(2)) simulator->scheduler().AddDecisionObserver(scheduler::LogDecision);
+    Outcome out;
+    if (replay_) {
+      GPUSCHED_ASSIGN_OR_RETURN(sim::ReplayResult r, sim::RunReplay(*simulator, workload));
+      out.replay = std::move(r);
+    } else {
+      GPUSCHED_RETURN_IF_ERROR(simulator->Run(workload));
+    }
+    out.report = sim::BuildReport(*simulator, source, ReportWarnings(workload), workload.rejected);
+    out.sim = std::move(simulator);
+    return out;
+  }
+
+  int RunPlain(const config::SchedulerConfig& config, sim::Simulator::Deps deps,
+               const sim::Workload& workload, const std::string& source) {
+    auto run = SimulateOnce(config, deps, workload, source);
+    if (!run.ok()) return BadInput(run.status());
+    if (run->replay && !curve_csv_.empty()) {
+      if (int rc = WriteFile(curve_csv_, sim::ReplayCurveCsv(*run->replay)); rc != kExitOk)
+        return rc;
+    }
+    const sim::Report& report = run->report;
     // Workloads that declare traffic (gpusched.io/traffic) also get the cross-zone report.
     const bool traffic = sim::HasTrafficDeclarations(workload);
-    if (output_ == "json") {
+    if (output_ == "csv") {
+      std::cout << sim::FormatPlacementsCsv(report);
+    } else if (output_ == "html") {
+      std::cout << sim::FormatReportHtml(report, run->replay ? &*run->replay : nullptr);
+    } else if (output_ == "json") {
       boost::json::value json = sim::ReportToJson(report);
-      if (traffic && json.is_object()) {
-        json.as_object()["network"] = sim::TrafficToJson(sim::BuildTrafficReport(**simulator));
+      if (run->replay) json.as_object()["replay"] = sim::ReplayToJson(*run->replay);
+      if (traffic) {
+        json.as_object()["network"] = sim::TrafficToJson(sim::BuildTrafficReport(*run->sim));
       }
       std::cout << sim::FormatJson(json);
     } else {
       std::cout << sim::FormatReportText(report);
-      if (traffic)
-        std::cout << "\n" << sim::FormatTrafficText(sim::BuildTrafficReport(**simulator));
+      if (run->replay) std::cout << sim::FormatReplayText(*run->replay);
+      if (traffic) std::cout << "\n" << sim::FormatTrafficText(sim::BuildTrafficReport(*run->sim));
+    }
+    return RejectionsExit(report);
+  }
+
+  // --compare A.yaml B.yaml: the same workload under each config, side by side.
+  int RunCompare(sim::Simulator::Deps deps, const sim::Workload& workload,
+                 const std::string& source) {
+    std::vector<sim::ComparedRun> runs;
+    for (const std::string& file : compare_) {
+      auto config = LoadSchedulerConfig(file);
+      if (!config.ok()) return BadInput(config.status());
+      auto run = SimulateOnce(*config, deps, workload, source);
+      if (!run.ok()) return BadInput(run.status());
+      runs.push_back(sim::ComparedRun{file, std::move(run->report), std::move(run->replay)});
+    }
+    if (output_ == "json") {
+      std::cout << sim::FormatJson(sim::ComparisonToJson(runs));
+    } else {
+      std::cout << sim::FormatComparisonText(runs);
+    }
+    return RejectionsExit(runs.front().report);
+  }
+
+  static int WriteFile(const std::string& path, const std::string& text) {
+    std::ofstream out(path);
+    out << text;
+    if (!out) {
+      std::cerr << "error: " << path << ": cannot write\n";
+      return kExitBadInput;
     }
     return kExitOk;
+  }
+
+  // The workload's warnings and the nodes' GPU facts that were clamped or disagree (the scheduler
+  // logs the latter itself, so they are on stderr once).
+  static std::vector<std::string> ReportWarnings(const sim::Workload& workload) {
+    std::vector<std::string> out = workload.warnings;
+    for (std::string& w : sim::NodeGpuWarnings(workload)) out.push_back(std::move(w));
+    return out;
+  }
+
+  // Everything valid was simulated and reported; refused objects still fail the run, so that a
+  // pipeline notices.
+  static int RejectionsExit(const sim::Report& report) {
+    const size_t refused = report.rejected.size() + static_cast<size_t>(report.stats.rejected);
+    if (refused == 0) return kExitOk;
+    std::cerr << "error: " << refused << " object(s) rejected and not simulated:\n";
+    for (const sim::Rejection& r : report.rejected) std::cerr << "  " << r.ToString() << "\n";
+    for (const sim::PlacementRow& p : report.placements) {
+      if (p.state == "Rejected") std::cerr << "  pod " << p.pod << ": " << p.message << "\n";
+    }
+    return kExitBadInput;
   }
 
   int RunFgd(const config::SchedulerConfig& config, sim::Simulator::Deps deps,
@@ -251,24 +392,26 @@ class SimulateCommand final : public Command {
     auto run = sim::trace::RunFgdProtocol(workload, config, deps, opts);
     if (!run.ok()) return BadInput(run.status());
     if (!curve_csv_.empty()) {
-      std::ofstream out(curve_csv_);
-      out << sim::trace::FgdCurveCsv(run->result);
-      if (!out) {
-        std::cerr << "error: " << curve_csv_ << ": cannot write\n";
-        return kExitBadInput;
+      if (int rc = WriteFile(curve_csv_, sim::trace::FgdCurveCsv(run->result)); rc != kExitOk) {
+        return rc;
       }
     }
-    sim::Report report = sim::BuildReport(*run->sim, source, workload.warnings);
-    if (output_ == "json") {
+    sim::Report report =
+        sim::BuildReport(*run->sim, source, ReportWarnings(workload), workload.rejected);
+    if (output_ == "csv") {
+      std::cout << sim::FormatPlacementsCsv(report);
+    } else if (output_ == "html") {
+      std::cout << sim::FormatReportHtml(report, nullptr);
+    } else if (output_ == "json") {
       boost::json::object o;
       o["fgd"] = sim::trace::FgdToJson(run->result);
       o["report"] = sim::ReportToJson(report);
       std::cout << sim::FormatJson(o);
     } else {
       std::cout << sim::trace::FgdSummaryText(run->result) << "\n";
-      std::cout << sim::FormatReportText(report, 10);
+      std::cout << sim::FormatReportText(report, 10, 10);
     }
-    return kExitOk;
+    return RejectionsExit(report);
   }
 
   CLI::App& app_;
@@ -285,6 +428,11 @@ class SimulateCommand final : public Command {
   bool check_invariants_ = false;
   bool print_example_ = false;
   std::string example_;
+  bool replay_ = false;
+  std::vector<std::string> compare_;
+  bool from_cluster_ = false;
+  std::string kubeconfig_;
+  int sync_timeout_s_ = 30;
 };
 
 }  // namespace

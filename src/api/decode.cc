@@ -11,6 +11,7 @@
 #include <utility>
 
 #include "src/api/decode_internal.h"
+#include "src/api/manifest.h"
 #include "src/common/strings.h"
 
 namespace gpusched::api {
@@ -330,8 +331,8 @@ common::StatusOr<const boost::json::value*> JsonParser::Parse(std::string_view t
   }
 }
 
-common::StatusOr<std::vector<Object>> DecodeManifests(std::string_view text,
-                                                      std::string_view source) {
+common::StatusOr<std::vector<boost::json::value>> ParseManifestDocuments(std::string_view text,
+                                                                         std::string_view source) {
   std::vector<json::value> docs;
   Status json_error;
   if (LooksLikeJson(text)) {
@@ -353,6 +354,18 @@ common::StatusOr<std::vector<Object>> DecodeManifests(std::string_view text,
     if (!yaml.ok()) return json_error.ok() ? std::move(yaml).status() : json_error;
     docs = std::move(*yaml);
   }
+  return docs;
+}
+
+common::StatusOr<std::vector<Object>> DecodeManifestDocument(boost::json::value& document) {
+  std::vector<Object> out;
+  GPUSCHED_RETURN_IF_ERROR(DecodeDocument(document, &out, 0));
+  return out;
+}
+
+common::StatusOr<std::vector<Object>> DecodeManifests(std::string_view text,
+                                                      std::string_view source) {
+  GPUSCHED_ASSIGN_OR_RETURN(std::vector<json::value> docs, ParseManifestDocuments(text, source));
   std::vector<Object> out;
   out.reserve(docs.size());
   for (size_t i = 0; i < docs.size(); ++i) {

@@ -377,6 +377,13 @@ void ReadNodeCount(NodeReading& r) {
       }
     }
   }
+  // The device plugin advertises more GPUs than the label says: the label wins (devices above
+  // it are never allocated), but one of the two is wrong. (Fewer: MarkUnadvertisedDevices.)
+  if ((seed_count || (gfd_count && !r.mig)) && !r.shared && !r.mig && r.allocatable > count) {
+    Warn(r.warnings, "allocatable nvidia.com/gpu=" + std::to_string(r.allocatable) +
+                         " is above the labelled GPU count " + std::to_string(count) + "; using " +
+                         std::to_string(count));
+  }
   if (count > kMaxGpusPerNode) {
     Warn(r.warnings, "GPU count " + std::to_string(count) + " exceeds " +
                          std::to_string(kMaxGpusPerNode) + "; clamped");

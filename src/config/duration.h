@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
-// Go duration strings ("15s", "1m30s", "500ms", "-1.5h"), as metav1.Duration writes them. Internal
-// to the config library; exposed in a header for its tests.
+// Go duration strings ("15s", "1m30s", "500ms", "-1.5h"), as metav1.Duration writes them. Used by
+// the config library and the simulator's replay annotations (src/sim/replay.h).
 #pragma once
 
 #include <cstdint>

@@ -61,12 +61,9 @@ class ApiClient {
   // pod.nominated_node_name already equals `node`.
   virtual common::Status SetNominatedNodeName(const api::Pod& pod, std::string_view node) = 0;
   // Writes `status` into the PodGroup `group` (scheduler-plugins or Volcano; the status
-  // subresource, a merge patch). Default: nothing is written (clients that do not model
-  // PodGroups).
-  virtual common::Status UpdatePodGroupStatus(const api::PodGroup& /*group*/,
-                                              const api::PodGroupStatus& /*status*/) {
-    return common::Status::Ok();
-  }
+  // subresource, a merge patch). No default: a decorator that forgot it would drop every write.
+  virtual common::Status UpdatePodGroupStatus(const api::PodGroup& group,
+                                              const api::PodGroupStatus& status) = 0;
 };
 
 // Receives cluster changes (from informers, or from the simulator). Called serially per object

@@ -46,6 +46,9 @@ class RecordingApi final : public kube::ApiClient {
   common::Status SetNominatedNodeName(const api::Pod&, std::string_view) override {
     return common::Status::Ok();
   }
+  common::Status UpdatePodGroupStatus(const api::PodGroup&, const api::PodGroupStatus&) override {
+    return common::Status::Ok();
+  }
 };
 
 class DecisionLogTest : public ::testing::Test {

@@ -44,6 +44,9 @@ class BindingApi final : public kube::ApiClient {
   common::Status SetNominatedNodeName(const api::Pod&, std::string_view) override {
     return common::Status::Ok();
   }
+  common::Status UpdatePodGroupStatus(const api::PodGroup&, const api::PodGroupStatus&) override {
+    return common::Status::Ok();
+  }
 };
 
 // name{labels} -> value, counters and gauges only; histograms as name_count{labels}.

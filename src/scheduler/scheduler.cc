@@ -88,7 +88,21 @@ bool Scheduler::Responsible(const api::Pod& pod) const {
 
 // --- cluster events ---------------------------------------------------------------------------
 
+namespace {
+
+// The node's GPU facts that were clamped, skipped or disagree (api::DeriveNodeGpuInfo), logged
+// when they first appear or change: the node stays usable, but what it offers is not what its
+// labels say.
+void LogGpuFacts(const api::Node* old_node, const api::Node& node) {
+  if (node.gpu_error.empty()) return;
+  if (old_node != nullptr && old_node->gpu_error == node.gpu_error) return;
+  spdlog::warn("node {}: GPU facts: {}", node.meta.name, node.gpu_error);
+}
+
+}  // namespace
+
 void Scheduler::OnNodeAdd(api::NodePtr node) {
+  LogGpuFacts(nullptr, *node);
   cache_.AddNode(std::move(node));
   queue_->MoveAllToActiveOrBackoff("NodeAdd");
 }
@@ -98,6 +112,7 @@ void Scheduler::OnNodeUpdate(api::NodePtr old_node, api::NodePtr node) {
                   !(old_node->meta.labels == node->meta.labels) ||
                   old_node->unschedulable != node->unschedulable ||
                   old_node->taints.size() != node->taints.size() || !(old_node->gpu == node->gpu);
+  LogGpuFacts(old_node.get(), *node);
   cache_.UpdateNode(std::move(node));
   if (relevant) queue_->MoveAllToActiveOrBackoff("NodeUpdate");
 }

@@ -4,8 +4,13 @@
 #include "src/scheduler/scheduler.h"
 
 #include <gtest/gtest.h>
+#include <spdlog/sinks/ostream_sink.h>
+#include <spdlog/spdlog.h>
 
+#include <algorithm>
 #include <map>
+#include <memory>
+#include <sstream>
 
 #include "src/plugins/in_tree_registry.h"
 #include "src/testing/builders.h"
@@ -50,6 +55,9 @@ class FakeApi final : public kube::ApiClient {
   common::Status SetNominatedNodeName(const api::Pod&, std::string_view) override {
     return common::Status::Ok();
   }
+  common::Status UpdatePodGroupStatus(const api::PodGroup&, const api::PodGroupStatus&) override {
+    return common::Status::Ok();
+  }
   common::Status CreateEvent(const kube::EventRecord& e) override {
     events.push_back(e);
     return common::Status::Ok();
@@ -88,6 +96,34 @@ class SchedulerTest : public ::testing::Test {
   framework::Registry registry_;
   std::unique_ptr<Scheduler> sched_;
 };
+
+// Node GPU facts that were clamped or disagree (Node::gpu_error) are logged once when they appear
+// and again only when they change, in real-cluster mode as in the simulator.
+TEST_F(SchedulerTest, NodeGpuFactWarningsAreLoggedWhenTheyAppearOrChange) {
+  std::ostringstream out;
+  auto previous = spdlog::default_logger();
+  spdlog::set_default_logger(std::make_shared<spdlog::logger>(
+      "capture", std::make_shared<spdlog::sinks::ostream_sink_st>(out)));
+  auto node = std::make_shared<api::Node>(*GpuNode("big", 8, "A100-SXM4-40GB").Ptr());
+  node->gpu_error = "GPU count 17 exceeds 16; clamped";
+  sched_->OnNodeAdd(node);
+  auto same = std::make_shared<api::Node>(*node);
+  sched_->OnNodeUpdate(node, same);  // unchanged: not logged again
+  auto changed = std::make_shared<api::Node>(*node);
+  changed->gpu_error = "label gpu.nvidia.com/count: invalid value \"eight\"";
+  sched_->OnNodeUpdate(same, changed);
+  auto fixed = std::make_shared<api::Node>(*node);
+  fixed->gpu_error.clear();
+  sched_->OnNodeUpdate(changed, fixed);  // fixed: nothing to say
+  spdlog::set_default_logger(previous);
+  const std::string log = out.str();
+  EXPECT_NE(log.find("node big: GPU facts: GPU count 17 exceeds 16; clamped"), std::string::npos)
+      << log;
+  EXPECT_NE(log.find("node big: GPU facts: label gpu.nvidia.com/count: invalid value \"eight\""),
+            std::string::npos)
+      << log;
+  EXPECT_EQ(std::count(log.begin(), log.end(), '\n'), 2) << log;
+}
 
 TEST_F(SchedulerTest, BindsGpuPodsToNodesWithFreeDevicesAndRecordsTheChoice) {
   sched_->OnNodeAdd(GpuNode("a100-1", 8, "A100-SXM4-40GB").Ptr());

@@ -6,7 +6,9 @@
 #include <cmath>
 #include <cstdio>
 #include <map>
+#include <string_view>
 
+#include "src/api/gpu.h"
 #include "src/api/resources.h"
 
 namespace gpusched::sim {
@@ -68,7 +70,8 @@ std::string Gpus(int64_t milli) {
 }  // namespace
 
 Report BuildReport(const Simulator& sim, std::string_view source,
-                   const std::vector<std::string>& warnings) {
+                   const std::vector<std::string>& warnings,
+                   const std::vector<Rejection>& rejected) {
   Report r;
   r.source = std::string(source);
   if (!sim.config().profiles.empty()) r.profile = sim.config().profiles.front().scheduler_name;
@@ -78,9 +81,19 @@ Report BuildReport(const Simulator& sim, std::string_view source,
   }
   r.counters = sim.cluster().Counters();
   r.warnings = warnings;
+  r.rejected = rejected;
   for (const PodOutcome& o : sim.outcomes()) {
     PlacementRow row{o.pod->Key(), o.node, {}, std::string(PodStateName(o.state)), o.message};
+    // A placed pod that left (time replay: its duration ran out) keeps its node and devices.
+    if (o.deleted && o.state == PodState::kScheduled) row.state = "Completed";
     for (int8_t d : o.gpu.devices) row.gpu_devices.push_back(d);
+    // A pod that arrived bound keeps the devices its annotation names, if any.
+    const std::string* devices = o.pod->meta.Annotation(api::kPodGpuDevicesAnnotation);
+    if (o.state == PodState::kPreBound && devices != nullptr) {
+      if (auto a = api::ParseGpuAssignment(*devices); a.ok()) {
+        for (int8_t d : a->devices) row.gpu_devices.push_back(d);
+      }
+    }
     r.placements.push_back(std::move(row));
   }
 
@@ -100,7 +113,9 @@ Report BuildReport(const Simulator& sim, std::string_view source,
       int32_t m = usage.gpu_milli[static_cast<size_t>(d)];
       node_milli += m;
       if (m > 0) ++used_devices;
+      if (m > 0 && m < api::kMilliPerGpu) ++r.gpus_partly_used;
     }
+    if (node->gpu.count > 0 && node_milli == 0) ++r.gpu_nodes_idle;
     g.gpu_milli_allocated += node_milli;
     if (node->gpu.count > 0) {
       std::string model = node->gpu.model.empty() ? std::string("(unknown)")
@@ -163,9 +178,70 @@ std::string FormatPreemptions(const std::vector<Preemption>& preemptions, size_t
   return out;
 }
 
+std::string DeviceList(const std::vector<int32_t>& devices, char sep) {
+  std::string out;
+  for (int32_t d : devices) {
+    if (!out.empty()) out += sep;
+    out += std::to_string(d);
+  }
+  return out;
+}
+
+// "Pods:" and a left-aligned table: pod, node, devices, state, reason (at most `max_listed`).
+std::string FormatPodTable(const std::vector<PlacementRow>& placements, size_t max_listed) {
+  if (max_listed == 0 || placements.empty()) return {};
+  std::vector<std::vector<std::string>> rows = {{"POD", "NODE", "DEVICES", "STATE", "REASON"}};
+  for (size_t i = 0; i < placements.size() && i < max_listed; ++i) {
+    const PlacementRow& p = placements[i];
+    std::string devices = DeviceList(p.gpu_devices, ',');
+    rows.push_back({p.pod, p.node.empty() ? "-" : p.node, devices.empty() ? "-" : devices, p.state,
+                    p.message});
+  }
+  std::vector<size_t> width(rows.front().size(), 0);
+  for (const auto& row : rows) {
+    for (size_t c = 0; c < row.size(); ++c) width[c] = std::max(width[c], row[c].size());
+  }
+  std::string out = "\nPods:\n";
+  for (const auto& row : rows) {
+    std::string line = " ";
+    for (size_t c = 0; c < row.size(); ++c) {
+      line += " " + row[c];
+      if (c + 1 < row.size()) line.append(width[c] - row[c].size() + 1, ' ');
+    }
+    while (!line.empty() && line.back() == ' ') line.pop_back();
+    out += line + "\n";
+  }
+  if (placements.size() > max_listed) {
+    out += "  ... and " + std::to_string(placements.size() - max_listed) +
+           " more (-o csv lists every pod)\n";
+  }
+  return out;
+}
+
+// One CSV field: quoted when it holds a comma, a quote or a line break (quotes doubled).
+std::string CsvField(std::string_view v) {
+  if (v.find_first_of(",\"\r\n") == std::string_view::npos) return std::string(v);
+  std::string out = "\"";
+  for (char ch : v) {
+    if (ch == '"') out += '"';
+    out += ch;
+  }
+  return out + "\"";
+}
+
 }  // namespace
 
-std::string FormatReportText(const Report& r, size_t max_unscheduled_listed) {
+std::string FormatPlacementsCsv(const Report& r) {
+  std::string out = "pod,node,gpuDevices,state,message\n";
+  for (const PlacementRow& p : r.placements) {
+    out += CsvField(p.pod) + "," + CsvField(p.node) + "," + DeviceList(p.gpu_devices, ';') + "," +
+           CsvField(p.state) + "," + CsvField(p.message) + "\n";
+  }
+  return out;
+}
+
+std::string FormatReportText(const Report& r, size_t max_unscheduled_listed,
+                             size_t max_pods_listed) {
   std::string out;
   out += "Simulation of " + r.source + " (profile " + r.profile + ")\n";
   out += "  nodes " + std::to_string(r.nodes) + ", pods " + std::to_string(r.stats.pods) +
@@ -242,6 +318,7 @@ std::string FormatReportText(const Report& r, size_t max_unscheduled_listed) {
   }
   out += FormatPreemptions(r.preemptions, max_unscheduled_listed);
   out += FormatGangsText(r.gangs, max_unscheduled_listed);
+  out += FormatPodTable(r.placements, max_pods_listed);
   out += "\nAPI writes: " + std::to_string(r.counters.binds) + " binds";
   for (const auto& [reason, n] : r.counters.events_by_reason) {
     out += ", " + std::to_string(n) + " " + reason + " events";
@@ -250,6 +327,10 @@ std::string FormatReportText(const Report& r, size_t max_unscheduled_listed) {
     out += ", " + std::to_string(n) + " PodScheduled=False/" + reason;
   }
   out += "\n";
+  if (!r.rejected.empty()) {
+    out += "\nRejected objects (not simulated): " + std::to_string(r.rejected.size()) + "\n";
+    for (const Rejection& x : r.rejected) out += "  " + x.ToString() + "\n";
+  }
   for (const auto& w : r.warnings) out += "warning: " + w + "\n";
   return out;
 }
@@ -259,6 +340,8 @@ json::value ReportToJson(const Report& r) {
   o["source"] = r.source;
   o["profile"] = r.profile;
   o["nodes"] = r.nodes;
+  o["gpusPartlyUsed"] = r.gpus_partly_used;
+  o["gpuNodesIdle"] = r.gpu_nodes_idle;
   json::object pods;
   pods["total"] = r.stats.pods;
   pods["scheduled"] = r.stats.scheduled;
@@ -266,6 +349,7 @@ json::value ReportToJson(const Report& r) {
   pods["errors"] = r.stats.errors;
   pods["pending"] = r.stats.pending;
   pods["preBound"] = r.stats.pre_bound;
+  pods["rejected"] = r.stats.rejected;
   o["pods"] = std::move(pods);
   json::array placements;
   for (const PlacementRow& p : r.placements) {
@@ -336,6 +420,15 @@ json::value ReportToJson(const Report& r) {
   json::array warns;
   for (const auto& w : r.warnings) warns.push_back(json::value(w));
   o["warnings"] = std::move(warns);
+  json::array rejected;
+  for (const Rejection& x : r.rejected) {
+    rejected.push_back(json::object{{"source", x.source},
+                                    {"document", x.document},
+                                    {"kind", x.kind},
+                                    {"name", x.name},
+                                    {"error", x.error}});
+  }
+  o["rejected"] = std::move(rejected);
   return o;
 }
 

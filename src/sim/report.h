@@ -11,13 +11,16 @@
 //     "Insufficient nvidia.com/gpu", "GPU model mismatch", or the malformed-annotation text); a pod
 //     whose attempt cited several reasons counts under each;
 //   - the API writes SimCluster saw (binds, events and PodScheduled conditions by reason);
-//   - per pod (JSON `placements`): node, GPU devices, state and message;
+//   - per pod (text table, JSON `placements`, CSV): node, GPU devices, state and message;
+//   - the objects of the input that were rejected (file, document, kind/name, field and value),
+//     and warnings (skipped kinds, unknown fields, node GPU facts that were clamped or disagree).
 //   - per gang (gang_report.h): placed / waiting / timed out, members bound and their nodes.
 //
 // BuildReport reads a finished Simulator; the Format functions are pure.
 #pragma once
 
 #include <boost/json/value.hpp>
+#include <cstddef>
 #include <cstdint>
 #include <string>
 #include <string_view>
@@ -67,7 +70,7 @@ struct PlacementRow {
   std::string pod;   // namespace/name
   std::string node;  // empty unless scheduled or pre-bound
   std::vector<int32_t> gpu_devices;
-  std::string state;  // PodStateName
+  std::string state;  // PodStateName, or "Completed" for a placed pod that left (replay)
   std::string message;
 };
 
@@ -77,24 +80,34 @@ struct Report {
   int32_t nodes = 0;
   SimStats stats;
   double decisions_per_second = 0;          // 0 when no wall time was measured
+  int32_t gpus_partly_used = 0;             // devices with 0 < milli used < 1000 (fragments)
+  int32_t gpu_nodes_idle = 0;               // GPU nodes with every device free
   std::vector<GroupRow> groups;             // sorted by name
   std::vector<ModelRow> models;             // sorted by name
   std::vector<ReasonRow> reasons;           // most pods first, then by name
   std::vector<UnscheduledRow> unscheduled;  // arrival order
-  std::vector<PlacementRow> placements;     // every submitted pod, arrival order (JSON only)
+  std::vector<PlacementRow> placements;     // every submitted pod, arrival order
   std::vector<Preemption> preemptions;      // in the order they happened
   std::vector<GangRow> gangs;               // gang_report.h
   ClusterCounters counters;
   std::vector<std::string> warnings;
+  std::vector<Rejection> rejected;  // input objects refused (not simulated)
 };
 
-// Summarises a finished simulation. `warnings` (e.g. skipped manifest objects) are copied in.
+// Summarises a finished simulation. `warnings` (e.g. skipped manifest objects) and `rejected`
+// (objects refused as invalid) are copied in.
 Report BuildReport(const Simulator& sim, std::string_view source,
-                   const std::vector<std::string>& warnings = {});
+                   const std::vector<std::string>& warnings = {},
+                   const std::vector<Rejection>& rejected = {});
 
 // A readable multi-line report. At most `max_unscheduled_listed` unscheduled pods are listed one
-// by one (all of them are counted).
-std::string FormatReportText(const Report& report, size_t max_unscheduled_listed = 25);
+// by one (all of them are counted), and at most `max_pods_listed` rows of the per-pod table
+// ("Pods:", arrival order; 0 leaves the table out).
+std::string FormatReportText(const Report& report, size_t max_unscheduled_listed = 25,
+                             size_t max_pods_listed = SIZE_MAX);
+// The per-pod table as CSV (RFC 4180): a header `pod,node,gpuDevices,state,message`, then one
+// row per submitted pod in arrival order; gpuDevices are the device indices joined by ';'.
+std::string FormatPlacementsCsv(const Report& report);
 boost::json::value ReportToJson(const Report& report);
 // Pretty-printed JSON with a trailing newline.
 std::string FormatJson(const boost::json::value& value);

@@ -4,7 +4,10 @@
 #include <algorithm>
 #include <memory>
 #include <optional>
+#include <span>
+#include <utility>
 
+#include "src/api/gpu_devices.h"
 #include "src/common/strings.h"
 
 namespace gpusched::sim {
@@ -319,13 +322,29 @@ void SimCluster::ChargeLocked(const api::Pod& pod, int sign) {
   u.pods += sign;
   if (pod.gpu.empty()) return;
   const std::string* devs = pod.meta.Annotation(api::kPodGpuDevicesAnnotation);
-  auto a =
-      devs != nullptr
-          ? api::ParseGpuAssignment(*devs)
-          : common::StatusOr<api::GpuAssignment>(common::NotFoundError("no device annotation"));
-  if (!a.ok()) {
+  std::optional<api::GpuAssignment> a;
+  if (devs != nullptr) {
+    if (auto parsed = api::ParseGpuAssignment(*devs); parsed.ok()) a = std::move(*parsed);
+  }
+  if (!a) {
+    // A pod bound elsewhere (another scheduler, or a manifest with nodeName) without a device
+    // annotation: the cache charges it to the devices ChooseDevicesBestFit picks, so the ledger
+    // does too, and remembers them for the pod's deletion.
     u.gpu_pods_without_devices += sign;
-    return;
+    if (sign > 0) {
+      std::array<api::GpuDeviceState, api::kMaxGpusPerNode> devices{};
+      for (size_t d = 0; d < devices.size(); ++d) devices[d].used_milli = u.gpu_milli[d];
+      const api::Node& node = *nodes_[it->second].node;
+      const auto count = static_cast<size_t>(std::clamp(node.gpu.count, 0, api::kMaxGpusPerNode));
+      a = api::ChooseDevicesBestFit(node.gpu, std::span(devices.data(), count), pod.gpu);
+      if (!a) return;
+      unannotated_devices_[pod.meta.uid] = *a;
+    } else {
+      auto chosen = unannotated_devices_.find(pod.meta.uid);
+      if (chosen == unannotated_devices_.end()) return;
+      a = std::move(chosen->second);
+      unannotated_devices_.erase(chosen);
+    }
   }
   for (int8_t d : a->devices) {
     if (d >= 0 && d < api::kMaxGpusPerNode) {

@@ -56,7 +56,8 @@ struct NodeUsage {
   int32_t pods = 0;
   // Milli-GPU per device from the pods' gpusched.io/gpu-devices annotations.
   std::array<int32_t, api::kMaxGpusPerNode> gpu_milli{};
-  // Bound pods that asked for GPUs but carry no device annotation (placed without a GPU plugin).
+  // Bound pods that asked for GPUs but carry no device annotation (placed without a GPU plugin,
+  // or bound by another scheduler); counted in gpu_milli on the devices the cache would charge.
   int32_t gpu_pods_without_devices = 0;
 };
 
@@ -141,6 +142,8 @@ class SimCluster final : public kube::ApiClient {
   std::map<std::string, api::PodGroupPtr> pod_groups_ GPUSCHED_GUARDED_BY(mu_);  // by key
   std::map<std::string, api::PodGroupStatus> pod_group_status_ GPUSCHED_GUARDED_BY(mu_);
   std::string violation_ GPUSCHED_GUARDED_BY(mu_);
+  // The devices charged for bound GPU pods without a device annotation, by uid.
+  std::unordered_map<std::string, api::GpuAssignment> unannotated_devices_ GPUSCHED_GUARDED_BY(mu_);
 };
 
 }  // namespace gpusched::sim

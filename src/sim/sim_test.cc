@@ -541,34 +541,43 @@ TEST(WorkloadTest, AppendManifests) {
   struct Case {
     std::string name;
     std::string yaml;
-    bool ok;
-    size_t nodes, pods, warnings;
-    std::string error_contains;
+    size_t nodes, pods, warnings, rejected, controllers;
+    std::string rejection;  // Rejection::ToString of the first, when any
   };
   const std::vector<Case> cases = {
-      {"nodes and pods are read in order, other kinds are skipped with a warning",
+      {"nodes and pods are read in order, workload objects kept, other kinds skipped with a "
+       "warning",
        "apiVersion: v1\nkind: Node\nmetadata: {name: n1}\n---\n"
        "apiVersion: apps/v1\nkind: Deployment\nmetadata: {name: d}\n---\n"
+       "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: c}\n---\n"
        "apiVersion: v1\nkind: Pod\nmetadata: {name: p}\nspec: {containers: [{name: c}]}\n",
-       true, 1, 1, 1, ""},
-      {"a bad quantity names the file and the field",
+       1, 1, 1, 0, 1, ""},
+      {"a bad quantity is a rejection naming the file, the document and the field",
        "apiVersion: v1\nkind: Pod\nmetadata: {name: p}\nspec:\n  containers:\n  - name: c\n"
        "    resources: {requests: {cpu: 1.2.3}}\n",
-       false, 0, 0, 0, "bad.yaml"},
+       0, 0, 0, 1, 0,
+       "in.yaml: document 1: Pod default/p: spec.containers[0].resources.requests.cpu: invalid "
+       "quantity \"1.2.3\": unknown suffix \".3\""},
   };
   for (const auto& c : cases) {
     SCOPED_TRACE(c.name);
     Workload w;
-    common::Status s = AppendManifests(c.yaml, c.ok ? "good.yaml" : "bad.yaml", w);
-    EXPECT_EQ(s.ok(), c.ok) << s.ToString();
-    if (!c.ok) {
-      EXPECT_NE(s.ToString().find(c.error_contains), std::string::npos) << s.ToString();
-      continue;
-    }
+    common::Status s = AppendManifests(c.yaml, "in.yaml", w);
+    ASSERT_TRUE(s.ok()) << s.ToString();
     EXPECT_EQ(w.nodes.size(), c.nodes);
     EXPECT_EQ(w.pods.size(), c.pods);
     EXPECT_EQ(w.warnings.size(), c.warnings);
+    EXPECT_EQ(w.controllers.size(), c.controllers);
+    ASSERT_EQ(w.rejected.size(), c.rejected);
+    if (c.rejected > 0) {
+      EXPECT_EQ(w.rejected[0].ToString(), c.rejection);
+    }
   }
+  // Text that is not YAML at all stops the file, naming it.
+  Workload w;
+  common::Status s = AppendManifests("kind: Pod\n  metadata: [\n", "bad.yaml", w);
+  EXPECT_FALSE(s.ok());
+  EXPECT_NE(s.ToString().find("bad.yaml"), std::string::npos) << s.ToString();
 }
 
 // --- preemption --------------------------------------------------------------------------------

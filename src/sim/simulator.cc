@@ -202,6 +202,21 @@ void Simulator::RecordPreemption(const scheduler::Decision& d) {
   preemptions_.push_back(std::move(p));
 }
 
+common::Status Simulator::AdvanceTo(common::TimePoint t) {
+  if (t > sim_clock_.Now()) sim_clock_.Set(t);
+  scheduler_->Tick();
+  return Drain();
+}
+
+common::Status Simulator::RemovePod(std::string_view uid) {
+  GPUSCHED_RETURN_IF_ERROR(cluster_.DeletePod(uid));
+  if (auto it = index_by_uid_.find(std::string(uid)); it != index_by_uid_.end()) {
+    outcomes_[it->second].deleted = true;
+  }
+  scheduler_->Tick();
+  return Drain();
+}
+
 common::Status Simulator::Settle() {
   sim_clock_.Advance(std::chrono::seconds(11));  // the queue's max backoff is 10 s
   scheduler_->Tick();
@@ -244,7 +259,15 @@ common::Status Simulator::Run(const Workload& workload) {
   for (const auto& node : workload.nodes) GPUSCHED_RETURN_IF_ERROR(AddNode(node));
   for (const auto& pod : workload.pods) {
     auto r = SubmitPod(pod);
-    if (!r.ok()) return r.status();
+    if (r.ok()) continue;
+    if (r.status().code() != common::StatusCode::kAlreadyExists) return r.status();
+    // A second pod of the same name: refused as the API server would, the run goes on.
+    PodOutcome outcome;
+    outcome.pod = pod;
+    outcome.state = PodState::kRejected;
+    outcome.message = "pods " + common::Quote(pod->meta.name) + " already exists";
+    outcome.reasons.push_back("already exists");
+    outcomes_.push_back(std::move(outcome));
   }
   // A preemptor still waiting for its victims' requeue binds before the report.
   const bool nominated = std::any_of(outcomes_.begin(), outcomes_.end(), [](const PodOutcome& o) {

@@ -142,9 +142,16 @@ class Simulator {
   // nominated by preemption binds here once its victims are gone.
   common::Status Settle();
   // SetPriorityClasses, AddPodDisruptionBudget and SimCluster::AddPodGroup from the workload,
-  // AddNode for every node, then
-  // SubmitPod for every pod, in order; then Settle() if a preemptor is still waiting.
+  // AddNode for every node, then SubmitPod for every pod, in order; then Settle() if a preemptor
+  // is still waiting. A pod whose name is taken is recorded as kRejected ("already exists") and
+  // the rest is simulated.
   common::Status Run(const Workload& workload);
+
+  // Time replay (replay.h): moves sim time forward to `t` (never back) and runs the scheduler's
+  // periodic tick and what became ready; and deletes a pod (a departure) and schedules what its
+  // room lets in. RemovePod: NotFound when the pod is gone (e.g. preempted).
+  common::Status AdvanceTo(common::TimePoint t);
+  common::Status RemovePod(std::string_view uid);
 
   // The nodes `pod` would fit on now (every Filter of its profile, all nodes), placing and
   // reserving nothing: what-if queries and tests. The profile's PreFilter plugins do run (an

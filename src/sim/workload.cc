@@ -1,6 +1,11 @@
 // SPDX-License-Identifier: Apache-2.0
+// Manifests are parsed into documents first (a syntax error is the only error that stops a
+// file), then each document is checked (checks.h), routed (workload objects wait for
+// ExpandControllers) or decoded on its own: one bad object is a Rejection, not the end of the
+// run.
 #include "src/sim/workload.h"
 
+#include <boost/json.hpp>
 #include <fstream>
 #include <memory>
 #include <sstream>
@@ -9,17 +14,68 @@
 
 #include "src/api/decode.h"
 #include "src/api/gang_object.h"
+#include "src/api/manifest.h"
+#include "src/sim/checks.h"
+#include "src/sim/controllers.h"
 
 namespace gpusched::sim {
 
 namespace {
+
+namespace json = boost::json;
+
+// What a document says it is, read before decoding (so a rejection can name it).
+struct DocumentId {
+  std::string api_version;
+  std::string kind;
+  std::string name;  // namespace/name for namespaced kinds
+};
+
+std::string StringMember(const json::object& o, std::string_view key) {
+  const json::value* v = o.if_contains(key);
+  return v != nullptr && v->is_string() ? std::string(v->get_string()) : std::string();
+}
+
+DocumentId IdOf(const json::value& doc) {
+  DocumentId id;
+  const json::object* o = doc.if_object();
+  if (o == nullptr) return id;
+  id.api_version = StringMember(*o, "apiVersion");
+  id.kind = StringMember(*o, "kind");
+  const json::value* m = o->if_contains("metadata");
+  if (m == nullptr || !m->is_object()) return id;
+  id.name = StringMember(m->get_object(), "name");
+  std::string ns = StringMember(m->get_object(), "namespace");
+  const bool cluster_scoped = id.kind == "Node" || id.kind == "PriorityClass" ||
+                              id.kind == "Namespace" || id.kind.ends_with("List");
+  if (!cluster_scoped && !id.name.empty()) id.name = (ns.empty() ? "default" : ns) + "/" + id.name;
+  return id;
+}
+
+// The decoder's "pod default/a: spec...: why" without the subject the Rejection names anyway.
+std::string WithoutSubject(std::string message) {
+  for (std::string_view subject : {"pod ", "node ", "poddisruptionbudget ", "priorityclass "}) {
+    if (!message.starts_with(subject)) continue;
+    if (size_t colon = message.find(": "); colon != std::string::npos) {
+      return message.substr(colon + 2);
+    }
+  }
+  return message;
+}
+
+std::string Where(std::string_view source, size_t document, const DocumentId& id) {
+  std::string out = std::string(source) + ": document " + std::to_string(document);
+  if (!id.kind.empty()) out += ": " + id.kind + (id.name.empty() ? "" : " " + id.name);
+  return out;
+}
 
 void Skipped(Workload& workload, std::string_view source, std::string_view kind,
              std::string_view name) {
   workload.warnings.push_back(std::string(source) + ": skipped " + std::string(kind) + " \"" +
                               std::string(name) +
                               "\": the simulator reads Nodes, Pods, PriorityClasses, "
-                              "PodDisruptionBudgets, PodGroups and Workloads only");
+                              "PodDisruptionBudgets, PodGroups, Workloads (scheduling.k8s.io), "
+                              "Deployments, ReplicaSets, StatefulSets, Jobs and DaemonSets only");
 }
 
 bool IsGangPolicy(const api::OtherObject& o) {
@@ -28,39 +84,94 @@ bool IsGangPolicy(const api::OtherObject& o) {
          (o.kind == "Workload" && o.api_version == api::kWorkloadApiVersion);
 }
 
+// A PodGroup or Workload: its gang policies, or the object rejected with the decoder's error.
+void AddGangPolicy(const api::OtherObject& o, std::string_view source, size_t document,
+                   Workload& workload) {
+  common::StatusOr<api::GangPolicyObject> policy = api::DecodeGangPolicyObject(o.json);
+  if (!policy.ok()) {
+    workload.rejected.push_back(Rejection{std::string(source), document, o.kind, o.name,
+                                          WithoutSubject(std::string(policy.status().message()))});
+    return;
+  }
+  for (api::PodGroupPtr& g : policy->groups) workload.pod_groups.push_back(std::move(g));
+}
+
+void Route(api::Object& obj, std::string_view source, size_t document, Workload& workload) {
+  std::visit(
+      [&](auto& o) {
+        using T = std::decay_t<decltype(o)>;
+        if constexpr (std::is_same_v<T, api::Pod>) {
+          workload.pods.push_back(std::make_shared<const api::Pod>(std::move(o)));
+        } else if constexpr (std::is_same_v<T, api::Node>) {
+          workload.nodes.push_back(std::make_shared<const api::Node>(std::move(o)));
+        } else if constexpr (std::is_same_v<T, api::PodDisruptionBudget>) {
+          workload.pdbs.push_back(std::make_shared<const api::PodDisruptionBudget>(std::move(o)));
+        } else if constexpr (std::is_same_v<T, api::PriorityClass>) {
+          workload.priority_classes.push_back(std::move(o));
+        } else if (IsGangPolicy(o)) {
+          AddGangPolicy(o, source, document, workload);
+        } else if (IsControllerKind(o.api_version, o.kind)) {  // an item of a List
+          DocumentId id = IdOf(o.json);
+          workload.controllers.push_back(ControllerObject{std::string(source), document,
+                                                          workload.pods.size(), o.api_version,
+                                                          o.kind, id.name, std::move(o.json)});
+        } else {
+          Skipped(workload, source, o.kind, o.name);
+        }
+      },
+      obj);
+}
+
+void AppendDocument(json::value& doc, std::string_view source, size_t document,
+                    Workload& workload) {
+  const DocumentId id = IdOf(doc);
+  DocumentFindings findings = CheckDocument(doc);
+  for (const std::string& w : findings.warnings) {
+    workload.warnings.push_back(Where(source, document, id) + ": " + w);
+  }
+  if (!findings.errors.empty()) {
+    std::string error;
+    for (const std::string& e : findings.errors) error += (error.empty() ? "" : "; ") + e;
+    workload.rejected.push_back(Rejection{std::string(source), document, id.kind, id.name, error});
+    return;
+  }
+  if (IsControllerKind(id.api_version, id.kind)) {
+    workload.controllers.push_back(ControllerObject{std::string(source), document,
+                                                    workload.pods.size(), id.api_version, id.kind,
+                                                    id.name, std::move(doc)});
+    return;
+  }
+  common::StatusOr<std::vector<api::Object>> objects = api::DecodeManifestDocument(doc);
+  if (!objects.ok()) {
+    workload.rejected.push_back(Rejection{std::string(source), document, id.kind, id.name,
+                                          WithoutSubject(std::string(objects.status().message()))});
+    return;
+  }
+  for (api::Object& obj : *objects) Route(obj, source, document, workload);
+}
+
 }  // namespace
 
+std::string Rejection::ToString() const {
+  std::string out = source;
+  if (document > 0) out += ": document " + std::to_string(document);
+  if (!kind.empty()) out += ": " + kind + (name.empty() ? "" : " " + name);
+  return out + ": " + error;
+}
+
 common::Status AppendManifests(std::string_view text, std::string_view source, Workload& workload) {
-  GPUSCHED_ASSIGN_OR_RETURN(std::vector<api::Object> objects, api::DecodeManifests(text, source));
-  for (auto& obj : objects) {
-    if (auto* other = std::get_if<api::OtherObject>(&obj);
-        other != nullptr && IsGangPolicy(*other)) {
-      common::StatusOr<api::GangPolicyObject> policy = api::DecodeGangPolicyObject(other->json);
-      if (!policy.ok()) {
-        return common::InvalidArgumentError(std::string(source) + ": " +
-                                            std::string(policy.status().message()));
-      }
-      for (api::PodGroupPtr& g : policy->groups) workload.pod_groups.push_back(std::move(g));
-      continue;
-    }
-    std::visit(
-        [&](auto& o) {
-          using T = std::decay_t<decltype(o)>;
-          if constexpr (std::is_same_v<T, api::Pod>) {
-            workload.pods.push_back(std::make_shared<const api::Pod>(std::move(o)));
-          } else if constexpr (std::is_same_v<T, api::Node>) {
-            workload.nodes.push_back(std::make_shared<const api::Node>(std::move(o)));
-          } else if constexpr (std::is_same_v<T, api::PodDisruptionBudget>) {
-            workload.pdbs.push_back(std::make_shared<const api::PodDisruptionBudget>(std::move(o)));
-          } else if constexpr (std::is_same_v<T, api::PriorityClass>) {
-            workload.priority_classes.push_back(std::move(o));
-          } else {
-            Skipped(workload, source, o.kind, o.name);
-          }
-        },
-        obj);
-  }
+  GPUSCHED_ASSIGN_OR_RETURN(std::vector<json::value> docs,
+                            api::ParseManifestDocuments(text, source));
+  for (size_t i = 0; i < docs.size(); ++i) AppendDocument(docs[i], source, i + 1, workload);
   return common::Status::Ok();
+}
+
+std::vector<std::string> NodeGpuWarnings(const Workload& workload) {
+  std::vector<std::string> out;
+  for (const api::NodePtr& n : workload.nodes) {
+    if (!n->gpu_error.empty()) out.push_back("node " + n->meta.name + ": " + n->gpu_error);
+  }
+  return out;
 }
 
 common::StatusOr<std::string> ReadFile(const std::string& path) {

@@ -3,8 +3,16 @@
 // Every input format becomes a Workload (YAML manifests here, the built-in example in
 // builtin_example.h, the openb trace in trace/openb.h); the Simulator only ever sees this struct.
 // To add a source, write a function that returns a Workload (see README.md).
+//
+// Manifests are read object by object: an object that does not decode, or that the API server
+// would refuse, is a Rejection (reported and skipped) and the others are simulated. Workload
+// objects (Deployment, ReplicaSet, StatefulSet, Job, DaemonSet) are kept in `controllers` until
+// every file is read, then ExpandControllers (controllers.h) turns them into the pods their
+// controllers would create, in document order (a DaemonSet needs every node).
 #pragma once
 
+#include <boost/json/value.hpp>
+#include <cstddef>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -14,6 +22,29 @@
 #include "src/common/status.h"
 
 namespace gpusched::sim {
+
+// An input object that was not simulated because it is invalid.
+struct Rejection {
+  std::string source;   // file name
+  size_t document = 0;  // 1-based document number in the file; 0 = the whole file
+  std::string kind;     // "Pod", "Deployment", ... ("" when unknown)
+  std::string name;     // namespace/name or name ("" when unknown)
+  std::string error;    // "field.path: why, with the value", as the decoder words it
+
+  // "file: document 3: Pod ml/train: spec.containers[0]...: invalid quantity \"x\"".
+  std::string ToString() const;
+};
+
+// A workload object waiting for ExpandControllers.
+struct ControllerObject {
+  std::string source;
+  size_t document = 0;
+  size_t position = 0;  // its pods go before Workload::pods[position]
+  std::string api_version;
+  std::string kind;
+  std::string name;
+  boost::json::value json;
+};
 
 struct Workload {
   std::vector<api::NodePtr> nodes;
@@ -26,16 +57,27 @@ struct Workload {
   // Gang policies (api/gang.h): scheduler-plugins and Volcano PodGroups, one per pod group of a
   // Workload. Added before the pods.
   std::vector<api::PodGroupPtr> pod_groups;
-  // Objects that were read but are not simulated (e.g. a Deployment), one line each.
+  // Objects that were read but are not simulated (e.g. a ConfigMap), unknown fields, node GPU
+  // facts that were clamped or disagree: one line each.
   std::vector<std::string> warnings;
+  // Objects refused as invalid (reported, not simulated; the run still simulates the rest).
+  std::vector<Rejection> rejected;
+  // Workload objects not yet expanded into pods (see ExpandControllers).
+  std::vector<ControllerObject> controllers;
 };
 
 // Decodes a multi-document YAML (or JSON) manifest and appends its Nodes, Pods, PriorityClasses,
-// PodDisruptionBudgets and gang policies (PodGroups of scheduler-plugins or Volcano, Workloads) to
-// `workload`, in document order. Lists (v1 List, PodList, NodeList) are
-// expanded by the decoder; other kinds are skipped with a warning. Errors name `source`, the
-// document and the field.
+// PodDisruptionBudgets, gang policies (PodGroups of scheduler-plugins or Volcano, Workloads) and
+// workload objects (to `controllers`) to `workload`, in document order.
+// Lists (v1 List, PodList, NodeList) are expanded by the decoder; other kinds are skipped with a
+// warning. A document that does not decode, or that the API server would refuse (checks.h), is
+// added to `rejected` and skipped; unknown fields are warnings ("did you mean"). Only text that
+// is not YAML or JSON at all is an error (naming `source` and the line).
 common::Status AppendManifests(std::string_view text, std::string_view source, Workload& workload);
+
+// Warnings for the nodes' GPU facts that were clamped, skipped or disagree (Node::gpu_error), one
+// per node: "node gpu-7: GPU count 17 exceeds 16; clamped".
+std::vector<std::string> NodeGpuWarnings(const Workload& workload);
 
 // Reads a whole file. Errors name the path.
 common::StatusOr<std::string> ReadFile(const std::string& path);

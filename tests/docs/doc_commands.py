@@ -12,6 +12,10 @@ checked (default: run):
                                      test control plane
     <!-- docs-test: synopsis -->     a usage pattern with placeholders: its subcommand and flags
                                      are checked against `--help`
+    <!-- docs-test: output -->       a transcript: `$ gpusched ...` lines, each followed by what
+                                     it prints on stdout; run, and the output must match (times
+                                     and rates, "in 0.004 s (2250 decisions/s)", are masked);
+    <!-- docs-test: output exit=1 --> the same, and the command must exit 1
 
 Every kind checks that the subcommand path and each flag exist (`gpusched <path> --help` lists
 them), so a renamed or removed command or flag fails the test.
@@ -25,13 +29,17 @@ import subprocess
 ROOT = os.environ.get("GPUSCHED_SOURCE_DIR") or os.path.abspath(
     os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", ".."))
 PROGRAMS = ("gpusched", "build/release/cmd/gpusched/gpusched")
-MARKER = re.compile(r"<!--\s*docs-test:\s*(\w+)\s*-->")
-KINDS = ("run", "cluster", "synopsis")
+MARKER = re.compile(r"<!--\s*docs-test:\s*(\w+)(?:\s+exit=(\d+))?\s*-->")
+KINDS = ("run", "cluster", "synopsis", "output")
+# Wall-clock figures in a transcript: masked on both sides before comparing.
+VOLATILE = re.compile(r"in \d+\.\d+ s \(\d+ decisions/s\)")
 
 
 class DocCommand:
-    def __init__(self, file, line, text, kind):
+    def __init__(self, file, line, text, kind, exit_code=0):
         self.file, self.line, self.text, self.kind = file, line, text, kind
+        self.exit_code = exit_code
+        self.expected = []  # kind "output": the lines it prints
 
     def where(self):
         return f"{self.file}:{self.line}"
@@ -82,7 +90,7 @@ def _is_command(line):
 
 
 def commands_in(root, rel):
-    found, in_block, kind, pending, last = [], False, "run", None, ""
+    found, in_block, kind, exit_code, last = [], False, "run", 0, ""
     with open(os.path.join(root, rel), encoding="utf-8") as f:
         lines = f.read().splitlines()
     i = 0
@@ -93,6 +101,7 @@ def commands_in(root, rel):
             if not in_block:
                 m = MARKER.search(last)
                 kind = m.group(1) if m else "run"
+                exit_code = int(m.group(2)) if m and m.group(2) else 0
                 if kind not in KINDS:
                     raise ValueError(f"{rel}:{i}: unknown docs-test kind {kind!r} (one of {KINDS})")
             in_block = not in_block
@@ -100,7 +109,12 @@ def commands_in(root, rel):
             continue
         if stripped:
             last = stripped
-        if in_block:
+        if in_block and kind == "output":
+            if line.startswith("$ ") and _is_command(line[2:]):
+                found.append(DocCommand(rel, i + 1, _strip_comment(line[2:]), kind, exit_code))
+            elif found and found[-1].kind == "output" and found[-1].file == rel:
+                found[-1].expected.append(line)
+        elif in_block:
             text = stripped[2:] if stripped.startswith("$ ") else stripped
             if _is_command(text):
                 start = i + 1
@@ -111,6 +125,11 @@ def commands_in(root, rel):
                 found.append(DocCommand(rel, start, text, kind))
         i += 1
     return found
+
+
+def mask(text):
+    """The text with its wall-clock figures masked and trailing blanks dropped."""
+    return "\n".join(VOLATILE.sub("in … s (… decisions/s)", l).rstrip() for l in text.splitlines()).rstrip("\n")
 
 
 def all_commands(root):

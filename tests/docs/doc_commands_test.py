@@ -19,7 +19,7 @@ import tempfile
 import unittest
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from doc_commands import ROOT, all_commands, check_syntax, scratch_root  # noqa: E402
+from doc_commands import ROOT, all_commands, check_syntax, mask, scratch_root  # noqa: E402
 
 TIMEOUT = 300
 
@@ -39,7 +39,7 @@ class DocCommandsTest(unittest.TestCase):
 
     def test_there_are_commands_of_each_kind(self):
         kinds = {c.kind for c in self.commands}
-        self.assertEqual(kinds, {"run", "cluster", "synopsis"}, self.commands)
+        self.assertEqual(kinds, {"run", "cluster", "synopsis", "output"}, self.commands)
         self.assertGreaterEqual(len(self.commands), 20)
 
     def test_every_subcommand_and_flag_exists(self):
@@ -47,6 +47,27 @@ class DocCommandsTest(unittest.TestCase):
         for cmd in self.commands:
             problems += [f"{cmd.where()}: {p}\n    {cmd.text}" for p in check_syntax(self.binary, cmd, cache)]
         self.assertEqual(problems, [], "\n" + "\n".join(problems))
+
+    def test_every_transcript_matches(self):
+        """`<!-- docs-test: output -->` blocks: the command prints what the block shows."""
+        failures = []
+        with tempfile.TemporaryDirectory(prefix="gpusched-docs-") as tmp:
+            repo, bindir = scratch_root(tmp, self.binary)
+            env = dict(os.environ, PATH=bindir + os.pathsep + os.environ.get("PATH", ""),
+                       HOME=tmp)
+            env.pop("KUBECONFIG", None)
+            for cmd in (c for c in self.commands if c.kind == "output"):
+                proc = subprocess.run(["bash", "-o", "pipefail", "-c", cmd.text], cwd=repo,
+                                      env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                                      text=True, timeout=TIMEOUT)
+                if proc.returncode != cmd.exit_code:
+                    failures.append(f"{cmd.where()}: exit {proc.returncode}, the docs say "
+                                    f"{cmd.exit_code}\n    {cmd.text}\n    {proc.stderr[-600:]}")
+                want, got = mask("\n".join(cmd.expected)), mask(proc.stdout)
+                if want != got:
+                    failures.append(f"{cmd.where()}: output differs from the docs\n    {cmd.text}\n"
+                                    f"--- docs\n{want}\n--- actual\n{got}")
+        self.assertEqual(failures, [], "\n" + "\n".join(failures))
 
     def test_every_runnable_command_exits_0(self):
         failures = []

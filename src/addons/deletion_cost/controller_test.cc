@@ -103,6 +103,9 @@ class FakeEvents final : public kube::ApiClient {
   common::Status SetNominatedNodeName(const api::Pod&, std::string_view) override {
     return common::UnimplementedError("");
   }
+  common::Status UpdatePodGroupStatus(const api::PodGroup&, const api::PodGroupStatus&) override {
+    return common::Status::Ok();
+  }
   common::Status CreateEvent(const kube::EventRecord& e) override {
     events.push_back(e);
     return common::Status::Ok();

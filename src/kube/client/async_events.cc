@@ -40,6 +40,11 @@ common::Status AsyncEventClient::SetNominatedNodeName(const api::Pod& pod, std::
   return next_.SetNominatedNodeName(pod, node);
 }
 
+common::Status AsyncEventClient::UpdatePodGroupStatus(const api::PodGroup& group,
+                                                      const api::PodGroupStatus& status) {
+  return next_.UpdatePodGroupStatus(group, status);
+}
+
 common::Status AsyncEventClient::CreateEvent(const EventRecord& event) {
   {
     common::MutexLock l(mu_);

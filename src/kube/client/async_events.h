@@ -61,6 +61,8 @@ class AsyncEventClient final : public ApiClient {
   common::Status PatchPodCondition(const api::Pod& pod, const api::Condition& condition) override;
   common::Status DeletePod(const api::Pod& pod) override;
   common::Status SetNominatedNodeName(const api::Pod& pod, std::string_view node) override;
+  common::Status UpdatePodGroupStatus(const api::PodGroup& group,
+                                      const api::PodGroupStatus& status) override;
 
   // Waits up to `timeout` for the queued events to be sent, then stops the senders (an event
   // being sent is finished). Returns the number of events dropped because time ran out.

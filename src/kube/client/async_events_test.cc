@@ -45,6 +45,12 @@ class FakeApi final : public ApiClient {
     nominations.push_back(pod.meta.name + "->" + std::string(node));
     return common::Status::Ok();
   }
+  common::Status UpdatePodGroupStatus(const api::PodGroup& g,
+                                      const api::PodGroupStatus& st) override {
+    std::lock_guard<std::mutex> l(mu);
+    pod_groups.push_back(g.name + ":" + st.phase);
+    return common::Status::Ok();
+  }
   common::Status CreateEvent(const EventRecord& e) override {
     std::unique_lock<std::mutex> l(mu);
     cv.wait(l, [&] { return !hold; });
@@ -67,7 +73,7 @@ class FakeApi final : public ApiClient {
   std::condition_variable cv;
   bool hold = false;
   bool fail = false;
-  std::vector<std::string> binds, conditions, events, deletes, nominations;
+  std::vector<std::string> binds, conditions, events, deletes, nominations, pod_groups;
 };
 
 EventRecord Event(int i) {
@@ -101,12 +107,16 @@ TEST(AsyncEventClientTest, BindsAndConditionsPassStraightThrough) {
   ASSERT_TRUE(events.PatchPodCondition(pod, {"DisruptionTarget", "True", "", "", {}}).ok());
   ASSERT_TRUE(events.DeletePod(pod).ok());
   ASSERT_TRUE(events.SetNominatedNodeName(pod, "n2").ok());
+  api::PodGroup group;
+  group.name = "train";
+  ASSERT_TRUE(events.UpdatePodGroupStatus(group, {.phase = "Running"}).ok());
   {
     std::lock_guard<std::mutex> l(api.mu);
     EXPECT_EQ(api.binds, (std::vector<std::string>{"a->n1"}));
     EXPECT_EQ(api.conditions, (std::vector<std::string>{"a", "a:DisruptionTarget"}));
     EXPECT_EQ(api.deletes, (std::vector<std::string>{"a"}));
     EXPECT_EQ(api.nominations, (std::vector<std::string>{"a->n2"}));
+    EXPECT_EQ(api.pod_groups, (std::vector<std::string>{"train:Running"}));
   }
   api.Release();
 }

@@ -2,10 +2,12 @@
 #include "src/plugins/node_resources_fit/node_resources_fit.h"
 
 #include <algorithm>
+#include <array>
 #include <cmath>
 #include <memory>
 #include <utility>
 
+#include "src/api/gpu.h"
 #include "src/api/resources.h"
 #include "src/common/strings.h"
 #include "src/plugins/helper/args.h"
@@ -28,11 +30,28 @@ struct PreFilterState final : framework::StateData {
     common::Atom name;
     int64_t quantity = 0;
     std::string_view reason;  // interned "Insufficient <name>"
+    bool gpu_share = false;   // a GPU-sharing dialect resource (see IsGpuShareResource)
   };
   std::vector<Scalar> scalars;  // non-zero, not ignored
 };
 
 const framework::StateKey kPreScoreKey{"NodeResourcesFit/PreScore"};
+
+// The container resources of the GPU-sharing dialects (HAMi, gpushare, Koordinator;
+// docs/gpu-request-dialects.md §2). GpuFit accounts for them per device; a node that does not
+// advertise one leaves it to GpuFit instead of failing every such pod with "Insufficient ...".
+bool IsGpuShareResource(common::Atom name) {
+  static const std::array<common::Atom, 8> kNames = {
+      common::Intern(api::kHamiGpuMemResource),
+      common::Intern(api::kHamiGpuMemPercentResource),
+      common::Intern(api::kHamiGpuCoresResource),
+      common::Intern(api::kAliyunGpuMemResource),
+      common::Intern(api::kKoordGpuMemoryRatioResource),
+      common::Intern(api::kKoordGpuCoreResource),
+      common::Intern(api::kKoordGpuMemoryResource),
+      common::Intern(api::kKoordGpuSharedResource)};
+  return std::find(kNames.begin(), kNames.end(), name) != kNames.end();
+}
 
 std::string_view TypeName(ScoringStrategyType t) {
   switch (t) {
@@ -237,7 +256,8 @@ framework::Status NodeResourcesFit::PreFilter(framework::CycleState& state, cons
     if (quantity == 0 || Ignored(name)) continue;
     std::string reason = "Insufficient ";
     reason += common::Str(name);
-    s->scalars.push_back({name, quantity, common::Str(common::Intern(reason))});
+    s->scalars.push_back(
+        {name, quantity, common::Str(common::Intern(reason)), IsGpuShareResource(name)});
   }
   state.Write(kPreFilterKey, std::move(s));
   return framework::Status::Success();
@@ -266,7 +286,9 @@ framework::Status NodeResourcesFit::Filter(const framework::CycleState& state,
     return framework::Status::Unschedulable(kReasonInsufficientEphemeralStorage);
   }
   for (const PreFilterState::Scalar& r : s->scalars) {
-    if (r.quantity > alloc.Get(r.name) - used.Get(r.name)) {
+    const int64_t allocatable = alloc.Get(r.name);
+    if (r.gpu_share && allocatable == 0) continue;  // not advertised: GpuFit's to account
+    if (r.quantity > allocatable - used.Get(r.name)) {
       return framework::Status::Unschedulable(r.reason);
     }
   }

@@ -19,8 +19,13 @@
 //     requestedToCapacityRatio: {shape: [{utilization 0..100, score 0..10}]}  (required for
 //                                   RequestedToCapacityRatio; utilizations strictly increasing)
 //
-// Known difference: existing pods count with their actual requests when scoring (NodeInfo keeps
-// no "non-zero requested" sum); only the incoming pod gets the defaults.
+// Known differences: existing pods count with their actual requests when scoring (NodeInfo keeps
+// no "non-zero requested" sum); only the incoming pod gets the defaults. The container resources
+// of the GPU-sharing dialects (HAMi nvidia.com/gpumem, gpumem-percentage, gpucores; gpushare
+// aliyun.com/gpu-mem; Koordinator koordinator.sh/gpu-memory-ratio, gpu-core, gpu-memory,
+// gpu.shared) are checked only on nodes that advertise them: elsewhere GpuFit accounts for them
+// per device, so every documented dialect works under the default profile without
+// ignoredResources (upstream would answer "Insufficient nvidia.com/gpumem").
 //
 // Filter and Score are allocation-free and may run concurrently for different nodes.
 #pragma once

@@ -57,6 +57,7 @@ TEST(NodeResourcesFitTest, Filter) {
                                 .Memory("8Gi")
                                 .EphemeralStorage("10Gi")
                                 .Resource("example.com/foo", "2")
+                                .Resource("aliyun.com/gpu-mem", "16")
                                 .Gpus(8)
                                 .Pods(3)
                                 .Ptr();
@@ -99,6 +100,15 @@ TEST(NodeResourcesFitTest, Filter) {
       {"ignored resources never hide cpu", R"({"ignoredResources": ["example.com/foo"]})",
        MakePod("ns", "p").Cpu("2").Request("example.com/foo", "2").Obj(), used,
        framework::Code::kUnschedulable, "Insufficient cpu"},
+      {"a GPU-sharing resource the node does not advertise is left to GpuFit (HAMi)", "",
+       MakePod("ns", "p").Gpus(1).Request("nvidia.com/gpumem", "4096").Obj(), Used{0, 0, 0, {}, 0},
+       framework::Code::kSuccess, ""},
+      {"a GPU-sharing resource the node does not advertise is left to GpuFit (Koordinator)", "",
+       MakePod("ns", "p").Request("koordinator.sh/gpu-core", "50").Obj(), used,
+       framework::Code::kSuccess, ""},
+      {"a GPU-sharing resource the node advertises is checked (gpushare)", "",
+       MakePod("ns", "p").Request("aliyun.com/gpu-mem", "20").Obj(), used,
+       framework::Code::kUnschedulable, "Insufficient aliyun.com/gpu-mem"},
       {"a node at its pod limit rejects even an empty pod", "", MakePod("ns", "p").Obj(), full,
        framework::Code::kUnschedulable, "Too many pods"},
       {"a pod without requests fits a node whose resources are all requested", "",

@@ -10,6 +10,7 @@
 #include "src/api/gpu.h"
 #include "src/api/resources.h"
 #include "src/common/strings.h"
+#include "src/sim/replay.h"
 
 namespace gpusched::sim::trace {
 namespace {
@@ -18,6 +19,7 @@ constexpr int64_t kMiB = 1024 * 1024;
 // Upper bounds that keep byte and milli arithmetic far from overflow.
 constexpr int64_t kMaxMilliCpu = int64_t{1} << 40;
 constexpr int64_t kMaxMemoryMib = int64_t{1} << 40;
+constexpr int64_t kMaxTraceSeconds = int64_t{100} * 365 * 24 * 3600;  // a Go duration holds 292 y
 
 struct ColumnSpec {
   std::vector<std::string_view> names;  // first is canonical; others are accepted aliases
@@ -129,6 +131,24 @@ common::StatusOr<int64_t> Int(std::string_view source, const CsvRow& row, std::s
   return *v;
 }
 
+// creation_time and deletion_time (seconds) as the replay's arrival and duration annotations
+// (src/sim/replay.h); a pod without a later deletion time never leaves.
+common::Status KeepTimes(std::string_view source, const CsvRow& row, std::string_view creation,
+                         std::string_view deletion, api::Pod& pod) {
+  if (creation.empty()) return common::Status::Ok();
+  GPUSCHED_ASSIGN_OR_RETURN(int64_t created,
+                            Int(source, row, "creation_time", creation, 0, kMaxTraceSeconds));
+  pod.meta.annotations.emplace_back(std::string(kArrivalAnnotation), std::to_string(created) + "s");
+  if (deletion.empty()) return common::Status::Ok();
+  GPUSCHED_ASSIGN_OR_RETURN(int64_t deleted,
+                            Int(source, row, "deletion_time", deletion, 0, kMaxTraceSeconds));
+  if (deleted > created) {
+    pod.meta.annotations.emplace_back(std::string(kDurationAnnotation),
+                                      std::to_string(deleted - created) + "s");
+  }
+  return common::Status::Ok();
+}
+
 std::string Family(const std::string& model) { return model.substr(0, model.find('-')); }
 
 void SetResources(api::ResourceList& r, int64_t milli_cpu, int64_t memory_mib) {
@@ -223,9 +243,15 @@ common::StatusOr<std::vector<api::NodePtr>> ParseOpenbNodes(std::string_view tex
 common::StatusOr<std::vector<api::PodPtr>> ParseOpenbPods(std::string_view text,
                                                           std::string_view source,
                                                           const OpenbOptions& options) {
-  enum { kName, kCpu, kMemory, kNumGpu, kGpuMilli, kGpuSpec };
-  const std::vector<ColumnSpec> specs = {{{"name"}},    {{"cpu_milli"}}, {{"memory_mib"}},
-                                         {{"num_gpu"}}, {{"gpu_milli"}}, {{"gpu_spec"}, false}};
+  enum { kName, kCpu, kMemory, kNumGpu, kGpuMilli, kGpuSpec, kCreation, kDeletion };
+  const std::vector<ColumnSpec> specs = {{{"name"}},
+                                         {{"cpu_milli"}},
+                                         {{"memory_mib"}},
+                                         {{"num_gpu"}},
+                                         {{"gpu_milli"}},
+                                         {{"gpu_spec"}, false},
+                                         {{"creation_time"}, false},
+                                         {{"deletion_time"}, false}};
   GPUSCHED_ASSIGN_OR_RETURN(Csv csv, ReadCsv(text, source, specs));
   const common::Atom scheduler = common::Intern(options.scheduler_name);
   const common::Atom app = common::Intern("app");
@@ -288,8 +314,12 @@ common::StatusOr<std::vector<api::PodPtr>> ParseOpenbPods(std::string_view text,
       if (!spec.empty()) {
         pod->meta.annotations.emplace_back("alibabacloud.com/gpu-card-model", spec);
       }
-      std::sort(pod->meta.annotations.begin(), pod->meta.annotations.end());
     }
+    if (options.keep_times) {
+      GPUSCHED_RETURN_IF_ERROR(
+          KeepTimes(source, row, Field(csv, row, kCreation), Field(csv, row, kDeletion), *pod));
+    }
+    std::sort(pod->meta.annotations.begin(), pod->meta.annotations.end());
     pod->scheduler_name = scheduler;
     api::Container c;
     c.name = "main";

@@ -15,7 +15,7 @@
 //   Pod:  one container with requests = limits = cpu_milli, memory_mib MiB;
 //         pod.gpu = GpuRequest{count = num_gpu, milli = gpu_milli, models = gpu_spec split on '|'}
 //         set directly (no nvidia.com/gpu resource: a shared GPU is not a device-plugin unit);
-//         creation/deletion/scheduled times, qos and phase are dropped.
+//         creation/deletion/scheduled times (unless keep_times), qos and phase are dropped.
 //   Model names go through api::NormalizeGpuModel on both sides; the trace's names ("V100M16",
 //   "G2", ...) contain no separator, so matching stays the paper's exact string match.
 //
@@ -46,6 +46,9 @@ struct OpenbOptions {
   std::string pod_namespace = "openb";
   // allocatable pods of every node (the paper's node YAML uses 1001).
   int64_t node_max_pods = 1001;
+  // Time replay (src/sim/replay.h): keep creation_time as the gpusched.io/arrival annotation and
+  // deletion_time - creation_time as gpusched.io/duration (seconds). Off: times are dropped.
+  bool keep_times = false;
 };
 
 common::StatusOr<std::vector<api::NodePtr>> ParseOpenbNodes(std::string_view csv,

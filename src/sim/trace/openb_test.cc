@@ -105,6 +105,30 @@ TEST(OpenbTest, FiveColumnPodListsAreAccepted) {
   EXPECT_EQ((*pods)[0]->gpu.count, 2);
 }
 
+TEST(OpenbTest, KeepTimesGivesTheReplayArrivalAndDuration) {
+  OpenbOptions opts;
+  opts.keep_times = true;
+  auto pods = ParseOpenbPods(kPods, "pods.csv", opts);
+  ASSERT_TRUE(pods.ok()) << pods.status().ToString();
+  const api::Pod& p = *(*pods)[1];
+  ASSERT_NE(p.meta.Annotation("gpusched.io/arrival"), nullptr);
+  EXPECT_EQ(*p.meta.Annotation("gpusched.io/arrival"), "427061s");
+  ASSERT_NE(p.meta.Annotation("gpusched.io/duration"), nullptr);
+  EXPECT_EQ(*p.meta.Annotation("gpusched.io/duration"), "12475899s");  // deletion - creation
+  // Without keep_times the times are dropped, as the FGD protocol wants.
+  auto plain = ParseOpenbPods(kPods, "pods.csv");
+  ASSERT_TRUE(plain.ok());
+  EXPECT_EQ((*plain)[1]->meta.Annotation("gpusched.io/arrival"), nullptr);
+  // A bad time names the line, the column and the value.
+  auto bad = ParseOpenbPods(
+      "name,cpu_milli,memory_mib,num_gpu,gpu_milli,creation_time,deletion_time\np0,1,1,0,0,x,5\n",
+      "t.csv", opts);
+  ASSERT_FALSE(bad.ok());
+  EXPECT_NE(bad.status().message().find("t.csv:2: column creation_time: invalid value \"x\""),
+            std::string::npos)
+      << bad.status().message();
+}
+
 TEST(OpenbTest, MalformedCsvIsAnErrorNamingFileLineColumnAndValue) {
   const std::string pod_header = "name,cpu_milli,memory_mib,num_gpu,gpu_milli,gpu_spec\n";
   const std::string node_header = "sn,cpu_milli,memory_mib,gpu,model\n";

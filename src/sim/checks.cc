@@ -1,0 +1,355 @@
+// SPDX-License-Identifier: Apache-2.0
+// The field tables are those of k8s.io/api v0.35 (core/v1, apps/v1, batch/v1) for the objects the
+// simulator reads; a field missing here is reported as unknown, so the tables list every field of
+// those types, read or not.
+#include "src/sim/checks.h"
+
+#include <algorithm>
+#include <boost/json.hpp>
+#include <cctype>
+#include <cstdio>
+#include <optional>
+#include <string_view>
+#include <utility>
+
+#include "src/api/quantity.h"
+#include "src/common/strings.h"
+
+namespace gpusched::sim {
+namespace {
+
+namespace json = boost::json;
+using Fields = std::vector<std::string_view>;
+
+const Fields kTopLevel = {"apiVersion", "kind", "metadata", "spec", "status"};
+const Fields kMetadata = {"name",
+                          "generateName",
+                          "namespace",
+                          "selfLink",
+                          "uid",
+                          "resourceVersion",
+                          "generation",
+                          "creationTimestamp",
+                          "deletionTimestamp",
+                          "deletionGracePeriodSeconds",
+                          "labels",
+                          "annotations",
+                          "ownerReferences",
+                          "finalizers",
+                          "managedFields"};
+const Fields kPodSpec = {"volumes",
+                         "initContainers",
+                         "containers",
+                         "ephemeralContainers",
+                         "restartPolicy",
+                         "terminationGracePeriodSeconds",
+                         "activeDeadlineSeconds",
+                         "dnsPolicy",
+                         "nodeSelector",
+                         "serviceAccountName",
+                         "serviceAccount",
+                         "automountServiceAccountToken",
+                         "nodeName",
+                         "hostNetwork",
+                         "hostPID",
+                         "hostIPC",
+                         "shareProcessNamespace",
+                         "securityContext",
+                         "imagePullSecrets",
+                         "hostname",
+                         "subdomain",
+                         "affinity",
+                         "schedulerName",
+                         "tolerations",
+                         "hostAliases",
+                         "priorityClassName",
+                         "priority",
+                         "dnsConfig",
+                         "readinessGates",
+                         "runtimeClassName",
+                         "enableServiceLinks",
+                         "preemptionPolicy",
+                         "overhead",
+                         "topologySpreadConstraints",
+                         "setHostnameAsFQDN",
+                         "os",
+                         "hostUsers",
+                         "schedulingGates",
+                         "resourceClaims",
+                         "resources",
+                         "hostnameOverride",
+                         "workloadRef"};
+const Fields kContainer = {"name",
+                           "image",
+                           "command",
+                           "args",
+                           "workingDir",
+                           "ports",
+                           "envFrom",
+                           "env",
+                           "resources",
+                           "resizePolicy",
+                           "restartPolicy",
+                           "restartPolicyRules",
+                           "volumeMounts",
+                           "volumeDevices",
+                           "livenessProbe",
+                           "readinessProbe",
+                           "startupProbe",
+                           "lifecycle",
+                           "terminationMessagePath",
+                           "terminationMessagePolicy",
+                           "imagePullPolicy",
+                           "securityContext",
+                           "stdin",
+                           "stdinOnce",
+                           "tty"};
+const Fields kResources = {"limits", "requests", "claims"};
+const Fields kTemplate = {"metadata", "spec"};
+const Fields kNodeSpec = {"podCIDR", "podCIDRs",     "providerID", "unschedulable",
+                          "taints",  "configSource", "externalID"};
+const Fields kNodeStatus = {"capacity",     "allocatable",     "phase",    "conditions",
+                            "addresses",    "daemonEndpoints", "nodeInfo", "images",
+                            "volumesInUse", "volumesAttached", "config",   "runtimeHandlers",
+                            "features",     "declaredFeatures"};
+
+// The spec fields of the workload kinds (apps/v1, batch/v1).
+const Fields* WorkloadSpecFields(std::string_view kind) {
+  static const Fields kDeployment = {"replicas",        "selector",
+                                     "template",        "strategy",
+                                     "minReadySeconds", "revisionHistoryLimit",
+                                     "paused",          "progressDeadlineSeconds"};
+  static const Fields kReplicaSet = {"replicas", "minReadySeconds", "selector", "template"};
+  static const Fields kStatefulSet = {"replicas",        "selector",
+                                      "template",        "volumeClaimTemplates",
+                                      "serviceName",     "podManagementPolicy",
+                                      "updateStrategy",  "revisionHistoryLimit",
+                                      "minReadySeconds", "persistentVolumeClaimRetentionPolicy",
+                                      "ordinals"};
+  static const Fields kDaemonSet = {"selector", "template", "updateStrategy", "minReadySeconds",
+                                    "revisionHistoryLimit"};
+  static const Fields kJob = {"parallelism",
+                              "completions",
+                              "activeDeadlineSeconds",
+                              "podFailurePolicy",
+                              "successPolicy",
+                              "backoffLimit",
+                              "backoffLimitPerIndex",
+                              "maxFailedIndexes",
+                              "selector",
+                              "manualSelector",
+                              "template",
+                              "ttlSecondsAfterFinished",
+                              "completionMode",
+                              "suspend",
+                              "podReplacementPolicy",
+                              "managedBy"};
+  if (kind == "Deployment") return &kDeployment;
+  if (kind == "ReplicaSet") return &kReplicaSet;
+  if (kind == "StatefulSet") return &kStatefulSet;
+  if (kind == "DaemonSet") return &kDaemonSet;
+  if (kind == "Job") return &kJob;
+  return nullptr;
+}
+
+size_t EditDistance(std::string_view a, std::string_view b) {
+  std::vector<size_t> row(b.size() + 1);
+  for (size_t j = 0; j <= b.size(); ++j) row[j] = j;
+  for (size_t i = 1; i <= a.size(); ++i) {
+    size_t diagonal = row[0];
+    row[0] = i;
+    for (size_t j = 1; j <= b.size(); ++j) {
+      const size_t up = row[j];
+      row[j] = std::min({row[j] + 1, row[j - 1] + 1, diagonal + (a[i - 1] == b[j - 1] ? 0 : 1)});
+      diagonal = up;
+    }
+  }
+  return row[b.size()];
+}
+
+class Checker {
+ public:
+  DocumentFindings findings;
+
+  void Document(const json::object& doc, const std::string& prefix) {
+    std::string_view kind;
+    if (const json::value* k = doc.if_contains("kind"); k != nullptr && k->is_string()) {
+      kind = k->get_string();
+    }
+    if (kind == "Pod") {
+      Known(doc, prefix, kTopLevel);
+      Meta(doc, prefix);
+      if (const json::object* spec = Object(doc, "spec")) PodSpec(*spec, prefix + "spec");
+    } else if (kind == "Node") {
+      Known(doc, prefix, kTopLevel);
+      Meta(doc, prefix);
+      if (const json::object* spec = Object(doc, "spec")) Known(*spec, prefix + "spec", kNodeSpec);
+      if (const json::object* st = Object(doc, "status"))
+        Known(*st, prefix + "status", kNodeStatus);
+    } else if (const Fields* spec_fields = WorkloadSpecFields(kind)) {
+      Known(doc, prefix, kTopLevel);
+      Meta(doc, prefix);
+      const json::object* spec = Object(doc, "spec");
+      if (spec == nullptr) return;
+      const std::string sp = prefix + "spec";
+      Known(*spec, sp, *spec_fields);
+      const json::object* tmpl = Object(*spec, "template");
+      if (tmpl == nullptr) return;
+      const std::string tp = sp + ".template";
+      Known(*tmpl, tp, kTemplate);
+      Meta(*tmpl, tp + ".");
+      if (const json::object* ps = Object(*tmpl, "spec")) PodSpec(*ps, tp + ".spec");
+    } else if (const json::value* items = doc.if_contains("items");
+               items != nullptr && items->is_array() && common::EndsWith(kind, "List")) {
+      const json::array& a = items->get_array();
+      for (size_t i = 0; i < a.size(); ++i) {
+        if (const json::object* o = a[i].if_object()) {
+          Document(*o, prefix + "items[" + std::to_string(i) + "].");
+        }
+      }
+    }
+  }
+
+ private:
+  static const json::object* Object(const json::object& o, std::string_view key) {
+    const json::value* v = o.if_contains(key);
+    return v == nullptr ? nullptr : v->if_object();
+  }
+
+  void Known(const json::object& o, const std::string& path, const Fields& known) {
+    for (const auto& kv : o) {
+      const std::string_view key = kv.key();
+      if (std::find(known.begin(), known.end(), key) != known.end()) continue;
+      const std::string at = path.empty() || path.back() == '.' ? path : path + ".";
+      std::string w = at + std::string(key) + ": unknown field " + common::Quote(key);
+      if (std::string near = ClosestName(key, known); !near.empty()) {
+        w += " (did you mean " + common::Quote(near) + "?)";
+      }
+      findings.warnings.push_back(w + "; ignored");
+    }
+  }
+
+  void Meta(const json::object& o, const std::string& prefix) {
+    if (const json::object* m = Object(o, "metadata")) Known(*m, prefix + "metadata", kMetadata);
+  }
+
+  void PodSpec(const json::object& spec, const std::string& path) {
+    Known(spec, path, kPodSpec);
+    for (std::string_view list : {"containers", "initContainers"}) {
+      const json::value* v = spec.if_contains(list);
+      if (v == nullptr || !v->is_array()) continue;
+      const json::array& a = v->get_array();
+      for (size_t i = 0; i < a.size(); ++i) {
+        const json::object* c = a[i].if_object();
+        if (c == nullptr) continue;
+        const std::string cp = path + "." + std::string(list) + "[" + std::to_string(i) + "]";
+        Known(*c, cp, kContainer);
+        if (const json::object* res = Object(*c, "resources")) {
+          Known(*res, cp + ".resources", kResources);
+          Resources(*res, cp + ".resources");
+        }
+      }
+    }
+  }
+
+  // Native resources have no domain, or one in kubernetes.io (v1helper.IsNativeResource).
+  static bool IsExtended(std::string_view name) {
+    if (name.find('/') == std::string_view::npos) return false;
+    if (name.find("kubernetes.io/") != std::string_view::npos) return false;
+    return !common::StartsWith(name, "requests.");
+  }
+
+  // ValidateResourceRequirements, for the rules that change a scheduling answer.
+  void Resources(const json::object& res, const std::string& path) {
+    const json::object* limits = Object(res, "limits");
+    const json::object* requests = Object(res, "requests");
+    for (const auto& [map, field] :
+         {std::pair{limits, "limits"}, std::pair{requests, "requests"}}) {
+      if (map == nullptr) continue;
+      for (const auto& kv : *map) {
+        const std::optional<api::Quantity> q = QuantityOf(kv.value());
+        if (!q) continue;  // the decoder reports it
+        const std::string at = path + "." + field + "[" + std::string(kv.key()) + "]";
+        if (q->MilliValue() < 0) {
+          Invalid(at, kv.value(), "must be greater than or equal to 0");
+        } else if (IsExtended(kv.key()) && q->MilliValue() % 1000 != 0) {
+          Invalid(at, kv.value(), "must be an integer");
+        }
+      }
+    }
+    if (requests == nullptr) return;
+    for (const auto& kv : *requests) {
+      const std::string name(kv.key());
+      const std::optional<api::Quantity> q = QuantityOf(kv.value());
+      if (!q) continue;
+      const json::value* lv = limits != nullptr ? limits->if_contains(name) : nullptr;
+      const std::optional<api::Quantity> limit = lv != nullptr ? QuantityOf(*lv) : std::nullopt;
+      const std::string at = path + ".requests[" + name + "]";
+      if (IsExtended(name)) {
+        if (!limit) {
+          findings.errors.push_back(path + ".limits[" + name +
+                                    "]: Required value: Limit must be set for non overcommitable "
+                                    "resources");
+        } else if (limit->MilliValue() != q->MilliValue()) {
+          Invalid(at, kv.value(), "must be equal to " + name + " limit of " + Text(*lv));
+        }
+      } else if ((name == "cpu" || name == "memory") && limit &&
+                 q->MilliValue() > limit->MilliValue()) {
+        Invalid(at, kv.value(), "must be less than or equal to " + name + " limit of " + Text(*lv));
+      }
+    }
+  }
+
+  void Invalid(const std::string& at, const json::value& v, const std::string& why) {
+    findings.errors.push_back(at + ": Invalid value: " + common::Quote(Text(v)) + ": " + why);
+  }
+
+  // The value as written: a string as is, a number in plain notation (YAML "gpu: 0.5").
+  static std::string Text(const json::value& v) {
+    if (v.is_string()) return std::string(v.get_string());
+    if (v.is_int64()) return std::to_string(v.get_int64());
+    if (v.is_uint64()) return std::to_string(v.get_uint64());
+    if (v.is_double()) {
+      char buf[64];
+      std::snprintf(buf, sizeof(buf), "%.15g", v.get_double());
+      return buf;
+    }
+    return json::serialize(v);
+  }
+
+  static std::optional<api::Quantity> QuantityOf(const json::value& v) {
+    if (!v.is_string() && !v.is_number()) return std::nullopt;
+    auto q = api::Quantity::Parse(Text(v));
+    if (!q.ok()) return std::nullopt;
+    return *q;
+  }
+};
+
+}  // namespace
+
+std::string ClosestName(std::string_view name, const std::vector<std::string_view>& known) {
+  std::string best;
+  size_t best_distance = std::max<size_t>(1, std::min<size_t>(3, name.size() / 3));
+  for (std::string_view k : known) {
+    if (k.size() == name.size() && std::equal(k.begin(), k.end(), name.begin(), [](char a, char b) {
+          return std::tolower(static_cast<unsigned char>(a)) ==
+                 std::tolower(static_cast<unsigned char>(b));
+        })) {
+      return std::string(k);
+    }
+    const size_t d = EditDistance(name, k);
+    if (d <= best_distance && (best.empty() || d < best_distance)) {
+      best = std::string(k);
+      best_distance = d;
+    }
+  }
+  return best;
+}
+
+DocumentFindings CheckDocument(const boost::json::value& document) {
+  Checker c;
+  if (const json::object* o = document.if_object()) c.Document(*o, "");
+  return std::move(c.findings);
+}
+
+}  // namespace gpusched::sim

@@ -1,0 +1,141 @@
+#!/usr/bin/env python3
+# SPDX-License-Identifier: Apache-2.0
+"""`gpusched simulate -o html` renders in a real browser (issue #20, item 7).
+
+The page for the docs' example cluster and workloads (with --replay, so the time chart is there)
+is loaded by headless Chromium (Debian's `chromium`, installed by scripts/bootstrap) from a file,
+with no network. From the DOM after the scripts ran: the page says it rendered, every chart is an
+<svg data-chart> with marks (bars or points) drawn, and the pod table has one row per pod. From a
+screenshot: the chart colour is on the page, so the charts were painted, not only built. The page
+must load nothing from elsewhere.
+
+Environment: GPUSCHED_BINARY (the binary; ctest sets it), GPUSCHED_SOURCE_DIR.
+"""
+
+import os
+import re
+import shutil
+import struct
+import subprocess
+import tempfile
+import unittest
+import zlib
+
+ROOT = os.environ.get("GPUSCHED_SOURCE_DIR") or os.path.abspath(
+    os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", ".."))
+EXAMPLES = os.path.join(ROOT, "docs", "examples", "simulate")
+CHART_RGB = (0x3B, 0x6F, 0xB6)  # the bars' and the line's colour (src/sim/html_report.cc)
+CHARTS = ("allocation-over-time", "allocation-over-time-by-group", "allocation-by-group",
+          "allocation-by-model", "fragmentation", "unschedulable-reasons")
+
+
+def chromium():
+    for name in ("chromium", "chromium-browser", "google-chrome"):
+        path = shutil.which(name)
+        if path:
+            return path
+    raise RuntimeError("headless Chromium not found: run scripts/bootstrap (Debian package chromium)")
+
+
+def browser(*args):
+    cmd = [chromium(), "--headless", "--no-sandbox", "--disable-gpu", "--no-first-run",
+           "--disable-extensions", "--hide-scrollbars", *args]
+    return subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                          timeout=120)
+
+
+def png_pixels(path):
+    """(width, height, rows of RGB(A) bytes) of an 8-bit RGB or RGBA PNG."""
+    with open(path, "rb") as f:
+        data = f.read()
+    assert data[:8] == b"\x89PNG\r\n\x1a\n", "not a PNG"
+    pos, idat, width = 8, b"", 0
+    while pos < len(data):
+        length, kind = struct.unpack(">I4s", data[pos:pos + 8])
+        body = data[pos + 8:pos + 8 + length]
+        if kind == b"IHDR":
+            width, height, depth, color = struct.unpack(">IIBB", body[:10])
+            assert depth == 8 and color in (2, 6), f"unexpected PNG format {depth}/{color}"
+            bpp = 3 if color == 2 else 4
+        elif kind == b"IDAT":
+            idat += body
+        pos += 12 + length
+    raw, stride, rows, prev = zlib.decompress(idat), width * bpp, [], bytearray(width * bpp)
+    for y in range(height):
+        filt, line = raw[y * (stride + 1)], bytearray(raw[y * (stride + 1) + 1:(y + 1) * (stride + 1)])
+        for i in range(stride):
+            a = line[i - bpp] if i >= bpp else 0
+            b, c = prev[i], prev[i - bpp] if i >= bpp else 0
+            if filt == 1:
+                line[i] = (line[i] + a) & 255
+            elif filt == 2:
+                line[i] = (line[i] + b) & 255
+            elif filt == 3:
+                line[i] = (line[i] + (a + b) // 2) & 255
+            elif filt == 4:
+                p = a + b - c
+                pa, pb, pc = abs(p - a), abs(p - b), abs(p - c)
+                line[i] = (line[i] + (a if pa <= pb and pa <= pc else b if pb <= pc else c)) & 255
+        rows.append(line)
+        prev = line
+    return width, height, bpp, rows
+
+
+class SimulateHtmlTest(unittest.TestCase):
+    @classmethod
+    def setUpClass(cls):
+        binary = os.environ.get("GPUSCHED_BINARY")
+        if not binary or not os.access(binary, os.X_OK):
+            raise RuntimeError(f"GPUSCHED_BINARY={binary!r} is not an executable")
+        cls.tmp = tempfile.mkdtemp(prefix="gpusched-html-")
+        cls.page = os.path.join(cls.tmp, "report.html")
+        proc = subprocess.run(
+            [binary, "simulate", "-f", os.path.join(EXAMPLES, "cluster.yaml"),
+             "-f", os.path.join(EXAMPLES, "workloads.yaml"), "-f", os.path.join(EXAMPLES, "timed.yaml"),
+             "--replay", "-o", "html"],
+            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, timeout=120)
+        if proc.returncode != 0:
+            raise RuntimeError(f"simulate -o html exited {proc.returncode}: {proc.stderr}")
+        with open(cls.page, "w") as f:
+            f.write(proc.stdout)
+        cls.html = proc.stdout
+
+    @classmethod
+    def tearDownClass(cls):
+        shutil.rmtree(cls.tmp, ignore_errors=True)
+
+    def test_the_page_is_self_contained(self):
+        self.assertNotRegex(self.html, r"(src|href)\s*=\s*[\"']?(https?:)?//")
+        self.assertNotIn("@import", self.html)
+
+    def test_the_browser_draws_every_chart_and_the_pod_table(self):
+        proc = browser("--virtual-time-budget=5000", "--dump-dom", "file://" + self.page)
+        dom = proc.stdout
+        self.assertIn('data-rendered="true"', dom, proc.stderr[-2000:])
+        for name in CHARTS:
+            m = re.search(r'<svg[^>]*data-chart="%s"[^>]*data-marks="(\d+)"' % name, dom)
+            self.assertIsNotNone(m, f"chart {name} was not drawn")
+            self.assertGreater(int(m.group(1)), 0, f"chart {name} has no marks")
+        self.assertGreaterEqual(dom.count('class="mark"'), 8)
+        body = re.search(r'<table id="pods">.*?<tbody>(.*?)</tbody>', dom, re.S).group(1)
+        self.assertEqual(body.count("<tr>"), 13)  # 9 from the workloads, 4 timed pods
+        self.assertIn("infer/vectordb-1", body)
+
+    def test_a_screenshot_shows_the_charts(self):
+        shot = os.path.join(self.tmp, "shot.png")
+        proc = browser("--virtual-time-budget=5000", f"--screenshot={shot}",
+                       "--window-size=1280,1400", "file://" + self.page)
+        self.assertTrue(os.path.exists(shot), proc.stderr[-2000:])
+        width, height, bpp, rows = png_pixels(shot)
+        painted = 0
+        for line in rows:
+            for x in range(0, width * bpp, bpp):
+                if abs(line[x] - CHART_RGB[0]) + abs(line[x + 1] - CHART_RGB[1]) + \
+                        abs(line[x + 2] - CHART_RGB[2]) < 30:
+                    painted += 1
+        # Bars of 16 px height and a 2 px line: thousands of pixels when the charts are painted.
+        self.assertGreater(painted, 2000, f"only {painted} pixels in the chart colour")
+
+
+if __name__ == "__main__":
+    unittest.main(verbosity=2)

@@ -1,0 +1,137 @@
+#!/usr/bin/env python3
+# SPDX-License-Identifier: Apache-2.0
+"""`gpusched simulate --from-cluster` against a real control plane (issue #20, item 6).
+
+Two kwok A100 nodes of 8 GPUs; the upstream kube-scheduler binds an 8-GPU pod to one of them (a
+pod bound by another scheduler, without gpusched's device annotation). `gpusched simulate
+--from-cluster --kubeconfig K -f jobs.yaml -o json`, run as a service account that may only get,
+list and watch nodes and pods, must see both nodes and the bound pod (PreBound, on its node, its 8
+devices counted in the GPU allocation), and place the file's Deployment of two 4-GPU pods on the
+other node while an 8-GPU pod fits nowhere. Nothing may be written: the command runs with
+read-only RBAC (a write would be refused and fail it), and every pod and event of the cluster, by
+uid and resourceVersion, is the same after the run as before it.
+"""
+
+import json
+import os
+import subprocess
+import sys
+import time
+import unittest
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "lib"))
+
+from cluster import ClusterTestCase  # noqa: E402
+from gpusched_harness import (  # noqa: E402
+    GROUP_LABEL, create_objects, gpu_pod, gpusched_binary, kwok_gpu_node, log, wait_nodes_ready)
+
+JOBS = """
+apiVersion: apps/v1
+kind: Deployment
+metadata: {name: web, namespace: NS}
+spec:
+  replicas: 2
+  selector: {matchLabels: {app: web}}
+  template:
+    metadata: {labels: {app: web}}
+    spec:
+      nodeSelector: {GROUP: NS}
+      containers:
+      - name: main
+        resources:
+          limits: {nvidia.com/gpu: "4"}
+---
+apiVersion: v1
+kind: Pod
+metadata: {name: big, namespace: NS}
+spec:
+  nodeSelector: {GROUP: NS}
+  containers:
+  - name: main
+    resources:
+      limits: {nvidia.com/gpu: "8"}
+"""
+
+
+def cluster_state(cluster):
+    """Every pod and event of the cluster: (kind, namespace, name, uid, resourceVersion)."""
+    out = set()
+    for kind in ("pods", "events"):
+        for item in cluster.get_json(kind, "-A")["items"]:
+            m = item["metadata"]
+            out.add((kind, m.get("namespace"), m["name"], m["uid"], m["resourceVersion"]))
+    return out
+
+
+class SimulateFromClusterE2ETest(ClusterTestCase):
+
+    @classmethod
+    def setUpClass(cls):
+        super().setUpClass()
+        c = cls.cluster
+        cls.ns = ns = c.new_namespace("simcluster")
+        create_objects(c, [kwok_gpu_node(f"{ns}-a{i}", ns, "A100-SXM4-40GB", 8, 40960, "z1")
+                           for i in range(2)])
+        wait_nodes_ready(c, f"{GROUP_LABEL}={ns}", 2)
+        create_objects(c, [gpu_pod("running", 8, group=ns, scheduler="default-scheduler")],
+                       namespace=ns)
+        cls.bound_node = c.wait_for(
+            lambda: c.get_json("pod", "running", "-n", ns)["spec"].get("nodeName"),
+            timeout=60, what="pod running bound by kube-scheduler")
+        # kwok moves it to Running; after that nothing changes it (the before/after check).
+        c.wait_for(lambda: c.get_json("pod", "running", "-n", ns)["status"].get("phase")
+                   == "Running", timeout=60, what="pod running Running")
+        # A reader: get, list and watch of nodes and pods, nothing else.
+        c.apply({"apiVersion": "rbac.authorization.k8s.io/v1", "kind": "ClusterRole",
+                 "metadata": {"name": f"{ns}-reader"},
+                 "rules": [{"apiGroups": [""], "resources": ["nodes", "pods"],
+                            "verbs": ["get", "list", "watch"]}]})
+        cls.kubeconfig = c.sa_kubeconfig(ns, "reader")
+        c.apply({"apiVersion": "rbac.authorization.k8s.io/v1", "kind": "ClusterRoleBinding",
+                 "metadata": {"name": f"{ns}-reader"},
+                 "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": "ClusterRole",
+                             "name": f"{ns}-reader"},
+                 "subjects": [{"kind": "ServiceAccount", "name": "reader", "namespace": ns}]})
+        cls.jobs = os.path.join(c.dir, "jobs.yaml")
+        with open(cls.jobs, "w") as f:
+            f.write(JOBS.replace("GROUP", GROUP_LABEL).replace("NS", ns))
+
+    def test_places_the_files_pods_on_the_snapshot_and_writes_nothing(self):
+        c, ns = self.cluster, self.ns
+        before = cluster_state(c)
+        cmd = [gpusched_binary(), "simulate", "--from-cluster", f"--kubeconfig={self.kubeconfig}",
+               "-f", self.jobs, "-o", "json"]
+        t0 = time.monotonic()
+        p = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                           timeout=120)
+        log(f"MEASURED simulate --from-cluster: {time.monotonic() - t0:.2f}s")
+        self.assertEqual(p.returncode, 0, f"{cmd} exited {p.returncode}: {p.stderr}")
+        report = json.loads(p.stdout)
+        self.assertTrue(report["source"].startswith("cluster "), report["source"])
+
+        rows = {r["pod"]: r for r in report["placements"]}
+        running = rows[f"{ns}/running"]
+        self.assertEqual(running["state"], "PreBound")
+        self.assertEqual(running["node"], self.bound_node)
+        other = next(n for n in (f"{ns}-a0", f"{ns}-a1") if n != self.bound_node)
+        web = [r for k, r in rows.items() if k.startswith(f"{ns}/web-")]
+        self.assertEqual(len(web), 2, rows.keys())
+        for r in web:
+            self.assertEqual(r["state"], "Scheduled", r)
+            self.assertEqual(r["node"], other, r)
+            self.assertEqual(len(r["gpuDevices"]), 4, r)
+        self.assertEqual(sorted(d for r in web for d in r["gpuDevices"]), list(range(8)))
+        big = rows[f"{ns}/big"]
+        self.assertEqual(big["state"], "Unschedulable", big)
+        self.assertIn("Insufficient nvidia.com/gpu", big["message"])
+        a100 = next(m for m in report["gpuModels"] if m["model"] == "A100-SXM4-40GB")
+        self.assertEqual(a100["gpusAllocated"], 16)  # the bound pod's 8 included
+
+        # Nothing was written: the same pods and events, at the same resourceVersions.
+        self.assertEqual(cluster_state(c), before)
+        self.assertEqual([i["metadata"]["name"] for i in
+                          c.get_json("pods", "-n", ns)["items"]], ["running"])
+
+
+if __name__ == "__main__":
+    unittest.main(verbosity=2)
