@@ -103,6 +103,10 @@ void DefaultPreemption::CountBrokenGangs(std::span<Candidate> candidates) const 
   for (Candidate& c : candidates) {
     c.broken_gang_members = 0;
     c.broken_gang_priority_sum = 0;
+    if (std::none_of(c.victims.begin(), c.victims.end(),
+                     [](const api::PodPtr& v) { return !v->gang.empty(); })) {
+      continue;  // the common case: no victim in a gang, nothing to allocate
+    }
     std::map<std::string, int32_t> priority_by_gang;  // gangs hit, with a victim's priority
     std::set<std::string_view> victim_uids;
     for (const api::PodPtr& v : c.victims) {
