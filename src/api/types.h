@@ -137,14 +137,36 @@ struct ObjectMeta {
   const std::string* Annotation(std::string_view key) const;
 };
 
+// A container port (v1.ContainerPort) as NodePorts reads it; only ports with a hostPort matter
+// to scheduling, so decoding keeps only those.
+struct ContainerPort {
+  int32_t host_port = 0;
+  int32_t container_port = 0;
+  Atom protocol;        // "TCP" when unset
+  std::string host_ip;  // "" when unset (upstream then treats it as 0.0.0.0)
+  bool operator==(const ContainerPort&) const = default;
+};
+
 struct Container {
   std::string name;
+  std::string image;  // spec.containers[].image as written (ImageLocality normalises it)
+  std::vector<ContainerPort> ports;  // those with a hostPort
   ResourceList requests;  // after defaulting: a limit with no request counts as the request
   ResourceList limits;
   // Init containers only: restartPolicy Always, i.e. a sidecar that keeps running beside the
   // regular containers (its requests add to the pod's, see ComputeEffectiveRequests).
   bool restartable = false;
 };
+
+// v1.ContainerImage of a node's status.images.
+struct ContainerImage {
+  std::vector<std::string> names;
+  int64_t size_bytes = 0;
+  bool operator==(const ContainerImage&) const = default;
+};
+
+// Defined in src/api/volume.h.
+struct PodVolumes;
 
 enum class PodPhase : uint8_t { kPending, kRunning, kSucceeded, kFailed, kUnknown };
 
@@ -170,6 +192,10 @@ struct Pod {
   bool has_restartable_init_containers = false;  // sidecars (restartPolicy: Always)
   ResourceList overhead;
   std::vector<std::string> scheduling_gates;
+  // spec.volumes as the volume plugins read them (src/api/volume.h); null when the pod has no
+  // volume that matters to scheduling. Kept behind a pointer so the volume model can grow
+  // without every user of Pod recompiling.
+  std::shared_ptr<const PodVolumes> volumes;
 
   // status
   PodPhase phase = PodPhase::kPending;
@@ -209,6 +235,8 @@ struct Node {
   // label dialects in gpu.h. gpu_error holds a warning when labels were malformed or disagree.
   NodeGpuInfo gpu;
   std::string gpu_error;
+  // status.images (ImageLocality): each image's names and size in bytes.
+  std::vector<ContainerImage> images;
 };
 
 // policy/v1 PodDisruptionBudget: what preemption reads of it (minAvailable/maxUnavailable are

@@ -13,6 +13,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <span>
 #include <string>
 #include <string_view>
@@ -232,6 +233,89 @@ class BindPlugin : public virtual Plugin {
 class PostBindPlugin : public virtual Plugin {
  public:
   virtual void PostBind(CycleState& state, const api::Pod& pod, std::string_view node) = 0;
+};
+
+// --- Queueing hints (upstream's EnqueueExtensions) ----------------------------------------------
+// A pod rejected in a cycle waits in the unschedulable pool until a cluster event that one of the
+// plugins that rejected it registered may make it schedulable, and that plugin's hint says it
+// does for this pod (then it goes to backoff/active), as kube-scheduler's QueueingHints.
+
+// The kind of object an event is about.
+enum class EventResource : uint8_t {
+  kNode,
+  kAssignedPod,     // a pod bound to a node (added, deleted, updated)
+  kUnscheduledPod,  // a pod not yet bound (e.g. another pending pod's labels changed)
+  kPersistentVolume,
+  kPersistentVolumeClaim,
+  kStorageClass,
+  kCSINode,
+  kCSIDriver,
+  kPodGroup,  // gangs (PodGroup, Volcano PodGroup, Workload)
+  kResourceClaim,
+  kResourceSlice,
+  kDeviceClass,
+  kWildCard,  // any resource (registered by plugins that cannot tell)
+};
+
+// What happened to the object, a bit set (an update may carry several bits).
+enum ActionType : uint32_t {
+  kAdd = 1U << 0,
+  kDelete = 1U << 1,
+  kUpdateNodeAllocatable = 1U << 2,
+  kUpdateNodeLabel = 1U << 3,
+  kUpdateNodeTaint = 1U << 4,
+  kUpdateNodeCondition = 1U << 5,
+  kUpdateNodeAnnotation = 1U << 6,
+  kUpdatePodLabel = 1U << 7,
+  kUpdatePodScaleDown = 1U << 8,  // an assigned pod's requests went down
+  kUpdatePodToleration = 1U << 9,
+  kUpdatePodSchedulingGatesEliminated = 1U << 10,
+  kUpdateOther = 1U << 11,   // any other update (e.g. a PVC's or PV's status or spec)
+  kUpdate = (1U << 12) - 4,  // every update bit
+  kAllActions = ~0U,
+};
+
+struct ClusterEvent {
+  EventResource resource = EventResource::kWildCard;
+  uint32_t actions = kAllActions;  // ActionType bits
+  // True when `happened` (one concrete event) is covered by this registration.
+  bool Matches(const ClusterEvent& happened) const {
+    return (resource == EventResource::kWildCard || resource == happened.resource) &&
+           (actions & happened.actions) != 0;
+  }
+};
+
+// The objects of one event: the old one (null on add) and the new one (null on delete). Pods and
+// nodes are typed; other resources are the api type the resource names (api/volume.h ...), given
+// as const void* and cast by the plugin that registered the event.
+struct EventObjects {
+  const api::Pod* old_pod = nullptr;
+  const api::Pod* new_pod = nullptr;
+  const api::Node* old_node = nullptr;
+  const api::Node* new_node = nullptr;
+  const void* old_obj = nullptr;
+  const void* new_obj = nullptr;
+};
+
+enum class QueueingHint : uint8_t { kSkip, kQueue };
+
+// Whether `event` may make `pod` (rejected by the plugin in its last attempt) schedulable. Called
+// on the informer's thread with the queue's lock held: must be quick, must not call back into the
+// scheduler. A null function means kQueue.
+using QueueingHintFn = std::function<QueueingHint(const api::Pod& pod, const ClusterEvent& event,
+                                                  const EventObjects& objects)>;
+
+struct ClusterEventWithHint {
+  ClusterEvent event;
+  QueueingHintFn hint;
+};
+
+class EnqueueExtensions : public virtual Plugin {
+ public:
+  // The events that can make a pod this plugin rejected (or left Pending) schedulable. A plugin
+  // that can reject pods but does not implement this is treated as registering every event with
+  // no hint (upstream's default), so a missing registration only costs retries, never a stuck pod.
+  virtual std::vector<ClusterEventWithHint> EventsToRegister() const = 0;
 };
 
 }  // namespace gpusched::framework
