@@ -6,6 +6,7 @@
 #include <sstream>
 #include <utility>
 
+#include "src/framework/reasons.h"
 #include "src/framework/status.h"
 
 namespace gpusched::explain {
@@ -51,7 +52,7 @@ void ApplyResult(const ScheduleResult& r, const std::vector<int>& row_of, Explan
     if (row == nullptr) continue;
     row->code = std::string(framework::CodeName(v.status.code()));
     row->plugin = std::string(v.status.plugin());
-    row->reason = std::string(v.status.reason());
+    row->reason = framework::ReasonsForDisplay(v.status.reason());
   }
   for (const auto& b : r.scores) {
     NodeRow* row = RowOf(ex.nodes, row_of, b.node);

@@ -8,6 +8,7 @@
 #include <span>
 
 #include "src/common/interner.h"
+#include "src/framework/reasons.h"
 #include "src/scheduler/metrics_callbacks.h"
 #include "src/scheduler/pod_event.h"
 
@@ -217,8 +218,10 @@ void Scheduler::HandleFailure(Framework& fw, const QueuedPodInfo& qp,
     fw.metrics()->ObserveAttempt(
         fit_error ? metrics::Result::kUnschedulable : metrics::Result::kError, attempt->Seconds());
     if (fit_error && diag != nullptr) {
-      for (const auto& [reason, n] : diag->reason_counts)
-        deps_.metrics->CountUnschedulableReason(reason);
+      for (const auto& [reason, n] : diag->reason_counts) {
+        framework::ForEachReason(
+            reason, [this](std::string_view r) { deps_.metrics->CountUnschedulableReason(r); });
+      }
       if (diag->reason_counts.empty() && !diag->pre_filter_status.ok()) {
         deps_.metrics->CountUnschedulableReason(diag->pre_filter_status.reason());
       }

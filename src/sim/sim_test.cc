@@ -112,8 +112,8 @@ TEST(BuiltinExampleTest, OutcomeIsExactAndDeterministic) {
        "available: 48 No preemption victims found for incoming pod."},
       {"a CPU pod too big for the untainted nodes is rejected for memory and taints",
        "data/bigmem-analytics",
-       {"Insufficient memory", "node(s) had untolerated taint {nvidia.com/gpu: present}"},
-       "0/48 nodes are available: 39 node(s) had untolerated taint {nvidia.com/gpu: present}, 9 "
+       {"Insufficient memory", "node(s) had untolerated taint(s)"},
+       "0/48 nodes are available: 39 node(s) had untolerated taint(s), 9 "
        "Insufficient memory. preemption: 0/48 nodes are available: 39 Preemption is not helpful "
        "for scheduling, 9 No preemption victims found for incoming pod."},
       {"a malformed GPU annotation is reported with its own reason",

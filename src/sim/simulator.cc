@@ -6,6 +6,7 @@
 #include <utility>
 
 #include "src/common/strings.h"
+#include "src/framework/reasons.h"
 
 namespace gpusched::sim {
 
@@ -177,7 +178,9 @@ void Simulator::OnDecision(const scheduler::Decision& d) {
     if (!d.diagnosis.pre_filter_status.ok()) {
       o.reasons.emplace_back(d.diagnosis.pre_filter_status.reason());
     }
-    for (const auto& [reason, count] : d.diagnosis.reason_counts) o.reasons.emplace_back(reason);
+    for (const auto& [reason, count] : d.diagnosis.reason_counts) {
+      framework::ForEachReason(reason, [&o](std::string_view r) { o.reasons.emplace_back(r); });
+    }
     std::sort(o.reasons.begin(), o.reasons.end());
     o.reasons.erase(std::unique(o.reasons.begin(), o.reasons.end()), o.reasons.end());
     if (o.reasons.empty()) o.reasons.push_back(d.message);

@@ -6,6 +6,7 @@
 #include <optional>
 
 #include "src/api/equivalence.h"
+#include "src/framework/reasons.h"
 #include "src/framework/runtime/timers.h"
 
 namespace gpusched::framework::runtime {
@@ -58,9 +59,14 @@ std::string Diagnosis::Message() const {
     msg += pre_filter_status.reason();
     msg += ".";
   } else {
-    std::vector<std::string> items;
-    items.reserve(reason_counts.size());
+    // Each reason of a multi-reason status counts on its own (reasons.h), as upstream's.
+    std::map<std::string_view, int32_t> counts;
     for (const auto& [reason, count] : reason_counts) {
+      ForEachReason(reason, [&counts, n = count](std::string_view r) { counts[r] += n; });
+    }
+    std::vector<std::string> items;
+    items.reserve(counts.size());
+    for (const auto& [reason, count] : counts) {
       items.push_back(std::to_string(count) + " " + std::string(reason));
     }
     std::sort(items.begin(), items.end());

@@ -13,6 +13,7 @@
 #include "src/api/gang.h"
 #include "src/common/interner.h"
 #include "src/framework/gangs.h"
+#include "src/framework/reasons.h"
 #include "src/plugins/helper/args.h"
 #include "src/plugins/names.h"
 
@@ -41,7 +42,9 @@ std::string NoCandidateMessage(std::span<const Status> failed, int32_t num_nodes
     }
     counts.emplace_back(reason, n);
   };
-  for (const Status& s : failed) add(s.reason(), 1);
+  for (const Status& s : failed) {
+    framework::ForEachReason(s.reason(), [&add](std::string_view r) { add(r, 1); });
+  }
   const int32_t untried = num_nodes - static_cast<int32_t>(failed.size());
   if (untried > 0) add(kNotHelpful, untried);
   std::vector<std::string> items;

@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <array>
+#include <bit>
 #include <cmath>
 #include <memory>
 #include <utility>
@@ -10,6 +11,7 @@
 #include "src/api/gpu.h"
 #include "src/api/resources.h"
 #include "src/common/strings.h"
+#include "src/framework/reasons.h"
 #include "src/plugins/helper/args.h"
 #include "src/plugins/helper/resources.h"
 #include "src/plugins/names.h"
@@ -33,6 +35,9 @@ struct PreFilterState final : framework::StateData {
     bool gpu_share = false;   // a GPU-sharing dialect resource (see IsGpuShareResource)
   };
   std::vector<Scalar> scalars;  // non-zero, not ignored
+  // Reason of each failing-check set: bit 0 pods, 1 cpu, 2 memory, 3 ephemeral-storage, 4+i
+  // scalars[i] (NodeResourcesFit::CombinedReasons).
+  const std::vector<std::string_view>* combined = nullptr;
 };
 
 const framework::StateKey kPreScoreKey{"NodeResourcesFit/PreScore"};
@@ -246,6 +251,28 @@ bool NodeResourcesFit::Ignored(common::Atom name) const {
   return std::find(ignored_groups_.begin(), ignored_groups_.end(), group) != ignored_groups_.end();
 }
 
+const std::vector<std::string_view>& NodeResourcesFit::CombinedReasons(
+    std::vector<std::string_view> reasons) {
+  common::MutexLock lock(combined_mu_);
+  auto [it, inserted] = combined_.try_emplace(std::move(reasons));
+  if (!inserted) return it->second;
+  const std::vector<std::string_view>& names = it->first;
+  std::vector<std::string_view>& out = it->second;
+  out.resize(size_t{1} << names.size());
+  for (size_t mask = 1; mask < out.size(); ++mask) {
+    std::string joined;
+    for (size_t i = 0; i < names.size(); ++i) {
+      if ((mask & (size_t{1} << i)) == 0) continue;
+      if (!joined.empty()) joined += framework::kReasonSeparator;
+      joined += names[i];
+    }
+    // A single reason keeps its own storage: equal reasons stay pointer-equal (result reuse).
+    out[mask] = std::has_single_bit(mask) ? names[std::countr_zero(mask)]
+                                          : common::Str(common::Intern(joined));
+  }
+  return out;
+}
+
 framework::Status NodeResourcesFit::PreFilter(framework::CycleState& state, const api::Pod& pod,
                                               const framework::Snapshot& /*snapshot*/) {
   auto s = std::make_unique<PreFilterState>();
@@ -259,6 +286,14 @@ framework::Status NodeResourcesFit::PreFilter(framework::CycleState& state, cons
     s->scalars.push_back(
         {name, quantity, common::Str(common::Intern(reason)), IsGpuShareResource(name)});
   }
+  std::vector<std::string_view> reasons = {kReasonTooManyPods, kReasonInsufficientCpu,
+                                           kReasonInsufficientMemory,
+                                           kReasonInsufficientEphemeralStorage};
+  for (const PreFilterState::Scalar& r : s->scalars) {
+    if (reasons.size() == kMaxCombinedReasons) break;
+    reasons.push_back(r.reason);
+  }
+  s->combined = &CombinedReasons(std::move(reasons));
   state.Write(kPreFilterKey, std::move(s));
   return framework::Status::Success();
 }
@@ -272,26 +307,28 @@ framework::Status NodeResourcesFit::Filter(const framework::CycleState& state,
   }
   const api::ResourceList& alloc = node.node->allocatable;
   const api::ResourceList& used = node.requested;
-  if (static_cast<int64_t>(node.pod_count) + 1 > alloc.pods) {
-    return framework::Status::Unschedulable(kReasonTooManyPods);
-  }
-  if (s->milli_cpu > 0 && s->milli_cpu > alloc.milli_cpu - used.milli_cpu) {
-    return framework::Status::Unschedulable(kReasonInsufficientCpu);
-  }
-  if (s->memory > 0 && s->memory > alloc.memory - used.memory) {
-    return framework::Status::Unschedulable(kReasonInsufficientMemory);
-  }
+  uint32_t failed = 0;  // bits as PreFilterState::combined
+  if (static_cast<int64_t>(node.pod_count) + 1 > alloc.pods) failed |= 1U << 0;
+  if (s->milli_cpu > 0 && s->milli_cpu > alloc.milli_cpu - used.milli_cpu) failed |= 1U << 1;
+  if (s->memory > 0 && s->memory > alloc.memory - used.memory) failed |= 1U << 2;
   if (s->ephemeral_storage > 0 &&
       s->ephemeral_storage > alloc.ephemeral_storage - used.ephemeral_storage) {
-    return framework::Status::Unschedulable(kReasonInsufficientEphemeralStorage);
+    failed |= 1U << 3;
   }
-  for (const PreFilterState::Scalar& r : s->scalars) {
+  std::string_view uncombined;  // a failing scalar beyond kMaxCombinedReasons
+  for (size_t i = 0; i < s->scalars.size(); ++i) {
+    const PreFilterState::Scalar& r = s->scalars[i];
     const int64_t allocatable = alloc.Get(r.name);
     if (r.gpu_share && allocatable == 0) continue;  // not advertised: GpuFit's to account
-    if (r.quantity > allocatable - used.Get(r.name)) {
-      return framework::Status::Unschedulable(r.reason);
+    if (r.quantity <= allocatable - used.Get(r.name)) continue;
+    if (4 + i < kMaxCombinedReasons) {
+      failed |= 1U << (4 + i);
+    } else if (uncombined.empty()) {
+      uncombined = r.reason;
     }
   }
+  if (failed != 0) return framework::Status::Unschedulable((*s->combined)[failed]);
+  if (!uncombined.empty()) return framework::Status::Unschedulable(uncombined);
   return framework::Status::Success();
 }
 

@@ -5,7 +5,10 @@
 //   Filter     rejects a node whose allocatable minus requested cannot hold the pod, or that
 //              already runs allocatable.pods pods; reasons "Too many pods", "Insufficient cpu",
 //              "Insufficient memory", "Insufficient ephemeral-storage", "Insufficient <name>"
-//              (kUnschedulable; the first failing check is reported).
+//              (kUnschedulable). Every failing check is reported, as upstream's Status.Reasons:
+//              several are joined into one interned reason (framework/reasons.h), from a table
+//              of the combinations built once per distinct set of requested resources (at most
+//              kMaxCombinedReasons checks combine; a further failing one is reported alone).
 //   PreScore   computes the pod's request per scored resource (cpu and memory count the
 //              upstream defaults 100m / 200Mi per container that requests none).
 //   Score      0..100 by the scoring strategy, weighted over the configured resources.
@@ -32,6 +35,7 @@
 
 #include <boost/json/value.hpp>
 #include <cstdint>
+#include <map>
 #include <span>
 #include <string>
 #include <string_view>
@@ -39,6 +43,7 @@
 
 #include "src/api/types.h"
 #include "src/common/interner.h"
+#include "src/common/mutex.h"
 #include "src/common/status.h"
 #include "src/framework/handle.h"
 #include "src/framework/plugin.h"
@@ -48,6 +53,7 @@
 namespace gpusched::plugins::node_resources_fit {
 
 inline constexpr std::string_view kReasonTooManyPods = "Too many pods";
+inline constexpr size_t kMaxCombinedReasons = 8;
 inline constexpr std::string_view kReasonInsufficientCpu = "Insufficient cpu";
 inline constexpr std::string_view kReasonInsufficientMemory = "Insufficient memory";
 inline constexpr std::string_view kReasonInsufficientEphemeralStorage =
@@ -108,6 +114,9 @@ class NodeResourcesFit final : public framework::PreFilterPlugin,
   struct PreScoreState;
 
   bool Ignored(common::Atom name) const;
+  // The interned reason for every subset (bit i = reasons[i]) of `reasons`, built on first use
+  // and kept for the plugin's life (so Filter can return any combination without allocating).
+  const std::vector<std::string_view>& CombinedReasons(std::vector<std::string_view> reasons);
   static int64_t AmountOf(const api::ResourceList& list, const Resource& r);
   int64_t ScoreOne(const PreScoreState& s, const framework::NodeInfo& node) const;
   int64_t ResourceScore(int64_t requested, int64_t allocatable) const;
@@ -117,6 +126,9 @@ class NodeResourcesFit final : public framework::PreFilterPlugin,
   std::vector<helper::FunctionShapePoint> shape_;  // scores scaled to 0..100
   std::vector<common::Atom> ignored_resources_;
   std::vector<std::string> ignored_groups_;
+  common::Mutex combined_mu_;  // PreFilter may run on several threads (the extender)
+  std::map<std::vector<std::string_view>, std::vector<std::string_view>> combined_
+      GPUSCHED_GUARDED_BY(combined_mu_);
 };
 
 }  // namespace gpusched::plugins::node_resources_fit

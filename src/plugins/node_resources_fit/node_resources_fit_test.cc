@@ -114,8 +114,14 @@ TEST(NodeResourcesFitTest, Filter) {
       {"a pod without requests fits a node whose resources are all requested", "",
        MakePod("ns", "p").Obj(), Used{4000, 8 * kGi, 10 * kGi, {}, 2}, framework::Code::kSuccess,
        ""},
-      {"cpu is checked before memory", "", MakePod("ns", "p").Cpu("2").Memory("3Gi").Obj(), used,
-       framework::Code::kUnschedulable, "Insufficient cpu"},
+      // Upstream reports every insufficient resource (fit_test.go "not enough cpu and memory").
+      {"every failing check is reported, in check order", "",
+       MakePod("ns", "p").Cpu("2").Memory("3Gi").Obj(), used, framework::Code::kUnschedulable,
+       "Insufficient cpu\nInsufficient memory"},
+      {"too many pods and an extended resource together", "",
+       MakePod("ns", "p").Cpu("1").Request("example.com/foo", "3").Obj(), full,
+       framework::Code::kUnschedulable,
+       "Too many pods\nInsufficient cpu\nInsufficient example.com/foo"},
   };
   for (const Case& c : cases) {
     SCOPED_TRACE(c.name);

@@ -1,12 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0
 // TaintToleration: kube-scheduler's tainttoleration plugin.
-//   PreFilter  builds, once per pod, the reason text for every distinct NoSchedule/NoExecute taint
-//              in the snapshot that the pod does not tolerate, so Filter can name the taint
-//              without allocating (upstream has no PreFilter; behaviour is the same).
 //   Filter     rejects a node with a NoSchedule or NoExecute taint the pod does not tolerate:
-//              "node(s) had untolerated taint {key: value}" (UnschedulableAndUnresolvable), the
-//              first such taint in node order. Without PreFilter state it falls back to the newer
-//              upstream text "node(s) had untolerated taint(s)".
+//              "node(s) had untolerated taint(s)" (UnschedulableAndUnresolvable), upstream's
+//              v1.35 text (older releases named the taint).
 //   Score      the number of PreferNoSchedule taints the pod does not tolerate;
 //   NormalizeScore  reversed DefaultNormalizeScore: fewer intolerable taints score higher.
 // No args. Filter and Score are allocation-free and may run concurrently.
@@ -25,12 +21,9 @@
 
 namespace gpusched::plugins::taint_toleration {
 
-// Filter reason when the taint cannot be named (no PreFilter state for it).
-inline constexpr std::string_view kReasonUntoleratedGeneric = "node(s) had untolerated taint(s)";
+inline constexpr std::string_view kReasonUntolerated = "node(s) had untolerated taint(s)";
 
-class TaintToleration final : public framework::PreFilterPlugin,
-                              public framework::FilterPlugin,
-                              public framework::ScorePlugin {
+class TaintToleration final : public framework::FilterPlugin, public framework::ScorePlugin {
  public:
   static common::StatusOr<framework::PluginPtr> Create(const boost::json::value& args,
                                                        framework::Handle& handle);
@@ -38,8 +31,6 @@ class TaintToleration final : public framework::PreFilterPlugin,
   std::string_view Name() const override;
   // Filter and raw Score read only the pod's equivalence-key fields and the one NodeInfo.
   bool NodeLocal() const override { return true; }
-  framework::Status PreFilter(framework::CycleState& state, const api::Pod& pod,
-                              const framework::Snapshot& snapshot) override;
   framework::Status Filter(const framework::CycleState& state, const api::Pod& pod,
                            const framework::NodeInfo& node) const override;
   int64_t Score(const framework::CycleState& state, const api::Pod& pod,
@@ -50,15 +41,6 @@ class TaintToleration final : public framework::PreFilterPlugin,
   bool HasNormalizeScore() const override { return true; }
   framework::Status NormalizeScore(const framework::CycleState& state, const api::Pod& pod,
                                    std::span<int64_t> scores) const override;
-
- private:
-  // PreFilter's memo of the snapshot's distinct non-empty taint lists, rebuilt when the snapshot
-  // (address or node_set_version) changes, so PreFilter costs O(distinct lists), not O(nodes).
-  // Written only by PreFilter, on the owning Framework's scheduling thread.
-  const framework::Snapshot* memo_snapshot_ = nullptr;
-  uint64_t memo_version_ = 0;
-  size_t memo_slots_ = 0;
-  std::vector<std::vector<api::Taint>> memo_taint_lists_;
 };
 
 }  // namespace gpusched::plugins::taint_toleration
