@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
-// JSON -> Node: taints, unschedulable, capacity, allocatable, conditions and images, then the GPU facts
-// (DeriveNodeGpuInfo). Every error is recorded in the ObjectReader, in document order.
+// JSON -> Node: taints, unschedulable, capacity, allocatable, conditions and images, then the GPU
+// facts (DeriveNodeGpuInfo). Every error is recorded in the ObjectReader, in document order.
 #include "src/api/decode_internal.h"
 
 namespace gpusched::api::decode_internal {

@@ -231,7 +231,8 @@ void DecodeContainerResources(ObjectReader& r, const json::object& res, const Fi
 bool IsIpAddress(std::string_view s) {
   const std::string text(s);
   in6_addr buf{};
-  return inet_pton(AF_INET, text.c_str(), &buf) == 1 || inet_pton(AF_INET6, text.c_str(), &buf) == 1;
+  return inet_pton(AF_INET, text.c_str(), &buf) == 1 ||
+         inet_pton(AF_INET6, text.c_str(), &buf) == 1;
 }
 
 // One ports[] entry, validated as the API server does (port numbers 0..65535, protocol TCP, UDP

@@ -709,9 +709,9 @@ TEST(DecodeNodeTest, DecodesStatusImages) {
       {"names":[]}]}})"));
   ASSERT_TRUE(node.ok()) << node.status().message();
   ASSERT_EQ(node->images.size(), 3u);
-  EXPECT_EQ(node->images[0],
-            (ContainerImage{{"registry.k8s.io/pause@sha256:abc", "registry.k8s.io/pause:3.9"},
-                            300000}));
+  EXPECT_EQ(
+      node->images[0],
+      (ContainerImage{{"registry.k8s.io/pause@sha256:abc", "registry.k8s.io/pause:3.9"}, 300000}));
   EXPECT_EQ(node->images[1].size_bytes, 9000000000);
   EXPECT_TRUE(node->images[2].names.empty());
   EXPECT_EQ(node->images[2].size_bytes, 0);

@@ -172,11 +172,17 @@ TEST(EquivalenceKeyTest, EverySchedulingFieldChangesTheKey) {
          ComputeEffectiveRequests(p);
        }},
       {"a host port",
-       [](Pod& p) { p.containers[0].ports.push_back({8080, 80, Intern("TCP"), ""}); }},
+       [](Pod& p) {
+         p.containers[0].ports.push_back({8080, 80, Intern("TCP"), ""});
+       }},
       {"a host port's protocol",
-       [](Pod& p) { p.containers[0].ports.push_back({8080, 80, Intern("UDP"), ""}); }},
+       [](Pod& p) {
+         p.containers[0].ports.push_back({8080, 80, Intern("UDP"), ""});
+       }},
       {"a host port's address",
-       [](Pod& p) { p.containers[0].ports.push_back({8080, 80, Intern("TCP"), "10.0.0.1"}); }},
+       [](Pod& p) {
+         p.containers[0].ports.push_back({8080, 80, Intern("TCP"), "10.0.0.1"});
+       }},
       {"an init container",
        [](Pod& p) {
          Container c;

@@ -90,10 +90,10 @@ struct NodeInfo {
   // Sum over healthy devices of (1000 - used_milli).
   int64_t FreeGpuMilli() const;
 
-  // Adds `pod`: its requests, its count, its host ports and, when `gpu` is non-empty and the node can take it
-  // (api::ApplyAssignment), its devices. The pod is added either way; returns whether the devices
-  // were charged. The caller keeps `generation`. The cache and the preemption dry run both use
-  // these two, so a node's accounting has one definition.
+  // Adds `pod`: its requests, its count, its host ports and, when `gpu` is non-empty and the node
+  // can take it (api::ApplyAssignment), its devices. The pod is added either way; returns whether
+  // the devices were charged. The caller keeps `generation`. The cache and the preemption dry run
+  // both use these two, so a node's accounting has one definition.
   bool AddPod(api::PodPtr pod, const api::GpuAssignment& gpu);
   bool AddPod(api::PodPtr pod, PodDevices gpu);
   // Removes pods[i] (the last pod takes its place), releasing what AddPod charged.

@@ -24,8 +24,8 @@ std::string NormalizedImageName(std::string_view name) {
   const size_t colon = name.rfind(':');
   const size_t slash = name.rfind('/');
   // Go's LastIndex is -1 when absent; npos plays that part here (both absent: no tag).
-  const bool tagged = colon != std::string_view::npos && (slash == std::string_view::npos ||
-                                                         colon > slash);
+  const bool tagged =
+      colon != std::string_view::npos && (slash == std::string_view::npos || colon > slash);
   std::string out(name);
   if (!tagged) out += ":latest";
   return out;

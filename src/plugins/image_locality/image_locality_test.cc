@@ -51,25 +51,25 @@ api::NodePtr Node403002000(std::string_view name) {
                           {{"gcr.io/2000:latest"}, 2000}});
 }
 api::NodePtr Node25010(std::string_view name) {
-  return ImageNode(name, {{{"gcr.io/250:latest"}, 250}, {{"gcr.io/10:latest", "gcr.io/10:v1"}, 10}});
+  return ImageNode(name,
+                   {{{"gcr.io/250:latest"}, 250}, {{"gcr.io/10:latest", "gcr.io/10:v1"}, 10}});
 }
 api::NodePtr Node60040900(std::string_view name) {
-  return ImageNode(name, {{{"gcr.io/600:latest"}, 600},
-                          {{"gcr.io/40:latest"}, 40},
-                          {{"gcr.io/900:latest"}, 900}});
+  return ImageNode(
+      name,
+      {{{"gcr.io/600:latest"}, 600}, {{"gcr.io/40:latest"}, 40}, {{"gcr.io/900:latest"}, 900}});
 }
 api::NodePtr Node300600900(std::string_view name) {
-  return ImageNode(name, {{{"gcr.io/300:latest"}, 300},
-                          {{"gcr.io/600:latest"}, 600},
-                          {{"gcr.io/900:latest"}, 900}});
+  return ImageNode(
+      name,
+      {{{"gcr.io/300:latest"}, 300}, {{"gcr.io/600:latest"}, 600}, {{"gcr.io/900:latest"}, 900}});
 }
 api::NodePtr Node400030(std::string_view name) {
   return ImageNode(name, {{{"gcr.io/4000:latest"}, 4000}, {{"gcr.io/30:latest"}, 30}});
 }
 api::NodePtr Node203040(std::string_view name) {
-  return ImageNode(name, {{{"gcr.io/20:latest"}, 20},
-                          {{"gcr.io/30:latest"}, 30},
-                          {{"gcr.io/40:latest"}, 40}});
+  return ImageNode(
+      name, {{{"gcr.io/20:latest"}, 20}, {{"gcr.io/30:latest"}, 30}, {{"gcr.io/40:latest"}, 40}});
 }
 
 // Upstream's TestImageLocalityPriority, with its hand-computed scores.
@@ -83,36 +83,53 @@ TEST(ImageLocalityTest, ScoresAsUpstream) {
   const std::vector<Case> cases = {
       // node1: 40M/2 < 23M -> 0; node2: 100 * (250M/2 - 23M) / (2000M - 23M) = 5
       {"two images spread on two nodes, prefer the larger image one",
-       PodWithImages({"gcr.io/40", "gcr.io/250"}), {Node403002000("n1"), Node25010("n2")},
+       PodWithImages({"gcr.io/40", "gcr.io/250"}),
+       {Node403002000("n1"), Node25010("n2")},
        {0, 5}},
       // node1: 100 * ((40M + 300M)/2 - 23M) / (2000M - 23M) = 7
-      {"two images on one node, prefer this node", PodWithImages({"gcr.io/40", "gcr.io/300"}),
-       {Node403002000("n1"), Node25010("n2")}, {7, 0}},
+      {"two images on one node, prefer this node",
+       PodWithImages({"gcr.io/40", "gcr.io/300"}),
+       {Node403002000("n1"), Node25010("n2")},
+       {7, 0}},
       // node1: 4000M/2 >= 2000M -> 100; node2: 10M/2 < 23M -> 0
-      {"above the limit, use the limit", PodWithImages({"gcr.io/10", "gcr.io/4000"}),
-       {Node400030("n1"), Node25010("n2")}, {100, 0}},
+      {"above the limit, use the limit",
+       PodWithImages({"gcr.io/10", "gcr.io/4000"}),
+       {Node400030("n1"), Node25010("n2")},
+       {100, 0}},
       // node1: 100 * (4000M/3 - 23M) / (2000M - 23M) = 66
       {"above the limit, with a node that has no images",
        PodWithImages({"gcr.io/10", "gcr.io/4000"}),
-       {Node400030("n1"), Node25010("n2"), ImageNode("n3", {})}, {66, 0, 0}},
+       {Node400030("n1"), Node25010("n2"), ImageNode("n3", {})},
+       {66, 0, 0}},
       // node1: (600M·2/3 + 900M·2/3 − 23M) / (3000M − 23M) -> 32; node2 adds 300M/3 -> 36
       {"multiple large images, node2 preferred",
        PodWithImages({"gcr.io/300", "gcr.io/600", "gcr.io/900"}),
-       {Node60040900("n1"), Node300600900("n2"), ImageNode("n3", {})}, {32, 36, 0}},
+       {Node60040900("n1"), Node300600900("n2"), ImageNode("n3", {})},
+       {32, 36, 0}},
       // node1: 100 * (30M + 40M/2 - 23M) / (2000M - 23M) = 1
-      {"multiple small images", PodWithImages({"gcr.io/30", "gcr.io/40"}),
-       {Node203040("n1"), Node400030("n2")}, {1, 0}},
+      {"multiple small images",
+       PodWithImages({"gcr.io/30", "gcr.io/40"}),
+       {Node203040("n1"), Node400030("n2")},
+       {1, 0}},
       // node1: 100 * (300M/2 - 23M) / (2000M - 23M) = 6
-      {"init containers count", PodWithImages({"gcr.io/30"}, {"gcr.io/300"}),
-       {Node403002000("n1"), Node203040("n2")}, {6, 0}},
-      {"no node lists the pod's images: skipped", PodWithImages({"gcr.io/nothere"}),
-       {Node403002000("n1"), Node203040("n2")}, {}},
+      {"init containers count",
+       PodWithImages({"gcr.io/30"}, {"gcr.io/300"}),
+       {Node403002000("n1"), Node203040("n2")},
+       {6, 0}},
+      {"no node lists the pod's images: skipped",
+       PodWithImages({"gcr.io/nothere"}),
+       {Node403002000("n1"), Node203040("n2")},
+       {}},
       {"a pod naming no image: skipped", PodWithImages({""}), {Node403002000("n1")}, {}},
       // 100 * (300M/2 - 23M) / (1000M - 23M) = 12: found by its tagged name
-      {"a tagged name is matched as is", PodWithImages({"gcr.io/300:v1"}),
-       {Node403002000("n1"), ImageNode("n2", {})}, {12, 0}},
+      {"a tagged name is matched as is",
+       PodWithImages({"gcr.io/300:v1"}),
+       {Node403002000("n1"), ImageNode("n2", {})},
+       {12, 0}},
       {"a name without a tag matches only the node's \":latest\" name",
-       PodWithImages({"gcr.io/2000:v1"}), {Node403002000("n1"), ImageNode("n2", {})}, {}},
+       PodWithImages({"gcr.io/2000:v1"}),
+       {Node403002000("n1"), ImageNode("n2", {})},
+       {}},
   };
   for (const Case& c : cases) {
     SCOPED_TRACE(c.name);
@@ -147,8 +164,7 @@ TEST(ImageLocalityTest, ReusesItsIndexWhileTheNodeSetIsUnchanged) {
   ASSERT_NE(plugin, nullptr);
   EXPECT_EQ(plugin->Name(), names::kImageLocality);
   EXPECT_FALSE(plugin->NodeLocal());  // a node's score depends on the other nodes' images
-  framework::Snapshot snapshot =
-      testing::SnapshotOf({Node403002000("n1"), Node25010("n2")});
+  framework::Snapshot snapshot = testing::SnapshotOf({Node403002000("n1"), Node25010("n2")});
   snapshot.BumpNodeSetVersionForCache();
   const api::PodPtr pod = PodWithImages({"gcr.io/40", "gcr.io/250"});
   EXPECT_EQ(testing::NormalizedScores(*plugin, *pod, snapshot, g_counting, g_allocations),

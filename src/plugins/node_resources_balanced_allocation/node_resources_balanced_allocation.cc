@@ -78,8 +78,7 @@ void ParseResource(const boost::json::value& v, const std::string& path, Args& o
     // a type error, already recorded
   } else if (!name || name->empty()) {
     errors.Add(name_path, "required");
-  } else if (std::find(out.resources.begin(), out.resources.end(), *name) !=
-             out.resources.end()) {
+  } else if (std::find(out.resources.begin(), out.resources.end(), *name) != out.resources.end()) {
     errors.Add(name_path, "duplicate resource " + common::Quote(*name));
   } else {
     out.resources.emplace_back(*name);
