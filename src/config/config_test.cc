@@ -116,8 +116,8 @@ TEST(ConfigDefaultsTest, DefaultPluginsAreExactlyTheDocumentedSet) {
       {Point::kMultiPoint,
        {"PrioritySort", "NodeUnschedulable", "NodeName", "TaintToleration:3", "NodeAffinity:2",
         "NodePorts", "NodeResourcesFit:1", "GpuFit:5", "GpuFragmentation:12", "PodTopologySpread:2",
-        "InterPodAffinity:2", "DefaultPreemption", "NodeResourcesBalancedAllocation:1",
-        "ImageLocality:1", "NetworkLocality:2", "GangScheduling", "DefaultBinder"}},
+        "InterPodAffinity:2", "DefaultPreemption", "ImageLocality:1", "NetworkLocality:2",
+        "GangScheduling", "DefaultBinder"}},
   };
   const std::map<Point, std::vector<std::string>> disabled = {
       {Point::kQueueSort, {"NetworkLocality"}},
