@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
-// JSON -> Node: taints, unschedulable, capacity, allocatable and conditions, then the GPU facts
-// (DeriveNodeGpuInfo). Every error is recorded in the ObjectReader, in document order.
+// JSON -> Node: taints, unschedulable, capacity, allocatable, conditions and images, then the GPU
+// facts (DeriveNodeGpuInfo). Every error is recorded in the ObjectReader, in document order.
 #include "src/api/decode_internal.h"
 
 namespace gpusched::api::decode_internal {
@@ -17,6 +17,14 @@ Taint DecodeTaint(ObjectReader& r, const json::object& o, const FieldPath& p) {
   t.value = common::Intern(value);
   t.effect = DecodeEffect(r, o, p, false);
   return t;
+}
+
+// One status.images entry: names (strings) and sizeBytes (>= 0).
+ContainerImage DecodeImage(ObjectReader& r, const json::object& o, const FieldPath& p) {
+  ContainerImage image;
+  image.names = DecodeStringList(r, o, "names", p);
+  image.size_bytes = r.Int(o, "sizeBytes", p, 0).value_or(0);
+  return image;
 }
 
 }  // namespace
@@ -38,6 +46,9 @@ Node DecodeNodeObject(ObjectReader& r, const json::object& root) {
     node.capacity = DecodeResources(r, *status, "capacity", tp);
     node.allocatable = DecodeResources(r, *status, "allocatable", tp);
     node.conditions = DecodeConditions(r, *status, tp);
+    node.images = r.MapObjects<ContainerImage>(
+        *status, "images", tp,
+        [&](const json::object& o, const FieldPath& ip) { return DecodeImage(r, o, ip); });
   }
   if (r.ok()) DeriveNodeGpuInfo(node);
   return node;

@@ -2,6 +2,9 @@
 // JSON -> Pod: the pod spec (affinity, tolerations, spread constraints, containers) and status,
 // then the API server's defaulting the scheduler depends on. Every error is recorded in the
 // ObjectReader, in document order; the success path builds no text.
+#include <arpa/inet.h>
+#include <netinet/in.h>
+
 #include <limits>
 #include <span>
 #include <string>
@@ -16,6 +19,7 @@ namespace json = boost::json;
 
 constexpr int64_t kInt32Min = std::numeric_limits<int32_t>::min();
 constexpr int64_t kInt32Max = std::numeric_limits<int32_t>::max();
+constexpr int64_t kMaxPort = 65535;
 
 // ---------------------------------------------------------------------------------------------
 // Affinity
@@ -224,9 +228,47 @@ void DecodeContainerResources(ObjectReader& r, const json::object& res, const Fi
   }
 }
 
+bool IsIpAddress(std::string_view s) {
+  const std::string text(s);
+  in6_addr buf{};
+  return inet_pton(AF_INET, text.c_str(), &buf) == 1 ||
+         inet_pton(AF_INET6, text.c_str(), &buf) == 1;
+}
+
+// One ports[] entry, validated as the API server does (port numbers 0..65535, protocol TCP, UDP
+// or SCTP, hostIP an address); protocol "" reads as TCP.
+ContainerPort DecodeContainerPort(ObjectReader& r, const json::object& o, const FieldPath& p) {
+  ContainerPort port;
+  port.host_port = static_cast<int32_t>(r.Int(o, "hostPort", p, 0, kMaxPort).value_or(0));
+  port.container_port = static_cast<int32_t>(r.Int(o, "containerPort", p, 0, kMaxPort).value_or(0));
+  const std::string_view protocol = r.StringOr(o, "protocol", p);
+  if (!protocol.empty() && protocol != "TCP" && protocol != "UDP" && protocol != "SCTP") {
+    r.InvalidValue(p.Key("protocol"), protocol, "TCP, UDP or SCTP");
+  }
+  port.protocol = common::Intern(protocol.empty() ? "TCP" : protocol);
+  port.host_ip = r.StringOr(o, "hostIP", p);
+  if (!port.host_ip.empty() && !IsIpAddress(port.host_ip)) {
+    r.InvalidValue(p.Key("hostIP"), port.host_ip, "an IPv4 or IPv6 address");
+  }
+  return port;
+}
+
+// The ports with a hostPort (the only ones scheduling reads); every entry is validated.
+std::vector<ContainerPort> DecodeHostPorts(ObjectReader& r, const json::object& o,
+                                           const FieldPath& p) {
+  std::vector<ContainerPort> ports;
+  r.ForEachObject(o, "ports", p, [&](const json::object& e, const FieldPath& ip) {
+    ContainerPort port = DecodeContainerPort(r, e, ip);
+    if (port.host_port > 0) ports.push_back(std::move(port));
+  });
+  return ports;
+}
+
 Container DecodeContainer(ObjectReader& r, const json::object& o, const FieldPath& p, bool init) {
   Container ct;
   ct.name = r.StringOr(o, "name", p);
+  ct.image = r.StringOr(o, "image", p);
+  ct.ports = DecodeHostPorts(r, o, p);
   if (init) {
     const std::string_view policy = r.StringOr(o, "restartPolicy", p);
     if (policy == "Always") {

@@ -448,6 +448,24 @@ TEST(DecodePodTest, ReportsEveryErrorWithObjectAndPath) {
        PodWithSpec(R"({"topologySpreadConstraints":[{"maxSkew":1,"topologyKey":"z",
           "minDomains":0}]})"),
        "spec.topologySpreadConstraints[0].minDomains: value out of range"},
+      {"a hostPort must be a port number",
+       PodWithContainer(R"({"name":"c","ports":[{"containerPort":80,"hostPort":70000}]})"),
+       "spec.containers[0].ports[0].hostPort: value out of range [0, 65535]"},
+      {"a containerPort must be a number",
+       PodWithContainer(R"({"name":"c","ports":[{"containerPort":"http","hostPort":80}]})"),
+       "spec.containers[0].ports[0].containerPort: expected"},
+      {"a port's protocol must be TCP, UDP or SCTP",
+       PodWithContainer(R"({"name":"c","ports":[{"containerPort":80,"protocol":"tcp"}]})"),
+       "spec.containers[0].ports[0].protocol: invalid value \"tcp\" (want TCP, UDP or SCTP)"},
+      {"a hostIP must be an address",
+       PodWithSpec(R"({"initContainers":[{"name":"s","restartPolicy":"Always",
+          "ports":[{"containerPort":80,"hostPort":80,"hostIP":"localhost"}]}]})"),
+       "spec.initContainers[0].ports[0].hostIP: invalid value \"localhost\" (want an IPv4 or "
+       "IPv6 address)"},
+      {"ports must be an array", PodWithContainer(R"({"name":"c","ports":{"hostPort":80}})"),
+       "spec.containers[0].ports: expected array, got object"},
+      {"an image must be a string", PodWithContainer(R"({"name":"c","image":["nginx"]})"),
+       "spec.containers[0].image: expected string, got array"},
       {"nodeAffinityPolicy must be Honor or Ignore",
        PodWithSpec(R"({"topologySpreadConstraints":[{"maxSkew":1,"topologyKey":"z",
           "nodeAffinityPolicy":"Sometimes"}]})"),
@@ -643,6 +661,14 @@ TEST(DecodeNodeTest, ReportsEveryErrorWithObjectAndPath) {
        "node n1: status.conditions: expected array, got object"},
       {"labels must be an object", R"({"metadata":{"name":"n1","labels":"gpu"}})",
        "node n1: metadata.labels: expected object, got string"},
+      {"images must be an array", R"({"metadata":{"name":"n1"},"status":{"images":{}}})",
+       "node n1: status.images: expected array, got object"},
+      {"image names must be strings",
+       R"({"metadata":{"name":"n1"},"status":{"images":[{"names":["a",1]}]}})",
+       "node n1: status.images[0].names[1]: expected string, got number"},
+      {"an image size must not be negative",
+       R"({"metadata":{"name":"n1"},"status":{"images":[{"names":["a"],"sizeBytes":-1}]}})",
+       "node n1: status.images[0].sizeBytes: value out of range"},
   };
   for (const Case& c : cases) {
     SCOPED_TRACE(c.name);
@@ -650,6 +676,45 @@ TEST(DecodeNodeTest, ReportsEveryErrorWithObjectAndPath) {
     ASSERT_FALSE(node.ok());
     EXPECT_THAT(std::string(node.status().message()), HasSubstr(c.error));
   }
+}
+
+TEST(DecodePodTest, KeepsImagesAndOnlyThePortsWithAHostPort) {
+  auto pod = DecodePod(Json(PodWithSpec(R"({
+      "initContainers":[
+        {"name":"init","image":"busybox","ports":[{"containerPort":1,"hostPort":1}]},
+        {"name":"sidecar","restartPolicy":"Always","image":"envoy:1",
+         "ports":[{"containerPort":9901,"hostPort":9901,"protocol":"UDP","hostIP":"10.0.0.1"}]}],
+      "containers":[{"name":"web","image":"gcr.io/x/web:v2","ports":[
+        {"containerPort":8080},
+        {"containerPort":80,"hostPort":8000},
+        {"containerPort":443,"hostPort":8443,"protocol":"SCTP","hostIP":"::1"}]}]})")));
+  ASSERT_TRUE(pod.ok()) << pod.status().message();
+  ASSERT_EQ(pod->containers.size(), 1u);
+  const Container& web = pod->containers[0];
+  EXPECT_EQ(web.image, "gcr.io/x/web:v2");
+  ASSERT_EQ(web.ports.size(), 2u);
+  EXPECT_EQ(web.ports[0], (ContainerPort{8000, 80, Intern("TCP"), ""}));
+  EXPECT_EQ(web.ports[1], (ContainerPort{8443, 443, Intern("SCTP"), "::1"}));
+  ASSERT_EQ(pod->init_containers.size(), 2u);
+  EXPECT_EQ(pod->init_containers[0].image, "busybox");
+  EXPECT_EQ(pod->init_containers[0].ports.size(), 1u);  // kept; NodePorts skips non-sidecars
+  EXPECT_EQ(pod->init_containers[1].ports[0],
+            (ContainerPort{9901, 9901, Intern("UDP"), "10.0.0.1"}));
+}
+
+TEST(DecodeNodeTest, DecodesStatusImages) {
+  auto node = DecodeNode(Json(R"({"metadata":{"name":"n1"},"status":{"images":[
+      {"names":["registry.k8s.io/pause@sha256:abc","registry.k8s.io/pause:3.9"],"sizeBytes":300000},
+      {"names":["nvcr.io/nvidia/pytorch:24.01"],"sizeBytes":9000000000},
+      {"names":[]}]}})"));
+  ASSERT_TRUE(node.ok()) << node.status().message();
+  ASSERT_EQ(node->images.size(), 3u);
+  EXPECT_EQ(
+      node->images[0],
+      (ContainerImage{{"registry.k8s.io/pause@sha256:abc", "registry.k8s.io/pause:3.9"}, 300000}));
+  EXPECT_EQ(node->images[1].size_bytes, 9000000000);
+  EXPECT_TRUE(node->images[2].names.empty());
+  EXPECT_EQ(node->images[2].size_bytes, 0);
 }
 
 TEST(DecodeNodeTest, MalformedGpuLabelsAreWarningsNotErrors) {

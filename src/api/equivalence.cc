@@ -83,6 +83,12 @@ class KeyWriter {
       Resources(c.requests);
       Resources(c.limits);
       U8(c.restartable ? 1 : 0);
+      Size(c.ports.size());
+      for (const ContainerPort& port : c.ports) {
+        U32(static_cast<uint32_t>(port.host_port));
+        A(port.protocol);
+        Str(port.host_ip);
+      }
     }
   }
 

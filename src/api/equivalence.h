@@ -15,15 +15,16 @@
 //   selector, namespaces, namespace selector, topology key, weight), spec.tolerations (key,
 //   operator, value, effect, tolerationSeconds), spec.topologySpreadConstraints (maxSkew,
 //   topologyKey, whenUnsatisfiable, label selector, minDomains, node inclusion policies),
-//   spec.overhead, every container's and init container's requests and limits (and the init
-//   containers' restartPolicy);
+//   spec.overhead, every container's and init container's requests, limits and host ports
+//   (hostPort, protocol, hostIP: NodePorts) and the init containers' restartPolicy;
 //   derived on decode: requests (effective), gpu (the normalised GPU request: count, milli,
 //   memory share, minimum memory, models — i.e. the GPU annotations and limits) and gpu_error.
 // Not in the key: name, uid, resourceVersion, labels, other annotations, owner references,
-// status. Labels are left out on purpose: only cross-node plugins (PodTopologySpread,
-// InterPodAffinity) read the incoming pod's labels, and a cross-node plugin that is not skipped
-// disables result reuse for the cycle anyway; keeping labels out lets the pods of one Job or
-// ReplicaSet with per-pod labels (e.g. a completion index) share results.
+// container images (only ImageLocality reads them, and it is not node-local), status. Labels are
+// left out on purpose: only cross-node plugins (PodTopologySpread, InterPodAffinity) read the
+// incoming pod's labels, and a cross-node plugin that is not skipped disables result reuse for the
+// cycle anyway; keeping labels out lets the pods of one Job or ReplicaSet with per-pod labels (e.g.
+// a completion index) share results.
 //
 // A plugin that reads any other pod field must not declare itself node-local, or that field must
 // be added here (with a case in equivalence_test.cc).

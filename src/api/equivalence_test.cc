@@ -42,6 +42,7 @@ TEST(EquivalenceKeyTest, PodsDifferingOnlyInIdentityShareTheKey) {
   b.meta.resource_version = "42";
   b.meta.labels.Set("batch.kubernetes.io/job-completion-index", "1");
   b.meta.annotations.emplace_back("kubectl.kubernetes.io/last-applied-configuration", "{}");
+  b.containers[0].image = "web:v2";  // only ImageLocality reads images; it is not node-local
   EXPECT_EQ(Key(a), Key(b));
   EXPECT_EQ(HashEquivalenceKey(Key(a)), HashEquivalenceKey(Key(b)));
 }
@@ -169,6 +170,18 @@ TEST(EquivalenceKeyTest, EverySchedulingFieldChangesTheKey) {
          c.name = "sidecar";
          p.containers.push_back(c);
          ComputeEffectiveRequests(p);
+       }},
+      {"a host port",
+       [](Pod& p) {
+         p.containers[0].ports.push_back({8080, 80, Intern("TCP"), ""});
+       }},
+      {"a host port's protocol",
+       [](Pod& p) {
+         p.containers[0].ports.push_back({8080, 80, Intern("UDP"), ""});
+       }},
+      {"a host port's address",
+       [](Pod& p) {
+         p.containers[0].ports.push_back({8080, 80, Intern("TCP"), "10.0.0.1"});
        }},
       {"an init container",
        [](Pod& p) {

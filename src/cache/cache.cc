@@ -127,6 +127,7 @@ void Cache::RecomputeNodeLocked(NodeIndex i) {
   ni.pods.clear();
   ni.pod_devices.clear();
   ni.pod_priorities.clear();
+  ni.used_ports.clear();
   ni.requested = api::ResourceList{};
   ni.pod_count = 0;
   ni.gpus = {};

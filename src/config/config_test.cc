@@ -115,9 +115,9 @@ TEST(ConfigDefaultsTest, DefaultPluginsAreExactlyTheDocumentedSet) {
   const std::map<Point, std::vector<std::string>> want = {
       {Point::kMultiPoint,
        {"PrioritySort", "NodeUnschedulable", "NodeName", "TaintToleration:3", "NodeAffinity:2",
-        "NodeResourcesFit:1", "GpuFit:5", "GpuFragmentation:12", "PodTopologySpread:2",
-        "InterPodAffinity:2", "DefaultPreemption", "NetworkLocality:2", "GangScheduling",
-        "DefaultBinder"}},
+        "NodePorts", "NodeResourcesFit:1", "GpuFit:5", "GpuFragmentation:12", "PodTopologySpread:2",
+        "InterPodAffinity:2", "DefaultPreemption", "ImageLocality:1", "NetworkLocality:2",
+        "GangScheduling", "DefaultBinder"}},
   };
   const std::map<Point, std::vector<std::string>> disabled = {
       {Point::kQueueSort, {"NetworkLocality"}},

@@ -28,9 +28,41 @@ api::GpuAssignment PodDevices::ToAssignment() const {
   return a;
 }
 
+namespace {
+
+// The flat form of one container port; Atom{} for the all-addresses hostIP.
+HostPort FlatHostPort(const api::ContainerPort& p) {
+  const bool any = p.host_ip.empty() || p.host_ip == "0.0.0.0";
+  return HostPort{any ? common::Atom{} : common::Intern(p.host_ip), p.protocol, p.host_port};
+}
+
+void AppendContainerHostPorts(const api::Container& c, std::vector<HostPort>& out) {
+  for (const api::ContainerPort& p : c.ports) {
+    if (p.host_port > 0) out.push_back(FlatHostPort(p));
+  }
+}
+
+}  // namespace
+
+void AppendHostPorts(const api::Pod& pod, std::vector<HostPort>& out) {
+  for (const api::Container& c : pod.init_containers) {
+    if (c.restartable) AppendContainerHostPorts(c, out);
+  }
+  for (const api::Container& c : pod.containers) AppendContainerHostPorts(c, out);
+}
+
+bool HostPortConflicts(std::span<const HostPort> used, const HostPort& want) {
+  for (const HostPort& u : used) {
+    if (u.port != want.port || !(u.protocol == want.protocol)) continue;
+    if (u.ip.empty() || want.ip.empty() || u.ip == want.ip) return true;
+  }
+  return false;
+}
+
 bool NodeInfo::AddPod(api::PodPtr pod, const api::GpuAssignment& gpu) {
   const bool charged =
       !gpu.empty() && node != nullptr && api::ApplyAssignment(node->gpu, gpus, gpu, +1);
+  AppendHostPorts(*pod, used_ports);
   requested.Add(pod->requests);
   ++pod_count;
   pod_priorities.push_back(pod->priority);
@@ -52,6 +84,7 @@ bool NodeInfo::AddPod(api::PodPtr pod, PodDevices gpu) {
     d.used_memory_mib += gpu.memory_mib;
     ++d.pods;
   }
+  AppendHostPorts(*pod, used_ports);
   requested.Add(pod->requests);
   ++pod_count;
   pod_priorities.push_back(pod->priority);
@@ -61,6 +94,7 @@ bool NodeInfo::AddPod(api::PodPtr pod, PodDevices gpu) {
 }
 
 void NodeInfo::RemovePodAt(size_t i) {
+  RemoveHostPortsOf(*pods[i]);
   requested.Sub(pods[i]->requests);
   --pod_count;
   // Released as api::ApplyAssignment(-1) does, clamping at zero.
@@ -77,6 +111,23 @@ void NodeInfo::RemovePodAt(size_t i) {
   pod_devices.pop_back();
   pod_priorities[i] = pod_priorities.back();
   pod_priorities.pop_back();
+}
+
+void NodeInfo::RemoveHostPortsOf(const api::Pod& pod) {
+  if (used_ports.empty()) return;
+  auto remove_one = [this](const api::Container& c) {
+    for (const api::ContainerPort& p : c.ports) {
+      if (p.host_port <= 0) continue;
+      auto it = std::find(used_ports.begin(), used_ports.end(), FlatHostPort(p));
+      if (it == used_ports.end()) continue;
+      *it = used_ports.back();
+      used_ports.pop_back();
+    }
+  };
+  for (const api::Container& c : pod.init_containers) {
+    if (c.restartable) remove_one(c);
+  }
+  for (const api::Container& c : pod.containers) remove_one(c);
 }
 
 int32_t NodeInfo::IndexOfPod(const api::Pod& pod) const {

@@ -20,6 +20,7 @@
 
 #include "src/api/gpu.h"
 #include "src/api/types.h"
+#include "src/common/interner.h"
 
 namespace gpusched::framework {
 
@@ -39,6 +40,24 @@ struct PodDevices {
 };
 static_assert(api::kMaxGpusPerNode <= 32, "PodDevices::devices is a 32-bit mask");
 
+// One host port a pod binds on its node (v1.ContainerPort with a hostPort, as NodePorts reads
+// it), in a flat form: `ip` is the interned hostIP, Atom{} for 0.0.0.0 (every address, also when
+// unset); `protocol` is the interned protocol ("TCP" when unset).
+struct HostPort {
+  common::Atom ip;
+  common::Atom protocol;
+  int32_t port = 0;
+  bool operator==(const HostPort&) const = default;
+};
+
+// Appends the host ports of `pod` to `out`: those of its containers and of its sidecar init
+// containers (restartPolicy Always; other init containers have exited before the pod runs), as
+// upstream's GetHostPorts. Interns each hostIP (takes the interner's lock).
+void AppendHostPorts(const api::Pod& pod, std::vector<HostPort>& out);
+// Whether binding `want` conflicts with a port in `used` (upstream's HostPortInfo.CheckConflict):
+// same protocol and port, and either side binds 0.0.0.0 or both bind the same address.
+bool HostPortConflicts(std::span<const HostPort> used, const HostPort& want);
+
 struct NodeInfo {
   api::NodePtr node;  // null for an empty slot (deleted node)
   NodeIndex index = kNoNode;
@@ -57,6 +76,9 @@ struct NodeInfo {
   // Parallel to pods: pods[i]->priority, flat, so preemption finds the lower-priority pods of many
   // nodes without touching each pod object.
   std::vector<int32_t> pod_priorities;
+  // Host ports bound by the pods on the node, one entry per pod port (the multiset union of
+  // AppendHostPorts over pods, unordered; empty on most nodes, so no allocation there).
+  std::vector<HostPort> used_ports;
   // Average GPU utilization 0..1 from the utilization source; negative when unknown.
   double gpu_utilization = -1;
 
@@ -68,10 +90,10 @@ struct NodeInfo {
   // Sum over healthy devices of (1000 - used_milli).
   int64_t FreeGpuMilli() const;
 
-  // Adds `pod`: its requests, its count and, when `gpu` is non-empty and the node can take it
-  // (api::ApplyAssignment), its devices. The pod is added either way; returns whether the devices
-  // were charged. The caller keeps `generation`. The cache and the preemption dry run both use
-  // these two, so a node's accounting has one definition.
+  // Adds `pod`: its requests, its count, its host ports and, when `gpu` is non-empty and the node
+  // can take it (api::ApplyAssignment), its devices. The pod is added either way; returns whether
+  // the devices were charged. The caller keeps `generation`. The cache and the preemption dry run
+  // both use these two, so a node's accounting has one definition.
   bool AddPod(api::PodPtr pod, const api::GpuAssignment& gpu);
   bool AddPod(api::PodPtr pod, PodDevices gpu);
   // Removes pods[i] (the last pod takes its place), releasing what AddPod charged.
@@ -79,6 +101,10 @@ struct NodeInfo {
   void RemovePodAt(size_t i);
   // Index of `pod` in pods (the same object, else the same uid), or -1.
   int32_t IndexOfPod(const api::Pod& pod) const;
+
+ private:
+  // Removes one used_ports entry per host port of `pod` (RemovePodAt).
+  void RemoveHostPortsOf(const api::Pod& pod);
 };
 
 class Snapshot {

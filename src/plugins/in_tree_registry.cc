@@ -8,11 +8,14 @@
 #include "src/plugins/gang_scheduling/gang_scheduling.h"
 #include "src/plugins/gpu_fit/gpu_fit.h"
 #include "src/plugins/gpu_fragmentation/gpu_fragmentation.h"
+#include "src/plugins/image_locality/image_locality.h"
 #include "src/plugins/inter_pod_affinity/inter_pod_affinity.h"
 #include "src/plugins/names.h"
 #include "src/plugins/network_locality/network_locality.h"
 #include "src/plugins/node_affinity/node_affinity.h"
 #include "src/plugins/node_name/node_name.h"
+#include "src/plugins/node_ports/node_ports.h"
+#include "src/plugins/node_resources_balanced_allocation/node_resources_balanced_allocation.h"
 #include "src/plugins/node_resources_fit/node_resources_fit.h"
 #include "src/plugins/node_unschedulable/node_unschedulable.h"
 #include "src/plugins/pod_topology_spread/pod_topology_spread.h"
@@ -41,6 +44,10 @@ common::Status RegisterInTreePlugins(framework::Registry& registry) {
       {names::kInterPodAffinity, &inter_pod_affinity::InterPodAffinity::Create},
       {names::kGangScheduling, &gang_scheduling::GangScheduling::Create},
       {names::kNetworkLocality, &network_locality::NetworkLocality::Create},
+      {names::kNodePorts, &node_ports::NodePorts::Create},
+      {names::kNodeResourcesBalancedAllocation,
+       &node_resources_balanced_allocation::BalancedAllocation::Create},
+      {names::kImageLocality, &image_locality::ImageLocality::Create},
   };
   for (const Entry& e : entries) {
     GPUSCHED_RETURN_IF_ERROR(registry.Register(std::string(e.name), e.factory));

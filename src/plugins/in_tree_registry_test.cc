@@ -17,9 +17,11 @@ TEST(InTreeRegistryTest, RegistersEveryPluginOnce) {
   framework::Registry registry;
   ASSERT_TRUE(RegisterInTreePlugins(registry).ok());
   const std::vector<std::string> want = {
-      "DefaultBinder",    "DefaultPreemption", "GangScheduling",    "GpuFit",
-      "GpuFragmentation", "InterPodAffinity",  "NetworkLocality",   "NodeAffinity",
-      "NodeName",         "NodeResourcesFit",  "NodeUnschedulable", "PodTopologySpread",
+      "DefaultBinder",    "DefaultPreemption", "GangScheduling",
+      "GpuFit",           "GpuFragmentation",  "ImageLocality",
+      "InterPodAffinity", "NetworkLocality",   "NodeAffinity",
+      "NodeName",         "NodePorts",         "NodeResourcesBalancedAllocation",
+      "NodeResourcesFit", "NodeUnschedulable", "PodTopologySpread",
       "PrioritySort",     "TaintToleration",
   };
   EXPECT_EQ(registry.Names(), want);
@@ -58,6 +60,12 @@ TEST(InTreeRegistryTest, PluginsImplementTheirPoints) {
   EXPECT_NE(dynamic_cast<framework::QueueSortPlugin*>(make(names::kPrioritySort).get()), nullptr);
   EXPECT_NE(dynamic_cast<framework::FilterPlugin*>(make(names::kNodeUnschedulable).get()), nullptr);
   EXPECT_NE(dynamic_cast<framework::FilterPlugin*>(make(names::kNodeName).get()), nullptr);
+  EXPECT_NE(dynamic_cast<framework::FilterPlugin*>(make(names::kNodePorts).get()), nullptr);
+  EXPECT_NE(dynamic_cast<framework::EnqueueExtensions*>(make(names::kNodePorts).get()), nullptr);
+  EXPECT_NE(
+      dynamic_cast<framework::ScorePlugin*>(make(names::kNodeResourcesBalancedAllocation).get()),
+      nullptr);
+  EXPECT_NE(dynamic_cast<framework::ScorePlugin*>(make(names::kImageLocality).get()), nullptr);
   EXPECT_NE(dynamic_cast<framework::ScorePlugin*>(make(names::kNodeResourcesFit).get()), nullptr);
   EXPECT_NE(dynamic_cast<framework::ScorePlugin*>(make(names::kTaintToleration).get()), nullptr);
   EXPECT_NE(dynamic_cast<framework::ScorePlugin*>(make(names::kNodeAffinity).get()), nullptr);

@@ -24,6 +24,13 @@ inline constexpr std::string_view kPodTopologySpread = "PodTopologySpread";
 inline constexpr std::string_view kInterPodAffinity = "InterPodAffinity";
 // Network-locality scoring (and NetworkAware NetworkOverhead/TopologicalSort semantics).
 inline constexpr std::string_view kNetworkLocality = "NetworkLocality";
+// Host-port conflicts (Filter), as upstream's nodeports.
+inline constexpr std::string_view kNodePorts = "NodePorts";
+// Balance of the resource fractions a pod would leave on a node (Score).
+inline constexpr std::string_view kNodeResourcesBalancedAllocation =
+    "NodeResourcesBalancedAllocation";
+// Prefers nodes that already hold the pod's container images (Score).
+inline constexpr std::string_view kImageLocality = "ImageLocality";
 // All-or-nothing placement of gangs (PreFilter, Filter, Reserve, Permit).
 inline constexpr std::string_view kGangScheduling = "GangScheduling";
 

@@ -154,6 +154,7 @@ void VictimSelector::KeepHigherPriorityPods(const api::Pod& pod, const NodeInfo&
   scratch_.gpus = {};
   scratch_.pods.clear();
   scratch_.pod_devices.clear();
+  scratch_.used_ports.clear();
   potential_.clear();
   for (size_t i = 0; i < node.pods.size(); ++i) {
     if (PriorityAt(node, i) < pod.priority) {

@@ -1,0 +1,201 @@
+// SPDX-License-Identifier: Apache-2.0
+#include "src/plugins/node_resources_balanced_allocation/node_resources_balanced_allocation.h"
+
+#include <algorithm>
+#include <cmath>
+#include <memory>
+#include <utility>
+
+#include "src/api/resources.h"
+#include "src/common/strings.h"
+#include "src/plugins/helper/args.h"
+#include "src/plugins/helper/resources.h"
+#include "src/plugins/names.h"
+
+namespace gpusched::plugins::node_resources_balanced_allocation {
+namespace {
+
+const framework::StateKey kPreScoreKey{"NodeResourcesBalancedAllocation/PreScore"};
+
+// Upstream's IsScalarResourceName: extended, hugepages-*, kubernetes.io/* and
+// attachable-volumes-* resources. A pod that does not request one is not scored on it.
+bool IsScalarResourceName(std::string_view name) {
+  return helper::IsExtendedResourceName(name) || name.starts_with("hugepages-") ||
+         name.starts_with("kubernetes.io/") || name.starts_with("attachable-volumes-");
+}
+
+// balancedResourceScorer over the fractions fraction(i), i < n, where fraction(i) < 0 means
+// "left out". Two passes (mean, then deviation), so nothing is stored.
+template <typename FractionAt>
+int64_t ScoreFractions(size_t n, FractionAt fraction) {
+  double total = 0;
+  size_t count = 0;
+  double first = 0;
+  double second = 0;
+  for (size_t i = 0; i < n; ++i) {
+    const double f = fraction(i);
+    if (f < 0) continue;
+    if (count == 0) first = f;
+    if (count == 1) second = f;
+    total += f;
+    ++count;
+  }
+  double std_dev = 0;
+  if (count == 2) {
+    std_dev = std::abs((first - second) / 2);
+  } else if (count > 2) {
+    const double mean = total / static_cast<double>(count);
+    double sum = 0;
+    for (size_t i = 0; i < n; ++i) {
+      const double f = fraction(i);
+      if (f >= 0) sum += (f - mean) * (f - mean);
+    }
+    std_dev = std::sqrt(sum / static_cast<double>(count));
+  }
+  return static_cast<int64_t>((1 - std_dev) * static_cast<double>(framework::kMaxNodeScore));
+}
+
+// min(1, requested / allocatable), or -1 (left out) when allocatable is 0.
+double Fraction(int64_t requested, int64_t allocatable) {
+  if (allocatable == 0) return -1;
+  return std::min(1.0, static_cast<double>(requested) / static_cast<double>(allocatable));
+}
+
+void ParseResource(const boost::json::value& v, const std::string& path, Args& out,
+                   helper::ArgErrors& errors) {
+  const boost::json::object* r = helper::AsObject(v, path, errors);
+  if (r == nullptr) {
+    if (v.is_null()) errors.Add(path, "must be an object");
+    return;
+  }
+  helper::CheckKnownFields(*r, path, {"name", "weight"}, errors);
+  const std::string name_path = helper::FieldPath(path, "name");
+  const boost::json::value* name_value = r->if_contains("name");
+  const bool given = name_value != nullptr && !name_value->is_null();
+  std::optional<std::string_view> name;
+  if (given) name = helper::AsString(*name_value, name_path, errors);
+  if (given && !name) {
+    // a type error, already recorded
+  } else if (!name || name->empty()) {
+    errors.Add(name_path, "required");
+  } else if (std::find(out.resources.begin(), out.resources.end(), *name) != out.resources.end()) {
+    errors.Add(name_path, "duplicate resource " + common::Quote(*name));
+  } else {
+    out.resources.emplace_back(*name);
+  }
+  if (std::optional<int64_t> w = helper::GetInt(*r, "weight", path, errors)) {
+    if (*w != 0 && *w != 1) {
+      errors.Add(helper::FieldPath(path, "weight"), "must be 1, got " + std::to_string(*w));
+    }
+  }
+}
+
+}  // namespace
+
+struct BalancedAllocation::PreScoreState final : framework::StateData {
+  std::vector<int64_t> request;  // parallel to resources_
+};
+
+common::StatusOr<Args> ParseArgs(const boost::json::value& args) {
+  helper::ArgErrors errors;
+  Args out;
+  if (const boost::json::object* obj = helper::ArgsObject(args, errors)) {
+    helper::CheckKnownFields(*obj, "", {"resources"}, errors, /*allow_type_meta=*/true);
+    if (const boost::json::array* res = helper::GetArray(*obj, "resources", "", errors)) {
+      for (size_t i = 0; i < res->size(); ++i) {
+        ParseResource((*res)[i], helper::IndexPath("resources", i), out, errors);
+      }
+    }
+  }
+  GPUSCHED_RETURN_IF_ERROR(errors.ToStatus());
+  if (out.resources.empty()) out.resources = {"cpu", "memory"};
+  return out;
+}
+
+int64_t BalancedScore(std::span<const int64_t> requested, std::span<const int64_t> allocatable) {
+  return ScoreFractions(requested.size(),
+                        [&](size_t i) { return Fraction(requested[i], allocatable[i]); });
+}
+
+common::StatusOr<framework::PluginPtr> BalancedAllocation::Create(const boost::json::value& args,
+                                                                  framework::Handle& /*handle*/) {
+  GPUSCHED_ASSIGN_OR_RETURN(Args parsed, ParseArgs(args));
+  return framework::PluginPtr(std::make_unique<BalancedAllocation>(parsed));
+}
+
+BalancedAllocation::BalancedAllocation(const Args& args) {
+  const api::WellKnown& wk = api::Names();
+  for (const std::string& name : args.resources) {
+    Resource r;
+    r.name = common::Intern(name);
+    if (r.name == wk.cpu) {
+      r.kind = Kind::kCpu;
+    } else if (r.name == wk.memory) {
+      r.kind = Kind::kMemory;
+    } else if (r.name == wk.ephemeral_storage) {
+      r.kind = Kind::kEphemeralStorage;
+    } else if (r.name == wk.pods) {
+      r.kind = Kind::kPods;
+    } else if (IsScalarResourceName(name)) {
+      r.kind = Kind::kScalar;
+    }
+    resources_.push_back(r);
+  }
+}
+
+std::string_view BalancedAllocation::Name() const {
+  return names::kNodeResourcesBalancedAllocation;
+}
+
+int64_t BalancedAllocation::AmountOf(const api::ResourceList& list, const Resource& r) {
+  switch (r.kind) {
+    case Kind::kCpu: return list.milli_cpu;
+    case Kind::kMemory: return list.memory;
+    case Kind::kEphemeralStorage: return list.ephemeral_storage;
+    case Kind::kPods: return 0;  // upstream reads "pods" from the scalar map, where it never is
+    default: return list.Get(r.name);
+  }
+}
+
+framework::Status BalancedAllocation::PreScore(framework::CycleState& state, const api::Pod& pod,
+                                               const framework::Snapshot& /*snapshot*/,
+                                               std::span<const framework::NodeIndex> /*feasible*/) {
+  auto s = std::make_unique<PreScoreState>();
+  s->request.reserve(resources_.size());
+  bool any = false;
+  for (const Resource& r : resources_) {
+    s->request.push_back(AmountOf(pod.requests, r));
+    any = any || s->request.back() != 0;
+  }
+  if (!any) return framework::Status::Skip();
+  state.Write(kPreScoreKey, std::move(s));
+  return framework::Status::Success();
+}
+
+int64_t BalancedAllocation::ScoreOne(const PreScoreState& s,
+                                     const framework::NodeInfo& node) const {
+  const api::ResourceList& alloc = node.node->allocatable;
+  return ScoreFractions(resources_.size(), [&](size_t i) {
+    const Resource& r = resources_[i];
+    if (r.kind == Kind::kScalar && s.request[i] == 0) return -1.0;
+    return Fraction(AmountOf(node.requested, r) + s.request[i], AmountOf(alloc, r));
+  });
+}
+
+int64_t BalancedAllocation::Score(const framework::CycleState& state, const api::Pod& /*pod*/,
+                                  const framework::NodeInfo& node) const {
+  const auto* s = state.Get<PreScoreState>(kPreScoreKey);
+  return s == nullptr ? 0 : ScoreOne(*s, node);
+}
+
+void BalancedAllocation::ScoreNodes(const framework::CycleState& state, const api::Pod& /*pod*/,
+                                    const framework::Snapshot& snapshot,
+                                    std::span<const framework::NodeIndex> nodes,
+                                    std::span<int64_t> out) const {
+  const auto* s = state.Get<PreScoreState>(kPreScoreKey);
+  for (size_t i = 0; i < nodes.size(); ++i) {
+    out[i] = s == nullptr ? 0 : ScoreOne(*s, snapshot.at(nodes[i]));
+  }
+}
+
+}  // namespace gpusched::plugins::node_resources_balanced_allocation
