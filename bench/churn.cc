@@ -4,10 +4,11 @@
 //   huge   200 CPUs: no node is that large (NodeResourcesFit); never placed.
 //   zonex  1 CPU with nodeSelector zone us-east-1x: no node is there (NodeAffinity); a node
 //          relabelled into that zone takes some.
-// Each simulated second brings `events` events, cycling through: an unrelated node label change
-// (a heartbeat-like generation label), a CPU node's allocatable cpu nudged by 1m, a running CPU
-// pod deleted, a running GPU pod deleted, a CPU node added; every 10th second one node moves to
-// zone us-east-1x and every 20th second an 8×H100 node is added. These are all events the
+// Each simulated second brings `events` events from a fixed mix, per 20 events: 7 unrelated node
+// label changes (a generation label, as node-feature-discovery relabels), 4 nodes' allocatable
+// cpu nudged by 1m, 6 running CPU pods deleted, 2 running GPU pods deleted, 1 CPU node added;
+// every 10th second one node moves to zone us-east-1x and every 20th second an 8×H100 node is
+// added (the events that let waiting pods in). These are all events the
 // scheduler reacted to before queueing hints (node add, label/allocatable update, assigned pod
 // delete), so --hints off reproduces the old behaviour: every event moves every waiting pod.
 #include "bench/churn.h"
@@ -38,9 +39,10 @@ common::StatusOr<api::PodPtr> WaitingPod(int32_t i) {
   std::string spec;
   switch (i % 3) {
     case 0:
-      spec = R"("tolerations":[{"key":"nvidia.com/gpu","operator":"Exists","effect":"NoSchedule"}],)"
-             R"("containers":[{"name":"main","resources":{"requests":{"cpu":"8","memory":"64Gi"},)"
-             R"("limits":{"nvidia.com/gpu":"8"}}}])";
+      spec =
+          R"("tolerations":[{"key":"nvidia.com/gpu","operator":"Exists","effect":"NoSchedule"}],)"
+          R"("containers":[{"name":"main","resources":{"requests":{"cpu":"8","memory":"64Gi"},)"
+          R"("limits":{"nvidia.com/gpu":"8"}}}])";
       break;
     case 1:
       spec = R"("containers":[{"name":"main","resources":{"requests":{"cpu":"200"}}}])";
@@ -62,8 +64,8 @@ common::StatusOr<api::PodPtr> WaitingPod(int32_t i) {
 }
 
 common::StatusOr<api::NodePtr> ChurnNode(const std::string& name, bool h100) {
-  std::string labels = R"("kubernetes.io/hostname":")" + name +
-                       R"(","topology.kubernetes.io/zone":"us-east-1a")";
+  std::string labels =
+      R"("kubernetes.io/hostname":")" + name + R"(","topology.kubernetes.io/zone":"us-east-1a")";
   std::string res = R"("cpu":"47900m","memory":"195584Mi","pods":"110")";
   std::string taints;
   if (h100) {
@@ -73,11 +75,11 @@ common::StatusOr<api::NodePtr> ChurnNode(const std::string& name, bool h100) {
     taints = R"("taints":[{"key":"nvidia.com/gpu","value":"present","effect":"NoSchedule"}])";
   }
   GPUSCHED_ASSIGN_OR_RETURN(
-      auto json, api::ParseJson(R"({"apiVersion":"v1","kind":"Node","metadata":{"name":")" + name +
-                                    R"(","labels":{)" + labels + R"(}},"spec":{)" + taints +
-                                    R"(},"status":{"capacity":{)" + res + R"(},"allocatable":{)" +
-                                    res + "}}}",
-                                "churn node"));
+      auto json,
+      api::ParseJson(R"({"apiVersion":"v1","kind":"Node","metadata":{"name":")" + name +
+                         R"(","labels":{)" + labels + R"(}},"spec":{)" + taints +
+                         R"(},"status":{"capacity":{)" + res + R"(},"allocatable":{)" + res + "}}}",
+                     "churn node"));
   GPUSCHED_ASSIGN_OR_RETURN(api::Node node, api::DecodeNode(json));
   return api::NodePtr(std::make_shared<const api::Node>(std::move(node)));
 }
@@ -93,14 +95,15 @@ class Churn {
     }
   }
 
+  // Event k of the mix, per 20: 7 label changes, 4 allocatable nudges, 6 CPU pod deletes, 2 GPU
+  // pod deletes, 1 CPU node added.
   common::Status Event(int64_t k) {
-    switch (k % 5) {
-      case 0: return Relabel("churn.example.com/generation", std::to_string(k));
-      case 1: return NudgeCpu(k);
-      case 2: return DeleteOne(cpu_pods_);
-      case 3: return DeleteOne(gpu_pods_);
-      default: return AddNode(false);
-    }
+    const int64_t slot = k % 20;
+    if (slot < 7) return Relabel("churn.example.com/generation", std::to_string(k));
+    if (slot < 11) return NudgeCpu(k);
+    if (slot < 17) return DeleteOne(cpu_pods_);
+    if (slot < 19) return DeleteOne(gpu_pods_);
+    return AddNode(false);
   }
   common::Status Relabel(const std::string& key, const std::string& value) {
     const size_t i = Pick(nodes_.size());
@@ -110,8 +113,8 @@ class Churn {
   }
   common::Status AddNode(bool h100) {
     GPUSCHED_ASSIGN_OR_RETURN(
-        api::NodePtr n, ChurnNode((h100 ? "churn-h100-" : "churn-cpu-") + std::to_string(added_++),
-                                  h100));
+        api::NodePtr n,
+        ChurnNode((h100 ? "churn-h100-" : "churn-cpu-") + std::to_string(added_++), h100));
     nodes_.push_back(n);
     return s_.AddNode(std::move(n));
   }
@@ -186,7 +189,8 @@ int RunChurn(const ChurnFlags& f, sim::Simulator& s) {
     if (common::Status st = s.AdvanceTo(s.sim_clock().Now() + std::chrono::seconds(1)); !st.ok())
       return Fail(st);
   }
-  const double wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  const double wall =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   const double cpu = CpuNow() - cpu0;
   const int64_t attempts = s.Stats().decisions - decisions0;
   const int64_t bound = s.Stats().scheduled - scheduled0;

@@ -347,6 +347,15 @@ void SchedulingQueue::SetHintsEnabled(bool on) {
   hints_enabled_ = on;
 }
 
+int32_t SchedulingQueue::RejectorIndexLocked(int32_t profile, const std::string& plugin) const {
+  if (profile < 0) return kAnyEvent;
+  const framework::ProfileHints& hints = profiles_[static_cast<size_t>(profile)].hints;
+  for (size_t i = 0; i < hints.size(); ++i) {
+    if (hints[i].plugin == plugin) return static_cast<int32_t>(i);
+  }
+  return kAnyEvent;
+}
+
 void SchedulingQueue::SetRejectorsLocked(Item& item, const std::vector<std::string>& unschedulable,
                                          const std::vector<std::string>& pending) {
   item.rejectors.clear();
@@ -356,17 +365,11 @@ void SchedulingQueue::SetRejectorsLocked(Item& item, const std::vector<std::stri
   for (size_t i = 0; i < profiles_.size(); ++i) {
     if (profiles_[i].name == profile) item.profile = static_cast<int32_t>(i);
   }
-  auto index_of = [&](const std::string& plugin) {
-    if (item.profile < 0) return kAnyEvent;
-    const framework::ProfileHints& hints = profiles_[static_cast<size_t>(item.profile)].hints;
-    for (size_t i = 0; i < hints.size(); ++i) {
-      if (hints[i].plugin == plugin) return static_cast<int32_t>(i);
-    }
-    return kAnyEvent;
-  };
-  for (const std::string& plugin : unschedulable) item.rejectors.push_back(index_of(plugin));
+  for (const std::string& plugin : unschedulable) {
+    item.rejectors.push_back(RejectorIndexLocked(item.profile, plugin));
+  }
   for (const std::string& plugin : pending) {
-    const int32_t r = index_of(plugin);
+    const int32_t r = RejectorIndexLocked(item.profile, plugin);
     item.pending.push_back(r);
     if (std::find(item.rejectors.begin(), item.rejectors.end(), r) == item.rejectors.end()) {
       item.rejectors.push_back(r);
@@ -407,9 +410,8 @@ SchedulingQueue::Strategy SchedulingQueue::WorthRequeuingLocked(const Item& item
 
 SchedulingQueue::Strategy SchedulingQueue::InFlightStrategyLocked(const Item& item) const {
   if (item.events_seen < lost_through_) return Strategy::kAfterBackoff;
-  auto first = std::partition_point(
-      in_flight_events_.begin(), in_flight_events_.end(),
-      [&](const auto& e) { return e.first <= item.events_seen; });
+  auto first = std::partition_point(in_flight_events_.begin(), in_flight_events_.end(),
+                                    [&](const auto& e) { return e.first <= item.events_seen; });
   Strategy strategy = Strategy::kSkip;
   for (auto it = first; it != in_flight_events_.end(); ++it) {
     switch (WorthRequeuingLocked(item, *it->second)) {

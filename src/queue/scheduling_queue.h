@@ -68,8 +68,8 @@ struct QueueEvent {
   std::shared_ptr<const void> old_obj;  // other resources: the api object the resource names
   std::shared_ptr<const void> new_obj;
   framework::EventObjects Objects() const {
-    return {old_pod.get(), new_pod.get(), old_node.get(), new_node.get(), old_obj.get(),
-            new_obj.get()};
+    return {old_pod.get(),  new_pod.get(), old_node.get(),
+            new_node.get(), old_obj.get(), new_obj.get()};
   }
 };
 
@@ -211,6 +211,8 @@ class SchedulingQueue {
   // strategy of the events received while the pod was in flight; moving one pool pod.
   void SetRejectorsLocked(Item& item, const std::vector<std::string>& unschedulable,
                           const std::vector<std::string>& pending) GPUSCHED_REQUIRES(mu_);
+  int32_t RejectorIndexLocked(int32_t profile, const std::string& plugin) const
+      GPUSCHED_REQUIRES(mu_);
   Strategy WorthRequeuingLocked(const Item& item, const QueueEvent& event) const
       GPUSCHED_REQUIRES(mu_);
   Strategy InFlightStrategyLocked(const Item& item) const GPUSCHED_REQUIRES(mu_);

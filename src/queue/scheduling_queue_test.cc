@@ -170,7 +170,6 @@ TEST_F(QueueTest, ActivateGangWakesItsMembersOnly) {
   EXPECT_TRUE(q_.PopGang("podgroup:default/train").empty()) << "done members leave the index";
 }
 
-
 // --- queueing hints ---------------------------------------------------------------------------
 
 using framework::ClusterEvent;

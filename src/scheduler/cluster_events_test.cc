@@ -47,12 +47,14 @@ TEST(ClusterEventsTest, NodeUpdatesAreClassifiedAsUpstream) {
 TEST(ClusterEventsTest, AssignedPodUpdatesAreClassifiedAsUpstream) {
   const auto pod = MakePod("ns", "p").Cpu("2").Label("app", "a").NodeName("n");
   EXPECT_EQ(AssignedPodUpdateActions(pod.Obj(), pod.Obj()), 0U);
-  EXPECT_EQ(AssignedPodUpdateActions(pod.Obj(), MakePod("ns", "p").Cpu("2").Label("app", "b").Obj()),
-            framework::kUpdatePodLabel);
-  EXPECT_EQ(AssignedPodUpdateActions(pod.Obj(), MakePod("ns", "p").Cpu("1").Label("app", "a").Obj()),
-            framework::kUpdatePodScaleDown);
-  EXPECT_EQ(AssignedPodUpdateActions(pod.Obj(), MakePod("ns", "p").Cpu("4").Label("app", "a").Obj()),
-            0U)
+  EXPECT_EQ(
+      AssignedPodUpdateActions(pod.Obj(), MakePod("ns", "p").Cpu("2").Label("app", "b").Obj()),
+      framework::kUpdatePodLabel);
+  EXPECT_EQ(
+      AssignedPodUpdateActions(pod.Obj(), MakePod("ns", "p").Cpu("1").Label("app", "a").Obj()),
+      framework::kUpdatePodScaleDown);
+  EXPECT_EQ(
+      AssignedPodUpdateActions(pod.Obj(), MakePod("ns", "p").Cpu("4").Label("app", "a").Obj()), 0U)
       << "scaling up frees nothing";
   auto done = pod;
   EXPECT_EQ(AssignedPodUpdateActions(pod.Obj(), done.Phase(api::PodPhase::kSucceeded).Obj()),

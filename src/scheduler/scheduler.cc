@@ -117,7 +117,9 @@ queue::QueueEvent NodeEvent(uint32_t actions, api::NodePtr old_node, api::NodePt
   return e;
 }
 
-queue::QueueEvent AssignedPodEvent(uint32_t actions, api::PodPtr old_pod, api::PodPtr pod) {
+// `node`: where the pod runs (ran), for hints that ask whether freed room could matter there.
+queue::QueueEvent AssignedPodEvent(uint32_t actions, api::PodPtr old_pod, api::PodPtr pod,
+                                   api::NodePtr node) {
   queue::QueueEvent e;
   e.event = {EventResource::kAssignedPod, actions};
   if (actions == framework::kDelete) {
@@ -126,6 +128,7 @@ queue::QueueEvent AssignedPodEvent(uint32_t actions, api::PodPtr old_pod, api::P
     e.old_pod = std::move(old_pod);
     e.new_pod = std::move(pod);
   }
+  e.new_node = std::move(node);
   return e;
 }
 
@@ -158,7 +161,8 @@ void Scheduler::OnPodAdd(api::PodPtr pod) {
     queue_->Delete(pod->meta.uid);
     nominator_.Remove(pod->meta.uid);
     cache_.AddPod(pod);
-    OnClusterEvent(AssignedPodEvent(framework::kAdd, nullptr, std::move(pod)));
+    api::NodePtr node = cache_.NodeObject(pod->node_name);
+    OnClusterEvent(AssignedPodEvent(framework::kAdd, nullptr, std::move(pod), std::move(node)));
     return;
   }
   if (pod->Terminal() || pod->meta.deletion_timestamp || !Responsible(*pod)) return;
@@ -186,7 +190,11 @@ void Scheduler::OnPodUpdate(api::PodPtr old_pod, api::PodPtr pod) {
     const uint32_t actions = newly_assigned ? (pod->Terminal() ? 0U : framework::kAdd)
                                             : AssignedPodUpdateActions(*old_pod, *pod);
     cache_.UpdatePod(pod);
-    if (actions != 0) OnClusterEvent(AssignedPodEvent(actions, std::move(old_pod), std::move(pod)));
+    if (actions != 0) {
+      api::NodePtr node = cache_.NodeObject(pod->node_name);
+      OnClusterEvent(
+          AssignedPodEvent(actions, std::move(old_pod), std::move(pod), std::move(node)));
+    }
     return;
   }
   if (!Responsible(*pod)) return;
@@ -206,8 +214,10 @@ void Scheduler::OnPodUpdate(api::PodPtr old_pod, api::PodPtr pod) {
 void Scheduler::OnPodDelete(api::PodPtr pod) {
   gangs_.ObserveMember(*pod, true);
   if (!pod->node_name.empty() || cache_.Contains(pod->meta.uid)) {
+    const std::string node_name = cache_.NodeOf(pod->meta.uid).value_or(pod->node_name);
     cache_.RemovePod(pod->meta.uid);
-    OnClusterEvent(AssignedPodEvent(framework::kDelete, nullptr, pod));
+    OnClusterEvent(
+        AssignedPodEvent(framework::kDelete, nullptr, pod, cache_.NodeObject(node_name)));
   }
   queue_->Delete(pod->meta.uid);
   nominator_.Remove(pod->meta.uid);

@@ -138,7 +138,8 @@ class Scheduler final : public kube::ClusterEventHandler, public framework::Hand
   // A cluster event for the queueing hints (queue/scheduling_queue.h): moves the unschedulable
   // pods whose rejecting plugins registered `event.event` and whose hint says it may help, and
   // is remembered for the pods in flight. The node, pod and PodGroup handlers above call it
-  // with the action bits of cluster_events.h; informers of other kinds (PersistentVolume,
+  // with the action bits of cluster_events.h (assigned-pod events carry the pod's node, when the
+  // cache knows it, in new_node); informers of other kinds (PersistentVolume,
   // PersistentVolumeClaim, StorageClass, CSINode, ...) call it after updating their own state,
   // with the resource, kAdd / kDelete / an update bit (kUpdateOther when nothing finer applies)
   // and the old/new objects as shared_ptr<const api::...> in old_obj/new_obj, for example

@@ -73,8 +73,7 @@ TEST(QueueingHintsTest, EventLabelsAreUpstreams) {
   EXPECT_EQ(EventLabel({EventResource::kNode, kAdd}), "NodeAdd");
   EXPECT_EQ(EventLabel({EventResource::kAssignedPod, kDelete}), "AssignedPodDelete");
   EXPECT_EQ(EventLabel({EventResource::kNode, kUpdateNodeLabel}), "NodeUpdateNodeLabel");
-  EXPECT_EQ(EventLabel({EventResource::kNode, kUpdateNodeLabel | kUpdateNodeTaint}),
-            "NodeUpdate");
+  EXPECT_EQ(EventLabel({EventResource::kNode, kUpdateNodeLabel | kUpdateNodeTaint}), "NodeUpdate");
 }
 
 }  // namespace

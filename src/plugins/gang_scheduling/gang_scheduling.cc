@@ -115,7 +115,8 @@ std::vector<ClusterEventWithHint> GangScheduling::EventsToRegister() const {
   // (SchedulingQueue::ActivateGang).
   return {
       {ClusterEvent{EventResource::kPodGroup, framework::kAdd | framework::kUpdate}, nullptr},
-      {ClusterEvent{EventResource::kAssignedPod, framework::kDelete | framework::kUpdatePodScaleDown},
+      {ClusterEvent{EventResource::kAssignedPod,
+                    framework::kDelete | framework::kUpdatePodScaleDown},
        nullptr},
       {ClusterEvent{EventResource::kNode, framework::kAdd | framework::kUpdateNodeAllocatable |
                                               framework::kUpdateNodeLabel |

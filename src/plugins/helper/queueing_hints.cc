@@ -42,10 +42,8 @@ bool RequestedAllocatableIncreased(const api::Pod& pod, const api::Node& old_nod
   const api::ResourceList& req = pod.requests;
   const api::ResourceList& a = old_node.allocatable;
   const api::ResourceList& b = node.allocatable;
-  if ((req.milli_cpu > 0 && b.milli_cpu > a.milli_cpu) ||
-      (req.memory > 0 && b.memory > a.memory) ||
-      (req.ephemeral_storage > 0 && b.ephemeral_storage > a.ephemeral_storage) ||
-      b.pods > a.pods) {
+  if ((req.milli_cpu > 0 && b.milli_cpu > a.milli_cpu) || (req.memory > 0 && b.memory > a.memory) ||
+      (req.ephemeral_storage > 0 && b.ephemeral_storage > a.ephemeral_storage) || b.pods > a.pods) {
     return true;
   }
   return std::any_of(req.scalar.begin(), req.scalar.end(),
@@ -57,8 +55,7 @@ bool RequestedResourceScaledDown(const api::Pod& pod, const api::Pod& old_pod,
   const api::ResourceList& req = pod.requests;
   const api::ResourceList& a = old_pod.requests;
   const api::ResourceList& b = new_pod.requests;
-  if ((req.milli_cpu > 0 && b.milli_cpu < a.milli_cpu) ||
-      (req.memory > 0 && b.memory < a.memory) ||
+  if ((req.milli_cpu > 0 && b.milli_cpu < a.milli_cpu) || (req.memory > 0 && b.memory < a.memory) ||
       (req.ephemeral_storage > 0 && b.ephemeral_storage < a.ephemeral_storage)) {
     return true;
   }
@@ -87,18 +84,18 @@ bool ToleratesNode(const api::Pod& pod, const api::Node& node) {
          nullptr;
 }
 
-framework::QueueingHint GpuAfterPodEvent(const api::Pod& pod,
-                                         const framework::ClusterEvent& event,
+framework::QueueingHint GpuAfterPodEvent(const api::Pod& pod, const framework::ClusterEvent& event,
                                          const framework::EventObjects& o) {
   using framework::QueueingHint;
   if (pod.gpu.empty()) return QueueingHint::kQueue;  // rejected for another reason (gpu_error)
+  if (o.new_node != nullptr && !GpuNodeCouldHost(pod, *o.new_node)) return QueueingHint::kSkip;
   if ((event.actions & framework::kDelete) != 0) {
     return o.old_pod == nullptr || HeldGpus(*o.old_pod) ? QueueingHint::kQueue
                                                         : QueueingHint::kSkip;
   }
   if (o.old_pod == nullptr || o.new_pod == nullptr) return QueueingHint::kQueue;
   return HeldGpus(*o.old_pod) && !(o.old_pod->gpu == o.new_pod->gpu) ? QueueingHint::kQueue
-                                                                      : QueueingHint::kSkip;
+                                                                     : QueueingHint::kSkip;
 }
 
 framework::QueueingHint GpuAfterNodeChange(const api::Pod& pod,
@@ -115,7 +112,8 @@ std::vector<framework::ClusterEventWithHint> GpuEvents() {
   using framework::ClusterEvent;
   using framework::EventResource;
   return {
-      {ClusterEvent{EventResource::kAssignedPod, framework::kDelete | framework::kUpdatePodScaleDown},
+      {ClusterEvent{EventResource::kAssignedPod,
+                    framework::kDelete | framework::kUpdatePodScaleDown},
        GpuAfterPodEvent},
       {ClusterEvent{EventResource::kNode, framework::kAdd | framework::kUpdateNodeAllocatable |
                                               framework::kUpdateNodeLabel |

@@ -18,6 +18,8 @@ inline const api::Node* EventNode(const framework::EventObjects& o) {
   return o.new_node != nullptr ? o.new_node : o.old_node;
 }
 
+// Assigned-pod events carry the node the pod runs (ran) on in new_node when the scheduler knows
+// it (Scheduler::OnClusterEvent), so that a hint can tell whether room freed there could matter.
 // The pod an assigned-pod event is about (the new one; the old one on delete), or nullptr.
 inline const api::Pod* EventPod(const framework::EventObjects& o) {
   return o.new_pod != nullptr ? o.new_pod : o.old_pod;

@@ -642,10 +642,9 @@ std::vector<ClusterEventWithHint> NetworkLocality::EventsToRegister() const {
       {ClusterEvent{EventResource::kAssignedPod,
                     framework::kAdd | framework::kDelete | framework::kUpdatePodLabel},
        nullptr},
-      {ClusterEvent{EventResource::kNode, framework::kAdd | framework::kDelete |
-                                              framework::kUpdateNodeLabel |
-                                              framework::kUpdateNodeAnnotation |
-                                              framework::kUpdateNodeAllocatable},
+      {ClusterEvent{EventResource::kNode,
+                    framework::kAdd | framework::kDelete | framework::kUpdateNodeLabel |
+                        framework::kUpdateNodeAnnotation | framework::kUpdateNodeAllocatable},
        nullptr},
   };
 }

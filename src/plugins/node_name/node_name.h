@@ -18,8 +18,7 @@ namespace gpusched::plugins::node_name {
 // Filter reason (UnschedulableAndUnresolvable).
 inline constexpr std::string_view kReasonNodeName = "node(s) didn't match the requested node name";
 
-class NodeName final : public framework::FilterPlugin,
-                       public framework::EnqueueExtensions {
+class NodeName final : public framework::FilterPlugin, public framework::EnqueueExtensions {
  public:
   static common::StatusOr<framework::PluginPtr> Create(const boost::json::value& args,
                                                        framework::Handle& handle);

@@ -388,9 +388,13 @@ using framework::QueueingHint;
 
 namespace {
 
-// An assigned pod deleted frees its requests; one scaled down frees what went down.
+// An assigned pod deleted frees its requests; one scaled down frees what went down. Either helps
+// only on a node whose allocatable could hold the pod at all (when the event names the node).
 QueueingHint FitAfterPodEvent(const api::Pod& pod, const ClusterEvent& event,
                               const EventObjects& o) {
+  if (o.new_node != nullptr && !helper::RequestsFitAllocatable(pod, *o.new_node)) {
+    return QueueingHint::kSkip;
+  }
   if ((event.actions & framework::kDelete) != 0) return QueueingHint::kQueue;
   if (o.old_pod == nullptr || o.new_pod == nullptr) return QueueingHint::kQueue;
   return helper::RequestedResourceScaledDown(pod, *o.old_pod, *o.new_pod) ? QueueingHint::kQueue
@@ -403,16 +407,16 @@ QueueingHint FitAfterNodeChange(const api::Pod& pod, const ClusterEvent& /*event
   if (o.new_node == nullptr) return QueueingHint::kQueue;
   if (!helper::RequestsFitAllocatable(pod, *o.new_node)) return QueueingHint::kSkip;
   if (o.old_node == nullptr) return QueueingHint::kQueue;
-  return helper::RequestedAllocatableIncreased(pod, *o.old_node, *o.new_node)
-             ? QueueingHint::kQueue
-             : QueueingHint::kSkip;
+  return helper::RequestedAllocatableIncreased(pod, *o.old_node, *o.new_node) ? QueueingHint::kQueue
+                                                                              : QueueingHint::kSkip;
 }
 
 }  // namespace
 
 std::vector<ClusterEventWithHint> NodeResourcesFit::EventsToRegister() const {
   return {
-      {ClusterEvent{EventResource::kAssignedPod, framework::kDelete | framework::kUpdatePodScaleDown},
+      {ClusterEvent{EventResource::kAssignedPod,
+                    framework::kDelete | framework::kUpdatePodScaleDown},
        FitAfterPodEvent},
       {ClusterEvent{EventResource::kNode, framework::kAdd | framework::kUpdateNodeAllocatable},
        FitAfterNodeChange},

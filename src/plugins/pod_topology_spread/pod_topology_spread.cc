@@ -652,10 +652,10 @@ using framework::QueueingHint;
 namespace {
 
 bool HasHardConstraints(const api::Pod& pod) {
-  return std::any_of(pod.topology_spread_constraints.begin(),
-                     pod.topology_spread_constraints.end(), [](const auto& c) {
-                       return c.when_unsatisfiable == api::TopologySpreadConstraint::
-                                                          WhenUnsatisfiable::kDoNotSchedule;
+  return std::any_of(pod.topology_spread_constraints.begin(), pod.topology_spread_constraints.end(),
+                     [](const auto& c) {
+                       return c.when_unsatisfiable ==
+                              api::TopologySpreadConstraint::WhenUnsatisfiable::kDoNotSchedule;
                      });
 }
 
@@ -663,8 +663,7 @@ bool HasHardConstraints(const api::Pod& pod) {
 bool CountedBy(const api::Pod& pod, const api::Pod* other) {
   if (other == nullptr) return false;
   if (other->meta.namespace_ != pod.meta.namespace_) return false;
-  return std::any_of(pod.topology_spread_constraints.begin(),
-                     pod.topology_spread_constraints.end(),
+  return std::any_of(pod.topology_spread_constraints.begin(), pod.topology_spread_constraints.end(),
                      [&](const auto& c) { return c.label_selector.Matches(other->meta.labels); });
 }
 
@@ -676,14 +675,13 @@ QueueingHint AfterPodChange(const api::Pod& pod, const ClusterEvent& /*event*/,
 }
 
 bool HasAllKeys(const api::Pod& pod, const api::Node& node) {
-  return std::all_of(pod.topology_spread_constraints.begin(),
-                     pod.topology_spread_constraints.end(),
+  return std::all_of(pod.topology_spread_constraints.begin(), pod.topology_spread_constraints.end(),
                      [&](const auto& c) { return node.meta.labels.Has(c.topology_key); });
 }
 
 bool SameKeyValues(const api::Pod& pod, const api::Node& a, const api::Node& b) {
-  return std::all_of(pod.topology_spread_constraints.begin(),
-                     pod.topology_spread_constraints.end(), [&](const auto& c) {
+  return std::all_of(pod.topology_spread_constraints.begin(), pod.topology_spread_constraints.end(),
+                     [&](const auto& c) {
                        common::Atom va;
                        common::Atom vb;
                        const bool ha = a.meta.labels.Get(c.topology_key, &va);
