@@ -4,11 +4,11 @@
 //   huge   200 CPUs: no node is that large (NodeResourcesFit); never placed.
 //   zonex  1 CPU with nodeSelector zone us-east-1x: no node is there (NodeAffinity); a node
 //          relabelled into that zone takes some.
-// Each simulated second brings `events` events from a fixed mix, per 20 events: 7 unrelated node
+// Each simulated second brings `events` events from a fixed mix, per 20 events: 8 unrelated node
 // label changes (a generation label, as node-feature-discovery relabels), 4 nodes' allocatable
-// cpu nudged by 1m, 6 running CPU pods deleted, 2 running GPU pods deleted, 1 CPU node added;
-// every 10th second one node moves to zone us-east-1x and every 20th second an 8×H100 node is
-// added (the events that let waiting pods in). These are all events the
+// cpu nudged by 1m, 6 running CPU pods deleted, 2 running GPU pods deleted; every 10th second a
+// CPU node is added and one node moves to zone us-east-1x, and every 20th second an 8×H100 node
+// is added (the events that let waiting pods in). These are all events the
 // scheduler reacted to before queueing hints (node add, label/allocatable update, assigned pod
 // delete), so --hints off reproduces the old behaviour: every event moves every waiting pod.
 #include "bench/churn.h"
@@ -95,15 +95,14 @@ class Churn {
     }
   }
 
-  // Event k of the mix, per 20: 7 label changes, 4 allocatable nudges, 6 CPU pod deletes, 2 GPU
-  // pod deletes, 1 CPU node added.
+  // Event k of the mix, per 20: 8 label changes, 4 allocatable nudges, 6 CPU pod deletes, 2 GPU
+  // pod deletes.
   common::Status Event(int64_t k) {
     const int64_t slot = k % 20;
-    if (slot < 7) return Relabel("churn.example.com/generation", std::to_string(k));
-    if (slot < 11) return NudgeCpu(k);
-    if (slot < 17) return DeleteOne(cpu_pods_);
-    if (slot < 19) return DeleteOne(gpu_pods_);
-    return AddNode(false);
+    if (slot < 8) return Relabel("churn.example.com/generation", std::to_string(k));
+    if (slot < 12) return NudgeCpu(k);
+    if (slot < 18) return DeleteOne(cpu_pods_);
+    return DeleteOne(gpu_pods_);
   }
   common::Status Relabel(const std::string& key, const std::string& value) {
     const size_t i = Pick(nodes_.size());
@@ -182,6 +181,7 @@ int RunChurn(const ChurnFlags& f, sim::Simulator& s) {
     if (sec % 10 == 0) {
       if (common::Status st = churn.Relabel("topology.kubernetes.io/zone", "us-east-1x"); !st.ok())
         return Fail(st);
+      if (common::Status st = churn.AddNode(false); !st.ok()) return Fail(st);
     }
     if (sec % 20 == 0) {
       if (common::Status st = churn.AddNode(true); !st.ok()) return Fail(st);
