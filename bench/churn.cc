@@ -110,6 +110,18 @@ class Churn {
     updated->meta.labels.Set(common::Intern(key), common::Intern(value));
     return Update(i, std::move(updated));
   }
+  // An untainted node (a CPU node) relabelled into zone us-east-1x.
+  common::Status MoveToZoneX() {
+    for (size_t tries = 0; tries < nodes_.size(); ++tries) {
+      const size_t i = Pick(nodes_.size());
+      if (!nodes_[i]->taints.empty()) continue;
+      auto updated = std::make_shared<api::Node>(*nodes_[i]);
+      updated->meta.labels.Set(common::Intern("topology.kubernetes.io/zone"),
+                               common::Intern("us-east-1x"));
+      return Update(i, std::move(updated));
+    }
+    return common::Status::Ok();
+  }
   common::Status AddNode(bool h100) {
     GPUSCHED_ASSIGN_OR_RETURN(
         api::NodePtr n,
@@ -178,12 +190,11 @@ int RunChurn(const ChurnFlags& f, sim::Simulator& s) {
     for (int32_t e = 0; e < f.events; ++e) {
       if (common::Status st = churn.Event(k++); !st.ok()) return Fail(st);
     }
-    if (sec % 10 == 0) {
-      if (common::Status st = churn.Relabel("topology.kubernetes.io/zone", "us-east-1x"); !st.ok())
-        return Fail(st);
+    if (sec % f.relevant_every == 0) {
+      if (common::Status st = churn.MoveToZoneX(); !st.ok()) return Fail(st);
       if (common::Status st = churn.AddNode(false); !st.ok()) return Fail(st);
     }
-    if (sec % 20 == 0) {
+    if (sec % f.relevant_every == f.relevant_every / 2) {
       if (common::Status st = churn.AddNode(true); !st.ok()) return Fail(st);
     }
     if (common::Status st = s.AdvanceTo(s.sim_clock().Now() + std::chrono::seconds(1)); !st.ok())

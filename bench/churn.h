@@ -11,10 +11,12 @@
 namespace gpusched::bench {
 
 struct ChurnFlags {
-  int32_t unschedulable = 0;  // U waiting pods
-  int32_t events = 20;        // cluster events per simulated second
-  int32_t seconds = 60;       // simulated seconds of churn
-  bool hints = true;          // --hints off: every event moves every waiting pod
+  int32_t unschedulable = 0;    // U waiting pods
+  int32_t events = 20;          // cluster events per simulated second
+  int32_t seconds = 60;         // simulated seconds of churn
+  int32_t relevant_every = 10;  // a CPU node added and a zone relabel every this many seconds,
+                                // an H100 node half-way between
+  bool hints = true;            // --hints off: every event moves every waiting pod
   uint64_t seed = 42;
 };
 

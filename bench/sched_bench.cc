@@ -9,7 +9,8 @@
 //                  [--config scheduler-config.yaml] [--repeat 3] [--reuse on|off]
 //                  [--refresh K] [--owner none|replicaset] [--preemptors P]
 //                  [--preemptor-classes like|distinct] [--gang M] [--gang-gpus G]
-//                  [--unschedulable U] [--churn E] [--churn-seconds T] [--hints on|off]
+//                  [--unschedulable U] [--churn E] [--churn-seconds T]
+//                  [--churn-relevant-every R] [--hints on|off]
 //
 // --reuse off turns the runtime's result reuse across equivalent pods off (same placements, full
 // per-node cost: the before/after comparison); --refresh K sets the fragmentation profile's
@@ -36,9 +37,10 @@
 //
 // --unschedulable U (last): U pods no node can take now wait while the cluster churns, E events
 // per simulated second (--churn, default 20) for T simulated seconds (--churn-seconds, default
-// 60); prints the scheduling attempts, pods bound, attempts per bound pod, attempts/s and CPU
-// time of the churn (bench/churn.h). --hints off: every event moves every waiting pod, as before
-// queueing hints (the before/after comparison).
+// 60), with the events that can let pods in every R simulated seconds (--churn-relevant-every,
+// default 10); prints the scheduling attempts, pods bound, attempts per bound pod, attempts/s and
+// CPU time of the churn (bench/churn.h). --hints off: every event moves every waiting pod, as
+// before queueing hints (the before/after comparison).
 #include <sys/resource.h>
 
 #include <algorithm>
@@ -91,7 +93,7 @@ int Usage(const char* msg) {
                "[--profile default|fragmentation] [--config FILE] [--seed S] [--repeat R] "
                "[--reuse on|off] [--refresh K] [--owner none|replicaset] [--preemptors P] "
                "[--preemptor-classes like|distinct] [--gang M] [--gang-gpus G] [--unschedulable U] "
-               "[--churn E] [--churn-seconds T] [--hints on|off]\n",
+               "[--churn E] [--churn-seconds T] [--churn-relevant-every R] [--hints on|off]\n",
                msg);
   return 2;
 }
@@ -428,13 +430,14 @@ int main(int argc, char** argv) {
           "[--config FILE] [--seed S] [--repeat R] [--reuse on|off] [--refresh K] "
           "[--owner none|replicaset] [--preemptors P] [--preemptor-classes like|distinct] "
           "[--gang M] [--gang-gpus G] [--unschedulable U] [--churn E] [--churn-seconds T] "
-          "[--hints on|off]\n");
+          "[--churn-relevant-every R] [--hints on|off]\n");
       return 0;
     }
     if (a != "--nodes" && a != "--pods" && a != "--profile" && a != "--config" && a != "--seed" &&
         a != "--repeat" && a != "--reuse" && a != "--refresh" && a != "--owner" &&
         a != "--preemptors" && a != "--preemptor-classes" && a != "--gang" && a != "--gang-gpus" &&
-        a != "--unschedulable" && a != "--churn" && a != "--churn-seconds" && a != "--hints") {
+        a != "--unschedulable" && a != "--churn" && a != "--churn-seconds" && a != "--hints" &&
+        a != "--churn-relevant-every") {
       return gpusched::bench::Usage("unknown flag");
     }
     if (i + 1 >= argc) return gpusched::bench::Usage("flag needs a value");
@@ -477,6 +480,8 @@ int main(int argc, char** argv) {
       f.churn.unschedulable = std::max(0, std::atoi(v));
     } else if (a == "--churn") {
       f.churn.events = std::max(0, std::atoi(v));
+    } else if (a == "--churn-relevant-every") {
+      f.churn.relevant_every = std::max(1, std::atoi(v));
     } else if (a == "--churn-seconds") {
       f.churn.seconds = std::max(1, std::atoi(v));
     } else if (a == "--hints") {
