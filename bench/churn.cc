@@ -6,11 +6,12 @@
 //          relabelled into that zone takes some.
 // Each simulated second brings `events` events from a fixed mix, per 20 events: 8 unrelated node
 // label changes (a generation label, as node-feature-discovery relabels), 4 nodes' allocatable
-// cpu nudged by 1m, 6 running CPU pods deleted, 2 running GPU pods deleted; every 10th second a
-// CPU node is added and one node moves to zone us-east-1x, and every 20th second an 8×H100 node
-// is added (the events that let waiting pods in). These are all events the
-// scheduler reacted to before queueing hints (node add, label/allocatable update, assigned pod
-// delete), so --hints off reproduces the old behaviour: every event moves every waiting pod.
+// cpu nudged by 1m, 6 running CPU pods deleted, 2 running GPU pods deleted. Every R-th second
+// (--churn-relevant-every R, default 10) a CPU node is added (zone us-east-1a) and one untainted
+// node moves to zone us-east-1x; half-way between those an 8×H100 node is added: the events that
+// let waiting pods in. All are events the scheduler reacted to before queueing hints (node add,
+// label/allocatable update, assigned pod delete), so --hints off reproduces the old behaviour:
+// every event moves every waiting pod.
 #include "bench/churn.h"
 
 #include <sys/resource.h>
