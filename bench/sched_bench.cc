@@ -9,6 +9,8 @@
 //                  [--config scheduler-config.yaml] [--repeat 3] [--reuse on|off]
 //                  [--refresh K] [--owner none|replicaset] [--preemptors P]
 //                  [--preemptor-classes like|distinct] [--gang M] [--gang-gpus G]
+//                  [--unschedulable U] [--churn E] [--churn-seconds T]
+//                  [--churn-relevant-every R] [--hints on|off]
 //
 // --reuse off turns the runtime's result reuse across equivalent pods off (same placements, full
 // per-node cost: the before/after comparison); --refresh K sets the fragmentation profile's
@@ -32,6 +34,13 @@
 // GPUs each (default 8) arrive one by one; the members wait until the last one arrives, then
 // the gang cycle places all of them. Prints the time of that last cycle (the gang's placement)
 // and whether every member was bound.
+//
+// --unschedulable U (last): U pods no node can take now wait while the cluster churns, E events
+// per simulated second (--churn, default 20) for T simulated seconds (--churn-seconds, default
+// 60), with the events that can let pods in every R simulated seconds (--churn-relevant-every,
+// default 10); prints the scheduling attempts, pods bound, attempts per bound pod, attempts/s and
+// CPU time of the churn (bench/churn.h). --hints off: every event moves every waiting pod, as
+// before queueing hints (the before/after comparison).
 #include <sys/resource.h>
 
 #include <algorithm>
@@ -47,6 +56,7 @@
 #include <string_view>
 #include <vector>
 
+#include "bench/churn.h"
 #include "bench/synthetic.h"
 #include "src/api/decode.h"
 #include "src/common/clock.h"
@@ -74,6 +84,7 @@ struct Flags {
   bool distinct_preemptors = false;  // --preemptor-classes distinct
   int32_t gang = 0;                  // --gang M
   int32_t gang_gpus = 8;             // --gang-gpus G
+  ChurnFlags churn;                  // --unschedulable U --churn E --churn-seconds T --hints
 };
 
 int Usage(const char* msg) {
@@ -81,7 +92,8 @@ int Usage(const char* msg) {
                "error: %s\nusage: gpusched-bench [--nodes N] [--pods M] "
                "[--profile default|fragmentation] [--config FILE] [--seed S] [--repeat R] "
                "[--reuse on|off] [--refresh K] [--owner none|replicaset] [--preemptors P] "
-               "[--preemptor-classes like|distinct] [--gang M] [--gang-gpus G]\n",
+               "[--preemptor-classes like|distinct] [--gang M] [--gang-gpus G] [--unschedulable U] "
+               "[--churn E] [--churn-seconds T] [--churn-relevant-every R] [--hints on|off]\n",
                msg);
   return 2;
 }
@@ -397,6 +409,9 @@ int Run(const Flags& f) {
     if (f.gang > 0) {
       if (int rc = RunGang(f, s); rc != 0) return rc;
     }
+    if (f.churn.unschedulable > 0) {
+      if (int rc = RunChurn(f.churn, s); rc != 0) return rc;
+    }
     std::fflush(stdout);
   }
   return 0;
@@ -414,12 +429,15 @@ int main(int argc, char** argv) {
           "usage: gpusched-bench [--nodes N] [--pods M] [--profile default|fragmentation] "
           "[--config FILE] [--seed S] [--repeat R] [--reuse on|off] [--refresh K] "
           "[--owner none|replicaset] [--preemptors P] [--preemptor-classes like|distinct] "
-          "[--gang M] [--gang-gpus G]\n");
+          "[--gang M] [--gang-gpus G] [--unschedulable U] [--churn E] [--churn-seconds T] "
+          "[--churn-relevant-every R] [--hints on|off]\n");
       return 0;
     }
     if (a != "--nodes" && a != "--pods" && a != "--profile" && a != "--config" && a != "--seed" &&
         a != "--repeat" && a != "--reuse" && a != "--refresh" && a != "--owner" &&
-        a != "--preemptors" && a != "--preemptor-classes" && a != "--gang" && a != "--gang-gpus") {
+        a != "--preemptors" && a != "--preemptor-classes" && a != "--gang" && a != "--gang-gpus" &&
+        a != "--unschedulable" && a != "--churn" && a != "--churn-seconds" && a != "--hints" &&
+        a != "--churn-relevant-every") {
       return gpusched::bench::Usage("unknown flag");
     }
     if (i + 1 >= argc) return gpusched::bench::Usage("flag needs a value");
@@ -458,6 +476,19 @@ int main(int argc, char** argv) {
         return gpusched::bench::Usage("--preemptor-classes: want like or distinct");
       }
       f.distinct_preemptors = std::strcmp(v, "distinct") == 0;
+    } else if (a == "--unschedulable") {
+      f.churn.unschedulable = std::max(0, std::atoi(v));
+    } else if (a == "--churn") {
+      f.churn.events = std::max(0, std::atoi(v));
+    } else if (a == "--churn-relevant-every") {
+      f.churn.relevant_every = std::max(1, std::atoi(v));
+    } else if (a == "--churn-seconds") {
+      f.churn.seconds = std::max(1, std::atoi(v));
+    } else if (a == "--hints") {
+      if (std::strcmp(v, "on") != 0 && std::strcmp(v, "off") != 0) {
+        return gpusched::bench::Usage("--hints: want on or off");
+      }
+      f.churn.hints = std::strcmp(v, "on") == 0;
     } else if (a == "--refresh") {
       f.refresh = std::atoi(v);
       if (f.refresh < 1 || f.refresh > 100000)
@@ -467,5 +498,6 @@ int main(int argc, char** argv) {
     }
   }
   if (f.nodes <= 0 || f.pods < 0) return gpusched::bench::Usage("--nodes must be > 0");
+  f.churn.seed = f.seed;
   return gpusched::bench::Run(f);
 }

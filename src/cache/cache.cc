@@ -158,6 +158,12 @@ void Cache::AddNode(api::NodePtr node) {
 
 void Cache::UpdateNode(api::NodePtr node) { AddNode(std::move(node)); }
 
+api::NodePtr Cache::NodeObject(std::string_view name) const {
+  common::MutexLock lock(mu_);
+  NodeIndex i = IndexOfLocked(name);
+  return i == kNoNode ? nullptr : nodes_[U(i)].node;
+}
+
 void Cache::RemoveNode(std::string_view name) {
   common::MutexLock lock(mu_);
   NodeIndex i = IndexOfLocked(name);

@@ -80,6 +80,8 @@ class Cache {
   bool Contains(std::string_view uid) const;
   // The node a pod is on (assumed or added), or nullopt.
   std::optional<std::string> NodeOf(std::string_view uid) const;
+  // The node object named `name`, or nullptr (the queueing hints' view of where a pod ran).
+  api::NodePtr NodeObject(std::string_view name) const;
   // The device assignment recorded for a pod.
   std::optional<api::GpuAssignment> GpuAssignmentOf(std::string_view uid) const;
 

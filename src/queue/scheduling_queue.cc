@@ -141,6 +141,7 @@ void SchedulingQueue::Delete(const std::string& uid) {
   auto id = ids_.find(uid);
   if (id == ids_.end()) return;
   auto it = items_.find(id->second);
+  if (it->second.where == Where::kInFlight) LeaveFlightLocked(it->second);
   UncountLocked(it->second);
   UnindexGangLocked(it->second);
   items_.erase(it);  // its heap entries turn stale
@@ -174,7 +175,8 @@ void SchedulingQueue::TakeLocked(Item& item) {
   ++counts_.in_flight;
   item.where = Where::kInFlight;
   item.seq = ++next_seq_;  // its heap or backoff entries turn stale
-  item.moves_seen = move_requests_;
+  item.events_seen = last_event_;
+  ++in_flight_marks_[last_event_];
   item.info.attempts++;
   if (item.info.attempts == 1) item.info.initial_attempt_timestamp = clock_.Now();
 }
@@ -291,7 +293,8 @@ std::optional<QueuedPodInfo> SchedulingQueue::TryPop() {
   return PopLocked();
 }
 
-void SchedulingQueue::Requeue(QueuedPodInfo info, bool error) {
+void SchedulingQueue::Requeue(QueuedPodInfo info, bool error,
+                              const std::vector<std::string>& pending_plugins) {
   common::MutexLock lock(mu_);
   auto id = ids_.find(info.pod->meta.uid);
   if (id == ids_.end()) return;  // deleted while in flight
@@ -301,11 +304,16 @@ void SchedulingQueue::Requeue(QueuedPodInfo info, bool error) {
   item.info.attempts = info.attempts;
   item.info.initial_attempt_timestamp = info.initial_attempt_timestamp;
   item.info.unschedulable_plugins = std::move(info.unschedulable_plugins);
-  if (error || item.moves_seen != move_requests_) {
-    // An event arrived during the attempt: the rejection may be stale, retry after backoff.
-    PushBackoffLocked(item, error ? "ScheduleAttemptFailure" : "MoveDuringAttempt");
-  } else {
-    MoveToUnschedulableLocked(item);
+  SetRejectorsLocked(item, item.info.unschedulable_plugins, pending_plugins);
+  const Strategy strategy = error ? Strategy::kAfterBackoff : InFlightStrategyLocked(item);
+  LeaveFlightLocked(item);
+  switch (strategy) {
+    case Strategy::kSkip: MoveToUnschedulableLocked(item); break;
+    case Strategy::kAfterBackoff:
+      // An error, or an event during the attempt that may help: retry after backoff.
+      PushBackoffLocked(item, error ? "ScheduleAttemptFailure" : "MoveDuringAttempt");
+      break;
+    case Strategy::kImmediately: PushActiveLocked(item, "MoveDuringAttempt"); break;
   }
 }
 
@@ -316,26 +324,154 @@ void SchedulingQueue::Done(const std::string& uid) {
   auto it = items_.find(id->second);
   if (it->second.where != Where::kInFlight) return;
   --counts_.in_flight;
+  LeaveFlightLocked(it->second);
   UnindexGangLocked(it->second);
   items_.erase(it);
   ids_.erase(id);
 }
 
-void SchedulingQueue::MoveAllToActiveOrBackoff(std::string_view event) {
+void SchedulingQueue::SetProfileHints(std::string_view scheduler_name,
+                                      framework::ProfileHints hints) {
   common::MutexLock lock(mu_);
-  ++move_requests_;
-  if (counts_.unschedulable == 0) return;
-  common::TimePoint now = clock_.Now();
-  for (auto& [id, item] : items_) {
-    if (item.where != Where::kUnschedulable) continue;
-    --counts_.unschedulable;
-    common::TimePoint expiry = item.unschedulable_since + BackoffFor(item.info.attempts);
-    if (expiry > now) {
-      PushBackoffLocked(item, event);
-    } else {
-      PushActiveLocked(item, event);
+  for (Profile& p : profiles_) {
+    if (p.name == scheduler_name) {
+      p.hints = std::move(hints);
+      return;
     }
   }
+  profiles_.push_back(Profile{std::string(scheduler_name), std::move(hints)});
+}
+
+void SchedulingQueue::SetHintsEnabled(bool on) {
+  common::MutexLock lock(mu_);
+  hints_enabled_ = on;
+}
+
+int32_t SchedulingQueue::RejectorIndexLocked(int32_t profile, const std::string& plugin) const {
+  if (profile < 0) return kAnyEvent;
+  const framework::ProfileHints& hints = profiles_[static_cast<size_t>(profile)].hints;
+  for (size_t i = 0; i < hints.size(); ++i) {
+    if (hints[i].plugin == plugin) return static_cast<int32_t>(i);
+  }
+  return kAnyEvent;
+}
+
+void SchedulingQueue::SetRejectorsLocked(Item& item, const std::vector<std::string>& unschedulable,
+                                         const std::vector<std::string>& pending) {
+  item.rejectors.clear();
+  item.pending.clear();
+  item.profile = -1;
+  const std::string_view profile = common::Str(item.info.pod->scheduler_name);
+  for (size_t i = 0; i < profiles_.size(); ++i) {
+    if (profiles_[i].name == profile) item.profile = static_cast<int32_t>(i);
+  }
+  for (const std::string& plugin : unschedulable) {
+    item.rejectors.push_back(RejectorIndexLocked(item.profile, plugin));
+  }
+  for (const std::string& plugin : pending) {
+    const int32_t r = RejectorIndexLocked(item.profile, plugin);
+    item.pending.push_back(r);
+    if (std::find(item.rejectors.begin(), item.rejectors.end(), r) == item.rejectors.end()) {
+      item.rejectors.push_back(r);
+    }
+  }
+}
+
+SchedulingQueue::Strategy SchedulingQueue::WorthRequeuingLocked(const Item& item,
+                                                                const QueueEvent& event) const {
+  if (!hints_enabled_ || item.rejectors.empty() || item.profile < 0 ||
+      event.event.resource == framework::EventResource::kWildCard) {
+    return Strategy::kAfterBackoff;
+  }
+  const framework::ProfileHints& hints = profiles_[static_cast<size_t>(item.profile)].hints;
+  const framework::EventObjects objects = event.Objects();
+  Strategy strategy = Strategy::kSkip;
+  for (int32_t r : item.rejectors) {
+    bool queue = r == kAnyEvent;
+    if (!queue) {
+      for (const framework::ClusterEventWithHint& reg : hints[static_cast<size_t>(r)].events) {
+        if (!reg.event.Matches(event.event)) continue;
+        if (!reg.hint ||
+            reg.hint(*item.info.pod, event.event, objects) == framework::QueueingHint::kQueue) {
+          queue = true;
+          break;
+        }
+      }
+    }
+    if (!queue) continue;
+    if (std::find(item.pending.begin(), item.pending.end(), r) != item.pending.end()) {
+      return Strategy::kImmediately;  // a Pending plugin's kQueue: no backoff (upstream)
+    }
+    strategy = Strategy::kAfterBackoff;
+    if (item.pending.empty()) break;
+  }
+  return strategy;
+}
+
+SchedulingQueue::Strategy SchedulingQueue::InFlightStrategyLocked(const Item& item) const {
+  if (item.events_seen < lost_through_) return Strategy::kAfterBackoff;
+  auto first = std::partition_point(in_flight_events_.begin(), in_flight_events_.end(),
+                                    [&](const auto& e) { return e.first <= item.events_seen; });
+  Strategy strategy = Strategy::kSkip;
+  for (auto it = first; it != in_flight_events_.end(); ++it) {
+    switch (WorthRequeuingLocked(item, *it->second)) {
+      case Strategy::kSkip: break;
+      case Strategy::kImmediately: return Strategy::kImmediately;
+      case Strategy::kAfterBackoff: strategy = Strategy::kAfterBackoff; break;
+    }
+  }
+  return strategy;
+}
+
+void SchedulingQueue::RecordInFlightEventLocked(const QueueEvent& event) {
+  in_flight_events_.emplace_back(++last_event_, std::make_shared<const QueueEvent>(event));
+  if (in_flight_events_.size() > kMaxInFlightEvents) {
+    lost_through_ = in_flight_events_.front().first;
+    in_flight_events_.pop_front();
+  }
+}
+
+void SchedulingQueue::LeaveFlightLocked(const Item& item) {
+  auto mark = in_flight_marks_.find(item.events_seen);
+  if (mark != in_flight_marks_.end() && --mark->second == 0) in_flight_marks_.erase(mark);
+  if (in_flight_marks_.empty()) {
+    in_flight_events_.clear();
+    return;
+  }
+  const uint64_t oldest = in_flight_marks_.begin()->first;
+  while (!in_flight_events_.empty() && in_flight_events_.front().first <= oldest) {
+    in_flight_events_.pop_front();
+  }
+}
+
+void SchedulingQueue::MoveFromPoolLocked(Item& item, Strategy strategy, std::string_view label,
+                                         common::TimePoint now) {
+  --counts_.unschedulable;
+  const common::TimePoint expiry = item.unschedulable_since + BackoffFor(item.info.attempts);
+  if (strategy == Strategy::kAfterBackoff && expiry > now) {
+    PushBackoffLocked(item, label);
+  } else {
+    PushActiveLocked(item, label);
+  }
+}
+
+void SchedulingQueue::MoveOnEvent(const QueueEvent& event) {
+  common::MutexLock lock(mu_);
+  if (counts_.in_flight > 0) RecordInFlightEventLocked(event);
+  if (counts_.unschedulable == 0) return;
+  const std::string label = event.label.empty() ? framework::EventLabel(event.event) : event.label;
+  const common::TimePoint now = clock_.Now();
+  for (auto& [id, item] : items_) {
+    if (item.where != Where::kUnschedulable) continue;
+    const Strategy strategy = WorthRequeuingLocked(item, event);
+    if (strategy != Strategy::kSkip) MoveFromPoolLocked(item, strategy, label, now);
+  }
+}
+
+void SchedulingQueue::MoveAllToActiveOrBackoff(std::string_view event) {
+  QueueEvent any;
+  any.label = std::string(event);
+  MoveOnEvent(any);
 }
 
 void SchedulingQueue::Flush() {

@@ -3,6 +3,8 @@
 
 #include <gtest/gtest.h>
 
+#include "src/common/interner.h"
+
 namespace gpusched::queue {
 namespace {
 
@@ -166,6 +168,158 @@ TEST_F(QueueTest, ActivateGangWakesItsMembersOnly) {
   EXPECT_FALSE(q_.TryPop()) << "the plain pod waits for a cluster event";
   q_.Done(p->pod->meta.uid);
   EXPECT_TRUE(q_.PopGang("podgroup:default/train").empty()) << "done members leave the index";
+}
+
+// --- queueing hints ---------------------------------------------------------------------------
+
+using framework::ClusterEvent;
+using framework::EventResource;
+using framework::QueueingHint;
+
+// "NodeFit" rejects pods until a node named "big-*" is added; "Other" registers only assigned
+// pod deletes. Profile "hinted".
+framework::ProfileHints TestHints() {
+  framework::ProfileHints hints;
+  hints.push_back({"NodeFit",
+                   {{ClusterEvent{EventResource::kNode, framework::kAdd},
+                     [](const api::Pod&, const ClusterEvent&, const framework::EventObjects& o) {
+                       return o.new_node != nullptr && o.new_node->meta.name.starts_with("big-")
+                                  ? QueueingHint::kQueue
+                                  : QueueingHint::kSkip;
+                     }}}});
+  hints.push_back(
+      {"Other", {{ClusterEvent{EventResource::kAssignedPod, framework::kDelete}, nullptr}}});
+  return hints;
+}
+
+api::PodPtr HintedPod(const std::string& name) {
+  auto p = std::make_shared<api::Pod>(*Pod(name));
+  p->scheduler_name = common::Intern("hinted");
+  return p;
+}
+
+QueueEvent NodeAdded(const std::string& name) {
+  auto n = std::make_shared<api::Node>();
+  n->meta.name = name;
+  QueueEvent e;
+  e.event = {EventResource::kNode, framework::kAdd};
+  e.new_node = n;
+  return e;
+}
+
+QueueEvent AssignedPodDeleted() {
+  QueueEvent e;
+  e.event = {EventResource::kAssignedPod, framework::kDelete};
+  e.old_pod = Pod("gone");
+  return e;
+}
+
+class HintsTest : public QueueTest {
+ protected:
+  void SetUp() override { q_.SetProfileHints("hinted", TestHints()); }
+  // Adds `name`, pops it and requeues it as rejected by `plugins`.
+  void Reject(const std::string& name, std::vector<std::string> plugins,
+              const std::vector<std::string>& pending = {}) {
+    q_.Add(HintedPod(name));
+    auto p = q_.TryPop();
+    ASSERT_TRUE(p);
+    p->unschedulable_plugins = std::move(plugins);
+    q_.Requeue(*p, false, pending);
+  }
+};
+
+TEST_F(HintsTest, AnEventMovesOnlyPodsWhoseRejectingPluginSaysItMayHelp) {
+  Reject("fit", {"NodeFit"});
+  Reject("other", {"Other"});
+  EXPECT_EQ(q_.Counts().unschedulable, 2);
+  q_.MoveOnEvent(NodeAdded("small-1"));  // NodeFit's hint: skip
+  EXPECT_EQ(q_.Counts().unschedulable, 2);
+  q_.MoveOnEvent(NodeAdded("big-1"));  // only "fit"
+  EXPECT_EQ(q_.Counts().unschedulable, 1);
+  EXPECT_EQ(q_.Counts().backoff, 1);
+  q_.MoveOnEvent(AssignedPodDeleted());  // only "other"
+  EXPECT_EQ(q_.Counts().unschedulable, 0);
+  EXPECT_EQ(q_.Counts().backoff, 2);
+}
+
+TEST_F(HintsTest, PodsRejectedByNoOrUnknownPluginsMoveOnAnyEvent) {
+  Reject("none", {});
+  Reject("unknown", {"NotInTheTable"});
+  Reject("fit", {"NodeFit"});
+  q_.MoveOnEvent(AssignedPodDeleted());
+  EXPECT_EQ(q_.Counts().unschedulable, 1) << "only the NodeFit pod stays";
+  q_.MoveAllToActiveOrBackoff("Wildcard");
+  EXPECT_EQ(q_.Counts().unschedulable, 0) << "a wildcard event moves every pod";
+}
+
+TEST_F(HintsTest, AProfileWithoutHintsMovesOnAnyEvent) {
+  q_.Add(Pod("plain"));  // profile "" has no table
+  auto p = q_.TryPop();
+  p->unschedulable_plugins = {"NodeFit"};
+  q_.Requeue(*p, false);
+  q_.MoveOnEvent(NodeAdded("small-1"));
+  EXPECT_EQ(q_.Counts().unschedulable, 0);
+}
+
+TEST_F(HintsTest, MovedPodsBackOffFromWhenTheyBecameUnschedulable) {
+  Reject("fit", {"NodeFit"});
+  clock_.Advance(std::chrono::seconds(2));  // past its 1 s backoff
+  q_.MoveOnEvent(NodeAdded("big-1"));
+  EXPECT_EQ(q_.Counts().active, 1);
+}
+
+TEST_F(HintsTest, EventsDuringTheAttemptAreCheckedWhenThePodComesBack) {
+  q_.Add(HintedPod("a"));
+  q_.Add(HintedPod("b"));
+  auto a = q_.TryPop();
+  q_.MoveOnEvent(NodeAdded("big-1"));  // while a is in flight
+  auto b = q_.TryPop();
+  q_.MoveOnEvent(NodeAdded("small-1"));  // while a and b are in flight
+  a->unschedulable_plugins = {"NodeFit"};
+  q_.Requeue(*a, false);
+  EXPECT_EQ(q_.Counts().backoff, 1) << "big-1 arrived during a's attempt";
+  b->unschedulable_plugins = {"NodeFit"};
+  q_.Requeue(*b, false);
+  EXPECT_EQ(q_.Counts().unschedulable, 1) << "b saw only small-1, which cannot help it";
+  // Nothing in flight: the next pod starts with no remembered events.
+  q_.Add(HintedPod("c"));
+  auto c = q_.TryPop();
+  c->unschedulable_plugins = {"Other"};
+  q_.Requeue(*c, false);
+  EXPECT_EQ(q_.Counts().unschedulable, 2);
+}
+
+TEST_F(HintsTest, InFlightEventsNotRegisteredByTheRejectorAreIgnored) {
+  q_.Add(HintedPod("a"));
+  auto a = q_.TryPop();
+  q_.MoveOnEvent(AssignedPodDeleted());
+  a->unschedulable_plugins = {"NodeFit"};
+  q_.Requeue(*a, false);
+  EXPECT_EQ(q_.Counts().unschedulable, 1);
+}
+
+TEST_F(HintsTest, AQueueFromAPendingPluginSkipsTheBackoff) {
+  Reject("pending", {}, {"Other"});
+  q_.MoveOnEvent(AssignedPodDeleted());
+  EXPECT_EQ(q_.Counts().active, 1);
+}
+
+TEST_F(HintsTest, TheUnschedulableTimeoutStillFlushesHintedPods) {
+  Reject("fit", {"NodeFit"});
+  q_.MoveOnEvent(NodeAdded("small-1"));
+  clock_.Advance(std::chrono::minutes(5));
+  q_.Flush();
+  EXPECT_TRUE(q_.TryPop());
+}
+
+TEST_F(HintsTest, TheIncomingMetricIsLabelledWithTheEvent) {
+  Reject("fit", {"NodeFit"});
+  q_.MoveOnEvent(NodeAdded("big-1"));
+  bool found = false;
+  for (const auto& [key, n] : q_.IncomingCountsForMetrics()) {
+    if (key == "backoff|NodeAdd") found = n == 1;
+  }
+  EXPECT_TRUE(found);
 }
 
 }  // namespace

@@ -59,8 +59,11 @@ api::PodGroupStatus StatusOf(const GangTracker::GangState& s) {
 }  // namespace
 
 void Scheduler::OnPodGroupAdd(api::PodGroupPtr group) {
-  gangs_.SetPolicy(std::move(group));
-  queue_->MoveAllToActiveOrBackoff("PodGroupAdd");
+  gangs_.SetPolicy(group);
+  queue::QueueEvent e;
+  e.event = {framework::EventResource::kPodGroup, framework::kAdd};
+  e.new_obj = std::move(group);  // const api::PodGroup*
+  OnClusterEvent(e);
 }
 
 void Scheduler::OnPodGroupUpdate(api::PodGroupPtr /*old_group*/, api::PodGroupPtr group) {

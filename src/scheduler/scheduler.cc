@@ -9,6 +9,7 @@
 
 #include "src/common/interner.h"
 #include "src/framework/reasons.h"
+#include "src/scheduler/cluster_events.h"
 #include "src/scheduler/metrics_callbacks.h"
 #include "src/scheduler/pod_event.h"
 
@@ -63,6 +64,9 @@ common::StatusOr<std::unique_ptr<Scheduler>> Scheduler::Create(
   s->queue_ = std::make_unique<queue::SchedulingQueue>(
       s->deps_.clock,
       [sort](const QueuedPodInfo& a, const QueuedPodInfo& b) { return sort->Less(a, b); }, qopts);
+  for (const auto& fw : s->frameworks_) {
+    s->queue_->SetProfileHints(fw->scheduler_name(), fw->queueing_hints());
+  }
   if (s->deps_.metrics != nullptr) {
     RegisterSchedulerCallbacks(s->deps_.metrics->registry(), *s->queue_, s->cache_);
     RegisterClusterGpuCallbacks(s->deps_.metrics->registry(), s->cache_,
@@ -102,30 +106,64 @@ void LogGpuFacts(const api::Node* old_node, const api::Node& node) {
 
 }  // namespace
 
+namespace {
+
+using framework::EventResource;
+
+queue::QueueEvent NodeEvent(uint32_t actions, api::NodePtr old_node, api::NodePtr node) {
+  queue::QueueEvent e;
+  e.event = {EventResource::kNode, actions};
+  e.old_node = std::move(old_node);
+  e.new_node = std::move(node);
+  return e;
+}
+
+// `node`: where the pod runs (ran), for hints that ask whether freed room could matter there.
+queue::QueueEvent AssignedPodEvent(uint32_t actions, api::PodPtr old_pod, api::PodPtr pod,
+                                   api::NodePtr node) {
+  queue::QueueEvent e;
+  e.event = {EventResource::kAssignedPod, actions};
+  if (actions == framework::kDelete) {
+    e.old_pod = pod != nullptr ? std::move(pod) : std::move(old_pod);  // what was freed
+  } else {
+    e.old_pod = std::move(old_pod);
+    e.new_pod = std::move(pod);
+  }
+  e.new_node = std::move(node);
+  return e;
+}
+
+}  // namespace
+
+void Scheduler::OnClusterEvent(const queue::QueueEvent& event) { queue_->MoveOnEvent(event); }
+
 void Scheduler::OnNodeAdd(api::NodePtr node) {
   LogGpuFacts(nullptr, *node);
-  cache_.AddNode(std::move(node));
-  queue_->MoveAllToActiveOrBackoff("NodeAdd");
+  cache_.AddNode(node);
+  OnClusterEvent(NodeEvent(framework::kAdd, nullptr, std::move(node)));
 }
 
 void Scheduler::OnNodeUpdate(api::NodePtr old_node, api::NodePtr node) {
-  bool relevant = old_node == nullptr || old_node->allocatable != node->allocatable ||
-                  !(old_node->meta.labels == node->meta.labels) ||
-                  old_node->unschedulable != node->unschedulable ||
-                  old_node->taints.size() != node->taints.size() || !(old_node->gpu == node->gpu);
+  const uint32_t actions =
+      old_node == nullptr ? framework::kAdd : NodeUpdateActions(*old_node, *node);
   LogGpuFacts(old_node.get(), *node);
-  cache_.UpdateNode(std::move(node));
-  if (relevant) queue_->MoveAllToActiveOrBackoff("NodeUpdate");
+  cache_.UpdateNode(node);
+  if (actions != 0) OnClusterEvent(NodeEvent(actions, std::move(old_node), std::move(node)));
 }
 
-void Scheduler::OnNodeDelete(api::NodePtr node) { cache_.RemoveNode(node->meta.name); }
+void Scheduler::OnNodeDelete(api::NodePtr node) {
+  cache_.RemoveNode(node->meta.name);
+  OnClusterEvent(NodeEvent(framework::kDelete, std::move(node), nullptr));
+}
 
 void Scheduler::OnPodAdd(api::PodPtr pod) {
   gangs_.ObserveMember(*pod, false);
   if (!pod->node_name.empty()) {
     queue_->Delete(pod->meta.uid);
     nominator_.Remove(pod->meta.uid);
-    cache_.AddPod(std::move(pod));
+    cache_.AddPod(pod);
+    api::NodePtr node = cache_.NodeObject(pod->node_name);
+    OnClusterEvent(AssignedPodEvent(framework::kAdd, nullptr, std::move(pod), std::move(node)));
     return;
   }
   if (pod->Terminal() || pod->meta.deletion_timestamp || !Responsible(*pod)) return;
@@ -145,13 +183,19 @@ void Scheduler::OnPodAdd(api::PodPtr pod) {
 void Scheduler::OnPodUpdate(api::PodPtr old_pod, api::PodPtr pod) {
   gangs_.ObserveMember(*pod, false);
   if (!pod->node_name.empty()) {
-    if (old_pod == nullptr || old_pod->node_name.empty()) {
+    const bool newly_assigned = old_pod == nullptr || old_pod->node_name.empty();
+    if (newly_assigned) {
       queue_->Delete(pod->meta.uid);
       nominator_.Remove(pod->meta.uid);
     }
-    bool terminal = pod->Terminal();
-    cache_.UpdatePod(std::move(pod));
-    if (terminal) queue_->MoveAllToActiveOrBackoff("AssignedPodDelete");
+    const uint32_t actions = newly_assigned ? (pod->Terminal() ? 0U : framework::kAdd)
+                                            : AssignedPodUpdateActions(*old_pod, *pod);
+    cache_.UpdatePod(pod);
+    if (actions != 0) {
+      api::NodePtr node = cache_.NodeObject(pod->node_name);
+      OnClusterEvent(
+          AssignedPodEvent(actions, std::move(old_pod), std::move(pod), std::move(node)));
+    }
     return;
   }
   if (!Responsible(*pod)) return;
@@ -171,8 +215,10 @@ void Scheduler::OnPodUpdate(api::PodPtr old_pod, api::PodPtr pod) {
 void Scheduler::OnPodDelete(api::PodPtr pod) {
   gangs_.ObserveMember(*pod, true);
   if (!pod->node_name.empty() || cache_.Contains(pod->meta.uid)) {
+    const std::string node_name = cache_.NodeOf(pod->meta.uid).value_or(pod->node_name);
     cache_.RemovePod(pod->meta.uid);
-    queue_->MoveAllToActiveOrBackoff("AssignedPodDelete");
+    OnClusterEvent(
+        AssignedPodEvent(framework::kDelete, nullptr, pod, cache_.NodeObject(node_name)));
   }
   queue_->Delete(pod->meta.uid);
   nominator_.Remove(pod->meta.uid);

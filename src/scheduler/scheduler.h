@@ -135,6 +135,22 @@ class Scheduler final : public kube::ClusterEventHandler, public framework::Hand
   void OnPodGroupUpdate(api::PodGroupPtr old_group, api::PodGroupPtr group) override;
   void OnPodGroupDelete(api::PodGroupPtr group) override;
 
+  // A cluster event for the queueing hints (queue/scheduling_queue.h): moves the unschedulable
+  // pods whose rejecting plugins registered `event.event` and whose hint says it may help, and
+  // is remembered for the pods in flight. The node, pod and PodGroup handlers above call it
+  // with the action bits of cluster_events.h (assigned-pod events carry the pod's node, when the
+  // cache knows it, in new_node); informers of other kinds (PersistentVolume,
+  // PersistentVolumeClaim, StorageClass, CSINode, ...) call it after updating their own state,
+  // with the resource, kAdd / kDelete / an update bit (kUpdateOther when nothing finer applies)
+  // and the old/new objects as shared_ptr<const api::...> in old_obj/new_obj, for example
+  //   OnClusterEvent({{framework::EventResource::kPersistentVolume, framework::kAdd}, "",
+  //                   nullptr, nullptr, nullptr, nullptr, nullptr, pv});
+  // Thread-safe; call it from the informer's thread.
+  void OnClusterEvent(const queue::QueueEvent& event);
+  // Queueing hints on (the default) or off (every event moves every unschedulable pod); for
+  // before/after comparisons (gpusched-bench --hints off).
+  void SetQueueingHints(bool on) { queue_->SetHintsEnabled(on); }
+
   // framework::Handle
   const common::Clock& clock() const override { return deps_.clock; }
   common::Status BindPod(const api::Pod& pod, std::string_view node,

@@ -153,6 +153,7 @@ common::StatusOr<std::unique_ptr<Framework>> Framework::Create(const config::Pro
   GPUSCHED_RETURN_IF_ERROR(fw->AddPluginsAtPoints(profile, effective, get, first_error));
   GPUSCHED_RETURN_IF_ERROR(fw->CheckProfile(profile, registry));
   fw->MapSkipSlots();
+  fw->CollectQueueingHints();
   return fw;
 }
 

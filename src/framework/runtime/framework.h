@@ -37,6 +37,7 @@
 #include "src/config/config.h"
 #include "src/framework/handle.h"
 #include "src/framework/plugin.h"
+#include "src/framework/queueing_hints.h"
 #include "src/framework/registry.h"
 #include "src/framework/runtime/nominator.h"
 #include "src/framework/runtime/result_cache.h"
@@ -150,6 +151,10 @@ class Framework {
   // Names of the plugins at each point, in order (for explain and tests).
   std::vector<std::string> PluginNames(config::Point point) const;
   bool HasBindPlugins() const { return !bind_.empty(); }
+  // The profile's queueing hints (framework/queueing_hints.h): every plugin that can reject a pod
+  // (PreFilter, Filter, Reserve, Permit) once, with its EventsToRegister(), or every event with
+  // no hint when it does not implement EnqueueExtensions. Collected once, in Create.
+  const ProfileHints& queueing_hints() const { return queueing_hints_; }
 
   // Records kube-scheduler's framework metrics into `m` (nullptr: none, the default): extension
   // point durations, plugin evaluations (PreFilter, Filter, PreScore, Score) and, in one cycle in
@@ -243,6 +248,7 @@ class Framework {
                            const std::string& path);
   common::Status CheckProfile(const config::Profile& profile, const Registry& registry) const;
   void MapSkipSlots();
+  void CollectQueueingHints();  // queueing_hints.cc
 
   struct Scored {
     ScorePlugin* plugin;
@@ -275,6 +281,7 @@ class Framework {
   std::vector<PreBindPlugin*> pre_bind_;
   std::vector<BindPlugin*> bind_;
   std::vector<PostBindPlugin*> post_bind_;
+  ProfileHints queueing_hints_;
 
   // Metrics (null when off); per-plugin handles parallel to the plugin lists above.
   metrics::ProfileMetrics* metrics_ = nullptr;

@@ -6,6 +6,7 @@
 
 #include "src/common/interner.h"
 #include "src/plugins/helper/args.h"
+#include "src/plugins/helper/queueing_hints.h"
 #include "src/plugins/names.h"
 
 namespace gpusched::plugins::gang_scheduling {
@@ -99,6 +100,29 @@ framework::Status GangScheduling::Permit(framework::CycleState& /*state*/, const
     if (uid != pod.meta.uid) handle_.waiting_pods().Allow(uid, Name());
   }
   return framework::Status::Success();
+}
+
+using framework::ClusterEvent;
+using framework::ClusterEventWithHint;
+using framework::EventObjects;
+using framework::EventResource;
+using framework::QueueingHint;
+
+std::vector<ClusterEventWithHint> GangScheduling::EventsToRegister() const {
+  // The gang's policy object appeared or changed; and, since a gang that could not be placed
+  // together is reported as rejected by this plugin whatever stopped it (the scheduler's
+  // FailGang), the events that free or add room. Member arrivals move the gang directly
+  // (SchedulingQueue::ActivateGang).
+  return {
+      {ClusterEvent{EventResource::kPodGroup, framework::kAdd | framework::kUpdate}, nullptr},
+      {ClusterEvent{EventResource::kAssignedPod,
+                    framework::kDelete | framework::kUpdatePodScaleDown},
+       nullptr},
+      {ClusterEvent{EventResource::kNode, framework::kAdd | framework::kUpdateNodeAllocatable |
+                                              framework::kUpdateNodeLabel |
+                                              framework::kUpdateNodeTaint},
+       nullptr},
+  };
 }
 
 }  // namespace gpusched::plugins::gang_scheduling

@@ -21,6 +21,7 @@
 
 #include <boost/json/value.hpp>
 #include <string_view>
+#include <vector>
 
 #include "src/api/types.h"
 #include "src/common/status.h"
@@ -38,13 +39,17 @@ inline constexpr std::string_view kReasonOutsideDomain =
 class GangScheduling final : public framework::PreFilterPlugin,
                              public framework::FilterPlugin,
                              public framework::ReservePlugin,
-                             public framework::PermitPlugin {
+                             public framework::PermitPlugin,
+                             public framework::EnqueueExtensions {
  public:
   static common::StatusOr<framework::PluginPtr> Create(const boost::json::value& args,
                                                        framework::Handle& handle);
   explicit GangScheduling(framework::Handle& handle) : handle_(handle) {}
 
   std::string_view Name() const override;
+  // The cluster events that can make a pod this plugin rejected schedulable, with their hints
+  // (upstream's EventsToRegister and isSchedulableAfter* functions).
+  std::vector<framework::ClusterEventWithHint> EventsToRegister() const override;
   // The verdict depends on the pod (its gang, in the equivalence key through its labels,
   // annotations and workloadRef), the node's labels and the trial domains (StateVersion).
   bool NodeLocal() const override { return true; }

@@ -16,6 +16,7 @@
 #include "src/common/strings.h"
 #include "src/plugins/helper/args.h"
 #include "src/plugins/helper/normalize.h"
+#include "src/plugins/helper/queueing_hints.h"
 #include "src/plugins/names.h"
 
 namespace gpusched::plugins::gpu_fit {
@@ -426,5 +427,13 @@ void GpuFit::Unreserve(framework::CycleState& state, const api::Pod& /*pod*/,
   state.allocation().ClearGpu();
   ClearHamiAnnotations(state);
 }
+
+using framework::ClusterEvent;
+using framework::ClusterEventWithHint;
+using framework::EventObjects;
+using framework::EventResource;
+using framework::QueueingHint;
+
+std::vector<ClusterEventWithHint> GpuFit::EventsToRegister() const { return helper::GpuEvents(); }
 
 }  // namespace gpusched::plugins::gpu_fit

@@ -16,6 +16,7 @@
 #include "src/common/strings.h"
 #include "src/plugins/helper/args.h"
 #include "src/plugins/helper/normalize.h"
+#include "src/plugins/helper/queueing_hints.h"
 #include "src/plugins/names.h"
 
 namespace gpusched::plugins::gpu_fragmentation {
@@ -873,6 +874,16 @@ framework::Status GpuFragmentation::Reserve(framework::CycleState& state, const 
 void GpuFragmentation::Unreserve(framework::CycleState& state, const api::Pod& /*pod*/,
                                  std::string_view /*node*/) {
   state.allocation().ClearGpu();
+}
+
+using framework::ClusterEvent;
+using framework::ClusterEventWithHint;
+using framework::EventObjects;
+using framework::EventResource;
+using framework::QueueingHint;
+
+std::vector<ClusterEventWithHint> GpuFragmentation::EventsToRegister() const {
+  return helper::GpuEvents();
 }
 
 }  // namespace gpusched::plugins::gpu_fragmentation

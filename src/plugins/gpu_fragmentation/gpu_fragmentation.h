@@ -138,13 +138,17 @@ common::StatusOr<Args> ParseArgs(const boost::json::value& args);
 class GpuFragmentation final : public framework::PreFilterPlugin,
                                public framework::PreScorePlugin,
                                public framework::ScorePlugin,
-                               public framework::ReservePlugin {
+                               public framework::ReservePlugin,
+                               public framework::EnqueueExtensions {
  public:
   static common::StatusOr<framework::PluginPtr> Create(const boost::json::value& args,
                                                        framework::Handle& handle);
   explicit GpuFragmentation(Args args);
 
   std::string_view Name() const override;
+  // The cluster events that can make a pod this plugin rejected schedulable, with their hints
+  // (upstream's EventsToRegister and isSchedulableAfter* functions).
+  std::vector<framework::ClusterEventWithHint> EventsToRegister() const override;
   // Scores read the pod's key fields, the one NodeInfo and the scoring distribution M, whose
   // refreshes StateVersion counts (GpuClustering reads the node's pods: still node-local).
   bool NodeLocal() const override { return true; }

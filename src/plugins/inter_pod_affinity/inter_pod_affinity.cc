@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "src/plugins/helper/args.h"
+#include "src/plugins/helper/queueing_hints.h"
 #include "src/plugins/names.h"
 
 namespace gpusched::plugins::inter_pod_affinity {
@@ -362,6 +363,48 @@ framework::Status InterPodAffinity::NormalizeScore(const framework::CycleState& 
             : 0;
   }
   return framework::Status::Success();
+}
+
+using framework::ClusterEvent;
+using framework::ClusterEventWithHint;
+using framework::EventObjects;
+using framework::EventResource;
+using framework::QueueingHint;
+
+namespace {
+
+bool AnyTermMatches(const std::vector<api::PodAffinityTerm>& terms, const api::Pod* other) {
+  return other != nullptr && std::any_of(terms.begin(), terms.end(), [&](const auto& t) {
+           return t.label_selector.Matches(other->meta.labels);
+         });
+}
+
+// An assigned pod that the pod's required affinity may now find (added, labels changed), or that
+// its required anti-affinity no longer finds (deleted, labels changed); or a deleted pod whose
+// own anti-affinity may have kept the pod away. Namespaces are not compared (a harmless retry).
+QueueingHint AfterPodChange(const api::Pod& pod, const ClusterEvent& /*event*/,
+                            const EventObjects& o) {
+  const auto& affinity = pod.affinity.pod_affinity.required;
+  const auto& anti = pod.affinity.pod_anti_affinity.required;
+  if (AnyTermMatches(affinity, o.new_pod)) return QueueingHint::kQueue;
+  if (AnyTermMatches(anti, o.old_pod)) return QueueingHint::kQueue;
+  if (o.new_pod == nullptr && o.old_pod != nullptr &&
+      !o.old_pod->affinity.pod_anti_affinity.required.empty()) {
+    return QueueingHint::kQueue;
+  }
+  return QueueingHint::kSkip;
+}
+
+}  // namespace
+
+std::vector<ClusterEventWithHint> InterPodAffinity::EventsToRegister() const {
+  return {
+      {ClusterEvent{EventResource::kAssignedPod,
+                    framework::kAdd | framework::kDelete | framework::kUpdatePodLabel},
+       AfterPodChange},
+      // A node's topology labels decide the domains; no hint (upstream checks the keys).
+      {ClusterEvent{EventResource::kNode, framework::kAdd | framework::kUpdateNodeLabel}, nullptr},
+  };
 }
 
 }  // namespace gpusched::plugins::inter_pod_affinity

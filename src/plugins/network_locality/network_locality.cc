@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "src/plugins/helper/args.h"
+#include "src/plugins/helper/queueing_hints.h"
 #include "src/plugins/names.h"
 
 namespace gpusched::plugins::network_locality {
@@ -626,6 +627,26 @@ framework::Status NetworkLocality::NormalizeScore(const framework::CycleState& /
     }
   }
   return framework::Status::Success();
+}
+
+using framework::ClusterEvent;
+using framework::ClusterEventWithHint;
+using framework::EventObjects;
+using framework::EventResource;
+using framework::QueueingHint;
+
+std::vector<ClusterEventWithHint> NetworkLocality::EventsToRegister() const {
+  // Where the pod's peers run (assigned pods) and the nodes' topology labels and annotations
+  // decide its requirements and costs; no hints.
+  return {
+      {ClusterEvent{EventResource::kAssignedPod,
+                    framework::kAdd | framework::kDelete | framework::kUpdatePodLabel},
+       nullptr},
+      {ClusterEvent{EventResource::kNode,
+                    framework::kAdd | framework::kDelete | framework::kUpdateNodeLabel |
+                        framework::kUpdateNodeAnnotation | framework::kUpdateNodeAllocatable},
+       nullptr},
+  };
 }
 
 }  // namespace gpusched::plugins::network_locality

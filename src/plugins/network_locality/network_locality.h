@@ -99,7 +99,8 @@ class NetworkLocality final : public framework::QueueSortPlugin,
                               public framework::PreFilterPlugin,
                               public framework::FilterPlugin,
                               public framework::PreScorePlugin,
-                              public framework::ScorePlugin {
+                              public framework::ScorePlugin,
+                              public framework::EnqueueExtensions {
  public:
   // Validates `args` and builds the plugin over handle.network() (borrowed; the handle keeps it
   // alive). Without one the plugin knows no AppGroup, NetworkTopology or measured traffic and
@@ -110,6 +111,9 @@ class NetworkLocality final : public framework::QueueSortPlugin,
   NetworkLocality(Args args, const framework::NetworkView* network);
 
   std::string_view Name() const override;
+  // The cluster events that can make a pod this plugin rejected schedulable, with their hints
+  // (upstream's EventsToRegister and isSchedulableAfter* functions).
+  std::vector<framework::ClusterEventWithHint> EventsToRegister() const override;
   bool Less(const framework::QueuedPodInfo& a, const framework::QueuedPodInfo& b) const override;
   framework::Status PreFilter(framework::CycleState& state, const api::Pod& pod,
                               const framework::Snapshot& snapshot) override;

@@ -8,6 +8,7 @@
 #include "src/api/decode.h"
 #include "src/plugins/helper/args.h"
 #include "src/plugins/helper/normalize.h"
+#include "src/plugins/helper/queueing_hints.h"
 #include "src/plugins/names.h"
 
 namespace gpusched::plugins::node_affinity {
@@ -19,12 +20,16 @@ bool EmptyTerm(const api::NodeSelectorTerm& t) {
 }
 
 // v1 NodeSelector semantics: terms are ORed; an empty term matches nothing.
-bool SelectorMatches(const api::NodeSelector& sel, const framework::NodeInfo& node) {
-  const api::Labels& labels = node.node->meta.labels;
+bool SelectorMatches(const api::NodeSelector& sel, const api::Labels& labels,
+                     std::string_view node_name) {
   for (const api::NodeSelectorTerm& t : sel.terms) {
-    if (!EmptyTerm(t) && t.Matches(labels, node.name())) return true;
+    if (!EmptyTerm(t) && t.Matches(labels, node_name)) return true;
   }
   return false;
+}
+
+bool SelectorMatches(const api::NodeSelector& sel, const framework::NodeInfo& node) {
+  return SelectorMatches(sel, node.node->meta.labels, node.name());
 }
 
 bool NodeSelectorMatches(const api::Labels& selector, const api::Labels& labels) {
@@ -154,6 +159,33 @@ framework::Status NodeAffinity::NormalizeScore(const framework::CycleState& /*st
                                                std::span<int64_t> scores) const {
   helper::DefaultNormalizeScore(framework::kMaxNodeScore, /*reverse=*/false, scores);
   return framework::Status::Success();
+}
+
+using framework::ClusterEvent;
+using framework::ClusterEventWithHint;
+using framework::EventObjects;
+using framework::EventResource;
+using framework::QueueingHint;
+
+bool NodeAffinity::RequiredMatch(const api::Pod& pod, const api::Node& node) const {
+  const api::Labels& labels = node.meta.labels;
+  if (added_.required && !SelectorMatches(*added_.required, labels, node.meta.name)) return false;
+  if (!NodeSelectorMatches(pod.node_selector, labels)) return false;
+  return !pod.affinity.node_affinity.required ||
+         SelectorMatches(*pod.affinity.node_affinity.required, labels, node.meta.name);
+}
+
+std::vector<ClusterEventWithHint> NodeAffinity::EventsToRegister() const {
+  // A node that matches now and did not before (or is new).
+  auto after_node_change = [this](const api::Pod& pod, const ClusterEvent& /*event*/,
+                                  const EventObjects& o) {
+    if (o.new_node == nullptr) return QueueingHint::kQueue;
+    if (!RequiredMatch(pod, *o.new_node)) return QueueingHint::kSkip;
+    if (o.old_node == nullptr || !RequiredMatch(pod, *o.old_node)) return QueueingHint::kQueue;
+    return QueueingHint::kSkip;
+  };
+  return {{ClusterEvent{EventResource::kNode, framework::kAdd | framework::kUpdateNodeLabel},
+           after_node_change}};
 }
 
 }  // namespace gpusched::plugins::node_affinity

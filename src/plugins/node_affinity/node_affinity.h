@@ -20,6 +20,7 @@
 #include <optional>
 #include <span>
 #include <string_view>
+#include <vector>
 
 #include "src/api/types.h"
 #include "src/common/status.h"
@@ -42,13 +43,17 @@ common::StatusOr<Args> ParseArgs(const boost::json::value& args);
 class NodeAffinity final : public framework::PreFilterPlugin,
                            public framework::FilterPlugin,
                            public framework::PreScorePlugin,
-                           public framework::ScorePlugin {
+                           public framework::ScorePlugin,
+                           public framework::EnqueueExtensions {
  public:
   static common::StatusOr<framework::PluginPtr> Create(const boost::json::value& args,
                                                        framework::Handle& handle);
   explicit NodeAffinity(Args args);
 
   std::string_view Name() const override;
+  // The cluster events that can make a pod this plugin rejected schedulable, with their hints
+  // (upstream's EventsToRegister and isSchedulableAfter* functions).
+  std::vector<framework::ClusterEventWithHint> EventsToRegister() const override;
   // Filter and raw Score read only the pod's equivalence-key fields and the one NodeInfo.
   bool NodeLocal() const override { return true; }
   framework::Status PreFilter(framework::CycleState& state, const api::Pod& pod,
@@ -69,6 +74,8 @@ class NodeAffinity final : public framework::PreFilterPlugin,
 
  private:
   int64_t ScoreOne(const api::Pod& pod, const framework::NodeInfo& node) const;
+  // The node passes Filter for the pod (the enforced affinity, nodeSelector, required affinity).
+  bool RequiredMatch(const api::Pod& pod, const api::Node& node) const;
 
   api::NodeAffinity added_;
 };

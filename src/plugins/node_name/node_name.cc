@@ -4,6 +4,7 @@
 #include <memory>
 
 #include "src/plugins/helper/args.h"
+#include "src/plugins/helper/queueing_hints.h"
 #include "src/plugins/names.h"
 
 namespace gpusched::plugins::node_name {
@@ -24,6 +25,30 @@ framework::Status NodeName::Filter(const framework::CycleState& /*state*/, const
                                    const framework::NodeInfo& node) const {
   if (pod.node_name.empty() || pod.node_name == node.name()) return framework::Status::Success();
   return framework::Status::Unresolvable(kReasonNodeName);
+}
+
+using framework::ClusterEvent;
+using framework::ClusterEventWithHint;
+using framework::EventObjects;
+using framework::EventResource;
+using framework::QueueingHint;
+
+namespace {
+
+// Only the node the pod names can help it.
+QueueingHint AfterNodeAdd(const api::Pod& pod, const ClusterEvent& /*event*/,
+                          const EventObjects& o) {
+  const api::Node* node = helper::EventNode(o);
+  if (pod.node_name.empty() || node == nullptr || node->meta.name == pod.node_name) {
+    return QueueingHint::kQueue;
+  }
+  return QueueingHint::kSkip;
+}
+
+}  // namespace
+
+std::vector<ClusterEventWithHint> NodeName::EventsToRegister() const {
+  return {{ClusterEvent{EventResource::kNode, framework::kAdd}, AfterNodeAdd}};
 }
 
 }  // namespace gpusched::plugins::node_name

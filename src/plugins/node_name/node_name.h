@@ -5,6 +5,7 @@
 
 #include <boost/json/value.hpp>
 #include <string_view>
+#include <vector>
 
 #include "src/api/types.h"
 #include "src/common/status.h"
@@ -17,12 +18,15 @@ namespace gpusched::plugins::node_name {
 // Filter reason (UnschedulableAndUnresolvable).
 inline constexpr std::string_view kReasonNodeName = "node(s) didn't match the requested node name";
 
-class NodeName final : public framework::FilterPlugin {
+class NodeName final : public framework::FilterPlugin, public framework::EnqueueExtensions {
  public:
   static common::StatusOr<framework::PluginPtr> Create(const boost::json::value& args,
                                                        framework::Handle& handle);
 
   std::string_view Name() const override;
+  // The cluster events that can make a pod this plugin rejected schedulable, with their hints
+  // (upstream's EventsToRegister and isSchedulableAfter* functions).
+  std::vector<framework::ClusterEventWithHint> EventsToRegister() const override;
   // Filter and raw Score read only the pod's equivalence-key fields and the one NodeInfo.
   bool NodeLocal() const override { return true; }
   framework::Status Filter(const framework::CycleState& state, const api::Pod& pod,

@@ -13,6 +13,7 @@
 #include "src/common/strings.h"
 #include "src/framework/reasons.h"
 #include "src/plugins/helper/args.h"
+#include "src/plugins/helper/queueing_hints.h"
 #include "src/plugins/helper/resources.h"
 #include "src/plugins/names.h"
 
@@ -414,6 +415,49 @@ void NodeResourcesFit::ScoreNodes(const framework::CycleState& state, const api:
   for (size_t i = 0; i < nodes.size(); ++i) {
     out[i] = s == nullptr ? 0 : ScoreOne(*s, snapshot.at(nodes[i]));
   }
+}
+
+using framework::ClusterEvent;
+using framework::ClusterEventWithHint;
+using framework::EventObjects;
+using framework::EventResource;
+using framework::QueueingHint;
+
+namespace {
+
+// An assigned pod deleted frees its requests; one scaled down frees what went down. Either helps
+// only on a node whose allocatable could hold the pod at all (when the event names the node).
+QueueingHint FitAfterPodEvent(const api::Pod& pod, const ClusterEvent& event,
+                              const EventObjects& o) {
+  if (o.new_node != nullptr && !helper::RequestsFitAllocatable(pod, *o.new_node)) {
+    return QueueingHint::kSkip;
+  }
+  if ((event.actions & framework::kDelete) != 0) return QueueingHint::kQueue;
+  if (o.old_pod == nullptr || o.new_pod == nullptr) return QueueingHint::kQueue;
+  return helper::RequestedResourceScaledDown(pod, *o.old_pod, *o.new_pod) ? QueueingHint::kQueue
+                                                                          : QueueingHint::kSkip;
+}
+
+// A node that could hold the pod's requests when empty: new, or with more of what it requests.
+QueueingHint FitAfterNodeChange(const api::Pod& pod, const ClusterEvent& /*event*/,
+                                const EventObjects& o) {
+  if (o.new_node == nullptr) return QueueingHint::kQueue;
+  if (!helper::RequestsFitAllocatable(pod, *o.new_node)) return QueueingHint::kSkip;
+  if (o.old_node == nullptr) return QueueingHint::kQueue;
+  return helper::RequestedAllocatableIncreased(pod, *o.old_node, *o.new_node) ? QueueingHint::kQueue
+                                                                              : QueueingHint::kSkip;
+}
+
+}  // namespace
+
+std::vector<ClusterEventWithHint> NodeResourcesFit::EventsToRegister() const {
+  return {
+      {ClusterEvent{EventResource::kAssignedPod,
+                    framework::kDelete | framework::kUpdatePodScaleDown},
+       FitAfterPodEvent},
+      {ClusterEvent{EventResource::kNode, framework::kAdd | framework::kUpdateNodeAllocatable},
+       FitAfterNodeChange},
+  };
 }
 
 }  // namespace gpusched::plugins::node_resources_fit

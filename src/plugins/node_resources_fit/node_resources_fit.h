@@ -82,13 +82,17 @@ common::StatusOr<Args> ParseArgs(const boost::json::value& args);
 class NodeResourcesFit final : public framework::PreFilterPlugin,
                                public framework::FilterPlugin,
                                public framework::PreScorePlugin,
-                               public framework::ScorePlugin {
+                               public framework::ScorePlugin,
+                               public framework::EnqueueExtensions {
  public:
   static common::StatusOr<framework::PluginPtr> Create(const boost::json::value& args,
                                                        framework::Handle& handle);
   explicit NodeResourcesFit(Args args);
 
   std::string_view Name() const override;
+  // The cluster events that can make a pod this plugin rejected schedulable, with their hints
+  // (upstream's EventsToRegister and isSchedulableAfter* functions).
+  std::vector<framework::ClusterEventWithHint> EventsToRegister() const override;
   // Filter and raw Score read only the pod's equivalence-key fields and the one NodeInfo.
   bool NodeLocal() const override { return true; }
   framework::Status PreFilter(framework::CycleState& state, const api::Pod& pod,

@@ -4,6 +4,7 @@
 #include <memory>
 
 #include "src/plugins/helper/args.h"
+#include "src/plugins/helper/queueing_hints.h"
 #include "src/plugins/helper/taints.h"
 #include "src/plugins/names.h"
 
@@ -34,6 +35,30 @@ framework::Status NodeUnschedulable::Filter(const framework::CycleState& /*state
     return framework::Status::Success();
   }
   return framework::Status::Unresolvable(kReasonUnschedulable);
+}
+
+using framework::ClusterEvent;
+using framework::ClusterEventWithHint;
+using framework::EventObjects;
+using framework::EventResource;
+using framework::QueueingHint;
+
+namespace {
+
+// A node added schedulable, or uncordoned.
+QueueingHint AfterNodeChange(const api::Pod& /*pod*/, const ClusterEvent& /*event*/,
+                             const EventObjects& o) {
+  if (o.new_node == nullptr) return QueueingHint::kQueue;
+  if (o.new_node->unschedulable) return QueueingHint::kSkip;
+  if (o.old_node == nullptr || o.old_node->unschedulable) return QueueingHint::kQueue;
+  return QueueingHint::kSkip;
+}
+
+}  // namespace
+
+std::vector<ClusterEventWithHint> NodeUnschedulable::EventsToRegister() const {
+  return {{ClusterEvent{EventResource::kNode, framework::kAdd | framework::kUpdateNodeTaint},
+           AfterNodeChange}};
 }
 
 }  // namespace gpusched::plugins::node_unschedulable

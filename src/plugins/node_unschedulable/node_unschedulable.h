@@ -6,6 +6,7 @@
 
 #include <boost/json/value.hpp>
 #include <string_view>
+#include <vector>
 
 #include "src/api/types.h"
 #include "src/common/status.h"
@@ -20,13 +21,17 @@ inline constexpr std::string_view kReasonUnschedulable = "node(s) were unschedul
 // The taint a pod must tolerate to land on a cordoned node.
 inline constexpr std::string_view kTaintNodeUnschedulable = "node.kubernetes.io/unschedulable";
 
-class NodeUnschedulable final : public framework::FilterPlugin {
+class NodeUnschedulable final : public framework::FilterPlugin,
+                                public framework::EnqueueExtensions {
  public:
   static common::StatusOr<framework::PluginPtr> Create(const boost::json::value& args,
                                                        framework::Handle& handle);
   NodeUnschedulable();
 
   std::string_view Name() const override;
+  // The cluster events that can make a pod this plugin rejected schedulable, with their hints
+  // (upstream's EventsToRegister and isSchedulableAfter* functions).
+  std::vector<framework::ClusterEventWithHint> EventsToRegister() const override;
   // Filter and raw Score read only the pod's equivalence-key fields and the one NodeInfo.
   bool NodeLocal() const override { return true; }
   framework::Status Filter(const framework::CycleState& state, const api::Pod& pod,

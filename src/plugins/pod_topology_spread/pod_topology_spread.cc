@@ -13,6 +13,7 @@
 #include "src/api/resources.h"
 #include "src/common/strings.h"
 #include "src/plugins/helper/args.h"
+#include "src/plugins/helper/queueing_hints.h"
 #include "src/plugins/helper/taints.h"
 #include "src/plugins/names.h"
 
@@ -640,6 +641,83 @@ framework::Status PodTopologySpread::NormalizeScore(const framework::CycleState&
     }
   }
   return framework::Status::Success();
+}
+
+using framework::ClusterEvent;
+using framework::ClusterEventWithHint;
+using framework::EventObjects;
+using framework::EventResource;
+using framework::QueueingHint;
+
+namespace {
+
+bool HasHardConstraints(const api::Pod& pod) {
+  return std::any_of(pod.topology_spread_constraints.begin(), pod.topology_spread_constraints.end(),
+                     [](const auto& c) {
+                       return c.when_unsatisfiable ==
+                              api::TopologySpreadConstraint::WhenUnsatisfiable::kDoNotSchedule;
+                     });
+}
+
+// An assigned pod in the pod's namespace that a constraint's selector counts.
+bool CountedBy(const api::Pod& pod, const api::Pod* other) {
+  if (other == nullptr) return false;
+  if (other->meta.namespace_ != pod.meta.namespace_) return false;
+  return std::any_of(pod.topology_spread_constraints.begin(), pod.topology_spread_constraints.end(),
+                     [&](const auto& c) { return c.label_selector.Matches(other->meta.labels); });
+}
+
+QueueingHint AfterPodChange(const api::Pod& pod, const ClusterEvent& /*event*/,
+                            const EventObjects& o) {
+  if (!HasHardConstraints(pod)) return QueueingHint::kQueue;  // system defaults: can't tell
+  return CountedBy(pod, o.old_pod) || CountedBy(pod, o.new_pod) ? QueueingHint::kQueue
+                                                                : QueueingHint::kSkip;
+}
+
+bool HasAllKeys(const api::Pod& pod, const api::Node& node) {
+  return std::all_of(pod.topology_spread_constraints.begin(), pod.topology_spread_constraints.end(),
+                     [&](const auto& c) { return node.meta.labels.Has(c.topology_key); });
+}
+
+bool SameKeyValues(const api::Pod& pod, const api::Node& a, const api::Node& b) {
+  return std::all_of(pod.topology_spread_constraints.begin(), pod.topology_spread_constraints.end(),
+                     [&](const auto& c) {
+                       common::Atom va;
+                       common::Atom vb;
+                       const bool ha = a.meta.labels.Get(c.topology_key, &va);
+                       const bool hb = b.meta.labels.Get(c.topology_key, &vb);
+                       return ha == hb && va == vb;
+                     });
+}
+
+// A node with the constraints' topology keys added or deleted, or whose key values or taints
+// changed (a taint changes which nodes count under nodeTaintsPolicy: Honor).
+QueueingHint AfterNodeChange(const api::Pod& pod, const ClusterEvent& event,
+                             const EventObjects& o) {
+  if (!HasHardConstraints(pod)) return QueueingHint::kQueue;
+  if (o.old_node == nullptr || o.new_node == nullptr) {
+    const api::Node* node = helper::EventNode(o);
+    return node == nullptr || HasAllKeys(pod, *node) ? QueueingHint::kQueue : QueueingHint::kSkip;
+  }
+  if (!SameKeyValues(pod, *o.old_node, *o.new_node)) return QueueingHint::kQueue;
+  if ((event.actions & framework::kUpdateNodeTaint) != 0 && HasAllKeys(pod, *o.new_node)) {
+    return QueueingHint::kQueue;
+  }
+  return QueueingHint::kSkip;
+}
+
+}  // namespace
+
+std::vector<ClusterEventWithHint> PodTopologySpread::EventsToRegister() const {
+  return {
+      {ClusterEvent{EventResource::kAssignedPod,
+                    framework::kAdd | framework::kDelete | framework::kUpdatePodLabel},
+       AfterPodChange},
+      {ClusterEvent{EventResource::kNode, framework::kAdd | framework::kDelete |
+                                              framework::kUpdateNodeLabel |
+                                              framework::kUpdateNodeTaint},
+       AfterNodeChange},
+  };
 }
 
 }  // namespace gpusched::plugins::pod_topology_spread

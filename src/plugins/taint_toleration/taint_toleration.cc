@@ -9,6 +9,7 @@
 
 #include "src/plugins/helper/args.h"
 #include "src/plugins/helper/normalize.h"
+#include "src/plugins/helper/queueing_hints.h"
 #include "src/plugins/helper/taints.h"
 #include "src/plugins/names.h"
 
@@ -69,6 +70,43 @@ framework::Status TaintToleration::NormalizeScore(const framework::CycleState& /
                                                   std::span<int64_t> scores) const {
   helper::DefaultNormalizeScore(framework::kMaxNodeScore, /*reverse=*/true, scores);
   return framework::Status::Success();
+}
+
+using framework::ClusterEvent;
+using framework::ClusterEventWithHint;
+using framework::EventObjects;
+using framework::EventResource;
+using framework::QueueingHint;
+
+namespace {
+
+// A node whose taints the pod now tolerates (new, or untolerated before).
+QueueingHint AfterNodeChange(const api::Pod& pod, const ClusterEvent& /*event*/,
+                             const EventObjects& o) {
+  if (o.new_node == nullptr) return QueueingHint::kQueue;
+  if (!helper::ToleratesNode(pod, *o.new_node)) return QueueingHint::kSkip;
+  if (o.old_node == nullptr || !helper::ToleratesNode(pod, *o.old_node)) {
+    return QueueingHint::kQueue;
+  }
+  return QueueingHint::kSkip;
+}
+
+// The rejected pod itself got tolerations.
+QueueingHint AfterPodTolerationChange(const api::Pod& pod, const ClusterEvent& /*event*/,
+                                      const EventObjects& o) {
+  return o.new_pod != nullptr && o.new_pod->meta.uid == pod.meta.uid ? QueueingHint::kQueue
+                                                                     : QueueingHint::kSkip;
+}
+
+}  // namespace
+
+std::vector<ClusterEventWithHint> TaintToleration::EventsToRegister() const {
+  return {
+      {ClusterEvent{EventResource::kNode, framework::kAdd | framework::kUpdateNodeTaint},
+       AfterNodeChange},
+      {ClusterEvent{EventResource::kUnscheduledPod, framework::kUpdatePodToleration},
+       AfterPodTolerationChange},
+  };
 }
 
 }  // namespace gpusched::plugins::taint_toleration

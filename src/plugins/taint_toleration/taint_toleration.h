@@ -23,12 +23,17 @@ namespace gpusched::plugins::taint_toleration {
 
 inline constexpr std::string_view kReasonUntolerated = "node(s) had untolerated taint(s)";
 
-class TaintToleration final : public framework::FilterPlugin, public framework::ScorePlugin {
+class TaintToleration final : public framework::FilterPlugin,
+                              public framework::ScorePlugin,
+                              public framework::EnqueueExtensions {
  public:
   static common::StatusOr<framework::PluginPtr> Create(const boost::json::value& args,
                                                        framework::Handle& handle);
 
   std::string_view Name() const override;
+  // The cluster events that can make a pod this plugin rejected schedulable, with their hints
+  // (upstream's EventsToRegister and isSchedulableAfter* functions).
+  std::vector<framework::ClusterEventWithHint> EventsToRegister() const override;
   // Filter and raw Score read only the pod's equivalence-key fields and the one NodeInfo.
   bool NodeLocal() const override { return true; }
   framework::Status Filter(const framework::CycleState& state, const api::Pod& pod,
