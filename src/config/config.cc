@@ -96,6 +96,8 @@ Plugins DefaultPlugins() {
                                       Ref("TaintToleration", 3),
                                       Ref("NodeAffinity", 2),
                                       Ref("NodeResourcesFit", 1),
+                                      Ref("VolumeBinding"),
+                                      Ref("VolumeZone"),
                                       Ref("GpuFit", 5),
                                       Ref("GpuFragmentation", kGpuFragmentationWeight),
                                       Ref("PodTopologySpread", 2),

@@ -18,6 +18,8 @@
 #include "src/plugins/pod_topology_spread/pod_topology_spread.h"
 #include "src/plugins/priority_sort/priority_sort.h"
 #include "src/plugins/taint_toleration/taint_toleration.h"
+#include "src/plugins/volume_binding/volume_binding.h"
+#include "src/plugins/volume_zone/volume_zone.h"
 
 namespace gpusched::plugins {
 
@@ -41,6 +43,8 @@ common::Status RegisterInTreePlugins(framework::Registry& registry) {
       {names::kInterPodAffinity, &inter_pod_affinity::InterPodAffinity::Create},
       {names::kGangScheduling, &gang_scheduling::GangScheduling::Create},
       {names::kNetworkLocality, &network_locality::NetworkLocality::Create},
+      {names::kVolumeBinding, &volume_binding::VolumeBinding::Create},
+      {names::kVolumeZone, &volume_zone::VolumeZone::Create},
   };
   for (const Entry& e : entries) {
     GPUSCHED_RETURN_IF_ERROR(registry.Register(std::string(e.name), e.factory));
