@@ -327,9 +327,9 @@ class ExplainCommand final : public Command {
     // The volume plugins' objects, so that the pod's volume decisions are explained.
     std::vector<kube::informer::InformerPtr> storage;
     using kube::informer::StorageKind;
-    for (StorageKind kind : {StorageKind::kPersistentVolume, StorageKind::kPersistentVolumeClaim,
-                             StorageKind::kStorageClass, StorageKind::kCSINode,
-                             StorageKind::kCSIDriver}) {
+    for (StorageKind kind :
+         {StorageKind::kPersistentVolume, StorageKind::kPersistentVolumeClaim,
+          StorageKind::kStorageClass, StorageKind::kCSINode, StorageKind::kCSIDriver}) {
       storage.push_back(kube::informer::NewStorageInformer(**rest, collector, clock, kind));
     }
     nodes->Start();

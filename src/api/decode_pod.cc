@@ -405,7 +405,6 @@ NodeSelectorTerm DecodeNodeSelectorTerm(ObjectReader& r, const json::object& o,
   return out;
 }
 
-
 Pod DecodePodObject(ObjectReader& r, const json::object& root) {
   Pod pod;
   const FieldPath rp;

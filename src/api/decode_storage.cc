@@ -2,13 +2,14 @@
 // JSON -> PersistentVolume, PersistentVolumeClaim, StorageClass, CSINode, CSIDriver: the fields
 // the volume plugins read. Every error is recorded in the ObjectReader, in document order; the
 // entry points return the first.
+#include "src/api/decode_storage.h"
+
 #include <algorithm>
 #include <limits>
 #include <string>
 #include <utility>
 
 #include "src/api/decode_internal.h"
-#include "src/api/decode_storage.h"
 #include "src/common/strings.h"
 
 namespace gpusched::api {
@@ -223,7 +224,10 @@ StorageClass DecodeStorageClassObject(ObjectReader& r, const json::object& root)
   StorageClass sc;
   const FieldPath rp;
   CheckKind(r, root, "StorageClass");
-  sc.name = DecodeMeta(r, root).name;
+  sc.meta = DecodeMeta(r, root);
+  sc.meta.labels = {};
+  sc.meta.annotations.clear();
+  sc.name = sc.meta.name;
   sc.provisioner = r.StringOr(root, "provisioner", rp);
   const std::string_view mode = r.StringOr(root, "volumeBindingMode", rp);
   if (mode == "WaitForFirstConsumer") {
@@ -241,7 +245,7 @@ CSINode DecodeCSINodeObject(ObjectReader& r, const json::object& root) {
   CSINode node;
   const FieldPath rp;
   CheckKind(r, root, "CSINode");
-  const ObjectMeta meta = DecodeMeta(r, root);
+  ObjectMeta meta = DecodeMeta(r, root);
   node.name = meta.name;
   if (const std::string* migrated = meta.Annotation(kAnnMigratedPlugins)) {
     for (std::string_view name : common::Split(*migrated, ',')) {
@@ -250,6 +254,9 @@ CSINode DecodeCSINodeObject(ObjectReader& r, const json::object& root) {
     }
     std::sort(node.migrated_plugins.begin(), node.migrated_plugins.end());
   }
+  meta.labels = {};
+  meta.annotations.clear();
+  node.meta = std::move(meta);
   if (const json::object* spec = r.Object(root, "spec", rp)) {
     const FieldPath sp = rp.Key("spec");
     node.drivers = r.MapObjects<CSINodeDriver>(
@@ -274,7 +281,10 @@ CSIDriver DecodeCSIDriverObject(ObjectReader& r, const json::object& root) {
   CSIDriver driver;
   const FieldPath rp;
   CheckKind(r, root, "CSIDriver");
-  driver.name = DecodeMeta(r, root).name;
+  driver.meta = DecodeMeta(r, root);
+  driver.meta.labels = {};
+  driver.meta.annotations.clear();
+  driver.name = driver.meta.name;
   if (const json::object* spec = r.Object(root, "spec", rp)) {
     const FieldPath sp = rp.Key("spec");
     driver.attach_required = r.Bool(*spec, "attachRequired", sp).value_or(true);
@@ -312,8 +322,7 @@ common::StatusOr<PersistentVolumeClaim> DecodePersistentVolumeClaim(
 }
 
 common::StatusOr<StorageClass> DecodeStorageClass(const boost::json::value& json) {
-  return DecodeRoot<StorageClass>("storageclass", json,
-                                  decode_internal::DecodeStorageClassObject);
+  return DecodeRoot<StorageClass>("storageclass", json, decode_internal::DecodeStorageClassObject);
 }
 
 common::StatusOr<CSINode> DecodeCSINode(const boost::json::value& json) {

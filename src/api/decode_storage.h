@@ -18,8 +18,7 @@
 namespace gpusched::api {
 
 common::StatusOr<PersistentVolume> DecodePersistentVolume(const boost::json::value& json);
-common::StatusOr<PersistentVolumeClaim> DecodePersistentVolumeClaim(
-    const boost::json::value& json);
+common::StatusOr<PersistentVolumeClaim> DecodePersistentVolumeClaim(const boost::json::value& json);
 common::StatusOr<StorageClass> DecodeStorageClass(const boost::json::value& json);
 common::StatusOr<CSINode> DecodeCSINode(const boost::json::value& json);
 common::StatusOr<CSIDriver> DecodeCSIDriver(const boost::json::value& json);

@@ -2,6 +2,8 @@
 // The volume model: pod spec.volumes, PersistentVolume, PersistentVolumeClaim, StorageClass,
 // CSINode and CSIDriver decoding, with the field-path errors for bad values, and the matching
 // helpers of storage.h.
+#include "src/api/decode_storage.h"
+
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
@@ -10,7 +12,6 @@
 #include <vector>
 
 #include "src/api/decode.h"
-#include "src/api/decode_storage.h"
 #include "src/api/volume.h"
 
 namespace gpusched::api {
@@ -84,8 +85,8 @@ TEST(DecodePodVolumesTest, BadValuesNameTheField) {
   };
   for (const Case& c : cases) {
     SCOPED_TRACE(c.name);
-    auto pod = DecodePod(Json(std::string(R"({"metadata":{"name":"p"},"spec":{"volumes":)") +
-                              c.volumes + "}}"));
+    auto pod = DecodePod(
+        Json(std::string(R"({"metadata":{"name":"p"},"spec":{"volumes":)") + c.volumes + "}}"));
     ASSERT_FALSE(pod.ok());
     EXPECT_EQ(pod.status().message(), std::string("pod default/p: ") + c.error);
   }
@@ -178,7 +179,8 @@ TEST(DecodeStorageTest, StorageClassCSINodeCSIDriver) {
   EXPECT_FALSE(node->Driver("other")->allocatable_count.has_value());
   EXPECT_EQ(node->Driver("none"), nullptr);
 
-  auto driver = DecodeCSIDriver(Json(R"({"metadata":{"name":"d"},"spec":{"attachRequired":false}})"));
+  auto driver =
+      DecodeCSIDriver(Json(R"({"metadata":{"name":"d"},"spec":{"attachRequired":false}})"));
   ASSERT_TRUE(driver.ok());
   EXPECT_FALSE(driver->attach_required);
 }

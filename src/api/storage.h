@@ -23,7 +23,8 @@ inline constexpr std::string_view kAnnSelectedNode = "volume.kubernetes.io/selec
 inline constexpr std::string_view kAnnBindCompleted = "pv.kubernetes.io/bind-completed";
 inline constexpr std::string_view kAnnBoundByController = "pv.kubernetes.io/bound-by-controller";
 inline constexpr std::string_view kAnnBetaStorageClass = "volume.beta.kubernetes.io/storage-class";
-inline constexpr std::string_view kAnnMigratedPlugins = "storage.alpha.kubernetes.io/migrated-plugins";
+inline constexpr std::string_view kAnnMigratedPlugins =
+    "storage.alpha.kubernetes.io/migrated-plugins";
 
 // v1.PersistentVolumeAccessMode as a bit set.
 enum AccessMode : uint8_t {
@@ -98,7 +99,8 @@ struct TopologySelectorTerm {
 
 struct StorageClass {
   enum class BindingMode : uint8_t { kImmediate, kWaitForFirstConsumer };
-  std::string name;
+  ObjectMeta meta;   // name, uid, resourceVersion (labels and annotations are not kept)
+  std::string name;  // meta.name
   std::string provisioner;
   BindingMode binding_mode = BindingMode::kImmediate;
   // allowedTopologies; empty: no restriction.
@@ -113,7 +115,8 @@ struct CSINodeDriver {
 };
 
 struct CSINode {
-  std::string name;
+  ObjectMeta meta;   // name, uid, resourceVersion (labels and annotations are not kept)
+  std::string name;  // meta.name
   std::vector<CSINodeDriver> drivers;
   // storage.alpha.kubernetes.io/migrated-plugins: in-tree plugin names ("kubernetes.io/gce-pd").
   std::vector<std::string> migrated_plugins;
@@ -126,7 +129,8 @@ struct CSINode {
 };
 
 struct CSIDriver {
-  std::string name;
+  ObjectMeta meta;   // name, uid, resourceVersion (labels and annotations are not kept)
+  std::string name;  // meta.name
   bool attach_required = true;
   bool storage_capacity = false;
 };

@@ -36,11 +36,11 @@ struct PodVolume {
   // Inline sources (claim_name == "").
   InlineSource source = InlineSource::kNone;
   std::string disk_id;
-  std::string rbd_pool;                // "rbd" when unset
-  std::vector<std::string> monitors;   // RBD monitors
-  std::string target_portal;           // iSCSI
-  int32_t iscsi_lun = 0;               // iSCSI
-  std::string csi_driver;              // kCsi
+  std::string rbd_pool;               // "rbd" when unset
+  std::vector<std::string> monitors;  // RBD monitors
+  std::string target_portal;          // iSCSI
+  int32_t iscsi_lun = 0;              // iSCSI
+  std::string csi_driver;             // kCsi
   bool operator==(const PodVolume&) const = default;
   bool IsClaim() const { return !claim_name.empty(); }
 };

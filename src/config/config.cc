@@ -96,6 +96,7 @@ Plugins DefaultPlugins() {
                                       Ref("TaintToleration", 3),
                                       Ref("NodeAffinity", 2),
                                       Ref("NodeResourcesFit", 1),
+                                      Ref("VolumeRestrictions"),
                                       Ref("VolumeBinding"),
                                       Ref("VolumeZone"),
                                       Ref("GpuFit", 5),

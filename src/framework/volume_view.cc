@@ -122,8 +122,7 @@ void VolumeView::set_writer(VolumeWriter* writer) {
   writer_ = writer;
 }
 
-api::PersistentVolumeClaimPtr VolumeView::GetPvc(std::string_view ns,
-                                                 std::string_view name) const {
+api::PersistentVolumeClaimPtr VolumeView::GetPvc(std::string_view ns, std::string_view name) const {
   common::MutexLock l(mu_);
   auto it = pvcs_.find(PvcKey(ns, name));
   return it == pvcs_.end() ? nullptr : it->second.latest();
@@ -228,7 +227,7 @@ void VolumeView::RestorePvc(std::string_view ns, std::string_view name) {
 }
 
 common::StatusOr<std::string> VolumeView::BindPersistentVolume(const api::PersistentVolume& pv,
-                                                bool bound_by_controller) {
+                                                               bool bound_by_controller) {
   VolumeWriter* writer = nullptr;
   {
     common::MutexLock l(mu_);
@@ -239,7 +238,7 @@ common::StatusOr<std::string> VolumeView::BindPersistentVolume(const api::Persis
 }
 
 common::StatusOr<std::string> VolumeView::SetSelectedNode(const api::PersistentVolumeClaim& pvc,
-                                           std::string_view node) {
+                                                          std::string_view node) {
   VolumeWriter* writer = nullptr;
   {
     common::MutexLock l(mu_);
@@ -256,8 +255,7 @@ uint64_t VolumeView::generation() const {
 
 uint64_t VolumeView::WaitForChange(uint64_t seen, std::chrono::milliseconds timeout) const {
   common::MutexLock l(mu_);
-  (void)l.WaitFor(changed_, timeout,
-                  [&]() GPUSCHED_REQUIRES(mu_) { return generation_ != seen; });
+  (void)l.WaitFor(changed_, timeout, [&]() GPUSCHED_REQUIRES(mu_) { return generation_ != seen; });
   return generation_;
 }
 

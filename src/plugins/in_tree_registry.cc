@@ -19,6 +19,7 @@
 #include "src/plugins/priority_sort/priority_sort.h"
 #include "src/plugins/taint_toleration/taint_toleration.h"
 #include "src/plugins/volume_binding/volume_binding.h"
+#include "src/plugins/volume_restrictions/volume_restrictions.h"
 #include "src/plugins/volume_zone/volume_zone.h"
 
 namespace gpusched::plugins {
@@ -45,6 +46,7 @@ common::Status RegisterInTreePlugins(framework::Registry& registry) {
       {names::kNetworkLocality, &network_locality::NetworkLocality::Create},
       {names::kVolumeBinding, &volume_binding::VolumeBinding::Create},
       {names::kVolumeZone, &volume_zone::VolumeZone::Create},
+      {names::kVolumeRestrictions, &volume_restrictions::VolumeRestrictions::Create},
   };
   for (const Entry& e : entries) {
     GPUSCHED_RETURN_IF_ERROR(registry.Register(std::string(e.name), e.factory));

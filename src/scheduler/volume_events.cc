@@ -33,30 +33,29 @@ std::string_view ApplyStorageEvent(framework::VolumeView& view, const kube::Stor
                *old_obj);
     return {};
   }
-  return std::visit(
-      Overloaded{
-          [&](const api::PersistentVolumePtr& pv) -> std::string_view {
-            view.UpsertPv(pv);
-            return add ? "PersistentVolumeAdd" : "PersistentVolumeUpdate";
-          },
-          [&](const api::PersistentVolumeClaimPtr& pvc) -> std::string_view {
-            view.UpsertPvc(pvc);
-            return add ? "PersistentVolumeClaimAdd" : "PersistentVolumeClaimUpdate";
-          },
-          [&](const api::StorageClassPtr& sc) -> std::string_view {
-            view.UpsertStorageClass(sc);
-            return add ? "StorageClassAdd" : "StorageClassUpdate";
-          },
-          [&](const api::CSINodePtr& n) -> std::string_view {
-            view.UpsertCSINode(n);
-            return add ? "CSINodeAdd" : "CSINodeUpdate";
-          },
-          [&](const api::CSIDriverPtr& d) -> std::string_view {
-            view.UpsertCSIDriver(d);
-            return add ? "" : "CSIDriverUpdate";
-          },
-      },
-      *obj);
+  return std::visit(Overloaded{
+                        [&](const api::PersistentVolumePtr& pv) -> std::string_view {
+                          view.UpsertPv(pv);
+                          return add ? "PersistentVolumeAdd" : "PersistentVolumeUpdate";
+                        },
+                        [&](const api::PersistentVolumeClaimPtr& pvc) -> std::string_view {
+                          view.UpsertPvc(pvc);
+                          return add ? "PersistentVolumeClaimAdd" : "PersistentVolumeClaimUpdate";
+                        },
+                        [&](const api::StorageClassPtr& sc) -> std::string_view {
+                          view.UpsertStorageClass(sc);
+                          return add ? "StorageClassAdd" : "StorageClassUpdate";
+                        },
+                        [&](const api::CSINodePtr& n) -> std::string_view {
+                          view.UpsertCSINode(n);
+                          return add ? "CSINodeAdd" : "CSINodeUpdate";
+                        },
+                        [&](const api::CSIDriverPtr& d) -> std::string_view {
+                          view.UpsertCSIDriver(d);
+                          return add ? "" : "CSIDriverUpdate";
+                        },
+                    },
+                    *obj);
 }
 
 void Scheduler::OnStorageAdd(const kube::StorageObject& obj) {
@@ -64,7 +63,8 @@ void Scheduler::OnStorageAdd(const kube::StorageObject& obj) {
   if (!event.empty()) queue_->MoveAllToActiveOrBackoff(event);
 }
 
-void Scheduler::OnStorageUpdate(const kube::StorageObject& old_obj, const kube::StorageObject& obj) {
+void Scheduler::OnStorageUpdate(const kube::StorageObject& old_obj,
+                                const kube::StorageObject& obj) {
   const std::string_view event = ApplyStorageEvent(volume_data_.view, &old_obj, &obj);
   if (!event.empty()) queue_->MoveAllToActiveOrBackoff(event);
 }

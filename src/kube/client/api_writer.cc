@@ -432,8 +432,9 @@ namespace {
 std::string ResourceVersionOf(const json::value& obj) {
   const json::object* o = obj.if_object();
   const json::value* meta = o == nullptr ? nullptr : o->if_contains("metadata");
-  const json::value* rv =
-      meta == nullptr || !meta->is_object() ? nullptr : meta->as_object().if_contains("resourceVersion");
+  const json::value* rv = meta == nullptr || !meta->is_object()
+                              ? nullptr
+                              : meta->as_object().if_contains("resourceVersion");
   return rv != nullptr && rv->is_string() ? std::string(rv->as_string()) : std::string();
 }
 
@@ -485,10 +486,10 @@ common::StatusOr<std::string> KubeApiClient::SetPvcSelectedNode(
   }
   GPUSCHED_ASSIGN_OR_RETURN(
       json::value answer,
-      Send(JsonRequest("PATCH",
-                       "/api/v1/namespaces/" + pvc.namespace_() + "/persistentvolumeclaims/" +
-                           pvc.name(),
-                       BuildSelectedNodePatch(pvc, node), "application/merge-patch+json")));
+      Send(JsonRequest(
+          "PATCH",
+          "/api/v1/namespaces/" + pvc.namespace_() + "/persistentvolumeclaims/" + pvc.name(),
+          BuildSelectedNodePatch(pvc, node), "application/merge-patch+json")));
   return ResourceVersionOf(answer);
 }
 

@@ -51,8 +51,7 @@ class FakeApi final : public ApiClient {
     pod_groups.push_back(g.name + ":" + st.phase);
     return common::Status::Ok();
   }
-  common::StatusOr<std::string> BindPersistentVolume(const api::PersistentVolume&,
-                                                     bool) override {
+  common::StatusOr<std::string> BindPersistentVolume(const api::PersistentVolume&, bool) override {
     return std::string("1");
   }
   common::StatusOr<std::string> SetPvcSelectedNode(const api::PersistentVolumeClaim&,

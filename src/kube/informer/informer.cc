@@ -412,8 +412,7 @@ InformerPtr NewStorageInformer(RestClient& client, ClusterEventHandler& handler,
                                InformerOptions options) {
   switch (kind) {
     case StorageKind::kPersistentVolumeClaim:
-      return NewInformer<PersistentVolumeClaimKind>(client, handler, clock, std::move(options),
-                                                    "");
+      return NewInformer<PersistentVolumeClaimKind>(client, handler, clock, std::move(options), "");
     case StorageKind::kStorageClass:
       return NewInformer<StorageClassKind>(client, handler, clock, std::move(options), "");
     case StorageKind::kCSINode:

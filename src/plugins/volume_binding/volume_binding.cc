@@ -287,8 +287,8 @@ framework::Status VolumeBinding::PreFilter(framework::CycleState& state, const a
     }
     if (v.ephemeral && !OwnedByPod(*pvc, pod)) {
       return Unresolvable("PVC " + pvc->namespace_() + "/" + pvc->name() +
-                          " was not created for pod " + pod.meta.namespace_ + "/" +
-                          pod.meta.name + " (pod is not owner)");
+                          " was not created for pod " + pod.meta.namespace_ + "/" + pod.meta.name +
+                          " (pod is not owner)");
     }
     if (pvc->FullyBound()) {
       s->bound.push_back({pvc, volumes_->GetPv(pvc->volume_name)});
@@ -418,8 +418,8 @@ common::StatusOr<bool> CheckBindings(const framework::VolumeView& view, const St
     }
     if (!api::PvNodeAffinityMatches(*pv, s.node_labels)) {
       return common::FailedPreconditionError("pv " + Quoted(pv->name()) +
-                                             " node affinity doesn't match node " +
-                                             Quoted(s.node) + ": no matching NodeSelectorTerms");
+                                             " node affinity doesn't match node " + Quoted(s.node) +
+                                             ": no matching NodeSelectorTerms");
     }
     if (!pv->claim_ref || pv->claim_ref->uid.empty()) {
       return common::AbortedError("ClaimRef got reset for pv " + Quoted(pv->name()));
@@ -462,10 +462,10 @@ framework::Status VolumeBinding::PreBind(framework::CycleState& state, const api
   // assumed objects not yet written (Unreserve restores the rest).
   for (size_t i = 0; i < s->bindings.size(); ++i) {
     Binding& b = s->bindings[i];
-    common::StatusOr<std::string> rv =
-        volumes_->BindPersistentVolume(*b.pv, b.bound_by_controller);
+    common::StatusOr<std::string> rv = volumes_->BindPersistentVolume(*b.pv, b.bound_by_controller);
     if (!rv.ok()) {
-      for (size_t j = i; j < s->bindings.size(); ++j) volumes_->RestorePv(s->bindings[j].pv->name());
+      for (size_t j = i; j < s->bindings.size(); ++j)
+        volumes_->RestorePv(s->bindings[j].pv->name());
       for (const Provision& p : s->provisions) {
         volumes_->RestorePvc(p.pvc->namespace_(), p.pvc->name());
       }
@@ -544,20 +544,21 @@ std::vector<framework::ClusterEventWithHint> VolumeBinding::EventsToRegister() c
                                  : QueueingHint::kQueue;
                     }});
   // A CSI driver of one of the pod's inline CSI volumes stopped tracking storage capacity.
-  events.push_back(
-      {ClusterEvent{EventResource::kCSIDriver, framework::kUpdate},
-       [](const api::Pod& pod, const ClusterEvent&, const EventObjects& o) {
-         const auto* old_d = static_cast<const api::CSIDriver*>(o.old_obj);
-         const auto* new_d = static_cast<const api::CSIDriver*>(o.new_obj);
-         if (old_d == nullptr || new_d == nullptr || pod.volumes == nullptr) {
-           return QueueingHint::kSkip;
-         }
-         for (const api::PodVolume& v : pod.volumes->volumes) {
-           if (v.source != api::InlineSource::kCsi || v.csi_driver != new_d->name) continue;
-           if (old_d->storage_capacity && !new_d->storage_capacity) return QueueingHint::kQueue;
-         }
-         return QueueingHint::kSkip;
-       }});
+  events.push_back({ClusterEvent{EventResource::kCSIDriver, framework::kUpdate},
+                    [](const api::Pod& pod, const ClusterEvent&, const EventObjects& o) {
+                      const auto* old_d = static_cast<const api::CSIDriver*>(o.old_obj);
+                      const auto* new_d = static_cast<const api::CSIDriver*>(o.new_obj);
+                      if (old_d == nullptr || new_d == nullptr || pod.volumes == nullptr) {
+                        return QueueingHint::kSkip;
+                      }
+                      for (const api::PodVolume& v : pod.volumes->volumes) {
+                        if (v.source != api::InlineSource::kCsi || v.csi_driver != new_d->name)
+                          continue;
+                        if (old_d->storage_capacity && !new_d->storage_capacity)
+                          return QueueingHint::kQueue;
+                      }
+                      return QueueingHint::kSkip;
+                    }});
   return events;
 }
 

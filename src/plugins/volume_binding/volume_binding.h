@@ -63,8 +63,7 @@ class VolumeBinding final : public framework::PreFilterPlugin,
                            const framework::NodeInfo& node) const override;
   framework::Status Reserve(framework::CycleState& state, const api::Pod& pod,
                             const framework::NodeInfo& node) override;
-  void Unreserve(framework::CycleState& state, const api::Pod& pod,
-                 std::string_view node) override;
+  void Unreserve(framework::CycleState& state, const api::Pod& pod, std::string_view node) override;
   framework::Status PreBind(framework::CycleState& state, const api::Pod& pod,
                             std::string_view node) override;
   std::vector<framework::ClusterEventWithHint> EventsToRegister() const override;

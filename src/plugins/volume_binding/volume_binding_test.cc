@@ -28,7 +28,7 @@ constexpr const char* kNodeKey = "nodeKey";
 constexpr const char* kWait = "waitClass";  // WaitForFirstConsumer, kubernetes.io/no-provisioner
 constexpr const char* kImmediate = "immediateClass";
 constexpr const char* kWaitProv = "waitClassWithProvisioner";  // topologies nodeKey: node1
-constexpr const char* kTopoMismatch = "topoMismatchClass";  // topologies nodeKey: elsewhere
+constexpr const char* kTopoMismatch = "topoMismatchClass";     // topologies nodeKey: elsewhere
 
 int64_t Bytes(const char* q) { return api::Quantity::Parse(q)->Value(); }
 
@@ -85,8 +85,7 @@ const auto kImmediateUnboundPVC =
 const auto kImmediateBoundPVC =
     Pvc("immediate-bound-pvc", "1G", ClaimState::kBound, "pv-bound-immediate", kImmediate);
 const auto kProvisionedPVC = Pvc("provisioned-pvc", "1Gi", ClaimState::kUnbound, "", kWaitProv);
-const auto kNoProvisionerPVC =
-    Pvc("no-provisioner-pvc", "1Gi", ClaimState::kUnbound, "", kWait);
+const auto kNoProvisionerPVC = Pvc("no-provisioner-pvc", "1Gi", ClaimState::kUnbound, "", kWait);
 const auto kTopoMismatchPVC =
     Pvc("topo-mismatch-pvc", "1Gi", ClaimState::kUnbound, "", kTopoMismatch);
 const auto kSelectedNodePVC =
@@ -170,7 +169,7 @@ struct Scenario {
   // Expected on node1 (Reserve): pvc -> pv bindings, and claims given selected-node.
   std::map<std::string, std::string> bindings;
   std::vector<std::string> provisions;
-  std::string_view reason;  // "" = fits node1
+  std::string_view reason;   // "" = fits node1
   bool should_fail = false;  // PreFilter rejects, or Filter errors
 };
 
@@ -228,44 +227,103 @@ TEST(VolumeBindingTest, FindPodVolumesWithoutProvisioning) {
       {"bound-pvc", {kBoundPVC}, {kPvBound}, {}, {}, ""},
       {"bound-pvc,pv-not-exists", {kBoundPVC}, {}, {}, {}, kReasonPVNotExist},
       {"prebound-pvc", {kPreboundPVC}, {kPvNode1aBound}, {}, {}, "", true},
-      {"unbound-pvc,pv-same-node", {kUnboundPVC}, {kPvNode2, kPvNode1a, kPvNode1b},
-       {{"unbound-pvc", "pv-node1a"}}, {}, ""},
+      {"unbound-pvc,pv-same-node",
+       {kUnboundPVC},
+       {kPvNode2, kPvNode1a, kPvNode1b},
+       {{"unbound-pvc", "pv-node1a"}},
+       {},
+       ""},
       {"unbound-pvc,pv-different-node", {kUnboundPVC}, {kPvNode2}, {}, {}, kReasonBindConflict},
-      {"two-unbound-pvcs", {kUnboundPVC, kUnboundPVC2}, {kPvNode1a, kPvNode1b},
-       {{"unbound-pvc", "pv-node1a"}, {"unbound-pvc2", "pv-node1b"}}, {}, ""},
-      {"two-unbound-pvcs,order-by-size", {kUnboundPVC2, kUnboundPVC}, {kPvNode1a, kPvNode1b},
-       {{"unbound-pvc", "pv-node1a"}, {"unbound-pvc2", "pv-node1b"}}, {}, ""},
-      {"two-unbound-pvcs,partial-match", {kUnboundPVC, kUnboundPVC2}, {kPvNode1a}, {}, {},
+      {"two-unbound-pvcs",
+       {kUnboundPVC, kUnboundPVC2},
+       {kPvNode1a, kPvNode1b},
+       {{"unbound-pvc", "pv-node1a"}, {"unbound-pvc2", "pv-node1b"}},
+       {},
+       ""},
+      {"two-unbound-pvcs,order-by-size",
+       {kUnboundPVC2, kUnboundPVC},
+       {kPvNode1a, kPvNode1b},
+       {{"unbound-pvc", "pv-node1a"}, {"unbound-pvc2", "pv-node1b"}},
+       {},
+       ""},
+      {"two-unbound-pvcs,partial-match",
+       {kUnboundPVC, kUnboundPVC2},
+       {kPvNode1a},
+       {},
+       {},
        kReasonBindConflict},
-      {"one-bound,one-unbound", {kUnboundPVC, kBoundPVC}, {kPvBound, kPvNode1a},
-       {{"unbound-pvc", "pv-node1a"}}, {}, ""},
-      {"one-bound,one-unbound,no-match", {kUnboundPVC, kBoundPVC}, {kPvBound, kPvNode2}, {}, {},
+      {"one-bound,one-unbound",
+       {kUnboundPVC, kBoundPVC},
+       {kPvBound, kPvNode1a},
+       {{"unbound-pvc", "pv-node1a"}},
+       {},
+       ""},
+      {"one-bound,one-unbound,no-match",
+       {kUnboundPVC, kBoundPVC},
+       {kPvBound, kPvNode2},
+       {},
+       {},
        kReasonBindConflict},
-      {"one-prebound,one-unbound", {kUnboundPVC, kPreboundPVC}, {kPvNode1a, kPvNode1b}, {}, {},
-       "", true},
+      {"one-prebound,one-unbound",
+       {kUnboundPVC, kPreboundPVC},
+       {kPvNode1a, kPvNode1b},
+       {},
+       {},
+       "",
+       true},
       {"immediate-bound-pvc", {kImmediateBoundPVC}, {kPvBoundImmediate}, {}, {}, ""},
-      {"immediate-bound-pvc-wrong-node", {kImmediateBoundPVC}, {kPvBoundImmediateNode2}, {}, {},
+      {"immediate-bound-pvc-wrong-node",
+       {kImmediateBoundPVC},
+       {kPvBoundImmediateNode2},
+       {},
+       {},
        kReasonNodeConflict},
       {"immediate-unbound-pvc", {kImmediateUnboundPVC}, {}, {}, {}, "", true},
-      {"immediate-unbound-pvc,delayed-mode-bound", {kImmediateUnboundPVC, kBoundPVC},
-       {kPvBound}, {}, {}, "", true},
-      {"immediate-unbound-pvc,delayed-mode-unbound", {kImmediateUnboundPVC, kUnboundPVC}, {}, {},
-       {}, "", true},
+      {"immediate-unbound-pvc,delayed-mode-bound",
+       {kImmediateUnboundPVC, kBoundPVC},
+       {kPvBound},
+       {},
+       {},
+       "",
+       true},
+      {"immediate-unbound-pvc,delayed-mode-unbound",
+       {kImmediateUnboundPVC, kUnboundPVC},
+       {},
+       {},
+       {},
+       "",
+       true},
   });
 }
 
 TEST(VolumeBindingTest, FindPodVolumesWithProvisioning) {
   RunScenarios({
       {"one-provisioned", {kProvisionedPVC}, {}, {}, {"provisioned-pvc"}, ""},
-      {"two-unbound-pvcs,one-matched,one-provisioned", {kUnboundPVC, kProvisionedPVC},
-       {kPvNode1a}, {{"unbound-pvc", "pv-node1a"}}, {"provisioned-pvc"}, ""},
-      {"one-bound,one-provisioned", {kBoundPVC, kProvisionedPVC}, {kPvBound}, {},
-       {"provisioned-pvc"}, ""},
-      {"one-binding,one-selected-node", {kBoundPVC, kSelectedNodePVC}, {kPvBound}, {},
-       {"provisioned-pvc"}, ""},
+      {"two-unbound-pvcs,one-matched,one-provisioned",
+       {kUnboundPVC, kProvisionedPVC},
+       {kPvNode1a},
+       {{"unbound-pvc", "pv-node1a"}},
+       {"provisioned-pvc"},
+       ""},
+      {"one-bound,one-provisioned",
+       {kBoundPVC, kProvisionedPVC},
+       {kPvBound},
+       {},
+       {"provisioned-pvc"},
+       ""},
+      {"one-binding,one-selected-node",
+       {kBoundPVC, kSelectedNodePVC},
+       {kPvBound},
+       {},
+       {"provisioned-pvc"},
+       ""},
       {"immediate-unbound-pvc", {kImmediateUnboundPVC}, {}, {}, {}, "", true},
-      {"one-immediate-bound,one-provisioned", {kImmediateBoundPVC, kProvisionedPVC},
-       {kPvBoundImmediate}, {}, {"provisioned-pvc"}, ""},
+      {"one-immediate-bound,one-provisioned",
+       {kImmediateBoundPVC, kProvisionedPVC},
+       {kPvBoundImmediate},
+       {},
+       {"provisioned-pvc"},
+       ""},
       {"invalid-provisioner", {kNoProvisionerPVC}, {}, {}, {}, kReasonBindConflict},
       {"volume-topology-unsatisfied", {kTopoMismatchPVC}, {}, {}, {}, kReasonBindConflict},
   });
@@ -298,13 +356,21 @@ TEST(VolumeBindingTest, PreFilterMessages) {
   const auto pvc_b = Pvc("pvc-b", "1G", ClaimState::kBound, "pv-b", kWait);
   const std::vector<Case> cases = {
       {"PVC does not exist", {}, {pvc_a}, "persistentvolumeclaim \"pvc-a\" not found"},
-      {"Part of PVCs do not exist", {pvc_a}, {pvc_a, pvc_b},
+      {"Part of PVCs do not exist",
+       {pvc_a},
+       {pvc_a, pvc_b},
        "persistentvolumeclaim \"pvc-b\" not found"},
-      {"immediate claims not bound", {kImmediateUnboundPVC}, {kImmediateUnboundPVC},
+      {"immediate claims not bound",
+       {kImmediateUnboundPVC},
+       {kImmediateUnboundPVC},
        std::string(kReasonUnboundImmediate)},
-      {"pv not found claim lost", {lost}, {lost},
+      {"pv not found claim lost",
+       {lost},
+       {lost},
        "persistentvolumeclaim \"pvc-a\" bound to non-existent persistentvolume \"pv-a\""},
-      {"claim being deleted", {deleting}, {deleting},
+      {"claim being deleted",
+       {deleting},
+       {deleting},
        "persistentvolumeclaim \"unbound-pvc\" is being deleted"},
   };
   for (const Case& c : cases) {
@@ -428,9 +494,9 @@ TEST(VolumeBindingTest, PreBindWritesAndWaitsForTheController) {
   ASSERT_TRUE(env.pl->Reserve(state, pod, Node("node1")).ok());
   framework::Status s = env.pl->PreBind(state, pod, "node1");
   EXPECT_TRUE(s.ok()) << s.reason();
-  EXPECT_EQ(writer.calls, (std::vector<std::string>{
-                              "bind pv-node1a to unbound-pvc (bound-by-controller)",
-                              "select node1 for provisioned-pvc"}));
+  EXPECT_EQ(writer.calls,
+            (std::vector<std::string>{"bind pv-node1a to unbound-pvc (bound-by-controller)",
+                                      "select node1 for provisioned-pvc"}));
   EXPECT_TRUE(env.view.GetPvc("testns", "unbound-pvc")->FullyBound());
 }
 
@@ -574,8 +640,11 @@ TEST(VolumeBindingTest, QueueingHints) {
   v.csi_driver = "d";
   volumes->volumes.push_back(v);
   csi_pod.volumes = volumes;
-  api::CSIDriver with_capacity{"d", true, true};
-  api::CSIDriver without_capacity{"d", true, false};
+  api::CSIDriver with_capacity;
+  with_capacity.name = "d";
+  with_capacity.storage_capacity = true;
+  api::CSIDriver without_capacity = with_capacity;
+  without_capacity.storage_capacity = false;
   EXPECT_EQ(Hint(pl, EventResource::kCSIDriver, csi_pod, &with_capacity, &without_capacity),
             QueueingHint::kQueue);
   EXPECT_EQ(Hint(pl, EventResource::kCSIDriver, csi_pod, &without_capacity, &with_capacity),

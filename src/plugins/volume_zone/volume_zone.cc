@@ -122,8 +122,7 @@ framework::Status VolumeZone::PreFilter(framework::CycleState& state, const api:
       }
       api::StorageClassPtr sc = volumes_->GetStorageClass(pvc->storage_class);
       if (sc == nullptr) {
-        return Unresolvable("storageclass.storage.k8s.io \"" + pvc->storage_class +
-                            "\" not found");
+        return Unresolvable("storageclass.storage.k8s.io \"" + pvc->storage_class + "\" not found");
       }
       if (sc->binding_mode == api::StorageClass::BindingMode::kWaitForFirstConsumer) continue;
       return Unresolvable("PersistentVolume had no name");
@@ -170,9 +169,9 @@ std::vector<framework::ClusterEventWithHint> VolumeZone::EventsToRegister() cons
   events.push_back({ClusterEvent{EventResource::kStorageClass, framework::kAdd},
                     [](const api::Pod&, const ClusterEvent&, const framework::EventObjects& o) {
                       const auto* sc = static_cast<const api::StorageClass*>(o.new_obj);
-                      return sc != nullptr && sc->binding_mode ==
-                                                  api::StorageClass::BindingMode::
-                                                      kWaitForFirstConsumer
+                      return sc != nullptr &&
+                                     sc->binding_mode ==
+                                         api::StorageClass::BindingMode::kWaitForFirstConsumer
                                  ? QueueingHint::kQueue
                                  : QueueingHint::kSkip;
                     }});

@@ -80,8 +80,8 @@ void RunCases(testing::FakeHandle& handle, const std::vector<Case>& cases) {
   ASSERT_NE(pl, nullptr);
   for (const Case& c : cases) {
     SCOPED_TRACE(c.name);
-    api::Pod pod = c.claim.empty() ? testing::MakePod("default", "pod_1").Obj()
-                                   : PodWithClaim(c.claim);
+    api::Pod pod =
+        c.claim.empty() ? testing::MakePod("default", "pod_1").Obj() : PodWithClaim(c.claim);
     framework::CycleState state;
     framework::Snapshot snapshot;
     framework::Status pre = pl->PreFilter(state, pod, snapshot);
@@ -113,34 +113,65 @@ TEST(VolumeZoneTest, SingleZone) {
   AddPvc(view, "PVC_Stable_1", "Vol_Stable_1");
   AddPvc(view, "PVC_Stable_2", "Vol_Stable_2");
   AddPvc(view, "PVC_Stable_3", "Vol_Stable_3");
-  RunCases(handle, {
-                  {"pod without volume", "", {{kBetaZone, "us-west1-a"}}, kSkip, ""},
-                  {"node without labels", "PVC_1", {}},
-                  {"beta zone label matched", "PVC_1",
-                   {{kBetaZone, "us-west1-a"}, {"uselessLabel", "none"}}},
-                  {"beta region label matched", "PVC_2",
-                   {{kBetaRegion, "us-west1"}, {"uselessLabel", "none"}}},
-                  {"beta region label doesn't match", "PVC_2",
-                   {{kBetaRegion, "no_us-west1"}, {"uselessLabel", "none"}}, kOk, "", kNo},
-                  {"beta zone label doesn't match", "PVC_1",
-                   {{kBetaZone, "no_us-west1-a"}, {"uselessLabel", "none"}}, kOk, "", kNo},
-                  {"zone label matched", "PVC_Stable_1",
-                   {{kZone, "us-west1-a"}, {"uselessLabel", "none"}}},
-                  {"region label matched", "PVC_Stable_2",
-                   {{kRegion, "us-west1"}, {"uselessLabel", "none"}}},
-                  {"region label doesn't match", "PVC_Stable_2",
-                   {{kRegion, "no_us-west1"}, {"uselessLabel", "none"}}, kOk, "", kNo},
-                  {"zone label doesn't match", "PVC_Stable_1",
-                   {{kZone, "no_us-west1-a"}, {"uselessLabel", "none"}}, kOk, "", kNo},
-                  {"pv with zone and region, node with only zone", "PVC_Stable_3",
-                   {{kZone, "us-west1-a"}}, kOk, "", kNo},
-                  {"pv with zone,node with beta zone", "PVC_Stable_1",
-                   {{kBetaZone, "us-west1-a"}}, kOk, "", kNo},
-                  {"pv with beta label,node with ga label, matched", "PVC_1",
-                   {{kZone, "us-west1-a"}}},
-                  {"pv with beta label,node with ga label, don't match", "PVC_1",
-                   {{kZone, "us-west1-b"}}, kOk, "", kNo},
-              });
+  RunCases(
+      handle,
+      {
+          {"pod without volume", "", {{kBetaZone, "us-west1-a"}}, kSkip, ""},
+          {"node without labels", "PVC_1", {}},
+          {"beta zone label matched",
+           "PVC_1",
+           {{kBetaZone, "us-west1-a"}, {"uselessLabel", "none"}}},
+          {"beta region label matched",
+           "PVC_2",
+           {{kBetaRegion, "us-west1"}, {"uselessLabel", "none"}}},
+          {"beta region label doesn't match",
+           "PVC_2",
+           {{kBetaRegion, "no_us-west1"}, {"uselessLabel", "none"}},
+           kOk,
+           "",
+           kNo},
+          {"beta zone label doesn't match",
+           "PVC_1",
+           {{kBetaZone, "no_us-west1-a"}, {"uselessLabel", "none"}},
+           kOk,
+           "",
+           kNo},
+          {"zone label matched", "PVC_Stable_1", {{kZone, "us-west1-a"}, {"uselessLabel", "none"}}},
+          {"region label matched",
+           "PVC_Stable_2",
+           {{kRegion, "us-west1"}, {"uselessLabel", "none"}}},
+          {"region label doesn't match",
+           "PVC_Stable_2",
+           {{kRegion, "no_us-west1"}, {"uselessLabel", "none"}},
+           kOk,
+           "",
+           kNo},
+          {"zone label doesn't match",
+           "PVC_Stable_1",
+           {{kZone, "no_us-west1-a"}, {"uselessLabel", "none"}},
+           kOk,
+           "",
+           kNo},
+          {"pv with zone and region, node with only zone",
+           "PVC_Stable_3",
+           {{kZone, "us-west1-a"}},
+           kOk,
+           "",
+           kNo},
+          {"pv with zone,node with beta zone",
+           "PVC_Stable_1",
+           {{kBetaZone, "us-west1-a"}},
+           kOk,
+           "",
+           kNo},
+          {"pv with beta label,node with ga label, matched", "PVC_1", {{kZone, "us-west1-a"}}},
+          {"pv with beta label,node with ga label, don't match",
+           "PVC_1",
+           {{kZone, "us-west1-b"}},
+           kOk,
+           "",
+           kNo},
+      });
 }
 
 TEST(VolumeZoneTest, MultiZone) {
@@ -158,19 +189,28 @@ TEST(VolumeZoneTest, MultiZone) {
   AddPvc(view, "PVC_Stable_1", "Vol_Stable_1");
   AddPvc(view, "PVC_Stable_2", "Vol_Stable_2");
   AddPvc(view, "PVC_Bad", "Vol_Bad");
-  RunCases(handle, {
-                  {"node without labels", "PVC_3", {}},
-                  {"beta zone label matched", "PVC_3",
-                   {{kBetaZone, "us-west1-a"}, {"uselessLabel", "none"}}},
-                  {"beta zone label doesn't match", "PVC_1",
-                   {{kBetaZone, "us-west1-b"}, {"uselessLabel", "none"}}, kOk, "", kNo},
-                  {"zone label matched", "PVC_Stable_2",
-                   {{kZone, "us-west1-a"}, {"uselessLabel", "none"}}},
-                  {"zone label doesn't match", "PVC_Stable_1",
-                   {{kZone, "us-west1-b"}, {"uselessLabel", "none"}}, kOk, "", kNo},
-                  {"a label that does not parse is ignored", "PVC_Bad", {{kZone, "x"}}, kSkip,
-                   ""},
-              });
+  RunCases(
+      handle,
+      {
+          {"node without labels", "PVC_3", {}},
+          {"beta zone label matched",
+           "PVC_3",
+           {{kBetaZone, "us-west1-a"}, {"uselessLabel", "none"}}},
+          {"beta zone label doesn't match",
+           "PVC_1",
+           {{kBetaZone, "us-west1-b"}, {"uselessLabel", "none"}},
+           kOk,
+           "",
+           kNo},
+          {"zone label matched", "PVC_Stable_2", {{kZone, "us-west1-a"}, {"uselessLabel", "none"}}},
+          {"zone label doesn't match",
+           "PVC_Stable_1",
+           {{kZone, "us-west1-b"}, {"uselessLabel", "none"}},
+           kOk,
+           "",
+           kNo},
+          {"a label that does not parse is ignored", "PVC_Bad", {{kZone, "x"}}, kSkip, ""},
+      });
 }
 
 TEST(VolumeZoneTest, UnboundClaims) {
@@ -190,21 +230,21 @@ TEST(VolumeZoneTest, UnboundClaims) {
   AddPvc(view, "PVC_WaitForFirstConsumer", "", "Class_Wait");
   AddPvc(view, "PVC_Immediate", "", "Class_Immediate");
   const Pairs node = {{kBetaZone, "us-west1-a"}, {"uselessLabel", "none"}};
-  RunCases(handle, {
-                  {"label zone failure domain matched", "PVC_FromVolume", node},
-                  {"unbound volume empty storage class", "PVC_EmptySC", node, kNo,
-                   "PersistentVolumeClaim had no pv name and storageClass name"},
-                  {"unbound volume no storage class", "PVC_NonExistentSC", node, kNo,
-                   "storageclass.storage.k8s.io \"Class_0\" not found"},
-                  // Upstream's case has a class with no volumeBindingMode; the API server
-                  // defaults it to Immediate, which gets this message.
-                  {"unbound volume immediate binding mode", "PVC_Immediate", node, kNo,
-                   "PersistentVolume had no name"},
-                  {"unbound volume wait binding mode", "PVC_WaitForFirstConsumer", node, kSkip,
-                   ""},
-                  {"a missing claim", "PVC_None", node, kNo,
-                   "persistentvolumeclaim \"PVC_None\" not found"},
-              });
+  RunCases(handle,
+           {
+               {"label zone failure domain matched", "PVC_FromVolume", node},
+               {"unbound volume empty storage class", "PVC_EmptySC", node, kNo,
+                "PersistentVolumeClaim had no pv name and storageClass name"},
+               {"unbound volume no storage class", "PVC_NonExistentSC", node, kNo,
+                "storageclass.storage.k8s.io \"Class_0\" not found"},
+               // Upstream's case has a class with no volumeBindingMode; the API server
+               // defaults it to Immediate, which gets this message.
+               {"unbound volume immediate binding mode", "PVC_Immediate", node, kNo,
+                "PersistentVolume had no name"},
+               {"unbound volume wait binding mode", "PVC_WaitForFirstConsumer", node, kSkip, ""},
+               {"a missing claim", "PVC_None", node, kNo,
+                "persistentvolumeclaim \"PVC_None\" not found"},
+           });
 }
 
 TEST(VolumeZoneTest, SkipsWithoutVolumeData) {
@@ -263,8 +303,7 @@ TEST(VolumeZoneTest, QueueingHints) {
   wait.binding_mode = api::StorageClass::BindingMode::kWaitForFirstConsumer;
   api::StorageClass immediate;
   EXPECT_EQ(Hint(pl, EventResource::kStorageClass, pod, nullptr, &wait), QueueingHint::kQueue);
-  EXPECT_EQ(Hint(pl, EventResource::kStorageClass, pod, nullptr, &immediate),
-            QueueingHint::kSkip);
+  EXPECT_EQ(Hint(pl, EventResource::kStorageClass, pod, nullptr, &immediate), QueueingHint::kSkip);
 
   api::PersistentVolume pv_a;
   pv_a.meta.labels.Set(kZone, "a");
