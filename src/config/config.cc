@@ -97,6 +97,7 @@ Plugins DefaultPlugins() {
                                       Ref("NodeAffinity", 2),
                                       Ref("NodeResourcesFit", 1),
                                       Ref("VolumeRestrictions"),
+                                      Ref("NodeVolumeLimits"),
                                       Ref("VolumeBinding"),
                                       Ref("VolumeZone"),
                                       Ref("GpuFit", 5),

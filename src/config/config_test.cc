@@ -115,9 +115,10 @@ TEST(ConfigDefaultsTest, DefaultPluginsAreExactlyTheDocumentedSet) {
   const std::map<Point, std::vector<std::string>> want = {
       {Point::kMultiPoint,
        {"PrioritySort", "NodeUnschedulable", "NodeName", "TaintToleration:3", "NodeAffinity:2",
-        "NodeResourcesFit:1", "VolumeRestrictions", "VolumeBinding", "VolumeZone", "GpuFit:5",
-        "GpuFragmentation:12", "PodTopologySpread:2", "InterPodAffinity:2", "DefaultPreemption",
-        "NetworkLocality:2", "GangScheduling", "DefaultBinder"}},
+        "NodeResourcesFit:1", "VolumeRestrictions", "NodeVolumeLimits", "VolumeBinding",
+        "VolumeZone", "GpuFit:5", "GpuFragmentation:12", "PodTopologySpread:2",
+        "InterPodAffinity:2", "DefaultPreemption", "NetworkLocality:2", "GangScheduling",
+        "DefaultBinder"}},
   };
   const std::map<Point, std::vector<std::string>> disabled = {
       {Point::kQueueSort, {"NetworkLocality"}},

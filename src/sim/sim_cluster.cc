@@ -334,13 +334,6 @@ common::StatusOr<std::string> SimCluster::SetPvcSelectedNode(const api::Persiste
     new_pv->volume_mode = pvc.volume_mode;
     new_pv->claim_ref = api::ClaimRef{pvc.namespace_(), pvc.name(), pvc.meta.uid};
     new_pv->phase = api::PersistentVolume::Phase::kBound;
-    api::Requirement req;
-    req.key = common::Intern("kubernetes.io/hostname");
-    req.op = api::SelectorOp::kIn;
-    req.values = {common::Intern(node)};
-    api::NodeSelectorTerm term;
-    term.match_expressions.push_back(std::move(req));
-    new_pv->node_affinity = api::NodeSelector{{std::move(term)}};
     new_pvc = std::make_shared<api::PersistentVolumeClaim>(*old_pvc);
     new_pvc->selected_node = std::string(node);
     new_pvc->volume_name = new_pv->meta.name;

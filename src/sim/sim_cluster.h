@@ -23,8 +23,9 @@
 //   BindPersistentVolume / SetPvcSelectedNode play the API server and the PV controller (and a
 //                 provisioner) at once: the PV gets the claimRef and phase Bound, the claim its
 //                 volumeName and pv.kubernetes.io/bind-completed; a claim given a selected node
-//                 gets a new PV "pvc-<claim uid or name>" of its class and size, restricted to that
-//                 node (kubernetes.io/hostname). Each change is delivered as OnStorageUpdate/Add.
+//                 gets a new bound PV "pvc-<claim uid or name>" of its class and size (without
+//                 node affinity: the simulated volume follows the pod). Each change is delivered
+//                 as OnStorageAdd/OnStorageUpdate.
 //
 // Ledger: independently of the scheduler's cache, SimCluster keeps per node the summed requests
 // of its bound pods and, per GPU device, the milli-GPU written in the pods' gpusched.io/gpu-devices
