@@ -102,7 +102,7 @@ class VolumesE2ETest(ClusterTestCase):
             "apiVersion": "v1", "kind": "PersistentVolume",
             "metadata": {"name": name, "labels": {GROUP_LABEL: self.ns, ZONE: zone}},
             "spec": {"capacity": {"storage": "1Gi"}, "accessModes": ["ReadWriteOnce"],
-                     "storageClassName": storage_class, "persistentVolumeReclaimPolicy": "Delete",
+                     "storageClassName": storage_class, "persistentVolumeReclaimPolicy": "Retain",
                      "hostPath": {"path": f"/tmp/{name}"},
                      "nodeAffinity": {"required": {"nodeSelectorTerms": [{"matchExpressions": [
                          {"key": ZONE, "operator": "In", "values": [zone]}]}]}}}})
@@ -201,7 +201,7 @@ class VolumesE2ETest(ClusterTestCase):
             "apiVersion": "v1", "kind": "PersistentVolume",
             "metadata": {"name": pv, "labels": {GROUP_LABEL: self.ns}},
             "spec": {"capacity": {"storage": "1Gi"}, "accessModes": ["ReadWriteOncePod"],
-                     "storageClassName": sc, "persistentVolumeReclaimPolicy": "Delete",
+                     "storageClassName": sc, "persistentVolumeReclaimPolicy": "Retain",
                      "hostPath": {"path": f"/tmp/{pv}"}}})
         self.claim("solo", sc, mode="ReadWriteOncePod")
         self.cluster.wait_for(
