@@ -85,6 +85,16 @@ class ReadOnlyApi final : public kube::ApiClient {
     return common::InternalError("explain is read-only: refusing to write the status of " +
                                  group.Key());
   }
+  common::StatusOr<std::string> BindPersistentVolume(const api::PersistentVolume& pv,
+                                                     bool) override {
+    return common::InternalError("explain is read-only: refusing to bind persistentvolume " +
+                                 pv.name());
+  }
+  common::StatusOr<std::string> SetPvcSelectedNode(const api::PersistentVolumeClaim& pvc,
+                                                   std::string_view) override {
+    return common::InternalError("explain is read-only: refusing to write persistentvolumeclaim " +
+                                 pvc.namespace_() + "/" + pvc.name());
+  }
 };
 
 // The gang policy informers (PodGroups of scheduler-plugins and Volcano, Workloads), by API.
@@ -129,6 +139,11 @@ class Collector final : public kube::ClusterEventHandler {
     next_.OnNodeUpdate(std::move(o), std::move(n));
   }
   void OnNodeDelete(api::NodePtr node) override { next_.OnNodeDelete(std::move(node)); }
+  void OnStorageAdd(const kube::StorageObject& o) override { next_.OnStorageAdd(o); }
+  void OnStorageUpdate(const kube::StorageObject& o, const kube::StorageObject& n) override {
+    next_.OnStorageUpdate(o, n);
+  }
+  void OnStorageDelete(const kube::StorageObject& o) override { next_.OnStorageDelete(o); }
   void OnPodGroupAdd(api::PodGroupPtr g) override { next_.OnPodGroupAdd(std::move(g)); }
   void OnPodGroupUpdate(api::PodGroupPtr o, api::PodGroupPtr g) override {
     next_.OnPodGroupUpdate(std::move(o), std::move(g));
@@ -309,9 +324,18 @@ class ExplainCommand final : public Command {
     auto pods = kube::informer::NewPodInformer(**rest, collector, clock);
     std::map<api::GangApi, kube::informer::InformerPtr> gangs =
         GangInformers(**rest, collector, clock);
+    // The volume plugins' objects, so that the pod's volume decisions are explained.
+    std::vector<kube::informer::InformerPtr> storage;
+    using kube::informer::StorageKind;
+    for (StorageKind kind :
+         {StorageKind::kPersistentVolume, StorageKind::kPersistentVolumeClaim,
+          StorageKind::kStorageClass, StorageKind::kCSINode, StorageKind::kCSIDriver}) {
+      storage.push_back(kube::informer::NewStorageInformer(**rest, collector, clock, kind));
+    }
     nodes->Start();
     pods->Start();
     for (auto& [gang_api, informer] : gangs) informer->Start();
+    for (auto& informer : storage) informer->Start();
     const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(sync_timeout_s_);
     bool synced = false;
     while (std::chrono::steady_clock::now() < deadline) {
@@ -322,13 +346,20 @@ class ExplainCommand final : public Command {
       }
     }
     WaitForGangPolicies(collector.target(), gangs, deadline);
+    for (auto& informer : storage) {
+      while (std::chrono::steady_clock::now() < deadline &&
+             !informer->WaitForSync(std::chrono::milliseconds(100))) {
+      }
+    }
     nodes->Stop();
     pods->Stop();
     for (auto& [gang_api, informer] : gangs) informer->Stop();
+    for (auto& informer : storage) informer->Stop();
     (*rest)->Cancel();
     http_stop.Stop();
     nodes->Join();
     pods->Join();
+    for (auto& informer : storage) informer->Join();
     for (auto& [gang_api, informer] : gangs) informer->Join();
     if (!synced) {
       return BadInput(common::UnavailableError(

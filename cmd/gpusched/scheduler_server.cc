@@ -171,6 +171,15 @@ void SchedulerServer::BuildInformers() {
         kube::informer::GangPolicyApi::kWorkload}) {
     gang_informers_.push_back(kube::informer::NewPodGroupInformer(*rest_, *recency_, clock_, api));
   }
+  // The volume plugins' objects (PVs, PVCs, StorageClasses, CSINodes, CSIDrivers). Like the
+  // gang informers they are not waited for: until one syncs, a pod with claims is unschedulable
+  // ("not found") and is retried on the object's add event.
+  using kube::informer::StorageKind;
+  for (StorageKind kind :
+       {StorageKind::kPersistentVolume, StorageKind::kPersistentVolumeClaim,
+        StorageKind::kStorageClass, StorageKind::kCSINode, StorageKind::kCSIDriver}) {
+    gang_informers_.push_back(kube::informer::NewStorageInformer(*rest_, *recency_, clock_, kind));
+  }
   // NetworkLocality in any profile (it is a default plugin): watch the NetworkAware CRDs (a
   // missing CRD is a warning; annotations keep working).
   for (const auto& p : cfg_.profiles) {

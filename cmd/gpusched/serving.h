@@ -64,6 +64,11 @@ class EventRecencyHandler final : public kube::ClusterEventHandler {
     next_.OnPodGroupUpdate(std::move(o), std::move(g));
   }
   void OnPodGroupDelete(api::PodGroupPtr g) override { next_.OnPodGroupDelete(std::move(g)); }
+  void OnStorageAdd(const kube::StorageObject& o) override { next_.OnStorageAdd(o); }
+  void OnStorageUpdate(const kube::StorageObject& o, const kube::StorageObject& n) override {
+    next_.OnStorageUpdate(o, n);
+  }
+  void OnStorageDelete(const kube::StorageObject& o) override { next_.OnStorageDelete(o); }
   // Registers the gauge (one per registry).
   void RegisterMetrics(metrics::Registry& registry);
 

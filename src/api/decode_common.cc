@@ -115,7 +115,8 @@ std::string Subject(std::string_view kind, const json::object& root) {
     out += "(no name)";
     return out;
   }
-  if (kind == "pod" || kind == "poddisruptionbudget" || kind == "podgroup" || kind == "workload") {
+  if (kind == "pod" || kind == "poddisruptionbudget" || kind == "podgroup" || kind == "workload" ||
+      kind == "persistentvolumeclaim") {
     const std::string_view ns = MetaString(root, "namespace");
     out += ns.empty() ? std::string_view("default") : ns;
     out += '/';

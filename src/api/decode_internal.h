@@ -19,6 +19,7 @@
 #include <vector>
 
 #include "src/api/fields.h"
+#include "src/api/storage.h"
 #include "src/api/types.h"
 #include "src/common/status.h"
 
@@ -98,11 +99,22 @@ std::vector<Atom> DecodeLabelKeys(ObjectReader& r, const boost::json::object& o,
 std::vector<std::string> DecodeStringList(ObjectReader& r, const boost::json::object& o,
                                           std::string_view key, const FieldPath& p);
 
+// A v1.NodeSelectorTerm (matchExpressions, matchFields on metadata.name): node affinity, PV node
+// affinity.
+NodeSelectorTerm DecodeNodeSelectorTerm(ObjectReader& r, const boost::json::object& o,
+                                        const FieldPath& p);
+
 // The whole-object decoders (decode_pod.cc, decode_node.cc, decode_pdb.cc). The reader holds
 // the errors.
 Pod DecodePodObject(ObjectReader& r, const boost::json::object& root);
 Node DecodeNodeObject(ObjectReader& r, const boost::json::object& root);
 PodDisruptionBudget DecodePdbObject(ObjectReader& r, const boost::json::object& root);
 PriorityClass DecodePriorityClassObject(ObjectReader& r, const boost::json::object& root);
+// decode_storage.cc
+PersistentVolume DecodePvObject(ObjectReader& r, const boost::json::object& root);
+PersistentVolumeClaim DecodePvcObject(ObjectReader& r, const boost::json::object& root);
+StorageClass DecodeStorageClassObject(ObjectReader& r, const boost::json::object& root);
+CSINode DecodeCSINodeObject(ObjectReader& r, const boost::json::object& root);
+CSIDriver DecodeCSIDriverObject(ObjectReader& r, const boost::json::object& root);
 
 }  // namespace gpusched::api::decode_internal

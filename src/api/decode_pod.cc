@@ -6,16 +6,19 @@
 #include <netinet/in.h>
 
 #include <limits>
+#include <memory>
 #include <span>
 #include <string>
 #include <utility>
 
 #include "src/api/decode_internal.h"
+#include "src/api/volume.h"
 
 namespace gpusched::api::decode_internal {
-namespace {
 
 namespace json = boost::json;
+
+namespace {
 
 constexpr int64_t kInt32Min = std::numeric_limits<int32_t>::min();
 constexpr int64_t kInt32Max = std::numeric_limits<int32_t>::max();
@@ -26,48 +29,6 @@ constexpr int64_t kMaxPort = 65535;
 
 int32_t DecodeWeight(ObjectReader& r, const json::object& o, const FieldPath& p) {
   return static_cast<int32_t>(r.Int(o, "weight", p, 1, 100).value_or(0));
-}
-
-// A matchFields entry: metadata.name In/NotIn values.
-void DecodeMatchField(ObjectReader& r, const json::object& f, const FieldPath& p,
-                      NodeSelectorTerm& out) {
-  const std::string_view key = r.StringOr(f, "key", p);
-  const std::string_view op = r.StringOr(f, "operator", p);
-  if (key != "metadata.name") {
-    if (!ObjectReader::IsNonString(f, "key")) r.InvalidValue(p.Key("key"), key, "metadata.name");
-    return;
-  }
-  std::vector<std::string>* names = nullptr;
-  if (op == "In") {
-    names = &out.match_fields_names_in;
-  } else if (op == "NotIn") {
-    names = &out.match_fields_names_not_in;
-  } else {
-    if (!ObjectReader::IsNonString(f, "operator")) {
-      r.InvalidValue(p.Key("operator"), op, "In or NotIn");
-    }
-    return;
-  }
-  const size_t errors_before = r.error_count();
-  std::vector<std::string> values = DecodeStringList(r, f, "values", p);
-  if (values.empty() && r.error_count() == errors_before) {
-    r.Error(p.Key("values"), "must be non-empty");
-  }
-  names->insert(names->end(), std::make_move_iterator(values.begin()),
-                std::make_move_iterator(values.end()));
-}
-
-NodeSelectorTerm DecodeNodeSelectorTerm(ObjectReader& r, const json::object& o,
-                                        const FieldPath& p) {
-  NodeSelectorTerm out;
-  out.match_expressions = r.MapObjects<Requirement>(
-      o, "matchExpressions", p, [&](const json::object& e, const FieldPath& ep) {
-        return DecodeRequirement(r, e, ep, true);
-      });
-  r.ForEachObject(o, "matchFields", p, [&](const json::object& f, const FieldPath& ip) {
-    DecodeMatchField(r, f, ip, out);
-  });
-  return out;
 }
 
 NodeAffinity DecodeNodeAffinity(ObjectReader& r, const json::object& o, const FieldPath& p) {
@@ -291,6 +252,75 @@ std::vector<Container> DecodeContainers(ObjectReader& r, const json::object& spe
 }
 
 // ---------------------------------------------------------------------------------------------
+// Volumes
+
+// The inline source of a volume that VolumeRestrictions or NodeVolumeLimits look at.
+void DecodeInlineSource(ObjectReader& r, const json::object& v, const FieldPath& p,
+                        PodVolume& out) {
+  if (const json::object* gce = r.Object(v, "gcePersistentDisk", p)) {
+    const FieldPath gp = p.Key("gcePersistentDisk");
+    out.source = InlineSource::kGcePersistentDisk;
+    out.disk_id = r.RequiredString(*gce, "pdName", gp);
+    out.read_only = r.Bool(*gce, "readOnly", gp).value_or(false);
+  } else if (const json::object* ebs = r.Object(v, "awsElasticBlockStore", p)) {
+    const FieldPath ep = p.Key("awsElasticBlockStore");
+    out.source = InlineSource::kAwsElasticBlockStore;
+    out.disk_id = r.RequiredString(*ebs, "volumeID", ep);
+    out.read_only = r.Bool(*ebs, "readOnly", ep).value_or(false);
+  } else if (const json::object* rbd = r.Object(v, "rbd", p)) {
+    const FieldPath bp = p.Key("rbd");
+    out.source = InlineSource::kRbd;
+    out.disk_id = r.RequiredString(*rbd, "image", bp);
+    out.rbd_pool = r.StringOr(*rbd, "pool", bp);
+    if (out.rbd_pool.empty()) out.rbd_pool = "rbd";
+    out.monitors = DecodeStringList(r, *rbd, "monitors", bp);
+    out.read_only = r.Bool(*rbd, "readOnly", bp).value_or(false);
+  } else if (const json::object* iscsi = r.Object(v, "iscsi", p)) {
+    const FieldPath ip = p.Key("iscsi");
+    out.source = InlineSource::kIscsi;
+    out.disk_id = r.RequiredString(*iscsi, "iqn", ip);
+    out.target_portal = r.StringOr(*iscsi, "targetPortal", ip);
+    out.iscsi_lun = static_cast<int32_t>(r.Int(*iscsi, "lun", ip, 0, 255).value_or(0));
+    out.read_only = r.Bool(*iscsi, "readOnly", ip).value_or(false);
+  } else if (const json::object* azure = r.Object(v, "azureDisk", p)) {
+    out.source = InlineSource::kAzureDisk;
+    out.disk_id = r.RequiredString(*azure, "diskName", p.Key("azureDisk"));
+  } else if (const json::object* cinder = r.Object(v, "cinder", p)) {
+    out.source = InlineSource::kCinder;
+    out.disk_id = r.RequiredString(*cinder, "volumeID", p.Key("cinder"));
+  } else if (const json::object* csi = r.Object(v, "csi", p)) {
+    out.source = InlineSource::kCsi;
+    out.csi_driver = r.RequiredString(*csi, "driver", p.Key("csi"));
+  }
+}
+
+// spec.volumes: claims (persistentVolumeClaim, ephemeral) and the inline sources scheduling
+// counts; null when there is none.
+std::shared_ptr<const PodVolumes> DecodePodVolumes(ObjectReader& r, const json::object& spec,
+                                                   const FieldPath& sp, const Pod& pod) {
+  std::shared_ptr<PodVolumes> out;
+  r.ForEachObject(spec, "volumes", sp, [&](const json::object& v, const FieldPath& vp) {
+    PodVolume vol;
+    vol.name = r.RequiredString(v, "name", vp);
+    if (const json::object* claim = r.Object(v, "persistentVolumeClaim", vp)) {
+      const FieldPath cp = vp.Key("persistentVolumeClaim");
+      vol.claim_name = r.RequiredString(*claim, "claimName", cp);
+      vol.read_only = r.Bool(*claim, "readOnly", cp).value_or(false);
+    } else if (r.Object(v, "ephemeral", vp) != nullptr) {
+      vol.ephemeral = true;
+      vol.claim_name = pod.meta.name + "-" + vol.name;  // ephemeral.VolumeClaimName
+    } else {
+      DecodeInlineSource(r, v, vp, vol);
+      if (vol.source == InlineSource::kNone) return;
+    }
+    if (out == nullptr) out = std::make_shared<PodVolumes>();
+    out->has_claims = out->has_claims || vol.IsClaim() || vol.ephemeral;
+    out->volumes.push_back(std::move(vol));
+  });
+  return out;
+}
+
+// ---------------------------------------------------------------------------------------------
 // The pod
 
 // Merges matchLabelKeys (key In (value)) and mismatchLabelKeys (key NotIn (value)) into
@@ -356,6 +386,7 @@ void DecodePodSpec(ObjectReader& r, const json::object& spec, const FieldPath& s
       spec, "schedulingGates", sp, [&](const json::object& g, const FieldPath& ip) {
         return std::string(r.RequiredString(g, "name", ip));
       });
+  pod.volumes = DecodePodVolumes(r, spec, sp, pod);
   if (const json::object* ref = r.Object(spec, "workloadRef", sp)) {
     const FieldPath wp = sp.Key("workloadRef");
     pod.gang.api = GangApi::kWorkload;
@@ -372,7 +403,49 @@ void DecodePodStatus(ObjectReader& r, const json::object& status, const FieldPat
   pod.start_time = DecodeTime(r, status, "startTime", tp);
 }
 
+// A matchFields entry: metadata.name In/NotIn values.
+void DecodeMatchField(ObjectReader& r, const json::object& f, const FieldPath& p,
+                      NodeSelectorTerm& out) {
+  const std::string_view key = r.StringOr(f, "key", p);
+  const std::string_view op = r.StringOr(f, "operator", p);
+  if (key != "metadata.name") {
+    if (!ObjectReader::IsNonString(f, "key")) r.InvalidValue(p.Key("key"), key, "metadata.name");
+    return;
+  }
+  std::vector<std::string>* names = nullptr;
+  if (op == "In") {
+    names = &out.match_fields_names_in;
+  } else if (op == "NotIn") {
+    names = &out.match_fields_names_not_in;
+  } else {
+    if (!ObjectReader::IsNonString(f, "operator")) {
+      r.InvalidValue(p.Key("operator"), op, "In or NotIn");
+    }
+    return;
+  }
+  const size_t errors_before = r.error_count();
+  std::vector<std::string> values = DecodeStringList(r, f, "values", p);
+  if (values.empty() && r.error_count() == errors_before) {
+    r.Error(p.Key("values"), "must be non-empty");
+  }
+  names->insert(names->end(), std::make_move_iterator(values.begin()),
+                std::make_move_iterator(values.end()));
+}
+
 }  // namespace
+
+NodeSelectorTerm DecodeNodeSelectorTerm(ObjectReader& r, const json::object& o,
+                                        const FieldPath& p) {
+  NodeSelectorTerm out;
+  out.match_expressions = r.MapObjects<Requirement>(
+      o, "matchExpressions", p, [&](const json::object& e, const FieldPath& ep) {
+        return DecodeRequirement(r, e, ep, true);
+      });
+  r.ForEachObject(o, "matchFields", p, [&](const json::object& f, const FieldPath& ip) {
+    DecodeMatchField(r, f, ip, out);
+  });
+  return out;
+}
 
 Pod DecodePodObject(ObjectReader& r, const json::object& root) {
   Pod pod;

@@ -115,7 +115,8 @@ TEST(ConfigDefaultsTest, DefaultPluginsAreExactlyTheDocumentedSet) {
   const std::map<Point, std::vector<std::string>> want = {
       {Point::kMultiPoint,
        {"PrioritySort", "NodeUnschedulable", "NodeName", "TaintToleration:3", "NodeAffinity:2",
-        "NodePorts", "NodeResourcesFit:1", "GpuFit:5", "GpuFragmentation:12", "PodTopologySpread:2",
+        "NodePorts", "NodeResourcesFit:1", "VolumeRestrictions", "NodeVolumeLimits",
+        "VolumeBinding", "VolumeZone", "GpuFit:5", "GpuFragmentation:12", "PodTopologySpread:2",
         "InterPodAffinity:2", "DefaultPreemption", "ImageLocality:1", "NetworkLocality:2",
         "GangScheduling", "DefaultBinder"}},
   };

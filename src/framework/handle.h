@@ -19,6 +19,8 @@
 
 namespace gpusched::framework {
 
+class VolumeView;  // volume_view.h
+
 class Handle {
  public:
   virtual ~Handle() = default;
@@ -40,6 +42,10 @@ class Handle {
   // `gpusched extender` configure none).
   // The same pointer for the handle's life, so a plugin may keep it from its factory on.
   virtual const NetworkView* network() const { return nullptr; }
+  // The cluster's storage objects and the volume assume cache (volume_view.h), for the volume
+  // plugins; null where nothing feeds them (the extender): those plugins then treat every pod
+  // as having no volumes they can check. The same pointer for the handle's life.
+  virtual VolumeView* volumes() { return nullptr; }
 };
 
 }  // namespace gpusched::framework

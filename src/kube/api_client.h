@@ -8,8 +8,10 @@
 #include <string>
 #include <string_view>
 #include <utility>
+#include <variant>
 #include <vector>
 
+#include "src/api/storage.h"
 #include "src/api/types.h"
 #include "src/common/status.h"
 
@@ -64,7 +66,24 @@ class ApiClient {
   // subresource, a merge patch). No default: a decorator that forgot it would drop every write.
   virtual common::Status UpdatePodGroupStatus(const api::PodGroup& group,
                                               const api::PodGroupStatus& status) = 0;
+
+  // VolumeBinding's PreBind writes (upstream's binder updates the objects; these patch only the
+  // fields it changes), each guarded by the object's resourceVersion (a conflict is kAborted).
+  // Both return the object's new resourceVersion. Thread-safe: called from the binding cycle.
+  //
+  // Binds the PV to the claim in pv.claim_ref (spec.claimRef: namespace, name, uid; plus
+  // annotation pv.kubernetes.io/bound-by-controller: "yes" when `bound_by_controller`).
+  virtual common::StatusOr<std::string> BindPersistentVolume(const api::PersistentVolume& pv,
+                                                             bool bound_by_controller) = 0;
+  // Sets annotation volume.kubernetes.io/selected-node: `node` on the claim, which asks its
+  // provisioner to create a volume reachable from that node.
+  virtual common::StatusOr<std::string> SetPvcSelectedNode(const api::PersistentVolumeClaim& pvc,
+                                                           std::string_view node) = 0;
 };
+
+// A storage object (api/storage.h) as the storage informers deliver it.
+using StorageObject = std::variant<api::PersistentVolumePtr, api::PersistentVolumeClaimPtr,
+                                   api::StorageClassPtr, api::CSINodePtr, api::CSIDriverPtr>;
 
 // Receives cluster changes (from informers, or from the simulator). Called serially per object
 // kind (nodes, pods, PodDisruptionBudgets, PodGroups); implementations must be thread-safe across
@@ -88,6 +107,12 @@ class ClusterEventHandler {
   virtual void OnPodGroupAdd(api::PodGroupPtr /*group*/) {}
   virtual void OnPodGroupUpdate(api::PodGroupPtr /*old_group*/, api::PodGroupPtr /*group*/) {}
   virtual void OnPodGroupDelete(api::PodGroupPtr /*group*/) {}
+  // Storage objects (PersistentVolumes, PersistentVolumeClaims, StorageClasses, CSINodes,
+  // CSIDrivers) for the volume plugins; an update's old and new objects hold the same
+  // alternative. Default: ignored.
+  virtual void OnStorageAdd(const StorageObject& /*obj*/) {}
+  virtual void OnStorageUpdate(const StorageObject& /*old_obj*/, const StorageObject& /*obj*/) {}
+  virtual void OnStorageDelete(const StorageObject& /*obj*/) {}
 };
 
 // Cuts an event note to the events API's 1024-byte limit, ending in " ..." when cut.

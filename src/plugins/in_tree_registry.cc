@@ -18,9 +18,13 @@
 #include "src/plugins/node_resources_balanced_allocation/node_resources_balanced_allocation.h"
 #include "src/plugins/node_resources_fit/node_resources_fit.h"
 #include "src/plugins/node_unschedulable/node_unschedulable.h"
+#include "src/plugins/node_volume_limits/node_volume_limits.h"
 #include "src/plugins/pod_topology_spread/pod_topology_spread.h"
 #include "src/plugins/priority_sort/priority_sort.h"
 #include "src/plugins/taint_toleration/taint_toleration.h"
+#include "src/plugins/volume_binding/volume_binding.h"
+#include "src/plugins/volume_restrictions/volume_restrictions.h"
+#include "src/plugins/volume_zone/volume_zone.h"
 
 namespace gpusched::plugins {
 
@@ -48,6 +52,10 @@ common::Status RegisterInTreePlugins(framework::Registry& registry) {
       {names::kNodeResourcesBalancedAllocation,
        &node_resources_balanced_allocation::BalancedAllocation::Create},
       {names::kImageLocality, &image_locality::ImageLocality::Create},
+      {names::kVolumeBinding, &volume_binding::VolumeBinding::Create},
+      {names::kVolumeZone, &volume_zone::VolumeZone::Create},
+      {names::kVolumeRestrictions, &volume_restrictions::VolumeRestrictions::Create},
+      {names::kNodeVolumeLimits, &node_volume_limits::NodeVolumeLimits::Create},
   };
   for (const Entry& e : entries) {
     GPUSCHED_RETURN_IF_ERROR(registry.Register(std::string(e.name), e.factory));

@@ -33,5 +33,10 @@ inline constexpr std::string_view kNodeResourcesBalancedAllocation =
 inline constexpr std::string_view kImageLocality = "ImageLocality";
 // All-or-nothing placement of gangs (PreFilter, Filter, Reserve, Permit).
 inline constexpr std::string_view kGangScheduling = "GangScheduling";
+// Volumes (issue #22): PV/PVC binding, PV zones, conflicting volumes, per-node attach limits.
+inline constexpr std::string_view kVolumeBinding = "VolumeBinding";
+inline constexpr std::string_view kVolumeZone = "VolumeZone";
+inline constexpr std::string_view kVolumeRestrictions = "VolumeRestrictions";
+inline constexpr std::string_view kNodeVolumeLimits = "NodeVolumeLimits";
 
 }  // namespace gpusched::plugins::names

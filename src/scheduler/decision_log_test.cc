@@ -49,6 +49,13 @@ class RecordingApi final : public kube::ApiClient {
   common::Status UpdatePodGroupStatus(const api::PodGroup&, const api::PodGroupStatus&) override {
     return common::Status::Ok();
   }
+  common::StatusOr<std::string> BindPersistentVolume(const api::PersistentVolume&, bool) override {
+    return std::string("1");
+  }
+  common::StatusOr<std::string> SetPvcSelectedNode(const api::PersistentVolumeClaim&,
+                                                   std::string_view) override {
+    return std::string("1");
+  }
 };
 
 class DecisionLogTest : public ::testing::Test {

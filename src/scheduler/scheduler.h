@@ -54,6 +54,7 @@
 #include "src/metrics/scheduler_metrics.h"
 #include "src/queue/scheduling_queue.h"
 #include "src/scheduler/gang_tracker.h"
+#include "src/scheduler/volume_events.h"
 
 namespace gpusched::scheduler {
 
@@ -134,6 +135,10 @@ class Scheduler final : public kube::ClusterEventHandler, public framework::Hand
   void OnPodGroupAdd(api::PodGroupPtr group) override;
   void OnPodGroupUpdate(api::PodGroupPtr old_group, api::PodGroupPtr group) override;
   void OnPodGroupDelete(api::PodGroupPtr group) override;
+  // Storage objects feed the volume view (volume_events.cc).
+  void OnStorageAdd(const kube::StorageObject& obj) override;
+  void OnStorageUpdate(const kube::StorageObject& old_obj, const kube::StorageObject& obj) override;
+  void OnStorageDelete(const kube::StorageObject& obj) override;
 
   // A cluster event for the queueing hints (queue/scheduling_queue.h): moves the unschedulable
   // pods whose rejecting plugins registered `event.event` and whose hint says it may help, and
@@ -159,6 +164,7 @@ class Scheduler final : public kube::ClusterEventHandler, public framework::Hand
   std::vector<api::PdbPtr> PodDisruptionBudgets() const override;
   framework::Gangs* gangs() override { return &gangs_; }
   const framework::NetworkView* network() const override { return deps_.network; }
+  framework::VolumeView* volumes() override { return &volume_data_.view; }
 
   // A node's measured GPU utilization (0..1), from the DCGM refresher; thread-safe.
   void SetGpuUtilization(std::string_view node, double utilization);
@@ -318,6 +324,7 @@ class Scheduler final : public kube::ClusterEventHandler, public framework::Hand
   void SyncGangStatuses();
 
   SchedulerDeps deps_;
+  VolumeData volume_data_{deps_.api};  // after deps_
   cache::Cache cache_;
   GangTracker gangs_;
   // The last status written per policy key (scheduling thread).

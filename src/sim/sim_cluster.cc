@@ -258,6 +258,99 @@ common::Status SimCluster::UpdatePodGroupStatus(const api::PodGroup& group,
   return common::Status::Ok();
 }
 
+void SimCluster::AddStorage(const kube::StorageObject& obj) {
+  kube::ClusterEventHandler* handler = nullptr;
+  {
+    common::MutexLock lock(mu_);
+    if (const auto* pv = std::get_if<api::PersistentVolumePtr>(&obj)) {
+      pvs_[(*pv)->name()] = *pv;
+    } else if (const auto* pvc = std::get_if<api::PersistentVolumeClaimPtr>(&obj)) {
+      pvcs_[(*pvc)->namespace_() + "/" + (*pvc)->name()] = *pvc;
+    }
+    handler = handler_;
+  }
+  if (handler != nullptr) handler->OnStorageAdd(obj);
+}
+
+common::StatusOr<std::string> SimCluster::BindPersistentVolume(const api::PersistentVolume& pv,
+                                                               bool /*bound_by_controller*/) {
+  kube::ClusterEventHandler* handler = nullptr;
+  api::PersistentVolumePtr old_pv;
+  api::PersistentVolumeClaimPtr old_pvc;
+  std::shared_ptr<api::PersistentVolume> new_pv;
+  std::shared_ptr<api::PersistentVolumeClaim> new_pvc;
+  {
+    common::MutexLock lock(mu_);
+    auto it = pvs_.find(pv.name());
+    if (it == pvs_.end() || !pv.claim_ref) {
+      return common::NotFoundError("persistentvolume " + common::Quote(pv.name()) + " not found");
+    }
+    auto ct = pvcs_.find(pv.claim_ref->namespace_ + "/" + pv.claim_ref->name);
+    if (ct == pvcs_.end()) {
+      return common::NotFoundError("persistentvolumeclaim " + pv.claim_ref->name + " not found");
+    }
+    old_pv = it->second;
+    old_pvc = ct->second;
+    // The PV controller's part: both sides bound.
+    new_pv = std::make_shared<api::PersistentVolume>(pv);
+    new_pv->phase = api::PersistentVolume::Phase::kBound;
+    new_pv->meta.resource_version = std::to_string(++storage_version_);
+    new_pvc = std::make_shared<api::PersistentVolumeClaim>(*old_pvc);
+    new_pvc->volume_name = pv.name();
+    new_pvc->bind_completed = true;
+    new_pvc->phase = api::PersistentVolumeClaim::Phase::kBound;
+    new_pvc->meta.resource_version = std::to_string(++storage_version_);
+    it->second = new_pv;
+    ct->second = new_pvc;
+    handler = handler_;
+  }
+  if (handler != nullptr) {
+    handler->OnStorageUpdate(old_pv, api::PersistentVolumePtr(new_pv));
+    handler->OnStorageUpdate(old_pvc, api::PersistentVolumeClaimPtr(new_pvc));
+  }
+  return new_pv->meta.resource_version;
+}
+
+common::StatusOr<std::string> SimCluster::SetPvcSelectedNode(const api::PersistentVolumeClaim& pvc,
+                                                             std::string_view node) {
+  kube::ClusterEventHandler* handler = nullptr;
+  api::PersistentVolumeClaimPtr old_pvc;
+  std::shared_ptr<api::PersistentVolume> new_pv;
+  std::shared_ptr<api::PersistentVolumeClaim> new_pvc;
+  {
+    common::MutexLock lock(mu_);
+    auto ct = pvcs_.find(pvc.namespace_() + "/" + pvc.name());
+    if (ct == pvcs_.end()) {
+      return common::NotFoundError("persistentvolumeclaim " + pvc.name() + " not found");
+    }
+    old_pvc = ct->second;
+    // The provisioner's and the PV controller's part: a volume on that node, bound.
+    new_pv = std::make_shared<api::PersistentVolume>();
+    new_pv->meta.name = "pvc-" + (pvc.meta.uid.empty() ? pvc.name() : pvc.meta.uid);
+    new_pv->meta.resource_version = std::to_string(++storage_version_);
+    new_pv->storage_class = pvc.storage_class;
+    new_pv->capacity_bytes = pvc.request_bytes;
+    new_pv->access_modes = pvc.access_modes;
+    new_pv->volume_mode = pvc.volume_mode;
+    new_pv->claim_ref = api::ClaimRef{pvc.namespace_(), pvc.name(), pvc.meta.uid};
+    new_pv->phase = api::PersistentVolume::Phase::kBound;
+    new_pvc = std::make_shared<api::PersistentVolumeClaim>(*old_pvc);
+    new_pvc->selected_node = std::string(node);
+    new_pvc->volume_name = new_pv->meta.name;
+    new_pvc->bind_completed = true;
+    new_pvc->phase = api::PersistentVolumeClaim::Phase::kBound;
+    new_pvc->meta.resource_version = std::to_string(++storage_version_);
+    pvs_[new_pv->meta.name] = new_pv;
+    ct->second = new_pvc;
+    handler = handler_;
+  }
+  if (handler != nullptr) {
+    handler->OnStorageAdd(api::PersistentVolumePtr(new_pv));
+    handler->OnStorageUpdate(old_pvc, api::PersistentVolumeClaimPtr(new_pvc));
+  }
+  return new_pvc->meta.resource_version;
+}
+
 std::map<std::string, api::PodGroupStatus> SimCluster::PodGroupStatuses() const {
   common::MutexLock lock(mu_);
   return pod_group_status_;

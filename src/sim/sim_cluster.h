@@ -19,6 +19,13 @@
 //                 or re-created under another uid) -> OnPodDelete. Counted in `api_deletes`.
 //   AddPodGroup -> OnPodGroupAdd. UpdatePodGroupStatus -> the last status per PodGroup is kept
 //                 (PodGroupStatuses); nothing is delivered.
+//   AddStorage -> OnStorageAdd (PVs, PVCs, StorageClasses, CSINodes, CSIDrivers).
+//   BindPersistentVolume / SetPvcSelectedNode play the API server and the PV controller (and a
+//                 provisioner) at once: the PV gets the claimRef and phase Bound, the claim its
+//                 volumeName and pv.kubernetes.io/bind-completed; a claim given a selected node
+//                 gets a new bound PV "pvc-<claim uid or name>" of its class and size (without
+//                 node affinity: the simulated volume follows the pod). Each change is delivered
+//                 as OnStorageAdd/OnStorageUpdate.
 //
 // Ledger: independently of the scheduler's cache, SimCluster keeps per node the summed requests
 // of its bound pods and, per GPU device, the milli-GPU written in the pods' gpusched.io/gpu-devices
@@ -90,6 +97,8 @@ class SimCluster final : public kube::ApiClient {
   // Adds a gang policy (a PodGroup, or one pod group of a Workload). AlreadyExists when its key
   // is taken.
   common::Status AddPodGroup(api::PodGroupPtr group);
+  // A storage object (PV, PVC, StorageClass, CSINode, CSIDriver). Replaces one of the same name.
+  void AddStorage(const kube::StorageObject& obj);
 
   // kube::ApiClient
   common::Status BindPod(
@@ -103,6 +112,10 @@ class SimCluster final : public kube::ApiClient {
   common::Status SetNominatedNodeName(const api::Pod& pod, std::string_view node) override;
   common::Status UpdatePodGroupStatus(const api::PodGroup& group,
                                       const api::PodGroupStatus& status) override;
+  common::StatusOr<std::string> BindPersistentVolume(const api::PersistentVolume& pv,
+                                                     bool bound_by_controller) override;
+  common::StatusOr<std::string> SetPvcSelectedNode(const api::PersistentVolumeClaim& pvc,
+                                                   std::string_view node) override;
 
   // The current object, or nullptr.
   api::PodPtr GetPod(std::string_view uid) const;
@@ -141,6 +154,9 @@ class SimCluster final : public kube::ApiClient {
   ClusterCounters counters_ GPUSCHED_GUARDED_BY(mu_);
   std::map<std::string, api::PodGroupPtr> pod_groups_ GPUSCHED_GUARDED_BY(mu_);  // by key
   std::map<std::string, api::PodGroupStatus> pod_group_status_ GPUSCHED_GUARDED_BY(mu_);
+  std::map<std::string, api::PersistentVolumePtr> pvs_ GPUSCHED_GUARDED_BY(mu_);
+  std::map<std::string, api::PersistentVolumeClaimPtr> pvcs_ GPUSCHED_GUARDED_BY(mu_);  // ns/name
+  uint64_t storage_version_ GPUSCHED_GUARDED_BY(mu_) = 1000;
   std::string violation_ GPUSCHED_GUARDED_BY(mu_);
   // The devices charged for bound GPU pods without a device annotation, by uid.
   std::unordered_map<std::string, api::GpuAssignment> unannotated_devices_ GPUSCHED_GUARDED_BY(mu_);

@@ -259,6 +259,7 @@ common::Status Simulator::Run(const Workload& workload) {
   for (const auto& group : workload.pod_groups) {
     GPUSCHED_RETURN_IF_ERROR(cluster_.AddPodGroup(group));
   }
+  for (const kube::StorageObject& obj : workload.storage) cluster_.AddStorage(obj);
   for (const auto& node : workload.nodes) GPUSCHED_RETURN_IF_ERROR(AddNode(node));
   for (const auto& pod : workload.pods) {
     auto r = SubmitPod(pod);

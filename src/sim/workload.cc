@@ -13,6 +13,7 @@
 #include <variant>
 
 #include "src/api/decode.h"
+#include "src/api/decode_storage.h"
 #include "src/api/gang_object.h"
 #include "src/api/manifest.h"
 #include "src/sim/checks.h"
@@ -75,6 +76,8 @@ void Skipped(Workload& workload, std::string_view source, std::string_view kind,
                               std::string(name) +
                               "\": the simulator reads Nodes, Pods, PriorityClasses, "
                               "PodDisruptionBudgets, PodGroups, Workloads (scheduling.k8s.io), "
+                              "PersistentVolumes, PersistentVolumeClaims, StorageClasses, "
+                              "CSINodes, CSIDrivers, "
                               "Deployments, ReplicaSets, StatefulSets, Jobs and DaemonSets only");
 }
 
@@ -96,6 +99,36 @@ void AddGangPolicy(const api::OtherObject& o, std::string_view source, size_t do
   for (api::PodGroupPtr& g : policy->groups) workload.pod_groups.push_back(std::move(g));
 }
 
+// A storage object (PV, PVC, StorageClass, CSINode, CSIDriver): decoded, or rejected with the
+// decoder's error. False when `o` is no storage object.
+bool AddStorage(const api::OtherObject& o, std::string_view source, size_t document,
+                Workload& workload) {
+  auto add = [&](auto decoded) {
+    if (!decoded.ok()) {
+      workload.rejected.push_back(
+          Rejection{std::string(source), document, o.kind, o.name,
+                    WithoutSubject(std::string(decoded.status().message()))});
+      return;
+    }
+    using T = std::decay_t<decltype(*decoded)>;
+    workload.storage.emplace_back(std::make_shared<const T>(std::move(decoded).value()));
+  };
+  if (o.api_version == "v1" && o.kind == "PersistentVolume") {
+    add(api::DecodePersistentVolume(o.json));
+  } else if (o.api_version == "v1" && o.kind == "PersistentVolumeClaim") {
+    add(api::DecodePersistentVolumeClaim(o.json));
+  } else if (o.api_version == "storage.k8s.io/v1" && o.kind == "StorageClass") {
+    add(api::DecodeStorageClass(o.json));
+  } else if (o.api_version == "storage.k8s.io/v1" && o.kind == "CSINode") {
+    add(api::DecodeCSINode(o.json));
+  } else if (o.api_version == "storage.k8s.io/v1" && o.kind == "CSIDriver") {
+    add(api::DecodeCSIDriver(o.json));
+  } else {
+    return false;
+  }
+  return true;
+}
+
 void Route(api::Object& obj, std::string_view source, size_t document, Workload& workload) {
   std::visit(
       [&](auto& o) {
@@ -110,6 +143,8 @@ void Route(api::Object& obj, std::string_view source, size_t document, Workload&
           workload.priority_classes.push_back(std::move(o));
         } else if (IsGangPolicy(o)) {
           AddGangPolicy(o, source, document, workload);
+        } else if (AddStorage(o, source, document, workload)) {
+          // a storage object
         } else if (IsControllerKind(o.api_version, o.kind)) {  // an item of a List
           DocumentId id = IdOf(o.json);
           workload.controllers.push_back(ControllerObject{std::string(source), document,

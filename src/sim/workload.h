@@ -20,6 +20,7 @@
 #include "src/api/gang.h"
 #include "src/api/types.h"
 #include "src/common/status.h"
+#include "src/kube/api_client.h"
 
 namespace gpusched::sim {
 
@@ -57,6 +58,9 @@ struct Workload {
   // Gang policies (api/gang.h): scheduler-plugins and Volcano PodGroups, one per pod group of a
   // Workload. Added before the pods.
   std::vector<api::PodGroupPtr> pod_groups;
+  // Storage objects for the volume plugins: PersistentVolumes, PersistentVolumeClaims,
+  // StorageClasses, CSINodes and CSIDrivers (docs/volumes.md). Added before the pods.
+  std::vector<kube::StorageObject> storage;
   // Objects that were read but are not simulated (e.g. a ConfigMap), unknown fields, node GPU
   // facts that were clamped or disagree: one line each.
   std::vector<std::string> warnings;

@@ -18,6 +18,7 @@
 #include "src/framework/cycle_state.h"
 #include "src/framework/handle.h"
 #include "src/framework/network_view.h"
+#include "src/framework/volume_view.h"
 
 namespace gpusched::testing {
 
@@ -63,6 +64,15 @@ class FakeHandle final : public framework::Handle {
   // REQUIRES: before any plugin is created on this handle; `network` outlives the handle's use.
   void SetNetwork(const framework::NetworkView* network) { network_ = network; }
 
+  // The storage objects: a real VolumeView the test fills through volume_view() (UpsertPv,
+  // UpsertPvc, set_writer, ...). volumes() is null until volume_view() is first called, so
+  // plugins see no volume data by default, as in the extender.
+  framework::VolumeView* volumes() override { return volumes_enabled_ ? &volumes_ : nullptr; }
+  framework::VolumeView& volume_view() {
+    volumes_enabled_ = true;
+    return volumes_;
+  }
+
   // The status every later BindPod returns (OK by default).
   void SetBindResult(common::Status status) {
     common::MutexLock lock(mu_);
@@ -84,6 +94,8 @@ class FakeHandle final : public framework::Handle {
   };
 
   common::FakeClock clock_;
+  framework::VolumeView volumes_;
+  bool volumes_enabled_ = false;
   NoWaitingPods no_waiting_;
   framework::WaitingPods* waiting_ = nullptr;
   framework::Gangs* gangs_ = nullptr;

@@ -102,6 +102,12 @@ SCHEDULER_RULES = DELEGATED_AUTH_RULES | {
     ("scheduling.x-k8s.io", "podgroups/status", (), ("patch",)),
     ("scheduling.volcano.sh", "podgroups/status", (), ("patch",)),
     ("scheduling.k8s.io", "workloads", (), ("get", "list", "watch")),
+    # Volumes: claims and PVs read and patched (VolumeBinding's PreBind), storage objects read.
+    ("", "persistentvolumes", (), ("get", "list", "patch", "watch")),
+    ("", "persistentvolumeclaims", (), ("get", "list", "patch", "watch")),
+    ("storage.k8s.io", "storageclasses", (), ("get", "list", "watch")),
+    ("storage.k8s.io", "csinodes", (), ("get", "list", "watch")),
+    ("storage.k8s.io", "csidrivers", (), ("get", "list", "watch")),
 }
 LEASE_RULES = lambda name: {  # noqa: E731
     ("coordination.k8s.io", "leases", (), ("create",)),

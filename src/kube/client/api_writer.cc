@@ -426,4 +426,71 @@ common::Status KubeApiClient::CreateEvent(const EventRecord& event) {
       "POST", "/apis/events.k8s.io/v1/namespaces/" + event.namespace_ + "/events", body));
 }
 
+namespace {
+
+// The new object's metadata.resourceVersion ("" when the answer has none).
+std::string ResourceVersionOf(const json::value& obj) {
+  const json::object* o = obj.if_object();
+  const json::value* meta = o == nullptr ? nullptr : o->if_contains("metadata");
+  const json::value* rv = meta == nullptr || !meta->is_object()
+                              ? nullptr
+                              : meta->as_object().if_contains("resourceVersion");
+  return rv != nullptr && rv->is_string() ? std::string(rv->as_string()) : std::string();
+}
+
+}  // namespace
+
+json::object BuildBindPvPatch(const api::PersistentVolume& pv, bool bound_by_controller) {
+  json::object meta;
+  if (!pv.meta.resource_version.empty()) meta["resourceVersion"] = pv.meta.resource_version;
+  if (bound_by_controller) {
+    meta["annotations"] = json::object{{std::string(api::kAnnBoundByController), "yes"}};
+  }
+  json::object ref{{"kind", "PersistentVolumeClaim"}, {"apiVersion", "v1"}};
+  if (pv.claim_ref) {
+    ref["namespace"] = pv.claim_ref->namespace_;
+    ref["name"] = pv.claim_ref->name;
+    ref["uid"] = pv.claim_ref->uid;
+  }
+  return json::object{{"metadata", std::move(meta)},
+                      {"spec", json::object{{"claimRef", std::move(ref)}}}};
+}
+
+json::object BuildSelectedNodePatch(const api::PersistentVolumeClaim& pvc, std::string_view node) {
+  json::object meta;
+  if (!pvc.meta.resource_version.empty()) meta["resourceVersion"] = pvc.meta.resource_version;
+  meta["annotations"] = json::object{{std::string(api::kAnnSelectedNode), node}};
+  return json::object{{"metadata", std::move(meta)}};
+}
+
+common::StatusOr<std::string> KubeApiClient::BindPersistentVolume(const api::PersistentVolume& pv,
+                                                                  bool bound_by_controller) {
+  if (!IsDns1123Subdomain(pv.name()) || !pv.claim_ref) {
+    return common::InvalidArgumentError("persistentvolume " + common::Quote(pv.name()) +
+                                        ": not a DNS-1123 name, or no claimRef to write");
+  }
+  GPUSCHED_ASSIGN_OR_RETURN(
+      json::value answer,
+      Send(JsonRequest("PATCH", "/api/v1/persistentvolumes/" + pv.name(),
+                       BuildBindPvPatch(pv, bound_by_controller), "application/merge-patch+json")));
+  return ResourceVersionOf(answer);
+}
+
+common::StatusOr<std::string> KubeApiClient::SetPvcSelectedNode(
+    const api::PersistentVolumeClaim& pvc, std::string_view node) {
+  if (!IsDns1123Subdomain(pvc.namespace_()) || !IsDns1123Subdomain(pvc.name()) ||
+      !IsDns1123Subdomain(node)) {
+    return common::InvalidArgumentError("persistentvolumeclaim " + pvc.namespace_() + "/" +
+                                        pvc.name() + " or node " + common::Quote(node) +
+                                        ": not a DNS-1123 name");
+  }
+  GPUSCHED_ASSIGN_OR_RETURN(
+      json::value answer,
+      Send(JsonRequest(
+          "PATCH",
+          "/api/v1/namespaces/" + pvc.namespace_() + "/persistentvolumeclaims/" + pvc.name(),
+          BuildSelectedNodePatch(pvc, node), "application/merge-patch+json")));
+  return ResourceVersionOf(answer);
+}
+
 }  // namespace gpusched::kube::client

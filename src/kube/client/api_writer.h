@@ -32,6 +32,11 @@
 //   SetNominatedNodeName PATCH .../pods/{name}/status, strategic merge patch
 //                        {"status":{"nominatedNodeName": node}} (null clears it). Skipped when
 //                        pod.nominated_node_name already equals node. 404 -> kNotFound.
+//   BindPersistentVolume PATCH /api/v1/persistentvolumes/{name}, merge patch of spec.claimRef
+//                        (and bound-by-controller), guarded by metadata.resourceVersion (409 ->
+//                        kAborted). Returns the new resourceVersion.
+//   SetPvcSelectedNode   PATCH .../persistentvolumeclaims/{name}, merge patch of the
+//                        volume.kubernetes.io/selected-node annotation, guarded the same way.
 //
 // JSON is built with Boost.JSON and serialised with boost::json::serialize; no user value is
 // ever concatenated into JSON text. Names used in paths are checked to be DNS-1123 names.
@@ -92,6 +97,13 @@ class KubeApiClient final : public ApiClient {
   common::Status SetNominatedNodeName(const api::Pod& pod, std::string_view node) override;
   common::Status UpdatePodGroupStatus(const api::PodGroup& group,
                                       const api::PodGroupStatus& status) override;
+  // PATCH /api/v1/persistentvolumes/{name}, merge patch BuildBindPvPatch.
+  common::StatusOr<std::string> BindPersistentVolume(const api::PersistentVolume& pv,
+                                                     bool bound_by_controller) override;
+  // PATCH /api/v1/namespaces/{ns}/persistentvolumeclaims/{name}, merge patch
+  // BuildSelectedNodePatch.
+  common::StatusOr<std::string> SetPvcSelectedNode(const api::PersistentVolumeClaim& pvc,
+                                                   std::string_view node) override;
 
   // GET `path` (with `query`) and parse the JSON body; a non-2xx answer is StatusFromResponse.
   common::StatusOr<boost::json::value> GetJson(
@@ -138,6 +150,14 @@ boost::json::object BuildConditionPatch(const api::Pod& pod, const api::Conditio
 boost::json::object BuildDeleteOptions(const api::Pod& pod);
 // The strategic merge patch of SetNominatedNodeName (an empty `node` is null).
 boost::json::object BuildNominatedNodePatch(std::string_view node);
+// The merge patch of BindPersistentVolume: {"metadata":{"resourceVersion", "annotations":
+// {"pv.kubernetes.io/bound-by-controller":"yes"} when bound_by_controller}, "spec":{"claimRef":
+// {"kind","apiVersion","namespace","name","uid"}}}.
+boost::json::object BuildBindPvPatch(const api::PersistentVolume& pv, bool bound_by_controller);
+// The merge patch of SetPvcSelectedNode: {"metadata":{"resourceVersion","annotations":
+// {"volume.kubernetes.io/selected-node": node}}}.
+boost::json::object BuildSelectedNodePatch(const api::PersistentVolumeClaim& pvc,
+                                           std::string_view node);
 
 // The merge patch of a PodGroup's status subresource: {"status": {"phase", "running",
 // "succeeded", "failed"}}, and for a Volcano PodGroup the Unschedulable condition (True with its

@@ -519,6 +519,49 @@ TEST(KubeApiClientTest, SetNominatedNodeName) {
   }
 }
 
+TEST(KubeApiClientTest, VolumeBindingWrites) {
+  FakeRestClient rest;
+  rest.Push(200, R"({"kind":"PersistentVolume","metadata":{"name":"pv-1","resourceVersion":"8"}})");
+  rest.Push(200, R"({"kind":"PersistentVolumeClaim","metadata":{"resourceVersion":"9"}})");
+  rest.Push(409, R"({"kind":"Status","status":"Failure","reason":"Conflict","code":409})");
+  common::FakeClock clock;
+  KubeApiClient api(rest, clock);
+  api::PersistentVolume pv;
+  pv.meta.name = "pv-1";
+  pv.meta.resource_version = "7";
+  pv.claim_ref = api::ClaimRef{"ml", "data", "uid-c"};
+  common::StatusOr<std::string> rv = api.BindPersistentVolume(pv, true);
+  ASSERT_TRUE(rv.ok()) << rv.status().ToString();
+  EXPECT_EQ(*rv, "8");
+  ASSERT_EQ(rest.requests.size(), 1u);
+  EXPECT_EQ(rest.requests[0].method, "PATCH");
+  EXPECT_EQ(rest.requests[0].path, "/api/v1/persistentvolumes/pv-1");
+  EXPECT_EQ(rest.requests[0].content_type, "application/merge-patch+json");
+  EXPECT_EQ(json::parse(rest.requests[0].body),
+            json::parse(R"({"metadata":{"resourceVersion":"7","annotations":{
+                "pv.kubernetes.io/bound-by-controller":"yes"}},
+                "spec":{"claimRef":{"kind":"PersistentVolumeClaim","apiVersion":"v1",
+                "namespace":"ml","name":"data","uid":"uid-c"}}})"));
+
+  api::PersistentVolumeClaim pvc;
+  pvc.meta.name = "data";
+  pvc.meta.namespace_ = "ml";
+  pvc.meta.resource_version = "5";
+  rv = api.SetPvcSelectedNode(pvc, "node-1");
+  ASSERT_TRUE(rv.ok()) << rv.status().ToString();
+  EXPECT_EQ(*rv, "9");
+  ASSERT_EQ(rest.requests.size(), 2u);
+  EXPECT_EQ(rest.requests[1].path, "/api/v1/namespaces/ml/persistentvolumeclaims/data");
+  EXPECT_EQ(json::parse(rest.requests[1].body),
+            json::parse(R"({"metadata":{"resourceVersion":"5","annotations":{
+                "volume.kubernetes.io/selected-node":"node-1"}}})"));
+  // A stale resourceVersion is a conflict; a bad name is refused without a request.
+  EXPECT_EQ(api.SetPvcSelectedNode(pvc, "node-1").status().code(), StatusCode::kAborted);
+  EXPECT_EQ(api.SetPvcSelectedNode(pvc, "Bad_Node").status().code(),
+            StatusCode::kInvalidArgument);
+  EXPECT_EQ(rest.requests.size(), 3u);
+}
+
 TEST(KubeApiClientTest, CreateEvent) {
   common::FakeClock clock(common::TimePoint(common::Duration(1714564800'123456789)));
   struct Case {

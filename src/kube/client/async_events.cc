@@ -45,6 +45,16 @@ common::Status AsyncEventClient::UpdatePodGroupStatus(const api::PodGroup& group
   return next_.UpdatePodGroupStatus(group, status);
 }
 
+common::StatusOr<std::string> AsyncEventClient::BindPersistentVolume(
+    const api::PersistentVolume& pv, bool bound_by_controller) {
+  return next_.BindPersistentVolume(pv, bound_by_controller);
+}
+
+common::StatusOr<std::string> AsyncEventClient::SetPvcSelectedNode(
+    const api::PersistentVolumeClaim& pvc, std::string_view node) {
+  return next_.SetPvcSelectedNode(pvc, node);
+}
+
 common::Status AsyncEventClient::CreateEvent(const EventRecord& event) {
   {
     common::MutexLock l(mu_);

@@ -63,6 +63,10 @@ class AsyncEventClient final : public ApiClient {
   common::Status SetNominatedNodeName(const api::Pod& pod, std::string_view node) override;
   common::Status UpdatePodGroupStatus(const api::PodGroup& group,
                                       const api::PodGroupStatus& status) override;
+  common::StatusOr<std::string> BindPersistentVolume(const api::PersistentVolume& pv,
+                                                     bool bound_by_controller) override;
+  common::StatusOr<std::string> SetPvcSelectedNode(const api::PersistentVolumeClaim& pvc,
+                                                   std::string_view node) override;
 
   // Waits up to `timeout` for the queued events to be sent, then stops the senders (an event
   // being sent is finished). Returns the number of events dropped because time ran out.

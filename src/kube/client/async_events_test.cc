@@ -51,6 +51,13 @@ class FakeApi final : public ApiClient {
     pod_groups.push_back(g.name + ":" + st.phase);
     return common::Status::Ok();
   }
+  common::StatusOr<std::string> BindPersistentVolume(const api::PersistentVolume&, bool) override {
+    return std::string("1");
+  }
+  common::StatusOr<std::string> SetPvcSelectedNode(const api::PersistentVolumeClaim&,
+                                                   std::string_view) override {
+    return std::string("1");
+  }
   common::Status CreateEvent(const EventRecord& e) override {
     std::unique_lock<std::mutex> l(mu);
     cv.wait(l, [&] { return !hold; });

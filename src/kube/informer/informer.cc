@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "src/api/decode.h"
+#include "src/api/decode_storage.h"
 #include "src/api/gang_object.h"
 #include "src/common/check.h"
 #include "src/common/logging.h"
@@ -110,6 +111,60 @@ struct VolcanoPodGroupKind : GangPolicyKindBase {
 struct WorkloadKind : GangPolicyKindBase {
   static constexpr std::string_view kName = "workloads.scheduling.k8s.io";
   static constexpr std::string_view kPath = "/apis/scheduling.k8s.io/v1alpha1/workloads";
+};
+
+// Storage objects (api/storage.h), delivered as kube::StorageObject.
+template <typename T>
+struct StorageKindBase {
+  using Object = T;
+  using Ptr = std::shared_ptr<const T>;
+  static void Add(ClusterEventHandler& h, Ptr o) { h.OnStorageAdd(StorageObject(std::move(o))); }
+  static void Update(ClusterEventHandler& h, Ptr o, Ptr n) {
+    h.OnStorageUpdate(StorageObject(std::move(o)), StorageObject(std::move(n)));
+  }
+  static void Delete(ClusterEventHandler& h, Ptr o) {
+    h.OnStorageDelete(StorageObject(std::move(o)));
+  }
+};
+struct PersistentVolumeKind : StorageKindBase<api::PersistentVolume> {
+  static constexpr std::string_view kName = "persistentvolumes";
+  static constexpr std::string_view kPath = "/api/v1/persistentvolumes";
+  static constexpr bool kNamespaced = false;
+  static common::StatusOr<api::PersistentVolume> Decode(const json::value& v) {
+    return api::DecodePersistentVolume(v);
+  }
+};
+struct PersistentVolumeClaimKind : StorageKindBase<api::PersistentVolumeClaim> {
+  static constexpr std::string_view kName = "persistentvolumeclaims";
+  static constexpr std::string_view kPath = "/api/v1/persistentvolumeclaims";
+  static constexpr bool kNamespaced = true;
+  static common::StatusOr<api::PersistentVolumeClaim> Decode(const json::value& v) {
+    return api::DecodePersistentVolumeClaim(v);
+  }
+};
+struct StorageClassKind : StorageKindBase<api::StorageClass> {
+  static constexpr std::string_view kName = "storageclasses";
+  static constexpr std::string_view kPath = "/apis/storage.k8s.io/v1/storageclasses";
+  static constexpr bool kNamespaced = false;
+  static common::StatusOr<api::StorageClass> Decode(const json::value& v) {
+    return api::DecodeStorageClass(v);
+  }
+};
+struct CSINodeKind : StorageKindBase<api::CSINode> {
+  static constexpr std::string_view kName = "csinodes";
+  static constexpr std::string_view kPath = "/apis/storage.k8s.io/v1/csinodes";
+  static constexpr bool kNamespaced = false;
+  static common::StatusOr<api::CSINode> Decode(const json::value& v) {
+    return api::DecodeCSINode(v);
+  }
+};
+struct CSIDriverKind : StorageKindBase<api::CSIDriver> {
+  static constexpr std::string_view kName = "csidrivers";
+  static constexpr std::string_view kPath = "/apis/storage.k8s.io/v1/csidrivers";
+  static constexpr bool kNamespaced = false;
+  static common::StatusOr<api::CSIDriver> Decode(const json::value& v) {
+    return api::DecodeCSIDriver(v);
+  }
 };
 
 std::string_view MetaField(const json::value& obj, std::string_view key) {
@@ -350,6 +405,23 @@ InformerPtr NewPodGroupInformer(RestClient& client, ClusterEventHandler& handler
     case GangPolicyApi::kPodGroup: break;
   }
   return NewInformer<PodGroupKind>(client, handler, clock, std::move(options), "");
+}
+
+InformerPtr NewStorageInformer(RestClient& client, ClusterEventHandler& handler,
+                               const common::Clock& clock, StorageKind kind,
+                               InformerOptions options) {
+  switch (kind) {
+    case StorageKind::kPersistentVolumeClaim:
+      return NewInformer<PersistentVolumeClaimKind>(client, handler, clock, std::move(options), "");
+    case StorageKind::kStorageClass:
+      return NewInformer<StorageClassKind>(client, handler, clock, std::move(options), "");
+    case StorageKind::kCSINode:
+      return NewInformer<CSINodeKind>(client, handler, clock, std::move(options), "");
+    case StorageKind::kCSIDriver:
+      return NewInformer<CSIDriverKind>(client, handler, clock, std::move(options), "");
+    case StorageKind::kPersistentVolume: break;
+  }
+  return NewInformer<PersistentVolumeKind>(client, handler, clock, std::move(options), "");
 }
 
 }  // namespace gpusched::kube::informer

@@ -94,4 +94,22 @@ InformerPtr NewPodGroupInformer(RestClient& client, ClusterEventHandler& handler
                                 const common::Clock& clock, GangPolicyApi api,
                                 InformerOptions options = {});
 
+// Storage objects for the volume plugins (api/storage.h), decoded with api/decode_storage.h and
+// delivered to OnStorageAdd/Update/Delete:
+//   kPersistentVolume       /api/v1/persistentvolumes
+//   kPersistentVolumeClaim  /api/v1/persistentvolumeclaims
+//   kStorageClass           /apis/storage.k8s.io/v1/storageclasses
+//   kCSINode                /apis/storage.k8s.io/v1/csinodes
+//   kCSIDriver              /apis/storage.k8s.io/v1/csidrivers
+enum class StorageKind : uint8_t {
+  kPersistentVolume,
+  kPersistentVolumeClaim,
+  kStorageClass,
+  kCSINode,
+  kCSIDriver,
+};
+InformerPtr NewStorageInformer(RestClient& client, ClusterEventHandler& handler,
+                               const common::Clock& clock, StorageKind kind,
+                               InformerOptions options = {});
+
 }  // namespace gpusched::kube::informer

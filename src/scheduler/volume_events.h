@@ -1,0 +1,43 @@
+// SPDX-License-Identifier: Apache-2.0
+// The scheduler's volume data (issue #22): the VolumeView the volume plugins read through
+// Handle::volumes(), fed by the storage informers (ClusterEventHandler::OnStorage*), and the
+// VolumeWriter that sends VolumeBinding's PreBind writes through the scheduler's ApiClient.
+#pragma once
+
+#include <string>
+#include <string_view>
+
+#include "src/framework/volume_view.h"
+#include "src/kube/api_client.h"
+
+namespace gpusched::scheduler {
+
+class ApiVolumeWriter final : public framework::VolumeWriter {
+ public:
+  explicit ApiVolumeWriter(kube::ApiClient& api) : api_(api) {}
+  common::StatusOr<std::string> BindPersistentVolume(const api::PersistentVolume& pv,
+                                                     bool bound_by_controller) override {
+    return api_.BindPersistentVolume(pv, bound_by_controller);
+  }
+  common::StatusOr<std::string> SetSelectedNode(const api::PersistentVolumeClaim& pvc,
+                                                std::string_view node) override {
+    return api_.SetPvcSelectedNode(pvc, node);
+  }
+
+ private:
+  kube::ApiClient& api_;
+};
+
+// The view with its writer set.
+struct VolumeData {
+  explicit VolumeData(kube::ApiClient& api) : writer(api) { view.set_writer(&writer); }
+  ApiVolumeWriter writer;
+  framework::VolumeView view;
+};
+
+// Applies one storage event to `view`; returns the event's name ("PersistentVolumeAdd", ...)
+// when it may make an unschedulable pod schedulable (additions and updates), else "".
+std::string_view ApplyStorageEvent(framework::VolumeView& view, const kube::StorageObject* old_obj,
+                                   const kube::StorageObject* obj);
+
+}  // namespace gpusched::scheduler
