@@ -557,8 +557,7 @@ TEST(KubeApiClientTest, VolumeBindingWrites) {
                 "volume.kubernetes.io/selected-node":"node-1"}}})"));
   // A stale resourceVersion is a conflict; a bad name is refused without a request.
   EXPECT_EQ(api.SetPvcSelectedNode(pvc, "node-1").status().code(), StatusCode::kAborted);
-  EXPECT_EQ(api.SetPvcSelectedNode(pvc, "Bad_Node").status().code(),
-            StatusCode::kInvalidArgument);
+  EXPECT_EQ(api.SetPvcSelectedNode(pvc, "Bad_Node").status().code(), StatusCode::kInvalidArgument);
   EXPECT_EQ(rest.requests.size(), 3u);
 }
 
