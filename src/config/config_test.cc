@@ -114,11 +114,11 @@ TEST(ConfigDefaultsTest, DefaultPluginsAreExactlyTheDocumentedSet) {
   const Plugins p = DefaultPlugins();
   const std::map<Point, std::vector<std::string>> want = {
       {Point::kMultiPoint,
-       {"PrioritySort", "NodeUnschedulable", "NodeName", "TaintToleration:3", "NodeAffinity:2",
-        "NodePorts", "NodeResourcesFit:1", "VolumeRestrictions", "NodeVolumeLimits",
-        "VolumeBinding", "VolumeZone", "GpuFit:5", "GpuFragmentation:12", "PodTopologySpread:2",
-        "InterPodAffinity:2", "DefaultPreemption", "ImageLocality:1", "NetworkLocality:2",
-        "GangScheduling", "DefaultBinder"}},
+       {"PrioritySort",        "NodeUnschedulable",   "NodeName",           "TaintToleration:3",
+        "NodeAffinity:2",      "NodePorts",           "NodeResourcesFit:1", "VolumeRestrictions",
+        "NodeVolumeLimits",    "VolumeBinding",       "VolumeZone",         "GpuFit:5",
+        "GpuFragmentation:12", "PodTopologySpread:2", "InterPodAffinity:2", "DefaultPreemption",
+        "ImageLocality:1",     "NetworkLocality:2",   "GangScheduling",     "DefaultBinder"}},
   };
   const std::map<Point, std::vector<std::string>> disabled = {
       {Point::kQueueSort, {"NetworkLocality"}},

@@ -36,9 +36,10 @@ struct QueuedPodInfo {
   common::TimePoint timestamp;                  // when it was (re)added to the active queue
   common::TimePoint initial_attempt_timestamp;  // first time it was popped
   int32_t attempts = 0;
-  // Plugins that rejected it in its last attempt. Only reported (the queue's
-  // scheduler_unschedulable_pods counts); requeueing ignores it: any cluster event that may help
-  // moves every unschedulable pod (SchedulingQueue::MoveAllToActiveOrBackoff).
+  // Plugins that rejected it in its last attempt: a cluster event moves the pod out of the
+  // unschedulable pool only if one of them registered the event and its queueing hint says the
+  // event may help (EnqueueExtensions below; SchedulingQueue::MoveOnEvent). Also reported (the
+  // queue's scheduler_unschedulable_pods counts).
   std::vector<std::string> unschedulable_plugins;
 };
 

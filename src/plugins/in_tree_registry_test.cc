@@ -17,13 +17,17 @@ TEST(InTreeRegistryTest, RegistersEveryPluginOnce) {
   framework::Registry registry;
   ASSERT_TRUE(RegisterInTreePlugins(registry).ok());
   const std::vector<std::string> want = {
-      "DefaultBinder",      "DefaultPreemption", "GangScheduling",
-      "GpuFit",             "GpuFragmentation",  "ImageLocality",
-      "InterPodAffinity",   "NetworkLocality",   "NodeAffinity",
-      "NodeName",           "NodePorts",         "NodeResourcesBalancedAllocation",
-      "NodeResourcesFit",   "NodeUnschedulable", "NodeVolumeLimits",
-      "PodTopologySpread",  "PrioritySort",      "TaintToleration",
-      "VolumeBinding",      "VolumeRestrictions", "VolumeZone",
+      "DefaultBinder",    "DefaultPreemption",
+      "GangScheduling",   "GpuFit",
+      "GpuFragmentation", "ImageLocality",
+      "InterPodAffinity", "NetworkLocality",
+      "NodeAffinity",     "NodeName",
+      "NodePorts",        "NodeResourcesBalancedAllocation",
+      "NodeResourcesFit", "NodeUnschedulable",
+      "NodeVolumeLimits", "PodTopologySpread",
+      "PrioritySort",     "TaintToleration",
+      "VolumeBinding",    "VolumeRestrictions",
+      "VolumeZone",
   };
   EXPECT_EQ(registry.Names(), want);
   EXPECT_EQ(registry.Canonical(names::kGpuTopologyPluginAlias), names::kGpuFit);

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "src/scheduler/volume_events.h"
 
+#include <memory>
 #include <variant>
 
 #include "src/scheduler/scheduler.h"
@@ -17,9 +18,8 @@ Overloaded(Ts...) -> Overloaded<Ts...>;
 
 }  // namespace
 
-std::string_view ApplyStorageEvent(framework::VolumeView& view, const kube::StorageObject* old_obj,
-                                   const kube::StorageObject* obj) {
-  const bool add = old_obj == nullptr;
+void ApplyStorageEvent(framework::VolumeView& view, const kube::StorageObject* old_obj,
+                       const kube::StorageObject* obj) {
   if (obj == nullptr) {  // delete
     std::visit(Overloaded{
                    [&](const api::PersistentVolumePtr& pv) { view.DeletePv(pv->name()); },
@@ -31,46 +31,53 @@ std::string_view ApplyStorageEvent(framework::VolumeView& view, const kube::Stor
                    [&](const api::CSIDriverPtr& d) { view.DeleteCSIDriver(d->name); },
                },
                *old_obj);
-    return {};
+    return;
   }
-  return std::visit(Overloaded{
-                        [&](const api::PersistentVolumePtr& pv) -> std::string_view {
-                          view.UpsertPv(pv);
-                          return add ? "PersistentVolumeAdd" : "PersistentVolumeUpdate";
-                        },
-                        [&](const api::PersistentVolumeClaimPtr& pvc) -> std::string_view {
-                          view.UpsertPvc(pvc);
-                          return add ? "PersistentVolumeClaimAdd" : "PersistentVolumeClaimUpdate";
-                        },
-                        [&](const api::StorageClassPtr& sc) -> std::string_view {
-                          view.UpsertStorageClass(sc);
-                          return add ? "StorageClassAdd" : "StorageClassUpdate";
-                        },
-                        [&](const api::CSINodePtr& n) -> std::string_view {
-                          view.UpsertCSINode(n);
-                          return add ? "CSINodeAdd" : "CSINodeUpdate";
-                        },
-                        [&](const api::CSIDriverPtr& d) -> std::string_view {
-                          view.UpsertCSIDriver(d);
-                          return add ? "" : "CSIDriverUpdate";
-                        },
-                    },
-                    *obj);
+  std::visit(Overloaded{
+                 [&](const api::PersistentVolumePtr& pv) { view.UpsertPv(pv); },
+                 [&](const api::PersistentVolumeClaimPtr& pvc) { view.UpsertPvc(pvc); },
+                 [&](const api::StorageClassPtr& sc) { view.UpsertStorageClass(sc); },
+                 [&](const api::CSINodePtr& n) { view.UpsertCSINode(n); },
+                 [&](const api::CSIDriverPtr& d) { view.UpsertCSIDriver(d); },
+             },
+             *obj);
+}
+
+queue::QueueEvent StorageQueueEvent(const kube::StorageObject* old_obj,
+                                    const kube::StorageObject& obj) {
+  using framework::EventResource;
+  queue::QueueEvent e;
+  e.event.resource = std::visit(
+      Overloaded{
+          [](const api::PersistentVolumePtr&) { return EventResource::kPersistentVolume; },
+          [](const api::PersistentVolumeClaimPtr&) {
+            return EventResource::kPersistentVolumeClaim;
+          },
+          [](const api::StorageClassPtr&) { return EventResource::kStorageClass; },
+          [](const api::CSINodePtr&) { return EventResource::kCSINode; },
+          [](const api::CSIDriverPtr&) { return EventResource::kCSIDriver; },
+      },
+      obj);
+  e.event.actions = old_obj == nullptr ? framework::kAdd : framework::kUpdateOther;
+  auto as_void = [](const auto& ptr) { return std::shared_ptr<const void>(ptr); };
+  e.new_obj = std::visit(as_void, obj);
+  if (old_obj != nullptr) e.old_obj = std::visit(as_void, *old_obj);
+  return e;
 }
 
 void Scheduler::OnStorageAdd(const kube::StorageObject& obj) {
-  const std::string_view event = ApplyStorageEvent(volume_data_.view, nullptr, &obj);
-  if (!event.empty()) queue_->MoveAllToActiveOrBackoff(event);
+  ApplyStorageEvent(volume_data_.view, nullptr, &obj);
+  OnClusterEvent(StorageQueueEvent(nullptr, obj));
 }
 
 void Scheduler::OnStorageUpdate(const kube::StorageObject& old_obj,
                                 const kube::StorageObject& obj) {
-  const std::string_view event = ApplyStorageEvent(volume_data_.view, &old_obj, &obj);
-  if (!event.empty()) queue_->MoveAllToActiveOrBackoff(event);
+  ApplyStorageEvent(volume_data_.view, &old_obj, &obj);
+  OnClusterEvent(StorageQueueEvent(&old_obj, obj));
 }
 
 void Scheduler::OnStorageDelete(const kube::StorageObject& obj) {
-  (void)ApplyStorageEvent(volume_data_.view, &obj, nullptr);
+  ApplyStorageEvent(volume_data_.view, &obj, nullptr);
 }
 
 }  // namespace gpusched::scheduler

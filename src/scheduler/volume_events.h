@@ -9,6 +9,7 @@
 
 #include "src/framework/volume_view.h"
 #include "src/kube/api_client.h"
+#include "src/queue/scheduling_queue.h"
 
 namespace gpusched::scheduler {
 
@@ -35,9 +36,13 @@ struct VolumeData {
   framework::VolumeView view;
 };
 
-// Applies one storage event to `view`; returns the event's name ("PersistentVolumeAdd", ...)
-// when it may make an unschedulable pod schedulable (additions and updates), else "".
-std::string_view ApplyStorageEvent(framework::VolumeView& view, const kube::StorageObject* old_obj,
-                                   const kube::StorageObject* obj);
+// Applies one storage event to `view`: an add (old_obj null), an update, or a delete (obj null).
+void ApplyStorageEvent(framework::VolumeView& view, const kube::StorageObject* old_obj,
+                       const kube::StorageObject* obj);
+
+// The queue event of a storage add (old_obj null) or update: the resource kind, kAdd or
+// kUpdateOther, and the objects (api::PersistentVolume, ...) for the plugins' queueing hints.
+queue::QueueEvent StorageQueueEvent(const kube::StorageObject* old_obj,
+                                    const kube::StorageObject& obj);
 
 }  // namespace gpusched::scheduler

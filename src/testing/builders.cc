@@ -75,7 +75,11 @@ PodBuilder::PodBuilder(std::string_view ns, std::string_view name) {
 PodBuilder MakePod(std::string_view ns, std::string_view name) { return PodBuilder(ns, name); }
 
 api::Container& PodBuilder::Main() {
-  if (pod_.containers.empty()) pod_.containers.push_back(api::Container{"main", {}, {}, false});
+  if (pod_.containers.empty()) {
+    api::Container main;
+    main.name = "main";
+    pod_.containers.push_back(std::move(main));
+  }
   return pod_.containers.front();
 }
 
