@@ -5,6 +5,7 @@
 #include <algorithm>
 
 #include "src/api/equivalence.h"
+#include "src/framework/pre_filter_nodes.h"
 #include "src/framework/runtime/framework.h"
 #include "src/framework/runtime/timers.h"
 
@@ -36,6 +37,8 @@ struct Framework::FilterScan {
   const uint16_t* stored_id = nullptr;   // reuse_: the stored verdict ids (0: feasible)
   size_t num_ids = 0;
   int32_t* id_hits = nullptr;  // into id_hits_
+  // A PreFilter's node names (pre_filter_nodes.h): other nodes are rejected without Filter.
+  const PreFilterNodes* named = nullptr;
 
   bool FoundEnough() const { return num_feasible >= want; }
   bool Done() const { return visited >= slots; }
@@ -69,7 +72,9 @@ ScheduleResult Framework::SchedulePod(CycleState& state, const api::Pod& pod,
     return result;
   }
   if (!result.status.ok()) return result;  // a Filter error on the nominated node
-  reuse_ = AcquireReuse(state, pod, snapshot, options);
+  // Stored verdicts do not know the PreFilter's node names: none are used or kept then.
+  reuse_ = state.Read(kPreFilterNodesKey) != nullptr ? nullptr
+                                                     : AcquireReuse(state, pod, snapshot, options);
   struct ClearReuse {  // RunScore may also be called on its own (extender): never with a stale
                        // class
     ResultCache::Class*& c;
@@ -168,6 +173,7 @@ std::span<const NodeIndex> Framework::FindFeasibleNodes(const CycleState& state,
                                                         const SchedulePodOptions& options,
                                                         ScheduleResult& result) {
   FilterScan scan = StartScan(snapshot, options, result.diagnosis.num_nodes);
+  scan.named = state.Get<PreFilterNodes>(kPreFilterNodesKey);
   while (!scan.Done()) {
     if (scan.stored_gen != nullptr && ScanStoredVerdicts(scan)) break;
     if (scan.Done()) break;
@@ -280,17 +286,23 @@ bool Framework::FilterNextNode(FilterScan& scan, const CycleState& state, const 
   } else {
     const NodeInfo& ni = snapshot.nodes()[n];
     if (!ni.valid()) return false;
-    ++result.evaluated_nodes;
-    s = nominated_here ? RunFiltersWithNominatedPods(state, pod, ni)
-                       : RunActiveFilters(state, pod, ni);
-    node_codes_[n] = s.code();  // NodeCode reads the stored verdict of a node that has one
-    if (reuse_ != nullptr && !nominated_here) {
-      reuse_->StoreVerdict(n, scan.gen[n], s);
-      ++result_cache_.stats().filter_evaluated;
-    }
-    if (s.ok()) {
-      scan.feasible[scan.num_feasible++] = static_cast<NodeIndex>(n);
-      return scan.FoundEnough();
+    if (scan.named != nullptr && !scan.named->Allows(ni.name())) {
+      s = Status::Unresolvable(scan.named->reason);
+      s.WithPlugin(scan.named->plugin);
+      node_codes_[n] = s.code();
+    } else {
+      ++result.evaluated_nodes;
+      s = nominated_here ? RunFiltersWithNominatedPods(state, pod, ni)
+                         : RunActiveFilters(state, pod, ni);
+      node_codes_[n] = s.code();  // NodeCode reads the stored verdict of a node that has one
+      if (reuse_ != nullptr && !nominated_here) {
+        reuse_->StoreVerdict(n, scan.gen[n], s);
+        ++result_cache_.stats().filter_evaluated;
+      }
+      if (s.ok()) {
+        scan.feasible[scan.num_feasible++] = static_cast<NodeIndex>(n);
+        return scan.FoundEnough();
+      }
     }
   }
   if (s.IsError()) {

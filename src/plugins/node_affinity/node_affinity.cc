@@ -1,11 +1,14 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "src/plugins/node_affinity/node_affinity.h"
 
+#include <algorithm>
 #include <memory>
+#include <optional>
 #include <string>
 #include <utility>
 
 #include "src/api/decode.h"
+#include "src/framework/pre_filter_nodes.h"
 #include "src/plugins/helper/args.h"
 #include "src/plugins/helper/normalize.h"
 #include "src/plugins/helper/queueing_hints.h"
@@ -105,11 +108,43 @@ NodeAffinity::NodeAffinity(Args args) : added_(std::move(args.added_affinity)) {
 
 std::string_view NodeAffinity::Name() const { return names::kNodeAffinity; }
 
-framework::Status NodeAffinity::PreFilter(framework::CycleState& /*state*/, const api::Pod& pod,
+namespace {
+
+// The node names the pod's required terms allow, as upstream's PreFilterResult: when every term
+// names nodes (metadata.name In), the union over terms of each term's named node (its In
+// requirements are ANDed; the API allows one value each); nullopt when some term names none.
+std::optional<std::vector<std::string>> NamedNodes(const api::NodeSelector& required) {
+  std::vector<std::string> names;
+  for (const api::NodeSelectorTerm& t : required.terms) {
+    if (t.match_fields_names_in.empty()) return std::nullopt;
+    const std::string& first = t.match_fields_names_in.front();
+    const bool one_name =
+        std::all_of(t.match_fields_names_in.begin(), t.match_fields_names_in.end(),
+                    [&first](const std::string& n) { return n == first; });
+    if (one_name) names.push_back(first);
+  }
+  std::sort(names.begin(), names.end());
+  names.erase(std::unique(names.begin(), names.end()), names.end());
+  return names;
+}
+
+}  // namespace
+
+framework::Status NodeAffinity::PreFilter(framework::CycleState& state, const api::Pod& pod,
                                           const framework::Snapshot& /*snapshot*/) {
   if (!added_.required && pod.node_selector.empty() && !pod.affinity.node_affinity.required) {
     return framework::Status::Skip();
   }
+  const std::optional<api::NodeSelector>& required = pod.affinity.node_affinity.required;
+  if (!required || required->terms.empty()) return framework::Status::Success();
+  std::optional<std::vector<std::string>> names = NamedNodes(*required);
+  if (!names) return framework::Status::Success();
+  if (names->empty()) return framework::Status::Unresolvable(kReasonTermsConflict);
+  auto nodes = std::make_unique<framework::PreFilterNodes>();
+  nodes->names = std::move(*names);
+  nodes->plugin = names::kNodeAffinity;
+  nodes->reason = kReasonNotNamed;
+  state.Write(framework::kPreFilterNodesKey, std::move(nodes));
   return framework::Status::Success();
 }
 

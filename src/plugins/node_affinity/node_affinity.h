@@ -1,7 +1,11 @@
 // SPDX-License-Identifier: Apache-2.0
 // NodeAffinity: kube-scheduler's nodeaffinity plugin.
 //   PreFilter  Skip when the pod has neither a nodeSelector nor required node affinity and no
-//              addedAffinity.required is configured.
+//              addedAffinity.required is configured. When every required term of the pod names
+//              nodes (metadata.name In), writes them as framework::PreFilterNodes (upstream's
+//              PreFilterResult): no other node is filtered, each counts as "node(s) didn't
+//              satisfy plugin(s) [NodeAffinity]"; no name in common: "pod affinity terms
+//              conflict" (both UnschedulableAndUnresolvable).
 //   Filter     rejects a node that fails addedAffinity.required ("node(s) didn't match
 //              scheduler-enforced node affinity"), or the pod's nodeSelector or
 //              requiredDuringSchedulingIgnoredDuringExecution ("node(s) didn't match Pod's node
@@ -30,6 +34,11 @@
 
 namespace gpusched::plugins::node_affinity {
 
+// PreFilter: required terms that each name nodes (metadata.name In) but no node in common
+// (upstream's errReasonConflict), and the reason of the nodes such terms leave out.
+inline constexpr std::string_view kReasonTermsConflict = "pod affinity terms conflict";
+inline constexpr std::string_view kReasonNotNamed =
+    "node(s) didn't satisfy plugin(s) [NodeAffinity]";
 inline constexpr std::string_view kReasonPod = "node(s) didn't match Pod's node affinity/selector";
 inline constexpr std::string_view kReasonEnforced =
     "node(s) didn't match scheduler-enforced node affinity";

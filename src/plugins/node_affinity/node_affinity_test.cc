@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "src/framework/pre_filter_nodes.h"
 #include "src/plugins/names.h"
 #include "src/testing/builders.h"
 #include "src/testing/plugin_fixture.h"
@@ -173,6 +174,42 @@ TEST(NodeAffinityTest, Score) {
     EXPECT_EQ(plugin->Score(state, c.pod, snapshot.at(1)), c.raw[1]);
     ASSERT_TRUE(plugin->NormalizeScore(state, c.pod, scores).ok());
     EXPECT_EQ(scores, c.normalized);
+  }
+}
+
+// Upstream's PreFilterResult (node_affinity_test.go "TestNodeAffinityPreFilter" cases): terms
+// that all name nodes restrict the nodes filtered; a term without a name leaves all nodes.
+TEST(NodeAffinityTest, PreFilterNamesTheNodesOfTermsThatAllNameNodes) {
+  framework::Snapshot snapshot = SnapshotOf({MakeNode("n1").Ptr()});
+  auto plugin = MustCreate("");
+  ASSERT_NE(plugin, nullptr);
+  {
+    framework::CycleState state;
+    const api::Pod pod =
+        MakePod("ns", "p").NodeAffinity(NameIn("b")).NodeAffinity(NameIn("a")).Obj();
+    ASSERT_TRUE(plugin->PreFilter(state, pod, snapshot).ok());
+    const auto* named = state.Get<framework::PreFilterNodes>(framework::kPreFilterNodesKey);
+    ASSERT_NE(named, nullptr);
+    EXPECT_EQ(named->names, (std::vector<std::string>{"a", "b"}));
+    EXPECT_TRUE(named->Allows("a"));
+    EXPECT_FALSE(named->Allows("c"));
+    EXPECT_EQ(named->reason, "node(s) didn't satisfy plugin(s) [NodeAffinity]");
+  }
+  {
+    framework::CycleState state;
+    const api::Pod pod =
+        MakePod("ns", "p").NodeAffinity(NameIn("a")).NodeAffinityIn("zone", {"z1"}).Obj();
+    ASSERT_TRUE(plugin->PreFilter(state, pod, snapshot).ok());
+    EXPECT_EQ(state.Read(framework::kPreFilterNodesKey), nullptr);
+  }
+  {
+    framework::CycleState state;
+    api::NodeSelectorTerm both = NameIn("a");
+    both.match_fields_names_in.emplace_back("b");
+    const api::Pod pod = MakePod("ns", "p").NodeAffinity(both).Obj();
+    framework::Status s = plugin->PreFilter(state, pod, snapshot);
+    EXPECT_EQ(s.code(), framework::Code::kUnschedulableAndUnresolvable);
+    EXPECT_EQ(s.reason(), "pod affinity terms conflict");
   }
 }
 
