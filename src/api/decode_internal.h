@@ -55,6 +55,19 @@ std::vector<std::string> ErrorsOf(const ObjectReader& r, std::string_view kind,
 // InvalidArgument "kind: expected object, got <kind of v>".
 common::Status NotAnObject(std::string_view kind, const boost::json::value& v);
 
+// The object `decode(reader, root)` builds from `json`, or its first error as InvalidArgument
+// "kind name: path: why" (the top-level decoders of PDBs, PriorityClasses and storage objects).
+template <typename T, typename Decode>
+common::StatusOr<T> DecodeRoot(std::string_view kind, const boost::json::value& json,
+                               Decode decode) {
+  const boost::json::object* o = json.if_object();
+  if (o == nullptr) return NotAnObject(kind, json);
+  ObjectReader r;
+  T object = decode(r, *o);
+  if (r.ok()) return object;
+  return common::InvalidArgumentError(Subject(kind, *o) + ": " + r.errors().list().front());
+}
+
 // Records an error unless `kind` (the root's "kind") is absent, empty or `want`.
 void CheckKind(ObjectReader& r, const boost::json::object& root, std::string_view want);
 

@@ -77,31 +77,14 @@ PriorityClass DecodePriorityClassObject(ObjectReader& r, const json::object& roo
 
 }  // namespace decode_internal
 
-namespace {
-
-// The object, or its first error as InvalidArgument "kind name: path: why".
-template <typename T, typename Decode>
-common::StatusOr<T> DecodeRoot(std::string_view kind, const boost::json::value& json,
-                               Decode decode) {
-  const boost::json::object* o = json.if_object();
-  if (o == nullptr) return decode_internal::NotAnObject(kind, json);
-  decode_internal::ObjectReader r;
-  T object = decode(r, *o);
-  if (r.ok()) return object;
-  return common::InvalidArgumentError(decode_internal::Subject(kind, *o) + ": " +
-                                      r.errors().list().front());
-}
-
-}  // namespace
-
 common::StatusOr<PodDisruptionBudget> DecodePodDisruptionBudget(const boost::json::value& json) {
-  return DecodeRoot<PodDisruptionBudget>("poddisruptionbudget", json,
-                                         decode_internal::DecodePdbObject);
+  return decode_internal::DecodeRoot<PodDisruptionBudget>("poddisruptionbudget", json,
+                                                          decode_internal::DecodePdbObject);
 }
 
 common::StatusOr<PriorityClass> DecodePriorityClass(const boost::json::value& json) {
-  return DecodeRoot<PriorityClass>("priorityclass", json,
-                                   decode_internal::DecodePriorityClassObject);
+  return decode_internal::DecodeRoot<PriorityClass>("priorityclass", json,
+                                                    decode_internal::DecodePriorityClassObject);
 }
 
 }  // namespace gpusched::api

@@ -295,42 +295,30 @@ CSIDriver DecodeCSIDriverObject(ObjectReader& r, const json::object& root) {
 
 }  // namespace decode_internal
 
-namespace {
-
-template <typename T, typename Decode>
-common::StatusOr<T> DecodeRoot(std::string_view kind, const boost::json::value& json,
-                               Decode decode) {
-  const boost::json::object* o = json.if_object();
-  if (o == nullptr) return decode_internal::NotAnObject(kind, json);
-  decode_internal::ObjectReader r;
-  T object = decode(r, *o);
-  if (r.ok()) return object;
-  return common::InvalidArgumentError(decode_internal::Subject(kind, *o) + ": " +
-                                      r.errors().list().front());
-}
-
-}  // namespace
-
 common::StatusOr<PersistentVolume> DecodePersistentVolume(const boost::json::value& json) {
-  return DecodeRoot<PersistentVolume>("persistentvolume", json, decode_internal::DecodePvObject);
+  return decode_internal::DecodeRoot<PersistentVolume>("persistentvolume", json,
+                                                       decode_internal::DecodePvObject);
 }
 
 common::StatusOr<PersistentVolumeClaim> DecodePersistentVolumeClaim(
     const boost::json::value& json) {
-  return DecodeRoot<PersistentVolumeClaim>("persistentvolumeclaim", json,
-                                           decode_internal::DecodePvcObject);
+  return decode_internal::DecodeRoot<PersistentVolumeClaim>("persistentvolumeclaim", json,
+                                                            decode_internal::DecodePvcObject);
 }
 
 common::StatusOr<StorageClass> DecodeStorageClass(const boost::json::value& json) {
-  return DecodeRoot<StorageClass>("storageclass", json, decode_internal::DecodeStorageClassObject);
+  return decode_internal::DecodeRoot<StorageClass>("storageclass", json,
+                                                   decode_internal::DecodeStorageClassObject);
 }
 
 common::StatusOr<CSINode> DecodeCSINode(const boost::json::value& json) {
-  return DecodeRoot<CSINode>("csinode", json, decode_internal::DecodeCSINodeObject);
+  return decode_internal::DecodeRoot<CSINode>("csinode", json,
+                                              decode_internal::DecodeCSINodeObject);
 }
 
 common::StatusOr<CSIDriver> DecodeCSIDriver(const boost::json::value& json) {
-  return DecodeRoot<CSIDriver>("csidriver", json, decode_internal::DecodeCSIDriverObject);
+  return decode_internal::DecodeRoot<CSIDriver>("csidriver", json,
+                                                decode_internal::DecodeCSIDriverObject);
 }
 
 }  // namespace gpusched::api
