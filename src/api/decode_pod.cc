@@ -12,6 +12,7 @@
 #include <utility>
 
 #include "src/api/decode_internal.h"
+#include "src/api/dra.h"
 #include "src/api/volume.h"
 
 namespace gpusched::api::decode_internal {
@@ -320,6 +321,36 @@ std::shared_ptr<const PodVolumes> DecodePodVolumes(ObjectReader& r, const json::
   return out;
 }
 
+// spec.resourceClaims and status.resourceClaimStatuses (Dynamic Resource Allocation); null when
+// the pod has no claim.
+std::shared_ptr<const PodResourceClaims> DecodePodClaims(ObjectReader& r, const json::object& root,
+                                                         const FieldPath& rp) {
+  const json::object* spec = r.Object(root, "spec", rp);
+  if (spec == nullptr) return nullptr;
+  const FieldPath sp = rp.Key("spec");
+  auto out = std::make_shared<PodResourceClaims>();
+  r.ForEachObject(*spec, "resourceClaims", sp, [&](const json::object& c, const FieldPath& cp) {
+    PodClaimSource src;
+    src.name = r.RequiredString(c, "name", cp);
+    src.claim_name = r.StringOr(c, "resourceClaimName", cp);
+    src.template_name = r.StringOr(c, "resourceClaimTemplateName", cp);
+    if (src.claim_name.empty() == src.template_name.empty()) {
+      r.InvalidValue(cp.Key("resourceClaimName"), src.claim_name,
+                     "exactly one of resourceClaimName or resourceClaimTemplateName");
+    }
+    out->claims.push_back(std::move(src));
+  });
+  if (out->claims.empty()) return nullptr;
+  if (const json::object* status = r.Object(root, "status", rp)) {
+    r.ForEachObject(*status, "resourceClaimStatuses", rp.Key("status"),
+                    [&](const json::object& c, const FieldPath& cp) {
+                      out->statuses.emplace_back(r.RequiredString(c, "name", cp),
+                                                 r.StringOr(c, "resourceClaimName", cp));
+                    });
+  }
+  return out;
+}
+
 // ---------------------------------------------------------------------------------------------
 // The pod
 
@@ -460,6 +491,7 @@ Pod DecodePodObject(ObjectReader& r, const json::object& root) {
   if (const json::object* status = r.Object(root, "status", rp)) {
     DecodePodStatus(r, *status, rp.Key("status"), pod);
   }
+  pod.resource_claims = DecodePodClaims(r, root, rp);
   if (!r.ok()) return pod;
   pod.gang = DeriveGangRef(pod.meta, pod.gang);
   MergePodLabelKeys(pod);

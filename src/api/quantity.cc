@@ -5,6 +5,7 @@
 // digits and a digit vector beyond that. No floating point is involved anywhere.
 #include "src/api/quantity.h"
 
+#include <algorithm>
 #include <cstdint>
 #include <limits>
 #include <string>
@@ -304,6 +305,24 @@ int64_t Quantity::ScaledValue(int32_t target_exp10) const {
 }
 
 int64_t Quantity::Value() const { return ScaledValue(0); }
+
+int Quantity::Compare(const Quantity& other) const {
+  // Every constructed value has |mantissa| < 10^29 and exp10 in [-9, 0]: aligning both to the
+  // smaller exponent multiplies by at most 10^9, which stays inside 128 bits.
+  Int128 a = mantissa_;
+  Int128 b = other.mantissa_;
+  int32_t e = std::min(exp10_, other.exp10_);
+  for (int32_t i = e; i < exp10_; ++i) a *= 10;
+  for (int32_t i = e; i < other.exp10_; ++i) b *= 10;
+  return a < b ? -1 : (a > b ? 1 : 0);
+}
+
+double Quantity::AsApproximateDouble() const {
+  double v = static_cast<double>(mantissa_);
+  for (int32_t i = 0; i < exp10_; ++i) v *= 10;
+  for (int32_t i = exp10_; i < 0; ++i) v /= 10;
+  return v;
+}
 int64_t Quantity::MilliValue() const { return ScaledValue(-3); }
 
 std::string Quantity::ToString() const {

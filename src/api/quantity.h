@@ -39,6 +39,10 @@ class Quantity {
   // "1.5" -> 1500, "1u" -> 1, "-1u" -> -1.
   int64_t MilliValue() const;
   bool IsZero() const { return mantissa_ == 0; }
+  // Exact comparison of the two values: -1, 0 or 1 (CEL's quantity compareTo, DRA capacity).
+  int Compare(const Quantity& other) const;
+  // The value as a double (CEL's asApproximateFloat).
+  double AsApproximateDouble() const;
   // Canonical-ish text for messages ("1500m", "40Gi" is printed as the integer value).
   std::string ToString() const;
 

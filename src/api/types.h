@@ -167,6 +167,7 @@ struct ContainerImage {
 
 // Defined in src/api/volume.h.
 struct PodVolumes;
+struct PodResourceClaims;  // src/api/dra.h
 
 enum class PodPhase : uint8_t { kPending, kRunning, kSucceeded, kFailed, kUnknown };
 
@@ -196,6 +197,9 @@ struct Pod {
   // volume that matters to scheduling. Kept behind a pointer so the volume model can grow
   // without every user of Pod recompiling.
   std::shared_ptr<const PodVolumes> volumes;
+  // spec.resourceClaims with status.resourceClaimStatuses (src/api/dra.h, Dynamic Resource
+  // Allocation); null when the pod has none.
+  std::shared_ptr<const PodResourceClaims> resource_claims;
 
   // status
   PodPhase phase = PodPhase::kPending;

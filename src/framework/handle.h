@@ -20,6 +20,7 @@
 namespace gpusched::framework {
 
 class VolumeView;  // volume_view.h
+class DraView;     // dra_view.h
 
 class Handle {
  public:
@@ -46,6 +47,11 @@ class Handle {
   // plugins; null where nothing feeds them (the extender): those plugins then treat every pod
   // as having no volumes they can check. The same pointer for the handle's life.
   virtual VolumeView* volumes() { return nullptr; }
+  // The cluster's DeviceClasses, ResourceSlices and ResourceClaims with the allocations in
+  // flight (dra_view.h), for the DynamicResources plugin; null where nothing feeds them (the
+  // extender): a pod with claims is then unschedulable there. The same pointer for the handle's
+  // life.
+  virtual DraView* dra() { return nullptr; }
 };
 
 }  // namespace gpusched::framework

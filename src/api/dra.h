@@ -1,0 +1,182 @@
+// SPDX-License-Identifier: Apache-2.0
+// The Dynamic Resource Allocation model (resource.k8s.io/v1, issue #23): a pod's claims
+// (PodResourceClaims, held by Pod behind a pointer so this model grows without recompiling every
+// user of Pod) and the cluster's DeviceClasses, ResourceSlices, ResourceClaims and
+// ResourceClaimTemplates as the DynamicResources plugin, the allocator and the simulator read
+// them. Decoded by src/api/decode_dra.h; every name below is upstream's field.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "src/api/labels.h"
+#include "src/api/quantity.h"
+#include "src/api/types.h"
+
+namespace gpusched::api {
+
+// --- The pod's side ---------------------------------------------------------------------------
+
+// One entry of pod.spec.resourceClaims: exactly one of claim_name / template_name is set.
+struct PodClaimSource {
+  std::string name;           // the pod-level name containers refer to
+  std::string claim_name;     // resourceClaimName: an existing claim in the pod's namespace
+  std::string template_name;  // resourceClaimTemplateName: kube-controller-manager makes a claim
+  bool operator==(const PodClaimSource&) const = default;
+};
+
+struct PodResourceClaims {
+  std::vector<PodClaimSource> claims;
+  // status.resourceClaimStatuses: pod claim name -> the generated claim's name ("" when the
+  // controller decided no claim is needed).
+  std::vector<std::pair<std::string, std::string>> statuses;
+  bool operator==(const PodResourceClaims&) const = default;
+
+  // The claim object's name for claims[i]: claim_name, or the generated name from statuses;
+  // nullopt while the controller has not created it yet.
+  std::optional<std::string> ClaimName(size_t i) const;
+};
+
+// --- DeviceClass --------------------------------------------------------------------------------
+
+struct DeviceClass {
+  std::string name;
+  std::string resource_version;
+  std::vector<std::string> selectors;  // spec.selectors[].cel.expression, all must hold
+  std::string extended_resource_name;  // spec.extendedResourceName ("" when unset)
+};
+
+// --- ResourceSlice ------------------------------------------------------------------------------
+
+// A device attribute value (resource.k8s.io/v1 DeviceAttribute): exactly one kind.
+struct DeviceAttribute {
+  enum class Kind : uint8_t { kInt, kBool, kString, kVersion };
+  Kind kind = Kind::kString;
+  int64_t int_value = 0;
+  bool bool_value = false;
+  std::string string_value;  // kString, and kVersion (a semantic version, e.g. "12.4.0")
+  bool operator==(const DeviceAttribute&) const = default;
+};
+
+struct Device {
+  std::string name;
+  // Attributes and capacities by fully qualified name "<domain>/<id>" (a name without a domain
+  // in the slice gets the driver's name as its domain, as upstream), sorted by name.
+  std::vector<std::pair<std::string, DeviceAttribute>> attributes;
+  std::vector<std::pair<std::string, Quantity>> capacity;
+  bool allow_multiple_allocations = false;
+  // perDeviceNodeSelection: where this device is reachable (otherwise the slice's nodes).
+  std::string node_name;
+  std::optional<NodeSelector> node_selector;
+  bool all_nodes = false;
+  std::vector<Taint> taints;  // spec.devices[].taints (NoSchedule/NoExecute keep it unallocated)
+
+  const DeviceAttribute* Attribute(std::string_view qualified) const;
+};
+
+struct ResourceSlice {
+  std::string name;
+  std::string resource_version;
+  std::string driver;
+  std::string pool;
+  int64_t pool_generation = 0;
+  int64_t pool_slice_count = 1;
+  // Which nodes can reach the devices: exactly one of these (or per_device_node_selection).
+  std::string node_name;
+  std::optional<NodeSelector> node_selector;
+  bool all_nodes = false;
+  bool per_device_node_selection = false;
+  std::vector<Device> devices;
+};
+
+// --- ResourceClaim ------------------------------------------------------------------------------
+
+enum class AllocationMode : uint8_t { kExactCount, kAll };
+
+// The device choice of one request (exactly) or one of its firstAvailable subrequests.
+struct DeviceChoice {
+  std::string device_class;
+  std::vector<std::string> selectors;  // CEL expressions, all must hold
+  AllocationMode mode = AllocationMode::kExactCount;
+  int64_t count = 1;
+  bool admin_access = false;
+  std::vector<Toleration> tolerations;
+  bool operator==(const DeviceChoice&) const = default;
+};
+
+struct DeviceSubRequest {
+  std::string name;
+  DeviceChoice choice;
+  bool operator==(const DeviceSubRequest&) const = default;
+};
+
+struct DeviceRequest {
+  std::string name;
+  std::optional<DeviceChoice> exactly;
+  std::vector<DeviceSubRequest> first_available;  // tried in order when `exactly` is unset
+  bool operator==(const DeviceRequest&) const = default;
+};
+
+struct DeviceConstraint {
+  std::vector<std::string> requests;  // empty: every request of the claim
+  std::string match_attribute;        // fully qualified attribute name
+  bool operator==(const DeviceConstraint&) const = default;
+};
+
+struct ResourceClaimSpec {
+  std::vector<DeviceRequest> requests;
+  std::vector<DeviceConstraint> constraints;
+  bool operator==(const ResourceClaimSpec&) const = default;
+};
+
+// One allocated device (status.allocation.devices.results[]).
+struct DeviceResult {
+  std::string request;  // "<request>" or "<request>/<subrequest>"
+  std::string driver;
+  std::string pool;
+  std::string device;
+  bool admin_access = false;
+  bool operator==(const DeviceResult&) const = default;
+};
+
+struct AllocationResult {
+  std::vector<DeviceResult> devices;
+  std::optional<NodeSelector> node_selector;  // where the allocated devices are reachable
+  bool operator==(const AllocationResult&) const = default;
+};
+
+// status.reservedFor[]: who uses the claim (pods, for the scheduler).
+struct ClaimConsumer {
+  std::string resource;  // "pods"
+  std::string name;
+  std::string uid;
+  bool operator==(const ClaimConsumer&) const = default;
+};
+
+struct ResourceClaim {
+  ObjectMeta meta;
+  ResourceClaimSpec spec;
+  std::optional<AllocationResult> allocation;
+  std::vector<ClaimConsumer> reserved_for;
+};
+
+struct ResourceClaimTemplate {
+  ObjectMeta meta;
+  ResourceClaimSpec spec;
+};
+
+using DeviceClassPtr = std::shared_ptr<const DeviceClass>;
+using ResourceSlicePtr = std::shared_ptr<const ResourceSlice>;
+using ResourceClaimPtr = std::shared_ptr<const ResourceClaim>;
+using ResourceClaimTemplatePtr = std::shared_ptr<const ResourceClaimTemplate>;
+
+// The upper bound of devices one request may ask for, and of devices per slice
+// (resource.k8s.io/v1 AllocationResultsMaxSize, ResourceSliceMaxDevices).
+inline constexpr int64_t kAllocationResultsMaxSize = 32;
+inline constexpr size_t kResourceSliceMaxDevices = 128;
+
+}  // namespace gpusched::api
