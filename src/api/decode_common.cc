@@ -116,7 +116,8 @@ std::string Subject(std::string_view kind, const json::object& root) {
     return out;
   }
   if (kind == "pod" || kind == "poddisruptionbudget" || kind == "podgroup" || kind == "workload" ||
-      kind == "persistentvolumeclaim") {
+      kind == "persistentvolumeclaim" || kind == "resourceclaim" ||
+      kind == "resourceclaimtemplate") {
     const std::string_view ns = MetaString(root, "namespace");
     out += ns.empty() ? std::string_view("default") : ns;
     out += '/';

@@ -94,6 +94,10 @@ PreemptionPolicy DecodePreemptionPolicy(ObjectReader& r, const boost::json::obje
 TaintEffect DecodeEffect(ObjectReader& r, const boost::json::object& o, const FieldPath& p,
                          bool allow_empty);
 
+// A toleration (pods, DRA device requests) and a taint (nodes, DRA devices).
+Toleration DecodeToleration(ObjectReader& r, const boost::json::object& o, const FieldPath& p);
+Taint DecodeTaint(ObjectReader& r, const boost::json::object& o, const FieldPath& p);
+
 // A matchExpressions entry (metav1.LabelSelectorRequirement or v1.NodeSelectorRequirement; the
 // latter also allows Gt and Lt).
 Requirement DecodeRequirement(ObjectReader& r, const boost::json::object& o, const FieldPath& p,

@@ -4,7 +4,6 @@
 #include "src/api/decode_internal.h"
 
 namespace gpusched::api::decode_internal {
-namespace {
 
 namespace json = boost::json;
 
@@ -18,6 +17,8 @@ Taint DecodeTaint(ObjectReader& r, const json::object& o, const FieldPath& p) {
   t.effect = DecodeEffect(r, o, p, false);
   return t;
 }
+
+namespace {
 
 // One status.images entry: names (strings) and sizeBytes (>= 0).
 ContainerImage DecodeImage(ObjectReader& r, const json::object& o, const FieldPath& p) {

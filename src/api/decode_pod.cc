@@ -113,6 +113,8 @@ Affinity DecodeAffinity(ObjectReader& r, const json::object& spec, const FieldPa
 // ---------------------------------------------------------------------------------------------
 // Tolerations and spread constraints
 
+}  // namespace
+
 Toleration DecodeToleration(ObjectReader& r, const json::object& o, const FieldPath& p) {
   Toleration t;
   const std::string_view key = r.StringOr(o, "key", p);
@@ -131,6 +133,8 @@ Toleration DecodeToleration(ObjectReader& r, const json::object& o, const FieldP
   t.toleration_seconds = r.Int(o, "tolerationSeconds", p);
   return t;
 }
+
+namespace {
 
 using Policy = TopologySpreadConstraint::NodeInclusionPolicy;
 using When = TopologySpreadConstraint::WhenUnsatisfiable;

@@ -146,7 +146,6 @@ struct DeviceResult {
 struct AllocationResult {
   std::vector<DeviceResult> devices;
   std::optional<NodeSelector> node_selector;  // where the allocated devices are reachable
-  bool operator==(const AllocationResult&) const = default;
 };
 
 // status.reservedFor[]: who uses the claim (pods, for the scheduler).

@@ -1,0 +1,316 @@
+// SPDX-License-Identifier: Apache-2.0
+// JSON -> DeviceClass, ResourceSlice, ResourceClaim, ResourceClaimTemplate (resource.k8s.io/v1).
+#include "src/api/decode_dra.h"
+
+#include <algorithm>
+#include <limits>
+#include <string>
+#include <utility>
+
+#include "src/api/decode_internal.h"
+
+namespace gpusched::api {
+namespace decode_internal {
+namespace {
+
+namespace json = boost::json;
+
+// "gpu.nvidia.com/memory" stays; "memory" becomes "<driver>/memory".
+std::string Qualify(std::string_view name, std::string_view driver) {
+  if (name.find('/') != std::string_view::npos) return std::string(name);
+  std::string out(driver);
+  out += '/';
+  out += name;
+  return out;
+}
+
+std::vector<std::string> DecodeSelectors(ObjectReader& r, const json::object& o,
+                                         const FieldPath& p) {
+  return r.MapObjects<std::string>(
+      o, "selectors", p, [&](const json::object& s, const FieldPath& sp) {
+        const json::object* cel = r.Object(s, "cel", sp);
+        if (cel == nullptr) {
+          r.Required(sp.Key("cel"));
+          return std::string();
+        }
+        return std::string(r.RequiredString(*cel, "expression", sp.Key("cel")));
+      });
+}
+
+std::optional<NodeSelector> DecodeNodeSelectorMember(ObjectReader& r, const json::object& o,
+                                                     std::string_view key, const FieldPath& p) {
+  const json::object* ns = r.Object(o, key, p);
+  if (ns == nullptr) return std::nullopt;
+  NodeSelector out;
+  out.terms = r.MapObjects<NodeSelectorTerm>(
+      *ns, "nodeSelectorTerms", p.Key(key),
+      [&](const json::object& t, const FieldPath& ip) { return DecodeNodeSelectorTerm(r, t, ip); });
+  return out;
+}
+
+DeviceAttribute DecodeAttribute(ObjectReader& r, const json::object& o, const FieldPath& p) {
+  DeviceAttribute a;
+  int kinds = 0;
+  if (const std::optional<int64_t> i = r.Int(o, "int", p)) {
+    a.kind = DeviceAttribute::Kind::kInt;
+    a.int_value = *i;
+    ++kinds;
+  }
+  if (const std::optional<bool> b = r.Bool(o, "bool", p)) {
+    a.kind = DeviceAttribute::Kind::kBool;
+    a.bool_value = *b;
+    ++kinds;
+  }
+  if (o.contains("string")) {
+    a.kind = DeviceAttribute::Kind::kString;
+    a.string_value = r.StringOr(o, "string", p);
+    ++kinds;
+  }
+  if (o.contains("version")) {
+    a.kind = DeviceAttribute::Kind::kVersion;
+    a.string_value = r.StringOr(o, "version", p);
+    ++kinds;
+  }
+  if (kinds != 1) r.Error(p, "exactly one of int, bool, string or version is required");
+  return a;
+}
+
+template <typename T, typename F>
+std::vector<std::pair<std::string, T>> DecodeQualifiedMap(ObjectReader& r, const json::object& o,
+                                                          std::string_view key,
+                                                          std::string_view driver,
+                                                          const FieldPath& p, F decode_value) {
+  std::vector<std::pair<std::string, T>> out;
+  const json::object* m = r.Object(o, key, p);
+  if (m == nullptr) return out;
+  const FieldPath mp = p.Key(key);
+  for (const auto& [name, v] : *m) {
+    const FieldPath ip = mp.Key(name);
+    const json::object* vo = v.if_object();
+    if (vo == nullptr) {
+      r.Error(ip, std::string("expected object, got ") + std::string(KindName(v)));
+      continue;
+    }
+    out.emplace_back(Qualify(name, driver), decode_value(*vo, ip));
+  }
+  std::sort(out.begin(), out.end(), [](const auto& a, const auto& b) { return a.first < b.first; });
+  return out;
+}
+
+Device DecodeDevice(ObjectReader& r, const json::object& o, const FieldPath& p,
+                    std::string_view driver) {
+  Device d;
+  d.name = r.RequiredString(o, "name", p);
+  d.attributes = DecodeQualifiedMap<DeviceAttribute>(
+      r, o, "attributes", driver, p,
+      [&](const json::object& v, const FieldPath& ip) { return DecodeAttribute(r, v, ip); });
+  d.capacity = DecodeQualifiedMap<Quantity>(
+      r, o, "capacity", driver, p, [&](const json::object& v, const FieldPath& ip) {
+        return r.QuantityOf(v, "value", ip).value_or(Quantity());
+      });
+  d.allow_multiple_allocations = r.Bool(o, "allowMultipleAllocations", p).value_or(false);
+  d.node_name = r.StringOr(o, "nodeName", p);
+  d.node_selector = DecodeNodeSelectorMember(r, o, "nodeSelector", p);
+  d.all_nodes = r.Bool(o, "allNodes", p).value_or(false);
+  d.taints = r.MapObjects<Taint>(o, "taints", p, [&](const json::object& t, const FieldPath& ip) {
+    return DecodeTaint(r, t, ip);
+  });
+  return d;
+}
+
+DeviceClass DecodeDeviceClassObject(ObjectReader& r, const json::object& root) {
+  CheckKind(r, root, "DeviceClass");
+  DeviceClass c;
+  const ObjectMeta meta = DecodeMeta(r, root);
+  c.name = meta.name;
+  c.resource_version = meta.resource_version;
+  const FieldPath rp;
+  if (const json::object* spec = r.Object(root, "spec", rp)) {
+    const FieldPath sp = rp.Key("spec");
+    c.selectors = DecodeSelectors(r, *spec, sp);
+    c.extended_resource_name = r.StringOr(*spec, "extendedResourceName", sp);
+  }
+  return c;
+}
+
+ResourceSlice DecodeResourceSliceObject(ObjectReader& r, const json::object& root) {
+  CheckKind(r, root, "ResourceSlice");
+  ResourceSlice s;
+  const ObjectMeta meta = DecodeMeta(r, root);
+  s.name = meta.name;
+  s.resource_version = meta.resource_version;
+  const FieldPath rp;
+  const json::object* spec = r.Object(root, "spec", rp);
+  if (spec == nullptr) {
+    r.Required(rp.Key("spec"));
+    return s;
+  }
+  const FieldPath sp = rp.Key("spec");
+  s.driver = r.RequiredString(*spec, "driver", sp);
+  if (const json::object* pool = r.Object(*spec, "pool", sp)) {
+    const FieldPath pp = sp.Key("pool");
+    s.pool = r.RequiredString(*pool, "name", pp);
+    s.pool_generation = r.Int(*pool, "generation", pp, 0).value_or(0);
+    s.pool_slice_count = r.Int(*pool, "resourceSliceCount", pp, 1).value_or(1);
+  } else {
+    r.Required(sp.Key("pool"));
+  }
+  s.node_name = r.StringOr(*spec, "nodeName", sp);
+  s.node_selector = DecodeNodeSelectorMember(r, *spec, "nodeSelector", sp);
+  s.all_nodes = r.Bool(*spec, "allNodes", sp).value_or(false);
+  s.per_device_node_selection = r.Bool(*spec, "perDeviceNodeSelection", sp).value_or(false);
+  const int access = (s.node_name.empty() ? 0 : 1) + (s.node_selector ? 1 : 0) +
+                     (s.all_nodes ? 1 : 0) + (s.per_device_node_selection ? 1 : 0);
+  if (access != 1) {
+    r.Error(sp,
+            "exactly one of nodeName, nodeSelector, allNodes or perDeviceNodeSelection is "
+            "required");
+  }
+  s.devices = r.MapObjects<Device>(
+      *spec, "devices", sp,
+      [&](const json::object& d, const FieldPath& ip) { return DecodeDevice(r, d, ip, s.driver); });
+  if (s.devices.size() > kResourceSliceMaxDevices) {
+    r.Error(sp.Key("devices"), "must have at most " + std::to_string(kResourceSliceMaxDevices) +
+                                   " items, got " + std::to_string(s.devices.size()));
+  }
+  return s;
+}
+
+DeviceChoice DecodeChoice(ObjectReader& r, const json::object& o, const FieldPath& p) {
+  DeviceChoice c;
+  c.device_class = r.RequiredString(o, "deviceClassName", p);
+  c.selectors = DecodeSelectors(r, o, p);
+  const std::string_view mode = r.StringOr(o, "allocationMode", p);
+  if (mode.empty() || mode == "ExactCount") {
+    c.mode = AllocationMode::kExactCount;
+  } else if (mode == "All") {
+    c.mode = AllocationMode::kAll;
+  } else {
+    r.InvalidValue(p.Key("allocationMode"), mode, "ExactCount or All");
+  }
+  c.count = r.Int(o, "count", p, 1, kAllocationResultsMaxSize).value_or(1);
+  c.admin_access = r.Bool(o, "adminAccess", p).value_or(false);
+  c.tolerations = r.MapObjects<Toleration>(
+      o, "tolerations", p,
+      [&](const json::object& t, const FieldPath& ip) { return DecodeToleration(r, t, ip); });
+  return c;
+}
+
+ResourceClaimSpec DecodeClaimSpec(ObjectReader& r, const json::object& spec, const FieldPath& sp) {
+  ResourceClaimSpec out;
+  const json::object* devices = r.Object(spec, "devices", sp);
+  if (devices == nullptr) return out;
+  const FieldPath dp = sp.Key("devices");
+  out.requests = r.MapObjects<DeviceRequest>(
+      *devices, "requests", dp, [&](const json::object& q, const FieldPath& qp) {
+        DeviceRequest req;
+        req.name = r.RequiredString(q, "name", qp);
+        if (const json::object* exactly = r.Object(q, "exactly", qp)) {
+          req.exactly = DecodeChoice(r, *exactly, qp.Key("exactly"));
+        }
+        req.first_available = r.MapObjects<DeviceSubRequest>(
+            q, "firstAvailable", qp, [&](const json::object& s, const FieldPath& ip) {
+              DeviceSubRequest sub;
+              sub.name = r.RequiredString(s, "name", ip);
+              sub.choice = DecodeChoice(r, s, ip);
+              return sub;
+            });
+        if (req.exactly.has_value() == !req.first_available.empty()) {
+          r.Error(qp, "exactly one of exactly or firstAvailable is required");
+        }
+        return req;
+      });
+  out.constraints = r.MapObjects<DeviceConstraint>(
+      *devices, "constraints", dp, [&](const json::object& c, const FieldPath& cp) {
+        DeviceConstraint con;
+        con.requests = DecodeStringList(r, c, "requests", cp);
+        con.match_attribute = r.StringOr(c, "matchAttribute", cp);
+        return con;
+      });
+  return out;
+}
+
+std::optional<AllocationResult> DecodeAllocation(ObjectReader& r, const json::object& status,
+                                                 const FieldPath& tp) {
+  const json::object* a = r.Object(status, "allocation", tp);
+  if (a == nullptr) return std::nullopt;
+  const FieldPath ap = tp.Key("allocation");
+  AllocationResult out;
+  if (const json::object* devices = r.Object(*a, "devices", ap)) {
+    out.devices = r.MapObjects<DeviceResult>(
+        *devices, "results", ap.Key("devices"), [&](const json::object& d, const FieldPath& ip) {
+          DeviceResult res;
+          res.request = r.RequiredString(d, "request", ip);
+          res.driver = r.RequiredString(d, "driver", ip);
+          res.pool = r.RequiredString(d, "pool", ip);
+          res.device = r.RequiredString(d, "device", ip);
+          res.admin_access = r.Bool(d, "adminAccess", ip).value_or(false);
+          return res;
+        });
+  }
+  out.node_selector = DecodeNodeSelectorMember(r, *a, "nodeSelector", ap);
+  return out;
+}
+
+ResourceClaim DecodeResourceClaimObject(ObjectReader& r, const json::object& root) {
+  CheckKind(r, root, "ResourceClaim");
+  ResourceClaim c;
+  c.meta = DecodeMeta(r, root);
+  if (c.meta.namespace_.empty()) c.meta.namespace_ = "default";
+  const FieldPath rp;
+  if (const json::object* spec = r.Object(root, "spec", rp)) {
+    c.spec = DecodeClaimSpec(r, *spec, rp.Key("spec"));
+  }
+  if (const json::object* status = r.Object(root, "status", rp)) {
+    const FieldPath tp = rp.Key("status");
+    c.allocation = DecodeAllocation(r, *status, tp);
+    c.reserved_for = r.MapObjects<ClaimConsumer>(
+        *status, "reservedFor", tp, [&](const json::object& o, const FieldPath& ip) {
+          ClaimConsumer who;
+          who.resource = r.RequiredString(o, "resource", ip);
+          who.name = r.RequiredString(o, "name", ip);
+          who.uid = r.RequiredString(o, "uid", ip);
+          return who;
+        });
+  }
+  return c;
+}
+
+ResourceClaimTemplate DecodeResourceClaimTemplateObject(ObjectReader& r, const json::object& root) {
+  CheckKind(r, root, "ResourceClaimTemplate");
+  ResourceClaimTemplate t;
+  t.meta = DecodeMeta(r, root);
+  if (t.meta.namespace_.empty()) t.meta.namespace_ = "default";
+  const FieldPath rp;
+  if (const json::object* spec = r.Object(root, "spec", rp)) {
+    const FieldPath sp = rp.Key("spec");
+    if (const json::object* inner = r.Object(*spec, "spec", sp)) {
+      t.spec = DecodeClaimSpec(r, *inner, sp.Key("spec"));
+    }
+  }
+  return t;
+}
+
+}  // namespace
+}  // namespace decode_internal
+
+using decode_internal::DecodeRoot;
+
+common::StatusOr<DeviceClass> DecodeDeviceClass(const boost::json::value& json) {
+  return DecodeRoot<DeviceClass>("deviceclass", json, decode_internal::DecodeDeviceClassObject);
+}
+common::StatusOr<ResourceSlice> DecodeResourceSlice(const boost::json::value& json) {
+  return DecodeRoot<ResourceSlice>("resourceslice", json,
+                                   decode_internal::DecodeResourceSliceObject);
+}
+common::StatusOr<ResourceClaim> DecodeResourceClaim(const boost::json::value& json) {
+  return DecodeRoot<ResourceClaim>("resourceclaim", json,
+                                   decode_internal::DecodeResourceClaimObject);
+}
+common::StatusOr<ResourceClaimTemplate> DecodeResourceClaimTemplate(
+    const boost::json::value& json) {
+  return DecodeRoot<ResourceClaimTemplate>("resourceclaimtemplate", json,
+                                           decode_internal::DecodeResourceClaimTemplateObject);
+}
+
+}  // namespace gpusched::api

@@ -1,0 +1,135 @@
+// SPDX-License-Identifier: Apache-2.0
+// The DRA model: pod spec.resourceClaims / status.resourceClaimStatuses, DeviceClass,
+// ResourceSlice, ResourceClaim and ResourceClaimTemplate decoding, with field-path errors.
+#include "src/api/decode_dra.h"
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include <boost/json.hpp>
+#include <string>
+
+#include "src/api/decode.h"
+
+namespace gpusched::api {
+namespace {
+
+boost::json::value Json(std::string_view text) {
+  auto v = ParseJson(text, "test");
+  EXPECT_TRUE(v.ok()) << v.status().ToString();
+  return v.ok() ? *v : boost::json::value();
+}
+
+TEST(DecodePodClaimsTest, ClaimsAndGeneratedNames) {
+  auto pod = DecodePod(Json(R"({"metadata":{"name":"p","namespace":"ml"},"spec":{
+      "containers":[{"name":"c"}],
+      "resourceClaims":[{"name":"gpu","resourceClaimTemplateName":"one-gpu"},
+                        {"name":"shared","resourceClaimName":"team-gpus"}]},
+      "status":{"resourceClaimStatuses":[{"name":"gpu","resourceClaimName":"p-gpu-x7k2"}]}})"));
+  ASSERT_TRUE(pod.ok()) << pod.status().ToString();
+  ASSERT_NE(pod->resource_claims, nullptr);
+  const PodResourceClaims& c = *pod->resource_claims;
+  ASSERT_EQ(c.claims.size(), 2u);
+  EXPECT_EQ(c.ClaimName(0), "p-gpu-x7k2");
+  EXPECT_EQ(c.ClaimName(1), "team-gpus");
+
+  auto waiting = DecodePod(Json(R"({"metadata":{"name":"q"},"spec":{"containers":[{"name":"c"}],
+      "resourceClaims":[{"name":"gpu","resourceClaimTemplateName":"one-gpu"}]}})"));
+  ASSERT_TRUE(waiting.ok());
+  EXPECT_EQ(waiting->resource_claims->ClaimName(0), std::nullopt);
+
+  auto none = DecodePod(Json(R"({"metadata":{"name":"r"},"spec":{"containers":[{"name":"c"}]}})"));
+  ASSERT_TRUE(none.ok());
+  EXPECT_EQ(none->resource_claims, nullptr);
+
+  auto both = DecodePod(Json(R"({"metadata":{"name":"s"},"spec":{"containers":[{"name":"c"}],
+      "resourceClaims":[{"name":"gpu"}]}})"));
+  ASSERT_FALSE(both.ok());
+  EXPECT_THAT(std::string(both.status().message()),
+              ::testing::HasSubstr("spec.resourceClaims[0].resourceClaimName"));
+}
+
+TEST(DecodeDraTest, SliceQualifiesNamesAndReadsEveryAttributeKind) {
+  auto s = DecodeResourceSlice(Json(R"({"kind":"ResourceSlice","metadata":{"name":"n1-gpu"},
+      "spec":{"driver":"gpu.nvidia.com","nodeName":"n1",
+              "pool":{"name":"n1","generation":3,"resourceSliceCount":1},
+              "devices":[{"name":"gpu-0","attributes":{
+                   "productName":{"string":"NVIDIA A100-SXM4-80GB"},
+                   "index":{"int":0},"mig":{"bool":false},
+                   "driverVersion":{"version":"550.54.15"},
+                   "resource.kubernetes.io/pcieRoot":{"string":"pci0000:00"}},
+                 "capacity":{"memory":{"value":"80Gi"}}}]}})"));
+  ASSERT_TRUE(s.ok()) << s.status().ToString();
+  EXPECT_EQ(s->pool_generation, 3);
+  ASSERT_EQ(s->devices.size(), 1u);
+  const Device& d = s->devices[0];
+  ASSERT_NE(d.Attribute("gpu.nvidia.com/productName"), nullptr);
+  EXPECT_EQ(d.Attribute("gpu.nvidia.com/productName")->string_value, "NVIDIA A100-SXM4-80GB");
+  EXPECT_EQ(d.Attribute("gpu.nvidia.com/index")->kind, DeviceAttribute::Kind::kInt);
+  EXPECT_EQ(d.Attribute("gpu.nvidia.com/driverVersion")->kind, DeviceAttribute::Kind::kVersion);
+  EXPECT_NE(d.Attribute("resource.kubernetes.io/pcieRoot"), nullptr);
+  ASSERT_EQ(d.capacity.size(), 1u);
+  EXPECT_EQ(d.capacity[0].first, "gpu.nvidia.com/memory");
+  EXPECT_EQ(d.capacity[0].second.Value(), int64_t{80} << 30);
+
+  auto bad = DecodeResourceSlice(Json(R"({"metadata":{"name":"x"},"spec":{"driver":"d",
+      "nodeName":"n","pool":{"name":"p"},"devices":[{"name":"g","capacity":{"m":{"value":"lots"}}}]}})"));
+  ASSERT_FALSE(bad.ok());
+  EXPECT_THAT(std::string(bad.status().message()),
+              ::testing::HasSubstr("resourceslice x: spec.devices[0].capacity[m].value"));
+  auto two = DecodeResourceSlice(Json(R"({"metadata":{"name":"y"},"spec":{"driver":"d",
+      "nodeName":"n","allNodes":true,"pool":{"name":"p"}}})"));
+  EXPECT_FALSE(two.ok());
+}
+
+TEST(DecodeDraTest, ClaimWithRequestsConstraintsAndAllocation) {
+  auto c = DecodeResourceClaim(Json(R"({"metadata":{"name":"train","namespace":"ml",
+        "resourceVersion":"7"},
+      "spec":{"devices":{
+        "requests":[{"name":"gpus","exactly":{"deviceClassName":"gpu.nvidia.com","count":4,
+                       "selectors":[{"cel":{"expression":"device.driver == 'gpu.nvidia.com'"}}]}},
+                    {"name":"any","firstAvailable":[
+                       {"name":"big","deviceClassName":"gpu.nvidia.com","allocationMode":"All"},
+                       {"name":"small","deviceClassName":"gpu.nvidia.com"}]}],
+        "constraints":[{"requests":["gpus"],"matchAttribute":"gpu.nvidia.com/cliqueId"}]}},
+      "status":{"allocation":{"devices":{"results":[
+          {"request":"gpus","driver":"gpu.nvidia.com","pool":"n1","device":"gpu-0"}]},
+        "nodeSelector":{"nodeSelectorTerms":[{"matchFields":[
+          {"key":"metadata.name","operator":"In","values":["n1"]}]}]}},
+        "reservedFor":[{"resource":"pods","name":"p","uid":"u1"}]}})"));
+  ASSERT_TRUE(c.ok()) << c.status().ToString();
+  ASSERT_EQ(c->spec.requests.size(), 2u);
+  EXPECT_EQ(c->spec.requests[0].exactly->count, 4);
+  EXPECT_EQ(c->spec.requests[0].exactly->selectors.size(), 1u);
+  ASSERT_EQ(c->spec.requests[1].first_available.size(), 2u);
+  EXPECT_EQ(c->spec.requests[1].first_available[0].choice.mode, AllocationMode::kAll);
+  EXPECT_EQ(c->spec.constraints[0].match_attribute, "gpu.nvidia.com/cliqueId");
+  ASSERT_TRUE(c->allocation.has_value());
+  EXPECT_EQ(c->allocation->devices[0].device, "gpu-0");
+  ASSERT_TRUE(c->allocation->node_selector.has_value());
+  EXPECT_TRUE(c->allocation->node_selector->Matches(Labels(), "n1"));
+  EXPECT_EQ(c->reserved_for[0].uid, "u1");
+
+  auto bad = DecodeResourceClaim(Json(R"({"metadata":{"name":"t","namespace":"ml"},
+      "spec":{"devices":{"requests":[{"name":"g","exactly":{"deviceClassName":"c",
+        "allocationMode":"Some"}}]}}})"));
+  ASSERT_FALSE(bad.ok());
+  EXPECT_THAT(std::string(bad.status().message()),
+              ::testing::HasSubstr("resourceclaim ml/t: spec.devices.requests[0].exactly."
+                                   "allocationMode: invalid value \"Some\""));
+}
+
+TEST(DecodeDraTest, ClassAndTemplate) {
+  auto k = DecodeDeviceClass(Json(R"({"metadata":{"name":"gpu.nvidia.com"},"spec":{"selectors":[
+      {"cel":{"expression":"device.driver == 'gpu.nvidia.com'"}}]}})"));
+  ASSERT_TRUE(k.ok()) << k.status().ToString();
+  EXPECT_EQ(k->selectors.size(), 1u);
+  auto t = DecodeResourceClaimTemplate(Json(R"({"metadata":{"name":"one-gpu","namespace":"ml"},
+      "spec":{"spec":{"devices":{"requests":[{"name":"gpu","exactly":{
+        "deviceClassName":"gpu.nvidia.com"}}]}}}})"));
+  ASSERT_TRUE(t.ok()) << t.status().ToString();
+  EXPECT_EQ(t->spec.requests[0].exactly->count, 1);
+}
+
+}  // namespace
+}  // namespace gpusched::api

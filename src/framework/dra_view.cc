@@ -1,0 +1,311 @@
+// SPDX-License-Identifier: Apache-2.0
+#include "src/framework/dra_view.h"
+
+#include <algorithm>
+#include <utility>
+
+#include "src/framework/volume_view.h"  // CompareResourceVersions
+
+namespace gpusched::framework {
+
+namespace {
+
+std::string DeviceKey(std::string_view driver, std::string_view pool, std::string_view device) {
+  std::string key(driver);
+  key += '/';
+  key += pool;
+  key += '/';
+  key += device;
+  return key;
+}
+
+template <typename Map>
+typename Map::mapped_type Find(const Map& m, std::string_view key) {
+  auto it = m.find(key);
+  return it == m.end() ? typename Map::mapped_type() : it->second;
+}
+
+// The devices `claim` holds exclusively (admin access does not hold a device).
+template <typename F>
+void ForEachHeldDevice(const api::ResourceClaim& claim, F f) {
+  if (!claim.allocation) return;
+  for (const api::DeviceResult& r : claim.allocation->devices) {
+    if (!r.admin_access) f(DeviceKey(r.driver, r.pool, r.device));
+  }
+}
+
+}  // namespace
+
+std::span<const uint32_t> DeviceIndex::NodeDevices(std::string_view node) const {
+  auto it = by_node.find(node);
+  return it == by_node.end() ? std::span<const uint32_t>() : std::span<const uint32_t>(it->second);
+}
+
+bool DeviceIndex::PoolIncomplete(std::string_view driver, std::string_view pool) const {
+  for (const std::string& p : incomplete_pools) {
+    if (p.size() == driver.size() + 1 + pool.size() && p.starts_with(driver) &&
+        p[driver.size()] == '/' && p.ends_with(pool)) {
+      return true;
+    }
+  }
+  return false;
+}
+
+std::string DraView::ClaimKey(std::string_view ns, std::string_view name) {
+  std::string key(ns);
+  key += '/';
+  key += name;
+  return key;
+}
+
+void DraView::Changed() {
+  ++generation_;
+  changed_.notify_all();
+}
+
+DeviceUsage& DraView::MutableUsage() {
+  if (usage_.use_count() > 1) usage_ = std::make_shared<DeviceUsage>(*usage_);
+  return *usage_;
+}
+
+void DraView::Reuse(const api::ResourceClaimPtr& before, const api::ResourceClaimPtr& after) {
+  if (before == after) return;
+  const bool had = before != nullptr && before->allocation.has_value();
+  const bool has = after != nullptr && after->allocation.has_value();
+  if (!had && !has) return;
+  DeviceUsage& usage = MutableUsage();
+  const DeviceIndex& index = *index_;
+  if (had) {
+    ForEachHeldDevice(*before, [&](const std::string& key) {
+      auto it = index.by_key.find(key);
+      if (it != index.by_key.end() && usage.holder[it->second] == before) {
+        usage.holder[it->second] = nullptr;
+      }
+    });
+  }
+  if (has) {
+    ForEachHeldDevice(*after, [&](const std::string& key) {
+      auto it = index.by_key.find(key);
+      if (it != index.by_key.end()) usage.holder[it->second] = after;
+    });
+  }
+}
+
+void DraView::RebuildIndex() {
+  auto index = std::make_shared<DeviceIndex>();
+  index->version = ++index_versions_;
+  // The newest generation of each pool, and how many of its slices are there.
+  struct Pool {
+    int64_t generation = -1;
+    int64_t announced = 0;
+    int64_t seen = 0;
+  };
+  std::map<std::string, Pool, std::less<>> pools;
+  for (const auto& [name, s] : slices_) {
+    Pool& p = pools[s->driver + "/" + s->pool];
+    if (s->pool_generation > p.generation) p = Pool{s->pool_generation, s->pool_slice_count, 0};
+    if (s->pool_generation == p.generation) ++p.seen;
+  }
+  for (const auto& [key, p] : pools) {
+    if (p.seen < p.announced) index->incomplete_pools.push_back(key);
+  }
+  for (const auto& [name, s] : slices_) {
+    if (pools[s->driver + "/" + s->pool].generation != s->pool_generation) continue;
+    index->slices.push_back(s);
+    for (const api::Device& d : s->devices) {
+      DeviceEntry e;
+      e.slice = s.get();
+      e.device = &d;
+      e.key = DeviceKey(s->driver, s->pool, d.name);
+      const std::string* node = nullptr;
+      if (s->per_device_node_selection) {
+        if (!d.node_name.empty()) node = &d.node_name;
+        e.node_selector = d.node_selector ? &*d.node_selector : nullptr;
+        e.all_nodes = d.all_nodes;
+      } else {
+        if (!s->node_name.empty()) node = &s->node_name;
+        e.node_selector = s->node_selector ? &*s->node_selector : nullptr;
+        e.all_nodes = s->all_nodes;
+      }
+      const auto n = static_cast<uint32_t>(index->devices.size());
+      if (!index->by_key.emplace(e.key, n).second) continue;  // a duplicate name: first wins
+      if (node != nullptr) {
+        index->by_node[*node].push_back(n);
+      } else if (e.node_selector != nullptr || e.all_nodes) {
+        index->not_node_local.push_back(n);
+      }
+      index->devices.push_back(std::move(e));
+    }
+  }
+  index_ = index;
+  auto usage = std::make_shared<DeviceUsage>();
+  usage->index_version = index->version;
+  usage->holder.resize(index->devices.size());
+  usage_ = usage;
+  for (const auto& [key, e] : claims_) Reuse(nullptr, e.latest());
+}
+
+void DraView::UpsertDeviceClass(api::DeviceClassPtr c) {
+  common::MutexLock l(mu_);
+  std::string name = c->name;
+  classes_[std::move(name)] = std::move(c);
+  ++class_version_;
+  Changed();
+}
+
+void DraView::DeleteDeviceClass(std::string_view name) {
+  common::MutexLock l(mu_);
+  if (auto it = classes_.find(name); it != classes_.end()) classes_.erase(it);
+  ++class_version_;
+  Changed();
+}
+
+void DraView::UpsertSlice(api::ResourceSlicePtr s) {
+  common::MutexLock l(mu_);
+  std::string name = s->name;
+  slices_[std::move(name)] = std::move(s);
+  RebuildIndex();
+  Changed();
+}
+
+void DraView::DeleteSlice(std::string_view name) {
+  common::MutexLock l(mu_);
+  if (auto it = slices_.find(name); it != slices_.end()) slices_.erase(it);
+  RebuildIndex();
+  Changed();
+}
+
+void DraView::UpsertClaim(api::ResourceClaimPtr c) {
+  common::MutexLock l(mu_);
+  ClaimEntry& e = claims_[ClaimKey(c->meta.namespace_, c->meta.name)];
+  const api::ResourceClaimPtr before = e.latest();
+  if (e.assumed &&
+      CompareResourceVersions(c->meta.resource_version, e.assumed->meta.resource_version) >= 0) {
+    e.assumed.reset();
+  }
+  e.informer = std::move(c);
+  Reuse(before, e.latest());
+  Changed();
+}
+
+void DraView::DeleteClaim(std::string_view ns, std::string_view name) {
+  common::MutexLock l(mu_);
+  if (auto it = claims_.find(ClaimKey(ns, name)); it != claims_.end()) {
+    Reuse(it->second.latest(), nullptr);
+    claims_.erase(it);
+  }
+  Changed();
+}
+
+void DraView::set_writer(DraWriter* writer) {
+  common::MutexLock l(mu_);
+  writer_ = writer;
+}
+
+api::DeviceClassPtr DraView::GetDeviceClass(std::string_view name) const {
+  common::MutexLock l(mu_);
+  return Find(classes_, name);
+}
+
+api::ResourceClaimPtr DraView::GetClaim(std::string_view ns, std::string_view name) const {
+  common::MutexLock l(mu_);
+  auto it = claims_.find(ClaimKey(ns, name));
+  return it == claims_.end() ? nullptr : it->second.latest();
+}
+
+api::ResourceClaimPtr DraView::InformerClaim(std::string_view ns, std::string_view name) const {
+  common::MutexLock l(mu_);
+  auto it = claims_.find(ClaimKey(ns, name));
+  return it == claims_.end() ? nullptr : it->second.informer;
+}
+
+std::vector<api::ResourceClaimPtr> DraView::ListClaims() const {
+  common::MutexLock l(mu_);
+  std::vector<api::ResourceClaimPtr> out;
+  out.reserve(claims_.size());
+  for (const auto& [key, e] : claims_) out.push_back(e.latest());
+  return out;
+}
+
+std::vector<api::ResourceSlicePtr> DraView::ListSlices() const {
+  common::MutexLock l(mu_);
+  std::vector<api::ResourceSlicePtr> out;
+  for (const auto& [name, s] : slices_) out.push_back(s);
+  return out;
+}
+
+std::vector<api::DeviceClassPtr> DraView::ListDeviceClasses() const {
+  common::MutexLock l(mu_);
+  std::vector<api::DeviceClassPtr> out;
+  for (const auto& [name, c] : classes_) out.push_back(c);
+  return out;
+}
+
+std::shared_ptr<const DeviceIndex> DraView::devices() const {
+  common::MutexLock l(mu_);
+  return index_;
+}
+
+std::shared_ptr<const DeviceUsage> DraView::usage() const {
+  common::MutexLock l(mu_);
+  return usage_;
+}
+
+uint64_t DraView::class_version() const {
+  common::MutexLock l(mu_);
+  return class_version_;
+}
+
+common::Status DraView::AssumeClaim(api::ResourceClaimPtr claim) {
+  common::MutexLock l(mu_);
+  auto it = claims_.find(ClaimKey(claim->meta.namespace_, claim->meta.name));
+  if (it == claims_.end() || it->second.informer == nullptr) {
+    return common::NotFoundError("resourceclaim " + claim->meta.namespace_ + "/" +
+                                 claim->meta.name + " not found");
+  }
+  ClaimEntry& e = it->second;
+  if (CompareResourceVersions(claim->meta.resource_version, e.latest()->meta.resource_version) <
+      0) {
+    return common::FailedPreconditionError("resourceclaim " + claim->meta.namespace_ + "/" +
+                                           claim->meta.name + " changed since it was read");
+  }
+  const api::ResourceClaimPtr before = e.latest();
+  e.assumed = std::move(claim);
+  Reuse(before, e.latest());
+  Changed();
+  return common::Status::Ok();
+}
+
+void DraView::RestoreClaim(std::string_view ns, std::string_view name) {
+  common::MutexLock l(mu_);
+  auto it = claims_.find(ClaimKey(ns, name));
+  if (it == claims_.end() || it->second.assumed == nullptr) return;
+  const api::ResourceClaimPtr before = it->second.latest();
+  it->second.assumed.reset();
+  Reuse(before, it->second.latest());
+  Changed();
+}
+
+common::StatusOr<api::ResourceClaimPtr> DraView::UpdateClaimStatus(
+    const api::ResourceClaim& claim) {
+  DraWriter* writer = nullptr;
+  {
+    common::MutexLock l(mu_);
+    writer = writer_;
+  }
+  if (writer == nullptr) return common::UnavailableError("no API writer for resource claims");
+  return writer->UpdateResourceClaimStatus(claim);
+}
+
+uint64_t DraView::generation() const {
+  common::MutexLock l(mu_);
+  return generation_;
+}
+
+uint64_t DraView::WaitForChange(uint64_t seen, std::chrono::milliseconds timeout) const {
+  common::MutexLock l(mu_);
+  (void)l.WaitFor(changed_, timeout, [&]() GPUSCHED_REQUIRES(mu_) { return generation_ != seen; });
+  return generation_;
+}
+
+}  // namespace gpusched::framework

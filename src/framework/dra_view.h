@@ -1,0 +1,142 @@
+// SPDX-License-Identifier: Apache-2.0
+// DraView: the cluster's Dynamic Resource Allocation objects (DeviceClasses, ResourceSlices,
+// ResourceClaims; src/api/dra.h) for the DynamicResources plugin, offered by the Handle
+// (Handle::dra()), with
+//   - the device index: every device of the newest generation of each pool, flat, numbered, by
+//     node (devices of slices with spec.nodeName) and the rest (node selectors, allNodes);
+//     immutable, rebuilt when a slice changes;
+//   - the usage: which claim holds each device (allocated claims, informer or assumed, without
+//     adminAccess results), by device number, copy-on-write so a scheduling cycle keeps the one it
+//     read;
+//   - the claim assume cache (as VolumeView's): Reserve records the claim with its allocation and
+//     reservedFor before PreBind writes it; reads return it until RestoreClaim() or until the
+//     informer delivers a version at least as new;
+//   - the one API write PreBind makes (the claim's status) through a DraWriter.
+// One concrete class: the scheduler's informers and the simulator feed it; tests fill it by hand.
+// Thread safety: every method is thread-safe; objects are immutable and shared.
+#pragma once
+
+#include <chrono>
+#include <condition_variable>
+#include <map>
+#include <memory>
+#include <string>
+#include <string_view>
+#include <unordered_map>
+#include <vector>
+
+#include "src/api/dra.h"
+#include "src/common/mutex.h"
+#include "src/common/status.h"
+
+namespace gpusched::framework {
+
+// The API write DynamicResources' PreBind makes: the claim's status (allocation and reservedFor),
+// guarded by claim.meta.resource_version. Returns the claim as the API server stored it.
+class DraWriter {
+ public:
+  virtual ~DraWriter() = default;
+  virtual common::StatusOr<api::ResourceClaimPtr> UpdateResourceClaimStatus(
+      const api::ResourceClaim& claim) = 0;
+};
+
+// One allocatable device.
+struct DeviceEntry {
+  const api::ResourceSlice* slice = nullptr;
+  const api::Device* device = nullptr;
+  std::string key;  // "<driver>/<pool>/<device>", as `gpusched` reports it
+  // The nodes that reach it when not one named node: the device's or slice's node selector, or
+  // every node (both null/false: node-local, see DeviceIndex::by_node).
+  const api::NodeSelector* node_selector = nullptr;
+  bool all_nodes = false;
+};
+
+struct DeviceIndex {
+  uint64_t version = 0;
+  std::vector<DeviceEntry> devices;
+  std::unordered_map<std::string, uint32_t> by_key;
+  std::map<std::string, std::vector<uint32_t>, std::less<>> by_node;  // spec.nodeName devices
+  std::vector<uint32_t> not_node_local;       // node selectors and allNodes (checked per node)
+  std::vector<std::string> incomplete_pools;  // "<driver>/<pool>": fewer slices than announced
+  std::vector<api::ResourceSlicePtr> slices;  // keeps the entries' pointers alive
+
+  // The devices node `node` reaches locally (spec.nodeName), empty when none.
+  std::span<const uint32_t> NodeDevices(std::string_view node) const;
+  bool PoolIncomplete(std::string_view driver, std::string_view pool) const;
+};
+
+// Per device number of a DeviceIndex: the claim holding it (null: free).
+struct DeviceUsage {
+  uint64_t index_version = 0;
+  std::vector<api::ResourceClaimPtr> holder;
+};
+
+class DraView {
+ public:
+  DraView() = default;
+  DraView(const DraView&) = delete;
+  DraView& operator=(const DraView&) = delete;
+
+  // --- Feeding (informers, simulator input, tests) ---
+  void UpsertDeviceClass(api::DeviceClassPtr c);
+  void DeleteDeviceClass(std::string_view name);
+  void UpsertSlice(api::ResourceSlicePtr s);
+  void DeleteSlice(std::string_view name);
+  void UpsertClaim(api::ResourceClaimPtr c);
+  void DeleteClaim(std::string_view ns, std::string_view name);
+  // Not owned; must outlive the view. Null: writes fail (kUnavailable).
+  void set_writer(DraWriter* writer);
+
+  // --- Reads ---
+  api::DeviceClassPtr GetDeviceClass(std::string_view name) const;
+  // The assumed version where assumed; null when unknown.
+  api::ResourceClaimPtr GetClaim(std::string_view ns, std::string_view name) const;
+  api::ResourceClaimPtr InformerClaim(std::string_view ns, std::string_view name) const;
+  std::vector<api::ResourceClaimPtr> ListClaims() const;
+  std::vector<api::ResourceSlicePtr> ListSlices() const;
+  std::vector<api::DeviceClassPtr> ListDeviceClasses() const;
+  std::shared_ptr<const DeviceIndex> devices() const;
+  std::shared_ptr<const DeviceUsage> usage() const;
+  // Bumped by every DeviceClass change (selector memos depend on classes and the index).
+  uint64_t class_version() const;
+
+  // --- Assume cache ---
+  // NotFound when the informer has no such claim; FailedPrecondition when `claim` is older.
+  common::Status AssumeClaim(api::ResourceClaimPtr claim);
+  void RestoreClaim(std::string_view ns, std::string_view name);
+
+  // --- API write ---
+  common::StatusOr<api::ResourceClaimPtr> UpdateClaimStatus(const api::ResourceClaim& claim);
+
+  uint64_t generation() const;
+  uint64_t WaitForChange(uint64_t seen, std::chrono::milliseconds timeout) const;
+
+ private:
+  struct ClaimEntry {
+    api::ResourceClaimPtr informer;
+    api::ResourceClaimPtr assumed;
+    const api::ResourceClaimPtr& latest() const { return assumed ? assumed : informer; }
+  };
+  static std::string ClaimKey(std::string_view ns, std::string_view name);
+  void Changed() GPUSCHED_REQUIRES(mu_);
+  void RebuildIndex() GPUSCHED_REQUIRES(mu_);
+  // Moves the usage of `before` to `after` (either may be null).
+  void Reuse(const api::ResourceClaimPtr& before, const api::ResourceClaimPtr& after)
+      GPUSCHED_REQUIRES(mu_);
+  DeviceUsage& MutableUsage() GPUSCHED_REQUIRES(mu_);
+
+  mutable common::Mutex mu_;
+  mutable std::condition_variable changed_;
+  std::map<std::string, api::DeviceClassPtr, std::less<>> classes_ GPUSCHED_GUARDED_BY(mu_);
+  std::map<std::string, api::ResourceSlicePtr, std::less<>> slices_ GPUSCHED_GUARDED_BY(mu_);
+  std::map<std::string, ClaimEntry, std::less<>> claims_ GPUSCHED_GUARDED_BY(mu_);
+  std::shared_ptr<const DeviceIndex> index_ GPUSCHED_GUARDED_BY(mu_) =
+      std::make_shared<DeviceIndex>();
+  std::shared_ptr<DeviceUsage> usage_ GPUSCHED_GUARDED_BY(mu_) = std::make_shared<DeviceUsage>();
+  DraWriter* writer_ GPUSCHED_GUARDED_BY(mu_) = nullptr;
+  uint64_t generation_ GPUSCHED_GUARDED_BY(mu_) = 0;
+  uint64_t class_version_ GPUSCHED_GUARDED_BY(mu_) = 0;
+  uint64_t index_versions_ GPUSCHED_GUARDED_BY(mu_) = 0;
+};
+
+}  // namespace gpusched::framework
