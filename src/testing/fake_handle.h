@@ -16,6 +16,7 @@
 #include "src/common/mutex.h"
 #include "src/common/status.h"
 #include "src/framework/cycle_state.h"
+#include "src/framework/dra_view.h"
 #include "src/framework/handle.h"
 #include "src/framework/network_view.h"
 #include "src/framework/volume_view.h"
@@ -72,6 +73,12 @@ class FakeHandle final : public framework::Handle {
     volumes_enabled_ = true;
     return volumes_;
   }
+  // The DRA objects: a real DraView the test fills through dra_view(); dra() is null until then.
+  framework::DraView* dra() override { return dra_enabled_ ? &dra_ : nullptr; }
+  framework::DraView& dra_view() {
+    dra_enabled_ = true;
+    return dra_;
+  }
 
   // The status every later BindPod returns (OK by default).
   void SetBindResult(common::Status status) {
@@ -96,6 +103,8 @@ class FakeHandle final : public framework::Handle {
   common::FakeClock clock_;
   framework::VolumeView volumes_;
   bool volumes_enabled_ = false;
+  framework::DraView dra_;
+  bool dra_enabled_ = false;
   NoWaitingPods no_waiting_;
   framework::WaitingPods* waiting_ = nullptr;
   framework::Gangs* gangs_ = nullptr;
