@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "src/cel/lexer.h"
 
+#include <algorithm>
+
 namespace gpusched::cel {
 namespace {
 
@@ -56,6 +58,25 @@ Token Lexer::Next() {
   char n1 = pos_ + 1 < text_.size() ? text_[pos_ + 1] : '\0';
   if (IsDigit(c) || (c == '.' && IsDigit(n1))) return Number();
   if (c == '"' || c == '\'') return StringLiteral(0, false, false);
+  if (c == '`') {
+    size_t end = text_.find('`', pos_ + 1);
+    std::string_view inner =
+        end == std::string_view::npos ? std::string_view() : text_.substr(pos_ + 1, end - pos_ - 1);
+    bool ok = !inner.empty() && std::all_of(inner.begin(), inner.end(), [](char ch) {
+      return IsIdentChar(ch) || ch == '.' || ch == '-' || ch == '/' || ch == ' ';
+    });
+    if (!ok) {
+      t.kind = TokenKind::kError;
+      t.decoded = "invalid quoted field name";
+      pos_ = end == std::string_view::npos ? text_.size() : end + 1;
+      return t;
+    }
+    t.kind = TokenKind::kIdent;
+    t.text = inner;
+    t.quoted = true;
+    pos_ = end + 1;
+    return t;
+  }
   if (IsIdentStart(c)) {
     // String prefixes: r, b, rb, br in either case.
     size_t p = pos_;

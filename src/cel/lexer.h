@@ -25,6 +25,7 @@ struct Token {
   int32_t pos = 0;
   std::string_view text;
   std::string decoded;
+  bool quoted = false;  // kIdent written in backticks (a field name such as `content-type`)
 };
 
 class Lexer {

@@ -219,8 +219,9 @@ class Parser {
                                     "' expecting IDENTIFIER");
         }
         std::string field(tok_.text);
+        bool quoted = tok_.quoted;
         Advance();
-        if (IsOp("(")) {
+        if (IsOp("(") && !quoted) {
           e = ParseCall(std::move(field), pos, std::move(e));
         } else {
           std::vector<ExprPtr> args;
@@ -297,6 +298,7 @@ ExprPtr Parser::ParsePrimary(bool negative_literal) {
       }
     }
     std::string name(tok_.text);
+    if (tok_.quoted) return Fail(pos, "Syntax error: quoted identifiers name fields only");
     if (name == "true" || name == "false" || name == "null") return ParseLiteral(false);
     if (name == "in") return Fail(pos, "Syntax error: mismatched input 'in'");
     if (IsReserved(name)) return Fail(pos, "reserved identifier: " + name);

@@ -112,14 +112,14 @@ int CompareDouble(double a, double b) {
 int CompareIntDouble(int64_t i, double d) {
   if (std::isnan(d)) return 2;
   if (d < -9223372036854775808.0) return 1;
-  if (d >= 9223372036854775808.0) return -1;
+  if (d > 9223372036854775808.0) return -1;
   return CompareDouble(static_cast<double>(i), d);
 }
 
 int CompareUintDouble(uint64_t u, double d) {
   if (std::isnan(d)) return 2;
   if (d < 0) return 1;
-  if (d >= 18446744073709551616.0) return -1;
+  if (d > 18446744073709551616.0) return -1;
   return CompareDouble(static_cast<double>(u), d);
 }
 
