@@ -144,8 +144,7 @@ Value In(EvalState& s, const Value* a, size_t) {
     return Value::Bool(false);
   }
   if (a[1].kind() == Kind::kMap) {
-    Value unused;
-    return Value::Bool(a[1].map().Find(x, &unused));
+    return Value::Bool(a[1].map().Contains(x));
   }
   return NoSuchOverload();
 }

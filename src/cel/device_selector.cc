@@ -105,6 +105,9 @@ class DomainMap final : public MapValue {
     *out = Value::MapView(g != nullptr ? static_cast<const MapValue*>(g) : &kEmptyMap);
     return true;
   }
+  bool Contains(const Value& key) const override {
+    return key.kind() == Kind::kString && FindGroup(key.text()) != nullptr;
+  }
   Value KeyAt(size_t i) const override { return Value::StringView(Group(i).domain()); }
 
  private:

@@ -75,6 +75,11 @@ std::string_view Value::TypeName() const {
   return "unknown";
 }
 
+bool MapValue::Contains(const Value& key) const {
+  Value unused;
+  return Find(key, &unused);
+}
+
 bool VectorMap::Find(const Value& key, Value* out) const {
   for (const auto& [k, v] : entries_) {
     if (Equal(k, key)) {

@@ -55,6 +55,8 @@ class MapValue {
   virtual size_t size() const = 0;
   // True and *out set when `key` is present.
   virtual bool Find(const Value& key, Value* out) const = 0;
+  // For `in`: whether `key` is an entry. Find may answer for more keys (a map with a default).
+  virtual bool Contains(const Value& key) const;
   virtual Value KeyAt(size_t i) const = 0;
 };
 
