@@ -57,7 +57,7 @@ Value Add(EvalState& s, const Value* a, size_t) {
     }
     case Kind::kList: {
       size_t n = x.list().size() + y.list().size();
-      if (!s.Charge(n / 10)) return CostExceeded();
+      if (!s.Charge(n / 2)) return CostExceeded();  // bounds the memory lists can take
       auto out = std::make_shared<VectorList>();
       out->elems().reserve(n);
       for (size_t i = 0; i < x.list().size(); ++i) out->elems().push_back(x.list().at(i));
@@ -328,7 +328,11 @@ Value Matches(EvalState& s, const Value* a, size_t) {
   if (!ChargeSize(s, a[0].text().size() * 2 + a[1].text().size())) return CostExceeded();
   std::shared_ptr<const re2::RE2> re = s.call != nullptr ? s.call->regex : nullptr;
   std::string error;
-  if (re == nullptr || re->pattern() != a[1].text()) re = CompileRegex(a[1].text(), &error);
+  if (re == nullptr || re->pattern() != a[1].text()) {
+    // Compiling at runtime costs the pattern's size, which bounds the compilations per run.
+    if (!s.Charge(a[1].text().size())) return CostExceeded();
+    re = CompileRegex(a[1].text(), &error);
+  }
   if (re == nullptr) return Value::Error(error);
   return Value::Bool(re2::RE2::PartialMatch(
       re2::StringPiece(a[0].text().data(), a[0].text().size()), *re));

@@ -263,6 +263,10 @@ Value Quote(EvalState&, const Value* a, size_t) {
 std::shared_ptr<const re2::RE2> RegexFor(EvalState& s, std::string_view pattern, std::string* why) {
   std::shared_ptr<const re2::RE2> re = s.call != nullptr ? s.call->regex : nullptr;
   if (re != nullptr && re->pattern() == pattern) return re;
+  if (!s.Charge(pattern.size())) {
+    *why = "operation cancelled: actual cost limit exceeded";
+    return nullptr;
+  }
   return CompileRegex(pattern, why);
 }
 
