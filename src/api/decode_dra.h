@@ -3,7 +3,7 @@
 // ResourceSlice, ResourceClaim and ResourceClaimTemplate, from the API server's JSON (or a YAML
 // manifest converted to JSON) straight into the compact structs. As decode.h: the first error is
 // returned naming the object, the field path and the value, e.g.
-//   resourceslice node-1-gpu: spec.devices[0].capacity[memory].value: invalid quantity "lots"
+//   resourceslice node-1-gpu: spec.devices[0].capacity.memory.value: invalid quantity "lots"
 //   resourceclaim default/train: spec.devices.requests[0].exactly.allocationMode: invalid value
 //   "Some" (want ExactCount or All)
 // Attribute and capacity names without a domain get the slice's driver as their domain, as

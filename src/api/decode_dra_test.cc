@@ -76,7 +76,7 @@ TEST(DecodeDraTest, SliceQualifiesNamesAndReadsEveryAttributeKind) {
       "nodeName":"n","pool":{"name":"p"},"devices":[{"name":"g","capacity":{"m":{"value":"lots"}}}]}})"));
   ASSERT_FALSE(bad.ok());
   EXPECT_THAT(std::string(bad.status().message()),
-              ::testing::HasSubstr("resourceslice x: spec.devices[0].capacity[m].value"));
+              ::testing::HasSubstr("resourceslice x: spec.devices[0].capacity.m.value"));
   auto two = DecodeResourceSlice(Json(R"({"metadata":{"name":"y"},"spec":{"driver":"d",
       "nodeName":"n","allNodes":true,"pool":{"name":"p"}}})"));
   EXPECT_FALSE(two.ok());

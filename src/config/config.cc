@@ -111,6 +111,7 @@ Plugins DefaultPlugins() {
                                       Ref("GpuFragmentation", kGpuFragmentationWeight),
                                       Ref("PodTopologySpread", 2),
                                       Ref("InterPodAffinity", 2),
+                                      Ref("DynamicResources", 2),
                                       Ref("DefaultPreemption"),
                                       Ref("ImageLocality", 1),
                                       Ref("NetworkLocality", kNetworkLocalityWeight),

@@ -117,8 +117,9 @@ TEST(ConfigDefaultsTest, DefaultPluginsAreExactlyTheDocumentedSet) {
        {"PrioritySort",        "NodeUnschedulable",   "NodeName",           "TaintToleration:3",
         "NodeAffinity:2",      "NodePorts",           "NodeResourcesFit:1", "VolumeRestrictions",
         "NodeVolumeLimits",    "VolumeBinding",       "VolumeZone",         "GpuFit:5",
-        "GpuFragmentation:12", "PodTopologySpread:2", "InterPodAffinity:2", "DefaultPreemption",
-        "ImageLocality:1",     "NetworkLocality:2",   "GangScheduling",     "DefaultBinder"}},
+        "GpuFragmentation:12", "PodTopologySpread:2", "InterPodAffinity:2", "DynamicResources:2",
+        "DefaultPreemption",   "ImageLocality:1",     "NetworkLocality:2",  "GangScheduling",
+        "DefaultBinder"}},
   };
   const std::map<Point, std::vector<std::string>> disabled = {
       {Point::kQueueSort, {"NetworkLocality"}},

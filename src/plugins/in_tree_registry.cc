@@ -5,6 +5,7 @@
 
 #include "src/plugins/default_binder/default_binder.h"
 #include "src/plugins/default_preemption/default_preemption.h"
+#include "src/plugins/dynamic_resources/dynamic_resources.h"
 #include "src/plugins/gang_scheduling/gang_scheduling.h"
 #include "src/plugins/gpu_fit/gpu_fit.h"
 #include "src/plugins/gpu_fragmentation/gpu_fragmentation.h"
@@ -56,6 +57,7 @@ common::Status RegisterInTreePlugins(framework::Registry& registry) {
       {names::kVolumeZone, &volume_zone::VolumeZone::Create},
       {names::kVolumeRestrictions, &volume_restrictions::VolumeRestrictions::Create},
       {names::kNodeVolumeLimits, &node_volume_limits::NodeVolumeLimits::Create},
+      {names::kDynamicResources, &dynamic_resources::DynamicResources::Create},
   };
   for (const Entry& e : entries) {
     GPUSCHED_RETURN_IF_ERROR(registry.Register(std::string(e.name), e.factory));

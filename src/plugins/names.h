@@ -38,5 +38,7 @@ inline constexpr std::string_view kVolumeBinding = "VolumeBinding";
 inline constexpr std::string_view kVolumeZone = "VolumeZone";
 inline constexpr std::string_view kVolumeRestrictions = "VolumeRestrictions";
 inline constexpr std::string_view kNodeVolumeLimits = "NodeVolumeLimits";
+// Dynamic Resource Allocation (issue #23): claims allocated from ResourceSlices.
+inline constexpr std::string_view kDynamicResources = "DynamicResources";
 
 }  // namespace gpusched::plugins::names

@@ -1,0 +1,409 @@
+// SPDX-License-Identifier: Apache-2.0
+#include "src/plugins/dynamic_resources/dynamic_resources.h"
+
+#include <algorithm>
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <utility>
+
+#include "src/api/dra.h"
+#include "src/framework/dra_view.h"
+#include "src/plugins/helper/args.h"
+#include "src/plugins/names.h"
+
+namespace gpusched::plugins::dynamic_resources {
+namespace {
+
+// The most pods one claim can be reserved for (resource.k8s.io/v1 ResourceClaimReservedForMaxSize).
+constexpr size_t kReservedForMaxSize = 256;
+
+struct ClaimInfo {
+  api::ResourceClaimPtr claim;
+  bool allocated = false;
+  bool reserved_for_pod = false;
+};
+
+struct State final : framework::StateData {
+  const framework::Snapshot* snapshot = nullptr;
+  std::shared_ptr<const framework::DeviceIndex> index;
+  std::shared_ptr<const framework::DeviceUsage> usage;
+  std::vector<ClaimInfo> claims;
+  std::vector<ClaimPlan> plans;  // the claims to allocate
+  std::string matching_error;    // a CEL runtime error seen while matching, for the message
+  // Reserve's choice: the claims as assumed.
+  std::vector<api::ResourceClaimPtr> assumed;
+};
+
+const framework::StateKey kStateKey = {"DynamicResources"};
+
+framework::Status Unresolvable(std::string message) {
+  return framework::Status::WithMessage(framework::Code::kUnschedulableAndUnresolvable,
+                                        std::move(message));
+}
+
+bool ReservedFor(const api::ResourceClaim& claim, const api::Pod& pod) {
+  return std::any_of(claim.reserved_for.begin(), claim.reserved_for.end(),
+                     [&](const api::ClaimConsumer& c) { return c.uid == pod.meta.uid; });
+}
+
+bool OwnedBy(const api::ResourceClaim& claim, const api::Pod& pod) {
+  for (const api::OwnerReference& ref : claim.meta.owner_references) {
+    if (ref.controller) return ref.uid == pod.meta.uid;
+  }
+  return false;
+}
+
+bool HasPod(const framework::NodeInfo& node, std::string_view uid) {
+  return std::any_of(node.pods.begin(), node.pods.end(),
+                     [&](const api::PodPtr& p) { return p->meta.uid == uid; });
+}
+
+// Whether the claim holding a device is used only by pods that a preemption dry run removed
+// from `node` (a copy of `original` with fewer pods): then its devices count as free.
+bool FreedByRemoval(const api::ResourceClaim& holder, const framework::NodeInfo& node,
+                    const framework::NodeInfo& original) {
+  bool removed = false;
+  for (const api::ClaimConsumer& c : holder.reserved_for) {
+    if (HasPod(node, c.uid)) return false;
+    removed = removed || HasPod(original, c.uid);
+  }
+  return removed;
+}
+
+// The devices `node` reaches, busy or not, in preference order: the islands with the fewest free
+// devices first (best fit keeps whole islands free), then the index's order.
+void GatherNodeDevices(const State& s, const framework::NodeInfo& node,
+                       std::vector<NodeDevice>& out) {
+  out.clear();
+  const framework::DeviceIndex& index = *s.index;
+  const framework::NodeInfo* original = nullptr;
+  if (s.snapshot != nullptr && node.index >= 0 &&
+      static_cast<size_t>(node.index) < s.snapshot->nodes().size()) {
+    const framework::NodeInfo& o = s.snapshot->at(node.index);
+    if (&o != &node && o.pods.size() > node.pods.size()) original = &o;
+  }
+  auto add = [&](uint32_t d) {
+    const api::ResourceClaimPtr& holder =
+        d < s.usage->holder.size() ? s.usage->holder[d] : api::ResourceClaimPtr();
+    bool busy = holder != nullptr;
+    if (busy && original != nullptr && FreedByRemoval(*holder, node, *original)) busy = false;
+    out.push_back({d, busy});
+  };
+  for (uint32_t d : index.NodeDevices(node.name())) add(d);
+  for (uint32_t d : index.not_node_local) {
+    const framework::DeviceEntry& e = index.devices[d];
+    if (e.all_nodes || (e.node_selector != nullptr &&
+                        e.node_selector->Matches(node.node->meta.labels, node.name()))) {
+      add(d);
+    }
+  }
+  if (out.size() < 2) return;
+  // Free devices per island (a node has few islands: a flat list of (island, free) pairs).
+  thread_local std::vector<std::pair<uint32_t, uint32_t>> free;
+  free.clear();
+  auto slot = [&](uint32_t island) -> uint32_t& {
+    for (auto& [id, n] : free) {
+      if (id == island) return n;
+    }
+    free.emplace_back(island, 0);
+    return free.back().second;
+  };
+  for (const NodeDevice& nd : out) {
+    const uint32_t island = index.devices[nd.device].island;
+    if (island != 0 && !nd.busy) ++slot(island);
+  }
+  // Islands with the fewest free devices first; devices without an island last; stable.
+  auto rank = [&](const NodeDevice& nd) -> std::pair<uint32_t, uint32_t> {
+    const uint32_t island = index.devices[nd.device].island;
+    return {island == 0 ? UINT32_MAX : slot(island), island};
+  };
+  std::stable_sort(out.begin(), out.end(),
+                   [&](const NodeDevice& a, const NodeDevice& b) { return rank(a) < rank(b); });
+}
+
+// The claim's requests and constraints with the devices each alternative matches.
+framework::Status PlanClaim(SelectorCache& selectors, const framework::DraView& view,
+                            const framework::DeviceIndex& index, api::ResourceClaimPtr claim,
+                            State& s) {
+  ClaimPlan plan;
+  plan.claim = claim;
+  for (const api::DeviceRequest& r : claim->spec.requests) {
+    RequestPlan rp;
+    rp.name = r.name;
+    auto add = [&](std::string result, const api::DeviceChoice& choice) -> framework::Status {
+      common::StatusOr<std::shared_ptr<const ChoiceMatches>> m =
+          selectors.Matches(view, index, choice);
+      if (!m.ok()) {
+        return Unresolvable("request " + result + ": " + std::string(m.status().message()));
+      }
+      if (s.matching_error.empty() && !(*m)->error.empty()) s.matching_error = (*m)->error;
+      rp.alternatives.push_back({std::move(result), &choice, *std::move(m)});
+      return framework::Status::Success();
+    };
+    if (r.exactly) {
+      if (framework::Status st = add(r.name, *r.exactly); !st.ok()) return st;
+    }
+    for (const api::DeviceSubRequest& sub : r.first_available) {
+      if (framework::Status st = add(r.name + "/" + sub.name, sub.choice); !st.ok()) return st;
+    }
+    plan.requests.push_back(std::move(rp));
+  }
+  for (const api::DeviceConstraint& c : claim->spec.constraints) {
+    if (c.match_attribute.empty()) continue;
+    ConstraintPlan cp;
+    cp.attribute = c.match_attribute;
+    for (const std::string& name : c.requests) {
+      const std::string_view base = std::string_view(name).substr(0, name.find('/'));
+      for (size_t i = 0; i < plan.requests.size(); ++i) {
+        if (plan.requests[i].name == base) cp.requests.push_back(i);
+      }
+    }
+    plan.constraints.push_back(std::move(cp));
+  }
+  s.plans.push_back(std::move(plan));
+  return framework::Status::Success();
+}
+
+// The allocation's node selector: the node itself when a device is local to it, else the first
+// device's selector (none for allNodes devices).
+std::optional<api::NodeSelector> AllocationNodeSelector(
+    const framework::DeviceIndex& index, const std::vector<api::DeviceResult>& results,
+    std::string_view node) {
+  const framework::DeviceEntry* first = nullptr;
+  for (const api::DeviceResult& r : results) {
+    auto it = index.by_key.find(r.driver + "/" + r.pool + "/" + r.device);
+    if (it == index.by_key.end()) continue;
+    const framework::DeviceEntry& e = index.devices[it->second];
+    if (e.node_selector == nullptr && !e.all_nodes) {
+      api::NodeSelector sel;
+      api::NodeSelectorTerm term;
+      term.match_fields_names_in.emplace_back(node);
+      sel.terms.push_back(std::move(term));
+      return sel;
+    }
+    if (first == nullptr) first = &e;
+  }
+  if (first != nullptr && first->node_selector != nullptr) return *first->node_selector;
+  return std::nullopt;
+}
+
+api::ClaimConsumer ConsumerOf(const api::Pod& pod) {
+  return api::ClaimConsumer{"pods", pod.meta.name, pod.meta.uid};
+}
+
+}  // namespace
+
+common::StatusOr<framework::PluginPtr> DynamicResources::Create(const boost::json::value& args,
+                                                                framework::Handle& handle) {
+  helper::ArgErrors errors;
+  if (const boost::json::object* obj = helper::ArgsObject(args, errors)) {
+    helper::CheckKnownFields(*obj, "", {}, errors, /*allow_type_meta=*/true);
+  }
+  GPUSCHED_RETURN_IF_ERROR(errors.ToStatus());
+  return framework::PluginPtr(std::make_unique<DynamicResources>(handle.dra()));
+}
+
+std::string_view DynamicResources::Name() const { return names::kDynamicResources; }
+
+framework::Status DynamicResources::PreFilter(framework::CycleState& state, const api::Pod& pod,
+                                              const framework::Snapshot& snapshot) {
+  if (pod.resource_claims == nullptr) return framework::Status::Skip();
+  if (dra_ == nullptr) {
+    return framework::Status::Unresolvable(
+        "no DRA data source: resource claims cannot be allocated");
+  }
+  auto s = std::make_unique<State>();
+  s->snapshot = &snapshot;
+  s->index = dra_->devices();
+  s->usage = dra_->usage();
+  const api::PodResourceClaims& pc = *pod.resource_claims;
+  for (size_t i = 0; i < pc.claims.size(); ++i) {
+    const std::optional<std::string> name = pc.ClaimName(i);
+    if (!name) {
+      return Unresolvable("pod \"" + pod.meta.namespace_ + "/" + pod.meta.name +
+                          "\": ResourceClaim not created yet");
+    }
+    if (name->empty()) continue;  // the controller decided no claim is needed
+    api::ResourceClaimPtr claim = dra_->GetClaim(pod.meta.namespace_, *name);
+    if (claim == nullptr) {
+      return Unresolvable("resourceclaim.resource.k8s.io \"" + *name + "\" not found");
+    }
+    if (claim->meta.deletion_timestamp) {
+      return Unresolvable("resourceclaim \"" + *name + "\" is being deleted");
+    }
+    if (!pc.claims[i].template_name.empty() && !OwnedBy(*claim, pod)) {
+      return Unresolvable("ResourceClaim " + claim->meta.namespace_ + "/" + claim->meta.name +
+                          " was not created for pod " + pod.meta.namespace_ + "/" + pod.meta.name +
+                          " (pod is not owner)");
+    }
+    ClaimInfo info{claim, claim->allocation.has_value(), ReservedFor(*claim, pod)};
+    if (info.allocated && !info.reserved_for_pod &&
+        claim->reserved_for.size() >= kReservedForMaxSize) {
+      return framework::Status::Unresolvable(kReasonInUse);
+    }
+    if (!info.allocated) {
+      if (framework::Status st = PlanClaim(selectors_, *dra_, *s->index, claim, *s); !st.ok()) {
+        return st;
+      }
+    }
+    s->claims.push_back(std::move(info));
+  }
+  if (s->claims.empty()) return framework::Status::Skip();
+  state.Write(kStateKey, std::move(s));
+  return framework::Status::Success();
+}
+
+framework::Status DynamicResources::Filter(const framework::CycleState& state,
+                                           const api::Pod& /*pod*/,
+                                           const framework::NodeInfo& node) const {
+  const State* s = state.Get<State>(kStateKey);
+  if (s == nullptr) return framework::Status::Success();
+  for (const ClaimInfo& c : s->claims) {
+    if (c.allocated && c.claim->allocation->node_selector &&
+        !c.claim->allocation->node_selector->Matches(node.node->meta.labels, node.name())) {
+      return framework::Status::Unresolvable(kReasonNotAvailable);
+    }
+  }
+  if (s->plans.empty()) return framework::Status::Success();
+  thread_local std::vector<NodeDevice> devices;
+  GatherNodeDevices(*s, node, devices);
+  if (!Allocate(s->plans, *s->index, devices, nullptr)) {
+    return framework::Status::Unschedulable(kReasonCannotAllocate);
+  }
+  return framework::Status::Success();
+}
+
+framework::Status DynamicResources::PreScore(framework::CycleState& state, const api::Pod& /*pod*/,
+                                             const framework::Snapshot& /*snapshot*/,
+                                             std::span<const framework::NodeIndex> /*feasible*/) {
+  const State* s = state.Get<State>(kStateKey);
+  return s == nullptr || s->plans.empty() ? framework::Status::Skip()
+                                          : framework::Status::Success();
+}
+
+int64_t DynamicResources::Score(const framework::CycleState& state, const api::Pod& /*pod*/,
+                                const framework::NodeInfo& node) const {
+  const State* s = state.Get<State>(kStateKey);
+  if (s == nullptr || s->plans.empty()) return 0;
+  thread_local std::vector<NodeDevice> devices;
+  GatherNodeDevices(*s, node, devices);
+  if (devices.empty()) return 0;
+  int64_t busy = 0;
+  for (const NodeDevice& d : devices) busy += d.busy ? 1 : 0;
+  int64_t wanted = 0;
+  for (const ClaimPlan& p : s->plans) {
+    for (const RequestPlan& r : p.requests) {
+      if (!r.alternatives.empty()) wanted += r.alternatives.front().choice->count;
+    }
+  }
+  const auto total = static_cast<int64_t>(devices.size());
+  return std::min<int64_t>(framework::kMaxNodeScore,
+                           (busy + wanted) * framework::kMaxNodeScore / total);
+}
+
+framework::Status DynamicResources::Reserve(framework::CycleState& state, const api::Pod& pod,
+                                            const framework::NodeInfo& node) {
+  State* s = state.Get<State>(kStateKey);
+  if (s == nullptr) return framework::Status::Success();
+  s->assumed.clear();
+  std::vector<std::vector<api::DeviceResult>> results;
+  if (!s->plans.empty()) {
+    std::vector<NodeDevice> devices;
+    // The usage may have changed since PreFilter (another pod's Reserve): read it again.
+    s->usage = dra_->usage();
+    GatherNodeDevices(*s, node, devices);
+    if (!Allocate(s->plans, *s->index, devices, &results)) {
+      return framework::Status::Unschedulable(kReasonCannotAllocate);
+    }
+  }
+  std::vector<api::ResourceClaimPtr> updated;
+  size_t plan = 0;
+  for (const ClaimInfo& c : s->claims) {
+    auto claim = std::make_shared<api::ResourceClaim>(*c.claim);
+    if (!c.allocated) {
+      api::AllocationResult alloc;
+      alloc.devices = std::move(results[plan++]);
+      alloc.node_selector = AllocationNodeSelector(*s->index, alloc.devices, node.name());
+      claim->allocation = std::move(alloc);
+    }
+    if (!c.reserved_for_pod) claim->reserved_for.push_back(ConsumerOf(pod));
+    if (!c.allocated || !c.reserved_for_pod) updated.push_back(std::move(claim));
+  }
+  for (api::ResourceClaimPtr& claim : updated) {
+    if (common::Status st = dra_->AssumeClaim(claim); !st.ok()) {
+      for (const api::ResourceClaimPtr& a : s->assumed) {
+        dra_->RestoreClaim(a->meta.namespace_, a->meta.name);
+      }
+      s->assumed.clear();
+      return framework::Status::Error(std::string(st.message()));
+    }
+    s->assumed.push_back(std::move(claim));
+  }
+  return framework::Status::Success();
+}
+
+void DynamicResources::Unreserve(framework::CycleState& state, const api::Pod& /*pod*/,
+                                 std::string_view /*node*/) {
+  State* s = state.Get<State>(kStateKey);
+  if (s == nullptr || dra_ == nullptr) return;
+  for (const api::ResourceClaimPtr& a : s->assumed) {
+    dra_->RestoreClaim(a->meta.namespace_, a->meta.name);
+  }
+  s->assumed.clear();
+}
+
+framework::Status DynamicResources::PreBind(framework::CycleState& state, const api::Pod& /*pod*/,
+                                            std::string_view /*node*/) {
+  State* s = state.Get<State>(kStateKey);
+  if (s == nullptr) return framework::Status::Success();
+  for (api::ResourceClaimPtr& claim : s->assumed) {
+    common::StatusOr<api::ResourceClaimPtr> stored = dra_->UpdateClaimStatus(*claim);
+    if (!stored.ok()) {
+      return framework::Status::Error("resourceclaim " + claim->meta.namespace_ + "/" +
+                                      claim->meta.name + ": " +
+                                      std::string(stored.status().message()));
+    }
+    // Keep the stored version assumed until the informer delivers it.
+    if (common::Status st = dra_->AssumeClaim(*stored); st.ok()) claim = *std::move(stored);
+  }
+  return framework::Status::Success();
+}
+
+std::vector<framework::ClusterEventWithHint> DynamicResources::EventsToRegister() const {
+  using framework::ClusterEvent;
+  using framework::EventObjects;
+  using framework::EventResource;
+  using framework::QueueingHint;
+  std::vector<framework::ClusterEventWithHint> events;
+  // A claim the pod waits for was created, or any claim's allocation was removed (devices freed).
+  events.push_back({ClusterEvent{EventResource::kResourceClaim,
+                                 framework::kAdd | framework::kUpdate | framework::kDelete},
+                    [](const api::Pod& pod, const ClusterEvent&, const EventObjects& o) {
+                      const auto* old_claim = static_cast<const api::ResourceClaim*>(o.old_obj);
+                      const auto* new_claim = static_cast<const api::ResourceClaim*>(o.new_obj);
+                      if (new_claim == nullptr)
+                        return QueueingHint::kQueue;  // deleted: devices freed
+                      if (old_claim != nullptr && old_claim->allocation && !new_claim->allocation) {
+                        return QueueingHint::kQueue;
+                      }
+                      if (new_claim->meta.namespace_ != pod.meta.namespace_ ||
+                          pod.resource_claims == nullptr) {
+                        return QueueingHint::kSkip;
+                      }
+                      const api::PodResourceClaims& pc = *pod.resource_claims;
+                      for (size_t i = 0; i < pc.claims.size(); ++i) {
+                        if (pc.ClaimName(i) == new_claim->meta.name) return QueueingHint::kQueue;
+                      }
+                      return QueueingHint::kSkip;
+                    }});
+  // New or changed devices, classes; a pod leaving may lead to its claims being released.
+  events.push_back(
+      {ClusterEvent{EventResource::kResourceSlice, framework::kAdd | framework::kUpdate}, nullptr});
+  events.push_back(
+      {ClusterEvent{EventResource::kDeviceClass, framework::kAdd | framework::kUpdate}, nullptr});
+  events.push_back({ClusterEvent{EventResource::kAssignedPod, framework::kDelete}, nullptr});
+  return events;
+}
+
+}  // namespace gpusched::plugins::dynamic_resources

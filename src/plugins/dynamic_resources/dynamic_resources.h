@@ -1,0 +1,75 @@
+// SPDX-License-Identifier: Apache-2.0
+// DynamicResources: places pods with spec.resourceClaims (Dynamic Resource Allocation,
+// resource.k8s.io/v1) only where their claims can be allocated, allocates them, and writes the
+// allocation — kube-scheduler's dynamicresources plugin with gpusched's device choice:
+//   PreFilter  every claim of the pod exists (template claims: kube-controller-manager created it
+//              and the pod owns it), is not being deleted; allocated claims keep their node
+//              selector; the others are planned: each request's device class exists and its CEL
+//              selectors compile (SelectorCache matches them once per device index version);
+//   Filter     allocated claims: the node is in the allocation's node selector; the others: the
+//              allocator (allocator.h) finds devices on the node ("cannot allocate all claims");
+//              devices held by claims of pods removed in a preemption dry run count as free, so
+//              DefaultPreemption can free DRA devices (upstream cannot yet, KEP-5690);
+//   Score      packing: the fraction of the node's devices in use after the allocation (fuller
+//              nodes first, so whole nodes and NVLink islands stay free for big requests);
+//   Reserve    allocates on the chosen node and assumes the claims (DraView) with the allocation
+//              and the pod in status.reservedFor; Unreserve restores them;
+//   PreBind    writes each claim's status (allocation, reservedFor) and waits for the write.
+// Within a node, devices of the fullest island (the value of gpu.nvidia.com/cliqueId, else of
+// resource.kubernetes.io/pcieRoot) are tried first. Reads the cluster through Handle::dra();
+// without one, a pod with claims is unschedulable ("no DRA data source"). No args.
+#pragma once
+
+#include <boost/json/value.hpp>
+#include <string_view>
+#include <vector>
+
+#include "src/api/types.h"
+#include "src/common/status.h"
+#include "src/framework/handle.h"
+#include "src/framework/plugin.h"
+#include "src/framework/registry.h"
+#include "src/plugins/dynamic_resources/selectors.h"
+
+namespace gpusched::plugins::dynamic_resources {
+
+// Upstream's reasons.
+inline constexpr std::string_view kReasonCannotAllocate = "cannot allocate all claims";
+inline constexpr std::string_view kReasonNotAvailable = "resourceclaim not available on the node";
+inline constexpr std::string_view kReasonInUse = "resourceclaim in use";
+
+class DynamicResources final : public framework::PreFilterPlugin,
+                               public framework::FilterPlugin,
+                               public framework::PreScorePlugin,
+                               public framework::ScorePlugin,
+                               public framework::ReservePlugin,
+                               public framework::PreBindPlugin,
+                               public framework::EnqueueExtensions {
+ public:
+  static common::StatusOr<framework::PluginPtr> Create(const boost::json::value& args,
+                                                       framework::Handle& handle);
+  explicit DynamicResources(framework::DraView* dra) : dra_(dra) {}
+
+  std::string_view Name() const override;
+  framework::Status PreFilter(framework::CycleState& state, const api::Pod& pod,
+                              const framework::Snapshot& snapshot) override;
+  framework::Status Filter(const framework::CycleState& state, const api::Pod& pod,
+                           const framework::NodeInfo& node) const override;
+  framework::Status PreScore(framework::CycleState& state, const api::Pod& pod,
+                             const framework::Snapshot& snapshot,
+                             std::span<const framework::NodeIndex> feasible) override;
+  int64_t Score(const framework::CycleState& state, const api::Pod& pod,
+                const framework::NodeInfo& node) const override;
+  framework::Status Reserve(framework::CycleState& state, const api::Pod& pod,
+                            const framework::NodeInfo& node) override;
+  void Unreserve(framework::CycleState& state, const api::Pod& pod, std::string_view node) override;
+  framework::Status PreBind(framework::CycleState& state, const api::Pod& pod,
+                            std::string_view node) override;
+  std::vector<framework::ClusterEventWithHint> EventsToRegister() const override;
+
+ private:
+  framework::DraView* dra_;  // null: no DRA data
+  SelectorCache selectors_;
+};
+
+}  // namespace gpusched::plugins::dynamic_resources

@@ -1,0 +1,337 @@
+// SPDX-License-Identifier: Apache-2.0
+// DynamicResources: claim resolution at PreFilter, the allocator's rules at Filter (count,
+// selectors, matchAttribute, firstAvailable, All, held devices, devices freed by a preemption dry
+// run), the island order, Reserve / Unreserve on the claim assume cache and PreBind's write.
+#include "src/plugins/dynamic_resources/dynamic_resources.h"
+
+#include <gtest/gtest.h>
+
+#include <map>
+#include <memory>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "src/api/dra.h"
+#include "src/framework/dra_view.h"
+#include "src/testing/builders.h"
+#include "src/testing/fake_handle.h"
+
+namespace gpusched::plugins::dynamic_resources {
+namespace {
+
+constexpr const char* kDriver = "gpu.nvidia.com";
+constexpr const char* kA100 = "NVIDIA A100-SXM4-80GB";
+constexpr const char* kT4 = "Tesla T4";
+
+api::DeviceAttribute Str(std::string s) {
+  api::DeviceAttribute a;
+  a.kind = api::DeviceAttribute::Kind::kString;
+  a.string_value = std::move(s);
+  return a;
+}
+
+// A slice of `gpus` devices on `node`; device i is in clique "c<i / 4>".
+api::ResourceSlicePtr Slice(const std::string& node, const char* product, int gpus) {
+  auto s = std::make_shared<api::ResourceSlice>();
+  s->name = node + "-gpu";
+  s->driver = kDriver;
+  s->pool = node;
+  s->node_name = node;
+  for (int i = 0; i < gpus; ++i) {
+    api::Device d;
+    d.name = "gpu-" + std::to_string(i);
+    d.attributes = {{"gpu.nvidia.com/cliqueId", Str("c" + std::to_string(i / 4))},
+                    {"gpu.nvidia.com/productName", Str(product)}};
+    d.capacity = {
+        {"gpu.nvidia.com/memory", *api::Quantity::Parse(product == kT4 ? "16Gi" : "80Gi")}};
+    s->devices.push_back(std::move(d));
+  }
+  return s;
+}
+
+api::DeviceChoice Choice(int64_t count, std::string selector = "") {
+  api::DeviceChoice c;
+  c.device_class = kDriver;
+  c.count = count;
+  if (!selector.empty()) c.selectors.push_back(std::move(selector));
+  return c;
+}
+
+api::ResourceClaimPtr Claim(const std::string& name, std::vector<api::DeviceRequest> requests,
+                            std::vector<api::DeviceConstraint> constraints = {}) {
+  auto c = std::make_shared<api::ResourceClaim>();
+  c->meta.name = name;
+  c->meta.namespace_ = "ml";
+  c->meta.uid = name + "-uid";
+  c->meta.resource_version = "1";
+  c->spec.requests = std::move(requests);
+  c->spec.constraints = std::move(constraints);
+  return c;
+}
+
+api::DeviceRequest Exactly(const std::string& name, api::DeviceChoice choice) {
+  api::DeviceRequest r;
+  r.name = name;
+  r.exactly = std::move(choice);
+  return r;
+}
+
+api::Pod PodWithClaims(const std::string& name, std::vector<std::string> claims) {
+  api::Pod pod = testing::MakePod("ml", name).Obj();
+  pod.meta.uid = name + "-uid";
+  auto pc = std::make_shared<api::PodResourceClaims>();
+  for (const std::string& c : claims) pc->claims.push_back({c, c, ""});
+  pod.resource_claims = pc;
+  return pod;
+}
+
+struct Writer final : framework::DraWriter {
+  common::StatusOr<api::ResourceClaimPtr> UpdateResourceClaimStatus(
+      const api::ResourceClaim& claim) override {
+    auto stored = std::make_shared<api::ResourceClaim>(claim);
+    stored->meta.resource_version = std::to_string(std::stoi(claim.meta.resource_version) + 1);
+    written.push_back(stored);
+    return api::ResourceClaimPtr(stored);
+  }
+  std::vector<api::ResourceClaimPtr> written;
+};
+
+class DynamicResourcesTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    view().set_writer(&writer_);
+    auto cls = std::make_shared<api::DeviceClass>();
+    cls->name = kDriver;
+    cls->selectors = {"device.driver == \"gpu.nvidia.com\""};
+    view().UpsertDeviceClass(cls);
+    auto pl = DynamicResources::Create(boost::json::value(), handle_);
+    ASSERT_TRUE(pl.ok()) << pl.status().ToString();
+    plugin_ = std::move(*pl);
+    pl_ = dynamic_cast<DynamicResources*>(plugin_.get());
+  }
+  framework::DraView& view() { return handle_.dra_view(); }
+
+  framework::NodeInfo Node(const std::string& name) {
+    framework::NodeInfo n;
+    n.node = testing::MakeNode(name).Ptr();
+    return n;
+  }
+
+  testing::FakeHandle handle_;
+  Writer writer_;
+  framework::PluginPtr plugin_;
+  DynamicResources* pl_ = nullptr;
+};
+
+TEST_F(DynamicResourcesTest, PodWithoutClaimsIsSkipped) {
+  framework::CycleState state;
+  api::Pod pod = testing::MakePod("ml", "plain").Obj();
+  EXPECT_TRUE(pl_->PreFilter(state, pod, framework::Snapshot()).IsSkip());
+}
+
+TEST_F(DynamicResourcesTest, AllocatesByProductAndMemoryOnlyWhereTheDevicesAre) {
+  view().UpsertSlice(Slice("a100-node", kA100, 8));
+  view().UpsertSlice(Slice("t4-node", kT4, 8));
+  view().UpsertClaim(
+      Claim("big", {Exactly("gpus", Choice(2,
+                                           "device.attributes[\"gpu.nvidia.com\"].productName == "
+                                           "\"NVIDIA A100-SXM4-80GB\" && "
+                                           "device.capacity[\"gpu.nvidia.com\"].memory."
+                                           "compareTo(quantity(\"40Gi\")) >= 0"))}));
+  framework::CycleState state;
+  api::Pod pod = PodWithClaims("p", {"big"});
+  ASSERT_TRUE(pl_->PreFilter(state, pod, framework::Snapshot()).ok());
+  EXPECT_TRUE(pl_->Filter(state, pod, Node("a100-node")).ok());
+  framework::Status t4 = pl_->Filter(state, pod, Node("t4-node"));
+  EXPECT_EQ(t4.code(), framework::Code::kUnschedulable);
+  EXPECT_EQ(t4.reason(), kReasonCannotAllocate);
+
+  ASSERT_TRUE(pl_->Reserve(state, pod, Node("a100-node")).ok());
+  api::ResourceClaimPtr assumed = view().GetClaim("ml", "big");
+  ASSERT_TRUE(assumed->allocation.has_value());
+  ASSERT_EQ(assumed->allocation->devices.size(), 2u);
+  EXPECT_EQ(assumed->allocation->devices[0].pool, "a100-node");
+  EXPECT_NE(assumed->allocation->devices[0].device, assumed->allocation->devices[1].device);
+  ASSERT_EQ(assumed->reserved_for.size(), 1u);
+  EXPECT_EQ(assumed->reserved_for[0].uid, "p-uid");
+  ASSERT_TRUE(assumed->allocation->node_selector.has_value());
+  EXPECT_TRUE(assumed->allocation->node_selector->Matches(api::Labels(), "a100-node"));
+
+  ASSERT_TRUE(pl_->PreBind(state, pod, "a100-node").ok());
+  ASSERT_EQ(writer_.written.size(), 1u);
+  EXPECT_EQ(writer_.written[0]->allocation->devices.size(), 2u);
+}
+
+TEST_F(DynamicResourcesTest, HeldDevicesAreNotAllocatedTwiceAndUnreserveFreesThem) {
+  view().UpsertSlice(Slice("n1", kA100, 2));
+  view().UpsertClaim(Claim("first", {Exactly("g", Choice(2))}));
+  view().UpsertClaim(Claim("second", {Exactly("g", Choice(1))}));
+  framework::CycleState s1;
+  api::Pod p1 = PodWithClaims("p1", {"first"});
+  ASSERT_TRUE(pl_->PreFilter(s1, p1, framework::Snapshot()).ok());
+  ASSERT_TRUE(pl_->Reserve(s1, p1, Node("n1")).ok());
+
+  framework::CycleState s2;
+  api::Pod p2 = PodWithClaims("p2", {"second"});
+  ASSERT_TRUE(pl_->PreFilter(s2, p2, framework::Snapshot()).ok());
+  EXPECT_EQ(pl_->Filter(s2, p2, Node("n1")).reason(), kReasonCannotAllocate);
+
+  pl_->Unreserve(s1, p1, "n1");
+  framework::CycleState s3;
+  ASSERT_TRUE(pl_->PreFilter(s3, p2, framework::Snapshot()).ok());
+  EXPECT_TRUE(pl_->Filter(s3, p2, Node("n1")).ok());
+}
+
+TEST_F(DynamicResourcesTest, MatchAttributeKeepsDevicesInOneClique) {
+  // 8 devices, cliques c0 (0-3) and c1 (4-7); device 0 and 5 are held: 3 free in each clique.
+  view().UpsertSlice(Slice("n1", kA100, 8));
+  auto holder = Claim("holder", {Exactly("g", Choice(2))});
+  auto held = std::make_shared<api::ResourceClaim>(*holder);
+  held->allocation = api::AllocationResult{};
+  held->allocation->devices = {{"g", kDriver, "n1", "gpu-0", false},
+                               {"g", kDriver, "n1", "gpu-5", false}};
+  view().UpsertClaim(held);
+  api::DeviceConstraint same;
+  same.match_attribute = "gpu.nvidia.com/cliqueId";
+  view().UpsertClaim(Claim("four", {Exactly("g", Choice(4))}, {same}));
+  view().UpsertClaim(Claim("three", {Exactly("g", Choice(3))}, {same}));
+  framework::CycleState state;
+  api::Pod four = PodWithClaims("four", {"four"});
+  ASSERT_TRUE(pl_->PreFilter(state, four, framework::Snapshot()).ok());
+  EXPECT_EQ(pl_->Filter(state, four, Node("n1")).reason(), kReasonCannotAllocate);
+
+  framework::CycleState s3;
+  api::Pod three = PodWithClaims("three", {"three"});
+  ASSERT_TRUE(pl_->PreFilter(s3, three, framework::Snapshot()).ok());
+  ASSERT_TRUE(pl_->Reserve(s3, three, Node("n1")).ok());
+  const auto& devices = view().GetClaim("ml", "three")->allocation->devices;
+  ASSERT_EQ(devices.size(), 3u);
+  const bool c0 = devices[0].device < "gpu-4";
+  for (const api::DeviceResult& r : devices) EXPECT_EQ(r.device < "gpu-4", c0) << r.device;
+}
+
+TEST_F(DynamicResourcesTest, SingleDeviceGoesToTheFullestIsland) {
+  // c0 has one free device (1-3 held), c1 has four: a 1-GPU claim takes c0's, keeping c1 whole.
+  view().UpsertSlice(Slice("n1", kA100, 8));
+  auto held = Claim("held", {Exactly("g", Choice(3))});
+  auto h = std::make_shared<api::ResourceClaim>(*held);
+  h->allocation = api::AllocationResult{};
+  for (const char* d : {"gpu-1", "gpu-2", "gpu-3"})
+    h->allocation->devices.push_back({"g", kDriver, "n1", d, false});
+  view().UpsertClaim(h);
+  view().UpsertClaim(Claim("one", {Exactly("g", Choice(1))}));
+  framework::CycleState state;
+  api::Pod pod = PodWithClaims("one", {"one"});
+  ASSERT_TRUE(pl_->PreFilter(state, pod, framework::Snapshot()).ok());
+  ASSERT_TRUE(pl_->Reserve(state, pod, Node("n1")).ok());
+  EXPECT_EQ(view().GetClaim("ml", "one")->allocation->devices[0].device, "gpu-0");
+}
+
+TEST_F(DynamicResourcesTest, FirstAvailableAndAllMode) {
+  view().UpsertSlice(Slice("n1", kT4, 2));
+  api::DeviceRequest r;
+  r.name = "gpu";
+  r.first_available = {
+      {"a100", Choice(1,
+                      "device.attributes[\"gpu.nvidia.com\"].productName == \"NVIDIA "
+                      "A100-SXM4-80GB\"")},
+      {"any", Choice(1)}};
+  view().UpsertClaim(Claim("fa", {r}));
+  api::DeviceChoice all = Choice(1);
+  all.mode = api::AllocationMode::kAll;
+  view().UpsertClaim(Claim("all", {Exactly("every", all)}));
+
+  framework::CycleState state;
+  api::Pod pod = PodWithClaims("fa", {"fa"});
+  ASSERT_TRUE(pl_->PreFilter(state, pod, framework::Snapshot()).ok());
+  ASSERT_TRUE(pl_->Reserve(state, pod, Node("n1")).ok());
+  EXPECT_EQ(view().GetClaim("ml", "fa")->allocation->devices[0].request, "gpu/any");
+
+  framework::CycleState s2;
+  api::Pod every = PodWithClaims("every", {"all"});
+  ASSERT_TRUE(pl_->PreFilter(s2, every, framework::Snapshot()).ok());
+  // One of the two devices is held by "fa": All cannot be satisfied.
+  EXPECT_EQ(pl_->Filter(s2, every, Node("n1")).reason(), kReasonCannotAllocate);
+  pl_->Unreserve(state, pod, "n1");
+  framework::CycleState s3;
+  ASSERT_TRUE(pl_->PreFilter(s3, every, framework::Snapshot()).ok());
+  ASSERT_TRUE(pl_->Reserve(s3, every, Node("n1")).ok());
+  EXPECT_EQ(view().GetClaim("ml", "all")->allocation->devices.size(), 2u);
+}
+
+TEST_F(DynamicResourcesTest, AllocatedSharedClaimPinsTheNodeAndAddsTheConsumer) {
+  view().UpsertSlice(Slice("n1", kA100, 1));
+  auto shared = Claim("shared", {Exactly("g", Choice(1))});
+  auto s = std::make_shared<api::ResourceClaim>(*shared);
+  s->allocation = api::AllocationResult{};
+  s->allocation->devices = {{"g", kDriver, "n1", "gpu-0", false}};
+  api::NodeSelectorTerm term;
+  term.match_fields_names_in = {"n1"};
+  s->allocation->node_selector = api::NodeSelector{{term}};
+  s->reserved_for = {{"pods", "first", "first-uid"}};
+  view().UpsertClaim(s);
+  framework::CycleState state;
+  api::Pod pod = PodWithClaims("second", {"shared"});
+  ASSERT_TRUE(pl_->PreFilter(state, pod, framework::Snapshot()).ok());
+  EXPECT_EQ(pl_->Filter(state, pod, Node("n2")).reason(), kReasonNotAvailable);
+  ASSERT_TRUE(pl_->Filter(state, pod, Node("n1")).ok());
+  ASSERT_TRUE(pl_->Reserve(state, pod, Node("n1")).ok());
+  EXPECT_EQ(view().GetClaim("ml", "shared")->reserved_for.size(), 2u);
+}
+
+TEST_F(DynamicResourcesTest, PreFilterNamesWhatIsMissing) {
+  view().UpsertSlice(Slice("n1", kA100, 1));
+  api::Pod pod = testing::MakePod("ml", "waiting").Obj();
+  auto pc = std::make_shared<api::PodResourceClaims>();
+  pc->claims.push_back({"gpu", "", "one-gpu"});
+  pod.resource_claims = pc;
+  framework::CycleState state;
+  framework::Status st = pl_->PreFilter(state, pod, framework::Snapshot());
+  EXPECT_EQ(st.code(), framework::Code::kUnschedulableAndUnresolvable);
+  EXPECT_EQ(st.reason(), "pod \"ml/waiting\": ResourceClaim not created yet");
+
+  api::DeviceChoice c = Choice(1);
+  c.device_class = "no-such-class";
+  view().UpsertClaim(Claim("orphan", {Exactly("g", c)}));
+  framework::CycleState s2;
+  api::Pod p2 = PodWithClaims("p2", {"orphan"});
+  EXPECT_EQ(pl_->PreFilter(s2, p2, framework::Snapshot()).reason(),
+            "request g: device class no-such-class does not exist");
+
+  framework::CycleState s3;
+  api::Pod p3 = PodWithClaims("p3", {"nope"});
+  EXPECT_EQ(pl_->PreFilter(s3, p3, framework::Snapshot()).reason(),
+            "resourceclaim.resource.k8s.io \"nope\" not found");
+}
+
+TEST_F(DynamicResourcesTest, DevicesOfAPodRemovedByPreemptionCountAsFree) {
+  view().UpsertSlice(Slice("n1", kA100, 1));
+  auto v = Claim("victim-claim", {Exactly("g", Choice(1))});
+  auto held = std::make_shared<api::ResourceClaim>(*v);
+  held->allocation = api::AllocationResult{};
+  held->allocation->devices = {{"g", kDriver, "n1", "gpu-0", false}};
+  held->reserved_for = {{"pods", "victim", "victim-uid"}};
+  view().UpsertClaim(held);
+  view().UpsertClaim(Claim("want", {Exactly("g", Choice(1))}));
+
+  framework::Snapshot snapshot;
+  framework::NodeInfo& slot = snapshot.MutableSlotForCache(0);
+  slot = Node("n1");
+  slot.index = 0;
+  api::Pod victim = testing::MakePod("ml", "victim").Obj();
+  victim.meta.uid = "victim-uid";
+  slot.pods.push_back(std::make_shared<api::Pod>(victim));
+  snapshot.SetNodeCountForCache(1, 1);
+
+  framework::CycleState state;
+  api::Pod pod = PodWithClaims("preemptor", {"want"});
+  ASSERT_TRUE(pl_->PreFilter(state, pod, snapshot).ok());
+  EXPECT_EQ(pl_->Filter(state, pod, snapshot.at(0)).reason(), kReasonCannotAllocate);
+  framework::NodeInfo without = snapshot.at(0);
+  without.pods.clear();
+  EXPECT_TRUE(pl_->Filter(state, pod, without).ok());
+}
+
+}  // namespace
+}  // namespace gpusched::plugins::dynamic_resources
