@@ -63,8 +63,9 @@ void BM_MatchDevice(benchmark::State& state, const char* selector) {
 }
 BENCHMARK_CAPTURE(BM_MatchDevice, typical, kSelector);
 BENCHMARK_CAPTURE(BM_MatchDevice, driver_only, R"(device.driver == "gpu.nvidia.com")");
-BENCHMARK_CAPTURE(BM_MatchDevice, semver,
-                  R"(device.attributes["gpu.nvidia.com"].driverVersion.isGreaterThan(semver("535.0.0")))");
+BENCHMARK_CAPTURE(
+    BM_MatchDevice, semver,
+    R"(device.attributes["gpu.nvidia.com"].driverVersion.isGreaterThan(semver("535.0.0")))");
 
 void BM_CompileDeviceSelector(benchmark::State& state) {
   for (auto _ : state) {

@@ -36,7 +36,8 @@ struct Device {
   std::vector<std::pair<std::string, DeviceAttribute>> attributes = {
       {"dra.example.com/numa", Attr(DeviceAttribute::Kind::kInt, 1, false, "")},
       {"gpu.nvidia.com/architecture", Attr(DeviceAttribute::Kind::kString, 0, false, "Ampere")},
-      {"gpu.nvidia.com/driverVersion", Attr(DeviceAttribute::Kind::kVersion, 0, false, "550.54.15")},
+      {"gpu.nvidia.com/driverVersion",
+       Attr(DeviceAttribute::Kind::kVersion, 0, false, "550.54.15")},
       {"gpu.nvidia.com/index", Attr(DeviceAttribute::Kind::kInt, 0, false, "")},
       {"gpu.nvidia.com/migCapable", Attr(DeviceAttribute::Kind::kBool, 0, true, "")},
       {"gpu.nvidia.com/productName",

@@ -68,8 +68,8 @@ struct Expr {
   int32_t pos = 0;    // byte offset in the expression, for messages
   int32_t depth = 1;  // height of this subtree (the parser bounds it)
   int32_t slot = -1;  // kIdent, kBind, kComprehension (the iteration variable)
-  std::string name;  // kIdent, kSelect field, kCall function, kComprehension/kBind variable
-  Value value;       // kConst
+  std::string name;   // kIdent, kSelect field, kCall function, kComprehension/kBind variable
+  Value value;        // kConst
   BuiltinFn fn = nullptr;
   std::shared_ptr<const re2::RE2> regex;  // kCall matches/find/findAll with a literal pattern
   std::vector<std::unique_ptr<Expr>> args;

@@ -33,8 +33,8 @@ struct EvalState {
 
 struct Builtin {
   std::string_view name;
-  bool member;       // called as receiver.name(...)
-  int arity;         // arguments, the receiver included
+  bool member;  // called as receiver.name(...)
+  int arity;    // arguments, the receiver included
   BuiltinFn fn;
   StaticType result;  // kDyn when it depends on the arguments
 };

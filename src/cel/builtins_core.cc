@@ -1,14 +1,14 @@
 // SPDX-License-Identifier: Apache-2.0
 // CEL's standard library: arithmetic with overflow errors, comparisons, `in`, size, type
 // conversions, contains/startsWith/endsWith/matches; and the builtin registry.
+#include <re2/re2.h>
+
 #include <cctype>
 #include <cerrno>
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
-
-#include <re2/re2.h>
 
 #include "src/cel/builtins.h"
 
@@ -53,7 +53,8 @@ Value Add(EvalState& s, const Value* a, size_t) {
       std::string out;
       out.reserve(x.text().size() + y.text().size());
       out.append(x.text()).append(y.text());
-      return x.kind() == Kind::kString ? Value::String(std::move(out)) : Value::Bytes(std::move(out));
+      return x.kind() == Kind::kString ? Value::String(std::move(out))
+                                       : Value::Bytes(std::move(out));
     }
     case Kind::kList: {
       size_t n = x.list().size() + y.list().size();
@@ -77,8 +78,12 @@ Value Arith(const Value* a, char op) {
     int64_t r = y.int_value();
     int64_t out = 0;
     switch (op) {
-      case '-': if (__builtin_sub_overflow(l, r, &out)) return IntOverflow(); return Value::Int(out);
-      case '*': if (__builtin_mul_overflow(l, r, &out)) return IntOverflow(); return Value::Int(out);
+      case '-':
+        if (__builtin_sub_overflow(l, r, &out)) return IntOverflow();
+        return Value::Int(out);
+      case '*':
+        if (__builtin_mul_overflow(l, r, &out)) return IntOverflow();
+        return Value::Int(out);
       case '/':
         if (r == 0) return Value::Error("division by zero");
         if (l == INT64_MIN && r == -1) return IntOverflow();
@@ -94,10 +99,18 @@ Value Arith(const Value* a, char op) {
     uint64_t r = y.uint_value();
     uint64_t out = 0;
     switch (op) {
-      case '-': if (__builtin_sub_overflow(l, r, &out)) return UintOverflow(); return Value::Uint(out);
-      case '*': if (__builtin_mul_overflow(l, r, &out)) return UintOverflow(); return Value::Uint(out);
-      case '/': if (r == 0) return Value::Error("division by zero"); return Value::Uint(l / r);
-      default: if (r == 0) return Value::Error("modulus by zero"); return Value::Uint(l % r);
+      case '-':
+        if (__builtin_sub_overflow(l, r, &out)) return UintOverflow();
+        return Value::Uint(out);
+      case '*':
+        if (__builtin_mul_overflow(l, r, &out)) return UintOverflow();
+        return Value::Uint(out);
+      case '/':
+        if (r == 0) return Value::Error("division by zero");
+        return Value::Uint(l / r);
+      default:
+        if (r == 0) return Value::Error("modulus by zero");
+        return Value::Uint(l % r);
     }
   }
   if (x.kind() == Kind::kDouble && op != '%') {
@@ -285,7 +298,8 @@ Value ToString(EvalState&, const Value* a, size_t) {
     case Kind::kDouble: return Value::String(FormatDouble(x.double_value()));
     case Kind::kBool: return Value::StringView(x.bool_value() ? "true" : "false");
     case Kind::kBytes:
-      if (!ValidUtf8(x.text())) return Value::Error("invalid UTF-8 in bytes, cannot convert to string");
+      if (!ValidUtf8(x.text()))
+        return Value::Error("invalid UTF-8 in bytes, cannot convert to string");
       return Value::String(std::string(x.text()));
     case Kind::kQuantity: return Value::String(x.quantity().ToString());
     case Kind::kSemver: return Value::String(std::string(x.text()));
@@ -334,8 +348,8 @@ Value Matches(EvalState& s, const Value* a, size_t) {
     re = CompileRegex(a[1].text(), &error);
   }
   if (re == nullptr) return Value::Error(error);
-  return Value::Bool(re2::RE2::PartialMatch(
-      re2::StringPiece(a[0].text().data(), a[0].text().size()), *re));
+  return Value::Bool(
+      re2::RE2::PartialMatch(re2::StringPiece(a[0].text().data(), a[0].text().size()), *re));
 }
 
 }  // namespace
@@ -343,8 +357,8 @@ Value Matches(EvalState& s, const Value* a, size_t) {
 std::shared_ptr<const re2::RE2> CompileRegex(std::string_view pattern, std::string* error) {
   re2::RE2::Options options;
   options.set_log_errors(false);
-  auto re = std::make_shared<const re2::RE2>(re2::StringPiece(pattern.data(), pattern.size()),
-                                             options);
+  auto re =
+      std::make_shared<const re2::RE2>(re2::StringPiece(pattern.data(), pattern.size()), options);
   if (!re->ok()) {
     *error = "invalid regular expression: " + re->error();
     return nullptr;

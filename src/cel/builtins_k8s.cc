@@ -57,7 +57,8 @@ Decimal ToDecimal(const api::Quantity& q) {
   size_t i = 0;
   bool negative = !s.empty() && s[0] == '-';
   if (negative) ++i;
-  for (; i < s.size() && s[i] >= '0' && s[i] <= '9'; ++i) d.mantissa = d.mantissa * 10 + (s[i] - '0');
+  for (; i < s.size() && s[i] >= '0' && s[i] <= '9'; ++i)
+    d.mantissa = d.mantissa * 10 + (s[i] - '0');
   if (i < s.size()) d.exp10 = s[i] == 'm' ? -3 : (s[i] == 'u' ? -6 : -9);
   if (negative) d.mantissa = -d.mantissa;
   return d;
@@ -96,7 +97,8 @@ Value AddQuantities(const api::Quantity& x, const api::Quantity& y, bool subtrac
 template <bool kSubtract>
 Value QuantityAdd(EvalState&, const Value* a, size_t) {
   if (a[0].kind() != Kind::kQuantity) return WrongArgs();
-  if (a[1].kind() == Kind::kQuantity) return AddQuantities(a[0].quantity(), a[1].quantity(), kSubtract);
+  if (a[1].kind() == Kind::kQuantity)
+    return AddQuantities(a[0].quantity(), a[1].quantity(), kSubtract);
   if (a[1].kind() == Kind::kInt) {
     return AddQuantities(a[0].quantity(), api::Quantity::FromValue(a[1].int_value()), kSubtract);
   }
@@ -118,7 +120,8 @@ Value ToSemver(EvalState&, const Value* a, size_t n) {
 Value IsSemver(EvalState&, const Value* a, size_t n) {
   if (a[0].kind() != Kind::kString || (n == 2 && a[1].kind() != Kind::kBool)) return WrongArgs();
   std::string why;
-  if (n == 2 && a[1].bool_value()) return Value::Bool(NormalizeSemver(a[0].text(), &why).has_value());
+  if (n == 2 && a[1].bool_value())
+    return Value::Bool(NormalizeSemver(a[0].text(), &why).has_value());
   return Value::Bool(ParseSemver(a[0].text(), &why).has_value());
 }
 
@@ -182,7 +185,8 @@ Value MinMax(EvalState& s, const Value* a, size_t) {
   if (a[0].kind() != Kind::kList) return WrongArgs();
   const ListValue& l = a[0].list();
   if (!s.Charge(l.size())) return Value::Error("operation cancelled: actual cost limit exceeded");
-  if (l.size() == 0) return Value::Error(std::string(kMax ? "max" : "min") + " called on empty list");
+  if (l.size() == 0)
+    return Value::Error(std::string(kMax ? "max" : "min") + " called on empty list");
   Value best = l.at(0);
   for (size_t i = 1; i < l.size(); ++i) {
     Value v = l.at(i);

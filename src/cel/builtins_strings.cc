@@ -38,8 +38,8 @@ bool ValidUtf8(std::string_view s) {
       if ((cc & 0xC0) != 0x80) return false;
       cp = (cp << 6) | (cc & 0x3F);
     }
-    if ((n == 2 && cp < 0x80) || (n == 3 && cp < 0x800) || (n == 4 && (cp < 0x10000 || cp > 0x10FFFF)) ||
-        (cp >= 0xD800 && cp < 0xE000)) {
+    if ((n == 2 && cp < 0x80) || (n == 3 && cp < 0x800) ||
+        (n == 4 && (cp < 0x10000 || cp > 0x10FFFF)) || (cp >= 0xD800 && cp < 0xE000)) {
       return false;
     }
     i += n;
@@ -198,9 +198,9 @@ Value Substring(EvalState&, const Value* a, size_t n) {
 // Length of the Unicode white space (Go's unicode.IsSpace) at the start of s, 0 when none.
 size_t SpaceAt(std::string_view s) {
   static constexpr std::string_view kSpaces[] = {
-      " ", "\t", "\n", "\v", "\f", "\r", "\u0085", "\u00a0", "\u1680", "\u2000", "\u2001",
-      "\u2002", "\u2003", "\u2004", "\u2005", "\u2006", "\u2007", "\u2008", "\u2009", "\u200a",
-      "\u2028", "\u2029", "\u202f", "\u205f", "\u3000"};
+      " ",      "\t",     "\n",     "\v",     "\f",     "\r",     "\u0085", "\u00a0", "\u1680",
+      "\u2000", "\u2001", "\u2002", "\u2003", "\u2004", "\u2005", "\u2006", "\u2007", "\u2008",
+      "\u2009", "\u200a", "\u2028", "\u2029", "\u202f", "\u205f", "\u3000"};
   for (std::string_view sp : kSpaces) {
     if (s.substr(0, sp.size()) == sp) return sp.size();
   }

@@ -60,11 +60,15 @@ TEST(CelTest, Expressions) {
       {"semver('1.2.3-2').compareTo(semver('1.2.3-10'))", "-1"},
       {"semver('1.2.3-b').compareTo(semver('1.2.3-10'))", "1"},
       {"semver('1.2.3+build') == semver('1.2.3')", "true"},
-      {"semver('v1.2', true).minor() == 2 && isSemver('01.2.3', true) && !isSemver('01.2.3')", "true"},
+      {"semver('v1.2', true).minor() == 2 && isSemver('01.2.3', true) && !isSemver('01.2.3')",
+       "true"},
       {"semver('1.02.3')", "error: Minor number must not contain leading zeroes \"02\""},
-      {"[3, 1, 2].sum() == 6 && [3, 1, 2].min() == 1 && [3, 1, 2].max() == 3 && [1, 2].isSorted()", "true"},
+      {"[3, 1, 2].sum() == 6 && [3, 1, 2].min() == 1 && [3, 1, 2].max() == 3 && [1, 2].isSorted()",
+       "true"},
       {"[].min()", "error: min called on empty list"},
-      {"sets.contains([1, 2, 3], [2, 3]) && sets.intersects([1], [1, 5]) && sets.equivalent([1, 1], [1])", "true"},
+      {"sets.contains([1, 2, 3], [2, 3]) && sets.intersects([1], [1, 5]) && sets.equivalent([1, "
+       "1], [1])",
+       "true"},
       {"strings.quote('a\"b')", "\"\\\"a\\\\\\\"b\\\"\""},
       {"cel.bind(x, 2, x * x)", "4"},
       {"type(1) == int && type('a') == string", "true"},
@@ -144,7 +148,8 @@ TEST(SemverTest, Parse) {
       {"1.2.3-", "Prerelease is empty"},
       {"1.2.3-01", "Numeric PreRelease version must not contain leading zeroes \"01\""},
       {"1.2.3+", "Build meta data is empty"},
-      {"1.2.99999999999999999999", "strconv.ParseUint: parsing \"99999999999999999999\": value out of range"},
+      {"1.2.99999999999999999999",
+       "strconv.ParseUint: parsing \"99999999999999999999\": value out of range"},
   };
   for (const auto& [text, want] : cases) {
     SCOPED_TRACE(text);

@@ -44,8 +44,8 @@ bool IsNumeric(StaticType t) {
   return t == StaticType::kInt || t == StaticType::kUint || t == StaticType::kDouble;
 }
 
-constexpr std::string_view kTypeNames[] = {"int",  "uint", "double", "bool",      "string",
-                                           "bytes", "list", "map",   "null_type", "type"};
+constexpr std::string_view kTypeNames[] = {"int",   "uint", "double", "bool",      "string",
+                                           "bytes", "list", "map",    "null_type", "type"};
 
 class Checker {
  public:
@@ -165,7 +165,8 @@ void Checker::Visit(ExprPtr& e) {
       if (options_.check) {
         for (const ExprPtr& a : e->args) {
           if (a->type != StaticType::kBool && a->type != StaticType::kDyn) {
-            e->name = e->kind == ExprKind::kNot ? "!_" : (e->kind == ExprKind::kAnd ? "_&&_" : "_||_");
+            e->name =
+                e->kind == ExprKind::kNot ? "!_" : (e->kind == ExprKind::kAnd ? "_&&_" : "_||_");
             NoOverload(*e);
           }
         }
@@ -278,7 +279,11 @@ void Checker::TypeOperator(Expr& e) {
   bool known = a != StaticType::kDyn && b != StaticType::kDyn;
   if (e.name == "_==_" || e.name == "_!=_") {
     auto group = [](StaticType t) {
-      return IsNumeric(t) ? 1 : (t == StaticType::kBool ? 2 : (t == StaticType::kString ? 3 : (t == StaticType::kBytes ? 4 : 0)));
+      return IsNumeric(t)
+                 ? 1
+                 : (t == StaticType::kBool
+                        ? 2
+                        : (t == StaticType::kString ? 3 : (t == StaticType::kBytes ? 4 : 0)));
     };
     if (known && group(a) != 0 && group(b) != 0 && group(a) != group(b)) NoOverload(e);
     return;
@@ -303,7 +308,8 @@ void Checker::TypeOperator(Expr& e) {
   if (e.name == "_+_") {
     ok = ok || t == StaticType::kString || t == StaticType::kBytes || t == StaticType::kList;
   }
-  if (e.name == "_%_") ok = t == StaticType::kInt || t == StaticType::kUint || t == StaticType::kDyn;
+  if (e.name == "_%_")
+    ok = t == StaticType::kInt || t == StaticType::kUint || t == StaticType::kDyn;
   if (!ok) {
     NoOverload(e);
     return;

@@ -172,18 +172,17 @@ std::string Quote(std::string_view expression) {
 common::StatusOr<std::shared_ptr<const Program>> CompileDeviceSelector(
     std::string_view expression) {
   if (expression.size() > kSelectorMaxLength) {
-    return common::InvalidArgumentError(Quote(expression) + ": too long: " +
-                                        std::to_string(expression.size()) +
-                                        " bytes, must have at most " +
-                                        std::to_string(kSelectorMaxLength) + " bytes");
+    return common::InvalidArgumentError(
+        Quote(expression) + ": too long: " + std::to_string(expression.size()) +
+        " bytes, must have at most " + std::to_string(kSelectorMaxLength) + " bytes");
   }
   CompileOptions options;
   options.variables = {"device"};
   options.device_variable = true;
   common::StatusOr<std::shared_ptr<const Program>> program = CompileExpression(expression, options);
   if (!program.ok()) {
-    return common::InvalidArgumentError(Quote(expression) + ": compilation failed: " +
-                                        std::string(program.status().message()));
+    return common::InvalidArgumentError(
+        Quote(expression) + ": compilation failed: " + std::string(program.status().message()));
   }
   StaticType t = (*program)->result_type();
   if (t != StaticType::kBool && t != StaticType::kDyn) {
@@ -201,8 +200,10 @@ common::StatusOr<bool> MatchDevice(const Program& program, const DeviceInput& de
   if (device.attributes != nullptr) {
     for (const auto& [name, attr] : *device.attributes) {
       std::string why;
-      if (attr.kind == api::DeviceAttribute::Kind::kVersion && !ParseSemver(attr.string_value, &why)) {
-        return common::InvalidArgumentError("attribute " + name + ": parse semantic version: " + why);
+      if (attr.kind == api::DeviceAttribute::Kind::kVersion &&
+          !ParseSemver(attr.string_value, &why)) {
+        return common::InvalidArgumentError("attribute " + name +
+                                            ": parse semantic version: " + why);
       }
     }
   }

@@ -46,11 +46,13 @@ inline constexpr size_t kSelectorMaxLength = 10 * 1024;
 // Compiles a DeviceClass or request selector once; the error names the expression and why
 // (syntax error with position, unknown function, non-bool result where it can tell, estimated
 // cost over the limit), in words close to upstream's:
-//   CEL selector "device.drver == 1": compilation failed: ERROR: <input>:1:7: undefined field 'drver'
+//   CEL selector "device.drver == 1": compilation failed: ERROR: <input>:1:7: undefined field
+//   'drver'
 common::StatusOr<std::shared_ptr<const Program>> CompileDeviceSelector(std::string_view expression);
 
 // Evaluates the selector for one device: true/false, or an error (CEL runtime error such as
-// "no such key", type mismatch, overflow, or the runtime cost limit exceeded) as upstream reports it.
+// "no such key", type mismatch, overflow, or the runtime cost limit exceeded) as upstream reports
+// it.
 common::StatusOr<bool> MatchDevice(const Program& program, const DeviceInput& device);
 
 }  // namespace gpusched::cel

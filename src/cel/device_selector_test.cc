@@ -75,52 +75,74 @@ TEST(MatchDeviceTest, DraSelectors) {
   const std::vector<MatchCase> cases = {
       {"driver equality", R"(device.driver == "gpu.nvidia.com")", true},
       {"other driver", R"(device.driver == "gpu.intel.com")", false},
-      {"string attribute by domain", R"(device.attributes["gpu.nvidia.com"].productName == "NVIDIA A100-SXM4-80GB")", true},
-      {"index syntax for the id", R"(device.attributes["gpu.nvidia.com"]["architecture"] == "Ampere")", true},
-      {"int attribute of another domain", R"(device.attributes["dra.example.com"].numa == 1)", true},
+      {"string attribute by domain",
+       R"(device.attributes["gpu.nvidia.com"].productName == "NVIDIA A100-SXM4-80GB")", true},
+      {"index syntax for the id",
+       R"(device.attributes["gpu.nvidia.com"]["architecture"] == "Ampere")", true},
+      {"int attribute of another domain", R"(device.attributes["dra.example.com"].numa == 1)",
+       true},
       {"bool attribute", R"(device.attributes["gpu.nvidia.com"].migCapable)", true},
       {"missing attribute is a runtime error",
        R"(device.attributes["gpu.nvidia.com"].memoryBandwidth > 0)", false,
        "no such key: memoryBandwidth"},
       {"missing domain reads as an empty map, so its id is missing",
        R"(device.attributes["amd.com"].family == "x")", false, "no such key: family"},
-      {"has() on a missing attribute is false", R"(has(device.attributes["gpu.nvidia.com"].foo))", false},
+      {"has() on a missing attribute is false", R"(has(device.attributes["gpu.nvidia.com"].foo))",
+       false},
       {"has() on a missing domain is false", R"(has(device.attributes["amd.com"].foo))", false},
       {"has() on a present attribute", R"(has(device.attributes["gpu.nvidia.com"].index))", true},
       {"domain in attributes", R"("gpu.nvidia.com" in device.attributes)", true},
       {"id in a domain", R"("brand" in device.attributes["gpu.nvidia.com"])", true},
       {"missing domain not in attributes", R"("amd.com" in device.attributes)", false},
-      {"size counts the domains", R"(size(device.attributes) == 2 && size(device.capacity) == 1)", true},
-      {"in a list literal", R"(device.attributes["gpu.nvidia.com"].architecture in ["Hopper", "Ampere"])", true},
+      {"size counts the domains", R"(size(device.attributes) == 2 && size(device.capacity) == 1)",
+       true},
+      {"in a list literal",
+       R"(device.attributes["gpu.nvidia.com"].architecture in ["Hopper", "Ampere"])", true},
       {"capacity compared with quantity()",
        R"(device.capacity["gpu.nvidia.com"].memory.compareTo(quantity("40Gi")) >= 0)", true},
       {"capacity below a bigger quantity",
        R"(device.capacity["gpu.nvidia.com"].memory.isLessThan(quantity("81Gi")))", true},
-      {"capacity as integer", R"(device.capacity["gpu.nvidia.com"].multiprocessors.asInteger() == 108)", true},
+      {"capacity as integer",
+       R"(device.capacity["gpu.nvidia.com"].multiprocessors.asInteger() == 108)", true},
       {"capacity arithmetic",
-       R"(device.capacity["gpu.nvidia.com"].memory.sub(quantity("16Gi")).compareTo(quantity("64Gi")) == 0)", true},
+       R"(device.capacity["gpu.nvidia.com"].memory.sub(quantity("16Gi")).compareTo(quantity("64Gi")) == 0)",
+       true},
       {"semver comparison",
-       R"(device.attributes["gpu.nvidia.com"].driverVersion.isGreaterThan(semver("535.0.0")))", true},
-      {"semver compareTo", R"(device.attributes["gpu.nvidia.com"].cudaComputeCapability.compareTo(semver("9.0.0")) < 0)", true},
+       R"(device.attributes["gpu.nvidia.com"].driverVersion.isGreaterThan(semver("535.0.0")))",
+       true},
+      {"semver compareTo",
+       R"(device.attributes["gpu.nvidia.com"].cudaComputeCapability.compareTo(semver("9.0.0")) < 0)",
+       true},
       {"semver major", R"(device.attributes["gpu.nvidia.com"].driverVersion.major() >= 550)", true},
-      {"semver equality", R"(device.attributes["gpu.nvidia.com"].cudaComputeCapability == semver("8.0.0"))", true},
+      {"semver equality",
+       R"(device.attributes["gpu.nvidia.com"].cudaComputeCapability == semver("8.0.0"))", true},
       {"&& absorbs an error when the other side is false",
        R"(device.attributes["gpu.nvidia.com"].nope == 1 && device.driver == "x")", false},
       {"&& absorbs an error in either order",
        R"(device.driver == "x" && device.attributes["gpu.nvidia.com"].nope == 1)", false},
       {"|| absorbs an error when the other side is true",
-       R"(device.attributes["gpu.nvidia.com"].nope == 1 || device.driver == "gpu.nvidia.com")", true},
+       R"(device.attributes["gpu.nvidia.com"].nope == 1 || device.driver == "gpu.nvidia.com")",
+       true},
       {"&& keeps the error when the other side is true",
-       R"(device.attributes["gpu.nvidia.com"].nope == 1 && device.driver == "gpu.nvidia.com")", false,
-       "no such key: nope"},
-      {"string functions", R"(device.attributes["gpu.nvidia.com"].productName.startsWith("NVIDIA") && device.attributes["gpu.nvidia.com"].productName.lowerAscii().contains("a100"))", true},
-      {"matches", R"(device.attributes["gpu.nvidia.com"].productName.matches("^NVIDIA A100-.*80GB$"))", true},
+       R"(device.attributes["gpu.nvidia.com"].nope == 1 && device.driver == "gpu.nvidia.com")",
+       false, "no such key: nope"},
+      {"string functions",
+       R"(device.attributes["gpu.nvidia.com"].productName.startsWith("NVIDIA") && device.attributes["gpu.nvidia.com"].productName.lowerAscii().contains("a100"))",
+       true},
+      {"matches",
+       R"(device.attributes["gpu.nvidia.com"].productName.matches("^NVIDIA A100-.*80GB$"))", true},
       {"comparing a string attribute with an int is a runtime error",
        R"(device.attributes["gpu.nvidia.com"].productName > 1)", false, "no such overload"},
-      {"int overflow", R"(device.attributes["gpu.nvidia.com"].index + 9223372036854775807 + 1 > 0)", false, "integer overflow"},
-      {"cel.bind", R"(cel.bind(gpu, device.attributes["gpu.nvidia.com"], gpu.brand == "Nvidia" && gpu.index == 0))", true},
-      {"exists over a domain's ids", R"(device.attributes["gpu.nvidia.com"].exists(k, k == "migCapable"))", true},
-      {"all over capacity", R"(device.capacity["gpu.nvidia.com"].all(k, device.capacity["gpu.nvidia.com"][k].isInteger()))", true},
+      {"int overflow", R"(device.attributes["gpu.nvidia.com"].index + 9223372036854775807 + 1 > 0)",
+       false, "integer overflow"},
+      {"cel.bind",
+       R"(cel.bind(gpu, device.attributes["gpu.nvidia.com"], gpu.brand == "Nvidia" && gpu.index == 0))",
+       true},
+      {"exists over a domain's ids",
+       R"(device.attributes["gpu.nvidia.com"].exists(k, k == "migCapable"))", true},
+      {"all over capacity",
+       R"(device.capacity["gpu.nvidia.com"].all(k, device.capacity["gpu.nvidia.com"][k].isInteger()))",
+       true},
       {"allowMultipleAllocations", R"(!device.allowMultipleAllocations)", true},
       {"a non-bool result at runtime", R"(device.attributes["gpu.nvidia.com"].index)", false,
        "CEL result of type int could not be converted to bool"},
@@ -175,7 +197,8 @@ TEST(MatchDeviceTest, RuntimeCostLimit) {
       R"(device.attributes["dra.example.com"].blob.split("").all(b, a == b || b != "y")))");
   ASSERT_TRUE(program.ok()) << program.status().ToString();
   Fixture f;
-  f.attributes.insert(f.attributes.begin() + 1, {"dra.example.com/blob", Str(std::string(2000, 'x'))});
+  f.attributes.insert(f.attributes.begin() + 1,
+                      {"dra.example.com/blob", Str(std::string(2000, 'x'))});
   common::StatusOr<bool> got = MatchDevice(**program, f.Input());
   ASSERT_FALSE(got.ok());
   EXPECT_EQ(got.status().message(), "operation cancelled: actual cost limit exceeded");
@@ -188,14 +211,16 @@ TEST(MatchDeviceTest, InvalidVersionAttribute) {
   ASSERT_TRUE(program.ok());
   common::StatusOr<bool> got = MatchDevice(**program, f.Input());
   ASSERT_FALSE(got.ok());
-  EXPECT_EQ(got.status().message(),
-            "attribute gpu.nvidia.com/zz: parse semantic version: No Major.Minor.Patch elements found");
+  EXPECT_EQ(
+      got.status().message(),
+      "attribute gpu.nvidia.com/zz: parse semantic version: No Major.Minor.Patch elements found");
 }
 
 TEST(MatchDeviceTest, NoAttributesOrCapacity) {
   DeviceInput d;
   d.driver = "x";
-  auto program = CompileDeviceSelector(R"(has(device.attributes["x"].a) || size(device.capacity) == 0)");
+  auto program =
+      CompileDeviceSelector(R"(has(device.attributes["x"].a) || size(device.capacity) == 0)");
   ASSERT_TRUE(program.ok());
   common::StatusOr<bool> got = MatchDevice(**program, d);
   ASSERT_TRUE(got.ok()) << got.status().ToString();

@@ -184,8 +184,13 @@ bool Lexer::Escape(bool bytes, std::string& out, std::string& error) {
     case 'r': out += '\r'; return true;
     case 't': out += '\t'; return true;
     case 'v': out += '\v'; return true;
-    case '\\': case '?': case '"': case '\'': case '`': out += c; return true;
-    case 'x': case 'X':
+    case '\\':
+    case '?':
+    case '"':
+    case '\'':
+    case '`': out += c; return true;
+    case 'x':
+    case 'X':
       if (!hex(2, &v)) break;
       if (bytes) {
         out += static_cast<char>(v);
@@ -193,7 +198,8 @@ bool Lexer::Escape(bool bytes, std::string& out, std::string& error) {
         AppendUtf8(out, v);
       }
       return true;
-    case 'u': case 'U':
+    case 'u':
+    case 'U':
       if (bytes || !hex(c == 'u' ? 4 : 8, &v) || v > 0x10FFFF || (v >= 0xD800 && v < 0xE000)) {
         break;
       }
@@ -202,7 +208,8 @@ bool Lexer::Escape(bool bytes, std::string& out, std::string& error) {
     default:
       if (c >= '0' && c <= '3' && pos_ + 1 < text_.size() && text_[pos_] >= '0' &&
           text_[pos_] <= '7' && text_[pos_ + 1] >= '0' && text_[pos_ + 1] <= '7') {
-        v = static_cast<uint32_t>((c - '0') * 64 + (text_[pos_] - '0') * 8 + (text_[pos_ + 1] - '0'));
+        v = static_cast<uint32_t>((c - '0') * 64 + (text_[pos_] - '0') * 8 +
+                                  (text_[pos_ + 1] - '0'));
         pos_ += 2;
         if (bytes) {
           out += static_cast<char>(v);

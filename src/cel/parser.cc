@@ -24,8 +24,8 @@ namespace {
 
 bool IsReserved(std::string_view id) {
   static constexpr std::string_view kReserved[] = {
-      "as",   "break", "const",  "continue",  "else", "for",  "function", "if",
-      "import", "let", "loop", "package", "namespace", "return", "var", "void", "while"};
+      "as",  "break", "const",   "continue",  "else",   "for", "function", "if",   "import",
+      "let", "loop",  "package", "namespace", "return", "var", "void",     "while"};
   for (std::string_view r : kReserved) {
     if (id == r) return true;
   }
@@ -39,10 +39,11 @@ class Parser {
   common::StatusOr<ExprPtr> Run() {
     ExprPtr e = ParseExpr();
     if (e != nullptr && tok_.kind != TokenKind::kEof) {
-      Fail(tok_.pos, "Syntax error: mismatched input '" + std::string(TokenText()) +
-                         "' expecting <EOF>");
+      Fail(tok_.pos,
+           "Syntax error: mismatched input '" + std::string(TokenText()) + "' expecting <EOF>");
     }
-    if (!error_.empty()) return common::InvalidArgumentError(FormatError(text_, error_pos_, error_));
+    if (!error_.empty())
+      return common::InvalidArgumentError(FormatError(text_, error_pos_, error_));
     return e;
   }
 
@@ -168,8 +169,8 @@ class Parser {
 
   ExprPtr ParseBinary(bool additive) {
     ExprPtr lhs = additive ? ParseBinary(false) : ParseUnary();
-    while (lhs != nullptr && (additive ? (IsOp("+") || IsOp("-"))
-                                       : (IsOp("*") || IsOp("/") || IsOp("%")))) {
+    while (lhs != nullptr &&
+           (additive ? (IsOp("+") || IsOp("-")) : (IsOp("*") || IsOp("/") || IsOp("%")))) {
       std::string fn = "_" + std::string(tok_.text) + "_";
       int32_t pos = tok_.pos;
       Advance();
@@ -378,14 +379,14 @@ ExprPtr Parser::ParseLiteral(bool negative) {
       e->value = Value::Int(negative ? static_cast<int64_t>(0 - u) : static_cast<int64_t>(u));
       return e;
     }
-    default:
-      return Fail(t.pos, "Syntax error: mismatched input '" + std::string(t.text) + "'");
+    default: return Fail(t.pos, "Syntax error: mismatched input '" + std::string(t.text) + "'");
   }
 }
 
 ExprPtr Parser::Comprehension(MacroKind kind, int32_t pos, std::vector<ExprPtr> args) {
   // args: range, iteration variable (ident), then the macro's expressions.
-  if (args[1]->kind != ExprKind::kIdent) return Fail(args[1]->pos, "argument must be a simple name");
+  if (args[1]->kind != ExprKind::kIdent)
+    return Fail(args[1]->pos, "argument must be a simple name");
   std::string var = args[1]->name;
   args.erase(args.begin() + 1);
   ExprPtr e = Node(ExprKind::kComprehension, pos, std::move(args));
@@ -396,10 +397,10 @@ ExprPtr Parser::Comprehension(MacroKind kind, int32_t pos, std::vector<ExprPtr> 
   return e;
 }
 
-ExprPtr Parser::ExpandMacro(std::string name, int32_t pos, std::vector<ExprPtr> args,
-                            bool member) {
+ExprPtr Parser::ExpandMacro(std::string name, int32_t pos, std::vector<ExprPtr> args, bool member) {
   if (!member && name == "has" && args.size() == 1) {
-    if (args[0]->kind != ExprKind::kSelect) return Fail(args[0]->pos, "invalid argument to has() macro");
+    if (args[0]->kind != ExprKind::kSelect)
+      return Fail(args[0]->pos, "invalid argument to has() macro");
     ExprPtr e = std::move(args[0]);
     e->test_only = true;
     return e;
@@ -439,9 +440,9 @@ std::string FormatError(std::string_view text, int32_t pos, std::string_view mes
   int line = 1;
   for (size_t i = 0; i < line_start; ++i) line += text[i] == '\n' ? 1 : 0;
   size_t line_end = text.find('\n', line_start);
-  std::string_view src = text.substr(line_start, line_end == std::string_view::npos
-                                                     ? std::string_view::npos
-                                                     : line_end - line_start);
+  std::string_view src =
+      text.substr(line_start, line_end == std::string_view::npos ? std::string_view::npos
+                                                                 : line_end - line_start);
   size_t col = p - line_start;
   std::string out = "ERROR: <input>:" + std::to_string(line) + ":" + std::to_string(col + 1) +
                     ": " + std::string(message) + "\n | " + std::string(src) + "\n | " +

@@ -17,7 +17,7 @@
 
 namespace gpusched::cel {
 
-inline constexpr int kMaxParseDepth = 250;          // cel-go's default max recursion depth
+inline constexpr int kMaxParseDepth = 250;            // cel-go's default max recursion depth
 inline constexpr size_t kMaxExpressionSize = 100000;  // cel-go's code point limit (bytes here)
 
 common::StatusOr<ExprPtr> Parse(std::string_view text);

@@ -111,7 +111,7 @@ int CompareIntUint(int64_t i, uint64_t u) {
 
 int CompareDouble(double a, double b) {
   if (std::isnan(a) || std::isnan(b)) return 2;
-  return Sign3(a < b, a > b);
+  return Sign3(a<b, a> b);
 }
 
 int CompareIntDouble(int64_t i, double d) {
@@ -131,7 +131,8 @@ int CompareUintDouble(uint64_t u, double d) {
 int CompareNumbers(const Value& a, const Value& b) {
   switch (a.kind()) {
     case Kind::kInt:
-      if (b.kind() == Kind::kInt) return Sign3(a.int_value() < b.int_value(), a.int_value() > b.int_value());
+      if (b.kind() == Kind::kInt)
+        return Sign3(a.int_value() < b.int_value(), a.int_value() > b.int_value());
       if (b.kind() == Kind::kUint) return CompareIntUint(a.int_value(), b.uint_value());
       return CompareIntDouble(a.int_value(), b.double_value());
     case Kind::kUint:
@@ -195,11 +196,13 @@ bool Compare(const Value& a, const Value& b, int* out) {
   }
   if (a.kind() != b.kind()) return false;
   switch (a.kind()) {
-    case Kind::kBool: *out = Sign3(!a.bool_value() && b.bool_value(), a.bool_value() && !b.bool_value()); return true;
+    case Kind::kBool:
+      *out = Sign3(!a.bool_value() && b.bool_value(), a.bool_value() && !b.bool_value());
+      return true;
     case Kind::kString:
     case Kind::kBytes: {
       int c = a.text().compare(b.text());
-      *out = Sign3(c < 0, c > 0);
+      *out = Sign3(c<0, c> 0);
       return true;
     }
     default: return false;
