@@ -248,7 +248,7 @@ Value Eval(const Expr& e, EvalState& s) {
 }  // namespace
 
 Value Program::Evaluate(std::span<const Value> vars, uint64_t cost_limit, uint64_t* cost) const {
-  std::array<Value, 16> small;
+  std::array<Value, 8> small;
   std::vector<Value> large;
   Value* slots = small.data();
   if (num_slots_ > small.size()) {
