@@ -202,7 +202,7 @@ Value EvalMap(const Expr& e, EvalState& s) {
 
 Value Eval(const Expr& e, EvalState& s) {
   switch (e.kind) {
-    case ExprKind::kConst: return e.value;
+    case ExprKind::kConst: return e.value.Borrowed();
     case ExprKind::kIdent:
       if (!s.Charge(1)) return Value::Error(kCostExceeded);
       if (e.slot < 0) return Value::Error("no such attribute: " + e.name);

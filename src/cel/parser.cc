@@ -151,7 +151,7 @@ class Parser {
       if (tok_.kind == TokenKind::kIdent && tok_.text == "in") {
         fn = "@in";
       } else if (IsOp("<") || IsOp("<=") || IsOp(">") || IsOp(">=") || IsOp("==") || IsOp("!=")) {
-        fn = "_" + std::string(tok_.text) + "_";
+        fn.append("_").append(tok_.text).append("_");
       } else {
         break;
       }
@@ -171,7 +171,8 @@ class Parser {
     ExprPtr lhs = additive ? ParseBinary(false) : ParseUnary();
     while (lhs != nullptr &&
            (additive ? (IsOp("+") || IsOp("-")) : (IsOp("*") || IsOp("/") || IsOp("%")))) {
-      std::string fn = "_" + std::string(tok_.text) + "_";
+      std::string fn;
+      fn.append("_").append(tok_.text).append("_");
       int32_t pos = tok_.pos;
       Advance();
       ExprPtr rhs = additive ? ParseBinary(false) : ParseUnary();
