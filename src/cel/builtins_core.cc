@@ -135,8 +135,20 @@ Value Neg(EvalState&, const Value* a, size_t) {
   return NoSuchOverload();
 }
 
-Value Eq(EvalState&, const Value* a, size_t) { return Value::Bool(Equal(a[0], a[1])); }
-Value Ne(EvalState&, const Value* a, size_t) { return Value::Bool(!Equal(a[0], a[1])); }
+// Kubernetes' Quantity and Semver compare only with their own kind (or null): on the left of
+// == or != anything else is "no such overload", as their Equal methods answer upstream.
+bool OpaqueMismatch(const Value& a, const Value& b) {
+  return (a.kind() == Kind::kQuantity || a.kind() == Kind::kSemver) && a.kind() != b.kind() &&
+         b.kind() != Kind::kNull;
+}
+Value Eq(EvalState&, const Value* a, size_t) {
+  if (OpaqueMismatch(a[0], a[1])) return NoSuchOverload();
+  return Value::Bool(Equal(a[0], a[1]));
+}
+Value Ne(EvalState&, const Value* a, size_t) {
+  if (OpaqueMismatch(a[0], a[1])) return NoSuchOverload();
+  return Value::Bool(!Equal(a[0], a[1]));
+}
 
 template <int kLess, int kEqual, int kGreater>
 Value Order(EvalState&, const Value* a, size_t) {
