@@ -92,41 +92,49 @@ class DomainGroup final : public MapValue {
 };
 
 // device.attributes or device.capacity: domain -> DomainGroup; an unknown domain reads as an
-// empty map (upstream's newStringInterfaceMapWithDefault), though `in` does not find it.
+// empty map (upstream's newStringInterfaceMapWithDefault), though `in` does not find it. The
+// groups are built on first use: a selector that never reads capacity does not pay for it. One
+// DomainMap lives for one MatchDevice call on one thread, so the lazy build needs no lock.
 template <typename T>
 class DomainMap final : public MapValue {
  public:
   using Entries = typename DomainGroup<T>::Entries;
-  DomainMap(const Entries* entries, std::string_view driver) {
-    if (entries == nullptr) return;
-    for (size_t i = 0; i < entries->size(); ++i) {
-      std::string_view domain = SplitName((*entries)[i].first, driver).first;
+  DomainMap(const Entries* entries, std::string_view driver) : entries_(entries), driver_(driver) {}
+  size_t size() const override { return Built().count_; }
+  bool Find(const Value& key, Value* out) const override {
+    if (key.kind() != Kind::kString) return false;
+    size_t g = Built().Index(key.text());
+    *out = Value::MapView(g < count_ ? static_cast<const MapValue*>(&Group(g)) : &kEmptyMap);
+    return true;
+  }
+  bool Contains(const Value& key) const override {
+    return key.kind() == Kind::kString && Built().Index(key.text()) < count_;
+  }
+  Value KeyAt(size_t i) const override { return Value::StringView(Built().Group(i).domain()); }
+
+ private:
+  const DomainMap& Built() const {
+    if (!built_) const_cast<DomainMap*>(this)->Build();  // NOLINT: lazy, single-threaded
+    return *this;
+  }
+  void Build() {
+    built_ = true;
+    if (entries_ == nullptr) return;
+    for (size_t i = 0; i < entries_->size(); ++i) {
+      std::string_view domain = SplitName((*entries_)[i].first, driver_).first;
       size_t g = count_ > 0 && Group(count_ - 1).domain() == domain ? count_ - 1 : Index(domain);
       if (g < count_) {
         (g < inline_.size() ? inline_[g] : overflow_[g - inline_.size()]).Add(i);
         continue;
       }
       if (count_ < inline_.size()) {
-        inline_[count_] = DomainGroup<T>(entries, domain, driver, i);
+        inline_[count_] = DomainGroup<T>(entries_, domain, driver_, i);
       } else {
-        overflow_.emplace_back(entries, domain, driver, i);
+        overflow_.emplace_back(entries_, domain, driver_, i);
       }
       ++count_;
     }
   }
-  size_t size() const override { return count_; }
-  bool Find(const Value& key, Value* out) const override {
-    if (key.kind() != Kind::kString) return false;
-    size_t g = Index(key.text());
-    *out = Value::MapView(g < count_ ? static_cast<const MapValue*>(&Group(g)) : &kEmptyMap);
-    return true;
-  }
-  bool Contains(const Value& key) const override {
-    return key.kind() == Kind::kString && Index(key.text()) < count_;
-  }
-  Value KeyAt(size_t i) const override { return Value::StringView(Group(i).domain()); }
-
- private:
   const DomainGroup<T>& Group(size_t i) const {
     return i < inline_.size() ? inline_[i] : overflow_[i - inline_.size()];
   }
@@ -138,6 +146,9 @@ class DomainMap final : public MapValue {
     return count_;
   }
 
+  const Entries* entries_;
+  std::string_view driver_;
+  bool built_ = false;
   std::array<DomainGroup<T>, 4> inline_;
   std::vector<DomainGroup<T>> overflow_;
   size_t count_ = 0;

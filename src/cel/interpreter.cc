@@ -6,6 +6,7 @@
 // (plus a tenth of the bytes for string functions, charged by the builtins), 10 per list and 30
 // per map literal built at runtime, nothing for constants and logical operators.
 #include <array>
+#include <new>
 
 #include "src/cel/builtins.h"
 #include "src/cel/program.h"
@@ -87,14 +88,38 @@ Value Logical(const Expr& e, EvalState& s, bool is_and) {
   return Value::Bool(is_and);
 }
 
-Value EvalCall(const Expr& e, EvalState& s) {
-  std::array<Value, 4> small;
-  std::vector<Value> large;
-  Value* args = small.data();
-  if (e.args.size() > small.size()) {
-    large.resize(e.args.size());
-    args = large.data();
+// The arguments of one call: up to four on the stack, constructed only as many as there are.
+class Args {
+ public:
+  explicit Args(size_t n) : n_(n) {
+    if (n_ > kInline) {
+      heap_.resize(n_);
+      data_ = heap_.data();
+    } else {
+      data_ = reinterpret_cast<Value*>(inline_);
+      for (size_t i = 0; i < n_; ++i) new (&data_[i]) Value();
+    }
   }
+  ~Args() {
+    if (n_ <= kInline) {
+      for (size_t i = 0; i < n_; ++i) data_[i].~Value();
+    }
+  }
+  Args(const Args&) = delete;
+  Args& operator=(const Args&) = delete;
+  Value* data() { return data_; }
+
+ private:
+  static constexpr size_t kInline = 4;
+  size_t n_;
+  Value* data_;
+  alignas(Value) unsigned char inline_[kInline * sizeof(Value)];
+  std::vector<Value> heap_;
+};
+
+Value EvalCall(const Expr& e, EvalState& s) {
+  Args storage(e.args.size());
+  Value* args = storage.data();
   for (size_t i = 0; i < e.args.size(); ++i) {
     args[i] = Eval(*e.args[i], s);
     if (args[i].is_error()) return args[i];
