@@ -47,6 +47,11 @@ TEST(CelTest, Expressions) {
       {"'aXbX'.replace('X', 'y', 1)", "\"aybX\""},
       {"'n1 n22'.findAll('[0-9]+')", "[\"1\", \"22\"]"},
       {"'abc'.find('z')", "\"\""},
+      // Raw invalid UTF-8 in a literal (the fuzzer's find): every string function terminates.
+      {"'a\x80\x80'.findAll('[0-9]?').size() > 0", "true"},
+      {"'a\x80\x80'.split('').size()", "3"},
+      {"'a\x80'.replace('', '-') == '-a-\x80-'", "true"},
+      {"'\x80\x80'.charAt(0) != 'x'", "true"},
       {"quantity('1.5') .isInteger() || quantity('2k').asInteger() == 2000", "true"},
       {"quantity('100m').add(quantity('900m')).compareTo(quantity('1')) == 0", "true"},
       {"quantity('1').sub(2).sign()", "-1"},
