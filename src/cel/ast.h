@@ -40,7 +40,18 @@ enum class ExprKind : uint8_t {
   kBind,           // cel.bind(name, args[0], args[1]): name -> slot
 };
 
-enum class MacroKind : uint8_t { kAll, kExists, kExistsOne, kMap, kMapFilter, kFilter };
+// kTransformMap(Filter): the two-variable transformMap; the other kinds take one variable or
+// two (all, exists, existsOne, transformList as kMap/kMapFilter).
+enum class MacroKind : uint8_t {
+  kAll,
+  kExists,
+  kExistsOne,
+  kMap,
+  kMapFilter,
+  kFilter,
+  kTransformMap,
+  kTransformMapFilter,
+};
 
 // Static types the light checker tracks; kDyn when it cannot tell.
 enum class StaticType : uint8_t {
@@ -67,8 +78,9 @@ struct Expr {
   StaticType type = StaticType::kDyn;
   int32_t pos = 0;    // byte offset in the expression, for messages
   int32_t depth = 1;  // height of this subtree (the parser bounds it)
-  int32_t slot = -1;  // kIdent, kBind, kComprehension (the iteration variable)
+  int32_t slot = -1;  // kIdent, kBind, kComprehension (the iteration variable; +1: name2's)
   std::string name;   // kIdent, kSelect field, kCall function, kComprehension/kBind variable
+  std::string name2;  // kComprehension: the second variable (value) of a two-variable macro
   Value value;        // kConst
   BuiltinFn fn = nullptr;
   std::shared_ptr<const re2::RE2> regex;  // kCall matches/find/findAll with a literal pattern

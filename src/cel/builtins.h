@@ -58,6 +58,9 @@ size_t CodePointCount(std::string_view s);
 // Byte offset of code point `index` (the size when index == count); npos when beyond.
 size_t CodePointOffset(std::string_view s, size_t index);
 bool ValidUtf8(std::string_view s);
+// The index after the code point that starts at i; an invalid byte counts as one code point of
+// its own, as Go's strings functions read it. Always > i. REQUIRES: i < s.size().
+size_t NextCodePoint(std::string_view s, size_t i);
 
 // Whether `name` takes a regular expression as argument 1 (matches, find, findAll): the checker
 // precompiles a literal pattern into Expr::regex.

@@ -135,8 +135,20 @@ Value Neg(EvalState&, const Value* a, size_t) {
   return NoSuchOverload();
 }
 
-Value Eq(EvalState&, const Value* a, size_t) { return Value::Bool(Equal(a[0], a[1])); }
-Value Ne(EvalState&, const Value* a, size_t) { return Value::Bool(!Equal(a[0], a[1])); }
+// Kubernetes' Quantity and Semver compare only with their own kind (or null): on the left of
+// == or != anything else is "no such overload", as their Equal methods answer upstream.
+bool OpaqueMismatch(const Value& a, const Value& b) {
+  return (a.kind() == Kind::kQuantity || a.kind() == Kind::kSemver) && a.kind() != b.kind() &&
+         b.kind() != Kind::kNull;
+}
+Value Eq(EvalState&, const Value* a, size_t) {
+  if (OpaqueMismatch(a[0], a[1])) return NoSuchOverload();
+  return Value::Bool(Equal(a[0], a[1]));
+}
+Value Ne(EvalState&, const Value* a, size_t) {
+  if (OpaqueMismatch(a[0], a[1])) return NoSuchOverload();
+  return Value::Bool(!Equal(a[0], a[1]));
+}
 
 template <int kLess, int kEqual, int kGreater>
 Value Order(EvalState&, const Value* a, size_t) {
@@ -273,18 +285,25 @@ std::string FormatDouble(double d) {
   for (size_t i = 0; i < epos; ++i) {
     if (std::isdigit(static_cast<unsigned char>(e[i]))) digits += e[i];
   }
-  std::string sign = d < 0 ? "-" : "";
+  std::string out = d < 0 ? "-" : "";
   if (exp < -4 || exp >= 6) {
-    std::string out = sign + digits.substr(0, 1);
-    if (digits.size() > 1) out += "." + digits.substr(1);
+    out.append(digits, 0, 1);
+    if (digits.size() > 1) out.append(".").append(digits, 1, std::string::npos);
     char eb[16];
     std::snprintf(eb, sizeof(eb), "e%c%02d", exp < 0 ? '-' : '+', exp < 0 ? -exp : exp);
-    return out + eb;
+    return out.append(eb);
   }
-  if (exp < 0) return sign + "0." + std::string(static_cast<size_t>(-exp - 1), '0') + digits;
+  if (exp < 0) {
+    out.append("0.").append(static_cast<size_t>(-exp - 1), '0').append(digits);
+    return out;
+  }
   size_t int_len = static_cast<size_t>(exp) + 1;
-  if (digits.size() <= int_len) return sign + digits + std::string(int_len - digits.size(), '0');
-  return sign + digits.substr(0, int_len) + "." + digits.substr(int_len);
+  if (digits.size() <= int_len) {
+    out.append(digits).append(int_len - digits.size(), '0');
+    return out;
+  }
+  out.append(digits, 0, int_len).append(".").append(digits, int_len, std::string::npos);
+  return out;
 }
 
 namespace {

@@ -84,12 +84,17 @@ Value AddQuantities(const api::Quantity& x, const api::Quantity& y, bool subtrac
     digits.insert(digits.begin(), static_cast<char>('0' + static_cast<int>(m % 10)));
     m /= 10;
   } while (m != 0);
+  std::string text(negative ? 1 : 0, '-');
   if (e < 0) {
     auto frac = static_cast<size_t>(-e);
-    if (digits.size() <= frac) digits.insert(0, frac + 1 - digits.size(), '0');
-    digits.insert(digits.size() - frac, ".");
+    if (digits.size() <= frac) text.append(frac + 1 - digits.size(), '0');
+    size_t int_len = text.size() + digits.size() - frac - (negative ? 1 : 0);
+    text.append(digits);
+    text.insert(text.begin() + static_cast<std::ptrdiff_t>(int_len + (negative ? 1 : 0)), '.');
+  } else {
+    text.append(digits);
   }
-  common::StatusOr<api::Quantity> q = api::Quantity::Parse((negative ? "-" : "") + digits);
+  common::StatusOr<api::Quantity> q = api::Quantity::Parse(text);
   if (!q.ok()) return Value::Error(std::string(q.status().message()));
   return Value::Quantity(*q);
 }

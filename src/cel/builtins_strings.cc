@@ -26,6 +26,16 @@ size_t CodePointOffset(std::string_view s, size_t index) {
   return seen == index ? s.size() : std::string_view::npos;
 }
 
+size_t NextCodePoint(std::string_view s, size_t i) {
+  auto c = static_cast<unsigned char>(s[i]);
+  size_t n = c < 0x80 ? 1 : (c >> 5) == 0x6 ? 2 : (c >> 4) == 0xE ? 3 : (c >> 3) == 0x1E ? 4 : 1;
+  if (i + n > s.size()) return i + 1;
+  for (size_t k = 1; k < n; ++k) {
+    if ((static_cast<unsigned char>(s[i + k]) & 0xC0) != 0x80) return i + 1;
+  }
+  return i + n;
+}
+
 bool ValidUtf8(std::string_view s) {
   size_t i = 0;
   while (i < s.size()) {
@@ -60,8 +70,8 @@ Value CharAt(EvalState&, const Value* a, size_t) {
   std::string_view s = a[0].text();
   size_t off = i < 0 ? std::string_view::npos : CodePointOffset(s, static_cast<size_t>(i));
   if (off == std::string_view::npos) return OutOfRange(i);
-  size_t end = CodePointOffset(s.substr(off), 1);
-  return Value::String(std::string(s.substr(off, end == std::string_view::npos ? 0 : end)));
+  if (off == s.size()) return Value::StringView("");
+  return Value::String(std::string(s.substr(off, NextCodePoint(s, off) - off)));
 }
 
 // indexOf / lastIndexOf on strings (code points) and on lists (the Kubernetes lists library).
@@ -123,9 +133,9 @@ Value Replace(EvalState& s, const Value* a, size_t n) {
     if (from.empty()) {
       if (done > 0) {
         if (pos >= str.size()) break;
-        size_t step = CodePointOffset(str.substr(pos), 1);
-        out.append(str.substr(pos, step));
-        pos += step;
+        size_t next = NextCodePoint(str, pos);
+        out.append(str.substr(pos, next - pos));
+        pos = next;
       }
       at = pos;
     } else {
@@ -161,7 +171,7 @@ Value Split(EvalState& s, const Value* a, size_t n) {
     if (sep.empty()) {
       if (pos >= str.size()) break;
       len = 0;
-      at = pos + CodePointOffset(str.substr(pos), 1);
+      at = NextCodePoint(str, pos);
       if (at >= str.size()) break;
     } else {
       at = str.find(sep, pos);
@@ -292,14 +302,14 @@ Value Find(EvalState& s, const Value* a, size_t n) {
     size_t end = start + m.size();
     if (m.empty() && start == prev_end) {
       if (start >= text.size()) break;
-      pos = start + CodePointOffset(a[0].text().substr(start), 1);
+      pos = NextCodePoint(a[0].text(), start);
       continue;
     }
     out->elems().push_back(Value::String(std::string(m.data(), m.size())));
     prev_end = end;
     if (end == start) {
       if (start >= text.size()) break;
-      end = start + CodePointOffset(a[0].text().substr(start), 1);
+      end = NextCodePoint(a[0].text(), start);
     }
     pos = end;
   }

@@ -119,10 +119,14 @@ void Checker::Visit(ExprPtr& e) {
       Visit(e->args[0]);
       e->slot = next_slot_++;
       scopes_.emplace_back(e->name, e->slot);
+      if (!e->name2.empty()) scopes_.emplace_back(e->name2, next_slot_++);
       for (size_t i = 1; i < e->args.size(); ++i) Visit(e->args[i]);
-      scopes_.pop_back();
+      scopes_.resize(scopes_.size() - (e->name2.empty() ? 1 : 2));
       if (e->kind == ExprKind::kBind) {
         e->type = e->args[1]->type;
+      } else if (e->macro == MacroKind::kTransformMap ||
+                 e->macro == MacroKind::kTransformMapFilter) {
+        e->type = StaticType::kMap;
       } else if (e->macro == MacroKind::kMap || e->macro == MacroKind::kMapFilter ||
                  e->macro == MacroKind::kFilter) {
         e->type = StaticType::kList;

@@ -39,23 +39,33 @@ class EmptyMap final : public MapValue {
 
 const EmptyMap kEmptyMap;
 
-// The ids of one domain: device.attributes["<domain>"] or device.capacity["<domain>"].
+// The ids of one domain: device.attributes["<domain>"] or device.capacity["<domain>"]. Entries
+// are sorted by name, so a domain's entries are one run [begin, end); a name without a domain
+// (read as the driver's) can break the run, and then the group scans every entry.
 template <typename T>
 class DomainGroup final : public MapValue {
  public:
   using Entries = std::vector<std::pair<std::string, T>>;
   DomainGroup() = default;
-  DomainGroup(const Entries* entries, std::string_view domain, std::string_view driver)
-      : entries_(entries), domain_(domain), driver_(driver) {
-    for (const auto& [name, unused] : *entries_) {
-      if (SplitName(name, driver_).first == domain_) ++size_;
-    }
-  }
+  DomainGroup(const Entries* entries, std::string_view domain, std::string_view driver,
+              size_t begin)
+      : entries_(entries), domain_(domain), driver_(driver), begin_(begin), end_(begin + 1) {}
   std::string_view domain() const { return domain_; }
+  // Adds entry i (of this domain): extends the run, or turns the group into a scanning one.
+  void Add(size_t i) {
+    if (i == end_) {
+      ++end_;
+    } else {
+      begin_ = 0;
+      end_ = entries_->size();
+    }
+    ++size_;
+  }
   size_t size() const override { return size_; }
   bool Find(const Value& key, Value* out) const override {
     if (key.kind() != Kind::kString) return false;
-    for (const auto& [name, value] : *entries_) {
+    for (size_t i = begin_; i < end_; ++i) {
+      const auto& [name, value] = (*entries_)[i];
       auto [domain, id] = SplitName(name, driver_);
       if (id == key.text() && domain == domain_) {
         *out = EntryValue(value);
@@ -65,8 +75,8 @@ class DomainGroup final : public MapValue {
     return false;
   }
   Value KeyAt(size_t i) const override {
-    for (const auto& [name, unused] : *entries_) {
-      auto [domain, id] = SplitName(name, driver_);
+    for (size_t k = begin_; k < end_; ++k) {
+      auto [domain, id] = SplitName((*entries_)[k].first, driver_);
       if (domain == domain_ && i-- == 0) return Value::StringView(id);
     }
     return Value::Null();
@@ -76,51 +86,69 @@ class DomainGroup final : public MapValue {
   const Entries* entries_ = nullptr;
   std::string_view domain_;
   std::string_view driver_;
-  size_t size_ = 0;
+  size_t begin_ = 0;
+  size_t end_ = 0;
+  size_t size_ = 1;
 };
 
 // device.attributes or device.capacity: domain -> DomainGroup; an unknown domain reads as an
-// empty map (upstream's newStringInterfaceMapWithDefault).
+// empty map (upstream's newStringInterfaceMapWithDefault), though `in` does not find it. The
+// groups are built on first use: a selector that never reads capacity does not pay for it. One
+// DomainMap lives for one MatchDevice call on one thread, so the lazy build needs no lock.
 template <typename T>
 class DomainMap final : public MapValue {
  public:
   using Entries = typename DomainGroup<T>::Entries;
-  DomainMap(const Entries* entries, std::string_view driver) {
-    if (entries == nullptr) return;
-    for (const auto& [name, unused] : *entries) {
-      std::string_view domain = SplitName(name, driver).first;
-      if (FindGroup(domain) != nullptr) continue;
+  DomainMap(const Entries* entries, std::string_view driver) : entries_(entries), driver_(driver) {}
+  size_t size() const override { return Built().count_; }
+  bool Find(const Value& key, Value* out) const override {
+    if (key.kind() != Kind::kString) return false;
+    size_t g = Built().Index(key.text());
+    *out = Value::MapView(g < count_ ? static_cast<const MapValue*>(&Group(g)) : &kEmptyMap);
+    return true;
+  }
+  bool Contains(const Value& key) const override {
+    return key.kind() == Kind::kString && Built().Index(key.text()) < count_;
+  }
+  Value KeyAt(size_t i) const override { return Value::StringView(Built().Group(i).domain()); }
+
+ private:
+  const DomainMap& Built() const {
+    if (!built_) const_cast<DomainMap*>(this)->Build();  // NOLINT: lazy, single-threaded
+    return *this;
+  }
+  void Build() {
+    built_ = true;
+    if (entries_ == nullptr) return;
+    for (size_t i = 0; i < entries_->size(); ++i) {
+      std::string_view domain = SplitName((*entries_)[i].first, driver_).first;
+      size_t g = count_ > 0 && Group(count_ - 1).domain() == domain ? count_ - 1 : Index(domain);
+      if (g < count_) {
+        (g < inline_.size() ? inline_[g] : overflow_[g - inline_.size()]).Add(i);
+        continue;
+      }
       if (count_ < inline_.size()) {
-        inline_[count_] = DomainGroup<T>(entries, domain, driver);
+        inline_[count_] = DomainGroup<T>(entries_, domain, driver_, i);
       } else {
-        overflow_.emplace_back(entries, domain, driver);
+        overflow_.emplace_back(entries_, domain, driver_, i);
       }
       ++count_;
     }
   }
-  size_t size() const override { return count_; }
-  bool Find(const Value& key, Value* out) const override {
-    if (key.kind() != Kind::kString) return false;
-    const DomainGroup<T>* g = FindGroup(key.text());
-    *out = Value::MapView(g != nullptr ? static_cast<const MapValue*>(g) : &kEmptyMap);
-    return true;
-  }
-  bool Contains(const Value& key) const override {
-    return key.kind() == Kind::kString && FindGroup(key.text()) != nullptr;
-  }
-  Value KeyAt(size_t i) const override { return Value::StringView(Group(i).domain()); }
-
- private:
   const DomainGroup<T>& Group(size_t i) const {
     return i < inline_.size() ? inline_[i] : overflow_[i - inline_.size()];
   }
-  const DomainGroup<T>* FindGroup(std::string_view domain) const {
+  // The group's index, count_ when there is none.
+  size_t Index(std::string_view domain) const {
     for (size_t i = 0; i < count_; ++i) {
-      if (Group(i).domain() == domain) return &Group(i);
+      if (Group(i).domain() == domain) return i;
     }
-    return nullptr;
+    return count_;
   }
 
+  const Entries* entries_;
+  std::string_view driver_;
+  bool built_ = false;
   std::array<DomainGroup<T>, 4> inline_;
   std::vector<DomainGroup<T>> overflow_;
   size_t count_ = 0;

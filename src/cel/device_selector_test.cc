@@ -144,6 +144,13 @@ TEST(MatchDeviceTest, DraSelectors) {
        R"(device.capacity["gpu.nvidia.com"].all(k, device.capacity["gpu.nvidia.com"][k].isInteger()))",
        true},
       {"allowMultipleAllocations", R"(!device.allowMultipleAllocations)", true},
+      {"two-variable all over a domain",
+       R"(device.capacity["gpu.nvidia.com"].all(k, q, q.isGreaterThan(quantity("1"))))", true},
+      {"two-variable exists over attributes",
+       R"(device.attributes["gpu.nvidia.com"].exists(k, v, k == "brand" && v == "Nvidia"))", true},
+      {"transformMap over capacity",
+       R"(device.capacity["gpu.nvidia.com"].transformMap(k, q, q.asInteger())["multiprocessors"] == 108)",
+       true},
       {"a non-bool result at runtime", R"(device.attributes["gpu.nvidia.com"].index)", false,
        "CEL result of type int could not be converted to bool"},
   };

@@ -6,6 +6,7 @@
 // (plus a tenth of the bytes for string functions, charged by the builtins), 10 per list and 30
 // per map literal built at runtime, nothing for constants and logical operators.
 #include <array>
+#include <new>
 
 #include "src/cel/builtins.h"
 #include "src/cel/program.h"
@@ -87,14 +88,38 @@ Value Logical(const Expr& e, EvalState& s, bool is_and) {
   return Value::Bool(is_and);
 }
 
-Value EvalCall(const Expr& e, EvalState& s) {
-  std::array<Value, 4> small;
-  std::vector<Value> large;
-  Value* args = small.data();
-  if (e.args.size() > small.size()) {
-    large.resize(e.args.size());
-    args = large.data();
+// The arguments of one call: up to four on the stack, constructed only as many as there are.
+class Args {
+ public:
+  explicit Args(size_t n) : n_(n) {
+    if (n_ > kInline) {
+      heap_.resize(n_);
+      data_ = heap_.data();
+    } else {
+      data_ = reinterpret_cast<Value*>(inline_);
+      for (size_t i = 0; i < n_; ++i) new (&data_[i]) Value();
+    }
   }
+  ~Args() {
+    if (n_ <= kInline) {
+      for (size_t i = 0; i < n_; ++i) data_[i].~Value();
+    }
+  }
+  Args(const Args&) = delete;
+  Args& operator=(const Args&) = delete;
+  Value* data() { return data_; }
+
+ private:
+  static constexpr size_t kInline = 4;
+  size_t n_;
+  Value* data_;
+  alignas(Value) unsigned char inline_[kInline * sizeof(Value)];
+  std::vector<Value> heap_;
+};
+
+Value EvalCall(const Expr& e, EvalState& s) {
+  Args storage(e.args.size());
+  Value* args = storage.data();
   for (size_t i = 0; i < e.args.size(); ++i) {
     args[i] = Eval(*e.args[i], s);
     if (args[i].is_error()) return args[i];
@@ -107,6 +132,70 @@ Value EvalCall(const Expr& e, EvalState& s) {
   return e.fn(s, args, e.args.size());
 }
 
+// The state of one comprehension while it runs: the accumulated result of its macro.
+struct Accumulator {
+  Value accu;                        // all / exists: the && or || so far
+  int64_t count = 0;                 // existsOne
+  std::shared_ptr<VectorList> list;  // map, filter, transformList
+  std::shared_ptr<VectorMap> map;    // transformMap
+};
+
+// One iteration of e's macro with the variables set. Returns false to stop, with *result set.
+bool Step(const Expr& e, EvalState& s, Accumulator& acc, Value* result) {
+  bool filtered = e.macro == MacroKind::kMapFilter || e.macro == MacroKind::kFilter ||
+                  e.macro == MacroKind::kTransformMapFilter;
+  switch (e.macro) {
+    case MacroKind::kAll:
+    case MacroKind::kExists: {
+      bool is_and = e.macro == MacroKind::kAll;
+      if (acc.accu.kind() == Kind::kBool && acc.accu.bool_value() != is_and) {
+        *result = acc.accu;
+        return false;
+      }
+      Value p = Eval(*e.args[1], s);
+      if (s.exceeded) {
+        *result = p;
+        return false;
+      }
+      if (p.kind() == Kind::kBool && p.bool_value() != is_and) {
+        acc.accu = p;
+      } else if (p.kind() != Kind::kBool && !acc.accu.is_error()) {
+        acc.accu = p.is_error() ? p : NoSuchOverload();
+      }
+      return true;
+    }
+    case MacroKind::kExistsOne: {
+      Value p = Eval(*e.args[1], s);
+      if (p.kind() != Kind::kBool) {
+        *result = p.is_error() ? p : NoSuchOverload();
+        return false;
+      }
+      acc.count += p.bool_value() ? 1 : 0;
+      return true;
+    }
+    default: break;
+  }
+  if (filtered) {
+    Value p = Eval(*e.args[1], s);
+    if (p.kind() != Kind::kBool) {
+      *result = p.is_error() ? p : NoSuchOverload();
+      return false;
+    }
+    if (!p.bool_value()) return true;
+  }
+  Value v = e.macro == MacroKind::kFilter ? s.slots[e.slot] : Eval(*e.args[filtered ? 2 : 1], s);
+  if (v.is_error()) {
+    *result = v;
+    return false;
+  }
+  if (acc.map != nullptr) {
+    acc.map->Insert(s.slots[e.slot], std::move(v));
+  } else {
+    acc.list->elems().push_back(std::move(v));
+  }
+  return true;
+}
+
 Value EvalComprehension(const Expr& e, EvalState& s) {
   Value range = Eval(*e.args[0], s);
   if (range.is_error()) return range;
@@ -115,60 +204,34 @@ Value EvalComprehension(const Expr& e, EvalState& s) {
                         "' cannot be range of a comprehension (must be list, map, or dynamic)");
   }
   bool is_list = range.kind() == Kind::kList;
+  bool two_vars = !e.name2.empty();
   size_t n = is_list ? range.list().size() : range.map().size();
-  Value& var = s.slots[e.slot];
-  Value accu = Value::Bool(e.macro == MacroKind::kAll);
-  int64_t count = 0;
-  std::shared_ptr<VectorList> out;
-  if (e.macro == MacroKind::kMap || e.macro == MacroKind::kMapFilter ||
-      e.macro == MacroKind::kFilter) {
-    out = std::make_shared<VectorList>();
+  Accumulator acc;
+  acc.accu = Value::Bool(e.macro == MacroKind::kAll);
+  if (e.macro == MacroKind::kTransformMap || e.macro == MacroKind::kTransformMapFilter) {
+    acc.map = std::make_shared<VectorMap>();
+  } else if (e.macro == MacroKind::kMap || e.macro == MacroKind::kMapFilter ||
+             e.macro == MacroKind::kFilter) {
+    acc.list = std::make_shared<VectorList>();
   }
   for (size_t i = 0; i < n; ++i) {
     if (!s.Charge(1)) return Value::Error(kCostExceeded);
-    var = is_list ? range.list().at(i) : range.map().KeyAt(i);
-    switch (e.macro) {
-      case MacroKind::kAll:
-      case MacroKind::kExists: {
-        bool is_and = e.macro == MacroKind::kAll;
-        if (accu.kind() == Kind::kBool && accu.bool_value() != is_and) return accu;
-        Value p = Eval(*e.args[1], s);
-        if (s.exceeded) return p;
-        if (p.kind() == Kind::kBool && p.bool_value() != is_and) {
-          accu = p;
-        } else if (p.kind() != Kind::kBool && !accu.is_error()) {
-          accu = p.is_error() ? p : NoSuchOverload();
-        }
-        break;
-      }
-      case MacroKind::kExistsOne: {
-        Value p = Eval(*e.args[1], s);
-        if (p.kind() != Kind::kBool) return p.is_error() ? p : NoSuchOverload();
-        count += p.bool_value() ? 1 : 0;
-        break;
-      }
-      case MacroKind::kMap:
-      case MacroKind::kMapFilter:
-      case MacroKind::kFilter: {
-        if (e.macro != MacroKind::kMap) {
-          Value p = Eval(*e.args[1], s);
-          if (p.kind() != Kind::kBool) return p.is_error() ? p : NoSuchOverload();
-          if (!p.bool_value()) break;
-        }
-        if (e.macro == MacroKind::kFilter) {
-          out->elems().push_back(var);
-          break;
-        }
-        Value v = Eval(*e.args[e.macro == MacroKind::kMap ? 1 : 2], s);
-        if (v.is_error()) return v;
-        out->elems().push_back(std::move(v));
-        break;
-      }
+    if (!is_list) {
+      s.slots[e.slot] = range.map().KeyAt(i);
+      if (two_vars) range.map().Find(s.slots[e.slot], &s.slots[e.slot + 1]);
+    } else if (two_vars) {
+      s.slots[e.slot] = Value::Int(static_cast<int64_t>(i));
+      s.slots[e.slot + 1] = range.list().at(i);
+    } else {
+      s.slots[e.slot] = range.list().at(i);
     }
+    Value result;
+    if (!Step(e, s, acc, &result)) return result;
   }
-  if (out != nullptr) return Value::List(std::move(out));
-  if (e.macro == MacroKind::kExistsOne) return Value::Bool(count == 1);
-  return accu;
+  if (acc.map != nullptr) return Value::Map(std::move(acc.map));
+  if (acc.list != nullptr) return Value::List(std::move(acc.list));
+  if (e.macro == MacroKind::kExistsOne) return Value::Bool(acc.count == 1);
+  return acc.accu;
 }
 
 Value EvalList(const Expr& e, EvalState& s) {
@@ -202,7 +265,7 @@ Value EvalMap(const Expr& e, EvalState& s) {
 
 Value Eval(const Expr& e, EvalState& s) {
   switch (e.kind) {
-    case ExprKind::kConst: return e.value;
+    case ExprKind::kConst: return e.value.Borrowed();
     case ExprKind::kIdent:
       if (!s.Charge(1)) return Value::Error(kCostExceeded);
       if (e.slot < 0) return Value::Error("no such attribute: " + e.name);
@@ -248,7 +311,7 @@ Value Eval(const Expr& e, EvalState& s) {
 }  // namespace
 
 Value Program::Evaluate(std::span<const Value> vars, uint64_t cost_limit, uint64_t* cost) const {
-  std::array<Value, 16> small;
+  std::array<Value, 8> small;
   std::vector<Value> large;
   Value* slots = small.data();
   if (num_slots_ > small.size()) {

@@ -151,7 +151,7 @@ class Parser {
       if (tok_.kind == TokenKind::kIdent && tok_.text == "in") {
         fn = "@in";
       } else if (IsOp("<") || IsOp("<=") || IsOp(">") || IsOp(">=") || IsOp("==") || IsOp("!=")) {
-        fn = "_" + std::string(tok_.text) + "_";
+        fn.append("_").append(tok_.text).append("_");
       } else {
         break;
       }
@@ -171,7 +171,8 @@ class Parser {
     ExprPtr lhs = additive ? ParseBinary(false) : ParseUnary();
     while (lhs != nullptr &&
            (additive ? (IsOp("+") || IsOp("-")) : (IsOp("*") || IsOp("/") || IsOp("%")))) {
-      std::string fn = "_" + std::string(tok_.text) + "_";
+      std::string fn;
+      fn.append("_").append(tok_.text).append("_");
       int32_t pos = tok_.pos;
       Advance();
       ExprPtr rhs = additive ? ParseBinary(false) : ParseUnary();
@@ -278,7 +279,8 @@ class Parser {
   ExprPtr ParseLiteral(bool negative);
   ExprPtr ParseMapLiteral();
   ExprPtr ExpandMacro(std::string name, int32_t pos, std::vector<ExprPtr> args, bool member);
-  ExprPtr Comprehension(MacroKind kind, int32_t pos, std::vector<ExprPtr> args);
+  ExprPtr Comprehension(MacroKind kind, int32_t pos, std::vector<ExprPtr> args,
+                        bool two_vars = false);
 
   std::string_view text_;
   Lexer lexer_;
@@ -383,16 +385,23 @@ ExprPtr Parser::ParseLiteral(bool negative) {
   }
 }
 
-ExprPtr Parser::Comprehension(MacroKind kind, int32_t pos, std::vector<ExprPtr> args) {
-  // args: range, iteration variable (ident), then the macro's expressions.
-  if (args[1]->kind != ExprKind::kIdent)
-    return Fail(args[1]->pos, "argument must be a simple name");
+ExprPtr Parser::Comprehension(MacroKind kind, int32_t pos, std::vector<ExprPtr> args,
+                              bool two_vars) {
+  // args: range, the iteration variable(s) (idents), then the macro's expressions.
+  size_t vars = two_vars ? 2 : 1;
+  for (size_t i = 1; i <= vars; ++i) {
+    if (args[i]->kind != ExprKind::kIdent) {
+      return Fail(args[i]->pos, "argument must be a simple name");
+    }
+  }
   std::string var = args[1]->name;
-  args.erase(args.begin() + 1);
+  std::string var2 = two_vars ? args[2]->name : std::string();
+  args.erase(args.begin() + 1, args.begin() + 1 + static_cast<std::ptrdiff_t>(vars));
   ExprPtr e = Node(ExprKind::kComprehension, pos, std::move(args));
   if (e != nullptr) {
     e->macro = kind;
     e->name = std::move(var);
+    e->name2 = std::move(var2);
   }
   return e;
 }
@@ -427,6 +436,26 @@ ExprPtr Parser::ExpandMacro(std::string name, int32_t pos, std::vector<ExprPtr> 
   }
   if (member && args.size() == 4 && name == "map") {
     return Comprehension(MacroKind::kMapFilter, pos, std::move(args));
+  }
+  // The two-variable comprehensions (cel-go ext.TwoVarComprehensions, Kubernetes >= 1.32).
+  if (member && args.size() == 4) {
+    if (name == "all") return Comprehension(MacroKind::kAll, pos, std::move(args), true);
+    if (name == "exists") return Comprehension(MacroKind::kExists, pos, std::move(args), true);
+    if (name == "existsOne" || name == "exists_one") {
+      return Comprehension(MacroKind::kExistsOne, pos, std::move(args), true);
+    }
+    if (name == "transformList") return Comprehension(MacroKind::kMap, pos, std::move(args), true);
+    if (name == "transformMap") {
+      return Comprehension(MacroKind::kTransformMap, pos, std::move(args), true);
+    }
+  }
+  if (member && args.size() == 5) {
+    if (name == "transformList") {
+      return Comprehension(MacroKind::kMapFilter, pos, std::move(args), true);
+    }
+    if (name == "transformMap") {
+      return Comprehension(MacroKind::kTransformMapFilter, pos, std::move(args), true);
+    }
   }
   return Call(std::move(name), pos, std::move(args), member);
 }

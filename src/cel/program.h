@@ -40,8 +40,9 @@ struct CompileOptions {
 class Program {
  public:
   // Evaluates with `vars` (CompileOptions::variables order). Returns the result or an error
-  // value; stops with "operation cancelled: actual cost limit exceeded" once the cost passes
-  // `cost_limit`. *cost, when given, receives the cost spent.
+  // value, which may borrow from this program and from `vars` (keep both while using it); stops
+  // with "operation cancelled: actual cost limit exceeded" once the cost passes `cost_limit`.
+  // *cost, when given, receives the cost spent.
   Value Evaluate(std::span<const Value> vars, uint64_t cost_limit, uint64_t* cost = nullptr) const;
 
   // The result type the checker determined (kDyn when it cannot tell).

@@ -16,7 +16,11 @@ bool AllAlnumOrDash(std::string_view s) {
   });
 }
 
-std::string Quoted(std::string_view s) { return "\"" + std::string(s) + "\""; }
+std::string Quoted(std::string_view s) {
+  std::string out;
+  out.append("\"").append(s).append("\"");
+  return out;
+}
 
 // strconv.ParseUint of an all-digit string.
 bool ParseNumber(std::string_view s, uint64_t* out, std::string* why) {
@@ -169,9 +173,13 @@ std::optional<std::string> NormalizeSemver(std::string_view text, std::string* w
       *why = "short version cannot contain PreRelease/Build meta data";
       return std::nullopt;
     }
-    while (n < 3) parts[n++] = "0";
+    while (n < 3) {
+      parts[n].clear();
+      parts[n++].push_back('0');
+    }
   }
-  std::string out = parts[0] + "." + parts[1] + "." + parts[2];
+  std::string out;
+  out.append(parts[0]).append(".").append(parts[1]).append(".").append(parts[2]);
   if (!ParseSemver(out, why)) return std::nullopt;
   return out;
 }

@@ -11,6 +11,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <cstring>
 #include <memory>
 #include <string>
 #include <string_view>
@@ -114,6 +115,15 @@ class Value {
   const ListValue& list() const { return *static_cast<const ListValue*>(ptr_); }
   const MapValue& map() const { return *static_cast<const MapValue*>(ptr_); }
   const api::Quantity& quantity() const { return *static_cast<const api::Quantity*>(ptr_); }
+
+  // The same value without its ownership: valid while this one lives. Evaluation hands out the
+  // program's constants this way, so that threads sharing a program touch no reference count.
+  Value Borrowed() const {
+    Value v(kind_);
+    std::memcpy(static_cast<void*>(&v.i_), static_cast<const void*>(&i_), sizeof(i_));
+    v.text_ = text_;
+    return v;
+  }
 
   // The CEL type name: "int", "string", "list", "kubernetes.Quantity", ...
   std::string_view TypeName() const;

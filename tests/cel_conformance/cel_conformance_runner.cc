@@ -5,14 +5,13 @@
 // values: {"null"}, {"bool"}, {"int": "decimal"}, {"uint": "decimal"}, {"double": "repr"},
 // {"string": "hex of UTF-8"}, {"bytes": "hex"}, {"list": [...]}, {"map": [[k, v], ...]},
 // {"type": "name"}.
+#include <boost/json.hpp>
 #include <cmath>
 #include <cstdio>
 #include <fstream>
 #include <iostream>
 #include <sstream>
 #include <string>
-
-#include <boost/json.hpp>
 
 #include "src/cel/program.h"
 
