@@ -190,8 +190,15 @@ class KueueE2ETest(ClusterTestCase):
         flavor = w["status"]["admission"]["podSetAssignments"][0]["flavors"][GPU]
         want = FLAVOR_LABELS[flavor]
         pods = self.wait_bound(job, namespace, count)
-        scheduled = {e.get("regarding", {}).get("name"): e for e in events(self.cluster, namespace)
-                     if e.get("reason") == "Scheduled"}
+        names = {p["metadata"]["name"] for p in pods}
+
+        def scheduled_events():
+            got = {e.get("regarding", {}).get("name"): e for e in events(self.cluster, namespace)
+                   if e.get("reason") == "Scheduled"}
+            return names <= set(got) and got
+        # Events are written after the bind, asynchronously.
+        scheduled = self.cluster.wait_for(scheduled_events, timeout=30,
+                                          what=f"Scheduled events of {sorted(names)}")
         for p in pods:
             name = p["metadata"]["name"]
             self.assertEqual(p["spec"]["schedulerName"], SCHEDULER_NAME)
@@ -203,7 +210,6 @@ class KueueE2ETest(ClusterTestCase):
                 self.assertEqual(labels.get(k), v,
                                  f"{name} on {p['spec']['nodeName']}, outside flavor {flavor} "
                                  f"({k}={v})")
-            self.assertIn(name, scheduled, f"no Scheduled event for {name}")
             self.assertEqual(scheduled[name].get("reportingController"), SCHEDULER_NAME,
                              f"{name} was not bound by gpusched")
         return w, flavor, pods
@@ -238,13 +244,15 @@ class KueueE2ETest(ClusterTestCase):
         def pending():
             w = self.workload("a2", "team-a")
             qr = w and condition(w, "QuotaReserved")
-            return qr and qr["status"] == "False" and qr
+            return (qr and qr["status"] == "False"
+                    and "insufficient unused quota" in qr.get("message", "") and qr)
         qr = c.wait_for(pending, timeout=60, what="a2's Workload evaluated and left pending")
         log(f"a2 pending: {qr.get('reason')}: {qr.get('message')}")
         self.assertTrue(c.get_json("job", "a2", "-n", "team-a")["spec"]["suspend"])
         self.assertIsNone(self.admitted("a2", "team-a"))
         self.assertEqual(self.pods("a2", "team-a"), [])
-        self.assertEqual(self.gpu_usage("team-a", "a100"), (8, 0))
+        c.wait_for(lambda: self.gpu_usage("team-a", "a100") == (8, 0), timeout=30,
+                   what="team-a using its 8 nominal A100 GPUs, none borrowed")
 
         # team-b goes idle: a2 borrows team-b's unused A100 quota.
         c.kubectl("delete", "job", "b1", "-n", "team-b", "--cascade=foreground", "--wait=true")
@@ -270,7 +278,9 @@ class KueueE2ETest(ClusterTestCase):
         c.wait_for(lambda: c.get_json("job", "a2", "-n", "team-a")["spec"]["suspend"]
                    and not self.live_pods("a2", "team-a"),
                    timeout=60, what="a2 suspended again with no pods")
-        self.assertEqual(self.gpu_usage("team-b", "a100"), (8, 0))
+        c.wait_for(lambda: self.gpu_usage("team-b", "a100") == (8, 0)
+                   and self.gpu_usage("team-a", "a100") == (8, 0), timeout=30,
+                   what="team-b back on its 8 A100 GPUs, team-a on 8, nothing borrowed")
         self.assertIsNone(self.admitted("a2", "team-a"))
         # a1 (within team-a's nominal quota) kept running throughout.
         self.assertEqual(len(self.live_pods("a1", "team-a")), 2)
