@@ -316,6 +316,13 @@ class KueueE2ETest(ClusterTestCase):
                                  f"its Kueue domain {k}={v}")
             zones.add(labels[ZONE])
         self.assertEqual(zones, {"zone-b"}, "the TAS Job must land in one zone, the one with room")
+        # gpusched never tried a gated pod (the API server refuses to bind one: such an attempt
+        # leaves an event about the scheduling gates).
+        names = {p["metadata"]["name"] for p in pods}
+        gated = [f"{e.get('reason')}: {e.get('note')}" for e in events(c, "team-b")
+                 if e.get("regarding", {}).get("name") in names
+                 and "gate" in (e.get("note") or "").lower()]
+        self.assertEqual(gated, [], "gpusched acted on a gated pod")
         log(f"tas: pods on {sorted(p['spec']['nodeName'] for p in pods)}, all in zone-b")
         # gpusched placed them as one gang (it writes PodGroup statuses once a second).
         c.wait_for(lambda: c.get_json("podgroup", "tas", "-n", "team-b").get("status", {})
