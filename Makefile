@@ -45,6 +45,7 @@ build: bootstrap
 
 testbin:
 	@scripts/testbin >/dev/null
+	@scripts/testbin --kueue >/dev/null
 
 # The checks (`make check`), a bounded libFuzzer run of every parser target (clang), then every
 # ctest test.

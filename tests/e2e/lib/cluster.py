@@ -9,7 +9,7 @@ Ready and moves pods bound to them to Running/Ready; deleted pods on them go awa
 
 API (keep it small; later tests build on it):
 
-``TestCluster(start_scheduler=True, extra_args=None, kwok_stages=None)``
+``TestCluster(start_scheduler=True, extra_args=None, kwok_stages=None, kueue=False)``
     Context manager. ``__enter__`` runs ``scripts/test-cluster up`` (which returns once the
     API server is ready and the controllers, scheduler and kwok run); ``__exit__`` prints
     the components' logs if the block raised, and always runs ``down`` and removes the
@@ -18,7 +18,9 @@ API (keep it small; later tests build on it):
     process outlives the test even when it is killed.
     ``extra_args`` maps "apiserver"/"kcm"/"scheduler"/"kwok" to extra command-line flags.
     ``kwok_stages`` is a kwok stage file to use instead of the testbin's (other pod life
-    cycles, e.g. Job pods that complete after a delay).
+    cycles, e.g. Job pods that complete after a delay). ``kueue=True`` also installs Kueue's
+    CRDs and runs its controller manager with its webhooks (TEST_CLUSTER_KUEUE=1; binaries from
+    ``kueue_dir()``); ``extra_args["kueue"]`` adds flags to it.
 
     Attributes: ``dir``, ``kubeconfig`` (admin, system:masters), ``gpusched_kubeconfig``
     (service account gpusched-system/gpusched, bound to system:kube-scheduler and
@@ -50,7 +52,8 @@ API (keep it small; later tests build on it):
 
 Environment: ``GPUSCHED_SOURCE_DIR`` (repository root; default: derived from this file),
 ``GPUSCHED_TESTBIN_DIR`` (binaries; default: the output of scripts/testbin),
-``GPUSCHED_E2E_KEEP=1`` (keep the cluster directory after teardown, for its logs),
+``GPUSCHED_KUEUE_DIR`` (the Kueue bin directory; default: the output of
+``scripts/testbin --kueue``), ``GPUSCHED_E2E_KEEP=1`` (keep the cluster directory after teardown, for its logs),
 ``GPUSCHED_E2E_LOG_LINES`` (log lines per component printed on failure; default 300, 0 = all).
 """
 
@@ -72,6 +75,7 @@ __all__ = [
     "ClusterTestCase",
     "KubectlError",
     "TestCluster",
+    "kueue_dir",
     "make_kwok_node",
     "source_dir",
     "testbin_dir",
@@ -105,6 +109,27 @@ def testbin_dir():
         raise RuntimeError(f"{script} failed (exit {proc.returncode}); see its output above")
     _testbin_cache = lines[-1]
     return _testbin_cache
+
+
+_kueue_dir_cache = None
+
+
+def kueue_dir():
+    """The Kueue bin directory: GPUSCHED_KUEUE_DIR or the output of scripts/testbin --kueue."""
+    global _kueue_dir_cache
+    if _kueue_dir_cache:
+        return _kueue_dir_cache
+    env = os.environ.get("GPUSCHED_KUEUE_DIR")
+    if env:
+        _kueue_dir_cache = os.path.abspath(env)
+        return _kueue_dir_cache
+    script = os.path.join(source_dir(), "scripts", "testbin")
+    proc = subprocess.run([script, "--kueue"], stdout=subprocess.PIPE, text=True)
+    lines = proc.stdout.strip().splitlines()
+    if proc.returncode != 0 or not lines:
+        raise RuntimeError(f"{script} --kueue failed (exit {proc.returncode}); see its output above")
+    _kueue_dir_cache = lines[-1]
+    return _kueue_dir_cache
 
 
 class KubectlError(RuntimeError):
@@ -220,8 +245,9 @@ class TestCluster:
 
     __test__ = False  # not a test class, whatever a collector thinks of the name
 
-    def __init__(self, start_scheduler=True, extra_args=None, kwok_stages=None):
+    def __init__(self, start_scheduler=True, extra_args=None, kwok_stages=None, kueue=False):
         self.start_scheduler = start_scheduler
+        self.kueue = kueue
         self.extra_args = dict(extra_args or {})
         self.kwok_stages = kwok_stages
         self.dir = None
@@ -248,11 +274,15 @@ class TestCluster:
             env["TEST_CLUSTER_NO_SCHEDULER"] = "1"
         if self.kwok_stages:
             env["TEST_CLUSTER_KWOK_STAGES"] = self.kwok_stages
+        if self.kueue:
+            env["TEST_CLUSTER_KUEUE"] = "1"
+            env["GPUSCHED_KUEUE_DIR"] = kueue_dir()
         for key, var in (
             ("apiserver", "TEST_CLUSTER_APISERVER_ARGS"),
             ("kcm", "TEST_CLUSTER_KCM_ARGS"),
             ("scheduler", "TEST_CLUSTER_SCHEDULER_ARGS"),
             ("kwok", "TEST_CLUSTER_KWOK_ARGS"),
+            ("kueue", "TEST_CLUSTER_KUEUE_ARGS"),
         ):
             if key in self.extra_args:
                 value = self.extra_args[key]
