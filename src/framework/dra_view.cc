@@ -34,6 +34,21 @@ void ForEachHeldDevice(const api::ResourceClaim& claim, F f) {
   }
 }
 
+// The island number of `d` (0: none), numbering the (pool, island value) pairs in `islands`.
+uint32_t IslandId(const api::ResourceSlice& s, const api::Device& d,
+                  std::map<std::string, uint32_t, std::less<>>& islands) {
+  for (std::string_view name : kIslandAttributes) {
+    const api::DeviceAttribute* a = d.Attribute(name);
+    if (a == nullptr) continue;
+    std::string key = s.driver + "/" + s.pool + "/" + std::string(name) + "=";
+    key += a->kind == api::DeviceAttribute::Kind::kInt ? std::to_string(a->int_value)
+                                                       : a->string_value;
+    auto [it, added] = islands.emplace(std::move(key), static_cast<uint32_t>(islands.size() + 1));
+    return it->second;
+  }
+  return 0;
+}
+
 }  // namespace
 
 std::span<const uint32_t> DeviceIndex::NodeDevices(std::string_view node) const {
@@ -109,6 +124,7 @@ void DraView::RebuildIndex() {
   for (const auto& [key, p] : pools) {
     if (p.seen < p.announced) index->incomplete_pools.push_back(key);
   }
+  std::map<std::string, uint32_t, std::less<>> islands;
   for (const auto& [name, s] : slices_) {
     if (pools[s->driver + "/" + s->pool].generation != s->pool_generation) continue;
     index->slices.push_back(s);
@@ -127,6 +143,7 @@ void DraView::RebuildIndex() {
         e.node_selector = s->node_selector ? &*s->node_selector : nullptr;
         e.all_nodes = s->all_nodes;
       }
+      e.island = IslandId(*s, d, islands);
       const auto n = static_cast<uint32_t>(index->devices.size());
       if (!index->by_key.emplace(e.key, n).second) continue;  // a duplicate name: first wins
       if (node != nullptr) {

@@ -40,6 +40,11 @@ class DraWriter {
       const api::ResourceClaim& claim) = 0;
 };
 
+// The attributes that name a device's interconnect island (an NVLink clique, else a PCIe root),
+// first present wins; devices of one node with the same value share an island.
+inline constexpr std::string_view kIslandAttributes[] = {"gpu.nvidia.com/cliqueId",
+                                                         "resource.kubernetes.io/pcieRoot"};
+
 // One allocatable device.
 struct DeviceEntry {
   const api::ResourceSlice* slice = nullptr;
@@ -49,6 +54,9 @@ struct DeviceEntry {
   // every node (both null/false: node-local, see DeviceIndex::by_node).
   const api::NodeSelector* node_selector = nullptr;
   bool all_nodes = false;
+  // The device's island: 0 when it has none of kIslandAttributes, else a number shared by the
+  // devices of the same pool with the same value.
+  uint32_t island = 0;
 };
 
 struct DeviceIndex {
