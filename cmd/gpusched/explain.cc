@@ -95,6 +95,11 @@ class ReadOnlyApi final : public kube::ApiClient {
     return common::InternalError("explain is read-only: refusing to write persistentvolumeclaim " +
                                  pvc.namespace_() + "/" + pvc.name());
   }
+  common::StatusOr<api::ResourceClaimPtr> UpdateResourceClaimStatus(
+      const api::ResourceClaim& claim) override {
+    return common::InternalError("explain is read-only: refusing to write resourceclaim " +
+                                 claim.meta.namespace_ + "/" + claim.meta.name);
+  }
 };
 
 // The gang policy informers (PodGroups of scheduler-plugins and Volcano, Workloads), by API.
@@ -144,6 +149,11 @@ class Collector final : public kube::ClusterEventHandler {
     next_.OnStorageUpdate(o, n);
   }
   void OnStorageDelete(const kube::StorageObject& o) override { next_.OnStorageDelete(o); }
+  void OnDraAdd(const kube::DraObject& o) override { next_.OnDraAdd(o); }
+  void OnDraUpdate(const kube::DraObject& o, const kube::DraObject& n) override {
+    next_.OnDraUpdate(o, n);
+  }
+  void OnDraDelete(const kube::DraObject& o) override { next_.OnDraDelete(o); }
   void OnPodGroupAdd(api::PodGroupPtr g) override { next_.OnPodGroupAdd(std::move(g)); }
   void OnPodGroupUpdate(api::PodGroupPtr o, api::PodGroupPtr g) override {
     next_.OnPodGroupUpdate(std::move(o), std::move(g));
@@ -332,10 +342,18 @@ class ExplainCommand final : public Command {
           StorageKind::kStorageClass, StorageKind::kCSINode, StorageKind::kCSIDriver}) {
       storage.push_back(kube::informer::NewStorageInformer(**rest, collector, clock, kind));
     }
+    // The DRA objects (resource.k8s.io/v1), waited for only when the pod has claims: a cluster
+    // that does not serve the API never syncs them.
+    std::vector<kube::informer::InformerPtr> dra;
+    using kube::informer::DraKind;
+    for (DraKind kind : {DraKind::kDeviceClass, DraKind::kResourceSlice, DraKind::kResourceClaim}) {
+      dra.push_back(kube::informer::NewDraInformer(**rest, collector, clock, kind));
+    }
     nodes->Start();
     pods->Start();
     for (auto& [gang_api, informer] : gangs) informer->Start();
     for (auto& informer : storage) informer->Start();
+    for (auto& informer : dra) informer->Start();
     const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(sync_timeout_s_);
     bool synced = false;
     while (std::chrono::steady_clock::now() < deadline) {
@@ -351,15 +369,24 @@ class ExplainCommand final : public Command {
              !informer->WaitForSync(std::chrono::milliseconds(100))) {
       }
     }
+    if (api::PodPtr target = collector.target(); target != nullptr && target->resource_claims) {
+      for (auto& informer : dra) {
+        while (std::chrono::steady_clock::now() < deadline &&
+               !informer->WaitForSync(std::chrono::milliseconds(100))) {
+        }
+      }
+    }
     nodes->Stop();
     pods->Stop();
     for (auto& [gang_api, informer] : gangs) informer->Stop();
     for (auto& informer : storage) informer->Stop();
+    for (auto& informer : dra) informer->Stop();
     (*rest)->Cancel();
     http_stop.Stop();
     nodes->Join();
     pods->Join();
     for (auto& informer : storage) informer->Join();
+    for (auto& informer : dra) informer->Join();
     for (auto& [gang_api, informer] : gangs) informer->Join();
     if (!synced) {
       return BadInput(common::UnavailableError(

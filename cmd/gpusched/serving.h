@@ -37,9 +37,9 @@ namespace gpusched::cmd {
 // Why the process is not ready; empty when ready.
 using ReadyFn = std::function<std::string()>;
 
-// Forwards informer events to `next` (gang policies too) and remembers when the last node, pod and
-// PodDisruptionBudget event arrived, for gpusched_informer_last_event_age_seconds{resource} (how
-// stale the informers may be).
+// Forwards informer events to `next` (gang policies, storage and DRA objects too) and remembers
+// when the last node, pod and PodDisruptionBudget event arrived, for
+// gpusched_informer_last_event_age_seconds{resource} (how stale the informers may be).
 class EventRecencyHandler final : public kube::ClusterEventHandler {
  public:
   EventRecencyHandler(kube::ClusterEventHandler& next, const common::Clock& clock)
@@ -69,6 +69,11 @@ class EventRecencyHandler final : public kube::ClusterEventHandler {
     next_.OnStorageUpdate(o, n);
   }
   void OnStorageDelete(const kube::StorageObject& o) override { next_.OnStorageDelete(o); }
+  void OnDraAdd(const kube::DraObject& o) override { next_.OnDraAdd(o); }
+  void OnDraUpdate(const kube::DraObject& o, const kube::DraObject& n) override {
+    next_.OnDraUpdate(o, n);
+  }
+  void OnDraDelete(const kube::DraObject& o) override { next_.OnDraDelete(o); }
   // Registers the gauge (one per registry).
   void RegisterMetrics(metrics::Registry& registry);
 

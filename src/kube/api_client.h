@@ -11,6 +11,7 @@
 #include <variant>
 #include <vector>
 
+#include "src/api/dra.h"
 #include "src/api/storage.h"
 #include "src/api/types.h"
 #include "src/common/status.h"
@@ -79,11 +80,24 @@ class ApiClient {
   // provisioner to create a volume reachable from that node.
   virtual common::StatusOr<std::string> SetPvcSelectedNode(const api::PersistentVolumeClaim& pvc,
                                                            std::string_view node) = 0;
+
+  // DynamicResources' PreBind write (upstream's bindClaim), guarded by
+  // claim.meta.resource_version (a conflict is kAborted): first the finalizer
+  // resource.kubernetes.io/delete-protection is added to the claim if it lacks it, then its
+  // status subresource gets claim.allocation (unless the stored claim is already allocated,
+  // which is immutable) and claim.reserved_for. Returns the claim as the API server stored it.
+  // Errors name the claim. Thread-safe: called from the binding cycle. No default: a decorator
+  // that forgot it would drop every allocation.
+  virtual common::StatusOr<api::ResourceClaimPtr> UpdateResourceClaimStatus(
+      const api::ResourceClaim& claim) = 0;
 };
 
 // A storage object (api/storage.h) as the storage informers deliver it.
 using StorageObject = std::variant<api::PersistentVolumePtr, api::PersistentVolumeClaimPtr,
                                    api::StorageClassPtr, api::CSINodePtr, api::CSIDriverPtr>;
+
+// A Dynamic Resource Allocation object (api/dra.h) as the resource.k8s.io informers deliver it.
+using DraObject = std::variant<api::DeviceClassPtr, api::ResourceSlicePtr, api::ResourceClaimPtr>;
 
 // Receives cluster changes (from informers, or from the simulator). Called serially per object
 // kind (nodes, pods, PodDisruptionBudgets, PodGroups); implementations must be thread-safe across
@@ -113,6 +127,11 @@ class ClusterEventHandler {
   virtual void OnStorageAdd(const StorageObject& /*obj*/) {}
   virtual void OnStorageUpdate(const StorageObject& /*old_obj*/, const StorageObject& /*obj*/) {}
   virtual void OnStorageDelete(const StorageObject& /*obj*/) {}
+  // DRA objects (DeviceClasses, ResourceSlices, ResourceClaims) for the DynamicResources plugin;
+  // an update's old and new objects hold the same alternative. Default: ignored.
+  virtual void OnDraAdd(const DraObject& /*obj*/) {}
+  virtual void OnDraUpdate(const DraObject& /*old_obj*/, const DraObject& /*obj*/) {}
+  virtual void OnDraDelete(const DraObject& /*obj*/) {}
 };
 
 // Cuts an event note to the events API's 1024-byte limit, ending in " ..." when cut.

@@ -8,6 +8,7 @@
 #include <algorithm>
 #include <boost/json.hpp>
 #include <map>
+#include <memory>
 
 #include "src/common/logging.h"
 #include "src/plugins/in_tree_registry.h"
@@ -55,6 +56,10 @@ class RecordingApi final : public kube::ApiClient {
   common::StatusOr<std::string> SetPvcSelectedNode(const api::PersistentVolumeClaim&,
                                                    std::string_view) override {
     return std::string("1");
+  }
+  common::StatusOr<api::ResourceClaimPtr> UpdateResourceClaimStatus(
+      const api::ResourceClaim& claim) override {
+    return api::ResourceClaimPtr(std::make_shared<const api::ResourceClaim>(claim));
   }
 };
 

@@ -6,6 +6,7 @@
 #include <gtest/gtest.h>
 
 #include <map>
+#include <memory>
 
 #include "src/metrics/exposition.h"
 #include "src/plugins/in_tree_registry.h"
@@ -53,6 +54,10 @@ class BindingApi final : public kube::ApiClient {
   common::StatusOr<std::string> SetPvcSelectedNode(const api::PersistentVolumeClaim&,
                                                    std::string_view) override {
     return std::string("1");
+  }
+  common::StatusOr<api::ResourceClaimPtr> UpdateResourceClaimStatus(
+      const api::ResourceClaim& claim) override {
+    return api::ResourceClaimPtr(std::make_shared<const api::ResourceClaim>(claim));
   }
 };
 

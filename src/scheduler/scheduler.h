@@ -53,6 +53,7 @@
 #include "src/kube/api_client.h"
 #include "src/metrics/scheduler_metrics.h"
 #include "src/queue/scheduling_queue.h"
+#include "src/scheduler/dra_events.h"
 #include "src/scheduler/gang_tracker.h"
 #include "src/scheduler/volume_events.h"
 
@@ -139,6 +140,11 @@ class Scheduler final : public kube::ClusterEventHandler, public framework::Hand
   void OnStorageAdd(const kube::StorageObject& obj) override;
   void OnStorageUpdate(const kube::StorageObject& old_obj, const kube::StorageObject& obj) override;
   void OnStorageDelete(const kube::StorageObject& obj) override;
+  // DRA objects feed the DRA view (dra_events.cc) and are cluster events for the queueing hints
+  // (deletes too: a deleted claim frees its devices).
+  void OnDraAdd(const kube::DraObject& obj) override;
+  void OnDraUpdate(const kube::DraObject& old_obj, const kube::DraObject& obj) override;
+  void OnDraDelete(const kube::DraObject& obj) override;
 
   // A cluster event for the queueing hints (queue/scheduling_queue.h): moves the unschedulable
   // pods whose rejecting plugins registered `event.event` and whose hint says it may help, and
@@ -165,6 +171,7 @@ class Scheduler final : public kube::ClusterEventHandler, public framework::Hand
   framework::Gangs* gangs() override { return &gangs_; }
   const framework::NetworkView* network() const override { return deps_.network; }
   framework::VolumeView* volumes() override { return &volume_data_.view; }
+  framework::DraView* dra() override { return &dra_data_.view; }
 
   // A node's measured GPU utilization (0..1), from the DCGM refresher; thread-safe.
   void SetGpuUtilization(std::string_view node, double utilization);
@@ -325,6 +332,7 @@ class Scheduler final : public kube::ClusterEventHandler, public framework::Hand
 
   SchedulerDeps deps_;
   VolumeData volume_data_{deps_.api};  // after deps_
+  DraData dra_data_{deps_.api};        // after deps_
   cache::Cache cache_;
   GangTracker gangs_;
   // The last status written per policy key (scheduling thread).

@@ -11,6 +11,7 @@
 #include <map>
 #include <memory>
 #include <sstream>
+#include <variant>
 
 #include "src/plugins/in_tree_registry.h"
 #include "src/testing/builders.h"
@@ -65,6 +66,14 @@ class FakeApi final : public kube::ApiClient {
                                                    std::string_view) override {
     return std::string("1");
   }
+  common::StatusOr<api::ResourceClaimPtr> UpdateResourceClaimStatus(
+      const api::ResourceClaim& claim) override {
+    claim_writes.push_back(claim.meta.namespace_ + "/" + claim.meta.name);
+    auto stored = std::make_shared<api::ResourceClaim>(claim);
+    stored->meta.resource_version = "written";
+    return api::ResourceClaimPtr(std::move(stored));
+  }
+  std::vector<std::string> claim_writes;
   common::Status CreateEvent(const kube::EventRecord& e) override {
     events.push_back(e);
     return common::Status::Ok();
@@ -323,6 +332,112 @@ TEST_F(SchedulerPermitTest, AWaitThatTimesOutReleasesTheGpusAndReportsKubeSchedu
   EXPECT_EQ(api_.events.back().reason, "FailedScheduling");
   EXPECT_EQ(sched_->PendingCounts().unschedulable, 1);
   EXPECT_EQ(sched_->stats().unschedulable.load(), 1);
+}
+
+api::ResourceClaimPtr DraClaim(std::string name, std::string rv) {
+  auto c = std::make_shared<api::ResourceClaim>();
+  c->meta.namespace_ = "ml";
+  c->meta.name = std::move(name);
+  c->meta.uid = "uid-" + c->meta.name;
+  c->meta.resource_version = std::move(rv);
+  api::DeviceRequest r;
+  r.name = "gpu";
+  r.exactly = api::DeviceChoice{.device_class = "gpu.nvidia.com", .count = 1};
+  c->spec.requests.push_back(std::move(r));
+  return c;
+}
+
+api::ResourceSlicePtr DraSlice(std::string node, int gpus) {
+  auto s = std::make_shared<api::ResourceSlice>();
+  s->name = node + "-gpu";
+  s->resource_version = "1";
+  s->driver = "gpu.nvidia.com";
+  s->pool = node;
+  s->node_name = node;
+  for (int i = 0; i < gpus; ++i) {
+    api::Device d;
+    d.name = "gpu-" + std::to_string(i);
+    s->devices.push_back(std::move(d));
+  }
+  return s;
+}
+
+TEST(DraQueueEventTest, EachChangeIsAnEventWithItsObjects) {
+  using framework::EventResource;
+  auto cls = std::make_shared<api::DeviceClass>();
+  cls->name = "gpu.nvidia.com";
+  const kube::DraObject klass = api::DeviceClassPtr(cls);
+  const kube::DraObject slice = DraSlice("n1", 2);
+  const kube::DraObject claim = DraClaim("a", "1");
+  const kube::DraObject claim2 = DraClaim("a", "2");
+  struct Case {
+    const char* name;
+    const kube::DraObject* old_obj;
+    const kube::DraObject* obj;
+    EventResource want_resource;
+    uint32_t want_actions;
+  };
+  const Case cases[] = {
+      {"a class is added", nullptr, &klass, EventResource::kDeviceClass, framework::kAdd},
+      {"a slice is added", nullptr, &slice, EventResource::kResourceSlice, framework::kAdd},
+      {"a slice changes", &slice, &slice, EventResource::kResourceSlice, framework::kUpdateOther},
+      {"a claim is added", nullptr, &claim, EventResource::kResourceClaim, framework::kAdd},
+      {"a claim changes", &claim, &claim2, EventResource::kResourceClaim, framework::kUpdateOther},
+      {"a claim is deleted", &claim, nullptr, EventResource::kResourceClaim, framework::kDelete},
+  };
+  for (const Case& c : cases) {
+    SCOPED_TRACE(c.name);
+    queue::QueueEvent e = DraQueueEvent(c.old_obj, c.obj);
+    EXPECT_EQ(e.event.resource, c.want_resource);
+    EXPECT_EQ(e.event.actions, c.want_actions);
+    auto raw = [](const kube::DraObject* o) -> const void* {
+      if (o == nullptr) return nullptr;
+      return std::visit([](const auto& p) -> const void* { return p.get(); }, *o);
+    };
+    EXPECT_EQ(e.old_obj.get(), raw(c.old_obj));
+    EXPECT_EQ(e.new_obj.get(), raw(c.obj));
+    // What the plugin's hints read: the typed objects.
+    const framework::EventObjects objs = e.Objects();
+    EXPECT_EQ(objs.new_obj, raw(c.obj));
+  }
+}
+
+TEST_F(SchedulerTest, DraInformerEventsFeedTheDraViewAndItsWriterIsTheApiClient) {
+  framework::DraView* view = sched_->dra();
+  ASSERT_NE(view, nullptr);
+  auto cls = std::make_shared<api::DeviceClass>();
+  cls->name = "gpu.nvidia.com";
+  sched_->OnDraAdd(api::DeviceClassPtr(cls));
+  sched_->OnDraAdd(DraSlice("n1", 2));
+  sched_->OnDraAdd(DraClaim("a", "1"));
+  EXPECT_NE(view->GetDeviceClass("gpu.nvidia.com"), nullptr);
+  EXPECT_EQ(view->devices()->NodeDevices("n1").size(), 2u);
+  ASSERT_NE(view->GetClaim("ml", "a"), nullptr);
+
+  // An update replaces the claim; the allocation is visible as device usage.
+  auto allocated = std::make_shared<api::ResourceClaim>(*DraClaim("a", "2"));
+  allocated->allocation =
+      api::AllocationResult{{{"gpu", "gpu.nvidia.com", "n1", "gpu-0", false}}, std::nullopt};
+  sched_->OnDraUpdate(DraClaim("a", "1"), api::ResourceClaimPtr(allocated));
+  EXPECT_EQ(view->GetClaim("ml", "a")->meta.resource_version, "2");
+  auto usage = view->usage();
+  size_t held = 0;
+  for (const api::ResourceClaimPtr& h : usage->holder) held += h != nullptr ? 1 : 0;
+  EXPECT_EQ(held, 1u);
+
+  // PreBind's write goes through the scheduler's ApiClient.
+  common::StatusOr<api::ResourceClaimPtr> stored = view->UpdateClaimStatus(*allocated);
+  ASSERT_TRUE(stored.ok()) << stored.status().ToString();
+  EXPECT_EQ((*stored)->meta.resource_version, "written");
+  EXPECT_EQ(api_.claim_writes, std::vector<std::string>{"ml/a"});
+
+  // Deletes remove them again.
+  sched_->OnDraDelete(api::ResourceClaimPtr(allocated));
+  sched_->OnDraDelete(DraSlice("n1", 2));
+  sched_->OnDraDelete(api::DeviceClassPtr(cls));
+  EXPECT_EQ(view->GetClaim("ml", "a"), nullptr);
+  EXPECT_TRUE(view->devices()->NodeDevices("n1").empty());
+  EXPECT_EQ(view->GetDeviceClass("gpu.nvidia.com"), nullptr);
 }
 
 }  // namespace

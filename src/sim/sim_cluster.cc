@@ -311,6 +311,16 @@ common::StatusOr<std::string> SimCluster::BindPersistentVolume(const api::Persis
   return new_pv->meta.resource_version;
 }
 
+common::StatusOr<api::ResourceClaimPtr> SimCluster::UpdateResourceClaimStatus(
+    const api::ResourceClaim& claim) {
+  auto stored = std::make_shared<api::ResourceClaim>(claim);
+  {
+    common::MutexLock lock(mu_);
+    stored->meta.resource_version = std::to_string(++storage_version_);
+  }
+  return api::ResourceClaimPtr(std::move(stored));
+}
+
 common::StatusOr<std::string> SimCluster::SetPvcSelectedNode(const api::PersistentVolumeClaim& pvc,
                                                              std::string_view node) {
   kube::ClusterEventHandler* handler = nullptr;

@@ -26,6 +26,9 @@
 //                 gets a new bound PV "pvc-<claim uid or name>" of its class and size (without
 //                 node affinity: the simulated volume follows the pod). Each change is delivered
 //                 as OnStorageAdd/OnStorageUpdate.
+//   UpdateResourceClaimStatus -> the claim as written, with a new resourceVersion; the simulator
+//                 keeps no ResourceClaims of its own, so nothing is delivered (DRA is not
+//                 simulated, issue #23).
 //
 // Ledger: independently of the scheduler's cache, SimCluster keeps per node the summed requests
 // of its bound pods and, per GPU device, the milli-GPU written in the pods' gpusched.io/gpu-devices
@@ -116,6 +119,8 @@ class SimCluster final : public kube::ApiClient {
                                                      bool bound_by_controller) override;
   common::StatusOr<std::string> SetPvcSelectedNode(const api::PersistentVolumeClaim& pvc,
                                                    std::string_view node) override;
+  common::StatusOr<api::ResourceClaimPtr> UpdateResourceClaimStatus(
+      const api::ResourceClaim& claim) override;
 
   // The current object, or nullptr.
   api::PodPtr GetPod(std::string_view uid) const;

@@ -108,6 +108,11 @@ SCHEDULER_RULES = DELEGATED_AUTH_RULES | {
     ("storage.k8s.io", "storageclasses", (), ("get", "list", "watch")),
     ("storage.k8s.io", "csinodes", (), ("get", "list", "watch")),
     ("storage.k8s.io", "csidrivers", (), ("get", "list", "watch")),
+    # DRA: classes and slices read; claims read, their finalizer (update/patch) and status written.
+    ("resource.k8s.io", "deviceclasses", (), ("get", "list", "watch")),
+    ("resource.k8s.io", "resourceslices", (), ("get", "list", "watch")),
+    ("resource.k8s.io", "resourceclaims", (), ("get", "list", "patch", "update", "watch")),
+    ("resource.k8s.io", "resourceclaims/status", (), ("patch", "update")),
 }
 LEASE_RULES = lambda name: {  # noqa: E731
     ("coordination.k8s.io", "leases", (), ("create",)),

@@ -8,6 +8,7 @@
 #include <boost/json.hpp>
 #include <functional>
 #include <map>
+#include <memory>
 #include <set>
 #include <string>
 #include <vector>
@@ -112,6 +113,10 @@ class FakeEvents final : public kube::ApiClient {
   common::StatusOr<std::string> SetPvcSelectedNode(const api::PersistentVolumeClaim&,
                                                    std::string_view) override {
     return std::string("1");
+  }
+  common::StatusOr<api::ResourceClaimPtr> UpdateResourceClaimStatus(
+      const api::ResourceClaim& claim) override {
+    return api::ResourceClaimPtr(std::make_shared<const api::ResourceClaim>(claim));
   }
   common::Status CreateEvent(const kube::EventRecord& e) override {
     events.push_back(e);

@@ -8,6 +8,8 @@
 #include <cstring>
 
 #include "src/api/decode.h"
+#include "src/api/decode_dra.h"
+#include "src/common/interner.h"
 #include "src/common/logging.h"
 #include "src/common/strings.h"
 #include "src/kube/client/encoding.h"
@@ -491,6 +493,152 @@ common::StatusOr<std::string> KubeApiClient::SetPvcSelectedNode(
           "/api/v1/namespaces/" + pvc.namespace_() + "/persistentvolumeclaims/" + pvc.name(),
           BuildSelectedNodePatch(pvc, node), "application/merge-patch+json")));
   return ResourceVersionOf(answer);
+}
+
+std::string ResourceClaimPath(std::string_view ns, std::string_view name) {
+  return "/apis/resource.k8s.io/v1/namespaces/" + std::string(ns) + "/resourceclaims/" +
+         std::string(name);
+}
+
+json::object BuildClaimFinalizerPatch(const json::value& stored) {
+  json::array finalizers;
+  if (const json::object* o = stored.if_object()) {
+    if (const json::value* meta = o->if_contains("metadata");
+        meta != nullptr && meta->is_object()) {
+      if (const json::value* f = meta->as_object().if_contains("finalizers");
+          f != nullptr && f->is_array()) {
+        for (const json::value& v : f->as_array()) {
+          if (v.is_string() && v.as_string() == kResourceClaimFinalizer) return {};
+          finalizers.push_back(v);
+        }
+      }
+    }
+  }
+  finalizers.emplace_back(kResourceClaimFinalizer);
+  json::object meta;
+  meta["resourceVersion"] = StringField(stored, {"metadata", "resourceVersion"});
+  meta["finalizers"] = std::move(finalizers);
+  return json::object{{"metadata", std::move(meta)}};
+}
+
+namespace {
+
+std::string_view SelectorOpName(api::SelectorOp op) {
+  switch (op) {
+    case api::SelectorOp::kIn: return "In";
+    case api::SelectorOp::kNotIn: return "NotIn";
+    case api::SelectorOp::kExists: return "Exists";
+    case api::SelectorOp::kDoesNotExist: return "DoesNotExist";
+    case api::SelectorOp::kGt: return "Gt";
+    case api::SelectorOp::kLt: return "Lt";
+  }
+  return "In";
+}
+
+json::object EncodeNodeSelector(const api::NodeSelector& selector) {
+  json::array terms;
+  for (const api::NodeSelectorTerm& t : selector.terms) {
+    json::object term;
+    if (!t.match_expressions.empty()) {
+      json::array exprs;
+      for (const api::Requirement& r : t.match_expressions) {
+        json::object e{{"key", common::Str(r.key)}, {"operator", SelectorOpName(r.op)}};
+        json::array values;
+        if (r.op == api::SelectorOp::kGt || r.op == api::SelectorOp::kLt) {
+          values.emplace_back(std::to_string(r.number));
+        } else {
+          for (common::Atom v : r.values) values.emplace_back(common::Str(v));
+        }
+        if (!values.empty()) e["values"] = std::move(values);
+        exprs.push_back(std::move(e));
+      }
+      term["matchExpressions"] = std::move(exprs);
+    }
+    json::array fields;
+    auto add_fields = [&](const std::vector<std::string>& names, std::string_view op) {
+      if (names.empty()) return;
+      json::array values;
+      for (const std::string& n : names) values.emplace_back(n);
+      fields.push_back(
+          json::object{{"key", "metadata.name"}, {"operator", op}, {"values", std::move(values)}});
+    };
+    add_fields(t.match_fields_names_in, "In");
+    add_fields(t.match_fields_names_not_in, "NotIn");
+    if (!fields.empty()) term["matchFields"] = std::move(fields);
+    terms.push_back(std::move(term));
+  }
+  return json::object{{"nodeSelectorTerms", std::move(terms)}};
+}
+
+}  // namespace
+
+json::object EncodeAllocation(const api::AllocationResult& allocation) {
+  json::array results;
+  for (const api::DeviceResult& r : allocation.devices) {
+    json::object o{
+        {"request", r.request}, {"driver", r.driver}, {"pool", r.pool}, {"device", r.device}};
+    if (r.admin_access) o["adminAccess"] = true;
+    results.push_back(std::move(o));
+  }
+  json::object out{{"devices", json::object{{"results", std::move(results)}}}};
+  if (allocation.node_selector) out["nodeSelector"] = EncodeNodeSelector(*allocation.node_selector);
+  return out;
+}
+
+json::object BuildClaimStatusPatch(const api::ResourceClaim& claim,
+                                   std::string_view resource_version, bool with_allocation) {
+  json::object status;
+  if (with_allocation && claim.allocation)
+    status["allocation"] = EncodeAllocation(*claim.allocation);
+  json::array reserved;
+  for (const api::ClaimConsumer& c : claim.reserved_for) {
+    reserved.push_back(json::object{{"resource", c.resource}, {"name", c.name}, {"uid", c.uid}});
+  }
+  status["reservedFor"] = std::move(reserved);
+  json::object meta;
+  if (!resource_version.empty()) meta["resourceVersion"] = resource_version;
+  return json::object{{"metadata", std::move(meta)}, {"status", std::move(status)}};
+}
+
+common::StatusOr<api::ResourceClaimPtr> KubeApiClient::UpdateResourceClaimStatus(
+    const api::ResourceClaim& claim) {
+  const std::string what = "resourceclaim " + claim.meta.namespace_ + "/" + claim.meta.name;
+  if (!IsDns1123Subdomain(claim.meta.namespace_) || !IsDns1123Subdomain(claim.meta.name)) {
+    return common::InvalidArgumentError(what + ": namespace and name must be DNS-1123 names");
+  }
+  const std::string path = ResourceClaimPath(claim.meta.namespace_, claim.meta.name);
+  common::StatusOr<json::value> stored = GetJson(path);
+  if (!stored.ok()) return stored.status().WithContext(what);
+  // The claim changed since the scheduler read it: upstream's Update would conflict too.
+  const std::string_view stored_rv = StringField(*stored, {"metadata", "resourceVersion"});
+  const std::string_view stored_uid = StringField(*stored, {"metadata", "uid"});
+  if (!claim.meta.uid.empty() && stored_uid != claim.meta.uid) {
+    return common::AbortedError(what + ": replaced (uid " + std::string(stored_uid) + ", want " +
+                                claim.meta.uid + ")");
+  }
+  if (!claim.meta.resource_version.empty() && stored_rv != claim.meta.resource_version) {
+    return common::AbortedError(what + ": changed (resourceVersion " + std::string(stored_rv) +
+                                ", scheduled against " + claim.meta.resource_version + ")");
+  }
+  if (json::object patch = BuildClaimFinalizerPatch(*stored); !patch.empty()) {
+    stored = Send(JsonRequest("PATCH", path, patch, "application/merge-patch+json"));
+    if (!stored.ok()) return stored.status().WithContext(what + ": adding finalizer");
+  }
+  const json::value* allocation = nullptr;
+  if (const json::object* o = stored->if_object()) {
+    if (const json::value* st = o->if_contains("status"); st != nullptr && st->is_object()) {
+      allocation = st->as_object().if_contains("allocation");
+    }
+  }
+  const bool with_allocation = allocation == nullptr || allocation->is_null();
+  json::object patch = BuildClaimStatusPatch(
+      claim, StringField(*stored, {"metadata", "resourceVersion"}), with_allocation);
+  common::StatusOr<json::value> answer =
+      Send(JsonRequest("PATCH", path + "/status", patch, "application/merge-patch+json"));
+  if (!answer.ok()) return answer.status().WithContext(what + ": writing status");
+  common::StatusOr<api::ResourceClaim> decoded = api::DecodeResourceClaim(*answer);
+  if (!decoded.ok()) return decoded.status().WithContext(what + ": the stored claim");
+  return api::ResourceClaimPtr(std::make_shared<const api::ResourceClaim>(*std::move(decoded)));
 }
 
 }  // namespace gpusched::kube::client

@@ -37,6 +37,16 @@
 //                        kAborted). Returns the new resourceVersion.
 //   SetPvcSelectedNode   PATCH .../persistentvolumeclaims/{name}, merge patch of the
 //                        volume.kubernetes.io/selected-node annotation, guarded the same way.
+//   UpdateResourceClaimStatus
+//                        GET /apis/resource.k8s.io/v1/namespaces/{ns}/resourceclaims/{name}
+//                        (another resourceVersion than the claim's -> kAborted, as upstream's
+//                        Update would be); without the finalizer
+//                        resource.kubernetes.io/delete-protection, PATCH the claim (merge patch
+//                        of metadata.finalizers, the stored list plus it, guarded by
+//                        resourceVersion); then PATCH .../resourceclaims/{name}/status, merge
+//                        patch of status.allocation (left out when the stored claim is already
+//                        allocated: it is immutable) and status.reservedFor, guarded by the
+//                        resourceVersion the previous answer carried. Returns the decoded answer.
 //
 // JSON is built with Boost.JSON and serialised with boost::json::serialize; no user value is
 // ever concatenated into JSON text. Names used in paths are checked to be DNS-1123 names.
@@ -104,6 +114,9 @@ class KubeApiClient final : public ApiClient {
   // BuildSelectedNodePatch.
   common::StatusOr<std::string> SetPvcSelectedNode(const api::PersistentVolumeClaim& pvc,
                                                    std::string_view node) override;
+  // GET, PATCH (finalizer, when missing), PATCH .../status; see the table above.
+  common::StatusOr<api::ResourceClaimPtr> UpdateResourceClaimStatus(
+      const api::ResourceClaim& claim) override;
 
   // GET `path` (with `query`) and parse the JSON body; a non-2xx answer is StatusFromResponse.
   common::StatusOr<boost::json::value> GetJson(
@@ -158,6 +171,24 @@ boost::json::object BuildBindPvPatch(const api::PersistentVolume& pv, bool bound
 // {"volume.kubernetes.io/selected-node": node}}}.
 boost::json::object BuildSelectedNodePatch(const api::PersistentVolumeClaim& pvc,
                                            std::string_view node);
+
+// The finalizer a claim carries while it is allocated (resourceapi.Finalizer).
+inline constexpr std::string_view kResourceClaimFinalizer =
+    "resource.kubernetes.io/delete-protection";
+// /apis/resource.k8s.io/v1/namespaces/{ns}/resourceclaims/{name}
+std::string ResourceClaimPath(std::string_view ns, std::string_view name);
+// The merge patch that adds kResourceClaimFinalizer to `stored` (the claim's JSON as read):
+// {"metadata":{"resourceVersion": stored's, "finalizers": [stored's..., finalizer]}}; an empty
+// object when `stored` already has it.
+boost::json::object BuildClaimFinalizerPatch(const boost::json::value& stored);
+// status.allocation as JSON: {"devices":{"results":[{"request","driver","pool","device",
+// "adminAccess" (only when true)}]}, "nodeSelector": {"nodeSelectorTerms": [...]}}.
+boost::json::object EncodeAllocation(const api::AllocationResult& allocation);
+// The merge patch of the claim's status subresource: {"metadata":{"resourceVersion"},
+// "status":{"allocation" (when `with_allocation` and the claim has one), "reservedFor":
+// [{"resource","name","uid"}]}}.
+boost::json::object BuildClaimStatusPatch(const api::ResourceClaim& claim,
+                                          std::string_view resource_version, bool with_allocation);
 
 // The merge patch of a PodGroup's status subresource: {"status": {"phase", "running",
 // "succeeded", "failed"}}, and for a Volcano PodGroup the Unschedulable condition (True with its

@@ -561,6 +561,159 @@ TEST(KubeApiClientTest, VolumeBindingWrites) {
   EXPECT_EQ(rest.requests.size(), 3u);
 }
 
+// The claim DynamicResources' Reserve produced: two devices on n1, reserved for pod p.
+api::ResourceClaim AllocatedClaim() {
+  api::ResourceClaim c;
+  c.meta.namespace_ = "ml";
+  c.meta.name = "gpu";
+  c.meta.uid = "uid-c";
+  c.meta.resource_version = "5";
+  api::AllocationResult a;
+  a.devices = {{"gpu", "gpu.nvidia.com", "n1", "gpu-0", false},
+               {"gpu", "gpu.nvidia.com", "n1", "gpu-1", true}};
+  api::NodeSelectorTerm term;
+  term.match_fields_names_in = {"n1"};
+  a.node_selector = api::NodeSelector{{term}};
+  c.allocation = std::move(a);
+  c.reserved_for = {{"pods", "p", "uid-p"}};
+  return c;
+}
+
+std::string StoredClaim(std::string_view rv, std::string_view finalizers,
+                        std::string_view status = "{}") {
+  return R"({"kind":"ResourceClaim","metadata":{"name":"gpu","namespace":"ml","uid":"uid-c",)"
+         R"("resourceVersion":")" +
+         std::string(rv) + R"(","finalizers":)" + std::string(finalizers) +
+         R"(},"spec":{"devices":{"requests":[{"name":"gpu","exactly":{)"
+         R"("deviceClassName":"gpu.nvidia.com","count":2}}]}},"status":)" +
+         std::string(status) + "}";
+}
+
+TEST(KubeApiClientTest, UpdateResourceClaimStatus) {
+  const std::string claim_path = "/apis/resource.k8s.io/v1/namespaces/ml/resourceclaims/gpu";
+  const std::string allocation =
+      R"({"devices":{"results":[)"
+      R"({"request":"gpu","driver":"gpu.nvidia.com","pool":"n1","device":"gpu-0"},)"
+      R"({"request":"gpu","driver":"gpu.nvidia.com","pool":"n1","device":"gpu-1",)"
+      R"("adminAccess":true}]},)"
+      R"("nodeSelector":{"nodeSelectorTerms":[{"matchFields":[{"key":"metadata.name",)"
+      R"("operator":"In","values":["n1"]}]}]}})";
+  const std::string stored_status =
+      R"({"allocation":)" + allocation +
+      R"(,"reservedFor":[{"resource":"pods","name":"p","uid":"uid-p"}]})";
+  const std::string reserved = R"([{"resource":"pods","name":"p","uid":"uid-p"}])";
+  struct Request {
+    std::string method;
+    std::string path;
+    std::string body;  // JSON, "" for none
+  };
+  struct Case {
+    const char* name;
+    std::vector<std::pair<int, std::string>> responses;
+    StatusCode want_code;
+    std::string want_error;
+    std::vector<Request> want_requests;
+  };
+  const std::string kept_finalizer = R"(["example.com/keep"])";
+  const std::vector<Case> cases = {
+      {"without the finalizer: it is added (keeping the others), then the status is written",
+       {{200, StoredClaim("5", kept_finalizer)},
+        {200,
+         StoredClaim("6", R"(["example.com/keep","resource.kubernetes.io/delete-protection"])")},
+        {200, StoredClaim("7", R"(["resource.kubernetes.io/delete-protection"])", stored_status)}},
+       StatusCode::kOk,
+       "",
+       {{"GET", claim_path, ""},
+        {"PATCH", claim_path,
+         R"({"metadata":{"resourceVersion":"5","finalizers":["example.com/keep",)"
+         R"("resource.kubernetes.io/delete-protection"]}})"},
+        {"PATCH", claim_path + "/status",
+         R"({"metadata":{"resourceVersion":"6"},"status":{"allocation":)" + allocation +
+             R"(,"reservedFor":)" + reserved + "}}"}}},
+      {"with the finalizer: only the status, guarded by the claim's resourceVersion",
+       {{200, StoredClaim("5", R"(["resource.kubernetes.io/delete-protection"])")},
+        {200, StoredClaim("8", R"(["resource.kubernetes.io/delete-protection"])", stored_status)}},
+       StatusCode::kOk,
+       "",
+       {{"GET", claim_path, ""},
+        {"PATCH", claim_path + "/status",
+         R"({"metadata":{"resourceVersion":"5"},"status":{"allocation":)" + allocation +
+             R"(,"reservedFor":)" + reserved + "}}"}}},
+      {"an allocated (shared) claim: reservedFor only, the allocation is immutable",
+       {{200, StoredClaim("5", R"(["resource.kubernetes.io/delete-protection"])",
+                          R"({"allocation":)" + allocation + "}")},
+        {200, StoredClaim("8", R"(["resource.kubernetes.io/delete-protection"])", stored_status)}},
+       StatusCode::kOk,
+       "",
+       {{"GET", claim_path, ""},
+        {"PATCH", claim_path + "/status",
+         R"({"metadata":{"resourceVersion":"5"},"status":{"reservedFor":)" + reserved + "}}"}}},
+      {"a claim changed since it was read is a conflict, without a write",
+       {{200, StoredClaim("9", "[]")}},
+       StatusCode::kAborted,
+       "resourceclaim ml/gpu: changed (resourceVersion 9, scheduled against 5)",
+       {{"GET", claim_path, ""}}},
+      {"a conflict on the status write names the claim",
+       {{200, StoredClaim("5", R"(["resource.kubernetes.io/delete-protection"])")},
+        {409, R"({"kind":"Status","status":"Failure","reason":"Conflict","code":409})"}},
+       StatusCode::kAborted,
+       "resourceclaim ml/gpu: writing status",
+       {{"GET", claim_path, ""}, {"PATCH", claim_path + "/status", ""}}},
+      {"a deleted claim is NotFound, naming it",
+       {{404, R"({"kind":"Status","status":"Failure","reason":"NotFound","code":404})"}},
+       StatusCode::kNotFound,
+       "resourceclaim ml/gpu",
+       {{"GET", claim_path, ""}}},
+  };
+  for (const Case& c : cases) {
+    SCOPED_TRACE(c.name);
+    FakeRestClient rest;
+    for (const auto& [code, body] : c.responses) rest.Push(code, body);
+    common::FakeClock clock;
+    KubeApiClient api(rest, clock);
+    common::StatusOr<api::ResourceClaimPtr> got = api.UpdateResourceClaimStatus(AllocatedClaim());
+    EXPECT_EQ(got.status().code(), c.want_code) << got.status().ToString();
+    if (!c.want_error.empty()) {
+      EXPECT_THAT(std::string(got.status().message()), HasSubstr(c.want_error));
+    }
+    ASSERT_EQ(rest.requests.size(), c.want_requests.size());
+    for (size_t i = 0; i < c.want_requests.size(); ++i) {
+      SCOPED_TRACE(i);
+      EXPECT_EQ(rest.requests[i].method, c.want_requests[i].method);
+      EXPECT_EQ(rest.requests[i].path, c.want_requests[i].path);
+      if (c.want_requests[i].method == "PATCH") {
+        EXPECT_EQ(rest.requests[i].content_type, "application/merge-patch+json");
+      }
+      if (!c.want_requests[i].body.empty()) {
+        EXPECT_EQ(json::parse(rest.requests[i].body), json::parse(c.want_requests[i].body));
+      }
+    }
+    if (got.ok()) {
+      // The decoded answer: the stored claim, allocated and reserved.
+      const api::ResourceClaim& stored = **got;
+      EXPECT_EQ(stored.meta.name, "gpu");
+      ASSERT_TRUE(stored.allocation.has_value());
+      EXPECT_EQ(stored.allocation->devices, AllocatedClaim().allocation->devices);
+      ASSERT_TRUE(stored.allocation->node_selector.has_value());
+      EXPECT_EQ(stored.allocation->node_selector->terms[0].match_fields_names_in,
+                std::vector<std::string>{"n1"});
+      EXPECT_EQ(stored.reserved_for, AllocatedClaim().reserved_for);
+    }
+  }
+}
+
+TEST(KubeApiClientTest, UpdateResourceClaimStatusRefusesBadNames) {
+  FakeRestClient rest;
+  common::FakeClock clock;
+  KubeApiClient api(rest, clock);
+  api::ResourceClaim claim = AllocatedClaim();
+  claim.meta.name = "Bad_Name";
+  common::StatusOr<api::ResourceClaimPtr> got = api.UpdateResourceClaimStatus(claim);
+  EXPECT_EQ(got.status().code(), StatusCode::kInvalidArgument);
+  EXPECT_THAT(std::string(got.status().message()), HasSubstr("resourceclaim ml/Bad_Name"));
+  EXPECT_TRUE(rest.requests.empty());
+}
+
 TEST(KubeApiClientTest, CreateEvent) {
   common::FakeClock clock(common::TimePoint(common::Duration(1714564800'123456789)));
   struct Case {

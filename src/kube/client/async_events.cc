@@ -55,6 +55,11 @@ common::StatusOr<std::string> AsyncEventClient::SetPvcSelectedNode(
   return next_.SetPvcSelectedNode(pvc, node);
 }
 
+common::StatusOr<api::ResourceClaimPtr> AsyncEventClient::UpdateResourceClaimStatus(
+    const api::ResourceClaim& claim) {
+  return next_.UpdateResourceClaimStatus(claim);
+}
+
 common::Status AsyncEventClient::CreateEvent(const EventRecord& event) {
   {
     common::MutexLock l(mu_);

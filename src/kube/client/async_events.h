@@ -67,6 +67,8 @@ class AsyncEventClient final : public ApiClient {
                                                      bool bound_by_controller) override;
   common::StatusOr<std::string> SetPvcSelectedNode(const api::PersistentVolumeClaim& pvc,
                                                    std::string_view node) override;
+  common::StatusOr<api::ResourceClaimPtr> UpdateResourceClaimStatus(
+      const api::ResourceClaim& claim) override;
 
   // Waits up to `timeout` for the queued events to be sent, then stops the senders (an event
   // being sent is finished). Returns the number of events dropped because time ran out.

@@ -5,6 +5,7 @@
 
 #include <chrono>
 #include <condition_variable>
+#include <memory>
 #include <mutex>
 #include <string>
 #include <thread>
@@ -58,6 +59,14 @@ class FakeApi final : public ApiClient {
                                                    std::string_view) override {
     return std::string("1");
   }
+  common::StatusOr<api::ResourceClaimPtr> UpdateResourceClaimStatus(
+      const api::ResourceClaim& claim) override {
+    std::lock_guard<std::mutex> l(mu);
+    claims.push_back(claim.meta.name);
+    auto stored = std::make_shared<api::ResourceClaim>(claim);
+    stored->meta.resource_version = "stored";
+    return api::ResourceClaimPtr(std::move(stored));
+  }
   common::Status CreateEvent(const EventRecord& e) override {
     std::unique_lock<std::mutex> l(mu);
     cv.wait(l, [&] { return !hold; });
@@ -80,7 +89,7 @@ class FakeApi final : public ApiClient {
   std::condition_variable cv;
   bool hold = false;
   bool fail = false;
-  std::vector<std::string> binds, conditions, events, deletes, nominations, pod_groups;
+  std::vector<std::string> binds, conditions, events, deletes, nominations, pod_groups, claims;
 };
 
 EventRecord Event(int i) {
@@ -117,6 +126,12 @@ TEST(AsyncEventClientTest, BindsAndConditionsPassStraightThrough) {
   api::PodGroup group;
   group.name = "train";
   ASSERT_TRUE(events.UpdatePodGroupStatus(group, {.phase = "Running"}).ok());
+  // The claim write reaches the API and its answer comes back (no silent default).
+  api::ResourceClaim claim;
+  claim.meta.name = "gpu";
+  common::StatusOr<api::ResourceClaimPtr> stored = events.UpdateResourceClaimStatus(claim);
+  ASSERT_TRUE(stored.ok());
+  EXPECT_EQ((*stored)->meta.resource_version, "stored");
   {
     std::lock_guard<std::mutex> l(api.mu);
     EXPECT_EQ(api.binds, (std::vector<std::string>{"a->n1"}));
@@ -124,6 +139,7 @@ TEST(AsyncEventClientTest, BindsAndConditionsPassStraightThrough) {
     EXPECT_EQ(api.deletes, (std::vector<std::string>{"a"}));
     EXPECT_EQ(api.nominations, (std::vector<std::string>{"a->n2"}));
     EXPECT_EQ(api.pod_groups, (std::vector<std::string>{"train:Running"}));
+    EXPECT_EQ(api.claims, (std::vector<std::string>{"gpu"}));
   }
   api.Release();
 }

@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "src/api/decode.h"
+#include "src/api/decode_dra.h"
 #include "src/api/decode_storage.h"
 #include "src/api/gang_object.h"
 #include "src/common/check.h"
@@ -167,6 +168,69 @@ struct CSIDriverKind : StorageKindBase<api::CSIDriver> {
   }
 };
 
+// DRA objects (api/dra.h), delivered as kube::DraObject.
+template <typename T>
+struct DraKindBase {
+  using Object = T;
+  using Ptr = std::shared_ptr<const T>;
+  static void Add(ClusterEventHandler& h, Ptr o) { h.OnDraAdd(DraObject(std::move(o))); }
+  static void Update(ClusterEventHandler& h, Ptr o, Ptr n) {
+    h.OnDraUpdate(DraObject(std::move(o)), DraObject(std::move(n)));
+  }
+  static void Delete(ClusterEventHandler& h, Ptr o) { h.OnDraDelete(DraObject(std::move(o))); }
+};
+struct DeviceClassKind : DraKindBase<api::DeviceClass> {
+  static constexpr std::string_view kName = "deviceclasses";
+  static constexpr std::string_view kPath = "/apis/resource.k8s.io/v1/deviceclasses";
+  static constexpr bool kNamespaced = false;
+  static common::StatusOr<api::DeviceClass> Decode(const json::value& v) {
+    return api::DecodeDeviceClass(v);
+  }
+};
+struct ResourceSliceKind : DraKindBase<api::ResourceSlice> {
+  static constexpr std::string_view kName = "resourceslices";
+  static constexpr std::string_view kPath = "/apis/resource.k8s.io/v1/resourceslices";
+  static constexpr bool kNamespaced = false;
+  static common::StatusOr<api::ResourceSlice> Decode(const json::value& v) {
+    return api::DecodeResourceSlice(v);
+  }
+};
+struct ResourceClaimKind : DraKindBase<api::ResourceClaim> {
+  static constexpr std::string_view kName = "resourceclaims";
+  static constexpr std::string_view kPath = "/apis/resource.k8s.io/v1/resourceclaims";
+  static constexpr bool kNamespaced = true;
+  static common::StatusOr<api::ResourceClaim> Decode(const json::value& v) {
+    return api::DecodeResourceClaim(v);
+  }
+};
+
+// Identity of a stored object: most carry an ObjectMeta; DeviceClasses and ResourceSlices keep
+// only their name and resourceVersion (no uid: a re-created one is an update).
+template <typename T>
+std::string_view UidOf(const T& o) {
+  if constexpr (requires { o.meta.uid; }) {
+    return o.meta.uid;
+  } else {
+    return {};
+  }
+}
+template <typename T>
+std::string_view VersionOf(const T& o) {
+  if constexpr (requires { o.meta.resource_version; }) {
+    return o.meta.resource_version;
+  } else {
+    return o.resource_version;
+  }
+}
+template <typename T>
+std::string_view NameOf(const T& o) {
+  if constexpr (requires { o.meta.name; }) {
+    return o.meta.name;
+  } else {
+    return o.name;
+  }
+}
+
 std::string_view MetaField(const json::value& obj, std::string_view key) {
   const json::object* o = obj.if_object();
   if (o == nullptr) return {};
@@ -253,14 +317,13 @@ class TypedInformer final : public Informer, private ReflectorSink {
       K::Add(handler_, std::move(obj));
       return;
     }
-    if (old->meta.uid != obj->meta.uid) {
+    if (UidOf(*old) != UidOf(*obj)) {
       Put(key, obj);
       K::Delete(handler_, std::move(old));
       K::Add(handler_, std::move(obj));
       return;
     }
-    if (!obj->meta.resource_version.empty() &&
-        old->meta.resource_version == obj->meta.resource_version) {
+    if (!VersionOf(*obj).empty() && VersionOf(*old) == VersionOf(*obj)) {
       return;
     }
     Put(key, obj);
@@ -307,7 +370,7 @@ class TypedInformer final : public Informer, private ReflectorSink {
     for (Ptr& obj : gone) {
       if (common::V(4)) {
         spdlog::info("informer {}: {} vanished while not watching; delivering delete", K::kName,
-                     obj->meta.name);
+                     NameOf(*obj));
       }
       K::Delete(handler_, std::move(obj));
     }
@@ -336,7 +399,7 @@ class TypedInformer final : public Informer, private ReflectorSink {
       if (old == nullptr) return;  // never seen (e.g. filtered, or failed to decode)
       Ptr last = old;
       auto obj = DecodeObject(object);
-      if (obj.ok() && (*obj)->meta.uid == old->meta.uid) last = std::move(obj).value();
+      if (obj.ok() && UidOf(**obj) == UidOf(*old)) last = std::move(obj).value();
       Erase(key);
       K::Delete(handler_, std::move(last));
       return;
@@ -422,6 +485,18 @@ InformerPtr NewStorageInformer(RestClient& client, ClusterEventHandler& handler,
     case StorageKind::kPersistentVolume: break;
   }
   return NewInformer<PersistentVolumeKind>(client, handler, clock, std::move(options), "");
+}
+
+InformerPtr NewDraInformer(RestClient& client, ClusterEventHandler& handler,
+                           const common::Clock& clock, DraKind kind, InformerOptions options) {
+  switch (kind) {
+    case DraKind::kResourceSlice:
+      return NewInformer<ResourceSliceKind>(client, handler, clock, std::move(options), "");
+    case DraKind::kResourceClaim:
+      return NewInformer<ResourceClaimKind>(client, handler, clock, std::move(options), "");
+    case DraKind::kDeviceClass: break;
+  }
+  return NewInformer<DeviceClassKind>(client, handler, clock, std::move(options), "");
 }
 
 }  // namespace gpusched::kube::informer

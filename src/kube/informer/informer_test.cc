@@ -9,6 +9,7 @@
 #include <string>
 #include <thread>
 #include <utility>
+#include <variant>
 #include <vector>
 
 #include "src/common/mutex.h"
@@ -53,6 +54,15 @@ class RecordingHandler final : public ClusterEventHandler {
     last_pdb = p;
   }
   void OnPdbDelete(api::PdbPtr p) override { Log("pdb-delete:" + Id(p->meta)); }
+  void OnDraAdd(const DraObject& o) override {
+    Log("dra-add:" + DraId(o));
+    last_dra = o;
+  }
+  void OnDraUpdate(const DraObject& o, const DraObject& n) override {
+    Log("dra-update:" + DraId(o) + "->" + DraId(n));
+    last_dra = n;
+  }
+  void OnDraDelete(const DraObject& o) override { Log("dra-delete:" + DraId(o)); }
 
   std::vector<std::string> Take() {
     common::MutexLock l(mu_);
@@ -61,9 +71,21 @@ class RecordingHandler final : public ClusterEventHandler {
   api::PodPtr last_pod;
   api::NodePtr last_node;
   api::PdbPtr last_pdb;
+  std::optional<DraObject> last_dra;
 
  private:
   static std::string Id(const api::ObjectMeta& m) { return m.name + "@" + m.resource_version; }
+  // "class:name@rv", "slice:name@rv", "claim:ns/name@rv".
+  static std::string DraId(const DraObject& o) {
+    if (const auto* c = std::get_if<api::DeviceClassPtr>(&o)) {
+      return "class:" + (*c)->name + "@" + (*c)->resource_version;
+    }
+    if (const auto* s = std::get_if<api::ResourceSlicePtr>(&o)) {
+      return "slice:" + (*s)->name + "@" + (*s)->resource_version;
+    }
+    const api::ResourceClaim& c = *std::get<api::ResourceClaimPtr>(o);
+    return "claim:" + c.meta.namespace_ + "/" + Id(c.meta);
+  }
   void Log(std::string s) {
     common::MutexLock l(mu_);
     log_.push_back(std::move(s));
@@ -243,6 +265,121 @@ TEST_F(InformerTest, PodDisruptionBudgetsAreListedWatchedAndDecoded) {
   EXPECT_THAT(handler_.Take(), ElementsAre("pdb-add:web@1", "pdb-update:web@1->6", "pdb-add:db@7",
                                            "pdb-delete:web@8", "pdb-delete:db@7", "pdb-add:db@9"));
   EXPECT_EQ(inf->Size(), 1u);
+}
+
+std::string DeviceClass(std::string_view name, std::string_view rv) {
+  return R"({"metadata":{"name":")" + std::string(name) + R"(","resourceVersion":")" +
+         std::string(rv) +
+         R"("},"spec":{"selectors":[{"cel":{"expression":"device.driver == \"gpu.nvidia.com\""}}]}})";
+}
+std::string Slice(std::string_view name, std::string_view rv, std::string_view memory) {
+  return R"({"metadata":{"name":")" + std::string(name) + R"(","resourceVersion":")" +
+         std::string(rv) +
+         R"("},"spec":{"driver":"gpu.nvidia.com","nodeName":"n1","pool":{"name":"n1",)"
+         R"("generation":1,"resourceSliceCount":1},"devices":[{"name":"gpu-0","attributes":{)"
+         R"("productName":{"string":"NVIDIA H100 80GB HBM3"},"cliqueId":{"string":"c0"}},)"
+         R"("capacity":{"memory":{"value":")" +
+         std::string(memory) + R"("}}}]}})";
+}
+std::string Claim(std::string_view name, std::string_view rv, std::string_view status = "{}") {
+  return R"({"metadata":{"name":")" + std::string(name) + R"(","namespace":"ml","uid":"uid-)" +
+         std::string(name) + R"(","resourceVersion":")" + std::string(rv) +
+         R"("},"spec":{"devices":{"requests":[{"name":"gpu","exactly":{)"
+         R"("deviceClassName":"gpu.nvidia.com","count":2}}]}},"status":)" +
+         std::string(status) + "}";
+}
+
+TEST_F(InformerTest, DraObjectsAreListedWatchedDecodedAndBadOnesSkipped) {
+  struct Case {
+    std::string name;
+    DraKind kind;
+    std::string path;
+    std::vector<std::string> listed;  // the last one does not decode
+    std::vector<std::string> watched;
+    std::vector<std::string> want;
+  };
+  const std::string allocated =
+      R"({"allocation":{"devices":{"results":[{"request":"gpu","driver":"gpu.nvidia.com",)"
+      R"("pool":"n1","device":"gpu-0"}]},"nodeSelector":{"nodeSelectorTerms":[{"matchFields":)"
+      R"([{"key":"metadata.name","operator":"In","values":["n1"]}]}]}},)"
+      R"("reservedFor":[{"resource":"pods","name":"p","uid":"uid-p"}]})";
+  const std::vector<Case> cases = {
+      {"device classes",
+       DraKind::kDeviceClass,
+       "/apis/resource.k8s.io/v1/deviceclasses",
+       {DeviceClass("gpu.nvidia.com", "1"),
+        R"({"metadata":{"name":"bad","resourceVersion":"2"},"spec":{"selectors":7}})"},
+       {Event("MODIFIED", DeviceClass("gpu.nvidia.com", "6")),
+        Event("DELETED", DeviceClass("gpu.nvidia.com", "7"))},
+       {"dra-add:class:gpu.nvidia.com@1",
+        "dra-update:class:gpu.nvidia.com@1->class:gpu.nvidia.com@6",
+        "dra-delete:class:gpu.nvidia.com@7"}},
+      {"resource slices",
+       DraKind::kResourceSlice,
+       "/apis/resource.k8s.io/v1/resourceslices",
+       {Slice("n1-gpu", "1", "80Gi"), Slice("n2-gpu", "2", "lots")},
+       {Event("MODIFIED", Slice("n1-gpu", "6", "40Gi")),
+        Event("MODIFIED", Slice("n1-gpu", "7", "lots"))},
+       {"dra-add:slice:n1-gpu@1", "dra-update:slice:n1-gpu@1->slice:n1-gpu@6"}},
+      {"resource claims, all namespaces",
+       DraKind::kResourceClaim,
+       "/apis/resource.k8s.io/v1/resourceclaims",
+       {Claim("a", "1"),
+        R"({"metadata":{"name":"bad","namespace":"ml","uid":"u","resourceVersion":"2"},)"
+        R"("spec":{"devices":{"requests":[{"name":"gpu","exactly":{"deviceClassName":"x",)"
+        R"("allocationMode":"Some"}}]}}})"},
+       {Event("MODIFIED", Claim("a", "6", allocated)), Event("DELETED", Claim("a", "7"))},
+       {"dra-add:claim:ml/a@1", "dra-update:claim:ml/a@1->claim:ml/a@6",
+        "dra-delete:claim:ml/a@7"}},
+  };
+  for (const Case& c : cases) {
+    SCOPED_TRACE(c.name);
+    FakeRestClient client;
+    RecordingHandler handler;
+    client.PushResponse(200, List(c.listed, "5"));
+    client.PushStream({c.watched, {}});
+    auto inf = NewDraInformer(client, handler, clock_, c.kind, Fast());
+    ASSERT_TRUE(inf->StepForTest().ok());
+    EXPECT_EQ(client.requests()[0].path, c.path);
+    EXPECT_EQ(inf->Size(), 1u);  // the malformed object is skipped
+    EXPECT_TRUE(inf->HasSynced());
+    ASSERT_TRUE(handler.last_dra.has_value());
+    // The decoded content, as the view will read it.
+    if (c.kind == DraKind::kDeviceClass) {
+      const auto& dc = std::get<api::DeviceClassPtr>(*handler.last_dra);
+      EXPECT_THAT(dc->selectors, ElementsAre("device.driver == \"gpu.nvidia.com\""));
+    } else if (c.kind == DraKind::kResourceSlice) {
+      const auto& sl = std::get<api::ResourceSlicePtr>(*handler.last_dra);
+      ASSERT_EQ(sl->devices.size(), 1u);
+      EXPECT_EQ(sl->node_name, "n1");
+      EXPECT_NE(sl->devices[0].Attribute("gpu.nvidia.com/cliqueId"), nullptr);
+    } else {
+      const auto& cl = std::get<api::ResourceClaimPtr>(*handler.last_dra);
+      ASSERT_EQ(cl->spec.requests.size(), 1u);
+      EXPECT_EQ(cl->spec.requests[0].exactly->count, 2);
+      EXPECT_FALSE(cl->allocation.has_value());
+    }
+    ASSERT_TRUE(inf->StepForTest().ok());
+    EXPECT_EQ(handler.Take(), c.want);
+    if (c.kind == DraKind::kResourceClaim) {
+      // The update carried the allocation and reservedFor.
+      ASSERT_TRUE(handler.last_dra.has_value());
+      const auto& cl = std::get<api::ResourceClaimPtr>(*handler.last_dra);
+      ASSERT_TRUE(cl->allocation.has_value());
+      EXPECT_EQ(cl->allocation->devices.size(), 1u);
+      EXPECT_EQ(cl->reserved_for, (std::vector<api::ClaimConsumer>{{"pods", "p", "uid-p"}}));
+    }
+  }
+}
+
+TEST_F(InformerTest, AnUnservedDraApiNeverSyncsAndKeepsRetrying) {
+  client_.PushResponse(404, R"({"kind":"Status","code":404,"reason":"NotFound"})");
+  client_.PushResponse(404, R"({"kind":"Status","code":404,"reason":"NotFound"})");
+  auto inf = NewDraInformer(client_, handler_, clock_, DraKind::kResourceSlice, Fast());
+  EXPECT_EQ(inf->StepForTest().code(), common::StatusCode::kNotFound);
+  EXPECT_EQ(inf->StepForTest().code(), common::StatusCode::kNotFound);
+  EXPECT_FALSE(inf->HasSynced());
+  EXPECT_THAT(handler_.Take(), IsEmpty());
 }
 
 TEST_F(InformerTest, SelectorsCanBeChanged) {

@@ -1,0 +1,43 @@
+// SPDX-License-Identifier: Apache-2.0
+// The scheduler's Dynamic Resource Allocation data (issue #23): the DraView the DynamicResources
+// plugin reads through Handle::dra(), fed by the resource.k8s.io informers
+// (ClusterEventHandler::OnDra*), and the DraWriter that sends the plugin's PreBind write (the
+// claim's status) through the scheduler's ApiClient. As volume_events.h for the volume plugins.
+#pragma once
+
+#include "src/framework/dra_view.h"
+#include "src/kube/api_client.h"
+#include "src/queue/scheduling_queue.h"
+
+namespace gpusched::scheduler {
+
+class ApiDraWriter final : public framework::DraWriter {
+ public:
+  explicit ApiDraWriter(kube::ApiClient& api) : api_(api) {}
+  common::StatusOr<api::ResourceClaimPtr> UpdateResourceClaimStatus(
+      const api::ResourceClaim& claim) override {
+    return api_.UpdateResourceClaimStatus(claim);
+  }
+
+ private:
+  kube::ApiClient& api_;
+};
+
+// The view with its writer set.
+struct DraData {
+  explicit DraData(kube::ApiClient& api) : writer(api) { view.set_writer(&writer); }
+  ApiDraWriter writer;
+  framework::DraView view;
+};
+
+// Applies one DRA event to `view`: an add (old_obj null), an update, or a delete (obj null).
+void ApplyDraEvent(framework::DraView& view, const kube::DraObject* old_obj,
+                   const kube::DraObject* obj);
+
+// The queue event of a DRA add (old_obj null), update or delete (obj null): the resource kind
+// (kDeviceClass, kResourceSlice, kResourceClaim), kAdd / kUpdateOther / kDelete, and the objects
+// (api::DeviceClass, api::ResourceSlice, api::ResourceClaim) in old_obj/new_obj for the plugin's
+// queueing hints.
+queue::QueueEvent DraQueueEvent(const kube::DraObject* old_obj, const kube::DraObject* obj);
+
+}  // namespace gpusched::scheduler

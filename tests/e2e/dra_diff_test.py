@@ -1,0 +1,195 @@
+#!/usr/bin/env python3
+# SPDX-License-Identifier: Apache-2.0
+"""DRA placement by `gpusched scheduler` against the upstream kube-scheduler (issue #23).
+
+One control plane: kube-apiserver 1.35 (resource.k8s.io/v1), kube-controller-manager (its
+resourceclaim controller creates claims from templates and releases them), the upstream
+kube-scheduler v1.35 (schedulerName default-scheduler, DRA on by default) and one gpusched with
+the default profile. Four kwok nodes with the slices an NVIDIA DRA driver would publish
+(lib/dra.py): 8 GPUs each, "NVIDIA A100-SXM4-80GB", "NVIDIA H100 80GB HBM3",
+"NVIDIA A100-SXM4-40GB" (40Gi) and H100 again; 32 GPUs in all.
+
+A random mix from GPUSCHED_E2E_DRA_SEED (default 23): GPUSCHED_E2E_DRA_WORKLOADS (default 22)
+workloads, each one pod with a claim from its own ResourceClaimTemplate or, in a fifth of them,
+two pods sharing one ResourceClaim; counts 1-4; a productName selector in 40 %, a memory
+selector (>= 40Gi or >= 80Gi) in 30 %, a matchAttribute constraint on gpu.nvidia.com/cliqueId in
+30 % of those asking for 2 or more. The demand exceeds the 32 GPUs, so some pods stay pending.
+
+The mix is scheduled twice, one scheduler after the other, in fresh namespaces: first by
+kube-scheduler, then — once the first phase's pods and claims are deleted and every claim is gone
+(the devices released) — by gpusched. Pods are created with a scheduling gate, which is removed
+in creation order once the controller made their claims, so both schedulers see them in the same
+order. A phase ends when every pod is bound or Unschedulable and nothing changed for 5 s.
+
+Checked: every allocation either scheduler made keeps the rules (lib/dra.py's validator: devices
+exist on the pod's node, the class's and the request's selectors hold, counts, constraints, no
+device in two claims, reservedFor, finalizer), and gpusched binds at least as many pods as
+kube-scheduler. Both counts are printed (MEASURED lines).
+"""
+
+import json
+import os
+import random
+import sys
+import time
+import unittest
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "lib"))
+
+from cluster import ClusterTestCase  # noqa: E402
+from dra import (  # noqa: E402
+    A100_40, A100_80, H100, claim_spec, claim_template, device_class, dra_node, dra_pod,
+    gpu_slice, grant_dra_rbac, memory_selector, product_selector, resource_claim,
+    validate_allocations)
+from gpusched_harness import (  # noqa: E402
+    GROUP_LABEL, SCHEDULER_NAME, Gpusched, log, pod_condition, wait_nodes_ready, write_config)
+
+SEED = int(os.environ.get("GPUSCHED_E2E_DRA_SEED", "23"))
+WORKLOADS = int(os.environ.get("GPUSCHED_E2E_DRA_WORKLOADS", "22"))
+PRODUCTS = [A100_80, H100, A100_40, H100]
+GATE = "e2e.gpusched.io/ordered"
+# Which schedulers run (debugging: "default-scheduler" alone checks the mix and the validator).
+SCHEDULERS = os.environ.get("GPUSCHED_E2E_DRA_SCHEDULERS",
+                            f"default-scheduler,{SCHEDULER_NAME}").split(",")
+
+
+def generate_mix(seed, workloads):
+    """[(kind, name, spec, pod names)]: kind "template" (one pod) or "shared" (two pods)."""
+    rng = random.Random(seed)
+    mix = []
+    for i in range(workloads):
+        count = rng.randint(1, 4)
+        selectors = []
+        if rng.random() < 0.4:
+            selectors.append(product_selector(rng.choice([A100_80, H100, A100_40])))
+        if rng.random() < 0.3:
+            selectors.append(memory_selector(rng.choice(["40Gi", "80Gi"])))
+        same_clique = count >= 2 and rng.random() < 0.3
+        spec = claim_spec(count, selectors, same_clique=same_clique)
+        if rng.random() < 0.2:
+            mix.append(("shared", f"w{i:02d}", spec, [f"w{i:02d}-a", f"w{i:02d}-b"]))
+        else:
+            mix.append(("template", f"w{i:02d}", spec, [f"w{i:02d}"]))
+    return mix
+
+
+class DraDiffE2ETest(ClusterTestCase):
+
+    @classmethod
+    def setUpClass(cls):
+        super().setUpClass()
+        c = cls.cluster
+        grant_dra_rbac(c)
+        c.apply(device_class())
+        cls.group = "dra-diff"
+        cls.nodes = [f"dra-diff-{i}" for i in range(len(PRODUCTS))]
+        c.apply([dra_node(n, cls.group) for n in cls.nodes])
+        c.apply([gpu_slice(n, p, cls.group) for n, p in zip(cls.nodes, PRODUCTS)])
+        wait_nodes_ready(c, f"{GROUP_LABEL}={cls.group}", len(cls.nodes))
+        cls.gpusched = Gpusched(c, write_config(c.dir, "dra-diff.yaml"),
+                                name="gpusched-dra-diff").start()
+
+    @classmethod
+    def tearDownClass(cls):
+        if cls.gpusched.alive():
+            cls.gpusched.kill()
+        super().tearDownClass()
+
+    def pods(self, ns):
+        return self.cluster.get_json("pods", "--namespace", ns)["items"]
+
+    def run_phase(self, scheduler, mix):
+        """Creates the mix for `scheduler`; returns (namespace, bound pod names, claims, pods)."""
+        c = self.cluster
+        ns = c.new_namespace("dra-up" if scheduler == "default-scheduler" else "dra-gs")
+        t0 = time.monotonic()
+        objects = []
+        for kind, name, spec, _ in mix:
+            objects.append(claim_template(name, spec) if kind == "template"
+                           else resource_claim(name, spec))
+        c.apply(objects, namespace=ns)
+        pods = []
+        for kind, name, _, pod_names in mix:
+            for p in pod_names:
+                pod = dra_pod(p, scheduler, self.group,
+                              template=name if kind == "template" else None,
+                              claim=name if kind == "shared" else None)
+                pod["spec"]["schedulingGates"] = [{"name": GATE}]
+                pods.append(pod)
+        c.apply(pods, namespace=ns)
+        names = [p["metadata"]["name"] for p in pods]
+
+        # The controller makes template claims for gated pods too; wait (bounded) for them so
+        # that ungating in order is the order the schedulers see.
+        def claims_made():
+            want = sum(1 for k, *_ in mix if k == "template")
+            have = len(c.get_json("resourceclaims", "--namespace", ns)["items"])
+            return have >= want + sum(1 for k, *_ in mix if k == "shared")
+        try:
+            c.wait_for(claims_made, timeout=30, what="template claims created")
+        except AssertionError as e:
+            log(f"note: {e}; ungating anyway")
+        for n in names:
+            c.kubectl("patch", "pod", n, "--namespace", ns, "--type=json",
+                      "-p", json.dumps([{"op": "remove", "path": "/spec/schedulingGates"}]))
+
+        last = {"state": None, "since": time.monotonic()}
+
+        def settled():
+            state = {}
+            for p in self.pods(ns):
+                if p["spec"].get("nodeName"):
+                    state[p["metadata"]["name"]] = p["spec"]["nodeName"]
+                else:
+                    cond = pod_condition(p)
+                    if not cond or cond.get("reason") != "Unschedulable":
+                        last["state"], last["since"] = None, time.monotonic()
+                        return False
+                    state[p["metadata"]["name"]] = None
+            if state != last["state"]:
+                last["state"], last["since"] = state, time.monotonic()
+                return False
+            return time.monotonic() - last["since"] >= 5 and state
+        state = c.wait_for(settled, timeout=120, what=f"{scheduler}'s pods settled", interval=1)
+        claims = c.get_json("resourceclaims", "--namespace", ns)["items"]
+        pod_objs = self.pods(ns)
+        bound = sorted(n for n, node in state.items() if node)
+        log(f"MEASURED {scheduler}: {len(bound)}/{len(names)} pods bound in "
+            f"{time.monotonic() - t0:.1f}s (seed {SEED})")
+        return ns, bound, claims, pod_objs
+
+    def clean_phase(self, ns):
+        """Deletes the phase's pods and claims and waits until every claim is gone."""
+        c = self.cluster
+        c.kubectl("delete", "pods", "--all", "--namespace", ns, "--grace-period=0", "--force",
+                  "--wait=false")
+        c.kubectl("delete", "resourceclaims", "--all", "--namespace", ns, "--wait=false")
+        c.wait_for(lambda: not c.get_json("resourceclaims", "--namespace", ns)["items"]
+                   and not self.pods(ns), timeout=90, what=f"{ns}'s pods and claims gone")
+
+    def test_gpusched_binds_at_least_as_many_pods_as_kube_scheduler_with_valid_allocations(self):
+        mix = generate_mix(SEED, WORKLOADS)
+        demand = sum(s["devices"]["requests"][0]["exactly"]["count"] for _, _, s, _ in mix)
+        log(f"mix (seed {SEED}): {len(mix)} workloads, "
+            f"{sum(len(p) for *_, p in mix)} pods, {demand} GPUs asked of 32")
+        slices = self.cluster.get_json("resourceslices", "-l", f"{GROUP_LABEL}={self.group}")["items"]
+        classes = self.cluster.get_json("deviceclasses")["items"]
+        results = {}
+        for scheduler in SCHEDULERS:
+            ns, bound, claims, pods = self.run_phase(scheduler, mix)
+            problems = validate_allocations(claims, slices, classes, pods)
+            self.assertEqual(problems, [], f"{scheduler}'s allocations break the rules:\n"
+                             + "\n".join(problems))
+            results[scheduler] = bound
+            self.clean_phase(ns)
+        if set(results) != {"default-scheduler", SCHEDULER_NAME}:
+            self.skipTest(f"only {sorted(results)} ran (GPUSCHED_E2E_DRA_SCHEDULERS)")
+        up, gs = len(results["default-scheduler"]), len(results[SCHEDULER_NAME])
+        log(f"MEASURED dra_diff seed {SEED}: kube-scheduler bound {up}, gpusched bound {gs}")
+        log(f"only kube-scheduler: {sorted(set(results['default-scheduler']) - set(results[SCHEDULER_NAME]))}; "
+            f"only gpusched: {sorted(set(results[SCHEDULER_NAME]) - set(results['default-scheduler']))}")
+        self.assertGreaterEqual(gs, up, "gpusched bound fewer pods than kube-scheduler")
+
+
+if __name__ == "__main__":
+    unittest.main(verbosity=2)

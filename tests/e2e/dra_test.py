@@ -1,0 +1,259 @@
+#!/usr/bin/env python3
+# SPDX-License-Identifier: Apache-2.0
+"""GPUs through Dynamic Resource Allocation by `gpusched scheduler` (issue #23, docs/dra.md).
+
+One control plane (kube-apiserver 1.35 serving resource.k8s.io/v1; kube-controller-manager with
+every controller, the resourceclaim controller among them, which creates a pod's claims from its
+ResourceClaimTemplates and releases them when the pod goes) and one gpusched with the default
+profile, on the RBAC deploy/ gives it for DRA. No driver runs: each test publishes, for its kwok
+nodes, the ResourceSlices the NVIDIA DRA driver would (lib/dra.py: 8 GPUs per node, productName,
+index, uuid, cliqueId in two cliques of 4, capacity memory) and the DeviceClass gpu.nvidia.com.
+
+  test_a  templates asking by product name (CEL on productName) and by memory (capacity
+          compareTo): every pod is bound and every claim's allocation is valid (lib/dra.py's
+          validator: the devices exist in a slice of the pod's node and satisfy the selectors,
+          the counts, no device in two claims, reservedFor names the pod, the finalizer is there).
+  test_b  one ResourceClaim (resourceClaimName) shared by two pods: both on the same node, both
+          in reservedFor, one allocation.
+  test_c  matchAttribute gpu.nvidia.com/cliqueId on a 4-GPU claim: with gpu-0 and gpu-1 taken
+          (clique 0), free devices span both cliques and the first four free are not in one
+          clique; the claim gets gpu-4..gpu-7. With gpu-0 and gpu-4 taken, no clique has four free
+          and the pod is unschedulable.
+  test_d  impossible requests (a product no device has; 9 GPUs of an 8-GPU node): FailedScheduling
+          with "cannot allocate all claims".
+  test_e  deploy/examples/dra/ (docs/dra.md's examples) pass server-side dry run.
+"""
+
+import json
+import os
+import sys
+import time
+import unittest
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "lib"))
+
+from cluster import ClusterTestCase  # noqa: E402
+from dra import (  # noqa: E402
+    A100_80, H100, claim_spec, claim_template, device_class, dra_node, dra_pod, gpu_slice,
+    grant_dra_rbac, index_below_selector, memory_selector, pod_claim_name, product_selector,
+    resource_claim, validate_allocations)
+from gpusched_harness import (  # noqa: E402
+    GROUP_LABEL, Gpusched, events, log, pod_condition, wait_nodes_ready, write_config)
+from gpusched_harness import SCHEDULER_NAME as GPUSCHED_NAME  # noqa: E402
+
+# The scheduler under test; "default-scheduler" runs the same checks against kube-scheduler
+# (debugging the test itself).
+SCHEDULER_NAME = os.environ.get("GPUSCHED_E2E_DRA_SCHEDULER", GPUSCHED_NAME)
+
+
+class DraE2ETest(ClusterTestCase):
+
+    @classmethod
+    def setUpClass(cls):
+        super().setUpClass()
+        c = cls.cluster
+        grant_dra_rbac(c)
+        c.apply(device_class())
+        cls.gpusched = Gpusched(c, write_config(c.dir, "dra.yaml"), name="gpusched-dra").start()
+
+    @classmethod
+    def tearDownClass(cls):
+        if cls.gpusched.alive():
+            cls.gpusched.kill()
+        super().tearDownClass()
+
+    def setUp(self):
+        self.t0 = time.monotonic()
+        self.ns = self.cluster.new_namespace("dra")
+        self.addCleanup(self.cleanup)
+
+    def cleanup(self):
+        c = self.cluster
+        c.kubectl("delete", "namespace", self.ns, "--wait=false", "--ignore-not-found")
+        c.kubectl("delete", "nodes,resourceslices", "-l", f"{GROUP_LABEL}={self.ns}",
+                  "--wait=false", "--ignore-not-found")
+        log(f"MEASURED {self.id().split('.')[-1]}: took {time.monotonic() - self.t0:.1f}s")
+
+    # --- helpers -------------------------------------------------------------------------------
+
+    def nodes(self, products):
+        """One kwok node and one slice per product; returns the node names."""
+        names = [f"{self.ns}-{i}" for i in range(len(products))]
+        self.cluster.apply([dra_node(n, self.ns) for n in names])
+        self.cluster.apply([gpu_slice(n, p, self.ns) for n, p in zip(names, products)])
+        wait_nodes_ready(self.cluster, f"{GROUP_LABEL}={self.ns}", len(names))
+        return names
+
+    def get(self, kind, name=None):
+        args = [kind] + ([name] if name else []) + ["--namespace", self.ns]
+        return self.cluster.get_json(*args)
+
+    def wait_bound(self, names, timeout=60):
+        def bound():
+            pods = {p["metadata"]["name"]: p for p in self.get("pods")["items"]}
+            ok = [pods[n] for n in names if n in pods and pods[n]["spec"].get("nodeName")]
+            return len(ok) == len(names) and ok
+        return self.cluster.wait_for(bound, timeout=timeout, what=f"pods {names} bound")
+
+    def wait_rejected(self, name, timeout=60):
+        def rejected():
+            cond = pod_condition(self.get("pod", name))
+            return cond and cond.get("reason") == "Unschedulable" and cond
+        return self.cluster.wait_for(rejected, timeout=timeout, what=f"{name} Unschedulable")
+
+    def claims_of(self, pods):
+        claims = {c["metadata"]["name"]: c for c in self.get("resourceclaims")["items"]}
+        return {p["metadata"]["name"]: claims.get(pod_claim_name(p)) for p in pods}
+
+    def validate(self):
+        """The validator over everything in the namespace; fails with every violation."""
+        claims = self.get("resourceclaims")["items"]
+        slices = self.cluster.get_json("resourceslices", "-l", f"{GROUP_LABEL}={self.ns}")["items"]
+        classes = self.cluster.get_json("deviceclasses")["items"]
+        pods = self.get("pods")["items"]
+        problems = validate_allocations(claims, slices, classes, pods)
+        self.assertEqual(problems, [], "invalid allocations:\n" + "\n".join(problems))
+        return claims
+
+    def wait_allocated(self, pod_names, timeout=30):
+        """The pods' claims, once each is allocated and reserved for its pod (PreBind's write
+        precedes the binding, so this is normally at once)."""
+        def allocated():
+            pods = [self.get("pod", n) for n in pod_names]
+            claims = self.claims_of(pods)
+            ok = all(c and (c.get("status") or {}).get("allocation") for c in claims.values())
+            return ok and (pods, claims)
+        return self.cluster.wait_for(allocated, timeout=timeout, what="claims allocated")
+
+    @staticmethod
+    def devices(claim):
+        return sorted(r["device"] for r in claim["status"]["allocation"]["devices"]["results"])
+
+    # --- tests ---------------------------------------------------------------------------------
+
+    def test_a_templates_by_product_and_memory_bind_with_valid_allocations(self):
+        a100, h100 = self.nodes([A100_80, H100])
+        self.cluster.apply([
+            claim_template("h100-x2", claim_spec(2, [product_selector(H100)])),
+            claim_template("a100-x3", claim_spec(3, [product_selector(A100_80)])),
+            claim_template("big-x1", claim_spec(1, [memory_selector("80Gi")])),
+        ], namespace=self.ns)
+        pods = ([dra_pod(f"h100-{i}", SCHEDULER_NAME, self.ns, template="h100-x2") for i in range(3)]
+                + [dra_pod(f"a100-{i}", SCHEDULER_NAME, self.ns, template="a100-x3")
+                   for i in range(2)]
+                + [dra_pod(f"big-{i}", SCHEDULER_NAME, self.ns, template="big-x1") for i in range(3)])
+        self.cluster.apply(pods, namespace=self.ns)
+        names = [p["metadata"]["name"] for p in pods]
+        bound = {p["metadata"]["name"]: p["spec"]["nodeName"] for p in self.wait_bound(names)}
+        for n in names:
+            if n.startswith("h100-"):
+                self.assertEqual(bound[n], h100, n)
+            if n.startswith("a100-"):
+                self.assertEqual(bound[n], a100, n)
+        pods, claims = self.wait_allocated(names)
+        for p in pods:
+            c = claims[p["metadata"]["name"]]
+            reserved = [(r["resource"], r["name"], r["uid"]) for r in c["status"]["reservedFor"]]
+            self.assertEqual(reserved, [("pods", p["metadata"]["name"], p["metadata"]["uid"])])
+        self.validate()
+        log("placements: " + json.dumps(bound, sort_keys=True))
+
+    def test_b_a_shared_claim_serves_two_pods_on_one_node(self):
+        self.nodes([H100, H100])
+        self.cluster.apply(resource_claim("team", claim_spec(2, [product_selector(H100)])),
+                           namespace=self.ns)
+        self.cluster.apply([dra_pod(f"user-{i}", SCHEDULER_NAME, self.ns, claim="team")
+                            for i in range(2)], namespace=self.ns)
+        pods = self.wait_bound(["user-0", "user-1"])
+        self.assertEqual(len({p["spec"]["nodeName"] for p in pods}), 1,
+                         f"one node: {[p['spec']['nodeName'] for p in pods]}")
+
+        def both_reserved():
+            c = self.get("resourceclaim", "team")
+            uids = {r["uid"] for r in (c.get("status") or {}).get("reservedFor", [])}
+            return uids == {p["metadata"]["uid"] for p in pods} and c
+        claim = self.cluster.wait_for(both_reserved, timeout=30, what="both pods in reservedFor")
+        self.assertEqual(len(self.devices(claim)), 2)
+        self.validate()
+        log(f"shared claim on {pods[0]['spec']['nodeName']}: {self.devices(claim)}")
+
+    def test_c_match_attribute_keeps_a_claim_in_one_clique(self):
+        spread, split = self.nodes([H100, H100])
+        self.cluster.apply([
+            claim_template("low-two", claim_spec(2, [index_below_selector(2)])),
+            claim_template("clique-x4", claim_spec(4, same_clique=True)),
+        ], namespace=self.ns)
+        # gpu-0 and gpu-1 taken on `spread`: free are gpu-2, gpu-3 (clique 0) and gpu-4..7.
+        self.cluster.apply(dra_pod("hold-01", SCHEDULER_NAME, self.ns, template="low-two",
+                                   node=spread), namespace=self.ns)
+        self.wait_bound(["hold-01"])
+        _, claims = self.wait_allocated(["hold-01"])
+        self.assertEqual(self.devices(claims["hold-01"]), ["gpu-0", "gpu-1"])
+        self.cluster.apply(dra_pod("four", SCHEDULER_NAME, self.ns, template="clique-x4",
+                                   node=spread), namespace=self.ns)
+        self.wait_bound(["four"])
+        _, claims = self.wait_allocated(["four"])
+        self.assertEqual(self.devices(claims["four"]), ["gpu-4", "gpu-5", "gpu-6", "gpu-7"],
+                         "the one clique with four free devices")
+
+        # On `split`, gpu-0 (clique 0) and gpu-4 (clique 1) taken: six free, no clique of four.
+        self.cluster.apply(resource_claim("hold-0", claim_spec(1, [index_below_selector(1)])),
+                           namespace=self.ns)
+        self.cluster.apply(dra_pod("hold-0", SCHEDULER_NAME, self.ns, claim="hold-0", node=split),
+                           namespace=self.ns)
+        self.wait_bound(["hold-0"])
+        self.cluster.apply(resource_claim("hold-4", claim_spec(
+            1, [f'device.attributes["gpu.nvidia.com"].uuid == "GPU-{split}-04"'])),
+            namespace=self.ns)
+        self.cluster.apply(dra_pod("hold-4", SCHEDULER_NAME, self.ns, claim="hold-4", node=split),
+                           namespace=self.ns)
+        self.wait_bound(["hold-4"])
+        self.cluster.apply(dra_pod("four-split", SCHEDULER_NAME, self.ns, template="clique-x4",
+                                   node=split), namespace=self.ns)
+        cond = self.wait_rejected("four-split")
+        self.assertIn("cannot allocate all claims", cond.get("message", ""))
+        self.assertFalse(self.get("pod", "four-split")["spec"].get("nodeName"))
+        self.validate()
+        log(f"clique claim: {self.devices(claims['four'])}; split node: {cond.get('message')}")
+
+    def test_d_impossible_requests_fail_with_a_clear_message(self):
+        self.nodes([A100_80, H100])
+        self.cluster.apply([
+            claim_template("b200", claim_spec(1, [product_selector("NVIDIA B200")])),
+            claim_template("nine", claim_spec(9)),
+        ], namespace=self.ns)
+        self.cluster.apply([dra_pod("b200", SCHEDULER_NAME, self.ns, template="b200"),
+                            dra_pod("nine", SCHEDULER_NAME, self.ns, template="nine")],
+                           namespace=self.ns)
+        for name in ("b200", "nine"):
+            cond = self.wait_rejected(name)
+            self.assertIn("cannot allocate all claims", cond.get("message", ""), name)
+
+            def event():
+                for e in events(self.cluster, self.ns):
+                    if (e.get("reason") == "FailedScheduling"
+                            and e.get("regarding", {}).get("name") == name):
+                        return e
+                return None
+            e = self.cluster.wait_for(event, timeout=30, what=f"FailedScheduling for {name}")
+            self.assertIn("cannot allocate all claims", e.get("note", ""))
+            log(f"{name}: {e.get('note')}")
+        self.validate()
+
+    def test_e_the_documented_examples_pass_server_side_dry_run(self):
+        c = self.cluster
+        try:
+            c.kubectl("create", "namespace", "ml")
+        except Exception:  # noqa: BLE001 - already there
+            pass
+        examples = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "deploy",
+                                "examples", "dra")
+        for name in sorted(os.listdir(examples)):
+            out = c.kubectl("apply", "--dry-run=server", "-f", os.path.join(examples, name))
+            lines = [ln for ln in out.splitlines() if ln.strip()]
+            self.assertTrue(lines and all("(server dry run)" in ln for ln in lines), out)
+            log(f"{name}: {len(lines)} objects pass server-side dry run")
+
+
+if __name__ == "__main__":
+    unittest.main(verbosity=2)
