@@ -115,9 +115,14 @@ const Fields kNodeStatus = {"capacity",     "allocatable",     "phase",    "cond
 
 // resource.k8s.io/v1 (Dynamic Resource Allocation).
 const Fields kDeviceClassSpec = {"selectors", "config", "extendedResourceName"};
-const Fields kSliceSpec = {"driver",  "pool",    "nodeName",
-                           "nodeSelector", "allNodes", "devices",
-                           "perDeviceNodeSelection", "sharedCounters"};
+const Fields kSliceSpec = {"driver",
+                           "pool",
+                           "nodeName",
+                           "nodeSelector",
+                           "allNodes",
+                           "devices",
+                           "perDeviceNodeSelection",
+                           "sharedCounters"};
 const Fields kSlicePool = {"name", "generation", "resourceSliceCount"};
 const Fields kDevice = {"name",
                         "attributes",

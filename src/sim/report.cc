@@ -437,9 +437,10 @@ json::value ReportToJson(const Report& r) {
   for (const ClaimRow& c : r.claims) {
     json::array devices;
     for (const std::string& d : c.devices) devices.emplace_back(d);
-    claims.push_back(json::object{{"claim", c.claim},
-                                  {"node", c.node.empty() ? json::value(nullptr) : json::value(c.node)},
-                                  {"devices", std::move(devices)}});
+    claims.push_back(
+        json::object{{"claim", c.claim},
+                     {"node", c.node.empty() ? json::value(nullptr) : json::value(c.node)},
+                     {"devices", std::move(devices)}});
   }
   o["claims"] = std::move(claims);
   o["decisions"] = r.stats.decisions;

@@ -79,9 +79,9 @@ struct PlacementRow {
 // One ResourceClaim at the end of the run: where its devices are, or unallocated (node "",
 // devices empty).
 struct ClaimRow {
-  std::string claim;                 // namespace/name
-  std::string node;                  // "" when unallocated or not node-local
-  std::vector<std::string> devices;  // "driver/pool/device", in allocation order
+  std::string claim;                      // namespace/name
+  std::string node;                       // "" when unallocated or not node-local
+  std::vector<std::string> devices;       // "driver/pool/device", in allocation order
   std::vector<std::string> reserved_for;  // namespace/name of the pods using it
 };
 

@@ -501,8 +501,8 @@ api::PodPtr SimCluster::CreateTemplateClaimsLocked(const api::PodPtr& pod,
   bool changed = false;
   for (const api::PodClaimSource& src : pc.claims) {
     if (src.template_name.empty()) continue;
-    const bool has_status =
-        std::any_of(statuses.begin(), statuses.end(), [&](const auto& s) { return s.first == src.name; });
+    const bool has_status = std::any_of(statuses.begin(), statuses.end(),
+                                        [&](const auto& s) { return s.first == src.name; });
     if (has_status) continue;
     auto t = claim_templates_.find(ClaimKey(pod->meta.namespace_, src.template_name));
     if (t == claim_templates_.end()) continue;  // the controller retries; the pod waits
@@ -570,10 +570,11 @@ common::StatusOr<api::ResourceClaimPtr> SimCluster::UpdateResourceClaimStatus(
                                    common::Quote(claim.meta.name) + " not found");
     }
     if (claim.meta.resource_version != it->second->meta.resource_version) {
-      return common::AbortedError("Operation cannot be fulfilled on resourceclaims.resource.k8s.io " +
-                                  common::Quote(claim.meta.name) +
-                                  ": the object has been modified; please apply your changes to "
-                                  "the latest version and try again");
+      return common::AbortedError(
+          "Operation cannot be fulfilled on resourceclaims.resource.k8s.io " +
+          common::Quote(claim.meta.name) +
+          ": the object has been modified; please apply your changes to "
+          "the latest version and try again");
     }
     auto updated = std::make_shared<api::ResourceClaim>(*it->second);
     updated->allocation = claim.allocation;

@@ -49,15 +49,15 @@ common::StatusOr<std::unique_ptr<Simulator>> Simulator::Create(
   GPUSCHED_ASSIGN_OR_RETURN(sim->scheduler_, scheduler::Scheduler::Create(sim->config_, sd));
   Simulator* self = sim.get();
   sim->dra_.set_writer(&sim->cluster_);
-  sim->cluster_.SetDra(&sim->dra_, [self](framework::EventResource resource, uint32_t actions,
-                                          std::shared_ptr<const void> old_obj,
-                                          std::shared_ptr<const void> new_obj) {
-    queue::QueueEvent e;
-    e.event = framework::ClusterEvent{resource, actions};
-    e.old_obj = std::move(old_obj);
-    e.new_obj = std::move(new_obj);
-    self->scheduler_->OnClusterEvent(e);
-  });
+  sim->cluster_.SetDra(
+      &sim->dra_, [self](framework::EventResource resource, uint32_t actions,
+                         std::shared_ptr<const void> old_obj, std::shared_ptr<const void> new_obj) {
+        queue::QueueEvent e;
+        e.event = framework::ClusterEvent{resource, actions};
+        e.old_obj = std::move(old_obj);
+        e.new_obj = std::move(new_obj);
+        self->scheduler_->OnClusterEvent(e);
+      });
   sim->scheduler_->SetDecisionObserver(
       [self](const scheduler::Decision& d) { self->OnDecision(d); });
   sim->cluster_.SetHandler(sim->scheduler_.get());

@@ -143,9 +143,9 @@ class Simulator {
   // nominated by preemption binds here once its victims are gone.
   common::Status Settle();
   // SetPriorityClasses, AddPodDisruptionBudget, SimCluster::AddPodGroup, AddStorage and AddDra
-  // from the workload, AddNode for every node, then SubmitPod for every pod, in order; then Settle() if a preemptor
-  // is still waiting. A pod whose name is taken is recorded as kRejected ("already exists") and
-  // the rest is simulated.
+  // from the workload, AddNode for every node, then SubmitPod for every pod, in order; then
+  // Settle() if a preemptor is still waiting. A pod whose name is taken is recorded as kRejected
+  // ("already exists") and the rest is simulated.
   common::Status Run(const Workload& workload);
 
   // Time replay (replay.h): moves sim time forward to `t` (never back) and runs the scheduler's

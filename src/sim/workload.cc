@@ -48,10 +48,9 @@ DocumentId IdOf(const json::value& doc) {
   if (m == nullptr || !m->is_object()) return id;
   id.name = StringMember(m->get_object(), "name");
   std::string ns = StringMember(m->get_object(), "namespace");
-  const bool cluster_scoped =
-      id.kind == "Node" || id.kind == "PriorityClass" || id.kind == "Namespace" ||
-      id.kind == "DeviceClass" || id.kind == "ResourceSlice" ||
-      id.kind.ends_with("List");
+  const bool cluster_scoped = id.kind == "Node" || id.kind == "PriorityClass" ||
+                              id.kind == "Namespace" || id.kind == "DeviceClass" ||
+                              id.kind == "ResourceSlice" || id.kind.ends_with("List");
   if (!cluster_scoped && !id.name.empty()) id.name = (ns.empty() ? "default" : ns) + "/" + id.name;
   return id;
 }
@@ -59,8 +58,8 @@ DocumentId IdOf(const json::value& doc) {
 // The decoder's "pod default/a: spec...: why" without the subject the Rejection names anyway.
 std::string WithoutSubject(std::string message) {
   for (std::string_view subject :
-       {"pod ", "node ", "poddisruptionbudget ", "priorityclass ", "deviceclass ",
-        "resourceslice ", "resourceclaim ", "resourceclaimtemplate "}) {
+       {"pod ", "node ", "poddisruptionbudget ", "priorityclass ", "deviceclass ", "resourceslice ",
+        "resourceclaim ", "resourceclaimtemplate "}) {
     if (!message.starts_with(subject)) continue;
     if (size_t colon = message.find(": "); colon != std::string::npos) {
       return message.substr(colon + 2);
