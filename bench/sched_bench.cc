@@ -11,6 +11,7 @@
 //                  [--preemptor-classes like|distinct] [--gang M] [--gang-gpus G]
 //                  [--unschedulable U] [--churn E] [--churn-seconds T]
 //                  [--churn-relevant-every R] [--hints on|off]
+//   gpusched-bench --workload dra [--nodes 500] [--pods 2000] [--seed 42] [--repeat R]
 //
 // --reuse off turns the runtime's result reuse across equivalent pods off (same placements, full
 // per-node cost: the before/after comparison); --refresh K sets the fragmentation profile's
@@ -35,6 +36,10 @@
 // the gang cycle places all of them. Prints the time of that last cycle (the gang's placement)
 // and whether every member was bound.
 //
+// --workload dra (issue #23): nodes with ResourceSlices of 8 GPUs and pods with DRA claims,
+// scheduled with the default profile (bench/dra.h); the flags above other than --nodes, --pods,
+// --seed, --repeat, --config and --profile do not apply.
+//
 // --unschedulable U (last): U pods no node can take now wait while the cluster churns, E events
 // per simulated second (--churn, default 20) for T simulated seconds (--churn-seconds, default
 // 60), with the events that can let pods in every R simulated seconds (--churn-relevant-every,
@@ -57,6 +62,7 @@
 #include <vector>
 
 #include "bench/churn.h"
+#include "bench/dra.h"
 #include "bench/synthetic.h"
 #include "src/api/decode.h"
 #include "src/common/clock.h"
@@ -85,6 +91,9 @@ struct Flags {
   int32_t gang = 0;                  // --gang M
   int32_t gang_gpus = 8;             // --gang-gpus G
   ChurnFlags churn;                  // --unschedulable U --churn E --churn-seconds T --hints
+  bool dra = false;                  // --workload dra
+  bool nodes_set = false;
+  bool pods_set = false;
 };
 
 int Usage(const char* msg) {
@@ -93,7 +102,8 @@ int Usage(const char* msg) {
                "[--profile default|fragmentation] [--config FILE] [--seed S] [--repeat R] "
                "[--reuse on|off] [--refresh K] [--owner none|replicaset] [--preemptors P] "
                "[--preemptor-classes like|distinct] [--gang M] [--gang-gpus G] [--unschedulable U] "
-               "[--churn E] [--churn-seconds T] [--churn-relevant-every R] [--hints on|off]\n",
+               "[--churn E] [--churn-seconds T] [--churn-relevant-every R] [--hints on|off] "
+               "[--workload synthetic|dra]\n",
                msg);
   return 2;
 }
@@ -313,6 +323,14 @@ int Run(const Flags& f) {
     std::fprintf(stderr, "error: %s\n", config.status().ToString().c_str());
     return 2;
   }
+  if (f.dra) {
+    DraFlags d;
+    d.nodes = f.nodes_set ? f.nodes : d.nodes;
+    d.pods = f.pods_set ? f.pods : d.pods;
+    d.seed = f.seed;
+    d.repeat = f.repeat;
+    return RunDra(d, *config, registry);
+  }
   const auto t_gen = std::chrono::steady_clock::now();
   auto workload = SyntheticWorkload(f.nodes, f.pods, f.seed, f.replicaset_owner);
   if (!workload.ok()) {
@@ -430,22 +448,29 @@ int main(int argc, char** argv) {
           "[--config FILE] [--seed S] [--repeat R] [--reuse on|off] [--refresh K] "
           "[--owner none|replicaset] [--preemptors P] [--preemptor-classes like|distinct] "
           "[--gang M] [--gang-gpus G] [--unschedulable U] [--churn E] [--churn-seconds T] "
-          "[--churn-relevant-every R] [--hints on|off]\n");
+          "[--churn-relevant-every R] [--hints on|off] [--workload synthetic|dra]\n");
       return 0;
     }
     if (a != "--nodes" && a != "--pods" && a != "--profile" && a != "--config" && a != "--seed" &&
         a != "--repeat" && a != "--reuse" && a != "--refresh" && a != "--owner" &&
         a != "--preemptors" && a != "--preemptor-classes" && a != "--gang" && a != "--gang-gpus" &&
         a != "--unschedulable" && a != "--churn" && a != "--churn-seconds" && a != "--hints" &&
-        a != "--churn-relevant-every") {
+        a != "--churn-relevant-every" && a != "--workload") {
       return gpusched::bench::Usage("unknown flag");
     }
     if (i + 1 >= argc) return gpusched::bench::Usage("flag needs a value");
     const char* v = argv[++i];
     if (a == "--nodes") {
       f.nodes = std::atoi(v);
+      f.nodes_set = true;
     } else if (a == "--pods") {
       f.pods = std::atoi(v);
+      f.pods_set = true;
+    } else if (a == "--workload") {
+      if (std::strcmp(v, "synthetic") != 0 && std::strcmp(v, "dra") != 0) {
+        return gpusched::bench::Usage("--workload: want synthetic or dra");
+      }
+      f.dra = std::strcmp(v, "dra") == 0;
     } else if (a == "--profile") {
       f.profile = v;
     } else if (a == "--config") {

@@ -46,6 +46,8 @@
 #include "src/common/mutex.h"
 #include "src/common/random.h"
 #include "src/config/config.h"
+#include "src/explain/dra_claims.h"
+#include "src/framework/dra_view.h"
 #include "src/framework/registry.h"
 #include "src/kube/client/http_client.h"
 #include "src/kube/client/kubeconfig.h"
@@ -297,6 +299,13 @@ class ExplainCommand final : public Command {
     if (std::optional<scheduler::Scheduler::GangExplanation> g = sched.ExplainGang(pod)) {
       ex.gang = explain::GangRow{g->gang, g->min_member,         g->members,
                                  g->fits, std::move(g->message), std::move(g->nodes)};
+    }
+    // DRA claims: each request's devices on the chosen (else bound, best or first) node.
+    if (framework::DraView* dra = sched.dra(); dra != nullptr && pod.resource_claims != nullptr) {
+      const std::string node = explain::DraNodeOf(ex);
+      for (const auto& ni : sched.snapshot().nodes()) {
+        if (ni.valid() && ni.name() == node) ex.dra = explain::ExplainClaims(*dra, pod, *ni.node);
+      }
     }
     if (output_ == "json") {
       std::cout << sim::FormatJson(explain::ToJson(ex));

@@ -244,6 +244,33 @@ void WriteGang(const GangRow& g, std::ostringstream& o) {
   o << "\n";
 }
 
+// "Claims on NODE: ..." after the result: each request's devices on the node and their verdicts.
+void WriteDra(const DraRow& d, std::ostringstream& o) {
+  o << "\nCLAIMS on " << (d.node.empty() ? std::string("(no node)") : d.node);
+  if (!d.message.empty()) o << ": " << d.message;
+  o << "\n";
+  for (const DraRequestRow& r : d.requests) {
+    o << "  " << r.claim << " request " << r.request << ": " << r.device_class;
+    if (r.count > 0) o << " x" << r.count;
+    if (r.count == 0) o << " (all)";
+    if (!r.selectors.empty()) o << " where " << r.selectors;
+    o << "\n";
+    std::vector<std::vector<std::string>> t = {{"DEVICE", "VERDICT"}};
+    for (const DraDeviceRow& dev : r.devices) {
+      t.push_back({(dev.selected ? "* " : "  ") + dev.device, dev.verdict});
+    }
+    if (r.devices.empty()) {
+      o << "    no device on this node\n";
+    } else {
+      std::istringstream table(Table(t, {false, false}));
+      for (std::string line; std::getline(table, line);) o << "    " << line << "\n";
+    }
+    if (r.unreachable > 0) {
+      o << "    " << r.unreachable << " more device(s) not reachable from the node\n";
+    }
+  }
+}
+
 void WriteResult(const Explanation& ex, std::ostringstream& o) {
   if (ex.outcome != Outcome::kSchedulable) {
     o << "Result: " << OutcomeName(ex.outcome) << ": " << ex.message << "\n";
@@ -366,6 +393,7 @@ std::string FormatText(const Explanation& ex) {
   o << "\nFILTER\n" << FilterTable(ex) << ScoreTable(ex) << PreemptionTable(ex) << "\n";
   WriteResult(ex, o);
   if (ex.gang) WriteGang(*ex.gang, o);
+  if (ex.dra) WriteDra(*ex.dra, o);
   return o.str();
 }
 
@@ -396,6 +424,26 @@ boost::json::object ToJson(const Explanation& ex) {
         boost::json::object{{"gang", ex.gang->gang},       {"minMember", ex.gang->min_member},
                             {"members", ex.gang->members}, {"fits", ex.gang->fits},
                             {"message", ex.gang->message}, {"placements", std::move(placed)}};
+  }
+  if (ex.dra) {
+    boost::json::array requests;
+    for (const DraRequestRow& r : ex.dra->requests) {
+      boost::json::array devices;
+      for (const DraDeviceRow& d : r.devices) {
+        devices.push_back(boost::json::object{
+            {"device", d.device}, {"verdict", d.verdict}, {"selected", d.selected}});
+      }
+      requests.push_back(boost::json::object{{"claim", r.claim},
+                                             {"request", r.request},
+                                             {"deviceClass", r.device_class},
+                                             {"selectors", r.selectors},
+                                             {"count", r.count},
+                                             {"devices", std::move(devices)},
+                                             {"unreachable", r.unreachable}});
+    }
+    o["claims"] = boost::json::object{{"node", NullIfEmpty(ex.dra->node)},
+                                      {"message", ex.dra->message},
+                                      {"requests", std::move(requests)}};
   }
   return o;
 }

@@ -125,6 +125,32 @@ struct GangRow {
   std::vector<std::pair<std::string, std::string>> nodes;  // fits: member -> node
 };
 
+// The pod's DRA claims on one node (src/explain/dra_claims.h computes it): per request, every
+// device the node reaches with its verdict.
+struct DraDeviceRow {
+  std::string device;     // "driver/pool/device"
+  std::string verdict;    // "allocated", "selected", "class selector false", "request selector
+                          // false", "held by claim ns/name", "tainted key=value:Effect",
+                          // "constraint mismatch: ...", "matches, not needed", "matches"
+  bool selected = false;  // allocated to the claim, or what the allocator picks on this node
+};
+
+struct DraRequestRow {
+  std::string claim;    // namespace/name (or the pod claim name while not created)
+  std::string request;  // "<request>" or "<request>/<subrequest>"
+  std::string device_class;
+  std::string selectors;              // the request's CEL selectors joined by " && " ("" when none)
+  int64_t count = 0;                  // ExactCount's count; 0 for allocationMode All
+  std::vector<DraDeviceRow> devices;  // the devices the node reaches, in index order
+  int32_t unreachable = 0;            // devices of the cluster the node does not reach
+};
+
+struct DraRow {
+  std::string node;     // the node the verdicts are for: chosen, bound, best or first rejected
+  std::string message;  // e.g. "cannot allocate all claims on gpu-1", a claim not found
+  std::vector<DraRequestRow> requests;
+};
+
 struct Explanation {
   Subject subject;
   Outcome outcome = Outcome::kSchedulable;
@@ -137,6 +163,7 @@ struct Explanation {
   int32_t feasible_nodes = 0;
   std::vector<NodeRow> nodes;   // feasible by total (best first), then the others by name
   std::optional<GangRow> gang;  // set by the caller for a gang member
+  std::optional<DraRow> dra;    // set by the caller for a pod with resource claims
 };
 
 // The explanation of `result`, a cycle run on `snapshot` (see the top of the file).
@@ -145,7 +172,8 @@ Explanation Build(Subject subject, const framework::runtime::ScheduleResult& res
 
 // The human-readable form: a header, the FILTER table (every node), the SCORE table (scored
 // nodes, when any), the PREEMPTION table (nodes preemption tried, when any) and the result
-// line(s). Ends with a newline.
+// line(s), then the gang and the DRA claims (per request, each device the node reaches and its
+// verdict) when set. Ends with a newline.
 std::string FormatText(const Explanation& ex);
 
 // The machine-readable form (`-o json`), keys in a fixed order.

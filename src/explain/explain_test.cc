@@ -515,5 +515,46 @@ TEST_F(ExplainTest, PreemptionListsTheVictimsOnEachTriedNodeAndTheNominatedOneFi
             R"("reason":"No preemption victims found for incoming pod"})");
 }
 
+TEST(ExplainDraTest, ClaimsOnTheNodeInTextAndJson) {
+  Explanation ex;
+  ex.subject.pod = "ml/train";
+  ex.subject.profile = "gpu-scheduler";
+  ex.chosen = "gpu-0";
+  DraRow d;
+  d.node = "gpu-0";
+  DraRequestRow r;
+  r.claim = "ml/train-gpus-x7k2p";
+  r.request = "gpus";
+  r.device_class = "gpu.nvidia.com";
+  r.count = 2;
+  r.devices = {{"gpu.nvidia.com/gpu-0/gpu-0", "selected", true},
+               {"gpu.nvidia.com/gpu-0/gpu-1", "held by claim ml/other", false},
+               {"gpu.nvidia.com/gpu-0/gpu-4",
+                "constraint mismatch: gpu.nvidia.com/cliqueId 1, "
+                "picked 0",
+                false}};
+  r.unreachable = 8;
+  d.requests.push_back(r);
+  ex.dra = d;
+  const std::string text = FormatText(ex);
+  EXPECT_NE(text.find("\nCLAIMS on gpu-0\n"
+                      "  ml/train-gpus-x7k2p request gpus: gpu.nvidia.com x2\n"
+                      "    DEVICE                        VERDICT\n"
+                      "    * gpu.nvidia.com/gpu-0/gpu-0  selected\n"
+                      "      gpu.nvidia.com/gpu-0/gpu-1  held by claim ml/other\n"),
+            std::string::npos)
+      << text;
+  EXPECT_NE(text.find("    8 more device(s) not reachable from the node\n"), std::string::npos);
+  const boost::json::object json = ToJson(ex);
+  EXPECT_EQ(boost::json::serialize(json.at("claims")),
+            R"({"node":"gpu-0","message":"","requests":[{"claim":"ml/train-gpus-x7k2p",)"
+            R"("request":"gpus","deviceClass":"gpu.nvidia.com","selectors":"","count":2,)"
+            R"("devices":[{"device":"gpu.nvidia.com/gpu-0/gpu-0","verdict":"selected",)"
+            R"("selected":true},{"device":"gpu.nvidia.com/gpu-0/gpu-1","verdict":)"
+            R"("held by claim ml/other","selected":false},{"device":"gpu.nvidia.com/gpu-0/)"
+            R"(gpu-4","verdict":"constraint mismatch: gpu.nvidia.com/cliqueId 1, picked 0",)"
+            R"("selected":false}],"unreachable":8}]})");
+}
+
 }  // namespace
 }  // namespace gpusched::explain

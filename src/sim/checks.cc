@@ -113,6 +113,40 @@ const Fields kNodeStatus = {"capacity",     "allocatable",     "phase",    "cond
                             "volumesInUse", "volumesAttached", "config",   "runtimeHandlers",
                             "features",     "declaredFeatures"};
 
+// resource.k8s.io/v1 (Dynamic Resource Allocation).
+const Fields kDeviceClassSpec = {"selectors", "config", "extendedResourceName"};
+const Fields kSliceSpec = {"driver",
+                           "pool",
+                           "nodeName",
+                           "nodeSelector",
+                           "allNodes",
+                           "devices",
+                           "perDeviceNodeSelection",
+                           "sharedCounters"};
+const Fields kSlicePool = {"name", "generation", "resourceSliceCount"};
+const Fields kDevice = {"name",
+                        "attributes",
+                        "capacity",
+                        "consumesCounters",
+                        "nodeName",
+                        "nodeSelector",
+                        "allNodes",
+                        "taints",
+                        "bindsToNode",
+                        "bindingConditions",
+                        "bindingFailureConditions",
+                        "allowMultipleAllocations"};
+const Fields kClaimSpec = {"devices"};
+const Fields kDeviceClaim = {"requests", "constraints", "config"};
+const Fields kDeviceRequest = {"name", "exactly", "firstAvailable"};
+const Fields kExactRequest = {"deviceClassName", "selectors",   "allocationMode", "count",
+                              "adminAccess",     "tolerations", "capacity"};
+const Fields kSubRequest = {"name",  "deviceClassName", "selectors", "allocationMode",
+                            "count", "tolerations",     "capacity"};
+const Fields kDeviceConstraint = {"requests", "matchAttribute", "distinctAttribute"};
+const Fields kClaimStatus = {"allocation", "reservedFor", "devices"};
+const Fields kTemplateSpec = {"metadata", "spec"};
+
 // The spec fields of the workload kinds (apps/v1, batch/v1).
 const Fields* WorkloadSpecFields(std::string_view kind) {
   static const Fields kDeployment = {"replicas",        "selector",
@@ -186,6 +220,8 @@ class Checker {
       if (const json::object* spec = Object(doc, "spec")) Known(*spec, prefix + "spec", kNodeSpec);
       if (const json::object* st = Object(doc, "status"))
         Known(*st, prefix + "status", kNodeStatus);
+    } else if (IsDraKind(doc, kind)) {
+      Dra(doc, kind, prefix);
     } else if (const Fields* spec_fields = WorkloadSpecFields(kind)) {
       Known(doc, prefix, kTopLevel);
       Meta(doc, prefix);
@@ -211,6 +247,69 @@ class Checker {
   }
 
  private:
+  static bool IsDraKind(const json::object& doc, std::string_view kind) {
+    const json::value* v = doc.if_contains("apiVersion");
+    if (v == nullptr || !v->is_string() || v->get_string() != "resource.k8s.io/v1") return false;
+    return kind == "DeviceClass" || kind == "ResourceSlice" || kind == "ResourceClaim" ||
+           kind == "ResourceClaimTemplate";
+  }
+
+  // Calls f(object, path) for each object of the array `key` of `o`.
+  template <typename F>
+  static void EachObject(const json::object& o, std::string_view key, const std::string& path,
+                         F f) {
+    const json::value* v = o.if_contains(key);
+    if (v == nullptr || !v->is_array()) return;
+    const json::array& a = v->get_array();
+    for (size_t i = 0; i < a.size(); ++i) {
+      if (const json::object* item = a[i].if_object()) {
+        f(*item, path + "." + std::string(key) + "[" + std::to_string(i) + "]");
+      }
+    }
+  }
+
+  void Dra(const json::object& doc, std::string_view kind, const std::string& prefix) {
+    Known(doc, prefix, kTopLevel);
+    Meta(doc, prefix);
+    const json::object* spec = Object(doc, "spec");
+    const std::string sp = prefix + "spec";
+    if (kind == "DeviceClass") {
+      if (spec != nullptr) Known(*spec, sp, kDeviceClassSpec);
+    } else if (kind == "ResourceSlice") {
+      if (spec == nullptr) return;
+      Known(*spec, sp, kSliceSpec);
+      if (const json::object* pool = Object(*spec, "pool")) Known(*pool, sp + ".pool", kSlicePool);
+      EachObject(*spec, "devices", sp,
+                 [&](const json::object& d, const std::string& dp) { Known(d, dp, kDevice); });
+    } else if (kind == "ResourceClaim") {
+      if (spec != nullptr) ClaimSpec(*spec, sp);
+      if (const json::object* st = Object(doc, "status")) {
+        Known(*st, prefix + "status", kClaimStatus);
+      }
+    } else if (spec != nullptr) {  // ResourceClaimTemplate
+      Known(*spec, sp, kTemplateSpec);
+      Meta(*spec, sp + ".");
+      if (const json::object* inner = Object(*spec, "spec")) ClaimSpec(*inner, sp + ".spec");
+    }
+  }
+
+  void ClaimSpec(const json::object& spec, const std::string& path) {
+    Known(spec, path, kClaimSpec);
+    const json::object* devices = Object(spec, "devices");
+    if (devices == nullptr) return;
+    const std::string dp = path + ".devices";
+    Known(*devices, dp, kDeviceClaim);
+    EachObject(*devices, "requests", dp, [&](const json::object& r, const std::string& rp) {
+      Known(r, rp, kDeviceRequest);
+      if (const json::object* e = Object(r, "exactly")) Known(*e, rp + ".exactly", kExactRequest);
+      EachObject(r, "firstAvailable", rp,
+                 [&](const json::object& f, const std::string& fp) { Known(f, fp, kSubRequest); });
+    });
+    EachObject(*devices, "constraints", dp, [&](const json::object& c, const std::string& cp) {
+      Known(c, cp, kDeviceConstraint);
+    });
+  }
+
   static const json::object* Object(const json::object& o, std::string_view key) {
     const json::value* v = o.if_contains(key);
     return v == nullptr ? nullptr : v->if_object();

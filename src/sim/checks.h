@@ -8,12 +8,13 @@
 //   warnings: spec.containers[0].resource: unknown field "resource" (did you mean "resources"?)
 //
 // Covered kinds: Pod, Node, and the pod templates of Deployment, ReplicaSet, StatefulSet,
-// DaemonSet and Job (apps/v1, batch/v1), with the object's metadata and spec; other kinds are not
-// checked. The API server's rules reproduced (k8s.io/kubernetes pkg/apis/core/validation,
-// ValidateResourceRequirements): a resource quantity must not be negative; an extended resource
-// (a name with a domain outside kubernetes.io, such as nvidia.com/gpu) must be an integer, must
-// have a limit, and its request must equal its limit; a cpu or memory request must not exceed its
-// limit. Pure functions; thread-safe.
+// DaemonSet and Job (apps/v1, batch/v1), with the object's metadata and spec; the unknown fields of
+// DeviceClass, ResourceSlice, ResourceClaim and ResourceClaimTemplate (resource.k8s.io/v1, their
+// specs, devices, requests and constraints); other kinds are not checked. The API server's rules
+// reproduced (k8s.io/kubernetes pkg/apis/core/validation, ValidateResourceRequirements): a resource
+// quantity must not be negative; an extended resource (a name with a domain outside kubernetes.io,
+// such as nvidia.com/gpu) must be an integer, must have a limit, and its request must equal its
+// limit; a cpu or memory request must not exceed its limit. Pure functions; thread-safe.
 #pragma once
 
 #include <boost/json/value.hpp>

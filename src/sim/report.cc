@@ -67,6 +67,75 @@ std::string Gpus(int64_t milli) {
   return Fixed(static_cast<double>(milli) / api::kMilliPerGpu, 3);
 }
 
+// The node of an allocation: the one node its node selector names (node-local devices), else the
+// node of a pod it is reserved for.
+std::string ClaimNode(const api::ResourceClaim& claim, const Simulator& sim) {
+  if (!claim.allocation) return "";
+  if (const auto& sel = claim.allocation->node_selector;
+      sel && sel->terms.size() == 1 && sel->terms[0].match_fields_names_in.size() == 1) {
+    return sel->terms[0].match_fields_names_in[0];
+  }
+  for (const api::ClaimConsumer& c : claim.reserved_for) {
+    if (api::PodPtr p = sim.cluster().GetPod(c.uid); p != nullptr && !p->node_name.empty()) {
+      return p->node_name;
+    }
+  }
+  return "";
+}
+
+std::vector<ClaimRow> ClaimRows(const Simulator& sim) {
+  std::vector<ClaimRow> rows;
+  for (const api::ResourceClaimPtr& c : sim.cluster().Claims()) {
+    ClaimRow row;
+    row.claim = c->meta.namespace_ + "/" + c->meta.name;
+    row.node = ClaimNode(*c, sim);
+    if (c->allocation) {
+      for (const api::DeviceResult& d : c->allocation->devices) {
+        row.devices.push_back(d.driver + "/" + d.pool + "/" + d.device);
+      }
+    }
+    for (const api::ClaimConsumer& p : c->reserved_for) {
+      row.reserved_for.push_back(c->meta.namespace_ + "/" + p.name);
+    }
+    rows.push_back(std::move(row));
+  }
+  return rows;
+}
+
+std::string FormatClaimsText(const std::vector<ClaimRow>& claims, size_t max_listed) {
+  if (claims.empty()) return {};
+  size_t allocated = 0;
+  for (const ClaimRow& c : claims) allocated += c.devices.empty() ? 0 : 1;
+  std::string out = "\nResource claims: " + std::to_string(claims.size()) + ", allocated " +
+                    std::to_string(allocated) + "\n";
+  std::vector<std::vector<std::string>> rows = {{"CLAIM", "NODE", "DEVICES", "RESERVED FOR"}};
+  for (size_t i = 0; i < claims.size() && i < max_listed; ++i) {
+    const ClaimRow& c = claims[i];
+    std::string devices;
+    for (const std::string& d : c.devices) devices += (devices.empty() ? "" : ",") + d;
+    std::string pods;
+    for (const std::string& p : c.reserved_for) pods += (pods.empty() ? "" : ",") + p;
+    rows.push_back({c.claim, c.node.empty() ? "-" : c.node, devices.empty() ? "-" : devices,
+                    pods.empty() ? "-" : pods});
+  }
+  // Left-aligned columns: device lists vary in length.
+  std::vector<size_t> width(4, 0);
+  for (const auto& r : rows) {
+    for (size_t i = 0; i < r.size(); ++i) width[i] = std::max(width[i], r[i].size());
+  }
+  for (const auto& r : rows) {
+    std::string line = " ";
+    for (size_t i = 0; i < r.size(); ++i) {
+      line += " " + r[i] + (i + 1 < r.size() ? std::string(width[i] - r[i].size() + 1, ' ') : "");
+    }
+    out += line + "\n";
+  }
+  if (claims.size() > max_listed) {
+    out += "  ... and " + std::to_string(claims.size() - max_listed) + " more\n";
+  }
+  return out;
+}
+
 }  // namespace
 
 Report BuildReport(const Simulator& sim, std::string_view source,
@@ -96,6 +165,7 @@ Report BuildReport(const Simulator& sim, std::string_view source,
     }
     r.placements.push_back(std::move(row));
   }
+  r.claims = ClaimRows(sim);
 
   std::map<std::string, GroupRow> groups;
   std::map<std::string, ModelRow> models;
@@ -319,6 +389,7 @@ std::string FormatReportText(const Report& r, size_t max_unscheduled_listed,
   out += FormatPreemptions(r.preemptions, max_unscheduled_listed);
   out += FormatGangsText(r.gangs, max_unscheduled_listed);
   out += FormatPodTable(r.placements, max_pods_listed);
+  out += FormatClaimsText(r.claims, max_pods_listed);
   out += "\nAPI writes: " + std::to_string(r.counters.binds) + " binds";
   for (const auto& [reason, n] : r.counters.events_by_reason) {
     out += ", " + std::to_string(n) + " " + reason + " events";
@@ -362,6 +433,16 @@ json::value ReportToJson(const Report& r) {
                                       {"message", p.message}});
   }
   o["placements"] = std::move(placements);
+  json::array claims;
+  for (const ClaimRow& c : r.claims) {
+    json::array devices;
+    for (const std::string& d : c.devices) devices.emplace_back(d);
+    claims.push_back(
+        json::object{{"claim", c.claim},
+                     {"node", c.node.empty() ? json::value(nullptr) : json::value(c.node)},
+                     {"devices", std::move(devices)}});
+  }
+  o["claims"] = std::move(claims);
   o["decisions"] = r.stats.decisions;
   o["wallSeconds"] = std::round(r.stats.wall_seconds * 1e6) / 1e6;
   o["decisionsPerSecond"] = std::round(r.decisions_per_second * 10) / 10;

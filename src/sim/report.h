@@ -15,6 +15,8 @@
 //   - the objects of the input that were rejected (file, document, kind/name, field and value),
 //     and warnings (skipped kinds, unknown fields, node GPU facts that were clamped or disagree).
 //   - per gang (gang_report.h): placed / waiting / timed out, members bound and their nodes.
+//   - per ResourceClaim (DRA, docs/dra.md): its node and allocated devices ("driver/pool/device"),
+//     text "Resource claims:" and JSON `claims` ([] when there are none).
 //
 // BuildReport reads a finished Simulator; the Format functions are pure.
 #pragma once
@@ -74,6 +76,15 @@ struct PlacementRow {
   std::string message;
 };
 
+// One ResourceClaim at the end of the run: where its devices are, or unallocated (node "",
+// devices empty).
+struct ClaimRow {
+  std::string claim;                      // namespace/name
+  std::string node;                       // "" when unallocated or not node-local
+  std::vector<std::string> devices;       // "driver/pool/device", in allocation order
+  std::vector<std::string> reserved_for;  // namespace/name of the pods using it
+};
+
 struct Report {
   std::string source;   // what was simulated, e.g. "built-in example"
   std::string profile;  // the scheduler name of the first profile
@@ -89,6 +100,7 @@ struct Report {
   std::vector<PlacementRow> placements;     // every submitted pod, arrival order
   std::vector<Preemption> preemptions;      // in the order they happened
   std::vector<GangRow> gangs;               // gang_report.h
+  std::vector<ClaimRow> claims;             // by namespace/name
   ClusterCounters counters;
   std::vector<std::string> warnings;
   std::vector<Rejection> rejected;  // input objects refused (not simulated)

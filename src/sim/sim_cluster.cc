@@ -9,8 +9,54 @@
 
 #include "src/api/gpu_devices.h"
 #include "src/common/strings.h"
+#include "src/framework/volume_view.h"  // CompareResourceVersions
 
 namespace gpusched::sim {
+
+namespace {
+
+std::string ClaimKey(std::string_view ns, std::string_view name) {
+  std::string key(ns);
+  key += '/';
+  key += name;
+  return key;
+}
+
+// The claim kube-controller-manager's resourceclaim controller makes for `pod`'s claim
+// `pod_claim`: generateName "<pod>-<podClaimName>-" (cut to 58 characters, as the API server's
+// name generator) and 5 characters of its alphabet, derived from the names and `attempt`.
+std::string GeneratedClaimName(const api::Pod& pod, std::string_view pod_claim, uint32_t attempt) {
+  static constexpr std::string_view kAlphabet = "bcdfghjklmnpqrstvwxz2456789";
+  std::string base = pod.meta.name + "-" + std::string(pod_claim) + "-";
+  if (base.size() > 58) base.resize(58);
+  uint64_t h = 1469598103934665603ULL;  // FNV-1a
+  auto mix = [&h](std::string_view s) {
+    for (char c : s) {
+      h ^= static_cast<unsigned char>(c);
+      h *= 1099511628211ULL;
+    }
+    h ^= 0xff;
+    h *= 1099511628211ULL;
+  };
+  mix(pod.meta.namespace_);
+  mix(pod.meta.name);
+  mix(pod_claim);
+  mix(std::to_string(attempt));
+  for (int i = 0; i < 5; ++i) {
+    base += kAlphabet[h % kAlphabet.size()];
+    h /= kAlphabet.size();
+  }
+  return base;
+}
+
+bool OwnedBy(const api::ResourceClaim& claim, std::string_view uid) {
+  for (const api::OwnerReference& ref : claim.meta.owner_references) {
+    if (ref.controller) return ref.uid == uid;
+  }
+  return false;
+}
+
+}  // namespace
 
 void SimCluster::SetHandler(kube::ClusterEventHandler* handler) {
   common::MutexLock lock(mu_);
@@ -56,7 +102,21 @@ common::Status SimCluster::CreatePod(api::PodPtr pod) {
     if (!pod->node_name.empty()) ChargeLocked(*pod, +1);
     handler = handler_;
   }
-  if (handler != nullptr) handler->OnPodAdd(std::move(pod));
+  if (handler != nullptr) handler->OnPodAdd(pod);
+  if (pod->resource_claims == nullptr) return common::Status::Ok();
+  // The resourceclaim controller: the pod's template claims, then its status.
+  std::vector<ClaimChange> changes;
+  api::PodPtr updated;
+  {
+    common::MutexLock lock(mu_);
+    auto it = pods_.find(pod->meta.uid);
+    if (it == pods_.end() || it->second != pod) return common::Status::Ok();
+    updated = CreateTemplateClaimsLocked(pod, changes);
+    if (updated != nullptr) it->second = updated;
+    handler = handler_;
+  }
+  DeliverClaimChanges(changes);
+  if (updated != nullptr && handler != nullptr) handler->OnPodUpdate(pod, updated);
   return common::Status::Ok();
 }
 
@@ -75,7 +135,14 @@ common::Status SimCluster::DeletePod(std::string_view uid) {
     if (!pod->node_name.empty()) ChargeLocked(*pod, -1);
     handler = handler_;
   }
-  if (handler != nullptr) handler->OnPodDelete(std::move(pod));
+  if (handler != nullptr) handler->OnPodDelete(pod);
+  // The resourceclaim controller and the garbage collector: the pod's claims released.
+  std::vector<ClaimChange> changes;
+  {
+    common::MutexLock lock(mu_);
+    ReleasePodClaimsLocked(*pod, changes);
+  }
+  DeliverClaimChanges(changes);
   return common::Status::Ok();
 }
 
@@ -311,16 +378,6 @@ common::StatusOr<std::string> SimCluster::BindPersistentVolume(const api::Persis
   return new_pv->meta.resource_version;
 }
 
-common::StatusOr<api::ResourceClaimPtr> SimCluster::UpdateResourceClaimStatus(
-    const api::ResourceClaim& claim) {
-  auto stored = std::make_shared<api::ResourceClaim>(claim);
-  {
-    common::MutexLock lock(mu_);
-    stored->meta.resource_version = std::to_string(++storage_version_);
-  }
-  return api::ResourceClaimPtr(std::move(stored));
-}
-
 common::StatusOr<std::string> SimCluster::SetPvcSelectedNode(const api::PersistentVolumeClaim& pvc,
                                                              std::string_view node) {
   kube::ClusterEventHandler* handler = nullptr;
@@ -359,6 +416,190 @@ common::StatusOr<std::string> SimCluster::SetPvcSelectedNode(const api::Persiste
     handler->OnStorageUpdate(old_pvc, api::PersistentVolumeClaimPtr(new_pvc));
   }
   return new_pvc->meta.resource_version;
+}
+
+void SimCluster::SetDra(framework::DraView* view, DraEventFn on_event) {
+  common::MutexLock lock(mu_);
+  dra_view_ = view;
+  dra_event_ = std::move(on_event);
+}
+
+std::string SimCluster::NextClaimVersionLocked() { return std::to_string(++claim_version_); }
+
+void SimCluster::PutClaimLocked(const api::ResourceClaimPtr& before, api::ResourceClaimPtr after,
+                                std::vector<ClaimChange>& changes) {
+  const api::ResourceClaim& any = after != nullptr ? *after : *before;
+  const std::string key = ClaimKey(any.meta.namespace_, any.meta.name);
+  if (after == nullptr) {
+    claims_.erase(key);
+    if (dra_view_ != nullptr) dra_view_->DeleteClaim(any.meta.namespace_, any.meta.name);
+  } else {
+    claims_[key] = after;
+    if (dra_view_ != nullptr) dra_view_->UpsertClaim(after);
+  }
+  changes.push_back(ClaimChange{before, std::move(after)});
+}
+
+void SimCluster::DeliverClaimChanges(const std::vector<ClaimChange>& changes) {
+  if (changes.empty()) return;
+  DraEventFn on_event;
+  {
+    common::MutexLock lock(mu_);
+    on_event = dra_event_;
+  }
+  if (!on_event) return;
+  for (const ClaimChange& c : changes) {
+    const uint32_t actions = c.before == nullptr  ? framework::kAdd
+                             : c.after == nullptr ? framework::kDelete
+                                                  : framework::kUpdateOther;
+    on_event(framework::EventResource::kResourceClaim, actions, c.before, c.after);
+  }
+}
+
+void SimCluster::AddDra(const DraObject& obj) {
+  std::vector<ClaimChange> changes;
+  DraEventFn on_event;
+  framework::EventResource resource = framework::EventResource::kResourceSlice;
+  std::shared_ptr<const void> object;
+  {
+    common::MutexLock lock(mu_);
+    if (const auto* c = std::get_if<api::DeviceClassPtr>(&obj)) {
+      if (dra_view_ != nullptr) dra_view_->UpsertDeviceClass(*c);
+      resource = framework::EventResource::kDeviceClass;
+      object = *c;
+    } else if (const auto* s = std::get_if<api::ResourceSlicePtr>(&obj)) {
+      if (dra_view_ != nullptr) dra_view_->UpsertSlice(*s);
+      object = *s;
+    } else if (const auto* t = std::get_if<api::ResourceClaimTemplatePtr>(&obj)) {
+      claim_templates_[ClaimKey((*t)->meta.namespace_, (*t)->meta.name)] = *t;
+    } else if (const auto* claim = std::get_if<api::ResourceClaimPtr>(&obj)) {
+      api::ResourceClaimPtr stored = *claim;
+      const std::string& rv = stored->meta.resource_version;
+      if (rv.empty()) {
+        auto copy = std::make_shared<api::ResourceClaim>(*stored);
+        copy->meta.resource_version = NextClaimVersionLocked();
+        stored = std::move(copy);
+      } else if (framework::CompareResourceVersions(rv, std::to_string(claim_version_)) > 0) {
+        // Later versions must compare newer than the input's.
+        if (std::optional<int64_t> v = common::ParseInt64(rv); v && *v > 0) {
+          claim_version_ = static_cast<uint64_t>(*v);
+        }
+      }
+      auto it = claims_.find(ClaimKey(stored->meta.namespace_, stored->meta.name));
+      PutClaimLocked(it == claims_.end() ? nullptr : it->second, std::move(stored), changes);
+    }
+    on_event = dra_event_;
+  }
+  DeliverClaimChanges(changes);
+  if (object != nullptr && on_event) on_event(resource, framework::kAdd, nullptr, object);
+}
+
+api::PodPtr SimCluster::CreateTemplateClaimsLocked(const api::PodPtr& pod,
+                                                   std::vector<ClaimChange>& changes) {
+  const api::PodResourceClaims& pc = *pod->resource_claims;
+  std::vector<std::pair<std::string, std::string>> statuses = pc.statuses;
+  bool changed = false;
+  for (const api::PodClaimSource& src : pc.claims) {
+    if (src.template_name.empty()) continue;
+    const bool has_status = std::any_of(statuses.begin(), statuses.end(),
+                                        [&](const auto& s) { return s.first == src.name; });
+    if (has_status) continue;
+    auto t = claim_templates_.find(ClaimKey(pod->meta.namespace_, src.template_name));
+    if (t == claim_templates_.end()) continue;  // the controller retries; the pod waits
+    auto claim = std::make_shared<api::ResourceClaim>();
+    for (uint32_t attempt = 0;; ++attempt) {
+      claim->meta.name = GeneratedClaimName(*pod, src.name, attempt);
+      if (!claims_.contains(ClaimKey(pod->meta.namespace_, claim->meta.name))) break;
+    }
+    claim->meta.namespace_ = pod->meta.namespace_;
+    claim->meta.uid = "sim:resourceclaim:" + pod->meta.namespace_ + "/" + claim->meta.name;
+    claim->meta.resource_version = NextClaimVersionLocked();
+    claim->meta.labels = t->second->meta.labels;
+    claim->meta.annotations = {{"resource.kubernetes.io/pod-claim-name", src.name}};
+    claim->meta.owner_references.push_back(
+        api::OwnerReference{"v1", "Pod", pod->meta.name, pod->meta.uid, /*controller=*/true});
+    claim->spec = t->second->spec;
+    statuses.emplace_back(src.name, claim->meta.name);
+    PutClaimLocked(nullptr, std::move(claim), changes);
+    ++counters_.claims_created;
+    changed = true;
+  }
+  if (!changed) return nullptr;
+  auto claims = std::make_shared<api::PodResourceClaims>(pc);
+  claims->statuses = std::move(statuses);
+  auto updated = std::make_shared<api::Pod>(*pod);
+  updated->resource_claims = std::move(claims);
+  return updated;
+}
+
+void SimCluster::ReleasePodClaimsLocked(const api::Pod& pod, std::vector<ClaimChange>& changes) {
+  std::vector<api::ResourceClaimPtr> affected;
+  for (const auto& [key, claim] : claims_) {
+    const bool reserved =
+        std::any_of(claim->reserved_for.begin(), claim->reserved_for.end(),
+                    [&](const api::ClaimConsumer& c) { return c.uid == pod.meta.uid; });
+    if (reserved || OwnedBy(*claim, pod.meta.uid)) affected.push_back(claim);
+  }
+  for (const api::ResourceClaimPtr& claim : affected) {
+    if (OwnedBy(*claim, pod.meta.uid)) {
+      PutClaimLocked(claim, nullptr, changes);
+      ++counters_.claims_deleted;
+      continue;
+    }
+    auto updated = std::make_shared<api::ResourceClaim>(*claim);
+    std::erase_if(updated->reserved_for,
+                  [&](const api::ClaimConsumer& c) { return c.uid == pod.meta.uid; });
+    if (updated->reserved_for.empty() && updated->allocation) {
+      updated->allocation.reset();
+      ++counters_.claims_deallocated;
+    }
+    updated->meta.resource_version = NextClaimVersionLocked();
+    PutClaimLocked(claim, std::move(updated), changes);
+  }
+}
+
+common::StatusOr<api::ResourceClaimPtr> SimCluster::UpdateResourceClaimStatus(
+    const api::ResourceClaim& claim) {
+  std::vector<ClaimChange> changes;
+  api::ResourceClaimPtr stored;
+  {
+    common::MutexLock lock(mu_);
+    auto it = claims_.find(ClaimKey(claim.meta.namespace_, claim.meta.name));
+    if (it == claims_.end()) {
+      return common::NotFoundError("resourceclaims.resource.k8s.io " +
+                                   common::Quote(claim.meta.name) + " not found");
+    }
+    if (claim.meta.resource_version != it->second->meta.resource_version) {
+      return common::AbortedError(
+          "Operation cannot be fulfilled on resourceclaims.resource.k8s.io " +
+          common::Quote(claim.meta.name) +
+          ": the object has been modified; please apply your changes to "
+          "the latest version and try again");
+    }
+    auto updated = std::make_shared<api::ResourceClaim>(*it->second);
+    updated->allocation = claim.allocation;
+    updated->reserved_for = claim.reserved_for;
+    updated->meta.resource_version = NextClaimVersionLocked();
+    stored = updated;
+    PutClaimLocked(it->second, std::move(updated), changes);
+    ++counters_.claim_status_updates;
+  }
+  DeliverClaimChanges(changes);
+  return stored;
+}
+
+std::vector<api::ResourceClaimPtr> SimCluster::Claims() const {
+  common::MutexLock lock(mu_);
+  std::vector<api::ResourceClaimPtr> out;
+  out.reserve(claims_.size());
+  for (const auto& [key, c] : claims_) out.push_back(c);
+  return out;
+}
+
+api::ResourceClaimPtr SimCluster::GetClaim(std::string_view ns, std::string_view name) const {
+  common::MutexLock lock(mu_);
+  auto it = claims_.find(ClaimKey(ns, name));
+  return it == claims_.end() ? nullptr : it->second;
 }
 
 std::map<std::string, api::PodGroupStatus> SimCluster::PodGroupStatuses() const {

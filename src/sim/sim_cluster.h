@@ -26,9 +26,19 @@
 //                 gets a new bound PV "pvc-<claim uid or name>" of its class and size (without
 //                 node affinity: the simulated volume follows the pod). Each change is delivered
 //                 as OnStorageAdd/OnStorageUpdate.
-//   UpdateResourceClaimStatus -> the claim as written, with a new resourceVersion; the simulator
-//                 keeps no ResourceClaims of its own, so nothing is delivered (DRA is not
-//                 simulated, issue #23).
+//   AddDra     -> the DRA objects (DeviceClass, ResourceSlice, ResourceClaim,
+//                 ResourceClaimTemplate) into the DraView given to SetDra (playing its informers)
+//                 and a queue event (DraEventFn) per change.
+//   UpdateResourceClaimStatus (framework::DraWriter, DynamicResources' PreBind) -> the claim's
+//                 allocation and reservedFor stored under a new resourceVersion (Aborted when the
+//                 claim changed since the writer read it, as the API server's conflict).
+//   kube-controller-manager's resourceclaim controller is played too: CreatePod creates, for each
+//                 pod claim with resourceClaimTemplateName and no status yet, the claim
+//                 "<pod>-<podClaimName>-<5 chars>" (the chars derived from the names: reproducible)
+//                 in the pod's namespace from the template, owned by the pod (controller: true),
+//                 and sets the pod's status.resourceClaimStatuses (OnPodUpdate); DeletePod drops
+//                 the pod from every claim's reservedFor, deallocates a claim reserved for no pod
+//                 any more, and deletes the claims the pod owns (the garbage collector's part).
 //
 // Ledger: independently of the scheduler's cache, SimCluster keeps per node the summed requests
 // of its bound pods and, per GPU device, the milli-GPU written in the pods' gpusched.io/gpu-devices
@@ -51,11 +61,15 @@
 #include <utility>
 #include <vector>
 
+#include "src/api/dra.h"
 #include "src/api/gpu.h"
 #include "src/api/types.h"
 #include "src/common/mutex.h"
 #include "src/common/status.h"
+#include "src/framework/dra_view.h"
+#include "src/framework/plugin.h"
 #include "src/kube/api_client.h"
+#include "src/sim/workload.h"
 
 namespace gpusched::sim {
 
@@ -78,9 +92,19 @@ struct ClusterCounters {
   std::map<std::string, int64_t> events_by_reason;      // "Scheduled", "FailedScheduling"
   std::map<std::string, int64_t> conditions_by_reason;  // PodScheduled=False reasons
   int64_t api_deletes = 0;                              // DeletePod(pod): preemption victims
+  int64_t claims_created = 0;        // by the resourceclaim controller (from templates)
+  int64_t claims_deleted = 0;        // generated claims of pods that left
+  int64_t claim_status_updates = 0;  // UpdateResourceClaimStatus (DynamicResources' PreBind)
+  int64_t claims_deallocated = 0;    // claims reserved for no pod any more
 };
 
-class SimCluster final : public kube::ApiClient {
+// A DRA change for the scheduling queue: the resource, its ActionType bits and the old/new
+// api::DeviceClass, ResourceSlice or ResourceClaim (null for none).
+using DraEventFn =
+    std::function<void(framework::EventResource resource, uint32_t actions,
+                       std::shared_ptr<const void> old_obj, std::shared_ptr<const void> new_obj)>;
+
+class SimCluster final : public kube::ApiClient, public framework::DraWriter {
  public:
   SimCluster() = default;
   SimCluster(const SimCluster&) = delete;
@@ -102,6 +126,13 @@ class SimCluster final : public kube::ApiClient {
   common::Status AddPodGroup(api::PodGroupPtr group);
   // A storage object (PV, PVC, StorageClass, CSINode, CSIDriver). Replaces one of the same name.
   void AddStorage(const kube::StorageObject& obj);
+  // The DraView AddDra and the claim writes feed (null: DRA objects are kept here only) and the
+  // receiver of their queue events. REQUIRES: set before the first AddDra; both outlive this
+  // object or are reset first.
+  void SetDra(framework::DraView* view, DraEventFn on_event);
+  // A DRA object. Replaces one of the same name (namespace/name for claims and templates). A
+  // claim without a resourceVersion gets one.
+  void AddDra(const DraObject& obj);
 
   // kube::ApiClient
   common::Status BindPod(
@@ -119,8 +150,13 @@ class SimCluster final : public kube::ApiClient {
                                                      bool bound_by_controller) override;
   common::StatusOr<std::string> SetPvcSelectedNode(const api::PersistentVolumeClaim& pvc,
                                                    std::string_view node) override;
+  // framework::DraWriter
   common::StatusOr<api::ResourceClaimPtr> UpdateResourceClaimStatus(
       const api::ResourceClaim& claim) override;
+
+  // The ResourceClaims as stored, by namespace/name.
+  std::vector<api::ResourceClaimPtr> Claims() const;
+  api::ResourceClaimPtr GetClaim(std::string_view ns, std::string_view name) const;
 
   // The current object, or nullptr.
   api::PodPtr GetPod(std::string_view uid) const;
@@ -146,6 +182,23 @@ class SimCluster final : public kube::ApiClient {
   // Adds (sign=+1) or removes (sign=-1) a bound pod's usage on its node.
   void ChargeLocked(const api::Pod& pod, int sign) GPUSCHED_REQUIRES(mu_);
   void ViolationLocked(std::string what) GPUSCHED_REQUIRES(mu_);
+  // One stored claim change, for the queue event after the lock is released.
+  struct ClaimChange {
+    api::ResourceClaimPtr before;
+    api::ResourceClaimPtr after;
+  };
+  // Stores `after` (null: deletes the claim of `before`) and feeds the view.
+  void PutClaimLocked(const api::ResourceClaimPtr& before, api::ResourceClaimPtr after,
+                      std::vector<ClaimChange>& changes) GPUSCHED_REQUIRES(mu_);
+  std::string NextClaimVersionLocked() GPUSCHED_REQUIRES(mu_);
+  // The resourceclaim controller for a new pod: its template claims, and the pod with
+  // status.resourceClaimStatuses (null when nothing changed).
+  api::PodPtr CreateTemplateClaimsLocked(const api::PodPtr& pod, std::vector<ClaimChange>& changes)
+      GPUSCHED_REQUIRES(mu_);
+  // The resourceclaim controller and the garbage collector for a pod that left.
+  void ReleasePodClaimsLocked(const api::Pod& pod, std::vector<ClaimChange>& changes)
+      GPUSCHED_REQUIRES(mu_);
+  void DeliverClaimChanges(const std::vector<ClaimChange>& changes);
   // Replaces the stored pod of `uid` with update(copy) and delivers OnPodUpdate(old, new);
   // nothing when update returns false. NotFound when the uid is not there.
   common::Status UpdateStoredPod(const api::Pod& pod, const std::function<bool(api::Pod&)>& update);
@@ -163,6 +216,11 @@ class SimCluster final : public kube::ApiClient {
   std::map<std::string, api::PersistentVolumeClaimPtr> pvcs_ GPUSCHED_GUARDED_BY(mu_);  // ns/name
   uint64_t storage_version_ GPUSCHED_GUARDED_BY(mu_) = 1000;
   std::string violation_ GPUSCHED_GUARDED_BY(mu_);
+  framework::DraView* dra_view_ GPUSCHED_GUARDED_BY(mu_) = nullptr;
+  DraEventFn dra_event_ GPUSCHED_GUARDED_BY(mu_);
+  std::map<std::string, api::ResourceClaimPtr> claims_ GPUSCHED_GUARDED_BY(mu_);  // ns/name
+  std::map<std::string, api::ResourceClaimTemplatePtr> claim_templates_ GPUSCHED_GUARDED_BY(mu_);
+  uint64_t claim_version_ GPUSCHED_GUARDED_BY(mu_) = 1000;
   // The devices charged for bound GPU pods without a device annotation, by uid.
   std::unordered_map<std::string, api::GpuAssignment> unannotated_devices_ GPUSCHED_GUARDED_BY(mu_);
 };

@@ -39,6 +39,7 @@
 #include "src/common/random.h"
 #include "src/common/status.h"
 #include "src/config/config.h"
+#include "src/framework/dra_view.h"
 #include "src/framework/network_view.h"
 #include "src/framework/registry.h"
 #include "src/scheduler/scheduler.h"
@@ -141,10 +142,10 @@ class Simulator {
   // periodic tick (backoff and unschedulable flush) and schedules until no pod is ready. A pod
   // nominated by preemption binds here once its victims are gone.
   common::Status Settle();
-  // SetPriorityClasses, AddPodDisruptionBudget and SimCluster::AddPodGroup from the workload,
-  // AddNode for every node, then SubmitPod for every pod, in order; then Settle() if a preemptor
-  // is still waiting. A pod whose name is taken is recorded as kRejected ("already exists") and
-  // the rest is simulated.
+  // SetPriorityClasses, AddPodDisruptionBudget, SimCluster::AddPodGroup, AddStorage and AddDra
+  // from the workload, AddNode for every node, then SubmitPod for every pod, in order; then
+  // Settle() if a preemptor is still waiting. A pod whose name is taken is recorded as kRejected
+  // ("already exists") and the rest is simulated.
   common::Status Run(const Workload& workload);
 
   // Time replay (replay.h): moves sim time forward to `t` (never back) and runs the scheduler's
@@ -165,6 +166,9 @@ class Simulator {
   // gang members that must wait for each other after an FGD-protocol phase).
   void SetRetry(bool retry) { options_.retry = retry; }
   const config::SchedulerConfig& config() const { return config_; }
+  // The DRA objects the scheduler's Handle::dra() offers, fed by SimCluster.
+  framework::DraView& dra() { return dra_; }
+  const framework::DraView& dra() const { return dra_; }
   SimCluster& cluster() { return cluster_; }
   const SimCluster& cluster() const { return cluster_; }
   scheduler::Scheduler& scheduler() { return *scheduler_; }
@@ -187,6 +191,7 @@ class Simulator {
   common::FakeClock sim_clock_;
   common::Random random_;
   common::InlineExecutor executor_;
+  framework::DraView dra_;  // before cluster_ and scheduler_, which use it
   SimCluster cluster_;
   std::unique_ptr<scheduler::Scheduler> scheduler_;  // destroyed before cluster_
 

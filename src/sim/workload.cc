@@ -13,6 +13,7 @@
 #include <variant>
 
 #include "src/api/decode.h"
+#include "src/api/decode_dra.h"
 #include "src/api/decode_storage.h"
 #include "src/api/gang_object.h"
 #include "src/api/manifest.h"
@@ -48,14 +49,17 @@ DocumentId IdOf(const json::value& doc) {
   id.name = StringMember(m->get_object(), "name");
   std::string ns = StringMember(m->get_object(), "namespace");
   const bool cluster_scoped = id.kind == "Node" || id.kind == "PriorityClass" ||
-                              id.kind == "Namespace" || id.kind.ends_with("List");
+                              id.kind == "Namespace" || id.kind == "DeviceClass" ||
+                              id.kind == "ResourceSlice" || id.kind.ends_with("List");
   if (!cluster_scoped && !id.name.empty()) id.name = (ns.empty() ? "default" : ns) + "/" + id.name;
   return id;
 }
 
 // The decoder's "pod default/a: spec...: why" without the subject the Rejection names anyway.
 std::string WithoutSubject(std::string message) {
-  for (std::string_view subject : {"pod ", "node ", "poddisruptionbudget ", "priorityclass "}) {
+  for (std::string_view subject :
+       {"pod ", "node ", "poddisruptionbudget ", "priorityclass ", "deviceclass ", "resourceslice ",
+        "resourceclaim ", "resourceclaimtemplate "}) {
     if (!message.starts_with(subject)) continue;
     if (size_t colon = message.find(": "); colon != std::string::npos) {
       return message.substr(colon + 2);
@@ -77,7 +81,8 @@ void Skipped(Workload& workload, std::string_view source, std::string_view kind,
                               "\": the simulator reads Nodes, Pods, PriorityClasses, "
                               "PodDisruptionBudgets, PodGroups, Workloads (scheduling.k8s.io), "
                               "PersistentVolumes, PersistentVolumeClaims, StorageClasses, "
-                              "CSINodes, CSIDrivers, "
+                              "CSINodes, CSIDrivers, DeviceClasses, ResourceSlices, "
+                              "ResourceClaims, ResourceClaimTemplates (resource.k8s.io/v1), "
                               "Deployments, ReplicaSets, StatefulSets, Jobs and DaemonSets only");
 }
 
@@ -129,6 +134,35 @@ bool AddStorage(const api::OtherObject& o, std::string_view source, size_t docum
   return true;
 }
 
+// A DRA object (resource.k8s.io/v1 DeviceClass, ResourceSlice, ResourceClaim,
+// ResourceClaimTemplate): decoded, or rejected with the decoder's error. False when `o` is none.
+bool AddDra(const api::OtherObject& o, std::string_view source, size_t document,
+            Workload& workload) {
+  auto add = [&](auto decoded) {
+    if (!decoded.ok()) {
+      workload.rejected.push_back(
+          Rejection{std::string(source), document, o.kind, IdOf(o.json).name,
+                    WithoutSubject(std::string(decoded.status().message()))});
+      return;
+    }
+    using T = std::decay_t<decltype(*decoded)>;
+    workload.dra.emplace_back(std::make_shared<const T>(std::move(decoded).value()));
+  };
+  if (o.api_version != "resource.k8s.io/v1") return false;
+  if (o.kind == "DeviceClass") {
+    add(api::DecodeDeviceClass(o.json));
+  } else if (o.kind == "ResourceSlice") {
+    add(api::DecodeResourceSlice(o.json));
+  } else if (o.kind == "ResourceClaim") {
+    add(api::DecodeResourceClaim(o.json));
+  } else if (o.kind == "ResourceClaimTemplate") {
+    add(api::DecodeResourceClaimTemplate(o.json));
+  } else {
+    return false;
+  }
+  return true;
+}
+
 void Route(api::Object& obj, std::string_view source, size_t document, Workload& workload) {
   std::visit(
       [&](auto& o) {
@@ -145,6 +179,8 @@ void Route(api::Object& obj, std::string_view source, size_t document, Workload&
           AddGangPolicy(o, source, document, workload);
         } else if (AddStorage(o, source, document, workload)) {
           // a storage object
+        } else if (AddDra(o, source, document, workload)) {
+          // a DRA object
         } else if (IsControllerKind(o.api_version, o.kind)) {  // an item of a List
           DocumentId id = IdOf(o.json);
           workload.controllers.push_back(ControllerObject{std::string(source), document,

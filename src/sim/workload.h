@@ -15,8 +15,10 @@
 #include <cstddef>
 #include <string>
 #include <string_view>
+#include <variant>
 #include <vector>
 
+#include "src/api/dra.h"
 #include "src/api/gang.h"
 #include "src/api/types.h"
 #include "src/common/status.h"
@@ -47,6 +49,10 @@ struct ControllerObject {
   boost::json::value json;
 };
 
+// A Dynamic Resource Allocation object of the input (resource.k8s.io/v1, docs/dra.md).
+using DraObject = std::variant<api::DeviceClassPtr, api::ResourceSlicePtr, api::ResourceClaimPtr,
+                               api::ResourceClaimTemplatePtr>;
+
 struct Workload {
   std::vector<api::NodePtr> nodes;
   std::vector<api::PodPtr> pods;  // arrival order
@@ -61,6 +67,9 @@ struct Workload {
   // Storage objects for the volume plugins: PersistentVolumes, PersistentVolumeClaims,
   // StorageClasses, CSINodes and CSIDrivers (docs/volumes.md). Added before the pods.
   std::vector<kube::StorageObject> storage;
+  // DRA objects for the DynamicResources plugin: DeviceClasses, ResourceSlices, ResourceClaims
+  // and ResourceClaimTemplates (docs/dra.md). Added before the pods.
+  std::vector<DraObject> dra;
   // Objects that were read but are not simulated (e.g. a ConfigMap), unknown fields, node GPU
   // facts that were clamped or disagree: one line each.
   std::vector<std::string> warnings;
@@ -71,8 +80,8 @@ struct Workload {
 };
 
 // Decodes a multi-document YAML (or JSON) manifest and appends its Nodes, Pods, PriorityClasses,
-// PodDisruptionBudgets, gang policies (PodGroups of scheduler-plugins or Volcano, Workloads) and
-// workload objects (to `controllers`) to `workload`, in document order.
+// PodDisruptionBudgets, gang policies (PodGroups of scheduler-plugins or Volcano, Workloads),
+// storage and DRA objects and workload objects (to `controllers`) to `workload`, in document order.
 // Lists (v1 List, PodList, NodeList) are expanded by the decoder; other kinds are skipped with a
 // warning. A document that does not decode, or that the API server would refuse (checks.h), is
 // added to `rejected` and skipped; unknown fields are warnings ("did you mean"). Only text that

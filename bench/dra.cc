@@ -1,0 +1,235 @@
+// SPDX-License-Identifier: Apache-2.0
+// The objects are generated as JSON manifests and read by the simulator's manifest reader (the
+// production decoders), as synthetic.cc does; only SubmitPod is timed.
+#include "bench/dra.h"
+
+#include <sys/resource.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "src/common/clock.h"
+#include "src/sim/simulator.h"
+#include "src/sim/workload.h"
+
+namespace gpusched::bench {
+namespace {
+
+constexpr std::string_view kDriver = "gpu.nvidia.com";
+constexpr std::string_view kH100 = "NVIDIA H100 80GB HBM3";
+constexpr std::string_view kA100 = "NVIDIA A100-SXM4-80GB";
+
+double CpuSeconds() {
+  rusage ru{};
+  getrusage(RUSAGE_SELF, &ru);
+  return static_cast<double>(ru.ru_utime.tv_sec + ru.ru_stime.tv_sec) +
+         static_cast<double>(ru.ru_utime.tv_usec + ru.ru_stime.tv_usec) / 1e6;
+}
+
+double PeakRssMiB() {
+  rusage ru{};
+  getrusage(RUSAGE_SELF, &ru);
+  return static_cast<double>(ru.ru_maxrss) / 1024.0;
+}
+
+std::string Node(int32_t i) {
+  const std::string name = "node-" + std::to_string(i);
+  return R"({"apiVersion":"v1","kind":"Node","metadata":{"name":")" + name +
+         R"(","labels":{"kubernetes.io/hostname":")" + name +
+         R"(","node.kubernetes.io/instance-type":")" +
+         (i % 2 == 0 ? "p5.48xlarge" : "p4de.24xlarge") +
+         R"("}},"status":{"allocatable":{"cpu":"192","memory":"2Ti","pods":"110"}}})";
+}
+
+// 8 GPUs as NVIDIA's DRA driver (k8s-dra-driver-gpu) publishes them; two NVLink islands of 4.
+std::string Slice(int32_t i) {
+  const std::string node = "node-" + std::to_string(i);
+  const bool h100 = i % 2 == 0;
+  std::string devices;
+  for (int g = 0; g < 8; ++g) {
+    if (g > 0) devices += ",";
+    devices += R"({"name":"gpu-)" + std::to_string(g) + R"(","attributes":{"index":{"int":)" +
+               std::to_string(g) + R"(},"uuid":{"string":"GPU-)" + node + "-" + std::to_string(g) +
+               R"("},"productName":{"string":")" + std::string(h100 ? kH100 : kA100) +
+               R"("},"architecture":{"string":")" + (h100 ? "Hopper" : "Ampere") +
+               R"("},"driverVersion":{"version":"550.54.15"},"cliqueId":{"string":")" + node + "." +
+               std::to_string(g / 4) + R"("}},"capacity":{"memory":{"value":"80Gi"}}})";
+  }
+  return R"({"apiVersion":"resource.k8s.io/v1","kind":"ResourceSlice","metadata":{"name":")" +
+         node + R"(-gpu"},"spec":{"driver":")" + std::string(kDriver) + R"(","nodeName":")" + node +
+         R"(","pool":{"name":")" + node +
+         R"(","generation":1,"resourceSliceCount":1},"devices":[)" + devices + "]}}";
+}
+
+std::string Template(std::string_view name, int count, std::string_view product) {
+  std::string exactly =
+      R"({"deviceClassName":")" + std::string(kDriver) + R"(","count":)" + std::to_string(count);
+  if (!product.empty()) {
+    exactly += R"(,"selectors":[{"cel":{"expression":"device.attributes['gpu.nvidia.com'].)"
+               R"(productName == ')" +
+               std::string(product) + R"('"}}])";
+  }
+  exactly += "}";
+  std::string devices = R"({"requests":[{"name":"gpu","exactly":)" + exactly + "}]";
+  if (count > 1) devices += R"(,"constraints":[{"matchAttribute":"gpu.nvidia.com/cliqueId"}])";
+  devices += "}";
+  return R"({"apiVersion":"resource.k8s.io/v1","kind":"ResourceClaimTemplate","metadata":{)"
+         R"("name":")" +
+         std::string(name) + R"(","namespace":"bench"},"spec":{"spec":{"devices":)" + devices +
+         "}}}";
+}
+
+std::string Pod(int32_t i, std::string_view tmpl) {
+  return R"({"apiVersion":"v1","kind":"Pod","metadata":{"name":"p-)" + std::to_string(i) +
+         R"(","namespace":"bench"},"spec":{"containers":[{"name":"main","resources":{)"
+         R"("requests":{"cpu":"2","memory":"8Gi"},"claims":[{"name":"gpu"}]}}],)"
+         R"("resourceClaims":[{"name":"gpu","resourceClaimTemplateName":")" +
+         std::string(tmpl) + R"("}]}})";
+}
+
+// The workload: the DeviceClass, templates, nodes with their slices and the pods. The claim mix
+// is drawn with a 64-bit LCG from `seed`.
+common::StatusOr<sim::Workload> DraWorkload(const DraFlags& f) {
+  std::string text = "[";
+  text +=
+      R"({"apiVersion":"resource.k8s.io/v1","kind":"DeviceClass","metadata":{"name":")" +
+      std::string(kDriver) +
+      R"("},"spec":{"selectors":[{"cel":{"expression":"device.driver == 'gpu.nvidia.com'"}}]}})";
+  text += "," + Template("h100-1", 1, kH100) + "," + Template("a100-1", 1, kA100) + "," +
+          Template("gpu-2", 2, "") + "," + Template("gpu-4", 4, "");
+  for (int32_t i = 0; i < f.nodes; ++i) text += "," + Node(i) + "," + Slice(i);
+  uint64_t state = f.seed * 6364136223846793005ULL + 1442695040888963407ULL;
+  for (int32_t i = 0; i < f.pods; ++i) {
+    state = state * 6364136223846793005ULL + 1442695040888963407ULL;
+    const uint64_t r = (state >> 33) % 100;
+    const char* tmpl = r < 30 ? "h100-1" : r < 60 ? "a100-1" : r < 85 ? "gpu-2" : "gpu-4";
+    text += "," + Pod(i, tmpl);
+  }
+  text += "]";
+  sim::Workload w;
+  GPUSCHED_RETURN_IF_ERROR(sim::AppendManifests(text, "dra-bench", w));
+  if (!w.rejected.empty()) return common::InternalError(w.rejected.front().ToString());
+  return w;
+}
+
+double Percentile(std::vector<double>& v, double p) {
+  if (v.empty()) return 0;
+  const size_t k = std::min(v.size() - 1, static_cast<size_t>(p * static_cast<double>(v.size())));
+  std::nth_element(v.begin(), v.begin() + static_cast<std::ptrdiff_t>(k), v.end());
+  return v[k];
+}
+
+}  // namespace
+
+int RunDra(const DraFlags& f, const config::SchedulerConfig& config,
+           const framework::Registry& registry) {
+  const auto t_gen = std::chrono::steady_clock::now();
+  common::StatusOr<sim::Workload> workload = DraWorkload(f);
+  if (!workload.ok()) {
+    std::fprintf(stderr, "error: %s\n", workload.status().ToString().c_str());
+    return 1;
+  }
+  std::printf(
+      "dra: %d nodes x 8 GPUs (ResourceSlices), %d pods with one template claim each (1 GPU by "
+      "product name 60 %%, 2 GPUs 25 %%, 4 GPUs 15 %%; matchAttribute cliqueId), seed %llu "
+      "(generated+decoded in %.2f s)\n",
+      f.nodes, f.pods, static_cast<unsigned long long>(f.seed),
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - t_gen).count());
+  for (int rep = 0; rep < f.repeat; ++rep) {
+    common::SystemClock wall;
+    sim::SimOptions opts;
+    opts.seed = f.seed;
+    opts.retry = false;
+    auto simulator = sim::Simulator::Create(config, {registry, wall}, opts);
+    if (!simulator.ok()) {
+      std::fprintf(stderr, "error: %s\n", simulator.status().ToString().c_str());
+      return 1;
+    }
+    sim::Simulator& s = **simulator;
+    for (const sim::DraObject& o : workload->dra) s.cluster().AddDra(o);
+    for (const api::NodePtr& n : workload->nodes) {
+      if (common::Status st = s.AddNode(n); !st.ok()) {
+        std::fprintf(stderr, "error: %s\n", st.ToString().c_str());
+        return 1;
+      }
+    }
+    std::vector<double> lat_us;
+    lat_us.reserve(workload->pods.size());
+    const double cpu0 = CpuSeconds();
+    const auto start = std::chrono::steady_clock::now();
+    for (const api::PodPtr& p : workload->pods) {
+      const auto t0 = std::chrono::steady_clock::now();
+      auto r = s.SubmitPod(p);
+      lat_us.push_back(
+          std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now() - t0).count());
+      if (!r.ok()) {
+        std::fprintf(stderr, "error: %s\n", r.status().ToString().c_str());
+        return 1;
+      }
+    }
+    const double secs =
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    const double cpu = CpuSeconds() - cpu0;
+    const sim::SimStats st = s.Stats();
+    double mean = 0;
+    for (double x : lat_us) mean += x;
+    mean /= std::max<double>(1, static_cast<double>(lat_us.size()));
+    const double p50 = Percentile(lat_us, 0.5);
+    const double p99 = Percentile(lat_us, 0.99);
+    // The placement: claims allocated, their devices on the pod's node, a digest of every
+    // claim's devices (FNV-1a, by claim name).
+    int64_t allocated = 0;
+    int64_t devices = 0;
+    int64_t elsewhere = 0;  // allocated on another node than the pod's (must be 0)
+    uint64_t digest = 1469598103934665603ULL;
+    auto mix = [&digest](std::string_view v) {
+      for (unsigned char c : v) digest = (digest ^ c) * 1099511628211ULL;
+      digest = (digest ^ 0xffU) * 1099511628211ULL;
+    };
+    for (const api::ResourceClaimPtr& c : s.cluster().Claims()) {
+      if (!c->allocation) continue;
+      ++allocated;
+      mix(c->meta.name);
+      for (const api::DeviceResult& d : c->allocation->devices) {
+        ++devices;
+        mix(d.pool);
+        mix(d.device);
+        if (c->reserved_for.empty()) continue;
+        api::PodPtr pod = s.cluster().GetPod(c->reserved_for.front().uid);
+        if (pod == nullptr || pod->node_name != d.pool) ++elsewhere;
+      }
+    }
+    std::printf(
+        "run %d: %.0f pods/s  (%zu pods in %.3f s; %.3f CPU s = %.0f pods per CPU s)  latency us: "
+        "mean %.1f p50 %.1f p99 %.1f  scheduled %lld unschedulable %lld errors %lld  claims "
+        "allocated %lld (%lld of %d GPUs)  peak RSS %.0f MiB\n",
+        rep + 1, static_cast<double>(lat_us.size()) / secs, lat_us.size(), secs, cpu,
+        static_cast<double>(lat_us.size()) / cpu, mean, p50, p99,
+        static_cast<long long>(st.scheduled), static_cast<long long>(st.unschedulable),
+        static_cast<long long>(st.errors), static_cast<long long>(allocated),
+        static_cast<long long>(devices), f.nodes * 8, PeakRssMiB());
+    if (elsewhere > 0) {
+      std::printf("  error: %lld devices allocated on another node than their pod's\n",
+                  static_cast<long long>(elsewhere));
+    }
+    if (rep == 0) {
+      std::map<std::string, int64_t> reasons;
+      for (const sim::PodOutcome& o : s.outcomes()) {
+        for (const std::string& r : o.reasons) ++reasons[r];
+      }
+      for (const auto& [r, n] : reasons) {
+        std::printf("  unschedulable reason: %lld x %s\n", static_cast<long long>(n), r.c_str());
+      }
+    }
+    std::printf("  claim digest: %016llx (%lld claims)\n", static_cast<unsigned long long>(digest),
+                static_cast<long long>(allocated));
+    std::fflush(stdout);
+  }
+  return 0;
+}
+
+}  // namespace gpusched::bench

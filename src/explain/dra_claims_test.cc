@@ -1,0 +1,155 @@
+// SPDX-License-Identifier: Apache-2.0
+// ExplainClaims: each device of a node with the reason it is or is not used for a request, from
+// the DynamicResources plugin's own selector matching and allocator, on a cluster built by the
+// simulator from manifests.
+#include "src/explain/dra_claims.h"
+
+#include <gtest/gtest.h>
+
+#include <memory>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "src/common/clock.h"
+#include "src/plugins/in_tree_registry.h"
+#include "src/sim/simulator.h"
+#include "src/sim/workload.h"
+
+namespace gpusched::explain {
+namespace {
+
+constexpr std::string_view kInput = R"(
+apiVersion: v1
+kind: Node
+metadata: {name: n1}
+status: {allocatable: {cpu: "32", memory: 64Gi, pods: "110"}}
+---
+apiVersion: resource.k8s.io/v1
+kind: DeviceClass
+metadata: {name: gpu.nvidia.com}
+spec:
+  selectors:
+  - cel: {expression: "device.driver == 'gpu.nvidia.com'"}
+---
+apiVersion: resource.k8s.io/v1
+kind: ResourceSlice
+metadata: {name: n1-gpu}
+spec:
+  driver: gpu.nvidia.com
+  nodeName: n1
+  pool: {name: n1, generation: 1, resourceSliceCount: 1}
+  devices:
+  - {name: gpu-0, attributes: {productName: {string: H100}, cliqueId: {string: c0}}}
+  - {name: gpu-1, attributes: {productName: {string: H100}, cliqueId: {string: c0}}}
+  - {name: gpu-2, attributes: {productName: {string: H100}, cliqueId: {string: c0}}}
+  - {name: gpu-3, attributes: {productName: {string: H100}, cliqueId: {string: c0}}}
+  - {name: gpu-4, attributes: {productName: {string: H100}, cliqueId: {string: c1}}}
+  - {name: gpu-5, attributes: {productName: {string: H100}, cliqueId: {string: c1}}}
+  - {name: gpu-6, attributes: {productName: {string: A100}, cliqueId: {string: c1}}}
+  - name: gpu-7
+    attributes: {productName: {string: H100}, cliqueId: {string: c1}}
+    taints: [{key: broken, value: "true", effect: NoSchedule}]
+---
+apiVersion: resource.k8s.io/v1
+kind: ResourceSlice
+metadata: {name: n1-other}
+spec:
+  driver: other.example.com
+  nodeName: n1
+  pool: {name: n1-other, generation: 1, resourceSliceCount: 1}
+  devices:
+  - {name: dev-0}
+---
+apiVersion: resource.k8s.io/v1
+kind: ResourceSlice
+metadata: {name: n2-gpu}
+spec:
+  driver: gpu.nvidia.com
+  nodeName: n2
+  pool: {name: n2, generation: 1, resourceSliceCount: 1}
+  devices:
+  - {name: gpu-0, attributes: {productName: {string: H100}, cliqueId: {string: c9}}}
+---
+apiVersion: resource.k8s.io/v1
+kind: ResourceClaim
+metadata: {name: held, namespace: ml, resourceVersion: "3"}
+spec:
+  devices:
+    requests:
+    - name: gpu
+      exactly: {deviceClassName: gpu.nvidia.com}
+status:
+  allocation:
+    devices:
+      results:
+      - {request: gpu, driver: gpu.nvidia.com, pool: n1, device: gpu-0}
+---
+apiVersion: resource.k8s.io/v1
+kind: ResourceClaim
+metadata: {name: want, namespace: ml}
+spec:
+  devices:
+    requests:
+    - name: gpus
+      exactly:
+        deviceClassName: gpu.nvidia.com
+        count: 2
+        selectors:
+        - cel: {expression: "device.attributes['gpu.nvidia.com'].productName == 'H100'"}
+    constraints:
+    - matchAttribute: gpu.nvidia.com/cliqueId
+)";
+
+TEST(ExplainClaimsTest, EveryDeviceOfTheNodeWithItsVerdict) {
+  framework::Registry registry;
+  ASSERT_TRUE(plugins::RegisterInTreePlugins(registry).ok());
+  common::FakeClock clock;
+  auto sim = sim::Simulator::Create(sim::SimulationDefaultConfig(), {registry, clock});
+  ASSERT_TRUE(sim.ok()) << sim.status().ToString();
+  sim::Workload w;
+  ASSERT_TRUE(sim::AppendManifests(kInput, "test.yaml", w).ok());
+  ASSERT_TRUE(w.rejected.empty()) << w.rejected.front().ToString();
+  ASSERT_TRUE((*sim)->Run(w).ok());
+
+  api::Pod pod;
+  pod.meta.name = "p";
+  pod.meta.namespace_ = "ml";
+  pod.meta.uid = "uid-p";
+  auto claims = std::make_shared<api::PodResourceClaims>();
+  claims->claims.push_back(api::PodClaimSource{"gpus", "want", ""});
+  pod.resource_claims = std::move(claims);
+
+  const std::optional<DraRow> row =
+      ExplainClaims((*sim)->dra(), pod, *(*sim)->cluster().GetNode("n1"));
+  ASSERT_TRUE(row.has_value());
+  EXPECT_EQ(row->node, "n1");
+  EXPECT_EQ(row->message, "");
+  ASSERT_EQ(row->requests.size(), 1u);
+  const DraRequestRow& r = row->requests[0];
+  EXPECT_EQ(r.claim, "ml/want");
+  EXPECT_EQ(r.request, "gpus");
+  EXPECT_EQ(r.count, 2);
+  EXPECT_EQ(r.unreachable, 1);  // n2's GPU
+  std::vector<std::pair<std::string, std::string>> verdicts;
+  for (const DraDeviceRow& d : r.devices) verdicts.emplace_back(d.device, d.verdict);
+  const std::vector<std::pair<std::string, std::string>> want = {
+      {"gpu.nvidia.com/n1/gpu-0", "held by claim ml/held"},
+      {"gpu.nvidia.com/n1/gpu-1", "selected"},
+      {"gpu.nvidia.com/n1/gpu-2", "selected"},
+      {"gpu.nvidia.com/n1/gpu-3", "matches, not needed"},
+      {"gpu.nvidia.com/n1/gpu-4", "constraint mismatch: gpu.nvidia.com/cliqueId c1, picked c0"},
+      {"gpu.nvidia.com/n1/gpu-5", "constraint mismatch: gpu.nvidia.com/cliqueId c1, picked c0"},
+      {"gpu.nvidia.com/n1/gpu-6", "request selector false"},
+      {"gpu.nvidia.com/n1/gpu-7", "tainted broken=true:NoSchedule"},
+      {"other.example.com/n1-other/dev-0", "class selector false"},
+  };
+  EXPECT_EQ(verdicts, want);
+
+  // No claims: nothing to explain.
+  api::Pod plain;
+  EXPECT_FALSE(ExplainClaims((*sim)->dra(), plain, *(*sim)->cluster().GetNode("n1")).has_value());
+}
+
+}  // namespace
+}  // namespace gpusched::explain
