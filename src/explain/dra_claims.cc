@@ -75,33 +75,45 @@ std::string DraNodeOf(const Explanation& ex) {
   return ex.nodes.empty() ? std::string() : ex.nodes.front().name;
 }
 
-std::optional<DraRow> ExplainClaims(const framework::DraView& view, const api::Pod& pod,
-                                    const api::Node& node) {
-  if (pod.resource_claims == nullptr || pod.resource_claims->claims.empty()) return std::nullopt;
-  DraRow row;
-  row.node = node.meta.name;
-  const std::shared_ptr<const framework::DeviceIndex> index = view.devices();
-  const std::shared_ptr<const framework::DeviceUsage> usage = view.usage();
+namespace {
 
-  // The devices the node reaches, busy or not, in index order.
-  std::vector<dr::NodeDevice> reach;
+// What ExplainClaims computes step by step for one pod and node.
+struct Context {
+  const framework::DraView& view;
+  const api::Node& node;
+  std::shared_ptr<const framework::DeviceIndex> index;
+  std::shared_ptr<const framework::DeviceUsage> usage;
+  std::vector<dr::NodeDevice> reach;  // the devices the node reaches, in index order
+  std::vector<PodClaim> claims;
+  dr::SelectorCache selectors;
+  std::vector<dr::ClaimPlan> plans;
+  std::vector<size_t> plan_of;  // per claim: its plan, or SIZE_MAX (allocated or failed)
+  // Per (claim, request alternative): the class-only matches, to tell the two selector verdicts
+  // apart.
+  std::vector<std::vector<std::shared_ptr<const dr::ChoiceMatches>>> class_only;
+  std::vector<std::vector<api::DeviceResult>> results;
+  bool allocatable = false;
+};
+
+std::string KeyOf(const api::DeviceResult& r) { return r.driver + "/" + r.pool + "/" + r.device; }
+
+void GatherReach(Context& cx) {
   auto add = [&](uint32_t d) {
-    const bool busy = d < usage->holder.size() && usage->holder[d] != nullptr;
-    reach.push_back({d, busy});
+    const bool busy = d < cx.usage->holder.size() && cx.usage->holder[d] != nullptr;
+    cx.reach.push_back({d, busy});
   };
-  for (uint32_t d : index->NodeDevices(node.meta.name)) add(d);
-  for (uint32_t d : index->not_node_local) {
-    const framework::DeviceEntry& e = index->devices[d];
+  for (uint32_t d : cx.index->NodeDevices(cx.node.meta.name)) add(d);
+  for (uint32_t d : cx.index->not_node_local) {
+    const framework::DeviceEntry& e = cx.index->devices[d];
     if (e.all_nodes || (e.node_selector != nullptr &&
-                        e.node_selector->Matches(node.meta.labels, node.meta.name))) {
+                        e.node_selector->Matches(cx.node.meta.labels, cx.node.meta.name))) {
       add(d);
     }
   }
-  const auto unreachable = static_cast<int32_t>(index->devices.size() - reach.size());
+}
 
-  // Resolve the claims; plan the unallocated ones as the plugin does.
+void ResolveClaims(Context& cx, const api::Pod& pod, DraRow& row) {
   const api::PodResourceClaims& pc = *pod.resource_claims;
-  std::vector<PodClaim> claims;
   for (size_t i = 0; i < pc.claims.size(); ++i) {
     const std::optional<std::string> name = pc.ClaimName(i);
     if (!name) {
@@ -109,175 +121,205 @@ std::optional<DraRow> ExplainClaims(const framework::DraView& view, const api::P
       continue;
     }
     if (name->empty()) continue;
-    api::ResourceClaimPtr claim = view.GetClaim(pod.meta.namespace_, *name);
+    api::ResourceClaimPtr claim = cx.view.GetClaim(pod.meta.namespace_, *name);
     if (claim == nullptr) {
       row.message = "resourceclaim " + pod.meta.namespace_ + "/" + *name + " not found";
       continue;
     }
-    claims.push_back({pod.meta.namespace_ + "/" + *name, std::move(claim)});
+    cx.claims.push_back({pod.meta.namespace_ + "/" + *name, std::move(claim)});
   }
+}
 
-  dr::SelectorCache selectors;
-  std::vector<dr::ClaimPlan> plans;
-  std::vector<size_t> plan_of(claims.size(), SIZE_MAX);
-  // Per (claim, request alternative): the class-only matches, to tell the two selector verdicts
-  // apart.
-  std::vector<std::vector<std::shared_ptr<const dr::ChoiceMatches>>> class_only(claims.size());
-  for (size_t c = 0; c < claims.size(); ++c) {
-    const api::ResourceClaim& claim = *claims[c].claim;
-    if (claim.allocation) continue;
+// The claim's plan as the plugin makes it; false (with row.message) when a class or selector fails.
+bool PlanClaim(Context& cx, size_t c, dr::ClaimPlan& plan, DraRow& row) {
+  const api::ResourceClaim& claim = *cx.claims[c].claim;
+  plan.claim = cx.claims[c].claim;
+  bool ok = true;
+  for (const api::DeviceRequest& r : claim.spec.requests) {
+    dr::RequestPlan rp;
+    rp.name = r.name;
+    auto alternative = [&](std::string result, const api::DeviceChoice& choice) {
+      auto m = cx.selectors.Matches(cx.view, *cx.index, choice);
+      api::DeviceChoice bare = choice;
+      bare.selectors.clear();
+      auto m_class = cx.selectors.Matches(cx.view, *cx.index, bare);
+      if (!m.ok() || !m_class.ok()) {
+        row.message = cx.claims[c].label + " request " + result + ": " +
+                      std::string((m.ok() ? m_class : m).status().message());
+        ok = false;
+        return;
+      }
+      rp.alternatives.push_back({std::move(result), &choice, *m});
+      cx.class_only[c].push_back(*m_class);
+    };
+    if (r.exactly) alternative(r.name, *r.exactly);
+    for (const api::DeviceSubRequest& sub : r.first_available) {
+      alternative(r.name + "/" + sub.name, sub.choice);
+    }
+    plan.requests.push_back(std::move(rp));
+  }
+  for (const api::DeviceConstraint& k : claim.spec.constraints) {
+    if (k.match_attribute.empty()) continue;
+    dr::ConstraintPlan cp;
+    cp.attribute = k.match_attribute;
+    for (const std::string& name : k.requests) {
+      const std::string_view base = std::string_view(name).substr(0, name.find('/'));
+      for (size_t i = 0; i < plan.requests.size(); ++i) {
+        if (plan.requests[i].name == base) cp.requests.push_back(i);
+      }
+    }
+    plan.constraints.push_back(std::move(cp));
+  }
+  return ok;
+}
+
+void PlanAndAllocate(Context& cx, DraRow& row) {
+  cx.plan_of.assign(cx.claims.size(), SIZE_MAX);
+  cx.class_only.assign(cx.claims.size(), {});
+  for (size_t c = 0; c < cx.claims.size(); ++c) {
+    if (cx.claims[c].claim->allocation) continue;
     dr::ClaimPlan plan;
-    plan.claim = claims[c].claim;
-    bool ok = true;
+    if (!PlanClaim(cx, c, plan, row)) continue;
+    cx.plan_of[c] = cx.plans.size();
+    cx.plans.push_back(std::move(plan));
+  }
+  cx.allocatable = cx.plans.empty() || dr::Allocate(cx.plans, *cx.index, cx.reach, &cx.results);
+  if (!cx.allocatable && row.message.empty()) {
+    row.message = std::string(dr::kReasonCannotAllocate) + " on " + cx.node.meta.name;
+  }
+}
+
+// An allocated claim: its devices, by request.
+void AllocatedRows(const PodClaim& pc, DraRow& row) {
+  const api::ResourceClaim& claim = *pc.claim;
+  std::vector<std::string> requests;
+  for (const api::DeviceResult& r : claim.allocation->devices) {
+    if (std::find(requests.begin(), requests.end(), r.request) == requests.end()) {
+      requests.push_back(r.request);
+    }
+  }
+  for (const std::string& request : requests) {
+    DraRequestRow rr;
+    rr.claim = pc.label;
+    rr.request = request;
     for (const api::DeviceRequest& r : claim.spec.requests) {
-      dr::RequestPlan rp;
-      rp.name = r.name;
-      auto alternative = [&](std::string result, const api::DeviceChoice& choice) {
-        auto m = selectors.Matches(view, *index, choice);
-        api::DeviceChoice bare = choice;
-        bare.selectors.clear();
-        auto m_class = selectors.Matches(view, *index, bare);
-        if (!m.ok() || !m_class.ok()) {
-          row.message = claims[c].label + " request " + result + ": " +
-                        std::string((m.ok() ? m_class : m).status().message());
-          ok = false;
-          return;
-        }
-        rp.alternatives.push_back({std::move(result), &choice, *m});
-        class_only[c].push_back(*m_class);
-      };
-      if (r.exactly) alternative(r.name, *r.exactly);
-      for (const api::DeviceSubRequest& sub : r.first_available) {
-        alternative(r.name + "/" + sub.name, sub.choice);
-      }
-      plan.requests.push_back(std::move(rp));
+      const std::string_view base = std::string_view(request).substr(0, request.find('/'));
+      if (r.name != base || !r.exactly) continue;
+      rr.device_class = r.exactly->device_class;
+      rr.selectors = Joined(r.exactly->selectors, " && ");
+      rr.count = r.exactly->mode == api::AllocationMode::kAll ? 0 : r.exactly->count;
     }
-    for (const api::DeviceConstraint& k : claim.spec.constraints) {
-      if (k.match_attribute.empty()) continue;
-      dr::ConstraintPlan cp;
-      cp.attribute = k.match_attribute;
-      for (const std::string& name : k.requests) {
-        const std::string_view base = std::string_view(name).substr(0, name.find('/'));
-        for (size_t i = 0; i < plan.requests.size(); ++i) {
-          if (plan.requests[i].name == base) cp.requests.push_back(i);
-        }
-      }
-      plan.constraints.push_back(std::move(cp));
+    for (const api::DeviceResult& r : claim.allocation->devices) {
+      if (r.request == request) rr.devices.push_back({KeyOf(r), "allocated", true});
     }
-    if (!ok) continue;
-    plan_of[c] = plans.size();
-    plans.push_back(std::move(plan));
+    row.requests.push_back(std::move(rr));
   }
+}
 
-  // What the allocator picks on this node, per plan: device keys by result request.
-  std::vector<std::vector<api::DeviceResult>> results;
-  const bool allocatable = plans.empty() || dr::Allocate(plans, *index, reach, &results);
-  if (!allocatable && row.message.empty()) {
-    row.message = std::string(dr::kReasonCannotAllocate) + " on " + node.meta.name;
-  }
-  auto key_of = [](const api::DeviceResult& r) { return r.driver + "/" + r.pool + "/" + r.device; };
-
-  for (size_t c = 0; c < claims.size(); ++c) {
-    const api::ResourceClaim& claim = *claims[c].claim;
-    if (claim.allocation) {
-      // Allocated: its devices, by request.
-      std::vector<std::string> requests;
-      for (const api::DeviceResult& r : claim.allocation->devices) {
-        if (std::find(requests.begin(), requests.end(), r.request) == requests.end()) {
-          requests.push_back(r.request);
-        }
-      }
-      for (const std::string& request : requests) {
-        DraRequestRow rr;
-        rr.claim = claims[c].label;
-        rr.request = request;
-        for (const api::DeviceRequest& r : claim.spec.requests) {
-          const std::string_view base = std::string_view(request).substr(0, request.find('/'));
-          if (r.name != base || !r.exactly) continue;
-          rr.device_class = r.exactly->device_class;
-          rr.selectors = Joined(r.exactly->selectors, " && ");
-          rr.count = r.exactly->mode == api::AllocationMode::kAll ? 0 : r.exactly->count;
-        }
-        for (const api::DeviceResult& r : claim.allocation->devices) {
-          if (r.request == request) rr.devices.push_back({key_of(r), "allocated", true});
-        }
-        row.requests.push_back(std::move(rr));
-      }
+// Why a matching, free, tolerated device was not picked: a constraint of request `q`, or not
+// needed.
+std::string ConstraintVerdict(const Context& cx, const dr::ClaimPlan& plan, size_t q,
+                              const framework::DeviceEntry& e,
+                              const std::vector<std::string>& picked_all) {
+  std::string verdict = cx.allocatable ? "matches, not needed" : "matches";
+  for (const dr::ConstraintPlan& k : plan.constraints) {
+    if (!k.requests.empty() &&
+        std::find(k.requests.begin(), k.requests.end(), q) == k.requests.end()) {
       continue;
     }
-    if (plan_of[c] == SIZE_MAX) continue;
-    const dr::ClaimPlan& plan = plans[plan_of[c]];
-    std::vector<std::string> picked_all;  // this claim's picks, for constraint verdicts
-    if (allocatable) {
-      for (const api::DeviceResult& r : results[plan_of[c]]) picked_all.push_back(key_of(r));
-    }
-    size_t alt_index = 0;
-    for (size_t q = 0; q < plan.requests.size(); ++q) {
-      for (const dr::Alternative& alt : plan.requests[q].alternatives) {
-        const dr::ChoiceMatches& cls = *class_only[c][alt_index++];
-        DraRequestRow rr;
-        rr.claim = claims[c].label;
-        rr.request = alt.result_request;
-        rr.device_class = alt.choice->device_class;
-        rr.selectors = Joined(alt.choice->selectors, " && ");
-        rr.count = alt.choice->mode == api::AllocationMode::kAll ? 0 : alt.choice->count;
-        rr.unreachable = unreachable;
-        std::vector<std::string> picked;  // this alternative's picks
-        if (allocatable) {
-          for (const api::DeviceResult& r : results[plan_of[c]]) {
-            if (r.request == alt.result_request) picked.push_back(key_of(r));
-          }
-        }
-        // The constraint values of the claim's picks, for "constraint mismatch".
-        for (const dr::NodeDevice& nd : reach) {
-          const framework::DeviceEntry& e = index->devices[nd.device];
-          DraDeviceRow dev;
-          dev.device = e.key;
-          if (std::find(picked.begin(), picked.end(), e.key) != picked.end()) {
-            dev.verdict = "selected";
-            dev.selected = true;
-          } else if (cls.match[nd.device] == 0) {
-            dev.verdict = "class selector false";
-          } else if (alt.matches->match[nd.device] == 0) {
-            dev.verdict = "request selector false";
-          } else if (nd.busy && !alt.choice->admin_access) {
-            const api::ResourceClaimPtr& holder = usage->holder[nd.device];
-            dev.verdict = "held by claim " + holder->meta.namespace_ + "/" + holder->meta.name;
-          } else if (const api::Taint* t = UntoleratedTaint(*e.device, *alt.choice)) {
-            dev.verdict = "tainted " + std::string(common::Str(t->key)) + "=" +
-                          std::string(common::Str(t->value)) + ":" +
-                          std::string(EffectName(t->effect));
-          } else {
-            dev.verdict = allocatable ? "matches, not needed" : "matches";
-            for (const dr::ConstraintPlan& k : plan.constraints) {
-              if (!k.requests.empty() &&
-                  std::find(k.requests.begin(), k.requests.end(), q) == k.requests.end()) {
-                continue;
-              }
-              const api::DeviceAttribute* mine = e.device->Attribute(k.attribute);
-              if (mine == nullptr) {
-                dev.verdict = "constraint mismatch: no " + k.attribute;
-                break;
-              }
-              // No allocation to compare with: the value, so the reader sees the groups.
-              if (!allocatable) dev.verdict += ", " + k.attribute + " " + AttributeText(*mine);
-              for (const std::string& p : picked_all) {
-                auto it = index->by_key.find(p);
-                if (it == index->by_key.end()) continue;
-                const api::DeviceAttribute* theirs =
-                    index->devices[it->second].device->Attribute(k.attribute);
-                if (theirs != nullptr && !(*theirs == *mine)) {
-                  dev.verdict = "constraint mismatch: " + k.attribute + " " + AttributeText(*mine) +
-                                ", picked " + AttributeText(*theirs);
-                  break;
-                }
-              }
-            }
-          }
-          rr.devices.push_back(std::move(dev));
-        }
-        row.requests.push_back(std::move(rr));
+    const api::DeviceAttribute* mine = e.device->Attribute(k.attribute);
+    if (mine == nullptr) return "constraint mismatch: no " + k.attribute;
+    // No allocation to compare with: the value, so the reader sees the groups.
+    if (!cx.allocatable) verdict += ", " + k.attribute + " " + AttributeText(*mine);
+    for (const std::string& p : picked_all) {
+      auto it = cx.index->by_key.find(p);
+      if (it == cx.index->by_key.end()) continue;
+      const api::DeviceAttribute* theirs =
+          cx.index->devices[it->second].device->Attribute(k.attribute);
+      if (theirs != nullptr && !(*theirs == *mine)) {
+        return "constraint mismatch: " + k.attribute + " " + AttributeText(*mine) + ", picked " +
+               AttributeText(*theirs);
       }
+    }
+  }
+  return verdict;
+}
+
+DraDeviceRow DeviceVerdict(const Context& cx, const dr::ClaimPlan& plan, size_t q,
+                           const dr::Alternative& alt, const dr::ChoiceMatches& cls,
+                           const dr::NodeDevice& nd, const std::vector<std::string>& picked,
+                           const std::vector<std::string>& picked_all) {
+  const framework::DeviceEntry& e = cx.index->devices[nd.device];
+  DraDeviceRow dev;
+  dev.device = e.key;
+  if (std::find(picked.begin(), picked.end(), e.key) != picked.end()) {
+    dev.verdict = "selected";
+    dev.selected = true;
+  } else if (cls.match[nd.device] == 0) {
+    dev.verdict = "class selector false";
+  } else if (alt.matches->match[nd.device] == 0) {
+    dev.verdict = "request selector false";
+  } else if (nd.busy && !alt.choice->admin_access) {
+    const api::ResourceClaimPtr& holder = cx.usage->holder[nd.device];
+    dev.verdict = "held by claim " + holder->meta.namespace_ + "/" + holder->meta.name;
+  } else if (const api::Taint* t = UntoleratedTaint(*e.device, *alt.choice)) {
+    dev.verdict = "tainted " + std::string(common::Str(t->key)) + "=" +
+                  std::string(common::Str(t->value)) + ":" + std::string(EffectName(t->effect));
+  } else {
+    dev.verdict = ConstraintVerdict(cx, plan, q, e, picked_all);
+  }
+  return dev;
+}
+
+// A claim to allocate: per request alternative, every reachable device with its verdict.
+void PlannedRows(const Context& cx, size_t c, int32_t unreachable, DraRow& row) {
+  const dr::ClaimPlan& plan = cx.plans[cx.plan_of[c]];
+  std::vector<std::string> picked_all;  // this claim's picks, for constraint verdicts
+  if (cx.allocatable) {
+    for (const api::DeviceResult& r : cx.results[cx.plan_of[c]]) picked_all.push_back(KeyOf(r));
+  }
+  size_t alt_index = 0;
+  for (size_t q = 0; q < plan.requests.size(); ++q) {
+    for (const dr::Alternative& alt : plan.requests[q].alternatives) {
+      const dr::ChoiceMatches& cls = *cx.class_only[c][alt_index++];
+      DraRequestRow rr;
+      rr.claim = cx.claims[c].label;
+      rr.request = alt.result_request;
+      rr.device_class = alt.choice->device_class;
+      rr.selectors = Joined(alt.choice->selectors, " && ");
+      rr.count = alt.choice->mode == api::AllocationMode::kAll ? 0 : alt.choice->count;
+      rr.unreachable = unreachable;
+      std::vector<std::string> picked;  // this alternative's picks
+      if (cx.allocatable) {
+        for (const api::DeviceResult& r : cx.results[cx.plan_of[c]]) {
+          if (r.request == alt.result_request) picked.push_back(KeyOf(r));
+        }
+      }
+      for (const dr::NodeDevice& nd : cx.reach) {
+        rr.devices.push_back(DeviceVerdict(cx, plan, q, alt, cls, nd, picked, picked_all));
+      }
+      row.requests.push_back(std::move(rr));
+    }
+  }
+}
+
+}  // namespace
+
+std::optional<DraRow> ExplainClaims(const framework::DraView& view, const api::Pod& pod,
+                                    const api::Node& node) {
+  if (pod.resource_claims == nullptr || pod.resource_claims->claims.empty()) return std::nullopt;
+  DraRow row;
+  row.node = node.meta.name;
+  Context cx{view, node, view.devices(), view.usage(), {}, {}, {}, {}, {}, {}, {}, false};
+  GatherReach(cx);
+  const auto unreachable = static_cast<int32_t>(cx.index->devices.size() - cx.reach.size());
+  ResolveClaims(cx, pod, row);
+  PlanAndAllocate(cx, row);
+  for (size_t c = 0; c < cx.claims.size(); ++c) {
+    if (cx.claims[c].claim->allocation) {
+      AllocatedRows(cx.claims[c], row);
+    } else if (cx.plan_of[c] != SIZE_MAX) {
+      PlannedRows(cx, c, unreachable, row);
     }
   }
   return row;
