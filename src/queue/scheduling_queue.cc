@@ -130,8 +130,11 @@ void SchedulingQueue::Update(api::PodPtr pod) {
       break;
     }
     case Where::kBackoff:
-    case Where::kInFlight:
       item.info.pod = std::move(pod);  // used on the next attempt
+      break;
+    case Where::kInFlight:
+      item.info.pod = std::move(pod);
+      item.updated_in_flight = true;
       break;
   }
 }
@@ -305,7 +308,9 @@ void SchedulingQueue::Requeue(QueuedPodInfo info, bool error,
   item.info.initial_attempt_timestamp = info.initial_attempt_timestamp;
   item.info.unschedulable_plugins = std::move(info.unschedulable_plugins);
   SetRejectorsLocked(item, item.info.unschedulable_plugins, pending_plugins);
-  const Strategy strategy = error ? Strategy::kAfterBackoff : InFlightStrategyLocked(item);
+  const Strategy strategy =
+      error || item.updated_in_flight ? Strategy::kAfterBackoff : InFlightStrategyLocked(item);
+  item.updated_in_flight = false;
   LeaveFlightLocked(item);
   switch (strategy) {
     case Strategy::kSkip: MoveToUnschedulableLocked(item); break;

@@ -165,7 +165,10 @@ class SchedulingQueue {
     common::TimePoint backoff_expiry;
     common::TimePoint unschedulable_since;
     uint64_t events_seen = 0;  // in-flight event sequence number at Pop time
-    std::string gang;          // api::GangKey of the pod; "" when in no gang
+    // The pod object changed during its attempt (e.g. kube-controller-manager wrote the names of
+    // its generated ResourceClaims): the attempt judged a stale pod, so it is retried.
+    bool updated_in_flight = false;
+    std::string gang;  // api::GangKey of the pod; "" when in no gang
     // Who rejected it in its last attempt, as indices into its profile's hints (profiles_):
     // kAnyEvent for a plugin the table does not know. Empty with no rejecting plugin.
     int32_t profile = -1;  // index into profiles_, -1 when the profile has no table

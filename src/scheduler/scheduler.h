@@ -176,9 +176,7 @@ class Scheduler final : public kube::ClusterEventHandler, public framework::Hand
   const framework::NetworkView* network() const override { return deps_.network; }
   framework::VolumeView* volumes() override { return &volume_data_.view; }
   // The caller's view when it feeds one (the simulator), else the informer-fed one.
-  framework::DraView* dra() override {
-    return deps_.dra != nullptr ? deps_.dra : &dra_data_.view;
-  }
+  framework::DraView* dra() override { return deps_.dra != nullptr ? deps_.dra : &dra_data_.view; }
 
   // A node's measured GPU utilization (0..1), from the DCGM refresher; thread-safe.
   void SetGpuUtilization(std::string_view node, double utilization);

@@ -95,11 +95,16 @@ class DraE2ETest(ClusterTestCase):
             return len(ok) == len(names) and ok
         return self.cluster.wait_for(bound, timeout=timeout, what=f"pods {names} bound")
 
-    def wait_rejected(self, name, timeout=60):
+    def wait_rejected(self, name, want="cannot allocate all claims", timeout=60):
+        """The pod's PodScheduled=False condition once its message names `want`: the first
+        attempts may find the claim not yet made by kube-controller-manager (upstream's "pod
+        ...: ResourceClaim not created yet"), and the pod is retried when it appears."""
         def rejected():
             cond = pod_condition(self.get("pod", name))
-            return cond and cond.get("reason") == "Unschedulable" and cond
-        return self.cluster.wait_for(rejected, timeout=timeout, what=f"{name} Unschedulable")
+            return (cond and cond.get("reason") == "Unschedulable"
+                    and want in cond.get("message", "") and cond)
+        return self.cluster.wait_for(rejected, timeout=timeout,
+                                     what=f"{name} Unschedulable with {want!r}")
 
     def claims_of(self, pods):
         claims = {c["metadata"]["name"]: c for c in self.get("resourceclaims")["items"]}
@@ -232,7 +237,8 @@ class DraE2ETest(ClusterTestCase):
             def event():
                 for e in events(self.cluster, self.ns):
                     if (e.get("reason") == "FailedScheduling"
-                            and e.get("regarding", {}).get("name") == name):
+                            and e.get("regarding", {}).get("name") == name
+                            and "cannot allocate all claims" in e.get("note", "")):
                         return e
                 return None
             e = self.cluster.wait_for(event, timeout=30, what=f"FailedScheduling for {name}")

@@ -2,6 +2,7 @@
 #include "src/plugins/dynamic_resources/dynamic_resources.h"
 
 #include <algorithm>
+#include <chrono>
 #include <cstdint>
 #include <memory>
 #include <string>
@@ -31,8 +32,10 @@ struct State final : framework::StateData {
   std::vector<ClaimInfo> claims;
   std::vector<ClaimPlan> plans;  // the claims to allocate
   std::string matching_error;    // a CEL runtime error seen while matching, for the message
-  // Reserve's choice: the claims as assumed.
+  // Reserve's choice: the claims as assumed, and per claim whether it was allocated before (only
+  // the pod is added to its reservedFor: a claim shared with other pods).
   std::vector<api::ResourceClaimPtr> assumed;
+  std::vector<uint8_t> reserve_only;
 };
 
 const framework::StateKey kStateKey = {"DynamicResources"};
@@ -318,6 +321,7 @@ framework::Status DynamicResources::Reserve(framework::CycleState& state, const 
     }
   }
   std::vector<api::ResourceClaimPtr> updated;
+  std::vector<uint8_t> reserve_only;
   size_t plan = 0;
   for (const ClaimInfo& c : s->claims) {
     auto claim = std::make_shared<api::ResourceClaim>(*c.claim);
@@ -328,8 +332,12 @@ framework::Status DynamicResources::Reserve(framework::CycleState& state, const 
       claim->allocation = std::move(alloc);
     }
     if (!c.reserved_for_pod) claim->reserved_for.push_back(ConsumerOf(pod));
-    if (!c.allocated || !c.reserved_for_pod) updated.push_back(std::move(claim));
+    if (!c.allocated || !c.reserved_for_pod) {
+      updated.push_back(std::move(claim));
+      reserve_only.push_back(c.allocated ? 1 : 0);
+    }
   }
+  s->reserve_only = std::move(reserve_only);
   for (api::ResourceClaimPtr& claim : updated) {
     if (common::Status st = dra_->AssumeClaim(claim); !st.ok()) {
       for (const api::ResourceClaimPtr& a : s->assumed) {
@@ -353,12 +361,43 @@ void DynamicResources::Unreserve(framework::CycleState& state, const api::Pod& /
   s->assumed.clear();
 }
 
-framework::Status DynamicResources::PreBind(framework::CycleState& state, const api::Pod& /*pod*/,
+namespace {
+
+// A shared claim another pod's PreBind may have written since Reserve: the newest version with
+// this pod added to reservedFor, when it is still allocated with the same devices; else `planned`.
+api::ResourceClaimPtr WithPodReserved(const framework::DraView& view, const api::Pod& pod,
+                                      const api::ResourceClaimPtr& planned) {
+  api::ResourceClaimPtr latest = view.GetClaim(planned->meta.namespace_, planned->meta.name);
+  if (latest == nullptr || !latest->allocation ||
+      latest->allocation->devices != planned->allocation->devices) {
+    return planned;
+  }
+  if (ReservedFor(*latest, pod)) return latest;
+  auto out = std::make_shared<api::ResourceClaim>(*latest);
+  out->reserved_for.push_back(ConsumerOf(pod));
+  return out;
+}
+
+constexpr int kSharedClaimWriteAttempts = 5;
+
+}  // namespace
+
+framework::Status DynamicResources::PreBind(framework::CycleState& state, const api::Pod& pod,
                                             std::string_view /*node*/) {
   State* s = state.Get<State>(kStateKey);
   if (s == nullptr) return framework::Status::Success();
-  for (api::ResourceClaimPtr& claim : s->assumed) {
-    common::StatusOr<api::ResourceClaimPtr> stored = dra_->UpdateClaimStatus(*claim);
+  for (size_t i = 0; i < s->assumed.size(); ++i) {
+    api::ResourceClaimPtr& claim = s->assumed[i];
+    const bool shared = i < s->reserve_only.size() && s->reserve_only[i] != 0;
+    common::StatusOr<api::ResourceClaimPtr> stored = common::UnavailableError("not written");
+    for (int attempt = 0; attempt < (shared ? kSharedClaimWriteAttempts : 1); ++attempt) {
+      const uint64_t seen = dra_->generation();
+      const api::ResourceClaimPtr to_write = shared ? WithPodReserved(*dra_, pod, claim) : claim;
+      stored = dra_->UpdateClaimStatus(*to_write);
+      if (stored.ok() || stored.status().code() != common::StatusCode::kAborted) break;
+      // Another pod of the shared claim wrote it first: wait for the informer, then retry.
+      dra_->WaitForChange(seen, std::chrono::milliseconds(500));
+    }
     if (!stored.ok()) {
       return framework::Status::Error("resourceclaim " + claim->meta.namespace_ + "/" +
                                       claim->meta.name + ": " +
@@ -390,6 +429,11 @@ std::vector<framework::ClusterEventWithHint> DynamicResources::EventsToRegister(
                       if (new_claim->meta.namespace_ != pod.meta.namespace_ ||
                           pod.resource_claims == nullptr) {
                         return QueueingHint::kSkip;
+                      }
+                      // A claim made for this pod from a template (the pod's status may not
+                      // name it yet).
+                      for (const api::OwnerReference& r : new_claim->meta.owner_references) {
+                        if (r.uid == pod.meta.uid) return QueueingHint::kQueue;
                       }
                       const api::PodResourceClaims& pc = *pod.resource_claims;
                       for (size_t i = 0; i < pc.claims.size(); ++i) {
