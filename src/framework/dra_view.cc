@@ -196,8 +196,12 @@ void DraView::UpsertClaim(api::ResourceClaimPtr c) {
   common::MutexLock l(mu_);
   ClaimEntry& e = claims_[ClaimKey(c->meta.namespace_, c->meta.name)];
   const api::ResourceClaimPtr before = e.latest();
+  // A newer informer version replaces the assumed one, except a version without the allocation
+  // the assumed one carries: PreBind's own first write (the finalizer) comes back before the
+  // status write, and dropping the assumption then would free the devices to another pod.
   if (e.assumed &&
-      CompareResourceVersions(c->meta.resource_version, e.assumed->meta.resource_version) >= 0) {
+      CompareResourceVersions(c->meta.resource_version, e.assumed->meta.resource_version) >= 0 &&
+      (c->allocation.has_value() || !e.assumed->allocation.has_value())) {
     e.assumed.reset();
   }
   e.informer = std::move(c);

@@ -10,7 +10,8 @@
 //     read;
 //   - the claim assume cache (as VolumeView's): Reserve records the claim with its allocation and
 //     reservedFor before PreBind writes it; reads return it until RestoreClaim() or until the
-//     informer delivers a version at least as new;
+//     informer delivers a version at least as new (with an allocation, if the assumed one has
+//     one: PreBind's finalizer write comes back first);
 //   - the one API write PreBind makes (the claim's status) through a DraWriter.
 // One concrete class: the scheduler's informers and the simulator feed it; tests fill it by hand.
 // Thread safety: every method is thread-safe; objects are immutable and shared.
