@@ -130,47 +130,30 @@ void ResolveClaims(Context& cx, const api::Pod& pod, DraRow& row) {
   }
 }
 
-// The claim's plan as the plugin makes it; false (with row.message) when a class or selector fails.
+// The claim's plan as the plugin makes it, and per alternative the devices its class alone
+// matches (to tell the two selector verdicts apart); false (with row.message) on an error.
 bool PlanClaim(Context& cx, size_t c, dr::ClaimPlan& plan, DraRow& row) {
-  const api::ResourceClaim& claim = *cx.claims[c].claim;
-  plan.claim = cx.claims[c].claim;
-  bool ok = true;
-  for (const api::DeviceRequest& r : claim.spec.requests) {
-    dr::RequestPlan rp;
-    rp.name = r.name;
-    auto alternative = [&](std::string result, const api::DeviceChoice& choice) {
-      auto m = cx.selectors.Matches(cx.view, *cx.index, choice);
-      api::DeviceChoice bare = choice;
+  common::StatusOr<dr::ClaimPlan> p =
+      dr::PlanClaim(cx.selectors, cx.view, *cx.index, cx.claims[c].claim);
+  if (!p.ok()) {
+    row.message = cx.claims[c].label + " " + std::string(p.status().message());
+    return false;
+  }
+  plan = *std::move(p);
+  for (const dr::RequestPlan& rp : plan.requests) {
+    for (const dr::Alternative& alt : rp.alternatives) {
+      api::DeviceChoice bare = *alt.choice;
       bare.selectors.clear();
       auto m_class = cx.selectors.Matches(cx.view, *cx.index, bare);
-      if (!m.ok() || !m_class.ok()) {
-        row.message = cx.claims[c].label + " request " + result + ": " +
-                      std::string((m.ok() ? m_class : m).status().message());
-        ok = false;
-        return;
+      if (!m_class.ok()) {
+        row.message = cx.claims[c].label + " request " + alt.result_request + ": " +
+                      std::string(m_class.status().message());
+        return false;
       }
-      rp.alternatives.push_back({std::move(result), &choice, *m});
       cx.class_only[c].push_back(*m_class);
-    };
-    if (r.exactly) alternative(r.name, *r.exactly);
-    for (const api::DeviceSubRequest& sub : r.first_available) {
-      alternative(r.name + "/" + sub.name, sub.choice);
     }
-    plan.requests.push_back(std::move(rp));
   }
-  for (const api::DeviceConstraint& k : claim.spec.constraints) {
-    if (k.match_attribute.empty()) continue;
-    dr::ConstraintPlan cp;
-    cp.attribute = k.match_attribute;
-    for (const std::string& name : k.requests) {
-      const std::string_view base = std::string_view(name).substr(0, name.find('/'));
-      for (size_t i = 0; i < plan.requests.size(); ++i) {
-        if (plan.requests[i].name == base) cp.requests.push_back(i);
-      }
-    }
-    plan.constraints.push_back(std::move(cp));
-  }
-  return ok;
+  return true;
 }
 
 void PlanAndAllocate(Context& cx, DraRow& row) {

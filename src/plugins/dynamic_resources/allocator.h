@@ -30,8 +30,8 @@ namespace gpusched::plugins::dynamic_resources {
 // selectors and its own), computed once per (choice, index version) by SelectorCache.
 struct ChoiceMatches {
   std::vector<uint8_t> match;
-  // The first CEL runtime error seen while matching ("" when none): such a device does not match,
-  // and the error is reported when no node can allocate.
+  // The first CEL runtime error seen while matching ("" when none; such a device does not
+  // match), for `gpusched explain`.
   std::string error;
 };
 

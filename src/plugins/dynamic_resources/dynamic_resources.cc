@@ -31,7 +31,6 @@ struct State final : framework::StateData {
   std::shared_ptr<const framework::DeviceUsage> usage;
   std::vector<ClaimInfo> claims;
   std::vector<ClaimPlan> plans;  // the claims to allocate
-  std::string matching_error;    // a CEL runtime error seen while matching, for the message
   // Reserve's choice: the claims as assumed, and per claim whether it was allocated before (only
   // the pod is added to its reservedFor: a claim shared with other pods).
   std::vector<api::ResourceClaimPtr> assumed;
@@ -125,49 +124,6 @@ void GatherNodeDevices(const State& s, const framework::NodeInfo& node,
                    [&](const NodeDevice& a, const NodeDevice& b) { return rank(a) < rank(b); });
 }
 
-// The claim's requests and constraints with the devices each alternative matches.
-framework::Status PlanClaim(SelectorCache& selectors, const framework::DraView& view,
-                            const framework::DeviceIndex& index, api::ResourceClaimPtr claim,
-                            State& s) {
-  ClaimPlan plan;
-  plan.claim = claim;
-  for (const api::DeviceRequest& r : claim->spec.requests) {
-    RequestPlan rp;
-    rp.name = r.name;
-    auto add = [&](std::string result, const api::DeviceChoice& choice) -> framework::Status {
-      common::StatusOr<std::shared_ptr<const ChoiceMatches>> m =
-          selectors.Matches(view, index, choice);
-      if (!m.ok()) {
-        return Unresolvable("request " + result + ": " + std::string(m.status().message()));
-      }
-      if (s.matching_error.empty() && !(*m)->error.empty()) s.matching_error = (*m)->error;
-      rp.alternatives.push_back({std::move(result), &choice, *std::move(m)});
-      return framework::Status::Success();
-    };
-    if (r.exactly) {
-      if (framework::Status st = add(r.name, *r.exactly); !st.ok()) return st;
-    }
-    for (const api::DeviceSubRequest& sub : r.first_available) {
-      if (framework::Status st = add(r.name + "/" + sub.name, sub.choice); !st.ok()) return st;
-    }
-    plan.requests.push_back(std::move(rp));
-  }
-  for (const api::DeviceConstraint& c : claim->spec.constraints) {
-    if (c.match_attribute.empty()) continue;
-    ConstraintPlan cp;
-    cp.attribute = c.match_attribute;
-    for (const std::string& name : c.requests) {
-      const std::string_view base = std::string_view(name).substr(0, name.find('/'));
-      for (size_t i = 0; i < plan.requests.size(); ++i) {
-        if (plan.requests[i].name == base) cp.requests.push_back(i);
-      }
-    }
-    plan.constraints.push_back(std::move(cp));
-  }
-  s.plans.push_back(std::move(plan));
-  return framework::Status::Success();
-}
-
 // The allocation's node selector: the node itself when a device is local to it, else the first
 // device's selector (none for allNodes devices).
 std::optional<api::NodeSelector> AllocationNodeSelector(
@@ -246,9 +202,9 @@ framework::Status DynamicResources::PreFilter(framework::CycleState& state, cons
       return framework::Status::Unresolvable(kReasonInUse);
     }
     if (!info.allocated) {
-      if (framework::Status st = PlanClaim(selectors_, *dra_, *s->index, claim, *s); !st.ok()) {
-        return st;
-      }
+      common::StatusOr<ClaimPlan> plan = PlanClaim(selectors_, *dra_, *s->index, claim);
+      if (!plan.ok()) return Unresolvable(std::string(plan.status().message()));
+      s->plans.push_back(*std::move(plan));
     }
     s->claims.push_back(std::move(info));
   }

@@ -86,4 +86,43 @@ common::StatusOr<std::shared_ptr<const ChoiceMatches>> SelectorCache::Matches(
   return std::shared_ptr<const ChoiceMatches>(out);
 }
 
+common::StatusOr<ClaimPlan> PlanClaim(SelectorCache& selectors, const framework::DraView& view,
+                                      const framework::DeviceIndex& index,
+                                      api::ResourceClaimPtr claim) {
+  ClaimPlan plan;
+  plan.claim = claim;
+  for (const api::DeviceRequest& r : claim->spec.requests) {
+    RequestPlan rp;
+    rp.name = r.name;
+    auto add = [&](std::string result, const api::DeviceChoice& choice) -> common::Status {
+      common::StatusOr<std::shared_ptr<const ChoiceMatches>> m =
+          selectors.Matches(view, index, choice);
+      if (!m.ok()) {
+        return common::InvalidArgumentError("request " + result + ": " +
+                                            std::string(m.status().message()));
+      }
+      rp.alternatives.push_back({std::move(result), &choice, *std::move(m)});
+      return common::Status::Ok();
+    };
+    if (r.exactly) GPUSCHED_RETURN_IF_ERROR(add(r.name, *r.exactly));
+    for (const api::DeviceSubRequest& sub : r.first_available) {
+      GPUSCHED_RETURN_IF_ERROR(add(r.name + "/" + sub.name, sub.choice));
+    }
+    plan.requests.push_back(std::move(rp));
+  }
+  for (const api::DeviceConstraint& c : claim->spec.constraints) {
+    if (c.match_attribute.empty()) continue;
+    ConstraintPlan cp;
+    cp.attribute = c.match_attribute;
+    for (const std::string& name : c.requests) {
+      const std::string_view base = std::string_view(name).substr(0, name.find('/'));
+      for (size_t i = 0; i < plan.requests.size(); ++i) {
+        if (plan.requests[i].name == base) cp.requests.push_back(i);
+      }
+    }
+    plan.constraints.push_back(std::move(cp));
+  }
+  return plan;
+}
+
 }  // namespace gpusched::plugins::dynamic_resources

@@ -43,4 +43,11 @@ class SelectorCache {
       GPUSCHED_GUARDED_BY(mu_);
 };
 
+// The claim's requests (each alternative with the devices it matches) and its matchAttribute
+// constraints, as the allocator takes them. Error: "request <name>: <why>" (a missing class, a
+// selector that does not compile).
+common::StatusOr<ClaimPlan> PlanClaim(SelectorCache& selectors, const framework::DraView& view,
+                                      const framework::DeviceIndex& index,
+                                      api::ResourceClaimPtr claim);
+
 }  // namespace gpusched::plugins::dynamic_resources
