@@ -162,6 +162,20 @@ void DraView::RebuildIndex() {
   for (const auto& [key, e] : claims_) Reuse(nullptr, e.latest());
 }
 
+void DraView::Replaced(const api::ResourceClaimPtr& before, const api::ResourceClaimPtr& after) {
+  Reuse(before, after);
+  const api::ResourceClaimPtr& either = after != nullptr ? after : before;
+  if (either != nullptr) {
+    std::string key = ClaimKey(either->meta.namespace_, either->meta.name);
+    if (after != nullptr && !after->allocation && !after->meta.deletion_timestamp) {
+      pending_[std::move(key)] = after;
+    } else if (auto it = pending_.find(key); it != pending_.end()) {
+      pending_.erase(it);
+    }
+  }
+  Changed();
+}
+
 void DraView::UpsertDeviceClass(api::DeviceClassPtr c) {
   common::MutexLock l(mu_);
   std::string name = c->name;
@@ -205,15 +219,16 @@ void DraView::UpsertClaim(api::ResourceClaimPtr c) {
     e.assumed.reset();
   }
   e.informer = std::move(c);
-  Reuse(before, e.latest());
-  Changed();
+  Replaced(before, e.latest());
 }
 
 void DraView::DeleteClaim(std::string_view ns, std::string_view name) {
   common::MutexLock l(mu_);
   if (auto it = claims_.find(ClaimKey(ns, name)); it != claims_.end()) {
-    Reuse(it->second.latest(), nullptr);
+    const api::ResourceClaimPtr before = it->second.latest();
     claims_.erase(it);
+    Replaced(before, nullptr);
+    return;
   }
   Changed();
 }
@@ -245,6 +260,14 @@ std::vector<api::ResourceClaimPtr> DraView::ListClaims() const {
   std::vector<api::ResourceClaimPtr> out;
   out.reserve(claims_.size());
   for (const auto& [key, e] : claims_) out.push_back(e.latest());
+  return out;
+}
+
+std::vector<api::ResourceClaimPtr> DraView::PendingClaims() const {
+  common::MutexLock l(mu_);
+  std::vector<api::ResourceClaimPtr> out;
+  out.reserve(pending_.size());
+  for (const auto& [key, c] : pending_) out.push_back(c);
   return out;
 }
 
@@ -292,8 +315,7 @@ common::Status DraView::AssumeClaim(api::ResourceClaimPtr claim) {
   }
   const api::ResourceClaimPtr before = e.latest();
   e.assumed = std::move(claim);
-  Reuse(before, e.latest());
-  Changed();
+  Replaced(before, e.latest());
   return common::Status::Ok();
 }
 
@@ -303,8 +325,7 @@ void DraView::RestoreClaim(std::string_view ns, std::string_view name) {
   if (it == claims_.end() || it->second.assumed == nullptr) return;
   const api::ResourceClaimPtr before = it->second.latest();
   it->second.assumed.reset();
-  Reuse(before, it->second.latest());
-  Changed();
+  Replaced(before, it->second.latest());
 }
 
 common::StatusOr<api::ResourceClaimPtr> DraView::UpdateClaimStatus(

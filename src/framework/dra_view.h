@@ -102,6 +102,9 @@ class DraView {
   api::ResourceClaimPtr GetClaim(std::string_view ns, std::string_view name) const;
   api::ResourceClaimPtr InformerClaim(std::string_view ns, std::string_view name) const;
   std::vector<api::ResourceClaimPtr> ListClaims() const;
+  // The claims waiting for an allocation: no status.allocation (assumed ones included), not
+  // being deleted.
+  std::vector<api::ResourceClaimPtr> PendingClaims() const;
   std::vector<api::ResourceSlicePtr> ListSlices() const;
   std::vector<api::DeviceClassPtr> ListDeviceClasses() const;
   std::shared_ptr<const DeviceIndex> devices() const;
@@ -132,6 +135,10 @@ class DraView {
   // Moves the usage of `before` to `after` (either may be null).
   void Reuse(const api::ResourceClaimPtr& before, const api::ResourceClaimPtr& after)
       GPUSCHED_REQUIRES(mu_);
+  // A claim's latest version went from `before` to `after` (either may be null): the usage, the
+  // pending set and the generation follow.
+  void Replaced(const api::ResourceClaimPtr& before, const api::ResourceClaimPtr& after)
+      GPUSCHED_REQUIRES(mu_);
   DeviceUsage& MutableUsage() GPUSCHED_REQUIRES(mu_);
 
   mutable common::Mutex mu_;
@@ -139,6 +146,8 @@ class DraView {
   std::map<std::string, api::DeviceClassPtr, std::less<>> classes_ GPUSCHED_GUARDED_BY(mu_);
   std::map<std::string, api::ResourceSlicePtr, std::less<>> slices_ GPUSCHED_GUARDED_BY(mu_);
   std::map<std::string, ClaimEntry, std::less<>> claims_ GPUSCHED_GUARDED_BY(mu_);
+  // The claims whose latest version waits for an allocation (PendingClaims), by ClaimKey.
+  std::map<std::string, api::ResourceClaimPtr, std::less<>> pending_ GPUSCHED_GUARDED_BY(mu_);
   std::shared_ptr<const DeviceIndex> index_ GPUSCHED_GUARDED_BY(mu_) =
       std::make_shared<DeviceIndex>();
   std::shared_ptr<DeviceUsage> usage_ GPUSCHED_GUARDED_BY(mu_) = std::make_shared<DeviceUsage>();

@@ -73,6 +73,23 @@ TEST(DraViewTest, RestoreDropsTheAssumptionAndFreesItsDevices) {
   EXPECT_FALSE(Held(view, "gpu.nvidia.com/n1/gpu-1"));
 }
 
+TEST(DraViewTest, PendingClaimsAreTheUnallocatedOnes) {
+  DraView view;
+  view.UpsertSlice(Slice());
+  view.UpsertClaim(Claim("5", false));
+  ASSERT_EQ(view.PendingClaims().size(), 1u);
+  ASSERT_TRUE(view.AssumeClaim(Claim("5", true)).ok());
+  EXPECT_TRUE(view.PendingClaims().empty());
+  view.RestoreClaim("ns", "c");
+  EXPECT_EQ(view.PendingClaims().size(), 1u);
+  view.UpsertClaim(Claim("6", true));
+  EXPECT_TRUE(view.PendingClaims().empty());
+  view.UpsertClaim(Claim("7", false));  // deallocated
+  EXPECT_EQ(view.PendingClaims().size(), 1u);
+  view.DeleteClaim("ns", "c");
+  EXPECT_TRUE(view.PendingClaims().empty());
+}
+
 TEST(DraViewTest, AssumeRejectsUnknownAndOlderClaims) {
   DraView view;
   EXPECT_FALSE(view.AssumeClaim(Claim("5", true)).ok());
