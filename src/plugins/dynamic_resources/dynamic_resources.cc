@@ -10,6 +10,7 @@
 
 #include "src/api/dra.h"
 #include "src/framework/dra_view.h"
+#include "src/plugins/dynamic_resources/pressure.h"
 #include "src/plugins/helper/args.h"
 #include "src/plugins/names.h"
 
@@ -31,6 +32,9 @@ struct State final : framework::StateData {
   std::shared_ptr<const framework::DeviceUsage> usage;
   std::vector<ClaimInfo> claims;
   std::vector<ClaimPlan> plans;  // the claims to allocate
+  // PreScore: the pressure of the claims waiting for devices (pressure.h), by device number;
+  // empty when none is on a device this pod could take.
+  std::vector<float> pressure;
   // Reserve's choice: the claims as assumed, and per claim whether it was allocated before (only
   // the pod is added to its reservedFor: a claim shared with other pods).
   std::vector<api::ResourceClaimPtr> assumed;
@@ -122,6 +126,16 @@ void GatherNodeDevices(const State& s, const framework::NodeInfo& node,
   };
   std::stable_sort(out.begin(), out.end(),
                    [&](const NodeDevice& a, const NodeDevice& b) { return rank(a) < rank(b); });
+}
+
+// Whether any request of the pod's plans could take device `d` (its first alternative).
+bool PodCouldUse(const State& s, uint32_t d) {
+  for (const ClaimPlan& p : s.plans) {
+    for (const RequestPlan& r : p.requests) {
+      if (!r.alternatives.empty() && r.alternatives.front().matches->match[d] != 0) return true;
+    }
+  }
+  return false;
 }
 
 // The allocation's node selector: the node itself when a device is local to it, else the first
@@ -235,10 +249,22 @@ framework::Status DynamicResources::Filter(const framework::CycleState& state,
 
 framework::Status DynamicResources::PreScore(framework::CycleState& state, const api::Pod& /*pod*/,
                                              const framework::Snapshot& /*snapshot*/,
-                                             std::span<const framework::NodeIndex> /*feasible*/) {
-  const State* s = state.Get<State>(kStateKey);
-  return s == nullptr || s->plans.empty() ? framework::Status::Skip()
-                                          : framework::Status::Success();
+                                             std::span<const framework::NodeIndex> feasible) {
+  State* s = state.Get<State>(kStateKey);
+  if (s == nullptr || s->plans.empty()) return framework::Status::Skip();
+  s->pressure.clear();
+  if (feasible.size() < 2) return framework::Status::Success();
+  std::vector<api::ResourceClaimPtr> own;
+  for (const ClaimInfo& c : s->claims) own.push_back(c.claim);
+  std::vector<float> pressure =
+      DevicePressure(selectors_, *dra_, *s->index, *s->usage, dra_->PendingClaims(), own);
+  for (uint32_t d = 0; d < pressure.size(); ++d) {
+    if (pressure[d] > 0 && PodCouldUse(*s, d)) {
+      s->pressure = std::move(pressure);
+      break;
+    }
+  }
+  return framework::Status::Success();
 }
 
 int64_t DynamicResources::Score(const framework::CycleState& state, const api::Pod& /*pod*/,
@@ -257,8 +283,21 @@ int64_t DynamicResources::Score(const framework::CycleState& state, const api::P
     }
   }
   const auto total = static_cast<int64_t>(devices.size());
-  return std::min<int64_t>(framework::kMaxNodeScore,
-                           (busy + wanted) * framework::kMaxNodeScore / total);
+  const int64_t packing = std::min<int64_t>(framework::kMaxNodeScore,
+                                            (busy + wanted) * framework::kMaxNodeScore / total);
+  if (s->pressure.empty()) return packing;
+  // Half packing, half how little of the free devices the pod could take here waiting
+  // restricted requests need (their mean pressure, 1 and more: all spoken for).
+  double sum = 0;
+  int64_t usable = 0;
+  for (const NodeDevice& d : devices) {
+    if (d.busy || d.device >= s->pressure.size() || !PodCouldUse(*s, d.device)) continue;
+    sum += std::min(1.0F, s->pressure[d.device]);
+    ++usable;
+  }
+  const double mean = usable == 0 ? 1.0 : sum / static_cast<double>(usable);
+  const auto unclaimed = static_cast<int64_t>((1.0 - mean) * framework::kMaxNodeScore + 0.5);
+  return (packing + unclaimed) / 2;
 }
 
 framework::Status DynamicResources::Reserve(framework::CycleState& state, const api::Pod& pod,

@@ -11,7 +11,10 @@
 //              devices held by claims of pods removed in a preemption dry run count as free, so
 //              DefaultPreemption can free DRA devices (upstream cannot yet, KEP-5690);
 //   Score      packing: the fraction of the node's devices in use after the allocation (fuller
-//              nodes first, so whole nodes and NVLink islands stay free for big requests);
+//              nodes first, so whole nodes and NVLink islands stay free for big requests); when
+//              claims waiting for devices are restricted to some of them (pressure.h, computed at
+//              PreScore), half packing and half the share of the node's free devices this pod
+//              could take that those claims do not need;
 //   Reserve    allocates on the chosen node and assumes the claims (DraView) with the allocation
 //              and the pod in status.reservedFor; Unreserve restores them;
 //   PreBind    writes each claim's status (allocation, reservedFor) and waits for the write.

@@ -333,5 +333,39 @@ TEST_F(DynamicResourcesTest, DevicesOfAPodRemovedByPreemptionCountAsFree) {
   EXPECT_TRUE(pl_->Filter(state, pod, without).ok());
 }
 
+TEST_F(DynamicResourcesTest, ScorePacksAndKeepsDevicesWaitingRestrictedClaimsNeed) {
+  view().UpsertSlice(Slice("n1", kA100, 2));
+  view().UpsertSlice(Slice("n2", kT4, 2));
+  view().UpsertClaim(Claim("any", {Exactly("g", Choice(1))}));
+  const std::vector<framework::NodeIndex> feasible = {0, 1};
+  auto scores = [&] {
+    framework::CycleState state;
+    api::Pod pod = PodWithClaims("any", {"any"});
+    EXPECT_TRUE(pl_->PreFilter(state, pod, framework::Snapshot()).ok());
+    EXPECT_TRUE(pl_->PreScore(state, pod, framework::Snapshot(), feasible).ok());
+    return std::make_pair(pl_->Score(state, pod, Node("n1")), pl_->Score(state, pod, Node("n2")));
+  };
+  // Packing alone: one of two devices used after the allocation on either node.
+  EXPECT_EQ(scores(), std::make_pair(int64_t{50}, int64_t{50}));
+
+  // A waiting claim any device serves is no reason to prefer a node.
+  view().UpsertClaim(Claim("generic", {Exactly("g", Choice(2))}));
+  EXPECT_EQ(scores(), std::make_pair(int64_t{50}, int64_t{50}));
+
+  // A waiting claim for two A100s: both A100s are spoken for, so the pod takes a T4.
+  view().UpsertClaim(Claim(
+      "a100s", {Exactly("g", Choice(2,
+                                    "device.attributes[\"gpu.nvidia.com\"].productName == \"NVIDIA "
+                                    "A100-SXM4-80GB\""))}));
+  EXPECT_EQ(scores(), std::make_pair(int64_t{25}, int64_t{75}));
+
+  // Once that claim is allocated, nothing waits for the A100s any more.
+  auto allocated = std::make_shared<api::ResourceClaim>(*view().GetClaim("ml", "a100s"));
+  allocated->meta.resource_version = "2";
+  allocated->allocation = api::AllocationResult{};
+  view().UpsertClaim(allocated);
+  EXPECT_EQ(scores(), std::make_pair(int64_t{50}, int64_t{50}));
+}
+
 }  // namespace
 }  // namespace gpusched::plugins::dynamic_resources
