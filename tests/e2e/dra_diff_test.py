@@ -23,8 +23,10 @@ order. A phase ends when every pod is bound or Unschedulable and nothing changed
 
 Checked: every allocation either scheduler made keeps the rules (lib/dra.py's validator: devices
 exist on the pod's node, the class's and the request's selectors hold, counts, constraints, no
-device in two claims, reservedFor, finalizer), and gpusched binds at least as many pods as
-kube-scheduler. Both counts are printed (MEASURED lines).
+device in two claims, reservedFor, finalizer), and gpusched binds some pods. Both schedulers'
+pods bound and GPUs allocated are printed (MEASURED lines), not compared: kube-scheduler breaks
+ties at random and both place pods while later ones are still gated, so either binds one or two
+pods more than the other from run to run (issue #23's note has the runs).
 """
 
 import json
@@ -51,6 +53,12 @@ GATE = "e2e.gpusched.io/ordered"
 # Which schedulers run (debugging: "default-scheduler" alone checks the mix and the validator).
 SCHEDULERS = os.environ.get("GPUSCHED_E2E_DRA_SCHEDULERS",
                             f"default-scheduler,{SCHEDULER_NAME}").split(",")
+
+
+def allocated_devices(claims):
+    """How many devices the claims' allocations hold (each shared claim once)."""
+    return sum(len(((c.get("status") or {}).get("allocation") or {}).get("devices", {})
+                   .get("results", [])) for c in claims)
 
 
 def generate_mix(seed, workloads):
@@ -154,9 +162,10 @@ class DraDiffE2ETest(ClusterTestCase):
         claims = c.get_json("resourceclaims", "--namespace", ns)["items"]
         pod_objs = self.pods(ns)
         bound = sorted(n for n, node in state.items() if node)
-        log(f"MEASURED {scheduler}: {len(bound)}/{len(names)} pods bound in "
+        gpus = allocated_devices(claims)
+        log(f"MEASURED {scheduler}: {len(bound)}/{len(names)} pods bound, {gpus} GPUs allocated in "
             f"{time.monotonic() - t0:.1f}s (seed {SEED})")
-        return ns, bound, claims, pod_objs
+        return ns, bound, gpus, claims, pod_objs
 
     def clean_phase(self, ns):
         """Deletes the phase's pods and claims and waits until every claim is gone."""
@@ -167,30 +176,33 @@ class DraDiffE2ETest(ClusterTestCase):
         c.wait_for(lambda: not c.get_json("resourceclaims", "--namespace", ns)["items"]
                    and not self.pods(ns), timeout=90, what=f"{ns}'s pods and claims gone")
 
-    def test_gpusched_binds_at_least_as_many_pods_as_kube_scheduler_with_valid_allocations(self):
+    def test_both_schedulers_allocate_validly_and_counts_are_reported(self):
         mix = generate_mix(SEED, WORKLOADS)
         demand = sum(s["devices"]["requests"][0]["exactly"]["count"] for _, _, s, _ in mix)
         log(f"mix (seed {SEED}): {len(mix)} workloads, "
             f"{sum(len(p) for *_, p in mix)} pods, {demand} GPUs asked of 32")
         slices = self.cluster.get_json("resourceslices", "-l", f"{GROUP_LABEL}={self.group}")["items"]
         classes = self.cluster.get_json("deviceclasses")["items"]
-        results = {}
+        results, allocated = {}, {}
         for scheduler in SCHEDULERS:
-            ns, bound, claims, pods = self.run_phase(scheduler, mix)
+            ns, bound, gpus, claims, pods = self.run_phase(scheduler, mix)
             problems = validate_allocations(claims, slices, classes, pods)
             self.assertEqual(problems, [], f"{scheduler}'s allocations break the rules:\n"
                              + "\n".join(problems))
             results[scheduler] = bound
+            allocated[scheduler] = gpus
             self.clean_phase(ns)
         if set(results) != {"default-scheduler", SCHEDULER_NAME}:
             self.skipTest(f"only {sorted(results)} ran (GPUSCHED_E2E_DRA_SCHEDULERS)")
         up, gs = len(results["default-scheduler"]), len(results[SCHEDULER_NAME])
-        log(f"MEASURED dra_diff seed {SEED}: kube-scheduler bound {up}, gpusched bound {gs}")
+        log(f"MEASURED dra_diff seed {SEED}: kube-scheduler bound {up} "
+            f"({allocated['default-scheduler']} GPUs), gpusched bound {gs} "
+            f"({allocated[SCHEDULER_NAME]} GPUs)")
         log(f"only kube-scheduler: {sorted(set(results['default-scheduler']) - set(results[SCHEDULER_NAME]))}; "
             f"only gpusched: {sorted(set(results[SCHEDULER_NAME]) - set(results['default-scheduler']))}")
-        # Issue #23 asks gpusched to bind at least as many. Not met yet on this mix: measured
-        # 18-19 vs kube-scheduler's 19-20 (the pods each binds differ; see the issue's note), so
-        # the count is reported, not asserted; the allocations of both are asserted valid above.
+        # Issue #23 asks gpusched to bind at least as many pods. Over 15 runs (seeds 1-13, 23)
+        # gpusched bound 252 pods and 474 GPUs, kube-scheduler 253 pods and 468 GPUs; fewer pods
+        # in 5 runs, more in 4. Not met run by run, so reported, not asserted.
         self.assertGreater(gs, 0, "gpusched bound no pod")
 
 
