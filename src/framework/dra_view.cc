@@ -78,13 +78,13 @@ void DraView::Changed() {
   changed_.notify_all();
 }
 
-DeviceUsage& DraView::MutableUsage() {
+DeviceUsage& DraView::MutableUsage() const {
   if (usage_.use_count() > 1) usage_ = std::make_shared<DeviceUsage>(*usage_);
   return *usage_;
 }
 
-void DraView::Reuse(const api::ResourceClaimPtr& before, const api::ResourceClaimPtr& after) {
-  if (before == after) return;
+void DraView::Reuse(const api::ResourceClaimPtr& before, const api::ResourceClaimPtr& after) const {
+  if (before == after || index_stale_) return;  // a rebuild takes every claim's usage anew
   const bool had = before != nullptr && before->allocation.has_value();
   const bool has = after != nullptr && after->allocation.has_value();
   if (!had && !has) return;
@@ -106,7 +106,13 @@ void DraView::Reuse(const api::ResourceClaimPtr& before, const api::ResourceClai
   }
 }
 
-void DraView::RebuildIndex() {
+void DraView::EnsureIndex() const {
+  if (!index_stale_) return;
+  index_stale_ = false;
+  RebuildIndex();
+}
+
+void DraView::RebuildIndex() const {
   auto index = std::make_shared<DeviceIndex>();
   index->version = ++index_versions_;
   // The newest generation of each pool, and how many of its slices are there.
@@ -195,14 +201,14 @@ void DraView::UpsertSlice(api::ResourceSlicePtr s) {
   common::MutexLock l(mu_);
   std::string name = s->name;
   slices_[std::move(name)] = std::move(s);
-  RebuildIndex();
+  index_stale_ = true;
   Changed();
 }
 
 void DraView::DeleteSlice(std::string_view name) {
   common::MutexLock l(mu_);
   if (auto it = slices_.find(name); it != slices_.end()) slices_.erase(it);
-  RebuildIndex();
+  index_stale_ = true;
   Changed();
 }
 
@@ -287,11 +293,13 @@ std::vector<api::DeviceClassPtr> DraView::ListDeviceClasses() const {
 
 std::shared_ptr<const DeviceIndex> DraView::devices() const {
   common::MutexLock l(mu_);
+  EnsureIndex();
   return index_;
 }
 
 std::shared_ptr<const DeviceUsage> DraView::usage() const {
   common::MutexLock l(mu_);
+  EnsureIndex();
   return usage_;
 }
 

@@ -131,15 +131,19 @@ class DraView {
   };
   static std::string ClaimKey(std::string_view ns, std::string_view name);
   void Changed() GPUSCHED_REQUIRES(mu_);
-  void RebuildIndex() GPUSCHED_REQUIRES(mu_);
+  // The device index and usage are a cache of slices_ and claims_: a slice change marks them
+  // stale, and the next read (devices(), usage()) rebuilds them once, so that a list of N slices
+  // costs one rebuild, not N.
+  void EnsureIndex() const GPUSCHED_REQUIRES(mu_);
+  void RebuildIndex() const GPUSCHED_REQUIRES(mu_);
   // Moves the usage of `before` to `after` (either may be null).
-  void Reuse(const api::ResourceClaimPtr& before, const api::ResourceClaimPtr& after)
+  void Reuse(const api::ResourceClaimPtr& before, const api::ResourceClaimPtr& after) const
       GPUSCHED_REQUIRES(mu_);
   // A claim's latest version went from `before` to `after` (either may be null): the usage, the
   // pending set and the generation follow.
   void Replaced(const api::ResourceClaimPtr& before, const api::ResourceClaimPtr& after)
       GPUSCHED_REQUIRES(mu_);
-  DeviceUsage& MutableUsage() GPUSCHED_REQUIRES(mu_);
+  DeviceUsage& MutableUsage() const GPUSCHED_REQUIRES(mu_);
 
   mutable common::Mutex mu_;
   mutable std::condition_variable changed_;
@@ -148,13 +152,15 @@ class DraView {
   std::map<std::string, ClaimEntry, std::less<>> claims_ GPUSCHED_GUARDED_BY(mu_);
   // The claims whose latest version waits for an allocation (PendingClaims), by ClaimKey.
   std::map<std::string, api::ResourceClaimPtr, std::less<>> pending_ GPUSCHED_GUARDED_BY(mu_);
-  std::shared_ptr<const DeviceIndex> index_ GPUSCHED_GUARDED_BY(mu_) =
+  mutable std::shared_ptr<const DeviceIndex> index_ GPUSCHED_GUARDED_BY(mu_) =
       std::make_shared<DeviceIndex>();
-  std::shared_ptr<DeviceUsage> usage_ GPUSCHED_GUARDED_BY(mu_) = std::make_shared<DeviceUsage>();
+  mutable std::shared_ptr<DeviceUsage> usage_ GPUSCHED_GUARDED_BY(mu_) =
+      std::make_shared<DeviceUsage>();
+  mutable bool index_stale_ GPUSCHED_GUARDED_BY(mu_) = false;
   DraWriter* writer_ GPUSCHED_GUARDED_BY(mu_) = nullptr;
   uint64_t generation_ GPUSCHED_GUARDED_BY(mu_) = 0;
   uint64_t class_version_ GPUSCHED_GUARDED_BY(mu_) = 0;
-  uint64_t index_versions_ GPUSCHED_GUARDED_BY(mu_) = 0;
+  mutable uint64_t index_versions_ GPUSCHED_GUARDED_BY(mu_) = 0;
 };
 
 }  // namespace gpusched::framework

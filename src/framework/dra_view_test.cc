@@ -90,6 +90,26 @@ TEST(DraViewTest, PendingClaimsAreTheUnallocatedOnes) {
   EXPECT_TRUE(view.PendingClaims().empty());
 }
 
+TEST(DraViewTest, SliceChangesRebuildTheIndexOnceOnTheNextRead) {
+  DraView view;
+  for (const char* node : {"n1", "n2", "n3"}) {
+    auto s = std::make_shared<api::ResourceSlice>(*Slice());
+    s->name = std::string(node) + "-gpu";
+    s->pool = node;
+    view.UpsertSlice(s);
+  }
+  view.UpsertClaim(Claim("5", true));  // holds n1/gpu-1, read while the index is stale
+  const auto index = view.devices();
+  EXPECT_EQ(index->version, 1u);
+  EXPECT_EQ(index->devices.size(), 6u);
+  EXPECT_TRUE(Held(view, "gpu.nvidia.com/n1/gpu-1"));
+  EXPECT_EQ(view.devices()->version, 1u);
+  view.DeleteSlice("n3-gpu");
+  EXPECT_EQ(view.devices()->version, 2u);
+  EXPECT_EQ(view.devices()->devices.size(), 4u);
+  EXPECT_TRUE(Held(view, "gpu.nvidia.com/n1/gpu-1"));
+}
+
 TEST(DraViewTest, AssumeRejectsUnknownAndOlderClaims) {
   DraView view;
   EXPECT_FALSE(view.AssumeClaim(Claim("5", true)).ok());
