@@ -22,6 +22,9 @@ index, uuid, cliqueId in two cliques of 4, capacity memory) and the DeviceClass 
   test_d  impossible requests (a product no device has; 9 GPUs of an 8-GPU node): FailedScheduling
           with "cannot allocate all claims".
   test_e  deploy/examples/dra/ (docs/dra.md's examples) pass server-side dry run.
+  test_f  preemption of DRA devices (upstream cannot, KEP-5690): a low-priority pod's claim holds
+          all 8 GPUs of the one node; a high-priority pod asking for 4 gets the low one preempted
+          (its claim released by kube-controller-manager) and binds with a valid allocation.
 """
 
 import json
@@ -245,6 +248,39 @@ class DraE2ETest(ClusterTestCase):
             self.assertIn("cannot allocate all claims", e.get("note", ""))
             log(f"{name}: {e.get('note')}")
         self.validate()
+
+    def test_f_preemption_frees_devices_held_by_a_lower_priority_claim(self):
+        (node,) = self.nodes([H100])
+        c = self.cluster
+        for name, value in (("e2e-dra-low", 100), ("e2e-dra-high", 1000)):
+            c.apply({"apiVersion": "scheduling.k8s.io/v1", "kind": "PriorityClass",
+                     "metadata": {"name": name}, "value": value})
+        c.apply([claim_template("all-eight", claim_spec(8)),
+                 claim_template("four", claim_spec(4))], namespace=self.ns)
+        low = dra_pod("low", SCHEDULER_NAME, self.ns, template="all-eight", node=node)
+        low["spec"]["priorityClassName"] = "e2e-dra-low"
+        c.apply(low, namespace=self.ns)
+        self.wait_bound(["low"])
+        _, claims = self.wait_allocated(["low"])
+        self.assertEqual(len(self.devices(claims["low"])), 8)
+        low_uid = self.get("pod", "low")["metadata"]["uid"]
+
+        high = dra_pod("high", SCHEDULER_NAME, self.ns, template="four", node=node)
+        high["spec"]["priorityClassName"] = "e2e-dra-high"
+        c.apply(high, namespace=self.ns)
+        self.wait_bound(["high"], timeout=120)
+        _, claims = self.wait_allocated(["high"])
+        self.assertEqual(len(self.devices(claims["high"])), 4)
+        pods = {p["metadata"]["name"]: p for p in self.get("pods")["items"]}
+        self.assertTrue("low" not in pods or pods["low"]["metadata"]["uid"] != low_uid
+                        or pods["low"]["metadata"].get("deletionTimestamp"),
+                        "the low-priority pod was not preempted")
+        preempted = [e for e in events(c, self.ns)
+                     if e.get("reason") == "Preempted"
+                     and e.get("regarding", {}).get("name") == "low"]
+        self.assertTrue(preempted, "no Preempted event for the low-priority pod")
+        self.validate()
+        log(f"preempted: {preempted[0].get('note')}; high got {self.devices(claims['high'])}")
 
     def test_e_the_documented_examples_pass_server_side_dry_run(self):
         c = self.cluster
