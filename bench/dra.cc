@@ -65,7 +65,9 @@ std::string Slice(int32_t i) {
          R"(","generation":1,"resourceSliceCount":1},"devices":[)" + devices + "]}}";
 }
 
-std::string Template(std::string_view name, int count, std::string_view product) {
+// A claim spec's "devices": `count` GPUs, of `product` when not empty, in one clique when more
+// than one.
+std::string ClaimDevices(int count, std::string_view product) {
   std::string exactly =
       R"({"deviceClassName":")" + std::string(kDriver) + R"(","count":)" + std::to_string(count);
   if (!product.empty()) {
@@ -76,11 +78,21 @@ std::string Template(std::string_view name, int count, std::string_view product)
   exactly += "}";
   std::string devices = R"({"requests":[{"name":"gpu","exactly":)" + exactly + "}]";
   if (count > 1) devices += R"(,"constraints":[{"matchAttribute":"gpu.nvidia.com/cliqueId"}])";
-  devices += "}";
+  return devices + "}";
+}
+
+std::string Template(std::string_view name, int count, std::string_view product) {
   return R"({"apiVersion":"resource.k8s.io/v1","kind":"ResourceClaimTemplate","metadata":{)"
          R"("name":")" +
-         std::string(name) + R"(","namespace":"bench"},"spec":{"spec":{"devices":)" + devices +
-         "}}}";
+         std::string(name) + R"(","namespace":"bench"},"spec":{"spec":{"devices":)" +
+         ClaimDevices(count, product) + "}}}";
+}
+
+std::string WaitingClaim(int32_t i, int count, std::string_view product) {
+  return R"({"apiVersion":"resource.k8s.io/v1","kind":"ResourceClaim","metadata":{)"
+         R"("name":"waiting-)" +
+         std::to_string(i) + R"(","namespace":"bench"},"spec":{"devices":)" +
+         ClaimDevices(count, product) + "}}";
 }
 
 std::string Pod(int32_t i, std::string_view tmpl) {
@@ -103,6 +115,14 @@ common::StatusOr<sim::Workload> DraWorkload(const DraFlags& f) {
           Template("gpu-2", 2, "") + "," + Template("gpu-4", 4, "");
   for (int32_t i = 0; i < f.nodes; ++i) text += "," + Node(i) + "," + Slice(i);
   uint64_t state = f.seed * 6364136223846793005ULL + 1442695040888963407ULL;
+  for (int32_t i = 0; i < f.waiting_claims; ++i) {
+    state = state * 6364136223846793005ULL + 1442695040888963407ULL;
+    const uint64_t r = (state >> 33) % 100;
+    text += "," + (r < 30   ? WaitingClaim(i, 1, kH100)
+                   : r < 60 ? WaitingClaim(i, 1, kA100)
+                   : r < 85 ? WaitingClaim(i, 2, "")
+                            : WaitingClaim(i, 4, ""));
+  }
   for (int32_t i = 0; i < f.pods; ++i) {
     state = state * 6364136223846793005ULL + 1442695040888963407ULL;
     const uint64_t r = (state >> 33) % 100;
@@ -135,9 +155,9 @@ int RunDra(const DraFlags& f, const config::SchedulerConfig& config,
   }
   std::printf(
       "dra: %d nodes x 8 GPUs (ResourceSlices), %d pods with one template claim each (1 GPU by "
-      "product name 60 %%, 2 GPUs 25 %%, 4 GPUs 15 %%; matchAttribute cliqueId), seed %llu "
-      "(generated+decoded in %.2f s)\n",
-      f.nodes, f.pods, static_cast<unsigned long long>(f.seed),
+      "product name 60 %%, 2 GPUs 25 %%, 4 GPUs 15 %%; matchAttribute cliqueId), %d waiting "
+      "claims, seed %llu (generated+decoded in %.2f s)\n",
+      f.nodes, f.pods, f.waiting_claims, static_cast<unsigned long long>(f.seed),
       std::chrono::duration<double>(std::chrono::steady_clock::now() - t_gen).count());
   for (int rep = 0; rep < f.repeat; ++rep) {
     common::SystemClock wall;

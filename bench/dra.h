@@ -21,6 +21,8 @@ struct DraFlags {
   int32_t pods = 2000;
   uint64_t seed = 42;
   int repeat = 1;
+  // Unallocated ResourceClaims of the pods' mix that no pod uses (claims waiting for devices).
+  int32_t waiting_claims = 0;
 };
 
 // Builds the cluster, schedules the pods and prints pods/s, per-pod latency, CPU time, claims

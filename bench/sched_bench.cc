@@ -12,6 +12,7 @@
 //                  [--unschedulable U] [--churn E] [--churn-seconds T]
 //                  [--churn-relevant-every R] [--hints on|off]
 //   gpusched-bench --workload dra [--nodes 500] [--pods 2000] [--seed 42] [--repeat R]
+//                  [--waiting-claims W]
 //
 // --reuse off turns the runtime's result reuse across equivalent pods off (same placements, full
 // per-node cost: the before/after comparison); --refresh K sets the fragmentation profile's
@@ -38,7 +39,9 @@
 //
 // --workload dra (issue #23): nodes with ResourceSlices of 8 GPUs and pods with DRA claims,
 // scheduled with the default profile (bench/dra.h); the flags above other than --nodes, --pods,
-// --seed, --repeat, --config and --profile do not apply.
+// --seed, --repeat, --config and --profile do not apply. --waiting-claims W adds W unallocated
+// ResourceClaims of the same mix that no pod uses: claims waiting for devices, so that
+// DynamicResources' device pressure is computed for every pod.
 //
 // --unschedulable U (last): U pods no node can take now wait while the cluster churns, E events
 // per simulated second (--churn, default 20) for T simulated seconds (--churn-seconds, default
@@ -92,6 +95,7 @@ struct Flags {
   int32_t gang_gpus = 8;             // --gang-gpus G
   ChurnFlags churn;                  // --unschedulable U --churn E --churn-seconds T --hints
   bool dra = false;                  // --workload dra
+  int32_t waiting_claims = 0;        // --waiting-claims W (dra)
   bool nodes_set = false;
   bool pods_set = false;
 };
@@ -329,6 +333,7 @@ int Run(const Flags& f) {
     d.pods = f.pods_set ? f.pods : d.pods;
     d.seed = f.seed;
     d.repeat = f.repeat;
+    d.waiting_claims = f.waiting_claims;
     return RunDra(d, *config, registry);
   }
   const auto t_gen = std::chrono::steady_clock::now();
@@ -455,7 +460,7 @@ int main(int argc, char** argv) {
         a != "--repeat" && a != "--reuse" && a != "--refresh" && a != "--owner" &&
         a != "--preemptors" && a != "--preemptor-classes" && a != "--gang" && a != "--gang-gpus" &&
         a != "--unschedulable" && a != "--churn" && a != "--churn-seconds" && a != "--hints" &&
-        a != "--churn-relevant-every" && a != "--workload") {
+        a != "--churn-relevant-every" && a != "--workload" && a != "--waiting-claims") {
       return gpusched::bench::Usage("unknown flag");
     }
     if (i + 1 >= argc) return gpusched::bench::Usage("flag needs a value");
@@ -490,6 +495,9 @@ int main(int argc, char** argv) {
     } else if (a == "--preemptors") {
       f.preemptors = std::atoi(v);
       if (f.preemptors < 0) return gpusched::bench::Usage("--preemptors: want >= 0");
+    } else if (a == "--waiting-claims") {
+      f.waiting_claims = std::atoi(v);
+      if (f.waiting_claims < 0) return gpusched::bench::Usage("--waiting-claims: want >= 0");
     } else if (a == "--gang") {
       f.gang = std::atoi(v);
       if (f.gang < 0) return gpusched::bench::Usage("--gang: want >= 0");

@@ -10,7 +10,6 @@
 
 #include "src/api/dra.h"
 #include "src/framework/dra_view.h"
-#include "src/plugins/dynamic_resources/pressure.h"
 #include "src/plugins/helper/args.h"
 #include "src/plugins/names.h"
 
@@ -257,7 +256,7 @@ framework::Status DynamicResources::PreScore(framework::CycleState& state, const
   std::vector<api::ResourceClaimPtr> own;
   for (const ClaimInfo& c : s->claims) own.push_back(c.claim);
   std::vector<float> pressure =
-      DevicePressure(selectors_, *dra_, *s->index, *s->usage, dra_->PendingClaims(), own);
+      pressure_.Compute(selectors_, *dra_, *s->index, *s->usage, dra_->PendingClaims(), own);
   for (uint32_t d = 0; d < pressure.size(); ++d) {
     if (pressure[d] > 0 && PodCouldUse(*s, d)) {
       s->pressure = std::move(pressure);

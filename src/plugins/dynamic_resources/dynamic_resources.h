@@ -32,6 +32,7 @@
 #include "src/framework/handle.h"
 #include "src/framework/plugin.h"
 #include "src/framework/registry.h"
+#include "src/plugins/dynamic_resources/pressure.h"
 #include "src/plugins/dynamic_resources/selectors.h"
 
 namespace gpusched::plugins::dynamic_resources {
@@ -73,6 +74,7 @@ class DynamicResources final : public framework::PreFilterPlugin,
  private:
   framework::DraView* dra_;  // null: no DRA data
   SelectorCache selectors_;
+  DevicePressure pressure_;  // PreScore only (the scheduling thread)
 };
 
 }  // namespace gpusched::plugins::dynamic_resources
