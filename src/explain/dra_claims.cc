@@ -142,9 +142,7 @@ bool PlanClaim(Context& cx, size_t c, dr::ClaimPlan& plan, DraRow& row) {
   plan = *std::move(p);
   for (const dr::RequestPlan& rp : plan.requests) {
     for (const dr::Alternative& alt : rp.alternatives) {
-      api::DeviceChoice bare = *alt.choice;
-      bare.selectors.clear();
-      auto m_class = cx.selectors.Matches(cx.view, *cx.index, bare);
+      auto m_class = cx.selectors.ClassMatches(cx.view, *cx.index, alt.choice->device_class);
       if (!m_class.ok()) {
         row.message = cx.claims[c].label + " request " + alt.result_request + ": " +
                       std::string(m_class.status().message());

@@ -4,7 +4,8 @@
 // (Handle::dra()), with
 //   - the device index: every device of the newest generation of each pool, flat, numbered, by
 //     node (devices of slices with spec.nodeName) and the rest (node selectors, allNodes);
-//     immutable, rebuilt when a slice changes;
+//     immutable; a slice change marks it stale and the next read rebuilds it (once per batch of
+//     changes, e.g. an informer's list);
 //   - the usage: which claim holds each device (allocated claims, informer or assumed, without
 //     adminAccess results), by device number, copy-on-write so a scheduling cycle keeps the one it
 //     read;
@@ -12,6 +13,7 @@
 //     reservedFor before PreBind writes it; reads return it until RestoreClaim() or until the
 //     informer delivers a version at least as new (with an allocation, if the assumed one has
 //     one: PreBind's finalizer write comes back first);
+//   - the claims waiting for an allocation (PendingClaims), kept as claims change;
 //   - the one API write PreBind makes (the claim's status) through a DraWriter.
 // One concrete class: the scheduler's informers and the simulator feed it; tests fill it by hand.
 // Thread safety: every method is thread-safe; objects are immutable and shared.

@@ -30,9 +30,7 @@ uint32_t DevicePressure::ShapeOf(SelectorCache& selectors, const framework::DraV
                                  const api::DeviceChoice& choice) {
   auto [it, added] = shape_of_.try_emplace(matches.get(), static_cast<uint32_t>(shapes_.size()));
   if (added) {
-    api::DeviceChoice class_only;
-    class_only.device_class = choice.device_class;
-    auto cm = selectors.Matches(view, index, class_only);
+    auto cm = selectors.ClassMatches(view, index, choice.device_class);
     shapes_.push_back({std::move(matches), cm.ok() ? *std::move(cm) : nullptr});
   }
   return it->second;

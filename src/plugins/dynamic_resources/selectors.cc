@@ -86,6 +86,14 @@ common::StatusOr<std::shared_ptr<const ChoiceMatches>> SelectorCache::Matches(
   return std::shared_ptr<const ChoiceMatches>(out);
 }
 
+common::StatusOr<std::shared_ptr<const ChoiceMatches>> SelectorCache::ClassMatches(
+    const framework::DraView& view, const framework::DeviceIndex& index,
+    const std::string& device_class) {
+  api::DeviceChoice bare;
+  bare.device_class = device_class;
+  return Matches(view, index, bare);
+}
+
 common::StatusOr<ClaimPlan> PlanClaim(SelectorCache& selectors, const framework::DraView& view,
                                       const framework::DeviceIndex& index,
                                       api::ResourceClaimPtr claim) {

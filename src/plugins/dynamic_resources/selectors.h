@@ -27,6 +27,10 @@ class SelectorCache {
   common::StatusOr<std::shared_ptr<const ChoiceMatches>> Matches(
       const framework::DraView& view, const framework::DeviceIndex& index,
       const api::DeviceChoice& choice);
+  // The devices the class alone selects (its selectors only), as Matches of a bare choice.
+  common::StatusOr<std::shared_ptr<const ChoiceMatches>> ClassMatches(
+      const framework::DraView& view, const framework::DeviceIndex& index,
+      const std::string& device_class);
 
  private:
   struct Memo {
