@@ -277,6 +277,86 @@ std::vector<api::ResourceClaimPtr> DraView::PendingClaims() const {
   return out;
 }
 
+size_t DraView::PendingCount() const {
+  common::MutexLock l(mu_);
+  return pending_.size();
+}
+
+void DraView::ObservePod(const api::Pod* before, const api::Pod* after) {
+  const api::Pod& any = after != nullptr ? *after : *before;
+  if ((before == nullptr || before->resource_claims == nullptr) && any.resource_claims == nullptr) {
+    return;  // claims are immutable: a pod without them never waits for any
+  }
+  const bool waits = after != nullptr && after->resource_claims != nullptr &&
+                     after->node_name.empty() && !after->Terminal() &&
+                     !after->meta.deletion_timestamp;
+  common::MutexLock l(mu_);
+  if (!waits) {
+    waiting_pods_.erase(any.meta.uid);
+    return;
+  }
+  WaitingPod w;
+  w.priority = after->priority;
+  w.created = after->meta.creation_timestamp.value_or(common::TimePoint{});
+  w.key = ClaimKey(after->meta.namespace_, after->meta.name);
+  for (const api::PodClaimSource& c : after->resource_claims->claims) {
+    if (!c.claim_name.empty()) {
+      w.named_claims.push_back(ClaimKey(after->meta.namespace_, c.claim_name));
+    }
+  }
+  waiting_pods_[after->meta.uid] = std::move(w);
+}
+
+std::vector<WaitingClaim> DraView::WaitingClaims() const {
+  // Per pending claim: its waiting pods and the queue position of the earliest.
+  struct Entry {
+    WaitingClaim out;
+    const WaitingPod* first = nullptr;
+  };
+  common::MutexLock l(mu_);
+  std::map<std::string_view, Entry> entries;
+  for (const auto& [key, claim] : pending_) entries[key].out.claim = claim;
+  auto earlier = [](const WaitingPod& a, const WaitingPod& b) {
+    if (a.priority != b.priority) return a.priority > b.priority;
+    if (a.created != b.created) return a.created < b.created;
+    return a.key < b.key;
+  };
+  auto count = [&](Entry& e, const WaitingPod& pod) {
+    ++e.out.pods;
+    if (e.first == nullptr || earlier(pod, *e.first)) e.first = &pod;
+  };
+  for (const auto& [uid, pod] : waiting_pods_) {
+    for (const std::string& key : pod.named_claims) {
+      if (auto it = entries.find(key); it != entries.end()) count(it->second, pod);
+    }
+  }
+  for (auto& [key, e] : entries) {
+    for (const api::OwnerReference& ref : e.out.claim->meta.owner_references) {
+      if (!ref.controller || ref.kind != "Pod") continue;
+      if (auto it = waiting_pods_.find(ref.uid); it != waiting_pods_.end()) count(e, it->second);
+    }
+  }
+  std::vector<std::pair<std::string_view, Entry*>> order;
+  order.reserve(entries.size());
+  for (auto& [key, e] : entries) order.emplace_back(key, &e);
+  std::stable_sort(order.begin(), order.end(), [&](const auto& a, const auto& b) {
+    const Entry& x = *a.second;
+    const Entry& y = *b.second;
+    if ((x.first == nullptr) != (y.first == nullptr)) return x.first != nullptr;
+    if (x.first != nullptr) {
+      if (x.first != y.first) return earlier(*x.first, *y.first);
+      return a.first < b.first;
+    }
+    const auto tx = x.out.claim->meta.creation_timestamp.value_or(common::TimePoint{});
+    const auto ty = y.out.claim->meta.creation_timestamp.value_or(common::TimePoint{});
+    return tx != ty ? tx < ty : a.first < b.first;
+  });
+  std::vector<WaitingClaim> out;
+  out.reserve(order.size());
+  for (const auto& [key, e] : order) out.push_back(std::move(e->out));
+  return out;
+}
+
 std::vector<api::ResourceSlicePtr> DraView::ListSlices() const {
   common::MutexLock l(mu_);
   std::vector<api::ResourceSlicePtr> out;

@@ -13,7 +13,9 @@
 //     reservedFor before PreBind writes it; reads return it until RestoreClaim() or until the
 //     informer delivers a version at least as new (with an allocation, if the assumed one has
 //     one: PreBind's finalizer write comes back first);
-//   - the claims waiting for an allocation (PendingClaims), kept as claims change;
+//   - the claims waiting for an allocation (PendingClaims), kept as claims change, and the pods
+//     waiting for them (ObservePod, fed with the pod informer; WaitingClaims orders the claims by
+//     their pods and says how many pods each serves);
 //   - the one API write PreBind makes (the claim's status) through a DraWriter.
 // One concrete class: the scheduler's informers and the simulator feed it; tests fill it by hand.
 // Thread safety: every method is thread-safe; objects are immutable and shared.
@@ -29,6 +31,7 @@
 #include <vector>
 
 #include "src/api/dra.h"
+#include "src/common/clock.h"
 #include "src/common/mutex.h"
 #include "src/common/status.h"
 
@@ -47,6 +50,12 @@ class DraWriter {
 // first present wins; devices of one node with the same value share an island.
 inline constexpr std::string_view kIslandAttributes[] = {"gpu.nvidia.com/cliqueId",
                                                          "resource.kubernetes.io/pcieRoot"};
+
+// A claim waiting for an allocation and the unbound pods that wait for it (DraView::WaitingClaims).
+struct WaitingClaim {
+  api::ResourceClaimPtr claim;
+  int32_t pods = 0;  // 0: no waiting pod known (e.g. not created yet)
+};
 
 // One allocatable device.
 struct DeviceEntry {
@@ -95,6 +104,9 @@ class DraView {
   void DeleteSlice(std::string_view name);
   void UpsertClaim(api::ResourceClaimPtr c);
   void DeleteClaim(std::string_view ns, std::string_view name);
+  // A pod's previous and current version (null: added / deleted). A pod with claims waits for
+  // them while it has no node, is not terminal and not being deleted.
+  void ObservePod(const api::Pod* before, const api::Pod* after);
   // Not owned; must outlive the view. Null: writes fail (kUnavailable).
   void set_writer(DraWriter* writer);
 
@@ -107,6 +119,13 @@ class DraView {
   // The claims waiting for an allocation: no status.allocation (assumed ones included), not
   // being deleted.
   std::vector<api::ResourceClaimPtr> PendingClaims() const;
+  size_t PendingCount() const;
+  // PendingClaims with their waiting pods, in the order those pods will likely be scheduled: the
+  // earliest waiting pod's priority (higher first), creation time, then namespace/name (the
+  // queue's order); claims no waiting pod uses last, by their own creation time and key. A pod
+  // waits for a claim it names (spec.resourceClaims[].resourceClaimName) or that it owns (made
+  // from its template).
+  std::vector<WaitingClaim> WaitingClaims() const;
   std::vector<api::ResourceSlicePtr> ListSlices() const;
   std::vector<api::DeviceClassPtr> ListDeviceClasses() const;
   std::shared_ptr<const DeviceIndex> devices() const;
@@ -147,6 +166,14 @@ class DraView {
       GPUSCHED_REQUIRES(mu_);
   DeviceUsage& MutableUsage() const GPUSCHED_REQUIRES(mu_);
 
+  // A pod waiting for claims (ObservePod): its queue order and the claims it names.
+  struct WaitingPod {
+    int32_t priority = 0;
+    common::TimePoint created{};
+    std::string key;                        // namespace/name
+    std::vector<std::string> named_claims;  // ClaimKeys of resourceClaimName references
+  };
+
   mutable common::Mutex mu_;
   mutable std::condition_variable changed_;
   std::map<std::string, api::DeviceClassPtr, std::less<>> classes_ GPUSCHED_GUARDED_BY(mu_);
@@ -154,6 +181,7 @@ class DraView {
   std::map<std::string, ClaimEntry, std::less<>> claims_ GPUSCHED_GUARDED_BY(mu_);
   // The claims whose latest version waits for an allocation (PendingClaims), by ClaimKey.
   std::map<std::string, api::ResourceClaimPtr, std::less<>> pending_ GPUSCHED_GUARDED_BY(mu_);
+  std::unordered_map<std::string, WaitingPod> waiting_pods_ GPUSCHED_GUARDED_BY(mu_);  // by uid
   mutable std::shared_ptr<const DeviceIndex> index_ GPUSCHED_GUARDED_BY(mu_) =
       std::make_shared<DeviceIndex>();
   mutable std::shared_ptr<DeviceUsage> usage_ GPUSCHED_GUARDED_BY(mu_) =

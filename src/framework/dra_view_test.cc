@@ -1,11 +1,15 @@
 // SPDX-License-Identifier: Apache-2.0
-// DraView's claim assume cache: which version reads return, and which devices stay held.
+// DraView's claim assume cache: which version reads return, and which devices stay held; the
+// waiting claims in their pods' order.
 #include "src/framework/dra_view.h"
 
 #include <gtest/gtest.h>
 
+#include <chrono>
 #include <memory>
 #include <string>
+#include <utility>
+#include <vector>
 
 namespace gpusched::framework {
 namespace {
@@ -115,6 +119,63 @@ TEST(DraViewTest, AssumeRejectsUnknownAndOlderClaims) {
   EXPECT_FALSE(view.AssumeClaim(Claim("5", true)).ok());
   view.UpsertClaim(Claim("9", false));
   EXPECT_FALSE(view.AssumeClaim(Claim("5", true)).ok());
+}
+
+api::ResourceClaimPtr NamedClaim(const std::string& name, std::string owner_uid = "") {
+  auto c = std::make_shared<api::ResourceClaim>();
+  c->meta.namespace_ = "ns";
+  c->meta.name = name;
+  c->meta.resource_version = "1";
+  if (!owner_uid.empty()) {
+    c->meta.owner_references.push_back({"v1", "Pod", "owner", std::move(owner_uid), true});
+  }
+  return c;
+}
+
+api::PodPtr WaitingPod(const std::string& name, int seconds, std::string claim_name,
+                       int32_t priority = 0) {
+  auto p = std::make_shared<api::Pod>();
+  p->meta.namespace_ = "ns";
+  p->meta.name = name;
+  p->meta.uid = name + "-uid";
+  p->meta.creation_timestamp = common::TimePoint{} + std::chrono::seconds(seconds);
+  p->priority = priority;
+  auto pc = std::make_shared<api::PodResourceClaims>();
+  pc->claims.push_back(claim_name.empty() ? api::PodClaimSource{"gpu", "", "tmpl"}
+                                          : api::PodClaimSource{"gpu", std::move(claim_name), ""});
+  p->resource_claims = pc;
+  return p;
+}
+
+std::vector<std::pair<std::string, int32_t>> Waiting(const DraView& view) {
+  std::vector<std::pair<std::string, int32_t>> out;
+  for (const WaitingClaim& w : view.WaitingClaims()) out.emplace_back(w.claim->meta.name, w.pods);
+  return out;
+}
+
+TEST(DraViewTest, WaitingClaimsComeInTheirPodsOrderWithTheirPodCounts) {
+  DraView view;
+  view.UpsertClaim(NamedClaim("orphan"));
+  view.UpsertClaim(NamedClaim("shared"));
+  view.UpsertClaim(NamedClaim("mine", "p1-uid"));
+  const api::PodPtr pa = WaitingPod("pa", 1, "shared");
+  view.ObservePod(nullptr, WaitingPod("p1", 2, "").get());
+  view.ObservePod(nullptr, pa.get());
+  view.ObservePod(nullptr, WaitingPod("pb", 3, "shared").get());
+  using W = std::vector<std::pair<std::string, int32_t>>;
+  // "shared" serves the earliest pod (pa) and pb; "mine" its owner; "orphan" no pod: last.
+  EXPECT_EQ(Waiting(view), (W{{"shared", 2}, {"mine", 1}, {"orphan", 0}}));
+
+  // pa is bound: "shared" now waits for pb only, created after p1.
+  auto bound = std::make_shared<api::Pod>(*pa);
+  bound->node_name = "n1";
+  view.ObservePod(pa.get(), bound.get());
+  EXPECT_EQ(Waiting(view), (W{{"mine", 1}, {"shared", 1}, {"orphan", 0}}));
+
+  // A higher-priority pod goes first whatever its age.
+  view.ObservePod(nullptr, WaitingPod("urgent", 9, "orphan", 100).get());
+  EXPECT_EQ(Waiting(view), (W{{"orphan", 1}, {"mine", 1}, {"shared", 1}}));
+  EXPECT_EQ(view.PendingCount(), 3U);
 }
 
 }  // namespace

@@ -38,6 +38,13 @@ class Solver {
 
   bool Solve() { return SolveRequest(0, 0); }
 
+  void Held(std::vector<uint32_t>& out) const {
+    out.clear();
+    for (const Pick& p : picks_) {
+      if (!p.alt->choice->admin_access) out.push_back(devices_[p.position].device);
+    }
+  }
+
   void Results(std::vector<std::vector<api::DeviceResult>>& out) const {
     out.assign(claims_.size(), {});
     for (const Pick& p : picks_) {
@@ -157,12 +164,13 @@ class Solver {
 
 bool Allocate(std::span<const ClaimPlan> claims, const framework::DeviceIndex& index,
               std::span<const NodeDevice> node_devices,
-              std::vector<std::vector<api::DeviceResult>>* out) {
+              std::vector<std::vector<api::DeviceResult>>* out, std::vector<uint32_t>* held) {
   thread_local std::vector<uint8_t> taken;
   thread_local std::vector<Pick> picks;
   Solver solver(claims, index, node_devices, taken, picks);
   if (!solver.Solve()) return false;
   if (out != nullptr) solver.Results(*out);
+  if (held != nullptr) solver.Held(*held);
   return true;
 }
 

@@ -67,9 +67,11 @@ struct NodeDevice {
 inline constexpr int kMaxSteps = 100000;
 
 // Allocates every claim of `claims` from `node_devices` (in preference order). Returns false when
-// impossible (or the step bound is hit). With `out`, fills one vector of results per claim.
+// impossible (or the step bound is hit). With `out`, fills one vector of results per claim; with
+// `held`, the device numbers the allocation holds (admin access picks hold none).
 bool Allocate(std::span<const ClaimPlan> claims, const framework::DeviceIndex& index,
               std::span<const NodeDevice> node_devices,
-              std::vector<std::vector<api::DeviceResult>>* out);
+              std::vector<std::vector<api::DeviceResult>>* out,
+              std::vector<uint32_t>* held = nullptr);
 
 }  // namespace gpusched::plugins::dynamic_resources

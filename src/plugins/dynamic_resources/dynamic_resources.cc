@@ -10,6 +10,8 @@
 
 #include "src/api/dra.h"
 #include "src/framework/dra_view.h"
+#include "src/plugins/dynamic_resources/lookahead.h"
+#include "src/plugins/dynamic_resources/node_devices.h"
 #include "src/plugins/helper/args.h"
 #include "src/plugins/names.h"
 
@@ -31,8 +33,12 @@ struct State final : framework::StateData {
   std::shared_ptr<const framework::DeviceUsage> usage;
   std::vector<ClaimInfo> claims;
   std::vector<ClaimPlan> plans;  // the claims to allocate
-  // PreScore: the pressure of the claims waiting for devices (pressure.h), by device number;
-  // empty when none is on a device this pod could take.
+  // PreScore: the lookahead's count per node index (lookahead.h; -1: not a candidate) and its
+  // best; empty when there was no lookahead or it found every candidate equal.
+  std::vector<int32_t> lookahead;
+  int32_t lookahead_best = 0;
+  // PreScore, without lookahead: the pressure of the claims waiting for devices (pressure.h), by
+  // device number; empty when none is on a device this pod could take.
   std::vector<float> pressure;
   // Reserve's choice: the claims as assumed, and per claim whether it was allocated before (only
   // the pod is added to its reservedFor: a claim shared with other pods).
@@ -59,72 +65,20 @@ bool OwnedBy(const api::ResourceClaim& claim, const api::Pod& pod) {
   return false;
 }
 
-bool HasPod(const framework::NodeInfo& node, std::string_view uid) {
-  return std::any_of(node.pods.begin(), node.pods.end(),
-                     [&](const api::PodPtr& p) { return p->meta.uid == uid; });
-}
-
-// Whether the claim holding a device is used only by pods that a preemption dry run removed
-// from `node` (a copy of `original` with fewer pods): then its devices count as free.
-bool FreedByRemoval(const api::ResourceClaim& holder, const framework::NodeInfo& node,
-                    const framework::NodeInfo& original) {
-  bool removed = false;
-  for (const api::ClaimConsumer& c : holder.reserved_for) {
-    if (HasPod(node, c.uid)) return false;
-    removed = removed || HasPod(original, c.uid);
+// The node before a preemption dry run removed pods from `node` (a copy with fewer pods), else
+// null.
+const framework::NodeInfo* OriginalNode(const State& s, const framework::NodeInfo& node) {
+  if (s.snapshot == nullptr || node.index < 0 ||
+      static_cast<size_t>(node.index) >= s.snapshot->nodes().size()) {
+    return nullptr;
   }
-  return removed;
+  const framework::NodeInfo& o = s.snapshot->at(node.index);
+  return &o != &node && o.pods.size() > node.pods.size() ? &o : nullptr;
 }
 
-// The devices `node` reaches, busy or not, in preference order: the islands with the fewest free
-// devices first (best fit keeps whole islands free), then the index's order.
 void GatherNodeDevices(const State& s, const framework::NodeInfo& node,
                        std::vector<NodeDevice>& out) {
-  out.clear();
-  const framework::DeviceIndex& index = *s.index;
-  const framework::NodeInfo* original = nullptr;
-  if (s.snapshot != nullptr && node.index >= 0 &&
-      static_cast<size_t>(node.index) < s.snapshot->nodes().size()) {
-    const framework::NodeInfo& o = s.snapshot->at(node.index);
-    if (&o != &node && o.pods.size() > node.pods.size()) original = &o;
-  }
-  auto add = [&](uint32_t d) {
-    const api::ResourceClaimPtr& holder =
-        d < s.usage->holder.size() ? s.usage->holder[d] : api::ResourceClaimPtr();
-    bool busy = holder != nullptr;
-    if (busy && original != nullptr && FreedByRemoval(*holder, node, *original)) busy = false;
-    out.push_back({d, busy});
-  };
-  for (uint32_t d : index.NodeDevices(node.name())) add(d);
-  for (uint32_t d : index.not_node_local) {
-    const framework::DeviceEntry& e = index.devices[d];
-    if (e.all_nodes || (e.node_selector != nullptr &&
-                        e.node_selector->Matches(node.node->meta.labels, node.name()))) {
-      add(d);
-    }
-  }
-  if (out.size() < 2) return;
-  // Free devices per island (a node has few islands: a flat list of (island, free) pairs).
-  thread_local std::vector<std::pair<uint32_t, uint32_t>> free;
-  free.clear();
-  auto slot = [&](uint32_t island) -> uint32_t& {
-    for (auto& [id, n] : free) {
-      if (id == island) return n;
-    }
-    free.emplace_back(island, 0);
-    return free.back().second;
-  };
-  for (const NodeDevice& nd : out) {
-    const uint32_t island = index.devices[nd.device].island;
-    if (island != 0 && !nd.busy) ++slot(island);
-  }
-  // Islands with the fewest free devices first; devices without an island last; stable.
-  auto rank = [&](const NodeDevice& nd) -> std::pair<uint32_t, uint32_t> {
-    const uint32_t island = index.devices[nd.device].island;
-    return {island == 0 ? UINT32_MAX : slot(island), island};
-  };
-  std::stable_sort(out.begin(), out.end(),
-                   [&](const NodeDevice& a, const NodeDevice& b) { return rank(a) < rank(b); });
+  dynamic_resources::GatherNodeDevices(*s.index, *s.usage, node, OriginalNode(s, node), {}, out);
 }
 
 // Whether any request of the pod's plans could take device `d` (its first alternative).
@@ -162,6 +116,73 @@ std::optional<api::NodeSelector> AllocationNodeSelector(
 
 api::ClaimConsumer ConsumerOf(const api::Pod& pod) {
   return api::ClaimConsumer{"pods", pod.meta.name, pod.meta.uid};
+}
+
+// The snapshot's nodes that reach a device (all valid nodes when some devices are reached by
+// node selector).
+std::vector<const framework::NodeInfo*> DeviceNodes(const framework::DeviceIndex& index,
+                                                    const framework::Snapshot& snapshot) {
+  std::vector<const framework::NodeInfo*> out;
+  if (!index.not_node_local.empty()) {
+    for (const framework::NodeInfo& n : snapshot.nodes()) {
+      if (n.valid()) out.push_back(&n);
+    }
+    return out;
+  }
+  for (const auto& [name, devices] : index.by_node) {
+    if (const framework::NodeInfo* n = snapshot.Get(name); n != nullptr) out.push_back(n);
+  }
+  return out;
+}
+
+// The claims waiting for devices, other than the pod's own, planned, at most `limit`.
+std::vector<WaitingPlan> PlanWaiting(SelectorCache& selectors, const framework::DraView& view,
+                                     const State& s, size_t limit) {
+  std::vector<WaitingPlan> out;
+  for (framework::WaitingClaim& w : view.WaitingClaims()) {
+    if (out.size() == limit) break;
+    const bool own = std::any_of(s.claims.begin(), s.claims.end(), [&](const ClaimInfo& c) {
+      return c.claim->meta.name == w.claim->meta.name &&
+             c.claim->meta.namespace_ == w.claim->meta.namespace_;
+    });
+    if (own) continue;
+    common::StatusOr<ClaimPlan> plan = PlanClaim(selectors, view, *s.index, w.claim);
+    if (plan.ok()) out.push_back({*std::move(plan), std::max(1, w.pods)});
+  }
+  return out;
+}
+
+// Fills s.lookahead (lookahead.h) for the feasible nodes; false when the budget allows none.
+bool RunLookahead(SelectorCache& selectors, const framework::DraView& view, State& s,
+                  const framework::Snapshot& snapshot,
+                  std::span<const framework::NodeIndex> feasible) {
+  const size_t node_bound =
+      s.index->not_node_local.empty() ? s.index->by_node.size() : snapshot.nodes().size();
+  const size_t waiting_bound = view.PendingCount();
+  if (waiting_bound <= s.plans.size() ||
+      SizeLookahead(feasible.size(), node_bound, waiting_bound).claims == 0) {
+    return false;
+  }
+  std::vector<const framework::NodeInfo*> candidates;
+  for (framework::NodeIndex i : feasible) {
+    if (i < 0 || static_cast<size_t>(i) >= snapshot.nodes().size()) return false;
+    candidates.push_back(&snapshot.at(i));
+  }
+  const std::vector<const framework::NodeInfo*> nodes = DeviceNodes(*s.index, snapshot);
+  const LookaheadSize size = SizeLookahead(feasible.size(), nodes.size(), waiting_bound);
+  if (size.claims == 0) return false;
+  const std::vector<WaitingPlan> waiting = PlanWaiting(selectors, view, s, size.claims);
+  if (waiting.empty()) return false;
+  const std::vector<int32_t> counts =
+      Lookahead(*s.index, *s.usage, s.plans, candidates, nodes, waiting, size.random_replays);
+  const auto [lo, hi] = std::minmax_element(counts.begin(), counts.end());
+  if (*lo == *hi) return true;  // no candidate is better: packing decides
+  s.lookahead.assign(snapshot.nodes().size(), -1);
+  for (size_t j = 0; j < feasible.size(); ++j) {
+    s.lookahead[static_cast<size_t>(feasible[j])] = counts[j];
+  }
+  s.lookahead_best = *hi;
+  return true;
 }
 
 }  // namespace
@@ -247,12 +268,14 @@ framework::Status DynamicResources::Filter(const framework::CycleState& state,
 }
 
 framework::Status DynamicResources::PreScore(framework::CycleState& state, const api::Pod& /*pod*/,
-                                             const framework::Snapshot& /*snapshot*/,
+                                             const framework::Snapshot& snapshot,
                                              std::span<const framework::NodeIndex> feasible) {
   State* s = state.Get<State>(kStateKey);
   if (s == nullptr || s->plans.empty()) return framework::Status::Skip();
   s->pressure.clear();
+  s->lookahead.clear();
   if (feasible.size() < 2) return framework::Status::Success();
+  if (RunLookahead(selectors_, *dra_, *s, snapshot, feasible)) return framework::Status::Success();
   std::vector<api::ResourceClaimPtr> own;
   for (const ClaimInfo& c : s->claims) own.push_back(c.claim);
   std::vector<float> pressure =
@@ -284,6 +307,13 @@ int64_t DynamicResources::Score(const framework::CycleState& state, const api::P
   const auto total = static_cast<int64_t>(devices.size());
   const int64_t packing = std::min<int64_t>(framework::kMaxNodeScore,
                                             (busy + wanted) * framework::kMaxNodeScore / total);
+  if (!s->lookahead.empty() && node.index >= 0 &&
+      static_cast<size_t>(node.index) < s->lookahead.size()) {
+    // The nodes that leave room for the most waiting pods above all others, packing within.
+    return s->lookahead[static_cast<size_t>(node.index)] == s->lookahead_best
+               ? 51 + packing * 49 / framework::kMaxNodeScore
+               : packing / 2;
+  }
   if (s->pressure.empty()) return packing;
   // Half packing, half how little of the free devices the pod could take here waiting
   // restricted requests need (their mean pressure, 1 and more: all spoken for).

@@ -11,10 +11,13 @@
 //              devices held by claims of pods removed in a preemption dry run count as free, so
 //              DefaultPreemption can free DRA devices (upstream cannot yet, KEP-5690);
 //   Score      packing: the fraction of the node's devices in use after the allocation (fuller
-//              nodes first, so whole nodes and NVLink islands stay free for big requests); when
-//              claims waiting for devices are restricted to some of them (pressure.h, computed at
-//              PreScore), half packing and half the share of the node's free devices this pod
-//              could take that those claims do not need;
+//              nodes first, so whole nodes and NVLink islands stay free for big requests); with
+//              claims waiting for devices, PreScore looks ahead (lookahead.h: which nodes leave
+//              room for the most waiting pods) and those nodes score 51..100 by packing, the
+//              others 0..50; where the cluster is too large for the lookahead's budget and
+//              waiting claims are restricted to some devices (pressure.h), half packing and half
+//              the share of the node's free devices this pod could take that those claims do
+//              not need;
 //   Reserve    allocates on the chosen node and assumes the claims (DraView) with the allocation
 //              and the pod in status.reservedFor; Unreserve restores them;
 //   PreBind    writes each claim's status (allocation, reservedFor) and waits for the write.

@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0
 // DynamicResources: claim resolution at PreFilter, the allocator's rules at Filter (count,
 // selectors, matchAttribute, firstAvailable, All, held devices, devices freed by a preemption dry
-// run), the island order, Reserve / Unreserve on the claim assume cache and PreBind's write.
+// run), the island order, the score (packing, device pressure, lookahead), Reserve / Unreserve on
+// the claim assume cache and PreBind's write.
 #include "src/plugins/dynamic_resources/dynamic_resources.h"
 
 #include <gtest/gtest.h>
@@ -333,6 +334,8 @@ TEST_F(DynamicResourcesTest, DevicesOfAPodRemovedByPreemptionCountAsFree) {
   EXPECT_TRUE(pl_->Filter(state, pod, without).ok());
 }
 
+// With an empty snapshot there is no lookahead (it needs the candidates' NodeInfos): the device
+// pressure decides, as on clusters too large for the lookahead's budget.
 TEST_F(DynamicResourcesTest, ScorePacksAndKeepsDevicesWaitingRestrictedClaimsNeed) {
   view().UpsertSlice(Slice("n1", kA100, 2));
   view().UpsertSlice(Slice("n2", kT4, 2));
@@ -365,6 +368,54 @@ TEST_F(DynamicResourcesTest, ScorePacksAndKeepsDevicesWaitingRestrictedClaimsNee
   allocated->allocation = api::AllocationResult{};
   view().UpsertClaim(allocated);
   EXPECT_EQ(scores(), std::make_pair(int64_t{50}, int64_t{50}));
+}
+
+TEST_F(DynamicResourcesTest, ScoreLeavesRoomForTheClaimsThatWait) {
+  view().UpsertSlice(Slice("n1", kA100, 4));
+  view().UpsertSlice(Slice("n2", kT4, 4));
+  auto held = std::make_shared<api::ResourceClaim>(*Claim("held", {Exactly("g", Choice(2))}));
+  held->allocation = api::AllocationResult{};
+  held->allocation->devices = {{"g", kDriver, "n1", "gpu-0", false},
+                               {"g", kDriver, "n1", "gpu-1", false}};
+  view().UpsertClaim(held);
+  view().UpsertClaim(Claim("any", {Exactly("g", Choice(1))}));
+  framework::Snapshot snapshot;
+  for (int i = 0; i < 2; ++i) {
+    framework::NodeInfo& slot = snapshot.MutableSlotForCache(i);
+    slot = Node(i == 0 ? "n1" : "n2");
+    slot.index = i;
+    snapshot.IndexNameForCache(std::string(slot.name()), i);
+  }
+  snapshot.SetNodeCountForCache(2, 1);
+  const std::vector<framework::NodeIndex> feasible = {0, 1};
+  auto scores = [&] {
+    framework::CycleState state;
+    api::Pod pod = PodWithClaims("any", {"any"});
+    EXPECT_TRUE(pl_->PreFilter(state, pod, snapshot).ok());
+    EXPECT_TRUE(pl_->PreScore(state, pod, snapshot, feasible).ok());
+    return std::make_pair(pl_->Score(state, pod, snapshot.at(0)),
+                          pl_->Score(state, pod, snapshot.at(1)));
+  };
+  // Packing alone: n1 is fuller (3 of 4 A100s used after the allocation, 1 of 4 T4s).
+  EXPECT_EQ(scores(), std::make_pair(int64_t{75}, int64_t{25}));
+
+  // A claim waiting for two A100s fits only if the pod leaves n1's last two free: the pod goes
+  // to n2 (51 + packing 25 × 49 / 100), n1 gets half its packing.
+  view().UpsertClaim(Claim(
+      "pair", {Exactly("g", Choice(2,
+                                   "device.attributes[\"gpu.nvidia.com\"].productName == \"NVIDIA "
+                                   "A100-SXM4-80GB\""))}));
+  EXPECT_EQ(scores(), std::make_pair(int64_t{37}, int64_t{63}));
+
+  // A waiting claim that fits wherever the pod goes changes nothing.
+  auto allocated = std::make_shared<api::ResourceClaim>(*view().GetClaim("ml", "pair"));
+  allocated->meta.resource_version = "2";
+  allocated->allocation = api::AllocationResult{};
+  view().UpsertClaim(allocated);
+  view().UpsertClaim(Claim("t4", {Exactly("g", Choice(1,
+                                                      "device.attributes[\"gpu.nvidia.com\"]"
+                                                      ".productName == \"Tesla T4\""))}));
+  EXPECT_EQ(scores(), std::make_pair(int64_t{75}, int64_t{25}));
 }
 
 }  // namespace
