@@ -5,6 +5,10 @@
 claims and claim templates, then the pods in creation order (BENCHMARKS.md, "device pressure").
 
     python3 bench/dra_mix.py 23 > /tmp/mix23.yaml && gpusched simulate -f /tmp/mix23.yaml
+
+With --claims-first, every claim is a named ResourceClaim present before the pods (the templates
+turned into claims): what the schedulers see on the test control plane, where
+kube-controller-manager makes the gated pods' claims before the first gate is lifted.
 """
 
 import json
@@ -40,7 +44,26 @@ def documents(seed, workloads=WORKLOADS):
     return docs
 
 
+def claims_first(docs):
+    """The templates as named claims, the pods naming them."""
+    out = []
+    for d in docs:
+        if d["kind"] == "ResourceClaimTemplate":
+            d = {"apiVersion": d["apiVersion"], "kind": "ResourceClaim",
+                 "metadata": d["metadata"], "spec": d["spec"]["spec"]}
+        elif d["kind"] == "Pod":
+            for c in d["spec"]["resourceClaims"]:
+                if "resourceClaimTemplateName" in c:
+                    c["resourceClaimName"] = c.pop("resourceClaimTemplateName")
+        out.append(d)
+    return out
+
+
 if __name__ == "__main__":
-    if len(sys.argv) != 2 or not sys.argv[1].isdigit():
-        sys.exit("usage: dra_mix.py SEED")
-    print("\n---\n".join(json.dumps(d) for d in documents(int(sys.argv[1]))))
+    args = [a for a in sys.argv[1:] if a != "--claims-first"]
+    if len(args) != 1 or not args[0].isdigit():
+        sys.exit("usage: dra_mix.py SEED [--claims-first]")
+    docs = documents(int(args[0]))
+    if "--claims-first" in sys.argv[1:]:
+        docs = claims_first(docs)
+    print("\n---\n".join(json.dumps(d) for d in docs))

@@ -41,7 +41,7 @@
 // scheduled with the default profile (bench/dra.h); the flags above other than --nodes, --pods,
 // --seed, --repeat, --config and --profile do not apply. --waiting-claims W adds W unallocated
 // ResourceClaims of the same mix that no pod uses: claims waiting for devices, so that
-// DynamicResources' device pressure is computed for every pod.
+// DynamicResources' lookahead (small clusters) or device pressure is computed for every pod.
 //
 // --unschedulable U (last): U pods no node can take now wait while the cluster churns, E events
 // per simulated second (--churn, default 20) for T simulated seconds (--churn-seconds, default

@@ -23,10 +23,11 @@ order. A phase ends when every pod is bound or Unschedulable and nothing changed
 
 Checked: every allocation either scheduler made keeps the rules (lib/dra.py's validator: devices
 exist on the pod's node, the class's and the request's selectors hold, counts, constraints, no
-device in two claims, reservedFor, finalizer), and gpusched binds some pods. Both schedulers'
-pods bound and GPUs allocated are printed (MEASURED lines), not compared: kube-scheduler breaks
-ties at random and both place pods while later ones are still gated, so either binds one or two
-pods more than the other from run to run (issue #23's note has the runs).
+device in two claims, reservedFor, finalizer), and gpusched binds at least as many pods as
+kube-scheduler (issue #23). Both schedulers' pods bound and GPUs allocated are printed (MEASURED
+lines). Both place pods while later ones are still gated; gpusched looks ahead over the claims
+those pods wait for (src/plugins/dynamic_resources/lookahead.h), kube-scheduler breaks ties at
+random (it binds 18-20 pods of seed 23 from run to run).
 """
 
 import json
@@ -176,7 +177,7 @@ class DraDiffE2ETest(ClusterTestCase):
         c.wait_for(lambda: not c.get_json("resourceclaims", "--namespace", ns)["items"]
                    and not self.pods(ns), timeout=90, what=f"{ns}'s pods and claims gone")
 
-    def test_both_schedulers_allocate_validly_and_counts_are_reported(self):
+    def test_both_allocate_validly_and_gpusched_binds_at_least_as_many_pods(self):
         mix = generate_mix(SEED, WORKLOADS)
         demand = sum(s["devices"]["requests"][0]["exactly"]["count"] for _, _, s, _ in mix)
         log(f"mix (seed {SEED}): {len(mix)} workloads, "
@@ -200,10 +201,9 @@ class DraDiffE2ETest(ClusterTestCase):
             f"({allocated[SCHEDULER_NAME]} GPUs)")
         log(f"only kube-scheduler: {sorted(set(results['default-scheduler']) - set(results[SCHEDULER_NAME]))}; "
             f"only gpusched: {sorted(set(results[SCHEDULER_NAME]) - set(results['default-scheduler']))}")
-        # Issue #23 asks gpusched to bind at least as many pods. Over 15 runs (seeds 1-13, 23)
-        # gpusched bound 252 pods and 474 GPUs, kube-scheduler 253 pods and 468 GPUs; fewer pods
-        # in 5 runs, more in 4. Not met run by run, so reported, not asserted.
         self.assertGreater(gs, 0, "gpusched bound no pod")
+        self.assertGreaterEqual(gs, up, f"seed {SEED}: gpusched bound {gs} pods, "
+                                f"kube-scheduler {up}")
 
 
 if __name__ == "__main__":
