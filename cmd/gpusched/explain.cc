@@ -306,6 +306,7 @@ class ExplainCommand final : public Command {
       for (const auto& ni : sched.snapshot().nodes()) {
         if (ni.valid() && ni.name() == node) ex.dra = explain::ExplainClaims(*dra, pod, *ni.node);
       }
+      explain::ExplainLookahead(*dra, pod, sched.snapshot(), ex);
     }
     if (output_ == "json") {
       std::cout << sim::FormatJson(explain::ToJson(ex));

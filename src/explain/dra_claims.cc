@@ -10,6 +10,7 @@
 #include "src/common/interner.h"
 #include "src/plugins/dynamic_resources/allocator.h"
 #include "src/plugins/dynamic_resources/dynamic_resources.h"
+#include "src/plugins/dynamic_resources/lookahead.h"
 #include "src/plugins/dynamic_resources/selectors.h"
 #include "src/plugins/names.h"
 
@@ -304,6 +305,46 @@ std::optional<DraRow> ExplainClaims(const framework::DraView& view, const api::P
     }
   }
   return row;
+}
+
+void ExplainLookahead(const framework::DraView& view, const api::Pod& pod,
+                      const framework::Snapshot& snapshot, Explanation& ex) {
+  if (!ex.dra || pod.resource_claims == nullptr) return;
+  const std::shared_ptr<const framework::DeviceIndex> index = view.devices();
+  const std::shared_ptr<const framework::DeviceUsage> usage = view.usage();
+  dr::SelectorCache selectors;
+  std::vector<api::ResourceClaimPtr> own_claims;
+  std::vector<dr::ClaimPlan> own;
+  const api::PodResourceClaims& pc = *pod.resource_claims;
+  for (size_t i = 0; i < pc.claims.size(); ++i) {
+    const std::optional<std::string> name = pc.ClaimName(i);
+    if (!name || name->empty()) continue;
+    api::ResourceClaimPtr claim = view.GetClaim(pod.meta.namespace_, *name);
+    if (claim == nullptr) return;
+    own_claims.push_back(claim);
+    if (claim->allocation) continue;
+    common::StatusOr<dr::ClaimPlan> plan = dr::PlanClaim(selectors, view, *index, claim);
+    if (!plan.ok()) return;
+    own.push_back(*std::move(plan));
+  }
+  if (own.empty()) return;  // nothing to allocate: packing alone would not even apply
+  std::vector<framework::NodeIndex> feasible;
+  std::vector<std::string> names;
+  for (const NodeRow& n : ex.nodes) {
+    const framework::NodeInfo* ni = n.feasible ? snapshot.Get(n.name) : nullptr;
+    if (ni == nullptr) continue;
+    feasible.push_back(ni->index);
+    names.push_back(n.name);
+  }
+  if (feasible.size() < 2) return;
+  const std::optional<dr::LookaheadResult> r =
+      dr::LookAheadForPod(selectors, view, *index, *usage, own, own_claims, snapshot, feasible);
+  if (!r) return;
+  DraLookaheadRow row;
+  row.waiting_claims = static_cast<int32_t>(r->waiting_claims);
+  row.replays = static_cast<int32_t>(2 + r->random_replays);
+  for (size_t j = 0; j < names.size(); ++j) row.nodes.emplace_back(names[j], r->counts[j]);
+  ex.dra->lookahead = std::move(row);
 }
 
 }  // namespace gpusched::explain

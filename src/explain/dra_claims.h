@@ -23,12 +23,20 @@
 #include "src/api/types.h"
 #include "src/explain/explain.h"
 #include "src/framework/dra_view.h"
+#include "src/framework/node_info.h"
 
 namespace gpusched::explain {
 
 // The pod's claims on `node`; nullopt when the pod has no claims.
 std::optional<DraRow> ExplainClaims(const framework::DraView& view, const api::Pod& pod,
                                     const api::Node& node);
+
+// DynamicResources' lookahead for the pod over the feasible nodes of `ex` (found by name in
+// `snapshot`, the one the explanation was built on), computed as the plugin's PreScore does:
+// sets ex.dra->lookahead (ex.dra must be set); leaves it unset where the lookahead does not run
+// (no other claim waits, fewer than two feasible nodes, over its budget).
+void ExplainLookahead(const framework::DraView& view, const api::Pod& pod,
+                      const framework::Snapshot& snapshot, Explanation& ex);
 
 // The node the claims are explained on: the chosen node, else the node the pod is bound to, else
 // the best feasible one, else the first rejected by DynamicResources, else the first node;

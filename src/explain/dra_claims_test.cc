@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 // ExplainClaims: each device of a node with the reason it is or is not used for a request, from
 // the DynamicResources plugin's own selector matching and allocator, on a cluster built by the
-// simulator from manifests.
+// simulator from manifests; ExplainLookahead: the plugin's lookahead per feasible node.
 #include "src/explain/dra_claims.h"
 
 #include <gtest/gtest.h>
@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "src/common/clock.h"
+#include "src/common/interner.h"
 #include "src/plugins/in_tree_registry.h"
 #include "src/sim/simulator.h"
 #include "src/sim/workload.h"
@@ -149,6 +150,130 @@ TEST(ExplainClaimsTest, EveryDeviceOfTheNodeWithItsVerdict) {
   // No claims: nothing to explain.
   api::Pod plain;
   EXPECT_FALSE(ExplainClaims((*sim)->dra(), plain, *(*sim)->cluster().GetNode("n1")).has_value());
+}
+
+// Two nodes: n1 has four A100s, two of them held; n2 four T4s. A claim waits for two A100s.
+constexpr std::string_view kLookaheadInput = R"(
+apiVersion: v1
+kind: Node
+metadata: {name: n1}
+status: {allocatable: {cpu: "32", memory: 64Gi, pods: "110"}}
+---
+apiVersion: v1
+kind: Node
+metadata: {name: n2}
+status: {allocatable: {cpu: "32", memory: 64Gi, pods: "110"}}
+---
+apiVersion: resource.k8s.io/v1
+kind: DeviceClass
+metadata: {name: gpu.nvidia.com}
+spec:
+  selectors:
+  - cel: {expression: "device.driver == 'gpu.nvidia.com'"}
+---
+apiVersion: resource.k8s.io/v1
+kind: ResourceSlice
+metadata: {name: n1-gpu}
+spec:
+  driver: gpu.nvidia.com
+  nodeName: n1
+  pool: {name: n1, generation: 1, resourceSliceCount: 1}
+  devices:
+  - {name: gpu-0, attributes: {productName: {string: A100}}}
+  - {name: gpu-1, attributes: {productName: {string: A100}}}
+  - {name: gpu-2, attributes: {productName: {string: A100}}}
+  - {name: gpu-3, attributes: {productName: {string: A100}}}
+---
+apiVersion: resource.k8s.io/v1
+kind: ResourceSlice
+metadata: {name: n2-gpu}
+spec:
+  driver: gpu.nvidia.com
+  nodeName: n2
+  pool: {name: n2, generation: 1, resourceSliceCount: 1}
+  devices:
+  - {name: gpu-0, attributes: {productName: {string: T4}}}
+  - {name: gpu-1, attributes: {productName: {string: T4}}}
+  - {name: gpu-2, attributes: {productName: {string: T4}}}
+  - {name: gpu-3, attributes: {productName: {string: T4}}}
+---
+apiVersion: resource.k8s.io/v1
+kind: ResourceClaim
+metadata: {name: held, namespace: ml, resourceVersion: "3"}
+spec:
+  devices:
+    requests:
+    - name: gpu
+      exactly: {deviceClassName: gpu.nvidia.com, count: 2}
+status:
+  allocation:
+    devices:
+      results:
+      - {request: gpu, driver: gpu.nvidia.com, pool: n1, device: gpu-0}
+      - {request: gpu, driver: gpu.nvidia.com, pool: n1, device: gpu-1}
+---
+apiVersion: resource.k8s.io/v1
+kind: ResourceClaim
+metadata: {name: one, namespace: ml}
+spec:
+  devices:
+    requests:
+    - name: gpu
+      exactly: {deviceClassName: gpu.nvidia.com}
+---
+apiVersion: resource.k8s.io/v1
+kind: ResourceClaim
+metadata: {name: pair, namespace: ml}
+spec:
+  devices:
+    requests:
+    - name: gpus
+      exactly:
+        deviceClassName: gpu.nvidia.com
+        count: 2
+        selectors:
+        - cel: {expression: "device.attributes['gpu.nvidia.com'].productName == 'A100'"}
+)";
+
+TEST(ExplainLookaheadTest, WaitingPodsServedPerFeasibleNode) {
+  framework::Registry registry;
+  ASSERT_TRUE(plugins::RegisterInTreePlugins(registry).ok());
+  common::FakeClock clock;
+  auto sim = sim::Simulator::Create(sim::SimulationDefaultConfig(), {registry, clock});
+  ASSERT_TRUE(sim.ok()) << sim.status().ToString();
+  sim::Workload w;
+  ASSERT_TRUE(sim::AppendManifests(kLookaheadInput, "test.yaml", w).ok());
+  ASSERT_TRUE(w.rejected.empty()) << w.rejected.front().ToString();
+  ASSERT_TRUE((*sim)->Run(w).ok());
+
+  api::Pod pod;
+  pod.meta.name = "p";
+  pod.meta.namespace_ = "ml";
+  pod.meta.uid = "uid-p";
+  pod.scheduler_name =
+      common::Intern(sim::SimulationDefaultConfig().profiles.front().scheduler_name);
+  auto claims = std::make_shared<api::PodResourceClaims>();
+  claims->claims.push_back(api::PodClaimSource{"gpu", "one", ""});
+  pod.resource_claims = std::move(claims);
+
+  scheduler::Scheduler& sched = (*sim)->scheduler();
+  auto result = sched.Explain(pod);
+  ASSERT_TRUE(result.ok()) << result.status().ToString();
+  Explanation ex = Build(Subject{"ml/p", "", "", "", "test"}, *result, sched.snapshot());
+  ex.dra = ExplainClaims((*sim)->dra(), pod, *(*sim)->cluster().GetNode(ex.chosen));
+  ASSERT_TRUE(ex.dra.has_value());
+  ExplainLookahead((*sim)->dra(), pod, sched.snapshot(), ex);
+  ASSERT_TRUE(ex.dra->lookahead.has_value());
+  EXPECT_EQ(ex.dra->lookahead->waiting_claims, 1);
+  EXPECT_EQ(ex.dra->lookahead->replays, 18);
+  // On n1 the pod would take one of the two A100s "pair" needs; on n2 it leaves them.
+  using Nodes = std::vector<std::pair<std::string, int32_t>>;
+  EXPECT_EQ(ex.dra->lookahead->nodes, (Nodes{{"n2", 1}, {"n1", 0}}));
+  EXPECT_EQ(ex.chosen, "n2");
+  EXPECT_NE(FormatText(ex).find("lookahead: 1 waiting claim(s), 18 replays; waiting pods still "
+                                "served after placing here: n2=1 n1=0"),
+            std::string::npos)
+      << FormatText(ex);
 }
 
 }  // namespace

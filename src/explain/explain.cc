@@ -269,6 +269,14 @@ void WriteDra(const DraRow& d, std::ostringstream& o) {
       o << "    " << r.unreachable << " more device(s) not reachable from the node\n";
     }
   }
+  if (d.lookahead) {
+    o << "  lookahead: " << d.lookahead->waiting_claims << " waiting claim(s), "
+      << d.lookahead->replays << " replays; waiting pods still served after placing here:";
+    for (const auto& [node, pods] : d.lookahead->nodes) {
+      o << " " << node << "=" << (pods < 0 ? std::string("-") : std::to_string(pods));
+    }
+    o << "\n";
+  }
 }
 
 void WriteResult(const Explanation& ex, std::ostringstream& o) {
@@ -441,9 +449,19 @@ boost::json::object ToJson(const Explanation& ex) {
                                              {"devices", std::move(devices)},
                                              {"unreachable", r.unreachable}});
     }
-    o["claims"] = boost::json::object{{"node", NullIfEmpty(ex.dra->node)},
-                                      {"message", ex.dra->message},
-                                      {"requests", std::move(requests)}};
+    boost::json::object claims{{"node", NullIfEmpty(ex.dra->node)},
+                               {"message", ex.dra->message},
+                               {"requests", std::move(requests)}};
+    if (const std::optional<DraLookaheadRow>& l = ex.dra->lookahead) {
+      boost::json::array nodes;
+      for (const auto& [node, pods] : l->nodes) {
+        nodes.push_back(boost::json::object{{"node", node}, {"waitingPodsServed", pods}});
+      }
+      claims["lookahead"] = boost::json::object{{"waitingClaims", l->waiting_claims},
+                                                {"replays", l->replays},
+                                                {"nodes", std::move(nodes)}};
+    }
+    o["claims"] = std::move(claims);
   }
   return o;
 }

@@ -145,10 +145,20 @@ struct DraRequestRow {
   int32_t unreachable = 0;            // devices of the cluster the node does not reach
 };
 
+// DynamicResources' lookahead (src/plugins/dynamic_resources/lookahead.h) as Score saw it: per
+// feasible node, the most waiting pods a replay of the waiting claims still serves after the pod
+// takes its devices there (-1: its claims do not fit there).
+struct DraLookaheadRow {
+  int32_t waiting_claims = 0;  // replayed
+  int32_t replays = 0;
+  std::vector<std::pair<std::string, int32_t>> nodes;  // feasible node -> pods served
+};
+
 struct DraRow {
   std::string node;     // the node the verdicts are for: chosen, bound, best or first rejected
   std::string message;  // e.g. "cannot allocate all claims on gpu-1", a claim not found
   std::vector<DraRequestRow> requests;
+  std::optional<DraLookaheadRow> lookahead;  // set where the lookahead runs for the pod
 };
 
 struct Explanation {

@@ -118,68 +118,20 @@ api::ClaimConsumer ConsumerOf(const api::Pod& pod) {
   return api::ClaimConsumer{"pods", pod.meta.name, pod.meta.uid};
 }
 
-// The snapshot's nodes that reach a device (all valid nodes when some devices are reached by
-// node selector).
-std::vector<const framework::NodeInfo*> DeviceNodes(const framework::DeviceIndex& index,
-                                                    const framework::Snapshot& snapshot) {
-  std::vector<const framework::NodeInfo*> out;
-  if (!index.not_node_local.empty()) {
-    for (const framework::NodeInfo& n : snapshot.nodes()) {
-      if (n.valid()) out.push_back(&n);
-    }
-    return out;
-  }
-  for (const auto& [name, devices] : index.by_node) {
-    if (const framework::NodeInfo* n = snapshot.Get(name); n != nullptr) out.push_back(n);
-  }
-  return out;
-}
-
-// The claims waiting for devices, other than the pod's own, planned, at most `limit`.
-std::vector<WaitingPlan> PlanWaiting(SelectorCache& selectors, const framework::DraView& view,
-                                     const State& s, size_t limit) {
-  std::vector<WaitingPlan> out;
-  for (framework::WaitingClaim& w : view.WaitingClaims()) {
-    if (out.size() == limit) break;
-    const bool own = std::any_of(s.claims.begin(), s.claims.end(), [&](const ClaimInfo& c) {
-      return c.claim->meta.name == w.claim->meta.name &&
-             c.claim->meta.namespace_ == w.claim->meta.namespace_;
-    });
-    if (own) continue;
-    common::StatusOr<ClaimPlan> plan = PlanClaim(selectors, view, *s.index, w.claim);
-    if (plan.ok()) out.push_back({*std::move(plan), std::max(1, w.pods)});
-  }
-  return out;
-}
-
 // Fills s.lookahead (lookahead.h) for the feasible nodes; false when the budget allows none.
 bool RunLookahead(SelectorCache& selectors, const framework::DraView& view, State& s,
                   const framework::Snapshot& snapshot,
                   std::span<const framework::NodeIndex> feasible) {
-  const size_t node_bound =
-      s.index->not_node_local.empty() ? s.index->by_node.size() : snapshot.nodes().size();
-  const size_t waiting_bound = view.PendingCount();
-  if (waiting_bound <= s.plans.size() ||
-      SizeLookahead(feasible.size(), node_bound, waiting_bound).claims == 0) {
-    return false;
-  }
-  std::vector<const framework::NodeInfo*> candidates;
-  for (framework::NodeIndex i : feasible) {
-    if (i < 0 || static_cast<size_t>(i) >= snapshot.nodes().size()) return false;
-    candidates.push_back(&snapshot.at(i));
-  }
-  const std::vector<const framework::NodeInfo*> nodes = DeviceNodes(*s.index, snapshot);
-  const LookaheadSize size = SizeLookahead(feasible.size(), nodes.size(), waiting_bound);
-  if (size.claims == 0) return false;
-  const std::vector<WaitingPlan> waiting = PlanWaiting(selectors, view, s, size.claims);
-  if (waiting.empty()) return false;
-  const std::vector<int32_t> counts =
-      Lookahead(*s.index, *s.usage, s.plans, candidates, nodes, waiting, size.random_replays);
-  const auto [lo, hi] = std::minmax_element(counts.begin(), counts.end());
+  std::vector<api::ResourceClaimPtr> own;
+  for (const ClaimInfo& c : s.claims) own.push_back(c.claim);
+  const std::optional<LookaheadResult> r =
+      LookAheadForPod(selectors, view, *s.index, *s.usage, s.plans, own, snapshot, feasible);
+  if (!r) return false;
+  const auto [lo, hi] = std::minmax_element(r->counts.begin(), r->counts.end());
   if (*lo == *hi) return true;  // no candidate is better: packing decides
   s.lookahead.assign(snapshot.nodes().size(), -1);
   for (size_t j = 0; j < feasible.size(); ++j) {
-    s.lookahead[static_cast<size_t>(feasible[j])] = counts[j];
+    s.lookahead[static_cast<size_t>(feasible[j])] = r->counts[j];
   }
   s.lookahead_best = *hi;
   return true;

@@ -98,6 +98,40 @@ int32_t Replay(Policy policy, std::mt19937_64& rng, const framework::DeviceIndex
   return served;
 }
 
+// The snapshot's nodes that reach a device (all valid nodes when some devices are reached by
+// node selector).
+std::vector<const framework::NodeInfo*> DeviceNodes(const framework::DeviceIndex& index,
+                                                    const framework::Snapshot& snapshot) {
+  std::vector<const framework::NodeInfo*> out;
+  if (!index.not_node_local.empty()) {
+    for (const framework::NodeInfo& n : snapshot.nodes()) {
+      if (n.valid()) out.push_back(&n);
+    }
+    return out;
+  }
+  for (const auto& [name, devices] : index.by_node) {
+    if (const framework::NodeInfo* n = snapshot.Get(name); n != nullptr) out.push_back(n);
+  }
+  return out;
+}
+
+// The claims waiting for devices other than `own`, planned, at most `limit`.
+std::vector<WaitingPlan> PlanWaiting(SelectorCache& selectors, const framework::DraView& view,
+                                     const framework::DeviceIndex& index,
+                                     std::span<const api::ResourceClaimPtr> own, size_t limit) {
+  std::vector<WaitingPlan> out;
+  for (framework::WaitingClaim& w : view.WaitingClaims()) {
+    if (out.size() == limit) break;
+    const bool mine = std::any_of(own.begin(), own.end(), [&](const api::ResourceClaimPtr& c) {
+      return c->meta.name == w.claim->meta.name && c->meta.namespace_ == w.claim->meta.namespace_;
+    });
+    if (mine) continue;
+    common::StatusOr<ClaimPlan> plan = PlanClaim(selectors, view, index, w.claim);
+    if (plan.ok()) out.push_back({*std::move(plan), std::max(1, w.pods)});
+  }
+  return out;
+}
+
 }  // namespace
 
 LookaheadSize SizeLookahead(size_t candidates, size_t device_nodes, size_t waiting) {
@@ -145,6 +179,36 @@ std::vector<int32_t> Lookahead(const framework::DeviceIndex& index,
     out.push_back(best);
   }
   return out;
+}
+
+std::optional<LookaheadResult> LookAheadForPod(
+    SelectorCache& selectors, const framework::DraView& view, const framework::DeviceIndex& index,
+    const framework::DeviceUsage& usage, std::span<const ClaimPlan> own,
+    std::span<const api::ResourceClaimPtr> own_claims, const framework::Snapshot& snapshot,
+    std::span<const framework::NodeIndex> feasible) {
+  const size_t node_bound =
+      index.not_node_local.empty() ? index.by_node.size() : snapshot.nodes().size();
+  const size_t waiting_bound = view.PendingCount();
+  if (waiting_bound <= own.size() ||
+      SizeLookahead(feasible.size(), node_bound, waiting_bound).claims == 0) {
+    return std::nullopt;
+  }
+  std::vector<const framework::NodeInfo*> candidates;
+  for (framework::NodeIndex i : feasible) {
+    if (i < 0 || static_cast<size_t>(i) >= snapshot.nodes().size()) return std::nullopt;
+    candidates.push_back(&snapshot.at(i));
+  }
+  const std::vector<const framework::NodeInfo*> nodes = DeviceNodes(index, snapshot);
+  const LookaheadSize size = SizeLookahead(feasible.size(), nodes.size(), waiting_bound);
+  if (size.claims == 0) return std::nullopt;
+  const std::vector<WaitingPlan> waiting =
+      PlanWaiting(selectors, view, index, own_claims, size.claims);
+  if (waiting.empty()) return std::nullopt;
+  LookaheadResult r;
+  r.counts = Lookahead(index, usage, own, candidates, nodes, waiting, size.random_replays);
+  r.waiting_claims = waiting.size();
+  r.random_replays = size.random_replays;
+  return r;
 }
 
 }  // namespace gpusched::plugins::dynamic_resources

@@ -20,12 +20,15 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <optional>
 #include <span>
 #include <vector>
 
+#include "src/api/dra.h"
 #include "src/framework/dra_view.h"
 #include "src/framework/node_info.h"
 #include "src/plugins/dynamic_resources/allocator.h"
+#include "src/plugins/dynamic_resources/selectors.h"
 
 namespace gpusched::plugins::dynamic_resources {
 
@@ -48,7 +51,7 @@ struct LookaheadSize {
 // claims that fits the budget.
 LookaheadSize SizeLookahead(size_t candidates, size_t device_nodes, size_t waiting);
 
-// Per candidate, the pods of `waiting` the better replay serves once the pod's `own` claims are
+// Per candidate, the pods of `waiting` the best replay serves once the pod's `own` claims are
 // allocated on it (-1 where they cannot be), over 2 + `random_replays` replays. `usage`: the
 // devices held now.
 std::vector<int32_t> Lookahead(const framework::DeviceIndex& index,
@@ -56,5 +59,22 @@ std::vector<int32_t> Lookahead(const framework::DeviceIndex& index,
                                std::span<const framework::NodeInfo* const> candidates,
                                std::span<const framework::NodeInfo* const> device_nodes,
                                std::span<const WaitingPlan> waiting, size_t random_replays);
+
+struct LookaheadResult {
+  std::vector<int32_t> counts;  // per feasible node, as Lookahead()
+  size_t waiting_claims = 0;    // how many were replayed
+  size_t random_replays = 0;
+};
+
+// The whole lookahead for a pod, as the plugin's PreScore and `gpusched explain` run it: `own`
+// are the plans of the pod's unallocated claims, `own_claims` all its claims (not counted as
+// waiting), `feasible` indices into `snapshot`; the waiting claims come from `view`
+// (WaitingClaims, planned with `selectors`; a claim that cannot be planned is skipped). Nullopt
+// when no other claim waits or the budget allows no lookahead.
+std::optional<LookaheadResult> LookAheadForPod(
+    SelectorCache& selectors, const framework::DraView& view, const framework::DeviceIndex& index,
+    const framework::DeviceUsage& usage, std::span<const ClaimPlan> own,
+    std::span<const api::ResourceClaimPtr> own_claims, const framework::Snapshot& snapshot,
+    std::span<const framework::NodeIndex> feasible);
 
 }  // namespace gpusched::plugins::dynamic_resources
