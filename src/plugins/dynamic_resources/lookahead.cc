@@ -15,10 +15,10 @@ enum class Policy { kPack, kSpread, kRandom };
 // candidate's allocation, and decisions are reproducible.
 constexpr uint64_t kReplaySeed = 0x9e3779b97f4a7c15ULL;
 
-// Whether `plan` may fit among the node-local devices `local` that are free (neither held in
-// `usage` nor `taken`): each request has, for one of its alternatives, as many free matching
-// devices as it asks for (allocationMode All: one). A cheap test before the allocator; not
-// exact (constraints, taints), so a true answer is checked by Allocate.
+// Whether `plan` may fit among the node-local devices `local` that are free (not marked in
+// `taken`, which includes the devices claims hold): each request has, for one of its alternatives,
+// as many free matching devices as it asks for (allocationMode All: one). A cheap test before the
+// allocator; not exact (constraints, taints), so a true answer is checked by Allocate.
 bool MayFit(const ClaimPlan& plan, std::span<const uint32_t> local,
             const std::vector<uint8_t>& taken) {
   for (const RequestPlan& r : plan.requests) {
