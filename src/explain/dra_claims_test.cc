@@ -20,7 +20,8 @@
 namespace gpusched::explain {
 namespace {
 
-constexpr std::string_view kInput = R"(
+// Node n1 and the DeviceClass both clusters below start with.
+constexpr std::string_view kNodeAndClass = R"(
 apiVersion: v1
 kind: Node
 metadata: {name: n1}
@@ -32,7 +33,9 @@ metadata: {name: gpu.nvidia.com}
 spec:
   selectors:
   - cel: {expression: "device.driver == 'gpu.nvidia.com'"}
----
+---)";
+
+constexpr std::string_view kInput = R"(
 apiVersion: resource.k8s.io/v1
 kind: ResourceSlice
 metadata: {name: n1-gpu}
@@ -102,27 +105,44 @@ spec:
     - matchAttribute: gpu.nvidia.com/cliqueId
 )";
 
-TEST(ExplainClaimsTest, EveryDeviceOfTheNodeWithItsVerdict) {
-  framework::Registry registry;
-  ASSERT_TRUE(plugins::RegisterInTreePlugins(registry).ok());
-  common::FakeClock clock;
-  auto sim = sim::Simulator::Create(sim::SimulationDefaultConfig(), {registry, clock});
-  ASSERT_TRUE(sim.ok()) << sim.status().ToString();
-  sim::Workload w;
-  ASSERT_TRUE(sim::AppendManifests(kInput, "test.yaml", w).ok());
-  ASSERT_TRUE(w.rejected.empty()) << w.rejected.front().ToString();
-  ASSERT_TRUE((*sim)->Run(w).ok());
+// The simulator run on kNodeAndClass + an input, and a pod "ml/p" naming one claim.
+class ExplainDraTest : public ::testing::Test {
+ protected:
+  void Simulate(std::string_view input) {
+    ASSERT_TRUE(plugins::RegisterInTreePlugins(registry_).ok());
+    auto sim = sim::Simulator::Create(sim::SimulationDefaultConfig(), {registry_, clock_});
+    ASSERT_TRUE(sim.ok()) << sim.status().ToString();
+    sim_ = std::move(*sim);
+    sim::Workload w;
+    ASSERT_TRUE(
+        sim::AppendManifests(std::string(kNodeAndClass) + std::string(input), "test.yaml", w).ok());
+    ASSERT_TRUE(w.rejected.empty()) << w.rejected.front().ToString();
+    ASSERT_TRUE(sim_->Run(w).ok());
+  }
 
-  api::Pod pod;
-  pod.meta.name = "p";
-  pod.meta.namespace_ = "ml";
-  pod.meta.uid = "uid-p";
-  auto claims = std::make_shared<api::PodResourceClaims>();
-  claims->claims.push_back(api::PodClaimSource{"gpus", "want", ""});
-  pod.resource_claims = std::move(claims);
+  static api::Pod PodNaming(const std::string& pod_claim, const std::string& claim) {
+    api::Pod pod;
+    pod.meta.name = "p";
+    pod.meta.namespace_ = "ml";
+    pod.meta.uid = "uid-p";
+    pod.scheduler_name =
+        common::Intern(sim::SimulationDefaultConfig().profiles.front().scheduler_name);
+    auto claims = std::make_shared<api::PodResourceClaims>();
+    claims->claims.push_back(api::PodClaimSource{pod_claim, claim, ""});
+    pod.resource_claims = std::move(claims);
+    return pod;
+  }
 
-  const std::optional<DraRow> row =
-      ExplainClaims((*sim)->dra(), pod, *(*sim)->cluster().GetNode("n1"));
+  framework::Registry registry_;
+  common::FakeClock clock_;
+  std::unique_ptr<sim::Simulator> sim_;
+};
+
+TEST_F(ExplainDraTest, EveryDeviceOfTheNodeWithItsVerdict) {
+  ASSERT_NO_FATAL_FAILURE(Simulate(kInput));
+  const api::Pod pod = PodNaming("gpus", "want");
+
+  const std::optional<DraRow> row = ExplainClaims(sim_->dra(), pod, *sim_->cluster().GetNode("n1"));
   ASSERT_TRUE(row.has_value());
   EXPECT_EQ(row->node, "n1");
   EXPECT_EQ(row->message, "");
@@ -149,27 +169,15 @@ TEST(ExplainClaimsTest, EveryDeviceOfTheNodeWithItsVerdict) {
 
   // No claims: nothing to explain.
   api::Pod plain;
-  EXPECT_FALSE(ExplainClaims((*sim)->dra(), plain, *(*sim)->cluster().GetNode("n1")).has_value());
+  EXPECT_FALSE(ExplainClaims(sim_->dra(), plain, *sim_->cluster().GetNode("n1")).has_value());
 }
 
 // Two nodes: n1 has four A100s, two of them held; n2 four T4s. A claim waits for two A100s.
 constexpr std::string_view kLookaheadInput = R"(
 apiVersion: v1
 kind: Node
-metadata: {name: n1}
-status: {allocatable: {cpu: "32", memory: 64Gi, pods: "110"}}
----
-apiVersion: v1
-kind: Node
 metadata: {name: n2}
 status: {allocatable: {cpu: "32", memory: 64Gi, pods: "110"}}
----
-apiVersion: resource.k8s.io/v1
-kind: DeviceClass
-metadata: {name: gpu.nvidia.com}
-spec:
-  selectors:
-  - cel: {expression: "device.driver == 'gpu.nvidia.com'"}
 ---
 apiVersion: resource.k8s.io/v1
 kind: ResourceSlice
@@ -235,34 +243,16 @@ spec:
         - cel: {expression: "device.attributes['gpu.nvidia.com'].productName == 'A100'"}
 )";
 
-TEST(ExplainLookaheadTest, WaitingPodsServedPerFeasibleNode) {
-  framework::Registry registry;
-  ASSERT_TRUE(plugins::RegisterInTreePlugins(registry).ok());
-  common::FakeClock clock;
-  auto sim = sim::Simulator::Create(sim::SimulationDefaultConfig(), {registry, clock});
-  ASSERT_TRUE(sim.ok()) << sim.status().ToString();
-  sim::Workload w;
-  ASSERT_TRUE(sim::AppendManifests(kLookaheadInput, "test.yaml", w).ok());
-  ASSERT_TRUE(w.rejected.empty()) << w.rejected.front().ToString();
-  ASSERT_TRUE((*sim)->Run(w).ok());
-
-  api::Pod pod;
-  pod.meta.name = "p";
-  pod.meta.namespace_ = "ml";
-  pod.meta.uid = "uid-p";
-  pod.scheduler_name =
-      common::Intern(sim::SimulationDefaultConfig().profiles.front().scheduler_name);
-  auto claims = std::make_shared<api::PodResourceClaims>();
-  claims->claims.push_back(api::PodClaimSource{"gpu", "one", ""});
-  pod.resource_claims = std::move(claims);
-
-  scheduler::Scheduler& sched = (*sim)->scheduler();
+TEST_F(ExplainDraTest, LookaheadCountsWaitingPodsServedPerFeasibleNode) {
+  ASSERT_NO_FATAL_FAILURE(Simulate(kLookaheadInput));
+  const api::Pod pod = PodNaming("gpu", "one");
+  scheduler::Scheduler& sched = sim_->scheduler();
   auto result = sched.Explain(pod);
   ASSERT_TRUE(result.ok()) << result.status().ToString();
   Explanation ex = Build(Subject{"ml/p", "", "", "", "test"}, *result, sched.snapshot());
-  ex.dra = ExplainClaims((*sim)->dra(), pod, *(*sim)->cluster().GetNode(ex.chosen));
+  ex.dra = ExplainClaims(sim_->dra(), pod, *sim_->cluster().GetNode(ex.chosen));
   ASSERT_TRUE(ex.dra.has_value());
-  ExplainLookahead((*sim)->dra(), pod, sched.snapshot(), ex);
+  ExplainLookahead(sim_->dra(), pod, sched.snapshot(), ex);
   ASSERT_TRUE(ex.dra->lookahead.has_value());
   EXPECT_EQ(ex.dra->lookahead->waiting_claims, 1);
   EXPECT_EQ(ex.dra->lookahead->replays, 18);

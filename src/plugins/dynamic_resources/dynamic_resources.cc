@@ -119,11 +119,10 @@ api::ClaimConsumer ConsumerOf(const api::Pod& pod) {
 }
 
 // Fills s.lookahead (lookahead.h) for the feasible nodes; false when the budget allows none.
+// `own`: the pod's claims.
 bool RunLookahead(SelectorCache& selectors, const framework::DraView& view, State& s,
-                  const framework::Snapshot& snapshot,
+                  std::span<const api::ResourceClaimPtr> own, const framework::Snapshot& snapshot,
                   std::span<const framework::NodeIndex> feasible) {
-  std::vector<api::ResourceClaimPtr> own;
-  for (const ClaimInfo& c : s.claims) own.push_back(c.claim);
   const std::optional<LookaheadResult> r =
       LookAheadForPod(selectors, view, *s.index, *s.usage, s.plans, own, snapshot, feasible);
   if (!r) return false;
@@ -227,9 +226,11 @@ framework::Status DynamicResources::PreScore(framework::CycleState& state, const
   s->pressure.clear();
   s->lookahead.clear();
   if (feasible.size() < 2) return framework::Status::Success();
-  if (RunLookahead(selectors_, *dra_, *s, snapshot, feasible)) return framework::Status::Success();
   std::vector<api::ResourceClaimPtr> own;
   for (const ClaimInfo& c : s->claims) own.push_back(c.claim);
+  if (RunLookahead(selectors_, *dra_, *s, own, snapshot, feasible)) {
+    return framework::Status::Success();
+  }
   std::vector<float> pressure =
       pressure_.Compute(selectors_, *dra_, *s->index, *s->usage, dra_->PendingClaims(), own);
   for (uint32_t d = 0; d < pressure.size(); ++d) {
