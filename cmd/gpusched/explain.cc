@@ -297,8 +297,13 @@ class ExplainCommand final : public Command {
                          target.node_name, std::move(source)},
         *result, sched.snapshot());
     if (std::optional<scheduler::Scheduler::GangExplanation> g = sched.ExplainGang(pod)) {
-      ex.gang = explain::GangRow{g->gang, g->min_member,         g->members,
-                                 g->fits, std::move(g->message), std::move(g->nodes)};
+      ex.gang = explain::GangRow{g->gang,
+                                 g->min_member,
+                                 g->members,
+                                 g->fits,
+                                 g->awaiting_victims,
+                                 std::move(g->message),
+                                 std::move(g->nodes)};
     }
     // DRA claims: each request's devices on the chosen (else bound, best or first) node.
     if (framework::DraView* dra = sched.dra(); dra != nullptr && pod.resource_claims != nullptr) {

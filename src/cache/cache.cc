@@ -98,6 +98,7 @@ void Cache::MaybeFreeSlotLocked(NodeIndex i) {
 }
 
 void Cache::ChargeLocked(PodState& ps) {
+  if (ps.hidden) return;
   NodeInfo& ni = nodes_[U(ps.node)];
   const api::Pod& pod = *ps.pod;
   const bool wants_gpu = !pod.gpu.empty() && ni.node != nullptr;
@@ -119,6 +120,28 @@ void Cache::UnchargeLocked(PodState& ps) {
   ps.gpu_applied = false;
   ps.counted_overcommit = false;
   MarkDirtyLocked(ps.node);
+}
+
+void Cache::HidePods(std::span<const api::PodPtr> pods) {
+  common::MutexLock lock(mu_);
+  for (const api::PodPtr& p : pods) {
+    auto it = pods_.find(p->meta.uid);
+    if (it == pods_.end() || it->second.hidden) continue;
+    UnchargeLocked(it->second);
+    it->second.hidden = true;
+    hidden_.push_back(p->meta.uid);
+  }
+}
+
+void Cache::ShowHiddenPods() {
+  common::MutexLock lock(mu_);
+  for (const std::string& uid : hidden_) {
+    auto it = pods_.find(uid);
+    if (it == pods_.end() || !it->second.hidden) continue;
+    it->second.hidden = false;
+    ChargeLocked(it->second);
+  }
+  hidden_.clear();
 }
 
 void Cache::RecomputeNodeLocked(NodeIndex i) {
@@ -363,6 +386,7 @@ void Cache::UpdateSnapshot(framework::Snapshot& snapshot) {
     is_dirty_[U(i)] = false;
   }
   dirty_.clear();
+  if (!hidden_.empty() || !snapshot.hidden_pods().empty()) snapshot.SetHiddenPodsForCache(hidden_);
   if (node_objects_changed) snapshot.BumpNodeSetVersionForCache();
   snapshot.SetNodeCountForCache(num_nodes_, generation_);
 }

@@ -38,6 +38,7 @@
 #include <cstdint>
 #include <functional>
 #include <optional>
+#include <span>
 #include <string>
 #include <string_view>
 #include <unordered_map>
@@ -103,6 +104,13 @@ class Cache {
   // node dirty only when its effective value changes.
   void SetGpuUtilization(std::string_view node, double utilization);
 
+  // Gang preemption's plan (Scheduler::PlanGangPreemption): the pods leave their nodes'
+  // accounting, as if deleted, until ShowHiddenPods; they keep their state (assumed or bound,
+  // device choice) and every other call works as usual (a hidden pod that is updated stays
+  // hidden; one that is removed is gone). Unknown uids are skipped.
+  void HidePods(std::span<const api::PodPtr> pods);
+  void ShowHiddenPods();
+
   // Verifies the invariants: per node, the sum of pod requests equals `requested`, and per device
   // used_milli is within [0, 1000] and equals the sum of the assignments on it. Returns the first
   // violation. Used by tests and the simulator after every placement.
@@ -117,6 +125,7 @@ class Cache {
     bool counted_overcommit = false;  // wants GPUs on a known node but could not be charged
     bool assumed = false;
     bool binding_finished = false;
+    bool hidden = false;  // HidePods: never charged until ShowHiddenPods
     std::optional<common::TimePoint> deadline;
   };
 
@@ -142,6 +151,7 @@ class Cache {
   std::vector<framework::NodeIndex> free_slots_ GPUSCHED_GUARDED_BY(mu_);
   std::unordered_map<std::string, framework::NodeIndex> by_name_ GPUSCHED_GUARDED_BY(mu_);
   std::unordered_map<std::string, PodState> pods_ GPUSCHED_GUARDED_BY(mu_);
+  std::vector<std::string> hidden_ GPUSCHED_GUARDED_BY(mu_);  // uids, HidePods
   // SetGpuUtilization values by node name.
   std::unordered_map<std::string, double> external_utilization_ GPUSCHED_GUARDED_BY(mu_);
   std::vector<framework::NodeIndex> dirty_ GPUSCHED_GUARDED_BY(mu_);

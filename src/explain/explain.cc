@@ -233,6 +233,10 @@ std::string PreemptionTable(const Explanation& ex) {
 void WriteGang(const GangRow& g, std::ostringstream& o) {
   o << "Gang: " << g.gang << " (minMember " << g.min_member << ", " << g.members
     << " pods exist): ";
+  if (g.awaiting_victims) {
+    o << g.message << "\n";
+    return;
+  }
   if (!g.fits) {
     o << "the gang does not fit: " << g.message << "\n";
     return;
@@ -428,10 +432,13 @@ boost::json::object ToJson(const Explanation& ex) {
     for (const auto& [pod, node] : ex.gang->nodes) {
       placed.push_back(boost::json::object{{"pod", pod}, {"node", node}});
     }
-    o["gang"] =
-        boost::json::object{{"gang", ex.gang->gang},       {"minMember", ex.gang->min_member},
-                            {"members", ex.gang->members}, {"fits", ex.gang->fits},
-                            {"message", ex.gang->message}, {"placements", std::move(placed)}};
+    o["gang"] = boost::json::object{{"gang", ex.gang->gang},
+                                    {"minMember", ex.gang->min_member},
+                                    {"members", ex.gang->members},
+                                    {"fits", ex.gang->fits},
+                                    {"awaitingVictims", ex.gang->awaiting_victims},
+                                    {"message", ex.gang->message},
+                                    {"placements", std::move(placed)}};
   }
   if (ex.dra) {
     boost::json::array requests;

@@ -121,6 +121,9 @@ struct GangRow {
   int32_t min_member = 0;
   int32_t members = 0;  // that exist (waiting, reserved or bound)
   bool fits = false;
+  // It does not fit because a preemption it made is under way: its victims are still
+  // terminating; `message` names them and the node each member is nominated to.
+  bool awaiting_victims = false;
   std::string message;                                     // why not; empty when it fits
   std::vector<std::pair<std::string, std::string>> nodes;  // fits: member -> node
 };

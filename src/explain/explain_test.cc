@@ -323,6 +323,31 @@ TEST_F(ExplainTest, NoFitGivesTheFitErrorAndNoScoreTable) {
   EXPECT_EQ(j.at("feasibleNodes"), 0);
 }
 
+// A gang member whose gang waits for the pods its preemption evicts says so (issue #36), not
+// "the gang does not fit".
+TEST_F(ExplainTest, AGangAwaitingItsVictimsSaysSo) {
+  for (auto n : {"cpu-1"}) AddNode(n);
+  api::Pod pod = Pod("ft-0");
+  Explanation ex = Build(SubjectFor(pod), Schedule(pod), snapshot_);
+  ex.gang = GangRow{"gang PodGroup ml/ft",
+                    2,
+                    2,
+                    false,
+                    true,
+                    "gang PodGroup ml/ft waits for the pods it preempted to leave (ml/low on a); "
+                    "members nominated: ml/ft-0 -> a, ml/ft-1 -> a",
+                    {}};
+  const std::string text = FormatText(ex);
+  EXPECT_NE(text.find("Gang: gang PodGroup ml/ft (minMember 2, 2 pods exist): gang PodGroup ml/ft "
+                      "waits for the pods it preempted to leave (ml/low on a)"),
+            std::string::npos)
+      << text;
+  EXPECT_EQ(text.find("does not fit"), std::string::npos) << text;
+  boost::json::object j = ToJson(ex);
+  EXPECT_EQ(j.at("gang").at("awaitingVictims"), true);
+  EXPECT_EQ(j.at("gang").at("fits"), false);
+}
+
 TEST_F(ExplainTest, OnlyUnresolvableRejectionsAreUnresolvable) {
   AddNode("taint-1");
   api::Pod pod = Pod("any");

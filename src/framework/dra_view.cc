@@ -388,6 +388,19 @@ uint64_t DraView::class_version() const {
   return class_version_;
 }
 
+namespace {
+
+// The same version with the same status (allocation and reservedFor).
+bool SameWrite(const api::ResourceClaim& a, const api::ResourceClaim& b) {
+  if (a.meta.resource_version != b.meta.resource_version || a.reserved_for != b.reserved_for ||
+      a.allocation.has_value() != b.allocation.has_value()) {
+    return false;
+  }
+  return !a.allocation || a.allocation->devices == b.allocation->devices;
+}
+
+}  // namespace
+
 common::Status DraView::AssumeClaim(api::ResourceClaimPtr claim) {
   common::MutexLock l(mu_);
   auto it = claims_.find(ClaimKey(claim->meta.namespace_, claim->meta.name));
@@ -402,7 +415,14 @@ common::Status DraView::AssumeClaim(api::ResourceClaimPtr claim) {
                                            claim->meta.name + " changed since it was read");
   }
   const api::ResourceClaimPtr before = e.latest();
-  e.assumed = std::move(claim);
+  if (SameWrite(*e.informer, *claim)) {
+    // The informer already delivered this very write (PreBind's stored version came back before
+    // PreBind assumed it): nothing to hold. Assuming it anyway would outlive the claim's
+    // deallocation, a later version without the allocation (UpsertClaim's exception).
+    e.assumed.reset();
+  } else {
+    e.assumed = std::move(claim);
+  }
   Replaced(before, e.latest());
   return common::Status::Ok();
 }

@@ -67,6 +67,23 @@ TEST(DraViewTest, AssumedAllocationOutlivesTheFinalizerOnlyWrite) {
   EXPECT_FALSE(Held(view, "gpu.nvidia.com/n1/gpu-0"));
 }
 
+// PreBind assumes the version its status write stored; when the informer delivered that very
+// version first (the simulator always, a real cluster in a race), there is nothing to hold, and
+// the later deallocation (a newer version without the allocation) frees the device. Before the
+// fix the assumption stayed and the device was held for ever (issue #36's DRA property test).
+TEST(DraViewTest, AnAlreadyDeliveredWriteIsNotHeldPastTheDeallocation) {
+  DraView view;
+  view.UpsertSlice(Slice());
+  view.UpsertClaim(Claim("5", false));
+  ASSERT_TRUE(view.AssumeClaim(Claim("5", true)).ok());  // Reserve
+  view.UpsertClaim(Claim("6", true));                    // the status write, delivered at once
+  ASSERT_TRUE(view.AssumeClaim(Claim("6", true)).ok());  // PreBind assumes what it stored
+  EXPECT_TRUE(Held(view, "gpu.nvidia.com/n1/gpu-1"));
+  view.UpsertClaim(Claim("7", false));  // the pod left: deallocated
+  EXPECT_FALSE(view.GetClaim("ns", "c")->allocation.has_value());
+  EXPECT_FALSE(Held(view, "gpu.nvidia.com/n1/gpu-1"));
+}
+
 TEST(DraViewTest, RestoreDropsTheAssumptionAndFreesItsDevices) {
   DraView view;
   view.UpsertSlice(Slice());

@@ -139,6 +139,12 @@ class Snapshot {
       generations_.resize(static_cast<size_t>(i) + 1, 0);
     generations_[static_cast<size_t>(i)] = generation;
   }
+  // The pods the cache hides for now (Cache::HidePods: a gang preemption's plan treats them as
+  // gone), by uid; usually none. DRA devices held only by them count as free (DynamicResources).
+  std::span<const std::string> hidden_pods() const { return hidden_pods_; }
+  void SetHiddenPodsForCache(std::span<const std::string> uids) {
+    hidden_pods_.assign(uids.begin(), uids.end());
+  }
   // Pods in the snapshot with any pod affinity/anti-affinity term, and with required
   // anti-affinity (upstream's HavePodsWithAffinityList / HavePodsWithRequiredAntiAffinityList),
   // so InterPodAffinity can skip ordinary pods in O(1). Kept by the cache, which calls
@@ -157,6 +163,7 @@ class Snapshot {
   void UnindexNameForCache(const std::string& name) { by_name_.erase(name); }
 
  private:
+  std::vector<std::string> hidden_pods_;
   std::vector<NodeInfo> nodes_;
   std::unordered_map<std::string, NodeIndex> by_name_;
   int32_t num_nodes_ = 0;

@@ -13,9 +13,12 @@
 //      domain, then the name). A required key that no domain satisfies fails the gang; a
 //      preferred one falls back to the whole cluster.
 //   4. Placement: each member runs the scheduling algorithm on the snapshot that holds the
-//      members before it (no PostFilter: one member's preemption alone would not help) and is
-//      reserved (Reserve → assume → Permit: the plugin holds it at Permit until the member that
-//      completes minMember allows every one). Then every reserved member is bound.
+//      members before it (no PostFilter: one member's preemption alone would not help; a member
+//      nominated by gang preemption tries its nominated node first) and is reserved (Reserve →
+//      assume → Permit: the plugin holds it at Permit until the member that completes minMember
+//      allows every one). A reserved member's nomination is suspended until the trial is rolled
+//      back or bound, so the members after it count its room once (reserved), not twice
+//      (reserved and nominated). Then every reserved member is bound.
 //   5. Failure: every reservation is abandoned at once (Unreserve, forget: no GPU stays held) and
 //      every member returns to the unschedulable pool with the FitError "0/N nodes are available:
 //      gang ... cannot be placed: ...". When more members than minMember were present and at
@@ -152,6 +155,9 @@ Scheduler::GangTry Scheduler::TryPlaceGang(const std::string& key,
       binding::Attempt a{fw, m.pod, state, std::string(node.name())};
       st = binding_.Reserve(a, node);
       if (st.ok()) {
+        // Its room is reserved now: its nomination (gang preemption's) must not hold it twice
+        // for the members after it.
+        nominator_.Suspend(m.pod->meta.uid);
         Placement p = DescribePlacement(m, r, std::nullopt);
         t.placed.push_back(GangMember{std::move(m), std::move(a), std::move(p)});
         continue;
@@ -171,6 +177,7 @@ std::vector<QueuedPodInfo> Scheduler::AbandonGang(GangTry& t) {
   std::vector<QueuedPodInfo> all;
   for (GangMember& m : t.placed) {
     binding_.Abandon(m.attempt);
+    nominator_.Resume(m.qp.pod->meta.uid);
     all.push_back(std::move(m.qp));
   }
   for (QueuedPodInfo& m : t.unplaced) all.push_back(std::move(m));
@@ -337,10 +344,13 @@ std::optional<Scheduler::GangExplanation> Scheduler::ExplainGang(const api::Pod&
   ex.fits = static_cast<int32_t>(t.placed.size()) >= need && !t.placed.empty();
   if (ex.fits) {
     for (const GangMember& m : t.placed) ex.nodes.emplace_back(m.qp.pod->Key(), m.attempt.node);
-  } else {
-    ex.message = ex.gang + " cannot be placed: " + t.failure;
   }
-  AbandonGang(t);
+  std::vector<QueuedPodInfo> all = AbandonGang(t);
+  if (!ex.fits) {
+    const std::string wait = GangWaitText(all);
+    ex.awaiting_victims = !wait.empty();
+    ex.message = ex.gang + " " + (wait.empty() ? "cannot be placed: " + t.failure : wait);
+  }
   return ex;
 }
 

@@ -83,6 +83,13 @@ class GangTest : public ::testing::Test {
     EXPECT_TRUE(cluster_.CreatePod(p).ok());
     return p;
   }
+  // A pod already running on `node` (placed by nodeName, as another scheduler's would be).
+  api::PodPtr Running(std::string_view name, int gpus, std::string_view node,
+                      int32_t priority = 0) {
+    api::PodPtr p = MakePod("ml", name).Cpu("1").Gpus(gpus).Priority(priority).NodeName(node).Ptr();
+    EXPECT_TRUE(cluster_.CreatePod(p).ok());
+    return p;
+  }
   // Schedules until nothing is ready, letting backoff pass a few times.
   void Settle() {
     for (int round = 0; round < 3; ++round) {
@@ -98,7 +105,7 @@ class GangTest : public ::testing::Test {
   }
   int Bound(const std::vector<api::PodPtr>& pods) const {
     int n = 0;
-    for (const auto& p : pods) n += NodeOf(p).empty() ? 0 : 1;
+    for (const auto& p : pods) n += NodeOf(p).empty() || NodeOf(p) == "<deleted>" ? 0 : 1;
     return n;
   }
   // GPUs the scheduler's cache holds for `pods` (assumed or bound).
@@ -311,6 +318,126 @@ TEST_F(GangTest, AGangPreemptsForEveryMember) {
   EXPECT_EQ(NodeOf(low[1]), "<deleted>");
   EXPECT_EQ(Bound(gang), 2);
   EXPECT_NE(NodeOf(gang[0]), NodeOf(gang[1]));
+}
+
+// Two members per node (issue #36): two 8-GPU nodes, one 1-GPU pod of priority 0 on each, a
+// gang of 4 x 4 GPUs of priority 1000. Both small pods must go (7 free GPUs hold one member, not
+// two), and then every member binds where the preemption nominated it, two per node. Before the
+// fix, a member reserved in the gang cycle was counted twice (reserved and nominated), the third
+// member found no room, and the gang waited forever on an empty cluster.
+TEST_F(GangTest, TwoMembersPerNodePreemptThenBindWhereNominated) {
+  AddNode("a", 8);
+  AddNode("b", 8);
+  std::vector<api::PodPtr> low = {Running("low-0", 1, "a"), Running("low-1", 1, "b")};
+  Group("ft", 4);
+  std::vector<api::PodPtr> gang;
+  for (int i = 0; i < 4; ++i) gang.push_back(Member("ft-" + std::to_string(i), "ft", 4, 1000));
+  std::map<std::string, std::string> nominated;
+  while (sched_->ScheduleOne()) {
+  }
+  for (const auto& m : gang) nominated[m->meta.uid] = sched_->NominatedNodeOf(m->meta.uid);
+  Settle();
+  EXPECT_EQ(NodeOf(low[0]), "<deleted>");
+  EXPECT_EQ(NodeOf(low[1]), "<deleted>");
+  ASSERT_EQ(Bound(gang), 4);
+  std::map<std::string, int> per_node;
+  for (const auto& m : gang) {
+    ++per_node[NodeOf(m)];
+    EXPECT_EQ(NodeOf(m), nominated[m->meta.uid]) << m->meta.name << " binds where nominated";
+  }
+  EXPECT_EQ(per_node["a"], 2);
+  EXPECT_EQ(per_node["b"], 2);
+  EXPECT_EQ(cluster_.Counters().api_deletes, 2);
+  ASSERT_TRUE(sched_->CheckCacheInvariants().ok());
+}
+
+// Three nodes, two members each, one small pod on every node: three victims, six members bound.
+TEST_F(GangTest, ThreeNodesTwoMembersEachPreemptOnePodPerNode) {
+  for (int i = 0; i < 3; ++i) AddNode("n" + std::to_string(i), 8);
+  std::vector<api::PodPtr> low;
+  for (int i = 0; i < 3; ++i) {
+    low.push_back(Running("low-" + std::to_string(i), 2, "n" + std::to_string(i)));
+  }
+  Group("ft", 6);
+  std::vector<api::PodPtr> gang;
+  for (int i = 0; i < 6; ++i) gang.push_back(Member("ft-" + std::to_string(i), "ft", 4, 1000));
+  Settle();
+  EXPECT_EQ(Bound(gang), 6);
+  EXPECT_EQ(Bound(low), 0);
+  EXPECT_EQ(cluster_.Counters().api_deletes, 3);
+}
+
+// One node needs an eviction, the other does not: only the one pod is evicted.
+TEST_F(GangTest, AGangEvictsOnlyOnTheNodeThatNeedsIt) {
+  AddNode("a", 8);
+  AddNode("b", 8);
+  api::PodPtr low = Single("low", 1);
+  Settle();
+  const std::string low_node = NodeOf(low);
+  ASSERT_FALSE(low_node.empty());
+  Group("ft", 4);
+  std::vector<api::PodPtr> gang;
+  for (int i = 0; i < 4; ++i) gang.push_back(Member("ft-" + std::to_string(i), "ft", 4, 1000));
+  Settle();
+  EXPECT_EQ(Bound(gang), 4);
+  EXPECT_EQ(NodeOf(low), "<deleted>");
+  EXPECT_EQ(cluster_.Counters().api_deletes, 1);
+}
+
+// A gang that cannot fit even with every lower-priority pod gone evicts nothing.
+TEST_F(GangTest, AGangThatCannotFitEvenAfterEveryEvictionEvictsNothing) {
+  AddNode("a", 8);
+  AddNode("b", 8);
+  std::vector<api::PodPtr> low = {Running("low-0", 1, "a"), Running("low-1", 1, "b")};
+  Running("high", 2, "b", 2000);
+  Group("ft", 4);
+  std::vector<api::PodPtr> gang;
+  for (int i = 0; i < 4; ++i) gang.push_back(Member("ft-" + std::to_string(i), "ft", 4, 1000));
+  Settle();
+  EXPECT_EQ(Bound(gang), 0);
+  EXPECT_EQ(Bound(low), 2) << "evicting them would not make room for all four";
+  EXPECT_EQ(cluster_.Counters().api_deletes, 0);
+  for (const auto& m : gang) EXPECT_EQ(sched_->NominatedNodeOf(m->meta.uid), "");
+}
+
+// explain of a member whose gang waits for its victims says so: the victims still terminating
+// and each member's nominated node, not "cannot be placed".
+TEST_F(GangTest, ExplainSaysAGangWaitsForItsVictims) {
+  AddNode("a", 8);
+  api::Pod terminating =
+      MakePod("ml", "victim").Cpu("1").Gpus(8).NodeName("a").DeletionTimestamp(clock_.Now()).Obj();
+  terminating.conditions.push_back({"DisruptionTarget", "True", "PreemptionByScheduler", "", {}});
+  api::PodPtr victim = std::make_shared<api::Pod>(terminating);
+  ASSERT_TRUE(cluster_.CreatePod(victim).ok());
+  Group("ft", 2);
+  std::vector<api::PodPtr> gang;
+  for (int i = 0; i < 2; ++i) {
+    api::Pod member = MakePod("ml", "ft-" + std::to_string(i))
+                          .SchedulerName("gpu-scheduler")
+                          .Label(api::kPodGroupLabel, "ft")
+                          .Cpu("1")
+                          .Gpus(4)
+                          .Priority(1000)
+                          .Obj();
+    member.nominated_node_name = "a";
+    api::PodPtr p = std::make_shared<api::Pod>(member);
+    ASSERT_TRUE(cluster_.CreatePod(p).ok());
+    gang.push_back(p);
+  }
+  auto ex = sched_->ExplainGang(*gang[0]);
+  ASSERT_TRUE(ex.has_value());
+  EXPECT_FALSE(ex->fits);
+  EXPECT_TRUE(ex->awaiting_victims);
+  EXPECT_NE(ex->message.find("waits for the pods it preempted to leave (ml/victim on a)"),
+            std::string::npos)
+      << ex->message;
+  EXPECT_NE(ex->message.find("ml/ft-0 -> a"), std::string::npos) << ex->message;
+  EXPECT_NE(ex->message.find("ml/ft-1 -> a"), std::string::npos) << ex->message;
+  ASSERT_TRUE(cluster_.DeletePod(victim->meta.uid).ok());
+  ex = sched_->ExplainGang(*gang[0]);
+  ASSERT_TRUE(ex.has_value());
+  EXPECT_TRUE(ex->fits) << ex->message << " (its own nominations do not count against it)";
+  EXPECT_FALSE(ex->awaiting_victims);
 }
 
 // ... or for none: the second member finds nothing it may evict (the other node's pod has a

@@ -204,7 +204,8 @@ class Scheduler final : public kube::ClusterEventHandler, public framework::Hand
     int32_t min_member = 0;
     int32_t members = 0;  // queued (with `pod`) plus reserved or bound
     bool fits = false;
-    std::string message;                                     // why not; empty when it fits
+    bool awaiting_victims = false;  // a preemption it made is under way (message: its victims)
+    std::string message;            // why not; empty when it fits
     std::vector<std::pair<std::string, std::string>> nodes;  // fits: member -> node
   };
   std::optional<GangExplanation> ExplainGang(const api::Pod& pod);
@@ -320,16 +321,51 @@ class Scheduler final : public kube::ClusterEventHandler, public framework::Hand
                 const std::map<std::string, PostFilterOutcome>* preempted = nullptr);
   // Gang preemption (gang_preemption.cc): when the gang does not fit as the cluster is, a node
   // (and the pods of lower priority to evict there) for each of its first `need` members, found
-  // one after another with every earlier member nominated to its node; all of them, or nothing is
-  // evicted and no nomination is kept. `message` is empty when nothing was done.
+  // one after another with every earlier member nominated to its node, then proven: every member
+  // fits on its node with all the victims gone. All of them, or nothing is evicted and no
+  // nomination is kept. `message` is empty when nothing was done.
   struct GangPreemption {
     std::string message;
     std::map<std::string, PostFilterOutcome> outcomes;  // by member uid
   };
   GangPreemption PreemptForGang(const api::PodGroup& policy,
                                 const std::vector<framework::QueuedPodInfo>& members, int32_t need);
-  // True when a member is nominated to a node where pods it preempted are still terminating.
-  bool GangAwaitsVictims(const std::vector<framework::QueuedPodInfo>& members) const;
+  // A gang preemption's plan.
+  struct GangPlan {
+    struct Member {
+      api::PodPtr pod;  // with nominated_node_name set to `node`
+      std::string node;
+      std::string previous;  // the nomination before the plan ("" when none)
+      std::vector<api::PodPtr> victims;
+      std::string_view plugin;
+    };
+    std::vector<Member> members;
+    int64_t victims = 0;  // distinct victims
+    std::string failure;  // why no plan (then nothing may be evicted); "" when proven
+  };
+  // The plan for the first `need` of `members`, nominating each member as it goes (undo with
+  // UndoGangPlan), then proven (ProveGangPlan).
+  GangPlan PlanGangPreemption(const std::vector<framework::QueuedPodInfo>& members, int32_t need);
+  // The same in each domain of a required topology key, the one with the fewest victims kept
+  // (its nominations set); the whole cluster without one.
+  GangPlan PlanGangPreemptionInDomains(const api::PodGroup& policy,
+                                       const std::vector<framework::QueuedPodInfo>& members,
+                                       int32_t need);
+  // Gang-level reprieve (as DefaultPreemption's on one node): each victim, most important first,
+  // is kept when every member still finds a node with the other victims gone (placed one after
+  // another, each on its nominated node first); the members' nodes follow the last placement
+  // that worked. Every victim left is needed by that placement.
+  void ReprieveGangVictims(GangPlan& plan);
+  // Places plan's members one after another as the cluster is without `victims` (no PostFilter);
+  // true, with the members' nodes and nominations updated, when all fit, else nothing changes.
+  bool PlaceGangPlanWithout(GangPlan& plan, const std::vector<api::PodPtr>& victims);
+  // "" when every member of `plan` passes PreFilter and Filter on its node with every victim of
+  // the plan gone and every other nominated pod counted; else which member fails and why.
+  std::string ProveGangPlan(const GangPlan& plan);
+  void UndoGangPlan(const GangPlan& plan);
+  // "waits for the pods it preempted to leave (<victims>); members nominated: <pod -> node>", or
+  // "" when no member's nominated node has a pod terminating after a preemption.
+  std::string GangWaitText(const std::vector<framework::QueuedPodInfo>& members) const;
   // Marks the gangs whose schedule timeout passed unplaced (events on their members).
   void ExpireGangTimeouts();
   // Writes the PodGroup statuses that changed since the last write (gang_status.cc).

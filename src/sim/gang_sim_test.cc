@@ -8,6 +8,7 @@
 #include <cstdio>
 #include <map>
 #include <memory>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -15,6 +16,7 @@
 #include "src/common/clock.h"
 #include "src/common/random.h"
 #include "src/plugins/in_tree_registry.h"
+#include "src/sim/controllers.h"
 #include "src/sim/report.h"
 #include "src/sim/simulator.h"
 #include "src/sim/workload.h"
@@ -111,6 +113,79 @@ TEST(GangSimTest, PodGroupsAndWorkloadsFromManifestsAreReportedPerGang) {
       << report;
   const std::string json = FormatJson(ReportToJson(r));
   EXPECT_NE(json.find("\"gang\": \"PodGroup ml/fits\""), std::string::npos) << json;
+}
+
+// Issue #36 as a new user met it with `gpusched simulate`: two 8-GPU nodes with one low-priority
+// 1-GPU pod each, then a PodGroup (minMember 4) and an Indexed Job of 4 x 4 GPUs of higher
+// priority. Both small pods must go; then the whole gang binds, two members per node. Before the
+// fix both were evicted and the gang stayed Waiting, 0/4 bound, on an empty cluster.
+TEST(GangSimTest, AGangWithTwoMembersPerNodePreemptsThenBindsWhole) {
+  std::string text = R"(
+apiVersion: scheduling.k8s.io/v1
+kind: PriorityClass
+metadata: {name: low}
+value: 10
+---
+apiVersion: scheduling.k8s.io/v1
+kind: PriorityClass
+metadata: {name: high}
+value: 1000
+---
+apiVersion: scheduling.x-k8s.io/v1alpha1
+kind: PodGroup
+metadata: {name: ft, namespace: ml}
+spec: {minMember: 4}
+)";
+  for (const char* node : {"a100-a", "a100-b"}) {
+    text += std::string("---\napiVersion: v1\nkind: Node\nmetadata: {name: ") + node +
+            "}\nstatus:\n  allocatable: {cpu: \"64\", memory: 512Gi, pods: \"110\", "
+            "nvidia.com/gpu: \"8\"}\n";
+    text += std::string("---\napiVersion: v1\nkind: Pod\nmetadata: {name: low-") + node +
+            ", namespace: ml}\nspec:\n  nodeName: " + node +
+            "\n  priorityClassName: low\n  containers:\n  - name: main\n    resources:\n"
+            "      limits: {nvidia.com/gpu: \"1\"}\n";
+  }
+  text += R"(---
+apiVersion: batch/v1
+kind: Job
+metadata: {name: ft, namespace: ml}
+spec:
+  completionMode: Indexed
+  completions: 4
+  parallelism: 4
+  template:
+    metadata:
+      labels: {scheduling.x-k8s.io/pod-group: ft}
+    spec:
+      restartPolicy: Never
+      priorityClassName: high
+      containers:
+      - name: main
+        resources:
+          limits: {nvidia.com/gpu: "4"}
+)";
+  Workload w;
+  ASSERT_TRUE(AppendManifests(text, "ft.yaml", w).ok());
+  ExpandControllers(w);
+  ASSERT_TRUE(w.rejected.empty()) << w.rejected[0].ToString();
+  ASSERT_EQ(w.pod_groups.size(), 1u);
+  ASSERT_EQ(w.pods.size(), 6u);
+  auto sim = NewSim();
+  ASSERT_TRUE(sim->Run(w).ok());
+  Report r = BuildReport(*sim, "ft.yaml");
+  ASSERT_EQ(r.gangs.size(), 1u);
+  EXPECT_EQ(r.gangs[0].state, "Placed");
+  EXPECT_EQ(r.gangs[0].bound, 4);
+  std::map<std::string, int> per_node;
+  std::set<std::string> evicted;
+  for (const Preemption& p : r.preemptions) {
+    for (const std::string& v : p.victims) evicted.insert(v);
+  }
+  EXPECT_EQ(evicted, (std::set<std::string>{"ml/low-a100-a", "ml/low-a100-b"}));
+  for (const PlacementRow& p : r.placements) {
+    if (p.pod.rfind("ml/ft-", 0) == 0) ++per_node[p.node];
+  }
+  EXPECT_EQ(per_node, (std::map<std::string, int>{{"a100-a", 2}, {"a100-b", 2}}));
 }
 
 TEST(GangSimTest, MalformedPodGroupNamesTheField) {

@@ -20,9 +20,20 @@ API server and from gpusched's /metrics (the GPUs its cache holds, assumed pods 
           would put two members into zone-a's free halves).
   test_d  the same gang rule through the Workload API: pods with spec.workloadRef wait until
           the gang's minCount pods exist, then bind together in one zone.
+  test_e  gang preemption with two members per node (issue #36): two 8-GPU nodes with one
+          low-priority 1-GPU pod each, an Indexed Job of 4 x 4 GPUs of high priority with a
+          PodGroup. Both small pods get DisruptionTarget and are deleted through the API (a
+          finalizer holds them until the test has read them); meanwhile `gpusched explain` says
+          the gang waits for them; then every member binds on the node it was nominated to.
+  test_f  three nodes, two members each, an eviction on two nodes and none on the third: exactly
+          two victims, six members bound where nominated.
+  test_g  a gang that cannot fit even with every lower-priority pod gone (a higher-priority pod
+          holds 2 GPUs) evicts nothing and keeps no nomination.
 """
 
+import json
 import os
+import subprocess
 import sys
 import time
 import unittest
@@ -31,11 +42,13 @@ sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "lib
 
 from cluster import ClusterTestCase, testbin_dir  # noqa: E402
 from gpusched_harness import (  # noqa: E402
-    GROUP_LABEL, Gpusched, events, gpu_pod, kwok_gpu_node, log, wait_nodes_ready, write_config)
+    GROUP_LABEL, Gpusched, events, gpu_pod, gpusched_binary, kwok_gpu_node, log, wait_nodes_ready,
+    write_config)
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 ZONE = "topology.kubernetes.io/zone"
 COMPLETE_AFTER = "e2e.gpusched.io/complete-after"
+FINALIZER = "e2e.gpusched.io/hold"
 
 
 def delayed_completion_stages(path):
@@ -109,6 +122,11 @@ class GangE2ETest(ClusterTestCase):
         self.addCleanup(self.cleanup)
 
     def cleanup(self):
+        for p in self.pods():
+            if FINALIZER in p["metadata"].get("finalizers", []):
+                self.release(p["metadata"]["name"])
+        for c in getattr(self, "classes", []):
+            self.cluster.kubectl("delete", "priorityclass", c, "--ignore-not-found")
         self.cluster.kubectl("delete", "namespace", self.ns, "--wait=false", "--ignore-not-found")
         self.cluster.kubectl("delete", "nodes", "-l", f"{GROUP_LABEL}={self.ns}", "--wait=false",
                              "--ignore-not-found")
@@ -137,9 +155,11 @@ class GangE2ETest(ClusterTestCase):
         pod["spec"].update(extra_spec or {})
         return pod
 
-    def indexed_job(self, name, workers, gpus, group, complete_after):
+    def indexed_job(self, name, workers, gpus, group, complete_after, priority_class=None):
         template = self.member("x", group, gpus, annotations={COMPLETE_AFTER: complete_after})
         del template["metadata"]["name"]
+        if priority_class:
+            template["spec"]["priorityClassName"] = priority_class
         template["spec"]["restartPolicy"] = "Never"
         self.cluster.apply({
             "apiVersion": "batch/v1", "kind": "Job", "metadata": {"name": name},
@@ -168,6 +188,88 @@ class GangE2ETest(ClusterTestCase):
     def zone_of(self, node_name):
         node = self.cluster.get_json("node", node_name)
         return node["metadata"]["labels"].get(ZONE)
+
+    def priority_class(self, suffix, value):
+        name = f"{self.ns}-{suffix}"
+        self.cluster.apply({"apiVersion": "scheduling.k8s.io/v1", "kind": "PriorityClass",
+                            "metadata": {"name": name}, "value": value,
+                            "preemptionPolicy": "PreemptLowerPriority"})
+        self.classes = getattr(self, "classes", []) + [name]
+        return name
+
+    def held_pod(self, name, gpus, node, priority_class):
+        """A pod placed on `node` by nodeName, with a finalizer so that the test can read it
+        while it terminates."""
+        pod = self.member(name, None, gpus)
+        pod["metadata"]["finalizers"] = [FINALIZER]
+        pod["spec"]["nodeName"] = node
+        pod["spec"]["priorityClassName"] = priority_class
+        self.cluster.apply(pod, namespace=self.ns)
+
+    def release(self, name):
+        patch = json.dumps([{"op": "remove", "path": "/metadata/finalizers"}])
+        try:
+            self.cluster.kubectl("patch", "pod", name, "--namespace", self.ns, "--type=json",
+                                 "-p", patch)
+        except Exception as e:  # noqa: BLE001 - gone already
+            if "not found" not in str(e).lower():
+                raise
+
+    def terminating(self):
+        return {p["metadata"]["name"]: p for p in self.pods()
+                if p["metadata"].get("deletionTimestamp")}
+
+    def explain_json(self, pod):
+        cmd = [gpusched_binary(), "explain", f"{self.ns}/{pod}",
+               f"--kubeconfig={self.cluster.gpusched_kubeconfig}", "-o", "json"]
+        p = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                           timeout=120)
+        self.assertEqual(p.returncode, 0, f"{cmd}: {p.stderr}")
+        return json.loads(p.stdout)
+
+    def preempt_for_gang(self, nodes, victims_on, workers):
+        """`nodes` 8-GPU nodes, a 1-GPU low-priority held pod on each node of `victims_on`, then
+        an Indexed Job of `workers` x 4 GPUs of high priority with a PodGroup of minMember
+        `workers`. Returns (victim names, {member: nominated node}) once every victim is
+        terminating and every member is nominated."""
+        low = self.priority_class("low", 10)
+        high = self.priority_class("high", 1000)
+        self.nodes([(n, 8, "zone-a") for n in nodes])
+        victims = []
+        for n in victims_on:
+            victims.append(f"low-{n}")
+            self.held_pod(victims[-1], 1, f"{self.ns}-{n}", low)
+        self.cluster.wait_for(lambda: len(self.bound(self.pods())) == len(victims), timeout=30,
+                              what="the low-priority pods running")
+        self.pod_group("ft", workers)
+        self.indexed_job("ft", workers, 4, "ft", complete_after="600s", priority_class=high)
+
+        def preempted():
+            t = self.terminating()
+            members = self.job_pods("ft")
+            nominated = {p["metadata"]["name"]: p.get("status", {}).get("nominatedNodeName")
+                         for p in members}
+            done = (len(t) == len(victims) and len(members) == workers
+                    and all(nominated.values()))
+            return done and (t, nominated)
+        terminating, nominated = self.cluster.wait_for(preempted, timeout=90,
+                                                       what="victims terminating, members nominated")
+        self.assertEqual(sorted(terminating), sorted(victims))
+        for name, pod in terminating.items():
+            cond = [c for c in pod.get("status", {}).get("conditions", [])
+                    if c["type"] == "DisruptionTarget"]
+            self.assertEqual([(c["status"], c["reason"]) for c in cond],
+                             [("True", "PreemptionByScheduler")], name)
+        self.assertEqual(self.bound(self.job_pods("ft")), [], "bound before its victims left")
+        return victims, nominated
+
+    def assert_bound_where_nominated(self, nominated):
+        def all_bound():
+            b = {p["metadata"]["name"]: p["spec"]["nodeName"] for p in self.bound(self.job_pods("ft"))}
+            return len(b) == len(nominated) and b
+        bound = self.cluster.wait_for(all_bound, timeout=90, what="every member bound")
+        self.assertEqual(bound, nominated)
+        return bound
 
     # --- tests -------------------------------------------------------------------------------
 
@@ -277,6 +379,54 @@ class GangE2ETest(ClusterTestCase):
             return len(b) == 3 and b
         pods = self.cluster.wait_for(all_bound, timeout=60, what="the Workload gang bound")
         self.assert_one_zone(pods, "zone-b")
+
+    def test_e_gang_preemption_two_members_per_node(self):
+        victims, nominated = self.preempt_for_gang(["a", "b"], ["a", "b"], 4)
+        per_node = {}
+        for node in nominated.values():
+            per_node[node] = per_node.get(node, 0) + 1
+        self.assertEqual(per_node, {f"{self.ns}-a": 2, f"{self.ns}-b": 2})
+        member = sorted(nominated)[0]
+        gang = self.explain_json(member).get("gang", {})
+        self.assertTrue(gang.get("awaitingVictims"), gang)
+        for v in victims:
+            self.assertIn(f"{self.ns}/{v} on ", gang.get("message", ""))
+        for v in victims:
+            self.release(v)
+        self.assert_bound_where_nominated(nominated)
+        self.assertEqual(self.terminating(), {})
+
+    def test_f_gang_preemption_three_nodes_eviction_on_two(self):
+        victims, nominated = self.preempt_for_gang(["a", "b", "c"], ["a", "b"], 6)
+        self.assertEqual(len(victims), 2)
+        self.assertEqual(sorted(set(nominated.values())),
+                         [f"{self.ns}-a", f"{self.ns}-b", f"{self.ns}-c"])
+        for v in victims:
+            self.release(v)
+        self.assert_bound_where_nominated(nominated)
+
+    def test_g_a_gang_that_cannot_fit_evicts_nothing(self):
+        low = self.priority_class("low", 10)
+        high = self.priority_class("high", 1000)
+        top = self.priority_class("top", 2000)
+        self.nodes([("a", 8, "zone-a"), ("b", 8, "zone-a")])
+        self.held_pod("low-a", 1, f"{self.ns}-a", low)
+        self.held_pod("low-b", 1, f"{self.ns}-b", low)
+        self.held_pod("top-b", 2, f"{self.ns}-b", top)
+        self.cluster.wait_for(lambda: len(self.bound(self.pods())) == 3, timeout=30,
+                              what="the running pods")
+        self.pod_group("ft", 4)
+        self.indexed_job("ft", 4, 4, "ft", complete_after="600s", priority_class=high)
+        self.cluster.wait_for(lambda: len(self.job_pods("ft")) == 4, timeout=30,
+                              what="the Job's pods")
+        self.cluster.wait_for(
+            lambda: any(e.get("reason") == "FailedScheduling" for e in events(self.cluster, self.ns)),
+            timeout=30, what="a FailedScheduling event for the gang")
+        time.sleep(3)
+        self.assertEqual(self.terminating(), {})
+        for p in self.job_pods("ft"):
+            self.assertFalse(p.get("status", {}).get("nominatedNodeName"), p["metadata"]["name"])
+            self.assertFalse(p["spec"].get("nodeName"))
 
 
 if __name__ == "__main__":

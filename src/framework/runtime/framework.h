@@ -131,6 +131,13 @@ class Framework {
   ScheduleResult SchedulePod(CycleState& state, const api::Pod& pod, const Snapshot& snapshot,
                              common::Random& random, const SchedulePodOptions& options = {});
 
+  // Whether `pod` fits on `node` once `removed` (pods on that node) are gone, with the nominated
+  // pods of at least its priority there: PreFilter, then the Filter plugins on a copy of the node
+  // without `removed`, as a preemption dry run judges a node (DRA devices held only by removed
+  // pods count as free). Gang preemption's proof that every member fits after the evictions.
+  Status FitsWithout(CycleState& state, const api::Pod& pod, const Snapshot& snapshot,
+                     std::string_view node, std::span<const api::PodPtr> removed);
+
   // Individual points, for the extender and the binding cycle.
   Status RunPreFilter(CycleState& state, const api::Pod& pod, const Snapshot& snapshot);
   Status RunFilter(const CycleState& state, const api::Pod& pod, const NodeInfo& node) const;

@@ -12,7 +12,9 @@ void Nominator::Set(api::PodPtr pod, std::string_view node) {
   if (node.empty()) {
     if (by_uid_.erase(uid) == 0) return;
   } else {
-    by_uid_[uid] = Entry{std::move(pod), std::string(node)};
+    Entry& e = by_uid_[uid];
+    e.pod = std::move(pod);
+    e.node = std::string(node);
   }
   count_.store(by_uid_.size(), std::memory_order_relaxed);
   version_.fetch_add(1, std::memory_order_release);
@@ -46,6 +48,19 @@ void Nominator::Remove(std::string_view uid) {
   common::MutexLock lock(mu_);
   if (by_uid_.erase(std::string(uid)) == 0) return;
   count_.store(by_uid_.size(), std::memory_order_relaxed);
+  version_.fetch_add(1, std::memory_order_release);
+}
+
+void Nominator::Suspend(std::string_view uid) { SetSuspended(uid, true); }
+
+void Nominator::Resume(std::string_view uid) { SetSuspended(uid, false); }
+
+void Nominator::SetSuspended(std::string_view uid, bool suspended) {
+  if (count_.load(std::memory_order_relaxed) == 0) return;
+  common::MutexLock lock(mu_);
+  auto it = by_uid_.find(std::string(uid));
+  if (it == by_uid_.end() || it->second.suspended == suspended) return;
+  it->second.suspended = suspended;
   version_.fetch_add(1, std::memory_order_release);
 }
 
@@ -89,6 +104,7 @@ void Nominator::Rebuild(const Snapshot& snapshot) {
   }
   common::MutexLock lock(mu_);
   for (const auto& [uid, e] : by_uid_) {
+    if (e.suspended) continue;
     const NodeInfo* ni = snapshot.Get(e.node);
     if (ni == nullptr) continue;  // a node not (or no longer) in the cluster
     auto& pods = view_.by_node_[static_cast<size_t>(ni->index)];

@@ -12,6 +12,11 @@
 // update that never had one keeps the in-memory nomination, as upstream: the informer may lag
 // behind the scheduler's own write).
 //
+// Suspension: a gang's member reserved in a gang trial (Scheduler::TryPlaceGang) holds its room
+// in the cache, so its nomination must not hold the same room a second time; Suspend hides it
+// from View (the nomination itself is kept: NodeOf, PodsFor and updates still see it) until
+// Resume, when the trial is rolled back, or Remove, when the member binds.
+//
 // View: the scheduling thread reads nominations per node index of its snapshot through View(),
 // rebuilt only when a nomination changed or the snapshot's node set changed; a cycle with no
 // nomination anywhere pays one atomic load.
@@ -62,6 +67,10 @@ class Nominator {
   void Update(const api::Pod* old_pod, api::PodPtr pod);
   // Ends the pod's nomination (bound or deleted); no-op when it has none.
   void Remove(std::string_view uid);
+  // Hides the pod's nomination from View (it is reserved: see the file comment) / shows it again.
+  // No-op when the pod has none. Scheduling thread.
+  void Suspend(std::string_view uid);
+  void Resume(std::string_view uid);
   // The node the pod is nominated to, or "".
   std::string NodeOf(std::string_view uid) const;
   // The pods nominated to `node`.
@@ -76,7 +85,9 @@ class Nominator {
   struct Entry {
     api::PodPtr pod;
     std::string node;
+    bool suspended = false;
   };
+  void SetSuspended(std::string_view uid, bool suspended);
   void Rebuild(const Snapshot& snapshot);
 
   mutable common::Mutex mu_;

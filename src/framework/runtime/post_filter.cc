@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "src/api/gpu_devices.h"
+#include "src/framework/pre_filter_nodes.h"
 #include "src/framework/runtime/framework.h"
 #include "src/framework/runtime/timers.h"
 
@@ -123,6 +124,34 @@ Status Framework::RunFiltersWithNominatedPods(const CycleState& state, const api
   Status with = RunActiveFilters(state, pod, nominated_scratch_);
   if (!with.ok()) return with;
   return RunActiveFilters(state, pod, node);
+}
+
+Status Framework::FitsWithout(CycleState& state, const api::Pod& pod, const Snapshot& snapshot,
+                              std::string_view node, std::span<const api::PodPtr> removed) {
+  const NodeInfo* original = snapshot.Get(node);
+  if (original == nullptr || !original->valid()) {
+    return Status::Unresolvable("node not found");
+  }
+  BeginCycle();
+  nominated_ = nullptr;
+  if (nominator_ != nullptr && nominator_->size() > 0) {
+    const NominatedView& view = nominator_->View(snapshot);
+    if (!view.empty()) nominated_ = &view;
+  }
+  ScheduleResult result;
+  if (!PreFilterPod(state, pod, snapshot, result)) return result.status;
+  SelectActiveFilters(state);
+  if (const auto* named = state.Get<PreFilterNodes>(kPreFilterNodesKey);
+      named != nullptr && !named->Allows(original->name())) {
+    return Status::Unresolvable(named->reason).WithPlugin(named->plugin);
+  }
+  NodeInfo without = *original;
+  for (const api::PodPtr& p : removed) {
+    const int32_t i = without.IndexOfPod(*p);
+    if (i >= 0) without.RemovePodAt(static_cast<size_t>(i));
+  }
+  return nominated_ == nullptr ? RunActiveFilters(state, pod, without)
+                               : RunFiltersWithNominatedPods(state, pod, without);
 }
 
 bool Framework::EvaluateNominatedNode(const CycleState& state, const api::Pod& pod,

@@ -32,7 +32,8 @@ struct State final : framework::StateData {
   std::shared_ptr<const framework::DeviceIndex> index;
   std::shared_ptr<const framework::DeviceUsage> usage;
   std::vector<ClaimInfo> claims;
-  std::vector<ClaimPlan> plans;  // the claims to allocate
+  std::vector<ClaimPlan> plans;     // the claims to allocate
+  std::vector<std::string> hidden;  // the snapshot's hidden pods (their devices count as free)
   // PreScore: the lookahead's count per node index (lookahead.h; -1: not a candidate) and its
   // best; empty when there was no lookahead or it found every candidate equal.
   std::vector<int32_t> lookahead;
@@ -65,20 +66,21 @@ bool OwnedBy(const api::ResourceClaim& claim, const api::Pod& pod) {
   return false;
 }
 
-// The node before a preemption dry run removed pods from `node` (a copy with fewer pods), else
-// null.
+// The snapshot's node when `node` is a copy of it (a preemption dry run's, or one with nominated
+// pods added), whose missing pods free the devices only they hold (FreedByRemoval); else null.
 const framework::NodeInfo* OriginalNode(const State& s, const framework::NodeInfo& node) {
   if (s.snapshot == nullptr || node.index < 0 ||
       static_cast<size_t>(node.index) >= s.snapshot->nodes().size()) {
     return nullptr;
   }
   const framework::NodeInfo& o = s.snapshot->at(node.index);
-  return &o != &node && o.pods.size() > node.pods.size() ? &o : nullptr;
+  return &o != &node ? &o : nullptr;
 }
 
 void GatherNodeDevices(const State& s, const framework::NodeInfo& node,
                        std::vector<NodeDevice>& out) {
-  dynamic_resources::GatherNodeDevices(*s.index, *s.usage, node, OriginalNode(s, node), {}, out);
+  dynamic_resources::GatherNodeDevices(*s.index, *s.usage, node, OriginalNode(s, node), {}, out,
+                                       s.hidden);
 }
 
 // Whether any request of the pod's plans could take device `d` (its first alternative).
@@ -159,6 +161,8 @@ framework::Status DynamicResources::PreFilter(framework::CycleState& state, cons
   }
   auto s = std::make_unique<State>();
   s->snapshot = &snapshot;
+  const std::span<const std::string> hidden = snapshot.hidden_pods();
+  s->hidden.assign(hidden.begin(), hidden.end());
   s->index = dra_->devices();
   s->usage = dra_->usage();
   const api::PodResourceClaims& pc = *pod.resource_claims;
@@ -212,10 +216,40 @@ framework::Status DynamicResources::Filter(const framework::CycleState& state,
   if (s->plans.empty()) return framework::Status::Success();
   thread_local std::vector<NodeDevice> devices;
   GatherNodeDevices(*s, node, devices);
+  if (const framework::NodeInfo* original = OriginalNode(*s, node)) {
+    TakeForNominatedPods(node, *original, *s->index, devices);
+  }
   if (!Allocate(s->plans, *s->index, devices, nullptr)) {
     return framework::Status::Unschedulable(kReasonCannotAllocate);
   }
   return framework::Status::Success();
+}
+
+void DynamicResources::TakeForNominatedPods(const framework::NodeInfo& node,
+                                            const framework::NodeInfo& original,
+                                            const framework::DeviceIndex& index,
+                                            std::vector<NodeDevice>& devices) const {
+  for (const api::PodPtr& p : node.pods) {
+    if (p->resource_claims == nullptr ||
+        std::any_of(original.pods.begin(), original.pods.end(),
+                    [&](const api::PodPtr& o) { return o->meta.uid == p->meta.uid; })) {
+      continue;  // no claims, or not added to this copy
+    }
+    std::vector<ClaimPlan> plans;
+    for (size_t i = 0; i < p->resource_claims->claims.size(); ++i) {
+      const std::optional<std::string> name = p->resource_claims->ClaimName(i);
+      if (!name) continue;
+      api::ResourceClaimPtr claim = dra_->GetClaim(p->meta.namespace_, *name);
+      if (claim == nullptr || claim->allocation) continue;  // allocated: held in the usage
+      common::StatusOr<ClaimPlan> plan = PlanClaim(selectors_, *dra_, index, claim);
+      if (plan.ok()) plans.push_back(*std::move(plan));
+    }
+    std::vector<uint32_t> held;
+    if (plans.empty() || !Allocate(plans, index, devices, nullptr, &held)) continue;
+    for (NodeDevice& d : devices) {
+      if (std::find(held.begin(), held.end(), d.device) != held.end()) d.busy = true;
+    }
+  }
 }
 
 framework::Status DynamicResources::PreScore(framework::CycleState& state, const api::Pod& /*pod*/,

@@ -9,7 +9,9 @@
 //   Filter     allocated claims: the node is in the allocation's node selector; the others: the
 //              allocator (allocator.h) finds devices on the node ("cannot allocate all claims");
 //              devices held by claims of pods removed in a preemption dry run count as free, so
-//              DefaultPreemption can free DRA devices (upstream cannot yet, KEP-5690);
+//              DefaultPreemption can free DRA devices (upstream cannot yet, KEP-5690); pods
+//              nominated to the node keep their room: their unallocated claims take devices
+//              first (upstream does not count them);
 //   Score      packing: the fraction of the node's devices in use after the allocation (fuller
 //              nodes first, so whole nodes and NVLink islands stay free for big requests); with
 //              claims waiting for devices, PreScore looks ahead (lookahead.h: which nodes leave
@@ -32,9 +34,11 @@
 
 #include "src/api/types.h"
 #include "src/common/status.h"
+#include "src/framework/dra_view.h"
 #include "src/framework/handle.h"
 #include "src/framework/plugin.h"
 #include "src/framework/registry.h"
+#include "src/plugins/dynamic_resources/allocator.h"
 #include "src/plugins/dynamic_resources/pressure.h"
 #include "src/plugins/dynamic_resources/selectors.h"
 
@@ -75,9 +79,15 @@ class DynamicResources final : public framework::PreFilterPlugin,
   std::vector<framework::ClusterEventWithHint> EventsToRegister() const override;
 
  private:
-  framework::DraView* dra_;  // null: no DRA data
-  SelectorCache selectors_;
-  DevicePressure pressure_;  // PreScore only (the scheduling thread)
+  // Marks busy in `devices` what the unallocated claims of the pods nominated to this node (on a
+  // copy of it with them added: Framework::RunFiltersWithNominatedPods) would take first.
+  void TakeForNominatedPods(const framework::NodeInfo& node, const framework::NodeInfo& original,
+                            const framework::DeviceIndex& index,
+                            std::vector<NodeDevice>& devices) const;
+
+  framework::DraView* dra_;          // null: no DRA data
+  mutable SelectorCache selectors_;  // thread-safe; Filter plans nominated pods' claims
+  DevicePressure pressure_;          // PreScore only (the scheduling thread)
 };
 
 }  // namespace gpusched::plugins::dynamic_resources

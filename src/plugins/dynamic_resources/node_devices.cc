@@ -14,13 +14,15 @@ bool HasPod(const framework::NodeInfo& node, std::string_view uid) {
 }
 
 // Whether the claim holding a device is used only by pods that a preemption dry run removed
-// from `node` (a copy of `original` with fewer pods): then its devices count as free.
+// from `node` (a copy of `original`; may be null) or that the cache hides: then its devices
+// count as free.
 bool FreedByRemoval(const api::ResourceClaim& holder, const framework::NodeInfo& node,
-                    const framework::NodeInfo& original) {
+                    const framework::NodeInfo* original, std::span<const std::string> hidden) {
   bool removed = false;
   for (const api::ClaimConsumer& c : holder.reserved_for) {
     if (HasPod(node, c.uid)) return false;
-    removed = removed || HasPod(original, c.uid);
+    removed = removed || (original != nullptr && HasPod(*original, c.uid)) ||
+              std::find(hidden.begin(), hidden.end(), c.uid) != hidden.end();
   }
   return removed;
 }
@@ -29,13 +31,17 @@ bool FreedByRemoval(const api::ResourceClaim& holder, const framework::NodeInfo&
 
 void GatherNodeDevices(const framework::DeviceIndex& index, const framework::DeviceUsage& usage,
                        const framework::NodeInfo& node, const framework::NodeInfo* original,
-                       std::span<const uint8_t> taken, std::vector<NodeDevice>& out) {
+                       std::span<const uint8_t> taken, std::vector<NodeDevice>& out,
+                       std::span<const std::string> hidden) {
   out.clear();
   auto add = [&](uint32_t d) {
     const api::ResourceClaimPtr& holder =
         d < usage.holder.size() ? usage.holder[d] : api::ResourceClaimPtr();
     bool busy = holder != nullptr;
-    if (busy && original != nullptr && FreedByRemoval(*holder, node, *original)) busy = false;
+    if (busy && (original != nullptr || !hidden.empty()) &&
+        FreedByRemoval(*holder, node, original, hidden)) {
+      busy = false;
+    }
     if (d < taken.size() && taken[d] != 0) busy = true;
     out.push_back({d, busy});
   };

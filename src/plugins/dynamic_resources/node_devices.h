@@ -4,6 +4,7 @@
 
 #include <cstdint>
 #include <span>
+#include <string>
 #include <vector>
 
 #include "src/framework/dra_view.h"
@@ -17,9 +18,11 @@ namespace gpusched::plugins::dynamic_resources {
 // devices first (best fit keeps whole islands free), devices without an island last, otherwise
 // the index's order. A device is busy when a claim in `usage` holds it, unless `original` (the
 // node before a preemption dry run removed pods from `node`; may be null) shows that only removed
-// pods use that claim; or when `taken` (by device number; may be empty) marks it.
+// pods use that claim, or only pods the cache hides (`hidden`, uids: Snapshot::hidden_pods);
+// or when `taken` (by device number; may be empty) marks it.
 void GatherNodeDevices(const framework::DeviceIndex& index, const framework::DeviceUsage& usage,
                        const framework::NodeInfo& node, const framework::NodeInfo* original,
-                       std::span<const uint8_t> taken, std::vector<NodeDevice>& out);
+                       std::span<const uint8_t> taken, std::vector<NodeDevice>& out,
+                       std::span<const std::string> hidden = {});
 
 }  // namespace gpusched::plugins::dynamic_resources
