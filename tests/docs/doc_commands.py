@@ -33,6 +33,18 @@ MARKER = re.compile(r"<!--\s*docs-test:\s*(\w+)(?:\s+exit=(\d+))?\s*-->")
 KINDS = ("run", "cluster", "synopsis", "output")
 # Wall-clock figures in a transcript: masked on both sides before comparing.
 VOLATILE = re.compile(r"in \d+\.\d+ s \(\d+ decisions/s\)")
+# Where the docs' commands find the openb trace, and where it is: GPUSCHED_TRACE_DIR, else
+# ../shared/traces/alibaba-gpu-v2023 beside the repository (README, "The openb trace").
+TRACE_REF = "../shared/traces/alibaba-gpu-v2023"
+
+
+def trace_dir():
+    return os.environ.get("GPUSCHED_TRACE_DIR") or os.path.join(
+        os.path.dirname(ROOT), "shared", "traces", "alibaba-gpu-v2023")
+
+
+def has_trace():
+    return os.path.isfile(os.path.join(trace_dir(), "openb_pod_list_default.csv"))
 
 
 class DocCommand:
@@ -40,6 +52,9 @@ class DocCommand:
         self.file, self.line, self.text, self.kind = file, line, text, kind
         self.exit_code = exit_code
         self.expected = []  # kind "output": the lines it prints
+
+    def needs_trace(self):
+        return TRACE_REF in self.text
 
     def where(self):
         return f"{self.file}:{self.line}"
@@ -191,7 +206,8 @@ def check_syntax(binary, cmd, cache):
 
 def scratch_root(tmp, binary_path):
     """tmp/repo: the repository's entries as symlinks (build/ replaced by the binary at the
-    README's path), tmp/shared -> the repository's ../shared, tmp/bin/{gpusched,kubectl-gpusched} -> the binary."""
+    README's path), tmp/shared/traces/alibaba-gpu-v2023 -> the trace (trace_dir(), when it is
+    there), tmp/bin/{gpusched,kubectl-gpusched} -> the binary."""
     repo = os.path.join(tmp, "repo")
     os.makedirs(repo)
     for name in os.listdir(ROOT):
@@ -200,9 +216,9 @@ def scratch_root(tmp, binary_path):
     release = os.path.join(repo, "build", "release", "cmd", "gpusched")
     os.makedirs(release)
     os.symlink(binary_path, os.path.join(release, "gpusched"))
-    shared = os.path.join(os.path.dirname(ROOT), "shared")
-    if os.path.isdir(shared):
-        os.symlink(shared, os.path.join(tmp, "shared"))
+    if has_trace():
+        os.makedirs(os.path.join(tmp, "shared", "traces"))
+        os.symlink(os.path.abspath(trace_dir()), os.path.join(tmp, TRACE_REF[3:]))
     bindir = os.path.join(tmp, "bin")
     os.makedirs(bindir)
     os.symlink(binary_path, os.path.join(bindir, "gpusched"))

@@ -306,20 +306,33 @@ TEST(FgdProtocolTest, TraceTypicalPodsFollowThePaper) {
   EXPECT_EQ(FgdCurveCsv(again->result), FgdCurveCsv(run->result));
 }
 
-// The trace folder when the repository's shared/ folder is next to the source tree, else empty.
-std::filesystem::path SharedTraceDir() {
+// The openb trace folder: GPUSCHED_TRACE_DIR, else ../shared/traces/alibaba-gpu-v2023 beside
+// the source tree (README, "The openb trace").
+std::filesystem::path TraceDir() {
+  if (const char* dir = std::getenv("GPUSCHED_TRACE_DIR"); dir != nullptr && *dir != '\0') {
+    return dir;
+  }
   const char* src = std::getenv("GPUSCHED_SOURCE_DIR");
-  if (src == nullptr) return {};
-  const std::filesystem::path dir =
-      std::filesystem::path(src) / ".." / "shared" / "traces" / "alibaba-gpu-v2023";
+  return std::filesystem::path(src == nullptr ? "." : src) / ".." / "shared" / "traces" /
+         "alibaba-gpu-v2023";
+}
+
+// The trace folder when it holds the trace, else empty (the test is then skipped: ctest reports
+// sim_trace_real as Skipped).
+std::filesystem::path SharedTraceDir() {
+  const std::filesystem::path dir = TraceDir();
   return std::filesystem::exists(dir / "openb_pod_list_default.csv") ? dir
                                                                      : std::filesystem::path();
 }
 
+constexpr std::string_view kNoTrace =
+    "the openb trace is not there: set GPUSCHED_TRACE_DIR to the alibaba/clusterdata folder "
+    "cluster-trace-gpu-v2023/csv (README, \"The openb trace\")";
+
 // The real default trace, when the repository's shared/ folder is next to the source tree.
 TEST(FgdProtocolTest, RealDefaultTraceBestFitMatchesThePaper) {
   const std::filesystem::path dir = SharedTraceDir();
-  if (dir.empty()) GTEST_SKIP() << "no shared/ trace next to GPUSCHED_SOURCE_DIR";
+  if (dir.empty()) GTEST_SKIP() << kNoTrace << " (" << TraceDir().string() << ")";
   const auto nodes = dir / "openb_node_list_gpu_node.csv";
   const auto pods = dir / "openb_pod_list_default.csv";
   auto w = LoadOpenbTrace(nodes.string(), pods.string());
@@ -345,7 +358,7 @@ TEST(FgdProtocolTest, RealDefaultTraceBestFitMatchesThePaper) {
 // GPUs that fits it has room at that moment; and the GPU placement stays good.
 TEST(FgdProtocolTest, RealAllNodeTraceDefaultProfileKeepsCpuPodsOffGpuNodes) {
   const std::filesystem::path dir = SharedTraceDir();
-  if (dir.empty()) GTEST_SKIP() << "no shared/ trace next to GPUSCHED_SOURCE_DIR";
+  if (dir.empty()) GTEST_SKIP() << kNoTrace << " (" << TraceDir().string() << ")";
   auto w = LoadOpenbTrace((dir / "openb_node_list_all_node.csv").string(),
                           (dir / "openb_pod_list_default.csv").string());
   ASSERT_TRUE(w.ok()) << w.status().ToString();
