@@ -426,6 +426,7 @@ common::Status Cache::CheckInvariants() const {
   std::vector<std::array<int32_t, api::kMaxGpusPerNode>> milli(nodes_.size());
   for (auto& m : milli) m.fill(0);
   for (const auto& [uid, ps] : pods_) {
+    if (ps.hidden) continue;  // out of the accounting until shown (HidePods)
     requested[U(ps.node)].Add(ps.pod->requests);
     if (ps.gpu_applied) {
       for (int8_t d : ps.gpu.devices) milli[U(ps.node)][static_cast<size_t>(d)] += ps.gpu.milli;

@@ -3,6 +3,8 @@
 
 #include <gtest/gtest.h>
 
+#include <vector>
+
 namespace gpusched::cache {
 namespace {
 
@@ -96,6 +98,31 @@ TEST_F(CacheTest, AssumeChargesNodeAndDevicesAtOnceThenConfirm) {
   cache_.AddPod(GpuPod("p", 2, 1000, "n1"));
   EXPECT_FALSE(cache_.IsAssumed("uid-p"));
   EXPECT_EQ(Node("n1").FreeWholeGpus(), 6);
+  EXPECT_EQ(cache_.GpuAssignmentOf("uid-p"), a);
+  EXPECT_TRUE(cache_.CheckInvariants().ok());
+}
+
+// Gang preemption's plan hides victims: they leave the accounting (and the snapshot lists them)
+// but keep their state and devices; an update meanwhile keeps them hidden; ShowHiddenPods puts
+// them back on the same devices.
+TEST_F(CacheTest, HiddenPodsLeaveTheAccountingUntilShown) {
+  cache_.AddNode(GpuNode("n1", 8));
+  api::GpuAssignment a{{2, 3}, 1000, 0};
+  api::PodPtr p = GpuPod("p", 2);
+  ASSERT_TRUE(cache_.AssumePod(p, "n1", a).ok());
+  cache_.HidePods(std::vector<api::PodPtr>{p});
+  EXPECT_EQ(Node("n1").FreeWholeGpus(), 8);
+  EXPECT_EQ(Node("n1").pod_count, 0);
+  ASSERT_EQ(snap_.hidden_pods().size(), 1u);
+  EXPECT_EQ(snap_.hidden_pods()[0], "uid-p");
+  EXPECT_TRUE(cache_.IsAssumed("uid-p"));
+  EXPECT_TRUE(cache_.CheckInvariants().ok());
+  cache_.AddPod(GpuPod("p", 2, 1000, "n1"));  // the informer confirms the bind meanwhile
+  EXPECT_EQ(Node("n1").FreeWholeGpus(), 8) << "still hidden";
+  cache_.ShowHiddenPods();
+  EXPECT_EQ(Node("n1").FreeWholeGpus(), 6);
+  EXPECT_EQ(Node("n1").gpus[2].used_milli, 1000);
+  EXPECT_TRUE(snap_.hidden_pods().empty());
   EXPECT_EQ(cache_.GpuAssignmentOf("uid-p"), a);
   EXPECT_TRUE(cache_.CheckInvariants().ok());
 }
