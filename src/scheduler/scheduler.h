@@ -321,7 +321,8 @@ class Scheduler final : public kube::ClusterEventHandler, public framework::Hand
                 const std::map<std::string, PostFilterOutcome>* preempted = nullptr);
   // Gang preemption (gang_preemption.cc): when the gang does not fit as the cluster is, a node
   // (and the pods of lower priority to evict there) for each of its first `need` members, found
-  // one after another with every earlier member nominated to its node, then proven: every member
+  // one after another with every earlier member nominated to its node and its victims treated as
+  // gone, then each victim reprieved if the members fit without it, then proven: every member
   // fits on its node with all the victims gone. All of them, or nothing is evicted and no
   // nomination is kept. `message` is empty when nothing was done.
   struct GangPreemption {
