@@ -18,6 +18,7 @@
 #include "src/plugins/in_tree_registry.h"
 #include "src/scheduler/scheduler.h"
 #include "src/sim/sim_cluster.h"
+#include "src/sim/test_settle.h"
 #include "src/testing/builders.h"
 
 namespace gpusched::scheduler {
@@ -91,18 +92,8 @@ class GangTest : public ::testing::Test {
     return p;
   }
   // Schedules until nothing is ready, letting backoff pass a few times.
-  void Settle() {
-    for (int round = 0; round < 3; ++round) {
-      while (sched_->ScheduleOne()) {
-      }
-      clock_.Advance(std::chrono::seconds(11));
-      sched_->Tick();
-    }
-  }
-  std::string NodeOf(const api::PodPtr& p) const {
-    api::PodPtr now = cluster_.GetPod(p->meta.uid);
-    return now == nullptr ? "<deleted>" : now->node_name;
-  }
+  void Settle() { sim::Settle(*sched_, clock_, 3); }
+  std::string NodeOf(const api::PodPtr& p) const { return sim::NodeOrDeleted(cluster_, p); }
   int Bound(const std::vector<api::PodPtr>& pods) const {
     int n = 0;
     for (const auto& p : pods) n += NodeOf(p).empty() || NodeOf(p) == "<deleted>" ? 0 : 1;

@@ -49,6 +49,7 @@
 #include "src/plugins/in_tree_registry.h"
 #include "src/scheduler/scheduler.h"
 #include "src/sim/sim_cluster.h"
+#include "src/sim/test_settle.h"
 #include "src/sim/workload.h"
 #include "src/testing/builders.h"
 
@@ -245,18 +246,8 @@ class Harness {
   Harness(const Harness&) = delete;
   Harness& operator=(const Harness&) = delete;
 
-  void Settle() {
-    for (int round = 0; round < 4; ++round) {
-      while (sched_->ScheduleOne()) {
-      }
-      clock_.Advance(std::chrono::seconds(11));
-      sched_->Tick();
-    }
-  }
-  std::string NodeOf(const api::PodPtr& p) const {
-    api::PodPtr now = cluster_.GetPod(p->meta.uid);
-    return now == nullptr ? "<deleted>" : now->node_name;
-  }
+  void Settle() { sim::Settle(*sched_, clock_, 4); }
+  std::string NodeOf(const api::PodPtr& p) const { return sim::NodeOrDeleted(cluster_, p); }
 
   common::FakeClock clock_;
   common::Random random_{7};

@@ -19,6 +19,7 @@
 #include "src/plugins/in_tree_registry.h"
 #include "src/scheduler/scheduler.h"
 #include "src/sim/sim_cluster.h"
+#include "src/sim/test_settle.h"
 #include "src/testing/builders.h"
 
 namespace gpusched::scheduler {
@@ -56,18 +57,8 @@ class PreemptionTest : public ::testing::Test {
     return p;
   }
   // Schedules until the queue has nothing ready, then lets backoff pass once more.
-  void Settle() {
-    for (int round = 0; round < 3; ++round) {
-      while (sched_->ScheduleOne()) {
-      }
-      clock_.Advance(std::chrono::seconds(11));
-      sched_->Tick();
-    }
-  }
-  std::string NodeOf(const api::PodPtr& p) const {
-    api::PodPtr now = cluster_.GetPod(p->meta.uid);
-    return now == nullptr ? "<deleted>" : now->node_name;
-  }
+  void Settle() { sim::Settle(*sched_, clock_, 3); }
+  std::string NodeOf(const api::PodPtr& p) const { return sim::NodeOrDeleted(cluster_, p); }
   std::string Scrape() { return metrics::WriteText(registry_metrics_); }
 
   common::FakeClock clock_;

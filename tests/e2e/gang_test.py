@@ -42,8 +42,8 @@ sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "lib
 
 from cluster import ClusterTestCase, testbin_dir  # noqa: E402
 from gpusched_harness import (  # noqa: E402
-    GROUP_LABEL, Gpusched, events, gpu_pod, gpusched_binary, kwok_gpu_node, log, wait_nodes_ready,
-    write_config)
+    GROUP_LABEL, Gpusched, drop_finalizers, events, gpu_pod, gpusched_binary, kwok_gpu_node, log,
+    priority_class, wait_nodes_ready, write_config)
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 ZONE = "topology.kubernetes.io/zone"
@@ -190,10 +190,7 @@ class GangE2ETest(ClusterTestCase):
         return node["metadata"]["labels"].get(ZONE)
 
     def priority_class(self, suffix, value):
-        name = f"{self.ns}-{suffix}"
-        self.cluster.apply({"apiVersion": "scheduling.k8s.io/v1", "kind": "PriorityClass",
-                            "metadata": {"name": name}, "value": value,
-                            "preemptionPolicy": "PreemptLowerPriority"})
+        name = priority_class(self.cluster, f"{self.ns}-{suffix}", value)
         self.classes = getattr(self, "classes", []) + [name]
         return name
 
@@ -207,13 +204,7 @@ class GangE2ETest(ClusterTestCase):
         self.cluster.apply(pod, namespace=self.ns)
 
     def release(self, name):
-        patch = json.dumps([{"op": "remove", "path": "/metadata/finalizers"}])
-        try:
-            self.cluster.kubectl("patch", "pod", name, "--namespace", self.ns, "--type=json",
-                                 "-p", patch)
-        except Exception as e:  # noqa: BLE001 - gone already
-            if "not found" not in str(e).lower():
-                raise
+        drop_finalizers(self.cluster, self.ns, name)
 
     def terminating(self):
         return {p["metadata"]["name"]: p for p in self.pods()

@@ -10,7 +10,6 @@ condition the scheduler wrote before the API server lets them go. Everything is 
 the API server with kubectl.
 """
 
-import json
 import os
 import sys
 import time
@@ -18,10 +17,10 @@ import unittest
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "lib"))
 
-from cluster import ClusterTestCase, KubectlError  # noqa: E402
+from cluster import ClusterTestCase  # noqa: E402
 from gpusched_harness import (  # noqa: E402
-    GROUP_LABEL, SCHEDULER_NAME, Gpusched, events, gpu_pod, kwok_gpu_node, log,
-    wait_nodes_ready, write_config)
+    GROUP_LABEL, SCHEDULER_NAME, Gpusched, drop_finalizers, events, gpu_pod, kwok_gpu_node, log,
+    priority_class, wait_nodes_ready, write_config)
 
 FINALIZER = "e2e.gpusched.io/hold"
 MILLI = "gpusched.io/gpu-milli"
@@ -57,10 +56,7 @@ class PreemptionE2ETest(ClusterTestCase):
     # --- objects -----------------------------------------------------------------------------
 
     def priority_class(self, suffix, value, policy="PreemptLowerPriority"):
-        name = f"{self.ns}-{suffix}"
-        self.cluster.apply({"apiVersion": "scheduling.k8s.io/v1", "kind": "PriorityClass",
-                            "metadata": {"name": name}, "value": value,
-                            "preemptionPolicy": policy})
+        name = priority_class(self.cluster, f"{self.ns}-{suffix}", value, policy)
         self.classes.append(name)
         return name
 
@@ -97,13 +93,7 @@ class PreemptionE2ETest(ClusterTestCase):
 
     def release(self, name):
         """Drops the test's finalizer so the API server can delete the pod."""
-        patch = json.dumps([{"op": "remove", "path": "/metadata/finalizers"}])
-        try:
-            self.cluster.kubectl("patch", "pod", name, "--namespace", self.ns, "--type=json",
-                                 "-p", patch)
-        except KubectlError as e:
-            if "NotFound" not in str(e) and "not found" not in str(e):
-                raise
+        drop_finalizers(self.cluster, self.ns, name)
 
     # --- reads -------------------------------------------------------------------------------
 

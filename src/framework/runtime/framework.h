@@ -194,6 +194,8 @@ class Framework {
   // SchedulePod's steps (schedule_pod.cc).
   struct FilterScan;
   void BeginCycle();
+  // nominated_: the snapshot's nominations, or null when there are none.
+  void SelectNominated(const Snapshot& snapshot);
   bool PreFilterPod(CycleState& state, const api::Pod& pod, const Snapshot& snapshot,
                     ScheduleResult& result);
   void SelectActiveFilters(const CycleState& state);

@@ -133,11 +133,7 @@ Status Framework::FitsWithout(CycleState& state, const api::Pod& pod, const Snap
     return Status::Unresolvable("node not found");
   }
   BeginCycle();
-  nominated_ = nullptr;
-  if (nominator_ != nullptr && nominator_->size() > 0) {
-    const NominatedView& view = nominator_->View(snapshot);
-    if (!view.empty()) nominated_ = &view;
-  }
+  SelectNominated(snapshot);
   ScheduleResult result;
   if (!PreFilterPod(state, pod, snapshot, result)) return result.status;
   SelectActiveFilters(state);

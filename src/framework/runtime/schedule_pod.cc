@@ -55,11 +55,7 @@ ScheduleResult Framework::SchedulePod(CycleState& state, const api::Pod& pod,
     result.diagnosis.pre_filter_status = result.status;
     return result;
   }
-  nominated_ = nullptr;
-  if (nominator_ != nullptr && nominator_->size() > 0) {
-    const NominatedView& view = nominator_->View(snapshot);
-    if (!view.empty()) nominated_ = &view;
-  }
+  SelectNominated(snapshot);
   if (!PreFilterPod(state, pod, snapshot, result)) {
     if (result.status.IsRejected()) {
       SelectActiveFilters(state);
@@ -101,6 +97,14 @@ void Framework::BeginCycle() {
   if (metrics_ == nullptr) return;
   sample_plugins_ = cycles_++ % 10 == 0;
   std::fill(rejected_at_.begin(), rejected_at_.end(), 0);
+}
+
+void Framework::SelectNominated(const Snapshot& snapshot) {
+  nominated_ = nullptr;
+  if (nominator_ != nullptr && nominator_->size() > 0) {
+    const NominatedView& view = nominator_->View(snapshot);
+    if (!view.empty()) nominated_ = &view;
+  }
 }
 
 bool Framework::PreFilterPod(CycleState& state, const api::Pod& pod, const Snapshot& snapshot,

@@ -52,7 +52,7 @@ import subprocess
 import sys
 import time
 
-from cluster import free_port, make_kwok_node, source_dir  # noqa: E402
+from cluster import KubectlError, free_port, make_kwok_node, source_dir  # noqa: E402
 from secure import https_get, metrics_reader_token, secure_serving_args  # noqa: E402
 
 GROUP_LABEL = "e2e.gpusched.io/group"
@@ -229,6 +229,23 @@ def restart_apiserver(cluster, downtime=0, sig="TERM"):
     out = subprocess.run([script, "restart-apiserver", cluster.dir, str(downtime), sig],
                          stdout=subprocess.PIPE, text=True, check=True).stdout.split()
     return float(out[1]), float(out[3])
+
+
+def priority_class(cluster, name, value, policy="PreemptLowerPriority"):
+    """Creates (or updates) the cluster-scoped PriorityClass `name`; the caller deletes it."""
+    cluster.apply({"apiVersion": "scheduling.k8s.io/v1", "kind": "PriorityClass",
+                   "metadata": {"name": name}, "value": value, "preemptionPolicy": policy})
+    return name
+
+
+def drop_finalizers(cluster, namespace, pod):
+    """Removes a pod's finalizers so the API server can delete it; a pod already gone is fine."""
+    patch = json.dumps([{"op": "remove", "path": "/metadata/finalizers"}])
+    try:
+        cluster.kubectl("patch", "pod", pod, "--namespace", namespace, "--type=json", "-p", patch)
+    except KubectlError as e:
+        if "not found" not in str(e).lower():
+            raise
 
 
 def events(cluster, namespace):
