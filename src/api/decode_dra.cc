@@ -75,11 +75,11 @@ DeviceAttribute DecodeAttribute(ObjectReader& r, const json::object& o, const Fi
   return a;
 }
 
+// The object `o[key]` as (name, value) pairs sorted by name; each member must be an object.
 template <typename T, typename F>
-std::vector<std::pair<std::string, T>> DecodeQualifiedMap(ObjectReader& r, const json::object& o,
-                                                          std::string_view key,
-                                                          std::string_view driver,
-                                                          const FieldPath& p, F decode_value) {
+std::vector<std::pair<std::string, T>> DecodeObjectMap(ObjectReader& r, const json::object& o,
+                                                       std::string_view key, const FieldPath& p,
+                                                       F decode_value) {
   std::vector<std::pair<std::string, T>> out;
   const json::object* m = r.Object(o, key, p);
   if (m == nullptr) return out;
@@ -91,9 +91,34 @@ std::vector<std::pair<std::string, T>> DecodeQualifiedMap(ObjectReader& r, const
       r.Error(ip, std::string("expected object, got ") + std::string(KindName(v)));
       continue;
     }
-    out.emplace_back(Qualify(name, driver), decode_value(*vo, ip));
+    out.emplace_back(std::string(name), decode_value(*vo, ip));
   }
   std::sort(out.begin(), out.end(), [](const auto& a, const auto& b) { return a.first < b.first; });
+  return out;
+}
+
+// DecodeObjectMap with every name qualified by the driver's domain.
+template <typename T, typename F>
+std::vector<std::pair<std::string, T>> DecodeQualifiedMap(ObjectReader& r, const json::object& o,
+                                                          std::string_view key,
+                                                          std::string_view driver,
+                                                          const FieldPath& p, F decode_value) {
+  std::vector<std::pair<std::string, T>> out = DecodeObjectMap<T>(r, o, key, p, decode_value);
+  for (auto& [name, value] : out) name = Qualify(name, driver);
+  std::sort(out.begin(), out.end(), [](const auto& a, const auto& b) { return a.first < b.first; });
+  return out;
+}
+
+Quantity DecodeValue(ObjectReader& r, const json::object& v, const FieldPath& p) {
+  return r.QuantityOf(v, "value", p).value_or(Quantity());
+}
+
+// `o.counters`: counter name -> {value}; required and non-empty, as upstream validates it.
+Counters DecodeCounters(ObjectReader& r, const json::object& o, const FieldPath& p) {
+  Counters out = DecodeObjectMap<Quantity>(
+      r, o, "counters", p,
+      [&](const json::object& v, const FieldPath& ip) { return DecodeValue(r, v, ip); });
+  if (out.empty()) r.Required(p.Key("counters"));
   return out;
 }
 
@@ -105,8 +130,14 @@ Device DecodeDevice(ObjectReader& r, const json::object& o, const FieldPath& p,
       r, o, "attributes", driver, p,
       [&](const json::object& v, const FieldPath& ip) { return DecodeAttribute(r, v, ip); });
   d.capacity = DecodeQualifiedMap<Quantity>(
-      r, o, "capacity", driver, p, [&](const json::object& v, const FieldPath& ip) {
-        return r.QuantityOf(v, "value", ip).value_or(Quantity());
+      r, o, "capacity", driver, p,
+      [&](const json::object& v, const FieldPath& ip) { return DecodeValue(r, v, ip); });
+  d.consumes_counters = r.MapObjects<DeviceCounterConsumption>(
+      o, "consumesCounters", p, [&](const json::object& c, const FieldPath& ip) {
+        DeviceCounterConsumption out;
+        out.counter_set = r.RequiredString(c, "counterSet", ip);
+        out.counters = DecodeCounters(r, c, ip);
+        return out;
       });
   d.allow_multiple_allocations = r.Bool(o, "allowMultipleAllocations", p).value_or(false);
   d.node_name = r.StringOr(o, "nodeName", p);
@@ -169,6 +200,13 @@ ResourceSlice DecodeResourceSliceObject(ObjectReader& r, const json::object& roo
   s.devices = r.MapObjects<Device>(
       *spec, "devices", sp,
       [&](const json::object& d, const FieldPath& ip) { return DecodeDevice(r, d, ip, s.driver); });
+  s.shared_counters = r.MapObjects<CounterSet>(*spec, "sharedCounters", sp,
+                                               [&](const json::object& c, const FieldPath& ip) {
+                                                 CounterSet out;
+                                                 out.name = r.RequiredString(c, "name", ip);
+                                                 out.counters = DecodeCounters(r, c, ip);
+                                                 return out;
+                                               });
   if (s.devices.size() > kResourceSliceMaxDevices) {
     r.Error(sp.Key("devices"), "must have at most " + std::to_string(kResourceSliceMaxDevices) +
                                    " items, got " + std::to_string(s.devices.size()));

@@ -82,6 +82,44 @@ TEST(DecodeDraTest, SliceQualifiesNamesAndReadsEveryAttributeKind) {
   EXPECT_FALSE(two.ok());
 }
 
+TEST(DecodeDraTest, SharedCountersAndWhatDevicesDrawOnThem) {
+  auto counters = DecodeResourceSlice(Json(R"({"metadata":{"name":"n1-counters"},
+      "spec":{"driver":"gpu.nvidia.com","nodeName":"n1","pool":{"name":"n1","resourceSliceCount":2},
+              "sharedCounters":[{"name":"gpu-0-counters","counters":{
+                   "memory":{"value":"80Gi"},"slices":{"value":"7"}}}]}})"));
+  ASSERT_TRUE(counters.ok()) << counters.status().ToString();
+  ASSERT_EQ(counters->shared_counters.size(), 1u);
+  const CounterSet& set = counters->shared_counters[0];
+  EXPECT_EQ(set.name, "gpu-0-counters");
+  ASSERT_EQ(set.counters.size(), 2u);
+  EXPECT_EQ(set.counters[0].first, "memory") << "counter names are not qualified";
+  EXPECT_EQ(set.counters[0].second.Value(), 80LL << 30);
+  EXPECT_EQ(set.counters[1].second.Value(), 7);
+
+  auto parts = DecodeResourceSlice(Json(R"({"metadata":{"name":"n1-gpu"},
+      "spec":{"driver":"gpu.nvidia.com","nodeName":"n1","pool":{"name":"n1","resourceSliceCount":2},
+              "devices":[{"name":"gpu-0-mig-3g-0","consumesCounters":[
+                  {"counterSet":"gpu-0-counters","counters":{"memory":{"value":"40Gi"},
+                                                             "slices":{"value":"3"}}}]}]}})"));
+  ASSERT_TRUE(parts.ok()) << parts.status().ToString();
+  ASSERT_EQ(parts->devices[0].consumes_counters.size(), 1u);
+  EXPECT_EQ(parts->devices[0].consumes_counters[0].counter_set, "gpu-0-counters");
+  EXPECT_EQ(parts->devices[0].consumes_counters[0].counters[1].second.Value(), 3);
+
+  auto empty = DecodeResourceSlice(Json(R"({"metadata":{"name":"x"},
+      "spec":{"driver":"d","nodeName":"n1","pool":{"name":"n1"},
+              "sharedCounters":[{"name":"s","counters":{}}]}})"));
+  ASSERT_FALSE(empty.ok());
+  EXPECT_THAT(std::string(empty.status().message()),
+              ::testing::HasSubstr("spec.sharedCounters[0].counters"));
+  auto unnamed = DecodeResourceSlice(Json(R"({"metadata":{"name":"y"},
+      "spec":{"driver":"d","nodeName":"n1","pool":{"name":"n1"},
+              "devices":[{"name":"a","consumesCounters":[{"counters":{"c":{"value":"1"}}}]}]}})"));
+  ASSERT_FALSE(unnamed.ok());
+  EXPECT_THAT(std::string(unnamed.status().message()),
+              ::testing::HasSubstr("spec.devices[0].consumesCounters[0].counterSet"));
+}
+
 TEST(DecodeDraTest, ClaimWithRequestsConstraintsAndAllocation) {
   auto c = DecodeResourceClaim(Json(R"({"metadata":{"name":"train","namespace":"ml",
         "resourceVersion":"7"},

@@ -62,12 +62,31 @@ struct DeviceAttribute {
   bool operator==(const DeviceAttribute&) const = default;
 };
 
+// Counters by name (resource.k8s.io/v1 Counter: `{value: <quantity>}`), sorted by name.
+using Counters = std::vector<std::pair<std::string, Quantity>>;
+
+// spec.sharedCounters[] (KEP-4815 partitionable devices): counters that the devices of the pool
+// draw on, e.g. the memory slices and multiprocessors of one physical GPU whose MIG partitions
+// are published as devices. Names are unique within the pool (driver, pool name).
+struct CounterSet {
+  std::string name;
+  Counters counters;
+};
+
+// spec.devices[].consumesCounters[]: how much of a counter set of the same pool the device takes
+// while it is allocated.
+struct DeviceCounterConsumption {
+  std::string counter_set;
+  Counters counters;
+};
+
 struct Device {
   std::string name;
   // Attributes and capacities by fully qualified name "<domain>/<id>" (a name without a domain
   // in the slice gets the driver's name as its domain, as upstream), sorted by name.
   std::vector<std::pair<std::string, DeviceAttribute>> attributes;
   std::vector<std::pair<std::string, Quantity>> capacity;
+  std::vector<DeviceCounterConsumption> consumes_counters;
   bool allow_multiple_allocations = false;
   // perDeviceNodeSelection: where this device is reachable (otherwise the slice's nodes).
   std::string node_name;
@@ -91,6 +110,8 @@ struct ResourceSlice {
   bool all_nodes = false;
   bool per_device_node_selection = false;
   std::vector<Device> devices;
+  // Upstream allows devices or shared counters in one slice, not both (1.35+); both are read.
+  std::vector<CounterSet> shared_counters;
 };
 
 // --- ResourceClaim ------------------------------------------------------------------------------

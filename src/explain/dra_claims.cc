@@ -11,6 +11,7 @@
 #include "src/plugins/dynamic_resources/allocator.h"
 #include "src/plugins/dynamic_resources/dynamic_resources.h"
 #include "src/plugins/dynamic_resources/lookahead.h"
+#include "src/plugins/dynamic_resources/node_devices.h"
 #include "src/plugins/dynamic_resources/selectors.h"
 #include "src/plugins/names.h"
 
@@ -84,7 +85,7 @@ struct Context {
   const api::Node& node;
   std::shared_ptr<const framework::DeviceIndex> index;
   std::shared_ptr<const framework::DeviceUsage> usage;
-  std::vector<dr::NodeDevice> reach;  // the devices the node reaches, in index order
+  dr::NodeDevices reach;  // the devices the node reaches, in index order
   std::vector<PodClaim> claims;
   dr::SelectorCache selectors;
   std::vector<dr::ClaimPlan> plans;
@@ -101,7 +102,7 @@ std::string KeyOf(const api::DeviceResult& r) { return r.driver + "/" + r.pool +
 void GatherReach(Context& cx) {
   auto add = [&](uint32_t d) {
     const bool busy = d < cx.usage->holder.size() && cx.usage->holder[d] != nullptr;
-    cx.reach.push_back({d, busy});
+    cx.reach.devices.push_back({d, busy});
   };
   for (uint32_t d : cx.index->NodeDevices(cx.node.meta.name)) add(d);
   for (uint32_t d : cx.index->not_node_local) {
@@ -111,6 +112,7 @@ void GatherReach(Context& cx) {
       add(d);
     }
   }
+  dr::SettleCounters(*cx.index, *cx.usage, cx.reach);
 }
 
 void ResolveClaims(Context& cx, const api::Pod& pod, DraRow& row) {
@@ -227,6 +229,38 @@ std::string ConstraintVerdict(const Context& cx, const dr::ClaimPlan& plan, size
   return verdict;
 }
 
+const api::ResourceClaim* HolderOf(const Context& cx, uint32_t d) {
+  return d < cx.usage->holder.size() ? cx.usage->holder[d].get() : nullptr;
+}
+
+// Why the pool of `e` is invalid (DeviceIndex::invalid_pools, without the pool's name).
+std::string InvalidPoolReason(const framework::DeviceIndex& index,
+                              const framework::DeviceEntry& e) {
+  const std::string pool = e.slice->driver + "/" + e.slice->pool + ": ";
+  for (const std::string& why : index.invalid_pools) {
+    if (why.starts_with(pool)) return why.substr(pool.size());
+  }
+  return "";
+}
+
+// The counters device `d` draws more of than is left, as "<set>/<counter> needs N, has M left".
+std::string ShortCounters(const Context& cx, uint32_t d) {
+  std::string out;
+  for (const framework::CounterDraw& c : cx.index->Draws(d)) {
+    const dr::CounterLeft* left = cx.reach.Find(c.counter);
+    const int64_t has = left == nullptr ? 0 : left->left;
+    if (has >= c.amount) continue;
+    if (!out.empty()) out += ", ";
+    const std::string& key = cx.index->counters[c.counter].key;
+    // "<driver>/<pool>/<set>/<counter>": the set and counter.
+    const size_t counter = key.rfind('/');
+    const size_t set = key.rfind('/', counter - 1);
+    out += key.substr(set + 1) + " needs " + api::Quantity::FromMilli(c.amount).ToString() +
+           ", has " + api::Quantity::FromMilli(std::max<int64_t>(0, has)).ToString() + " left";
+  }
+  return out;
+}
+
 DraDeviceRow DeviceVerdict(const Context& cx, const dr::ClaimPlan& plan, size_t q,
                            const dr::Alternative& alt, const dr::ChoiceMatches& cls,
                            const dr::NodeDevice& nd, const std::vector<std::string>& picked,
@@ -241,9 +275,13 @@ DraDeviceRow DeviceVerdict(const Context& cx, const dr::ClaimPlan& plan, size_t 
     dev.verdict = "class selector false";
   } else if (alt.matches->match[nd.device] == 0) {
     dev.verdict = "request selector false";
-  } else if (nd.busy && !alt.choice->admin_access) {
-    const api::ResourceClaimPtr& holder = cx.usage->holder[nd.device];
+  } else if (const api::ResourceClaim* holder = HolderOf(cx, nd.device);
+             holder != nullptr && !alt.choice->admin_access) {
     dev.verdict = "held by claim " + holder->meta.namespace_ + "/" + holder->meta.name;
+  } else if (e.invalid) {
+    dev.verdict = "pool invalid: " + InvalidPoolReason(*cx.index, e);
+  } else if (!cx.reach.CountersAllow(*cx.index, nd.device)) {
+    dev.verdict = "counters short: " + ShortCounters(cx, nd.device);
   } else if (const api::Taint* t = UntoleratedTaint(*e.device, *alt.choice)) {
     dev.verdict = "tainted " + std::string(common::Str(t->key)) + "=" +
                   std::string(common::Str(t->value)) + ":" + std::string(EffectName(t->effect));
@@ -277,7 +315,7 @@ void PlannedRows(const Context& cx, size_t c, int32_t unreachable, DraRow& row) 
           if (r.request == alt.result_request) picked.push_back(KeyOf(r));
         }
       }
-      for (const dr::NodeDevice& nd : cx.reach) {
+      for (const dr::NodeDevice& nd : cx.reach.devices) {
         rr.devices.push_back(DeviceVerdict(cx, plan, q, alt, cls, nd, picked, picked_all));
       }
       row.requests.push_back(std::move(rr));
@@ -294,7 +332,7 @@ std::optional<DraRow> ExplainClaims(const framework::DraView& view, const api::P
   row.node = node.meta.name;
   Context cx{view, node, view.devices(), view.usage(), {}, {}, {}, {}, {}, {}, {}, false};
   GatherReach(cx);
-  const auto unreachable = static_cast<int32_t>(cx.index->devices.size() - cx.reach.size());
+  const auto unreachable = static_cast<int32_t>(cx.index->devices.size() - cx.reach.devices.size());
   ResolveClaims(cx, pod, row);
   PlanAndAllocate(cx, row);
   for (size_t c = 0; c < cx.claims.size(); ++c) {

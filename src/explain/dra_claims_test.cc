@@ -172,6 +172,76 @@ TEST_F(ExplainDraTest, EveryDeviceOfTheNodeWithItsVerdict) {
   EXPECT_FALSE(ExplainClaims(sim_->dra(), plain, *sim_->cluster().GetNode("n1")).has_value());
 }
 
+// One GPU as a counter set (compute 2) with a whole-GPU device (draws 2) and two halves (1 each);
+// a claim holds one half. A second pool's device draws on a counter set nobody publishes.
+constexpr std::string_view kCountersInput = R"(
+apiVersion: resource.k8s.io/v1
+kind: ResourceSlice
+metadata: {name: n1-gpu}
+spec:
+  driver: gpu.nvidia.com
+  nodeName: n1
+  pool: {name: n1, generation: 1, resourceSliceCount: 1}
+  sharedCounters:
+  - {name: gpu-0, counters: {compute: {value: "2"}}}
+  devices:
+  - {name: whole, consumesCounters: [{counterSet: gpu-0, counters: {compute: {value: "2"}}}]}
+  - {name: half-0, consumesCounters: [{counterSet: gpu-0, counters: {compute: {value: "1"}}}]}
+  - {name: half-1, consumesCounters: [{counterSet: gpu-0, counters: {compute: {value: "1"}}}]}
+---
+apiVersion: resource.k8s.io/v1
+kind: ResourceSlice
+metadata: {name: n1-bad}
+spec:
+  driver: gpu.nvidia.com
+  nodeName: n1
+  pool: {name: n1-bad, generation: 1, resourceSliceCount: 1}
+  devices:
+  - {name: odd, consumesCounters: [{counterSet: missing, counters: {compute: {value: "1"}}}]}
+---
+apiVersion: resource.k8s.io/v1
+kind: ResourceClaim
+metadata: {name: held, namespace: ml, resourceVersion: "3"}
+spec:
+  devices:
+    requests:
+    - name: gpu
+      exactly: {deviceClassName: gpu.nvidia.com}
+status:
+  allocation:
+    devices:
+      results:
+      - {request: gpu, driver: gpu.nvidia.com, pool: n1, device: half-0}
+---
+apiVersion: resource.k8s.io/v1
+kind: ResourceClaim
+metadata: {name: want, namespace: ml}
+spec:
+  devices:
+    requests:
+    - name: gpu
+      exactly: {deviceClassName: gpu.nvidia.com}
+)";
+
+TEST_F(ExplainDraTest, PartitionsShortOfCountersAndInvalidPoolsAreNamed) {
+  ASSERT_NO_FATAL_FAILURE(Simulate(kCountersInput));
+  const std::optional<DraRow> row =
+      ExplainClaims(sim_->dra(), PodNaming("gpu", "want"), *sim_->cluster().GetNode("n1"));
+  ASSERT_TRUE(row.has_value());
+  ASSERT_EQ(row->requests.size(), 1u);
+  std::vector<std::pair<std::string, std::string>> verdicts;
+  for (const DraDeviceRow& d : row->requests[0].devices) verdicts.emplace_back(d.device, d.verdict);
+  const std::vector<std::pair<std::string, std::string>> want = {
+      {"gpu.nvidia.com/n1-bad/odd",
+       "pool invalid: device \"odd\" draws on counter \"compute\" of counter set \"missing\", "
+       "which the pool does not publish"},
+      {"gpu.nvidia.com/n1/whole", "counters short: gpu-0/compute needs 2, has 1 left"},
+      {"gpu.nvidia.com/n1/half-0", "held by claim ml/held"},
+      {"gpu.nvidia.com/n1/half-1", "selected"},
+  };  // in the index's order: by slice name
+  EXPECT_EQ(verdicts, want);
+}
+
 // Two nodes: n1 has four A100s, two of them held; n2 four T4s. A claim waits for two A100s.
 constexpr std::string_view kLookaheadInput = R"(
 apiVersion: v1

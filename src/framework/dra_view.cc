@@ -2,6 +2,7 @@
 #include "src/framework/dra_view.h"
 
 #include <algorithm>
+#include <set>
 #include <utility>
 
 #include "src/framework/volume_view.h"  // CompareResourceVersions
@@ -49,6 +50,37 @@ uint32_t IslandId(const api::ResourceSlice& s, const api::Device& d,
   return 0;
 }
 
+// Sets who holds device `d` of `index`, keeping the counters its draws take in step.
+void SetHolder(DeviceUsage& usage, const DeviceIndex& index, uint32_t d,
+               const api::ResourceClaimPtr& holder) {
+  if ((usage.holder[d] == nullptr) != (holder == nullptr)) {
+    for (const CounterDraw& c : index.Draws(d)) {
+      usage.counter_used[c.counter] += holder != nullptr ? c.amount : -c.amount;
+    }
+  }
+  usage.holder[d] = holder;
+}
+
+// Appends what device `d` of slice `s` draws on its pool's counters (numbered by
+// `counter_numbers`) to `draws`; returns why the pool is invalid when it names a counter set or
+// counter the pool does not define ("" when it does not).
+std::string AddDraws(const api::ResourceSlice& s, const api::Device& d,
+                     const std::unordered_map<std::string, uint32_t>& counter_numbers,
+                     std::vector<CounterDraw>& draws) {
+  for (const api::DeviceCounterConsumption& c : d.consumes_counters) {
+    const std::string set_key = s.driver + "/" + s.pool + "/" + c.counter_set;
+    for (const auto& [counter, value] : c.counters) {
+      auto it = counter_numbers.find(set_key + "/" + counter);
+      if (it == counter_numbers.end()) {
+        return "device \"" + d.name + "\" draws on counter \"" + counter + "\" of counter set \"" +
+               c.counter_set + "\", which the pool does not publish";
+      }
+      draws.push_back({it->second, value.MilliValue()});
+    }
+  }
+  return "";
+}
+
 }  // namespace
 
 std::span<const uint32_t> DeviceIndex::NodeDevices(std::string_view node) const {
@@ -94,16 +126,64 @@ void DraView::Reuse(const api::ResourceClaimPtr& before, const api::ResourceClai
     ForEachHeldDevice(*before, [&](const std::string& key) {
       auto it = index.by_key.find(key);
       if (it != index.by_key.end() && usage.holder[it->second] == before) {
-        usage.holder[it->second] = nullptr;
+        SetHolder(usage, index, it->second, nullptr);
       }
     });
   }
   if (has) {
     ForEachHeldDevice(*after, [&](const std::string& key) {
       auto it = index.by_key.find(key);
-      if (it != index.by_key.end()) usage.holder[it->second] = after;
+      if (it != index.by_key.end()) SetHolder(usage, index, it->second, after);
     });
   }
+}
+
+common::Status DraView::CheckInvariants() const {
+  common::MutexLock l(mu_);
+  EnsureIndex();
+  const DeviceIndex& index = *index_;
+  std::vector<const api::ResourceClaim*> holder(index.devices.size());
+  std::vector<int64_t> used(index.counters.size());
+  for (const auto& entry : claims_) {
+    const std::string& key = entry.first;
+    const api::ResourceClaim* claim = entry.second.latest().get();
+    if (claim == nullptr) continue;
+    common::Status bad;
+    ForEachHeldDevice(*claim, [&](const std::string& device) {
+      auto it = index.by_key.find(device);
+      if (it == index.by_key.end() || !bad.ok()) return;
+      if (const api::ResourceClaim* other = holder[it->second]) {
+        bad = common::InternalError("device " + device + " is held by claims " +
+                                    ClaimKey(other->meta.namespace_, other->meta.name) + " and " +
+                                    key);
+        return;
+      }
+      holder[it->second] = claim;
+      for (const CounterDraw& c : index.Draws(it->second)) used[c.counter] += c.amount;
+    });
+    if (!bad.ok()) return bad;
+  }
+  for (size_t d = 0; d < holder.size(); ++d) {
+    if ((holder[d] != nullptr) != (usage_->holder[d] != nullptr)) {
+      return common::InternalError("device " + index.devices[d].key +
+                                   " is held in the claims but not in the usage, or the reverse");
+    }
+  }
+  for (size_t c = 0; c < used.size(); ++c) {
+    const SharedCounter& counter = index.counters[c];
+    if (used[c] > counter.capacity) {
+      return common::InternalError("counter " + counter.key +
+                                   " is over-drawn: the allocated devices draw " +
+                                   api::Quantity::FromMilli(used[c]).ToString() + " of " +
+                                   api::Quantity::FromMilli(counter.capacity).ToString());
+    }
+    if (used[c] != usage_->counter_used[c]) {
+      return common::InternalError("counter " + counter.key + ": the usage says " +
+                                   std::to_string(usage_->counter_used[c]) +
+                                   " thousandths drawn, the claims " + std::to_string(used[c]));
+    }
+  }
+  return common::Status();
 }
 
 void DraView::EnsureIndex() const {
@@ -130,9 +210,33 @@ void DraView::RebuildIndex() const {
   for (const auto& [key, p] : pools) {
     if (p.seen < p.announced) index->incomplete_pools.push_back(key);
   }
+  auto newest = [&](const api::ResourceSlice& s) {
+    return pools[s.driver + "/" + s.pool].generation == s.pool_generation;
+  };
+  // The counter sets first: a device may draw on a set published in another slice of its pool.
+  std::map<std::string, std::string, std::less<>> invalid;    // pool -> why
+  std::unordered_map<std::string, uint32_t> counter_numbers;  // SharedCounter::key -> number
+  std::set<std::string, std::less<>> sets;
+  for (const auto& [name, s] : slices_) {
+    if (!newest(*s)) continue;
+    for (const api::CounterSet& set : s->shared_counters) {
+      const std::string set_key = s->driver + "/" + s->pool + "/" + set.name;
+      if (!sets.insert(set_key).second) {
+        invalid.emplace(s->driver + "/" + s->pool,
+                        "counter set \"" + set.name + "\" is defined twice");
+        continue;
+      }
+      const auto set_number = static_cast<uint32_t>(sets.size() - 1);
+      for (const auto& [counter, value] : set.counters) {
+        counter_numbers.emplace(set_key + "/" + counter,
+                                static_cast<uint32_t>(index->counters.size()));
+        index->counters.push_back({set_key + "/" + counter, value.MilliValue(), set_number});
+      }
+    }
+  }
   std::map<std::string, uint32_t, std::less<>> islands;
   for (const auto& [name, s] : slices_) {
-    if (pools[s->driver + "/" + s->pool].generation != s->pool_generation) continue;
+    if (!newest(*s)) continue;
     index->slices.push_back(s);
     for (const api::Device& d : s->devices) {
       DeviceEntry e;
@@ -152,6 +256,11 @@ void DraView::RebuildIndex() const {
       e.island = IslandId(*s, d, islands);
       const auto n = static_cast<uint32_t>(index->devices.size());
       if (!index->by_key.emplace(e.key, n).second) continue;  // a duplicate name: first wins
+      e.draws_begin = static_cast<uint32_t>(index->draws.size());
+      if (std::string why = AddDraws(*s, d, counter_numbers, index->draws); !why.empty()) {
+        invalid.emplace(s->driver + "/" + s->pool, std::move(why));
+      }
+      e.draws_end = static_cast<uint32_t>(index->draws.size());
       if (node != nullptr) {
         index->by_node[*node].push_back(n);
       } else if (e.node_selector != nullptr || e.all_nodes) {
@@ -160,10 +269,17 @@ void DraView::RebuildIndex() const {
       index->devices.push_back(std::move(e));
     }
   }
+  for (const auto& [pool, why] : invalid) index->invalid_pools.push_back(pool + ": " + why);
+  if (!invalid.empty()) {
+    for (DeviceEntry& e : index->devices) {
+      e.invalid = invalid.contains(e.slice->driver + "/" + e.slice->pool);
+    }
+  }
   index_ = index;
   auto usage = std::make_shared<DeviceUsage>();
   usage->index_version = index->version;
   usage->holder.resize(index->devices.size());
+  usage->counter_used.resize(index->counters.size());
   usage_ = usage;
   for (const auto& [key, e] : claims_) Reuse(nullptr, e.latest());
 }

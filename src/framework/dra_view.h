@@ -57,6 +57,20 @@ struct WaitingClaim {
   int32_t pods = 0;  // 0: no waiting pod known (e.g. not created yet)
 };
 
+// One counter of a pool's counter set (spec.sharedCounters, KEP-4815), in thousandths of its
+// unit (Quantity::MilliValue).
+struct SharedCounter {
+  std::string key;  // "<driver>/<pool>/<counter set>/<counter>"
+  int64_t capacity = 0;
+  uint32_t set = 0;  // the counter set's number; a set's counters are numbered one after another
+};
+
+// What an allocated device takes from one counter, in thousandths.
+struct CounterDraw {
+  uint32_t counter = 0;  // in DeviceIndex::counters
+  int64_t amount = 0;
+};
+
 // One allocatable device.
 struct DeviceEntry {
   const api::ResourceSlice* slice = nullptr;
@@ -69,6 +83,12 @@ struct DeviceEntry {
   // The device's island: 0 when it has none of kIslandAttributes, else a number shared by the
   // devices of the same pool with the same value.
   uint32_t island = 0;
+  // Its counter draws: DeviceIndex::draws[draws_begin, draws_end).
+  uint32_t draws_begin = 0;
+  uint32_t draws_end = 0;
+  // Its pool's counters are inconsistent (DeviceIndex::invalid_pools): never allocated, as
+  // upstream skips invalid pools.
+  bool invalid = false;
 };
 
 struct DeviceIndex {
@@ -78,17 +98,28 @@ struct DeviceIndex {
   std::map<std::string, std::vector<uint32_t>, std::less<>> by_node;  // spec.nodeName devices
   std::vector<uint32_t> not_node_local;       // node selectors and allNodes (checked per node)
   std::vector<std::string> incomplete_pools;  // "<driver>/<pool>": fewer slices than announced
+  // "<driver>/<pool>: <why>": a counter set defined twice, or a device drawing on a counter set
+  // or counter the pool does not define (upstream's allocator marks such a pool invalid).
+  std::vector<std::string> invalid_pools;
+  std::vector<SharedCounter> counters;        // of the newest generation of every pool
+  std::vector<CounterDraw> draws;             // every device's, by DeviceEntry::draws_begin
   std::vector<api::ResourceSlicePtr> slices;  // keeps the entries' pointers alive
 
   // The devices node `node` reaches locally (spec.nodeName), empty when none.
   std::span<const uint32_t> NodeDevices(std::string_view node) const;
+  std::span<const CounterDraw> Draws(uint32_t device) const {
+    const DeviceEntry& e = devices[device];
+    return std::span<const CounterDraw>(draws).subspan(e.draws_begin, e.draws_end - e.draws_begin);
+  }
   bool PoolIncomplete(std::string_view driver, std::string_view pool) const;
 };
 
-// Per device number of a DeviceIndex: the claim holding it (null: free).
+// Per device number of a DeviceIndex: the claim holding it (null: free); per counter, what the
+// held devices draw on it.
 struct DeviceUsage {
   uint64_t index_version = 0;
   std::vector<api::ResourceClaimPtr> holder;
+  std::vector<int64_t> counter_used;  // thousandths, by DeviceIndex::counters
 };
 
 class DraView {
@@ -140,6 +171,12 @@ class DraView {
 
   // --- API write ---
   common::StatusOr<api::ResourceClaimPtr> UpdateClaimStatus(const api::ResourceClaim& claim);
+
+  // Recomputes from the claims' latest versions which claim holds each device and what the held
+  // devices draw on each counter: a device held by two claims, a counter drawn beyond its
+  // capacity, or a usage that differs from the recomputed one is an error naming them (the
+  // simulator's invariant check, tests).
+  common::Status CheckInvariants() const;
 
   uint64_t generation() const;
   uint64_t WaitForChange(uint64_t seen, std::chrono::milliseconds timeout) const;

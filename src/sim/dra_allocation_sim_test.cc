@@ -5,9 +5,11 @@
 #include <gtest/gtest.h>
 
 #include <cstdlib>
+#include <initializer_list>
 #include <memory>
 #include <set>
 #include <string>
+#include <utility>
 
 #include "src/common/clock.h"
 #include "src/plugins/in_tree_registry.h"
@@ -17,9 +19,10 @@
 namespace gpusched::sim {
 namespace {
 
-Workload DocsExample() {
+Workload DocsExample(std::initializer_list<const char*> files = {
+                         "docs/examples/dra/cluster.yaml", "docs/examples/dra/workloads.yaml"}) {
   Workload w;
-  for (const char* f : {"docs/examples/dra/cluster.yaml", "docs/examples/dra/workloads.yaml"}) {
+  for (const char* f : files) {
     const char* root = std::getenv("GPUSCHED_SOURCE_DIR");  // set by ctest
     const std::string path = std::string(root != nullptr ? root : ".") + "/" + f;
     common::StatusOr<std::string> text = ReadFile(path);
@@ -32,14 +35,24 @@ Workload DocsExample() {
   return w;
 }
 
-TEST(DraAllocationSimTest, ClaimsAllocatedSharedAndReleased) {
+// The default profile's simulator with invariants checked after every placement.
+struct DraAllocationSim {
+  void Start() {
+    ASSERT_TRUE(plugins::RegisterInTreePlugins(registry).ok());
+    auto created = Simulator::Create(SimulationDefaultConfig(), {registry, clock},
+                                     SimOptions{.check_invariants = true});
+    ASSERT_TRUE(created.ok()) << created.status().ToString();
+    sim = std::move(*created);
+  }
   framework::Registry registry;
-  ASSERT_TRUE(plugins::RegisterInTreePlugins(registry).ok());
   common::FakeClock clock;
-  auto sim = Simulator::Create(SimulationDefaultConfig(), {registry, clock},
-                               SimOptions{.check_invariants = true});
-  ASSERT_TRUE(sim.ok()) << sim.status().ToString();
-  Simulator& s = **sim;
+  std::unique_ptr<Simulator> sim;
+};
+
+TEST(DraAllocationSimTest, ClaimsAllocatedSharedAndReleased) {
+  DraAllocationSim fixture;
+  ASSERT_NO_FATAL_FAILURE(fixture.Start());
+  Simulator& s = *fixture.sim;
   ASSERT_TRUE(s.Run(DocsExample()).ok());
   EXPECT_EQ(s.Stats().scheduled, 5);
   EXPECT_EQ(s.Stats().unschedulable, 1);  // 8 GPUs of one island: no node has them
@@ -76,6 +89,24 @@ TEST(DraAllocationSimTest, ClaimsAllocatedSharedAndReleased) {
   ASSERT_TRUE(s.RemovePod("sim:ml/train-0").ok());
   EXPECT_EQ(s.cluster().GetClaim("ml", generated), nullptr);
   EXPECT_EQ(s.dra().GetClaim("ml", generated), nullptr);
+}
+
+TEST(DraAllocationSimTest, MigPartitionsNeverOverDrawTheGpu) {
+  // Issue #42's case: one A100 80GB published as a counter set and its MIG partitions; three pods
+  // ask for 3g.40gb and one for 7g.80gb. The two 3g.40gb placements take the whole GPU.
+  DraAllocationSim fixture;
+  ASSERT_NO_FATAL_FAILURE(fixture.Start());
+  Simulator& s = *fixture.sim;
+  ASSERT_TRUE(s.Run(DocsExample({"docs/examples/dra/mig.yaml"})).ok());
+  EXPECT_EQ(s.Stats().scheduled, 2);
+  EXPECT_EQ(s.Stats().unschedulable, 2);
+  std::set<std::string> devices;
+  for (const api::ResourceClaimPtr& c : s.cluster().Claims()) {
+    if (!c->allocation) continue;
+    for (const api::DeviceResult& d : c->allocation->devices) devices.insert(d.device);
+  }
+  EXPECT_EQ(devices, (std::set<std::string>{"gpu-0-mig-3g-0", "gpu-0-mig-3g-4"}));
+  EXPECT_TRUE(s.dra().CheckInvariants().ok());
 }
 
 }  // namespace

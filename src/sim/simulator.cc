@@ -146,6 +146,7 @@ common::Status Simulator::Drain() {
     if (options_.check_invariants && placed_) {
       common::Status s = scheduler_->CheckCacheInvariants();
       if (s.ok()) s = cluster_.LedgerStatus();
+      if (s.ok()) s = dra_.CheckInvariants();
       if (!s.ok()) {
         result = common::InternalError("invariant violated after placement " +
                                        std::to_string(decisions_) + ": " + s.ToString());

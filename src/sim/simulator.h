@@ -14,8 +14,10 @@
 // Every attempt's scheduler::Decision is recorded per pod (PodOutcome, last attempt wins).
 // Options:
 //   retry = false       the FGD protocol: a pod that fails is deleted at once, never retried.
-//   check_invariants    after every placement: Cache::CheckInvariants() and the SimCluster
-//                       ledger (no GPU device above 1000 milli, no cpu/memory/pods over-commit);
+//   check_invariants    after every placement: Cache::CheckInvariants(), the SimCluster
+//                       ledger (no GPU device above 1000 milli, no cpu/memory/pods over-commit)
+//                       and DraView::CheckInvariants() (no DRA device in two claims, no counter
+//                       over-drawn);
 //                       the first violation fails SubmitPod/Run with kInternal.
 // With retry = true an unschedulable pod waits in the scheduler's unschedulable pool and is
 // retried only when a cluster event moves it (a node added, a pod deleted), as in a real cluster;

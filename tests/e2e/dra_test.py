@@ -25,6 +25,12 @@ index, uuid, cliqueId in two cliques of 4, capacity memory) and the DeviceClass 
   test_f  preemption of DRA devices (upstream cannot, KEP-5690): a low-priority pod's claim holds
           all 8 GPUs of the one node; a high-priority pod asking for 4 gets the low one preempted
           (its claim released by kube-controller-manager) and binds with a valid allocation.
+  test_g  partitionable devices (KEP-4815; the apiserver runs with DRAPartitionableDevices, alpha
+          in 1.35): one A100 80GB published as a counter set and its MIG placements (lib/dra.py
+          mig_slices). Three pods asking for 3g.40gb: two bind, on the two halves; the third and a
+          7g.80gb pod are rejected with "cannot allocate all claims" (no counter over-drawn: the
+          validator sums every allocated device's draws). Deleting one bound pod releases its half
+          and the third 3g.40gb pod binds; the 7g.80gb pod still waits.
 """
 
 import json
@@ -38,8 +44,8 @@ sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "lib
 from cluster import ClusterTestCase  # noqa: E402
 from dra import (  # noqa: E402
     A100_80, H100, claim_spec, claim_template, device_class, dra_node, dra_pod, gpu_slice,
-    grant_dra_rbac, index_below_selector, memory_selector, pod_claim_name, product_selector,
-    resource_claim, validate_allocations)
+    grant_dra_rbac, index_below_selector, memory_selector, mig_slices, pod_claim_name,
+    product_selector, profile_selector, resource_claim, validate_allocations)
 from gpusched_harness import (  # noqa: E402
     GROUP_LABEL, Gpusched, events, log, pod_condition, wait_nodes_ready, write_config)
 from gpusched_harness import SCHEDULER_NAME as GPUSCHED_NAME  # noqa: E402
@@ -50,6 +56,8 @@ SCHEDULER_NAME = os.environ.get("GPUSCHED_E2E_DRA_SCHEDULER", GPUSCHED_NAME)
 
 
 class DraE2ETest(ClusterTestCase):
+    # sharedCounters / consumesCounters are dropped by a 1.35 apiserver without the gate.
+    cluster_kwargs = {"extra_args": {"apiserver": ["--feature-gates=DRAPartitionableDevices=true"]}}
 
     @classmethod
     def setUpClass(cls):
@@ -295,6 +303,35 @@ class DraE2ETest(ClusterTestCase):
             lines = [ln for ln in out.splitlines() if ln.strip()]
             self.assertTrue(lines and all("(server dry run)" in ln for ln in lines), out)
             log(f"{name}: {len(lines)} objects pass server-side dry run")
+
+    def test_g_mig_partitions_never_over_draw_their_gpu(self):
+        c = self.cluster
+        node = f"{self.ns}-mig"
+        c.apply(dra_node(node, self.ns))
+        c.apply(mig_slices(node, self.ns))
+        wait_nodes_ready(c, f"{GROUP_LABEL}={self.ns}", 1)
+        published = c.get_json("resourceslice", f"{node}-counters")["spec"]
+        self.assertIn("sharedCounters", published, "the apiserver dropped sharedCounters")
+        c.apply([claim_template("half", claim_spec(1, [profile_selector("3g.40gb")])),
+                 claim_template("whole", claim_spec(1, [profile_selector("7g.80gb")]))],
+                namespace=self.ns)
+        c.apply([dra_pod(f"half-{i}", SCHEDULER_NAME, self.ns, template="half") for i in range(2)],
+                namespace=self.ns)
+        self.wait_bound(["half-0", "half-1"])
+        _, claims = self.wait_allocated(["half-0", "half-1"])
+        halves = sorted(self.devices(claims[n])[0] for n in ("half-0", "half-1"))
+        self.assertEqual(halves, ["gpu-0-mig-3g-0", "gpu-0-mig-3g-4"])
+        c.apply([dra_pod("half-2", SCHEDULER_NAME, self.ns, template="half"),
+                 dra_pod("whole", SCHEDULER_NAME, self.ns, template="whole")], namespace=self.ns)
+        self.wait_rejected("half-2")
+        self.wait_rejected("whole")
+        self.validate()
+        c.kubectl("delete", "pod", "half-0", "--namespace", self.ns, "--wait=false")
+        self.wait_bound(["half-2"], timeout=90)
+        _, claims = self.wait_allocated(["half-2"])
+        self.assertEqual(self.get("pod", "whole")["spec"].get("nodeName"), None)
+        self.validate()
+        log(f"halves {halves}; after half-0 left, half-2 got {self.devices(claims['half-2'])}")
 
 
 if __name__ == "__main__":

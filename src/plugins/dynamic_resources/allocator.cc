@@ -2,6 +2,7 @@
 #include "src/plugins/dynamic_resources/allocator.h"
 
 #include <algorithm>
+#include <utility>
 
 namespace gpusched::plugins::dynamic_resources {
 namespace {
@@ -28,12 +29,20 @@ struct Pick {
 
 class Solver {
  public:
-  // `taken` and `picks` are the caller's buffers (reused across calls: no allocation per node).
+  // `taken`, `picks` and `counters` are the caller's buffers (reused across calls: no allocation
+  // per node).
   Solver(std::span<const ClaimPlan> claims, const framework::DeviceIndex& index,
-         std::span<const NodeDevice> devices, std::vector<uint8_t>& taken, std::vector<Pick>& picks)
-      : claims_(claims), index_(index), devices_(devices), taken_(taken), picks_(picks) {
-    taken_.assign(devices.size(), 0);
+         const NodeDevices& node, std::vector<uint8_t>& taken, std::vector<Pick>& picks,
+         NodeDevices& counters)
+      : claims_(claims),
+        index_(index),
+        devices_(node.devices),
+        taken_(taken),
+        picks_(picks),
+        counters_(counters) {
+    taken_.assign(devices_.size(), 0);
     picks_.clear();
+    counters_.counters.assign(node.counters.begin(), node.counters.end());
   }
 
   bool Solve() { return SolveRequest(0, 0); }
@@ -70,7 +79,18 @@ class Solver {
     if (taken_[position] != 0) return false;
     if (nd.busy && !alt.choice->admin_access) return false;
     if (alt.matches->match[nd.device] == 0) return false;
+    if (index_.devices[nd.device].invalid || !counters_.CountersAllow(index_, nd.device)) {
+      return false;
+    }
     return Tolerated(DeviceAt(position), *alt.choice);
+  }
+
+  // Takes (sign 1) or gives back (-1) what the device at `position` draws.
+  void Draw(size_t position, int64_t sign) {
+    for (const framework::CounterDraw& c : index_.Draws(devices_[position].device)) {
+      // Present: a device drawing on a counter the node's list lacks is never Usable.
+      if (CounterLeft* left = counters_.Find(c.counter)) left->left -= sign * c.amount;
+    }
   }
 
   // Whether picking `position` for (claim, request) keeps every matchAttribute constraint of the
@@ -100,10 +120,12 @@ class Solver {
 
   void Push(size_t claim, size_t request, const Alternative* alt, size_t position) {
     taken_[position] = 1;
+    Draw(position, 1);
     picks_.push_back({claim, request, alt, position});
   }
   void Pop() {
     taken_[picks_.back().position] = 0;
+    Draw(picks_.back().position, -1);
     picks_.pop_back();
   }
 
@@ -157,17 +179,56 @@ class Solver {
   std::span<const NodeDevice> devices_;
   std::vector<uint8_t>& taken_;
   std::vector<Pick>& picks_;
+  NodeDevices& counters_;  // only its counters: what is left as devices are picked
   int steps_ = 0;
 };
 
 }  // namespace
 
+CounterLeft* NodeDevices::Find(uint32_t counter) {
+  return const_cast<CounterLeft*>(std::as_const(*this).Find(counter));
+}
+
+const CounterLeft* NodeDevices::Find(uint32_t counter) const {
+  auto it = std::lower_bound(counters.begin(), counters.end(), counter,
+                             [](const CounterLeft& c, uint32_t n) { return c.counter < n; });
+  return it != counters.end() && it->counter == counter ? &*it : nullptr;
+}
+
+bool NodeDevices::CountersAllow(const framework::DeviceIndex& index, uint32_t d) const {
+  for (const framework::CounterDraw& c : index.Draws(d)) {
+    const CounterLeft* left = Find(c.counter);
+    if (left == nullptr || left->left < c.amount) return false;
+  }
+  return true;
+}
+
+void NodeDevices::MarkUnallocatable(const framework::DeviceIndex& index) {
+  for (NodeDevice& nd : devices) {
+    if (!nd.busy && (index.devices[nd.device].invalid || !CountersAllow(index, nd.device))) {
+      nd.busy = true;
+    }
+  }
+}
+
+void NodeDevices::Take(const framework::DeviceIndex& index, std::span<const uint32_t> held) {
+  for (NodeDevice& nd : devices) {
+    if (nd.busy || std::find(held.begin(), held.end(), nd.device) == held.end()) continue;
+    nd.busy = true;
+    for (const framework::CounterDraw& c : index.Draws(nd.device)) {
+      if (CounterLeft* left = Find(c.counter)) left->left -= c.amount;
+    }
+  }
+  if (!counters.empty()) MarkUnallocatable(index);
+}
+
 bool Allocate(std::span<const ClaimPlan> claims, const framework::DeviceIndex& index,
-              std::span<const NodeDevice> node_devices,
-              std::vector<std::vector<api::DeviceResult>>* out, std::vector<uint32_t>* held) {
+              const NodeDevices& node_devices, std::vector<std::vector<api::DeviceResult>>* out,
+              std::vector<uint32_t>* held) {
   thread_local std::vector<uint8_t> taken;
   thread_local std::vector<Pick> picks;
-  Solver solver(claims, index, node_devices, taken, picks);
+  thread_local NodeDevices counters;
+  Solver solver(claims, index, node_devices, taken, picks, counters);
   if (!solver.Solve()) return false;
   if (out != nullptr) solver.Results(*out);
   if (held != nullptr) solver.Held(*held);

@@ -9,7 +9,11 @@
 //     has the attribute, with one value;
 //   - adminAccess: held devices may be picked (and are not held by this claim afterwards);
 //   - devices held by other claims, taken by an earlier request of this pod, or with a
-//     NoSchedule/NoExecute taint the request does not tolerate are skipped.
+//     NoSchedule/NoExecute taint the request does not tolerate are skipped;
+//   - partitionable devices (KEP-4815): a device is picked only while every counter it draws on
+//     has what it takes left, counting the devices picked before it (a MIG partition and the
+//     whole GPU it is cut from, drawing on one counter set, are never both allocated);
+//   - devices of an invalid pool (DeviceIndex::invalid_pools) are never picked.
 // A backtracking search over the node's devices in the caller's order (the plugin orders them so
 // that the fullest NVLink island / PCIe root goes first: fragmentation-aware packing), bounded by
 // kMaxSteps device picks; allocates nothing when the pod has no claim to allocate.
@@ -57,11 +61,37 @@ struct ClaimPlan {
   std::vector<ConstraintPlan> constraints;
 };
 
-// One device position of the node: its number in the DeviceIndex and whether another claim holds
-// it.
+// One device position of the node: its number in the DeviceIndex and whether it is busy: another
+// claim holds it, or it cannot be allocated (the counters it draws on are short, its pool is
+// invalid).
 struct NodeDevice {
   uint32_t device = 0;
   bool busy = false;
+};
+
+// What a counter the node's devices draw on has left once the held devices' draws are taken.
+struct CounterLeft {
+  uint32_t counter = 0;  // in DeviceIndex::counters
+  int64_t left = 0;      // thousandths
+};
+
+// The devices one node offers the allocator (GatherNodeDevices, node_devices.h), in the order
+// they should be tried, and what the counters they draw on have left.
+struct NodeDevices {
+  std::vector<NodeDevice> devices;
+  std::vector<CounterLeft> counters;  // ascending by counter
+
+  // The entry of `counter`; null when no device here draws on it.
+  CounterLeft* Find(uint32_t counter);
+  const CounterLeft* Find(uint32_t counter) const;
+  // Whether the free device `d` (a device number) can still draw what it needs.
+  bool CountersAllow(const framework::DeviceIndex& index, uint32_t d) const;
+  // Marks the devices `held` (device numbers) busy and takes their draws from the counters (a
+  // nominated pod's claims, a waiting claim replayed here), then marks busy the devices that can
+  // no longer draw what they need.
+  void Take(const framework::DeviceIndex& index, std::span<const uint32_t> held);
+  // Marks busy every free device whose pool is invalid or whose counters are short.
+  void MarkUnallocatable(const framework::DeviceIndex& index);
 };
 
 inline constexpr int kMaxSteps = 100000;
@@ -70,8 +100,7 @@ inline constexpr int kMaxSteps = 100000;
 // impossible (or the step bound is hit). With `out`, fills one vector of results per claim; with
 // `held`, the device numbers the allocation holds (admin access picks hold none).
 bool Allocate(std::span<const ClaimPlan> claims, const framework::DeviceIndex& index,
-              std::span<const NodeDevice> node_devices,
-              std::vector<std::vector<api::DeviceResult>>* out,
+              const NodeDevices& node_devices, std::vector<std::vector<api::DeviceResult>>* out,
               std::vector<uint32_t>* held = nullptr);
 
 }  // namespace gpusched::plugins::dynamic_resources

@@ -77,8 +77,7 @@ const framework::NodeInfo* OriginalNode(const State& s, const framework::NodeInf
   return &o != &node ? &o : nullptr;
 }
 
-void GatherNodeDevices(const State& s, const framework::NodeInfo& node,
-                       std::vector<NodeDevice>& out) {
+void GatherNodeDevices(const State& s, const framework::NodeInfo& node, NodeDevices& out) {
   dynamic_resources::GatherNodeDevices(*s.index, *s.usage, node, OriginalNode(s, node), {}, out,
                                        s.hidden);
 }
@@ -214,7 +213,7 @@ framework::Status DynamicResources::Filter(const framework::CycleState& state,
     }
   }
   if (s->plans.empty()) return framework::Status::Success();
-  thread_local std::vector<NodeDevice> devices;
+  thread_local NodeDevices devices;
   GatherNodeDevices(*s, node, devices);
   if (const framework::NodeInfo* original = OriginalNode(*s, node)) {
     TakeForNominatedPods(node, *original, *s->index, devices);
@@ -228,7 +227,7 @@ framework::Status DynamicResources::Filter(const framework::CycleState& state,
 void DynamicResources::TakeForNominatedPods(const framework::NodeInfo& node,
                                             const framework::NodeInfo& original,
                                             const framework::DeviceIndex& index,
-                                            std::vector<NodeDevice>& devices) const {
+                                            NodeDevices& devices) const {
   for (const api::PodPtr& p : node.pods) {
     if (p->resource_claims == nullptr ||
         std::any_of(original.pods.begin(), original.pods.end(),
@@ -246,9 +245,7 @@ void DynamicResources::TakeForNominatedPods(const framework::NodeInfo& node,
     }
     std::vector<uint32_t> held;
     if (plans.empty() || !Allocate(plans, index, devices, nullptr, &held)) continue;
-    for (NodeDevice& d : devices) {
-      if (std::find(held.begin(), held.end(), d.device) != held.end()) d.busy = true;
-    }
+    devices.Take(index, held);
   }
 }
 
@@ -280,18 +277,18 @@ int64_t DynamicResources::Score(const framework::CycleState& state, const api::P
                                 const framework::NodeInfo& node) const {
   const State* s = state.Get<State>(kStateKey);
   if (s == nullptr || s->plans.empty()) return 0;
-  thread_local std::vector<NodeDevice> devices;
+  thread_local NodeDevices devices;
   GatherNodeDevices(*s, node, devices);
-  if (devices.empty()) return 0;
+  if (devices.devices.empty()) return 0;
   int64_t busy = 0;
-  for (const NodeDevice& d : devices) busy += d.busy ? 1 : 0;
+  for (const NodeDevice& d : devices.devices) busy += d.busy ? 1 : 0;
   int64_t wanted = 0;
   for (const ClaimPlan& p : s->plans) {
     for (const RequestPlan& r : p.requests) {
       if (!r.alternatives.empty()) wanted += r.alternatives.front().choice->count;
     }
   }
-  const auto total = static_cast<int64_t>(devices.size());
+  const auto total = static_cast<int64_t>(devices.devices.size());
   const int64_t packing = std::min<int64_t>(framework::kMaxNodeScore,
                                             (busy + wanted) * framework::kMaxNodeScore / total);
   if (!s->lookahead.empty() && node.index >= 0 &&
@@ -306,7 +303,7 @@ int64_t DynamicResources::Score(const framework::CycleState& state, const api::P
   // restricted requests need (their mean pressure, 1 and more: all spoken for).
   double sum = 0;
   int64_t usable = 0;
-  for (const NodeDevice& d : devices) {
+  for (const NodeDevice& d : devices.devices) {
     if (d.busy || d.device >= s->pressure.size() || !PodCouldUse(*s, d.device)) continue;
     sum += std::min(1.0F, s->pressure[d.device]);
     ++usable;
@@ -323,7 +320,7 @@ framework::Status DynamicResources::Reserve(framework::CycleState& state, const 
   s->assumed.clear();
   std::vector<std::vector<api::DeviceResult>> results;
   if (!s->plans.empty()) {
-    std::vector<NodeDevice> devices;
+    NodeDevices devices;
     // The usage may have changed since PreFilter (another pod's Reserve): read it again.
     s->usage = dra_->usage();
     GatherNodeDevices(*s, node, devices);

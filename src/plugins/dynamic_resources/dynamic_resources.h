@@ -82,8 +82,7 @@ class DynamicResources final : public framework::PreFilterPlugin,
   // Marks busy in `devices` what the unallocated claims of the pods nominated to this node (on a
   // copy of it with them added: Framework::RunFiltersWithNominatedPods) would take first.
   void TakeForNominatedPods(const framework::NodeInfo& node, const framework::NodeInfo& original,
-                            const framework::DeviceIndex& index,
-                            std::vector<NodeDevice>& devices) const;
+                            const framework::DeviceIndex& index, NodeDevices& devices) const;
 
   framework::DraView* dra_;          // null: no DRA data
   mutable SelectorCache selectors_;  // thread-safe; Filter plans nominated pods' claims

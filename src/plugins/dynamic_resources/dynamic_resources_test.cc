@@ -59,6 +59,52 @@ api::DeviceChoice Choice(int64_t count, std::string selector = "") {
   return c;
 }
 
+// MIG partitions as NVIDIA's DRA driver publishes them (KEP-4815): per GPU g a counter set
+// "gpu-g" (memory 80Gi, 7 compute slices, memory slices ms0..ms7 of 1) in one slice, and in a
+// second slice of the same pool the devices drawing on it: "gpu-g" (7g.80gb: all of it),
+// "gpu-g-3g-0" / "gpu-g-3g-1" (3g.40gb on memory slices 0-3 / 4-7) and "gpu-g-1g-k" (1g.10gb on
+// memory slice k, k < 7).
+std::vector<api::ResourceSlicePtr> MigSlices(const std::string& node, int gpus) {
+  auto counters = std::make_shared<api::ResourceSlice>();
+  counters->name = node + "-counters";
+  counters->driver = kDriver;
+  counters->pool = node;
+  counters->pool_slice_count = 2;
+  counters->node_name = node;
+  auto parts = std::make_shared<api::ResourceSlice>(*counters);
+  parts->name = node + "-mig";
+  auto q = [](const char* v) { return *api::Quantity::Parse(v); };
+  for (int g = 0; g < gpus; ++g) {
+    const std::string gpu = "gpu-" + std::to_string(g);
+    api::CounterSet set{gpu, {{"compute", q("7")}, {"memory", q("80Gi")}}};
+    for (int m = 0; m < 8; ++m) set.counters.push_back({"ms" + std::to_string(m), q("1")});
+    counters->shared_counters.push_back(set);
+    auto device = [&](const std::string& name, const char* profile, const char* compute,
+                      const char* memory, int first_slice, int slices) {
+      api::Device d;
+      d.name = name;
+      d.attributes = {{"gpu.nvidia.com/profile", Str(profile)}};
+      api::DeviceCounterConsumption c{gpu, {{"compute", q(compute)}, {"memory", q(memory)}}};
+      for (int m = first_slice; m < first_slice + slices; ++m) {
+        c.counters.push_back({"ms" + std::to_string(m), q("1")});
+      }
+      d.consumes_counters = {c};
+      parts->devices.push_back(std::move(d));
+    };
+    device(gpu, "7g.80gb", "7", "80Gi", 0, 8);
+    device(gpu + "-3g-0", "3g.40gb", "3", "40Gi", 0, 4);
+    device(gpu + "-3g-1", "3g.40gb", "3", "40Gi", 4, 4);
+    for (int k = 0; k < 7; ++k)
+      device(gpu + "-1g-" + std::to_string(k), "1g.10gb", "1", "10Gi", k, 1);
+  }
+  return {counters, parts};
+}
+
+api::DeviceChoice Profile(const char* profile) {
+  return Choice(
+      1, std::string("device.attributes[\"gpu.nvidia.com\"].profile == \"") + profile + "\"");
+}
+
 api::ResourceClaimPtr Claim(const std::string& name, std::vector<api::DeviceRequest> requests,
                             std::vector<api::DeviceConstraint> constraints = {}) {
   auto c = std::make_shared<api::ResourceClaim>();
@@ -416,6 +462,75 @@ TEST_F(DynamicResourcesTest, ScoreLeavesRoomForTheClaimsThatWait) {
                                                       "device.attributes[\"gpu.nvidia.com\"]"
                                                       ".productName == \"Tesla T4\""))}));
   EXPECT_EQ(scores(), std::make_pair(int64_t{75}, int64_t{25}));
+}
+
+TEST_F(DynamicResourcesTest, PartitionsNeverOverDrawTheirGpu) {
+  // The case: three 3g.40gb partitions and the 7g.80gb of one GPU asked by four pods.
+  for (const api::ResourceSlicePtr& s : MigSlices("n1", 1)) view().UpsertSlice(s);
+  for (const char* c : {"a", "b", "c"})
+    view().UpsertClaim(Claim(c, {Exactly("g", Profile("3g.40gb"))}));
+  view().UpsertClaim(Claim("whole", {Exactly("g", Profile("7g.80gb"))}));
+  std::map<std::string, framework::CycleState> states;
+  auto reserve = [&](const std::string& claim) {
+    api::Pod pod = PodWithClaims(claim, {claim});
+    framework::CycleState& state = states[claim];
+    EXPECT_TRUE(pl_->PreFilter(state, pod, framework::Snapshot()).ok());
+    framework::Status f = pl_->Filter(state, pod, Node("n1"));
+    if (!f.ok()) return f;
+    return pl_->Reserve(state, pod, Node("n1"));
+  };
+  EXPECT_TRUE(reserve("a").ok());
+  EXPECT_TRUE(reserve("b").ok());
+  EXPECT_EQ(reserve("c").reason(), kReasonCannotAllocate) << "both halves are cut";
+  EXPECT_EQ(reserve("whole").reason(), kReasonCannotAllocate);
+  EXPECT_TRUE(view().CheckInvariants().ok()) << view().CheckInvariants().ToString();
+
+  pl_->Unreserve(states["a"], PodWithClaims("a", {"a"}), "n1");
+  EXPECT_EQ(reserve("whole").reason(), kReasonCannotAllocate) << "b still holds half";
+  pl_->Unreserve(states["b"], PodWithClaims("b", {"b"}), "n1");
+  ASSERT_TRUE(reserve("whole").ok());
+  EXPECT_EQ(view().GetClaim("ml", "whole")->allocation->devices[0].device, "gpu-0");
+  EXPECT_TRUE(view().CheckInvariants().ok()) << view().CheckInvariants().ToString();
+}
+
+TEST_F(DynamicResourcesTest, APartitionGoesToTheGpuAlreadyCut) {
+  // gpu-1's 1g on memory slice 0 is held: a new 1g partition goes to gpu-1 too, keeping gpu-0
+  // whole for a 7g.80gb claim.
+  for (const api::ResourceSlicePtr& s : MigSlices("n1", 2)) view().UpsertSlice(s);
+  auto held =
+      std::make_shared<api::ResourceClaim>(*Claim("held", {Exactly("g", Profile("1g.10gb"))}));
+  held->allocation = api::AllocationResult{};
+  held->allocation->devices = {{"g", kDriver, "n1", "gpu-1-1g-0", false}};
+  view().UpsertClaim(held);
+  view().UpsertClaim(Claim("small", {Exactly("g", Profile("1g.10gb"))}));
+  view().UpsertClaim(Claim("whole", {Exactly("g", Profile("7g.80gb"))}));
+  for (const char* c : {"small", "whole"}) {
+    framework::CycleState state;
+    api::Pod pod = PodWithClaims(c, {c});
+    ASSERT_TRUE(pl_->PreFilter(state, pod, framework::Snapshot()).ok());
+    ASSERT_TRUE(pl_->Reserve(state, pod, Node("n1")).ok()) << c;
+  }
+  EXPECT_TRUE(
+      view().GetClaim("ml", "small")->allocation->devices[0].device.starts_with("gpu-1-1g-"));
+  EXPECT_EQ(view().GetClaim("ml", "whole")->allocation->devices[0].device, "gpu-0");
+}
+
+TEST_F(DynamicResourcesTest, APoolWithAnUnknownCounterSetIsNeverAllocated) {
+  std::vector<api::ResourceSlicePtr> slices = MigSlices("n1", 1);
+  auto parts = std::make_shared<api::ResourceSlice>(*slices[1]);
+  parts->devices[1].consumes_counters[0].counter_set = "gpu-9";
+  view().UpsertSlice(slices[0]);
+  view().UpsertSlice(parts);
+  view().UpsertClaim(Claim("one", {Exactly("g", Profile("1g.10gb"))}));
+  framework::CycleState state;
+  api::Pod pod = PodWithClaims("one", {"one"});
+  ASSERT_TRUE(pl_->PreFilter(state, pod, framework::Snapshot()).ok());
+  EXPECT_EQ(pl_->Filter(state, pod, Node("n1")).reason(), kReasonCannotAllocate);
+  const auto index = view().devices();
+  ASSERT_EQ(index->invalid_pools.size(), 1u);
+  EXPECT_EQ(index->invalid_pools[0],
+            "gpu.nvidia.com/n1: device \"gpu-0-3g-0\" draws on counter \"compute\" of counter "
+            "set \"gpu-9\", which the pool does not publish");
 }
 
 }  // namespace

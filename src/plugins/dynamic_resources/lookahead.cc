@@ -48,7 +48,7 @@ void CountFree(const framework::DeviceIndex& index, const framework::DeviceUsage
                std::span<const framework::NodeInfo* const> device_nodes,
                std::span<const std::span<const uint32_t>> local, const std::vector<uint8_t>& taken,
                std::vector<size_t>& out) {
-  thread_local std::vector<NodeDevice> devices;
+  thread_local NodeDevices devices;
   out.assign(device_nodes.size(), 0);
   for (size_t n = 0; n < device_nodes.size(); ++n) {
     if (index.not_node_local.empty()) {
@@ -56,7 +56,7 @@ void CountFree(const framework::DeviceIndex& index, const framework::DeviceUsage
       continue;
     }
     GatherNodeDevices(index, usage, *device_nodes[n], nullptr, taken, devices);
-    for (const NodeDevice& d : devices) out[n] += d.busy ? 0 : 1;
+    for (const NodeDevice& d : devices.devices) out[n] += d.busy ? 0 : 1;
   }
 }
 
@@ -68,7 +68,7 @@ int32_t Replay(Policy policy, std::mt19937_64& rng, const framework::DeviceIndex
                std::span<const framework::NodeInfo* const> device_nodes,
                std::span<const std::span<const uint32_t>> local,
                std::span<const WaitingPlan> waiting, std::vector<uint8_t>& taken) {
-  thread_local std::vector<NodeDevice> devices;
+  thread_local NodeDevices devices;
   thread_local std::vector<uint32_t> held;
   thread_local std::vector<size_t> free;
   thread_local std::vector<uint32_t> order;
@@ -159,7 +159,7 @@ std::vector<int32_t> Lookahead(const framework::DeviceIndex& index,
   }
   std::vector<int32_t> out;
   out.reserve(candidates.size());
-  std::vector<NodeDevice> devices;
+  NodeDevices devices;
   std::vector<uint32_t> own_devices;
   std::vector<uint8_t> taken;
   for (const framework::NodeInfo* node : candidates) {

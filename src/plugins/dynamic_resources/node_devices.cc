@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <string_view>
+#include <tuple>
 #include <utility>
 
 namespace gpusched::plugins::dynamic_resources {
@@ -27,12 +28,83 @@ bool FreedByRemoval(const api::ResourceClaim& holder, const framework::NodeInfo&
   return removed;
 }
 
+bool HeldInUsage(const framework::DeviceUsage& usage, uint32_t d) {
+  return d < usage.holder.size() && usage.holder[d] != nullptr;
+}
+
+// Per counter set the node's devices draw on, what it has left: the mean over its counters of
+// left / capacity, in thousandths (sets by number, ascending; a set's counters are numbered one
+// after another, so they are adjacent in `node.counters`).
+void SetsLeft(const framework::DeviceIndex& index, const NodeDevices& node,
+              std::vector<std::pair<uint32_t, int64_t>>& out) {
+  out.clear();
+  int64_t n = 0;
+  for (const CounterLeft& c : node.counters) {
+    const framework::SharedCounter& counter = index.counters[c.counter];
+    if (out.empty() || out.back().first != counter.set) {
+      if (n > 0) out.back().second /= n;
+      out.emplace_back(counter.set, 0);
+      n = 0;
+    }
+    const int64_t left = std::clamp<int64_t>(c.left, 0, counter.capacity);
+    out.back().second += counter.capacity <= 0
+                             ? 0
+                             : static_cast<int64_t>(static_cast<double>(left) * 1000.0 /
+                                                    static_cast<double>(counter.capacity));
+    ++n;
+  }
+  if (n > 0) out.back().second /= n;
+  std::sort(out.begin(), out.end());
+}
+
+// What device `d`'s first counter set has left (SetsLeft), -1 when it draws on none.
+int64_t SetLeft(const framework::DeviceIndex& index,
+                std::span<const std::pair<uint32_t, int64_t>> sets, uint32_t d) {
+  const std::span<const framework::CounterDraw> draws = index.Draws(d);
+  if (draws.empty()) return -1;
+  const uint32_t set = index.counters[draws.front().counter].set;
+  auto it =
+      std::lower_bound(sets.begin(), sets.end(), std::pair<uint32_t, int64_t>(set, INT64_MIN));
+  return it != sets.end() && it->first == set ? it->second : -1;
+}
+
 }  // namespace
+
+void SettleCounters(const framework::DeviceIndex& index, const framework::DeviceUsage& usage,
+                    NodeDevices& out) {
+  out.counters.clear();
+  if (index.counters.empty() && index.invalid_pools.empty()) return;
+  for (const NodeDevice& nd : out.devices) {
+    for (const framework::CounterDraw& c : index.Draws(nd.device)) {
+      out.counters.push_back({c.counter, 0});
+    }
+  }
+  std::sort(out.counters.begin(), out.counters.end(),
+            [](const CounterLeft& a, const CounterLeft& b) { return a.counter < b.counter; });
+  out.counters.erase(std::unique(out.counters.begin(), out.counters.end(),
+                                 [](const CounterLeft& a, const CounterLeft& b) {
+                                   return a.counter == b.counter;
+                                 }),
+                     out.counters.end());
+  for (CounterLeft& c : out.counters) {
+    const int64_t used = c.counter < usage.counter_used.size() ? usage.counter_used[c.counter] : 0;
+    c.left = index.counters[c.counter].capacity - used;
+  }
+  // Where this node's view differs from the usage (a dry run's removed pods, devices taken).
+  for (const NodeDevice& nd : out.devices) {
+    if (nd.busy == HeldInUsage(usage, nd.device)) continue;
+    for (const framework::CounterDraw& c : index.Draws(nd.device)) {
+      out.Find(c.counter)->left += nd.busy ? -c.amount : c.amount;
+    }
+  }
+  out.MarkUnallocatable(index);
+}
 
 void GatherNodeDevices(const framework::DeviceIndex& index, const framework::DeviceUsage& usage,
                        const framework::NodeInfo& node, const framework::NodeInfo* original,
-                       std::span<const uint8_t> taken, std::vector<NodeDevice>& out,
+                       std::span<const uint8_t> taken, NodeDevices& nodes,
                        std::span<const std::string> hidden) {
+  std::vector<NodeDevice>& out = nodes.devices;
   out.clear();
   auto add = [&](uint32_t d) {
     const api::ResourceClaimPtr& holder =
@@ -53,6 +125,7 @@ void GatherNodeDevices(const framework::DeviceIndex& index, const framework::Dev
       add(d);
     }
   }
+  SettleCounters(index, usage, nodes);
   if (out.size() < 2) return;
   // Free devices per island (a node has few islands: a flat list of (island, free) pairs).
   thread_local std::vector<std::pair<uint32_t, uint32_t>> free;
@@ -68,10 +141,14 @@ void GatherNodeDevices(const framework::DeviceIndex& index, const framework::Dev
     const uint32_t island = index.devices[nd.device].island;
     if (island != 0 && !nd.busy) ++slot(island);
   }
-  // Islands with the fewest free devices first; devices without an island last; stable.
-  auto rank = [&](const NodeDevice& nd) -> std::pair<uint32_t, uint32_t> {
+  // Islands with the fewest free devices first; devices without an island last; then the
+  // counter sets with the least left; stable.
+  thread_local std::vector<std::pair<uint32_t, int64_t>> sets;
+  SetsLeft(index, nodes, sets);
+  auto rank = [&](const NodeDevice& nd) -> std::tuple<uint32_t, uint32_t, int64_t> {
     const uint32_t island = index.devices[nd.device].island;
-    return {island == 0 ? UINT32_MAX : slot(island), island};
+    return {island == 0 ? UINT32_MAX : slot(island), island,
+            sets.empty() ? 0 : SetLeft(index, sets, nd.device)};
   };
   std::stable_sort(out.begin(), out.end(),
                    [&](const NodeDevice& a, const NodeDevice& b) { return rank(a) < rank(b); });

@@ -14,15 +14,28 @@
 namespace gpusched::plugins::dynamic_resources {
 
 // Fills `out` with the devices `node` reaches (its own, and those whose node selector it matches
-// or that every node reaches), busy or not, in preference order: the islands with the fewest free
-// devices first (best fit keeps whole islands free), devices without an island last, otherwise
-// the index's order. A device is busy when a claim in `usage` holds it, unless `original` (the
-// node before a preemption dry run removed pods from `node`; may be null) shows that only removed
-// pods use that claim, or only pods the cache hides (`hidden`, uids: Snapshot::hidden_pods);
-// or when `taken` (by device number; may be empty) marks it.
+// or that every node reaches), busy or not, in preference order, and with what the counters they
+// draw on have left (SettleCounters).
+//
+// Held: a claim in `usage` holds the device, unless `original` (the node before a preemption dry
+// run removed pods from `node`; may be null) shows that only removed pods use that claim, or only
+// pods the cache hides (`hidden`, uids: Snapshot::hidden_pods); or `taken` (by device number; may
+// be empty) marks it. Busy: held, or not allocatable (SettleCounters).
+//
+// Order: the islands with the fewest free devices first (best fit keeps whole islands free),
+// devices without an island last; within that, devices drawing on a counter set (a MIG
+// partition's GPU) whose counters have the least left first (best fit keeps whole GPUs whole);
+// otherwise the index's order.
 void GatherNodeDevices(const framework::DeviceIndex& index, const framework::DeviceUsage& usage,
                        const framework::NodeInfo& node, const framework::NodeInfo* original,
-                       std::span<const uint8_t> taken, std::vector<NodeDevice>& out,
+                       std::span<const uint8_t> taken, NodeDevices& out,
                        std::span<const std::string> hidden = {});
+
+// Fills `out.counters` for the counters `out.devices` draw on: capacity less the draws of the held
+// devices, with `out.devices[i].busy` saying which of them are held (the usage's holders, told
+// otherwise where a device's flag differs); then marks busy the free devices that cannot be
+// allocated (NodeDevices::MarkUnallocatable).
+void SettleCounters(const framework::DeviceIndex& index, const framework::DeviceUsage& usage,
+                    NodeDevices& out);
 
 }  // namespace gpusched::plugins::dynamic_resources

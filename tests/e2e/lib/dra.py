@@ -80,6 +80,46 @@ def gpu_slice(node, product, group, gpus=8):
                      "devices": devices}}
 
 
+# The MIG profiles of an A100 80GB: (profile, compute slices, memory, memory slices, placements).
+MIG_PROFILES = [("7g.80gb", 7, "80Gi", 8, [0]), ("4g.40gb", 4, "40Gi", 4, [0]),
+                ("3g.40gb", 3, "40Gi", 4, [0, 4]), ("2g.20gb", 2, "20Gi", 2, [0, 2, 4]),
+                ("1g.10gb", 1, "10Gi", 1, list(range(7)))]
+
+
+def mig_slices(node, group, gpus=1):
+    """The node's GPUs as partitionable devices (KEP-4815), as NVIDIA's DRA driver publishes MIG:
+    one slice with a counter set per GPU (compute 7, memory 80Gi, memory-slice-0..7 of 1) and a
+    second slice of the same pool with every MIG placement of every GPU drawing on it."""
+    meta = {"labels": {GROUP_LABEL: group}}
+    pool = {"name": node, "generation": 1, "resourceSliceCount": 2}
+    sets, devices = [], []
+    for g in range(gpus):
+        counters = {"compute": {"value": "7"}, "memory": {"value": "80Gi"}}
+        counters.update({f"memory-slice-{m}": {"value": "1"} for m in range(8)})
+        sets.append({"name": f"gpu-{g}", "counters": counters})
+        for profile, compute, memory, slices, placements in MIG_PROFILES:
+            for start in placements:
+                draws = {"compute": {"value": str(compute)}, "memory": {"value": memory}}
+                draws.update({f"memory-slice-{m}": {"value": "1"}
+                              for m in range(start, start + slices)})
+                devices.append({
+                    "name": f"gpu-{g}-mig-{profile.split('.')[0]}-{start}",
+                    "attributes": {"profile": {"string": profile}, "parentIndex": {"int": g},
+                                   "productName": {"string": A100_80}},
+                    "capacity": {"memory": {"value": memory}},
+                    "consumesCounters": [{"counterSet": f"gpu-{g}", "counters": draws}]})
+    return [{"apiVersion": API, "kind": "ResourceSlice",
+             "metadata": dict(meta, name=f"{node}-counters"),
+             "spec": {"driver": DRIVER, "nodeName": node, "pool": pool, "sharedCounters": sets}},
+            {"apiVersion": API, "kind": "ResourceSlice",
+             "metadata": dict(meta, name=f"{node}-mig"),
+             "spec": {"driver": DRIVER, "nodeName": node, "pool": pool, "devices": devices}}]
+
+
+def profile_selector(profile):
+    return f'device.attributes["{DRIVER}"].profile == "{profile}"'
+
+
 def product_selector(product):
     return f'device.attributes["{DRIVER}"].productName == "{product}"'
 
@@ -191,7 +231,8 @@ def validate_allocations(claims, slices, classes, pods):
     for every allocated claim: each result names a device of a slice, on the node every pod
     reserving the claim is bound to; the class's and the request's selectors hold for it; each
     request has exactly `count` results; matchAttribute constraints hold; no device is in two
-    claims; each bound pod using the claim is in reservedFor; the finalizer is present."""
+    claims; each bound pod using the claim is in reservedFor; the finalizer is present; the
+    allocated devices never draw a shared counter (KEP-4815) beyond what its counter set has."""
     problems = []
     devices = {}  # (driver, pool, device) -> (slice, device dict)
     for s in slices:
@@ -267,4 +308,31 @@ def validate_allocations(claims, slices, classes, pods):
                     values.add(None if v is None else attr_value(v))
             if len(values) > 1:
                 problems.append(f"{label}: matchAttribute {attr} broken: {sorted(map(str, values))}")
+    problems += counter_violations(slices, owner, devices)
+    return problems
+
+
+def counter_violations(slices, allocated, devices):
+    """The counters (driver, pool, set, counter) that the `allocated` devices (keys of `devices`)
+    draw beyond their capacity, or that no slice of the pool publishes."""
+    capacity = {}
+    for s in slices:
+        spec = s["spec"]
+        for cs in spec.get("sharedCounters") or []:
+            for name, v in cs["counters"].items():
+                key = (spec["driver"], spec["pool"]["name"], cs["name"], name)
+                capacity[key] = parse_quantity(v["value"])
+    drawn = {}
+    for dev_key in allocated:
+        _, dev = devices[dev_key]
+        for use in dev.get("consumesCounters") or []:
+            for name, v in use["counters"].items():
+                key = (dev_key[0], dev_key[1], use["counterSet"], name)
+                drawn[key] = drawn.get(key, 0) + parse_quantity(v["value"])
+    problems = []
+    for key, used in sorted(drawn.items()):
+        if key not in capacity:
+            problems.append(f"counter {'/'.join(key)}: drawn by allocated devices, not published")
+        elif used > capacity[key]:
+            problems.append(f"counter {'/'.join(key)} over-drawn: {used} of {capacity[key]}")
     return problems

@@ -1,0 +1,276 @@
+// SPDX-License-Identifier: Apache-2.0
+// Property test of the allocator with partitionable devices (KEP-4815) against a brute-force
+// oracle. Each case: one node, 1-3 counter sets of 1-3 counters (capacity 1-6), 2-8 devices
+// drawing 1-4 on some counters of one set (some on none), the counters published in the devices'
+// slice or in a second slice of the pool, some devices already held by claims (which never
+// over-draw); one claim of 1-2 requests (ExactCount 1-3 or All; some with two firstAvailable
+// subrequests) matching random devices.
+//
+// Invariants: Allocate finds an allocation exactly when the oracle (every assignment of devices
+// to requests and of subrequests) does; the allocation it returns is valid: each device once, none
+// held, each matching its request, the counts, and no counter drawn beyond its capacity together
+// with the held devices; DraView::CheckInvariants holds for the held claims. Cases:
+// GPUSCHED_ALLOCATOR_CASES (default 3000), seed GPUSCHED_ALLOCATOR_SEED (default 1).
+#include <gtest/gtest.h>
+
+#include <cstdlib>
+#include <functional>
+#include <memory>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "src/framework/dra_view.h"
+#include "src/plugins/dynamic_resources/allocator.h"
+#include "src/plugins/dynamic_resources/node_devices.h"
+#include "src/testing/builders.h"
+
+namespace gpusched::plugins::dynamic_resources {
+namespace {
+
+constexpr const char* kDriver = "gpu.example.com";
+
+int64_t EnvOr(const char* name, int64_t fallback) {
+  const char* v = std::getenv(name);
+  return v == nullptr ? fallback : std::atoll(v);
+}
+
+struct Case {
+  std::vector<std::vector<int64_t>> sets;  // per set, per counter: capacity
+  struct Draw {
+    int set = -1;                  // -1: draws on nothing
+    std::vector<int64_t> amounts;  // per counter of the set (0: none)
+  };
+  std::vector<Draw> draws;      // per device
+  std::vector<bool> held;       // per device
+  bool counters_apart = false;  // the counter sets in a second slice of the pool
+  struct Alt {
+    api::DeviceChoice choice;
+    std::vector<uint8_t> match;  // per device
+  };
+  std::vector<std::vector<Alt>> requests;  // per request, its alternatives in order
+};
+
+bool Fits(const Case& c, const std::vector<int>& chosen) {
+  std::vector<std::vector<int64_t>> used(c.sets.size());
+  for (size_t s = 0; s < c.sets.size(); ++s) used[s].assign(c.sets[s].size(), 0);
+  for (size_t d = 0; d < c.draws.size(); ++d) {
+    if (!(c.held[d] || chosen[d] >= 0) || c.draws[d].set < 0) continue;
+    const auto& dr = c.draws[d];
+    for (size_t k = 0; k < dr.amounts.size(); ++k) used[dr.set][k] += dr.amounts[k];
+  }
+  for (size_t s = 0; s < c.sets.size(); ++s) {
+    for (size_t k = 0; k < c.sets[s].size(); ++k) {
+      if (used[s][k] > c.sets[s][k]) return false;
+    }
+  }
+  return true;
+}
+
+Case RandomCase(std::mt19937_64& rng) {
+  auto pick = [&](int lo, int hi) { return std::uniform_int_distribution<int>(lo, hi)(rng); };
+  auto chance = [&](double p) { return std::bernoulli_distribution(p)(rng); };
+  Case c;
+  c.sets.resize(static_cast<size_t>(pick(1, 3)));
+  for (auto& s : c.sets) {
+    s.resize(static_cast<size_t>(pick(1, 3)));
+    for (auto& cap : s) cap = pick(1, 6);
+  }
+  const int devices = pick(2, 8);
+  c.draws.resize(static_cast<size_t>(devices));
+  for (auto& d : c.draws) {
+    if (chance(0.15)) continue;
+    d.set = pick(0, static_cast<int>(c.sets.size()) - 1);
+    d.amounts.assign(c.sets[static_cast<size_t>(d.set)].size(), 0);
+    for (auto& a : d.amounts) a = chance(0.7) ? pick(1, 4) : 0;
+    if (std::all_of(d.amounts.begin(), d.amounts.end(), [](int64_t a) { return a == 0; })) {
+      d.amounts[0] = 1;
+    }
+  }
+  c.held.assign(c.draws.size(), false);
+  const std::vector<int> none(c.draws.size(), -1);
+  for (size_t d = 0; d < c.draws.size(); ++d) {
+    if (!chance(0.25)) continue;
+    c.held[d] = true;
+    if (!Fits(c, none)) c.held[d] = false;  // held devices never over-draw
+  }
+  c.counters_apart = chance(0.5);
+  c.requests.resize(static_cast<size_t>(pick(1, 2)));
+  for (auto& r : c.requests) {
+    r.resize(chance(0.2) ? 2 : 1);
+    for (auto& alt : r) {
+      alt.choice.device_class = kDriver;
+      alt.choice.count = pick(1, 3);
+      if (chance(0.1)) alt.choice.mode = api::AllocationMode::kAll;
+      alt.match.resize(c.draws.size());
+      for (auto& m : alt.match) m = chance(0.6) ? 1 : 0;
+    }
+  }
+  return c;
+}
+
+// Whether some choice of alternatives and assignment of free devices satisfies every request
+// without over-drawing a counter.
+bool Oracle(const Case& c) {
+  const size_t n = c.draws.size();
+  std::vector<size_t> alt(c.requests.size(), 0);
+  std::function<bool(size_t)> choose = [&](size_t r) -> bool {
+    if (r < c.requests.size()) {
+      for (alt[r] = 0; alt[r] < c.requests[r].size(); ++alt[r]) {
+        if (choose(r + 1)) return true;
+      }
+      return false;
+    }
+    // Every assignment of each device to no request or one request.
+    std::vector<int> chosen(n, -1);
+    const size_t options = c.requests.size() + 1;
+    size_t total = 1;
+    for (size_t i = 0; i < n; ++i) total *= options;
+    for (size_t code = 0; code < total; ++code) {
+      size_t x = code;
+      bool ok = true;
+      std::vector<int64_t> count(c.requests.size(), 0);
+      for (size_t d = 0; d < n; ++d, x /= options) {
+        chosen[d] = static_cast<int>(x % options) - 1;
+        if (chosen[d] < 0) continue;
+        const Case::Alt& a =
+            c.requests[static_cast<size_t>(chosen[d])][alt[static_cast<size_t>(chosen[d])]];
+        if (c.held[d] || a.match[d] == 0) ok = false;
+        ++count[static_cast<size_t>(chosen[d])];
+      }
+      for (size_t q = 0; ok && q < c.requests.size(); ++q) {
+        const Case::Alt& a = c.requests[q][alt[q]];
+        if (a.choice.mode == api::AllocationMode::kAll) {
+          int64_t matching = 0;
+          for (size_t d = 0; d < n; ++d) matching += a.match[d];
+          ok = matching > 0 && count[q] == matching;
+        } else {
+          ok = count[q] == a.choice.count;
+        }
+      }
+      if (ok && Fits(c, chosen)) return true;
+    }
+    return false;
+  };
+  return choose(0);
+}
+
+std::string Dev(size_t d) { return "dev-" + std::to_string(d); }
+
+void Load(const Case& c, framework::DraView& view) {
+  auto counters = std::make_shared<api::ResourceSlice>();
+  counters->name = "n1-counters";
+  counters->driver = kDriver;
+  counters->pool = "n1";
+  counters->node_name = "n1";
+  counters->pool_slice_count = c.counters_apart ? 2 : 1;
+  auto devices = std::make_shared<api::ResourceSlice>(*counters);
+  devices->name = "n1-devices";
+  api::ResourceSlice& sets = c.counters_apart ? *counters : *devices;
+  for (size_t s = 0; s < c.sets.size(); ++s) {
+    api::CounterSet set{"set-" + std::to_string(s), {}};
+    for (size_t k = 0; k < c.sets[s].size(); ++k) {
+      set.counters.push_back({"c" + std::to_string(k), api::Quantity::FromValue(c.sets[s][k])});
+    }
+    sets.shared_counters.push_back(std::move(set));
+  }
+  for (size_t d = 0; d < c.draws.size(); ++d) {
+    api::Device dev;
+    dev.name = Dev(d);
+    const Case::Draw& dr = c.draws[d];
+    if (dr.set >= 0) {
+      api::DeviceCounterConsumption use{"set-" + std::to_string(dr.set), {}};
+      for (size_t k = 0; k < dr.amounts.size(); ++k) {
+        if (dr.amounts[k] > 0) {
+          use.counters.push_back(
+              {"c" + std::to_string(k), api::Quantity::FromValue(dr.amounts[k])});
+        }
+      }
+      dev.consumes_counters.push_back(std::move(use));
+    }
+    devices->devices.push_back(std::move(dev));
+  }
+  view.UpsertSlice(devices);
+  if (c.counters_apart) view.UpsertSlice(counters);
+  for (size_t d = 0; d < c.held.size(); ++d) {
+    if (!c.held[d]) continue;
+    auto claim = std::make_shared<api::ResourceClaim>();
+    claim->meta.namespace_ = "ml";
+    claim->meta.name = "held-" + std::to_string(d);
+    claim->meta.resource_version = "1";
+    claim->allocation = api::AllocationResult{};
+    claim->allocation->devices = {{"r", kDriver, "n1", Dev(d), false}};
+    view.UpsertClaim(claim);
+  }
+}
+
+TEST(AllocatorPropertyTest, CountersAreNeverOverDrawnAndFeasibilityMatchesTheOracle) {
+  const int64_t cases = EnvOr("GPUSCHED_ALLOCATOR_CASES", 3000);
+  std::mt19937_64 rng(static_cast<uint64_t>(EnvOr("GPUSCHED_ALLOCATOR_SEED", 1)));
+  const api::NodePtr node = testing::MakeNode("n1").Ptr();
+  int64_t feasible = 0;
+  for (int64_t i = 0; i < cases; ++i) {
+    const Case c = RandomCase(rng);
+    framework::DraView view;
+    Load(c, view);
+    ASSERT_TRUE(view.CheckInvariants().ok())
+        << "case " << i << ": " << view.CheckInvariants().ToString();
+    const auto index = view.devices();
+    const auto usage = view.usage();
+    ASSERT_EQ(index->devices.size(), c.draws.size());
+    // The plan: matches by device number (the index numbers devices as the slice lists them).
+    std::vector<std::shared_ptr<ChoiceMatches>> matches;
+    ClaimPlan plan;
+    for (size_t q = 0; q < c.requests.size(); ++q) {
+      RequestPlan rp;
+      rp.name = "r" + std::to_string(q);
+      for (size_t a = 0; a < c.requests[q].size(); ++a) {
+        auto m = std::make_shared<ChoiceMatches>();
+        for (size_t d = 0; d < index->devices.size(); ++d) {
+          const size_t dev =
+              static_cast<size_t>(std::stoi(index->devices[d].device->name.substr(4)));
+          m->match.push_back(c.requests[q][a].match[dev]);
+        }
+        matches.push_back(m);
+        const std::string result =
+            c.requests[q].size() == 1 ? rp.name : rp.name + "/s" + std::to_string(a);
+        rp.alternatives.push_back({result, &c.requests[q][a].choice, m});
+      }
+      plan.requests.push_back(std::move(rp));
+    }
+    framework::NodeInfo info;
+    info.node = node;
+    NodeDevices nd;
+    GatherNodeDevices(*index, *usage, info, nullptr, {}, nd);
+    std::vector<std::vector<api::DeviceResult>> out;
+    const bool got = Allocate(std::span(&plan, 1), *index, nd, &out);
+    const bool want = Oracle(c);
+    ASSERT_EQ(got, want) << "case " << i;
+    if (!got) continue;
+    ++feasible;
+    // The allocation is valid.
+    std::vector<int> chosen(c.draws.size(), -1);
+    std::vector<int64_t> count(c.requests.size(), 0);
+    for (const api::DeviceResult& r : out[0]) {
+      const size_t d = static_cast<size_t>(std::stoi(r.device.substr(4)));
+      ASSERT_EQ(chosen[d], -1) << "case " << i << ": " << r.device << " twice";
+      ASSERT_FALSE(c.held[d]) << "case " << i << ": " << r.device << " is held";
+      const size_t q = static_cast<size_t>(std::stoi(r.request.substr(1)));
+      const size_t slash = r.request.find('/');
+      const size_t a = slash == std::string::npos
+                           ? 0
+                           : static_cast<size_t>(std::stoi(r.request.substr(slash + 2)));
+      ASSERT_EQ(c.requests[q][a].match[d], 1) << "case " << i << ": " << r.device;
+      chosen[d] = static_cast<int>(q);
+      ++count[q];
+    }
+    ASSERT_TRUE(Fits(c, chosen)) << "case " << i << ": a counter is over-drawn";
+    for (size_t q = 0; q < c.requests.size(); ++q) ASSERT_GT(count[q], 0) << "case " << i;
+  }
+  // The generator must make both outcomes common, or the test proves little.
+  EXPECT_GT(feasible, cases / 10);
+  EXPECT_LT(feasible, cases * 9 / 10);
+}
+
+}  // namespace
+}  // namespace gpusched::plugins::dynamic_resources
