@@ -42,8 +42,7 @@ install: bootstrap
 	$(CMAKE) --build --preset release -j $(JOBS) --target gpusched
 	$(CMAKE) --install build/release --prefix $(PREFIX) --component gpusched
 
-# What CI runs: the ASan+UBSan build with -Werror, the test control plane binaries (cached outside
-# the checkout), then every test (labels: unit, e2e).
+# The build CI tests: clang++, ASan+UBSan, -Wthread-safety -Werror, -O0; tests, bench/, fuzz/.
 build: bootstrap
 	$(CMAKE) --preset asan-ubsan >/dev/null
 	$(CMAKE) --build --preset asan-ubsan -j $(JOBS)
@@ -52,17 +51,17 @@ testbin:
 	@scripts/testbin >/dev/null
 	@scripts/testbin --kueue >/dev/null
 
-# The checks (`make check`), the asan-ubsan build, the test control plane, a bounded libFuzzer
-# run of every parser target (clang), then every ctest test; scripts/test times each phase and
-# prints the table at the end.
+# The checks (`make check`; the thread-safety check builds asan-ubsan, tidy runs beside the later
+# phases), the test control plane, a bounded libFuzzer run of every parser target, then every
+# ctest test; scripts/test times each phase and prints the table at the end.
 test:
-	JOBS=$(JOBS) CMAKE=$(CMAKE) scripts/test
+	JOBS=$(JOBS) scripts/test
 
 fuzz: bootstrap
 	scripts/fuzz
 
 # What the style guide says machines check (docs/testing.md, "Checks"): the layering table, the
-# size limits, clang-format, Clang's thread-safety analysis (a clang build with -Werror), then
+# size limits, clang-format, Clang's thread-safety analysis (the asan-ubsan build, -Werror), then
 # clang-tidy over that build's compile_commands.json. The quick ones first; each prints what failed.
 # scripts/check runs them all, even after a failure, and prints each one's result and time.
 check: bootstrap

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 // Mutex and MutexLock: std::mutex with thread-safety annotations, so Clang checks GUARDED_BY
-// (the clang-thread-safety preset builds with -Wthread-safety -Werror).
+// (the asan-ubsan preset, which CI builds, has -Wthread-safety -Werror).
 //
 // Condition variables: wait through the MutexLock that holds the mutex, so the analysis knows
 // the mutex is held before and after the wait:

@@ -487,10 +487,11 @@ class SchedulerE2ETest(ClusterTestCase):
         self._run_with_disruption(disrupt, batches=(80, 40))
         # The lease expires leaseDuration (15 s) after the dead leader's last renewTime (the
         # follower trusts an older renewTime, see leader_elector.cc) and b retries right at the
-        # expiry, so b leads within the lease duration of the kill. Slack: 1 s for the API
-        # round trips on a loaded machine.
-        self.assertLessEqual(measured["since_renew"], 15 + 1)
-        self.assertLessEqual(measured["takeover"], 15 + 1)
+        # expiry, so b leads within the lease duration of the kill. Slack: 3 s for late timers
+        # and API round trips of the -O0 ASan build on a loaded 2-core machine (17.06 s once in
+        # a cold `make test`, beside another e2e test, the unit tests and the release build).
+        self.assertLessEqual(measured["since_renew"], 15 + 3)
+        self.assertLessEqual(measured["takeover"], 15 + 3)
 
         # A graceful hand-over: SIGTERM releases the lease, a standby takes it at its next attempt.
         c = self.start_gpusched("c", **cfg)
