@@ -65,6 +65,85 @@ std::string Slice(int32_t i) {
          R"(","generation":1,"resourceSliceCount":1},"devices":[)" + devices + "]}}";
 }
 
+// The MIG profiles of an 80 GB A100/H100 and where each may start (memory slices 0-7; NVIDIA's
+// MIG user guide): compute slices, memory, memory slices taken.
+struct MigProfile {
+  std::string_view name;
+  int compute;
+  int memory_gi;
+  int slices;
+  std::vector<int> starts;
+};
+
+const std::vector<MigProfile>& MigProfiles() {
+  static const std::vector<MigProfile> profiles = {
+      {"7g.80gb", 7, 80, 8, {0}},
+      {"4g.40gb", 4, 40, 4, {0}},
+      {"3g.40gb", 3, 40, 4, {0, 4}},
+      {"2g.20gb", 2, 20, 2, {0, 2, 4}},
+      {"1g.10gb", 1, 10, 1, {0, 1, 2, 3, 4, 5, 6}},
+  };
+  return profiles;
+}
+
+std::string CounterValues(int compute, int memory_gi, int first_slice, int slices) {
+  std::string c = R"("compute":{"value":")" + std::to_string(compute) +
+                  R"("},"memory":{"value":")" + std::to_string(memory_gi) + R"(Gi"})";
+  for (int m = first_slice; m < first_slice + slices; ++m) {
+    c += R"(,"memory-slice-)" + std::to_string(m) + R"(":{"value":"1"})";
+  }
+  return c;
+}
+
+// The same 8 GPUs in MIG mode, as a partitionable device (KEP-4815) the way
+// docs/examples/dra/mig.yaml publishes one: a slice with one counter set per GPU (7 compute
+// slices, 80Gi, memory slices 0-7) and a slice with every MIG placement of every GPU (14 per GPU,
+// 112 devices), each drawing on its GPU's counters.
+std::string MigSlices(int32_t i) {
+  const std::string node = "node-" + std::to_string(i);
+  const bool h100 = i % 2 == 0;
+  const std::string pool =
+      R"(","pool":{"name":")" + node + R"(","generation":1,"resourceSliceCount":2},)";
+  std::string sets;
+  std::string devices;
+  for (int g = 0; g < 8; ++g) {
+    const std::string set = "gpu-" + std::to_string(g) + "-counters";
+    if (g > 0) sets += ",";
+    sets += R"({"name":")" + set + R"(","counters":{)" + CounterValues(7, 80, 0, 8) + "}}";
+    for (const MigProfile& p : MigProfiles()) {
+      for (int start : p.starts) {
+        if (!devices.empty()) devices += ",";
+        devices += R"({"name":"gpu-)" + std::to_string(g) + "-mig-" +
+                   std::string(p.name.substr(0, 2)) + "-" + std::to_string(start) +
+                   R"(","attributes":{"type":{"string":"mig"},"profile":{"string":")" +
+                   std::string(p.name) + R"("},"parentIndex":{"int":)" + std::to_string(g) +
+                   R"(},"productName":{"string":")" + std::string(h100 ? kH100 : kA100) +
+                   R"("}},"capacity":{"memory":{"value":")" + std::to_string(p.memory_gi) +
+                   R"(Gi"}},"consumesCounters":[{"counterSet":")" + set + R"(","counters":{)" +
+                   CounterValues(p.compute, p.memory_gi, start, p.slices) + "}}]}";
+      }
+    }
+  }
+  const std::string head = R"({"apiVersion":"resource.k8s.io/v1","kind":"ResourceSlice",)"
+                           R"("metadata":{"name":")" +
+                           node;
+  const std::string spec =
+      R"("},"spec":{"driver":")" + std::string(kDriver) + R"(","nodeName":")" + node + pool;
+  return head + "-counters" + spec + R"("sharedCounters":[)" + sets + "]}}," + head +
+         "-partitions" + spec + R"("devices":[)" + devices + "]}}";
+}
+
+// A MIG template: one partition of `profile`.
+std::string MigTemplate(std::string_view profile) {
+  return R"({"apiVersion":"resource.k8s.io/v1","kind":"ResourceClaimTemplate","metadata":{)"
+         R"("name":"mig-)" +
+         std::string(profile) +
+         R"(","namespace":"bench"},"spec":{"spec":{"devices":{"requests":[{"name":"gpu",)"
+         R"("exactly":{"deviceClassName":"mig.nvidia.com","selectors":[{"cel":{"expression":)"
+         R"("device.attributes['gpu.nvidia.com'].profile == ')" +
+         std::string(profile) + R"('"}}]}}]}}}})";
+}
+
 // A claim spec's "devices": `count` GPUs, of `product` when not empty, in one clique when more
 // than one.
 std::string ClaimDevices(int count, std::string_view product) {
@@ -103,11 +182,37 @@ std::string Pod(int32_t i, std::string_view tmpl) {
          std::string(tmpl) + R"("}]}})";
 }
 
-// The workload: the DeviceClass, templates, nodes with their slices and the pods. The claim mix
-// is drawn with a 64-bit LCG from `seed`.
-common::StatusOr<sim::Workload> DraWorkload(const DraFlags& f) {
-  std::string text = "[";
-  text +=
+uint64_t NextDraw(uint64_t& state) {
+  state = state * 6364136223846793005ULL + 1442695040888963407ULL;
+  return (state >> 33) % 100;
+}
+
+// --mig: the MIG class and templates, nodes with their partitionable GPUs, pods asking for one
+// partition each: 1g.10gb 40 %, 2g.20gb 20 %, 3g.40gb 20 %, 4g.40gb 10 %, 7g.80gb 10 %.
+std::string MigObjects(const DraFlags& f) {
+  std::string text =
+      R"({"apiVersion":"resource.k8s.io/v1","kind":"DeviceClass","metadata":{"name":)"
+      R"("mig.nvidia.com"},"spec":{"selectors":[{"cel":{"expression":"device.driver == )"
+      R"('gpu.nvidia.com' && device.attributes['gpu.nvidia.com'].type == 'mig'"}}]}})";
+  for (const MigProfile& p : MigProfiles()) text += "," + MigTemplate(p.name);
+  for (int32_t i = 0; i < f.nodes; ++i) text += "," + Node(i) + "," + MigSlices(i);
+  uint64_t state = f.seed * 6364136223846793005ULL + 1442695040888963407ULL;
+  for (int32_t i = 0; i < f.pods; ++i) {
+    const uint64_t r = NextDraw(state);
+    const std::string_view profile = r < 40   ? "1g.10gb"
+                                     : r < 60 ? "2g.20gb"
+                                     : r < 80 ? "3g.40gb"
+                                     : r < 90 ? "4g.40gb"
+                                              : "7g.80gb";
+    text += "," + Pod(i, "mig-" + std::string(profile));
+  }
+  return text;
+}
+
+// Whole GPUs: the DeviceClass, templates, nodes with their slices, the waiting claims and the
+// pods.
+std::string GpuObjects(const DraFlags& f) {
+  std::string text =
       R"({"apiVersion":"resource.k8s.io/v1","kind":"DeviceClass","metadata":{"name":")" +
       std::string(kDriver) +
       R"("},"spec":{"selectors":[{"cel":{"expression":"device.driver == 'gpu.nvidia.com'"}}]}})";
@@ -116,20 +221,23 @@ common::StatusOr<sim::Workload> DraWorkload(const DraFlags& f) {
   for (int32_t i = 0; i < f.nodes; ++i) text += "," + Node(i) + "," + Slice(i);
   uint64_t state = f.seed * 6364136223846793005ULL + 1442695040888963407ULL;
   for (int32_t i = 0; i < f.waiting_claims; ++i) {
-    state = state * 6364136223846793005ULL + 1442695040888963407ULL;
-    const uint64_t r = (state >> 33) % 100;
+    const uint64_t r = NextDraw(state);
     text += "," + (r < 30   ? WaitingClaim(i, 1, kH100)
                    : r < 60 ? WaitingClaim(i, 1, kA100)
                    : r < 85 ? WaitingClaim(i, 2, "")
                             : WaitingClaim(i, 4, ""));
   }
   for (int32_t i = 0; i < f.pods; ++i) {
-    state = state * 6364136223846793005ULL + 1442695040888963407ULL;
-    const uint64_t r = (state >> 33) % 100;
+    const uint64_t r = NextDraw(state);
     const char* tmpl = r < 30 ? "h100-1" : r < 60 ? "a100-1" : r < 85 ? "gpu-2" : "gpu-4";
     text += "," + Pod(i, tmpl);
   }
-  text += "]";
+  return text;
+}
+
+// The workload (the mix drawn with a 64-bit LCG from `seed`), through the manifest reader.
+common::StatusOr<sim::Workload> DraWorkload(const DraFlags& f) {
+  const std::string text = "[" + (f.mig ? MigObjects(f) : GpuObjects(f)) + "]";
   sim::Workload w;
   GPUSCHED_RETURN_IF_ERROR(sim::AppendManifests(text, "dra-bench", w));
   if (!w.rejected.empty()) return common::InternalError(w.rejected.front().ToString());
@@ -153,12 +261,21 @@ int RunDra(const DraFlags& f, const config::SchedulerConfig& config,
     std::fprintf(stderr, "error: %s\n", workload.status().ToString().c_str());
     return 1;
   }
-  std::printf(
-      "dra: %d nodes x 8 GPUs (ResourceSlices), %d pods with one template claim each (1 GPU by "
-      "product name 60 %%, 2 GPUs 25 %%, 4 GPUs 15 %%; matchAttribute cliqueId), %d waiting "
-      "claims, seed %llu (generated+decoded in %.2f s)\n",
-      f.nodes, f.pods, f.waiting_claims, static_cast<unsigned long long>(f.seed),
-      std::chrono::duration<double>(std::chrono::steady_clock::now() - t_gen).count());
+  const double gen_s =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - t_gen).count();
+  if (f.mig) {
+    std::printf(
+        "dra --mig: %d nodes x 8 GPUs in MIG mode (8 counter sets, 112 partitions per node), %d "
+        "pods with one partition each (1g.10gb 40 %%, 2g.20gb 20 %%, 3g.40gb 20 %%, 4g.40gb 10 "
+        "%%, 7g.80gb 10 %%), seed %llu (generated+decoded in %.2f s)\n",
+        f.nodes, f.pods, static_cast<unsigned long long>(f.seed), gen_s);
+  } else {
+    std::printf(
+        "dra: %d nodes x 8 GPUs (ResourceSlices), %d pods with one template claim each (1 GPU by "
+        "product name 60 %%, 2 GPUs 25 %%, 4 GPUs 15 %%; matchAttribute cliqueId), %d waiting "
+        "claims, seed %llu (generated+decoded in %.2f s)\n",
+        f.nodes, f.pods, f.waiting_claims, static_cast<unsigned long long>(f.seed), gen_s);
+  }
   for (int rep = 0; rep < f.repeat; ++rep) {
     common::SystemClock wall;
     sim::SimOptions opts;
@@ -226,12 +343,13 @@ int RunDra(const DraFlags& f, const config::SchedulerConfig& config,
     std::printf(
         "run %d: %.0f pods/s  (%zu pods in %.3f s; %.3f CPU s = %.0f pods per CPU s)  latency us: "
         "mean %.1f p50 %.1f p99 %.1f  scheduled %lld unschedulable %lld errors %lld  claims "
-        "allocated %lld (%lld of %d GPUs)  peak RSS %.0f MiB\n",
+        "allocated %lld (%lld devices of %d %s)  peak RSS %.0f MiB\n",
         rep + 1, static_cast<double>(lat_us.size()) / secs, lat_us.size(), secs, cpu,
         static_cast<double>(lat_us.size()) / cpu, mean, p50, p99,
         static_cast<long long>(st.scheduled), static_cast<long long>(st.unschedulable),
         static_cast<long long>(st.errors), static_cast<long long>(allocated),
-        static_cast<long long>(devices), f.nodes * 8, PeakRssMiB());
+        static_cast<long long>(devices), f.nodes * (f.mig ? 112 : 8), f.mig ? "partitions" : "GPUs",
+        PeakRssMiB());
     if (elsewhere > 0) {
       std::printf("  error: %lld devices allocated on another node than their pod's\n",
                   static_cast<long long>(elsewhere));

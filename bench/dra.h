@@ -6,7 +6,8 @@
 // name with a CEL selector, 25 % two GPUs and 15 % four GPUs with matchAttribute cliqueId.
 // Scheduled through the production Scheduler with the default profile (sim::Simulator: the
 // resourceclaim controller, DynamicResources' Reserve and PreBind writes, the bind), one pod at a
-// time as the other modes. See dra.cc and BENCHMARKS.md.
+// time as the other modes. With `mig`, the GPUs are in MIG mode, published as partitionable devices
+// (KEP-4815), and every pod asks for one MIG partition. See dra.cc and BENCHMARKS.md.
 #pragma once
 
 #include <cstdint>
@@ -21,6 +22,9 @@ struct DraFlags {
   int32_t pods = 2000;
   uint64_t seed = 42;
   int repeat = 1;
+  // The GPUs in MIG mode (partitionable devices: counter sets and 112 partitions per node) and
+  // pods asking for one MIG partition each, instead of whole GPUs.
+  bool mig = false;
   // Unallocated ResourceClaims of the pods' mix that no pod uses (claims waiting for devices).
   int32_t waiting_claims = 0;
 };

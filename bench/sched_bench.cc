@@ -13,6 +13,7 @@
 //                  [--churn-relevant-every R] [--hints on|off]
 //   gpusched-bench --workload dra [--nodes 500] [--pods 2000] [--seed 42] [--repeat R]
 //                  [--waiting-claims W]
+//   gpusched-bench --workload dra-mig [--nodes 500] [--pods 2000] [--seed 42] [--repeat R]
 //
 // --reuse off turns the runtime's result reuse across equivalent pods off (same placements, full
 // per-node cost: the before/after comparison); --refresh K sets the fragmentation profile's
@@ -42,6 +43,9 @@
 // --seed, --repeat, --config and --profile do not apply. --waiting-claims W adds W unallocated
 // ResourceClaims of the same mix that no pod uses: claims waiting for devices, so that
 // DynamicResources' lookahead (small clusters) or device pressure is computed for every pod.
+// --workload dra-mig (issue #42): the same nodes with their GPUs in MIG mode, published as
+// partitionable devices (a counter set per GPU, 14 MIG placements each), and pods asking for one
+// MIG partition each (--waiting-claims does not apply).
 //
 // --unschedulable U (last): U pods no node can take now wait while the cluster churns, E events
 // per simulated second (--churn, default 20) for T simulated seconds (--churn-seconds, default
@@ -94,7 +98,8 @@ struct Flags {
   int32_t gang = 0;                  // --gang M
   int32_t gang_gpus = 8;             // --gang-gpus G
   ChurnFlags churn;                  // --unschedulable U --churn E --churn-seconds T --hints
-  bool dra = false;                  // --workload dra
+  bool dra = false;                  // --workload dra|dra-mig
+  bool dra_mig = false;              // --workload dra-mig
   int32_t waiting_claims = 0;        // --waiting-claims W (dra)
   bool nodes_set = false;
   bool pods_set = false;
@@ -107,7 +112,7 @@ int Usage(const char* msg) {
                "[--reuse on|off] [--refresh K] [--owner none|replicaset] [--preemptors P] "
                "[--preemptor-classes like|distinct] [--gang M] [--gang-gpus G] [--unschedulable U] "
                "[--churn E] [--churn-seconds T] [--churn-relevant-every R] [--hints on|off] "
-               "[--workload synthetic|dra]\n",
+               "[--workload synthetic|dra|dra-mig]\n",
                msg);
   return 2;
 }
@@ -328,12 +333,16 @@ int Run(const Flags& f) {
     return 2;
   }
   if (f.dra) {
+    if (f.dra_mig && f.waiting_claims > 0) {
+      return gpusched::bench::Usage("--waiting-claims: not with --workload dra-mig");
+    }
     DraFlags d;
     d.nodes = f.nodes_set ? f.nodes : d.nodes;
     d.pods = f.pods_set ? f.pods : d.pods;
     d.seed = f.seed;
     d.repeat = f.repeat;
     d.waiting_claims = f.waiting_claims;
+    d.mig = f.dra_mig;
     return RunDra(d, *config, registry);
   }
   const auto t_gen = std::chrono::steady_clock::now();
@@ -453,7 +462,7 @@ int main(int argc, char** argv) {
           "[--config FILE] [--seed S] [--repeat R] [--reuse on|off] [--refresh K] "
           "[--owner none|replicaset] [--preemptors P] [--preemptor-classes like|distinct] "
           "[--gang M] [--gang-gpus G] [--unschedulable U] [--churn E] [--churn-seconds T] "
-          "[--churn-relevant-every R] [--hints on|off] [--workload synthetic|dra]\n");
+          "[--churn-relevant-every R] [--hints on|off] [--workload synthetic|dra|dra-mig]\n");
       return 0;
     }
     if (a != "--nodes" && a != "--pods" && a != "--profile" && a != "--config" && a != "--seed" &&
@@ -472,10 +481,12 @@ int main(int argc, char** argv) {
       f.pods = std::atoi(v);
       f.pods_set = true;
     } else if (a == "--workload") {
-      if (std::strcmp(v, "synthetic") != 0 && std::strcmp(v, "dra") != 0) {
-        return gpusched::bench::Usage("--workload: want synthetic or dra");
+      const std::string_view w = v;
+      if (w != "synthetic" && w != "dra" && w != "dra-mig") {
+        return gpusched::bench::Usage("--workload: want synthetic, dra or dra-mig");
       }
-      f.dra = std::strcmp(v, "dra") == 0;
+      f.dra = w != "synthetic";
+      f.dra_mig = w == "dra-mig";
     } else if (a == "--profile") {
       f.profile = v;
     } else if (a == "--config") {

@@ -113,6 +113,58 @@ Quantity DecodeValue(ObjectReader& r, const json::object& v, const FieldPath& p)
   return r.QuantityOf(v, "value", p).value_or(Quantity());
 }
 
+// `o[key]`: name -> quantity (capacity.requests, consumedCapacity), sorted by name.
+Counters DecodeQuantityMap(ObjectReader& r, const json::object& o, std::string_view key,
+                           const FieldPath& p) {
+  Counters out;
+  const json::object* m = r.Object(o, key, p);
+  if (m == nullptr) return out;
+  const FieldPath mp = p.Key(key);
+  for (const auto& [name, v] : *m) {
+    if (std::optional<Quantity> q = r.AsQuantity(v, mp.Key(name))) {
+      out.emplace_back(std::string(name), *q);
+    }
+  }
+  std::sort(out.begin(), out.end(), [](const auto& a, const auto& b) { return a.first < b.first; });
+  return out;
+}
+
+// A device capacity's requestPolicy (KEP-5075); nullopt when it has none.
+std::optional<CapacityRequestPolicy> DecodeRequestPolicy(ObjectReader& r, const json::object& v,
+                                                         const FieldPath& p) {
+  const json::object* o = r.Object(v, "requestPolicy", p);
+  if (o == nullptr) return std::nullopt;
+  const FieldPath pp = p.Key("requestPolicy");
+  CapacityRequestPolicy out;
+  out.default_value = r.QuantityOf(*o, "default", pp);
+  if (const json::array* values = r.Array(*o, "validValues", pp)) {
+    const FieldPath vp = pp.Key("validValues");
+    for (size_t i = 0; i < values->size(); ++i) {
+      if (std::optional<Quantity> q = r.AsQuantity((*values)[i], vp.At(i))) {
+        out.valid_values.push_back(*q);
+      }
+    }
+    if (!std::is_sorted(out.valid_values.begin(), out.valid_values.end(),
+                        [](const Quantity& a, const Quantity& b) { return a.Compare(b) < 0; })) {
+      r.Error(vp, "must be sorted in ascending order");
+    }
+  }
+  if (const json::object* range = r.Object(*o, "validRange", pp)) {
+    const FieldPath rp = pp.Key("validRange");
+    out.range_min = r.QuantityOf(*range, "min", rp);
+    if (!out.range_min) r.Required(rp.Key("min"));
+    out.range_max = r.QuantityOf(*range, "max", rp);
+    out.range_step = r.QuantityOf(*range, "step", rp);
+    if (out.range_step && out.range_step->MilliValue() <= 0) {
+      r.InvalidValue(rp.Key("step"), out.range_step->ToString(), "a positive quantity");
+    }
+  }
+  if (!out.valid_values.empty() && out.range_min) {
+    r.Error(pp, "at most one of validValues or validRange may be set");
+  }
+  return out;
+}
+
 // `o.counters`: counter name -> {value}; required and non-empty, as upstream validates it.
 Counters DecodeCounters(ObjectReader& r, const json::object& o, const FieldPath& p) {
   Counters out = DecodeObjectMap<Quantity>(
@@ -129,9 +181,15 @@ Device DecodeDevice(ObjectReader& r, const json::object& o, const FieldPath& p,
   d.attributes = DecodeQualifiedMap<DeviceAttribute>(
       r, o, "attributes", driver, p,
       [&](const json::object& v, const FieldPath& ip) { return DecodeAttribute(r, v, ip); });
-  d.capacity = DecodeQualifiedMap<Quantity>(
-      r, o, "capacity", driver, p,
-      [&](const json::object& v, const FieldPath& ip) { return DecodeValue(r, v, ip); });
+  using Capacity = std::pair<Quantity, std::optional<CapacityRequestPolicy>>;
+  auto decode_capacity = [&](const json::object& v, const FieldPath& ip) {
+    return Capacity(DecodeValue(r, v, ip), DecodeRequestPolicy(r, v, ip));
+  };
+  for (auto& [name, c] :
+       DecodeQualifiedMap<Capacity>(r, o, "capacity", driver, p, decode_capacity)) {
+    d.capacity.emplace_back(name, c.first);
+    if (c.second) d.capacity_policies.emplace_back(name, std::move(*c.second));
+  }
   d.consumes_counters = r.MapObjects<DeviceCounterConsumption>(
       o, "consumesCounters", p, [&](const json::object& c, const FieldPath& ip) {
         DeviceCounterConsumption out;
@@ -231,6 +289,9 @@ DeviceChoice DecodeChoice(ObjectReader& r, const json::object& o, const FieldPat
   c.tolerations = r.MapObjects<Toleration>(
       o, "tolerations", p,
       [&](const json::object& t, const FieldPath& ip) { return DecodeToleration(r, t, ip); });
+  if (const json::object* capacity = r.Object(o, "capacity", p)) {
+    c.capacity_requests = DecodeQuantityMap(r, *capacity, "requests", p.Key("capacity"));
+  }
   return c;
 }
 
@@ -283,6 +344,11 @@ std::optional<AllocationResult> DecodeAllocation(ObjectReader& r, const json::ob
           res.pool = r.RequiredString(d, "pool", ip);
           res.device = r.RequiredString(d, "device", ip);
           res.admin_access = r.Bool(d, "adminAccess", ip).value_or(false);
+          res.share_id = r.StringOr(d, "shareID", ip);
+          res.consumed_capacity = DecodeQuantityMap(r, d, "consumedCapacity", ip);
+          for (auto& [name, amount] : res.consumed_capacity) name = Qualify(name, res.driver);
+          std::sort(res.consumed_capacity.begin(), res.consumed_capacity.end(),
+                    [](const auto& a, const auto& b) { return a.first < b.first; });
           return res;
         });
   }

@@ -120,6 +120,55 @@ TEST(DecodeDraTest, SharedCountersAndWhatDevicesDrawOnThem) {
               ::testing::HasSubstr("spec.devices[0].consumesCounters[0].counterSet"));
 }
 
+TEST(DecodeDraTest, ConsumableCapacityPoliciesRequestsAndShares) {
+  // HAMi's DRA driver publishes one shared GPU: cores and memory with request policies.
+  auto slice = DecodeResourceSlice(Json(R"({"metadata":{"name":"n1-gpu"},
+      "spec":{"driver":"hami.io","nodeName":"n1","pool":{"name":"n1"},
+              "devices":[{"name":"gpu-0","allowMultipleAllocations":true,"capacity":{
+                  "cores":{"value":"100","requestPolicy":{"default":"100",
+                           "validRange":{"min":"1","max":"100","step":"1"}}},
+                  "memory":{"value":"80Gi","requestPolicy":{"default":"80Gi",
+                            "validValues":["10Gi","20Gi","40Gi","80Gi"]}},
+                  "power":{"value":"700"}}}]}})"));
+  ASSERT_TRUE(slice.ok()) << slice.status().ToString();
+  const Device& d = slice->devices[0];
+  EXPECT_TRUE(d.allow_multiple_allocations);
+  ASSERT_EQ(d.capacity_policies.size(), 2u) << "power has no policy";
+  EXPECT_EQ(d.capacity_policies[0].first, "hami.io/cores");
+  const CapacityRequestPolicy* memory = d.Policy("hami.io/memory");
+  ASSERT_NE(memory, nullptr);
+  EXPECT_EQ(memory->valid_values.size(), 4u);
+  EXPECT_EQ(memory->default_value->Value(), 80LL << 30);
+  EXPECT_EQ(d.Policy("hami.io/cores")->range_step->Value(), 1);
+  EXPECT_EQ(d.Policy("hami.io/power"), nullptr);
+
+  auto claim = DecodeResourceClaim(Json(R"({"metadata":{"name":"half","namespace":"ml"},
+      "spec":{"devices":{"requests":[{"name":"gpu","exactly":{"deviceClassName":"hami",
+          "capacity":{"requests":{"memory":"30Gi","cores":"50"}}}}]}},
+      "status":{"allocation":{"devices":{"results":[{"request":"gpu","driver":"hami.io",
+          "pool":"n1","device":"gpu-0","shareID":"9a3c1e0b-5d2f-4c1a-8b7e-0f1e2d3c4b5a",
+          "consumedCapacity":{"memory":"40Gi","cores":"50","power":"700"}}]}}}})"));
+  ASSERT_TRUE(claim.ok()) << claim.status().ToString();
+  const Counters& asked = claim->spec.requests[0].exactly->capacity_requests;
+  ASSERT_EQ(asked.size(), 2u);
+  EXPECT_EQ(asked[0].first, "cores") << "request names stay as written";
+  EXPECT_EQ(asked[1].second.Value(), 30LL << 30);
+  const DeviceResult& r = claim->allocation->devices[0];
+  EXPECT_EQ(r.share_id, "9a3c1e0b-5d2f-4c1a-8b7e-0f1e2d3c4b5a");
+  ASSERT_EQ(r.consumed_capacity.size(), 3u);
+  EXPECT_EQ(r.consumed_capacity[1].first, "hami.io/memory");
+  EXPECT_EQ(r.consumed_capacity[1].second.Value(), 40LL << 30);
+
+  auto unsorted = DecodeResourceSlice(Json(R"({"metadata":{"name":"x"},
+      "spec":{"driver":"d","nodeName":"n1","pool":{"name":"n1"},
+              "devices":[{"name":"a","allowMultipleAllocations":true,"capacity":{"m":{
+                  "value":"8","requestPolicy":{"default":"4","validValues":["4","2"]}}}}]}})"));
+  ASSERT_FALSE(unsorted.ok());
+  EXPECT_THAT(std::string(unsorted.status().message()),
+              ::testing::HasSubstr("spec.devices[0].capacity.m.requestPolicy.validValues: must be "
+                                   "sorted in ascending order"));
+}
+
 TEST(DecodeDraTest, ClaimWithRequestsConstraintsAndAllocation) {
   auto c = DecodeResourceClaim(Json(R"({"metadata":{"name":"train","namespace":"ml",
         "resourceVersion":"7"},

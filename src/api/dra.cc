@@ -20,4 +20,74 @@ const DeviceAttribute* Device::Attribute(std::string_view qualified) const {
   return it != attributes.end() && it->first == qualified ? &it->second : nullptr;
 }
 
+const CapacityRequestPolicy* Device::Policy(std::string_view qualified) const {
+  auto it = std::lower_bound(capacity_policies.begin(), capacity_policies.end(), qualified,
+                             [](const auto& a, std::string_view k) { return a.first < k; });
+  return it != capacity_policies.end() && it->first == qualified ? &it->second : nullptr;
+}
+
+namespace {
+
+// Whether the request's capacity name `asked` names the device capacity `qualified`.
+bool NamesCapacity(std::string_view asked, std::string_view qualified, std::string_view driver) {
+  if (asked == qualified) return true;
+  return asked.find('/') == std::string_view::npos &&
+         qualified.size() == driver.size() + 1 + asked.size() && qualified.starts_with(driver) &&
+         qualified[driver.size()] == '/' && qualified.ends_with(asked);
+}
+
+// The amount (thousandths) one allocation asking `asked` (null: not named) takes of a capacity of
+// `value` with `policy` (may be null); nullopt when it breaks the policy.
+std::optional<int64_t> Consumed(const Quantity* asked, const Quantity& value,
+                                const CapacityRequestPolicy* policy) {
+  if (asked == nullptr) {
+    return policy != nullptr && policy->default_value ? policy->default_value->MilliValue()
+                                                      : value.MilliValue();
+  }
+  int64_t amount = asked->MilliValue();
+  if (policy == nullptr) return amount;
+  if (policy->range_min) {
+    const int64_t min = policy->range_min->MilliValue();
+    if (amount < min) amount = min;
+    if (policy->range_step && policy->range_step->MilliValue() > 0) {
+      const int64_t step = policy->range_step->MilliValue();
+      amount = min + (amount - min + step - 1) / step * step;
+    }
+    if (policy->range_max && amount > policy->range_max->MilliValue()) return std::nullopt;
+    return amount;
+  }
+  if (!policy->valid_values.empty()) {
+    for (const Quantity& v : policy->valid_values) {
+      if (amount <= v.MilliValue()) return v.MilliValue();
+    }
+    return std::nullopt;
+  }
+  return amount;
+}
+
+}  // namespace
+
+std::optional<std::vector<int64_t>> ConsumedCapacity(const Device& device, std::string_view driver,
+                                                     const Counters& requests) {
+  for (const auto& request : requests) {
+    if (std::none_of(device.capacity.begin(), device.capacity.end(), [&](const auto& c) {
+          return NamesCapacity(request.first, c.first, driver);
+        })) {
+      return std::nullopt;
+    }
+  }
+  std::vector<int64_t> out;
+  out.reserve(device.capacity.size());
+  for (const auto& [name, value] : device.capacity) {
+    const Quantity* asked = nullptr;
+    for (const auto& [r, amount] : requests) {
+      if (NamesCapacity(r, name, driver)) asked = &amount;
+    }
+    std::optional<int64_t> consumed = Consumed(asked, value, device.Policy(name));
+    if (!consumed) return std::nullopt;
+    out.push_back(*consumed);
+  }
+  return out;
+}
+
 }  // namespace gpusched::api

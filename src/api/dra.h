@@ -80,13 +80,29 @@ struct DeviceCounterConsumption {
   Counters counters;
 };
 
+// spec.devices[].capacity[].requestPolicy (KEP-5075 consumable capacity): how one allocation of
+// a device that allows several (allowMultipleAllocations) takes from the capacity. At most one of
+// valid_values / range_min is set; default_value is set with either.
+struct CapacityRequestPolicy {
+  std::optional<Quantity> default_value;  // taken by a request that does not name the capacity
+  std::vector<Quantity> valid_values;     // ascending: a request is rounded up to one of them
+  // validRange: a request is rounded up to min, then to min + k * step; max caps it.
+  std::optional<Quantity> range_min;
+  std::optional<Quantity> range_max;
+  std::optional<Quantity> range_step;
+  bool operator==(const CapacityRequestPolicy&) const = default;
+};
+
 struct Device {
   std::string name;
   // Attributes and capacities by fully qualified name "<domain>/<id>" (a name without a domain
   // in the slice gets the driver's name as its domain, as upstream), sorted by name.
   std::vector<std::pair<std::string, DeviceAttribute>> attributes;
   std::vector<std::pair<std::string, Quantity>> capacity;
+  // The request policies of `capacity`, by the same qualified names (only those that have one).
+  std::vector<std::pair<std::string, CapacityRequestPolicy>> capacity_policies;
   std::vector<DeviceCounterConsumption> consumes_counters;
+  // KEP-5075: several claims may hold the device at once, each taking part of its capacity.
   bool allow_multiple_allocations = false;
   // perDeviceNodeSelection: where this device is reachable (otherwise the slice's nodes).
   std::string node_name;
@@ -95,6 +111,7 @@ struct Device {
   std::vector<Taint> taints;  // spec.devices[].taints (NoSchedule/NoExecute keep it unallocated)
 
   const DeviceAttribute* Attribute(std::string_view qualified) const;
+  const CapacityRequestPolicy* Policy(std::string_view qualified) const;
 };
 
 struct ResourceSlice {
@@ -126,6 +143,9 @@ struct DeviceChoice {
   int64_t count = 1;
   bool admin_access = false;
   std::vector<Toleration> tolerations;
+  // capacity.requests (KEP-5075): how much of each named device capacity one device must give,
+  // by name as written (a name without a domain means the driver's).
+  Counters capacity_requests;
   bool operator==(const DeviceChoice&) const = default;
 };
 
@@ -161,6 +181,10 @@ struct DeviceResult {
   std::string pool;
   std::string device;
   bool admin_access = false;
+  // KEP-5075, for a device that allows multiple allocations: this allocation's share (a UUID)
+  // and what it takes from each of the device's capacities (qualified names, sorted).
+  std::string share_id;
+  Counters consumed_capacity;
   bool operator==(const DeviceResult&) const = default;
 };
 
@@ -188,6 +212,17 @@ struct ResourceClaimTemplate {
   ObjectMeta meta;
   ResourceClaimSpec spec;
 };
+
+// What one allocation of `device` (published by `driver`) for a request asking `requests`
+// (DeviceChoice::capacity_requests) takes from each of the device's capacities, in thousandths,
+// in the order of device.capacity: upstream's consumable-capacity rules (KEP-5075). A capacity
+// the request does not name takes its policy's default, else all of it; a named one takes the
+// amount asked, rounded up by the policy (to the next valid value, or to validRange's min and
+// then its next step). nullopt when the request names a capacity the device does not have, or
+// an amount breaks the policy (above validRange's max, above every valid value). Whether the
+// amounts still fit is the caller's to check.
+std::optional<std::vector<int64_t>> ConsumedCapacity(const Device& device, std::string_view driver,
+                                                     const Counters& requests);
 
 using DeviceClassPtr = std::shared_ptr<const DeviceClass>;
 using ResourceSlicePtr = std::shared_ptr<const ResourceSlice>;

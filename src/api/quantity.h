@@ -41,6 +41,7 @@ class Quantity {
   bool IsZero() const { return mantissa_ == 0; }
   // Exact comparison of the two values: -1, 0 or 1 (CEL's quantity compareTo, DRA capacity).
   int Compare(const Quantity& other) const;
+  bool operator==(const Quantity& other) const { return Compare(other) == 0; }
   // The value as a double (CEL's asApproximateFloat).
   double AsApproximateDouble() const;
   // Canonical-ish text for messages ("1500m", "40Gi" is printed as the integer value).

@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <memory>
+#include <optional>
 #include <string>
 #include <utility>
 #include <vector>
@@ -102,7 +103,8 @@ std::string KeyOf(const api::DeviceResult& r) { return r.driver + "/" + r.pool +
 void GatherReach(Context& cx) {
   auto add = [&](uint32_t d) {
     const bool busy = d < cx.usage->holder.size() && cx.usage->holder[d] != nullptr;
-    cx.reach.devices.push_back({d, busy});
+    const bool shared_in_use = d < cx.usage->shares.size() && cx.usage->shares[d] > 0;
+    cx.reach.devices.push_back({d, busy, shared_in_use});
   };
   for (uint32_t d : cx.index->NodeDevices(cx.node.meta.name)) add(d);
   for (uint32_t d : cx.index->not_node_local) {
@@ -261,6 +263,29 @@ std::string ShortCounters(const Context& cx, uint32_t d) {
   return out;
 }
 
+// Why device `d` cannot give `choice` the capacity it asks (KEP-5075): "memory needs 30Gi, has
+// 20Gi left", or that the request policy or the device's capacities do not allow the request.
+std::string ShortCapacity(const Context& cx, uint32_t d, const api::DeviceChoice& choice) {
+  const framework::DeviceEntry& e = cx.index->devices[d];
+  std::optional<std::vector<int64_t>> amounts =
+      api::ConsumedCapacity(*e.device, e.slice->driver, choice.capacity_requests);
+  if (!amounts) return "the request names a capacity the device lacks or breaks its policy";
+  std::string out;
+  for (size_t i = 0; i < amounts->size(); ++i) {
+    int64_t has = e.device->capacity[i].second.MilliValue();
+    if (e.shared) {
+      const dr::CounterLeft* left = cx.reach.Find(e.capacity_begin + static_cast<uint32_t>(i));
+      has = left == nullptr ? 0 : left->left;
+    }
+    if (has >= (*amounts)[i]) continue;
+    if (!out.empty()) out += ", ";
+    out += e.device->capacity[i].first + " needs " +
+           api::Quantity::FromMilli((*amounts)[i]).ToString() + ", has " +
+           api::Quantity::FromMilli(std::max<int64_t>(0, has)).ToString() + " left";
+  }
+  return out;
+}
+
 DraDeviceRow DeviceVerdict(const Context& cx, const dr::ClaimPlan& plan, size_t q,
                            const dr::Alternative& alt, const dr::ChoiceMatches& cls,
                            const dr::NodeDevice& nd, const std::vector<std::string>& picked,
@@ -280,8 +305,10 @@ DraDeviceRow DeviceVerdict(const Context& cx, const dr::ClaimPlan& plan, size_t 
     dev.verdict = "held by claim " + holder->meta.namespace_ + "/" + holder->meta.name;
   } else if (e.invalid) {
     dev.verdict = "pool invalid: " + InvalidPoolReason(*cx.index, e);
-  } else if (!cx.reach.CountersAllow(*cx.index, nd.device)) {
+  } else if (!cx.reach.CountersAllow(*cx.index, nd)) {
     dev.verdict = "counters short: " + ShortCounters(cx, nd.device);
+  } else if (!cx.reach.CapacityAllows(*cx.index, nd.device, *alt.choice, nullptr)) {
+    dev.verdict = "capacity short: " + ShortCapacity(cx, nd.device, *alt.choice);
   } else if (const api::Taint* t = UntoleratedTaint(*e.device, *alt.choice)) {
     dev.verdict = "tainted " + std::string(common::Str(t->key)) + "=" +
                   std::string(common::Str(t->value)) + ":" + std::string(EffectName(t->effect));

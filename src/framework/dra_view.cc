@@ -26,12 +26,37 @@ typename Map::mapped_type Find(const Map& m, std::string_view key) {
   return it == m.end() ? typename Map::mapped_type() : it->second;
 }
 
-// The devices `claim` holds exclusively (admin access does not hold a device).
+// Whether result `r` on device `d` is a share of it (KEP-5075): the device allows multiple
+// allocations and the result has a share ID. Otherwise it holds the whole device.
+bool IsShare(const DeviceIndex& index, uint32_t d, const api::DeviceResult& r) {
+  return index.devices[d].shared && !r.share_id.empty();
+}
+
+// The counter numbers of what share `r` of device `d` consumes (DeviceEntry::capacity_begin), with
+// the amounts in thousandths: f(counter, amount). Capacities the device does not publish are
+// skipped.
 template <typename F>
-void ForEachHeldDevice(const api::ResourceClaim& claim, F f) {
+void ForEachConsumed(const DeviceIndex& index, uint32_t d, const api::DeviceResult& r, F f) {
+  const DeviceEntry& e = index.devices[d];
+  const auto& capacity = e.device->capacity;
+  for (const auto& [name, amount] : r.consumed_capacity) {
+    auto it = std::lower_bound(capacity.begin(), capacity.end(), name,
+                               [](const auto& c, const std::string& n) { return c.first < n; });
+    if (it == capacity.end() || it->first != name) continue;
+    f(e.capacity_begin + static_cast<uint32_t>(it - capacity.begin()), amount.MilliValue());
+  }
+}
+
+// The devices `claim` holds, whole or a share (admin access does not hold a device): f(device
+// number in `index`, result, whether the result is a share). Devices not in the index are skipped.
+template <typename F>
+void ForEachHeldDevice(const DeviceIndex& index, const api::ResourceClaim& claim, F f) {
   if (!claim.allocation) return;
   for (const api::DeviceResult& r : claim.allocation->devices) {
-    if (!r.admin_access) f(DeviceKey(r.driver, r.pool, r.device));
+    if (r.admin_access) continue;
+    auto it = index.by_key.find(DeviceKey(r.driver, r.pool, r.device));
+    if (it == index.by_key.end()) continue;
+    f(it->second, r, IsShare(index, it->second, r));
   }
 }
 
@@ -48,6 +73,20 @@ uint32_t IslandId(const api::ResourceSlice& s, const api::Device& d,
     return it->second;
   }
   return 0;
+}
+
+// Adds (sign 1) or removes (-1) share `r` of device `d`: what it consumes of the device's
+// capacities, and the device's counter draws while it has any share.
+void AddShare(DeviceUsage& usage, const DeviceIndex& index, uint32_t d, const api::DeviceResult& r,
+              int sign) {
+  const uint32_t before = usage.shares[d];
+  usage.shares[d] = sign > 0 ? before + 1 : (before > 0 ? before - 1 : 0);
+  if ((before == 0) != (usage.shares[d] == 0)) {
+    for (const CounterDraw& c : index.Draws(d)) usage.counter_used[c.counter] += sign * c.amount;
+  }
+  ForEachConsumed(index, d, r, [&](uint32_t counter, int64_t amount) {
+    usage.counter_used[counter] += sign * amount;
+  });
 }
 
 // Sets who holds device `d` of `index`, keeping the counters its draws take in step.
@@ -79,6 +118,56 @@ std::string AddDraws(const api::ResourceSlice& s, const api::Device& d,
     }
   }
   return "";
+}
+
+// For a device that allows multiple allocations (KEP-5075): marks `e` shared and numbers its
+// capacities as the counters of a set of their own (set `next_set`, then incremented), so that
+// the usage and the allocator track what the shares consume as they do counters.
+void AddCapacityCounters(DeviceEntry& e, uint32_t& next_set, DeviceIndex& index) {
+  e.shared = e.device->allow_multiple_allocations;
+  e.capacity_begin = static_cast<uint32_t>(index.counters.size());
+  if (e.shared && !e.device->capacity.empty()) {
+    for (const auto& [name, value] : e.device->capacity) {
+      index.counters.push_back({e.key + "/" + name, value.MilliValue(), next_set});
+    }
+    ++next_set;
+  }
+  e.capacity_end = static_cast<uint32_t>(index.counters.size());
+}
+
+// Whether devices `a` and `b` cannot both be allocated from full counters: on some counter they
+// both draw on, their draws add up to more than its capacity.
+bool Conflict(const DeviceIndex& index, uint32_t a, uint32_t b) {
+  for (const CounterDraw& x : index.Draws(a)) {
+    for (const CounterDraw& y : index.Draws(b)) {
+      if (x.counter == y.counter && x.amount + y.amount > index.counters[x.counter].capacity) {
+        return true;
+      }
+    }
+  }
+  return false;
+}
+
+// Sets DeviceEntry::conflicts: per counter set (a device's first draw's), each device against
+// every other device drawing on that set; sets drawn on by more than kMaxConflictSet devices are
+// left at 0 (the pairs grow with the square).
+void CountConflicts(DeviceIndex& index) {
+  constexpr size_t kMaxConflictSet = 256;
+  std::unordered_map<uint32_t, std::vector<uint32_t>> by_set;
+  for (uint32_t d = 0; d < index.devices.size(); ++d) {
+    const std::span<const CounterDraw> draws = index.Draws(d);
+    if (!draws.empty()) by_set[index.counters[draws.front().counter].set].push_back(d);
+  }
+  for (const auto& [set, devices] : by_set) {
+    if (devices.size() > kMaxConflictSet) continue;
+    for (size_t i = 0; i < devices.size(); ++i) {
+      for (size_t j = i + 1; j < devices.size(); ++j) {
+        if (!Conflict(index, devices[i], devices[j])) continue;
+        ++index.devices[devices[i]].conflicts;
+        ++index.devices[devices[j]].conflicts;
+      }
+    }
+  }
 }
 
 }  // namespace
@@ -123,17 +212,21 @@ void DraView::Reuse(const api::ResourceClaimPtr& before, const api::ResourceClai
   DeviceUsage& usage = MutableUsage();
   const DeviceIndex& index = *index_;
   if (had) {
-    ForEachHeldDevice(*before, [&](const std::string& key) {
-      auto it = index.by_key.find(key);
-      if (it != index.by_key.end() && usage.holder[it->second] == before) {
-        SetHolder(usage, index, it->second, nullptr);
+    ForEachHeldDevice(index, *before, [&](uint32_t d, const api::DeviceResult& r, bool share) {
+      if (share) {
+        AddShare(usage, index, d, r, -1);
+      } else if (usage.holder[d] == before) {
+        SetHolder(usage, index, d, nullptr);
       }
     });
   }
   if (has) {
-    ForEachHeldDevice(*after, [&](const std::string& key) {
-      auto it = index.by_key.find(key);
-      if (it != index.by_key.end()) SetHolder(usage, index, it->second, after);
+    ForEachHeldDevice(index, *after, [&](uint32_t d, const api::DeviceResult& r, bool share) {
+      if (share) {
+        AddShare(usage, index, d, r, 1);
+      } else {
+        SetHolder(usage, index, d, after);
+      }
     });
   }
 }
@@ -143,30 +236,44 @@ common::Status DraView::CheckInvariants() const {
   EnsureIndex();
   const DeviceIndex& index = *index_;
   std::vector<const api::ResourceClaim*> holder(index.devices.size());
+  std::vector<uint32_t> shares(index.devices.size());
   std::vector<int64_t> used(index.counters.size());
   for (const auto& entry : claims_) {
     const std::string& key = entry.first;
     const api::ResourceClaim* claim = entry.second.latest().get();
     if (claim == nullptr) continue;
     common::Status bad;
-    ForEachHeldDevice(*claim, [&](const std::string& device) {
-      auto it = index.by_key.find(device);
-      if (it == index.by_key.end() || !bad.ok()) return;
-      if (const api::ResourceClaim* other = holder[it->second]) {
-        bad = common::InternalError("device " + device + " is held by claims " +
+    ForEachHeldDevice(index, *claim, [&](uint32_t d, const api::DeviceResult& r, bool share) {
+      if (!bad.ok()) return;
+      if (const api::ResourceClaim* other = holder[d]) {
+        bad = common::InternalError("device " + index.devices[d].key + " is held by claims " +
                                     ClaimKey(other->meta.namespace_, other->meta.name) + " and " +
                                     key);
         return;
       }
-      holder[it->second] = claim;
-      for (const CounterDraw& c : index.Draws(it->second)) used[c.counter] += c.amount;
+      if (share) {
+        if (shares[d]++ == 0) {
+          for (const CounterDraw& c : index.Draws(d)) used[c.counter] += c.amount;
+        }
+        ForEachConsumed(index, d, r, [&](uint32_t c, int64_t amount) { used[c] += amount; });
+        return;
+      }
+      if (shares[d] > 0) {
+        bad = common::InternalError("device " + index.devices[d].key + " is held by claim " + key +
+                                    " and shared by others");
+        return;
+      }
+      holder[d] = claim;
+      for (const CounterDraw& c : index.Draws(d)) used[c.counter] += c.amount;
     });
     if (!bad.ok()) return bad;
   }
   for (size_t d = 0; d < holder.size(); ++d) {
-    if ((holder[d] != nullptr) != (usage_->holder[d] != nullptr)) {
+    if ((holder[d] != nullptr) != (usage_->holder[d] != nullptr) ||
+        shares[d] != usage_->shares[d]) {
       return common::InternalError("device " + index.devices[d].key +
-                                   " is held in the claims but not in the usage, or the reverse");
+                                   " is held or shared in the claims but not in the usage, or "
+                                   "the reverse");
     }
   }
   for (size_t c = 0; c < used.size(); ++c) {
@@ -235,6 +342,7 @@ void DraView::RebuildIndex() const {
     }
   }
   std::map<std::string, uint32_t, std::less<>> islands;
+  auto next_set = static_cast<uint32_t>(sets.size());  // a shared device's capacities: one more
   for (const auto& [name, s] : slices_) {
     if (!newest(*s)) continue;
     index->slices.push_back(s);
@@ -261,6 +369,7 @@ void DraView::RebuildIndex() const {
         invalid.emplace(s->driver + "/" + s->pool, std::move(why));
       }
       e.draws_end = static_cast<uint32_t>(index->draws.size());
+      AddCapacityCounters(e, next_set, *index);
       if (node != nullptr) {
         index->by_node[*node].push_back(n);
       } else if (e.node_selector != nullptr || e.all_nodes) {
@@ -269,6 +378,7 @@ void DraView::RebuildIndex() const {
       index->devices.push_back(std::move(e));
     }
   }
+  if (!index->counters.empty()) CountConflicts(*index);
   for (const auto& [pool, why] : invalid) index->invalid_pools.push_back(pool + ": " + why);
   if (!invalid.empty()) {
     for (DeviceEntry& e : index->devices) {
@@ -280,6 +390,7 @@ void DraView::RebuildIndex() const {
   usage->index_version = index->version;
   usage->holder.resize(index->devices.size());
   usage->counter_used.resize(index->counters.size());
+  usage->shares.resize(index->devices.size());
   usage_ = usage;
   for (const auto& [key, e] : claims_) Reuse(nullptr, e.latest());
 }

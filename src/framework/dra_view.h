@@ -60,7 +60,9 @@ struct WaitingClaim {
 // One counter of a pool's counter set (spec.sharedCounters, KEP-4815), in thousandths of its
 // unit (Quantity::MilliValue).
 struct SharedCounter {
-  std::string key;  // "<driver>/<pool>/<counter set>/<counter>"
+  // "<driver>/<pool>/<counter set>/<counter>"; a shared device's capacity:
+  // "<driver>/<pool>/<device>/<capacity>"
+  std::string key;
   int64_t capacity = 0;
   uint32_t set = 0;  // the counter set's number; a set's counters are numbered one after another
 };
@@ -86,6 +88,16 @@ struct DeviceEntry {
   // Its counter draws: DeviceIndex::draws[draws_begin, draws_end).
   uint32_t draws_begin = 0;
   uint32_t draws_end = 0;
+  // It allows multiple allocations (KEP-5075): claims hold shares of it, each consuming part of
+  // its capacities, whose counters are DeviceIndex::counters[capacity_begin, capacity_end) in the
+  // order of device->capacity (empty when it publishes no capacity: shares are unlimited). Its
+  // counter draws are taken once, while it has any share.
+  bool shared = false;
+  uint32_t capacity_begin = 0;
+  uint32_t capacity_end = 0;
+  // How many other devices drawing on its counter set (a MIG partition's GPU) it cannot be
+  // allocated beside, counters full: the shapes taking it rules out (0 when it draws on none).
+  uint32_t conflicts = 0;
   // Its pool's counters are inconsistent (DeviceIndex::invalid_pools): never allocated, as
   // upstream skips invalid pools.
   bool invalid = false;
@@ -101,7 +113,9 @@ struct DeviceIndex {
   // "<driver>/<pool>: <why>": a counter set defined twice, or a device drawing on a counter set
   // or counter the pool does not define (upstream's allocator marks such a pool invalid).
   std::vector<std::string> invalid_pools;
-  std::vector<SharedCounter> counters;        // of the newest generation of every pool
+  // The counters of the newest generation of every pool's counter sets, then one set per
+  // shared device with its capacities.
+  std::vector<SharedCounter> counters;
   std::vector<CounterDraw> draws;             // every device's, by DeviceEntry::draws_begin
   std::vector<api::ResourceSlicePtr> slices;  // keeps the entries' pointers alive
 
@@ -114,11 +128,13 @@ struct DeviceIndex {
   bool PoolIncomplete(std::string_view driver, std::string_view pool) const;
 };
 
-// Per device number of a DeviceIndex: the claim holding it (null: free); per counter, what the
-// held devices draw on it.
+// Per device number of a DeviceIndex: the claim holding it whole (null: none) and how many
+// shares of it claims hold (shared devices); per counter, what the held devices draw on it and
+// what the shares consume of a shared device's capacity.
 struct DeviceUsage {
   uint64_t index_version = 0;
   std::vector<api::ResourceClaimPtr> holder;
+  std::vector<uint32_t> shares;
   std::vector<int64_t> counter_used;  // thousandths, by DeviceIndex::counters
 };
 

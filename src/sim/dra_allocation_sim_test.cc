@@ -6,6 +6,7 @@
 
 #include <cstdlib>
 #include <initializer_list>
+#include <map>
 #include <memory>
 #include <set>
 #include <string>
@@ -106,6 +107,72 @@ TEST(DraAllocationSimTest, MigPartitionsNeverOverDrawTheGpu) {
     for (const api::DeviceResult& d : c->allocation->devices) devices.insert(d.device);
   }
   EXPECT_EQ(devices, (std::set<std::string>{"gpu-0-mig-3g-0", "gpu-0-mig-3g-4"}));
+  EXPECT_TRUE(s.dra().CheckInvariants().ok());
+}
+
+TEST(DraAllocationSimTest, SharedGpuCapacityTakesTwoOfThreePods) {
+  // docs/examples/dra/shared-gpu.yaml: one 80Gi GPU shared by capacity (KEP-5075); three pods
+  // ask 30Gi (32Gi after the policy's step) and 25 % of compute.
+  DraAllocationSim fixture;
+  ASSERT_NO_FATAL_FAILURE(fixture.Start());
+  Simulator& s = *fixture.sim;
+  ASSERT_TRUE(s.Run(DocsExample({"docs/examples/dra/shared-gpu.yaml"})).ok());
+  EXPECT_EQ(s.Stats().scheduled, 2);
+  EXPECT_EQ(s.Stats().unschedulable, 1);
+  std::set<std::string> shares;
+  for (const api::ResourceClaimPtr& c : s.cluster().Claims()) {
+    if (!c->allocation) continue;
+    ASSERT_EQ(c->allocation->devices.size(), 1u);
+    const api::DeviceResult& d = c->allocation->devices[0];
+    EXPECT_EQ(d.device, "gpu-0");
+    shares.insert(d.share_id);
+    ASSERT_EQ(d.consumed_capacity.size(), 2u);
+    EXPECT_EQ(d.consumed_capacity[0].second.Value(), 25);                 // compute
+    EXPECT_EQ(d.consumed_capacity[1].second.Value(), int64_t{32} << 30);  // memory
+  }
+  EXPECT_EQ(shares.size(), 2u);
+  EXPECT_EQ(s.dra().usage()->shares[0], 2u);
+  EXPECT_TRUE(s.dra().CheckInvariants().ok()) << s.dra().CheckInvariants().ToString();
+}
+
+// A ResourceClaimTemplate and a pod asking for one MIG partition of `profile`, named `name`.
+std::string MigPod(const std::string& name, const std::string& profile) {
+  return "apiVersion: resource.k8s.io/v1\nkind: ResourceClaimTemplate\nmetadata: {name: " + name +
+         ", namespace: ml}\nspec:\n  spec:\n    devices:\n      requests:\n      - name: mig\n"
+         "        exactly:\n          deviceClassName: mig.nvidia.com\n          selectors:\n"
+         "          - cel: {expression: \"device.attributes['gpu.nvidia.com'].profile == '" +
+         profile + "'\"}\n---\napiVersion: v1\nkind: Pod\nmetadata: {name: " + name +
+         ", namespace: ml}\nspec:\n  schedulerName: gpu-scheduler\n  containers:\n  - name: "
+         "main\n    resources: {claims: [{name: mig}]}\n  resourceClaims:\n  - {name: mig, "
+         "resourceClaimTemplateName: " +
+         name + "}\n---\n";
+}
+
+TEST(DraAllocationSimTest, SmallMigPartitionsLeaveTheLargeShapesOpen) {
+  // mig.yaml's A100, then a 1g.10gb, a 4g.40gb and a 2g.20gb: all three fit only if the 1g slice
+  // goes where it rules out the fewest other partitions (memory slice 6; slice 0, the first in
+  // the slice, would rule out the 4g.40gb), and the 2g where the 1g and 4g leave room.
+  DraAllocationSim fixture;
+  ASSERT_NO_FATAL_FAILURE(fixture.Start());
+  Simulator& s = *fixture.sim;
+  Workload w = DocsExample({"docs/examples/dra/mig.yaml"});
+  w.pods.clear();
+  ASSERT_TRUE(AppendManifests(MigPod("small", "1g.10gb") + MigPod("large", "4g.40gb") +
+                                  MigPod("medium", "2g.20gb"),
+                              "mig-pods", w)
+                  .ok());
+  ASSERT_TRUE(s.Run(w).ok());
+  EXPECT_EQ(s.Stats().scheduled, 3);
+  std::map<std::string, std::string> device_of;
+  for (const api::ResourceClaimPtr& c : s.cluster().Claims()) {
+    if (!c->allocation) continue;
+    for (const api::DeviceResult& d : c->allocation->devices) {
+      device_of[c->reserved_for.empty() ? "" : c->reserved_for.front().name] = d.device;
+    }
+  }
+  EXPECT_EQ(device_of, (std::map<std::string, std::string>{{"small", "gpu-0-mig-1g-6"},
+                                                           {"large", "gpu-0-mig-4g-0"},
+                                                           {"medium", "gpu-0-mig-2g-4"}}));
   EXPECT_TRUE(s.dra().CheckInvariants().ok());
 }
 

@@ -31,6 +31,11 @@ index, uuid, cliqueId in two cliques of 4, capacity memory) and the DeviceClass 
           7g.80gb pod are rejected with "cannot allocate all claims" (no counter over-drawn: the
           validator sums every allocated device's draws). Deleting one bound pod releases its half
           and the third 3g.40gb pod binds; the 7g.80gb pod still waits.
+  test_h  consumable capacity (KEP-5075; DRAConsumableCapacity, alpha in 1.35): one H100 that
+          allows multiple allocations, memory 80Gi in steps of 8Gi. Two pods asking for 30Gi
+          share it (the apiserver stores each share's shareID and consumedCapacity, 32Gi); a
+          third is rejected with "cannot allocate all claims" (16Gi left); deleting one bound pod
+          lets it bind. The validator sums every share's consumedCapacity against the capacity.
 """
 
 import json
@@ -44,8 +49,9 @@ sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "lib
 from cluster import ClusterTestCase  # noqa: E402
 from dra import (  # noqa: E402
     A100_80, H100, claim_spec, claim_template, device_class, dra_node, dra_pod, gpu_slice,
-    grant_dra_rbac, index_below_selector, memory_selector, mig_slices, pod_claim_name,
-    product_selector, profile_selector, resource_claim, validate_allocations)
+    grant_dra_rbac, index_below_selector, memory_selector, mig_slices, parse_quantity,
+    pod_claim_name, product_selector, profile_selector, resource_claim, shared_gpu_slice,
+    validate_allocations)
 from gpusched_harness import (  # noqa: E402
     GROUP_LABEL, Gpusched, events, log, pod_condition, wait_nodes_ready, write_config)
 from gpusched_harness import SCHEDULER_NAME as GPUSCHED_NAME  # noqa: E402
@@ -56,8 +62,10 @@ SCHEDULER_NAME = os.environ.get("GPUSCHED_E2E_DRA_SCHEDULER", GPUSCHED_NAME)
 
 
 class DraE2ETest(ClusterTestCase):
-    # sharedCounters / consumesCounters are dropped by a 1.35 apiserver without the gate.
-    cluster_kwargs = {"extra_args": {"apiserver": ["--feature-gates=DRAPartitionableDevices=true"]}}
+    # sharedCounters / consumesCounters and allowMultipleAllocations / capacity requests /
+    # shareID / consumedCapacity are dropped by a 1.35 apiserver without the gates.
+    cluster_kwargs = {"extra_args": {"apiserver": [
+        "--feature-gates=DRAPartitionableDevices=true,DRAConsumableCapacity=true"]}}
 
     @classmethod
     def setUpClass(cls):
@@ -332,6 +340,37 @@ class DraE2ETest(ClusterTestCase):
         self.assertEqual(self.get("pod", "whole")["spec"].get("nodeName"), None)
         self.validate()
         log(f"halves {halves}; after half-0 left, half-2 got {self.devices(claims['half-2'])}")
+
+    def test_h_capacity_shares_one_gpu_and_the_third_waits(self):
+        c = self.cluster
+        node = f"{self.ns}-shared"
+        c.apply(dra_node(node, self.ns))
+        c.apply(shared_gpu_slice(node, self.ns))
+        wait_nodes_ready(c, f"{GROUP_LABEL}={self.ns}", 1)
+        published = c.get_json("resourceslice", f"{node}-shared")["spec"]["devices"][0]
+        self.assertTrue(published.get("allowMultipleAllocations"),
+                        "the apiserver dropped allowMultipleAllocations")
+        c.apply(claim_template("slice30", claim_spec(1, capacity={"memory": "30Gi"})),
+                namespace=self.ns)
+        c.apply([dra_pod(f"share-{i}", SCHEDULER_NAME, self.ns, template="slice30")
+                 for i in range(2)], namespace=self.ns)
+        self.wait_bound(["share-0", "share-1"])
+        _, claims = self.wait_allocated(["share-0", "share-1"])
+        results = [claims[n]["status"]["allocation"]["devices"]["results"][0]
+                   for n in ("share-0", "share-1")]
+        self.assertEqual([r["device"] for r in results], ["gpu-0", "gpu-0"])
+        self.assertNotEqual(results[0].get("shareID"), results[1].get("shareID"))
+        for r in results:
+            self.assertEqual(parse_quantity(r["consumedCapacity"]["memory"]), 32 << 30, r)
+        c.apply(dra_pod("share-2", SCHEDULER_NAME, self.ns, template="slice30"),
+                namespace=self.ns)
+        self.wait_rejected("share-2")
+        self.validate()
+        c.kubectl("delete", "pod", "share-0", "--namespace", self.ns, "--wait=false")
+        self.wait_bound(["share-2"], timeout=90)
+        self.wait_allocated(["share-2"])
+        self.validate()
+        log(f"shares {[r.get('shareID') for r in results]}; share-2 bound after share-0 left")
 
 
 if __name__ == "__main__":

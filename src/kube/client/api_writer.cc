@@ -578,6 +578,20 @@ json::object EncodeAllocation(const api::AllocationResult& allocation) {
     json::object o{
         {"request", r.request}, {"driver", r.driver}, {"pool", r.pool}, {"device", r.device}};
     if (r.admin_access) o["adminAccess"] = true;
+    if (!r.share_id.empty()) o["shareID"] = r.share_id;
+    if (!r.consumed_capacity.empty()) {
+      json::object consumed;
+      for (const auto& [name, amount] : r.consumed_capacity) {
+        // The driver's own capacities as it publishes them: without its domain.
+        std::string_view n = name;
+        if (n.size() > r.driver.size() + 1 && n.starts_with(r.driver) &&
+            n[r.driver.size()] == '/') {
+          n.remove_prefix(r.driver.size() + 1);
+        }
+        consumed[n] = amount.ToString();
+      }
+      o["consumedCapacity"] = std::move(consumed);
+    }
     results.push_back(std::move(o));
   }
   json::object out{{"devices", json::object{{"results", std::move(results)}}}};

@@ -589,6 +589,19 @@ std::string StoredClaim(std::string_view rv, std::string_view finalizers,
          std::string(status) + "}";
 }
 
+TEST(KubeApiClientTest, EncodeAllocationWritesAShareAsUpstream) {
+  api::AllocationResult a;
+  api::DeviceResult r{"gpu", "gpu.nvidia.com", "n1", "gpu-0", false};
+  r.share_id = "9a3c1e0b-5d2f-4c1a-8b7e-0f1e2d3c4b5a";
+  r.consumed_capacity = {{"gpu.nvidia.com/memory", *api::Quantity::Parse("32Gi")},
+                         {"other.io/slots", *api::Quantity::Parse("2")}};
+  a.devices = {r};
+  EXPECT_EQ(boost::json::serialize(EncodeAllocation(a)),
+            R"({"devices":{"results":[{"request":"gpu","driver":"gpu.nvidia.com","pool":"n1",)"
+            R"("device":"gpu-0","shareID":"9a3c1e0b-5d2f-4c1a-8b7e-0f1e2d3c4b5a",)"
+            R"("consumedCapacity":{"memory":"34359738368","other.io/slots":"2"}}]}})");
+}
+
 TEST(KubeApiClientTest, UpdateResourceClaimStatus) {
   const std::string claim_path = "/apis/resource.k8s.io/v1/namespaces/ml/resourceclaims/gpu";
   const std::string allocation =

@@ -13,6 +13,12 @@
 //   - partitionable devices (KEP-4815): a device is picked only while every counter it draws on
 //     has what it takes left, counting the devices picked before it (a MIG partition and the
 //     whole GPU it is cut from, drawing on one counter set, are never both allocated);
+//   - consumable capacity (KEP-5075): a device that allows multiple allocations is never held
+//     whole; each pick takes a share of its capacities (the request's capacity.requests rounded
+//     by the device's request policies, all of a capacity the request does not name unless the
+//     policy has a default) while what the other shares left suffices; the result names the
+//     share (shareID, deterministic per claim, request and device) and what it consumes. One
+//     allocation takes at most one share of a device;
 //   - devices of an invalid pool (DeviceIndex::invalid_pools) are never picked.
 // A backtracking search over the node's devices in the caller's order (the plugin orders them so
 // that the fullest NVLink island / PCIe root goes first: fragmentation-aware packing), bounded by
@@ -67,6 +73,9 @@ struct ClaimPlan {
 struct NodeDevice {
   uint32_t device = 0;
   bool busy = false;
+  // A shared device (KEP-5075) that claims already hold shares of: its counter draws are taken,
+  // a new share takes only capacity.
+  bool shared_in_use = false;
 };
 
 // What a counter the node's devices draw on has left once the held devices' draws are taken.
@@ -84,11 +93,19 @@ struct NodeDevices {
   // The entry of `counter`; null when no device here draws on it.
   CounterLeft* Find(uint32_t counter);
   const CounterLeft* Find(uint32_t counter) const;
-  // Whether the free device `d` (a device number) can still draw what it needs.
-  bool CountersAllow(const framework::DeviceIndex& index, uint32_t d) const;
+  // Whether the free device `nd` can still draw what it needs (nothing more for a shared device
+  // in use).
+  bool CountersAllow(const framework::DeviceIndex& index, const NodeDevice& nd) const;
+  // Whether device `d` can give one allocation for `choice` what it asks of the device's
+  // capacities (api::ConsumedCapacity: the request policy allows the amounts, and they fit in
+  // what a shared device's capacity counters have left, or in any other device's capacity); with
+  // `out`, the amounts (thousandths, by device->capacity; left empty for a device that is not
+  // shared). Always true for a device that is not shared and a choice that asks no capacity.
+  bool CapacityAllows(const framework::DeviceIndex& index, uint32_t d,
+                      const api::DeviceChoice& choice, std::vector<int64_t>* out) const;
   // Marks the devices `held` (device numbers) busy and takes their draws from the counters (a
-  // nominated pod's claims, a waiting claim replayed here), then marks busy the devices that can
-  // no longer draw what they need.
+  // nominated pod's claims, a waiting claim replayed here; a shared device is held whole, which
+  // errs on the safe side), then marks busy the devices that can no longer draw what they need.
   void Take(const framework::DeviceIndex& index, std::span<const uint32_t> held);
   // Marks busy every free device whose pool is invalid or whose counters are short.
   void MarkUnallocatable(const framework::DeviceIndex& index);

@@ -1,16 +1,20 @@
 // SPDX-License-Identifier: Apache-2.0
-// Property test of the allocator with partitionable devices (KEP-4815) against a brute-force
-// oracle. Each case: one node, 1-3 counter sets of 1-3 counters (capacity 1-6), 2-8 devices
-// drawing 1-4 on some counters of one set (some on none), the counters published in the devices'
-// slice or in a second slice of the pool, some devices already held by claims (which never
-// over-draw); one claim of 1-2 requests (ExactCount 1-3 or All; some with two firstAvailable
-// subrequests) matching random devices.
+// Property test of the allocator with partitionable devices (KEP-4815) and consumable capacity
+// (KEP-5075) against a brute-force oracle. Each case: one node, 1-3 counter sets of 1-3 counters
+// (capacity 1-6), 2-8 devices drawing 1-4 on some counters of one set (some on none), the counters
+// published in the devices' slice or in a second slice of the pool; some devices with a capacity
+// "mem" (1-8), some of them shared (allowMultipleAllocations, no request policy); some devices
+// already held by claims, some shared ones with shares of other claims (which never over-draw
+// a counter or a capacity); one claim of 1-2 requests (ExactCount 1-3 or All; some with two
+// firstAvailable subrequests; some asking 1-6 of "mem") matching random devices.
 //
 // Invariants: Allocate finds an allocation exactly when the oracle (every assignment of devices
 // to requests and of subrequests) does; the allocation it returns is valid: each device once, none
-// held, each matching its request, the counts, and no counter drawn beyond its capacity together
-// with the held devices; DraView::CheckInvariants holds for the held claims. Cases:
-// GPUSCHED_ALLOCATOR_CASES (default 3000), seed GPUSCHED_ALLOCATOR_SEED (default 1).
+// held, each matching its request, the counts, shares only of shared devices, consuming what the
+// request asks (all of "mem" when it does not ask), and no counter or capacity drawn beyond what
+// it has together with the held devices and the other shares; DraView::CheckInvariants holds for
+// the held claims, and again with the allocation added. Cases: GPUSCHED_ALLOCATOR_CASES (default
+// 3000), seed GPUSCHED_ALLOCATOR_SEED (default 1).
 #include <gtest/gtest.h>
 
 #include <cstdlib>
@@ -41,21 +45,44 @@ struct Case {
     int set = -1;                  // -1: draws on nothing
     std::vector<int64_t> amounts;  // per counter of the set (0: none)
   };
-  std::vector<Draw> draws;      // per device
-  std::vector<bool> held;       // per device
-  bool counters_apart = false;  // the counter sets in a second slice of the pool
+  std::vector<Draw> draws;                   // per device
+  std::vector<bool> held;                    // per device
+  std::vector<int64_t> mem;                  // per device: its capacity "mem" (0: none)
+  std::vector<bool> shared;                  // per device: allowMultipleAllocations
+  std::vector<std::vector<int64_t>> shares;  // per shared device: the other claims' "mem" shares
+  bool counters_apart = false;               // the counter sets in a second slice of the pool
   struct Alt {
     api::DeviceChoice choice;
     std::vector<uint8_t> match;  // per device
+    int64_t asks = 0;            // capacity.requests "mem" (0: not asked)
   };
   std::vector<std::vector<Alt>> requests;  // per request, its alternatives in order
 };
 
-bool Fits(const Case& c, const std::vector<int>& chosen) {
+// What a share of device `d` for `alt` consumes of "mem" (all of it when not asked); -1 when the
+// alternative asks "mem" of a device without it or more than a device has.
+int64_t Consumes(const Case& c, size_t d, const Case::Alt& alt) {
+  if (alt.asks > 0 && (c.mem[d] == 0 || alt.asks > c.mem[d])) return -1;
+  return alt.asks > 0 ? alt.asks : c.mem[d];
+}
+
+// Whether the held devices, the other shares and the devices `chosen` (per device: its request,
+// -1: none) with their requests' alternatives `alt` fit every counter and shared capacity.
+bool Fits(const Case& c, const std::vector<int>& chosen, const std::vector<size_t>& alt) {
   std::vector<std::vector<int64_t>> used(c.sets.size());
   for (size_t s = 0; s < c.sets.size(); ++s) used[s].assign(c.sets[s].size(), 0);
   for (size_t d = 0; d < c.draws.size(); ++d) {
-    if (!(c.held[d] || chosen[d] >= 0) || c.draws[d].set < 0) continue;
+    int64_t mem = 0;
+    for (int64_t share : c.shares[d]) mem += share;
+    if (chosen[d] >= 0) {
+      const auto q = static_cast<size_t>(chosen[d]);
+      const int64_t take = Consumes(c, d, c.requests[q][alt[q]]);
+      if (take < 0) return false;
+      if (c.shared[d]) mem += take;
+    }
+    if (mem > c.mem[d] && c.shared[d]) return false;
+    const bool drawing = c.held[d] || chosen[d] >= 0 || !c.shares[d].empty();
+    if (!drawing || c.draws[d].set < 0) continue;
     const auto& dr = c.draws[d];
     for (size_t k = 0; k < dr.amounts.size(); ++k) used[dr.set][k] += dr.amounts[k];
   }
@@ -88,11 +115,23 @@ Case RandomCase(std::mt19937_64& rng) {
     }
   }
   c.held.assign(c.draws.size(), false);
+  c.mem.assign(c.draws.size(), 0);
+  c.shared.assign(c.draws.size(), false);
+  c.shares.assign(c.draws.size(), {});
   const std::vector<int> none(c.draws.size(), -1);
   for (size_t d = 0; d < c.draws.size(); ++d) {
+    if (chance(0.5)) c.mem[d] = pick(1, 8);
+    c.shared[d] = chance(0.4);
+    if (c.shared[d]) {
+      for (int k = pick(0, 2); k > 0; --k) {
+        c.shares[d].push_back(c.mem[d] == 0 ? 0 : pick(1, static_cast<int>(c.mem[d])));
+        if (!Fits(c, none, {})) c.shares[d].pop_back();  // shares never over-draw
+      }
+      continue;
+    }
     if (!chance(0.25)) continue;
     c.held[d] = true;
-    if (!Fits(c, none)) c.held[d] = false;  // held devices never over-draw
+    if (!Fits(c, none, {})) c.held[d] = false;  // held devices never over-draw
   }
   c.counters_apart = chance(0.5);
   c.requests.resize(static_cast<size_t>(pick(1, 2)));
@@ -104,6 +143,10 @@ Case RandomCase(std::mt19937_64& rng) {
       if (chance(0.1)) alt.choice.mode = api::AllocationMode::kAll;
       alt.match.resize(c.draws.size());
       for (auto& m : alt.match) m = chance(0.6) ? 1 : 0;
+      if (chance(0.4)) {
+        alt.asks = pick(1, 6);
+        alt.choice.capacity_requests = {{"mem", api::Quantity::FromValue(alt.asks)}};
+      }
     }
   }
   return c;
@@ -135,7 +178,7 @@ bool Oracle(const Case& c) {
         if (chosen[d] < 0) continue;
         const Case::Alt& a =
             c.requests[static_cast<size_t>(chosen[d])][alt[static_cast<size_t>(chosen[d])]];
-        if (c.held[d] || a.match[d] == 0) ok = false;
+        if (c.held[d] || a.match[d] == 0 || Consumes(c, d, a) < 0) ok = false;
         ++count[static_cast<size_t>(chosen[d])];
       }
       for (size_t q = 0; ok && q < c.requests.size(); ++q) {
@@ -148,7 +191,7 @@ bool Oracle(const Case& c) {
           ok = count[q] == a.choice.count;
         }
       }
-      if (ok && Fits(c, chosen)) return true;
+      if (ok && Fits(c, chosen, alt)) return true;
     }
     return false;
   };
@@ -156,6 +199,17 @@ bool Oracle(const Case& c) {
 }
 
 std::string Dev(size_t d) { return "dev-" + std::to_string(d); }
+
+api::ResourceClaimPtr AllocatedClaim(const std::string& name,
+                                     std::vector<api::DeviceResult> results) {
+  auto claim = std::make_shared<api::ResourceClaim>();
+  claim->meta.namespace_ = "ml";
+  claim->meta.name = name;
+  claim->meta.resource_version = "1";
+  claim->allocation = api::AllocationResult{};
+  claim->allocation->devices = std::move(results);
+  return claim;
+}
 
 void Load(const Case& c, framework::DraView& view) {
   auto counters = std::make_shared<api::ResourceSlice>();
@@ -177,6 +231,9 @@ void Load(const Case& c, framework::DraView& view) {
   for (size_t d = 0; d < c.draws.size(); ++d) {
     api::Device dev;
     dev.name = Dev(d);
+    if (c.mem[d] > 0)
+      dev.capacity = {{std::string(kDriver) + "/mem", api::Quantity::FromValue(c.mem[d])}};
+    dev.allow_multiple_allocations = c.shared[d];
     const Case::Draw& dr = c.draws[d];
     if (dr.set >= 0) {
       api::DeviceCounterConsumption use{"set-" + std::to_string(dr.set), {}};
@@ -193,18 +250,23 @@ void Load(const Case& c, framework::DraView& view) {
   view.UpsertSlice(devices);
   if (c.counters_apart) view.UpsertSlice(counters);
   for (size_t d = 0; d < c.held.size(); ++d) {
-    if (!c.held[d]) continue;
-    auto claim = std::make_shared<api::ResourceClaim>();
-    claim->meta.namespace_ = "ml";
-    claim->meta.name = "held-" + std::to_string(d);
-    claim->meta.resource_version = "1";
-    claim->allocation = api::AllocationResult{};
-    claim->allocation->devices = {{"r", kDriver, "n1", Dev(d), false}};
-    view.UpsertClaim(claim);
+    if (c.held[d]) {
+      view.UpsertClaim(
+          AllocatedClaim("held-" + std::to_string(d), {{"r", kDriver, "n1", Dev(d), false}}));
+    }
+    for (size_t k = 0; k < c.shares[d].size(); ++k) {
+      api::DeviceResult share{"r", kDriver, "n1", Dev(d), false};
+      share.share_id = "share-" + std::to_string(d) + "-" + std::to_string(k);
+      if (c.mem[d] > 0) {
+        share.consumed_capacity = {
+            {std::string(kDriver) + "/mem", api::Quantity::FromValue(c.shares[d][k])}};
+      }
+      view.UpsertClaim(AllocatedClaim(share.share_id, {share}));
+    }
   }
 }
 
-TEST(AllocatorPropertyTest, CountersAreNeverOverDrawnAndFeasibilityMatchesTheOracle) {
+TEST(AllocatorPropertyTest, CountersAndCapacityAreNeverOverDrawnAndFeasibilityMatchesTheOracle) {
   const int64_t cases = EnvOr("GPUSCHED_ALLOCATOR_CASES", 3000);
   std::mt19937_64 rng(static_cast<uint64_t>(EnvOr("GPUSCHED_ALLOCATOR_SEED", 1)));
   const api::NodePtr node = testing::MakeNode("n1").Ptr();
@@ -250,6 +312,7 @@ TEST(AllocatorPropertyTest, CountersAreNeverOverDrawnAndFeasibilityMatchesTheOra
     ++feasible;
     // The allocation is valid.
     std::vector<int> chosen(c.draws.size(), -1);
+    std::vector<size_t> alt(c.requests.size(), 0);
     std::vector<int64_t> count(c.requests.size(), 0);
     for (const api::DeviceResult& r : out[0]) {
       const size_t d = static_cast<size_t>(std::stoi(r.device.substr(4)));
@@ -257,15 +320,24 @@ TEST(AllocatorPropertyTest, CountersAreNeverOverDrawnAndFeasibilityMatchesTheOra
       ASSERT_FALSE(c.held[d]) << "case " << i << ": " << r.device << " is held";
       const size_t q = static_cast<size_t>(std::stoi(r.request.substr(1)));
       const size_t slash = r.request.find('/');
-      const size_t a = slash == std::string::npos
-                           ? 0
-                           : static_cast<size_t>(std::stoi(r.request.substr(slash + 2)));
-      ASSERT_EQ(c.requests[q][a].match[d], 1) << "case " << i << ": " << r.device;
+      alt[q] = slash == std::string::npos
+                   ? 0
+                   : static_cast<size_t>(std::stoi(r.request.substr(slash + 2)));
+      const Case::Alt& a = c.requests[q][alt[q]];
+      ASSERT_EQ(a.match[d], 1) << "case " << i << ": " << r.device;
+      ASSERT_EQ(!r.share_id.empty(), static_cast<bool>(c.shared[d])) << "case " << i;
+      if (c.shared[d] && c.mem[d] > 0) {
+        ASSERT_EQ(r.consumed_capacity.size(), 1u) << "case " << i;
+        EXPECT_EQ(r.consumed_capacity[0].second.Value(), Consumes(c, d, a)) << "case " << i;
+      }
       chosen[d] = static_cast<int>(q);
       ++count[q];
     }
-    ASSERT_TRUE(Fits(c, chosen)) << "case " << i << ": a counter is over-drawn";
+    ASSERT_TRUE(Fits(c, chosen, alt)) << "case " << i << ": a counter or capacity is over-drawn";
     for (size_t q = 0; q < c.requests.size(); ++q) ASSERT_GT(count[q], 0) << "case " << i;
+    view.UpsertClaim(AllocatedClaim("new", out[0]));
+    ASSERT_TRUE(view.CheckInvariants().ok())
+        << "case " << i << " with the allocation: " << view.CheckInvariants().ToString();
   }
   // The generator must make both outcomes common, or the test proves little.
   EXPECT_GT(feasible, cases / 10);

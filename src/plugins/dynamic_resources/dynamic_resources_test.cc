@@ -515,6 +515,97 @@ TEST_F(DynamicResourcesTest, APartitionGoesToTheGpuAlreadyCut) {
   EXPECT_EQ(view().GetClaim("ml", "whole")->allocation->devices[0].device, "gpu-0");
 }
 
+TEST_F(DynamicResourcesTest, ConflictsCountThePartitionsADeviceRulesOut) {
+  for (const api::ResourceSlicePtr& s : MigSlices("n1", 1)) view().UpsertSlice(s);
+  const auto index = view().devices();
+  auto conflicts = [&](const std::string& device) {
+    return index->devices[index->by_key.at("gpu.nvidia.com/n1/" + device)].conflicts;
+  };
+  EXPECT_EQ(conflicts("gpu-0"), 9u);       // the whole GPU: every partition
+  EXPECT_EQ(conflicts("gpu-0-3g-0"), 5u);  // the 7g and the 1g on memory slices 0-3
+  EXPECT_EQ(conflicts("gpu-0-3g-1"), 4u);  // the 7g and the 1g on memory slices 4-6
+  EXPECT_EQ(conflicts("gpu-0-1g-0"), 2u);  // the 7g and one 3g
+  EXPECT_EQ(conflicts("gpu-0-1g-6"), 2u);
+}
+
+// One A100 on `node` that allows multiple allocations (KEP-5075, as HAMi's DRA driver publishes
+// GPUs): memory 80Gi taken in steps of 10Gi from 1Gi (1Gi by default), cores 100 (10 by
+// default).
+api::ResourceSlicePtr SharedGpu(const std::string& node) {
+  auto s = std::const_pointer_cast<api::ResourceSlice>(Slice(node, kA100, 1));
+  api::Device& d = s->devices[0];
+  d.allow_multiple_allocations = true;
+  d.capacity.insert(d.capacity.begin(), {"gpu.nvidia.com/cores", *api::Quantity::Parse("100")});
+  api::CapacityRequestPolicy memory;
+  memory.default_value = api::Quantity::Parse("1Gi").value();
+  memory.range_min = api::Quantity::Parse("1Gi").value();
+  memory.range_step = api::Quantity::Parse("10Gi").value();
+  api::CapacityRequestPolicy cores;
+  cores.default_value = api::Quantity::Parse("10").value();
+  d.capacity_policies = {{"gpu.nvidia.com/cores", cores}, {"gpu.nvidia.com/memory", memory}};
+  return s;
+}
+
+api::DeviceChoice Memory(const char* amount) {
+  api::DeviceChoice c = Choice(1);
+  c.capacity_requests = {{"memory", *api::Quantity::Parse(amount)}};
+  return c;
+}
+
+TEST_F(DynamicResourcesTest, CapacitySharesOneGpuUntilItIsFull) {
+  // The case: two 30Gi requests share the 80Gi GPU (each rounded up to 31Gi by the
+  // policy's step), a third does not fit until one leaves.
+  view().UpsertSlice(SharedGpu("n1"));
+  for (const char* c : {"a", "b", "c"})
+    view().UpsertClaim(Claim(c, {Exactly("g", Memory("30Gi"))}));
+  std::map<std::string, framework::CycleState> states;
+  auto reserve = [&](const std::string& claim) {
+    api::Pod pod = PodWithClaims(claim, {claim});
+    framework::CycleState& state = states[claim];
+    EXPECT_TRUE(pl_->PreFilter(state, pod, framework::Snapshot()).ok());
+    framework::Status f = pl_->Filter(state, pod, Node("n1"));
+    if (!f.ok()) return f;
+    return pl_->Reserve(state, pod, Node("n1"));
+  };
+  ASSERT_TRUE(reserve("a").ok());
+  ASSERT_TRUE(reserve("b").ok());
+  EXPECT_EQ(reserve("c").reason(), kReasonCannotAllocate) << "18Gi left";
+  EXPECT_TRUE(view().CheckInvariants().ok()) << view().CheckInvariants().ToString();
+  const api::DeviceResult a = view().GetClaim("ml", "a")->allocation->devices[0];
+  const api::DeviceResult b = view().GetClaim("ml", "b")->allocation->devices[0];
+  EXPECT_EQ(a.device, "gpu-0");
+  EXPECT_EQ(b.device, "gpu-0");
+  EXPECT_EQ(a.share_id.size(), 36u);
+  EXPECT_NE(a.share_id, b.share_id);
+  ASSERT_EQ(a.consumed_capacity.size(), 2u);
+  EXPECT_EQ(a.consumed_capacity[0].first, "gpu.nvidia.com/cores");
+  EXPECT_EQ(a.consumed_capacity[0].second.Value(), 10) << "not asked: the default";
+  EXPECT_EQ(a.consumed_capacity[1].second.Value(), int64_t{31} << 30);
+  EXPECT_EQ(view().usage()->shares[0], 2u);
+
+  pl_->Unreserve(states["a"], PodWithClaims("a", {"a"}), "n1");
+  EXPECT_EQ(view().usage()->shares[0], 1u);
+  EXPECT_TRUE(reserve("c").ok());
+  EXPECT_TRUE(view().CheckInvariants().ok()) << view().CheckInvariants().ToString();
+}
+
+TEST_F(DynamicResourcesTest, CapacityRequestsOnAPlainDeviceMustFitItsCapacity) {
+  view().UpsertSlice(Slice("n1", kT4, 1));  // 16Gi, not shared
+  view().UpsertClaim(Claim("big", {Exactly("g", Memory("20Gi"))}));
+  view().UpsertClaim(Claim("small", {Exactly("g", Memory("8Gi"))}));
+  framework::CycleState big_state;
+  framework::CycleState small_state;
+  api::Pod big = PodWithClaims("big", {"big"});
+  api::Pod small = PodWithClaims("small", {"small"});
+  ASSERT_TRUE(pl_->PreFilter(big_state, big, framework::Snapshot()).ok());
+  EXPECT_EQ(pl_->Filter(big_state, big, Node("n1")).reason(), kReasonCannotAllocate);
+  ASSERT_TRUE(pl_->PreFilter(small_state, small, framework::Snapshot()).ok());
+  ASSERT_TRUE(pl_->Reserve(small_state, small, Node("n1")).ok());
+  const api::DeviceResult r = view().GetClaim("ml", "small")->allocation->devices[0];
+  EXPECT_TRUE(r.share_id.empty()) << "a plain device is held whole";
+  EXPECT_TRUE(r.consumed_capacity.empty());
+}
+
 TEST_F(DynamicResourcesTest, APoolWithAnUnknownCounterSetIsNeverAllocated) {
   std::vector<api::ResourceSlicePtr> slices = MigSlices("n1", 1);
   auto parts = std::make_shared<api::ResourceSlice>(*slices[1]);

@@ -57,12 +57,21 @@ void SetsLeft(const framework::DeviceIndex& index, const NodeDevices& node,
   std::sort(out.begin(), out.end());
 }
 
-// What device `d`'s first counter set has left (SetsLeft), -1 when it draws on none.
+// What device `d`'s first counter set (a shared device without draws: its capacities) has left
+// (SetsLeft), -1 when it has none.
 int64_t SetLeft(const framework::DeviceIndex& index,
                 std::span<const std::pair<uint32_t, int64_t>> sets, uint32_t d) {
   const std::span<const framework::CounterDraw> draws = index.Draws(d);
-  if (draws.empty()) return -1;
-  const uint32_t set = index.counters[draws.front().counter].set;
+  const framework::DeviceEntry& e = index.devices[d];
+  uint32_t first = 0;
+  if (!draws.empty()) {
+    first = draws.front().counter;
+  } else if (e.capacity_begin < e.capacity_end) {
+    first = e.capacity_begin;
+  } else {
+    return -1;
+  }
+  const uint32_t set = index.counters[first].set;
   auto it =
       std::lower_bound(sets.begin(), sets.end(), std::pair<uint32_t, int64_t>(set, INT64_MIN));
   return it != sets.end() && it->first == set ? it->second : -1;
@@ -78,6 +87,8 @@ void SettleCounters(const framework::DeviceIndex& index, const framework::Device
     for (const framework::CounterDraw& c : index.Draws(nd.device)) {
       out.counters.push_back({c.counter, 0});
     }
+    const framework::DeviceEntry& e = index.devices[nd.device];
+    for (uint32_t c = e.capacity_begin; c < e.capacity_end; ++c) out.counters.push_back({c, 0});
   }
   std::sort(out.counters.begin(), out.counters.end(),
             [](const CounterLeft& a, const CounterLeft& b) { return a.counter < b.counter; });
@@ -90,9 +101,10 @@ void SettleCounters(const framework::DeviceIndex& index, const framework::Device
     const int64_t used = c.counter < usage.counter_used.size() ? usage.counter_used[c.counter] : 0;
     c.left = index.counters[c.counter].capacity - used;
   }
-  // Where this node's view differs from the usage (a dry run's removed pods, devices taken).
+  // Where this node's view differs from the usage (a dry run's removed pods, devices taken; a
+  // shared device in use drew already).
   for (const NodeDevice& nd : out.devices) {
-    if (nd.busy == HeldInUsage(usage, nd.device)) continue;
+    if (nd.busy == HeldInUsage(usage, nd.device) || nd.shared_in_use) continue;
     for (const framework::CounterDraw& c : index.Draws(nd.device)) {
       out.Find(c.counter)->left += nd.busy ? -c.amount : c.amount;
     }
@@ -115,7 +127,7 @@ void GatherNodeDevices(const framework::DeviceIndex& index, const framework::Dev
       busy = false;
     }
     if (d < taken.size() && taken[d] != 0) busy = true;
-    out.push_back({d, busy});
+    out.push_back({d, busy, d < usage.shares.size() && usage.shares[d] > 0});
   };
   for (uint32_t d : index.NodeDevices(node.name())) add(d);
   for (uint32_t d : index.not_node_local) {
@@ -142,13 +154,14 @@ void GatherNodeDevices(const framework::DeviceIndex& index, const framework::Dev
     if (island != 0 && !nd.busy) ++slot(island);
   }
   // Islands with the fewest free devices first; devices without an island last; then the
-  // counter sets with the least left; stable.
+  // counter sets with the least left; then, within a set, the devices that rule out the fewest
+  // others (a 1g MIG slice where it leaves the 4g placement open); stable.
   thread_local std::vector<std::pair<uint32_t, int64_t>> sets;
   SetsLeft(index, nodes, sets);
-  auto rank = [&](const NodeDevice& nd) -> std::tuple<uint32_t, uint32_t, int64_t> {
-    const uint32_t island = index.devices[nd.device].island;
-    return {island == 0 ? UINT32_MAX : slot(island), island,
-            sets.empty() ? 0 : SetLeft(index, sets, nd.device)};
+  auto rank = [&](const NodeDevice& nd) -> std::tuple<uint32_t, uint32_t, int64_t, uint32_t> {
+    const framework::DeviceEntry& e = index.devices[nd.device];
+    return {e.island == 0 ? UINT32_MAX : slot(e.island), e.island,
+            sets.empty() ? 0 : SetLeft(index, sets, nd.device), e.conflicts};
   };
   std::stable_sort(out.begin(), out.end(),
                    [&](const NodeDevice& a, const NodeDevice& b) { return rank(a) < rank(b); });

@@ -24,17 +24,20 @@ namespace gpusched::plugins::dynamic_resources {
 //
 // Order: the islands with the fewest free devices first (best fit keeps whole islands free),
 // devices without an island last; within that, devices drawing on a counter set (a MIG
-// partition's GPU) whose counters have the least left first (best fit keeps whole GPUs whole);
-// otherwise the index's order.
+// partition's GPU) or shared device (KEP-5075) whose counters or capacities have the least left
+// first (best fit keeps whole GPUs whole),
+// and then those that rule out the fewest other devices of their set (DeviceEntry::conflicts:
+// the partition that leaves the most shapes open); otherwise the index's order.
 void GatherNodeDevices(const framework::DeviceIndex& index, const framework::DeviceUsage& usage,
                        const framework::NodeInfo& node, const framework::NodeInfo* original,
                        std::span<const uint8_t> taken, NodeDevices& out,
                        std::span<const std::string> hidden = {});
 
-// Fills `out.counters` for the counters `out.devices` draw on: capacity less the draws of the held
-// devices, with `out.devices[i].busy` saying which of them are held (the usage's holders, told
-// otherwise where a device's flag differs); then marks busy the free devices that cannot be
-// allocated (NodeDevices::MarkUnallocatable).
+// Fills `out.counters` for the counters `out.devices` draw on and the capacities of the shared
+// ones: capacity less the draws of the held devices and what the shares consume, with
+// `out.devices[i].busy` saying which of them are held (the usage's holders, told otherwise where a
+// device's flag differs); then marks busy the free devices that cannot be allocated
+// (NodeDevices::MarkUnallocatable).
 void SettleCounters(const framework::DeviceIndex& index, const framework::DeviceUsage& usage,
                     NodeDevices& out);
 

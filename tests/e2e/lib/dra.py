@@ -116,6 +116,20 @@ def mig_slices(node, group, gpus=1):
              "spec": {"driver": DRIVER, "nodeName": node, "pool": pool, "devices": devices}}]
 
 
+def shared_gpu_slice(node, group):
+    """One H100 that claims share by capacity (KEP-5075): memory 80Gi taken in steps of 8Gi (8Gi
+    when a claim does not say)."""
+    device = {"name": "gpu-0", "allowMultipleAllocations": True,
+              "attributes": {"productName": {"string": H100}},
+              "capacity": {"memory": {"value": "80Gi", "requestPolicy": {
+                  "default": "8Gi", "validRange": {"min": "8Gi", "step": "8Gi"}}}}}
+    return {"apiVersion": API, "kind": "ResourceSlice",
+            "metadata": {"name": f"{node}-shared", "labels": {GROUP_LABEL: group}},
+            "spec": {"driver": DRIVER, "nodeName": node,
+                     "pool": {"name": node, "generation": 1, "resourceSliceCount": 1},
+                     "devices": [device]}}
+
+
 def profile_selector(profile):
     return f'device.attributes["{DRIVER}"].profile == "{profile}"'
 
@@ -132,10 +146,12 @@ def index_below_selector(n):
     return f'device.attributes["{DRIVER}"].index < {n}'
 
 
-def claim_spec(count, selectors=(), same_clique=False, request="gpu"):
+def claim_spec(count, selectors=(), same_clique=False, request="gpu", capacity=None):
     exactly = {"deviceClassName": CLASS, "allocationMode": "ExactCount", "count": count}
     if selectors:
         exactly["selectors"] = [{"cel": {"expression": s}} for s in selectors]
+    if capacity:
+        exactly["capacity"] = {"requests": capacity}
     spec = {"devices": {"requests": [{"name": request, "exactly": exactly}]}}
     if same_clique:
         spec["devices"]["constraints"] = [{"requests": [request],
@@ -248,6 +264,7 @@ def validate_allocations(claims, slices, classes, pods):
         if name:
             pods_by_claim.setdefault((p["metadata"]["namespace"], name), []).append(p)
     owner = {}
+    shared = {}  # (driver, pool, device) of a shared device -> {shareID: consumedCapacity}
     for c in claims:
         key = (c["metadata"]["namespace"], c["metadata"]["name"])
         label = f"claim {key[0]}/{key[1]}"
@@ -279,7 +296,9 @@ def validate_allocations(claims, slices, classes, pods):
             spec, dev = devices[dev_key]
             if nodes and spec.get("nodeName") not in nodes:
                 problems.append(f"{where} is on {spec.get('nodeName')}, its pods on {sorted(nodes)}")
-            if not r.get("adminAccess"):
+            if dev.get("allowMultipleAllocations") and not r.get("adminAccess"):
+                problems += share_violations(where, r, requests.get(r["request"]), dev, shared)
+            elif not r.get("adminAccess"):
                 if dev_key in owner and owner[dev_key] != key:
                     problems.append(f"{where} is also allocated to {owner[dev_key]}")
                 owner[dev_key] = key
@@ -308,7 +327,45 @@ def validate_allocations(claims, slices, classes, pods):
                     values.add(None if v is None else attr_value(v))
             if len(values) > 1:
                 problems.append(f"{label}: matchAttribute {attr} broken: {sorted(map(str, values))}")
-    problems += counter_violations(slices, owner, devices)
+    problems += counter_violations(slices, list(owner) + list(shared), devices)
+    problems += capacity_violations(shared, devices)
+    return problems
+
+
+def share_violations(where, result, request, dev, shared):
+    """A result on a device that allows multiple allocations (KEP-5075): it has a shareID unique
+    on the device, consumes each of the device's capacities and at least what the request asks;
+    records the share in `shared`."""
+    problems = []
+    share = result.get("shareID")
+    consumed = {k: parse_quantity(v) for k, v in (result.get("consumedCapacity") or {}).items()}
+    dev_key = (result["driver"], result["pool"], result["device"])
+    shares = shared.setdefault(dev_key, {})
+    if not share:
+        problems.append(f"{where}: a shared device's result without shareID")
+    elif share in shares:
+        problems.append(f"{where}: shareID {share} used twice")
+    shares[share] = consumed
+    if set(consumed) != set(dev.get("capacity", {})):
+        problems.append(f"{where}: consumedCapacity {sorted(consumed)} is not the device's "
+                        f"capacities {sorted(dev.get('capacity', {}))}")
+    asked = ((request or {}).get("capacity") or {}).get("requests") or {}
+    for name, amount in asked.items():
+        if consumed.get(name, 0) < parse_quantity(amount):
+            problems.append(f"{where}: consumes {consumed.get(name)} of {name}, asked {amount}")
+    return problems
+
+
+def capacity_violations(shared, devices):
+    """The shared devices whose shares consume more of a capacity than the device has."""
+    problems = []
+    for dev_key, shares in sorted(shared.items()):
+        _, dev = devices[dev_key]
+        for name, v in dev.get("capacity", {}).items():
+            used = sum(c.get(name, 0) for c in shares.values())
+            if used > parse_quantity(v["value"]):
+                problems.append(f"device {'/'.join(dev_key)}: shares consume {used} of {name}, "
+                                f"it has {v['value']}")
     return problems
 
 
