@@ -228,6 +228,13 @@ Http1ResponseParser::State Http1ResponseParser::MessageDone(std::string_view res
 void Http1ResponseParser::Consume(std::string_view& in) {
   Impl& m = *impl_;
   while (state_ == State::kNeedMore && !in.empty()) {
+    // Boost.Beast before Boost 1.86 asserts (boostorg/beast#2861) when a chunked body's last
+    // chunk, with no chunk before it, comes again in fewer than 5 bytes ("0\r\n", then
+    // "0\r\n\r"). A last chunk needs at least 5 ("0\r\n\r\n") and Beast consumes none of it
+    // before it has them all, so waiting for 5 changes nothing else.
+    if (m.parser->is_header_done() && m.parser->chunked() && in.size() < 5 && in.front() == '0') {
+      return;
+    }
     const bool at_start = m.head_consumed == 0 && !m.parser->is_header_done();
     beast::error_code ec;
     size_t n = 0;

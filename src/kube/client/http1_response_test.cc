@@ -44,6 +44,11 @@ TEST(Http1ResponseParserTest, ParsesWhateverWayTheBytesArrive) {
        "HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n"
        "5;ext=1\r\nhello\r\nA\r\n, world!!!\r\n0\r\nX-Trailer: t\r\n\r\n",
        false, 200, "hello, world!!!", true},
+      {"chunked, the last chunk only (Beast < 1.86 asserted on it fed a byte at a time)",
+       "HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n0\r\n\r\n", false, 200, "", true},
+      {"chunked, the last chunk only, with a trailer",
+       "HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n0\r\nX-T: 1\r\n\r\n", false, 200, "",
+       true},
       {"interim 100 then the answer",
        "HTTP/1.1 100 Continue\r\n\r\nHTTP/1.1 409 Conflict\r\nContent-Length: 1\r\n\r\nx", false,
        409, "x", true},
