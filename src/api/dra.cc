@@ -67,27 +67,26 @@ std::optional<int64_t> Consumed(const Quantity* asked, const Quantity& value,
 
 }  // namespace
 
-std::optional<std::vector<int64_t>> ConsumedCapacity(const Device& device, std::string_view driver,
-                                                     const Counters& requests) {
+bool ConsumedCapacity(const Device& device, std::string_view driver, const Counters& requests,
+                      std::vector<int64_t>& out) {
+  out.clear();
   for (const auto& request : requests) {
     if (std::none_of(device.capacity.begin(), device.capacity.end(), [&](const auto& c) {
           return NamesCapacity(request.first, c.first, driver);
         })) {
-      return std::nullopt;
+      return false;
     }
   }
-  std::vector<int64_t> out;
-  out.reserve(device.capacity.size());
   for (const auto& [name, value] : device.capacity) {
     const Quantity* asked = nullptr;
     for (const auto& [r, amount] : requests) {
       if (NamesCapacity(r, name, driver)) asked = &amount;
     }
     std::optional<int64_t> consumed = Consumed(asked, value, device.Policy(name));
-    if (!consumed) return std::nullopt;
+    if (!consumed) return false;
     out.push_back(*consumed);
   }
-  return out;
+  return true;
 }
 
 }  // namespace gpusched::api

@@ -218,11 +218,12 @@ struct ResourceClaimTemplate {
 // in the order of device.capacity: upstream's consumable-capacity rules (KEP-5075). A capacity
 // the request does not name takes its policy's default, else all of it; a named one takes the
 // amount asked, rounded up by the policy (to the next valid value, or to validRange's min and
-// then its next step). nullopt when the request names a capacity the device does not have, or
-// an amount breaks the policy (above validRange's max, above every valid value). Whether the
-// amounts still fit is the caller's to check.
-std::optional<std::vector<int64_t>> ConsumedCapacity(const Device& device, std::string_view driver,
-                                                     const Counters& requests);
+// then its next step), into `out` (the caller's buffer: no allocation once it has grown). False
+// when the request names a capacity the device does not have, or an amount breaks the policy
+// (above validRange's max, above every valid value). Whether the amounts still fit is the
+// caller's to check.
+bool ConsumedCapacity(const Device& device, std::string_view driver, const Counters& requests,
+                      std::vector<int64_t>& out);
 
 using DeviceClassPtr = std::shared_ptr<const DeviceClass>;
 using ResourceSlicePtr = std::shared_ptr<const ResourceSlice>;

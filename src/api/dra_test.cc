@@ -6,6 +6,7 @@
 
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 namespace gpusched::api {
@@ -25,12 +26,20 @@ Device Shared(std::optional<CapacityRequestPolicy> memory) {
 
 constexpr int64_t kGi = int64_t{1} << 30;
 
+// ConsumedCapacity's amounts, nullopt when it returns false.
+std::optional<std::vector<int64_t>> Consumed(const Device& d, std::string_view driver,
+                                             const Counters& requests) {
+  std::vector<int64_t> out;
+  if (!ConsumedCapacity(d, driver, requests, out)) return std::nullopt;
+  return out;
+}
+
 TEST(ConsumedCapacityTest, UnnamedCapacitiesTakeTheDefaultOrAll) {
   CapacityRequestPolicy p;
   p.default_value = Q("10Gi");
-  const auto all = ConsumedCapacity(Shared(std::nullopt), "d", {});
+  const auto all = Consumed(Shared(std::nullopt), "d", {});
   EXPECT_EQ(all, (std::vector<int64_t>{100'000, 80 * kGi * 1000}));
-  const auto by_default = ConsumedCapacity(Shared(p), "d", {{"cores", Q("20")}});
+  const auto by_default = Consumed(Shared(p), "d", {{"cores", Q("20")}});
   EXPECT_EQ(by_default, (std::vector<int64_t>{20'000, 10 * kGi * 1000}));
 }
 
@@ -38,9 +47,9 @@ TEST(ConsumedCapacityTest, PoliciesRoundRequestsUp) {
   CapacityRequestPolicy values;
   values.default_value = Q("20Gi");
   values.valid_values = {Q("10Gi"), Q("20Gi"), Q("40Gi")};
-  EXPECT_EQ((*ConsumedCapacity(Shared(values), "d", {{"memory", Q("30Gi")}}))[1], 40 * kGi * 1000);
-  EXPECT_EQ((*ConsumedCapacity(Shared(values), "d", {{"memory", Q("10Gi")}}))[1], 10 * kGi * 1000);
-  EXPECT_EQ(ConsumedCapacity(Shared(values), "d", {{"memory", Q("50Gi")}}), std::nullopt)
+  EXPECT_EQ((*Consumed(Shared(values), "d", {{"memory", Q("30Gi")}}))[1], 40 * kGi * 1000);
+  EXPECT_EQ((*Consumed(Shared(values), "d", {{"memory", Q("10Gi")}}))[1], 10 * kGi * 1000);
+  EXPECT_EQ(Consumed(Shared(values), "d", {{"memory", Q("50Gi")}}), std::nullopt)
       << "above every valid value";
 
   CapacityRequestPolicy range;
@@ -49,19 +58,17 @@ TEST(ConsumedCapacityTest, PoliciesRoundRequestsUp) {
   range.range_step = Q("4Gi");
   range.range_max = Q("64Gi");
   auto memory = [&](const char* asked) {
-    return (*ConsumedCapacity(Shared(range), "d", {{"d/memory", Q(asked)}}))[1] / (kGi * 1000);
+    return (*Consumed(Shared(range), "d", {{"d/memory", Q(asked)}}))[1] / (kGi * 1000);
   };
   EXPECT_EQ(memory("1Gi"), 8) << "up to min";
   EXPECT_EQ(memory("9Gi"), 12) << "up to min + k * step";
   EXPECT_EQ(memory("16Gi"), 16);
-  EXPECT_EQ(ConsumedCapacity(Shared(range), "d", {{"memory", Q("65Gi")}}), std::nullopt)
-      << "above max";
+  EXPECT_EQ(Consumed(Shared(range), "d", {{"memory", Q("65Gi")}}), std::nullopt) << "above max";
 }
 
 TEST(ConsumedCapacityTest, ACapacityTheDeviceLacksIsNoMatch) {
-  EXPECT_EQ(ConsumedCapacity(Shared(std::nullopt), "d", {{"power", Q("1")}}), std::nullopt);
-  EXPECT_EQ(ConsumedCapacity(Shared(std::nullopt), "d", {{"other.io/memory", Q("1Gi")}}),
-            std::nullopt)
+  EXPECT_EQ(Consumed(Shared(std::nullopt), "d", {{"power", Q("1")}}), std::nullopt);
+  EXPECT_EQ(Consumed(Shared(std::nullopt), "d", {{"other.io/memory", Q("1Gi")}}), std::nullopt)
       << "another domain's memory";
 }
 

@@ -267,20 +267,21 @@ std::string ShortCounters(const Context& cx, uint32_t d) {
 // 20Gi left", or that the request policy or the device's capacities do not allow the request.
 std::string ShortCapacity(const Context& cx, uint32_t d, const api::DeviceChoice& choice) {
   const framework::DeviceEntry& e = cx.index->devices[d];
-  std::optional<std::vector<int64_t>> amounts =
-      api::ConsumedCapacity(*e.device, e.slice->driver, choice.capacity_requests);
-  if (!amounts) return "the request names a capacity the device lacks or breaks its policy";
+  std::vector<int64_t> amounts;
+  if (!api::ConsumedCapacity(*e.device, e.slice->driver, choice.capacity_requests, amounts)) {
+    return "the request names a capacity the device lacks or breaks its policy";
+  }
   std::string out;
-  for (size_t i = 0; i < amounts->size(); ++i) {
+  for (size_t i = 0; i < amounts.size(); ++i) {
     int64_t has = e.device->capacity[i].second.MilliValue();
     if (e.shared) {
       const dr::CounterLeft* left = cx.reach.Find(e.capacity_begin + static_cast<uint32_t>(i));
       has = left == nullptr ? 0 : left->left;
     }
-    if (has >= (*amounts)[i]) continue;
+    if (has >= amounts[i]) continue;
     if (!out.empty()) out += ", ";
     out += e.device->capacity[i].first + " needs " +
-           api::Quantity::FromMilli((*amounts)[i]).ToString() + ", has " +
+           api::Quantity::FromMilli(amounts[i]).ToString() + ", has " +
            api::Quantity::FromMilli(std::max<int64_t>(0, has)).ToString() + " left";
   }
   return out;

@@ -268,18 +268,19 @@ bool NodeDevices::CapacityAllows(const framework::DeviceIndex& index, uint32_t d
   const framework::DeviceEntry& e = index.devices[d];
   if (out != nullptr) out->clear();
   if (!e.shared && choice.capacity_requests.empty()) return true;
-  std::optional<std::vector<int64_t>> amounts =
-      api::ConsumedCapacity(*e.device, e.slice->driver, choice.capacity_requests);
-  if (!amounts) return false;
-  for (size_t i = 0; i < amounts->size(); ++i) {
+  thread_local std::vector<int64_t> amounts;
+  if (!api::ConsumedCapacity(*e.device, e.slice->driver, choice.capacity_requests, amounts)) {
+    return false;
+  }
+  for (size_t i = 0; i < amounts.size(); ++i) {
     int64_t left = e.device->capacity[i].second.MilliValue();
     if (e.shared) {
       const CounterLeft* c = Find(e.capacity_begin + static_cast<uint32_t>(i));
       left = c != nullptr ? c->left : 0;
     }
-    if ((*amounts)[i] > left) return false;
+    if (amounts[i] > left) return false;
   }
-  if (out != nullptr && e.shared) *out = std::move(*amounts);
+  if (out != nullptr && e.shared) out->assign(amounts.begin(), amounts.end());
   return true;
 }
 

@@ -159,6 +159,16 @@ class DynamicResourcesTest : public ::testing::Test {
   }
   framework::DraView& view() { return handle_.dra_view(); }
 
+  // A pod using claim `claim` through PreFilter, Filter and Reserve on n1 in `state`: the first
+  // status that is not OK, else Reserve's.
+  framework::Status FilterAndReserve(const std::string& claim, framework::CycleState& state) {
+    api::Pod pod = PodWithClaims(claim, {claim});
+    EXPECT_TRUE(pl_->PreFilter(state, pod, framework::Snapshot()).ok());
+    framework::Status f = pl_->Filter(state, pod, Node("n1"));
+    if (!f.ok()) return f;
+    return pl_->Reserve(state, pod, Node("n1"));
+  }
+
   framework::NodeInfo Node(const std::string& name) {
     framework::NodeInfo n;
     n.node = testing::MakeNode(name).Ptr();
@@ -471,14 +481,7 @@ TEST_F(DynamicResourcesTest, PartitionsNeverOverDrawTheirGpu) {
     view().UpsertClaim(Claim(c, {Exactly("g", Profile("3g.40gb"))}));
   view().UpsertClaim(Claim("whole", {Exactly("g", Profile("7g.80gb"))}));
   std::map<std::string, framework::CycleState> states;
-  auto reserve = [&](const std::string& claim) {
-    api::Pod pod = PodWithClaims(claim, {claim});
-    framework::CycleState& state = states[claim];
-    EXPECT_TRUE(pl_->PreFilter(state, pod, framework::Snapshot()).ok());
-    framework::Status f = pl_->Filter(state, pod, Node("n1"));
-    if (!f.ok()) return f;
-    return pl_->Reserve(state, pod, Node("n1"));
-  };
+  auto reserve = [&](const std::string& claim) { return FilterAndReserve(claim, states[claim]); };
   EXPECT_TRUE(reserve("a").ok());
   EXPECT_TRUE(reserve("b").ok());
   EXPECT_EQ(reserve("c").reason(), kReasonCannotAllocate) << "both halves are cut";
@@ -559,14 +562,7 @@ TEST_F(DynamicResourcesTest, CapacitySharesOneGpuUntilItIsFull) {
   for (const char* c : {"a", "b", "c"})
     view().UpsertClaim(Claim(c, {Exactly("g", Memory("30Gi"))}));
   std::map<std::string, framework::CycleState> states;
-  auto reserve = [&](const std::string& claim) {
-    api::Pod pod = PodWithClaims(claim, {claim});
-    framework::CycleState& state = states[claim];
-    EXPECT_TRUE(pl_->PreFilter(state, pod, framework::Snapshot()).ok());
-    framework::Status f = pl_->Filter(state, pod, Node("n1"));
-    if (!f.ok()) return f;
-    return pl_->Reserve(state, pod, Node("n1"));
-  };
+  auto reserve = [&](const std::string& claim) { return FilterAndReserve(claim, states[claim]); };
   ASSERT_TRUE(reserve("a").ok());
   ASSERT_TRUE(reserve("b").ok());
   EXPECT_EQ(reserve("c").reason(), kReasonCannotAllocate) << "18Gi left";
