@@ -12,6 +12,7 @@
 #include <sys/resource.h>
 
 #include <atomic>
+#include <boost/json/value.hpp>
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>

@@ -10,7 +10,7 @@
 // upstream qualifies them. Nothing here throws.
 #pragma once
 
-#include <boost/json/value.hpp>
+#include <boost/json/fwd.hpp>
 
 #include "src/api/dra.h"
 #include "src/common/status.h"

@@ -10,7 +10,7 @@
 // A missing volumeBindingMode is Immediate (the API server's default). Nothing here throws.
 #pragma once
 
-#include <boost/json/value.hpp>
+#include <boost/json/fwd.hpp>
 
 #include "src/api/storage.h"
 #include "src/common/status.h"

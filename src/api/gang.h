@@ -24,7 +24,7 @@
 // same policy). Both are "" for a pod in no gang.
 #pragma once
 
-#include <boost/json/value.hpp>
+#include <boost/json/fwd.hpp>
 #include <optional>
 #include <string>
 #include <string_view>

@@ -4,7 +4,7 @@
 // scheduler-plugins or Volcano PodGroup, one per pod group of a Workload.
 #pragma once
 
-#include <boost/json/value.hpp>
+#include <boost/json/fwd.hpp>
 #include <vector>
 
 #include "src/api/gang.h"

@@ -21,7 +21,7 @@
 // them; the NetworkLocality plugin reads them through framework::NetworkView.
 #pragma once
 
-#include <boost/json/value.hpp>
+#include <boost/json/fwd.hpp>
 #include <cstdint>
 #include <optional>
 #include <string>

@@ -24,7 +24,7 @@
 // written meanwhile (the snapshot is, between cycles, by the scheduler that owns it).
 #pragma once
 
-#include <boost/json.hpp>
+#include <boost/json/fwd.hpp>
 #include <cstdint>
 #include <optional>
 #include <string>

@@ -4,7 +4,7 @@
 // A factory validates its args before building anything and names the bad field in its error.
 #pragma once
 
-#include <boost/json/value.hpp>
+#include <boost/json/fwd.hpp>
 #include <functional>
 #include <map>
 #include <memory>

@@ -7,7 +7,7 @@
 // Thread safety: implementations are thread-safe; Stream blocks the calling thread.
 #pragma once
 
-#include <boost/json/value.hpp>
+#include <boost/json/fwd.hpp>
 #include <chrono>
 #include <functional>
 #include <string>

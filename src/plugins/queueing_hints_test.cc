@@ -3,6 +3,7 @@
 // cluster event, whether the plugin registered the event and what its hint says.
 #include <gtest/gtest.h>
 
+#include <boost/json/value.hpp>
 #include <string>
 #include <vector>
 

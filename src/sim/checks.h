@@ -17,7 +17,7 @@
 // limit; a cpu or memory request must not exceed its limit. Pure functions; thread-safe.
 #pragma once
 
-#include <boost/json/value.hpp>
+#include <boost/json/fwd.hpp>
 #include <string>
 #include <vector>
 

@@ -5,7 +5,7 @@
 // --replay the time-weighted mean and the peak GPU allocation. Pure functions.
 #pragma once
 
-#include <boost/json/value.hpp>
+#include <boost/json/fwd.hpp>
 #include <optional>
 #include <string>
 #include <vector>

@@ -9,7 +9,7 @@
 //             scheduler never leaves a gang so (tests assert it), so seeing it is a bug
 #pragma once
 
-#include <boost/json/value.hpp>
+#include <boost/json/fwd.hpp>
 #include <cstdint>
 #include <string>
 #include <vector>

@@ -19,7 +19,7 @@
 // Single-threaded, like the Simulator.
 #pragma once
 
-#include <boost/json/value.hpp>
+#include <boost/json/fwd.hpp>
 #include <cstdint>
 #include <string>
 #include <string_view>

@@ -21,7 +21,7 @@
 // BuildReport reads a finished Simulator; the Format functions are pure.
 #pragma once
 
-#include <boost/json/value.hpp>
+#include <boost/json/fwd.hpp>
 #include <cstddef>
 #include <cstdint>
 #include <string>

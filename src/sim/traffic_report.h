@@ -9,7 +9,7 @@
 // BuildTrafficReport reads a finished Simulator; the Format functions are pure.
 #pragma once
 
-#include <boost/json/value.hpp>
+#include <boost/json/fwd.hpp>
 #include <string>
 #include <vector>
 

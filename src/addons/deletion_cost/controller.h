@@ -27,7 +27,7 @@
 // transport (HttpGetter) and the executor are injected.
 #pragma once
 
-#include <boost/json/value.hpp>
+#include <boost/json/fwd.hpp>
 #include <cstdint>
 #include <deque>
 #include <map>

@@ -20,7 +20,7 @@
 // clock is read here (`now` is an argument). Thread-compatible.
 #pragma once
 
-#include <boost/json/value.hpp>
+#include <boost/json/fwd.hpp>
 #include <cstdint>
 #include <optional>
 #include <span>

@@ -4,7 +4,7 @@
 // arrive as raw JSON (api::OtherObject, or a LIST answer). Pure functions, thread-compatible.
 #pragma once
 
-#include <boost/json/value.hpp>
+#include <boost/json/fwd.hpp>
 #include <cstdint>
 #include <optional>
 #include <string>

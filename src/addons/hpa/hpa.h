@@ -17,7 +17,7 @@
 // delivers them. Time is an argument: nothing here reads a clock. Thread-compatible.
 #pragma once
 
-#include <boost/json/value.hpp>
+#include <boost/json/fwd.hpp>
 #include <cstdint>
 #include <optional>
 #include <span>

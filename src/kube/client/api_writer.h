@@ -54,8 +54,7 @@
 // Thread safety: thread-safe if the RestClient is (HttpRestClient is); no state of its own.
 #pragma once
 
-#include <boost/json/object.hpp>
-#include <boost/json/value.hpp>
+#include <boost/json/fwd.hpp>
 #include <chrono>
 #include <functional>
 #include <string>

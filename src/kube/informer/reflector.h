@@ -33,7 +33,7 @@
 // latest after timeoutSeconds), a backoff wait ends at once.
 #pragma once
 
-#include <boost/json/value.hpp>
+#include <boost/json/fwd.hpp>
 #include <chrono>
 #include <condition_variable>
 #include <cstdint>

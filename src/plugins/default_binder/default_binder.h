@@ -5,7 +5,7 @@
 // No args. Bind runs in the binding cycle on the executor; it keeps no state.
 #pragma once
 
-#include <boost/json/value.hpp>
+#include <boost/json/fwd.hpp>
 #include <string_view>
 
 #include "src/api/types.h"

@@ -37,7 +37,7 @@
 // Threading: PostFilter runs on the scheduling thread (it keeps scratch buffers).
 #pragma once
 
-#include <boost/json/value.hpp>
+#include <boost/json/fwd.hpp>
 #include <cstdint>
 #include <span>
 #include <string>

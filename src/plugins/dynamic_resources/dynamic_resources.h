@@ -28,7 +28,7 @@
 // without one, a pod with claims is unschedulable ("no DRA data source"). No args.
 #pragma once
 
-#include <boost/json/value.hpp>
+#include <boost/json/fwd.hpp>
 #include <string_view>
 #include <vector>
 

@@ -7,6 +7,7 @@
 
 #include <gtest/gtest.h>
 
+#include <boost/json/value.hpp>
 #include <map>
 #include <memory>
 #include <string>

@@ -19,7 +19,7 @@
 // Threading: the scheduling thread (Gangs is thread-safe for the rollbacks on binding threads).
 #pragma once
 
-#include <boost/json/value.hpp>
+#include <boost/json/fwd.hpp>
 #include <string_view>
 #include <vector>
 

@@ -57,7 +57,7 @@
 // Filter and Score allocate nothing, take no lock and may run concurrently.
 #pragma once
 
-#include <boost/json/value.hpp>
+#include <boost/json/fwd.hpp>
 #include <cstdint>
 #include <span>
 #include <string>

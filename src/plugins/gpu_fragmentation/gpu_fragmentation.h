@@ -68,7 +68,7 @@
 // only CycleState and the NodeInfo and allocate nothing.
 #pragma once
 
-#include <boost/json/value.hpp>
+#include <boost/json/fwd.hpp>
 #include <cstdint>
 #include <memory>
 #include <span>

@@ -17,7 +17,7 @@
 // Node names are matched as the kubelet reports them (not normalized), as upstream.
 #pragma once
 
-#include <boost/json/value.hpp>
+#include <boost/json/fwd.hpp>
 #include <cstdint>
 #include <span>
 #include <string>

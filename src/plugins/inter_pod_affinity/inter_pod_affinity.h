@@ -43,7 +43,7 @@
 // PreFilter/PreScore run on the owning framework's scheduling thread.
 #pragma once
 
-#include <boost/json/value.hpp>
+#include <boost/json/fwd.hpp>
 #include <cstdint>
 #include <span>
 #include <string_view>

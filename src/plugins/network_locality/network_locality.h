@@ -54,7 +54,7 @@
 // (the scheduling thread).
 #pragma once
 
-#include <boost/json/value.hpp>
+#include <boost/json/fwd.hpp>
 #include <cstdint>
 #include <memory>
 #include <span>

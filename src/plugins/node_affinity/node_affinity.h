@@ -20,7 +20,7 @@
 // Filter and Score are allocation-free and may run concurrently.
 #pragma once
 
-#include <boost/json/value.hpp>
+#include <boost/json/fwd.hpp>
 #include <optional>
 #include <span>
 #include <string_view>

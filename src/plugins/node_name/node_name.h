@@ -3,7 +3,7 @@
 // (kube-scheduler's nodename plugin). No args. Filter is allocation-free and thread-safe.
 #pragma once
 
-#include <boost/json/value.hpp>
+#include <boost/json/fwd.hpp>
 #include <string_view>
 #include <vector>
 

@@ -11,7 +11,7 @@
 // allocation-free and may run concurrently for different nodes.
 #pragma once
 
-#include <boost/json/value.hpp>
+#include <boost/json/fwd.hpp>
 #include <string_view>
 #include <vector>
 

@@ -18,7 +18,7 @@
 // key). Score is allocation-free and may run concurrently for different nodes.
 #pragma once
 
-#include <boost/json/value.hpp>
+#include <boost/json/fwd.hpp>
 #include <cstdint>
 #include <span>
 #include <string>

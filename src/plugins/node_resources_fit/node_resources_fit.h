@@ -33,7 +33,7 @@
 // Filter and Score are allocation-free and may run concurrently for different nodes.
 #pragma once
 
-#include <boost/json/value.hpp>
+#include <boost/json/fwd.hpp>
 #include <cstdint>
 #include <map>
 #include <span>

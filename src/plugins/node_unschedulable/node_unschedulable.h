@@ -4,7 +4,7 @@
 // nodeunschedulable plugin. No args. Filter is allocation-free and thread-safe.
 #pragma once
 
-#include <boost/json/value.hpp>
+#include <boost/json/fwd.hpp>
 #include <string_view>
 #include <vector>
 

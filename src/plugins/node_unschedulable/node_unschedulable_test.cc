@@ -3,6 +3,7 @@
 
 #include <gtest/gtest.h>
 
+#include <boost/json/value.hpp>
 #include <string>
 #include <vector>
 

@@ -13,7 +13,7 @@
 // are not read (a volume still attached after its pod left is not counted). No args.
 #pragma once
 
-#include <boost/json/value.hpp>
+#include <boost/json/fwd.hpp>
 #include <string_view>
 #include <vector>
 

@@ -53,7 +53,7 @@
 // plugin is recomputed over the feasible nodes.
 #pragma once
 
-#include <boost/json/value.hpp>
+#include <boost/json/fwd.hpp>
 #include <cstdint>
 #include <optional>
 #include <span>

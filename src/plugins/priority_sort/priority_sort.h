@@ -4,7 +4,7 @@
 // queuesort.PrioritySort). No args. Stateless, so Less may be called from any thread.
 #pragma once
 
-#include <boost/json/value.hpp>
+#include <boost/json/fwd.hpp>
 #include <string_view>
 
 #include "src/common/status.h"

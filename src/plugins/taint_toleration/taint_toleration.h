@@ -8,7 +8,7 @@
 // No args. Filter and Score are allocation-free and may run concurrently.
 #pragma once
 
-#include <boost/json/value.hpp>
+#include <boost/json/fwd.hpp>
 #include <span>
 #include <string_view>
 #include <vector>

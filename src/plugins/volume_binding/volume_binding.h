@@ -17,7 +17,7 @@
 // Args: bindTimeoutSeconds (>= 0, default 600).
 #pragma once
 
-#include <boost/json/value.hpp>
+#include <boost/json/fwd.hpp>
 #include <chrono>
 #include <string_view>
 #include <vector>

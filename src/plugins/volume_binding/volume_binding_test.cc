@@ -6,6 +6,7 @@
 
 #include <gtest/gtest.h>
 
+#include <boost/json/value.hpp>
 #include <map>
 #include <memory>
 #include <optional>

@@ -11,7 +11,7 @@
 // one, only the inline disks are checked. No args.
 #pragma once
 
-#include <boost/json/value.hpp>
+#include <boost/json/fwd.hpp>
 #include <string_view>
 #include <vector>
 

@@ -7,7 +7,7 @@
 // persistentVolumeClaim volumes, PreFilter returns Skip. No args.
 #pragma once
 
-#include <boost/json/value.hpp>
+#include <boost/json/fwd.hpp>
 #include <string_view>
 #include <vector>
 

@@ -5,6 +5,7 @@
 
 #include <gtest/gtest.h>
 
+#include <boost/json/value.hpp>
 #include <memory>
 #include <string>
 #include <utility>

@@ -29,7 +29,7 @@
 // Cost: per pod, one scheduling cycle plus O(1) bookkeeping (no per-node or per-pod scans).
 #pragma once
 
-#include <boost/json/value.hpp>
+#include <boost/json/fwd.hpp>
 #include <cstdint>
 #include <memory>
 #include <optional>

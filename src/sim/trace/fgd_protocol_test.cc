@@ -381,12 +381,6 @@ TEST(FgdProtocolTest, RealAllNodeTraceDefaultProfileKeepsCpuPodsOffGpuNodes) {
   int cpu_pods_on_gpu_nodes = 0;  // only when no CPU node fitted
   int64_t allocated = 0;
   for (const api::PodPtr& pod : seq) {
-    bool gpu_less_fits = false;
-    if (pod->gpu.empty()) {
-      auto feasible = (*sim)->FeasibleNodes(pod);
-      ASSERT_TRUE(feasible.ok()) << feasible.status().ToString();
-      for (const auto& n : *feasible) gpu_less_fits = gpu_less_fits || n->gpu.count == 0;
-    }
     auto idx = (*sim)->SubmitPod(pod);
     ASSERT_TRUE(idx.ok()) << idx.status().ToString();
     const PodOutcome& o = (*sim)->outcomes()[*idx];
@@ -394,16 +388,28 @@ TEST(FgdProtocolTest, RealAllNodeTraceDefaultProfileKeepsCpuPodsOffGpuNodes) {
     allocated += pod->gpu.TotalMilli();
     if (!pod->gpu.empty()) continue;
     const bool on_gpu_node = (*sim)->cluster().GetNode(o.node)->gpu.count > 0;
-    ASSERT_FALSE(on_gpu_node && gpu_less_fits)
-        << pod->meta.name << " went to GPU node " << o.node << " while a CPU node had room";
     (on_gpu_node ? cpu_pods_on_gpu_nodes : cpu_pods_on_cpu_nodes) += 1;
+    if (!on_gpu_node) continue;
+    // The CPU nodes are as they were before the pod came: it took room on a GPU node only (the
+    // run retries nothing and the openb pods share one priority, so nothing was preempted).
+    // Asking after the placement, only for these pods (a third of them), saves a fifth of the
+    // test's time; the placements are the same.
+    auto feasible = (*sim)->FeasibleNodes(pod);
+    ASSERT_TRUE(feasible.ok()) << feasible.status().ToString();
+    for (const auto& n : *feasible) {
+      ASSERT_GT(n->gpu.count, 0) << pod->meta.name << " went to GPU node " << o.node
+                                 << " while CPU node " << n->meta.name << " had room";
+    }
   }
   EXPECT_GT(cpu_pods_on_cpu_nodes, 500);
   RecordProperty("cpu_pods_on_cpu_nodes", std::to_string(cpu_pods_on_cpu_nodes));
   RecordProperty("cpu_pods_on_gpu_nodes", std::to_string(cpu_pods_on_gpu_nodes));
   // At 130 % arrived the default profile allocates about 95.5 % of the GPUs (BENCHMARKS.md);
   // BestFit ends at about 93 %.
-  EXPECT_GT(100.0 * static_cast<double>(allocated) / static_cast<double>(cluster_gpu_milli), 94.0);
+  const double allocated_percent =
+      100.0 * static_cast<double>(allocated) / static_cast<double>(cluster_gpu_milli);
+  RecordProperty("gpu_allocated_percent", std::to_string(allocated_percent));
+  EXPECT_GT(allocated_percent, 94.0);
 }
 
 }  // namespace
