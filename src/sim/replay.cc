@@ -115,9 +115,7 @@ void Allocation(const Simulator& sim, ReplaySample& s) {
 }  // namespace
 
 common::StatusOr<ReplayResult> RunReplay(Simulator& sim, const Workload& workload) {
-  sim.SetPriorityClasses(workload.priority_classes);
-  for (const auto& pdb : workload.pdbs) sim.AddPodDisruptionBudget(pdb);
-  for (const auto& node : workload.nodes) GPUSCHED_RETURN_IF_ERROR(sim.AddNode(node));
+  GPUSCHED_RETURN_IF_ERROR(sim.AddClusterObjects(workload));
   GPUSCHED_ASSIGN_OR_RETURN(std::vector<Arrival> arrivals, Arrivals(workload));
 
   // Durations by uid; a placed pod's departure is planned when its placement is observed. The
@@ -187,17 +185,21 @@ common::StatusOr<ReplayResult> RunReplay(Simulator& sim, const Workload& workloa
     const api::PodPtr& pod = workload.pods[a.index];
     GPUSCHED_ASSIGN_OR_RETURN(std::optional<common::Duration> run,
                               DurationAnnotation(*pod, kDurationAnnotation));
-    auto index = sim.SubmitPod(pod);
-    if (!index.ok()) return index.status();
-    const std::string& uid = sim.outcomes()[*index].pod->meta.uid;
-    if (run) {
+    GPUSCHED_ASSIGN_OR_RETURN(size_t index, sim.SubmitWorkloadPod(pod));
+    const PodOutcome& outcome = sim.outcomes()[index];
+    const std::string& uid = outcome.pod->meta.uid;
+    if (run && outcome.state != PodState::kRejected) {
       duration_of[uid] = *run;
       // A pod placed before its duration was known (SubmitPod placed it at once).
-      if (sim.outcomes()[*index].state == PodState::kScheduled) departures.push({at + *run, uid});
+      if (outcome.state == PodState::kScheduled) departures.push({at + *run, uid});
     }
     sample(at);
   }
   GPUSCHED_RETURN_IF_ERROR(depart_until(common::TimePoint::max()));
+  // A preemptor still waiting for its victims binds, as at the end of a static run.
+  const common::TimePoint before_settle = clock.Now();
+  GPUSCHED_RETURN_IF_ERROR(sim.SettleNominated());
+  if (clock.Now() != before_settle) sample(clock.Now());
   plan->over = true;
   r.span_hours = common::Seconds(last - start) / 3600.0;
   r.mean_gpu_allocation = r.span_hours > 0 ? weighted / r.span_hours : previous_allocation;

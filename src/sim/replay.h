@@ -53,8 +53,10 @@ struct ReplayResult {
   int64_t departed = 0;               // pods that left
 };
 
-// Replays `workload` on `sim` (nodes, priority classes and PDBs are added first). Errors: an
-// invalid arrival or duration annotation names the pod and the value; an invariant violation.
+// Replays `workload` on `sim`: Simulator::AddClusterObjects first (every kind a static run
+// reads), SubmitWorkloadPod per arrival, and SettleNominated at the end, as Simulator::Run does.
+// Errors: an invalid arrival or duration annotation names the pod and the value; an invariant
+// violation.
 common::StatusOr<ReplayResult> RunReplay(Simulator& sim, const Workload& workload);
 
 // "t_hours,gpu_allocation_percent,running_pods,waiting_pods" and one row per sample.

@@ -266,7 +266,7 @@ common::StatusOr<api::PodPtr> Simulator::AdmitPriority(api::PodPtr pod) const {
   return api::PodPtr(std::move(copy));
 }
 
-common::Status Simulator::Run(const Workload& workload) {
+common::Status Simulator::AddClusterObjects(const Workload& workload) {
   SetPriorityClasses(workload.priority_classes);
   for (const auto& pdb : workload.pdbs) AddPodDisruptionBudget(pdb);
   for (const auto& group : workload.pod_groups) {
@@ -275,23 +275,34 @@ common::Status Simulator::Run(const Workload& workload) {
   for (const kube::StorageObject& obj : workload.storage) cluster_.AddStorage(obj);
   for (const DraObject& obj : workload.dra) cluster_.AddDra(obj);
   for (const auto& node : workload.nodes) GPUSCHED_RETURN_IF_ERROR(AddNode(node));
-  for (const auto& pod : workload.pods) {
-    auto r = SubmitPod(pod);
-    if (r.ok()) continue;
-    if (r.status().code() != common::StatusCode::kAlreadyExists) return r.status();
-    // A second pod of the same name: refused as the API server would, the run goes on.
-    PodOutcome outcome;
-    outcome.pod = pod;
-    outcome.state = PodState::kRejected;
-    outcome.message = "pods " + common::Quote(pod->meta.name) + " already exists";
-    outcome.reasons.push_back("already exists");
-    outcomes_.push_back(std::move(outcome));
-  }
-  // A preemptor still waiting for its victims' requeue binds before the report.
+  return common::Status::Ok();
+}
+
+common::StatusOr<size_t> Simulator::SubmitWorkloadPod(api::PodPtr pod) {
+  auto r = SubmitPod(pod);
+  if (r.ok() || r.status().code() != common::StatusCode::kAlreadyExists) return r;
+  PodOutcome outcome;
+  outcome.pod = std::move(pod);
+  outcome.state = PodState::kRejected;
+  outcome.message = "pods " + common::Quote(outcome.pod->meta.name) + " already exists";
+  outcome.reasons.push_back("already exists");
+  outcomes_.push_back(std::move(outcome));
+  return outcomes_.size() - 1;
+}
+
+common::Status Simulator::SettleNominated() {
   const bool nominated = std::any_of(outcomes_.begin(), outcomes_.end(), [](const PodOutcome& o) {
     return o.state == PodState::kUnschedulable && !o.nominated_node.empty();
   });
   return nominated ? Settle() : common::Status::Ok();
+}
+
+common::Status Simulator::Run(const Workload& workload) {
+  GPUSCHED_RETURN_IF_ERROR(AddClusterObjects(workload));
+  for (const auto& pod : workload.pods) {
+    GPUSCHED_RETURN_IF_ERROR(SubmitWorkloadPod(pod).status());
+  }
+  return SettleNominated();
 }
 
 SimStats Simulator::Stats() const {

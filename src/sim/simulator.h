@@ -144,10 +144,18 @@ class Simulator {
   // periodic tick (backoff and unschedulable flush) and schedules until no pod is ready. A pod
   // nominated by preemption binds here once its victims are gone.
   common::Status Settle();
-  // SetPriorityClasses, AddPodDisruptionBudget, SimCluster::AddPodGroup, AddStorage and AddDra
-  // from the workload, AddNode for every node, then SubmitPod for every pod, in order; then
-  // Settle() if a preemptor is still waiting. A pod whose name is taken is recorded as kRejected
-  // ("already exists") and the rest is simulated.
+  // Every object of `workload` but its pods, as a cluster's informers would deliver them before
+  // the pods: SetPriorityClasses, AddPodDisruptionBudget, SimCluster::AddPodGroup, AddStorage and
+  // AddDra, then AddNode for every node. The one entry point of Run and RunReplay (replay.h), so
+  // that a kind one mode reads, every mode reads. Errors: a duplicate node or pod group.
+  common::Status AddClusterObjects(const Workload& workload);
+  // SubmitPod, except that a pod whose name is taken is recorded as kRejected ("already exists"),
+  // as the API server would refuse it, and its index returned: the run goes on.
+  common::StatusOr<size_t> SubmitWorkloadPod(api::PodPtr pod);
+  // Settle() when a preemptor is still waiting for its victims to leave (it binds before the
+  // report); nothing otherwise.
+  common::Status SettleNominated();
+  // AddClusterObjects, SubmitWorkloadPod for every pod in order, then SettleNominated.
   common::Status Run(const Workload& workload);
 
   // Time replay (replay.h): moves sim time forward to `t` (never back) and runs the scheduler's
