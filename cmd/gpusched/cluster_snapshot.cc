@@ -2,71 +2,132 @@
 #include "cmd/gpusched/cluster_snapshot.h"
 
 #include <algorithm>
-#include <chrono>
 #include <map>
+#include <string>
 #include <utility>
+#include <variant>
 #include <vector>
 
-#include "cmd/gpusched/wiring.h"
-#include "src/common/clock.h"
+#include "cmd/gpusched/cluster_list.h"
 #include "src/common/mutex.h"
-#include "src/common/random.h"
-#include "src/kube/informer/informer.h"
+#include "src/common/overloaded.h"
 
 namespace gpusched::cmd {
 namespace {
 
-// Keeps the latest object of each node and pod the informers deliver. Called from the two
-// informer threads.
+using common::Overloaded;
+
+std::string KeyOf(const api::PodDisruptionBudget& pdb) {
+  return pdb.meta.namespace_ + "/" + pdb.meta.name;
+}
+
+// "<alternative>:<namespace>/<name>" of a storage or DRA object: unique per kind.
+template <class Variant>
+std::string KeyOf(const Variant& v) {
+  std::string name =
+      std::visit(Overloaded{[](const api::DeviceClassPtr& c) { return c->name; },
+                            [](const api::ResourceSlicePtr& s) { return s->name; },
+                            [](const auto& o) { return o->meta.namespace_ + "/" + o->meta.name; }},
+                 v);
+  return std::to_string(v.index()) + ":" + name;
+}
+
+// Keeps the latest version of every object the informers deliver. Called from the informer
+// threads.
 class Store final : public kube::ClusterEventHandler {
  public:
-  void OnNodeAdd(api::NodePtr node) override { Put(std::move(node)); }
-  void OnNodeUpdate(api::NodePtr, api::NodePtr node) override { Put(std::move(node)); }
-  void OnNodeDelete(api::NodePtr node) override {
-    common::MutexLock l(mu_);
-    nodes_.erase(node->meta.name);
+  void OnNodeAdd(api::NodePtr n) override {
+    Locked([&](Objects& o) { o.nodes[n->meta.name] = n; });
   }
-  void OnPodAdd(api::PodPtr pod) override { Put(std::move(pod)); }
-  void OnPodUpdate(api::PodPtr, api::PodPtr pod) override { Put(std::move(pod)); }
-  void OnPodDelete(api::PodPtr pod) override {
-    common::MutexLock l(mu_);
-    pods_.erase(pod->meta.uid);
+  void OnNodeUpdate(api::NodePtr, api::NodePtr n) override { OnNodeAdd(std::move(n)); }
+  void OnNodeDelete(api::NodePtr n) override {
+    Locked([&](Objects& o) { o.nodes.erase(n->meta.name); });
+  }
+  void OnPodAdd(api::PodPtr p) override {
+    Locked([&](Objects& o) { o.pods[p->meta.uid] = p; });
+  }
+  void OnPodUpdate(api::PodPtr, api::PodPtr p) override { OnPodAdd(std::move(p)); }
+  void OnPodDelete(api::PodPtr p) override {
+    Locked([&](Objects& o) { o.pods.erase(p->meta.uid); });
+  }
+  void OnPdbAdd(api::PdbPtr p) override {
+    Locked([&](Objects& o) { o.pdbs[KeyOf(*p)] = p; });
+  }
+  void OnPdbUpdate(api::PdbPtr, api::PdbPtr p) override { OnPdbAdd(std::move(p)); }
+  void OnPdbDelete(api::PdbPtr p) override {
+    Locked([&](Objects& o) { o.pdbs.erase(KeyOf(*p)); });
+  }
+  void OnPodGroupAdd(api::PodGroupPtr g) override {
+    Locked([&](Objects& o) { o.groups[g->Key()] = g; });
+  }
+  void OnPodGroupUpdate(api::PodGroupPtr, api::PodGroupPtr g) override {
+    OnPodGroupAdd(std::move(g));
+  }
+  void OnPodGroupDelete(api::PodGroupPtr g) override {
+    Locked([&](Objects& o) { o.groups.erase(g->Key()); });
+  }
+  void OnStorageAdd(const kube::StorageObject& s) override {
+    Locked([&](Objects& o) { o.storage[KeyOf(s)] = s; });
+  }
+  void OnStorageUpdate(const kube::StorageObject&, const kube::StorageObject& s) override {
+    OnStorageAdd(s);
+  }
+  void OnStorageDelete(const kube::StorageObject& s) override {
+    Locked([&](Objects& o) { o.storage.erase(KeyOf(s)); });
+  }
+  void OnDraAdd(const kube::DraObject& d) override {
+    Locked([&](Objects& o) { o.dra[KeyOf(d)] = d; });
+  }
+  void OnDraUpdate(const kube::DraObject&, const kube::DraObject& d) override { OnDraAdd(d); }
+  void OnDraDelete(const kube::DraObject& d) override {
+    Locked([&](Objects& o) { o.dra.erase(KeyOf(d)); });
   }
 
-  // Nodes by name; bound, live pods by creation time then key; the count of the others.
+  // Nodes by name; bound, live pods by creation time then key, and the count of the others;
+  // the other kinds by key.
   void Fill(ClusterSnapshot& out) {
     common::MutexLock l(mu_);
-    for (const auto& [name, node] : nodes_) out.workload.nodes.push_back(node);
-    for (const auto& [uid, pod] : pods_) {
+    sim::Workload& w = out.workload;
+    for (const auto& [name, node] : objects_.nodes) w.nodes.push_back(node);
+    for (const auto& [uid, pod] : objects_.pods) {
       if (pod->Terminal() || pod->meta.deletion_timestamp) continue;
       if (pod->node_name.empty()) {
         ++out.pending_pods;
         continue;
       }
-      out.workload.pods.push_back(pod);
+      w.pods.push_back(pod);
     }
-    std::sort(out.workload.pods.begin(), out.workload.pods.end(),
-              [](const api::PodPtr& a, const api::PodPtr& b) {
-                if (a->meta.creation_timestamp != b->meta.creation_timestamp) {
-                  return a->meta.creation_timestamp < b->meta.creation_timestamp;
-                }
-                return a->Key() < b->Key();
-              });
+    std::sort(w.pods.begin(), w.pods.end(), [](const api::PodPtr& a, const api::PodPtr& b) {
+      if (a->meta.creation_timestamp != b->meta.creation_timestamp) {
+        return a->meta.creation_timestamp < b->meta.creation_timestamp;
+      }
+      return a->Key() < b->Key();
+    });
+    for (const auto& [key, pdb] : objects_.pdbs) w.pdbs.push_back(pdb);
+    for (const auto& [key, group] : objects_.groups) w.pod_groups.push_back(group);
+    for (const auto& [key, obj] : objects_.storage) w.storage.push_back(obj);
+    for (const auto& [key, obj] : objects_.dra) {
+      std::visit([&w](const auto& ptr) { w.dra.emplace_back(ptr); }, obj);
+    }
   }
 
  private:
-  void Put(api::NodePtr node) {
+  struct Objects {
+    std::map<std::string, api::NodePtr> nodes;
+    std::map<std::string, api::PodPtr> pods;
+    std::map<std::string, api::PdbPtr> pdbs;
+    std::map<std::string, api::PodGroupPtr> groups;
+    std::map<std::string, kube::StorageObject> storage;
+    std::map<std::string, kube::DraObject> dra;
+  };
+  template <class F>
+  void Locked(F f) {
     common::MutexLock l(mu_);
-    nodes_[node->meta.name] = std::move(node);
-  }
-  void Put(api::PodPtr pod) {
-    common::MutexLock l(mu_);
-    pods_[pod->meta.uid] = std::move(pod);
+    f(objects_);
   }
 
   common::Mutex mu_;
-  std::map<std::string, api::NodePtr> nodes_ GPUSCHED_GUARDED_BY(mu_);
-  std::map<std::string, api::PodPtr> pods_ GPUSCHED_GUARDED_BY(mu_);
+  Objects objects_ GPUSCHED_GUARDED_BY(mu_);
 };
 
 }  // namespace
@@ -74,42 +135,13 @@ class Store final : public kube::ClusterEventHandler {
 common::StatusOr<ClusterSnapshot> SnapshotCluster(const std::string& kubeconfig,
                                                   const config::SchedulerConfig& config,
                                                   int sync_timeout_s) {
-  common::SystemClock clock;
-  GPUSCHED_ASSIGN_OR_RETURN(
-      Connection conn,
-      Connect(kubeconfig.empty() ? config.client_connection.kubeconfig : kubeconfig));
-  common::Random http_random(TimeSeed());
-  Stopper http_stop;
-  GPUSCHED_ASSIGN_OR_RETURN(
-      auto rest, NewRestClient(conn,
-                               RestClientOptions{config.client_connection.qps,
-                                                 config.client_connection.burst, nullptr},
-                               clock, http_random, http_stop));
   Store store;
-  auto nodes = kube::informer::NewNodeInformer(*rest, store, clock);
-  auto pods = kube::informer::NewPodInformer(*rest, store, clock);
-  nodes->Start();
-  pods->Start();
-  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(sync_timeout_s);
-  bool synced = false;
-  while (!synced && std::chrono::steady_clock::now() < deadline) {
-    synced = nodes->WaitForSync(std::chrono::milliseconds(100)) &&
-             pods->WaitForSync(std::chrono::milliseconds(100));
-  }
-  nodes->Stop();
-  pods->Stop();
-  rest->Cancel();
-  http_stop.Stop();
-  nodes->Join();
-  pods->Join();
+  GPUSCHED_ASSIGN_OR_RETURN(ClusterListing listing,
+                            ListCluster(kubeconfig, config, sync_timeout_s, store));
   ClusterSnapshot out;
-  out.description = "cluster " + conn.cluster.Describe();
-  if (!synced) {
-    return common::UnavailableError("listing nodes and pods from " + conn.cluster.Describe() +
-                                    " did not finish within " + std::to_string(sync_timeout_s) +
-                                    "s (see --sync-timeout)");
-  }
+  out.description = listing.description;
   store.Fill(out);
+  out.workload.warnings = listing.Notes();
   return out;
 }
 

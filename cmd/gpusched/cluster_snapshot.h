@@ -1,14 +1,13 @@
 // SPDX-License-Identifier: Apache-2.0
 // A read-only snapshot of a live cluster as simulator input (`gpusched simulate --from-cluster`):
-// the nodes, and the pods that are bound and not terminal, listed once through the scheduler's
-// own informers (GET /api/v1/nodes and /api/v1/pods, non-terminal field selector). Nothing is
-// written: the only requests are lists and the first watch, ended once both lists arrived.
+// every kind the scheduler reads, listed once through its own informers (ListCluster,
+// cluster_list.h). Nothing is written.
 //
-// The pods keep their spec.nodeName (the simulator counts them as pre-bound, with the GPU devices
-// of their gpusched.io/gpu-devices annotation, or those the cache would charge them to); pods not
-// yet bound are left out (they belong to whichever scheduler is placing them). Nodes come in name
-// order, pods in creation order. Runs on the calling thread plus the two informer threads, which
-// are joined before it returns.
+// The pods are those bound and not terminal. They keep their spec.nodeName (the simulator counts
+// them as pre-bound, with the GPU devices of their gpusched.io/gpu-devices annotation, or those the
+// cache would charge them to); pods not yet bound are left out (they belong to whichever scheduler
+// is placing them) and counted. Nodes come in name order, pods in creation order, the other kinds
+// by key. The workload's warnings are ClusterListing::Notes (collections forbidden or not listed).
 #pragma once
 
 #include <string>
@@ -20,7 +19,7 @@
 namespace gpusched::cmd {
 
 struct ClusterSnapshot {
-  sim::Workload workload;   // nodes and bound pods
+  sim::Workload workload;   // nodes, bound pods and the other kinds
   std::string description;  // "cluster https://127.0.0.1:6443 (context ...)"
   size_t pending_pods = 0;  // not yet bound, left out
 };

@@ -3,8 +3,9 @@
 // cycle for the pod with the production framework, records every node's Filter verdict and the
 // per-plugin Score breakdown, and prints them with the final choice. Nothing is written anywhere.
 //
-//   gpusched explain NAMESPACE/POD [--kubeconfig FILE]      a live cluster (read-only: list nodes
-//                                                          and pods, as the scheduler's informers)
+//   gpusched explain NAMESPACE/POD [--kubeconfig FILE]      a live cluster (read-only: every kind
+//                                                          the scheduler reads, listed once by
+//                                                          its informers: cluster_list.h)
 //   gpusched explain NAMESPACE/POD -f manifests.yaml ...   simulator input (the format of
 //                                                          `gpusched simulate -f`): the manifests
 //                                                          are replayed first, then the pod is
@@ -37,6 +38,7 @@
 #include <thread>
 #include <vector>
 
+#include "cmd/gpusched/cluster_list.h"
 #include "cmd/gpusched/commands.h"
 #include "cmd/gpusched/wiring.h"
 #include "src/api/gang.h"
@@ -104,34 +106,17 @@ class ReadOnlyApi final : public kube::ApiClient {
   }
 };
 
-// The gang policy informers (PodGroups of scheduler-plugins and Volcano, Workloads), by API.
-std::map<api::GangApi, kube::informer::InformerPtr> GangInformers(kube::RestClient& rest,
-                                                                  kube::ClusterEventHandler& h,
-                                                                  const common::Clock& clock) {
-  using kube::informer::GangPolicyApi;
-  std::map<api::GangApi, kube::informer::InformerPtr> out;
-  out[api::GangApi::kPodGroup] =
-      kube::informer::NewPodGroupInformer(rest, h, clock, GangPolicyApi::kPodGroup);
-  out[api::GangApi::kVolcano] =
-      kube::informer::NewPodGroupInformer(rest, h, clock, GangPolicyApi::kVolcano);
-  out[api::GangApi::kWorkload] =
-      kube::informer::NewPodGroupInformer(rest, h, clock, GangPolicyApi::kWorkload);
-  return out;
-}
-
-// A gang member's policies must be listed before its gang can be explained; an API the cluster
-// does not serve never syncs (a note on stderr, the pod is explained alone).
-void WaitForGangPolicies(const api::PodPtr& target,
-                         const std::map<api::GangApi, kube::informer::InformerPtr>& gangs,
-                         std::chrono::steady_clock::time_point deadline) {
-  if (target == nullptr || target->gang.empty()) return;
-  auto it = gangs.find(target->gang.api);
-  if (it == gangs.end()) return;
-  while (std::chrono::steady_clock::now() < deadline) {
-    if (it->second->WaitForSync(std::chrono::milliseconds(100))) return;
+// Notes on stderr for what the listing could not read: forbidden or unlisted collections, and a
+// gang policy API or resource.k8s.io the cluster does not serve while the pod needs it.
+void NoteMissing(const ClusterListing& listing, const api::Pod& target) {
+  for (const std::string& note : listing.Notes()) std::cerr << "note: " << note << "\n";
+  if (!target.gang.empty() && listing.Missing(GangPolicyResource(target.gang.api))) {
+    std::cerr << "note: the gang policies (" << GangPolicyResource(target.gang.api)
+              << ") could not be listed; the pod is explained without its gang\n";
   }
-  std::cerr << "note: the gang policies (" << api::GangApiName(target->gang.api)
-            << ") could not be listed; the pod is explained without its gang\n";
+  if (target.resource_claims && listing.Missing("resourceclaims")) {
+    std::cerr << "note: resourceclaims could not be listed; the pod's claims are not found\n";
+  }
 }
 
 // Forwards informer deliveries to the scheduler, except the pod being explained (so that its own
@@ -161,6 +146,11 @@ class Collector final : public kube::ClusterEventHandler {
     next_.OnPodGroupUpdate(std::move(o), std::move(g));
   }
   void OnPodGroupDelete(api::PodGroupPtr g) override { next_.OnPodGroupDelete(std::move(g)); }
+  void OnPdbAdd(api::PdbPtr pdb) override { next_.OnPdbAdd(std::move(pdb)); }
+  void OnPdbUpdate(api::PdbPtr o, api::PdbPtr n) override {
+    next_.OnPdbUpdate(std::move(o), std::move(n));
+  }
+  void OnPdbDelete(api::PdbPtr pdb) override { next_.OnPdbDelete(std::move(pdb)); }
   void OnPodAdd(api::PodPtr pod) override {
     if (Keep(pod)) return;
     next_.OnPodAdd(std::move(pod));
@@ -327,93 +317,23 @@ class ExplainCommand final : public Command {
 
   int ExplainLive(const config::SchedulerConfig& cfg, const std::string& ns,
                   const std::string& name) {
-    common::SystemClock clock;
-    auto conn = Connect(kubeconfig_.empty() ? cfg.client_connection.kubeconfig : kubeconfig_);
-    if (!conn.ok()) return BadInput(conn.status());
-    const kube::client::ClusterConfig& cluster = conn->cluster;
-    common::Random http_random(seed_ ^ 0x9e3779b97f4a7c15ull);
-    Stopper http_stop;
-    auto rest = NewRestClient(
-        *conn, RestClientOptions{cfg.client_connection.qps, cfg.client_connection.burst, nullptr},
-        clock, http_random, http_stop);
-    if (!rest.ok()) return BadInput(rest.status());
-
     ReadOnlyApi api;
+    common::SystemClock clock;
     common::Random random(seed_);
     common::InlineExecutor executor;
     auto sched = scheduler::Scheduler::Create(
         cfg, scheduler::SchedulerDeps{clock, random, api, executor, registry_});
     if (!sched.ok()) return BadInput(sched.status());
     Collector collector(**sched, ns, name);
-    auto nodes = kube::informer::NewNodeInformer(**rest, collector, clock);
-    auto pods = kube::informer::NewPodInformer(**rest, collector, clock);
-    std::map<api::GangApi, kube::informer::InformerPtr> gangs =
-        GangInformers(**rest, collector, clock);
-    // The volume plugins' objects, so that the pod's volume decisions are explained.
-    std::vector<kube::informer::InformerPtr> storage;
-    using kube::informer::StorageKind;
-    for (StorageKind kind :
-         {StorageKind::kPersistentVolume, StorageKind::kPersistentVolumeClaim,
-          StorageKind::kStorageClass, StorageKind::kCSINode, StorageKind::kCSIDriver}) {
-      storage.push_back(kube::informer::NewStorageInformer(**rest, collector, clock, kind));
-    }
-    // The DRA objects (resource.k8s.io/v1), waited for only when the pod has claims: a cluster
-    // that does not serve the API never syncs them.
-    std::vector<kube::informer::InformerPtr> dra;
-    using kube::informer::DraKind;
-    for (DraKind kind : {DraKind::kDeviceClass, DraKind::kResourceSlice, DraKind::kResourceClaim}) {
-      dra.push_back(kube::informer::NewDraInformer(**rest, collector, clock, kind));
-    }
-    nodes->Start();
-    pods->Start();
-    for (auto& [gang_api, informer] : gangs) informer->Start();
-    for (auto& informer : storage) informer->Start();
-    for (auto& informer : dra) informer->Start();
-    const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(sync_timeout_s_);
-    bool synced = false;
-    while (std::chrono::steady_clock::now() < deadline) {
-      if (nodes->WaitForSync(std::chrono::milliseconds(100)) &&
-          pods->WaitForSync(std::chrono::milliseconds(100))) {
-        synced = true;
-        break;
-      }
-    }
-    WaitForGangPolicies(collector.target(), gangs, deadline);
-    for (auto& informer : storage) {
-      while (std::chrono::steady_clock::now() < deadline &&
-             !informer->WaitForSync(std::chrono::milliseconds(100))) {
-      }
-    }
-    if (api::PodPtr target = collector.target(); target != nullptr && target->resource_claims) {
-      for (auto& informer : dra) {
-        while (std::chrono::steady_clock::now() < deadline &&
-               !informer->WaitForSync(std::chrono::milliseconds(100))) {
-        }
-      }
-    }
-    nodes->Stop();
-    pods->Stop();
-    for (auto& [gang_api, informer] : gangs) informer->Stop();
-    for (auto& informer : storage) informer->Stop();
-    for (auto& informer : dra) informer->Stop();
-    (*rest)->Cancel();
-    http_stop.Stop();
-    nodes->Join();
-    pods->Join();
-    for (auto& informer : storage) informer->Join();
-    for (auto& informer : dra) informer->Join();
-    for (auto& [gang_api, informer] : gangs) informer->Join();
-    if (!synced) {
-      return BadInput(common::UnavailableError(
-          "listing nodes and pods from " + cluster.Describe() + " did not finish within " +
-          std::to_string(sync_timeout_s_) + "s (see --sync-timeout)"));
-    }
+    auto listing = ListCluster(kubeconfig_, cfg, sync_timeout_s_, collector);
+    if (!listing.ok()) return BadInput(listing.status());
     api::PodPtr target = collector.target();
     if (target == nullptr) {
-      return BadInput(common::NotFoundError(
-          "pod " + ns + "/" + name + " not found in the cluster " + "(or it has terminated)"));
+      return BadInput(common::NotFoundError("pod " + ns + "/" + name + " not found in the " +
+                                            listing->description + " (or it has terminated)"));
     }
-    return ExplainPod(**sched, cfg, *target, "cluster " + cluster.Describe());
+    NoteMissing(*listing, *target);
+    return ExplainPod(**sched, cfg, *target, listing->description);
   }
 
   int ExplainManifests(const config::SchedulerConfig& cfg, const std::string& ns,

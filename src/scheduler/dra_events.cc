@@ -4,19 +4,12 @@
 #include <memory>
 #include <variant>
 
+#include "src/common/overloaded.h"
 #include "src/scheduler/scheduler.h"
 
 namespace gpusched::scheduler {
-namespace {
 
-template <class... Ts>
-struct Overloaded : Ts... {
-  using Ts::operator()...;
-};
-template <class... Ts>
-Overloaded(Ts...) -> Overloaded<Ts...>;
-
-}  // namespace
+using common::Overloaded;
 
 void ApplyDraEvent(framework::DraView& view, const kube::DraObject* old_obj,
                    const kube::DraObject* obj) {

@@ -1,15 +1,24 @@
 #!/usr/bin/env python3
 # SPDX-License-Identifier: Apache-2.0
-"""`gpusched simulate --from-cluster` against a real control plane (issue #20, item 6).
+"""`gpusched simulate --from-cluster` against a real control plane (issues #20 and #37).
 
 Two kwok A100 nodes of 8 GPUs; the upstream kube-scheduler binds an 8-GPU pod to one of them (a
 pod bound by another scheduler, without gpusched's device annotation). `gpusched simulate
 --from-cluster --kubeconfig K -f jobs.yaml -o json`, run as a service account that may only get,
-list and watch nodes and pods, must see both nodes and the bound pod (PreBound, on its node, its 8
-devices counted in the GPU allocation), and place the file's Deployment of two 4-GPU pods on the
-other node while an 8-GPU pod fits nowhere. Nothing may be written: the command runs with
-read-only RBAC (a write would be refused and fail it), and every pod and event of the cluster, by
-uid and resourceVersion, is the same after the run as before it.
+list and watch, must see both nodes and the bound pod (PreBound, on its node, its 8 devices
+counted in the GPU allocation), and place the file's Deployment of two 4-GPU pods on the other
+node while an 8-GPU pod fits nowhere.
+
+Every kind the scheduler reads is read from the cluster too (issue #37): a third kwok node whose
+GPUs are published only as a ResourceSlice (DeviceClass gpu.nvidia.com), and a PersistentVolume
+bound (by the real PV controller) to a claim, with node affinity to that node. The file's pod
+with a ResourceClaim (given in the file) must get two of the slice's GPUs, and its pod using the
+cluster's claim must go to the volume's node. The reader may not list PodDisruptionBudgets: the
+report must say so (a warning naming the collection), and the rest must still be simulated.
+
+Nothing may be written: the command runs with read-only RBAC (a write would be refused and fail
+it), and every pod and event of the cluster, by uid and resourceVersion, is the same after the run
+as before it.
 """
 
 import json
@@ -22,6 +31,7 @@ import unittest
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "lib"))
 
 from cluster import ClusterTestCase  # noqa: E402
+from dra import H100, claim_spec, device_class, dra_node, gpu_slice  # noqa: E402
 from gpusched_harness import (  # noqa: E402
     GROUP_LABEL, create_objects, gpu_pod, gpusched_binary, kwok_gpu_node, log, wait_nodes_ready)
 
@@ -50,7 +60,42 @@ spec:
   - name: main
     resources:
       limits: {nvidia.com/gpu: "8"}
+---
+apiVersion: resource.k8s.io/v1
+kind: ResourceClaim
+metadata: {name: two-gpus, namespace: NS}
+spec: CLAIM_SPEC
+---
+apiVersion: v1
+kind: Pod
+metadata: {name: dra, namespace: NS}
+spec:
+  resourceClaims: [{name: gpu, resourceClaimName: two-gpus}]
+  containers:
+  - name: main
+    resources: {requests: {cpu: 100m}, claims: [{name: gpu}]}
+---
+apiVersion: v1
+kind: Pod
+metadata: {name: ckpt, namespace: NS}
+spec:
+  containers:
+  - name: main
+    resources: {requests: {cpu: 100m}}
+  volumes:
+  - {name: data, persistentVolumeClaim: {claimName: ckpt}}
 """
+# What the reader may get, list and watch: everything gpusched reads but PodDisruptionBudgets.
+READER_RULES = [
+    {"apiGroups": [""], "resources": ["nodes", "pods", "persistentvolumes",
+                                      "persistentvolumeclaims"],
+     "verbs": ["get", "list", "watch"]},
+    {"apiGroups": ["storage.k8s.io"], "resources": ["storageclasses", "csinodes", "csidrivers"],
+     "verbs": ["get", "list", "watch"]},
+    {"apiGroups": ["resource.k8s.io"],
+     "resources": ["deviceclasses", "resourceslices", "resourceclaims"],
+     "verbs": ["get", "list", "watch"]},
+]
 
 
 def cluster_state(cluster):
@@ -81,11 +126,28 @@ class SimulateFromClusterE2ETest(ClusterTestCase):
         # kwok moves it to Running; after that nothing changes it (the before/after check).
         c.wait_for(lambda: c.get_json("pod", "running", "-n", ns)["status"].get("phase")
                    == "Running", timeout=60, what="pod running Running")
-        # A reader: get, list and watch of nodes and pods, nothing else.
+        # A node with DRA GPUs only, and a volume bound to a claim that can attach only there.
+        cls.dra_node = f"{ns}-d0"
+        create_objects(c, [dra_node(cls.dra_node, ns), device_class(),
+                           gpu_slice(cls.dra_node, H100, ns)])
+        c.apply([
+            {"apiVersion": "v1", "kind": "PersistentVolume", "metadata": {"name": f"{ns}-ckpt"},
+             "spec": {"capacity": {"storage": "10Gi"}, "accessModes": ["ReadWriteOnce"],
+                      "storageClassName": "", "hostPath": {"path": "/tmp/ckpt"},
+                      "claimRef": {"namespace": ns, "name": "ckpt"},
+                      "nodeAffinity": {"required": {"nodeSelectorTerms": [{"matchExpressions": [
+                          {"key": "kubernetes.io/hostname", "operator": "In",
+                           "values": [cls.dra_node]}]}]}}}},
+            {"apiVersion": "v1", "kind": "PersistentVolumeClaim",
+             "metadata": {"name": "ckpt", "namespace": ns},
+             "spec": {"accessModes": ["ReadWriteOnce"], "storageClassName": "",
+                      "volumeName": f"{ns}-ckpt",
+                      "resources": {"requests": {"storage": "10Gi"}}}}])
+        c.wait_for(lambda: c.get_json("pvc", "ckpt", "-n", ns).get("status", {}).get("phase")
+                   == "Bound", timeout=60, what="claim ckpt bound by the PV controller")
+        # A reader: get, list and watch of what gpusched reads, but PodDisruptionBudgets.
         c.apply({"apiVersion": "rbac.authorization.k8s.io/v1", "kind": "ClusterRole",
-                 "metadata": {"name": f"{ns}-reader"},
-                 "rules": [{"apiGroups": [""], "resources": ["nodes", "pods"],
-                            "verbs": ["get", "list", "watch"]}]})
+                 "metadata": {"name": f"{ns}-reader"}, "rules": READER_RULES})
         cls.kubeconfig = c.sa_kubeconfig(ns, "reader")
         c.apply({"apiVersion": "rbac.authorization.k8s.io/v1", "kind": "ClusterRoleBinding",
                  "metadata": {"name": f"{ns}-reader"},
@@ -94,7 +156,8 @@ class SimulateFromClusterE2ETest(ClusterTestCase):
                  "subjects": [{"kind": "ServiceAccount", "name": "reader", "namespace": ns}]})
         cls.jobs = os.path.join(c.dir, "jobs.yaml")
         with open(cls.jobs, "w") as f:
-            f.write(JOBS.replace("GROUP", GROUP_LABEL).replace("NS", ns))
+            f.write(JOBS.replace("GROUP", GROUP_LABEL).replace("NS", ns).replace(
+                "CLAIM_SPEC", json.dumps(claim_spec(2))))
 
     def test_places_the_files_pods_on_the_snapshot_and_writes_nothing(self):
         c, ns = self.cluster, self.ns
@@ -126,6 +189,19 @@ class SimulateFromClusterE2ETest(ClusterTestCase):
         self.assertIn("Insufficient nvidia.com/gpu", big["message"])
         a100 = next(m for m in report["gpuModels"] if m["model"] == "A100-SXM4-40GB")
         self.assertEqual(a100["gpusAllocated"], 16)  # the bound pod's 8 included
+
+        # The cluster's ResourceSlice, DeviceClass, PV and PVC were read.
+        self.assertEqual((rows[f"{ns}/dra"]["state"], rows[f"{ns}/dra"]["node"]),
+                         ("Scheduled", self.dra_node), rows[f"{ns}/dra"])
+        claim = next(x for x in report["claims"] if x["claim"] == f"{ns}/two-gpus")
+        self.assertEqual(len(claim["devices"]), 2, claim)
+        self.assertTrue(all(d.startswith(f"gpu.nvidia.com/{self.dra_node}/") for d in
+                            claim["devices"]), claim)
+        self.assertEqual((rows[f"{ns}/ckpt"]["state"], rows[f"{ns}/ckpt"]["node"]),
+                         ("Scheduled", self.dra_node), rows[f"{ns}/ckpt"])
+        # What the reader may not list is named, not silently dropped.
+        self.assertTrue(any(w.startswith("poddisruptionbudgets: forbidden")
+                            for w in report["warnings"]), report["warnings"])
 
         # Nothing was written: the same pods and events, at the same resourceVersions.
         self.assertEqual(cluster_state(c), before)

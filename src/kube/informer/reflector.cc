@@ -75,6 +75,11 @@ bool Reflector::stopping() const {
   return stopping_;
 }
 
+common::StatusCode Reflector::last_list_error() const {
+  common::MutexLock l(mu_);
+  return last_list_error_;
+}
+
 Reflector::State Reflector::state() const {
   common::MutexLock l(mu_);
   return state_;
@@ -153,6 +158,8 @@ Status Reflector::List() {
         ++restarts;
         continue;
       }
+      common::MutexLock l(mu_);
+      last_list_error_ = st.code();
       return st.WithContext("informer " + options_.name + ": list");
     }
     auto parsed = api::ParseJson(resp->body, "list response", json::storage_ptr(&arena));
@@ -184,6 +191,7 @@ Status Reflector::List() {
   sink_.Replace(std::move(items), list_rv);
   common::MutexLock l(mu_);
   resource_version_ = list_rv;
+  last_list_error_ = common::StatusCode::kOk;
   if (!stopping_) state_ = State::kWatch;
   return Status::Ok();
 }

@@ -113,6 +113,10 @@ class Reflector {
   std::string last_resource_version() const;
   // Lines that could not be parsed or had an unknown type, since construction.
   int64_t malformed_events() const;
+  // The code of the last LIST's error (kOk before any and after a LIST that succeeded): kNotFound
+  // when the server does not serve the collection (a CRD not installed, an API not enabled),
+  // kPermissionDenied when the client may not list it. Thread-safe.
+  common::StatusCode last_list_error() const;
   // The backoff Run() would wait after the next error (for tests).
   common::Duration NextBackoffForTest() const { return backoff_; }
 
@@ -147,6 +151,7 @@ class Reflector {
   State state_ GPUSCHED_GUARDED_BY(mu_) = State::kList;
   std::string resource_version_ GPUSCHED_GUARDED_BY(mu_);
   int64_t malformed_ GPUSCHED_GUARDED_BY(mu_) = 0;
+  common::StatusCode last_list_error_ GPUSCHED_GUARDED_BY(mu_) = common::StatusCode::kOk;
 };
 
 // True when `status` says the resourceVersion is too old (HTTP 410 Gone, "Expired").

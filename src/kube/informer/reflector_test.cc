@@ -231,6 +231,20 @@ TEST_F(ReflectorTest, ErrorsLeaveTheStateWhereItWas) {
   }
 }
 
+TEST_F(ReflectorTest, TheLastListErrorSaysWhetherTheCollectionIsServedAndReadable) {
+  Reflector r(client_, sink_, clock_, Options());
+  EXPECT_EQ(r.last_list_error(), common::StatusCode::kOk);
+  client_.PushResponse(404, R"({"kind":"Status","message":"the server could not find it"})");
+  EXPECT_FALSE(r.Step().ok());
+  EXPECT_EQ(r.last_list_error(), common::StatusCode::kNotFound);
+  client_.PushResponse(403, R"({"kind":"Status","message":"pods is forbidden"})");
+  EXPECT_FALSE(r.Step().ok());
+  EXPECT_EQ(r.last_list_error(), common::StatusCode::kPermissionDenied);
+  client_.PushResponse(200, List({Obj("a", "3")}, "10"));
+  ASSERT_TRUE(r.Step().ok());
+  EXPECT_EQ(r.last_list_error(), common::StatusCode::kOk);
+}
+
 TEST_F(ReflectorTest, AnExpiredContinueTokenRestartsTheList) {
   client_.PushResponse(200, List({Obj("a", "3"), Obj("b", "4")}, "10", "token-1"));
   client_.PushResponse(

@@ -1,0 +1,141 @@
+// SPDX-License-Identifier: Apache-2.0
+#include "cmd/gpusched/cluster_list.h"
+
+#include <chrono>
+#include <memory>
+#include <utility>
+
+#include "cmd/gpusched/wiring.h"
+#include "src/common/clock.h"
+#include "src/common/random.h"
+#include "src/kube/informer/informer.h"
+
+namespace gpusched::cmd {
+namespace {
+
+using kube::informer::InformerPtr;
+
+struct NamedInformer {
+  std::string_view resource;
+  bool required = false;  // nodes and pods
+  InformerPtr informer;
+};
+
+// Every informer the scheduler runs, in the order of the table in the header.
+std::vector<NamedInformer> AllInformers(kube::RestClient& rest, kube::ClusterEventHandler& h,
+                                        const common::Clock& clock) {
+  namespace inf = kube::informer;
+  std::vector<NamedInformer> out;
+  out.push_back({"nodes", true, inf::NewNodeInformer(rest, h, clock)});
+  out.push_back({"pods", true, inf::NewPodInformer(rest, h, clock)});
+  out.push_back({"poddisruptionbudgets", false, inf::NewPdbInformer(rest, h, clock)});
+  for (auto [api, gang] : {std::pair{inf::GangPolicyApi::kPodGroup, api::GangApi::kPodGroup},
+                           std::pair{inf::GangPolicyApi::kVolcano, api::GangApi::kVolcano},
+                           std::pair{inf::GangPolicyApi::kWorkload, api::GangApi::kWorkload}}) {
+    out.push_back({GangPolicyResource(gang), false, inf::NewPodGroupInformer(rest, h, clock, api)});
+  }
+  using inf::StorageKind;
+  for (auto [kind, name] :
+       {std::pair{StorageKind::kPersistentVolume, "persistentvolumes"},
+        std::pair{StorageKind::kPersistentVolumeClaim, "persistentvolumeclaims"},
+        std::pair{StorageKind::kStorageClass, "storageclasses"},
+        std::pair{StorageKind::kCSINode, "csinodes"},
+        std::pair{StorageKind::kCSIDriver, "csidrivers"}}) {
+    out.push_back({name, false, inf::NewStorageInformer(rest, h, clock, kind)});
+  }
+  using inf::DraKind;
+  for (auto [kind, name] : {std::pair{DraKind::kDeviceClass, "deviceclasses"},
+                            std::pair{DraKind::kResourceSlice, "resourceslices"},
+                            std::pair{DraKind::kResourceClaim, "resourceclaims"}}) {
+    out.push_back({name, false, inf::NewDraInformer(rest, h, clock, kind)});
+  }
+  return out;
+}
+
+// Listed, or refused for good (404, 403).
+bool Settled(NamedInformer& n) {
+  if (n.informer->HasSynced()) return true;
+  const common::StatusCode code = n.informer->reflector().last_list_error();
+  return !n.required &&
+         (code == common::StatusCode::kNotFound || code == common::StatusCode::kPermissionDenied);
+}
+
+}  // namespace
+
+bool ClusterListing::Missing(std::string_view resource) const {
+  for (const auto* list : {&not_served, &forbidden, &not_listed}) {
+    for (const std::string& r : *list) {
+      if (r == resource) return true;
+    }
+  }
+  return false;
+}
+
+std::vector<std::string> ClusterListing::Notes() const {
+  std::vector<std::string> out;
+  for (const std::string& r : forbidden) {
+    out.push_back(r + ": forbidden (403) for these credentials; read without them");
+  }
+  for (const std::string& r : not_listed) {
+    out.push_back(r + ": not listed within the sync timeout; read without them");
+  }
+  return out;
+}
+
+std::string_view GangPolicyResource(api::GangApi api) {
+  switch (api) {
+    case api::GangApi::kPodGroup: return "podgroups.scheduling.x-k8s.io";
+    case api::GangApi::kVolcano: return "podgroups.scheduling.volcano.sh";
+    case api::GangApi::kWorkload: return "workloads.scheduling.k8s.io";
+    case api::GangApi::kNone: break;
+  }
+  return "";
+}
+
+common::StatusOr<ClusterListing> ListCluster(const std::string& kubeconfig,
+                                             const config::SchedulerConfig& config,
+                                             int sync_timeout_s,
+                                             kube::ClusterEventHandler& handler) {
+  common::SystemClock clock;
+  GPUSCHED_ASSIGN_OR_RETURN(
+      Connection conn,
+      Connect(kubeconfig.empty() ? config.client_connection.kubeconfig : kubeconfig));
+  common::Random http_random(TimeSeed());
+  Stopper http_stop;
+  GPUSCHED_ASSIGN_OR_RETURN(
+      auto rest, NewRestClient(conn,
+                               RestClientOptions{config.client_connection.qps,
+                                                 config.client_connection.burst, nullptr},
+                               clock, http_random, http_stop));
+  std::vector<NamedInformer> informers = AllInformers(*rest, handler, clock);
+  for (NamedInformer& n : informers) n.informer->Start();
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(sync_timeout_s);
+  for (NamedInformer& n : informers) {
+    while (!Settled(n) && std::chrono::steady_clock::now() < deadline) {
+      n.informer->WaitForSync(std::chrono::milliseconds(50));
+    }
+  }
+  for (NamedInformer& n : informers) n.informer->Stop();
+  rest->Cancel();
+  http_stop.Stop();
+  for (NamedInformer& n : informers) n.informer->Join();
+
+  ClusterListing out;
+  out.description = "cluster " + conn.cluster.Describe();
+  for (NamedInformer& n : informers) {
+    if (n.informer->HasSynced()) continue;
+    if (n.required) {
+      return common::UnavailableError("listing nodes and pods from " + conn.cluster.Describe() +
+                                      " did not finish within " + std::to_string(sync_timeout_s) +
+                                      "s (see --sync-timeout)");
+    }
+    switch (n.informer->reflector().last_list_error()) {
+      case common::StatusCode::kNotFound: out.not_served.emplace_back(n.resource); break;
+      case common::StatusCode::kPermissionDenied: out.forbidden.emplace_back(n.resource); break;
+      default: out.not_listed.emplace_back(n.resource); break;
+    }
+  }
+  return out;
+}
+
+}  // namespace gpusched::cmd
