@@ -45,7 +45,6 @@
 #include "src/common/interner.h"
 #include "src/common/random.h"
 #include "src/config/config.h"
-#include "src/framework/dra_view.h"
 #include "src/plugins/in_tree_registry.h"
 #include "src/scheduler/scheduler.h"
 #include "src/sim/sim_cluster.h"
@@ -222,27 +221,12 @@ class Harness {
     auto cfg = config::DefaultSchedulerConfig();
     cfg.percentage_of_nodes_to_score = 100;
     SchedulerDeps deps{clock_, random_, cluster_, executor_, registry_};
-    deps.dra = &dra_;
     auto s = Scheduler::Create(cfg, deps);
     EXPECT_TRUE(s.ok()) << s.status().ToString();
     sched_ = std::move(s).value();
-    dra_.set_writer(&cluster_);
-    Scheduler* sched = sched_.get();
-    cluster_.SetDra(
-        &dra_, [sched](framework::EventResource resource, uint32_t actions,
-                       std::shared_ptr<const void> old_obj, std::shared_ptr<const void> new_obj) {
-          queue::QueueEvent e;
-          e.event = framework::ClusterEvent{resource, actions};
-          e.old_obj = std::move(old_obj);
-          e.new_obj = std::move(new_obj);
-          sched->OnClusterEvent(e);
-        });
     cluster_.SetHandler(sched_.get());
   }
-  ~Harness() {
-    cluster_.SetHandler(nullptr);
-    cluster_.SetDra(&dra_, nullptr);
-  }
+  ~Harness() { cluster_.SetHandler(nullptr); }
   Harness(const Harness&) = delete;
   Harness& operator=(const Harness&) = delete;
 
@@ -251,7 +235,6 @@ class Harness {
 
   common::FakeClock clock_;
   common::Random random_{7};
-  framework::DraView dra_;
   sim::SimCluster cluster_;
   common::InlineExecutor executor_;
   framework::Registry registry_;

@@ -75,10 +75,6 @@ struct SchedulerDeps {
   // The network data plugins read through Handle::network() (NetworkLocality); null: none, the
   // plugin then uses pod annotations alone. Must outlive the Scheduler.
   const framework::NetworkView* network = nullptr;
-  // The DRA objects the DynamicResources plugin reads through Handle::dra() when the caller feeds
-  // them itself (the simulator); null: the scheduler's own view, fed through OnDraAdd/Update/
-  // Delete (the informers). Must outlive the Scheduler.
-  framework::DraView* dra = nullptr;
 };
 
 // The outcome of one attempt, reported to the observer (simulator report, decision log, tests).
@@ -175,8 +171,8 @@ class Scheduler final : public kube::ClusterEventHandler, public framework::Hand
   framework::Gangs* gangs() override { return &gangs_; }
   const framework::NetworkView* network() const override { return deps_.network; }
   framework::VolumeView* volumes() override { return &volume_data_.view; }
-  // The caller's view when it feeds one (the simulator), else the informer-fed one.
-  framework::DraView* dra() override { return deps_.dra != nullptr ? deps_.dra : &dra_data_.view; }
+  // Fed through OnDraAdd/Update/Delete, by the informers or the simulator's cluster alike.
+  framework::DraView* dra() override { return &dra_data_.view; }
 
   // A node's measured GPU utilization (0..1), from the DCGM refresher; thread-safe.
   void SetGpuUtilization(std::string_view node, double utilization);

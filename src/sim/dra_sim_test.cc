@@ -15,6 +15,7 @@
 #include "src/api/dra.h"
 #include "src/common/clock.h"
 #include "src/plugins/in_tree_registry.h"
+#include "src/scheduler/dra_events.h"
 #include "src/sim/report.h"
 #include "src/sim/sim_cluster.h"
 #include "src/sim/simulator.h"
@@ -221,15 +222,40 @@ api::PodPtr BarePod(std::string_view name) {
   return p;
 }
 
+// The scheduler's informer side for a bare SimCluster: its DRA changes into a view, counted.
+class DraFeed final : public kube::ClusterEventHandler {
+ public:
+  explicit DraFeed(framework::DraView& view) : view_(view) {}
+  void OnNodeAdd(api::NodePtr) override {}
+  void OnNodeUpdate(api::NodePtr, api::NodePtr) override {}
+  void OnNodeDelete(api::NodePtr) override {}
+  void OnPodAdd(api::PodPtr) override {}
+  void OnPodUpdate(api::PodPtr, api::PodPtr) override {}
+  void OnPodDelete(api::PodPtr) override {}
+  void OnDraAdd(const kube::DraObject& o) override { Apply(nullptr, &o); }
+  void OnDraUpdate(const kube::DraObject& old, const kube::DraObject& o) override {
+    Apply(&old, &o);
+  }
+  void OnDraDelete(const kube::DraObject& o) override { Apply(&o, nullptr); }
+  int claim_events = 0;
+
+ private:
+  void Apply(const kube::DraObject* old_obj, const kube::DraObject* obj) {
+    const kube::DraObject& any = obj != nullptr ? *obj : *old_obj;
+    claim_events += std::holds_alternative<api::ResourceClaimPtr>(any) ? 1 : 0;
+    scheduler::ApplyDraEvent(view_, old_obj, obj);
+  }
+  framework::DraView& view_;
+};
+
 TEST(DraSimControllerTest, SharedClaimReservedForTwoPodsIsDeallocatedWhenBothLeave) {
   framework::DraView view;
   SimCluster cluster;
-  int claim_events = 0;
-  cluster.SetDra(&view, [&](framework::EventResource r, uint32_t, std::shared_ptr<const void>,
-                            std::shared_ptr<const void>) {
-    claim_events += r == framework::EventResource::kResourceClaim ? 1 : 0;
-  });
-  view.set_writer(&cluster);
+  DraFeed feed(view);
+  cluster.SetHandler(&feed);
+  scheduler::ApiDraWriter writer(cluster);
+  view.set_writer(&writer);
+  const int& claim_events = feed.claim_events;
   for (const DraObject& o : Read(std::string(kCluster)).dra) cluster.AddDra(o);
   ASSERT_TRUE(cluster.CreatePod(BarePod("a")).ok());
   ASSERT_TRUE(cluster.CreatePod(BarePod("b")).ok());

@@ -105,7 +105,7 @@ common::Status SimCluster::CreatePod(api::PodPtr pod) {
   if (handler != nullptr) handler->OnPodAdd(pod);
   if (pod->resource_claims == nullptr) return common::Status::Ok();
   // The resourceclaim controller: the pod's template claims, then its status.
-  std::vector<ClaimChange> changes;
+  std::vector<DraChange> changes;
   api::PodPtr updated;
   {
     common::MutexLock lock(mu_);
@@ -115,7 +115,7 @@ common::Status SimCluster::CreatePod(api::PodPtr pod) {
     if (updated != nullptr) it->second = updated;
     handler = handler_;
   }
-  DeliverClaimChanges(changes);
+  DeliverDraChanges(changes);
   if (updated != nullptr && handler != nullptr) handler->OnPodUpdate(pod, updated);
   return common::Status::Ok();
 }
@@ -137,12 +137,12 @@ common::Status SimCluster::DeletePod(std::string_view uid) {
   }
   if (handler != nullptr) handler->OnPodDelete(pod);
   // The resourceclaim controller and the garbage collector: the pod's claims released.
-  std::vector<ClaimChange> changes;
+  std::vector<DraChange> changes;
   {
     common::MutexLock lock(mu_);
     ReleasePodClaimsLocked(*pod, changes);
   }
-  DeliverClaimChanges(changes);
+  DeliverDraChanges(changes);
   return common::Status::Ok();
 }
 
@@ -418,58 +418,56 @@ common::StatusOr<std::string> SimCluster::SetPvcSelectedNode(const api::Persiste
   return new_pvc->meta.resource_version;
 }
 
-void SimCluster::SetDra(framework::DraView* view, DraEventFn on_event) {
-  common::MutexLock lock(mu_);
-  dra_view_ = view;
-  dra_event_ = std::move(on_event);
-}
-
 std::string SimCluster::NextClaimVersionLocked() { return std::to_string(++claim_version_); }
 
 void SimCluster::PutClaimLocked(const api::ResourceClaimPtr& before, api::ResourceClaimPtr after,
-                                std::vector<ClaimChange>& changes) {
+                                std::vector<DraChange>& changes) {
   const api::ResourceClaim& any = after != nullptr ? *after : *before;
   const std::string key = ClaimKey(any.meta.namespace_, any.meta.name);
+  DraChange change;
+  if (before != nullptr) change.before = kube::DraObject(before);
   if (after == nullptr) {
     claims_.erase(key);
-    if (dra_view_ != nullptr) dra_view_->DeleteClaim(any.meta.namespace_, any.meta.name);
   } else {
     claims_[key] = after;
-    if (dra_view_ != nullptr) dra_view_->UpsertClaim(after);
+    change.after = kube::DraObject(std::move(after));
   }
-  changes.push_back(ClaimChange{before, std::move(after)});
+  changes.push_back(std::move(change));
 }
 
-void SimCluster::DeliverClaimChanges(const std::vector<ClaimChange>& changes) {
+void SimCluster::DeliverDraChanges(const std::vector<DraChange>& changes) {
   if (changes.empty()) return;
-  DraEventFn on_event;
+  kube::ClusterEventHandler* handler;
   {
     common::MutexLock lock(mu_);
-    on_event = dra_event_;
+    handler = handler_;
   }
-  if (!on_event) return;
-  for (const ClaimChange& c : changes) {
-    const uint32_t actions = c.before == nullptr  ? framework::kAdd
-                             : c.after == nullptr ? framework::kDelete
-                                                  : framework::kUpdateOther;
-    on_event(framework::EventResource::kResourceClaim, actions, c.before, c.after);
+  if (handler == nullptr) return;
+  for (const DraChange& c : changes) {
+    if (!c.before) {
+      handler->OnDraAdd(*c.after);
+    } else if (!c.after) {
+      handler->OnDraDelete(*c.before);
+    } else {
+      handler->OnDraUpdate(*c.before, *c.after);
+    }
   }
 }
 
 void SimCluster::AddDra(const DraObject& obj) {
-  std::vector<ClaimChange> changes;
-  DraEventFn on_event;
-  framework::EventResource resource = framework::EventResource::kResourceSlice;
-  std::shared_ptr<const void> object;
+  std::vector<DraChange> changes;
   {
     common::MutexLock lock(mu_);
     if (const auto* c = std::get_if<api::DeviceClassPtr>(&obj)) {
-      if (dra_view_ != nullptr) dra_view_->UpsertDeviceClass(*c);
-      resource = framework::EventResource::kDeviceClass;
-      object = *c;
+      api::DeviceClassPtr& stored = device_classes_[(*c)->name];
+      DraChange change{stored ? std::optional<kube::DraObject>(stored) : std::nullopt, *c};
+      stored = *c;
+      changes.push_back(std::move(change));
     } else if (const auto* s = std::get_if<api::ResourceSlicePtr>(&obj)) {
-      if (dra_view_ != nullptr) dra_view_->UpsertSlice(*s);
-      object = *s;
+      api::ResourceSlicePtr& stored = slices_[(*s)->name];
+      DraChange change{stored ? std::optional<kube::DraObject>(stored) : std::nullopt, *s};
+      stored = *s;
+      changes.push_back(std::move(change));
     } else if (const auto* t = std::get_if<api::ResourceClaimTemplatePtr>(&obj)) {
       claim_templates_[ClaimKey((*t)->meta.namespace_, (*t)->meta.name)] = *t;
     } else if (const auto* claim = std::get_if<api::ResourceClaimPtr>(&obj)) {
@@ -488,14 +486,12 @@ void SimCluster::AddDra(const DraObject& obj) {
       auto it = claims_.find(ClaimKey(stored->meta.namespace_, stored->meta.name));
       PutClaimLocked(it == claims_.end() ? nullptr : it->second, std::move(stored), changes);
     }
-    on_event = dra_event_;
   }
-  DeliverClaimChanges(changes);
-  if (object != nullptr && on_event) on_event(resource, framework::kAdd, nullptr, object);
+  DeliverDraChanges(changes);
 }
 
 api::PodPtr SimCluster::CreateTemplateClaimsLocked(const api::PodPtr& pod,
-                                                   std::vector<ClaimChange>& changes) {
+                                                   std::vector<DraChange>& changes) {
   const api::PodResourceClaims& pc = *pod->resource_claims;
   std::vector<std::pair<std::string, std::string>> statuses = pc.statuses;
   bool changed = false;
@@ -532,7 +528,7 @@ api::PodPtr SimCluster::CreateTemplateClaimsLocked(const api::PodPtr& pod,
   return updated;
 }
 
-void SimCluster::ReleasePodClaimsLocked(const api::Pod& pod, std::vector<ClaimChange>& changes) {
+void SimCluster::ReleasePodClaimsLocked(const api::Pod& pod, std::vector<DraChange>& changes) {
   std::vector<api::ResourceClaimPtr> affected;
   for (const auto& [key, claim] : claims_) {
     const bool reserved =
@@ -560,7 +556,7 @@ void SimCluster::ReleasePodClaimsLocked(const api::Pod& pod, std::vector<ClaimCh
 
 common::StatusOr<api::ResourceClaimPtr> SimCluster::UpdateResourceClaimStatus(
     const api::ResourceClaim& claim) {
-  std::vector<ClaimChange> changes;
+  std::vector<DraChange> changes;
   api::ResourceClaimPtr stored;
   {
     common::MutexLock lock(mu_);
@@ -584,7 +580,7 @@ common::StatusOr<api::ResourceClaimPtr> SimCluster::UpdateResourceClaimStatus(
     PutClaimLocked(it->second, std::move(updated), changes);
     ++counters_.claim_status_updates;
   }
-  DeliverClaimChanges(changes);
+  DeliverDraChanges(changes);
   return stored;
 }
 

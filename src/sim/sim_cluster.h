@@ -26,12 +26,13 @@
 //                 gets a new bound PV "pvc-<claim uid or name>" of its class and size (without
 //                 node affinity: the simulated volume follows the pod). Each change is delivered
 //                 as OnStorageAdd/OnStorageUpdate.
-//   AddDra     -> the DRA objects (DeviceClass, ResourceSlice, ResourceClaim,
-//                 ResourceClaimTemplate) into the DraView given to SetDra (playing its informers)
-//                 and a queue event (DraEventFn) per change.
-//   UpdateResourceClaimStatus (framework::DraWriter, DynamicResources' PreBind) -> the claim's
-//                 allocation and reservedFor stored under a new resourceVersion (Aborted when the
-//                 claim changed since the writer read it, as the API server's conflict).
+//   AddDra     -> OnDraAdd / OnDraUpdate for a DeviceClass, ResourceSlice or ResourceClaim (as
+//                 the resource.k8s.io informers deliver them); ResourceClaimTemplates are kept
+//                 here for the resourceclaim controller below and delivered to no one.
+//   UpdateResourceClaimStatus (DynamicResources' PreBind, through the scheduler's DraWriter) ->
+//                 the claim's allocation and reservedFor stored under a new resourceVersion
+//                 (Aborted when the claim changed since the writer read it, as the API server's
+//                 conflict) -> OnDraUpdate.
 //   kube-controller-manager's resourceclaim controller is played too: CreatePod creates, for each
 //                 pod claim with resourceClaimTemplateName and no status yet, the claim
 //                 "<pod>-<podClaimName>-<5 chars>" (the chars derived from the names: reproducible)
@@ -39,6 +40,7 @@
 //                 and sets the pod's status.resourceClaimStatuses (OnPodUpdate); DeletePod drops
 //                 the pod from every claim's reservedFor, deallocates a claim reserved for no pod
 //                 any more, and deletes the claims the pod owns (the garbage collector's part).
+//                 Every claim change is delivered as OnDraAdd / OnDraUpdate / OnDraDelete.
 //
 // Ledger: independently of the scheduler's cache, SimCluster keeps per node the summed requests
 // of its bound pods and, per GPU device, the milli-GPU written in the pods' gpusched.io/gpu-devices
@@ -66,7 +68,6 @@
 #include "src/api/types.h"
 #include "src/common/mutex.h"
 #include "src/common/status.h"
-#include "src/framework/dra_view.h"
 #include "src/framework/plugin.h"
 #include "src/kube/api_client.h"
 #include "src/sim/workload.h"
@@ -98,13 +99,7 @@ struct ClusterCounters {
   int64_t claims_deallocated = 0;    // claims reserved for no pod any more
 };
 
-// A DRA change for the scheduling queue: the resource, its ActionType bits and the old/new
-// api::DeviceClass, ResourceSlice or ResourceClaim (null for none).
-using DraEventFn =
-    std::function<void(framework::EventResource resource, uint32_t actions,
-                       std::shared_ptr<const void> old_obj, std::shared_ptr<const void> new_obj)>;
-
-class SimCluster final : public kube::ApiClient, public framework::DraWriter {
+class SimCluster final : public kube::ApiClient {
  public:
   SimCluster() = default;
   SimCluster(const SimCluster&) = delete;
@@ -126,10 +121,6 @@ class SimCluster final : public kube::ApiClient, public framework::DraWriter {
   common::Status AddPodGroup(api::PodGroupPtr group);
   // A storage object (PV, PVC, StorageClass, CSINode, CSIDriver). Replaces one of the same name.
   void AddStorage(const kube::StorageObject& obj);
-  // The DraView AddDra and the claim writes feed (null: DRA objects are kept here only) and the
-  // receiver of their queue events. REQUIRES: set before the first AddDra; both outlive this
-  // object or are reset first.
-  void SetDra(framework::DraView* view, DraEventFn on_event);
   // A DRA object. Replaces one of the same name (namespace/name for claims and templates). A
   // claim without a resourceVersion gets one.
   void AddDra(const DraObject& obj);
@@ -150,7 +141,6 @@ class SimCluster final : public kube::ApiClient, public framework::DraWriter {
                                                      bool bound_by_controller) override;
   common::StatusOr<std::string> SetPvcSelectedNode(const api::PersistentVolumeClaim& pvc,
                                                    std::string_view node) override;
-  // framework::DraWriter
   common::StatusOr<api::ResourceClaimPtr> UpdateResourceClaimStatus(
       const api::ResourceClaim& claim) override;
 
@@ -182,23 +172,24 @@ class SimCluster final : public kube::ApiClient, public framework::DraWriter {
   // Adds (sign=+1) or removes (sign=-1) a bound pod's usage on its node.
   void ChargeLocked(const api::Pod& pod, int sign) GPUSCHED_REQUIRES(mu_);
   void ViolationLocked(std::string what) GPUSCHED_REQUIRES(mu_);
-  // One stored claim change, for the queue event after the lock is released.
-  struct ClaimChange {
-    api::ResourceClaimPtr before;
-    api::ResourceClaimPtr after;
+  // One stored DRA change (before null: added; after null: deleted), delivered after the lock
+  // is released.
+  struct DraChange {
+    std::optional<kube::DraObject> before;
+    std::optional<kube::DraObject> after;
   };
-  // Stores `after` (null: deletes the claim of `before`) and feeds the view.
+  // Stores `after` (null: deletes the claim of `before`) and records the change.
   void PutClaimLocked(const api::ResourceClaimPtr& before, api::ResourceClaimPtr after,
-                      std::vector<ClaimChange>& changes) GPUSCHED_REQUIRES(mu_);
+                      std::vector<DraChange>& changes) GPUSCHED_REQUIRES(mu_);
   std::string NextClaimVersionLocked() GPUSCHED_REQUIRES(mu_);
   // The resourceclaim controller for a new pod: its template claims, and the pod with
   // status.resourceClaimStatuses (null when nothing changed).
-  api::PodPtr CreateTemplateClaimsLocked(const api::PodPtr& pod, std::vector<ClaimChange>& changes)
+  api::PodPtr CreateTemplateClaimsLocked(const api::PodPtr& pod, std::vector<DraChange>& changes)
       GPUSCHED_REQUIRES(mu_);
   // The resourceclaim controller and the garbage collector for a pod that left.
-  void ReleasePodClaimsLocked(const api::Pod& pod, std::vector<ClaimChange>& changes)
+  void ReleasePodClaimsLocked(const api::Pod& pod, std::vector<DraChange>& changes)
       GPUSCHED_REQUIRES(mu_);
-  void DeliverClaimChanges(const std::vector<ClaimChange>& changes);
+  void DeliverDraChanges(const std::vector<DraChange>& changes);
   // Replaces the stored pod of `uid` with update(copy) and delivers OnPodUpdate(old, new);
   // nothing when update returns false. NotFound when the uid is not there.
   common::Status UpdateStoredPod(const api::Pod& pod, const std::function<bool(api::Pod&)>& update);
@@ -216,8 +207,8 @@ class SimCluster final : public kube::ApiClient, public framework::DraWriter {
   std::map<std::string, api::PersistentVolumeClaimPtr> pvcs_ GPUSCHED_GUARDED_BY(mu_);  // ns/name
   uint64_t storage_version_ GPUSCHED_GUARDED_BY(mu_) = 1000;
   std::string violation_ GPUSCHED_GUARDED_BY(mu_);
-  framework::DraView* dra_view_ GPUSCHED_GUARDED_BY(mu_) = nullptr;
-  DraEventFn dra_event_ GPUSCHED_GUARDED_BY(mu_);
+  std::map<std::string, api::DeviceClassPtr> device_classes_ GPUSCHED_GUARDED_BY(mu_);
+  std::map<std::string, api::ResourceSlicePtr> slices_ GPUSCHED_GUARDED_BY(mu_);
   std::map<std::string, api::ResourceClaimPtr> claims_ GPUSCHED_GUARDED_BY(mu_);  // ns/name
   std::map<std::string, api::ResourceClaimTemplatePtr> claim_templates_ GPUSCHED_GUARDED_BY(mu_);
   uint64_t claim_version_ GPUSCHED_GUARDED_BY(mu_) = 1000;

@@ -35,7 +35,6 @@ Simulator::Simulator(const config::SchedulerConfig& config, Deps deps, SimOption
 Simulator::~Simulator() {
   // The scheduler goes first; stop the cluster from calling into it meanwhile.
   cluster_.SetHandler(nullptr);
-  cluster_.SetDra(&dra_, nullptr);
   scheduler_.reset();
 }
 
@@ -45,19 +44,8 @@ common::StatusOr<std::unique_ptr<Simulator>> Simulator::Create(
   scheduler::SchedulerDeps sd{sim->sim_clock_, sim->random_, sim->cluster_, sim->executor_,
                               deps.registry};
   sd.network = deps.network;
-  sd.dra = &sim->dra_;
   GPUSCHED_ASSIGN_OR_RETURN(sim->scheduler_, scheduler::Scheduler::Create(sim->config_, sd));
   Simulator* self = sim.get();
-  sim->dra_.set_writer(&sim->cluster_);
-  sim->cluster_.SetDra(
-      &sim->dra_, [self](framework::EventResource resource, uint32_t actions,
-                         std::shared_ptr<const void> old_obj, std::shared_ptr<const void> new_obj) {
-        queue::QueueEvent e;
-        e.event = framework::ClusterEvent{resource, actions};
-        e.old_obj = std::move(old_obj);
-        e.new_obj = std::move(new_obj);
-        self->scheduler_->OnClusterEvent(e);
-      });
   sim->scheduler_->SetDecisionObserver(
       [self](const scheduler::Decision& d) { self->OnDecision(d); });
   sim->cluster_.SetHandler(sim->scheduler_.get());
@@ -146,7 +134,7 @@ common::Status Simulator::Drain() {
     if (options_.check_invariants && placed_) {
       common::Status s = scheduler_->CheckCacheInvariants();
       if (s.ok()) s = cluster_.LedgerStatus();
-      if (s.ok()) s = dra_.CheckInvariants();
+      if (s.ok()) s = dra().CheckInvariants();
       if (!s.ok()) {
         result = common::InternalError("invariant violated after placement " +
                                        std::to_string(decisions_) + ": " + s.ToString());

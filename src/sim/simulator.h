@@ -176,9 +176,10 @@ class Simulator {
   // gang members that must wait for each other after an FGD-protocol phase).
   void SetRetry(bool retry) { options_.retry = retry; }
   const config::SchedulerConfig& config() const { return config_; }
-  // The DRA objects the scheduler's Handle::dra() offers, fed by SimCluster.
-  framework::DraView& dra() { return dra_; }
-  const framework::DraView& dra() const { return dra_; }
+  // The scheduler's DRA view (Handle::dra()), fed by SimCluster through Scheduler::OnDra*, the
+  // path the informers take in a cluster.
+  framework::DraView& dra() { return *scheduler_->dra(); }
+  const framework::DraView& dra() const { return *scheduler_->dra(); }
   SimCluster& cluster() { return cluster_; }
   const SimCluster& cluster() const { return cluster_; }
   scheduler::Scheduler& scheduler() { return *scheduler_; }
@@ -201,7 +202,6 @@ class Simulator {
   common::FakeClock sim_clock_;
   common::Random random_;
   common::InlineExecutor executor_;
-  framework::DraView dra_;  // before cluster_ and scheduler_, which use it
   SimCluster cluster_;
   std::unique_ptr<scheduler::Scheduler> scheduler_;  // destroyed before cluster_
 
