@@ -406,6 +406,124 @@ std::string FormatReportText(const Report& r, size_t max_unscheduled_listed,
   return out;
 }
 
+namespace {
+
+json::array StringsJson(const std::vector<std::string>& strings) {
+  json::array out;
+  for (const std::string& x : strings) out.emplace_back(x);
+  return out;
+}
+
+json::object PodCountsJson(const SimStats& s) {
+  return json::object{
+      {"total", s.pods},       {"scheduled", s.scheduled}, {"unschedulable", s.unschedulable},
+      {"errors", s.errors},    {"pending", s.pending},     {"preBound", s.pre_bound},
+      {"rejected", s.rejected}};
+}
+
+json::array PlacementsJson(const std::vector<PlacementRow>& rows) {
+  json::array out;
+  for (const PlacementRow& p : rows) {
+    json::array devices;
+    for (int32_t d : p.gpu_devices) devices.emplace_back(d);
+    out.push_back(json::object{{"pod", p.pod},
+                               {"node", p.node},
+                               {"gpuDevices", std::move(devices)},
+                               {"state", p.state},
+                               {"message", p.message}});
+  }
+  return out;
+}
+
+json::array ClaimsJson(const std::vector<ClaimRow>& rows) {
+  json::array out;
+  for (const ClaimRow& c : rows) {
+    out.push_back(
+        json::object{{"claim", c.claim},
+                     {"node", c.node.empty() ? json::value(nullptr) : json::value(c.node)},
+                     {"devices", StringsJson(c.devices)}});
+  }
+  return out;
+}
+
+json::array GroupsJson(const std::vector<GroupRow>& rows) {
+  json::array out;
+  for (const GroupRow& g : rows) {
+    out.push_back(json::object{{"group", g.group},
+                               {"nodes", g.nodes},
+                               {"pods", g.pods},
+                               {"gpus", g.gpus_total},
+                               {"gpuMilliAllocated", g.gpu_milli_allocated},
+                               {"milliCpuAllocatable", g.milli_cpu_allocatable},
+                               {"milliCpuRequested", g.milli_cpu_requested}});
+  }
+  return out;
+}
+
+json::array ModelsJson(const std::vector<ModelRow>& rows) {
+  json::array out;
+  for (const ModelRow& m : rows) {
+    out.push_back(json::object{{"model", m.model},
+                               {"nodes", m.nodes},
+                               {"gpusTotal", m.gpus_total},
+                               {"gpusAllocated", m.gpus_allocated},
+                               {"milliTotal", m.milli_total},
+                               {"milliAllocated", m.milli_allocated}});
+  }
+  return out;
+}
+
+json::array ReasonsJson(const std::vector<ReasonRow>& rows) {
+  json::array out;
+  for (const ReasonRow& row : rows) {
+    out.push_back(json::object{
+        {"reason", row.reason}, {"pods", row.pods}, {"examples", StringsJson(row.examples)}});
+  }
+  return out;
+}
+
+json::array UnscheduledJson(const std::vector<UnscheduledRow>& rows) {
+  json::array out;
+  for (const UnscheduledRow& u : rows) {
+    out.push_back(json::object{{"pod", u.pod}, {"state", u.state}, {"message", u.message}});
+  }
+  return out;
+}
+
+json::array PreemptionsJson(const std::vector<Preemption>& rows) {
+  json::array out;
+  for (const Preemption& p : rows) {
+    out.push_back(
+        json::object{{"pod", p.pod}, {"node", p.node}, {"victims", StringsJson(p.victims)}});
+  }
+  return out;
+}
+
+json::object ApiJson(const ClusterCounters& c) {
+  json::object events;
+  for (const auto& [k, v] : c.events_by_reason) events[k] = v;
+  json::object conds;
+  for (const auto& [k, v] : c.conditions_by_reason) conds[k] = v;
+  return json::object{{"binds", c.binds},
+                      {"bindErrors", c.bind_errors},
+                      {"eventsByReason", std::move(events)},
+                      {"podScheduledFalseByReason", std::move(conds)}};
+}
+
+json::array RejectedJson(const std::vector<Rejection>& rows) {
+  json::array out;
+  for (const Rejection& x : rows) {
+    out.push_back(json::object{{"source", x.source},
+                               {"document", x.document},
+                               {"kind", x.kind},
+                               {"name", x.name},
+                               {"error", x.error}});
+  }
+  return out;
+}
+
+}  // namespace
+
 json::value ReportToJson(const Report& r) {
   json::object o;
   o["source"] = r.source;
@@ -413,103 +531,21 @@ json::value ReportToJson(const Report& r) {
   o["nodes"] = r.nodes;
   o["gpusPartlyUsed"] = r.gpus_partly_used;
   o["gpuNodesIdle"] = r.gpu_nodes_idle;
-  json::object pods;
-  pods["total"] = r.stats.pods;
-  pods["scheduled"] = r.stats.scheduled;
-  pods["unschedulable"] = r.stats.unschedulable;
-  pods["errors"] = r.stats.errors;
-  pods["pending"] = r.stats.pending;
-  pods["preBound"] = r.stats.pre_bound;
-  pods["rejected"] = r.stats.rejected;
-  o["pods"] = std::move(pods);
-  json::array placements;
-  for (const PlacementRow& p : r.placements) {
-    json::array devices;
-    for (int32_t d : p.gpu_devices) devices.emplace_back(d);
-    placements.push_back(json::object{{"pod", p.pod},
-                                      {"node", p.node},
-                                      {"gpuDevices", std::move(devices)},
-                                      {"state", p.state},
-                                      {"message", p.message}});
-  }
-  o["placements"] = std::move(placements);
-  json::array claims;
-  for (const ClaimRow& c : r.claims) {
-    json::array devices;
-    for (const std::string& d : c.devices) devices.emplace_back(d);
-    claims.push_back(
-        json::object{{"claim", c.claim},
-                     {"node", c.node.empty() ? json::value(nullptr) : json::value(c.node)},
-                     {"devices", std::move(devices)}});
-  }
-  o["claims"] = std::move(claims);
+  o["pods"] = PodCountsJson(r.stats);
+  o["placements"] = PlacementsJson(r.placements);
+  o["claims"] = ClaimsJson(r.claims);
   o["decisions"] = r.stats.decisions;
   o["wallSeconds"] = std::round(r.stats.wall_seconds * 1e6) / 1e6;
   o["decisionsPerSecond"] = std::round(r.decisions_per_second * 10) / 10;
-  json::array groups;
-  for (const auto& g : r.groups) {
-    groups.push_back(json::object{{"group", g.group},
-                                  {"nodes", g.nodes},
-                                  {"pods", g.pods},
-                                  {"gpus", g.gpus_total},
-                                  {"gpuMilliAllocated", g.gpu_milli_allocated},
-                                  {"milliCpuAllocatable", g.milli_cpu_allocatable},
-                                  {"milliCpuRequested", g.milli_cpu_requested}});
-  }
-  o["nodeGroups"] = std::move(groups);
-  json::array models;
-  for (const auto& m : r.models) {
-    models.push_back(json::object{{"model", m.model},
-                                  {"nodes", m.nodes},
-                                  {"gpusTotal", m.gpus_total},
-                                  {"gpusAllocated", m.gpus_allocated},
-                                  {"milliTotal", m.milli_total},
-                                  {"milliAllocated", m.milli_allocated}});
-  }
-  o["gpuModels"] = std::move(models);
-  json::array reasons;
-  for (const auto& row : r.reasons) {
-    json::array ex;
-    for (const auto& e : row.examples) ex.push_back(json::value(e));
-    reasons.push_back(json::object{{"reason", row.reason}, {"pods", row.pods}, {"examples", ex}});
-  }
-  o["unschedulableByReason"] = std::move(reasons);
-  json::array uns;
-  for (const auto& u : r.unscheduled) {
-    uns.push_back(json::object{{"pod", u.pod}, {"state", u.state}, {"message", u.message}});
-  }
-  o["unscheduledPods"] = std::move(uns);
-  json::array preemptions;
-  for (const Preemption& p : r.preemptions) {
-    json::array victims;
-    for (const std::string& v : p.victims) victims.push_back(json::value(v));
-    preemptions.push_back(
-        json::object{{"pod", p.pod}, {"node", p.node}, {"victims", std::move(victims)}});
-  }
-  o["preemptions"] = std::move(preemptions);
+  o["nodeGroups"] = GroupsJson(r.groups);
+  o["gpuModels"] = ModelsJson(r.models);
+  o["unschedulableByReason"] = ReasonsJson(r.reasons);
+  o["unscheduledPods"] = UnscheduledJson(r.unscheduled);
+  o["preemptions"] = PreemptionsJson(r.preemptions);
   if (!r.gangs.empty()) o["gangs"] = GangsToJson(r.gangs);
-  json::object api;
-  api["binds"] = r.counters.binds;
-  api["bindErrors"] = r.counters.bind_errors;
-  json::object events;
-  for (const auto& [k, v] : r.counters.events_by_reason) events[k] = v;
-  api["eventsByReason"] = std::move(events);
-  json::object conds;
-  for (const auto& [k, v] : r.counters.conditions_by_reason) conds[k] = v;
-  api["podScheduledFalseByReason"] = std::move(conds);
-  o["api"] = std::move(api);
-  json::array warns;
-  for (const auto& w : r.warnings) warns.push_back(json::value(w));
-  o["warnings"] = std::move(warns);
-  json::array rejected;
-  for (const Rejection& x : r.rejected) {
-    rejected.push_back(json::object{{"source", x.source},
-                                    {"document", x.document},
-                                    {"kind", x.kind},
-                                    {"name", x.name},
-                                    {"error", x.error}});
-  }
-  o["rejected"] = std::move(rejected);
+  o["api"] = ApiJson(r.counters);
+  o["warnings"] = StringsJson(r.warnings);
+  o["rejected"] = RejectedJson(r.rejected);
   return o;
 }
 

@@ -2,18 +2,16 @@
 #include "src/kube/client/http_client.h"
 
 #include <curl/curl.h>
-#include <poll.h>
 #include <spdlog/spdlog.h>
 
 #include <algorithm>
-#include <cerrno>
-#include <cstring>
 #include <mutex>
 
 #include "src/common/logging.h"
 #include "src/common/strings.h"
 #include "src/kube/client/encoding.h"
 #include "src/kube/client/http1_response.h"
+#include "src/kube/client/http_client_internal.h"
 #include "src/kube/client/pem.h"
 
 #ifndef GPUSCHED_VERSION
@@ -21,6 +19,11 @@
 #endif
 
 namespace gpusched::kube::client {
+
+using internal::Append;
+using internal::CurlFailure;
+using internal::SlistPtr;
+
 namespace {
 
 using common::Duration;
@@ -50,8 +53,14 @@ bool RetryableCurlCode(CURLcode code) {
   return std::find(std::begin(kRetryable), std::end(kRetryable), code) != std::end(kRetryable);
 }
 
-// A libcurl failure of `what` ("POST /path"): kUnavailable naming the cause (or the shutdown that
-// caused it), and whether another attempt may succeed.
+bool ValidMethod(std::string_view m) {
+  return m == "GET" || m == "POST" || m == "PUT" || m == "PATCH" || m == "DELETE" || m == "HEAD";
+}
+
+}  // namespace
+
+namespace internal {
+
 common::Status CurlFailure(const std::string& what, CURLcode rc, const char* errbuf, bool cancelled,
                            bool& transient) {
   transient = false;
@@ -64,16 +73,6 @@ common::Status CurlFailure(const std::string& what, CURLcode rc, const char* err
   return common::UnavailableError(std::move(msg));
 }
 
-bool ValidMethod(std::string_view m) {
-  return m == "GET" || m == "POST" || m == "PUT" || m == "PATCH" || m == "DELETE" || m == "HEAD";
-}
-
-struct SlistFree {
-  void operator()(curl_slist* l) const { curl_slist_free_all(l); }
-};
-using SlistPtr = std::unique_ptr<curl_slist, SlistFree>;
-
-// Appends `line` to `list`; false on allocation failure.
 bool Append(SlistPtr& list, const std::string& line) {
   curl_slist* next = curl_slist_append(list.get(), line.c_str());
   if (next == nullptr) return false;
@@ -82,7 +81,17 @@ bool Append(SlistPtr& list, const std::string& line) {
   return true;
 }
 
-}  // namespace
+void StreamLines(Http1ResponseParser& parser, Transfer& t) {
+  t.lines_delivered = false;
+  t.partial.clear();
+  t.body.clear();
+  parser.set_body_sink([&t, &parser](std::string_view data) {
+    t.status = parser.status();
+    return t.OnData(data.data(), data.size()) == data.size();
+  });
+}
+
+}  // namespace internal
 
 // ---------------------------------------------------------------------------------------------
 // Free functions
@@ -108,98 +117,7 @@ common::Status InitCurlOnce() {
 std::string DefaultUserAgent() { return std::string("gpusched/") + GPUSCHED_VERSION; }
 
 // ---------------------------------------------------------------------------------------------
-// Transfer: the state of one attempt, shared with libcurl's callbacks.
-
-namespace internal {
-
-struct Transfer {
-  CURL* curl = nullptr;
-  const std::function<bool(std::string_view)>* on_line = nullptr;  // null: buffer the body
-  size_t max_body = 0;
-  const std::atomic<bool>* cancelled = nullptr;
-
-  long status = 0;
-  long http_version = 0;  // CURL_HTTP_VERSION_* of the answer
-  std::string body;       // Do: the body; Stream: the body of a non-2xx answer
-  std::string partial;    // Stream: the unterminated tail of the last chunk
-  std::optional<Duration> retry_after;
-  bool too_large = false;
-  bool stopped = false;  // on_line returned false
-  bool lines_delivered = false;
-  bool transient = false;  // the transport error may clear on retry
-
-  bool StreamingOk() {
-    if (status == 0) curl_easy_getinfo(curl, CURLINFO_RESPONSE_CODE, &status);
-    return status >= 200 && status < 300;
-  }
-
-  // Delivers one line (without '\n' and a trailing '\r'); false to abort.
-  bool Deliver(std::string_view line) {
-    if (!line.empty() && line.back() == '\r') line.remove_suffix(1);
-    if (line.empty()) return true;
-    lines_delivered = true;
-    if (!(*on_line)(line)) {
-      stopped = true;
-      return false;
-    }
-    return true;
-  }
-
-  size_t OnData(const char* data, size_t size) {
-    if (cancelled->load(std::memory_order_relaxed)) return 0;
-    if (on_line == nullptr || !StreamingOk()) {
-      if (body.size() + size > max_body) {
-        too_large = true;
-        return 0;
-      }
-      body.append(data, size);
-      return size;
-    }
-    std::string_view chunk(data, size);
-    while (!chunk.empty()) {
-      size_t nl = chunk.find('\n');
-      if (nl == std::string_view::npos) {
-        if (partial.size() + chunk.size() > max_body) {
-          too_large = true;
-          return 0;
-        }
-        partial.append(chunk);
-        break;
-      }
-      bool go_on;
-      if (partial.empty()) {
-        go_on = Deliver(chunk.substr(0, nl));
-      } else {
-        if (partial.size() + nl > max_body) {
-          too_large = true;
-          return 0;
-        }
-        partial.append(chunk.substr(0, nl));
-        std::string line = std::move(partial);
-        partial.clear();
-        go_on = Deliver(line);
-      }
-      if (!go_on) return 0;
-      chunk.remove_prefix(nl + 1);
-    }
-    return size;
-  }
-
-  void OnHeader(std::string_view line) {
-    if (common::StartsWith(line, "HTTP/")) {  // a new response (after 100 Continue, say)
-      retry_after.reset();
-      return;
-    }
-    size_t colon = line.find(':');
-    if (colon == std::string_view::npos) return;
-    if (common::EqualsIgnoreCase(common::Trim(line.substr(0, colon)), "retry-after")) {
-      auto secs = ParseRetryAfterSeconds(line.substr(colon + 1));
-      retry_after = secs ? std::optional<Duration>(std::chrono::seconds(*secs)) : std::nullopt;
-    }
-  }
-};
-
-}  // namespace internal
+// libcurl's callbacks into the attempt's Transfer (http_client_internal.h).
 
 namespace {
 
@@ -217,18 +135,6 @@ int XferInfoCallback(void* userdata, curl_off_t, curl_off_t, curl_off_t, curl_of
   return t->cancelled->load(std::memory_order_relaxed) ? 1 : 0;
 }
 
-// A watch over the lean path: body bytes go to `t` as they arrive (Transfer splits the lines and
-// enforces the line limit; a non-2xx answer's body is buffered there too).
-void StreamLines(Http1ResponseParser& parser, internal::Transfer& t) {
-  t.lines_delivered = false;
-  t.partial.clear();
-  t.body.clear();
-  parser.set_body_sink([&t, &parser](std::string_view data) {
-    t.status = parser.status();
-    return t.OnData(data.data(), data.size()) == data.size();
-  });
-}
-
 }  // namespace
 
 // ---------------------------------------------------------------------------------------------
@@ -243,13 +149,6 @@ HttpRestClient::HttpRestClient(ClusterConfig config, HttpClientOptions options, 
       metrics_(deps.metrics),
       limiter_(options_.qps, options_.burst, deps.clock, deps.wait),
       random_(deps.random) {}
-
-struct HttpRestClient::RawConnection {
-  CURL* curl = nullptr;
-  curl_socket_t fd = CURL_SOCKET_BAD;
-  std::string client_cert_pem;  // the identity the connection was opened with
-  SlistPtr connect_to;          // referenced by the handle
-};
 
 HttpRestClient::~HttpRestClient() {
   common::MutexLock lock(pool_mu_);
@@ -536,221 +435,6 @@ common::Status HttpRestClient::Perform(const Request& request, const std::string
                                           std::to_string(options_.max_response_bytes) + " bytes");
   }
   return CurlFailure(what, rc, curl_error.c_str(), cancelled_.load(), t.transient);
-}
-
-// ---------------------------------------------------------------------------------------------
-// The lean path: raw HTTP/1.1 over a connection libcurl opened (CONNECT_ONLY).
-
-common::StatusOr<HttpRestClient::RawConnection*> HttpRestClient::ConnectRaw(
-    const Credentials& creds, const std::string& what, bool& transient) {
-  auto c = std::make_unique<RawConnection>();
-  c->curl = curl_easy_init();
-  if (c->curl == nullptr) return common::InternalError("curl_easy_init failed");
-  std::unique_ptr<CURL, decltype(&curl_easy_cleanup)> guard(c->curl, &curl_easy_cleanup);
-  if (!connect_to_.empty() && !Append(c->connect_to, connect_to_)) {
-    return common::InternalError("curl_slist_append: out of memory");
-  }
-  char errbuf[CURL_ERROR_SIZE] = {0};
-  std::string url = base_url_ + "/";
-  bool ok = SetConnectionOptions(c->curl, creds, c->connect_to.get());
-  ok = ok && curl_easy_setopt(c->curl, CURLOPT_URL, url.c_str()) == CURLE_OK;
-  ok = ok && curl_easy_setopt(c->curl, CURLOPT_CONNECT_ONLY, 1L) == CURLE_OK;
-  ok = ok && curl_easy_setopt(c->curl, CURLOPT_ERRORBUFFER, errbuf) == CURLE_OK;
-  if (!ok) {
-    return common::InternalError(
-        "curl_easy_setopt failed: the linked libcurl lacks a needed option");
-  }
-  CURLcode rc = curl_easy_perform(c->curl);
-  curl_easy_setopt(c->curl, CURLOPT_ERRORBUFFER, static_cast<char*>(nullptr));
-  if (rc != CURLE_OK) return CurlFailure(what, rc, errbuf, cancelled_.load(), transient);
-  if (curl_easy_getinfo(c->curl, CURLINFO_ACTIVESOCKET, &c->fd) != CURLE_OK ||
-      c->fd == CURL_SOCKET_BAD) {
-    return common::InternalError(what + ": libcurl gave no socket for the connection");
-  }
-  c->client_cert_pem = creds.client_cert_pem;
-  guard.release();
-  return c.release();
-}
-
-HttpRestClient::RawConnection* HttpRestClient::AcquireRaw(const Credentials& creds) {
-  RawConnection* stale = nullptr;
-  RawConnection* found = nullptr;
-  {
-    common::MutexLock lock(pool_mu_);
-    if (!idle_raw_.empty()) {
-      found = idle_raw_.back();
-      idle_raw_.pop_back();
-      if (found->client_cert_pem != creds.client_cert_pem) std::swap(stale, found);
-    }
-  }
-  if (stale != nullptr) ReleaseRaw(stale, false);  // opened with another client certificate
-  return found;
-}
-
-void HttpRestClient::ReleaseRaw(RawConnection* c, bool reusable) {
-  if (reusable) {
-    common::MutexLock lock(pool_mu_);
-    if (idle_raw_.size() < options_.max_idle_handles) {
-      idle_raw_.push_back(c);
-      return;
-    }
-  }
-  curl_easy_cleanup(c->curl);
-  delete c;
-}
-
-common::Status HttpRestClient::WaitSocket(const RawConnection& c, short events,
-                                          const RawDeadline& deadline,
-                                          const std::string& what) const {
-  for (;;) {
-    if (cancelled_.load())
-      return common::UnavailableError(what + ": cancelled (client shutting down)");
-    // Wake at least once a second to notice Cancel().
-    long wait_ms = 1000;
-    if (deadline.set) {
-      auto left = std::chrono::duration_cast<std::chrono::milliseconds>(
-          deadline.at - std::chrono::steady_clock::now());
-      if (left.count() <= 0) return common::DeadlineExceededError(what + ": timed out");
-      wait_ms = std::min<long>(wait_ms, static_cast<long>(left.count()));
-    }
-    pollfd p{static_cast<int>(c.fd), events, 0};
-    int n = poll(&p, 1, static_cast<int>(wait_ms));
-    if (n > 0) return common::Status::Ok();  // ready, or an error/hang-up the next call reports
-    if (n < 0 && errno != EINTR) {
-      return common::UnavailableError(what + ": poll: " + std::strerror(errno));
-    }
-  }
-}
-
-std::string HttpRestClient::RawRequestBytes(const Request& request,
-                                            const Credentials& creds) const {
-  std::string message;
-  message.reserve(384 + request.body.size());
-  message.append(request.method).append(" ").append(path_prefix_).append(request.path);
-  message.append(EncodeQuery(request.query)).append(" HTTP/1.1\r\nHost: ").append(host_header_);
-  message.append("\r\nUser-Agent: ").append(options_.user_agent);
-  message.append("\r\nAccept: application/json, */*\r\n");
-  if (!request.body.empty() || request.method == "POST" || request.method == "PUT" ||
-      request.method == "PATCH") {
-    message.append("Content-Type: ").append(request.content_type);
-    message.append("\r\nContent-Length: ").append(std::to_string(request.body.size()));
-    message.append("\r\n");
-  }
-  if (!creds.bearer_token.empty()) {
-    message.append("Authorization: Bearer ").append(creds.bearer_token).append("\r\n");
-  }
-  message.append("\r\n").append(request.body);
-  return message;
-}
-
-common::Status HttpRestClient::SendRaw(const RawConnection& c, std::string_view message,
-                                       const RawDeadline& deadline, const std::string& what) const {
-  while (!message.empty()) {
-    size_t sent = 0;
-    CURLcode rc = curl_easy_send(c.curl, message.data(), message.size(), &sent);
-    if (rc == CURLE_OK) {
-      message.remove_prefix(sent);
-    } else if (rc == CURLE_AGAIN) {
-      GPUSCHED_RETURN_IF_ERROR(WaitSocket(c, POLLOUT, deadline, what));
-    } else {
-      return common::UnavailableError(what + ": send: " + curl_easy_strerror(rc));
-    }
-  }
-  return common::Status::Ok();
-}
-
-common::Status HttpRestClient::ReceiveRaw(const RawConnection& c, Http1ResponseParser& parser,
-                                          const RawDeadline& deadline,
-                                          const std::string& what) const {
-  char buf[16384];
-  // Wait first: a read right after the send would find nothing yet.
-  bool readable = false;
-  while (parser.state() == Http1ResponseParser::State::kNeedMore) {
-    if (!readable) {
-      GPUSCHED_RETURN_IF_ERROR(WaitSocket(c, POLLIN, deadline, what));
-      readable = true;
-      continue;
-    }
-    size_t n = 0;
-    CURLcode rc = curl_easy_recv(c.curl, buf, sizeof(buf), &n);
-    if (rc == CURLE_AGAIN) {
-      readable = false;
-    } else if (rc != CURLE_OK) {
-      return common::UnavailableError(what + ": receive: " + curl_easy_strerror(rc));
-    } else if (n == 0) {
-      parser.Finish();
-    } else {
-      parser.Feed(std::string_view(buf, n));
-    }
-  }
-  return common::Status::Ok();
-}
-
-std::optional<common::Status> HttpRestClient::FinishRaw(RawConnection* c,
-                                                        Http1ResponseParser& parser,
-                                                        const common::Status& io, bool reused,
-                                                        const std::string& what,
-                                                        internal::Transfer& t) {
-  using State = Http1ResponseParser::State;
-  const std::string limit = std::to_string(options_.max_response_bytes) + " bytes";
-  ReleaseRaw(c, parser.state() == State::kDone && parser.keep_alive());
-  // A kept-alive connection the server closed before answering is tried once more, on a fresh
-  // connection, without using up an attempt.
-  const bool stale = reused && !parser.started();
-  switch (parser.state()) {
-    case State::kDone:
-      t.status = parser.status();
-      if (t.on_line == nullptr) t.body = std::move(parser.mutable_body());
-      if (parser.retry_after_seconds())
-        t.retry_after = std::chrono::seconds(*parser.retry_after_seconds());
-      return common::Status::Ok();
-    case State::kStopped:  // the watch's sink said stop
-      if (t.too_large)
-        return common::ResourceExhaustedError(what + ": a line larger than " + limit);
-      if (!t.stopped) return common::UnavailableError(what + ": cancelled (client shutting down)");
-      return common::Status::Ok();
-    case State::kTooLarge:
-      return common::ResourceExhaustedError(what + ": response larger than " + limit);
-    case State::kError:
-      if (!parser.truncated())
-        return common::UnavailableError(what + ": malformed answer: " + parser.error());
-      if (stale) return std::nullopt;
-      t.transient = true;  // as libcurl's "empty reply" and "partial file" are
-      return common::UnavailableError(what + ": " + parser.error());
-    case State::kNeedMore:
-      if (io.code() == common::StatusCode::kDeadlineExceeded || cancelled_.load()) {
-        t.transient = !cancelled_.load();
-        return common::UnavailableError(std::string(io.message()));
-      }
-      if (stale) return std::nullopt;
-      t.transient = true;
-      return io;
-  }
-  return io;
-}
-
-common::Status HttpRestClient::PerformRaw(const Request& request, const std::string& what,
-                                          const Credentials& creds, internal::Transfer& t) {
-  const std::string message = RawRequestBytes(request, creds);
-  // Transport deadlines run on the steady clock, as libcurl's do (the injected clock is for
-  // backoff and rate limiting).
-  const RawDeadline deadline{std::chrono::steady_clock::now() + request.timeout,
-                             request.timeout.count() > 0};
-  t.http_version = CURL_HTTP_VERSION_1_1;
-  for (int pass = 0;; ++pass) {
-    RawConnection* c = pass == 0 ? AcquireRaw(creds) : nullptr;
-    const bool reused = c != nullptr;
-    if (c == nullptr) {
-      GPUSCHED_ASSIGN_OR_RETURN(c, ConnectRaw(creds, what, t.transient));
-    }
-    Http1ResponseParser parser(options_.max_response_bytes, request.method == "HEAD");
-    if (t.on_line != nullptr) StreamLines(parser, t);
-    common::Status io = SendRaw(*c, message, deadline, what);
-    if (io.ok()) io = ReceiveRaw(*c, parser, deadline, what);
-    if (std::optional<common::Status> done = FinishRaw(c, parser, io, reused, what, t)) {
-      return *std::move(done);
-    }
-  }
 }
 
 void HttpRestClient::AwaitRateLimiter() {

@@ -30,30 +30,12 @@ constexpr double kDeltaScale = 16.0;
 constexpr int64_t kTieRange = int64_t{1} << 20;
 // |primary| bound of Learned exact scores: 2^40 * kTieRange = 2^60 < INT64_MAX.
 constexpr double kMaxPrimary = 1099511627776.0;
-// Default Δ step of Learned exact scores: 800/16 = 50 milli-GPU.
-constexpr int64_t kDefaultDeltaQuantum = 800;
 // Learned: Δ steps subtracted from a GPU node's primary key for a pod that asks for no GPU, so
 // that every node without GPUs that fits the pod beats every GPU node (the order among GPU nodes
 // is unchanged, so where only GPU nodes fit, the pod still goes where it strands the least GPU).
 constexpr int64_t kGpuNodePenalty = int64_t{1} << 20;
 
 const framework::StateKey kStateKey{"GpuFragmentation/PreScore"};
-
-constexpr std::pair<Policy, std::string_view> kPolicyNames[] = {
-    {Policy::kFgd, "FGD"},
-    {Policy::kLearned, "Learned"},
-    {Policy::kBestFit, "BestFit"},
-    {Policy::kDotProd, "DotProd"},
-    {Policy::kGpuClustering, "GpuClustering"},
-    {Policy::kGpuPacking, "GpuPacking"},
-    {Policy::kRandom, "Random"}};
-
-// Resolves the policy-dependent defaults (0 fields).
-Args WithDefaults(Args a) {
-  if (a.coverage_percent == 0) a.coverage_percent = a.policy == Policy::kLearned ? 100 : 95;
-  if (a.delta_quantum == 0) a.delta_quantum = kDefaultDeltaQuantum;
-  return a;
-}
 
 bool UsesFragmentation(Policy p) { return p == Policy::kFgd || p == Policy::kLearned; }
 
@@ -128,31 +110,6 @@ Choice IslandAware(const framework::NodeInfo& node, const api::GpuRequest& req) 
 }
 
 }  // namespace
-
-std::string_view PolicyName(Policy p) {
-  for (const auto& [policy, name] : kPolicyNames) {
-    if (policy == p) return name;
-  }
-  return "?";
-}
-
-PackOverride ParsePackOverride(std::string_view value) {
-  auto one = [](std::string_view v) {
-    if (v == "binpack") return Pack::kBinpack;
-    if (v == "spread") return Pack::kSpread;
-    return Pack::kNone;
-  };
-  const size_t slash = value.find('/');
-  PackOverride out;
-  if (slash == std::string_view::npos) {
-    out.node = out.gpu = one(value);
-    return out;
-  }
-  out.node = one(value.substr(0, slash));
-  out.gpu = one(value.substr(slash + 1));
-  if (out.node == Pack::kNone || out.gpu == Pack::kNone) return PackOverride{};
-  return out;
-}
 
 struct GpuFragmentation::Tables {
   std::vector<TypicalPod> types;
@@ -344,6 +301,62 @@ int64_t SigmoidScore(double delta) {
   return static_cast<int64_t>(std::floor(v));
 }
 
+// GpuClustering: 25 * used share of the node's GPU, plus 75 when only pods of this pod's tag are
+// there, 50 when others are too, 25 when no tagged pod is.
+int64_t GpuClusteringScore(const GpuFragmentation::PodState& s, const framework::NodeInfo& node,
+                           int64_t idle) {
+  if (s.tag == 0) return 0;
+  const int64_t b = 25 * (kNormGpuMilli - idle) / kNormGpuMilli;
+  bool same = false;
+  bool other = false;
+  for (const api::PodPtr& p : node.pods) {
+    const int32_t t = ClusterTag(p->gpu);
+    if (t == 0) continue;
+    (t == s.tag ? same : other) = true;
+  }
+  if (same && !other) return b + 75;
+  if (same) return b + 50;
+  if (!other) return b + 25;
+  return b;
+}
+
+// GpuPacking: prefer nodes whose partly used GPUs take the pod (the fuller the better), then those
+// where it opens the fewest free GPUs, then empty nodes (the fewer GPUs, the better). `gpu` is the
+// request resolved on the node.
+int64_t GpuPackingScore(const GpuFragmentation::PodState& s, const framework::NodeInfo& node,
+                        const api::GpuRequest& gpu) {
+  if (s.gpu.empty()) return 0;
+  const api::NodeGpuInfo& g = node.node->gpu;
+  int32_t free_whole = 0;
+  for (int i = 0; i < g.count; ++i) free_whole += WholeFree(node, i) ? 1 : 0;
+  if (free_whole == g.count) return 33 - free_whole;
+  // Chosen GPUs: ascending free milli, the first k with R >= d.
+  int32_t chosen = 0;
+  int32_t fully_free_chosen = 0;
+  int64_t sum = 0;
+  std::array<int32_t, api::kMaxGpusPerNode> order{};
+  int32_t n = 0;
+  for (int i = 0; i < g.count; ++i) {
+    if (!g.Healthy(i)) continue;
+    if (api::kMilliPerGpu - node.gpus[static_cast<size_t>(i)].used_milli < gpu.milli) continue;
+    order[static_cast<size_t>(n++)] = i;
+  }
+  std::sort(order.begin(), order.begin() + n, [&node](int32_t a, int32_t b) {
+    const int32_t ua = node.gpus[static_cast<size_t>(a)].used_milli;
+    const int32_t ub = node.gpus[static_cast<size_t>(b)].used_milli;
+    return ua != ub ? ua > ub : a < b;
+  });
+  for (int32_t k = 0; k < n && chosen < s.gpu.count; ++k) {
+    const int32_t i = order[static_cast<size_t>(k)];
+    const int32_t free = api::kMilliPerGpu - node.gpus[static_cast<size_t>(i)].used_milli;
+    ++chosen;
+    if (free == api::kMilliPerGpu) ++fully_free_chosen;
+    sum += free * 100 / api::kMilliPerGpu;
+  }
+  if (fully_free_chosen >= 1) return std::max<int64_t>(50 - fully_free_chosen, 33);
+  return std::max<int64_t>(100 - sum / 10, 50);
+}
+
 int64_t ScoreOne(const GpuFragmentation::PodState& s, const Args& args,
                  const framework::NodeInfo& node) {
   const int64_t free_cpu = node.node->allocatable.milli_cpu - node.requested.milli_cpu;
@@ -397,55 +410,8 @@ int64_t ScoreOne(const GpuFragmentation::PodState& s, const Args& args,
                              (static_cast<double>(req_milli) / kNormGpuMilli);
       return static_cast<int64_t>(std::floor(100.0 * (1.0 - 0.5 * dot)));
     }
-    case Policy::kGpuClustering: {
-      if (s.tag == 0) return 0;
-      const int64_t b = 25 * (kNormGpuMilli - idle) / kNormGpuMilli;
-      bool same = false;
-      bool other = false;
-      for (const api::PodPtr& p : node.pods) {
-        const int32_t t = ClusterTag(p->gpu);
-        if (t == 0) continue;
-        (t == s.tag ? same : other) = true;
-      }
-      if (same && !other) return b + 75;
-      if (same) return b + 50;
-      if (!other) return b + 25;
-      return b;
-    }
-    case Policy::kGpuPacking: {
-      if (s.gpu.empty()) return 0;
-      const api::NodeGpuInfo& g = node.node->gpu;
-      int32_t free_whole = 0;
-      for (int i = 0; i < g.count; ++i) free_whole += WholeFree(node, i) ? 1 : 0;
-      if (free_whole == g.count) return 33 - free_whole;
-      // Chosen GPUs: ascending free milli, the first k with R >= d.
-      int32_t chosen = 0;
-      int32_t fully_free_chosen = 0;
-      int64_t sum = 0;
-      std::array<int32_t, api::kMaxGpusPerNode> order{};
-      int32_t n = 0;
-      for (int i = 0; i < g.count; ++i) {
-        if (!g.Healthy(i)) continue;
-        if (api::kMilliPerGpu - node.gpus[static_cast<size_t>(i)].used_milli < gpu.milli) {
-          continue;
-        }
-        order[static_cast<size_t>(n++)] = i;
-      }
-      std::sort(order.begin(), order.begin() + n, [&node](int32_t a, int32_t b) {
-        const int32_t ua = node.gpus[static_cast<size_t>(a)].used_milli;
-        const int32_t ub = node.gpus[static_cast<size_t>(b)].used_milli;
-        return ua != ub ? ua > ub : a < b;
-      });
-      for (int32_t k = 0; k < n && chosen < s.gpu.count; ++k) {
-        const int32_t i = order[static_cast<size_t>(k)];
-        const int32_t free = api::kMilliPerGpu - node.gpus[static_cast<size_t>(i)].used_milli;
-        ++chosen;
-        if (free == api::kMilliPerGpu) ++fully_free_chosen;
-        sum += free * 100 / api::kMilliPerGpu;
-      }
-      if (fully_free_chosen >= 1) return std::max<int64_t>(50 - fully_free_chosen, 33);
-      return std::max<int64_t>(100 - sum / 10, 50);
-    }
+    case Policy::kGpuClustering: return GpuClusteringScore(s, node, idle);
+    case Policy::kGpuPacking: return GpuPackingScore(s, node, gpu);
   }
   return 0;
 }
@@ -495,186 +461,7 @@ std::vector<double> ModelPressure(std::span<const TypicalPod> types,
   return pressure;
 }
 
-// typicalPods: [{cpuMilli, gpuCount, gpuMilli, models, weight}], weights > 0, renormalised.
-void ParseTypicalPods(const boost::json::array& list, std::vector<TypicalPod>& out,
-                      helper::ArgErrors& errors) {
-  if (list.size() > static_cast<size_t>(kMaxTypes)) {
-    errors.Add("typicalPods", "at most " + std::to_string(kMaxTypes) + " entries, got " +
-                                  std::to_string(list.size()));
-    return;
-  }
-  double total = 0;
-  for (size_t i = 0; i < list.size(); ++i) {
-    const std::string path = helper::IndexPath("typicalPods", i);
-    const boost::json::object* e = helper::AsObject(list[i], path, errors);
-    if (e == nullptr) {
-      if (list[i].is_null()) errors.Add(path, "must be an object");
-      continue;
-    }
-    helper::CheckKnownFields(*e, path, {"cpuMilli", "gpuCount", "gpuMilli", "models", "weight"},
-                             errors);
-    TypicalPod m;
-    bool ok = true;
-    if (std::optional<int64_t> v = helper::GetInt(*e, "cpuMilli", path, errors)) {
-      ok &=
-          helper::CheckRange(*v, 0, int64_t{1} << 40, helper::FieldPath(path, "cpuMilli"), errors);
-      m.cpu_milli = *v;
-    }
-    if (std::optional<int64_t> v = helper::GetInt(*e, "gpuCount", path, errors)) {
-      ok &= helper::CheckRange(*v, 0, api::kMaxGpusPerNode, helper::FieldPath(path, "gpuCount"),
-                               errors);
-      m.count = static_cast<int32_t>(*v);
-    }
-    if (std::optional<int64_t> v = helper::GetInt(*e, "gpuMilli", path, errors)) {
-      ok &=
-          helper::CheckRange(*v, 0, api::kMilliPerGpu, helper::FieldPath(path, "gpuMilli"), errors);
-      m.milli = static_cast<int32_t>(*v);
-    }
-    if (ok && (m.count == 0) != (m.milli == 0)) {
-      errors.Add(helper::FieldPath(path, "gpuMilli"),
-                 "must be 0 exactly when gpuCount is 0, got gpuCount " + std::to_string(m.count) +
-                     " and gpuMilli " + std::to_string(m.milli));
-      ok = false;
-    }
-    if (ok && m.count > 1 && m.milli != api::kMilliPerGpu) {
-      errors.Add(helper::FieldPath(path, "gpuMilli"),
-                 "must be 1000 when gpuCount > 1, got " + std::to_string(m.milli));
-      ok = false;
-    }
-    if (const boost::json::array* models = helper::GetArray(*e, "models", path, errors)) {
-      for (size_t j = 0; j < models->size(); ++j) {
-        const std::string mp = helper::IndexPath(helper::FieldPath(path, "models"), j);
-        if (std::optional<std::string_view> name = helper::AsString((*models)[j], mp, errors)) {
-          const std::string norm = api::NormalizeGpuModel(*name);
-          if (norm.empty()) {
-            errors.Add(mp, "empty GPU model");
-            ok = false;
-          } else {
-            m.models.push_back(common::Intern(norm));
-          }
-        }
-      }
-    }
-    const boost::json::value* w = e->if_contains("weight");
-    if (w == nullptr || !(w->is_number())) {
-      errors.Add(helper::FieldPath(path, "weight"), "must be a number > 0");
-      ok = false;
-    } else {
-      m.p = w->is_double()  ? w->get_double()
-            : w->is_int64() ? static_cast<double>(w->get_int64())
-                            : static_cast<double>(w->get_uint64());
-      if (!(m.p > 0) || !std::isfinite(m.p)) {
-        errors.Add(helper::FieldPath(path, "weight"), "must be a number > 0");
-        ok = false;
-      }
-    }
-    if (ok) {
-      total += m.p;
-      out.push_back(std::move(m));
-    }
-  }
-  for (TypicalPod& m : out) m.p /= total;
-}
-
 }  // namespace
-
-common::StatusOr<Args> ParseArgs(const boost::json::value& raw) {
-  Args out;
-  helper::ArgErrors errors;
-  if (const boost::json::object* obj = helper::ArgsObject(raw, errors)) {
-    helper::CheckKnownFields(
-        *obj, "",
-        {"policy", "decayPpm", "maxTypes", "coveragePercent", "exactScores", "seed", "deltaQuantum",
-         "distributionRefreshPods", "typicalPods", "cpuCostPermille", "modelCostPermille",
-         "tieBreak", "deltaQuantumPermille", "cpuPodDeltaQuantum", "utilizationCostPermille"},
-        errors, /*allow_type_meta=*/true);
-    if (std::optional<std::string_view> p = helper::GetString(*obj, "policy", "", errors)) {
-      bool found = false;
-      for (const auto& [policy, name] : kPolicyNames) {
-        if (name == *p) {
-          out.policy = policy;
-          found = true;
-        }
-      }
-      if (!found) {
-        errors.Add("policy", "unsupported value " + common::Quote(*p) +
-                                 ", want FGD, Learned, BestFit, DotProd, GpuClustering, "
-                                 "GpuPacking or Random");
-      }
-    }
-    if (std::optional<int64_t> v = helper::GetInt(*obj, "decayPpm", "", errors)) {
-      if (helper::CheckRange(*v, 1, 1000000, "decayPpm", errors)) out.decay_ppm = *v;
-    }
-    if (std::optional<int64_t> v = helper::GetInt(*obj, "maxTypes", "", errors)) {
-      if (helper::CheckRange(*v, 1, kMaxTypes, "maxTypes", errors)) {
-        out.max_types = static_cast<int32_t>(*v);
-      }
-    }
-    if (std::optional<int64_t> v = helper::GetInt(*obj, "coveragePercent", "", errors)) {
-      if (helper::CheckRange(*v, 1, 100, "coveragePercent", errors)) {
-        out.coverage_percent = static_cast<int32_t>(*v);
-      }
-    }
-    if (std::optional<int64_t> v = helper::GetInt(*obj, "deltaQuantum", "", errors)) {
-      if (helper::CheckRange(*v, 1, 1000000, "deltaQuantum", errors)) out.delta_quantum = *v;
-    }
-    if (std::optional<int64_t> v = helper::GetInt(*obj, "distributionRefreshPods", "", errors)) {
-      if (helper::CheckRange(*v, 1, 100000, "distributionRefreshPods", errors)) {
-        out.refresh_pods = static_cast<int32_t>(*v);
-      }
-    }
-    if (std::optional<int64_t> v = helper::GetInt(*obj, "cpuCostPermille", "", errors)) {
-      if (helper::CheckRange(*v, 0, 10000, "cpuCostPermille", errors)) {
-        out.cpu_cost_permille = static_cast<int32_t>(*v);
-      }
-    }
-    if (std::optional<int64_t> v = helper::GetInt(*obj, "deltaQuantumPermille", "", errors)) {
-      if (helper::CheckRange(*v, 0, 1000, "deltaQuantumPermille", errors)) {
-        out.delta_quantum_permille = *v;
-      }
-    }
-    if (std::optional<int64_t> v = helper::GetInt(*obj, "cpuPodDeltaQuantum", "", errors)) {
-      if (helper::CheckRange(*v, 1, 1000000, "cpuPodDeltaQuantum", errors)) {
-        out.cpu_pod_delta_quantum = *v;
-      }
-    }
-    if (std::optional<int64_t> v = helper::GetInt(*obj, "utilizationCostPermille", "", errors)) {
-      if (helper::CheckRange(*v, 0, 10000, "utilizationCostPermille", errors)) {
-        out.utilization_cost_permille = static_cast<int32_t>(*v);
-      }
-    }
-    if (std::optional<int64_t> v = helper::GetInt(*obj, "modelCostPermille", "", errors)) {
-      if (helper::CheckRange(*v, 0, 10000, "modelCostPermille", errors)) {
-        out.model_cost_permille = static_cast<int32_t>(*v);
-      }
-    }
-    if (std::optional<std::string_view> t = helper::GetString(*obj, "tieBreak", "", errors)) {
-      if (*t == "Random") {
-        out.tie_break = TieOrder::kRandom;
-      } else if (*t == "NodeOrder") {
-        out.tie_break = TieOrder::kNodeOrder;
-      } else {
-        errors.Add("tieBreak",
-                   "unsupported value " + common::Quote(*t) + ", want Random or NodeOrder");
-      }
-    }
-    if (std::optional<int64_t> v = helper::GetInt(*obj, "seed", "", errors)) {
-      out.seed = static_cast<uint64_t>(*v);
-    }
-    if (const boost::json::array* list = helper::GetArray(*obj, "typicalPods", "", errors)) {
-      ParseTypicalPods(*list, out.typical_pods, errors);
-    }
-    if (const boost::json::value* v = obj->if_contains("exactScores")) {
-      if (v->is_bool()) {
-        out.exact_scores = v->get_bool();
-      } else if (!v->is_null()) {
-        errors.Add("exactScores", "must be a boolean");
-      }
-    }
-  }
-  GPUSCHED_RETURN_IF_ERROR(errors.ToStatus());
-  return WithDefaults(out);
-}
 
 GpuFragmentation::GpuFragmentation(Args args)
     : args_(WithDefaults(args)),

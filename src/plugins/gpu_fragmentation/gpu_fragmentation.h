@@ -106,6 +106,9 @@ struct PackOverride {
 // Parses the annotation value; both kNone when malformed.
 PackOverride ParsePackOverride(std::string_view value);
 
+// Learned's default Δ step of exact scores, in 1/16 milli-GPU: 800/16 = 50 milli-GPU.
+inline constexpr int64_t kDefaultDeltaQuantum = 800;
+
 struct Args {
   Policy policy = Policy::kLearned;
   int64_t decay_ppm = 999500;
@@ -134,6 +137,8 @@ struct Args {
   TieOrder tie_break = TieOrder::kRandom;  // tieBreak: Random | NodeOrder
 };
 common::StatusOr<Args> ParseArgs(const boost::json::value& args);
+// `a` with the policy-dependent defaults filled in (its 0 fields).
+Args WithDefaults(Args a);
 
 class GpuFragmentation final : public framework::PreFilterPlugin,
                                public framework::PreScorePlugin,
