@@ -77,8 +77,19 @@ uint32_t IslandId(const api::ResourceSlice& s, const api::Device& d,
 
 // Adds (sign 1) or removes (-1) share `r` of device `d`: what it consumes of the device's
 // capacities, and the device's counter draws while it has any share.
+// Counts a change to device `d`'s usage for its node (DeviceUsage::node_version).
+void Touch(DeviceUsage& usage, const DeviceIndex& index, uint32_t d) {
+  const uint32_t slot = index.devices[d].node_slot;
+  if (slot < usage.node_version.size()) {
+    ++usage.node_version[slot];
+  } else {
+    ++usage.shared_version;
+  }
+}
+
 void AddShare(DeviceUsage& usage, const DeviceIndex& index, uint32_t d, const api::DeviceResult& r,
               int sign) {
+  Touch(usage, index, d);
   const uint32_t before = usage.shares[d];
   usage.shares[d] = sign > 0 ? before + 1 : (before > 0 ? before - 1 : 0);
   if ((before == 0) != (usage.shares[d] == 0)) {
@@ -92,6 +103,7 @@ void AddShare(DeviceUsage& usage, const DeviceIndex& index, uint32_t d, const ap
 // Sets who holds device `d` of `index`, keeping the counters its draws take in step.
 void SetHolder(DeviceUsage& usage, const DeviceIndex& index, uint32_t d,
                const api::ResourceClaimPtr& holder) {
+  Touch(usage, index, d);
   if ((usage.holder[d] == nullptr) != (holder == nullptr)) {
     for (const CounterDraw& c : index.Draws(d)) {
       usage.counter_used[c.counter] += holder != nullptr ? c.amount : -c.amount;
@@ -151,6 +163,32 @@ bool Conflict(const DeviceIndex& index, uint32_t a, uint32_t b) {
 // Sets DeviceEntry::conflicts: per counter set (a device's first draw's), each device against
 // every other device drawing on that set; sets drawn on by more than kMaxConflictSet devices are
 // left at 0 (the pairs grow with the square).
+// Numbers the nodes of by_node (DeviceEntry::node_slot), then takes the slot from the devices
+// that draw on a counter which devices of another slot, or of none, draw on too.
+void AssignNodeSlots(DeviceIndex& index) {
+  uint32_t slot = 0;
+  for (const auto& [node, devices] : index.by_node) {
+    for (uint32_t d : devices) index.devices[d].node_slot = slot;
+    ++slot;
+  }
+  index.node_slots = slot;
+  if (index.counters.empty()) return;
+  constexpr uint32_t kUnseen = kNoNodeSlot - 1;
+  std::vector<uint32_t> owner(index.counters.size(), kUnseen);
+  for (uint32_t d = 0; d < index.devices.size(); ++d) {
+    for (const CounterDraw& c : index.Draws(d)) {
+      uint32_t& o = owner[c.counter];
+      o = o == kUnseen ? index.devices[d].node_slot
+                       : (o == index.devices[d].node_slot ? o : kNoNodeSlot);
+    }
+  }
+  for (uint32_t d = 0; d < index.devices.size(); ++d) {
+    for (const CounterDraw& c : index.Draws(d)) {
+      if (owner[c.counter] == kNoNodeSlot) index.devices[d].node_slot = kNoNodeSlot;
+    }
+  }
+}
+
 void CountConflicts(DeviceIndex& index) {
   constexpr size_t kMaxConflictSet = 256;
   std::unordered_map<uint32_t, std::vector<uint32_t>> by_set;
@@ -379,6 +417,7 @@ void DraView::RebuildIndex() const {
     }
   }
   if (!index->counters.empty()) CountConflicts(*index);
+  AssignNodeSlots(*index);
   for (const auto& [pool, why] : invalid) index->invalid_pools.push_back(pool + ": " + why);
   if (!invalid.empty()) {
     for (DeviceEntry& e : index->devices) {
@@ -391,6 +430,7 @@ void DraView::RebuildIndex() const {
   usage->holder.resize(index->devices.size());
   usage->counter_used.resize(index->counters.size());
   usage->shares.resize(index->devices.size());
+  usage->node_version.resize(index->node_slots);
   usage_ = usage;
   for (const auto& [key, e] : claims_) Reuse(nullptr, e.latest());
 }

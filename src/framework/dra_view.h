@@ -73,6 +73,9 @@ struct CounterDraw {
   int64_t amount = 0;
 };
 
+// DeviceEntry::node_slot of a device whose changes count for every node.
+inline constexpr uint32_t kNoNodeSlot = UINT32_MAX;
+
 // One allocatable device.
 struct DeviceEntry {
   const api::ResourceSlice* slice = nullptr;
@@ -101,6 +104,10 @@ struct DeviceEntry {
   // Its pool's counters are inconsistent (DeviceIndex::invalid_pools): never allocated, as
   // upstream skips invalid pools.
   bool invalid = false;
+  // The number of its node among DeviceIndex::by_node (DeviceUsage::node_version); kNoNodeSlot
+  // when it is not node-local, or draws on a counter that devices of another node (or of none)
+  // draw on too: a change to its usage then counts for every node.
+  uint32_t node_slot = kNoNodeSlot;
 };
 
 struct DeviceIndex {
@@ -118,6 +125,7 @@ struct DeviceIndex {
   std::vector<SharedCounter> counters;
   std::vector<CounterDraw> draws;             // every device's, by DeviceEntry::draws_begin
   std::vector<api::ResourceSlicePtr> slices;  // keeps the entries' pointers alive
+  uint32_t node_slots = 0;                    // by_node.size(): slots number its nodes in order
 
   // The devices node `node` reaches locally (spec.nodeName), empty when none.
   std::span<const uint32_t> NodeDevices(std::string_view node) const;
@@ -136,6 +144,12 @@ struct DeviceUsage {
   std::vector<api::ResourceClaimPtr> holder;
   std::vector<uint32_t> shares;
   std::vector<int64_t> counter_used;  // thousandths, by DeviceIndex::counters
+  // Bumped by every change to the holder, shares or counters of a device of that node slot
+  // (DeviceEntry::node_slot), and, in shared_version, of a device of none. A node whose slot's
+  // number and shared_version did not move, in a usage of the same index, sees the same usage
+  // (copies carry the numbers on, so they never repeat for different contents).
+  std::vector<uint64_t> node_version;  // by node slot
+  uint64_t shared_version = 0;
 };
 
 class DraView {

@@ -116,7 +116,12 @@ class Solver {
     if (taken_[position] != 0) return false;
     if (nd.busy && !alt.choice->admin_access) return false;
     if (alt.matches->match[nd.device] == 0) return false;
-    if (index_.devices[nd.device].invalid || !counters_.CountersAllow(index_, nd)) {
+    // Before the first pick the counters are the node's, and MarkUnallocatable left free only
+    // the devices they allow: a free device needs the check only after a pick drew (admin access,
+    // which may take a busy device, always checks).
+    const bool counters_moved = !picks_.empty() || alt.choice->admin_access;
+    if (index_.devices[nd.device].invalid ||
+        (counters_moved && !counters_.CountersAllow(index_, nd))) {
       return false;
     }
     if (!counters_.CapacityAllows(index_, nd.device, *alt.choice, nullptr)) return false;

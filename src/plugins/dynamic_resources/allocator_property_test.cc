@@ -25,6 +25,7 @@
 #include <vector>
 
 #include "src/framework/dra_view.h"
+#include "src/framework/node_info.h"
 #include "src/plugins/dynamic_resources/allocator.h"
 #include "src/plugins/dynamic_resources/node_devices.h"
 #include "src/testing/builders.h"
@@ -342,6 +343,143 @@ TEST(AllocatorPropertyTest, CountersAndCapacityAreNeverOverDrawnAndFeasibilityMa
   // The generator must make both outcomes common, or the test proves little.
   EXPECT_GT(feasible, cases / 10);
   EXPECT_LT(feasible, cases * 9 / 10);
+}
+
+// A node's MIG-like pool: per GPU a counter set (7 compute slices) and the
+// placements 1g (7), 3g (2) and 7g (1) drawing on it; and an allNodes pool of 2 devices on a
+// counter set of capacity 1, shared by every node.
+api::ResourceSlicePtr MigSlice(const std::string& node, int gpus, int generation) {
+  auto s = std::make_shared<api::ResourceSlice>();
+  s->name = node + "-mig";
+  s->driver = kDriver;
+  s->pool = node;
+  s->node_name = node;
+  s->pool_generation = generation;
+  for (int g = 0; g < gpus; ++g) {
+    const std::string set = "gpu-" + std::to_string(g);
+    api::CounterSet cs{set, {}};
+    for (int k = 0; k < 7; ++k) {
+      cs.counters.emplace_back("c" + std::to_string(k), api::Quantity::FromValue(1));
+    }
+    s->shared_counters.push_back(std::move(cs));
+    auto add = [&](const std::string& name, int first, int slices) {
+      api::Device d;
+      d.name = set + "-" + name;
+      api::DeviceCounterConsumption use{set, {}};
+      for (int k = first; k < first + slices; ++k) {
+        use.counters.push_back({"c" + std::to_string(k), api::Quantity::FromValue(1)});
+      }
+      d.consumes_counters.push_back(std::move(use));
+      s->devices.push_back(std::move(d));
+    };
+    for (int k = 0; k < 7; ++k) add("1g-" + std::to_string(k), k, 1);
+    add("3g-0", 0, 3);
+    add("3g-4", 4, 3);
+    add("7g-0", 0, 7);
+  }
+  return s;
+}
+
+api::ResourceSlicePtr SharedPoolSlice() {
+  auto s = std::make_shared<api::ResourceSlice>();
+  s->name = "everywhere";
+  s->driver = kDriver;
+  s->pool = "everywhere";
+  s->all_nodes = true;
+  s->shared_counters.push_back({"set", {{"c", api::Quantity::FromValue(1)}}});
+  for (const char* name : {"any-0", "any-1"}) {
+    api::Device d;
+    d.name = name;
+    d.consumes_counters.push_back({"set", {{"c", api::Quantity::FromValue(1)}}});
+    s->devices.push_back(std::move(d));
+  }
+  return s;
+}
+
+void ExpectSameDevices(const NodeDevices& got, const NodeDevices& want, const std::string& where) {
+  ASSERT_EQ(got.devices.size(), want.devices.size()) << where;
+  for (size_t i = 0; i < want.devices.size(); ++i) {
+    EXPECT_EQ(got.devices[i].device, want.devices[i].device) << where << " position " << i;
+    EXPECT_EQ(got.devices[i].busy, want.devices[i].busy) << where << " position " << i;
+    EXPECT_EQ(got.devices[i].shared_in_use, want.devices[i].shared_in_use) << where;
+  }
+  ASSERT_EQ(got.counters.size(), want.counters.size()) << where;
+  for (size_t i = 0; i < want.counters.size(); ++i) {
+    EXPECT_EQ(got.counters[i].counter, want.counters[i].counter) << where;
+    EXPECT_EQ(got.counters[i].left, want.counters[i].left) << where;
+  }
+}
+
+// NodeDevicesCache::Get always equals a fresh GatherNodeDevices: over random sequences of claims
+// allocated and released on 3 MIG nodes and a pool every node reaches, slices republished (a new
+// index), node objects replaced, and old usage snapshots kept alive (copy-on-write). Steps:
+// GPUSCHED_ALLOCATOR_CASES (default 3000), seed GPUSCHED_ALLOCATOR_SEED.
+TEST(NodeDevicesCacheTest, AlwaysEqualsAFreshGather) {
+  const int64_t steps = EnvOr("GPUSCHED_ALLOCATOR_CASES", 3000);
+  std::mt19937_64 rng(static_cast<uint64_t>(EnvOr("GPUSCHED_ALLOCATOR_SEED", 1)));
+  auto pick = [&rng](int n) { return std::uniform_int_distribution<int>(0, n - 1)(rng); };
+  framework::DraView view;
+  const std::vector<std::string> names = {"n0", "n1", "n2"};
+  std::vector<framework::NodeInfo> nodes(names.size());
+  for (size_t i = 0; i < names.size(); ++i) {
+    nodes[i].node = testing::MakeNode(names[i]).Ptr();
+    nodes[i].index = static_cast<framework::NodeIndex>(i);
+    view.UpsertSlice(MigSlice(names[i], 2, 1));
+  }
+  view.UpsertSlice(SharedPoolSlice());
+  NodeDevicesCache cache;
+  std::vector<std::shared_ptr<const framework::DeviceUsage>> kept;
+  int generation = 1;
+  int claims = 0;
+  for (int64_t step = 0; step < steps; ++step) {
+    const int what = pick(20);
+    if (what == 0) {  // republish a node's slice: a new index
+      view.UpsertSlice(MigSlice(names[static_cast<size_t>(pick(3))], 2, ++generation));
+    } else if (what == 1) {  // a new node object
+      const size_t i = static_cast<size_t>(pick(3));
+      nodes[i].node = testing::MakeNode(names[i]).Ptr();
+    } else if (what == 2) {
+      kept.push_back(view.usage());
+      if (kept.size() > 3) kept.erase(kept.begin());
+    } else {  // allocate a random device if it is free and fits, or release a claim
+      const std::vector<api::ResourceClaimPtr> listed = view.ListClaims();
+      if (!listed.empty() && pick(3) == 0) {
+        const api::ResourceClaimPtr& c =
+            listed[static_cast<size_t>(pick(static_cast<int>(listed.size())))];
+        view.DeleteClaim(c->meta.namespace_, c->meta.name);
+      } else {
+        const auto index = view.devices();
+        const auto d = static_cast<uint32_t>(pick(static_cast<int>(index->devices.size())));
+        const framework::DeviceEntry& e = index->devices[d];
+        NodeDevices probe;  // the counters as the device's node sees them
+        const framework::NodeInfo& at = e.slice->node_name == "n1"   ? nodes[1]
+                                        : e.slice->node_name == "n2" ? nodes[2]
+                                                                     : nodes[0];
+        GatherNodeDevices(*index, *view.usage(), at, nullptr, {}, probe);
+        bool free = view.usage()->holder[d] == nullptr;
+        for (const framework::CounterDraw& c : index->Draws(d)) {
+          const CounterLeft* left = probe.Find(c.counter);
+          free = free && (left == nullptr || left->left >= c.amount);
+        }
+        if (free) {
+          view.UpsertClaim(AllocatedClaim("c-" + std::to_string(++claims),
+                                          {{"r", kDriver, e.slice->pool, e.device->name, false}}));
+        }
+      }
+    }
+    ASSERT_TRUE(view.CheckInvariants().ok()) << view.CheckInvariants().ToString();
+    const auto index = view.devices();
+    const auto usage = view.usage();
+    for (framework::NodeInfo& n : nodes) {
+      NodeDevices fresh;
+      GatherNodeDevices(*index, *usage, n, nullptr, {}, fresh);
+      const std::shared_ptr<const NodeDevices> cached = cache.Get(*index, *usage, n);
+      ASSERT_NE(cached, nullptr);
+      ExpectSameDevices(*cached, fresh,
+                        "step " + std::to_string(step) + " node " + std::string(n.name()));
+      if (HasFailure()) return;
+    }
+  }
 }
 
 }  // namespace

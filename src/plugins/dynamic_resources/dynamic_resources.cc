@@ -34,6 +34,7 @@ struct State final : framework::StateData {
   std::vector<ClaimInfo> claims;
   std::vector<ClaimPlan> plans;     // the claims to allocate
   std::vector<std::string> hidden;  // the snapshot's hidden pods (their devices count as free)
+  NodeDevicesCache* node_devices = nullptr;  // the plugin's (plain gathers)
   // PreScore: the lookahead's count per node index (lookahead.h; -1: not a candidate) and its
   // best; empty when there was no lookahead or it found every candidate equal.
   std::vector<int32_t> lookahead;
@@ -80,6 +81,18 @@ const framework::NodeInfo* OriginalNode(const State& s, const framework::NodeInf
 void GatherNodeDevices(const State& s, const framework::NodeInfo& node, NodeDevices& out) {
   dynamic_resources::GatherNodeDevices(*s.index, *s.usage, node, OriginalNode(s, node), {}, out,
                                        s.hidden);
+}
+
+// `node`'s devices for `s`: the plugin's cached ones for a plain node (no dry run's copy, nothing
+// hidden), kept alive by `hold`; else gathered into `scratch`.
+const NodeDevices& DevicesOf(const State& s, const framework::NodeInfo& node, NodeDevices& scratch,
+                             std::shared_ptr<const NodeDevices>& hold) {
+  if (s.node_devices != nullptr && s.hidden.empty() && OriginalNode(s, node) == nullptr) {
+    hold = s.node_devices->Get(*s.index, *s.usage, node);
+    return *hold;
+  }
+  GatherNodeDevices(s, node, scratch);
+  return scratch;
 }
 
 // Whether any request of the pod's plans could take device `d` (its first alternative).
@@ -159,6 +172,7 @@ framework::Status DynamicResources::PreFilter(framework::CycleState& state, cons
         "no DRA data source: resource claims cannot be allocated");
   }
   auto s = std::make_unique<State>();
+  s->node_devices = node_devices_.get();
   s->snapshot = &snapshot;
   const std::span<const std::string> hidden = snapshot.hidden_pods();
   s->hidden.assign(hidden.begin(), hidden.end());
@@ -213,10 +227,11 @@ framework::Status DynamicResources::Filter(const framework::CycleState& state,
     }
   }
   if (s->plans.empty()) return framework::Status::Success();
-  thread_local NodeDevices devices;
-  GatherNodeDevices(*s, node, devices);
+  thread_local NodeDevices scratch;
+  std::shared_ptr<const NodeDevices> hold;
+  const NodeDevices& devices = DevicesOf(*s, node, scratch, hold);
   if (const framework::NodeInfo* original = OriginalNode(*s, node)) {
-    TakeForNominatedPods(node, *original, *s->index, devices);
+    TakeForNominatedPods(node, *original, *s->index, scratch);  // DevicesOf filled scratch
   }
   if (!Allocate(s->plans, *s->index, devices, nullptr)) {
     return framework::Status::Unschedulable(kReasonCannotAllocate);
@@ -277,8 +292,9 @@ int64_t DynamicResources::Score(const framework::CycleState& state, const api::P
                                 const framework::NodeInfo& node) const {
   const State* s = state.Get<State>(kStateKey);
   if (s == nullptr || s->plans.empty()) return 0;
-  thread_local NodeDevices devices;
-  GatherNodeDevices(*s, node, devices);
+  thread_local NodeDevices scratch;
+  std::shared_ptr<const NodeDevices> hold;
+  const NodeDevices& devices = DevicesOf(*s, node, scratch, hold);
   if (devices.devices.empty()) return 0;
   int64_t busy = 0;
   for (const NodeDevice& d : devices.devices) busy += d.busy ? 1 : 0;
@@ -328,6 +344,9 @@ framework::Status DynamicResources::Reserve(framework::CycleState& state, const 
       return framework::Status::Unschedulable(kReasonCannotAllocate);
     }
   }
+  // Nothing reads the usage after Reserve: let go of it, so that assuming the claims below
+  // updates the view's usage in place instead of copying it (DraView::MutableUsage).
+  s->usage.reset();
   std::vector<api::ResourceClaimPtr> updated;
   std::vector<uint8_t> reserve_only;
   size_t plan = 0;

@@ -29,6 +29,7 @@
 #pragma once
 
 #include <boost/json/fwd.hpp>
+#include <memory>
 #include <string_view>
 #include <vector>
 
@@ -39,6 +40,7 @@
 #include "src/framework/plugin.h"
 #include "src/framework/registry.h"
 #include "src/plugins/dynamic_resources/allocator.h"
+#include "src/plugins/dynamic_resources/node_devices.h"
 #include "src/plugins/dynamic_resources/pressure.h"
 #include "src/plugins/dynamic_resources/selectors.h"
 
@@ -86,7 +88,10 @@ class DynamicResources final : public framework::PreFilterPlugin,
 
   framework::DraView* dra_;          // null: no DRA data
   mutable SelectorCache selectors_;  // thread-safe; Filter plans nominated pods' claims
-  DevicePressure pressure_;          // PreScore only (the scheduling thread)
+  // Each node's devices in preference order, kept until their usage changes (thread-safe;
+  // Filter and Score read it through the cycle state).
+  std::unique_ptr<NodeDevicesCache> node_devices_ = std::make_unique<NodeDevicesCache>();
+  DevicePressure pressure_;  // PreScore only (the scheduling thread)
 };
 
 }  // namespace gpusched::plugins::dynamic_resources

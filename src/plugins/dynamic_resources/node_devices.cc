@@ -167,4 +167,39 @@ void GatherNodeDevices(const framework::DeviceIndex& index, const framework::Dev
                    [&](const NodeDevice& a, const NodeDevice& b) { return rank(a) < rank(b); });
 }
 
+std::shared_ptr<const NodeDevices> NodeDevicesCache::Get(const framework::DeviceIndex& index,
+                                                         const framework::DeviceUsage& usage,
+                                                         const framework::NodeInfo& node) {
+  auto gather = [&] {
+    auto out = std::make_shared<NodeDevices>();
+    GatherNodeDevices(index, usage, node, nullptr, {}, *out);
+    return std::shared_ptr<const NodeDevices>(std::move(out));
+  };
+  if (node.index < 0) return gather();
+  common::MutexLock l(mu_);
+  const auto at = static_cast<size_t>(node.index);
+  if (entries_.size() <= at) entries_.resize(at + 1);
+  Entry& e = entries_[at];
+  auto version_of = [&usage](uint32_t slot) {
+    return slot < usage.node_version.size() ? usage.node_version[slot] : 0;
+  };
+  if (e.devices != nullptr && e.node == node.node && e.index_version == usage.index_version &&
+      e.node_version == version_of(e.slot) && e.shared_version == usage.shared_version) {
+    return e.devices;
+  }
+  e.node = node.node;
+  e.index_version = usage.index_version;
+  e.slot = framework::kNoNodeSlot;
+  for (uint32_t d : index.NodeDevices(node.name())) {
+    if (index.devices[d].node_slot != framework::kNoNodeSlot) {
+      e.slot = index.devices[d].node_slot;
+      break;
+    }
+  }
+  e.node_version = version_of(e.slot);
+  e.shared_version = usage.shared_version;
+  e.devices = gather();
+  return e.devices;
+}
+
 }  // namespace gpusched::plugins::dynamic_resources

@@ -3,10 +3,12 @@
 #pragma once
 
 #include <cstdint>
+#include <memory>
 #include <span>
 #include <string>
 #include <vector>
 
+#include "src/common/mutex.h"
 #include "src/framework/dra_view.h"
 #include "src/framework/node_info.h"
 #include "src/plugins/dynamic_resources/allocator.h"
@@ -40,5 +42,30 @@ void GatherNodeDevices(const framework::DeviceIndex& index, const framework::Dev
 // (NodeDevices::MarkUnallocatable).
 void SettleCounters(const framework::DeviceIndex& index, const framework::DeviceUsage& usage,
                     NodeDevices& out);
+
+// GatherNodeDevices for the plain case (no preemption dry run, nothing hidden or taken), kept per
+// node until the usage of the node's devices (DeviceUsage::node_version, shared_version), the
+// index or the node object changes: a cycle's Filter and Score redo only the nodes whose devices
+// changed since, not all of them. Thread-safe.
+class NodeDevicesCache {
+ public:
+  // What GatherNodeDevices(index, usage, node, nullptr, {}, out) fills `out` with. REQUIRES:
+  // `usage` is of `index`.
+  std::shared_ptr<const NodeDevices> Get(const framework::DeviceIndex& index,
+                                         const framework::DeviceUsage& usage,
+                                         const framework::NodeInfo& node);
+
+ private:
+  struct Entry {
+    api::NodePtr node;  // the object gathered for (its labels pick the devices not node-local)
+    uint64_t index_version = 0;
+    uint32_t slot = framework::kNoNodeSlot;  // its local devices' node slot, if any has one
+    uint64_t node_version = 0;
+    uint64_t shared_version = 0;
+    std::shared_ptr<const NodeDevices> devices;
+  };
+  common::Mutex mu_;
+  std::vector<Entry> entries_ GPUSCHED_GUARDED_BY(mu_);  // by NodeInfo::index
+};
 
 }  // namespace gpusched::plugins::dynamic_resources
