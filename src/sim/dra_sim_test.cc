@@ -334,7 +334,12 @@ status:
   EXPECT_EQ(boost::json::serialize(json.at("claims")),
             R"([{"claim":"ml/held","node":"n1","devices":["gpu.nvidia.com/n1/gpu-0",)"
             R"("gpu.nvidia.com/n1/gpu-1"]},{"claim":"ml/shared","node":null,"devices":[]}])");
+  // The two DRA GPUs of n1 are counted under their model, both held by ml/held.
+  EXPECT_EQ(boost::json::serialize(json.at("gpuModels")),
+            R"([{"model":"H100-80GB-HBM3","nodes":1,"gpusTotal":2,"gpusAllocated":2,)"
+            R"("milliTotal":2000,"milliAllocated":2000,"draGpusTotal":2,"draGpusAllocated":2}])");
   const std::string text = FormatReportText(report);
+  EXPECT_THAT(text, HasSubstr("OF THEM DRA"));
   EXPECT_THAT(text, HasSubstr("Resource claims: 2, allocated 1\n"));
   EXPECT_THAT(text, HasSubstr("ml/held    n1    gpu.nvidia.com/n1/gpu-0,gpu.nvidia.com/n1/gpu-1"));
 }

@@ -6,6 +6,10 @@
 #include <cmath>
 #include <cstdio>
 #include <map>
+#include <memory>
+#include <set>
+#include <span>
+#include <string>
 #include <string_view>
 
 #include "src/api/gpu.h"
@@ -81,6 +85,71 @@ std::string ClaimNode(const api::ResourceClaim& claim, const Simulator& sim) {
     }
   }
   return "";
+}
+
+// The normalised model of a DRA device that is a GPU: its attribute productName (any domain, as
+// NVIDIA's DRA driver publishes it); "" for other devices.
+std::string DraGpuModel(const api::Device& device) {
+  for (const auto& [name, value] : device.attributes) {
+    const size_t slash = name.rfind('/');
+    const std::string_view id = slash == std::string::npos
+                                    ? std::string_view(name)
+                                    : std::string_view(name).substr(slash + 1);
+    if (id == "productName" && value.kind == api::DeviceAttribute::Kind::kString) {
+      return api::NormalizeGpuModel(value.string_value);
+    }
+  }
+  return "";
+}
+
+// The GPUs published through DRA, counted per model into `models` (and their nodes into
+// `model_nodes`): a device drawing on a counter set (a MIG partition) counts as that set's GPU,
+// once, allocated as far as its most used counter is; another device is one GPU, allocated whole
+// while a claim holds it, or (shared, KEP-5075) as far as its shares use its most used capacity.
+void AddDraGpus(const Simulator& sim, std::map<std::string, ModelRow>& models,
+                std::map<std::string, std::set<std::string>>& model_nodes) {
+  const framework::DraView& view = sim.dra();
+  const std::shared_ptr<const framework::DeviceIndex> index = view.devices();
+  const std::shared_ptr<const framework::DeviceUsage> usage = view.usage();
+  if (index->devices.empty() || usage->index_version != index->version) return;
+  auto fraction = [&](uint32_t counter) {  // used / capacity of one counter, 0..1000
+    const int64_t cap = index->counters[counter].capacity;
+    return cap <= 0 ? 0 : std::clamp<int64_t>(usage->counter_used[counter] * 1000 / cap, 0, 1000);
+  };
+  std::map<uint32_t, int64_t> set_milli;  // per counter set: its most used counter
+  for (uint32_t c = 0; c < index->counters.size(); ++c) {
+    int64_t& m = set_milli[index->counters[c].set];
+    m = std::max(m, fraction(c));
+  }
+  std::set<uint32_t> sets_seen;
+  for (uint32_t d = 0; d < index->devices.size(); ++d) {
+    const framework::DeviceEntry& e = index->devices[d];
+    const std::string model = DraGpuModel(*e.device);
+    if (model.empty()) continue;
+    const std::span<const framework::CounterDraw> draws = index->Draws(d);
+    int64_t milli = 0;
+    if (!draws.empty()) {
+      const uint32_t set = index->counters[draws.front().counter].set;
+      if (!sets_seen.insert(set).second) continue;
+      milli = set_milli[set];
+    } else if (e.shared && e.capacity_begin < e.capacity_end) {
+      for (uint32_t c = e.capacity_begin; c < e.capacity_end && usage->shares[d] > 0; ++c) {
+        milli = std::max(milli, fraction(c));
+      }
+    } else {
+      milli = usage->holder[d] != nullptr || usage->shares[d] > 0 ? api::kMilliPerGpu : 0;
+    }
+    ModelRow& m = models[model];
+    ++m.gpus_total;
+    ++m.dra_gpus_total;
+    m.milli_total += api::kMilliPerGpu;
+    m.milli_allocated += milli;
+    if (milli > 0) {
+      ++m.gpus_allocated;
+      ++m.dra_gpus_allocated;
+    }
+    model_nodes[model].insert(e.slice->node_name.empty() ? "(not node-local)" : e.slice->node_name);
+  }
 }
 
 std::vector<ClaimRow> ClaimRows(const Simulator& sim) {
@@ -169,6 +238,7 @@ Report BuildReport(const Simulator& sim, std::string_view source,
 
   std::map<std::string, GroupRow> groups;
   std::map<std::string, ModelRow> models;
+  std::map<std::string, std::set<std::string>> model_nodes;
   for (const auto& [node, usage] : sim.cluster().NodesWithUsage()) {
     ++r.nodes;
     GroupRow& g = groups[GroupOf(*node)];
@@ -191,7 +261,7 @@ Report BuildReport(const Simulator& sim, std::string_view source,
       std::string model = node->gpu.model.empty() ? std::string("(unknown)")
                                                   : std::string(common::Str(node->gpu.model));
       ModelRow& m = models[model];
-      ++m.nodes;
+      model_nodes[model].insert(node->meta.name);
       m.gpus_total += node->gpu.count;
       m.gpus_allocated += used_devices;
       m.milli_total += static_cast<int64_t>(node->gpu.count) * api::kMilliPerGpu;
@@ -202,8 +272,10 @@ Report BuildReport(const Simulator& sim, std::string_view source,
     g.group = name;
     r.groups.push_back(g);
   }
+  AddDraGpus(sim, models, model_nodes);
   for (auto& [name, m] : models) {
     m.model = name;
+    m.nodes = static_cast<int32_t>(model_nodes[name].size());
     r.models.push_back(m);
   }
 
@@ -310,6 +382,41 @@ std::string FormatPlacementsCsv(const Report& r) {
   return out;
 }
 
+namespace {
+
+// The table "GPU allocation per model", with a column for the GPUs published through DRA when
+// there are any.
+std::string ModelsTable(const std::vector<ModelRow>& models) {
+  const bool dra = std::any_of(models.begin(), models.end(),
+                               [](const ModelRow& m) { return m.dra_gpus_total > 0; });
+  auto fraction = [](int64_t part, int64_t whole) {
+    return std::to_string(part) + "/" + std::to_string(whole);
+  };
+  std::vector<std::vector<std::string>> rows = {
+      {"MODEL", "NODES", "GPUS USED/TOTAL", "MILLI ALLOC/TOTAL", "ALLOC"}};
+  if (dra) rows[0].push_back("OF THEM DRA");
+  ModelRow total;
+  for (const auto& m : models) {
+    rows.push_back({m.model, std::to_string(m.nodes), fraction(m.gpus_allocated, m.gpus_total),
+                    fraction(m.milli_allocated, m.milli_total),
+                    Percent(m.milli_allocated, m.milli_total)});
+    if (dra) rows.back().push_back(fraction(m.dra_gpus_allocated, m.dra_gpus_total));
+    total.milli_allocated += m.milli_allocated;
+    total.milli_total += m.milli_total;
+    total.gpus_allocated += m.gpus_allocated;
+    total.gpus_total += m.gpus_total;
+    total.dra_gpus_allocated += m.dra_gpus_allocated;
+    total.dra_gpus_total += m.dra_gpus_total;
+  }
+  rows.push_back({"total", "", fraction(total.gpus_allocated, total.gpus_total),
+                  fraction(total.milli_allocated, total.milli_total),
+                  Percent(total.milli_allocated, total.milli_total)});
+  if (dra) rows.back().push_back(fraction(total.dra_gpus_allocated, total.dra_gpus_total));
+  return Table(rows);
+}
+
+}  // namespace
+
 std::string FormatReportText(const Report& r, size_t max_unscheduled_listed,
                              size_t max_pods_listed) {
   std::string out;
@@ -338,26 +445,7 @@ std::string FormatReportText(const Report& r, size_t max_unscheduled_listed,
   }
   out += Table(rows);
 
-  out += "\nGPU allocation per model:\n";
-  rows = {{"MODEL", "NODES", "GPUS USED/TOTAL", "MILLI ALLOC/TOTAL", "ALLOC"}};
-  int64_t milli = 0;
-  int64_t milli_total = 0;
-  int32_t used = 0;
-  int32_t total = 0;
-  for (const auto& m : r.models) {
-    rows.push_back({m.model, std::to_string(m.nodes),
-                    std::to_string(m.gpus_allocated) + "/" + std::to_string(m.gpus_total),
-                    std::to_string(m.milli_allocated) + "/" + std::to_string(m.milli_total),
-                    Percent(m.milli_allocated, m.milli_total)});
-    milli += m.milli_allocated;
-    milli_total += m.milli_total;
-    used += m.gpus_allocated;
-    total += m.gpus_total;
-  }
-  rows.push_back({"total", "", std::to_string(used) + "/" + std::to_string(total),
-                  std::to_string(milli) + "/" + std::to_string(milli_total),
-                  Percent(milli, milli_total)});
-  out += Table(rows);
+  out += "\nGPU allocation per model:\n" + ModelsTable(r.models);
 
   out += "\nUnscheduled pods by reason:";
   if (r.reasons.empty()) {
@@ -468,7 +556,9 @@ json::array ModelsJson(const std::vector<ModelRow>& rows) {
                                {"gpusTotal", m.gpus_total},
                                {"gpusAllocated", m.gpus_allocated},
                                {"milliTotal", m.milli_total},
-                               {"milliAllocated", m.milli_allocated}});
+                               {"milliAllocated", m.milli_allocated},
+                               {"draGpusTotal", m.dra_gpus_total},
+                               {"draGpusAllocated", m.dra_gpus_allocated}});
   }
   return out;
 }

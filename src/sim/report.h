@@ -48,11 +48,15 @@ struct GroupRow {
 
 struct ModelRow {
   std::string model;  // normalised model, "(unknown)" when a GPU node has none
-  int32_t nodes = 0;
+  int32_t nodes = 0;  // with GPUs of the model, through the device plugin or DRA
   int32_t gpus_total = 0;
   int32_t gpus_allocated = 0;  // devices with any milli used
   int64_t milli_total = 0;
   int64_t milli_allocated = 0;
+  // Of those, the GPUs published through DRA (ResourceSlice devices with a productName; a MIG
+  // GPU's partitions count as one GPU, allocated as far as its most used counter is).
+  int32_t dra_gpus_total = 0;
+  int32_t dra_gpus_allocated = 0;
 };
 
 struct ReasonRow {
