@@ -18,6 +18,8 @@ BINARY = None
 DATA = os.path.join(os.path.dirname(os.path.abspath(__file__)), "testdata", "explain.yaml")
 PREEMPTION = os.path.join(os.path.dirname(DATA), "explain-preemption.yaml")
 GANG = os.path.join(os.path.dirname(DATA), "explain-gang.yaml")
+SHARED_GPU = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "docs",
+                          "examples", "dra", "shared-gpu.yaml")
 NODES = {"a100-big", "a100-small", "t4-1"}
 
 
@@ -150,6 +152,14 @@ class ExplainCliTest(unittest.TestCase):
         self.assertEqual(rc, 0, err)
         self.assertIn("Gang: gang PodGroup ml/train (minMember 3, 3 pods exist): the gang does not "
                       "fit: gang PodGroup ml/train cannot be placed: pod ml/train-", out)
+
+    def test_a_shared_gpu_says_how_much_of_its_capacity_is_left(self):
+        # Two 32Gi shares (30Gi rounded up to the policy's 8Gi step) hold 64Gi of the 80Gi H100.
+        rc, out, err = run("ml/infer-c", "-f", SHARED_GPU, "-o", "json")
+        self.assertEqual(rc, 0, err)
+        devices = json.loads(out)["claims"]["requests"][0]["devices"]
+        self.assertEqual([d["verdict"] for d in devices],
+                         ["capacity short: gpu.nvidia.com/memory needs 32Gi, has 16Gi left"])
 
     def test_bad_input_and_usage_errors(self):
         cases = [

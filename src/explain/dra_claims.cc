@@ -265,6 +265,21 @@ std::string ShortCounters(const Context& cx, uint32_t d) {
 
 // Why device `d` cannot give `choice` the capacity it asks (KEP-5075): "memory needs 30Gi, has
 // 20Gi left", or that the request policy or the device's capacities do not allow the request.
+// A capacity amount (thousandths) as a person reads it: a whole multiple of 1024^k (k >= 1) with
+// its binary suffix ("32Gi", as the API server prints 34359738368), else the plain value.
+std::string ReadableAmount(int64_t milli) {
+  if (milli > 0 && milli % 1000 == 0) {
+    const int64_t v = milli / 1000;
+    static constexpr std::pair<int, const char*> kSuffixes[] = {{60, "Ei"}, {50, "Pi"}, {40, "Ti"},
+                                                                {30, "Gi"}, {20, "Mi"}, {10, "Ki"}};
+    for (const auto& [shift, suffix] : kSuffixes) {
+      const int64_t unit = int64_t{1} << shift;
+      if (v >= unit && v % unit == 0) return std::to_string(v / unit) + suffix;
+    }
+  }
+  return api::Quantity::FromMilli(milli).ToString();
+}
+
 std::string ShortCapacity(const Context& cx, uint32_t d, const api::DeviceChoice& choice) {
   const framework::DeviceEntry& e = cx.index->devices[d];
   std::vector<int64_t> amounts;
@@ -280,9 +295,8 @@ std::string ShortCapacity(const Context& cx, uint32_t d, const api::DeviceChoice
     }
     if (has >= amounts[i]) continue;
     if (!out.empty()) out += ", ";
-    out += e.device->capacity[i].first + " needs " +
-           api::Quantity::FromMilli(amounts[i]).ToString() + ", has " +
-           api::Quantity::FromMilli(std::max<int64_t>(0, has)).ToString() + " left";
+    out += e.device->capacity[i].first + " needs " + ReadableAmount(amounts[i]) + ", has " +
+           ReadableAmount(std::max<int64_t>(0, has)) + " left";
   }
   return out;
 }
