@@ -213,7 +213,7 @@ class ExplainCommand final : public Command {
     app_.add_option("--seed", seed_, "Seed of the tie-breaking random stream")
         ->capture_default_str();
     app_.add_option("--sync-timeout", sync_timeout_s_,
-                    "Live cluster: seconds to wait for the node and pod lists")
+                    "Live cluster: seconds to wait for the cluster's lists")
         ->check(CLI::Range(1, 3600))
         ->capture_default_str();
   }

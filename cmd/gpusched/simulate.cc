@@ -104,13 +104,13 @@ class SimulateCommand final : public Command {
                     "them side by side")
         ->expected(2);
     app_.add_flag("--from-cluster", from_cluster_,
-                  "Start from a read-only snapshot of a live cluster (its nodes and bound pods), "
-                  "then place the pods of -f on it");
+                  "Start from a read-only snapshot of a live cluster (its nodes, bound pods and "
+                  "every other kind the scheduler reads), then place the pods of -f on it");
     app_.add_option("--kubeconfig", kubeconfig_,
                     "--from-cluster: kubeconfig of the cluster (default: KUBECONFIG, in-cluster "
                     "config, ~/.kube/config)");
     app_.add_option("--sync-timeout", sync_timeout_s_,
-                    "--from-cluster: seconds to wait for the node and pod lists")
+                    "--from-cluster: seconds to wait for the cluster's lists")
         ->capture_default_str();
     app_.add_option("--example", example_,
                     "Which built-in example: gpu (default), or a network-locality example: "

@@ -75,8 +75,6 @@ uint32_t IslandId(const api::ResourceSlice& s, const api::Device& d,
   return 0;
 }
 
-// Adds (sign 1) or removes (-1) share `r` of device `d`: what it consumes of the device's
-// capacities, and the device's counter draws while it has any share.
 // Counts a change to device `d`'s usage for its node (DeviceUsage::node_version).
 void Touch(DeviceUsage& usage, const DeviceIndex& index, uint32_t d) {
   const uint32_t slot = index.devices[d].node_slot;
@@ -87,6 +85,8 @@ void Touch(DeviceUsage& usage, const DeviceIndex& index, uint32_t d) {
   }
 }
 
+// Adds (sign 1) or removes (-1) share `r` of device `d`: what it consumes of the device's
+// capacities, and the device's counter draws while it has any share.
 void AddShare(DeviceUsage& usage, const DeviceIndex& index, uint32_t d, const api::DeviceResult& r,
               int sign) {
   Touch(usage, index, d);
@@ -160,9 +160,6 @@ bool Conflict(const DeviceIndex& index, uint32_t a, uint32_t b) {
   return false;
 }
 
-// Sets DeviceEntry::conflicts: per counter set (a device's first draw's), each device against
-// every other device drawing on that set; sets drawn on by more than kMaxConflictSet devices are
-// left at 0 (the pairs grow with the square).
 // Numbers the nodes of by_node (DeviceEntry::node_slot), then takes the slot from the devices
 // that draw on a counter which devices of another slot, or of none, draw on too.
 void AssignNodeSlots(DeviceIndex& index) {
@@ -189,6 +186,9 @@ void AssignNodeSlots(DeviceIndex& index) {
   }
 }
 
+// Sets DeviceEntry::conflicts: per counter set (a device's first draw's), each device against
+// every other device drawing on that set; sets drawn on by more than kMaxConflictSet devices are
+// left at 0 (the pairs grow with the square).
 void CountConflicts(DeviceIndex& index) {
   constexpr size_t kMaxConflictSet = 256;
   std::unordered_map<uint32_t, std::vector<uint32_t>> by_set;

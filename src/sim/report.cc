@@ -112,14 +112,14 @@ void AddDraGpus(const Simulator& sim, std::map<std::string, ModelRow>& models,
   const std::shared_ptr<const framework::DeviceIndex> index = view.devices();
   const std::shared_ptr<const framework::DeviceUsage> usage = view.usage();
   if (index->devices.empty() || usage->index_version != index->version) return;
-  auto fraction = [&](uint32_t counter) {  // used / capacity of one counter, 0..1000
+  auto used_milli = [&](uint32_t counter) {  // used / capacity of one counter, 0..1000
     const int64_t cap = index->counters[counter].capacity;
     return cap <= 0 ? 0 : std::clamp<int64_t>(usage->counter_used[counter] * 1000 / cap, 0, 1000);
   };
   std::map<uint32_t, int64_t> set_milli;  // per counter set: its most used counter
   for (uint32_t c = 0; c < index->counters.size(); ++c) {
     int64_t& m = set_milli[index->counters[c].set];
-    m = std::max(m, fraction(c));
+    m = std::max(m, used_milli(c));
   }
   std::set<uint32_t> sets_seen;
   for (uint32_t d = 0; d < index->devices.size(); ++d) {
@@ -134,7 +134,7 @@ void AddDraGpus(const Simulator& sim, std::map<std::string, ModelRow>& models,
       milli = set_milli[set];
     } else if (e.shared && e.capacity_begin < e.capacity_end) {
       for (uint32_t c = e.capacity_begin; c < e.capacity_end && usage->shares[d] > 0; ++c) {
-        milli = std::max(milli, fraction(c));
+        milli = std::max(milli, used_milli(c));
       }
     } else {
       milli = usage->holder[d] != nullptr || usage->shares[d] > 0 ? api::kMilliPerGpu : 0;
