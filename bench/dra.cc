@@ -182,6 +182,14 @@ std::string Pod(int32_t i, std::string_view tmpl) {
          std::string(tmpl) + R"("}]}})";
 }
 
+// A pod asking for `gpus` nvidia.com/gpu and no claim (--workload dra-extended).
+std::string PlainPod(int32_t i, int gpus) {
+  return R"({"apiVersion":"v1","kind":"Pod","metadata":{"name":"p-)" + std::to_string(i) +
+         R"(","namespace":"bench"},"spec":{"containers":[{"name":"main","resources":{)"
+         R"("requests":{"cpu":"2","memory":"8Gi"},"limits":{"nvidia.com/gpu":")" +
+         std::to_string(gpus) + R"("}}}]}})";
+}
+
 uint64_t NextDraw(uint64_t& state) {
   state = state * 6364136223846793005ULL + 1442695040888963407ULL;
   return (state >> 33) % 100;
@@ -215,7 +223,8 @@ std::string GpuObjects(const DraFlags& f) {
   std::string text =
       R"({"apiVersion":"resource.k8s.io/v1","kind":"DeviceClass","metadata":{"name":")" +
       std::string(kDriver) +
-      R"("},"spec":{"selectors":[{"cel":{"expression":"device.driver == 'gpu.nvidia.com'"}}]}})";
+      R"("},"spec":{"selectors":[{"cel":{"expression":"device.driver == 'gpu.nvidia.com'"}}])" +
+      (f.extended ? R"(,"extendedResourceName":"nvidia.com/gpu"}})" : "}}");
   text += "," + Template("h100-1", 1, kH100) + "," + Template("a100-1", 1, kA100) + "," +
           Template("gpu-2", 2, "") + "," + Template("gpu-4", 4, "");
   for (int32_t i = 0; i < f.nodes; ++i) text += "," + Node(i) + "," + Slice(i);
@@ -229,6 +238,10 @@ std::string GpuObjects(const DraFlags& f) {
   }
   for (int32_t i = 0; i < f.pods; ++i) {
     const uint64_t r = NextDraw(state);
+    if (f.extended) {
+      text += "," + PlainPod(i, r < 60 ? 1 : r < 85 ? 2 : 4);
+      continue;
+    }
     const char* tmpl = r < 30 ? "h100-1" : r < 60 ? "a100-1" : r < 85 ? "gpu-2" : "gpu-4";
     text += "," + Pod(i, tmpl);
   }
@@ -269,6 +282,12 @@ int RunDra(const DraFlags& f, const config::SchedulerConfig& config,
         "pods with one partition each (1g.10gb 40 %%, 2g.20gb 20 %%, 3g.40gb 20 %%, 4g.40gb 10 "
         "%%, 7g.80gb 10 %%), seed %llu (generated+decoded in %.2f s)\n",
         f.nodes, f.pods, static_cast<unsigned long long>(f.seed), gen_s);
+  } else if (f.extended) {
+    std::printf(
+        "dra --extended: %d nodes x 8 GPUs (ResourceSlices; the class backs nvidia.com/gpu), %d "
+        "plain pods asking for nvidia.com/gpu (1 60 %%, 2 25 %%, 4 15 %%), %d waiting claims, "
+        "seed %llu (generated+decoded in %.2f s)\n",
+        f.nodes, f.pods, f.waiting_claims, static_cast<unsigned long long>(f.seed), gen_s);
   } else {
     std::printf(
         "dra: %d nodes x 8 GPUs (ResourceSlices), %d pods with one template claim each (1 GPU by "

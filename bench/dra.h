@@ -7,7 +7,9 @@
 // Scheduled through the production Scheduler with the default profile (sim::Simulator: the
 // resourceclaim controller, DynamicResources' Reserve and PreBind writes, the bind), one pod at a
 // time as the other modes. With `mig`, the GPUs are in MIG mode, published as partitionable devices
-// (KEP-4815), and every pod asks for one MIG partition. See dra.cc and BENCHMARKS.md.
+// (KEP-4815), and every pod asks for one MIG partition. With `extended`, the class backs
+// `nvidia.com/gpu` (KEP-5004) and the pods ask for 1, 2 or 4 `nvidia.com/gpu` with no claim: the
+// scheduler makes each one's claim. See dra.cc and BENCHMARKS.md.
 #pragma once
 
 #include <cstdint>
@@ -25,6 +27,8 @@ struct DraFlags {
   // The GPUs in MIG mode (partitionable devices: counter sets and 112 partitions per node) and
   // pods asking for one MIG partition each, instead of whole GPUs.
   bool mig = false;
+  // Plain pods asking for nvidia.com/gpu, which the DeviceClass backs (extended resources).
+  bool extended = false;
   // Unallocated ResourceClaims of the pods' mix that no pod uses (claims waiting for devices).
   int32_t waiting_claims = 0;
 };

@@ -45,7 +45,9 @@
 // DynamicResources' lookahead (small clusters) or device pressure is computed for every pod.
 // --workload dra-mig (issue #42): the same nodes with their GPUs in MIG mode, published as
 // partitionable devices (a counter set per GPU, 14 MIG placements each), and pods asking for one
-// MIG partition each (--waiting-claims does not apply).
+// MIG partition each (--waiting-claims does not apply). --workload dra-extended (issue #42): the
+// whole GPUs of --workload dra, the DeviceClass backing nvidia.com/gpu (KEP-5004), and plain pods
+// asking for 1, 2 or 4 nvidia.com/gpu: DynamicResources makes and allocates each pod's claim.
 //
 // --unschedulable U (last): U pods no node can take now wait while the cluster churns, E events
 // per simulated second (--churn, default 20) for T simulated seconds (--churn-seconds, default
@@ -100,6 +102,7 @@ struct Flags {
   ChurnFlags churn;                  // --unschedulable U --churn E --churn-seconds T --hints
   bool dra = false;                  // --workload dra|dra-mig
   bool dra_mig = false;              // --workload dra-mig
+  bool dra_extended = false;         // --workload dra-extended
   int32_t waiting_claims = 0;        // --waiting-claims W (dra)
   bool nodes_set = false;
   bool pods_set = false;
@@ -112,7 +115,7 @@ int Usage(const char* msg) {
                "[--reuse on|off] [--refresh K] [--owner none|replicaset] [--preemptors P] "
                "[--preemptor-classes like|distinct] [--gang M] [--gang-gpus G] [--unschedulable U] "
                "[--churn E] [--churn-seconds T] [--churn-relevant-every R] [--hints on|off] "
-               "[--workload synthetic|dra|dra-mig]\n",
+               "[--workload synthetic|dra|dra-mig|dra-extended]\n",
                msg);
   return 2;
 }
@@ -343,6 +346,7 @@ int Run(const Flags& f) {
     d.repeat = f.repeat;
     d.waiting_claims = f.waiting_claims;
     d.mig = f.dra_mig;
+    d.extended = f.dra_extended;
     return RunDra(d, *config, registry);
   }
   const auto t_gen = std::chrono::steady_clock::now();
@@ -462,7 +466,8 @@ int main(int argc, char** argv) {
           "[--config FILE] [--seed S] [--repeat R] [--reuse on|off] [--refresh K] "
           "[--owner none|replicaset] [--preemptors P] [--preemptor-classes like|distinct] "
           "[--gang M] [--gang-gpus G] [--unschedulable U] [--churn E] [--churn-seconds T] "
-          "[--churn-relevant-every R] [--hints on|off] [--workload synthetic|dra|dra-mig]\n");
+          "[--churn-relevant-every R] [--hints on|off] [--workload "
+          "synthetic|dra|dra-mig|dra-extended]\n");
       return 0;
     }
     if (a != "--nodes" && a != "--pods" && a != "--profile" && a != "--config" && a != "--seed" &&
@@ -482,11 +487,12 @@ int main(int argc, char** argv) {
       f.pods_set = true;
     } else if (a == "--workload") {
       const std::string_view w = v;
-      if (w != "synthetic" && w != "dra" && w != "dra-mig") {
-        return gpusched::bench::Usage("--workload: want synthetic, dra or dra-mig");
+      if (w != "synthetic" && w != "dra" && w != "dra-mig" && w != "dra-extended") {
+        return gpusched::bench::Usage("--workload: want synthetic, dra, dra-mig or dra-extended");
       }
       f.dra = w != "synthetic";
       f.dra_mig = w == "dra-mig";
+      f.dra_extended = w == "dra-extended";
     } else if (a == "--profile") {
       f.profile = v;
     } else if (a == "--config") {

@@ -104,6 +104,19 @@ class ReadOnlyApi final : public kube::ApiClient {
     return common::InternalError("explain is read-only: refusing to write resourceclaim " +
                                  claim.meta.namespace_ + "/" + claim.meta.name);
   }
+  common::StatusOr<api::ResourceClaimPtr> CreateResourceClaim(
+      const api::ResourceClaim& claim) override {
+    return common::InternalError("explain is read-only: refusing to create resourceclaim " +
+                                 claim.meta.namespace_ + "/" + claim.meta.name);
+  }
+  common::Status DeleteResourceClaim(const api::ResourceClaim& claim) override {
+    return common::InternalError("explain is read-only: refusing to delete resourceclaim " +
+                                 claim.meta.namespace_ + "/" + claim.meta.name);
+  }
+  common::Status SetPodExtendedResourceClaimStatus(
+      const api::Pod& pod, const api::PodExtendedResourceClaimStatus& /*status*/) override {
+    return common::InternalError("explain is read-only: refusing to write pod " + pod.Key());
+  }
 };
 
 // Notes on stderr for what the listing could not read: forbidden or unlisted collections, and a

@@ -213,6 +213,7 @@ DeviceClass DecodeDeviceClassObject(ObjectReader& r, const json::object& root) {
   const ObjectMeta meta = DecodeMeta(r, root);
   c.name = meta.name;
   c.resource_version = meta.resource_version;
+  c.creation_timestamp = meta.creation_timestamp;
   const FieldPath rp;
   if (const json::object* spec = r.Object(root, "spec", rp)) {
     const FieldPath sp = rp.Key("spec");

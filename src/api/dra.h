@@ -10,6 +10,7 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <utility>
 #include <vector>
 
@@ -46,9 +47,15 @@ struct PodResourceClaims {
 struct DeviceClass {
   std::string name;
   std::string resource_version;
+  std::optional<common::TimePoint> creation_timestamp;  // which class an extended resource maps
   std::vector<std::string> selectors;  // spec.selectors[].cel.expression, all must hold
   std::string extended_resource_name;  // spec.extendedResourceName ("" when unset)
 };
+
+// The implicit extended resource name of every DeviceClass: "<prefix><class name>" (KEP-5004,
+// resource.k8s.io/v1 ResourceDeviceClassPrefix).
+inline constexpr std::string_view kDeviceClassResourcePrefix =
+    "deviceclass.resource.kubernetes.io/";
 
 // --- ResourceSlice ------------------------------------------------------------------------------
 
@@ -206,6 +213,26 @@ struct ResourceClaim {
   ResourceClaimSpec spec;
   std::optional<AllocationResult> allocation;
   std::vector<ClaimConsumer> reserved_for;
+};
+
+// KEP-5004: the annotation (value "true") of the claim the scheduler makes for a pod's extended
+// resources backed by DRA, owned by the pod.
+inline constexpr std::string_view kExtendedResourceClaimAnnotation =
+    "resource.kubernetes.io/extended-resource-claim";
+
+// pod.status.extendedResourceClaimStatus: which request of that claim serves which container's
+// extended resource.
+struct ContainerExtendedResourceRequest {
+  std::string container_name;
+  std::string resource_name;
+  std::string request_name;
+  bool operator==(const ContainerExtendedResourceRequest&) const = default;
+};
+
+struct PodExtendedResourceClaimStatus {
+  std::vector<ContainerExtendedResourceRequest> request_mappings;
+  std::string resource_claim_name;
+  bool operator==(const PodExtendedResourceClaimStatus&) const = default;
 };
 
 struct ResourceClaimTemplate {

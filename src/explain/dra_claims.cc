@@ -417,8 +417,9 @@ void ExplainLookahead(const framework::DraView& view, const api::Pod& pod,
     names.push_back(n.name);
   }
   if (feasible.size() < 2) return;
-  const std::optional<dr::LookaheadResult> r =
-      dr::LookAheadForPod(selectors, view, *index, *usage, own, own_claims, snapshot, feasible);
+  const std::optional<dr::LookaheadResult> r = dr::LookAheadForPod(
+      selectors, view, *index, *usage, [&own](const framework::NodeInfo&) { return &own; },
+      own_claims, snapshot, feasible);
   if (!r) return;
   DraLookaheadRow row;
   row.waiting_claims = static_cast<int32_t>(r->waiting_claims);

@@ -449,19 +449,32 @@ void DraView::Replaced(const api::ResourceClaimPtr& before, const api::ResourceC
   Changed();
 }
 
+void DraView::ClassesChanged() {
+  extended_.clear();
+  for (const auto& [name, c] : classes_) {
+    if (c->extended_resource_name.empty()) continue;
+    api::DeviceClassPtr& slot = extended_[c->extended_resource_name];
+    // The newest class wins, then the smaller name (classes_ is in name order).
+    const auto created = [](const api::DeviceClass& d) {
+      return d.creation_timestamp.value_or(common::TimePoint{});
+    };
+    if (slot == nullptr || created(*c) > created(*slot)) slot = c;
+  }
+  ++class_version_;
+  Changed();
+}
+
 void DraView::UpsertDeviceClass(api::DeviceClassPtr c) {
   common::MutexLock l(mu_);
   std::string name = c->name;
   classes_[std::move(name)] = std::move(c);
-  ++class_version_;
-  Changed();
+  ClassesChanged();
 }
 
 void DraView::DeleteDeviceClass(std::string_view name) {
   common::MutexLock l(mu_);
   if (auto it = classes_.find(name); it != classes_.end()) classes_.erase(it);
-  ++class_version_;
-  Changed();
+  ClassesChanged();
 }
 
 void DraView::UpsertSlice(api::ResourceSlicePtr s) {
@@ -514,6 +527,14 @@ void DraView::set_writer(DraWriter* writer) {
 api::DeviceClassPtr DraView::GetDeviceClass(std::string_view name) const {
   common::MutexLock l(mu_);
   return Find(classes_, name);
+}
+
+api::DeviceClassPtr DraView::ExtendedResourceClass(std::string_view resource) const {
+  common::MutexLock l(mu_);
+  if (resource.starts_with(api::kDeviceClassResourcePrefix)) {
+    return Find(classes_, resource.substr(api::kDeviceClassResourcePrefix.size()));
+  }
+  return Find(extended_, resource);
 }
 
 api::ResourceClaimPtr DraView::GetClaim(std::string_view ns, std::string_view name) const {
@@ -694,13 +715,32 @@ common::Status DraView::AssumeClaim(api::ResourceClaimPtr claim) {
   return common::Status::Ok();
 }
 
+common::Status DraView::AssumeNewClaim(api::ResourceClaimPtr claim) {
+  common::MutexLock l(mu_);
+  auto [it, added] = claims_.try_emplace(ClaimKey(claim->meta.namespace_, claim->meta.name));
+  if (!added) {
+    return common::AlreadyExistsError("resourceclaim " + claim->meta.namespace_ + "/" +
+                                      claim->meta.name + " already exists");
+  }
+  it->second.assumed = std::move(claim);
+  Replaced(nullptr, it->second.latest());
+  return common::Status::Ok();
+}
+
 void DraView::RestoreClaim(std::string_view ns, std::string_view name) {
   common::MutexLock l(mu_);
   auto it = claims_.find(ClaimKey(ns, name));
   if (it == claims_.end() || it->second.assumed == nullptr) return;
   const api::ResourceClaimPtr before = it->second.latest();
   it->second.assumed.reset();
-  Replaced(before, it->second.latest());
+  const api::ResourceClaimPtr after = it->second.latest();
+  if (after == nullptr) claims_.erase(it);  // assumed new, never delivered
+  Replaced(before, after);
+}
+
+DraWriter* DraView::writer() const {
+  common::MutexLock l(mu_);
+  return writer_;
 }
 
 common::StatusOr<api::ResourceClaimPtr> DraView::UpdateClaimStatus(

@@ -16,7 +16,10 @@
 //   - the claims waiting for an allocation (PendingClaims), kept as claims change, and the pods
 //     waiting for them (ObservePod, fed with the pod informer; WaitingClaims orders the claims by
 //     their pods and says how many pods each serves);
-//   - the one API write PreBind makes (the claim's status) through a DraWriter.
+//   - which DeviceClass backs each extended resource (KEP-5004: a class's
+//     spec.extendedResourceName, and "deviceclass.resource.kubernetes.io/<class>");
+//   - the API writes PreBind makes (the claim's status; for extended resources backed by DRA,
+//     the claim itself and the pod's status) through a DraWriter.
 // One concrete class: the scheduler's informers and the simulator feed it; tests fill it by hand.
 // Thread safety: every method is thread-safe; objects are immutable and shared.
 #pragma once
@@ -37,13 +40,21 @@
 
 namespace gpusched::framework {
 
-// The API write DynamicResources' PreBind makes: the claim's status (allocation and reservedFor),
-// guarded by claim.meta.resource_version. Returns the claim as the API server stored it.
+// The API writes DynamicResources makes (kube::ApiClient's, which has their contracts): a claim's
+// status (allocation and reservedFor, guarded by claim.meta.resource_version); for a pod's
+// extended resources backed by DRA, the claim's creation, its deletion when the pod does not
+// bind, and the pod's status.extendedResourceClaimStatus. Each returns what the API server
+// stored.
 class DraWriter {
  public:
   virtual ~DraWriter() = default;
   virtual common::StatusOr<api::ResourceClaimPtr> UpdateResourceClaimStatus(
       const api::ResourceClaim& claim) = 0;
+  virtual common::StatusOr<api::ResourceClaimPtr> CreateResourceClaim(
+      const api::ResourceClaim& claim) = 0;
+  virtual common::Status DeleteResourceClaim(const api::ResourceClaim& claim) = 0;
+  virtual common::Status SetPodExtendedResourceClaimStatus(
+      const api::Pod& pod, const api::PodExtendedResourceClaimStatus& status) = 0;
 };
 
 // The attributes that name a device's interconnect island (an NVLink clique, else a PCIe root),
@@ -193,14 +204,24 @@ class DraView {
   std::shared_ptr<const DeviceUsage> usage() const;
   // Bumped by every DeviceClass change (selector memos depend on classes and the index).
   uint64_t class_version() const;
+  // The class backing extended resource `resource` (KEP-5004), as upstream's
+  // ExtendedResourceCache: "deviceclass.resource.kubernetes.io/<class>" names that class; a
+  // spec.extendedResourceName names the newest class that declares it (creation time, then the
+  // smaller name). Null when none.
+  api::DeviceClassPtr ExtendedResourceClass(std::string_view resource) const;
 
   // --- Assume cache ---
   // NotFound when the informer has no such claim; FailedPrecondition when `claim` is older.
   common::Status AssumeClaim(api::ResourceClaimPtr claim);
+  // Assumes a claim the API server does not have yet (an extended resource claim, made in
+  // PreBind): AlreadyExists when a claim of that name is known. It stays assumed, as a claim
+  // AssumeClaim assumed, until the informer delivers it allocated, or RestoreClaim.
+  common::Status AssumeNewClaim(api::ResourceClaimPtr claim);
   void RestoreClaim(std::string_view ns, std::string_view name);
 
-  // --- API write ---
+  // --- API writes (through the writer; kUnavailable without one) ---
   common::StatusOr<api::ResourceClaimPtr> UpdateClaimStatus(const api::ResourceClaim& claim);
+  DraWriter* writer() const;
 
   // Recomputes from the claims' latest versions which claim holds each device and what the held
   // devices draw on each counter: a device held by two claims, a counter drawn beyond its
@@ -219,6 +240,7 @@ class DraView {
   };
   static std::string ClaimKey(std::string_view ns, std::string_view name);
   void Changed() GPUSCHED_REQUIRES(mu_);
+  void ClassesChanged() GPUSCHED_REQUIRES(mu_);
   // The device index and usage are a cache of slices_ and claims_: a slice change marks them
   // stale, and the next read (devices(), usage()) rebuilds them once, so that a list of N slices
   // costs one rebuild, not N.
@@ -244,6 +266,8 @@ class DraView {
   mutable common::Mutex mu_;
   mutable std::condition_variable changed_;
   std::map<std::string, api::DeviceClassPtr, std::less<>> classes_ GPUSCHED_GUARDED_BY(mu_);
+  // spec.extendedResourceName -> the class it maps to (ExtendedResourceClass), kept with classes_.
+  std::map<std::string, api::DeviceClassPtr, std::less<>> extended_ GPUSCHED_GUARDED_BY(mu_);
   std::map<std::string, api::ResourceSlicePtr, std::less<>> slices_ GPUSCHED_GUARDED_BY(mu_);
   std::map<std::string, ClaimEntry, std::less<>> claims_ GPUSCHED_GUARDED_BY(mu_);
   // The claims whose latest version waits for an allocation (PendingClaims), by ClaimKey.

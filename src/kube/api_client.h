@@ -90,6 +90,16 @@ class ApiClient {
   // that forgot it would drop every allocation.
   virtual common::StatusOr<api::ResourceClaimPtr> UpdateResourceClaimStatus(
       const api::ResourceClaim& claim) = 0;
+  // Extended resources backed by DRA (KEP-5004): DynamicResources' PreBind creates the claim it
+  // allocated for a pod (metadata name, namespace, ownerReferences, annotations; spec) and
+  // returns it as stored, then names it in the pod's status.extendedResourceClaimStatus; its
+  // Unreserve deletes it again (the finalizer UpdateResourceClaimStatus added removed first; a
+  // claim already gone is OK). Errors name the object. Thread-safe. No defaults, as above.
+  virtual common::StatusOr<api::ResourceClaimPtr> CreateResourceClaim(
+      const api::ResourceClaim& claim) = 0;
+  virtual common::Status DeleteResourceClaim(const api::ResourceClaim& claim) = 0;
+  virtual common::Status SetPodExtendedResourceClaimStatus(
+      const api::Pod& pod, const api::PodExtendedResourceClaimStatus& status) = 0;
 };
 
 // A storage object (api/storage.h) as the storage informers deliver it.

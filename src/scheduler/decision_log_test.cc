@@ -61,6 +61,17 @@ class RecordingApi final : public kube::ApiClient {
       const api::ResourceClaim& claim) override {
     return api::ResourceClaimPtr(std::make_shared<const api::ResourceClaim>(claim));
   }
+  common::StatusOr<api::ResourceClaimPtr> CreateResourceClaim(
+      const api::ResourceClaim& claim) override {
+    return api::ResourceClaimPtr(std::make_shared<const api::ResourceClaim>(claim));
+  }
+  common::Status DeleteResourceClaim(const api::ResourceClaim& /*claim*/) override {
+    return common::Status::Ok();
+  }
+  common::Status SetPodExtendedResourceClaimStatus(
+      const api::Pod& /*pod*/, const api::PodExtendedResourceClaimStatus& /*status*/) override {
+    return common::Status::Ok();
+  }
 };
 
 class DecisionLogTest : public ::testing::Test {

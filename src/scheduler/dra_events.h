@@ -18,6 +18,17 @@ class ApiDraWriter final : public framework::DraWriter {
       const api::ResourceClaim& claim) override {
     return api_.UpdateResourceClaimStatus(claim);
   }
+  common::StatusOr<api::ResourceClaimPtr> CreateResourceClaim(
+      const api::ResourceClaim& claim) override {
+    return api_.CreateResourceClaim(claim);
+  }
+  common::Status DeleteResourceClaim(const api::ResourceClaim& claim) override {
+    return api_.DeleteResourceClaim(claim);
+  }
+  common::Status SetPodExtendedResourceClaimStatus(
+      const api::Pod& pod, const api::PodExtendedResourceClaimStatus& status) override {
+    return api_.SetPodExtendedResourceClaimStatus(pod, status);
+  }
 
  private:
   kube::ApiClient& api_;

@@ -73,6 +73,17 @@ class FakeApi final : public kube::ApiClient {
     stored->meta.resource_version = "written";
     return api::ResourceClaimPtr(std::move(stored));
   }
+  common::StatusOr<api::ResourceClaimPtr> CreateResourceClaim(
+      const api::ResourceClaim& claim) override {
+    return api::ResourceClaimPtr(std::make_shared<const api::ResourceClaim>(claim));
+  }
+  common::Status DeleteResourceClaim(const api::ResourceClaim& /*claim*/) override {
+    return common::Status::Ok();
+  }
+  common::Status SetPodExtendedResourceClaimStatus(
+      const api::Pod& /*pod*/, const api::PodExtendedResourceClaimStatus& /*status*/) override {
+    return common::Status::Ok();
+  }
   std::vector<std::string> claim_writes;
   common::Status CreateEvent(const kube::EventRecord& e) override {
     events.push_back(e);

@@ -584,6 +584,59 @@ common::StatusOr<api::ResourceClaimPtr> SimCluster::UpdateResourceClaimStatus(
   return stored;
 }
 
+common::StatusOr<api::ResourceClaimPtr> SimCluster::CreateResourceClaim(
+    const api::ResourceClaim& claim) {
+  std::vector<DraChange> changes;
+  api::ResourceClaimPtr stored;
+  {
+    common::MutexLock lock(mu_);
+    if (claims_.contains(ClaimKey(claim.meta.namespace_, claim.meta.name))) {
+      return common::AlreadyExistsError("resourceclaims.resource.k8s.io " +
+                                        common::Quote(claim.meta.name) + " already exists");
+    }
+    auto created = std::make_shared<api::ResourceClaim>(claim);
+    created->allocation.reset();
+    created->reserved_for.clear();
+    created->meta.resource_version = NextClaimVersionLocked();
+    created->meta.uid = "claim-" + created->meta.resource_version;
+    stored = created;
+    PutClaimLocked(nullptr, std::move(created), changes);
+  }
+  DeliverDraChanges(changes);
+  return stored;
+}
+
+common::Status SimCluster::DeleteResourceClaim(const api::ResourceClaim& claim) {
+  std::vector<DraChange> changes;
+  {
+    common::MutexLock lock(mu_);
+    auto it = claims_.find(ClaimKey(claim.meta.namespace_, claim.meta.name));
+    if (it == claims_.end() ||
+        (!claim.meta.uid.empty() && it->second->meta.uid != claim.meta.uid)) {
+      return common::Status::Ok();  // gone already
+    }
+    PutClaimLocked(it->second, nullptr, changes);
+  }
+  DeliverDraChanges(changes);
+  return common::Status::Ok();
+}
+
+common::Status SimCluster::SetPodExtendedResourceClaimStatus(
+    const api::Pod& pod, const api::PodExtendedResourceClaimStatus& status) {
+  common::MutexLock lock(mu_);
+  if (!pods_.contains(pod.meta.uid)) {
+    return common::NotFoundError("pods \"" + pod.meta.name + "\" not found");
+  }
+  extended_claim_statuses_[pod.meta.uid] = status;
+  return common::Status::Ok();
+}
+
+std::map<std::string, api::PodExtendedResourceClaimStatus>
+SimCluster::ExtendedResourceClaimStatuses() const {
+  common::MutexLock lock(mu_);
+  return extended_claim_statuses_;
+}
+
 std::vector<api::ResourceClaimPtr> SimCluster::Claims() const {
   common::MutexLock lock(mu_);
   std::vector<api::ResourceClaimPtr> out;

@@ -33,6 +33,9 @@
 //                 the claim's allocation and reservedFor stored under a new resourceVersion
 //                 (Aborted when the claim changed since the writer read it, as the API server's
 //                 conflict) -> OnDraUpdate.
+//   CreateResourceClaim / DeleteResourceClaim (extended resources backed by DRA: PreBind,
+//                 Unreserve) -> the claim stored with a uid and resourceVersion / removed ->
+//                 OnDraAdd / OnDraDelete; SetPodExtendedResourceClaimStatus is kept per pod.
 //   kube-controller-manager's resourceclaim controller is played too: CreatePod creates, for each
 //                 pod claim with resourceClaimTemplateName and no status yet, the claim
 //                 "<pod>-<podClaimName>-<5 chars>" (the chars derived from the names: reproducible)
@@ -143,6 +146,13 @@ class SimCluster final : public kube::ApiClient {
                                                    std::string_view node) override;
   common::StatusOr<api::ResourceClaimPtr> UpdateResourceClaimStatus(
       const api::ResourceClaim& claim) override;
+  common::StatusOr<api::ResourceClaimPtr> CreateResourceClaim(
+      const api::ResourceClaim& claim) override;
+  common::Status DeleteResourceClaim(const api::ResourceClaim& claim) override;
+  common::Status SetPodExtendedResourceClaimStatus(
+      const api::Pod& pod, const api::PodExtendedResourceClaimStatus& status) override;
+  // The extended resource claim status written per pod uid (SetPodExtendedResourceClaimStatus).
+  std::map<std::string, api::PodExtendedResourceClaimStatus> ExtendedResourceClaimStatuses() const;
 
   // The ResourceClaims as stored, by namespace/name.
   std::vector<api::ResourceClaimPtr> Claims() const;
@@ -199,6 +209,8 @@ class SimCluster final : public kube::ApiClient {
   std::vector<NodeEntry> nodes_ GPUSCHED_GUARDED_BY(mu_);
   std::unordered_map<std::string, size_t> node_index_ GPUSCHED_GUARDED_BY(mu_);
   std::unordered_map<std::string, api::PodPtr> pods_ GPUSCHED_GUARDED_BY(mu_);  // by uid
+  std::map<std::string, api::PodExtendedResourceClaimStatus> extended_claim_statuses_
+      GPUSCHED_GUARDED_BY(mu_);  // by pod uid
   std::unordered_map<std::string, std::string> uid_by_key_ GPUSCHED_GUARDED_BY(mu_);
   ClusterCounters counters_ GPUSCHED_GUARDED_BY(mu_);
   std::map<std::string, api::PodGroupPtr> pod_groups_ GPUSCHED_GUARDED_BY(mu_);  // by key

@@ -36,6 +36,20 @@ index, uuid, cliqueId in two cliques of 4, capacity memory) and the DeviceClass 
           share it (the apiserver stores each share's shareID and consumedCapacity, 32Gi); a
           third is rejected with "cannot allocate all claims" (16Gi left); deleting one bound pod
           lets it bind. The validator sums every share's consumedCapacity against the capacity.
+  test_i  extended resources backed by DRA (KEP-5004; DRAExtendedResource, alpha in 1.35): a
+          DeviceClass with extendedResourceName nvidia.com/gpu, a DRA-only node (8 GPUs in its
+          slice) and a device-plugin node (allocatable nvidia.com/gpu: 2). Five plain pods
+          asking `nvidia.com/gpu: 2` all bind: those on the DRA node each get a claim the
+          scheduler created ("<pod>-extended-resources-<5>", owned by the pod, annotated,
+          allocated with 2 devices, named in the pod's status.extendedResourceClaimStatus), the
+          one on the device-plugin node none; a sixth is rejected. The validator checks every
+          claim.
+  test_j  device taints (KEP-5055; DRADeviceTaints, alpha in 1.35, on the apiserver and
+          kube-controller-manager): every GPU of one node tainted NoSchedule, three pods with a
+          1-GPU claim all bind on the other node; then a NoExecute taint on the device one of them
+          holds: kube-controller-manager's device-taint-eviction controller evicts that pod (as
+          gpusched leaves eviction to it, docs/dra.md), the others stay, and a new pod's claim
+          does not get the tainted device.
 """
 
 import json
@@ -46,9 +60,9 @@ import unittest
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "lib"))
 
-from cluster import ClusterTestCase  # noqa: E402
+from cluster import ClusterTestCase, make_kwok_node  # noqa: E402
 from dra import (  # noqa: E402
-    A100_80, H100, claim_spec, claim_template, device_class, dra_node, dra_pod, gpu_slice,
+    A100_80, H100, claim_spec, claim_template, device_class, dra_node, dra_pod, gpu_pod, gpu_slice,
     grant_dra_rbac, index_below_selector, memory_selector, mig_slices, parse_quantity,
     pod_claim_name, product_selector, profile_selector, resource_claim, shared_gpu_slice,
     validate_allocations)
@@ -64,8 +78,12 @@ SCHEDULER_NAME = os.environ.get("GPUSCHED_E2E_DRA_SCHEDULER", GPUSCHED_NAME)
 class DraE2ETest(ClusterTestCase):
     # sharedCounters / consumesCounters and allowMultipleAllocations / capacity requests /
     # shareID / consumedCapacity are dropped by a 1.35 apiserver without the gates.
-    cluster_kwargs = {"extra_args": {"apiserver": [
-        "--feature-gates=DRAPartitionableDevices=true,DRAConsumableCapacity=true"]}}
+    cluster_kwargs = {"extra_args": {
+        "apiserver": ["--feature-gates=DRAPartitionableDevices=true,DRAConsumableCapacity=true,"
+                      "DRAExtendedResource=true,DRADeviceTaints=true",
+                      # DeviceTaintRules: the device-taint-eviction controller's informer.
+                      "--runtime-config=resource.k8s.io/v1alpha3=true"],
+        "kcm": ["--feature-gates=DRADeviceTaints=true"]}}
 
     @classmethod
     def setUpClass(cls):
@@ -371,6 +389,102 @@ class DraE2ETest(ClusterTestCase):
         self.wait_allocated(["share-2"])
         self.validate()
         log(f"shares {[r.get('shareID') for r in results]}; share-2 bound after share-0 left")
+
+    def test_i_plain_gpu_pods_get_claims_on_dra_only_nodes(self):
+        c = self.cluster
+        ext_class = device_class()
+        ext_class["metadata"]["name"] = "gpu-ext.nvidia.com"
+        ext_class["spec"]["extendedResourceName"] = "nvidia.com/gpu"
+        c.apply(ext_class)
+        self.addCleanup(c.kubectl, "delete", "deviceclass", "gpu-ext.nvidia.com",
+                        "--ignore-not-found")
+        stored = c.get_json("deviceclass", "gpu-ext.nvidia.com")["spec"]
+        self.assertEqual(stored.get("extendedResourceName"), "nvidia.com/gpu",
+                         "the apiserver dropped extendedResourceName")
+        (dra,) = self.nodes([H100])
+        plugin = f"{self.ns}-plugin"
+        c.apply(make_kwok_node(plugin, labels={GROUP_LABEL: self.ns},
+                               allocatable={"nvidia.com/gpu": 2}))
+        wait_nodes_ready(c, f"{GROUP_LABEL}={self.ns}", 2)
+        names = [f"plain-{i}" for i in range(5)]
+        c.apply([gpu_pod(n, SCHEDULER_NAME, self.ns, 2) for n in names], namespace=self.ns)
+        bound = {p["metadata"]["name"]: p["spec"]["nodeName"] for p in self.wait_bound(names)}
+        on_dra = sorted(n for n, node in bound.items() if node == dra)
+        self.assertEqual(len(on_dra), 4, bound)
+        self.assertEqual([n for n, node in bound.items() if node == plugin], sorted(
+            set(names) - set(on_dra)), bound)
+
+        def claimed():
+            pods = {n: self.get("pod", n) for n in on_dra}
+            ok = all((p.get("status") or {}).get("extendedResourceClaimStatus")
+                     for p in pods.values())
+            return ok and pods
+        pods = c.wait_for(claimed, timeout=30, what="extendedResourceClaimStatus on the pods")
+        claims = {x["metadata"]["name"]: x for x in self.get("resourceclaims")["items"]}
+        self.assertEqual(len(claims), 4, sorted(claims))
+        for n, p in pods.items():
+            status = p["status"]["extendedResourceClaimStatus"]
+            claim = claims[status["resourceClaimName"]]
+            self.assertTrue(claim["metadata"]["name"].startswith(f"{n}-extended-resources-"))
+            self.assertEqual(claim["metadata"]["annotations"].get(
+                "resource.kubernetes.io/extended-resource-claim"), "true")
+            owner = claim["metadata"]["ownerReferences"][0]
+            self.assertEqual((owner["kind"], owner["uid"], owner.get("controller")),
+                             ("Pod", p["metadata"]["uid"], True))
+            request = claim["spec"]["devices"]["requests"][0]
+            self.assertEqual(request["exactly"]["deviceClassName"], "gpu-ext.nvidia.com")
+            self.assertEqual(request["exactly"]["count"], 2)
+            self.assertEqual(status["requestMappings"], [{
+                "containerName": "main", "resourceName": "nvidia.com/gpu",
+                "requestName": request["name"]}])
+            self.assertEqual(len(self.devices(claim)), 2)
+        self.validate()
+        c.apply(gpu_pod("plain-5", SCHEDULER_NAME, self.ns, 2), namespace=self.ns)
+        cond = self.wait_rejected("plain-5", want="0/2 nodes are available")
+        log(f"on {dra}: {on_dra}; plain-5: {cond.get('message')}")
+
+    def test_j_device_taints_keep_claims_off_and_no_execute_evicts(self):
+        c = self.cluster
+        tainted, clean = f"{self.ns}-tainted", f"{self.ns}-clean"
+        c.apply([dra_node(tainted, self.ns), dra_node(clean, self.ns)])
+        drained = gpu_slice(tainted, H100, self.ns)
+        for d in drained["spec"]["devices"]:
+            d["taints"] = [{"key": "example.com/maintenance", "effect": "NoSchedule"}]
+        c.apply([drained, gpu_slice(clean, H100, self.ns)])
+        wait_nodes_ready(c, f"{GROUP_LABEL}={self.ns}", 2)
+        stored = c.get_json("resourceslice", f"{tainted}-gpu")["spec"]["devices"][0]
+        self.assertTrue(stored.get("taints"), "the apiserver dropped the device taints")
+        c.apply(claim_template("one", claim_spec(1)), namespace=self.ns)
+        names = [f"t-{i}" for i in range(3)]
+        c.apply([dra_pod(n, SCHEDULER_NAME, self.ns, template="one") for n in names],
+                namespace=self.ns)
+        pods = self.wait_bound(names)
+        self.assertEqual({p["spec"]["nodeName"] for p in pods}, {clean})
+        _, claims = self.wait_allocated(names)
+        self.validate()
+
+        victim = names[0]
+        (device,) = self.devices(claims[victim])
+        slice_ = c.get_json("resourceslice", f"{clean}-gpu")
+        for d in slice_["spec"]["devices"]:
+            if d["name"] == device:
+                d["taints"] = [{"key": "example.com/broken", "effect": "NoExecute"}]
+        c.apply(slice_)
+
+        def evicted():
+            pods = {p["metadata"]["name"]: p for p in self.get("pods")["items"]}
+            p = pods.get(victim)
+            return (p is None or p["metadata"].get("deletionTimestamp")) and pods
+        pods = c.wait_for(evicted, timeout=90, what=f"{victim} evicted for the NoExecute taint")
+        for n in names[1:]:
+            self.assertTrue(pods[n]["spec"].get("nodeName") and
+                            not pods[n]["metadata"].get("deletionTimestamp"), n)
+        c.apply(dra_pod("t-new", SCHEDULER_NAME, self.ns, template="one"), namespace=self.ns)
+        self.wait_bound(["t-new"])
+        _, new_claims = self.wait_allocated(["t-new"])
+        self.assertNotEqual(self.devices(new_claims["t-new"]), [device])
+        log(f"NoSchedule node {tainted} unused; {victim} evicted for {device}; "
+            f"t-new got {self.devices(new_claims['t-new'])}")
 
 
 if __name__ == "__main__":

@@ -118,6 +118,17 @@ class FakeEvents final : public kube::ApiClient {
       const api::ResourceClaim& claim) override {
     return api::ResourceClaimPtr(std::make_shared<const api::ResourceClaim>(claim));
   }
+  common::StatusOr<api::ResourceClaimPtr> CreateResourceClaim(
+      const api::ResourceClaim& claim) override {
+    return api::ResourceClaimPtr(std::make_shared<const api::ResourceClaim>(claim));
+  }
+  common::Status DeleteResourceClaim(const api::ResourceClaim& /*claim*/) override {
+    return common::Status::Ok();
+  }
+  common::Status SetPodExtendedResourceClaimStatus(
+      const api::Pod& /*pod*/, const api::PodExtendedResourceClaimStatus& /*status*/) override {
+    return common::Status::Ok();
+  }
   common::Status CreateEvent(const kube::EventRecord& e) override {
     events.push_back(e);
     return common::Status::Ok();

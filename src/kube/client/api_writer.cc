@@ -6,6 +6,7 @@
 #include <boost/json.hpp>
 #include <cstdio>
 #include <cstring>
+#include <span>
 
 #include "src/api/decode.h"
 #include "src/api/decode_dra.h"
@@ -500,19 +501,29 @@ std::string ResourceClaimPath(std::string_view ns, std::string_view name) {
          std::string(name);
 }
 
-json::object BuildClaimFinalizerPatch(const json::value& stored) {
-  json::array finalizers;
+namespace {
+
+// metadata.finalizers of an object as read (empty when it has none).
+std::span<const json::value> Finalizers(const json::value& stored) {
   if (const json::object* o = stored.if_object()) {
     if (const json::value* meta = o->if_contains("metadata");
         meta != nullptr && meta->is_object()) {
       if (const json::value* f = meta->as_object().if_contains("finalizers");
           f != nullptr && f->is_array()) {
-        for (const json::value& v : f->as_array()) {
-          if (v.is_string() && v.as_string() == kResourceClaimFinalizer) return {};
-          finalizers.push_back(v);
-        }
+        return {f->as_array().data(), f->as_array().size()};
       }
     }
+  }
+  return {};
+}
+
+}  // namespace
+
+json::object BuildClaimFinalizerPatch(const json::value& stored) {
+  json::array finalizers;
+  for (const json::value& v : Finalizers(stored)) {
+    if (v.is_string() && v.as_string() == kResourceClaimFinalizer) return {};
+    finalizers.push_back(v);
   }
   finalizers.emplace_back(kResourceClaimFinalizer);
   json::object meta;
@@ -653,6 +664,117 @@ common::StatusOr<api::ResourceClaimPtr> KubeApiClient::UpdateResourceClaimStatus
   common::StatusOr<api::ResourceClaim> decoded = api::DecodeResourceClaim(*answer);
   if (!decoded.ok()) return decoded.status().WithContext(what + ": the stored claim");
   return api::ResourceClaimPtr(std::make_shared<const api::ResourceClaim>(*std::move(decoded)));
+}
+
+json::object EncodeClaimForCreate(const api::ResourceClaim& claim) {
+  json::object meta{{"name", claim.meta.name}, {"namespace", claim.meta.namespace_}};
+  if (!claim.meta.owner_references.empty()) {
+    json::array owners;
+    for (const api::OwnerReference& r : claim.meta.owner_references) {
+      json::object o{
+          {"apiVersion", r.api_version}, {"kind", r.kind}, {"name", r.name}, {"uid", r.uid}};
+      if (r.controller) o["controller"] = true;
+      owners.push_back(std::move(o));
+    }
+    meta["ownerReferences"] = std::move(owners);
+  }
+  if (!claim.meta.annotations.empty()) {
+    json::object annotations;
+    for (const auto& [k, v] : claim.meta.annotations) annotations[k] = v;
+    meta["annotations"] = std::move(annotations);
+  }
+  json::array requests;
+  for (const api::DeviceRequest& r : claim.spec.requests) {
+    json::object req{{"name", r.name}};
+    if (r.exactly) {
+      const api::DeviceChoice& c = *r.exactly;
+      json::object exactly{{"deviceClassName", c.device_class}};
+      if (c.mode == api::AllocationMode::kAll) {
+        exactly["allocationMode"] = "All";
+      } else {
+        exactly["allocationMode"] = "ExactCount";
+        exactly["count"] = c.count;
+      }
+      req["exactly"] = std::move(exactly);
+    }
+    requests.push_back(std::move(req));
+  }
+  return json::object{{"apiVersion", "resource.k8s.io/v1"},
+                      {"kind", "ResourceClaim"},
+                      {"metadata", std::move(meta)},
+                      {"spec", json::object{{"devices", json::object{{"requests", requests}}}}}};
+}
+
+json::object BuildExtendedResourceClaimStatusPatch(
+    const api::PodExtendedResourceClaimStatus& status) {
+  json::array mappings;
+  for (const api::ContainerExtendedResourceRequest& m : status.request_mappings) {
+    mappings.push_back(json::object{{"containerName", m.container_name},
+                                    {"resourceName", m.resource_name},
+                                    {"requestName", m.request_name}});
+  }
+  json::object ext{{"requestMappings", std::move(mappings)},
+                   {"resourceClaimName", status.resource_claim_name}};
+  return json::object{{"status", json::object{{"extendedResourceClaimStatus", std::move(ext)}}}};
+}
+
+common::StatusOr<api::ResourceClaimPtr> KubeApiClient::CreateResourceClaim(
+    const api::ResourceClaim& claim) {
+  const std::string what = "resourceclaim " + claim.meta.namespace_ + "/" + claim.meta.name;
+  if (!IsDns1123Subdomain(claim.meta.namespace_) || !IsDns1123Subdomain(claim.meta.name)) {
+    return common::InvalidArgumentError(what + ": namespace and name must be DNS-1123 names");
+  }
+  common::StatusOr<json::value> answer = Send(JsonRequest(
+      "POST", "/apis/resource.k8s.io/v1/namespaces/" + claim.meta.namespace_ + "/resourceclaims",
+      EncodeClaimForCreate(claim)));
+  if (!answer.ok()) return answer.status().WithContext("creating " + what);
+  common::StatusOr<api::ResourceClaim> decoded = api::DecodeResourceClaim(*answer);
+  if (!decoded.ok()) return decoded.status().WithContext(what + ": the stored claim");
+  return api::ResourceClaimPtr(std::make_shared<const api::ResourceClaim>(*std::move(decoded)));
+}
+
+common::Status KubeApiClient::DeleteResourceClaim(const api::ResourceClaim& claim) {
+  const std::string what = "resourceclaim " + claim.meta.namespace_ + "/" + claim.meta.name;
+  if (!IsDns1123Subdomain(claim.meta.namespace_) || !IsDns1123Subdomain(claim.meta.name)) {
+    return common::InvalidArgumentError(what + ": namespace and name must be DNS-1123 names");
+  }
+  const auto gone = [](const common::Status& s) {
+    return s.code() == common::StatusCode::kNotFound;
+  };
+  const std::string path = ResourceClaimPath(claim.meta.namespace_, claim.meta.name);
+  common::StatusOr<json::value> stored = GetJson(path);
+  if (!stored.ok()) return gone(stored.status()) ? common::Status::Ok() : stored.status();
+  json::array kept;
+  bool had = false;
+  for (const json::value& v : Finalizers(*stored)) {
+    if (v.is_string() && v.as_string() == kResourceClaimFinalizer) {
+      had = true;
+    } else {
+      kept.push_back(v);
+    }
+  }
+  if (had) {
+    json::object meta{{"resourceVersion", StringField(*stored, {"metadata", "resourceVersion"})},
+                      {"finalizers", std::move(kept)}};
+    common::Status s = Write(JsonRequest("PATCH", path, json::object{{"metadata", meta}},
+                                         "application/merge-patch+json"));
+    if (!s.ok() && !gone(s)) return s.WithContext(what + ": removing finalizer");
+  }
+  json::object options;
+  if (const std::string_view uid = StringField(*stored, {"metadata", "uid"}); !uid.empty()) {
+    options["preconditions"] = json::object{{"uid", uid}};
+  }
+  common::Status s = Write(JsonRequest("DELETE", path, options));
+  if (!s.ok() && !gone(s)) return s.WithContext("deleting " + what);
+  return common::Status::Ok();
+}
+
+common::Status KubeApiClient::SetPodExtendedResourceClaimStatus(
+    const api::Pod& pod, const api::PodExtendedResourceClaimStatus& status) {
+  GPUSCHED_RETURN_IF_ERROR(CheckPodNames(pod));
+  return Write(JsonRequest("PATCH", PodPath(pod.meta.namespace_, pod.meta.name) + "/status",
+                           BuildExtendedResourceClaimStatusPatch(status),
+                           "application/merge-patch+json"));
 }
 
 }  // namespace gpusched::kube::client

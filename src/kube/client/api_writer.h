@@ -116,6 +116,15 @@ class KubeApiClient final : public ApiClient {
   // GET, PATCH (finalizer, when missing), PATCH .../status; see the table above.
   common::StatusOr<api::ResourceClaimPtr> UpdateResourceClaimStatus(
       const api::ResourceClaim& claim) override;
+  // POST .../resourceclaims, body EncodeClaimForCreate.
+  common::StatusOr<api::ResourceClaimPtr> CreateResourceClaim(
+      const api::ResourceClaim& claim) override;
+  // GET; without its finalizer, PATCH it away (merge patch, guarded by resourceVersion); DELETE
+  // with the uid as precondition. 404 at any step -> OK.
+  common::Status DeleteResourceClaim(const api::ResourceClaim& claim) override;
+  // PATCH .../pods/{name}/status, merge patch BuildExtendedResourceClaimStatusPatch.
+  common::Status SetPodExtendedResourceClaimStatus(
+      const api::Pod& pod, const api::PodExtendedResourceClaimStatus& status) override;
 
   // GET `path` (with `query`) and parse the JSON body; a non-2xx answer is StatusFromResponse.
   common::StatusOr<boost::json::value> GetJson(
@@ -188,6 +197,15 @@ boost::json::object EncodeAllocation(const api::AllocationResult& allocation);
 // [{"resource","name","uid"}]}}.
 boost::json::object BuildClaimStatusPatch(const api::ResourceClaim& claim,
                                           std::string_view resource_version, bool with_allocation);
+
+// A new claim as POST sends it: {"apiVersion","kind","metadata":{"name","namespace",
+// "ownerReferences","annotations"},"spec":{"devices":{"requests":[{"name","exactly":
+// {"deviceClassName","allocationMode","count"}}]}}} (the fields of an extended resource claim).
+boost::json::object EncodeClaimForCreate(const api::ResourceClaim& claim);
+// {"status":{"extendedResourceClaimStatus":{"requestMappings":[{"containerName","resourceName",
+// "requestName"}],"resourceClaimName"}}}.
+boost::json::object BuildExtendedResourceClaimStatusPatch(
+    const api::PodExtendedResourceClaimStatus& status);
 
 // The merge patch of a PodGroup's status subresource: {"status": {"phase", "running",
 // "succeeded", "failed"}}, and for a Volcano PodGroup the Unschedulable condition (True with its

@@ -727,6 +727,93 @@ TEST(KubeApiClientTest, UpdateResourceClaimStatusRefusesBadNames) {
   EXPECT_TRUE(rest.requests.empty());
 }
 
+TEST(KubeApiClientTest, CreateResourceClaimPostsTheExtendedResourceClaim) {
+  FakeRestClient rest;
+  rest.Push(201, StoredClaim("3", "[]"));
+  common::FakeClock clock;
+  KubeApiClient api(rest, clock);
+  api::ResourceClaim claim;
+  claim.meta.namespace_ = "ml";
+  claim.meta.name = "train-extended-resources-bcdfg";
+  claim.meta.owner_references.push_back({"v1", "Pod", "train", "uid-p", true});
+  claim.meta.annotations.emplace_back("resource.kubernetes.io/extended-resource-claim", "true");
+  api::DeviceRequest r;
+  r.name = "container-0-request-0";
+  r.exactly = api::DeviceChoice{};
+  r.exactly->device_class = "gpu.nvidia.com";
+  r.exactly->count = 2;
+  claim.spec.requests.push_back(r);
+  common::StatusOr<api::ResourceClaimPtr> got = api.CreateResourceClaim(claim);
+  ASSERT_TRUE(got.ok()) << got.status().ToString();
+  EXPECT_EQ((*got)->meta.resource_version, "3");
+  ASSERT_EQ(rest.requests.size(), 1u);
+  EXPECT_EQ(rest.requests[0].method, "POST");
+  EXPECT_EQ(rest.requests[0].path, "/apis/resource.k8s.io/v1/namespaces/ml/resourceclaims");
+  EXPECT_EQ(json::parse(rest.requests[0].body),
+            json::parse(R"({"apiVersion":"resource.k8s.io/v1","kind":"ResourceClaim",)"
+                        R"("metadata":{"name":"train-extended-resources-bcdfg","namespace":"ml",)"
+                        R"("ownerReferences":[{"apiVersion":"v1","kind":"Pod","name":"train",)"
+                        R"("uid":"uid-p","controller":true}],"annotations":{)"
+                        R"("resource.kubernetes.io/extended-resource-claim":"true"}},)"
+                        R"("spec":{"devices":{"requests":[{"name":"container-0-request-0",)"
+                        R"("exactly":{"deviceClassName":"gpu.nvidia.com",)"
+                        R"("allocationMode":"ExactCount","count":2}}]}}})"));
+
+  rest.Push(409, R"({"kind":"Status","status":"Failure","reason":"AlreadyExists","code":409})");
+  got = api.CreateResourceClaim(claim);
+  EXPECT_FALSE(got.ok());
+  EXPECT_THAT(std::string(got.status().message()),
+              HasSubstr("creating resourceclaim ml/train-extended-resources-bcdfg"));
+}
+
+TEST(KubeApiClientTest, DeleteResourceClaimRemovesTheFinalizerFirst) {
+  const std::string path = "/apis/resource.k8s.io/v1/namespaces/ml/resourceclaims/gpu";
+  FakeRestClient rest;
+  rest.Push(200,
+            StoredClaim("5", R"(["example.com/keep","resource.kubernetes.io/delete-protection"])"));
+  rest.Push(200, StoredClaim("6", R"(["example.com/keep"])"));
+  rest.Push(200, "{}");
+  common::FakeClock clock;
+  KubeApiClient api(rest, clock);
+  ASSERT_TRUE(api.DeleteResourceClaim(AllocatedClaim()).ok());
+  ASSERT_EQ(rest.requests.size(), 3u);
+  EXPECT_EQ(rest.requests[0].method, "GET");
+  EXPECT_EQ(rest.requests[1].method, "PATCH");
+  EXPECT_EQ(rest.requests[1].path, path);
+  EXPECT_EQ(
+      json::parse(rest.requests[1].body),
+      json::parse(R"({"metadata":{"resourceVersion":"5","finalizers":["example.com/keep"]}})"));
+  EXPECT_EQ(rest.requests[2].method, "DELETE");
+  EXPECT_EQ(json::parse(rest.requests[2].body),
+            json::parse(R"({"preconditions":{"uid":"uid-c"}})"));
+
+  // Gone already: OK, nothing else sent.
+  FakeRestClient gone;
+  gone.Push(404, R"({"kind":"Status","status":"Failure","reason":"NotFound","code":404})");
+  KubeApiClient api2(gone, clock);
+  EXPECT_TRUE(api2.DeleteResourceClaim(AllocatedClaim()).ok());
+  EXPECT_EQ(gone.requests.size(), 1u);
+}
+
+TEST(KubeApiClientTest, SetPodExtendedResourceClaimStatus) {
+  FakeRestClient rest;
+  rest.Push(200, "{}");
+  common::FakeClock clock;
+  KubeApiClient api(rest, clock);
+  api::Pod pod = MakePod("ml", "train");
+  api::PodExtendedResourceClaimStatus st{{{"main", "nvidia.com/gpu", "container-0-request-0"}},
+                                         "train-extended-resources-bcdfg"};
+  ASSERT_TRUE(api.SetPodExtendedResourceClaimStatus(pod, st).ok());
+  ASSERT_EQ(rest.requests.size(), 1u);
+  EXPECT_EQ(rest.requests[0].method, "PATCH");
+  EXPECT_EQ(rest.requests[0].path, "/api/v1/namespaces/ml/pods/train/status");
+  EXPECT_EQ(json::parse(rest.requests[0].body),
+            json::parse(R"({"status":{"extendedResourceClaimStatus":{"requestMappings":[)"
+                        R"({"containerName":"main","resourceName":"nvidia.com/gpu",)"
+                        R"("requestName":"container-0-request-0"}],)"
+                        R"("resourceClaimName":"train-extended-resources-bcdfg"}}})"));
+}
+
 TEST(KubeApiClientTest, CreateEvent) {
   common::FakeClock clock(common::TimePoint(common::Duration(1714564800'123456789)));
   struct Case {

@@ -60,6 +60,20 @@ common::StatusOr<api::ResourceClaimPtr> AsyncEventClient::UpdateResourceClaimSta
   return next_.UpdateResourceClaimStatus(claim);
 }
 
+common::StatusOr<api::ResourceClaimPtr> AsyncEventClient::CreateResourceClaim(
+    const api::ResourceClaim& claim) {
+  return next_.CreateResourceClaim(claim);
+}
+
+common::Status AsyncEventClient::DeleteResourceClaim(const api::ResourceClaim& claim) {
+  return next_.DeleteResourceClaim(claim);
+}
+
+common::Status AsyncEventClient::SetPodExtendedResourceClaimStatus(
+    const api::Pod& pod, const api::PodExtendedResourceClaimStatus& status) {
+  return next_.SetPodExtendedResourceClaimStatus(pod, status);
+}
+
 common::Status AsyncEventClient::CreateEvent(const EventRecord& event) {
   {
     common::MutexLock l(mu_);

@@ -69,6 +69,11 @@ class AsyncEventClient final : public ApiClient {
                                                    std::string_view node) override;
   common::StatusOr<api::ResourceClaimPtr> UpdateResourceClaimStatus(
       const api::ResourceClaim& claim) override;
+  common::StatusOr<api::ResourceClaimPtr> CreateResourceClaim(
+      const api::ResourceClaim& claim) override;
+  common::Status DeleteResourceClaim(const api::ResourceClaim& claim) override;
+  common::Status SetPodExtendedResourceClaimStatus(
+      const api::Pod& pod, const api::PodExtendedResourceClaimStatus& status) override;
 
   // Waits up to `timeout` for the queued events to be sent, then stops the senders (an event
   // being sent is finished). Returns the number of events dropped because time ran out.

@@ -67,6 +67,17 @@ class FakeApi final : public ApiClient {
     stored->meta.resource_version = "stored";
     return api::ResourceClaimPtr(std::move(stored));
   }
+  common::StatusOr<api::ResourceClaimPtr> CreateResourceClaim(
+      const api::ResourceClaim& claim) override {
+    return api::ResourceClaimPtr(std::make_shared<const api::ResourceClaim>(claim));
+  }
+  common::Status DeleteResourceClaim(const api::ResourceClaim& /*claim*/) override {
+    return common::Status::Ok();
+  }
+  common::Status SetPodExtendedResourceClaimStatus(
+      const api::Pod& /*pod*/, const api::PodExtendedResourceClaimStatus& /*status*/) override {
+    return common::Status::Ok();
+  }
   common::Status CreateEvent(const EventRecord& e) override {
     std::unique_lock<std::mutex> l(mu);
     cv.wait(l, [&] { return !hold; });

@@ -9,7 +9,9 @@
 #include <utility>
 
 #include "src/api/dra.h"
+#include "src/api/resources.h"
 #include "src/framework/dra_view.h"
+#include "src/plugins/dynamic_resources/extended_resources.h"
 #include "src/plugins/dynamic_resources/lookahead.h"
 #include "src/plugins/dynamic_resources/node_devices.h"
 #include "src/plugins/helper/args.h"
@@ -17,6 +19,9 @@
 
 namespace gpusched::plugins::dynamic_resources {
 namespace {
+
+// The most extended resources backed by DRA one pod may ask for (the bits of a variant's mask).
+constexpr size_t kMaxBackedResources = 31;
 
 // The most pods one claim can be reserved for (resource.k8s.io/v1 ResourceClaimReservedForMaxSize).
 constexpr size_t kReservedForMaxSize = 256;
@@ -27,12 +32,25 @@ struct ClaimInfo {
   bool reserved_for_pod = false;
 };
 
+// The claim for the pod's extended resources backed by DRA that a set of nodes leaves to DRA
+// (bit i: State::extended[i] is not in the node's allocatable), and what to allocate there.
+struct ExtendedVariant {
+  uint32_t mask = 0;
+  api::ResourceClaimPtr claim;  // unnamed until Reserve
+  std::vector<api::ContainerExtendedResourceRequest> mappings;
+  std::vector<ClaimPlan> plans;  // State::plans, then the claim's
+};
+
 struct State final : framework::StateData {
   const framework::Snapshot* snapshot = nullptr;
   std::shared_ptr<const framework::DeviceIndex> index;
   std::shared_ptr<const framework::DeviceUsage> usage;
   std::vector<ClaimInfo> claims;
-  std::vector<ClaimPlan> plans;     // the claims to allocate
+  std::vector<ClaimPlan> plans;  // the claims to allocate
+  // The pod's extended resources backed by DRA (by name) and a variant per set of them the
+  // snapshot's nodes leave to DRA.
+  std::vector<BackedResource> extended;
+  std::vector<ExtendedVariant> variants;
   std::vector<std::string> hidden;  // the snapshot's hidden pods (their devices count as free)
   NodeDevicesCache* node_devices = nullptr;  // the plugin's (plain gathers)
   // PreScore: the lookahead's count per node index (lookahead.h; -1: not a candidate) and its
@@ -46,7 +64,38 @@ struct State final : framework::StateData {
   // the pod is added to its reservedFor: a claim shared with other pods).
   std::vector<api::ResourceClaimPtr> assumed;
   std::vector<uint8_t> reserve_only;
+  // Reserve's extended resource claim (named, allocated, assumed) and its variant; PreBind's
+  // version of it once created in the API server.
+  api::ResourceClaimPtr extended_claim;
+  const ExtendedVariant* extended_variant = nullptr;
+  api::ResourceClaimPtr extended_created;
 };
+
+// Which of s.extended `node` leaves to DRA: those it does not advertise (upstream:
+// allocatable 0).
+uint32_t DelegatedMask(const State& s, const framework::NodeInfo& node) {
+  uint32_t mask = 0;
+  for (size_t i = 0; i < s.extended.size(); ++i) {
+    if (node.node->allocatable.Get(s.extended[i].name) == 0) mask |= 1U << i;
+  }
+  return mask;
+}
+
+// The plans to allocate on `node`: the pod's claims', with its extended resource claim's there
+// (`variant`: that claim's variant, null when the node leaves none to DRA). Null when the node
+// leaves a mix of them to DRA that PreFilter did not plan (a node added since).
+const std::vector<ClaimPlan>* PlansFor(const State& s, const framework::NodeInfo& node,
+                                       const ExtendedVariant** variant = nullptr) {
+  if (variant != nullptr) *variant = nullptr;
+  const uint32_t mask = s.extended.empty() ? 0 : DelegatedMask(s, node);
+  if (mask == 0) return &s.plans;
+  for (const ExtendedVariant& v : s.variants) {
+    if (v.mask != mask) continue;
+    if (variant != nullptr) *variant = &v;
+    return &v.plans;
+  }
+  return nullptr;
+}
 
 const framework::StateKey kStateKey = {"DynamicResources"};
 
@@ -95,6 +144,22 @@ const NodeDevices& DevicesOf(const State& s, const framework::NodeInfo& node, No
   return scratch;
 }
 
+// 0..100: the fraction of the node's devices in use once `plans` take theirs (fuller first).
+int64_t Packing(const NodeDevices& devices, std::span<const ClaimPlan> plans) {
+  if (devices.devices.empty()) return 0;
+  int64_t busy = 0;
+  for (const NodeDevice& d : devices.devices) busy += d.busy ? 1 : 0;
+  int64_t wanted = 0;
+  for (const ClaimPlan& p : plans) {
+    for (const RequestPlan& r : p.requests) {
+      if (!r.alternatives.empty()) wanted += r.alternatives.front().choice->count;
+    }
+  }
+  const auto total = static_cast<int64_t>(devices.devices.size());
+  return std::min<int64_t>(framework::kMaxNodeScore,
+                           (busy + wanted) * framework::kMaxNodeScore / total);
+}
+
 // Whether any request of the pod's plans could take device `d` (its first alternative).
 bool PodCouldUse(const State& s, uint32_t d) {
   for (const ClaimPlan& p : s.plans) {
@@ -137,8 +202,9 @@ api::ClaimConsumer ConsumerOf(const api::Pod& pod) {
 bool RunLookahead(SelectorCache& selectors, const framework::DraView& view, State& s,
                   std::span<const api::ResourceClaimPtr> own, const framework::Snapshot& snapshot,
                   std::span<const framework::NodeIndex> feasible) {
-  const std::optional<LookaheadResult> r =
-      LookAheadForPod(selectors, view, *s.index, *s.usage, s.plans, own, snapshot, feasible);
+  const std::optional<LookaheadResult> r = LookAheadForPod(
+      selectors, view, *s.index, *s.usage,
+      [&s](const framework::NodeInfo& node) { return PlansFor(s, node); }, own, snapshot, feasible);
   if (!r) return false;
   const auto [lo, hi] = std::minmax_element(r->counts.begin(), r->counts.end());
   if (*lo == *hi) return true;  // no candidate is better: packing decides
@@ -148,6 +214,154 @@ bool RunLookahead(SelectorCache& selectors, const framework::DraView& view, Stat
   }
   s.lookahead_best = *hi;
   return true;
+}
+
+// The pod's extended resources (pod.requests, non-zero) that a DeviceClass backs, by name.
+std::vector<BackedResource> BackedResources(const framework::DraView& dra, const api::Pod& pod) {
+  std::vector<BackedResource> out;
+  for (const auto& [name, quantity] : pod.requests.scalar) {
+    if (quantity <= 0) continue;
+    if (api::DeviceClassPtr c = dra.ExtendedResourceClass(common::Str(name))) {
+      out.push_back({name, c->name});
+    }
+  }
+  std::sort(out.begin(), out.end(), [](const BackedResource& a, const BackedResource& b) {
+    return common::Str(a.name) < common::Str(b.name);
+  });
+  return out;
+}
+
+bool IsExtendedResourceClaim(const api::ResourceClaim& claim) {
+  const std::string* v = claim.meta.Annotation(api::kExtendedResourceClaimAnnotation);
+  return v != nullptr && *v == "true";
+}
+
+// The claim upstream's scheduler makes for a pod's extended resources: in the pod's namespace,
+// owned by the pod (controller), annotated; unnamed (Reserve names it).
+api::ResourceClaimPtr NewExtendedClaim(const api::Pod& pod,
+                                       std::vector<api::DeviceRequest> requests) {
+  auto claim = std::make_shared<api::ResourceClaim>();
+  claim->meta.namespace_ = pod.meta.namespace_;
+  claim->meta.owner_references.push_back(
+      api::OwnerReference{"v1", "Pod", pod.meta.name, pod.meta.uid, /*controller=*/true});
+  claim->meta.annotations.emplace_back(std::string(api::kExtendedResourceClaimAnnotation), "true");
+  claim->spec.requests = std::move(requests);
+  return claim;
+}
+
+// The name of the pod's extended resource claim: upstream's generateName
+// "<pod>-extended-resources-" (cut to 58 characters, as the API server's name generator) and
+// five characters of its alphabet, here from the pod's uid so that a simulation repeats.
+std::string ExtendedClaimName(const api::Pod& pod) {
+  constexpr std::string_view kAlphabet = "bcdfghjklmnpqrstvwxz2456789";
+  constexpr size_t kMaxBase = 58;
+  std::string name = pod.meta.name + "-extended-resources-";
+  if (name.size() > kMaxBase) name.resize(kMaxBase);
+  uint64_t h = 14695981039346656037ULL;  // FNV-1a
+  for (const char c : pod.meta.uid + "/" + pod.meta.namespace_ + "/" + pod.meta.name) {
+    h = (h ^ static_cast<unsigned char>(c)) * 1099511628211ULL;
+  }
+  for (int i = 0; i < 5; ++i) {
+    name += kAlphabet[h % kAlphabet.size()];
+    h /= kAlphabet.size();
+  }
+  return name;
+}
+
+framework::Status ResolveClaims(SelectorCache& selectors, const framework::DraView& dra,
+                                const api::Pod& pod, State& s) {
+  const api::PodResourceClaims& pc = *pod.resource_claims;
+  for (size_t i = 0; i < pc.claims.size(); ++i) {
+    const std::optional<std::string> name = pc.ClaimName(i);
+    if (!name) {
+      return Unresolvable("pod \"" + pod.meta.namespace_ + "/" + pod.meta.name +
+                          "\": ResourceClaim not created yet");
+    }
+    if (name->empty()) continue;  // the controller decided no claim is needed
+    api::ResourceClaimPtr claim = dra.GetClaim(pod.meta.namespace_, *name);
+    if (claim == nullptr) {
+      return Unresolvable("resourceclaim.resource.k8s.io \"" + *name + "\" not found");
+    }
+    if (claim->meta.deletion_timestamp) {
+      return Unresolvable("resourceclaim \"" + *name + "\" is being deleted");
+    }
+    if (!pc.claims[i].template_name.empty() && !OwnedBy(*claim, pod)) {
+      return Unresolvable("ResourceClaim " + claim->meta.namespace_ + "/" + claim->meta.name +
+                          " was not created for pod " + pod.meta.namespace_ + "/" + pod.meta.name +
+                          " (pod is not owner)");
+    }
+    ClaimInfo info{claim, claim->allocation.has_value(), ReservedFor(*claim, pod)};
+    if (info.allocated && !info.reserved_for_pod &&
+        claim->reserved_for.size() >= kReservedForMaxSize) {
+      return framework::Status::Unresolvable(kReasonInUse);
+    }
+    if (!info.allocated) {
+      common::StatusOr<ClaimPlan> plan = PlanClaim(selectors, dra, *s.index, claim);
+      if (!plan.ok()) return Unresolvable(std::string(plan.status().message()));
+      s.plans.push_back(*std::move(plan));
+    }
+    s.claims.push_back(std::move(info));
+  }
+  return framework::Status::Success();
+}
+
+// The claim an earlier cycle made for the pod's extended resources (owned by the pod,
+// annotated); null when none.
+api::ResourceClaimPtr FindExtendedClaim(const framework::DraView& dra, const api::Pod& pod) {
+  for (api::ResourceClaimPtr& c : dra.ListClaims()) {
+    if (IsExtendedResourceClaim(*c) && OwnedBy(*c, pod)) return std::move(c);
+  }
+  return nullptr;
+}
+
+// A claim of an earlier attempt that is not allocated for the pod (upstream deletes every such
+// claim in PostFilter): delete it and wait for that.
+framework::Status DeleteStaleClaim(const framework::DraView& dra, const api::ResourceClaim& c) {
+  std::string message = "extended resource claim " + c.meta.namespace_ + "/" + c.meta.name +
+                        " of an earlier attempt is being deleted";
+  if (framework::DraWriter* w = dra.writer(); w != nullptr) {
+    if (common::Status st = w->DeleteResourceClaim(c); !st.ok()) {
+      message += ": ";
+      message += st.message();
+    }
+  }
+  return framework::Status::WithMessage(framework::Code::kUnschedulable, std::move(message));
+}
+
+framework::Status PlanExtended(SelectorCache& selectors, const framework::DraView& dra,
+                               const api::Pod& pod, const framework::Snapshot& snapshot, State& s) {
+  // Every resource left to DRA (nodes without a device plugin), then the mixes the snapshot's
+  // nodes leave.
+  std::vector<uint32_t> masks = {(1U << s.extended.size()) - 1};
+  for (const framework::NodeInfo& n : snapshot.nodes()) {
+    if (!n.valid()) continue;
+    const uint32_t mask = DelegatedMask(s, n);
+    if (mask != 0 && std::find(masks.begin(), masks.end(), mask) == masks.end()) {
+      masks.push_back(mask);
+    }
+  }
+  for (const uint32_t mask : masks) {
+    std::vector<BackedResource> delegated;
+    for (size_t i = 0; i < s.extended.size(); ++i) {
+      if ((mask >> i & 1U) != 0) delegated.push_back(s.extended[i]);
+    }
+    ExtendedResourceRequests r = BuildExtendedResourceRequests(pod, delegated);
+    ExtendedVariant v;
+    v.mask = mask;
+    v.mappings = std::move(r.mappings);
+    v.plans = s.plans;
+    if (!r.requests.empty()) {
+      v.claim = NewExtendedClaim(pod, std::move(r.requests));
+      common::StatusOr<ClaimPlan> plan = PlanClaim(selectors, dra, *s.index, v.claim);
+      if (!plan.ok()) {
+        return Unresolvable("extended resources backed by DRA: " +
+                            std::string(plan.status().message()));
+      }
+      v.plans.push_back(*std::move(plan));
+    }
+    s.variants.push_back(std::move(v));
+  }
+  return framework::Status::Success();
 }
 
 }  // namespace
@@ -166,10 +380,17 @@ std::string_view DynamicResources::Name() const { return names::kDynamicResource
 
 framework::Status DynamicResources::PreFilter(framework::CycleState& state, const api::Pod& pod,
                                               const framework::Snapshot& snapshot) {
-  if (pod.resource_claims == nullptr) return framework::Status::Skip();
   if (dra_ == nullptr) {
+    if (pod.resource_claims == nullptr) return framework::Status::Skip();
     return framework::Status::Unresolvable(
         "no DRA data source: resource claims cannot be allocated");
+  }
+  std::vector<BackedResource> extended = BackedResources(*dra_, pod);
+  if (pod.resource_claims == nullptr && extended.empty()) return framework::Status::Skip();
+  if (extended.size() > kMaxBackedResources) {
+    return Unresolvable("the pod asks for " + std::to_string(extended.size()) +
+                        " extended resources backed by DRA; at most " +
+                        std::to_string(kMaxBackedResources) + " are supported");
   }
   auto s = std::make_unique<State>();
   s->node_devices = node_devices_.get();
@@ -178,39 +399,23 @@ framework::Status DynamicResources::PreFilter(framework::CycleState& state, cons
   s->hidden.assign(hidden.begin(), hidden.end());
   s->index = dra_->devices();
   s->usage = dra_->usage();
-  const api::PodResourceClaims& pc = *pod.resource_claims;
-  for (size_t i = 0; i < pc.claims.size(); ++i) {
-    const std::optional<std::string> name = pc.ClaimName(i);
-    if (!name) {
-      return Unresolvable("pod \"" + pod.meta.namespace_ + "/" + pod.meta.name +
-                          "\": ResourceClaim not created yet");
-    }
-    if (name->empty()) continue;  // the controller decided no claim is needed
-    api::ResourceClaimPtr claim = dra_->GetClaim(pod.meta.namespace_, *name);
-    if (claim == nullptr) {
-      return Unresolvable("resourceclaim.resource.k8s.io \"" + *name + "\" not found");
-    }
-    if (claim->meta.deletion_timestamp) {
-      return Unresolvable("resourceclaim \"" + *name + "\" is being deleted");
-    }
-    if (!pc.claims[i].template_name.empty() && !OwnedBy(*claim, pod)) {
-      return Unresolvable("ResourceClaim " + claim->meta.namespace_ + "/" + claim->meta.name +
-                          " was not created for pod " + pod.meta.namespace_ + "/" + pod.meta.name +
-                          " (pod is not owner)");
-    }
-    ClaimInfo info{claim, claim->allocation.has_value(), ReservedFor(*claim, pod)};
-    if (info.allocated && !info.reserved_for_pod &&
-        claim->reserved_for.size() >= kReservedForMaxSize) {
-      return framework::Status::Unresolvable(kReasonInUse);
-    }
-    if (!info.allocated) {
-      common::StatusOr<ClaimPlan> plan = PlanClaim(selectors_, *dra_, *s->index, claim);
-      if (!plan.ok()) return Unresolvable(std::string(plan.status().message()));
-      s->plans.push_back(*std::move(plan));
-    }
-    s->claims.push_back(std::move(info));
+  if (pod.resource_claims != nullptr) {
+    if (framework::Status st = ResolveClaims(selectors_, *dra_, pod, *s); !st.ok()) return st;
   }
-  if (s->claims.empty()) return framework::Status::Skip();
+  if (!extended.empty()) {
+    if (api::ResourceClaimPtr held = FindExtendedClaim(*dra_, pod); held == nullptr) {
+      s->extended = std::move(extended);
+      if (framework::Status st = PlanExtended(selectors_, *dra_, pod, snapshot, *s); !st.ok()) {
+        return st;
+      }
+    } else if (held->allocation && ReservedFor(*held, pod)) {
+      // Allocated for the pod already (a bound pod explained, a bind retried): it keeps it.
+      s->claims.push_back({held, true, true});
+    } else {
+      return DeleteStaleClaim(*dra_, *held);
+    }
+  }
+  if (s->claims.empty() && s->variants.empty()) return framework::Status::Skip();
   state.Write(kStateKey, std::move(s));
   return framework::Status::Success();
 }
@@ -226,14 +431,16 @@ framework::Status DynamicResources::Filter(const framework::CycleState& state,
       return framework::Status::Unresolvable(kReasonNotAvailable);
     }
   }
-  if (s->plans.empty()) return framework::Status::Success();
+  const std::vector<ClaimPlan>* plans = PlansFor(*s, node);
+  if (plans == nullptr) return framework::Status::Unschedulable(kReasonCannotAllocate);
+  if (plans->empty()) return framework::Status::Success();
   thread_local NodeDevices scratch;
   std::shared_ptr<const NodeDevices> hold;
   const NodeDevices& devices = DevicesOf(*s, node, scratch, hold);
   if (const framework::NodeInfo* original = OriginalNode(*s, node)) {
     TakeForNominatedPods(node, *original, *s->index, scratch);  // DevicesOf filled scratch
   }
-  if (!Allocate(s->plans, *s->index, devices, nullptr)) {
+  if (!Allocate(*plans, *s->index, devices, nullptr)) {
     return framework::Status::Unschedulable(kReasonCannotAllocate);
   }
   return framework::Status::Success();
@@ -268,14 +475,16 @@ framework::Status DynamicResources::PreScore(framework::CycleState& state, const
                                              const framework::Snapshot& snapshot,
                                              std::span<const framework::NodeIndex> feasible) {
   State* s = state.Get<State>(kStateKey);
-  if (s == nullptr || s->plans.empty()) return framework::Status::Skip();
+  if (s == nullptr || (s->plans.empty() && s->variants.empty())) {
+    return framework::Status::Skip();
+  }
   s->pressure.clear();
   s->lookahead.clear();
   if (feasible.size() < 2) return framework::Status::Success();
   std::vector<api::ResourceClaimPtr> own;
   for (const ClaimInfo& c : s->claims) own.push_back(c.claim);
-  if (RunLookahead(selectors_, *dra_, *s, own, snapshot, feasible)) {
-    return framework::Status::Success();
+  if (RunLookahead(selectors_, *dra_, *s, own, snapshot, feasible) || s->plans.empty()) {
+    return framework::Status::Success();  // the pressure weighs the pod's own claims only
   }
   std::vector<float> pressure =
       pressure_.Compute(selectors_, *dra_, *s->index, *s->usage, dra_->PendingClaims(), own);
@@ -291,22 +500,16 @@ framework::Status DynamicResources::PreScore(framework::CycleState& state, const
 int64_t DynamicResources::Score(const framework::CycleState& state, const api::Pod& /*pod*/,
                                 const framework::NodeInfo& node) const {
   const State* s = state.Get<State>(kStateKey);
-  if (s == nullptr || s->plans.empty()) return 0;
+  if (s == nullptr) return 0;
+  const std::vector<ClaimPlan>* plans = PlansFor(*s, node);
   thread_local NodeDevices scratch;
   std::shared_ptr<const NodeDevices> hold;
-  const NodeDevices& devices = DevicesOf(*s, node, scratch, hold);
-  if (devices.devices.empty()) return 0;
-  int64_t busy = 0;
-  for (const NodeDevice& d : devices.devices) busy += d.busy ? 1 : 0;
-  int64_t wanted = 0;
-  for (const ClaimPlan& p : s->plans) {
-    for (const RequestPlan& r : p.requests) {
-      if (!r.alternatives.empty()) wanted += r.alternatives.front().choice->count;
-    }
+  const NodeDevices* devices = nullptr;
+  int64_t packing = 0;  // nothing to allocate here (a device-plugin node): 0
+  if (plans != nullptr && !plans->empty()) {
+    devices = &DevicesOf(*s, node, scratch, hold);
+    packing = Packing(*devices, *plans);
   }
-  const auto total = static_cast<int64_t>(devices.devices.size());
-  const int64_t packing = std::min<int64_t>(framework::kMaxNodeScore,
-                                            (busy + wanted) * framework::kMaxNodeScore / total);
   if (!s->lookahead.empty() && node.index >= 0 &&
       static_cast<size_t>(node.index) < s->lookahead.size()) {
     // The nodes that leave room for the most waiting pods above all others, packing within.
@@ -314,12 +517,12 @@ int64_t DynamicResources::Score(const framework::CycleState& state, const api::P
                ? 51 + packing * 49 / framework::kMaxNodeScore
                : packing / 2;
   }
-  if (s->pressure.empty()) return packing;
+  if (s->pressure.empty() || devices == nullptr) return packing;
   // Half packing, half how little of the free devices the pod could take here waiting
   // restricted requests need (their mean pressure, 1 and more: all spoken for).
   double sum = 0;
   int64_t usable = 0;
-  for (const NodeDevice& d : devices.devices) {
+  for (const NodeDevice& d : devices->devices) {
     if (d.busy || d.device >= s->pressure.size() || !PodCouldUse(*s, d.device)) continue;
     sum += std::min(1.0F, s->pressure[d.device]);
     ++usable;
@@ -335,12 +538,15 @@ framework::Status DynamicResources::Reserve(framework::CycleState& state, const 
   if (s == nullptr) return framework::Status::Success();
   s->assumed.clear();
   std::vector<std::vector<api::DeviceResult>> results;
-  if (!s->plans.empty()) {
+  const ExtendedVariant* variant = nullptr;
+  const std::vector<ClaimPlan>* plans = PlansFor(*s, node, &variant);
+  if (plans == nullptr) return framework::Status::Unschedulable(kReasonCannotAllocate);
+  if (!plans->empty()) {
     NodeDevices devices;
     // The usage may have changed since PreFilter (another pod's Reserve): read it again.
     s->usage = dra_->usage();
     GatherNodeDevices(*s, node, devices);
-    if (!Allocate(s->plans, *s->index, devices, &results)) {
+    if (!Allocate(*plans, *s->index, devices, &results)) {
       return framework::Status::Unschedulable(kReasonCannotAllocate);
     }
   }
@@ -367,13 +573,25 @@ framework::Status DynamicResources::Reserve(framework::CycleState& state, const 
   s->reserve_only = std::move(reserve_only);
   for (api::ResourceClaimPtr& claim : updated) {
     if (common::Status st = dra_->AssumeClaim(claim); !st.ok()) {
-      for (const api::ResourceClaimPtr& a : s->assumed) {
-        dra_->RestoreClaim(a->meta.namespace_, a->meta.name);
-      }
-      s->assumed.clear();
+      Unreserve(state, pod, node.name());
       return framework::Status::Error(std::string(st.message()));
     }
     s->assumed.push_back(std::move(claim));
+  }
+  if (variant != nullptr && variant->claim != nullptr) {
+    auto claim = std::make_shared<api::ResourceClaim>(*variant->claim);
+    claim->meta.name = ExtendedClaimName(pod);
+    api::AllocationResult alloc;
+    alloc.devices = std::move(results.back());
+    alloc.node_selector = AllocationNodeSelector(*s->index, alloc.devices, node.name());
+    claim->allocation = std::move(alloc);
+    claim->reserved_for.push_back(ConsumerOf(pod));
+    if (common::Status st = dra_->AssumeNewClaim(claim); !st.ok()) {
+      Unreserve(state, pod, node.name());
+      return framework::Status::Error(std::string(st.message()));
+    }
+    s->extended_claim = std::move(claim);
+    s->extended_variant = variant;
   }
   return framework::Status::Success();
 }
@@ -386,6 +604,18 @@ void DynamicResources::Unreserve(framework::CycleState& state, const api::Pod& /
     dra_->RestoreClaim(a->meta.namespace_, a->meta.name);
   }
   s->assumed.clear();
+  if (s->extended_claim != nullptr) {
+    dra_->RestoreClaim(s->extended_claim->meta.namespace_, s->extended_claim->meta.name);
+    s->extended_claim.reset();
+  }
+  if (s->extended_created != nullptr) {
+    // PreBind created it and the pod did not bind: upstream deletes it too. Should the delete
+    // fail, the pod's next PreFilter finds the claim and deletes it (DeleteStaleClaim).
+    if (framework::DraWriter* w = dra_->writer(); w != nullptr) {
+      (void)w->DeleteResourceClaim(*s->extended_created);
+    }
+    s->extended_created.reset();
+  }
 }
 
 namespace {
@@ -406,6 +636,41 @@ api::ResourceClaimPtr WithPodReserved(const framework::DraView& view, const api:
 }
 
 constexpr int kSharedClaimWriteAttempts = 5;
+
+// PreBind for the pod's extended resource claim (upstream's bindClaim and
+// patchPodExtendedResourceClaimStatus): creates it, writes its allocation and reservedFor, and
+// names it with the container mappings in the pod's status.
+framework::Status BindExtendedClaim(framework::DraView& dra, const api::Pod& pod, State& s) {
+  const api::ResourceClaimPtr hold = s.extended_claim;  // s.extended_claim is replaced below
+  const api::ResourceClaim& assumed = *hold;
+  const std::string key = assumed.meta.namespace_ + "/" + assumed.meta.name;
+  framework::DraWriter* w = dra.writer();
+  if (w == nullptr) return framework::Status::Error("no API writer for resource claims");
+  api::ResourceClaim spec = assumed;
+  spec.allocation.reset();
+  spec.reserved_for.clear();
+  common::StatusOr<api::ResourceClaimPtr> created = w->CreateResourceClaim(spec);
+  if (!created.ok()) {
+    return framework::Status::Error("create resourceclaim " + key + ": " +
+                                    std::string(created.status().message()));
+  }
+  s.extended_created = *created;
+  auto with_status = std::make_shared<api::ResourceClaim>(**created);
+  with_status->allocation = assumed.allocation;
+  with_status->reserved_for = assumed.reserved_for;
+  common::StatusOr<api::ResourceClaimPtr> stored = dra.UpdateClaimStatus(*with_status);
+  if (!stored.ok()) {
+    return framework::Status::Error("resourceclaim " + key + ": " +
+                                    std::string(stored.status().message()));
+  }
+  if (common::Status st = dra.AssumeClaim(*stored); st.ok()) s.extended_claim = *stored;
+  const api::PodExtendedResourceClaimStatus status{s.extended_variant->mappings, assumed.meta.name};
+  if (common::Status st = w->SetPodExtendedResourceClaimStatus(pod, status); !st.ok()) {
+    return framework::Status::Error("pod " + pod.meta.namespace_ + "/" + pod.meta.name +
+                                    " extendedResourceClaimStatus: " + std::string(st.message()));
+  }
+  return framework::Status::Success();
+}
 
 }  // namespace
 
@@ -433,6 +698,7 @@ framework::Status DynamicResources::PreBind(framework::CycleState& state, const 
     // Keep the stored version assumed until the informer delivers it.
     if (common::Status st = dra_->AssumeClaim(*stored); st.ok()) claim = *std::move(stored);
   }
+  if (s->extended_claim != nullptr) return BindExtendedClaim(*dra_, pod, *s);
   return framework::Status::Success();
 }
 

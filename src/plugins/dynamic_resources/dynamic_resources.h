@@ -23,6 +23,12 @@
 //   Reserve    allocates on the chosen node and assumes the claims (DraView) with the allocation
 //              and the pod in status.reservedFor; Unreserve restores them;
 //   PreBind    writes each claim's status (allocation, reservedFor) and waits for the write.
+// Extended resources backed by DRA (KEP-5004, extended_resources.h): a pod's extended resource
+// that a DeviceClass backs is, on a node that does not advertise it, a claim of its own: planned
+// in PreFilter (a variant per set of such resources the nodes leave to DRA; a claim of an earlier
+// attempt not allocated for the pod is deleted first), allocated with the pod's claims, assumed
+// at Reserve as "<pod>-extended-resources-<5>", created and written in PreBind with the pod's
+// status.extendedResourceClaimStatus, deleted again by Unreserve.
 // Within a node, devices of the fullest island (the value of gpu.nvidia.com/cliqueId, else of
 // resource.kubernetes.io/pcieRoot) are tried first. Reads the cluster through Handle::dra();
 // without one, a pod with claims is unschedulable ("no DRA data source"). No args.

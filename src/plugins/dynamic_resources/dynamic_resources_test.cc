@@ -142,7 +142,27 @@ struct Writer final : framework::DraWriter {
     written.push_back(stored);
     return api::ResourceClaimPtr(stored);
   }
+  common::StatusOr<api::ResourceClaimPtr> CreateResourceClaim(
+      const api::ResourceClaim& claim) override {
+    auto stored = std::make_shared<api::ResourceClaim>(claim);
+    stored->meta.resource_version = "1";
+    stored->meta.uid = "uid-" + claim.meta.name;
+    created.push_back(stored);
+    return api::ResourceClaimPtr(stored);
+  }
+  common::Status DeleteResourceClaim(const api::ResourceClaim& claim) override {
+    deleted.push_back(claim.meta.name);
+    return common::Status::Ok();
+  }
+  common::Status SetPodExtendedResourceClaimStatus(
+      const api::Pod& pod, const api::PodExtendedResourceClaimStatus& status) override {
+    pod_statuses.emplace_back(pod.meta.name, status);
+    return common::Status::Ok();
+  }
   std::vector<api::ResourceClaimPtr> written;
+  std::vector<api::ResourceClaimPtr> created;
+  std::vector<std::string> deleted;
+  std::vector<std::pair<std::string, api::PodExtendedResourceClaimStatus>> pod_statuses;
 };
 
 class DynamicResourcesTest : public ::testing::Test {
@@ -619,6 +639,164 @@ TEST_F(DynamicResourcesTest, APoolWithAnUnknownCounterSetIsNeverAllocated) {
   EXPECT_EQ(index->invalid_pools[0],
             "gpu.nvidia.com/n1: device \"gpu-0-3g-0\" draws on counter \"compute\" of counter "
             "set \"gpu-9\", which the pool does not publish");
+}
+
+}  // namespace
+}  // namespace gpusched::plugins::dynamic_resources
+
+namespace gpusched::plugins::dynamic_resources {
+namespace {
+
+// Extended resources backed by DRA (KEP-5004): `nvidia.com/gpu` a DeviceClass maps.
+class ExtendedResourceTest : public DynamicResourcesTest {
+ protected:
+  void SetUp() override {
+    DynamicResourcesTest::SetUp();
+    auto cls = std::make_shared<api::DeviceClass>();
+    cls->name = "gpu.example.com";
+    cls->selectors = {"device.driver == \"gpu.nvidia.com\""};
+    cls->extended_resource_name = "nvidia.com/gpu";
+    view().UpsertDeviceClass(cls);
+    view().UpsertSlice(Slice("dra-node", kA100, 4));
+  }
+  api::Pod GpuPod(const std::string& name, int64_t gpus) {
+    api::Pod pod = testing::MakePod("ml", name).Gpus(gpus).Obj();
+    pod.meta.uid = name + "-uid";
+    return pod;
+  }
+};
+
+TEST_F(ExtendedResourceTest, ClassResolvesExplicitAndImplicitNames) {
+  EXPECT_EQ(view().ExtendedResourceClass("nvidia.com/gpu")->name, "gpu.example.com");
+  EXPECT_EQ(
+      view().ExtendedResourceClass("deviceclass.resource.kubernetes.io/gpu.example.com")->name,
+      "gpu.example.com");
+  EXPECT_EQ(view().ExtendedResourceClass("example.com/other"), nullptr);
+  // Two classes claim the name: the newer wins.
+  auto newer = std::make_shared<api::DeviceClass>();
+  newer->name = "a-newer";
+  newer->extended_resource_name = "nvidia.com/gpu";
+  newer->creation_timestamp = common::TimePoint(std::chrono::seconds(100));
+  view().UpsertDeviceClass(newer);
+  EXPECT_EQ(view().ExtendedResourceClass("nvidia.com/gpu")->name, "a-newer");
+  view().DeleteDeviceClass("a-newer");
+  EXPECT_EQ(view().ExtendedResourceClass("nvidia.com/gpu")->name, "gpu.example.com");
+}
+
+TEST_F(ExtendedResourceTest, GpusOnADraOnlyNodeGetAClaimWrittenAsUpstream) {
+  framework::CycleState state;
+  api::Pod pod = GpuPod("train", 2);
+  ASSERT_TRUE(pl_->PreFilter(state, pod, framework::Snapshot()).ok());
+  ASSERT_TRUE(pl_->Filter(state, pod, Node("dra-node")).ok());
+  EXPECT_EQ(pl_->Filter(state, pod, Node("empty-node")).reason(), kReasonCannotAllocate);
+  ASSERT_TRUE(pl_->Reserve(state, pod, Node("dra-node")).ok());
+  ASSERT_TRUE(pl_->PreBind(state, pod, "dra-node").ok());
+
+  ASSERT_EQ(writer_.created.size(), 1u);
+  const api::ResourceClaim& created = *writer_.created[0];
+  EXPECT_TRUE(created.meta.name.starts_with("train-extended-resources-"));
+  EXPECT_EQ(created.meta.name.size(), std::string("train-extended-resources-").size() + 5);
+  EXPECT_EQ(created.meta.namespace_, "ml");
+  ASSERT_EQ(created.meta.owner_references.size(), 1u);
+  EXPECT_EQ(created.meta.owner_references[0].uid, "train-uid");
+  EXPECT_TRUE(created.meta.owner_references[0].controller);
+  EXPECT_EQ(*created.meta.Annotation(api::kExtendedResourceClaimAnnotation), "true");
+  ASSERT_EQ(created.spec.requests.size(), 1u);
+  EXPECT_EQ(created.spec.requests[0].exactly->device_class, "gpu.example.com");
+  EXPECT_EQ(created.spec.requests[0].exactly->count, 2);
+  EXPECT_FALSE(created.allocation.has_value());
+
+  ASSERT_EQ(writer_.written.size(), 1u);  // the status: allocation and reservedFor
+  EXPECT_EQ(writer_.written[0]->meta.name, created.meta.name);
+  ASSERT_EQ(writer_.written[0]->allocation->devices.size(), 2u);
+  EXPECT_EQ(writer_.written[0]->reserved_for[0].uid, "train-uid");
+
+  ASSERT_EQ(writer_.pod_statuses.size(), 1u);
+  const api::PodExtendedResourceClaimStatus& st = writer_.pod_statuses[0].second;
+  EXPECT_EQ(st.resource_claim_name, created.meta.name);
+  ASSERT_EQ(st.request_mappings.size(), 1u);
+  EXPECT_EQ(st.request_mappings[0].resource_name, "nvidia.com/gpu");
+  EXPECT_EQ(st.request_mappings[0].request_name, created.spec.requests[0].name);
+}
+
+TEST_F(ExtendedResourceTest, TheAssumedClaimHoldsTheDevicesAndUnreserveDeletesIt) {
+  framework::CycleState s1;
+  api::Pod p1 = GpuPod("p1", 3);
+  ASSERT_TRUE(pl_->PreFilter(s1, p1, framework::Snapshot()).ok());
+  ASSERT_TRUE(pl_->Reserve(s1, p1, Node("dra-node")).ok());
+  // 1 of 4 devices left.
+  framework::CycleState s2;
+  api::Pod p2 = GpuPod("p2", 2);
+  ASSERT_TRUE(pl_->PreFilter(s2, p2, framework::Snapshot()).ok());
+  EXPECT_EQ(pl_->Filter(s2, p2, Node("dra-node")).reason(), kReasonCannotAllocate);
+  ASSERT_TRUE(pl_->PreBind(s1, p1, "dra-node").ok());
+  pl_->Unreserve(s1, p1, "dra-node");  // e.g. the bind failed
+  ASSERT_EQ(writer_.deleted.size(), 1u);
+  EXPECT_EQ(writer_.deleted[0], writer_.created[0]->meta.name);
+  framework::CycleState s3;
+  ASSERT_TRUE(pl_->PreFilter(s3, p2, framework::Snapshot()).ok());
+  EXPECT_TRUE(pl_->Filter(s3, p2, Node("dra-node")).ok());
+}
+
+TEST_F(ExtendedResourceTest, ANodeWithTheDevicePluginNeedsNoClaim) {
+  framework::CycleState state;
+  api::Pod pod = GpuPod("train", 2);
+  ASSERT_TRUE(pl_->PreFilter(state, pod, framework::Snapshot()).ok());
+  framework::NodeInfo plugin_node;
+  plugin_node.node = testing::MakeNode("plugin-node").Gpus(8).Ptr();
+  EXPECT_TRUE(pl_->Filter(state, pod, plugin_node).ok());
+  ASSERT_TRUE(pl_->Reserve(state, pod, plugin_node).ok());
+  ASSERT_TRUE(pl_->PreBind(state, pod, "plugin-node").ok());
+  EXPECT_TRUE(writer_.created.empty());
+  EXPECT_TRUE(writer_.pod_statuses.empty());
+}
+
+TEST_F(ExtendedResourceTest, LooksAheadForTheClaimsThatWaitAcrossDraAndDevicePluginNodes) {
+  // dra-node: 4 A100s (SetUp); t4-node: 4 T4s; plugin-node: the device plugin's 8 GPUs.
+  view().UpsertSlice(Slice("t4-node", kT4, 4));
+  framework::Snapshot snapshot;
+  const std::vector<std::string> names = {"dra-node", "t4-node", "plugin-node"};
+  for (int i = 0; i < 3; ++i) {
+    framework::NodeInfo& slot = snapshot.MutableSlotForCache(i);
+    slot.node = (i == 2 ? testing::MakeNode(names[2]).Gpus(8) : testing::MakeNode(names[i])).Ptr();
+    slot.index = i;
+    snapshot.IndexNameForCache(names[i], i);
+  }
+  snapshot.SetNodeCountForCache(3, 1);
+  const std::vector<framework::NodeIndex> feasible = {0, 1, 2};
+  auto scores = [&] {
+    framework::CycleState state;
+    api::Pod pod = GpuPod("plain", 1);
+    EXPECT_TRUE(pl_->PreFilter(state, pod, snapshot).ok());
+    EXPECT_TRUE(pl_->PreScore(state, pod, snapshot, feasible).ok());
+    return std::vector<int64_t>{pl_->Score(state, pod, snapshot.at(0)),
+                                pl_->Score(state, pod, snapshot.at(1)),
+                                pl_->Score(state, pod, snapshot.at(2))};
+  };
+  // Packing alone: a quarter of either DRA node, nothing on the device plugin's node.
+  EXPECT_EQ(scores(), (std::vector<int64_t>{25, 25, 0}));
+  // A claim waits for all four A100s: the pod must not take one (it serves the waiting pod
+  // from the T4s or the device plugin: 51 + packing there).
+  view().UpsertClaim(Claim(
+      "four-a100", {Exactly("g", Choice(4,
+                                        "device.attributes[\"gpu.nvidia.com\"].productName == "
+                                        "\"NVIDIA A100-SXM4-80GB\""))}));
+  EXPECT_EQ(scores(), (std::vector<int64_t>{12, 63, 51}));
+}
+
+TEST_F(ExtendedResourceTest, AStaleClaimOfAnEarlierAttemptIsDeletedFirst) {
+  auto stale =
+      Claim("train-extended-resources-abcde", {Exactly("container-0-request-1", Choice(2))});
+  auto owned = std::make_shared<api::ResourceClaim>(*stale);
+  owned->meta.owner_references.push_back({"v1", "Pod", "train", "train-uid", true});
+  owned->meta.annotations.emplace_back(std::string(api::kExtendedResourceClaimAnnotation), "true");
+  view().UpsertClaim(owned);
+  framework::CycleState state;
+  api::Pod pod = GpuPod("train", 2);
+  const framework::Status st = pl_->PreFilter(state, pod, framework::Snapshot());
+  EXPECT_EQ(st.code(), framework::Code::kUnschedulable);
+  ASSERT_EQ(writer_.deleted.size(), 1u);
+  EXPECT_EQ(writer_.deleted[0], "train-extended-resources-abcde");
 }
 
 }  // namespace

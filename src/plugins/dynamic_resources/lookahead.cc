@@ -144,7 +144,7 @@ LookaheadSize SizeLookahead(size_t candidates, size_t device_nodes, size_t waiti
 }
 
 std::vector<int32_t> Lookahead(const framework::DeviceIndex& index,
-                               const framework::DeviceUsage& usage, std::span<const ClaimPlan> own,
+                               const framework::DeviceUsage& usage, const OwnPlans& own,
                                std::span<const framework::NodeInfo* const> candidates,
                                std::span<const framework::NodeInfo* const> device_nodes,
                                std::span<const WaitingPlan> waiting, size_t random_replays) {
@@ -163,8 +163,10 @@ std::vector<int32_t> Lookahead(const framework::DeviceIndex& index,
   std::vector<uint32_t> own_devices;
   std::vector<uint8_t> taken;
   for (const framework::NodeInfo* node : candidates) {
+    const std::vector<ClaimPlan>* plans = own(*node);
+    own_devices.clear();
     GatherNodeDevices(index, usage, *node, nullptr, {}, devices);
-    if (!Allocate(own, index, devices, nullptr, &own_devices)) {
+    if (plans == nullptr || !Allocate(*plans, index, devices, nullptr, &own_devices)) {
       out.push_back(-1);
       continue;
     }
@@ -183,14 +185,13 @@ std::vector<int32_t> Lookahead(const framework::DeviceIndex& index,
 
 std::optional<LookaheadResult> LookAheadForPod(
     SelectorCache& selectors, const framework::DraView& view, const framework::DeviceIndex& index,
-    const framework::DeviceUsage& usage, std::span<const ClaimPlan> own,
+    const framework::DeviceUsage& usage, const OwnPlans& own,
     std::span<const api::ResourceClaimPtr> own_claims, const framework::Snapshot& snapshot,
     std::span<const framework::NodeIndex> feasible) {
   const size_t node_bound =
       index.not_node_local.empty() ? index.by_node.size() : snapshot.nodes().size();
   const size_t waiting_bound = view.PendingCount();
-  if (waiting_bound <= own.size() ||
-      SizeLookahead(feasible.size(), node_bound, waiting_bound).claims == 0) {
+  if (waiting_bound == 0 || SizeLookahead(feasible.size(), node_bound, waiting_bound).claims == 0) {
     return std::nullopt;
   }
   std::vector<const framework::NodeInfo*> candidates;

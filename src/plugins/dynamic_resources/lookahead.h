@@ -20,6 +20,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <functional>
 #include <optional>
 #include <span>
 #include <vector>
@@ -51,11 +52,15 @@ struct LookaheadSize {
 // claims that fits the budget.
 LookaheadSize SizeLookahead(size_t candidates, size_t device_nodes, size_t waiting);
 
+// The plans of the pod's claims to allocate on a candidate node (with the claim for its extended
+// resources there: they differ by node); null where the pod cannot be placed.
+using OwnPlans = std::function<const std::vector<ClaimPlan>*(const framework::NodeInfo&)>;
+
 // Per candidate, the pods of `waiting` the best replay serves once the pod's `own` claims are
 // allocated on it (-1 where they cannot be), over 2 + `random_replays` replays. `usage`: the
 // devices held now.
 std::vector<int32_t> Lookahead(const framework::DeviceIndex& index,
-                               const framework::DeviceUsage& usage, std::span<const ClaimPlan> own,
+                               const framework::DeviceUsage& usage, const OwnPlans& own,
                                std::span<const framework::NodeInfo* const> candidates,
                                std::span<const framework::NodeInfo* const> device_nodes,
                                std::span<const WaitingPlan> waiting, size_t random_replays);
@@ -67,13 +72,13 @@ struct LookaheadResult {
 };
 
 // The whole lookahead for a pod, as the plugin's PreScore and `gpusched explain` run it: `own`
-// are the plans of the pod's unallocated claims, `own_claims` all its claims (not counted as
-// waiting), `feasible` indices into `snapshot`; the waiting claims come from `view`
-// (WaitingClaims, planned with `selectors`; a claim that cannot be planned is skipped). Nullopt
-// when no other claim waits or the budget allows no lookahead.
+// gives the plans of the pod's unallocated claims per candidate, `own_claims` are all its claims
+// (not counted as waiting), `feasible` indices into `snapshot`; the waiting claims come from
+// `view` (WaitingClaims, planned with `selectors`; a claim that cannot be planned is skipped).
+// Nullopt when no other claim waits or the budget allows no lookahead.
 std::optional<LookaheadResult> LookAheadForPod(
     SelectorCache& selectors, const framework::DraView& view, const framework::DeviceIndex& index,
-    const framework::DeviceUsage& usage, std::span<const ClaimPlan> own,
+    const framework::DeviceUsage& usage, const OwnPlans& own,
     std::span<const api::ResourceClaimPtr> own_claims, const framework::Snapshot& snapshot,
     std::span<const framework::NodeIndex> feasible);
 

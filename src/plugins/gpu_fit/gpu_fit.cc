@@ -17,6 +17,7 @@
 #include "src/plugins/helper/args.h"
 #include "src/plugins/helper/normalize.h"
 #include "src/plugins/helper/queueing_hints.h"
+#include "src/plugins/helper/resources.h"
 #include "src/plugins/names.h"
 
 namespace gpusched::plugins::gpu_fit {
@@ -34,10 +35,18 @@ const framework::StateKey kPreScoreKey{"GpuFit/PreScore"};
 struct PreFilterState final : framework::StateData {
   api::GpuRequest request;
   PodPolicy policy;
+  // The pod asks for whole GPUs as nvidia.com/gpu and a DeviceClass backs that resource: a node
+  // that does not advertise it leaves the GPUs to DynamicResources (LeftToDra).
+  bool dra_backed = false;
   // For each distinct node model atom of the snapshot: whether it satisfies request.models.
   // Sorted by atom id. Empty when the pod accepts any model.
   std::vector<std::pair<uint32_t, bool>> model_matches;
 };
+
+// helper::GpusLeftToDra with the class lookup done once, in PreFilter.
+bool LeftToDra(const PreFilterState* s, const framework::NodeInfo& node) {
+  return s != nullptr && s->dra_backed && node.node->allocatable.Get(api::Names().nvidia_gpu) == 0;
+}
 
 bool ModelMatchesAny(common::Atom node_model, std::span<const common::Atom> wanted) {
   if (node_model.empty()) return false;
@@ -184,7 +193,7 @@ common::StatusOr<Args> ParseArgs(const boost::json::value& raw) {
 common::StatusOr<framework::PluginPtr> GpuFit::Create(const boost::json::value& args,
                                                       framework::Handle& handle) {
   GPUSCHED_ASSIGN_OR_RETURN(Args parsed, ParseArgs(args));
-  return framework::PluginPtr(std::make_unique<GpuFit>(parsed, &handle.clock()));
+  return framework::PluginPtr(std::make_unique<GpuFit>(parsed, &handle.clock(), handle.dra()));
 }
 
 std::string_view GpuFit::Name() const { return names::kGpuFit; }
@@ -228,6 +237,9 @@ framework::Status GpuFit::PreFilter(framework::CycleState& state, const api::Pod
   auto s = std::make_unique<PreFilterState>();
   s->request = pod.gpu;
   s->policy = *policy;
+  s->dra_backed = !pod.gpu.shared() && pod.requests.Get(api::Names().nvidia_gpu) > 0 &&
+                  dra_ != nullptr &&
+                  dra_->ExtendedResourceClass(common::Str(api::Names().nvidia_gpu));
   if (!s->request.models.empty()) {
     const std::vector<common::Atom>& models = SnapshotModels(snapshot);
     s->model_matches.reserve(models.size());
@@ -249,6 +261,7 @@ framework::Status GpuFit::Filter(const framework::CycleState& state, const api::
     if (pod.gpu.empty()) return framework::Status::Success();
     return framework::Status::Error("GpuFit: PreFilter state missing from CycleState");
   }
+  if (LeftToDra(s, node)) return framework::Status::Success();
   const api::GpuRequest& req = s->request;
   const api::NodeGpuInfo& g = node.node->gpu;
   if (g.count <= 0) return framework::Status::Unresolvable(kReasonInsufficientGpu);
@@ -361,7 +374,9 @@ framework::Status GpuFit::Reserve(framework::CycleState& state, const api::Pod& 
                                   const framework::NodeInfo& node) {
   if (pod.gpu.empty()) return framework::Status::Success();
   PodPolicy policy{args_.node_policy, args_.gpu_policy, args_.require_nvlink_island};
-  if (const PreFilterState* pf = state.Get<PreFilterState>(kPreFilterKey)) policy = pf->policy;
+  const PreFilterState* pf = state.Get<PreFilterState>(kPreFilterKey);
+  if (pf != nullptr) policy = pf->policy;
+  if (helper::GpusLeftToDra(dra_, pod, *node.node)) return framework::Status::Success();
   const bool island = NeedsIsland(policy, pod.gpu);
   std::optional<api::GpuAssignment> chosen =
       api::ChooseDevices(node.node->gpu, node.gpus, pod.gpu, DevicePolicyOf(policy.gpu), island);

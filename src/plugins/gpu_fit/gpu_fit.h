@@ -54,6 +54,11 @@
 //                              "spread/binpack" (the syntax GpuFragmentation reads too)
 //   gpusched.io/nvlink-island  required | preferred
 //
+// Extended resources backed by DRA (KEP-5004): when a DeviceClass backs `nvidia.com/gpu` (its
+// spec.extendedResourceName), a pod asking for whole GPUs through that resource passes Filter
+// and Reserve on a node that does not advertise it (allocatable 0): DynamicResources allocates
+// the GPUs from the node's devices there, as upstream.
+//
 // Filter and Score allocate nothing, take no lock and may run concurrently.
 #pragma once
 
@@ -67,6 +72,7 @@
 #include "src/api/types.h"
 #include "src/common/clock.h"
 #include "src/common/status.h"
+#include "src/framework/dra_view.h"
 #include "src/framework/handle.h"
 #include "src/framework/plugin.h"
 #include "src/framework/registry.h"
@@ -114,7 +120,10 @@ class GpuFit final : public framework::PreFilterPlugin,
  public:
   static common::StatusOr<framework::PluginPtr> Create(const boost::json::value& args,
                                                        framework::Handle& handle);
-  explicit GpuFit(Args args, const common::Clock* clock = nullptr) : args_(args), clock_(clock) {}
+  // `dra`: the DRA objects (null: none), for `nvidia.com/gpu` a DeviceClass backs.
+  explicit GpuFit(Args args, const common::Clock* clock = nullptr,
+                  const framework::DraView* dra = nullptr)
+      : args_(args), clock_(clock), dra_(dra) {}
 
   std::string_view Name() const override;
   // The cluster events that can make a pod this plugin rejected schedulable, with their hints
@@ -122,6 +131,8 @@ class GpuFit final : public framework::PreFilterPlugin,
   std::vector<framework::ClusterEventWithHint> EventsToRegister() const override;
   // Filter and raw Score read only the pod's equivalence-key fields and the one NodeInfo.
   bool NodeLocal() const override { return true; }
+  // Whether a DeviceClass backs nvidia.com/gpu changes Filter's verdicts (see the file comment).
+  uint64_t StateVersion() const override { return dra_ != nullptr ? dra_->class_version() : 0; }
   framework::Status PreFilter(framework::CycleState& state, const api::Pod& pod,
                               const framework::Snapshot& snapshot) override;
   framework::Status Filter(const framework::CycleState& state, const api::Pod& pod,
@@ -157,6 +168,7 @@ class GpuFit final : public framework::PreFilterPlugin,
 
   Args args_;
   const common::Clock* clock_;  // for HAMi's vgpu-time; nullptr: 0
+  const framework::DraView* dra_;
   std::vector<common::Atom> models_;
   const framework::Snapshot* models_snapshot_ = nullptr;
   uint64_t models_version_ = 0;

@@ -17,6 +17,7 @@
 #include "src/plugins/helper/args.h"
 #include "src/plugins/helper/normalize.h"
 #include "src/plugins/helper/queueing_hints.h"
+#include "src/plugins/helper/resources.h"
 #include "src/plugins/names.h"
 
 namespace gpusched::plugins::gpu_fragmentation {
@@ -463,16 +464,17 @@ std::vector<double> ModelPressure(std::span<const TypicalPod> types,
 
 }  // namespace
 
-GpuFragmentation::GpuFragmentation(Args args)
+GpuFragmentation::GpuFragmentation(Args args, const framework::DraView* dra)
     : args_(WithDefaults(args)),
+      dra_(dra),
       learner_(static_cast<double>(args_.decay_ppm) / 1e6, args_.max_types,
                static_cast<double>(args_.coverage_percent) / 100.0),
       random_(args_.seed) {}
 
 common::StatusOr<framework::PluginPtr> GpuFragmentation::Create(const boost::json::value& args,
-                                                                framework::Handle& /*handle*/) {
+                                                                framework::Handle& handle) {
   GPUSCHED_ASSIGN_OR_RETURN(Args parsed, ParseArgs(args));
-  return framework::PluginPtr(std::make_unique<GpuFragmentation>(parsed));
+  return framework::PluginPtr(std::make_unique<GpuFragmentation>(parsed, handle.dra()));
 }
 
 std::string_view GpuFragmentation::Name() const { return names::kGpuFragmentation; }
@@ -611,7 +613,9 @@ framework::ScorePlugin::TieBreak GpuFragmentation::TieBreakRule() const {
 
 framework::Status GpuFragmentation::Reserve(framework::CycleState& state, const api::Pod& pod,
                                             const framework::NodeInfo& node) {
-  if (pod.gpu.empty()) return framework::Status::Success();
+  if (pod.gpu.empty() || helper::GpusLeftToDra(dra_, pod, *node.node)) {
+    return framework::Status::Success();
+  }
   const api::GpuRequest gpu = api::ResolvedOnNode(pod.gpu, node.node->gpu);
   std::optional<api::GpuAssignment> chosen;
   const PodState* s = state.Get<PodState>(kStateKey);

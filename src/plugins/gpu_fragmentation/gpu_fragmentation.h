@@ -77,6 +77,7 @@
 
 #include "src/common/random.h"
 #include "src/common/status.h"
+#include "src/framework/dra_view.h"
 #include "src/framework/handle.h"
 #include "src/framework/plugin.h"
 #include "src/framework/registry.h"
@@ -148,7 +149,8 @@ class GpuFragmentation final : public framework::PreFilterPlugin,
  public:
   static common::StatusOr<framework::PluginPtr> Create(const boost::json::value& args,
                                                        framework::Handle& handle);
-  explicit GpuFragmentation(Args args);
+  // `dra`: the DRA objects (null: none): whole GPUs left to DRA are not chosen here at Reserve.
+  explicit GpuFragmentation(Args args, const framework::DraView* dra = nullptr);
 
   std::string_view Name() const override;
   // The cluster events that can make a pod this plugin rejected schedulable, with their hints
@@ -186,6 +188,7 @@ class GpuFragmentation final : public framework::PreFilterPlugin,
 
  private:
   Args args_;
+  const framework::DraView* dra_;
   TypicalPodLearner learner_;
   common::Random random_;
   // The distribution M that scores use, re-taken from learner_ every args_.refresh_pods

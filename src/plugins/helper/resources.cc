@@ -39,4 +39,10 @@ NonZeroRequest PodNonZeroRequest(const api::Pod& pod) {
   return sum;
 }
 
+bool GpusLeftToDra(const framework::DraView* dra, const api::Pod& pod, const api::Node& node) {
+  const common::Atom gpu = api::Names().nvidia_gpu;
+  return dra != nullptr && !pod.gpu.empty() && !pod.gpu.shared() && pod.requests.Get(gpu) > 0 &&
+         node.allocatable.Get(gpu) == 0 && dra->ExtendedResourceClass(common::Str(gpu)) != nullptr;
+}
+
 }  // namespace gpusched::plugins::helper

@@ -7,6 +7,7 @@
 #include <string_view>
 
 #include "src/api/types.h"
+#include "src/framework/dra_view.h"
 
 namespace gpusched::plugins::helper {
 
@@ -31,5 +32,10 @@ struct NonZeroRequest {
   int64_t memory = 0;
 };
 NonZeroRequest PodNonZeroRequest(const api::Pod& pod);
+
+// Whether the pod's whole GPUs (nvidia.com/gpu, not a share) go through DRA on `node`: the node
+// does not advertise nvidia.com/gpu and a DeviceClass backs it (KEP-5004; `dra` null: none).
+// GpuFit and GpuFragmentation then leave them to DynamicResources.
+bool GpusLeftToDra(const framework::DraView* dra, const api::Pod& pod, const api::Node& node);
 
 }  // namespace gpusched::plugins::helper

@@ -34,6 +34,7 @@ struct PreFilterState final : framework::StateData {
     int64_t quantity = 0;
     std::string_view reason;  // interned "Insufficient <name>"
     bool gpu_share = false;   // a GPU-sharing dialect resource (see IsGpuShareResource)
+    bool dra_backed = false;  // a DeviceClass backs it (KEP-5004)
   };
   std::vector<Scalar> scalars;  // non-zero, not ignored
   // Reason of each failing-check set: bit 0 pods, 1 cpu, 2 memory, 3 ephemeral-storage, 4+i
@@ -207,12 +208,13 @@ struct NodeResourcesFit::PreScoreState final : framework::StateData {
 };
 
 common::StatusOr<framework::PluginPtr> NodeResourcesFit::Create(const boost::json::value& args,
-                                                                framework::Handle& /*handle*/) {
+                                                                framework::Handle& handle) {
   GPUSCHED_ASSIGN_OR_RETURN(Args parsed, ParseArgs(args));
-  return framework::PluginPtr(std::make_unique<NodeResourcesFit>(std::move(parsed)));
+  return framework::PluginPtr(std::make_unique<NodeResourcesFit>(std::move(parsed), handle.dra()));
 }
 
-NodeResourcesFit::NodeResourcesFit(Args args) : type_(args.type) {
+NodeResourcesFit::NodeResourcesFit(Args args, const framework::DraView* dra)
+    : type_(args.type), dra_(dra) {
   const api::WellKnown& wk = api::Names();
   for (const ResourceSpec& spec : args.resources) {
     Resource r;
@@ -284,8 +286,9 @@ framework::Status NodeResourcesFit::PreFilter(framework::CycleState& state, cons
     if (quantity == 0 || Ignored(name)) continue;
     std::string reason = "Insufficient ";
     reason += common::Str(name);
+    const bool backed = dra_ != nullptr && dra_->ExtendedResourceClass(common::Str(name));
     s->scalars.push_back(
-        {name, quantity, common::Str(common::Intern(reason)), IsGpuShareResource(name)});
+        {name, quantity, common::Str(common::Intern(reason)), IsGpuShareResource(name), backed});
   }
   std::vector<std::string_view> reasons = {kReasonTooManyPods, kReasonInsufficientCpu,
                                            kReasonInsufficientMemory,
@@ -320,7 +323,8 @@ framework::Status NodeResourcesFit::Filter(const framework::CycleState& state,
   for (size_t i = 0; i < s->scalars.size(); ++i) {
     const PreFilterState::Scalar& r = s->scalars[i];
     const int64_t allocatable = alloc.Get(r.name);
-    if (r.gpu_share && allocatable == 0) continue;  // not advertised: GpuFit's to account
+    if (r.gpu_share && allocatable == 0) continue;   // not advertised: GpuFit's to account
+    if (r.dra_backed && allocatable == 0) continue;  // not advertised: DynamicResources' to place
     if (r.quantity <= allocatable - used.Get(r.name)) continue;
     if (4 + i < kMaxCombinedReasons) {
       failed |= 1U << (4 + i);

@@ -28,7 +28,10 @@
 // aliyun.com/gpu-mem; Koordinator koordinator.sh/gpu-memory-ratio, gpu-core, gpu-memory,
 // gpu.shared) are checked only on nodes that advertise them: elsewhere GpuFit accounts for them
 // per device, so every documented dialect works under the default profile without
-// ignoredResources (upstream would answer "Insufficient nvidia.com/gpumem").
+// ignoredResources (upstream would answer "Insufficient nvidia.com/gpumem"). An extended resource
+// a DeviceClass backs (KEP-5004: its spec.extendedResourceName, or
+// deviceclass.resource.kubernetes.io/<class>) is not checked on a node that does not advertise
+// it: DynamicResources allocates it from the node's devices there, as upstream.
 //
 // Filter and Score are allocation-free and may run concurrently for different nodes.
 #pragma once
@@ -45,6 +48,7 @@
 #include "src/common/interner.h"
 #include "src/common/mutex.h"
 #include "src/common/status.h"
+#include "src/framework/dra_view.h"
 #include "src/framework/handle.h"
 #include "src/framework/plugin.h"
 #include "src/framework/registry.h"
@@ -87,7 +91,8 @@ class NodeResourcesFit final : public framework::PreFilterPlugin,
  public:
   static common::StatusOr<framework::PluginPtr> Create(const boost::json::value& args,
                                                        framework::Handle& handle);
-  explicit NodeResourcesFit(Args args);
+  // `dra`: the DRA objects (null: none), for extended resources a DeviceClass backs.
+  explicit NodeResourcesFit(Args args, const framework::DraView* dra = nullptr);
 
   std::string_view Name() const override;
   // The cluster events that can make a pod this plugin rejected schedulable, with their hints
@@ -130,6 +135,7 @@ class NodeResourcesFit final : public framework::PreFilterPlugin,
   std::vector<helper::FunctionShapePoint> shape_;  // scores scaled to 0..100
   std::vector<common::Atom> ignored_resources_;
   std::vector<std::string> ignored_groups_;
+  const framework::DraView* dra_;
   common::Mutex combined_mu_;  // PreFilter may run on several threads (the extender)
   std::map<std::vector<std::string_view>, std::vector<std::string_view>> combined_
       GPUSCHED_GUARDED_BY(combined_mu_);

@@ -30,7 +30,7 @@ DRA_RBAC_RULES = [
     {"apiGroups": ["resource.k8s.io"], "resources": ["deviceclasses", "resourceslices"],
      "verbs": ["get", "list", "watch"]},
     {"apiGroups": ["resource.k8s.io"], "resources": ["resourceclaims"],
-     "verbs": ["get", "list", "watch", "update", "patch"]},
+     "verbs": ["get", "list", "watch", "create", "update", "patch", "delete"]},
     {"apiGroups": ["resource.k8s.io"], "resources": ["resourceclaims/status"],
      "verbs": ["update", "patch"]},
 ]
@@ -185,8 +185,22 @@ def dra_pod(name, scheduler, group, template=None, claim=None, node=None):
                                                    "claims": [{"name": "gpu"}]}}]}}
 
 
+def gpu_pod(name, scheduler, group, gpus):
+    """A pod asking for `gpus` nvidia.com/gpu, no claim: the device plugin's resource, or a
+    DeviceClass's extendedResourceName (KEP-5004) on a node without it."""
+    return {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": name},
+            "spec": {"schedulerName": scheduler, "terminationGracePeriodSeconds": 0,
+                     "nodeSelector": {GROUP_LABEL: group},
+                     "containers": [{"name": "main", "image": "registry.invalid/worker:1",
+                                     "resources": {"limits": {"nvidia.com/gpu": str(gpus)}}}]}}
+
+
 def pod_claim_name(pod):
-    """The name of the pod's claim "gpu": resourceClaimName, or the generated one."""
+    """The name of the pod's claim "gpu": resourceClaimName, or the generated one; for a pod
+    without claims, the claim the scheduler made for its extended resources."""
+    ext = (pod.get("status") or {}).get("extendedResourceClaimStatus")
+    if ext:
+        return ext.get("resourceClaimName")
     for c in pod["spec"].get("resourceClaims", []):
         if c.get("name") == "gpu" and c.get("resourceClaimName"):
             return c["resourceClaimName"]
@@ -217,7 +231,10 @@ def attr_value(attr):
 
 
 def selector_holds(expr, driver, device):
-    """Evaluates the selector shapes these tests write; raises on anything else."""
+    """Evaluates the selector shapes these tests write (joined by &&); raises on anything
+    else."""
+    if " && " in expr:
+        return all(selector_holds(e, driver, device) for e in expr.split(" && "))
     attrs = {f"{driver}/{k}" if "/" not in k else k: attr_value(v)
              for k, v in device.get("attributes", {}).items()}
     caps = {f"{driver}/{k}" if "/" not in k else k: parse_quantity(v["value"])
@@ -228,6 +245,9 @@ def selector_holds(expr, driver, device):
     m = re.fullmatch(r'device\.attributes\["([^"]+)"\]\.(\w+) == "([^"]*)"', expr)
     if m:
         return attrs.get(f"{m.group(1)}/{m.group(2)}") == m.group(3)
+    m = re.fullmatch(r'has\(device\.attributes\["([^"]+)"\]\.(\w+)\)', expr)
+    if m:
+        return f"{m.group(1)}/{m.group(2)}" in attrs
     m = re.fullmatch(r'device\.attributes\["([^"]+)"\]\.(\w+) < (\d+)', expr)
     if m:
         v = attrs.get(f"{m.group(1)}/{m.group(2)}")
