@@ -89,4 +89,16 @@ bool ConsumedCapacity(const Device& device, std::string_view driver, const Count
   return true;
 }
 
+bool IsExtendedResourceClaim(const ResourceClaim& claim) {
+  const std::string* v = claim.meta.Annotation(kExtendedResourceClaimAnnotation);
+  return v != nullptr && *v == "true";
+}
+
+std::string_view ControllerUid(const ObjectMeta& meta) {
+  for (const OwnerReference& r : meta.owner_references) {
+    if (r.controller) return r.uid;
+  }
+  return {};
+}
+
 }  // namespace gpusched::api

@@ -220,6 +220,11 @@ struct ResourceClaim {
 inline constexpr std::string_view kExtendedResourceClaimAnnotation =
     "resource.kubernetes.io/extended-resource-claim";
 
+// Whether `claim` is such a claim (the annotation is "true"), and the uid of the pod that owns it
+// (its controller owner reference; "" when none).
+bool IsExtendedResourceClaim(const ResourceClaim& claim);
+std::string_view ControllerUid(const ObjectMeta& meta);
+
 // pod.status.extendedResourceClaimStatus: which request of that claim serves which container's
 // extended resource.
 struct ContainerExtendedResourceRequest {

@@ -440,6 +440,13 @@ void DraView::Replaced(const api::ResourceClaimPtr& before, const api::ResourceC
   const api::ResourceClaimPtr& either = after != nullptr ? after : before;
   if (either != nullptr) {
     std::string key = ClaimKey(either->meta.namespace_, either->meta.name);
+    if (before != nullptr && api::IsExtendedResourceClaim(*before)) {
+      auto it = extended_claims_.find(std::string(api::ControllerUid(before->meta)));
+      if (it != extended_claims_.end() && it->second == key) extended_claims_.erase(it);
+    }
+    if (after != nullptr && api::IsExtendedResourceClaim(*after)) {
+      extended_claims_[std::string(api::ControllerUid(after->meta))] = key;
+    }
     if (after != nullptr && !after->allocation && !after->meta.deletion_timestamp) {
       pending_[std::move(key)] = after;
     } else if (auto it = pending_.find(key); it != pending_.end()) {
@@ -535,6 +542,14 @@ api::DeviceClassPtr DraView::ExtendedResourceClass(std::string_view resource) co
     return Find(classes_, resource.substr(api::kDeviceClassResourcePrefix.size()));
   }
   return Find(extended_, resource);
+}
+
+api::ResourceClaimPtr DraView::ExtendedResourceClaimOf(std::string_view pod_uid) const {
+  common::MutexLock l(mu_);
+  auto it = extended_claims_.find(std::string(pod_uid));
+  if (it == extended_claims_.end()) return nullptr;
+  auto c = claims_.find(it->second);
+  return c == claims_.end() ? nullptr : c->second.latest();
 }
 
 api::ResourceClaimPtr DraView::GetClaim(std::string_view ns, std::string_view name) const {

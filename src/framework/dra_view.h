@@ -209,6 +209,9 @@ class DraView {
   // spec.extendedResourceName names the newest class that declares it (creation time, then the
   // smaller name). Null when none.
   api::DeviceClassPtr ExtendedResourceClass(std::string_view resource) const;
+  // The extended resource claim (api::IsExtendedResourceClaim) the pod of `pod_uid` owns, its
+  // latest version; null when none. O(1).
+  api::ResourceClaimPtr ExtendedResourceClaimOf(std::string_view pod_uid) const;
 
   // --- Assume cache ---
   // NotFound when the informer has no such claim; FailedPrecondition when `claim` is older.
@@ -270,6 +273,8 @@ class DraView {
   std::map<std::string, api::DeviceClassPtr, std::less<>> extended_ GPUSCHED_GUARDED_BY(mu_);
   std::map<std::string, api::ResourceSlicePtr, std::less<>> slices_ GPUSCHED_GUARDED_BY(mu_);
   std::map<std::string, ClaimEntry, std::less<>> claims_ GPUSCHED_GUARDED_BY(mu_);
+  // Pod uid -> the ClaimKey of the extended resource claim it owns (ExtendedResourceClaimOf).
+  std::unordered_map<std::string, std::string> extended_claims_ GPUSCHED_GUARDED_BY(mu_);
   // The claims whose latest version waits for an allocation (PendingClaims), by ClaimKey.
   std::map<std::string, api::ResourceClaimPtr, std::less<>> pending_ GPUSCHED_GUARDED_BY(mu_);
   std::unordered_map<std::string, WaitingPod> waiting_pods_ GPUSCHED_GUARDED_BY(mu_);  // by uid

@@ -94,6 +94,42 @@ TEST(DraViewTest, RestoreDropsTheAssumptionAndFreesItsDevices) {
   EXPECT_FALSE(Held(view, "gpu.nvidia.com/n1/gpu-1"));
 }
 
+TEST(DraViewTest, AnAssumedNewClaimHoldsItsDevicesUntilTheInformerHasItAllocated) {
+  DraView view;
+  view.UpsertSlice(Slice());
+  auto ext = std::make_shared<api::ResourceClaim>(*Claim("", true));
+  ext->meta.annotations.emplace_back(std::string(api::kExtendedResourceClaimAnnotation), "true");
+  ext->meta.owner_references.push_back({"v1", "Pod", "p", "uid-p", true});
+  ASSERT_TRUE(view.AssumeNewClaim(ext).ok());
+  EXPECT_EQ(view.AssumeNewClaim(ext).code(), common::StatusCode::kAlreadyExists);
+  EXPECT_TRUE(Held(view, "gpu.nvidia.com/n1/gpu-1"));
+  EXPECT_EQ(view.ExtendedResourceClaimOf("uid-p"), ext);
+  EXPECT_EQ(view.PendingCount(), 0u);
+  // The create comes back without the allocation: still held; then the status write: replaced.
+  auto created = std::make_shared<api::ResourceClaim>(*ext);
+  created->meta.resource_version = "1";
+  created->allocation.reset();
+  view.UpsertClaim(created);
+  EXPECT_TRUE(Held(view, "gpu.nvidia.com/n1/gpu-1"));
+  EXPECT_EQ(view.GetClaim("ns", "c"), ext);
+  auto written = std::make_shared<api::ResourceClaim>(*ext);
+  written->meta.resource_version = "2";
+  view.UpsertClaim(written);
+  EXPECT_EQ(view.GetClaim("ns", "c"), written);
+  EXPECT_EQ(view.ExtendedResourceClaimOf("uid-p"), written);
+  view.DeleteClaim("ns", "c");
+  EXPECT_FALSE(Held(view, "gpu.nvidia.com/n1/gpu-1"));
+  EXPECT_EQ(view.ExtendedResourceClaimOf("uid-p"), nullptr);
+  // Restored before the API server had it: gone, devices free.
+  ASSERT_TRUE(view.AssumeNewClaim(ext).ok());
+  view.RestoreClaim("ns", "c");
+  EXPECT_EQ(view.GetClaim("ns", "c"), nullptr);
+  EXPECT_EQ(view.ExtendedResourceClaimOf("uid-p"), nullptr);
+  EXPECT_FALSE(Held(view, "gpu.nvidia.com/n1/gpu-1"));
+  EXPECT_TRUE(view.ListClaims().empty());
+  EXPECT_TRUE(view.CheckInvariants().ok()) << view.CheckInvariants().ToString();
+}
+
 TEST(DraViewTest, PendingClaimsAreTheUnallocatedOnes) {
   DraView view;
   view.UpsertSlice(Slice());

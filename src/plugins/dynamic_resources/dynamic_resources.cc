@@ -231,11 +231,6 @@ std::vector<BackedResource> BackedResources(const framework::DraView& dra, const
   return out;
 }
 
-bool IsExtendedResourceClaim(const api::ResourceClaim& claim) {
-  const std::string* v = claim.meta.Annotation(api::kExtendedResourceClaimAnnotation);
-  return v != nullptr && *v == "true";
-}
-
 // The claim upstream's scheduler makes for a pod's extended resources: in the pod's namespace,
 // owned by the pod (controller), annotated; unnamed (Reserve names it).
 api::ResourceClaimPtr NewExtendedClaim(const api::Pod& pod,
@@ -303,15 +298,6 @@ framework::Status ResolveClaims(SelectorCache& selectors, const framework::DraVi
     s.claims.push_back(std::move(info));
   }
   return framework::Status::Success();
-}
-
-// The claim an earlier cycle made for the pod's extended resources (owned by the pod,
-// annotated); null when none.
-api::ResourceClaimPtr FindExtendedClaim(const framework::DraView& dra, const api::Pod& pod) {
-  for (api::ResourceClaimPtr& c : dra.ListClaims()) {
-    if (IsExtendedResourceClaim(*c) && OwnedBy(*c, pod)) return std::move(c);
-  }
-  return nullptr;
 }
 
 // A claim of an earlier attempt that is not allocated for the pod (upstream deletes every such
@@ -403,7 +389,8 @@ framework::Status DynamicResources::PreFilter(framework::CycleState& state, cons
     if (framework::Status st = ResolveClaims(selectors_, *dra_, pod, *s); !st.ok()) return st;
   }
   if (!extended.empty()) {
-    if (api::ResourceClaimPtr held = FindExtendedClaim(*dra_, pod); held == nullptr) {
+    // A claim an earlier cycle made for them.
+    if (api::ResourceClaimPtr held = dra_->ExtendedResourceClaimOf(pod.meta.uid); held == nullptr) {
       s->extended = std::move(extended);
       if (framework::Status st = PlanExtended(selectors_, *dra_, pod, snapshot, *s); !st.ok()) {
         return st;
