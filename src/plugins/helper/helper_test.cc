@@ -6,8 +6,10 @@
 #include <string>
 #include <vector>
 
+#include "src/api/dra.h"
 #include "src/plugins/helper/args.h"
 #include "src/plugins/helper/normalize.h"
+#include "src/plugins/helper/queueing_hints.h"
 #include "src/plugins/helper/resources.h"
 #include "src/plugins/helper/shape.h"
 
@@ -102,6 +104,30 @@ TEST(ResourceNameTest, Table) {
     EXPECT_EQ(IsExtendedResourceName(c.resource), c.extended);
   }
   EXPECT_EQ(ResourceGroup("nvidia.com/gpu"), "nvidia.com");
+}
+
+TEST(ExtendedResourceClassEventTest, QueuesPodsAskingForWhatTheClassBacks) {
+  const framework::ClusterEventWithHint e = ExtendedResourceClassEvent();
+  EXPECT_EQ(e.event.resource, framework::EventResource::kDeviceClass);
+  api::Pod gpu_pod;
+  gpu_pod.requests.Set(common::Intern("nvidia.com/gpu"), 2);
+  api::Pod implicit_pod;
+  implicit_pod.requests.Set(common::Intern("deviceclass.resource.kubernetes.io/gpu.example.com"),
+                            1);
+  api::DeviceClass backs;
+  backs.name = "gpu.example.com";
+  backs.extended_resource_name = "nvidia.com/gpu";
+  api::DeviceClass other;
+  other.name = "nic.example.com";
+  auto hint = [&](const api::Pod& pod, const api::DeviceClass& c) {
+    framework::EventObjects o{};
+    o.new_obj = &c;
+    return e.hint(pod, e.event, o);
+  };
+  EXPECT_EQ(hint(gpu_pod, backs), framework::QueueingHint::kQueue);
+  EXPECT_EQ(hint(gpu_pod, other), framework::QueueingHint::kSkip);
+  EXPECT_EQ(hint(implicit_pod, backs), framework::QueueingHint::kQueue);
+  EXPECT_EQ(hint(implicit_pod, other), framework::QueueingHint::kSkip);
 }
 
 TEST(ArgsTest, ReadersReportEveryErrorWithItsPath) {

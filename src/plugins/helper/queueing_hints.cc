@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <bit>
 
+#include "src/api/dra.h"
 #include "src/api/gpu.h"
 #include "src/plugins/helper/taints.h"
 
@@ -108,10 +109,31 @@ framework::QueueingHint GpuAfterNodeChange(const api::Pod& pod,
   return QueueingHint::kSkip;
 }
 
+framework::ClusterEventWithHint ExtendedResourceClassEvent() {
+  using framework::QueueingHint;
+  return {
+      framework::ClusterEvent{framework::EventResource::kDeviceClass,
+                              framework::kAdd | framework::kUpdate},
+      [](const api::Pod& pod, const framework::ClusterEvent&, const framework::EventObjects& o) {
+        const auto* c = static_cast<const api::DeviceClass*>(o.new_obj);
+        if (c == nullptr) return QueueingHint::kQueue;
+        for (const auto& [name, quantity] : pod.requests.scalar) {
+          const std::string_view n = common::Str(name);
+          if (n == c->extended_resource_name ||
+              (n.starts_with(api::kDeviceClassResourcePrefix) &&
+               n.substr(api::kDeviceClassResourcePrefix.size()) == c->name)) {
+            return QueueingHint::kQueue;
+          }
+        }
+        return QueueingHint::kSkip;
+      }};
+}
+
 std::vector<framework::ClusterEventWithHint> GpuEvents() {
   using framework::ClusterEvent;
   using framework::EventResource;
   return {
+      ExtendedResourceClassEvent(),
       {ClusterEvent{EventResource::kAssignedPod,
                     framework::kDelete | framework::kUpdatePodScaleDown},
        GpuAfterPodEvent},

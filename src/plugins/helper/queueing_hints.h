@@ -49,13 +49,19 @@ bool HeldGpus(const api::Pod& assigned);
 bool ToleratesNode(const api::Pod& pod, const api::Node& node);
 
 // The GPU plugins' registrations (GpuFit, GpuFragmentation): an assigned pod holding GPUs deleted
-// or scaled down (GPUs freed), and a node added or whose GPU facts changed (allocatable, labels,
-// annotations) that could host the pod's GPU request. Hints say kQueue only then.
+// or scaled down (GPUs freed), a node added or whose GPU facts changed (allocatable, labels,
+// annotations) that could host the pod's GPU request, and ExtendedResourceClassEvent. Hints say
+// kQueue only then.
 std::vector<framework::ClusterEventWithHint> GpuEvents();
 framework::QueueingHint GpuAfterPodEvent(const api::Pod& pod, const framework::ClusterEvent& event,
                                          const framework::EventObjects& objects);
 framework::QueueingHint GpuAfterNodeChange(const api::Pod& pod,
                                            const framework::ClusterEvent& event,
                                            const framework::EventObjects& objects);
+
+// A DeviceClass added or changed (KEP-5004): kQueue when the pod asks for an extended resource it
+// backs (its spec.extendedResourceName, or deviceclass.resource.kubernetes.io/<its name>), which a
+// node without it may now serve through DRA; kSkip otherwise.
+framework::ClusterEventWithHint ExtendedResourceClassEvent();
 
 }  // namespace gpusched::plugins::helper

@@ -461,6 +461,7 @@ std::vector<ClusterEventWithHint> NodeResourcesFit::EventsToRegister() const {
        FitAfterPodEvent},
       {ClusterEvent{EventResource::kNode, framework::kAdd | framework::kUpdateNodeAllocatable},
        FitAfterNodeChange},
+      helper::ExtendedResourceClassEvent(),
   };
 }
 
