@@ -249,7 +249,7 @@ class DraDiffE2ETest(ClusterTestCase):
             self.skipTest(f"only {sorted(results)} ran (GPUSCHED_E2E_DRA_SCHEDULERS)")
         up, gs = len(results["default-scheduler"]), len(results[SCHEDULER_NAME])
         log(f"MEASURED dra_diff seed {SEED}: kube-scheduler bound {up} "
-            f"({allocated["default-scheduler"]} devices), gpusched bound {gs} "
+            f"({allocated['default-scheduler']} devices), gpusched bound {gs} "
             f"({allocated[SCHEDULER_NAME]} devices)")
         log(f"only kube-scheduler: {sorted(set(results['default-scheduler']) - set(results[SCHEDULER_NAME]))}; "
             f"only gpusched: {sorted(set(results[SCHEDULER_NAME]) - set(results['default-scheduler']))}")
