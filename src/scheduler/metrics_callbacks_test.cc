@@ -8,6 +8,7 @@
 #include <map>
 #include <memory>
 
+#include "src/kube/accepting_api_client.h"
 #include "src/metrics/exposition.h"
 #include "src/plugins/in_tree_registry.h"
 #include "src/scheduler/scheduler.h"
@@ -20,7 +21,7 @@ using testing::MakeNode;
 using testing::MakePod;
 
 // Confirms binds synchronously (as an informer would).
-class BindingApi final : public kube::ApiClient {
+class BindingApi final : public kube::AcceptingApiClient {
  public:
   kube::ClusterEventHandler* handler = nullptr;
   common::Status BindPod(
@@ -30,44 +31,6 @@ class BindingApi final : public kube::ApiClient {
     updated->node_name = std::string(node);
     for (const auto& a : annotations) updated->meta.annotations.push_back(a);
     handler->OnPodUpdate(std::make_shared<api::Pod>(pod), updated);
-    return common::Status::Ok();
-  }
-  common::Status SetPodUnschedulable(const api::Pod&, std::string_view, std::string_view) override {
-    return common::Status::Ok();
-  }
-  common::Status CreateEvent(const kube::EventRecord&) override { return common::Status::Ok(); }
-  // Preemption's writes: no test here reads them (src/scheduler/preemption_test.cc runs them
-  // against the sim cluster).
-  common::Status PatchPodCondition(const api::Pod&, const api::Condition&) override {
-    return common::Status::Ok();
-  }
-  common::Status DeletePod(const api::Pod&) override { return common::Status::Ok(); }
-  common::Status SetNominatedNodeName(const api::Pod&, std::string_view) override {
-    return common::Status::Ok();
-  }
-  common::Status UpdatePodGroupStatus(const api::PodGroup&, const api::PodGroupStatus&) override {
-    return common::Status::Ok();
-  }
-  common::StatusOr<std::string> BindPersistentVolume(const api::PersistentVolume&, bool) override {
-    return std::string("1");
-  }
-  common::StatusOr<std::string> SetPvcSelectedNode(const api::PersistentVolumeClaim&,
-                                                   std::string_view) override {
-    return std::string("1");
-  }
-  common::StatusOr<api::ResourceClaimPtr> UpdateResourceClaimStatus(
-      const api::ResourceClaim& claim) override {
-    return api::ResourceClaimPtr(std::make_shared<const api::ResourceClaim>(claim));
-  }
-  common::StatusOr<api::ResourceClaimPtr> CreateResourceClaim(
-      const api::ResourceClaim& claim) override {
-    return api::ResourceClaimPtr(std::make_shared<const api::ResourceClaim>(claim));
-  }
-  common::Status DeleteResourceClaim(const api::ResourceClaim& /*claim*/) override {
-    return common::Status::Ok();
-  }
-  common::Status SetPodExtendedResourceClaimStatus(
-      const api::Pod& /*pod*/, const api::PodExtendedResourceClaimStatus& /*status*/) override {
     return common::Status::Ok();
   }
 };

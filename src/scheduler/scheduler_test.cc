@@ -13,6 +13,7 @@
 #include <sstream>
 #include <variant>
 
+#include "src/kube/accepting_api_client.h"
 #include "src/plugins/in_tree_registry.h"
 #include "src/testing/builders.h"
 
@@ -23,7 +24,7 @@ using testing::MakeNode;
 using testing::MakePod;
 
 // Records writes; a successful bind is reflected back to the scheduler as a pod update.
-class FakeApi final : public kube::ApiClient {
+class FakeApi final : public kube::AcceptingApiClient {
  public:
   kube::ClusterEventHandler* handler = nullptr;
   common::Status bind_result;
@@ -47,42 +48,12 @@ class FakeApi final : public kube::ApiClient {
     conditions[pod.Key()] = std::string(message);
     return common::Status::Ok();
   }
-  // Preemption's writes: no test here reads them (src/scheduler/preemption_test.cc runs them
-  // against the sim cluster).
-  common::Status PatchPodCondition(const api::Pod&, const api::Condition&) override {
-    return common::Status::Ok();
-  }
-  common::Status DeletePod(const api::Pod&) override { return common::Status::Ok(); }
-  common::Status SetNominatedNodeName(const api::Pod&, std::string_view) override {
-    return common::Status::Ok();
-  }
-  common::Status UpdatePodGroupStatus(const api::PodGroup&, const api::PodGroupStatus&) override {
-    return common::Status::Ok();
-  }
-  common::StatusOr<std::string> BindPersistentVolume(const api::PersistentVolume&, bool) override {
-    return std::string("1");
-  }
-  common::StatusOr<std::string> SetPvcSelectedNode(const api::PersistentVolumeClaim&,
-                                                   std::string_view) override {
-    return std::string("1");
-  }
   common::StatusOr<api::ResourceClaimPtr> UpdateResourceClaimStatus(
       const api::ResourceClaim& claim) override {
     claim_writes.push_back(claim.meta.namespace_ + "/" + claim.meta.name);
     auto stored = std::make_shared<api::ResourceClaim>(claim);
     stored->meta.resource_version = "written";
     return api::ResourceClaimPtr(std::move(stored));
-  }
-  common::StatusOr<api::ResourceClaimPtr> CreateResourceClaim(
-      const api::ResourceClaim& claim) override {
-    return api::ResourceClaimPtr(std::make_shared<const api::ResourceClaim>(claim));
-  }
-  common::Status DeleteResourceClaim(const api::ResourceClaim& /*claim*/) override {
-    return common::Status::Ok();
-  }
-  common::Status SetPodExtendedResourceClaimStatus(
-      const api::Pod& /*pod*/, const api::PodExtendedResourceClaimStatus& /*status*/) override {
-    return common::Status::Ok();
   }
   std::vector<std::string> claim_writes;
   common::Status CreateEvent(const kube::EventRecord& e) override {

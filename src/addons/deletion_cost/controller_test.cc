@@ -15,6 +15,7 @@
 
 #include "src/addons/deletion_cost/plan.h"
 #include "src/api/decode.h"
+#include "src/kube/accepting_api_client.h"
 
 namespace gpusched::addons::deletion_cost {
 namespace {
@@ -87,7 +88,7 @@ class FakeHttp final : public HttpGetter {
   }
 };
 
-class FakeEvents final : public kube::ApiClient {
+class FakeEvents final : public kube::AcceptingApiClient {
  public:
   std::vector<kube::EventRecord> events;
   common::Status BindPod(const api::Pod&, std::string_view,
@@ -103,31 +104,6 @@ class FakeEvents final : public kube::ApiClient {
   common::Status DeletePod(const api::Pod&) override { return common::UnimplementedError(""); }
   common::Status SetNominatedNodeName(const api::Pod&, std::string_view) override {
     return common::UnimplementedError("");
-  }
-  common::Status UpdatePodGroupStatus(const api::PodGroup&, const api::PodGroupStatus&) override {
-    return common::Status::Ok();
-  }
-  common::StatusOr<std::string> BindPersistentVolume(const api::PersistentVolume&, bool) override {
-    return std::string("1");
-  }
-  common::StatusOr<std::string> SetPvcSelectedNode(const api::PersistentVolumeClaim&,
-                                                   std::string_view) override {
-    return std::string("1");
-  }
-  common::StatusOr<api::ResourceClaimPtr> UpdateResourceClaimStatus(
-      const api::ResourceClaim& claim) override {
-    return api::ResourceClaimPtr(std::make_shared<const api::ResourceClaim>(claim));
-  }
-  common::StatusOr<api::ResourceClaimPtr> CreateResourceClaim(
-      const api::ResourceClaim& claim) override {
-    return api::ResourceClaimPtr(std::make_shared<const api::ResourceClaim>(claim));
-  }
-  common::Status DeleteResourceClaim(const api::ResourceClaim& /*claim*/) override {
-    return common::Status::Ok();
-  }
-  common::Status SetPodExtendedResourceClaimStatus(
-      const api::Pod& /*pod*/, const api::PodExtendedResourceClaimStatus& /*status*/) override {
-    return common::Status::Ok();
   }
   common::Status CreateEvent(const kube::EventRecord& e) override {
     events.push_back(e);

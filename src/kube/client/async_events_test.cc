@@ -11,13 +11,14 @@
 #include <thread>
 #include <vector>
 
+#include "src/kube/accepting_api_client.h"
 #include "src/testing/builders.h"
 
 namespace gpusched::kube::client {
 namespace {
 
 // Records what reaches the API; CreateEvent blocks while `hold` is set.
-class FakeApi final : public ApiClient {
+class FakeApi final : public AcceptingApiClient {
  public:
   common::Status BindPod(const api::Pod& pod, std::string_view node,
                          const std::vector<std::pair<std::string, std::string>>&) override {
@@ -52,13 +53,6 @@ class FakeApi final : public ApiClient {
     pod_groups.push_back(g.name + ":" + st.phase);
     return common::Status::Ok();
   }
-  common::StatusOr<std::string> BindPersistentVolume(const api::PersistentVolume&, bool) override {
-    return std::string("1");
-  }
-  common::StatusOr<std::string> SetPvcSelectedNode(const api::PersistentVolumeClaim&,
-                                                   std::string_view) override {
-    return std::string("1");
-  }
   common::StatusOr<api::ResourceClaimPtr> UpdateResourceClaimStatus(
       const api::ResourceClaim& claim) override {
     std::lock_guard<std::mutex> l(mu);
@@ -69,13 +63,19 @@ class FakeApi final : public ApiClient {
   }
   common::StatusOr<api::ResourceClaimPtr> CreateResourceClaim(
       const api::ResourceClaim& claim) override {
+    std::lock_guard<std::mutex> l(mu);
+    claims.push_back("create " + claim.meta.name);
     return api::ResourceClaimPtr(std::make_shared<const api::ResourceClaim>(claim));
   }
-  common::Status DeleteResourceClaim(const api::ResourceClaim& /*claim*/) override {
+  common::Status DeleteResourceClaim(const api::ResourceClaim& claim) override {
+    std::lock_guard<std::mutex> l(mu);
+    claims.push_back("delete " + claim.meta.name);
     return common::Status::Ok();
   }
   common::Status SetPodExtendedResourceClaimStatus(
-      const api::Pod& /*pod*/, const api::PodExtendedResourceClaimStatus& /*status*/) override {
+      const api::Pod& pod, const api::PodExtendedResourceClaimStatus& status) override {
+    std::lock_guard<std::mutex> l(mu);
+    claims.push_back("status " + pod.meta.name + " " + status.resource_claim_name);
     return common::Status::Ok();
   }
   common::Status CreateEvent(const EventRecord& e) override {
@@ -143,6 +143,10 @@ TEST(AsyncEventClientTest, BindsAndConditionsPassStraightThrough) {
   common::StatusOr<api::ResourceClaimPtr> stored = events.UpdateResourceClaimStatus(claim);
   ASSERT_TRUE(stored.ok());
   EXPECT_EQ((*stored)->meta.resource_version, "stored");
+  // So do the extended resource claim's writes.
+  ASSERT_TRUE(events.CreateResourceClaim(claim).ok());
+  ASSERT_TRUE(events.SetPodExtendedResourceClaimStatus(pod, {{}, "gpu"}).ok());
+  ASSERT_TRUE(events.DeleteResourceClaim(claim).ok());
   {
     std::lock_guard<std::mutex> l(api.mu);
     EXPECT_EQ(api.binds, (std::vector<std::string>{"a->n1"}));
@@ -150,7 +154,8 @@ TEST(AsyncEventClientTest, BindsAndConditionsPassStraightThrough) {
     EXPECT_EQ(api.deletes, (std::vector<std::string>{"a"}));
     EXPECT_EQ(api.nominations, (std::vector<std::string>{"a->n2"}));
     EXPECT_EQ(api.pod_groups, (std::vector<std::string>{"train:Running"}));
-    EXPECT_EQ(api.claims, (std::vector<std::string>{"gpu"}));
+    EXPECT_EQ(api.claims,
+              (std::vector<std::string>{"gpu", "create gpu", "status a gpu", "delete gpu"}));
   }
   api.Release();
 }
