@@ -91,4 +91,23 @@ std::string Quote(std::string_view s) {
   return out;
 }
 
+uint64_t Fnv1a64(std::string_view s) {
+  uint64_t h = 14695981039346656037ULL;
+  for (const unsigned char c : s) {
+    h ^= c;
+    h *= 1099511628211ULL;
+  }
+  return h;
+}
+
+std::string GeneratedName(std::string_view base, uint64_t hash) {
+  constexpr size_t kMaxBase = 58;  // 63 (a DNS label) - 5
+  std::string name(base.substr(0, kMaxBase));
+  for (int i = 0; i < 5; ++i) {
+    name += kGeneratedNameAlphabet[hash % kGeneratedNameAlphabet.size()];
+    hash /= kGeneratedNameAlphabet.size();
+  }
+  return name;
+}
+
 }  // namespace gpusched::common

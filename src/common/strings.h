@@ -24,4 +24,17 @@ std::optional<double> ParseDouble(std::string_view s);
 // Quotes a value for an error message: "value" with control characters escaped, cut at 80 chars.
 std::string Quote(std::string_view s);
 
+// k8s.io/apimachinery/pkg/util/rand's alphabet of generated names and SafeEncodeString (no
+// vowels, no 0, 1 or 3).
+inline constexpr std::string_view kGeneratedNameAlphabet = "bcdfghjklmnpqrstvwxz2456789";
+
+// FNV-1a, 64 bits.
+uint64_t Fnv1a64(std::string_view s);
+
+// What the API server makes of metadata.generateName `base` (k8s.io/apiserver
+// names.SimpleNameGenerator): `base` cut to 58 characters, then 5 characters of
+// kGeneratedNameAlphabet, here drawn from `hash` instead of at random, so that a simulation
+// repeats.
+std::string GeneratedName(std::string_view base, uint64_t hash);
+
 }  // namespace gpusched::common

@@ -49,5 +49,18 @@ TEST(StringsTest, SplitKeepsEmptyFieldsAndQuoteEscapes) {
   EXPECT_EQ(Quote("a\"b\n"), "\"a\\\"b\\x0a\"");
 }
 
+TEST(GeneratedNameTest, CutsTheBaseAndAddsFiveCharactersOfTheAlphabet) {
+  EXPECT_EQ(Fnv1a64(""), 14695981039346656037ULL);
+  EXPECT_EQ(Fnv1a64("a"), 0xaf63dc4c8601ec8cULL);
+  const std::string name = GeneratedName("train-extended-resources-", Fnv1a64("uid"));
+  ASSERT_EQ(name.size(), std::string("train-extended-resources-").size() + 5);
+  EXPECT_TRUE(name.starts_with("train-extended-resources-"));
+  EXPECT_EQ(name.find_first_not_of(kGeneratedNameAlphabet, 25), std::string::npos);
+  EXPECT_EQ(GeneratedName("x", 0), "xbbbbb");  // the first letter, five times
+  const std::string long_base(70, 'p');
+  EXPECT_EQ(GeneratedName(long_base, 1).size(), 63u);
+  EXPECT_EQ(GeneratedName(long_base, 1).substr(0, 58), long_base.substr(0, 58));
+}
+
 }  // namespace
 }  // namespace gpusched::common

@@ -24,35 +24,21 @@ namespace json = boost::json;
 using common::InvalidArgumentError;
 
 constexpr int64_t kInt32Max = std::numeric_limits<int32_t>::max();
-// k8s.io/apimachinery/pkg/util/rand: the alphabet of generated names (no vowels, no 0/1/3).
-constexpr std::string_view kAlphabet = "bcdfghjklmnpqrstvwxz2456789";
-
-uint64_t Fnv1a64(std::string_view s) {
-  uint64_t h = 14695981039346656037ull;
-  for (unsigned char c : s) {
-    h ^= c;
-    h *= 1099511628211ull;
-  }
-  return h;
-}
 
 // The 5 "random" characters of a generated name, derived from `seed`.
 std::string Suffix(std::string_view seed) {
-  uint64_t h = Fnv1a64(seed);
-  std::string out;
-  for (int i = 0; i < 5; ++i) {
-    out += kAlphabet[h % kAlphabet.size()];
-    h /= kAlphabet.size();
-  }
-  return out;
+  return common::GeneratedName("", common::Fnv1a64(seed));
 }
 
 // The template hash (pod-template-hash, controller-revision-hash): as the controllers'
 // SafeEncodeString of a 32-bit FNV hash, over the template's JSON text.
 std::string TemplateHash(const json::value& tmpl) {
-  const std::string digits = std::to_string(Fnv1a64(json::serialize(tmpl)) & 0xffffffffu);
+  const std::string digits = std::to_string(common::Fnv1a64(json::serialize(tmpl)) & 0xffffffffu);
   std::string out;
-  for (char c : digits) out += kAlphabet[static_cast<unsigned char>(c) % kAlphabet.size()];
+  for (char c : digits) {
+    out += common::kGeneratedNameAlphabet[static_cast<unsigned char>(c) %
+                                          common::kGeneratedNameAlphabet.size()];
+  }
   return out;
 }
 

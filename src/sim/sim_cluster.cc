@@ -23,12 +23,9 @@ std::string ClaimKey(std::string_view ns, std::string_view name) {
 }
 
 // The claim kube-controller-manager's resourceclaim controller makes for `pod`'s claim
-// `pod_claim`: generateName "<pod>-<podClaimName>-" (cut to 58 characters, as the API server's
-// name generator) and 5 characters of its alphabet, derived from the names and `attempt`.
+// `pod_claim`: generateName "<pod>-<podClaimName>-" (common::GeneratedName), its 5 characters
+// derived from the names and `attempt`.
 std::string GeneratedClaimName(const api::Pod& pod, std::string_view pod_claim, uint32_t attempt) {
-  static constexpr std::string_view kAlphabet = "bcdfghjklmnpqrstvwxz2456789";
-  std::string base = pod.meta.name + "-" + std::string(pod_claim) + "-";
-  if (base.size() > 58) base.resize(58);
   uint64_t h = 1469598103934665603ULL;  // FNV-1a
   auto mix = [&h](std::string_view s) {
     for (char c : s) {
@@ -42,18 +39,11 @@ std::string GeneratedClaimName(const api::Pod& pod, std::string_view pod_claim, 
   mix(pod.meta.name);
   mix(pod_claim);
   mix(std::to_string(attempt));
-  for (int i = 0; i < 5; ++i) {
-    base += kAlphabet[h % kAlphabet.size()];
-    h /= kAlphabet.size();
-  }
-  return base;
+  return common::GeneratedName(pod.meta.name + "-" + std::string(pod_claim) + "-", h);
 }
 
 bool OwnedBy(const api::ResourceClaim& claim, std::string_view uid) {
-  for (const api::OwnerReference& ref : claim.meta.owner_references) {
-    if (ref.controller) return ref.uid == uid;
-  }
-  return false;
+  return !uid.empty() && api::ControllerUid(claim.meta) == uid;
 }
 
 }  // namespace

@@ -10,6 +10,7 @@
 
 #include "src/api/dra.h"
 #include "src/api/resources.h"
+#include "src/common/strings.h"
 #include "src/framework/dra_view.h"
 #include "src/plugins/dynamic_resources/extended_resources.h"
 #include "src/plugins/dynamic_resources/lookahead.h"
@@ -110,10 +111,7 @@ bool ReservedFor(const api::ResourceClaim& claim, const api::Pod& pod) {
 }
 
 bool OwnedBy(const api::ResourceClaim& claim, const api::Pod& pod) {
-  for (const api::OwnerReference& ref : claim.meta.owner_references) {
-    if (ref.controller) return ref.uid == pod.meta.uid;
-  }
-  return false;
+  return !pod.meta.uid.empty() && api::ControllerUid(claim.meta) == pod.meta.uid;
 }
 
 // The snapshot's node when `node` is a copy of it (a preemption dry run's, or one with nominated
@@ -245,22 +243,11 @@ api::ResourceClaimPtr NewExtendedClaim(const api::Pod& pod,
 }
 
 // The name of the pod's extended resource claim: upstream's generateName
-// "<pod>-extended-resources-" (cut to 58 characters, as the API server's name generator) and
-// five characters of its alphabet, here from the pod's uid so that a simulation repeats.
+// "<pod>-extended-resources-", its 5 characters from the pod's uid so that a simulation repeats.
 std::string ExtendedClaimName(const api::Pod& pod) {
-  constexpr std::string_view kAlphabet = "bcdfghjklmnpqrstvwxz2456789";
-  constexpr size_t kMaxBase = 58;
-  std::string name = pod.meta.name + "-extended-resources-";
-  if (name.size() > kMaxBase) name.resize(kMaxBase);
-  uint64_t h = 14695981039346656037ULL;  // FNV-1a
-  for (const char c : pod.meta.uid + "/" + pod.meta.namespace_ + "/" + pod.meta.name) {
-    h = (h ^ static_cast<unsigned char>(c)) * 1099511628211ULL;
-  }
-  for (int i = 0; i < 5; ++i) {
-    name += kAlphabet[h % kAlphabet.size()];
-    h /= kAlphabet.size();
-  }
-  return name;
+  return common::GeneratedName(
+      pod.meta.name + "-extended-resources-",
+      common::Fnv1a64(pod.meta.uid + "/" + pod.meta.namespace_ + "/" + pod.meta.name));
 }
 
 framework::Status ResolveClaims(SelectorCache& selectors, const framework::DraView& dra,

@@ -43,7 +43,7 @@ struct PreFilterState final : framework::StateData {
   std::vector<std::pair<uint32_t, bool>> model_matches;
 };
 
-// helper::GpusLeftToDra with the class lookup done once, in PreFilter.
+// helper::GpusLeftToDra with the class lookup done once, in PreFilter (Filter and Reserve).
 bool LeftToDra(const PreFilterState* s, const framework::NodeInfo& node) {
   return s != nullptr && s->dra_backed && node.node->allocatable.Get(api::Names().nvidia_gpu) == 0;
 }
@@ -376,7 +376,7 @@ framework::Status GpuFit::Reserve(framework::CycleState& state, const api::Pod& 
   PodPolicy policy{args_.node_policy, args_.gpu_policy, args_.require_nvlink_island};
   const PreFilterState* pf = state.Get<PreFilterState>(kPreFilterKey);
   if (pf != nullptr) policy = pf->policy;
-  if (helper::GpusLeftToDra(dra_, pod, *node.node)) return framework::Status::Success();
+  if (LeftToDra(pf, node)) return framework::Status::Success();
   const bool island = NeedsIsland(policy, pod.gpu);
   std::optional<api::GpuAssignment> chosen =
       api::ChooseDevices(node.node->gpu, node.gpus, pod.gpu, DevicePolicyOf(policy.gpu), island);
