@@ -34,6 +34,11 @@ std::vector<NamedInformer> AllInformers(kube::RestClient& rest, kube::ClusterEve
                            std::pair{inf::GangPolicyApi::kWorkload, api::GangApi::kWorkload}}) {
     out.push_back({GangPolicyResource(gang), false, inf::NewPodGroupInformer(rest, h, clock, api)});
   }
+  inf::InformerOptions native;
+  native.reflector.path = inf::NativePodGroupPath(rest);
+  out.push_back(
+      {GangPolicyResource(api::GangApi::kNative), false,
+       inf::NewPodGroupInformer(rest, h, clock, inf::GangPolicyApi::kNative, std::move(native))});
   using inf::StorageKind;
   for (auto [kind, name] :
        {std::pair{StorageKind::kPersistentVolume, "persistentvolumes"},
@@ -87,6 +92,7 @@ std::string_view GangPolicyResource(api::GangApi api) {
     case api::GangApi::kPodGroup: return "podgroups.scheduling.x-k8s.io";
     case api::GangApi::kVolcano: return "podgroups.scheduling.volcano.sh";
     case api::GangApi::kWorkload: return "workloads.scheduling.k8s.io";
+    case api::GangApi::kNative: return "podgroups.scheduling.k8s.io";
     case api::GangApi::kNone: break;
   }
   return "";

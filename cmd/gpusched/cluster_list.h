@@ -7,6 +7,7 @@
 //   nodes, pods (non-terminal)                        required: an error when not listed in time
 //   poddisruptionbudgets                              policy/v1
 //   podgroups.scheduling.x-k8s.io, podgroups.scheduling.volcano.sh, workloads.scheduling.k8s.io
+//   podgroups.scheduling.k8s.io                       the served version (discovery)
 //   persistentvolumes, persistentvolumeclaims, storageclasses, csinodes, csidrivers
 //   deviceclasses, resourceslices, resourceclaims     resource.k8s.io/v1
 //

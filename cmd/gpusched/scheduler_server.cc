@@ -171,6 +171,12 @@ void SchedulerServer::BuildInformers() {
         kube::informer::GangPolicyApi::kWorkload}) {
     gang_informers_.push_back(kube::informer::NewPodGroupInformer(*rest_, *recency_, clock_, api));
   }
+  // Native PodGroups in the version the API server serves (Kubernetes 1.36 v1alpha2, 1.37
+  // v1beta1 or v1alpha3).
+  kube::informer::InformerOptions native;
+  native.reflector.path = kube::informer::NativePodGroupPath(*rest_);
+  gang_informers_.push_back(kube::informer::NewPodGroupInformer(
+      *rest_, *recency_, clock_, kube::informer::GangPolicyApi::kNative, std::move(native)));
   // The volume plugins' objects (PVs, PVCs, StorageClasses, CSINodes, CSIDrivers). Like the
   // gang informers they are not waited for: until one syncs, a pod with claims is unschedulable
   // ("not found") and is retried on the object's add event.

@@ -422,7 +422,11 @@ void DecodePodSpec(ObjectReader& r, const json::object& spec, const FieldPath& s
         return std::string(r.RequiredString(g, "name", ip));
       });
   pod.volumes = DecodePodVolumes(r, spec, sp, pod);
-  if (const json::object* ref = r.Object(spec, "workloadRef", sp)) {
+  if (const json::object* group = r.Object(spec, "schedulingGroup", sp)) {
+    const FieldPath gp = sp.Key("schedulingGroup");
+    pod.gang.api = GangApi::kNative;
+    pod.gang.name = std::string(r.RequiredString(*group, "podGroupName", gp));
+  } else if (const json::object* ref = r.Object(spec, "workloadRef", sp)) {
     const FieldPath wp = sp.Key("workloadRef");
     pod.gang.api = GangApi::kWorkload;
     pod.gang.name = std::string(r.RequiredString(*ref, "name", wp));

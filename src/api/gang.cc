@@ -71,32 +71,90 @@ PodGroup DecodePodGroupObject(ObjectReader& r, const json::object& root, GangApi
   return g;
 }
 
-// One spec.podGroups[] entry: its name and policy (gang.minCount, or basic).
-PodGroup DecodeWorkloadGroup(ObjectReader& r, const json::object& o, const FieldPath& ip,
-                             const PodGroup& workload) {
-  PodGroup g = workload;
-  g.pod_group = std::string(r.RequiredString(o, "name", ip));
-  const json::object* policy = r.Object(o, "policy", ip);
+// A scheduling policy (a Workload pod group's `policy`, a native PodGroup's
+// `spec.schedulingPolicy`, both required): exactly one of basic and gang{minCount}.
+void ReadSchedulingPolicy(ObjectReader& r, const json::object& parent, std::string_view field,
+                          const FieldPath& parent_path, PodGroup& g) {
+  const json::object* policy = r.Object(parent, field, parent_path);
+  const FieldPath pp = parent_path.Key(field);
   if (policy == nullptr) {
-    r.Required(ip.Key("policy"));
-    return g;
+    r.Required(pp);
+    return;
   }
-  const FieldPath pp = ip.Key("policy");
   const json::object* gang = r.Object(*policy, "gang", pp);
   const json::object* basic = r.Object(*policy, "basic", pp);
   if ((gang == nullptr) == (basic == nullptr)) {
     r.Error(pp, "exactly one of basic and gang must be set");
-    return g;
+    return;
   }
   if (basic != nullptr) {
     g.gang = false;
-    return g;
+    return;
   }
   const FieldPath gp = pp.Key("gang");
   if (auto n = r.Int(*gang, "minCount", gp, 1, kInt32Max)) {
     g.min_member = static_cast<int32_t>(*n);
   } else if (!r.Member(*gang, "minCount")) {
     r.Required(gp.Key("minCount"));
+  }
+}
+
+// One spec.podGroups[] entry: its name and policy (gang.minCount, or basic).
+PodGroup DecodeWorkloadGroup(ObjectReader& r, const json::object& o, const FieldPath& ip,
+                             const PodGroup& workload) {
+  PodGroup g = workload;
+  g.pod_group = std::string(r.RequiredString(o, "name", ip));
+  ReadSchedulingPolicy(r, o, "policy", ip, g);
+  return g;
+}
+
+// A native PodGroup's spec.schedulingConstraints.topology: the first key is the domain every
+// member must share (the API allows one).
+void ReadNativeTopology(ObjectReader& r, const json::object& spec, const FieldPath& sp,
+                        PodGroup& g) {
+  const json::object* constraints = r.Object(spec, "schedulingConstraints", sp);
+  if (constraints == nullptr) return;
+  const FieldPath cp = sp.Key("schedulingConstraints");
+  std::vector<std::string> keys = r.MapObjects<std::string>(
+      *constraints, "topology", cp, [&](const json::object& t, const FieldPath& tp) {
+        return std::string(r.RequiredString(t, "key", tp));
+      });
+  if (!keys.empty() && !keys.front().empty()) g.topology_required = std::move(keys.front());
+}
+
+// The PodGroupInitiallyScheduled condition of a native PodGroup's status as PodGroup::phase.
+std::string NativePhase(ObjectReader& r, const json::object& status, const FieldPath& sp) {
+  std::string phase;
+  r.ForEachObject(status, "conditions", sp, [&](const json::object& c, const FieldPath& cp) {
+    if (r.StringOr(c, "type", cp) != kNativeInitiallyScheduled) return;
+    const std::string_view v = r.StringOr(c, "status", cp);
+    if (v == "True") phase = std::string(kNativePhaseScheduled);
+    if (v == "False") phase = std::string(kNativePhaseUnschedulable);
+  });
+  return phase;
+}
+
+// A native PodGroup (scheduling.k8s.io v1beta1, v1alpha3, v1alpha2): spec.schedulingPolicy,
+// spec.schedulingConstraints, the PodGroupInitiallyScheduled condition.
+PodGroup DecodeNativePodGroup(ObjectReader& r, const json::object& root,
+                              std::string_view api_version) {
+  const FieldPath rp;
+  decode_internal::CheckKind(r, root, "PodGroup");
+  PodGroup g = FromMeta(GangApi::kNative, decode_internal::DecodeMeta(r, root));
+  g.api_version = std::string(api_version);
+  if (g.name.empty()) {
+    const FieldPath mp = rp.Key("metadata");
+    r.Required(mp.Key("name"));
+  }
+  if (const json::object* spec = r.Object(root, "spec", rp)) {
+    const FieldPath sp = rp.Key("spec");
+    ReadSchedulingPolicy(r, *spec, "schedulingPolicy", sp, g);
+    ReadNativeTopology(r, *spec, sp, g);
+  } else {
+    r.Required(rp.Key("spec"));
+  }
+  if (const json::object* status = r.Object(root, "status", rp)) {
+    g.phase = NativePhase(r, *status, rp.Key("status"));
   }
   return g;
 }
@@ -121,13 +179,21 @@ std::string_view GangApiName(GangApi api) {
     case GangApi::kPodGroup: return "podgroup";
     case GangApi::kVolcano: return "volcano";
     case GangApi::kWorkload: return "workload";
+    case GangApi::kNative: return "native";
     case GangApi::kNone: break;
   }
   return "";
 }
 
-GangRef DeriveGangRef(const ObjectMeta& meta, const GangRef& workload_ref) {
-  if (!workload_ref.empty()) return workload_ref;
+bool IsNativePodGroupApiVersion(std::string_view api_version) {
+  for (std::string_view v : kNativePodGroupApiVersions) {
+    if (v == api_version) return true;
+  }
+  return false;
+}
+
+GangRef DeriveGangRef(const ObjectMeta& meta, const GangRef& spec_ref) {
+  if (spec_ref.api == GangApi::kWorkload) return spec_ref;
   GangRef ref;
   if (Atom v; meta.labels.Get(common::Intern(kPodGroupLabel), &v)) {
     ref.api = GangApi::kPodGroup;
@@ -136,7 +202,7 @@ GangRef DeriveGangRef(const ObjectMeta& meta, const GangRef& workload_ref) {
     ref.api = GangApi::kVolcano;
     ref.name = *v;
   }
-  if (ref.name.empty()) ref.api = GangApi::kNone;
+  if (ref.name.empty()) return spec_ref;  // schedulingGroup, or no gang
   return ref;
 }
 
@@ -172,14 +238,17 @@ common::StatusOr<PodGroup> DecodePodGroup(const boost::json::value& json) {
   GangApi api = GangApi::kNone;
   if (version == kPodGroupApiVersion) api = GangApi::kPodGroup;
   if (version == kVolcanoApiVersion) api = GangApi::kVolcano;
+  if (IsNativePodGroupApiVersion(version)) api = GangApi::kNative;
   if (api == GangApi::kNone) {
     return common::InvalidArgumentError(decode_internal::Subject("podgroup", *o) +
                                         ": apiVersion: invalid value \"" + std::string(version) +
-                                        "\" (want " + std::string(kPodGroupApiVersion) + " or " +
-                                        std::string(kVolcanoApiVersion) + ")");
+                                        "\" (want " + std::string(kPodGroupApiVersion) + ", " +
+                                        std::string(kVolcanoApiVersion) + " or " +
+                                        std::string(kNativePodGroupApiVersions[0]) + ")");
   }
   ObjectReader r;
-  PodGroup g = DecodePodGroupObject(r, *o, api);
+  PodGroup g = api == GangApi::kNative ? DecodeNativePodGroup(r, *o, version)
+                                       : DecodePodGroupObject(r, *o, api);
   if (!r.ok()) return FirstError(r, "podgroup", *o);
   return g;
 }

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
-// Gangs from the three APIs: pod membership (label, annotation, spec.workloadRef and their
-// precedence), the keys, and the PodGroup / Workload decoders with their errors.
+// Gangs from the four APIs: pod membership (label, annotation, spec.workloadRef,
+// spec.schedulingGroup and their precedence), the keys, and the PodGroup / Workload decoders
+// with their errors.
 #include "src/api/gang.h"
 
 #include <gmock/gmock.h>
@@ -142,6 +143,72 @@ TEST(WorkloadDecodeTest, APolicyNeedsExactlyOneKindAndGangNeedsMinCount) {
   ASSERT_FALSE(no_count.ok());
   EXPECT_THAT(no_count.status().message(),
               HasSubstr("spec.podGroups[0].policy.gang.minCount: required"));
+}
+
+TEST(GangRefTest, SchedulingGroupMakesAPodAMemberOfANativePodGroupUnlessALabelSaysOtherwise) {
+  Pod p = PodWith(R"({"name":"a","namespace":"ml"})",
+                  R"(,"schedulingGroup":{"podGroupName":"train-0"})");
+  EXPECT_EQ(p.gang.api, GangApi::kNative);
+  EXPECT_EQ(GangKey(p), "native:ml/train-0");
+  // 1.37's Job controller (WorkloadWithJob) names a basic PodGroup in every Job's pods: the
+  // user's scheduler-plugins label keeps its gang.
+  Pod labelled =
+      PodWith(R"({"name":"a","namespace":"ml","labels":{"scheduling.x-k8s.io/pod-group":"train"}})",
+              R"(,"schedulingGroup":{"podGroupName":"job-train-abcde"})");
+  EXPECT_EQ(GangKey(labelled), "podgroup:ml/train");
+  auto bad = DecodePod(Json(
+      R"({"kind":"Pod","metadata":{"name":"a","namespace":"ml"},"spec":{"schedulingGroup":{}}})"));
+  ASSERT_FALSE(bad.ok());
+  EXPECT_THAT(bad.status().message(), HasSubstr("spec.schedulingGroup.podGroupName: required"));
+}
+
+TEST(PodGroupDecodeTest, NativePodGroupInEveryServedVersion) {
+  for (std::string_view version : kNativePodGroupApiVersions) {
+    auto g = DecodePodGroup(Json(R"({"apiVersion":")" + std::string(version) +
+                                 R"(","kind":"PodGroup",
+      "metadata":{"name":"train-0","namespace":"ml","uid":"u1"},
+      "spec":{"schedulingPolicy":{"gang":{"minCount":4}},
+              "schedulingConstraints":{"topology":[{"key":"topology.kubernetes.io/zone"}]}},
+      "status":{"conditions":[{"type":"PodGroupInitiallyScheduled","status":"True"}]}})"));
+    ASSERT_TRUE(g.ok()) << version << ": " << g.status().ToString();
+    EXPECT_EQ(g->api, GangApi::kNative);
+    EXPECT_EQ(g->api_version, version);
+    EXPECT_EQ(g->Key(), "native:ml/train-0");
+    EXPECT_TRUE(g->gang);
+    EXPECT_EQ(g->min_member, 4);
+    EXPECT_EQ(g->topology_required, "topology.kubernetes.io/zone");
+    EXPECT_EQ(g->phase, kNativePhaseScheduled);
+  }
+  auto basic = DecodePodGroup(Json(R"({"apiVersion":"scheduling.k8s.io/v1beta1","kind":"PodGroup",
+    "metadata":{"name":"b","namespace":"ml",
+                "annotations":{"gpusched.io/gang-topology-preferred":"rack"}},
+    "spec":{"schedulingPolicy":{"basic":{}}},
+    "status":{"conditions":[{"type":"PodGroupInitiallyScheduled","status":"False"}]}})"));
+  ASSERT_TRUE(basic.ok()) << basic.status().ToString();
+  EXPECT_FALSE(basic->gang);
+  EXPECT_EQ(basic->topology_preferred, "rack");
+  EXPECT_EQ(basic->phase, kNativePhaseUnschedulable);
+}
+
+TEST(PodGroupDecodeTest, NativePodGroupErrorsNameTheField) {
+  struct Case {
+    const char* json;
+    const char* want;
+  } cases[] = {
+      {R"({"apiVersion":"scheduling.k8s.io/v1beta1","kind":"PodGroup","metadata":{"name":"t","namespace":"ml"},"spec":{}})",
+       "podgroup ml/t: spec.schedulingPolicy: required"},
+      {R"({"apiVersion":"scheduling.k8s.io/v1beta1","kind":"PodGroup","metadata":{"name":"t"},"spec":{"schedulingPolicy":{"gang":{"minCount":0}}}})",
+       "spec.schedulingPolicy.gang.minCount: value out of range"},
+      {R"({"apiVersion":"scheduling.k8s.io/v1alpha3","kind":"PodGroup","metadata":{"name":"t"},"spec":{"schedulingPolicy":{"basic":{}},"schedulingConstraints":{"topology":[{}]}}})",
+       "spec.schedulingConstraints.topology[0].key: required"},
+      {R"({"apiVersion":"scheduling.k8s.io/v1","kind":"PodGroup","metadata":{"name":"t"}})",
+       "apiVersion: invalid value \"scheduling.k8s.io/v1\""},
+  };
+  for (const Case& c : cases) {
+    auto g = DecodePodGroup(Json(c.json));
+    ASSERT_FALSE(g.ok()) << c.json;
+    EXPECT_THAT(g.status().message(), HasSubstr(c.want));
+  }
 }
 
 }  // namespace

@@ -125,4 +125,29 @@ common::StatusOr<std::vector<boost::json::value>> ListAll(RestClient& rest,
   return out;
 }
 
+common::StatusOr<std::string> ServedGroupVersion(RestClient& rest, std::string_view group,
+                                                 std::span<const std::string_view> candidates) {
+  Request req;
+  req.path = "/apis/" + std::string(group);
+  GPUSCHED_ASSIGN_OR_RETURN(Response resp, rest.Do(req));
+  if (!resp.ok()) return StatusFromResponse(req, resp);
+  GPUSCHED_ASSIGN_OR_RETURN(boost::json::value body, api::ParseJson(resp.body, req.path));
+  std::vector<std::string_view> served;
+  if (const boost::json::object* o = body.if_object()) {
+    if (const boost::json::value* vs = o->if_contains("versions"); vs && vs->is_array()) {
+      for (const boost::json::value& v : vs->get_array()) {
+        const boost::json::object* vo = v.if_object();
+        const boost::json::value* gv = vo != nullptr ? vo->if_contains("groupVersion") : nullptr;
+        if (gv != nullptr && gv->is_string()) served.push_back(gv->get_string());
+      }
+    }
+  }
+  for (std::string_view c : candidates) {
+    for (std::string_view s : served) {
+      if (s == c) return std::string(c);
+    }
+  }
+  return common::NotFoundError(req.path + ": none of the versions gpusched reads is served");
+}
+
 }  // namespace gpusched::kube

@@ -10,6 +10,7 @@
 #include <boost/json/fwd.hpp>
 #include <chrono>
 #include <functional>
+#include <span>
 #include <string>
 #include <string_view>
 #include <utility>
@@ -61,5 +62,11 @@ common::Status StatusFromResponse(const Request& request, const Response& respon
 // naming the path when a page is not a JSON object.
 common::StatusOr<std::vector<boost::json::value>> ListAll(RestClient& rest,
                                                           const std::string& path);
+
+// Discovery: the first of `candidates` (group versions such as "scheduling.k8s.io/v1beta1", in
+// order of preference, all of `group`) that GET /apis/<group> lists as served. kNotFound when
+// the group or none of them is served; other errors as ListAll's.
+common::StatusOr<std::string> ServedGroupVersion(RestClient& rest, std::string_view group,
+                                                 std::span<const std::string_view> candidates);
 
 }  // namespace gpusched::kube

@@ -56,6 +56,10 @@ namespace names {
 inline constexpr std::string_view kScheduleAttempts = "scheduler_schedule_attempts_total";
 inline constexpr std::string_view kAttemptDuration =
     "scheduler_scheduling_attempt_duration_seconds";
+inline constexpr std::string_view kPodGroupScheduleAttempts =
+    "scheduler_podgroup_schedule_attempts_total";
+inline constexpr std::string_view kPodGroupAttemptDuration =
+    "scheduler_podgroup_scheduling_attempt_duration_seconds";
 inline constexpr std::string_view kAlgorithmDuration =
     "scheduler_scheduling_algorithm_duration_seconds";
 inline constexpr std::string_view kSliDuration = "scheduler_pod_scheduling_sli_duration_seconds";

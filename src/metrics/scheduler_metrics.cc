@@ -83,7 +83,9 @@ SchedulerMetrics::SchedulerMetrics(Registry& registry)
       gang_attempts_(AddCounter(registry, names::kGangAttempts)),
       gang_placed_(gang_attempts_.With({"placed"})),
       gang_unschedulable_(gang_attempts_.With({"unschedulable"})),
-      gang_duration_(AddHistogram(registry, names::kGangSchedulingDuration).With({})) {}
+      gang_duration_(AddHistogram(registry, names::kGangSchedulingDuration).With({})),
+      podgroup_attempts_(AddCounter(registry, names::kPodGroupScheduleAttempts)),
+      podgroup_duration_(AddHistogram(registry, names::kPodGroupAttemptDuration)) {}
 
 ProfileMetrics* SchedulerMetrics::ForProfile(std::string_view profile) {
   common::MutexLock l(mu_);

@@ -145,6 +145,14 @@ class SchedulerMetrics {
   void ObservePreemptionVictims(size_t victims) {
     preemption_victims_->Observe(static_cast<double>(victims));
   }
+  // A gang cycle of `profile` ended, `seconds` after it started (kube-scheduler 1.37's
+  // scheduler_podgroup_* metrics): result "scheduled", "unschedulable" or
+  // "waiting_on_preemption" (victims evicted for it). Once per gang cycle, never per node.
+  void ObservePodGroupAttempt(std::string_view result, std::string_view profile, double seconds) {
+    std::vector<std::string> labels{std::string(result), std::string(profile)};
+    podgroup_attempts_.With(labels)->Inc();
+    podgroup_duration_.With(labels)->Observe(seconds);
+  }
   // A gang cycle ended: placed or not.
   void CountGangAttempt(bool placed) { (placed ? gang_placed_ : gang_unschedulable_)->Inc(); }
   // A gang was placed `seconds` after its first attempt.
@@ -172,6 +180,8 @@ class SchedulerMetrics {
   Counter* gang_placed_;
   Counter* gang_unschedulable_;
   Histogram* gang_duration_;
+  CounterFamily& podgroup_attempts_;
+  HistogramFamily& podgroup_duration_;
   common::Mutex mu_;
   std::deque<ProfileMetrics> profiles_ GPUSCHED_GUARDED_BY(mu_);
 };

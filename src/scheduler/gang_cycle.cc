@@ -61,6 +61,11 @@ void OrderMembers(std::vector<QueuedPodInfo>& members) {
                    });
 }
 
+// The results of scheduler_podgroup_schedule_attempts_total (kube-scheduler 1.37's words).
+constexpr std::string_view kScheduledResult = "scheduled";
+constexpr std::string_view kUnschedulableResult = "unschedulable";
+constexpr std::string_view kWaitingOnPreemptionResult = "waiting_on_preemption";
+
 int64_t GpuMilliOf(const std::vector<QueuedPodInfo>& members) {
   int64_t total = 0;
   for (const QueuedPodInfo& m : members) total += m.pod->gpu.TotalMilli();
@@ -72,6 +77,17 @@ int64_t GpuMilliOf(const std::vector<QueuedPodInfo>& members) {
 bool Scheduler::ScheduleGang(QueuedPodInfo& qp) {
   api::PodGroupPtr policy = gangs_.PolicyOf(*qp.pod);
   if (policy == nullptr || !policy->gang) return false;
+  const common::TimePoint start = deps_.clock.Now();
+  const std::string profile(common::Str(qp.pod->scheduler_name));
+  const std::string_view result = RunGangCycle(qp, *policy);
+  if (deps_.metrics != nullptr) {
+    deps_.metrics->ObservePodGroupAttempt(
+        result, profile, std::chrono::duration<double>(deps_.clock.Now() - start).count());
+  }
+  return true;
+}
+
+std::string_view Scheduler::RunGangCycle(QueuedPodInfo& qp, const api::PodGroup& policy) {
   const std::string key = api::GangKey(*qp.pod);
   std::vector<QueuedPodInfo> members;
   members.push_back(std::move(qp));
@@ -85,30 +101,31 @@ bool Scheduler::ScheduleGang(QueuedPodInfo& qp) {
   OrderMembers(members);
   gangs_.BeginAttempt(key, deps_.clock.Now());
   const auto reserved = static_cast<int32_t>(gangs_.ReservedMembers(key).size());
-  const int32_t need = std::max(0, policy->min_member - reserved);
+  const int32_t need = std::max(0, policy.min_member - reserved);
   if (static_cast<int32_t>(members.size()) < need) {
-    const std::string message = DescribeGang(*policy) + " waits for its pods: " +
+    const std::string message = DescribeGang(policy) + " waits for its pods: " +
                                 std::to_string(static_cast<int32_t>(members.size()) + reserved) +
-                                " of minMember " + std::to_string(policy->min_member) + " exist";
+                                " of minMember " + std::to_string(policy.min_member) + " exist";
     FailGang(std::move(members), message);
-    return true;
+    return kUnschedulableResult;
   }
   cache_.UpdateSnapshot(snapshot_);
-  if (std::string missing = MinResourcesShortfall(*policy); !missing.empty()) {
-    FailGang(std::move(members), DescribeGang(*policy) + " cannot be placed: " + missing);
-    return true;
+  if (std::string missing = MinResourcesShortfall(policy); !missing.empty()) {
+    FailGang(std::move(members), DescribeGang(policy) + " cannot be placed: " + missing);
+    return kUnschedulableResult;
   }
-  GangTry t = PlaceGang(key, *policy, std::move(members));
+  GangTry t = PlaceGang(key, policy, std::move(members));
   if (static_cast<int32_t>(t.placed.size()) < need || t.placed.empty()) {
     std::vector<QueuedPodInfo> all = AbandonGang(t);
-    std::string message = DescribeGang(*policy) + " cannot be placed: " + t.failure;
-    GangPreemption p = PreemptForGang(*policy, all, std::max(need, 1));
-    if (!p.message.empty()) message = std::move(p.message);
+    std::string message = DescribeGang(policy) + " cannot be placed: " + t.failure;
+    GangPreemption p = PreemptForGang(policy, all, std::max(need, 1));
+    const bool preempted = !p.message.empty();
+    if (preempted) message = std::move(p.message);
     FailGang(std::move(all), message, &p.outcomes);
-    return true;
+    return preempted ? kWaitingOnPreemptionResult : kUnschedulableResult;
   }
-  CommitGang(*policy, key, std::move(t));
-  return true;
+  CommitGang(policy, key, std::move(t));
+  return kScheduledResult;
 }
 
 std::string Scheduler::MinResourcesShortfall(const api::PodGroup& policy) const {

@@ -3,8 +3,8 @@
 // scheduler keeps current (scheduler.h).
 //
 // Status (written through ApiClient::UpdatePodGroupStatus when it changes; a Workload has no
-// status, so only scheduler-plugins and Volcano PodGroups are written). With minMember m and the
-// gang's members as the scheduler sees them:
+// status, so scheduler-plugins, Volcano and native PodGroups are written). With minMember m and
+// the gang's members as the scheduler sees them:
 //   scheduler-plugins phase   Finished  m members succeeded
 //                             Failed    a member failed
 //                             Running   m members running
@@ -14,6 +14,10 @@
 //   Volcano phase             Completed, Running (for Running and Scheduling), Pending; waiting
 //                             or timed out adds the Unschedulable condition (reason
 //                             NotEnoughResources or TimedOut).
+//   native condition          PodGroupInitiallyScheduled True (reason Scheduled) once m members
+//                             were reserved or bound, for good (as upstream: it never goes back);
+//                             False (reason Unschedulable) while tried and not placed or timed
+//                             out; none before the first try.
 #include <spdlog/spdlog.h>
 
 #include "src/scheduler/scheduler.h"
@@ -30,6 +34,25 @@ std::string_view PluginsPhase(const GangTracker::GangState& s, int32_t m) {
   return "Pending";
 }
 
+std::string UnschedulableMessage(const GangTracker::GangState& s) {
+  return std::to_string(s.members) + "/" + std::to_string(s.policy->min_member) +
+         " tasks in gang unschedulable";
+}
+
+api::PodGroupStatus NativeStatusOf(const GangTracker::GangState& s, std::string_view phase) {
+  api::PodGroupStatus st;
+  const bool placed = phase == "Finished" || phase == "Running" || phase == "Scheduling";
+  if (placed || s.placed || s.policy->phase == api::kNativePhaseScheduled) {
+    st.phase = std::string(api::kNativePhaseScheduled);
+  } else if (s.waiting || s.timed_out) {
+    st.phase = std::string(api::kNativePhaseUnschedulable);
+    st.unschedulable = true;
+    st.reason = std::string(api::kNativePhaseUnschedulable);
+    st.message = UnschedulableMessage(s) + (s.timed_out ? " (schedule timeout)" : "");
+  }
+  return st;
+}
+
 api::PodGroupStatus StatusOf(const GangTracker::GangState& s) {
   const api::PodGroup& g = *s.policy;
   api::PodGroupStatus st;
@@ -37,6 +60,7 @@ api::PodGroupStatus StatusOf(const GangTracker::GangState& s) {
   st.succeeded = s.succeeded;
   st.failed = s.failed;
   const std::string_view phase = PluginsPhase(s, g.min_member);
+  if (g.api == api::GangApi::kNative) return NativeStatusOf(s, phase);
   if (g.api == api::GangApi::kPodGroup) {
     st.phase = std::string(phase);
     return st;
@@ -50,8 +74,7 @@ api::PodGroupStatus StatusOf(const GangTracker::GangState& s) {
     st.phase = "Pending";
     st.unschedulable = s.waiting || s.timed_out;
     st.reason = s.timed_out ? "TimedOut" : "NotEnoughResources";
-    st.message = std::to_string(s.members) + "/" + std::to_string(g.min_member) +
-                 " tasks in gang unschedulable";
+    st.message = UnschedulableMessage(s);
   }
   return st;
 }
@@ -78,6 +101,7 @@ void Scheduler::SyncGangStatuses() {
       continue;
     }
     api::PodGroupStatus st = StatusOf(s);
+    if (st.phase.empty()) continue;  // a native PodGroup not tried yet: nothing to say
     const std::string key = s.policy->Key();
     auto it = gang_status_written_.find(key);
     if (it != gang_status_written_.end() && it->second == st) continue;

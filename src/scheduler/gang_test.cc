@@ -208,6 +208,45 @@ TEST_F(GangTest, APlacedGangIsReportedInItsPodGroupStatus) {
       << "bound, not running yet (no kubelet in the simulator)";
 }
 
+// A native PodGroup (scheduling.k8s.io, Kubernetes 1.36+): the same gang rule, its required
+// topology from spec.schedulingConstraints, and its PodGroupInitiallyScheduled condition: False
+// while a member waits, True once the gang is placed.
+TEST_F(GangTest, ANativePodGroupIsAGangAndItsConditionIsWritten) {
+  AddNode("a0", 8, "zone-a");
+  AddNode("b0", 8, "zone-b");
+  AddNode("b1", 8, "zone-b");
+  Running("busy", 4, "a0");
+  auto g = std::make_shared<api::PodGroup>();
+  g->api = api::GangApi::kNative;
+  g->api_version = "scheduling.k8s.io/v1beta1";
+  g->namespace_ = "ml";
+  g->name = "train-0";
+  g->min_member = 2;
+  g->topology_required = std::string(kZone);
+  ASSERT_TRUE(cluster_.AddPodGroup(g).ok());
+  auto member = [&](std::string_view name) {
+    api::PodPtr p = MakePod("ml", name)
+                        .SchedulerName("gpu-scheduler")
+                        .SchedulingGroup("train-0")
+                        .Cpu("1")
+                        .Gpus(4)
+                        .Ptr();
+    EXPECT_TRUE(cluster_.CreatePod(p).ok());
+    return p;
+  };
+  std::vector<api::PodPtr> pods = {member("t-0")};
+  Settle();
+  EXPECT_EQ(Bound(pods), 0) << "one of minCount 2 waits";
+  ASSERT_TRUE(cluster_.PodGroupStatuses().contains("native:ml/train-0"));
+  EXPECT_EQ(cluster_.PodGroupStatuses().at("native:ml/train-0").phase, "Unschedulable");
+  pods.push_back(member("t-1"));
+  Settle();
+  ASSERT_EQ(Bound(pods), 2);
+  EXPECT_NE(NodeOf(pods[0]), "a0") << "the gang shares one zone: zone-b holds both";
+  EXPECT_NE(NodeOf(pods[1]), "a0");
+  EXPECT_EQ(cluster_.PodGroupStatuses().at("native:ml/train-0").phase, "Scheduled");
+}
+
 // Required topology: one zone has 2 x 8 GPUs free in total but on two nodes each half used (the
 // gang of 2 x 8 does not fit there), the other has two empty nodes: the gang lands whole there.
 // Pod by pod with no domain rule the members could go to either zone.

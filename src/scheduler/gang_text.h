@@ -10,12 +10,15 @@
 
 namespace gpusched::scheduler {
 
-// "gang PodGroup ml/train", "gang Volcano PodGroup ml/job", "gang Workload ml/llm pod group w".
+// "gang PodGroup ml/train", "gang Volcano PodGroup ml/job", "gang Workload ml/llm pod group w",
+// "gang PodGroup ml/train (scheduling.k8s.io)".
 inline std::string DescribeGang(const api::PodGroup& g) {
   const std::string name = g.namespace_ + "/" + g.name;
   switch (g.api) {
     case api::GangApi::kVolcano: return "gang Volcano PodGroup " + name;
     case api::GangApi::kWorkload: return "gang Workload " + name + " pod group " + g.pod_group;
+    case api::GangApi::kNative:
+      return "gang PodGroup " + name + " (" + std::string(api::kNativeGangGroup) + ")";
     default: return "gang PodGroup " + name;
   }
 }

@@ -294,6 +294,9 @@ class Scheduler final : public kube::ClusterEventHandler, public framework::Hand
   };
   // False when `qp` is no member of a gang with a known gang policy (it is scheduled alone).
   bool ScheduleGang(framework::QueuedPodInfo& qp);
+  // One gang cycle for `qp`'s gang; its result as scheduler_podgroup_schedule_attempts_total
+  // counts it ("scheduled", "unschedulable", "waiting_on_preemption").
+  std::string_view RunGangCycle(framework::QueuedPodInfo& qp, const api::PodGroup& policy);
   // "" when the cluster's free resources cover policy.min_resources, else what is missing.
   std::string MinResourcesShortfall(const api::PodGroup& policy) const;
   GangTry PlaceGang(const std::string& key, const api::PodGroup& policy,

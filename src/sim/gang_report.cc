@@ -18,6 +18,9 @@ std::string Describe(const api::PodGroup& g) {
     case api::GangApi::kVolcano: return "Volcano PodGroup " + g.namespace_ + "/" + g.name;
     case api::GangApi::kWorkload:
       return "Workload " + g.namespace_ + "/" + g.name + "/" + g.pod_group;
+    case api::GangApi::kNative:
+      return "PodGroup " + g.namespace_ + "/" + g.name + " (" + std::string(api::kNativeGangGroup) +
+             ")";
     default: return "PodGroup " + g.namespace_ + "/" + g.name;
   }
 }

@@ -46,7 +46,8 @@ std::unique_ptr<Simulator> NewSim() {
   return sim.ok() ? std::move(*sim) : nullptr;
 }
 
-constexpr std::string_view kManifest = R"(
+// Two 8-GPU nodes, a in zone z1 and b in zone z2.
+constexpr std::string_view kTwoNodes = R"(
 apiVersion: v1
 kind: Node
 metadata: {name: a, labels: {topology.kubernetes.io/zone: z1}}
@@ -58,6 +59,9 @@ kind: Node
 metadata: {name: b, labels: {topology.kubernetes.io/zone: z2}}
 status:
   allocatable: {cpu: "64", memory: 512Gi, pods: "110", nvidia.com/gpu: "8"}
+)";
+
+constexpr std::string_view kGangPolicies = R"(
 ---
 apiVersion: scheduling.x-k8s.io/v1alpha1
 kind: PodGroup
@@ -87,7 +91,7 @@ std::string Member(std::string_view name, std::string_view label_or_ref, int gpu
 }
 
 TEST(GangSimTest, PodGroupsAndWorkloadsFromManifestsAreReportedPerGang) {
-  std::string text(kManifest);
+  std::string text = std::string(kTwoNodes) + std::string(kGangPolicies);
   text += Member("fits-0", "fits", 4) + Member("fits-1", "fits", 4);
   // Three members of 8 GPUs on 16 GPUs: never fits; pod by pod two would bind.
   text += Member("big-0", "workload", 8) + Member("big-1", "workload", 8) +
@@ -113,6 +117,57 @@ TEST(GangSimTest, PodGroupsAndWorkloadsFromManifestsAreReportedPerGang) {
       << report;
   const std::string json = FormatJson(ReportToJson(r));
   EXPECT_NE(json.find("\"gang\": \"PodGroup ml/fits\""), std::string::npos) << json;
+}
+
+// A Kubernetes 1.37 file: a native PodGroup (scheduling.k8s.io/v1beta1) with a topology
+// constraint and pods naming it in spec.schedulingGroup. Zone z1's node has 4 GPUs taken, so the
+// gang of 2 x 4 GPUs lands whole on zone z2's node (pod by pod, packing would put one member into
+// z1's free half).
+TEST(GangSimTest, ANativePodGroupFromAFileIsAGangWithItsTopology) {
+  std::string text = std::string(kTwoNodes) + R"(
+---
+apiVersion: v1
+kind: Pod
+metadata: {name: busy, namespace: ml}
+spec:
+  nodeName: a
+  containers:
+  - name: main
+    resources:
+      limits: {nvidia.com/gpu: "4"}
+---
+apiVersion: scheduling.k8s.io/v1beta1
+kind: PodGroup
+metadata: {name: train-0, namespace: ml}
+spec:
+  schedulingPolicy: {gang: {minCount: 2}}
+  schedulingConstraints:
+    topology: [{key: topology.kubernetes.io/zone}]
+)";
+  for (std::string_view name : {"t-0", "t-1"}) {
+    text += "---\napiVersion: v1\nkind: Pod\nmetadata: {name: " + std::string(name) +
+            ", namespace: ml}\nspec:\n  schedulingGroup: {podGroupName: train-0}\n"
+            "  containers:\n  - name: main\n    resources:\n      limits: {nvidia.com/gpu: "
+            "\"4\"}\n";
+  }
+  Workload w;
+  ASSERT_TRUE(AppendManifests(text, "native.yaml", w).ok());
+  ASSERT_EQ(w.pod_groups.size(), 1u);
+  EXPECT_TRUE(w.rejected.empty());
+  auto sim = NewSim();
+  ASSERT_TRUE(sim->Run(w).ok());
+  Report r = BuildReport(*sim, "native.yaml");
+  ASSERT_EQ(r.gangs.size(), 1u);
+  EXPECT_EQ(r.gangs[0].gang, "PodGroup ml/train-0 (scheduling.k8s.io)");
+  EXPECT_EQ(r.gangs[0].state, "Placed");
+  EXPECT_EQ(r.gangs[0].bound, 2);
+  int members = 0;
+  for (const PlacementRow& p : r.placements) {
+    if (!p.pod.starts_with("ml/t-")) continue;
+    ++members;
+    EXPECT_EQ(p.node, "b") << p.pod;
+  }
+  EXPECT_EQ(members, 2);
 }
 
 // Issue #36 as a new user met it with `gpusched simulate`: two 8-GPU nodes with one low-priority

@@ -87,8 +87,9 @@ void Skipped(Workload& workload, std::string_view source, std::string_view kind,
 }
 
 bool IsGangPolicy(const api::OtherObject& o) {
-  return (o.kind == "PodGroup" && (o.api_version == api::kPodGroupApiVersion ||
-                                   o.api_version == api::kVolcanoApiVersion)) ||
+  return (o.kind == "PodGroup" &&
+          (o.api_version == api::kPodGroupApiVersion || o.api_version == api::kVolcanoApiVersion ||
+           api::IsNativePodGroupApiVersion(o.api_version))) ||
          (o.kind == "Workload" && o.api_version == api::kWorkloadApiVersion);
 }
 

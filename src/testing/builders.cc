@@ -96,6 +96,13 @@ PodBuilder& PodBuilder::WorkloadRef(std::string_view workload, std::string_view 
   return *this;
 }
 
+PodBuilder& PodBuilder::SchedulingGroup(std::string_view pod_group_name) {
+  pod_.gang = api::GangRef{};
+  pod_.gang.api = api::GangApi::kNative;
+  pod_.gang.name = std::string(pod_group_name);
+  return *this;
+}
+
 PodBuilder& PodBuilder::Uid(std::string_view uid) {
   pod_.meta.uid = std::string(uid);
   return *this;

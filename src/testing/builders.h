@@ -39,6 +39,8 @@ class PodBuilder {
   // spec.workloadRef (the Workload API's gang membership).
   PodBuilder& WorkloadRef(std::string_view workload, std::string_view pod_group,
                           std::string_view replica_key = "");
+  // spec.schedulingGroup.podGroupName (a native PodGroup's member, Kubernetes 1.36+).
+  PodBuilder& SchedulingGroup(std::string_view pod_group_name);
   PodBuilder& Annotation(std::string_view key, std::string_view value);
   PodBuilder& OwnerReference(std::string_view kind, std::string_view name);  // controller: true
   PodBuilder& CreationTimestamp(common::TimePoint t);

@@ -101,6 +101,8 @@ SCHEDULER_RULES = DELEGATED_AUTH_RULES | {
     ("scheduling.volcano.sh", "podgroups", (), ("get", "list", "watch")),
     ("scheduling.x-k8s.io", "podgroups/status", (), ("patch",)),
     ("scheduling.volcano.sh", "podgroups/status", (), ("patch",)),
+    ("scheduling.k8s.io", "podgroups", (), ("get", "list", "watch")),
+    ("scheduling.k8s.io", "podgroups/status", (), ("patch",)),
     ("scheduling.k8s.io", "workloads", (), ("get", "list", "watch")),
     # Volumes: claims and PVs read and patched (VolumeBinding's PreBind), storage objects read.
     ("", "persistentvolumes", (), ("get", "list", "patch", "watch")),

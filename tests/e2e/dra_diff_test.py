@@ -2,10 +2,10 @@
 # SPDX-License-Identifier: Apache-2.0
 """DRA placement by `gpusched scheduler` against the upstream kube-scheduler (issue #23).
 
-One control plane: kube-apiserver 1.35 (resource.k8s.io/v1, with the DRAPartitionableDevices,
-DRAConsumableCapacity and DRAExtendedResource gates, alpha in 1.35), kube-controller-manager (its
-resourceclaim controller creates claims from templates and releases them), the upstream
-kube-scheduler v1.35 (schedulerName default-scheduler, DRA on by default, the same gates) and one
+One control plane: kube-apiserver 1.37 (resource.k8s.io/v1, with the DRAPartitionableDevices,
+DRAConsumableCapacity and DRAExtendedResource gates: alpha in 1.35, beta or GA in 1.37),
+kube-controller-manager (its resourceclaim controller creates claims from templates and releases
+them), the upstream kube-scheduler v1.37 (schedulerName default-scheduler, DRA on by default, the same gates) and one
 gpusched with the default profile. Seven kwok nodes: four with the slices an NVIDIA DRA driver
 would publish (lib/dra.py): 8 GPUs each, "NVIDIA A100-SXM4-80GB", "NVIDIA H100 80GB HBM3",
 "NVIDIA A100-SXM4-40GB" (40Gi) and H100 again; one with two A100 80GB published as MIG counter

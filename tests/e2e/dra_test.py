@@ -2,7 +2,7 @@
 # SPDX-License-Identifier: Apache-2.0
 """GPUs through Dynamic Resource Allocation by `gpusched scheduler` (issue #23, docs/dra.md).
 
-One control plane (kube-apiserver 1.35 serving resource.k8s.io/v1; kube-controller-manager with
+One control plane (kube-apiserver 1.37 serving resource.k8s.io/v1; kube-controller-manager with
 every controller, the resourceclaim controller among them, which creates a pod's claims from its
 ResourceClaimTemplates and releases them when the pod goes) and one gpusched with the default
 profile, on the RBAC deploy/ gives it for DRA. No driver runs: each test publishes, for its kwok
@@ -25,18 +25,18 @@ index, uuid, cliqueId in two cliques of 4, capacity memory) and the DeviceClass 
   test_f  preemption of DRA devices (upstream cannot, KEP-5690): a low-priority pod's claim holds
           all 8 GPUs of the one node; a high-priority pod asking for 4 gets the low one preempted
           (its claim released by kube-controller-manager) and binds with a valid allocation.
-  test_g  partitionable devices (KEP-4815; the apiserver runs with DRAPartitionableDevices, alpha
-          in 1.35): one A100 80GB published as a counter set and its MIG placements (lib/dra.py
+  test_g  partitionable devices (KEP-4815; DRAPartitionableDevices, alpha in 1.35, beta and on by
+          default in 1.37): one A100 80GB published as a counter set and its MIG placements (lib/dra.py
           mig_slices). Three pods asking for 3g.40gb: two bind, on the two halves; the third and a
           7g.80gb pod are rejected with "cannot allocate all claims" (no counter over-drawn: the
           validator sums every allocated device's draws). Deleting one bound pod releases its half
           and the third 3g.40gb pod binds; the 7g.80gb pod still waits.
-  test_h  consumable capacity (KEP-5075; DRAConsumableCapacity, alpha in 1.35): one H100 that
+  test_h  consumable capacity (KEP-5075; DRAConsumableCapacity, alpha in 1.35, beta in 1.37): one H100 that
           allows multiple allocations, memory 80Gi in steps of 8Gi. Two pods asking for 30Gi
           share it (the apiserver stores each share's shareID and consumedCapacity, 32Gi); a
           third is rejected with "cannot allocate all claims" (16Gi left); deleting one bound pod
           lets it bind. The validator sums every share's consumedCapacity against the capacity.
-  test_i  extended resources backed by DRA (KEP-5004; DRAExtendedResource, alpha in 1.35): a
+  test_i  extended resources backed by DRA (KEP-5004; DRAExtendedResource, alpha in 1.35, GA in 1.37): a
           DeviceClass with extendedResourceName nvidia.com/gpu, a DRA-only node (8 GPUs in its
           slice) and a device-plugin node (allocatable nvidia.com/gpu: 2). Five plain pods
           asking `nvidia.com/gpu: 2` all bind: those on the DRA node each get a claim the
@@ -44,8 +44,8 @@ index, uuid, cliqueId in two cliques of 4, capacity memory) and the DeviceClass 
           allocated with 2 devices, named in the pod's status.extendedResourceClaimStatus), the
           one on the device-plugin node none; a sixth is rejected. The validator checks every
           claim.
-  test_j  device taints (KEP-5055; DRADeviceTaints, alpha in 1.35, on the apiserver and
-          kube-controller-manager): every GPU of one node tainted NoSchedule, three pods with a
+  test_j  device taints (KEP-5055; DRADeviceTaints, alpha in 1.35, GA in 1.37; the gate
+          on the apiserver and kube-controller-manager): every GPU of one node tainted NoSchedule, three pods with a
           1-GPU claim all bind on the other node; then a NoExecute taint on the device one of them
           holds: kube-controller-manager's device-taint-eviction controller evicts that pod (as
           gpusched leaves eviction to it, docs/dra.md), the others stay, and a new pod's claim
@@ -77,7 +77,8 @@ SCHEDULER_NAME = os.environ.get("GPUSCHED_E2E_DRA_SCHEDULER", GPUSCHED_NAME)
 
 class DraE2ETest(ClusterTestCase):
     # sharedCounters / consumesCounters and allowMultipleAllocations / capacity requests /
-    # shareID / consumedCapacity are dropped by a 1.35 apiserver without the gates.
+    # shareID / consumedCapacity are dropped by a 1.35 apiserver without the gates; 1.37 has them
+    # on by default (the gates are named so that the file also runs on 1.35).
     cluster_kwargs = {"extra_args": {
         "apiserver": ["--feature-gates=DRAPartitionableDevices=true,DRAConsumableCapacity=true,"
                       "DRAExtendedResource=true,DRADeviceTaints=true",

@@ -3,7 +3,7 @@
 """Feasibility of gpusched's default profile against the upstream kube-scheduler (issue #22).
 
 One control plane (etcd, kube-apiserver, kube-controller-manager with its PV controller, kwok and
-the upstream kube-scheduler v1.35 that scripts/testbin builds) and one gpusched process with the
+the upstream kube-scheduler v1.37 that scripts/testbin builds) and one gpusched process with the
 default profile. From GPUSCHED_E2E_FD_SEED (default 22): a random cluster of NODES kwok nodes
 (zones, racks, generations, taints, cordons, CPU/memory/pods/extended resources), background
 pods bound by spec.nodeName (labels, host ports, anti-affinity towards test pods, a

@@ -2,8 +2,10 @@
 # SPDX-License-Identifier: Apache-2.0
 """Gang scheduling by `gpusched scheduler` on a real control plane (issue #19).
 
-One control plane for the file: the API server serves the Workload API
-(--feature-gates=GenericWorkload=true, --runtime-config=scheduling.k8s.io/v1alpha1=true), the
+One control plane for the file: on Kubernetes 1.35 (GPUSCHED_E2E_KUBE=1.35, ctest's
+e2e_gang_kube_1_35) the API server serves the Workload API (--feature-gates=GenericWorkload=true,
+--runtime-config=scheduling.k8s.io/v1alpha1=true); on 1.37 it serves scheduling.k8s.io/v1beta1
+(GenericWorkload is beta there, off by default), and v1alpha1 is gone. The
 scheduler-plugins PodGroup CRD is installed (tests/e2e/testdata/podgroup-crd.yaml), and kwok runs
 with the test cluster's stages except that a Job's pod completes only after the duration in its
 annotation e2e.gpusched.io/complete-after (so a Job "runs" for a while). gpusched's service
@@ -18,8 +20,9 @@ API server and from gpusched's /metrics (the GPUs its cache holds, assumed pods 
   test_c  a PodGroup requiring one zone: zone-a has 8 free GPUs on two half-used nodes, zone-b
           two empty nodes; a gang of 3 x 4 GPUs lands whole in zone-b (pod by pod, packing
           would put two members into zone-a's free halves).
-  test_d  the same gang rule through the Workload API: pods with spec.workloadRef wait until
-          the gang's minCount pods exist, then bind together in one zone.
+  test_d  (1.35 only) the same gang rule through the v1alpha1 Workload API: pods with
+          spec.workloadRef wait until the gang's minCount pods exist, then bind together in one
+          zone.
   test_e  gang preemption with two members per node (issue #36): two 8-GPU nodes with one
           low-priority 1-GPU pod each, an Indexed Job of 4 x 4 GPUs of high priority with a
           PodGroup. Both small pods get DisruptionTarget and are deleted through the API (a
@@ -29,6 +32,12 @@ API server and from gpusched's /metrics (the GPUs its cache holds, assumed pods 
           two victims, six members bound where nominated.
   test_g  a gang that cannot fit even with every lower-priority pod gone (a higher-priority pod
           holds 2 GPUs) evicts nothing and keeps no nomination.
+  test_h  (1.37) test_a with native gangs: Jobs with spec.scheduling's gang policy, whose
+          Workloads and PodGroups the Job controller creates (WorkloadWithJob); both PodGroups
+          get PodGroupInitiallyScheduled True.
+  test_i  (1.37) a standalone native PodGroup with a topology constraint: its members wait
+          (condition False), then bind whole in one zone (condition True).
+  test_j  (1.37) test_e with the Job's native gang: it preempts as a unit and binds.
 """
 
 import json
@@ -40,7 +49,7 @@ import unittest
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "lib"))
 
-from cluster import ClusterTestCase, testbin_dir  # noqa: E402
+from cluster import ClusterTestCase, kube_minor, testbin_dir  # noqa: E402
 from gpusched_harness import (  # noqa: E402
     GROUP_LABEL, Gpusched, drop_finalizers, events, gpu_pod, gpusched_binary, kwok_gpu_node, log,
     priority_class, wait_nodes_ready, write_config)
@@ -49,6 +58,9 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 ZONE = "topology.kubernetes.io/zone"
 COMPLETE_AFTER = "e2e.gpusched.io/complete-after"
 FINALIZER = "e2e.gpusched.io/hold"
+KUBE_MINOR = kube_minor()
+# The gang API of the release: v1alpha1 Workloads (spec.workloadRef) in 1.35, v1beta1 in 1.37.
+SCHEDULING_API = "scheduling.k8s.io/v1alpha1" if KUBE_MINOR == 35 else "scheduling.k8s.io/v1beta1"
 
 
 def delayed_completion_stages(path):
@@ -73,9 +85,9 @@ GANG_RBAC = {
     "apiVersion": "rbac.authorization.k8s.io/v1", "kind": "ClusterRole",
     "metadata": {"name": "e2e-gpusched-gangs"},
     "rules": [
-        {"apiGroups": ["scheduling.x-k8s.io", "scheduling.volcano.sh"],
+        {"apiGroups": ["scheduling.x-k8s.io", "scheduling.volcano.sh", "scheduling.k8s.io"],
          "resources": ["podgroups"], "verbs": ["get", "list", "watch"]},
-        {"apiGroups": ["scheduling.x-k8s.io", "scheduling.volcano.sh"],
+        {"apiGroups": ["scheduling.x-k8s.io", "scheduling.volcano.sh", "scheduling.k8s.io"],
          "resources": ["podgroups/status"], "verbs": ["patch", "update"]},
         {"apiGroups": ["scheduling.k8s.io"], "resources": ["workloads"],
          "verbs": ["get", "list", "watch"]},
@@ -84,9 +96,13 @@ GANG_RBAC = {
 
 
 class GangE2ETest(ClusterTestCase):
-    cluster_kwargs = {"extra_args": {"apiserver": [
-        "--feature-gates=GenericWorkload=true",
-        "--runtime-config=scheduling.k8s.io/v1alpha1=true"]}}
+    # 1.37: the native PodGroup (beta), the Job controller's Workloads and PodGroups
+    # (WorkloadWithJob, alpha) and a PodGroup's topology constraint (alpha) are all off by default.
+    GATES = ("GenericWorkload=true" if KUBE_MINOR == 35 else
+             "GenericWorkload=true,WorkloadWithJob=true,TopologyAwareWorkloadScheduling=true")
+    cluster_kwargs = {"extra_args": {
+        "apiserver": [f"--feature-gates={GATES}", f"--runtime-config={SCHEDULING_API}=true"],
+        "kcm": [f"--feature-gates={GATES}"]}}
 
     @classmethod
     def setUpClass(cls):
@@ -155,18 +171,49 @@ class GangE2ETest(ClusterTestCase):
         pod["spec"].update(extra_spec or {})
         return pod
 
-    def indexed_job(self, name, workers, gpus, group, complete_after, priority_class=None):
+    def indexed_job(self, name, workers, gpus, group, complete_after, priority_class=None,
+                    native=False):
+        """An Indexed Job whose pods join the scheduler-plugins PodGroup `group`, or with
+        native=True (1.37) a gang of the Job's own: spec.scheduling's gang policy, from which the
+        Job controller creates a Workload and a PodGroup (minCount: the parallelism) and sets
+        each pod's spec.schedulingGroup."""
         template = self.member("x", group, gpus, annotations={COMPLETE_AFTER: complete_after})
         del template["metadata"]["name"]
         if priority_class:
             template["spec"]["priorityClassName"] = priority_class
         template["spec"]["restartPolicy"] = "Never"
-        self.cluster.apply({
-            "apiVersion": "batch/v1", "kind": "Job", "metadata": {"name": name},
-            "spec": {"completionMode": "Indexed", "completions": workers, "parallelism": workers,
-                     "backoffLimit": 0,
-                     "template": {"metadata": template["metadata"], "spec": template["spec"]}}},
-            namespace=self.ns)
+        spec = {"completionMode": "Indexed", "completions": workers, "parallelism": workers,
+                "backoffLimit": 0,
+                "template": {"metadata": template["metadata"], "spec": template["spec"]}}
+        if native:
+            spec["scheduling"] = {"schedulingPolicy": {"gang": {}}}
+        self.cluster.apply({"apiVersion": "batch/v1", "kind": "Job", "metadata": {"name": name},
+                            "spec": spec}, namespace=self.ns)
+
+    def native_pod_groups(self):
+        """The namespace's native PodGroups (scheduling.k8s.io) by name."""
+        items = self.cluster.get_json("podgroups.scheduling.k8s.io", "--namespace", self.ns)
+        return {g["metadata"]["name"]: g for g in items["items"]}
+
+    def podgroup_attempts(self):
+        """scheduler_podgroup_schedule_attempts_total of gpusched's /metrics, by result."""
+        status, body = self.gpusched.get("/metrics")
+        self.assertEqual(status, 200, body[:300])
+        out = {}
+        for line in body.splitlines():
+            if line.startswith("scheduler_podgroup_schedule_attempts_total{"):
+                labels, value = line.rsplit(" ", 1)
+                result = labels.split('result="', 1)[1].split('"', 1)[0]
+                out[result] = out.get(result, 0) + float(value)
+        return out
+
+    @staticmethod
+    def initially_scheduled(group):
+        """The status of a native PodGroup's PodGroupInitiallyScheduled condition, or None."""
+        for c in group.get("status", {}).get("conditions", []):
+            if c["type"] == "PodGroupInitiallyScheduled":
+                return c["status"]
+        return None
 
     def pods(self, selector=None):
         args = ["pods", "--namespace", self.ns] + (["-l", selector] if selector else [])
@@ -218,11 +265,11 @@ class GangE2ETest(ClusterTestCase):
         self.assertEqual(p.returncode, 0, f"{cmd}: {p.stderr}")
         return json.loads(p.stdout)
 
-    def preempt_for_gang(self, nodes, victims_on, workers):
+    def preempt_for_gang(self, nodes, victims_on, workers, native=False):
         """`nodes` 8-GPU nodes, a 1-GPU low-priority held pod on each node of `victims_on`, then
         an Indexed Job of `workers` x 4 GPUs of high priority with a PodGroup of minMember
-        `workers`. Returns (victim names, {member: nominated node}) once every victim is
-        terminating and every member is nominated."""
+        `workers` (native=True: the Job's native gang). Returns (victim names, {member:
+        nominated node}) once every victim is terminating and every member is nominated."""
         low = self.priority_class("low", 10)
         high = self.priority_class("high", 1000)
         self.nodes([(n, 8, "zone-a") for n in nodes])
@@ -232,8 +279,10 @@ class GangE2ETest(ClusterTestCase):
             self.held_pod(victims[-1], 1, f"{self.ns}-{n}", low)
         self.cluster.wait_for(lambda: len(self.bound(self.pods())) == len(victims), timeout=30,
                               what="the low-priority pods running")
-        self.pod_group("ft", workers)
-        self.indexed_job("ft", workers, 4, "ft", complete_after="600s", priority_class=high)
+        if not native:
+            self.pod_group("ft", workers)
+        self.indexed_job("ft", workers, 4, None if native else "ft", complete_after="600s",
+                         priority_class=high, native=native)
 
         def preempted():
             t = self.terminating()
@@ -264,13 +313,17 @@ class GangE2ETest(ClusterTestCase):
 
     # --- tests -------------------------------------------------------------------------------
 
-    def test_a_two_indexed_jobs_one_gang_whole_the_other_nothing_then_it_starts(self):
+    def two_jobs_one_whole_then_the_other(self, native):
+        """Indexed Jobs of 4 and 2 workers x 8 GPUs on 4 nodes of 8 GPUs: one gang is bound
+        whole, the other gets no pod and no GPU until the first completes. Returns the Job
+        placed first."""
         self.nodes([(f"n{i}", 8, "zone-a") for i in range(4)])
         base = self.allocated_gpus()
-        self.pod_group("train-a", 4)
-        self.pod_group("train-b", 2)
-        self.indexed_job("train-a", 4, 8, "train-a", complete_after="25s")
-        self.indexed_job("train-b", 2, 8, "train-b", complete_after="25s")
+        for job, workers in (("train-a", 4), ("train-b", 2)):
+            if not native:
+                self.pod_group(job, workers)
+            self.indexed_job(job, workers, 8, None if native else job, complete_after="25s",
+                             native=native)
 
         def one_whole():
             a, b = self.bound(self.job_pods("train-a")), self.bound(self.job_pods("train-b"))
@@ -299,6 +352,10 @@ class GangE2ETest(ClusterTestCase):
         self.cluster.wait_for(
             lambda: self.cluster.get_json("job", first, "--namespace", self.ns)["status"]
             .get("succeeded") == want_done, timeout=60, what=f"job {first} succeeded")
+        return first
+
+    def test_a_two_indexed_jobs_one_gang_whole_the_other_nothing_then_it_starts(self):
+        self.two_jobs_one_whole_then_the_other(native=False)
 
     def test_b_a_gang_that_never_fits_times_out_and_a_single_pod_binds(self):
         self.nodes([(f"n{i}", 8, "zone-a") for i in range(4)])
@@ -307,7 +364,7 @@ class GangE2ETest(ClusterTestCase):
             self.cluster.apply(self.member(f"huge-{i}", "huge", 8), namespace=self.ns)
 
         def timed_out():
-            pg = self.cluster.get_json("podgroup", "huge", "--namespace", self.ns)
+            pg = self.cluster.get_json("podgroups.scheduling.x-k8s.io", "huge", "--namespace", self.ns)
             return pg.get("status", {}).get("phase") == "TimedOut" and pg
         self.cluster.wait_for(timed_out, timeout=60, what="PodGroup huge TimedOut")
         self.assertEqual(self.bound(self.pods("scheduling.x-k8s.io/pod-group=huge")), [])
@@ -342,34 +399,94 @@ class GangE2ETest(ClusterTestCase):
         self.assert_one_zone(pods, "zone-b")
         # gpusched writes PodGroup statuses once a second (Scheduler::Tick), after the binds.
         self.cluster.wait_for(
-            lambda: self.cluster.get_json("podgroup", "zonal", "--namespace", self.ns)
+            lambda: self.cluster.get_json("podgroups.scheduling.x-k8s.io", "zonal", "--namespace", self.ns)
             .get("status", {}).get("phase") in ("Scheduling", "Running"),
             timeout=30, what="PodGroup zonal phase Scheduling or Running")
 
-    def test_d_workload_api_gang(self):
-        self.required_zone_setup()
-        self.cluster.apply({
-            "apiVersion": "scheduling.k8s.io/v1alpha1", "kind": "Workload",
-            "metadata": {"name": "llm", "annotations": {"gpusched.io/gang-topology-required": ZONE}},
-            "spec": {"podGroups": [{"name": "workers", "policy": {"gang": {"minCount": 3}}}]}},
-            namespace=self.ns)
-        ref = {"workloadRef": {"name": "llm", "podGroup": "workers"}}
-        for i in range(2):
-            self.cluster.apply(self.member(f"w-{i}", None, 4, extra_spec=ref), namespace=self.ns)
-        created = self.pods()
-        self.assertTrue(all(p["spec"].get("workloadRef") for p in created
-                            if p["metadata"]["name"].startswith("w-")),
-                        "the API server kept spec.workloadRef (GenericWorkload gate)")
-        time.sleep(5)
-        self.assertEqual([p for p in self.bound(self.pods()) if p["metadata"]["name"].startswith("w-")],
-                         [], "two of minCount 3 must wait")
-        self.cluster.apply(self.member("w-2", None, 4, extra_spec=ref), namespace=self.ns)
+    if KUBE_MINOR == 35:  # 1.37 serves no v1alpha1 Workload (its native gangs: issue #38)
+        def test_d_workload_v1alpha1_gang(self):
+            self.required_zone_setup()
+            self.cluster.apply({
+                "apiVersion": "scheduling.k8s.io/v1alpha1", "kind": "Workload",
+                "metadata": {"name": "llm",
+                             "annotations": {"gpusched.io/gang-topology-required": ZONE}},
+                "spec": {"podGroups": [{"name": "workers", "policy": {"gang": {"minCount": 3}}}]}},
+                namespace=self.ns)
+            ref = {"workloadRef": {"name": "llm", "podGroup": "workers"}}
+            for i in range(2):
+                self.cluster.apply(self.member(f"w-{i}", None, 4, extra_spec=ref), namespace=self.ns)
+            created = self.pods()
+            self.assertTrue(all(p["spec"].get("workloadRef") for p in created
+                                if p["metadata"]["name"].startswith("w-")),
+                            "the API server kept spec.workloadRef (GenericWorkload gate)")
+            time.sleep(5)
+            self.assertEqual([p for p in self.bound(self.pods())
+                              if p["metadata"]["name"].startswith("w-")],
+                             [], "two of minCount 3 must wait")
+            self.cluster.apply(self.member("w-2", None, 4, extra_spec=ref), namespace=self.ns)
 
-        def all_bound():
-            b = [p for p in self.bound(self.pods()) if p["metadata"]["name"].startswith("w-")]
-            return len(b) == 3 and b
-        pods = self.cluster.wait_for(all_bound, timeout=60, what="the Workload gang bound")
-        self.assert_one_zone(pods, "zone-b")
+            def all_bound():
+                b = [p for p in self.bound(self.pods()) if p["metadata"]["name"].startswith("w-")]
+                return len(b) == 3 and b
+            pods = self.cluster.wait_for(all_bound, timeout=60, what="the Workload gang bound")
+            self.assert_one_zone(pods, "zone-b")
+
+    if KUBE_MINOR >= 37:
+        def test_h_native_job_gangs_one_whole_the_other_nothing_then_it_starts(self):
+            """test_a with the Jobs' own native gangs: the Job controller's PodGroups; both get
+            PodGroupInitiallyScheduled True from gpusched once placed."""
+            self.two_jobs_one_whole_then_the_other(native=True)
+            groups = self.native_pod_groups()
+            self.assertEqual(len(groups), 2, sorted(groups))
+            self.assertEqual(sorted(g["spec"]["schedulingPolicy"]["gang"]["minCount"]
+                                    for g in groups.values()), [2, 4])
+            self.cluster.wait_for(
+                lambda: all(self.initially_scheduled(g) == "True"
+                            for g in self.native_pod_groups().values()),
+                timeout=30, what="PodGroupInitiallyScheduled True on both native PodGroups")
+            # kube-scheduler 1.37's pod group metrics: both gangs scheduled, the second one
+            # unschedulable while the first ran.
+            attempts = self.podgroup_attempts()
+            self.assertGreaterEqual(attempts.get("scheduled", 0), 2, attempts)
+            self.assertGreaterEqual(attempts.get("unschedulable", 0), 1, attempts)
+
+        def test_i_native_pod_group_with_a_topology_constraint(self):
+            """Pods naming a standalone native PodGroup (spec.schedulingGroup) of minCount 3 and
+            topology constraint zone: two wait (the PodGroup says Unschedulable), the third
+            makes the gang, which binds whole in zone-b."""
+            self.required_zone_setup()
+            self.cluster.apply({
+                "apiVersion": SCHEDULING_API, "kind": "PodGroup", "metadata": {"name": "llm"},
+                "spec": {"schedulingPolicy": {"gang": {"minCount": 3}},
+                         "schedulingConstraints": {"topology": [{"key": ZONE}]}}},
+                namespace=self.ns)
+            ref = {"schedulingGroup": {"podGroupName": "llm"}}
+            for i in range(2):
+                self.cluster.apply(self.member(f"w-{i}", None, 4, extra_spec=ref),
+                                   namespace=self.ns)
+            self.cluster.wait_for(
+                lambda: self.initially_scheduled(self.native_pod_groups()["llm"]) == "False",
+                timeout=30, what="PodGroupInitiallyScheduled False while two of three wait")
+            self.assertEqual([p for p in self.bound(self.pods())
+                              if p["metadata"]["name"].startswith("w-")], [])
+            self.cluster.apply(self.member("w-2", None, 4, extra_spec=ref), namespace=self.ns)
+
+            def all_bound():
+                b = [p for p in self.bound(self.pods()) if p["metadata"]["name"].startswith("w-")]
+                return len(b) == 3 and b
+            pods = self.cluster.wait_for(all_bound, timeout=60, what="the native gang bound")
+            self.assert_one_zone(pods, "zone-b")
+            self.cluster.wait_for(
+                lambda: self.initially_scheduled(self.native_pod_groups()["llm"]) == "True",
+                timeout=30, what="PodGroupInitiallyScheduled True once placed")
+
+        def test_j_a_native_gang_preempts_as_a_unit(self):
+            """test_e with the Job's native gang: both victims evicted for the gang, every
+            member bound where nominated."""
+            victims, nominated = self.preempt_for_gang(["a", "b"], ["a", "b"], 4, native=True)
+            for v in victims:
+                self.release(v)
+            self.assert_bound_where_nominated(nominated)
 
     def test_e_gang_preemption_two_members_per_node(self):
         victims, nominated = self.preempt_for_gang(["a", "b"], ["a", "b"], 4)

@@ -325,7 +325,7 @@ class KueueE2ETest(ClusterTestCase):
         self.assertEqual(gated, [], "gpusched acted on a gated pod")
         log(f"tas: pods on {sorted(p['spec']['nodeName'] for p in pods)}, all in zone-b")
         # gpusched placed them as one gang (it writes PodGroup statuses once a second).
-        c.wait_for(lambda: c.get_json("podgroup", "tas", "-n", "team-b").get("status", {})
+        c.wait_for(lambda: c.get_json("podgroups.scheduling.x-k8s.io", "tas", "-n", "team-b").get("status", {})
                    .get("phase") in ("Scheduling", "Running"),
                    timeout=30, what="PodGroup team-b/tas phase Scheduling or Running")
 

@@ -3,7 +3,7 @@
 """Preemption by `gpusched scheduler` against the upstream kube-scheduler (issue #18, differential).
 
 One control plane (etcd, kube-apiserver, kube-controller-manager with its disruption controller,
-kwok, and the upstream kube-scheduler v1.35 that scripts/testbin builds) and one gpusched process
+kwok, and the upstream kube-scheduler v1.37 that scripts/testbin builds) and one gpusched process
 with the default profile. GPUSCHED_E2E_PD_SCENARIOS (default 60) randomised whole-GPU scenarios
 (no sharing) from GPUSCHED_E2E_PD_SEED (default 18), in batches of 12.
 

@@ -86,36 +86,6 @@ json::object BuildBinding(const api::Pod& pod, std::string_view node,
   return binding;
 }
 
-json::object BuildPodGroupStatusPatch(const api::PodGroup& group, const api::PodGroupStatus& status,
-                                      common::TimePoint now) {
-  json::object st;
-  st["phase"] = status.phase;
-  st["running"] = status.running;
-  st["succeeded"] = status.succeeded;
-  st["failed"] = status.failed;
-  if (group.api == api::GangApi::kVolcano) {
-    json::object cond;
-    cond["type"] = "Unschedulable";
-    cond["status"] = status.unschedulable ? "True" : "False";
-    cond["reason"] = status.unschedulable ? status.reason : "Scheduled";
-    cond["message"] = status.message;
-    cond["lastTransitionTime"] = FormatRfc3339(now);
-    json::array conditions;
-    conditions.push_back(std::move(cond));
-    st["conditions"] = std::move(conditions);
-  }
-  json::object patch;
-  patch["status"] = std::move(st);
-  return patch;
-}
-
-std::string PodGroupStatusPath(const api::PodGroup& group) {
-  const std::string_view version =
-      group.api == api::GangApi::kVolcano ? api::kVolcanoApiVersion : api::kPodGroupApiVersion;
-  return "/apis/" + std::string(version) + "/namespaces/" + group.namespace_ + "/podgroups/" +
-         group.name + "/status";
-}
-
 json::object BuildUnschedulablePatch(const api::Pod& pod, std::string_view reason,
                                      std::string_view message, common::TimePoint now) {
   const api::Condition* old = FindCondition(pod.conditions, "PodScheduled");
@@ -404,16 +374,18 @@ common::Status KubeApiClient::SetNominatedNodeName(const api::Pod& pod, std::str
 
 common::Status KubeApiClient::UpdatePodGroupStatus(const api::PodGroup& group,
                                                    const api::PodGroupStatus& status) {
-  if (group.api != api::GangApi::kPodGroup && group.api != api::GangApi::kVolcano) {
+  if (group.api == api::GangApi::kWorkload || group.api == api::GangApi::kNone) {
     return common::Status::Ok();  // a Workload has no status
   }
   if (!IsDns1123Subdomain(group.namespace_) || !IsDns1123Subdomain(group.name)) {
     return common::InvalidArgumentError("podgroup " + group.namespace_ + "/" + group.name +
                                         ": not a DNS-1123 name");
   }
-  return Write(JsonRequest("PATCH", PodGroupStatusPath(group),
-                           BuildPodGroupStatusPatch(group, status, clock_.Now()),
-                           "application/merge-patch+json"));
+  // A CRD takes no strategic merge patch; the native PodGroup's conditions need one.
+  return Write(JsonRequest(
+      "PATCH", PodGroupStatusPath(group), BuildPodGroupStatusPatch(group, status, clock_.Now()),
+      group.api == api::GangApi::kNative ? "application/strategic-merge-patch+json"
+                                         : "application/merge-patch+json"));
 }
 
 common::Status KubeApiClient::CreateEvent(const EventRecord& event) {

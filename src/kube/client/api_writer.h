@@ -209,11 +209,14 @@ boost::json::object BuildExtendedResourceClaimStatusPatch(
 
 // The merge patch of a PodGroup's status subresource: {"status": {"phase", "running",
 // "succeeded", "failed"}}, and for a Volcano PodGroup the Unschedulable condition (True with its
-// reason and message while the gang waits, False once placed).
+// reason and message while the gang waits, False once placed). A native PodGroup's is a
+// strategic merge patch of one condition, PodGroupInitiallyScheduled: True (reason Scheduled)
+// once placed, False with the status's reason and message while it waits.
 boost::json::object BuildPodGroupStatusPatch(const api::PodGroup& group,
                                              const api::PodGroupStatus& status,
                                              common::TimePoint now);
-// /apis/<group>/<version>/namespaces/<ns>/podgroups/<name>/status for the PodGroup's API.
+// /apis/<group>/<version>/namespaces/<ns>/podgroups/<name>/status for the PodGroup's API (a
+// native PodGroup's: the version it was read in).
 std::string PodGroupStatusPath(const api::PodGroup& group);
 boost::json::object BuildEvent(const EventRecord& event, std::string_view reporting_instance,
                                common::TimePoint now);

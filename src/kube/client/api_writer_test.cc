@@ -519,6 +519,63 @@ TEST(KubeApiClientTest, SetNominatedNodeName) {
   }
 }
 
+TEST(KubeApiClientTest, UpdatePodGroupStatusOfANativePodGroupPatchesOneCondition) {
+  FakeRestClient rest;
+  rest.Push(200);
+  rest.Push(200);
+  common::FakeClock clock;
+  KubeApiClient api(rest, clock);
+  api::PodGroup g;
+  g.api = api::GangApi::kNative;
+  g.api_version = "scheduling.k8s.io/v1alpha3";
+  g.namespace_ = "ml";
+  g.name = "train-0";
+  api::PodGroupStatus waiting;
+  waiting.phase = "Unschedulable";
+  waiting.unschedulable = true;
+  waiting.reason = "Unschedulable";
+  waiting.message = "2/4 tasks in gang unschedulable";
+  ASSERT_TRUE(api.UpdatePodGroupStatus(g, waiting).ok());
+  api::PodGroupStatus placed;
+  placed.phase = "Scheduled";
+  ASSERT_TRUE(api.UpdatePodGroupStatus(g, placed).ok());
+  ASSERT_EQ(rest.requests.size(), 2u);
+  EXPECT_EQ(rest.requests[0].method, "PATCH");
+  EXPECT_EQ(rest.requests[0].path,
+            "/apis/scheduling.k8s.io/v1alpha3/namespaces/ml/podgroups/train-0/status");
+  EXPECT_EQ(rest.requests[0].content_type, "application/strategic-merge-patch+json");
+  const std::string time = FormatRfc3339(clock.Now());
+  EXPECT_EQ(json::parse(rest.requests[0].body),
+            json::parse(R"({"status":{"conditions":[{"type":"PodGroupInitiallyScheduled",
+              "status":"False","reason":"Unschedulable",
+              "message":"2/4 tasks in gang unschedulable","lastTransitionTime":")" +
+                        time + R"("}]}})"));
+  EXPECT_EQ(json::parse(rest.requests[1].body),
+            json::parse(R"({"status":{"conditions":[{"type":"PodGroupInitiallyScheduled",
+              "status":"True","reason":"Scheduled","message":"","lastTransitionTime":")" +
+                        time + R"("}]}})"));
+}
+
+TEST(ServedGroupVersionTest, TheFirstPreferredVersionTheServerLists) {
+  const std::string group =
+      R"({"kind":"APIGroup","name":"scheduling.k8s.io","versions":[
+        {"groupVersion":"scheduling.k8s.io/v1","version":"v1"},
+        {"groupVersion":"scheduling.k8s.io/v1alpha3","version":"v1alpha3"}]})";
+  FakeRestClient rest;
+  rest.Push(200, group);
+  auto v = ServedGroupVersion(rest, "scheduling.k8s.io", api::kNativePodGroupApiVersions);
+  ASSERT_TRUE(v.ok()) << v.status().ToString();
+  EXPECT_EQ(*v, "scheduling.k8s.io/v1alpha3");
+  EXPECT_EQ(rest.requests[0].path, "/apis/scheduling.k8s.io");
+
+  rest.Push(200, R"({"kind":"APIGroup","versions":[{"groupVersion":"scheduling.k8s.io/v1"}]})");
+  auto none = ServedGroupVersion(rest, "scheduling.k8s.io", api::kNativePodGroupApiVersions);
+  EXPECT_EQ(none.status().code(), StatusCode::kNotFound);
+  rest.Push(404);
+  EXPECT_EQ(ServedGroupVersion(rest, "nope.io", api::kNativePodGroupApiVersions).status().code(),
+            StatusCode::kNotFound);
+}
+
 TEST(KubeApiClientTest, VolumeBindingWrites) {
   FakeRestClient rest;
   rest.Push(200, R"({"kind":"PersistentVolume","metadata":{"name":"pv-1","resourceVersion":"8"}})");

@@ -113,6 +113,10 @@ struct WorkloadKind : GangPolicyKindBase {
   static constexpr std::string_view kName = "workloads.scheduling.k8s.io";
   static constexpr std::string_view kPath = "/apis/scheduling.k8s.io/v1alpha1/workloads";
 };
+struct NativePodGroupKind : GangPolicyKindBase {
+  static constexpr std::string_view kName = "podgroups.scheduling.k8s.io";
+  static constexpr std::string_view kPath = "/apis/scheduling.k8s.io/v1beta1/podgroups";
+};
 
 // Storage objects (api/storage.h), delivered as kube::StorageObject.
 template <typename T>
@@ -428,7 +432,7 @@ InformerPtr NewInformer(RestClient& client, ClusterEventHandler& handler,
                         std::string_view default_field_selector) {
   ReflectorOptions r = std::move(options.reflector);
   r.name = std::string(K::kName);
-  r.path = std::string(K::kPath);
+  if (r.path.empty()) r.path = std::string(K::kPath);
   if (options.field_selector == "-") {
     r.field_selector.clear();
   } else if (options.field_selector.empty()) {
@@ -465,9 +469,22 @@ InformerPtr NewPodGroupInformer(RestClient& client, ClusterEventHandler& handler
       return NewInformer<VolcanoPodGroupKind>(client, handler, clock, std::move(options), "");
     case GangPolicyApi::kWorkload:
       return NewInformer<WorkloadKind>(client, handler, clock, std::move(options), "");
+    case GangPolicyApi::kNative:
+      return NewInformer<NativePodGroupKind>(client, handler, clock, std::move(options), "");
     case GangPolicyApi::kPodGroup: break;
   }
   return NewInformer<PodGroupKind>(client, handler, clock, std::move(options), "");
+}
+
+std::string NativePodGroupPath(RestClient& client) {
+  common::StatusOr<std::string> version =
+      ServedGroupVersion(client, api::kNativeGangGroup, api::kNativePodGroupApiVersions);
+  if (!version.ok()) {
+    spdlog::info("native PodGroups: {}; watching {}", version.status().ToString(),
+                 NativePodGroupKind::kPath);
+    return std::string(NativePodGroupKind::kPath);
+  }
+  return "/apis/" + *version + "/podgroups";
 }
 
 InformerPtr NewStorageInformer(RestClient& client, ClusterEventHandler& handler,

@@ -67,7 +67,8 @@ struct InformerOptions {
   // Pods: defaults to kNonTerminalPodsSelector; nodes, PDBs: none. Set to "-" for no selector.
   std::string field_selector;
   std::string label_selector;
-  // Everything else of the reflector (path, name and selectors are set by the factory).
+  // Everything else of the reflector (name and selectors are set by the factory; so is the path
+  // unless reflector.path is set, e.g. to another version of the collection).
   ReflectorOptions reflector;
 };
 
@@ -87,12 +88,18 @@ InformerPtr NewPdbInformer(RestClient& client, ClusterEventHandler& handler,
 //   kVolcano   /apis/scheduling.volcano.sh/v1beta1/podgroups  (Volcano)
 //   kWorkload  /apis/scheduling.k8s.io/v1alpha1/workloads     (one per pod group; an update
 //              delivers the deletion of pod groups it no longer has)
+//   kNative    /apis/scheduling.k8s.io/v1beta1/podgroups      (Kubernetes 1.37; another served
+//              version through options.reflector.path: NativePodGroupPath)
 // A collection the API server does not serve (CRD not installed, alpha API off) is retried with
 // the reflector's backoff and never syncs; the scheduler does not wait for it.
-enum class GangPolicyApi : uint8_t { kPodGroup, kVolcano, kWorkload };
+enum class GangPolicyApi : uint8_t { kPodGroup, kVolcano, kWorkload, kNative };
 InformerPtr NewPodGroupInformer(RestClient& client, ClusterEventHandler& handler,
                                 const common::Clock& clock, GangPolicyApi api,
                                 InformerOptions options = {});
+// The collection of native PodGroups in the most preferred of api::kNativePodGroupApiVersions
+// that the API server serves (discovery, one GET); the v1beta1 path when it serves none (or
+// discovery fails: logged), so that the informer retries like any unserved collection.
+std::string NativePodGroupPath(RestClient& client);
 
 // Storage objects for the volume plugins (api/storage.h), decoded with api/decode_storage.h and
 // delivered to OnStorageAdd/Update/Delete:

@@ -53,7 +53,10 @@ API (keep it small; later tests build on it):
 Environment: ``GPUSCHED_SOURCE_DIR`` (repository root; default: derived from this file),
 ``GPUSCHED_TESTBIN_DIR`` (binaries; default: the output of scripts/testbin),
 ``GPUSCHED_KUEUE_DIR`` (the Kueue bin directory; default: the output of
-``scripts/testbin --kueue``), ``GPUSCHED_E2E_KEEP=1`` (keep the cluster directory after teardown, for its logs),
+``scripts/testbin --kueue``), ``GPUSCHED_E2E_KUBE`` (the Kubernetes release of the API server,
+controllers and scheduler: unset for test/testbin/kubernetes's, ``1.35`` for the older control
+plane of ``scripts/testbin --kube 1.35``, or ``GPUSCHED_KUBE_BIN_DIR`` when set; see
+``kube_minor()``), ``GPUSCHED_E2E_KEEP=1`` (keep the cluster directory after teardown, for its logs),
 ``GPUSCHED_E2E_LOG_LINES`` (log lines per component printed on failure; default 300, 0 = all).
 """
 
@@ -75,6 +78,7 @@ __all__ = [
     "ClusterTestCase",
     "KubectlError",
     "TestCluster",
+    "kube_minor",
     "kueue_dir",
     "make_kwok_node",
     "source_dir",
@@ -102,13 +106,46 @@ def testbin_dir():
     if env:
         _testbin_cache = os.path.abspath(env)
         return _testbin_cache
+    _testbin_cache = _testbin_output()
+    return _testbin_cache
+
+
+def _testbin_output(*args):
+    """The last line of scripts/testbin ARGS (a bin directory it built or found)."""
     script = os.path.join(source_dir(), "scripts", "testbin")
-    proc = subprocess.run([script], stdout=subprocess.PIPE, text=True)
+    proc = subprocess.run([script, *args], stdout=subprocess.PIPE, text=True)
     lines = proc.stdout.strip().splitlines()
     if proc.returncode != 0 or not lines:
-        raise RuntimeError(f"{script} failed (exit {proc.returncode}); see its output above")
-    _testbin_cache = lines[-1]
-    return _testbin_cache
+        raise RuntimeError(f"{script} {' '.join(args)} failed (exit {proc.returncode}); "
+                           "see its output above")
+    return lines[-1]
+
+
+def kube_minor():
+    """The minor version of the Kubernetes control plane the e2e tests run against: that of
+    GPUSCHED_E2E_KUBE (e.g. "1.35") when set, else the one test/testbin/kubernetes/go.mod pins."""
+    release = os.environ.get("GPUSCHED_E2E_KUBE")
+    if release:
+        return int(release.split(".")[1])
+    with open(os.path.join(source_dir(), "test", "testbin", "kubernetes", "go.mod")) as f:
+        for line in f:  # "require k8s.io/kubernetes v1.37.2" or "\tk8s.io/kubernetes v1.37.2 ..."
+            words = line.split()
+            if "k8s.io/kubernetes" in words[:2]:
+                version = words[words.index("k8s.io/kubernetes") + 1:][:1]
+                if version and version[0].startswith("v1."):
+                    return int(version[0].split(".")[1])
+    raise RuntimeError("no k8s.io/kubernetes version in test/testbin/kubernetes/go.mod")
+
+
+def kube_bin_dir():
+    """Where kube-apiserver, kube-controller-manager and kube-scheduler come from when
+    GPUSCHED_E2E_KUBE names another release (GPUSCHED_KUBE_BIN_DIR, else the output of
+    scripts/testbin --kube RELEASE); None for the testbin's own."""
+    release = os.environ.get("GPUSCHED_E2E_KUBE")
+    if not release:
+        return None
+    env = os.environ.get("GPUSCHED_KUBE_BIN_DIR")
+    return os.path.abspath(env) if env else _testbin_output("--kube", release)
 
 
 _kueue_dir_cache = None
@@ -123,12 +160,7 @@ def kueue_dir():
     if env:
         _kueue_dir_cache = os.path.abspath(env)
         return _kueue_dir_cache
-    script = os.path.join(source_dir(), "scripts", "testbin")
-    proc = subprocess.run([script, "--kueue"], stdout=subprocess.PIPE, text=True)
-    lines = proc.stdout.strip().splitlines()
-    if proc.returncode != 0 or not lines:
-        raise RuntimeError(f"{script} --kueue failed (exit {proc.returncode}); see its output above")
-    _kueue_dir_cache = lines[-1]
+    _kueue_dir_cache = _testbin_output("--kueue")
     return _kueue_dir_cache
 
 
@@ -267,6 +299,9 @@ class TestCluster:
         _become_subreaper()
         env = dict(os.environ)
         env["GPUSCHED_TESTBIN_DIR"] = self.bin_dir
+        kube_bin = kube_bin_dir()
+        if kube_bin:
+            env["TEST_CLUSTER_KUBE_BIN_DIR"] = kube_bin
         env["TEST_CLUSTER_OWNER_PID"] = str(os.getpid())
         if os.environ.get("GPUSCHED_E2E_KEEP") != "1":
             env["TEST_CLUSTER_OWNER_PURGE"] = "1"
