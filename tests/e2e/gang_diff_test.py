@@ -9,13 +9,13 @@ profile.
 
 For each seed from GPUSCHED_E2E_GD_SEED (default 9, a seed where the two differ),
 GPUSCHED_E2E_GD_SEEDS seeds in a row (default 1): a random kwok cluster of 3-6 nodes with 4 or 8
-GPUs, and 4-8 random gangs: a native PodGroup (gang policy, minCount = its members) and 1-4
-member pods naming it in spec.schedulingGroup, each asking 1, 2, 4 or 8 GPUs (at most a node's).
-The demand usually exceeds the GPUs. The gangs are scheduled twice, one scheduler after the other, on the same
-nodes: first by kube-scheduler, then - once the first phase's pods are gone - by gpusched. Pods
-are created behind a scheduling gate that is removed in creation order, so both schedulers see
-them in the same order. A phase ends when every pod is bound or Unschedulable and nothing
-changed for 5 s (or nothing changed for 20 s).
+GPUs, and 4-8 random gangs: a native PodGroup (gang policy, minCount = its members) and 1-4 member
+pods naming it in spec.schedulingGroup, each asking 1, 2, 4 or 8 GPUs (at most a node's). The
+demand usually exceeds the GPUs. The gangs are scheduled twice, one scheduler after the other, on
+the same nodes: first by kube-scheduler, then - once the first phase's pods are gone - by gpusched.
+Pods are created behind a scheduling gate that is removed in creation order, so both schedulers see
+them in the same order. A phase ends when every pod is bound or Unschedulable and nothing changed
+for 5 s (or nothing changed for 20 s).
 
 Checked for each seed: neither scheduler leaves a gang partly bound (all-or-nothing at minCount),
 and every difference is explained by one GPU rule. Both take the gangs in the same order (equal
