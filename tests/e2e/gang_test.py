@@ -481,9 +481,14 @@ class GangE2ETest(ClusterTestCase):
                 timeout=30, what="PodGroupInitiallyScheduled True once placed")
 
         def test_j_a_native_gang_preempts_as_a_unit(self):
-            """test_e with the Job's native gang: both victims evicted for the gang, every
-            member bound where nominated."""
+            """test_e with the Job's native gang: both victims evicted for the gang; `gpusched
+            explain` of a member (reading the native PodGroup from the cluster) says the gang
+            waits for them; every member bound where nominated."""
             victims, nominated = self.preempt_for_gang(["a", "b"], ["a", "b"], 4, native=True)
+            gang = self.explain_json(sorted(nominated)[0]).get("gang", {})
+            self.assertTrue(gang.get("awaitingVictims"), gang)
+            self.assertIn("(scheduling.k8s.io) waits for the pods it preempted",
+                          gang.get("message", ""))
             for v in victims:
                 self.release(v)
             self.assert_bound_where_nominated(nominated)

@@ -67,11 +67,14 @@ struct PdbKind {
   static void Delete(ClusterEventHandler& h, api::PdbPtr p) { h.OnPdbDelete(std::move(p)); }
 };
 
-// Gang policy objects: each delivers its policies (one, or one per Workload pod group).
+// Gang policy objects: each delivers its policies (one, or one per Workload pod group). Their
+// decoder tells the APIs apart by apiVersion, which a built-in kind's LIST items lack
+// (kNeedsApiVersion: the informer fills in its collection's).
 struct GangPolicyKindBase {
   using Object = api::GangPolicyObject;
   using Ptr = std::shared_ptr<const api::GangPolicyObject>;
   static constexpr bool kNamespaced = true;
+  static constexpr bool kNeedsApiVersion = true;
   static common::StatusOr<api::GangPolicyObject> Decode(const json::value& v) {
     return api::DecodeGangPolicyObject(v);
   }
@@ -245,6 +248,32 @@ std::string_view MetaField(const json::value& obj, std::string_view key) {
   return v->as_string();
 }
 
+// "scheduling.k8s.io/v1beta1" of "/apis/scheduling.k8s.io/v1beta1/podgroups", "v1" of
+// "/api/v1/pods".
+std::string GroupVersionOf(std::string_view path) {
+  std::vector<std::string_view> parts;
+  for (std::string_view rest = path; !rest.empty();) {
+    const size_t slash = rest.find('/');
+    if (slash != 0) parts.push_back(rest.substr(0, slash));
+    if (slash == std::string_view::npos) break;
+    rest.remove_prefix(slash + 1);
+  }
+  if (parts.size() >= 3 && parts[0] == "apis") {
+    std::string group_version(parts[1]);
+    group_version += '/';
+    group_version += parts[2];
+    return group_version;
+  }
+  if (parts.size() >= 2 && parts[0] == "api") return std::string(parts[1]);
+  return {};
+}
+
+template <typename K>
+concept NeedsApiVersion = requires {
+  K::kNeedsApiVersion;
+}
+&&K::kNeedsApiVersion;
+
 template <typename K>
 class TypedInformer final : public Informer, private ReflectorSink {
  public:
@@ -253,7 +282,9 @@ class TypedInformer final : public Informer, private ReflectorSink {
 
   TypedInformer(RestClient& client, ClusterEventHandler& handler, const common::Clock& clock,
                 ReflectorOptions options)
-      : handler_(handler), reflector_(client, *this, clock, std::move(options)) {}
+      : handler_(handler),
+        group_version_(GroupVersionOf(options.path)),
+        reflector_(client, *this, clock, std::move(options)) {}
 
   ~TypedInformer() override { Join(); }
 
@@ -308,7 +339,17 @@ class TypedInformer final : public Informer, private ReflectorSink {
   }
 
   common::StatusOr<Ptr> DecodeObject(const json::value& obj) {
-    auto decoded = K::Decode(obj);
+    if constexpr (NeedsApiVersion<K>) {
+      const json::object* o = obj.if_object();
+      if (o != nullptr && !o->contains("apiVersion")) {  // a LIST item of a built-in kind
+        json::value with = obj;
+        with.as_object()["apiVersion"] = group_version_;
+        return Wrap(K::Decode(with));
+      }
+    }
+    return Wrap(K::Decode(obj));
+  }
+  static common::StatusOr<Ptr> Wrap(common::StatusOr<T> decoded) {
     if (!decoded.ok()) return std::move(decoded).status();
     return Ptr(std::make_shared<const T>(std::move(decoded).value()));
   }
@@ -418,6 +459,7 @@ class TypedInformer final : public Informer, private ReflectorSink {
   }
 
   ClusterEventHandler& handler_;
+  const std::string group_version_;  // of the collection: the apiVersion its items are in
   Reflector reflector_;
   std::thread thread_;
   mutable common::Mutex mu_;

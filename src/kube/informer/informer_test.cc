@@ -63,6 +63,10 @@ class RecordingHandler final : public ClusterEventHandler {
     last_dra = n;
   }
   void OnDraDelete(const DraObject& o) override { Log("dra-delete:" + DraId(o)); }
+  // "pg-add:<key> <apiVersion> min=<minMember>".
+  void OnPodGroupAdd(api::PodGroupPtr g) override {
+    Log("pg-add:" + g->Key() + " " + g->api_version + " min=" + std::to_string(g->min_member));
+  }
 
   std::vector<std::string> Take() {
     common::MutexLock l(mu_);
@@ -287,6 +291,37 @@ std::string Claim(std::string_view name, std::string_view rv, std::string_view s
          R"("},"spec":{"devices":{"requests":[{"name":"gpu","exactly":{)"
          R"("deviceClassName":"gpu.nvidia.com","count":2}}]}},"status":)" +
          std::string(status) + "}";
+}
+
+// A built-in kind's LIST items carry no apiVersion (its watch events do): the gang informers,
+// whose decoder tells the APIs apart by it, take their collection's.
+TEST_F(InformerTest, GangPoliciesOfBuiltInKindsListedWithoutApiVersionAreDecoded) {
+  const std::string pod_group =
+      R"({"metadata":{"name":"train","namespace":"ml","uid":"u1","resourceVersion":"2"},)"
+      R"("spec":{"schedulingPolicy":{"gang":{"minCount":4}}}})";
+  client_.PushResponse(200, List({pod_group}, "5"));
+  client_.PushStream({{Event("ADDED", R"({"apiVersion":"scheduling.k8s.io/v1alpha3",)"
+                                      R"("kind":"PodGroup","metadata":{"name":"eval",)"
+                                      R"("namespace":"ml","uid":"u2","resourceVersion":"6"},)"
+                                      R"("spec":{"schedulingPolicy":{"gang":{"minCount":2}}}})")},
+                      {}});
+  InformerOptions native = Fast();
+  native.reflector.path = "/apis/scheduling.k8s.io/v1alpha3/podgroups";
+  auto inf = NewPodGroupInformer(client_, handler_, clock_, GangPolicyApi::kNative, native);
+  ASSERT_TRUE(inf->StepForTest().ok());
+  ASSERT_TRUE(inf->StepForTest().ok());
+  EXPECT_EQ(client_.requests()[0].path, "/apis/scheduling.k8s.io/v1alpha3/podgroups");
+  EXPECT_THAT(handler_.Take(),
+              ElementsAre("pg-add:native:ml/train scheduling.k8s.io/v1alpha3 min=4",
+                          "pg-add:native:ml/eval scheduling.k8s.io/v1alpha3 min=2"));
+
+  client_.PushResponse(
+      200, List({R"({"metadata":{"name":"llm","namespace":"ml","uid":"u3","resourceVersion":"3"},)"
+                 R"("spec":{"podGroups":[{"name":"w","policy":{"gang":{"minCount":3}}}]}})"},
+                "7"));
+  auto workloads = NewPodGroupInformer(client_, handler_, clock_, GangPolicyApi::kWorkload, Fast());
+  ASSERT_TRUE(workloads->StepForTest().ok());
+  EXPECT_THAT(handler_.Take(), ElementsAre("pg-add:workload:ml/llm/w  min=3"));
 }
 
 TEST_F(InformerTest, DraObjectsAreListedWatchedDecodedAndBadOnesSkipped) {
