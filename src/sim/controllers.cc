@@ -135,6 +135,7 @@ struct PodPatch {
   std::string hostname;
   std::string node;  // DaemonSet: the node its required node affinity names
   bool daemon = false;
+  std::string scheduling_group;  // Job with a gang: spec.schedulingGroup.podGroupName
 };
 
 json::object& MemberObject(json::object& o, std::string_view key) {
@@ -189,6 +190,9 @@ common::StatusOr<api::PodPtr> MakePod(const Owner& o, const PodPatch& patch) {
   json::object spec;
   if (const json::object* s = ObjectAt(*o.tmpl, "spec")) spec = *s;
   if (!patch.hostname.empty()) spec["hostname"] = patch.hostname;
+  if (!patch.scheduling_group.empty()) {
+    spec["schedulingGroup"] = json::object{{"podGroupName", patch.scheduling_group}};
+  }
   if (patch.daemon) {
     json::object& affinity = MemberObject(spec, "affinity");
     json::object& node_affinity = MemberObject(affinity, "nodeAffinity");
@@ -276,7 +280,40 @@ common::StatusOr<std::vector<api::PodPtr>> ExpandStatefulSet(Owner& o) {
   return pods;
 }
 
-common::StatusOr<std::vector<api::PodPtr>> ExpandJob(Owner& o) {
+// The native PodGroup 1.37's Job controller creates for a Job whose spec.scheduling asks for a
+// gang (WorkloadWithJob): minCount from schedulingPolicy.gang (default the parallelism), a
+// required topology from schedulingConstraints. None for a basic policy, no spec.scheduling, or
+// a template that names its own schedulingGroup.
+std::optional<api::PodGroup> JobGang(Owner& o, int64_t parallelism) {
+  const json::object* scheduling = ObjectAt(*o.spec, "scheduling");
+  const json::object* policy =
+      scheduling != nullptr ? ObjectAt(*scheduling, "schedulingPolicy") : nullptr;
+  const json::object* gang = policy != nullptr ? ObjectAt(*policy, "gang") : nullptr;
+  const json::object* tspec = ObjectAt(*o.tmpl, "spec");
+  if (gang == nullptr || (tspec != nullptr && tspec->contains("schedulingGroup"))) {
+    return std::nullopt;
+  }
+  api::PodGroup g;
+  g.api = api::GangApi::kNative;
+  g.api_version = std::string(api::kNativePodGroupApiVersions[0]);
+  g.namespace_ = o.namespace_;
+  g.name = o.name + "-" + Suffix(o.uid + "#podgroup");
+  g.uid = o.uid + "-podgroup";
+  g.min_member = static_cast<int32_t>(
+      o.reader.Int(*gang, "minCount", "spec.scheduling.schedulingPolicy.gang", 1, kInt32Max)
+          .value_or(std::max<int64_t>(1, parallelism)));
+  const json::object* constraints = ObjectAt(*scheduling, "schedulingConstraints");
+  const json::value* topology =
+      constraints != nullptr ? constraints->if_contains("topology") : nullptr;
+  if (topology != nullptr && topology->is_array() && !topology->get_array().empty()) {
+    const json::object* first = topology->get_array().front().if_object();
+    const json::value* key = first != nullptr ? first->if_contains("key") : nullptr;
+    if (key != nullptr && key->is_string()) g.topology_required = std::string(key->get_string());
+  }
+  return g;
+}
+
+common::StatusOr<Expansion> ExpandJob(Owner& o) {
   const int64_t parallelism = Count(o, "parallelism", 1);
   const std::optional<int64_t> completions =
       o.reader.Int(*o.spec, "completions", "spec", 0, kInt32Max);
@@ -300,11 +337,14 @@ common::StatusOr<std::vector<api::PodPtr>> ExpandJob(Owner& o) {
                                    : "Unsupported value: " + api::FieldReader::Describe(*policy)) +
                        ": supported values: \"OnFailure\", \"Never\"");
   }
+  std::optional<api::PodGroup> gang = JobGang(o, parallelism);
   GPUSCHED_RETURN_IF_ERROR(Errors(o));
   const int64_t active = suspended ? 0 : std::min(parallelism, completions.value_or(parallelism));
-  std::vector<api::PodPtr> pods;
+  Expansion out;
+  if (gang) out.pod_groups.push_back(std::make_shared<const api::PodGroup>(*gang));
   for (int64_t i = 0; i < active; ++i) {
     PodPatch patch = OwnedBy(o);
+    if (gang) patch.scheduling_group = gang->name;
     const std::string seed = o.uid + "#" + std::to_string(i);
     patch.labels = {{"batch.kubernetes.io/controller-uid", o.uid},
                     {"batch.kubernetes.io/job-name", o.name},
@@ -320,9 +360,9 @@ common::StatusOr<std::vector<api::PodPtr>> ExpandJob(Owner& o) {
       patch.name = o.name + "-" + Suffix(seed);
     }
     GPUSCHED_ASSIGN_OR_RETURN(api::PodPtr pod, MakePod(o, patch));
-    pods.push_back(std::move(pod));
+    out.pods.push_back(std::move(pod));
   }
-  return pods;
+  return out;
 }
 
 // nodeShouldRunDaemonPod: the node passes the template's node selector and required node
@@ -376,14 +416,21 @@ bool IsControllerKind(std::string_view api_version, std::string_view kind) {
   return api_version == "batch/v1" && kind == "Job";
 }
 
-common::StatusOr<std::vector<api::PodPtr>> ExpandController(const ControllerObject& object,
-                                                            std::span<const api::NodePtr> nodes) {
+common::StatusOr<Expansion> ExpandController(const ControllerObject& object,
+                                             std::span<const api::NodePtr> nodes) {
   GPUSCHED_ASSIGN_OR_RETURN(Owner o, ReadOwner(object));
-  if (o.kind == "Deployment" || o.kind == "ReplicaSet") return ExpandReplicaSet(o);
-  if (o.kind == "StatefulSet") return ExpandStatefulSet(o);
   if (o.kind == "Job") return ExpandJob(o);
-  if (o.kind == "DaemonSet") return ExpandDaemonSet(o, nodes);
-  return InvalidArgumentError("kind " + common::Quote(o.kind) + " is not a workload controller");
+  Expansion out;
+  if (o.kind == "Deployment" || o.kind == "ReplicaSet") {
+    GPUSCHED_ASSIGN_OR_RETURN(out.pods, ExpandReplicaSet(o));
+  } else if (o.kind == "StatefulSet") {
+    GPUSCHED_ASSIGN_OR_RETURN(out.pods, ExpandStatefulSet(o));
+  } else if (o.kind == "DaemonSet") {
+    GPUSCHED_ASSIGN_OR_RETURN(out.pods, ExpandDaemonSet(o, nodes));
+  } else {
+    return InvalidArgumentError("kind " + common::Quote(o.kind) + " is not a workload controller");
+  }
+  return out;
 }
 
 void ExpandControllers(Workload& workload) {
@@ -395,13 +442,14 @@ void ExpandControllers(Workload& workload) {
     for (; next < c.position && next < workload.pods.size(); ++next) {
       pods.push_back(std::move(workload.pods[next]));
     }
-    common::StatusOr<std::vector<api::PodPtr>> expanded = ExpandController(c, workload.nodes);
+    common::StatusOr<Expansion> expanded = ExpandController(c, workload.nodes);
     if (!expanded.ok()) {
       workload.rejected.push_back(Rejection{c.source, c.document, c.kind, c.name,
                                             std::string(expanded.status().message())});
       continue;
     }
-    for (api::PodPtr& p : *expanded) pods.push_back(std::move(p));
+    for (api::PodPtr& p : expanded->pods) pods.push_back(std::move(p));
+    for (api::PodGroupPtr& g : expanded->pod_groups) workload.pod_groups.push_back(std::move(g));
   }
   for (; next < workload.pods.size(); ++next) pods.push_back(std::move(workload.pods[next]));
   workload.pods = std::move(pods);

@@ -12,7 +12,11 @@
 //   Job         (batch/v1) the pods running at once: min(parallelism, completions) (parallelism
 //                          default 1; none when suspended); completionMode Indexed names them
 //                          <job>-<index>-<5 chars> with the job-completion-index annotation and
-//                          label; labels batch.kubernetes.io/job-name and controller-uid
+//                          label; labels batch.kubernetes.io/job-name and controller-uid. A Job
+//                          whose spec.scheduling asks for a gang also gets the native PodGroup
+//                          <job>-<5 chars> that Kubernetes 1.37's Job controller creates
+//                          (WorkloadWithJob; minCount default the parallelism, the topology
+//                          constraint), named in each pod's spec.schedulingGroup
 //   DaemonSet   (apps/v1)  one pod per node whose labels match the template's nodeSelector and
 //                          required node affinity and whose NoSchedule/NoExecute taints the
 //                          template (plus the controller's default tolerations) tolerates; each
@@ -41,13 +45,20 @@ namespace gpusched::sim {
 // Whether ExpandControllers expands objects of this apiVersion and kind.
 bool IsControllerKind(std::string_view api_version, std::string_view kind);
 
-// The pods `object` stands for, in creation order. `nodes` is the cluster (for DaemonSets).
-// Errors (InvalidArgument) name the field and value, e.g. "spec.replicas: must be in [0, ...]".
-common::StatusOr<std::vector<api::PodPtr>> ExpandController(const ControllerObject& object,
-                                                            std::span<const api::NodePtr> nodes);
+// What a controller object stands for: its pods, in creation order, and the gang policies its
+// controller would create (a Job's native PodGroup).
+struct Expansion {
+  std::vector<api::PodPtr> pods;
+  std::vector<api::PodGroupPtr> pod_groups;
+};
+// `nodes` is the cluster (for DaemonSets). Errors (InvalidArgument) name the field and value,
+// e.g. "spec.replicas: must be in [0, ...]".
+common::StatusOr<Expansion> ExpandController(const ControllerObject& object,
+                                             std::span<const api::NodePtr> nodes);
 
 // Expands every object of workload.controllers into pods, inserted into workload.pods where the
-// object was in the input (document order), then clears workload.controllers. An object that
+// object was in the input (document order), and gang policies, appended to
+// workload.pod_groups; then clears workload.controllers. An object that
 // does not expand is added to workload.rejected.
 void ExpandControllers(Workload& workload);
 

@@ -170,6 +170,48 @@ spec:
   EXPECT_EQ(members, 2);
 }
 
+// A Kubernetes 1.37 Job that asks for a gang (spec.scheduling, WorkloadWithJob): the simulator
+// creates the native PodGroup the Job controller would (minCount: the parallelism) and places
+// the Job's pods all or nothing. 3 x 8 GPUs on 2 x 8: nothing binds, where a Job without the
+// gang policy gets 2 of its 3 pods bound.
+TEST(GangSimTest, AJobAskingForAGangGetsItsNativePodGroup) {
+  auto job = [](std::string_view name, std::string_view scheduling) {
+    return "---\napiVersion: batch/v1\nkind: Job\nmetadata: {name: " + std::string(name) +
+           ", namespace: ml}\nspec:\n  completionMode: Indexed\n  completions: 3\n"
+           "  parallelism: 3\n" +
+           std::string(scheduling) +
+           "  template:\n    spec:\n      restartPolicy: Never\n      containers:\n"
+           "      - name: main\n        resources:\n          limits: {nvidia.com/gpu: \"8\"}\n";
+  };
+  for (const bool gang : {true, false}) {
+    SCOPED_TRACE(gang ? "gang" : "basic");
+    Workload w;
+    ASSERT_TRUE(AppendManifests(std::string(kTwoNodes) +
+                                    job("train", gang ? "  scheduling:\n    schedulingPolicy:\n"
+                                                        "      gang: {}\n"
+                                                      : ""),
+                                "job.yaml", w)
+                    .ok());
+    ExpandControllers(w);
+    auto sim = NewSim();
+    ASSERT_TRUE(sim->Run(w).ok());
+    Report r = BuildReport(*sim, "job.yaml");
+    int bound = 0;
+    for (const PlacementRow& p : r.placements) bound += p.node.empty() ? 0 : 1;
+    if (!gang) {
+      EXPECT_EQ(bound, 2);
+      EXPECT_TRUE(r.gangs.empty());
+      continue;
+    }
+    EXPECT_EQ(bound, 0) << "all or nothing";
+    ASSERT_EQ(r.gangs.size(), 1u);
+    EXPECT_TRUE(r.gangs[0].gang.starts_with("PodGroup ml/train-")) << r.gangs[0].gang;
+    EXPECT_TRUE(r.gangs[0].gang.ends_with(" (scheduling.k8s.io)")) << r.gangs[0].gang;
+    EXPECT_EQ(r.gangs[0].members, 3);
+    EXPECT_EQ(r.gangs[0].state, "Waiting");
+  }
+}
+
 // Issue #36 as a new user met it with `gpusched simulate`: two 8-GPU nodes with one low-priority
 // 1-GPU pod each, then a PodGroup (minMember 4) and an Indexed Job of 4 x 4 GPUs of higher
 // priority. Both small pods must go; then the whole gang binds, two members per node. Before the
