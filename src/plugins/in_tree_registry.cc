@@ -3,6 +3,7 @@
 
 #include <string>
 
+#include "src/common/check.h"
 #include "src/plugins/default_binder/default_binder.h"
 #include "src/plugins/default_preemption/default_preemption.h"
 #include "src/plugins/dynamic_resources/dynamic_resources.h"
@@ -28,6 +29,15 @@
 #include "src/plugins/volume_zone/volume_zone.h"
 
 namespace gpusched::plugins {
+
+const framework::Registry& InTreeRegistry() {
+  static const framework::Registry* const registry = [] {
+    auto* r = new framework::Registry();
+    GPUSCHED_CHECK(RegisterInTreePlugins(*r).ok());  // an empty registry takes every name
+    return r;
+  }();
+  return *registry;
+}
 
 common::Status RegisterInTreePlugins(framework::Registry& registry) {
   struct Entry {

@@ -13,4 +13,8 @@ namespace gpusched::plugins {
 // comes from the Handle its factory gets (e.g. NetworkLocality's Handle::network()).
 common::Status RegisterInTreePlugins(framework::Registry& registry);
 
+// A registry of the in-tree plugins alone, built on first use (thread-safe) and kept for the
+// process: for callers that add no out-of-tree plugin (tests, benchmarks).
+const framework::Registry& InTreeRegistry();
+
 }  // namespace gpusched::plugins

@@ -27,15 +27,6 @@ namespace {
 using ::testing::HasSubstr;
 using ::testing::Not;
 
-const framework::Registry& TestRegistry() {
-  static const framework::Registry* registry = [] {
-    auto* r = new framework::Registry();
-    EXPECT_TRUE(plugins::RegisterInTreePlugins(*r).ok());
-    return r;
-  }();
-  return *registry;
-}
-
 // One node with a slice of two GPUs, a DeviceClass, a template and a shared claim.
 constexpr std::string_view kCluster = R"(
 apiVersion: v1
@@ -153,7 +144,7 @@ spec:
 }
 
 std::unique_ptr<Simulator> NewSimulator(const common::Clock& clock) {
-  auto sim = Simulator::Create(SimulationDefaultConfig(), {TestRegistry(), clock},
+  auto sim = Simulator::Create(SimulationDefaultConfig(), {plugins::InTreeRegistry(), clock},
                                SimOptions{.check_invariants = true});
   EXPECT_TRUE(sim.ok()) << sim.status().ToString();
   return sim.ok() ? std::move(*sim) : nullptr;

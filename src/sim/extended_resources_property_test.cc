@@ -35,15 +35,6 @@
 namespace gpusched::sim {
 namespace {
 
-const framework::Registry& TestRegistry() {
-  static const framework::Registry* registry = [] {
-    auto* r = new framework::Registry();
-    EXPECT_TRUE(plugins::RegisterInTreePlugins(*r).ok());
-    return r;
-  }();
-  return *registry;
-}
-
 struct NodeSpec {
   std::string name;
   int64_t plugin_gpus = 0;  // allocatable nvidia.com/gpu
@@ -163,7 +154,7 @@ struct Tally {
 void CheckCase(const Case& c, const std::string& trace, Tally& tally) {
   SCOPED_TRACE(trace);
   common::FakeClock clock;
-  auto created = Simulator::Create(SimulationDefaultConfig(), {TestRegistry(), clock},
+  auto created = Simulator::Create(SimulationDefaultConfig(), {plugins::InTreeRegistry(), clock},
                                    SimOptions{.check_invariants = true});
   ASSERT_TRUE(created.ok()) << created.status().ToString();
   Simulator& sim = **created;

@@ -28,20 +28,11 @@ namespace {
 using testing::MakeNode;
 using testing::MakePod;
 
-const framework::Registry& TestRegistry() {
-  static const framework::Registry* registry = [] {
-    auto* r = new framework::Registry();
-    EXPECT_TRUE(plugins::RegisterInTreePlugins(*r).ok());
-    return r;
-  }();
-  return *registry;
-}
-
 std::unique_ptr<Simulator> NewSim() {
   static const common::FakeClock wall;
   SimOptions opts;
   opts.check_invariants = true;
-  auto sim = Simulator::Create(SimulationDefaultConfig(), {TestRegistry(), wall}, opts);
+  auto sim = Simulator::Create(SimulationDefaultConfig(), {plugins::InTreeRegistry(), wall}, opts);
   EXPECT_TRUE(sim.ok()) << sim.status().ToString();
   return sim.ok() ? std::move(*sim) : nullptr;
 }

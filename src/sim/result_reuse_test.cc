@@ -23,16 +23,6 @@ namespace {
 using gpusched::testing::MakeNode;
 using gpusched::testing::MakePod;
 
-const framework::Registry& TestRegistry() {
-  static const framework::Registry* registry = [] {
-    auto* r = new framework::Registry();
-    common::Status s = plugins::RegisterInTreePlugins(*r);
-    EXPECT_TRUE(s.ok()) << s.ToString();
-    return r;
-  }();
-  return *registry;
-}
-
 // 300 nodes: CPU nodes of two sizes, 8×A100 and 4×T4 GPU nodes (tainted), three zones, a few
 // cordoned nodes. Pods come in bursts of one template (1–24 pods), from templates that fit
 // everywhere, need a zone, need GPUs (whole, shared, a model), or fit nowhere. With
@@ -154,7 +144,7 @@ RunResult RunOnce(const Workload& w, bool fragmentation, int refresh, bool reuse
   opts.seed = 7;
   opts.retry = retry;
   const config::SchedulerConfig config = ProfileConfig(fragmentation, refresh, percentage);
-  auto sim = Simulator::Create(config, {TestRegistry(), wall}, opts);
+  auto sim = Simulator::Create(config, {plugins::InTreeRegistry(), wall}, opts);
   EXPECT_TRUE(sim.ok()) << sim.status().ToString();
   if (!sim.ok()) return {};
   framework::runtime::Framework* fw =

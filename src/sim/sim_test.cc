@@ -21,16 +21,6 @@
 namespace gpusched::sim {
 namespace {
 
-const framework::Registry& TestRegistry() {
-  static const framework::Registry* registry = [] {
-    auto* r = new framework::Registry();
-    common::Status s = plugins::RegisterInTreePlugins(*r);
-    EXPECT_TRUE(s.ok()) << s.ToString();
-    return r;
-  }();
-  return *registry;
-}
-
 // Runs `workload` with the simulator's default config and invariant checks on.
 std::unique_ptr<Simulator> RunWorkload(const Workload& workload, uint64_t seed = 42,
                                        bool retry = true) {
@@ -39,7 +29,7 @@ std::unique_ptr<Simulator> RunWorkload(const Workload& workload, uint64_t seed =
   opts.seed = seed;
   opts.retry = retry;
   opts.check_invariants = true;
-  auto sim = Simulator::Create(SimulationDefaultConfig(), {TestRegistry(), wall}, opts);
+  auto sim = Simulator::Create(SimulationDefaultConfig(), {plugins::InTreeRegistry(), wall}, opts);
   EXPECT_TRUE(sim.ok()) << sim.status().ToString();
   if (!sim.ok()) return nullptr;
   common::Status s = (*sim)->Run(workload);
@@ -170,7 +160,7 @@ TEST(BuiltinExampleTest, PodsWithoutGpusGoToNodesWithoutGpusWhileTheyHaveRoom) {
   static const common::FakeClock wall;
   for (bool untaint : {false, true}) {
     SCOPED_TRACE(untaint ? "GPU nodes untainted" : "as written");
-    auto sim = Simulator::Create(SimulationDefaultConfig(), {TestRegistry(), wall});
+    auto sim = Simulator::Create(SimulationDefaultConfig(), {plugins::InTreeRegistry(), wall});
     ASSERT_TRUE(sim.ok()) << sim.status().ToString();
     for (const auto& n : w->nodes) {
       auto node = std::make_shared<api::Node>(*n);
@@ -509,7 +499,7 @@ TEST(SimulatorTest, RetryModes) {
 
 TEST(SimulatorTest, SubmittingAPodTwiceIsAnError) {
   static const common::FakeClock wall;
-  auto sim = Simulator::Create(SimulationDefaultConfig(), {TestRegistry(), wall});
+  auto sim = Simulator::Create(SimulationDefaultConfig(), {plugins::InTreeRegistry(), wall});
   ASSERT_TRUE(sim.ok());
   ASSERT_TRUE((*sim)->AddNode(GpuNode("n1", 1)).ok());
   api::PodPtr p = SharedGpuPod("a", 100);

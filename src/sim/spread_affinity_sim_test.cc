@@ -18,16 +18,6 @@
 namespace gpusched::sim {
 namespace {
 
-const framework::Registry& TestRegistry() {
-  static const framework::Registry* registry = [] {
-    auto* r = new framework::Registry();
-    common::Status s = plugins::RegisterInTreePlugins(*r);
-    EXPECT_TRUE(s.ok()) << s.ToString();
-    return r;
-  }();
-  return *registry;
-}
-
 // Zone a has two large nodes, zones b and c one small node each: the default profile alone packs
 // all pods onto one node, so spreading has to come from the spread/affinity plugins.
 std::string Nodes() {
@@ -80,7 +70,7 @@ Result Simulate(const std::string& pods_yaml) {
   static const common::FakeClock wall;
   SimOptions opts;
   opts.check_invariants = true;
-  auto sim = Simulator::Create(SimulationDefaultConfig(), {TestRegistry(), wall}, opts);
+  auto sim = Simulator::Create(SimulationDefaultConfig(), {plugins::InTreeRegistry(), wall}, opts);
   EXPECT_TRUE(sim.ok()) << sim.status().ToString();
   Result r;
   if (!sim.ok()) return r;

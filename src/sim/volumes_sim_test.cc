@@ -19,15 +19,6 @@
 namespace gpusched::sim {
 namespace {
 
-const framework::Registry& TestRegistry() {
-  static const framework::Registry* registry = [] {
-    auto* r = new framework::Registry();
-    EXPECT_TRUE(plugins::RegisterInTreePlugins(*r).ok());
-    return r;
-  }();
-  return *registry;
-}
-
 constexpr std::string_view kCluster = R"(
 apiVersion: v1
 kind: Node
@@ -100,7 +91,8 @@ TEST(VolumesSimTest, ClaimsBindAndProvisionWhereTheirVolumesCanAttach) {
   ASSERT_TRUE(w.rejected.empty()) << w.rejected.front().ToString();
   ASSERT_EQ(w.storage.size(), 7u);
   static const common::FakeClock wall;
-  auto sim = Simulator::Create(SimulationDefaultConfig(), {TestRegistry(), wall}, SimOptions{});
+  auto sim =
+      Simulator::Create(SimulationDefaultConfig(), {plugins::InTreeRegistry(), wall}, SimOptions{});
   ASSERT_TRUE(sim.ok()) << sim.status().ToString();
   ASSERT_TRUE((*sim)->Run(w).ok());
   std::map<std::string, const PodOutcome*> by_name;

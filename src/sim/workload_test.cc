@@ -26,16 +26,6 @@
 namespace gpusched::sim {
 namespace {
 
-const framework::Registry& TestRegistry() {
-  static const framework::Registry* registry = [] {
-    auto* r = new framework::Registry();
-    common::Status s = plugins::RegisterInTreePlugins(*r);
-    EXPECT_TRUE(s.ok()) << s.ToString();
-    return r;
-  }();
-  return *registry;
-}
-
 // Decodes `yaml` as one -f file would be, then expands the workload objects.
 Workload Load(const std::string& yaml, const std::string& file = "in.yaml") {
   Workload w;
@@ -49,7 +39,7 @@ std::unique_ptr<Simulator> Simulate(const Workload& w) {
   static const common::FakeClock wall;
   SimOptions opts;
   opts.check_invariants = true;
-  auto sim = Simulator::Create(SimulationDefaultConfig(), {TestRegistry(), wall}, opts);
+  auto sim = Simulator::Create(SimulationDefaultConfig(), {plugins::InTreeRegistry(), wall}, opts);
   EXPECT_TRUE(sim.ok()) << sim.status().ToString();
   if (!sim.ok()) return nullptr;
   common::Status s = (*sim)->Run(w);
@@ -537,7 +527,7 @@ TEST(ReplayTest, PodsLeaveAfterTheirDurationAndWaitingPodsTakeTheirPlace) {
   SimOptions opts;
   opts.check_invariants = true;
   opts.arrival_interval = common::Duration(0);
-  auto sim = Simulator::Create(SimulationDefaultConfig(), {TestRegistry(), wall}, opts);
+  auto sim = Simulator::Create(SimulationDefaultConfig(), {plugins::InTreeRegistry(), wall}, opts);
   ASSERT_TRUE(sim.ok());
   auto r = RunReplay(**sim, w);
   ASSERT_TRUE(r.ok()) << r.status().ToString();
@@ -582,7 +572,7 @@ TEST(ReplayTest, AnInvalidDurationNamesThePodAndTheValue) {
   static const common::FakeClock wall;
   SimOptions opts;
   opts.arrival_interval = common::Duration(0);
-  auto sim = Simulator::Create(SimulationDefaultConfig(), {TestRegistry(), wall}, opts);
+  auto sim = Simulator::Create(SimulationDefaultConfig(), {plugins::InTreeRegistry(), wall}, opts);
   ASSERT_TRUE(sim.ok());
   auto r = RunReplay(**sim, w);
   ASSERT_FALSE(r.ok());

@@ -19,16 +19,6 @@
 namespace gpusched::sim::trace {
 namespace {
 
-const framework::Registry& TestRegistry() {
-  static const framework::Registry* registry = [] {
-    auto* r = new framework::Registry();
-    common::Status s = plugins::RegisterInTreePlugins(*r);
-    EXPECT_TRUE(s.ok()) << s.ToString();
-    return r;
-  }();
-  return *registry;
-}
-
 api::PodPtr GpuPod(std::string name, int32_t count, int32_t milli) {
   auto p = std::make_shared<api::Pod>();
   p->meta.name = name;
@@ -189,7 +179,7 @@ TEST(FgdProtocolTest, RunsTheProtocolOnASmallTrace) {
   Workload w = SmallTrace();
   FgdOptions opts;
   opts.check_invariants = true;
-  auto run = RunFgdProtocol(w, BestFitSchedulerConfig(), {TestRegistry(), wall}, opts);
+  auto run = RunFgdProtocol(w, BestFitSchedulerConfig(), {plugins::InTreeRegistry(), wall}, opts);
   ASSERT_TRUE(run.ok()) << run.status().ToString();
   const FgdResult& r = run->result;
   EXPECT_EQ(r.nodes, 13);
@@ -211,7 +201,7 @@ TEST(FgdProtocolTest, RunsTheProtocolOnASmallTrace) {
     EXPECT_LT(r.curve[i - 1].arrived_pct, r.curve[i].arrived_pct);
   }
   // Same seed, same result.
-  auto again = RunFgdProtocol(w, BestFitSchedulerConfig(), {TestRegistry(), wall}, opts);
+  auto again = RunFgdProtocol(w, BestFitSchedulerConfig(), {plugins::InTreeRegistry(), wall}, opts);
   ASSERT_TRUE(again.ok());
   EXPECT_EQ(again->result.allocated_milli, r.allocated_milli);
   EXPECT_EQ(again->result.placed_pods, r.placed_pods);
@@ -237,7 +227,7 @@ TEST(FgdProtocolTest, BestFitPacksSharedPodsOntoOneGpu) {
   FgdOptions opts;
   opts.inflation = 0;  // no resampling: exactly these three pods
   opts.check_invariants = true;
-  auto run = RunFgdProtocol(w, BestFitSchedulerConfig(), {TestRegistry(), wall}, opts);
+  auto run = RunFgdProtocol(w, BestFitSchedulerConfig(), {plugins::InTreeRegistry(), wall}, opts);
   ASSERT_TRUE(run.ok()) << run.status().ToString();
   const auto outcomes = run->sim->outcomes();
   ASSERT_EQ(outcomes.size(), 3u);
@@ -260,15 +250,15 @@ TEST(FgdProtocolTest, EveryFragmentationPolicyKeepsTheInvariants) {
       FgdOptions opts;
       opts.seed = seed;
       opts.check_invariants = true;
-      auto run =
-          RunFgdProtocol(w, FragmentationSchedulerConfig(policy), {TestRegistry(), wall}, opts);
+      auto run = RunFgdProtocol(w, FragmentationSchedulerConfig(policy),
+                                {plugins::InTreeRegistry(), wall}, opts);
       ASSERT_TRUE(run.ok()) << run.status().ToString();
       const FgdResult& r = run->result;
       EXPECT_EQ(r.placed_pods + r.failed_pods, r.tried_pods);
       EXPECT_GT(r.placed_pods, 0);
       EXPECT_LE(r.allocated_milli, r.cluster_gpu_milli);
-      auto again =
-          RunFgdProtocol(w, FragmentationSchedulerConfig(policy), {TestRegistry(), wall}, opts);
+      auto again = RunFgdProtocol(w, FragmentationSchedulerConfig(policy),
+                                  {plugins::InTreeRegistry(), wall}, opts);
       ASSERT_TRUE(again.ok());
       EXPECT_EQ(FgdCurveCsv(again->result), FgdCurveCsv(r));
     }
@@ -298,10 +288,11 @@ TEST(FgdProtocolTest, TraceTypicalPodsFollowThePaper) {
   static const common::FakeClock wall;
   FgdOptions opts;
   opts.check_invariants = true;
-  auto run = RunFgdProtocol(w, TraceFgdSchedulerConfig(w), {TestRegistry(), wall}, opts);
+  auto run = RunFgdProtocol(w, TraceFgdSchedulerConfig(w), {plugins::InTreeRegistry(), wall}, opts);
   ASSERT_TRUE(run.ok()) << run.status().ToString();
   EXPECT_GT(run->result.placed_pods, 0);
-  auto again = RunFgdProtocol(w, TraceFgdSchedulerConfig(w), {TestRegistry(), wall}, opts);
+  auto again =
+      RunFgdProtocol(w, TraceFgdSchedulerConfig(w), {plugins::InTreeRegistry(), wall}, opts);
   ASSERT_TRUE(again.ok());
   EXPECT_EQ(FgdCurveCsv(again->result), FgdCurveCsv(run->result));
 }
@@ -341,7 +332,7 @@ TEST(FgdProtocolTest, RealDefaultTraceBestFitMatchesThePaper) {
   EXPECT_EQ(w->pods.size(), 8152u);
   static const common::FakeClock wall;
   FgdOptions opts;  // seed 42, inflation 1.3
-  auto run = RunFgdProtocol(*w, BestFitSchedulerConfig(), {TestRegistry(), wall}, opts);
+  auto run = RunFgdProtocol(*w, BestFitSchedulerConfig(), {plugins::InTreeRegistry(), wall}, opts);
   ASSERT_TRUE(run.ok()) << run.status().ToString();
   const FgdResult& r = run->result;
   EXPECT_EQ(r.cluster_gpu_milli, 6212000);
@@ -366,7 +357,7 @@ TEST(FgdProtocolTest, RealAllNodeTraceDefaultProfileKeepsCpuPodsOffGpuNodes) {
   static const common::FakeClock wall;
   SimOptions so;
   so.retry = false;
-  auto sim = Simulator::Create(SimulationDefaultConfig(), {TestRegistry(), wall}, so);
+  auto sim = Simulator::Create(SimulationDefaultConfig(), {plugins::InTreeRegistry(), wall}, so);
   ASSERT_TRUE(sim.ok()) << sim.status().ToString();
   int64_t cluster_gpu_milli = 0;
   for (const auto& n : w->nodes) {
