@@ -53,7 +53,7 @@ from dra import (  # noqa: E402
     gpu_pod, gpu_slice, grant_dra_rbac, memory_selector, mig_slices, product_selector,
     profile_selector, resource_claim, shared_gpu_slice, validate_allocations)
 from gpusched_harness import (  # noqa: E402
-    GROUP_LABEL, SCHEDULER_NAME, Gpusched, log, pod_condition, wait_nodes_ready, write_config)
+    GROUP_LABEL, SCHEDULER_NAME, Gpusched, log, wait_nodes_ready, wait_pods_settled, write_config)
 
 SEED = int(os.environ.get("GPUSCHED_E2E_DRA_SEED", "23"))
 WORKLOADS = int(os.environ.get("GPUSCHED_E2E_DRA_WORKLOADS", "22"))
@@ -195,24 +195,7 @@ class DraDiffE2ETest(ClusterTestCase):
             c.kubectl("patch", "pod", n, "--namespace", ns, "--type=json",
                       "-p", json.dumps([{"op": "remove", "path": "/spec/schedulingGates"}]))
 
-        last = {"state": None, "since": time.monotonic()}
-
-        def settled():
-            state = {}
-            for p in self.pods(ns):
-                if p["spec"].get("nodeName"):
-                    state[p["metadata"]["name"]] = p["spec"]["nodeName"]
-                else:
-                    cond = pod_condition(p)
-                    if not cond or cond.get("reason") != "Unschedulable":
-                        last["state"], last["since"] = None, time.monotonic()
-                        return False
-                    state[p["metadata"]["name"]] = None
-            if state != last["state"]:
-                last["state"], last["since"] = state, time.monotonic()
-                return False
-            return time.monotonic() - last["since"] >= 5 and state
-        state = c.wait_for(settled, timeout=120, what=f"{scheduler}'s pods settled", interval=1)
+        state = wait_pods_settled(c, ns, f"{scheduler}'s pods settled")
         claims = c.get_json("resourceclaims", "--namespace", ns)["items"]
         pod_objs = self.pods(ns)
         bound = sorted(n for n, node in state.items() if node)

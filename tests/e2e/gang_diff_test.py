@@ -32,7 +32,6 @@ import json
 import os
 import random
 import sys
-import time
 import unittest
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "lib"))
@@ -40,7 +39,7 @@ sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "lib
 from cluster import ClusterTestCase  # noqa: E402
 from gpusched_harness import (  # noqa: E402
     GROUP_LABEL, SCHEDULER_NAME, Gpusched, create_objects, gpu_pod, kwok_gpu_node, log,
-    pod_condition, wait_nodes_ready, write_config)
+    wait_nodes_ready, wait_pods_settled, write_config)
 
 SEED = int(os.environ.get("GPUSCHED_E2E_GD_SEED", "9"))
 SEEDS = int(os.environ.get("GPUSCHED_E2E_GD_SEEDS", "1"))
@@ -115,25 +114,12 @@ class GangDiffE2ETest(ClusterTestCase):
         for p in pods:
             c.kubectl("patch", "pod", p["metadata"]["name"], "--namespace", ns, "--type=json",
                       "-p", json.dumps([{"op": "remove", "path": "/spec/schedulingGates"}]))
-        last = {"state": None, "since": time.monotonic()}
-
-        def settled():
-            state, undecided = {}, False
-            for p in self.pods(ns):
-                node = p["spec"].get("nodeName")
-                cond = pod_condition(p)
-                undecided |= not node and (not cond or cond.get("reason") != "Unschedulable")
-                state[p["metadata"]["name"]] = node
-            if state != last["state"]:
-                last["state"], last["since"] = state, time.monotonic()
-                return False
-            quiet = time.monotonic() - last["since"]
-            return (quiet >= 5 and not undecided) or quiet >= 20
-        c.wait_for(settled, timeout=180, what=f"{scheduler}'s gangs settled", interval=1)
+        state = wait_pods_settled(c, ns, f"{scheduler}'s gangs settled", timeout=180,
+                                  give_up_after=20)
         bound = {name: 0 for name, _, _ in gangs}
-        for p in self.pods(ns):
-            if p["spec"].get("nodeName"):
-                bound[p["spec"]["schedulingGroup"]["podGroupName"]] += 1
+        for pod, node in state.items():
+            if node:
+                bound[pod.rsplit("-", 1)[0]] += 1
         return ns, bound
 
     def clean_phase(self, ns):

@@ -40,6 +40,11 @@ annotations=None)``: a Pod asking for whole GPUs (limits), optionally restricted
 
 ``wait_nodes_ready(cluster, selector, count, timeout=90)``
     Waits until ``count`` nodes matching ``selector`` are Ready and carry no taint.
+
+``wait_pods_settled(cluster, namespace, what, timeout=120, give_up_after=None) -> dict``
+    Waits until every pod of ``namespace`` is bound or Unschedulable and nothing changed for 5 s
+    (or, with ``give_up_after``, nothing changed for that many seconds whatever the pods say);
+    returns {pod name: node, or None when unbound}. The differentials' end of a phase.
 """
 
 import atexit
@@ -305,6 +310,26 @@ def wait_nodes_ready(cluster, selector, count, timeout=90):
                       for c in n.get("status", {}).get("conditions", []))]
         return len(ok) == count and ok
     return cluster.wait_for(ready, timeout=timeout, what=f"{count} nodes {selector} Ready, untainted")
+
+
+def wait_pods_settled(cluster, namespace, what, timeout=120, give_up_after=None):
+    last = {"state": None, "since": time.monotonic()}
+
+    def settled():
+        state, undecided = {}, False
+        for p in cluster.get_json("pods", "--namespace", namespace)["items"]:
+            node = p["spec"].get("nodeName")
+            reason = (pod_condition(p) or {}).get("reason")
+            undecided |= not node and reason != "Unschedulable"
+            state[p["metadata"]["name"]] = (node, reason)
+        if state != last["state"]:
+            last["state"], last["since"] = state, time.monotonic()
+            return False
+        quiet = time.monotonic() - last["since"]
+        done = (quiet >= 5 and not undecided) or (give_up_after and quiet >= give_up_after)
+        return done and state
+    state = cluster.wait_for(settled, timeout=timeout, what=what, interval=1)
+    return {name: node for name, (node, _) in state.items()}
 
 
 def pod_condition(pod, ctype="PodScheduled"):
