@@ -78,7 +78,9 @@ const Fields kPodSpec = {"volumes",
                          "resourceClaims",
                          "resources",
                          "hostnameOverride",
-                         "workloadRef"};
+                         "workloadRef",
+                         "schedulingGroup",
+                         "evictionResponders"};
 const Fields kContainer = {"name",
                            "image",
                            "command",

@@ -3,6 +3,7 @@
 // gang, and a 200-node cluster with 100 gangs of 2-16 members and plain pods arriving interleaved,
 // where gang scheduling never leaves a gang partly bound and pod-by-pod scheduling (the same pods
 // without their PodGroups) does, holding GPUs no job can use.
+#include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
 #include <cstdio>
@@ -141,10 +142,24 @@ spec:
             "  containers:\n  - name: main\n    resources:\n      limits: {nvidia.com/gpu: "
             "\"4\"}\n";
   }
+  // The Workload the PodGroup was made from is not needed, and the reader says so.
+  text += R"(---
+apiVersion: scheduling.k8s.io/v1beta1
+kind: Workload
+metadata: {name: train, namespace: ml}
+spec:
+  podGroupTemplates:
+  - {name: workers, schedulingPolicy: {gang: {minCount: 2}}}
+)";
   Workload w;
   ASSERT_TRUE(AppendManifests(text, "native.yaml", w).ok());
   ASSERT_EQ(w.pod_groups.size(), 1u);
   EXPECT_TRUE(w.rejected.empty());
+  EXPECT_THAT(
+      w.warnings,
+      ::testing::ElementsAre("native.yaml: skipped Workload \"train\" (scheduling.k8s.io/v1beta1): "
+                             "the scheduler reads the PodGroups made from its podGroupTemplates; "
+                             "give those, or the Job"));
   auto sim = NewSim();
   ASSERT_TRUE(sim->Run(w).ok());
   Report r = BuildReport(*sim, "native.yaml");

@@ -76,14 +76,14 @@ std::string Where(std::string_view source, size_t document, const DocumentId& id
 
 void Skipped(Workload& workload, std::string_view source, std::string_view kind,
              std::string_view name) {
-  workload.warnings.push_back(std::string(source) + ": skipped " + std::string(kind) + " \"" +
-                              std::string(name) +
-                              "\": the simulator reads Nodes, Pods, PriorityClasses, "
-                              "PodDisruptionBudgets, PodGroups, Workloads (scheduling.k8s.io), "
-                              "PersistentVolumes, PersistentVolumeClaims, StorageClasses, "
-                              "CSINodes, CSIDrivers, DeviceClasses, ResourceSlices, "
-                              "ResourceClaims, ResourceClaimTemplates (resource.k8s.io/v1), "
-                              "Deployments, ReplicaSets, StatefulSets, Jobs and DaemonSets only");
+  workload.warnings.push_back(
+      std::string(source) + ": skipped " + std::string(kind) + " \"" + std::string(name) +
+      "\": the simulator reads Nodes, Pods, PriorityClasses, "
+      "PodDisruptionBudgets, PodGroups, Workloads (scheduling.k8s.io/v1alpha1), "
+      "PersistentVolumes, PersistentVolumeClaims, StorageClasses, "
+      "CSINodes, CSIDrivers, DeviceClasses, ResourceSlices, "
+      "ResourceClaims, ResourceClaimTemplates (resource.k8s.io/v1), "
+      "Deployments, ReplicaSets, StatefulSets, Jobs and DaemonSets only");
 }
 
 bool IsGangPolicy(const api::OtherObject& o) {
@@ -187,6 +187,13 @@ void Route(api::Object& obj, std::string_view source, size_t document, Workload&
           workload.controllers.push_back(ControllerObject{std::string(source), document,
                                                           workload.pods.size(), o.api_version,
                                                           o.kind, id.name, std::move(o.json)});
+        } else if (o.kind == "Workload" && api::IsNativePodGroupApiVersion(o.api_version)) {
+          // 1.36+: the PodGroups made from its templates (by the Job controller, for a Job) carry
+          // every policy the scheduler reads.
+          workload.warnings.push_back(std::string(source) + ": skipped Workload \"" + o.name +
+                                      "\" (" + o.api_version +
+                                      "): the scheduler reads the PodGroups made from its "
+                                      "podGroupTemplates; give those, or the Job");
         } else {
           Skipped(workload, source, o.kind, o.name);
         }
