@@ -375,6 +375,7 @@ ResourceClaim DecodeResourceClaimObject(ObjectReader& r, const json::object& roo
           who.resource = r.RequiredString(o, "resource", ip);
           who.name = r.RequiredString(o, "name", ip);
           who.uid = r.RequiredString(o, "uid", ip);
+          who.api_group = r.StringOr(o, "apiGroup", ip);
           return who;
         });
   }

@@ -183,7 +183,8 @@ TEST(DecodeDraTest, ClaimWithRequestsConstraintsAndAllocation) {
           {"request":"gpus","driver":"gpu.nvidia.com","pool":"n1","device":"gpu-0"}]},
         "nodeSelector":{"nodeSelectorTerms":[{"matchFields":[
           {"key":"metadata.name","operator":"In","values":["n1"]}]}]}},
-        "reservedFor":[{"resource":"pods","name":"p","uid":"u1"}]}})"));
+        "reservedFor":[{"resource":"pods","name":"p","uid":"u1"},
+          {"apiGroup":"scheduling.k8s.io","resource":"podgroups","name":"g","uid":"u2"}]}})"));
   ASSERT_TRUE(c.ok()) << c.status().ToString();
   ASSERT_EQ(c->spec.requests.size(), 2u);
   EXPECT_EQ(c->spec.requests[0].exactly->count, 4);
@@ -195,7 +196,8 @@ TEST(DecodeDraTest, ClaimWithRequestsConstraintsAndAllocation) {
   EXPECT_EQ(c->allocation->devices[0].device, "gpu-0");
   ASSERT_TRUE(c->allocation->node_selector.has_value());
   EXPECT_TRUE(c->allocation->node_selector->Matches(Labels(), "n1"));
-  EXPECT_EQ(c->reserved_for[0].uid, "u1");
+  EXPECT_EQ(c->reserved_for[0], (ClaimConsumer{"pods", "p", "u1", ""}));
+  EXPECT_EQ(c->reserved_for[1], (ClaimConsumer{"podgroups", "g", "u2", "scheduling.k8s.io"}));
 
   auto bad = DecodeResourceClaim(Json(R"({"metadata":{"name":"t","namespace":"ml"},
       "spec":{"devices":{"requests":[{"name":"g","exactly":{"deviceClassName":"c",

@@ -13,6 +13,7 @@
 #pragma once
 
 #include <boost/json.hpp>
+#include <memory>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -93,6 +94,12 @@ PreemptionPolicy DecodePreemptionPolicy(ObjectReader& r, const boost::json::obje
 // The "effect" member of a taint or toleration; "" only when `allow_empty` (TaintEffect::kAll).
 TaintEffect DecodeEffect(ObjectReader& r, const boost::json::object& o, const FieldPath& p,
                          bool allow_empty);
+
+// spec.resourceClaims and status.resourceClaimStatuses of `root` (a pod, or a native PodGroup:
+// KEP-5729 uses the same shape); null when it has no claim.
+std::shared_ptr<const PodResourceClaims> DecodeClaimReferences(ObjectReader& r,
+                                                               const boost::json::object& root,
+                                                               const FieldPath& rp);
 
 // A toleration (pods, DRA device requests) and a taint (nodes, DRA devices).
 Toleration DecodeToleration(ObjectReader& r, const boost::json::object& o, const FieldPath& p);

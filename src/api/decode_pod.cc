@@ -134,6 +134,35 @@ Toleration DecodeToleration(ObjectReader& r, const json::object& o, const FieldP
   return t;
 }
 
+std::shared_ptr<const PodResourceClaims> DecodeClaimReferences(ObjectReader& r,
+                                                               const json::object& root,
+                                                               const FieldPath& rp) {
+  const json::object* spec = r.Object(root, "spec", rp);
+  if (spec == nullptr) return nullptr;
+  const FieldPath sp = rp.Key("spec");
+  auto out = std::make_shared<PodResourceClaims>();
+  r.ForEachObject(*spec, "resourceClaims", sp, [&](const json::object& c, const FieldPath& cp) {
+    PodClaimSource src;
+    src.name = r.RequiredString(c, "name", cp);
+    src.claim_name = r.StringOr(c, "resourceClaimName", cp);
+    src.template_name = r.StringOr(c, "resourceClaimTemplateName", cp);
+    if (src.claim_name.empty() == src.template_name.empty()) {
+      r.InvalidValue(cp.Key("resourceClaimName"), src.claim_name,
+                     "exactly one of resourceClaimName or resourceClaimTemplateName");
+    }
+    out->claims.push_back(std::move(src));
+  });
+  if (out->claims.empty()) return nullptr;
+  if (const json::object* status = r.Object(root, "status", rp)) {
+    r.ForEachObject(*status, "resourceClaimStatuses", rp.Key("status"),
+                    [&](const json::object& c, const FieldPath& cp) {
+                      out->statuses.emplace_back(r.RequiredString(c, "name", cp),
+                                                 r.StringOr(c, "resourceClaimName", cp));
+                    });
+  }
+  return out;
+}
+
 namespace {
 
 using Policy = TopologySpreadConstraint::NodeInclusionPolicy;
@@ -325,36 +354,6 @@ std::shared_ptr<const PodVolumes> DecodePodVolumes(ObjectReader& r, const json::
   return out;
 }
 
-// spec.resourceClaims and status.resourceClaimStatuses (Dynamic Resource Allocation); null when
-// the pod has no claim.
-std::shared_ptr<const PodResourceClaims> DecodePodClaims(ObjectReader& r, const json::object& root,
-                                                         const FieldPath& rp) {
-  const json::object* spec = r.Object(root, "spec", rp);
-  if (spec == nullptr) return nullptr;
-  const FieldPath sp = rp.Key("spec");
-  auto out = std::make_shared<PodResourceClaims>();
-  r.ForEachObject(*spec, "resourceClaims", sp, [&](const json::object& c, const FieldPath& cp) {
-    PodClaimSource src;
-    src.name = r.RequiredString(c, "name", cp);
-    src.claim_name = r.StringOr(c, "resourceClaimName", cp);
-    src.template_name = r.StringOr(c, "resourceClaimTemplateName", cp);
-    if (src.claim_name.empty() == src.template_name.empty()) {
-      r.InvalidValue(cp.Key("resourceClaimName"), src.claim_name,
-                     "exactly one of resourceClaimName or resourceClaimTemplateName");
-    }
-    out->claims.push_back(std::move(src));
-  });
-  if (out->claims.empty()) return nullptr;
-  if (const json::object* status = r.Object(root, "status", rp)) {
-    r.ForEachObject(*status, "resourceClaimStatuses", rp.Key("status"),
-                    [&](const json::object& c, const FieldPath& cp) {
-                      out->statuses.emplace_back(r.RequiredString(c, "name", cp),
-                                                 r.StringOr(c, "resourceClaimName", cp));
-                    });
-  }
-  return out;
-}
-
 // ---------------------------------------------------------------------------------------------
 // The pod
 
@@ -426,6 +425,7 @@ void DecodePodSpec(ObjectReader& r, const json::object& spec, const FieldPath& s
     const FieldPath gp = sp.Key("schedulingGroup");
     pod.gang.api = GangApi::kNative;
     pod.gang.name = std::string(r.RequiredString(*group, "podGroupName", gp));
+    pod.scheduling_group = pod.gang.name;
   } else if (const json::object* ref = r.Object(spec, "workloadRef", sp)) {
     const FieldPath wp = sp.Key("workloadRef");
     pod.gang.api = GangApi::kWorkload;
@@ -499,7 +499,7 @@ Pod DecodePodObject(ObjectReader& r, const json::object& root) {
   if (const json::object* status = r.Object(root, "status", rp)) {
     DecodePodStatus(r, *status, rp.Key("status"), pod);
   }
-  pod.resource_claims = DecodePodClaims(r, root, rp);
+  pod.resource_claims = DecodeClaimReferences(r, root, rp);
   if (!r.ok()) return pod;
   pod.gang = DeriveGangRef(pod.meta, pod.gang);
   MergePodLabelKeys(pod);

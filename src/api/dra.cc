@@ -101,4 +101,46 @@ std::string_view ControllerUid(const ObjectMeta& meta) {
   return {};
 }
 
+ClaimConsumer ConsumerFor(const Pod& pod, size_t pod_claim, const PodGroup* group) {
+  const PodClaimSource& src = pod.resource_claims->claims[pod_claim];
+  if (group != nullptr && group->resource_claims != nullptr && group->api == GangApi::kNative &&
+      group->name == pod.scheduling_group && group->namespace_ == pod.meta.namespace_) {
+    for (const PodClaimSource& g : group->resource_claims->claims) {
+      if (g == src) {
+        return {std::string(kPodGroupsResource), group->name, group->uid,
+                std::string(kNativeGangGroup)};
+      }
+    }
+  }
+  return {"pods", pod.meta.name, pod.meta.uid, ""};
+}
+
+namespace {
+
+bool IsPodGroupOf(const Pod& pod, std::string_view api_group, std::string_view name) {
+  return !pod.scheduling_group.empty() && api_group == kNativeGangGroup &&
+         name == pod.scheduling_group;
+}
+
+}  // namespace
+
+bool IsReservedForPod(const ResourceClaim& claim, const Pod& pod) {
+  return std::any_of(
+      claim.reserved_for.begin(), claim.reserved_for.end(), [&](const ClaimConsumer& c) {
+        return c.uid == pod.meta.uid ||
+               (c.resource == kPodGroupsResource && IsPodGroupOf(pod, c.api_group, c.name));
+      });
+}
+
+bool IsClaimForPod(const ResourceClaim& claim, const Pod& pod) {
+  for (const OwnerReference& r : claim.meta.owner_references) {
+    if (!r.controller) continue;
+    if (!pod.meta.uid.empty() && r.uid == pod.meta.uid) return true;
+    const size_t slash = r.api_version.find('/');
+    return r.kind == "PodGroup" && slash != std::string::npos &&
+           IsPodGroupOf(pod, std::string_view(r.api_version).substr(0, slash), r.name);
+  }
+  return false;
+}
+
 }  // namespace gpusched::api

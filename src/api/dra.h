@@ -200,13 +200,22 @@ struct AllocationResult {
   std::optional<NodeSelector> node_selector;  // where the allocated devices are reachable
 };
 
-// status.reservedFor[]: who uses the claim (pods, for the scheduler).
+// status.reservedFor[]: who uses the claim: a pod ("pods" of the core group), or with KEP-5729
+// the native PodGroup whose pods share it ("podgroups" of scheduling.k8s.io).
 struct ClaimConsumer {
-  std::string resource;  // "pods"
+  std::string resource;  // "pods", "podgroups"
   std::string name;
   std::string uid;
+  std::string api_group;  // "" for the core group
   bool operator==(const ClaimConsumer&) const = default;
 };
+inline constexpr std::string_view kPodGroupsResource = "podgroups";
+
+// The consumer a pod's claim `pod_claim` (an index into pod.resource_claims) is reserved for
+// (upstream's resourceclaim.BindTo): the pod's native PodGroup `group` (may be null) when that
+// PodGroup's spec.resourceClaims has an entry of the same name with the same claim or template;
+// else the pod.
+ClaimConsumer ConsumerFor(const Pod& pod, size_t pod_claim, const PodGroup* group);
 
 struct ResourceClaim {
   ObjectMeta meta;
@@ -214,6 +223,15 @@ struct ResourceClaim {
   std::optional<AllocationResult> allocation;
   std::vector<ClaimConsumer> reserved_for;
 };
+
+// Whether `claim` is reserved for `pod`: for the pod itself (by uid), or for the native PodGroup
+// the pod names in spec.schedulingGroup (by name: a pod does not know its PodGroup's uid;
+// upstream's IsReservedForPod).
+bool IsReservedForPod(const ResourceClaim& claim, const Pod& pod);
+// Whether `claim` was created for `pod` (a claim from a template): its controller is the pod, or
+// the PodGroup the pod names in spec.schedulingGroup (kind PodGroup of scheduling.k8s.io, any
+// version; upstream's IsForPod).
+bool IsClaimForPod(const ResourceClaim& claim, const Pod& pod);
 
 // KEP-5004: the annotation (value "true") of the claim the scheduler makes for a pod's extended
 // resources backed by DRA, owned by the pod.

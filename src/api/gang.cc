@@ -135,7 +135,8 @@ std::string NativePhase(ObjectReader& r, const json::object& status, const Field
 }
 
 // A native PodGroup (scheduling.k8s.io v1beta1, v1alpha3, v1alpha2): spec.schedulingPolicy,
-// spec.schedulingConstraints, the PodGroupInitiallyScheduled condition.
+// spec.schedulingConstraints, spec.resourceClaims, the PodGroupInitiallyScheduled condition and
+// status.resourceClaimStatuses.
 PodGroup DecodeNativePodGroup(ObjectReader& r, const json::object& root,
                               std::string_view api_version) {
   const FieldPath rp;
@@ -150,6 +151,7 @@ PodGroup DecodeNativePodGroup(ObjectReader& r, const json::object& root,
     const FieldPath sp = rp.Key("spec");
     ReadSchedulingPolicy(r, *spec, "schedulingPolicy", sp, g);
     ReadNativeTopology(r, *spec, sp, g);
+    g.resource_claims = decode_internal::DecodeClaimReferences(r, root, rp);
   } else {
     r.Required(rp.Key("spec"));
   }

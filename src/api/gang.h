@@ -34,6 +34,7 @@
 
 #include <array>
 #include <boost/json/fwd.hpp>
+#include <memory>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -47,6 +48,7 @@ namespace gpusched::api {
 
 struct Pod;
 struct ObjectMeta;
+struct PodResourceClaims;  // dra.h
 
 inline constexpr std::string_view kPodGroupLabel = "scheduling.x-k8s.io/pod-group";
 inline constexpr std::string_view kVolcanoGroupAnnotation = "scheduling.k8s.io/group-name";
@@ -113,6 +115,11 @@ struct PodGroup {
   // PodGroupInitiallyScheduled condition is True, "Unschedulable" when False, else "".
   std::string phase;
   std::string api_version;  // native: the version it was read in (its status is written there)
+  // Native (KEP-5729, gate DRAWorkloadResourceClaims): spec.resourceClaims, the claims its pods
+  // share, and status.resourceClaimStatuses (the names kube-controller-manager generated); null
+  // when none. A pod claim with the same name and the same claim or template is reserved for the
+  // PodGroup instead of the pod.
+  std::shared_ptr<const PodResourceClaims> resource_claims;
 
   std::string Key() const { return PolicyKey(api, namespace_, name, pod_group); }
 };

@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0
 // Gangs from the four APIs: pod membership (label, annotation, spec.workloadRef,
 // spec.schedulingGroup and their precedence), the keys, and the PodGroup / Workload decoders
-// with their errors.
+// with their errors; a native PodGroup's resource claims (KEP-5729) and whom they are reserved
+// for.
 #include "src/api/gang.h"
 
 #include <gmock/gmock.h>
@@ -11,6 +12,7 @@
 #include <string>
 
 #include "src/api/decode.h"
+#include "src/api/dra.h"
 #include "src/api/types.h"
 
 namespace gpusched::api {
@@ -188,6 +190,52 @@ TEST(PodGroupDecodeTest, NativePodGroupInEveryServedVersion) {
   EXPECT_FALSE(basic->gang);
   EXPECT_EQ(basic->topology_preferred, "rack");
   EXPECT_EQ(basic->phase, kNativePhaseUnschedulable);
+}
+
+// KEP-5729: a native PodGroup's spec.resourceClaims / status.resourceClaimStatuses, and the pod
+// claims that are the PodGroup's (same name, same template or claim) — reserved for it, made for
+// it — against those that stay the pod's.
+TEST(PodGroupClaimsTest, AMatchingPodClaimIsThePodGroups) {
+  auto g = DecodePodGroup(Json(R"({"apiVersion":"scheduling.k8s.io/v1beta1","kind":"PodGroup",
+    "metadata":{"name":"train","namespace":"ml","uid":"g1"},
+    "spec":{"schedulingPolicy":{"gang":{"minCount":2}},
+            "resourceClaims":[{"name":"fabric","resourceClaimTemplateName":"imex"},
+                              {"name":"data","resourceClaimName":"dataset"}]},
+    "status":{"resourceClaimStatuses":[
+      {"name":"fabric","resourceClaimName":"train-fabric-x"}]}})"));
+  ASSERT_TRUE(g.ok()) << g.status().ToString();
+  ASSERT_NE(g->resource_claims, nullptr);
+  ASSERT_EQ(g->resource_claims->claims.size(), 2U);
+  EXPECT_EQ(g->resource_claims->ClaimName(0), "train-fabric-x");
+  EXPECT_EQ(g->resource_claims->ClaimName(1), "dataset");
+
+  Pod p = PodWith(R"({"name":"w-0","namespace":"ml","uid":"p1"})",
+                  R"(,"schedulingGroup":{"podGroupName":"train"},
+                     "resourceClaims":[{"name":"fabric","resourceClaimTemplateName":"imex"},
+                                       {"name":"gpu","resourceClaimTemplateName":"imex"},
+                                       {"name":"data","resourceClaimName":"other"}])");
+  const ClaimConsumer group{"podgroups", "train", "g1", "scheduling.k8s.io"};
+  const ClaimConsumer pod{"pods", "w-0", "p1", ""};
+  EXPECT_EQ(ConsumerFor(p, 0, &*g), group);
+  EXPECT_EQ(ConsumerFor(p, 1, &*g), pod);  // another name
+  EXPECT_EQ(ConsumerFor(p, 2, &*g), pod);  // another claim
+  EXPECT_EQ(ConsumerFor(p, 0, nullptr), pod);
+
+  ResourceClaim made;
+  made.meta.owner_references = {{"scheduling.k8s.io/v1beta1", "PodGroup", "train", "g1", true}};
+  EXPECT_TRUE(IsClaimForPod(made, p));
+  made.meta.owner_references[0].name = "eval";
+  EXPECT_FALSE(IsClaimForPod(made, p));
+  made.meta.owner_references = {{"v1", "Pod", "w-0", "p1", true}};
+  EXPECT_TRUE(IsClaimForPod(made, p));
+
+  ResourceClaim reserved;
+  reserved.reserved_for = {group};
+  EXPECT_TRUE(IsReservedForPod(reserved, p));  // by the PodGroup's name: pods know no uid
+  reserved.reserved_for = {{"podgroups", "eval", "g2", "scheduling.k8s.io"}};
+  EXPECT_FALSE(IsReservedForPod(reserved, p));
+  reserved.reserved_for = {pod};
+  EXPECT_TRUE(IsReservedForPod(reserved, p));
 }
 
 TEST(PodGroupDecodeTest, NativePodGroupErrorsNameTheField) {

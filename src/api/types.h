@@ -222,6 +222,9 @@ struct Pod {
   // The gang the pod belongs to (gang.h: spec.workloadRef, the scheduling.x-k8s.io/pod-group
   // label or the scheduling.k8s.io/group-name annotation); empty for most pods.
   GangRef gang;
+  // spec.schedulingGroup.podGroupName as written, also where `gang` names another API (a native
+  // PodGroup's resource claims, KEP-5729, are shared by the pods that name it here); "" if none.
+  std::string scheduling_group;
 
   std::string Key() const { return meta.namespace_ + "/" + meta.name; }
   bool Terminal() const { return phase == PodPhase::kSucceeded || phase == PodPhase::kFailed; }

@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "src/api/gang.h"
+#include "src/api/resources.h"
 #include "src/api/types.h"
 #include "src/common/clock.h"
 
@@ -30,6 +31,8 @@ class Gangs {
   // The policy of the gang `pod` belongs to; nullptr when the pod is in no gang or its policy
   // object is not known (yet).
   virtual api::PodGroupPtr PolicyOf(const api::Pod& pod) const = 0;
+  // The policy whose api::PodGroup::Key() is `policy_key`; nullptr when not known.
+  virtual api::PodGroupPtr Policy(const std::string& policy_key) const = 0;
 
   // A member's reservation (the plugin's Reserve/Unreserve); idempotent.
   virtual void Reserve(const api::Pod& pod) = 0;
@@ -47,6 +50,15 @@ class Gangs {
   virtual std::optional<Domain> TrialDomain(std::string_view gang_key) const = 0;
   virtual uint64_t TrialVersion() const = 0;
 };
+
+// The value of node label `key` on `node` for a gang's topology domain; false when it has none.
+// kubernetes.io/hostname, which the kubelet always sets, is the node's name where it is missing.
+inline bool GangDomainValue(const api::Node& node, api::Atom key, api::Atom* value) {
+  if (node.meta.labels.Get(key, value)) return true;
+  if (key != api::Names().hostname) return false;
+  *value = common::Intern(node.meta.name);
+  return true;
+}
 
 // `policy`'s schedule timeout, or the default.
 inline common::Duration ScheduleTimeoutOf(const api::PodGroup& policy) {

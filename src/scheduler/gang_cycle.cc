@@ -11,7 +11,10 @@
 //      restricted to the domain by the plugin's Filter, then rolled back); the domain where the
 //      gang leaves the fewest free GPUs stranded on the nodes it uses wins (then the tightest
 //      domain, then the name). A required key that no domain satisfies fails the gang; a
-//      preferred one falls back to the whole cluster.
+//      preferred one falls back to the whole cluster. Without a key, a gang whose PodGroup lists
+//      claims its members share (KEP-5729) that fails on the whole cluster is tried once more
+//      with kubernetes.io/hostname as a preferred key: the first member placed decides where the
+//      shared claims are allocated, and the others may fit only on another node.
 //   4. Placement: each member runs the scheduling algorithm on the snapshot that holds the
 //      members before it (no PostFilter: one member's preemption alone would not help; a member
 //      nominated by gang preemption tries its nominated node first) and is reserved (Reserve →
@@ -210,7 +213,7 @@ std::vector<Scheduler::GangDomain> Scheduler::GangDomains(
   std::map<api::Atom, GangDomain> by_value;
   for (const framework::NodeInfo& n : snapshot_.nodes()) {
     api::Atom value;
-    if (!n.valid() || !n.node->meta.labels.Get(key, &value)) continue;
+    if (!n.valid() || !framework::GangDomainValue(*n.node, key, &value)) continue;
     GangDomain& d = by_value[value];
     d.domain = {key, value};
     d.free_gpu_milli += n.FreeGpuMilli();
@@ -242,7 +245,19 @@ Scheduler::GangTry Scheduler::PlaceGang(const std::string& key, const api::PodGr
                                         std::vector<QueuedPodInfo> members) {
   const bool required = !policy.topology_required.empty();
   const std::string& label = required ? policy.topology_required : policy.topology_preferred;
-  if (label.empty()) return TryPlaceGang(key, std::move(members), std::nullopt);
+  if (!label.empty()) return PlaceGangInDomains(key, label, required, std::move(members));
+  GangTry t = TryPlaceGang(key, members, std::nullopt);
+  if (t.unplaced.empty() || policy.resource_claims == nullptr) return t;
+  // Claims the members share (KEP-5729) are allocated where the first member goes, and on a
+  // node the others may not fit: try each node as a preferred domain.
+  AbandonGang(t);
+  return PlaceGangInDomains(key, common::Str(api::Names().hostname), /*required=*/false,
+                            std::move(members));
+}
+
+Scheduler::GangTry Scheduler::PlaceGangInDomains(const std::string& key, std::string_view label,
+                                                 bool required,
+                                                 std::vector<QueuedPodInfo> members) {
   std::vector<GangDomain> domains = GangDomains(label, members);
   std::optional<GangDomain> best;
   int64_t best_stranded = 0;
@@ -250,8 +265,8 @@ Scheduler::GangTry Scheduler::PlaceGang(const std::string& key, const api::PodGr
   if (domains.size() == 1) {  // nothing to compare: place it for real at once
     GangTry t = TryPlaceGang(key, members, domains.front().domain);
     if (!t.unplaced.empty()) {
-      t.failure = "in " + label + "=" + std::string(common::Str(domains.front().domain.value)) +
-                  ": " + t.failure;
+      t.failure = "in " + std::string(label) + "=" +
+                  std::string(common::Str(domains.front().domain.value)) + ": " + t.failure;
     }
     if (t.unplaced.empty() || required) return t;
     AbandonGang(t);
@@ -275,8 +290,8 @@ Scheduler::GangTry Scheduler::PlaceGang(const std::string& key, const api::PodGr
   if (!required) return TryPlaceGang(key, std::move(members), std::nullopt);
   GangTry failed;
   failed.unplaced = std::move(members);
-  failed.failure = domains.empty() ? "no " + label + " domain has room for its GPUs"
-                                   : "in no " + label + " domain (" + tried + ")";
+  failed.failure = domains.empty() ? "no " + std::string(label) + " domain has room for its GPUs"
+                                   : "in no " + std::string(label) + " domain (" + tried + ")";
   return failed;
 }
 

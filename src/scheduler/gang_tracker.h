@@ -35,6 +35,7 @@ class GangTracker final : public framework::Gangs {
  public:
   // framework::Gangs
   api::PodGroupPtr PolicyOf(const api::Pod& pod) const override;
+  api::PodGroupPtr Policy(const std::string& policy_key) const override;
   void Reserve(const api::Pod& pod) override;
   void Unreserve(const api::Pod& pod) override;
   std::vector<std::string> ReservedMembers(std::string_view gang_key) const override;
@@ -44,7 +45,6 @@ class GangTracker final : public framework::Gangs {
   // Policies (informers, simulator).
   void SetPolicy(api::PodGroupPtr policy);
   void RemovePolicy(const std::string& policy_key);
-  api::PodGroupPtr Policy(const std::string& policy_key) const;
 
   // A member as the informer reports it: bound (spec.nodeName set) and not terminal counts as
   // reserved; terminal or deleted (`gone`) leaves. Pods in no gang are ignored.

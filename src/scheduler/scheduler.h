@@ -301,6 +301,10 @@ class Scheduler final : public kube::ClusterEventHandler, public framework::Hand
   std::string MinResourcesShortfall(const api::PodGroup& policy) const;
   GangTry PlaceGang(const std::string& key, const api::PodGroup& policy,
                     std::vector<framework::QueuedPodInfo> members);
+  // A trial in each domain of node label `label` (GangDomains), the best kept; `required`: no
+  // fallback to the whole cluster.
+  GangTry PlaceGangInDomains(const std::string& key, std::string_view label, bool required,
+                             std::vector<framework::QueuedPodInfo> members);
   // Reserves `members` one after another, restricted to `domain` when set; stops at the first
   // that does not fit.
   GangTry TryPlaceGang(const std::string& key, std::vector<framework::QueuedPodInfo> members,

@@ -3,14 +3,17 @@
 // ResourceClaims and ResourceClaimTemplates in the input (bad ones rejected, the rest simulated);
 // SimCluster as the DraWriter and as kube-controller-manager's resourceclaim controller (template
 // claims created and owned by their pod, the pod's status.resourceClaimStatuses, a shared claim
-// reserved for two pods, deallocation when the pods leave); the report's `claims`.
+// reserved for two pods, deallocation when the pods leave; a native PodGroup's claim, KEP-5729,
+// made once and reserved for the PodGroup); the report's `claims`.
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
 #include <boost/json.hpp>
 #include <memory>
+#include <set>
 #include <string>
 #include <variant>
+#include <vector>
 
 #include "src/api/dra.h"
 #include "src/common/clock.h"
@@ -333,6 +336,82 @@ status:
   EXPECT_THAT(text, HasSubstr("OF THEM DRA"));
   EXPECT_THAT(text, HasSubstr("Resource claims: 2, allocated 1\n"));
   EXPECT_THAT(text, HasSubstr("ml/held    n1    gpu.nvidia.com/n1/gpu-0,gpu.nvidia.com/n1/gpu-1"));
+}
+
+// A member of native PodGroup ml/train: the PodGroup's claim "fabric" and a GPU of its own, both
+// from template one-gpu.
+std::string TrainMember(std::string_view name) {
+  return "---\napiVersion: v1\nkind: Pod\nmetadata: {name: " + std::string(name) +
+         ", namespace: ml}\nspec:\n  schedulingGroup: {podGroupName: train}\n  containers:\n"
+         "  - name: c\n    resources:\n      claims: [{name: gpu}, {name: fabric}]\n"
+         "  resourceClaims:\n  - {name: fabric, resourceClaimTemplateName: one-gpu}\n"
+         "  - {name: gpu, resourceClaimTemplateName: one-gpu}\n";
+}
+
+TEST(DraSimGangTest, APodGroupsClaimIsMadeOnceReservedForItAndSharedByItsPods) {
+  common::FakeClock clock;
+  std::unique_ptr<Simulator> sim = NewSimulator(clock);
+  ASSERT_NE(sim, nullptr);
+  // n1 has 2 GPUs, n2 has 3: the gang needs 3 on one node (1 shared, 1 per member). Packing puts
+  // the first member on n1 (it fills it), where the second does not fit: the gang cycle tries
+  // again node by node (gang_cycle.cc) and places it on n2.
+  Workload w = Read(std::string(kCluster) + R"(
+---
+apiVersion: v1
+kind: Node
+metadata: {name: n2}
+status: {allocatable: {cpu: "32", memory: 64Gi, pods: "110"}}
+---
+apiVersion: resource.k8s.io/v1
+kind: ResourceSlice
+metadata: {name: n2-gpu}
+spec:
+  driver: gpu.nvidia.com
+  nodeName: n2
+  pool: {name: n2, generation: 1, resourceSliceCount: 1}
+  devices: [{name: gpu-0}, {name: gpu-1}, {name: gpu-2}]
+---
+apiVersion: scheduling.k8s.io/v1beta1
+kind: PodGroup
+metadata: {name: train, namespace: ml, uid: pg-1}
+spec:
+  schedulingPolicy: {gang: {minCount: 2}}
+  resourceClaims:
+  - {name: fabric, resourceClaimTemplateName: one-gpu}
+)" + TrainMember("w-0") +
+                    TrainMember("w-1"));
+  EXPECT_THAT(w.warnings, ::testing::IsEmpty());  // spec.schedulingGroup is a known field
+  ASSERT_TRUE(sim->Run(w).ok());
+
+  for (const char* uid : {"sim:ml/w-0", "sim:ml/w-1"}) {
+    api::PodPtr p = sim->cluster().GetPod(uid);
+    ASSERT_NE(p, nullptr) << uid;
+    EXPECT_EQ(p->node_name, "n2") << uid;
+  }
+  std::set<std::string> devices;
+  int group_claims = 0;
+  for (const api::ResourceClaimPtr& c : sim->cluster().Claims()) {
+    if (c->meta.name == "shared") continue;  // kCluster's, unused here
+    ASSERT_TRUE(c->allocation.has_value()) << c->meta.name;
+    for (const api::DeviceResult& d : c->allocation->devices) {
+      EXPECT_EQ(d.pool, "n2");
+      EXPECT_TRUE(devices.insert(d.device).second) << d.device << " allocated twice";
+    }
+    if (c->meta.name.starts_with("train-fabric-")) {
+      ++group_claims;
+      EXPECT_EQ(c->meta.owner_references.at(0).kind, "PodGroup");
+      EXPECT_EQ(
+          c->reserved_for,
+          (std::vector<api::ClaimConsumer>{{"podgroups", "train", "pg-1", "scheduling.k8s.io"}}));
+    } else {
+      ASSERT_EQ(c->reserved_for.size(), 1U);
+      EXPECT_EQ(c->reserved_for[0].resource, "pods");
+    }
+  }
+  EXPECT_EQ(group_claims, 1);
+  EXPECT_EQ(devices.size(), 3U);
+  EXPECT_EQ(sim->cluster().Counters().claims_created, 3);
+  EXPECT_THAT(FormatReportText(BuildReport(*sim, "dra.yaml")), HasSubstr("ml/train (PodGroup)"));
 }
 
 }  // namespace

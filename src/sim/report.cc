@@ -164,7 +164,8 @@ std::vector<ClaimRow> ClaimRows(const Simulator& sim) {
       }
     }
     for (const api::ClaimConsumer& p : c->reserved_for) {
-      row.reserved_for.push_back(c->meta.namespace_ + "/" + p.name);
+      row.reserved_for.push_back(c->meta.namespace_ + "/" + p.name +
+                                 (p.resource == api::kPodGroupsResource ? " (PodGroup)" : ""));
     }
     rows.push_back(std::move(row));
   }

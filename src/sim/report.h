@@ -83,10 +83,12 @@ struct PlacementRow {
 // One ResourceClaim at the end of the run: where its devices are, or unallocated (node "",
 // devices empty).
 struct ClaimRow {
-  std::string claim;                      // namespace/name
-  std::string node;                       // "" when unallocated or not node-local
-  std::vector<std::string> devices;       // "driver/pool/device", in allocation order
-  std::vector<std::string> reserved_for;  // namespace/name of the pods using it
+  std::string claim;                 // namespace/name
+  std::string node;                  // "" when unallocated or not node-local
+  std::vector<std::string> devices;  // "driver/pool/device", in allocation order
+  // namespace/name of the pods using it; "namespace/name (PodGroup)" for a native PodGroup whose
+  // pods share it (KEP-5729)
+  std::vector<std::string> reserved_for;
 };
 
 struct Report {

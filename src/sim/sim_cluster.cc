@@ -22,10 +22,11 @@ std::string ClaimKey(std::string_view ns, std::string_view name) {
   return key;
 }
 
-// The claim kube-controller-manager's resourceclaim controller makes for `pod`'s claim
-// `pod_claim`: generateName "<pod>-<podClaimName>-" (common::GeneratedName), its 5 characters
-// derived from the names and `attempt`.
-std::string GeneratedClaimName(const api::Pod& pod, std::string_view pod_claim, uint32_t attempt) {
+// The claim kube-controller-manager's resourceclaim controller makes for the claim `claim` of
+// `owner` (a pod, or a native PodGroup) in `ns`: generateName "<owner>-<claim>-"
+// (common::GeneratedName), its 5 characters derived from the names and `attempt`.
+std::string GeneratedClaimName(std::string_view ns, const std::string& owner,
+                               std::string_view claim, uint32_t attempt) {
   uint64_t h = 1469598103934665603ULL;  // FNV-1a
   auto mix = [&h](std::string_view s) {
     for (char c : s) {
@@ -35,11 +36,11 @@ std::string GeneratedClaimName(const api::Pod& pod, std::string_view pod_claim, 
     h ^= 0xff;
     h *= 1099511628211ULL;
   };
-  mix(pod.meta.namespace_);
-  mix(pod.meta.name);
-  mix(pod_claim);
+  mix(ns);
+  mix(owner);
+  mix(claim);
   mix(std::to_string(attempt));
-  return common::GeneratedName(pod.meta.name + "-" + std::string(pod_claim) + "-", h);
+  return common::GeneratedName(owner + "-" + std::string(claim) + "-", h);
 }
 
 bool OwnedBy(const api::ResourceClaim& claim, std::string_view uid) {
@@ -480,31 +481,81 @@ void SimCluster::AddDra(const DraObject& obj) {
   DeliverDraChanges(changes);
 }
 
+api::ResourceClaimPtr SimCluster::NewClaimFromTemplateLocked(std::string_view ns,
+                                                             api::OwnerReference owner,
+                                                             std::string_view claim_name,
+                                                             const api::ResourceClaimTemplate& t) {
+  auto claim = std::make_shared<api::ResourceClaim>();
+  for (uint32_t attempt = 0;; ++attempt) {
+    claim->meta.name = GeneratedClaimName(ns, owner.name, claim_name, attempt);
+    if (!claims_.contains(ClaimKey(ns, claim->meta.name))) break;
+  }
+  claim->meta.namespace_ = std::string(ns);
+  claim->meta.uid = "sim:resourceclaim:" + claim->meta.namespace_ + "/" + claim->meta.name;
+  claim->meta.resource_version = NextClaimVersionLocked();
+  claim->meta.labels = t.meta.labels;
+  claim->meta.annotations = {{"resource.kubernetes.io/pod-claim-name", std::string(claim_name)}};
+  claim->meta.owner_references.push_back(std::move(owner));
+  claim->spec = t.spec;
+  return claim;
+}
+
+std::optional<std::string> SimCluster::PodGroupClaimLocked(const api::PodGroup& group,
+                                                           const api::PodClaimSource& src,
+                                                           std::vector<DraChange>& changes) {
+  const api::PodResourceClaims& gc = *group.resource_claims;
+  for (size_t j = 0; j < gc.claims.size(); ++j) {
+    if (gc.claims[j].name == src.name) {
+      if (std::optional<std::string> name = gc.ClaimName(j)) return name;  // read with it
+    }
+  }
+  const std::string key = group.Key() + "#" + src.name;
+  if (auto it = pod_group_claims_.find(key); it != pod_group_claims_.end()) return it->second;
+  auto t = claim_templates_.find(ClaimKey(group.namespace_, src.template_name));
+  if (t == claim_templates_.end()) return std::nullopt;  // the controller retries; pods wait
+  api::ResourceClaimPtr claim = NewClaimFromTemplateLocked(
+      group.namespace_,
+      api::OwnerReference{std::string(api::kNativePodGroupApiVersions[0]), "PodGroup", group.name,
+                          group.uid, /*controller=*/true},
+      src.name, *t->second);
+  pod_group_claims_.emplace(key, claim->meta.name);
+  std::string name = claim->meta.name;
+  PutClaimLocked(nullptr, std::move(claim), changes);
+  ++counters_.claims_created;
+  return name;
+}
+
 api::PodPtr SimCluster::CreateTemplateClaimsLocked(const api::PodPtr& pod,
                                                    std::vector<DraChange>& changes) {
   const api::PodResourceClaims& pc = *pod->resource_claims;
   std::vector<std::pair<std::string, std::string>> statuses = pc.statuses;
+  api::PodGroupPtr group;
+  if (!pod->scheduling_group.empty()) {
+    auto it = pod_groups_.find(
+        api::PolicyKey(api::GangApi::kNative, pod->meta.namespace_, pod->scheduling_group, ""));
+    if (it != pod_groups_.end()) group = it->second;
+  }
   bool changed = false;
-  for (const api::PodClaimSource& src : pc.claims) {
+  for (size_t i = 0; i < pc.claims.size(); ++i) {
+    const api::PodClaimSource& src = pc.claims[i];
     if (src.template_name.empty()) continue;
     const bool has_status = std::any_of(statuses.begin(), statuses.end(),
                                         [&](const auto& s) { return s.first == src.name; });
     if (has_status) continue;
+    if (api::ConsumerFor(*pod, i, group.get()).resource == api::kPodGroupsResource) {
+      // KEP-5729: the PodGroup's claim, made once and shared by its pods.
+      if (std::optional<std::string> name = PodGroupClaimLocked(*group, src, changes)) {
+        statuses.emplace_back(src.name, *std::move(name));
+        changed = true;
+      }
+      continue;
+    }
     auto t = claim_templates_.find(ClaimKey(pod->meta.namespace_, src.template_name));
     if (t == claim_templates_.end()) continue;  // the controller retries; the pod waits
-    auto claim = std::make_shared<api::ResourceClaim>();
-    for (uint32_t attempt = 0;; ++attempt) {
-      claim->meta.name = GeneratedClaimName(*pod, src.name, attempt);
-      if (!claims_.contains(ClaimKey(pod->meta.namespace_, claim->meta.name))) break;
-    }
-    claim->meta.namespace_ = pod->meta.namespace_;
-    claim->meta.uid = "sim:resourceclaim:" + pod->meta.namespace_ + "/" + claim->meta.name;
-    claim->meta.resource_version = NextClaimVersionLocked();
-    claim->meta.labels = t->second->meta.labels;
-    claim->meta.annotations = {{"resource.kubernetes.io/pod-claim-name", src.name}};
-    claim->meta.owner_references.push_back(
-        api::OwnerReference{"v1", "Pod", pod->meta.name, pod->meta.uid, /*controller=*/true});
-    claim->spec = t->second->spec;
+    api::ResourceClaimPtr claim = NewClaimFromTemplateLocked(
+        pod->meta.namespace_,
+        api::OwnerReference{"v1", "Pod", pod->meta.name, pod->meta.uid, /*controller=*/true},
+        src.name, *t->second);
     statuses.emplace_back(src.name, claim->meta.name);
     PutClaimLocked(nullptr, std::move(claim), changes);
     ++counters_.claims_created;

@@ -40,10 +40,14 @@
 //                 pod claim with resourceClaimTemplateName and no status yet, the claim
 //                 "<pod>-<podClaimName>-<5 chars>" (the chars derived from the names: reproducible)
 //                 in the pod's namespace from the template, owned by the pod (controller: true),
-//                 and sets the pod's status.resourceClaimStatuses (OnPodUpdate); DeletePod drops
-//                 the pod from every claim's reservedFor, deallocates a claim reserved for no pod
-//                 any more, and deletes the claims the pod owns (the garbage collector's part).
-//                 Every claim change is delivered as OnDraAdd / OnDraUpdate / OnDraDelete.
+//                 and sets the pod's status.resourceClaimStatuses (OnPodUpdate) — for a claim
+//                 its native PodGroup lists the same way (KEP-5729), one claim
+//                 "<podgroup>-<claim>-<5 chars>" owned by the PodGroup, shared by its pods;
+//                 DeletePod drops the pod from every claim's reservedFor, deallocates a claim
+//                 reserved for no one any more (a PodGroup's reservation stays, as upstream's,
+//                 while the PodGroup exists), and deletes the claims the pod owns (the garbage
+//                 collector's part). Every claim change is delivered as OnDraAdd / OnDraUpdate /
+//                 OnDraDelete.
 //
 // Ledger: independently of the scheduler's cache, SimCluster keeps per node the summed requests
 // of its bound pods and, per GPU device, the milli-GPU written in the pods' gpusched.io/gpu-devices
@@ -60,6 +64,7 @@
 #include <cstdint>
 #include <functional>
 #include <map>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <unordered_map>
@@ -193,8 +198,22 @@ class SimCluster final : public kube::ApiClient {
                       std::vector<DraChange>& changes) GPUSCHED_REQUIRES(mu_);
   std::string NextClaimVersionLocked() GPUSCHED_REQUIRES(mu_);
   // The resourceclaim controller for a new pod: its template claims, and the pod with
-  // status.resourceClaimStatuses (null when nothing changed).
+  // status.resourceClaimStatuses (null when nothing changed). A claim its native PodGroup lists
+  // the same way (KEP-5729) is the PodGroup's: made once, owned by it, shared by its pods.
   api::PodPtr CreateTemplateClaimsLocked(const api::PodPtr& pod, std::vector<DraChange>& changes)
+      GPUSCHED_REQUIRES(mu_);
+  // A new claim from template `t` for `owner`'s claim `claim_name` in `ns`, with a generated name
+  // no stored claim has; not stored yet.
+  api::ResourceClaimPtr NewClaimFromTemplateLocked(std::string_view ns, api::OwnerReference owner,
+                                                   std::string_view claim_name,
+                                                   const api::ResourceClaimTemplate& t)
+      GPUSCHED_REQUIRES(mu_);
+  // The name of `group`'s claim for `src` (the name the PodGroup was read with, else the one
+  // made earlier, else a new one from the template, stored); nullopt while the template is
+  // missing.
+  std::optional<std::string> PodGroupClaimLocked(const api::PodGroup& group,
+                                                 const api::PodClaimSource& src,
+                                                 std::vector<DraChange>& changes)
       GPUSCHED_REQUIRES(mu_);
   // The resourceclaim controller and the garbage collector for a pod that left.
   void ReleasePodClaimsLocked(const api::Pod& pod, std::vector<DraChange>& changes)
@@ -223,6 +242,8 @@ class SimCluster final : public kube::ApiClient {
   std::map<std::string, api::ResourceSlicePtr> slices_ GPUSCHED_GUARDED_BY(mu_);
   std::map<std::string, api::ResourceClaimPtr> claims_ GPUSCHED_GUARDED_BY(mu_);  // ns/name
   std::map<std::string, api::ResourceClaimTemplatePtr> claim_templates_ GPUSCHED_GUARDED_BY(mu_);
+  // The claims made for native PodGroups: "<PodGroup key>#<claim name>" -> the claim's name.
+  std::map<std::string, std::string> pod_group_claims_ GPUSCHED_GUARDED_BY(mu_);
   uint64_t claim_version_ GPUSCHED_GUARDED_BY(mu_) = 1000;
   // The devices charged for bound GPU pods without a device annotation, by uid.
   std::unordered_map<std::string, api::GpuAssignment> unannotated_devices_ GPUSCHED_GUARDED_BY(mu_);

@@ -50,6 +50,13 @@ index, uuid, cliqueId in two cliques of 4, capacity memory) and the DeviceClass 
           holds: kube-controller-manager's device-taint-eviction controller evicts that pod (as
           gpusched leaves eviction to it, docs/dra.md), the others stay, and a new pod's claim
           does not get the tainted device.
+  test_k  (1.37) ResourceClaims of a native PodGroup (KEP-5729; DRAWorkloadResourceClaims, beta
+          and off by default in 1.37, with GenericWorkload): a PodGroup of 3 lists claim "fabric"
+          (1 GPU) from a template; each member uses it and a 2-GPU claim of its own.
+          kube-controller-manager makes one "fabric" claim, owned by the PodGroup, and names it
+          in the PodGroup's and every member's status; gpusched places the gang on one node (the
+          shared device's), allocates "fabric" once and reserves it for the PodGroup
+          (reservedFor: scheduling.k8s.io podgroups), each member's own claim for the member.
 """
 
 import json
@@ -60,7 +67,7 @@ import unittest
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "lib"))
 
-from cluster import ClusterTestCase, make_kwok_node  # noqa: E402
+from cluster import ClusterTestCase, kube_minor, make_kwok_node  # noqa: E402
 from dra import (  # noqa: E402
     A100_80, H100, claim_spec, claim_template, device_class, dra_node, dra_pod, gpu_pod, gpu_slice,
     grant_dra_rbac, index_below_selector, memory_selector, mig_slices, parse_quantity,
@@ -73,6 +80,16 @@ from gpusched_harness import SCHEDULER_NAME as GPUSCHED_NAME  # noqa: E402
 # The scheduler under test; "default-scheduler" runs the same checks against kube-scheduler
 # (debugging the test itself).
 SCHEDULER_NAME = os.environ.get("GPUSCHED_E2E_DRA_SCHEDULER", GPUSCHED_NAME)
+KUBE_MINOR = kube_minor()
+# 1.37: a native PodGroup's resourceClaims (beta, off by default) need the native PodGroup API.
+WORKLOAD_GATES = ",GenericWorkload=true,DRAWorkloadResourceClaims=true" if KUBE_MINOR >= 37 else ""
+WORKLOAD_API = ",scheduling.k8s.io/v1beta1=true" if KUBE_MINOR >= 37 else ""
+PODGROUP_RBAC_RULES = [
+    {"apiGroups": ["scheduling.k8s.io"], "resources": ["podgroups"],
+     "verbs": ["get", "list", "watch"]},
+    {"apiGroups": ["scheduling.k8s.io"], "resources": ["podgroups/status"],
+     "verbs": ["patch", "update"]},
+]
 
 
 class DraE2ETest(ClusterTestCase):
@@ -81,16 +98,16 @@ class DraE2ETest(ClusterTestCase):
     # on by default (the gates are named so that the file also runs on 1.35).
     cluster_kwargs = {"extra_args": {
         "apiserver": ["--feature-gates=DRAPartitionableDevices=true,DRAConsumableCapacity=true,"
-                      "DRAExtendedResource=true,DRADeviceTaints=true",
+                      "DRAExtendedResource=true,DRADeviceTaints=true" + WORKLOAD_GATES,
                       # DeviceTaintRules: the device-taint-eviction controller's informer.
-                      "--runtime-config=resource.k8s.io/v1alpha3=true"],
-        "kcm": ["--feature-gates=DRADeviceTaints=true"]}}
+                      "--runtime-config=resource.k8s.io/v1alpha3=true" + WORKLOAD_API],
+        "kcm": ["--feature-gates=DRADeviceTaints=true" + WORKLOAD_GATES]}}
 
     @classmethod
     def setUpClass(cls):
         super().setUpClass()
         c = cls.cluster
-        grant_dra_rbac(c)
+        grant_dra_rbac(c, extra_rules=PODGROUP_RBAC_RULES if KUBE_MINOR >= 37 else ())
         c.apply(device_class())
         cls.gpusched = Gpusched(c, write_config(c.dir, "dra.yaml"), name="gpusched-dra").start()
 
@@ -486,6 +503,58 @@ class DraE2ETest(ClusterTestCase):
         self.assertNotEqual(self.devices(new_claims["t-new"]), [device])
         log(f"NoSchedule node {tainted} unused; {victim} evicted for {device}; "
             f"t-new got {self.devices(new_claims['t-new'])}")
+
+
+
+    @unittest.skipIf(KUBE_MINOR < 37, "native PodGroups' resource claims need Kubernetes 1.37")
+    def test_k_a_pod_groups_claim_is_shared_by_its_gang(self):
+        self.nodes([H100, H100])
+        self.cluster.apply([claim_template("fabric", claim_spec(1)),
+                            claim_template("own-x2", claim_spec(2))], namespace=self.ns)
+        self.cluster.apply({
+            "apiVersion": "scheduling.k8s.io/v1beta1", "kind": "PodGroup",
+            "metadata": {"name": "train"},
+            "spec": {"schedulingPolicy": {"gang": {"minCount": 3}},
+                     "resourceClaims": [{"name": "fabric",
+                                         "resourceClaimTemplateName": "fabric"}]}},
+            namespace=self.ns)
+        names = [f"w-{i}" for i in range(3)]
+        members = []
+        for n in names:
+            pod = dra_pod(n, SCHEDULER_NAME, self.ns, template="own-x2")
+            pod["spec"]["schedulingGroup"] = {"podGroupName": "train"}
+            pod["spec"]["resourceClaims"].append(
+                {"name": "fabric", "resourceClaimTemplateName": "fabric"})
+            pod["spec"]["containers"][0]["resources"]["claims"].append({"name": "fabric"})
+            members.append(pod)
+        self.cluster.apply(members, namespace=self.ns)
+        pods = self.wait_bound(names, timeout=90)
+        nodes = {p["spec"]["nodeName"] for p in pods}
+        self.assertEqual(len(nodes), 1, f"the gang on the shared device's node: {nodes}")
+        group = self.get("podgroup.scheduling.k8s.io", "train")
+        fabric = {s.get("name"): s.get("resourceClaimName")
+                  for s in (group.get("status") or {}).get("resourceClaimStatuses", [])}["fabric"]
+        for p in pods:
+            named = {s["name"]: s.get("resourceClaimName")
+                     for s in p["status"].get("resourceClaimStatuses", [])}
+            self.assertEqual(named["fabric"], fabric, p["metadata"]["name"])
+
+        def reserved_for_group():
+            c = self.get("resourceclaim", fabric)
+            status = c.get("status") or {}
+            return status.get("allocation") and status.get("reservedFor") and c
+        claim = self.cluster.wait_for(reserved_for_group, timeout=30, what="fabric allocated")
+        owner = claim["metadata"]["ownerReferences"][0]
+        self.assertEqual((owner["kind"], owner["name"]), ("PodGroup", "train"))
+        self.assertEqual([(r.get("apiGroup"), r["resource"], r["name"], r["uid"])
+                          for r in claim["status"]["reservedFor"]],
+                         [("scheduling.k8s.io", "podgroups", "train", group["metadata"]["uid"])])
+        (node,) = nodes
+        self.assertEqual([r["pool"] for r in claim["status"]["allocation"]["devices"]["results"]],
+                         [node])
+        self.validate()  # the members' own claims, and no device in two claims
+        own = [d for c in self.claims_of(pods).values() for d in self.devices(c)]
+        log(f"gang on {node}: fabric {fabric} {self.devices(claim)}, own {sorted(own)}")
 
 
 if __name__ == "__main__":

@@ -589,7 +589,9 @@ json::object BuildClaimStatusPatch(const api::ResourceClaim& claim,
     status["allocation"] = EncodeAllocation(*claim.allocation);
   json::array reserved;
   for (const api::ClaimConsumer& c : claim.reserved_for) {
-    reserved.push_back(json::object{{"resource", c.resource}, {"name", c.name}, {"uid", c.uid}});
+    json::object who{{"resource", c.resource}, {"name", c.name}, {"uid", c.uid}};
+    if (!c.api_group.empty()) who["apiGroup"] = c.api_group;
+    reserved.push_back(std::move(who));
   }
   status["reservedFor"] = std::move(reserved);
   json::object meta;

@@ -194,7 +194,7 @@ boost::json::object BuildClaimFinalizerPatch(const boost::json::value& stored);
 boost::json::object EncodeAllocation(const api::AllocationResult& allocation);
 // The merge patch of the claim's status subresource: {"metadata":{"resourceVersion"},
 // "status":{"allocation" (when `with_allocation` and the claim has one), "reservedFor":
-// [{"resource","name","uid"}]}}.
+// [{"apiGroup" (only when not the core group: a PodGroup's), "resource","name","uid"}]}}.
 boost::json::object BuildClaimStatusPatch(const api::ResourceClaim& claim,
                                           std::string_view resource_version, bool with_allocation);
 

@@ -659,6 +659,16 @@ TEST(KubeApiClientTest, EncodeAllocationWritesAShareAsUpstream) {
             R"("consumedCapacity":{"memory":"34359738368","other.io/slots":"2"}}]}})");
 }
 
+TEST(KubeApiClientTest, AClaimReservedForAPodGroupNamesItsApiGroup) {
+  api::ResourceClaim c;
+  c.reserved_for = {{"podgroups", "train", "uid-g", "scheduling.k8s.io"}, {"pods", "p", "uid-p"}};
+  EXPECT_EQ(boost::json::serialize(BuildClaimStatusPatch(c, "7", false)),
+            R"({"metadata":{"resourceVersion":"7"},"status":{"reservedFor":[)"
+            R"({"resource":"podgroups","name":"train","uid":"uid-g",)"
+            R"("apiGroup":"scheduling.k8s.io"},)"
+            R"({"resource":"pods","name":"p","uid":"uid-p"}]}})");
+}
+
 TEST(KubeApiClientTest, UpdateResourceClaimStatus) {
   const std::string claim_path = "/apis/resource.k8s.io/v1/namespaces/ml/resourceclaims/gpu";
   const std::string allocation =

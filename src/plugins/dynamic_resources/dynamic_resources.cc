@@ -12,6 +12,7 @@
 #include "src/api/resources.h"
 #include "src/common/strings.h"
 #include "src/framework/dra_view.h"
+#include "src/framework/gangs.h"
 #include "src/plugins/dynamic_resources/extended_resources.h"
 #include "src/plugins/dynamic_resources/lookahead.h"
 #include "src/plugins/dynamic_resources/node_devices.h"
@@ -30,7 +31,8 @@ constexpr size_t kReservedForMaxSize = 256;
 struct ClaimInfo {
   api::ResourceClaimPtr claim;
   bool allocated = false;
-  bool reserved_for_pod = false;
+  bool reserved_for_pod = false;  // for the pod or its PodGroup (api::IsReservedForPod)
+  api::ClaimConsumer consumer;    // whom Reserve adds to reservedFor (api::ConsumerFor)
 };
 
 // The claim for the pod's extended resources backed by DRA that a set of nodes leaves to DRA
@@ -61,10 +63,10 @@ struct State final : framework::StateData {
   // PreScore, without lookahead: the pressure of the claims waiting for devices (pressure.h), by
   // device number; empty when none is on a device this pod could take.
   std::vector<float> pressure;
-  // Reserve's choice: the claims as assumed, and per claim whether it was allocated before (only
-  // the pod is added to its reservedFor: a claim shared with other pods).
+  // Reserve's choice: the claims as assumed, and per claim its index in `claims` (one allocated
+  // before only gets the consumer added to its reservedFor: a claim shared with other pods).
   std::vector<api::ResourceClaimPtr> assumed;
-  std::vector<uint8_t> reserve_only;
+  std::vector<size_t> assumed_info;
   // Reserve's extended resource claim (named, allocated, assumed) and its variant; PreBind's
   // version of it once created in the API server.
   api::ResourceClaimPtr extended_claim;
@@ -103,15 +105,6 @@ const framework::StateKey kStateKey = {"DynamicResources"};
 framework::Status Unresolvable(std::string message) {
   return framework::Status::WithMessage(framework::Code::kUnschedulableAndUnresolvable,
                                         std::move(message));
-}
-
-bool ReservedFor(const api::ResourceClaim& claim, const api::Pod& pod) {
-  return std::any_of(claim.reserved_for.begin(), claim.reserved_for.end(),
-                     [&](const api::ClaimConsumer& c) { return c.uid == pod.meta.uid; });
-}
-
-bool OwnedBy(const api::ResourceClaim& claim, const api::Pod& pod) {
-  return !pod.meta.uid.empty() && api::ControllerUid(claim.meta) == pod.meta.uid;
 }
 
 // The snapshot's node when `node` is a copy of it (a preemption dry run's, or one with nominated
@@ -192,7 +185,7 @@ std::optional<api::NodeSelector> AllocationNodeSelector(
 }
 
 api::ClaimConsumer ConsumerOf(const api::Pod& pod) {
-  return api::ClaimConsumer{"pods", pod.meta.name, pod.meta.uid};
+  return api::ClaimConsumer{"pods", pod.meta.name, pod.meta.uid, ""};
 }
 
 // Fills s.lookahead (lookahead.h) for the feasible nodes; false when the budget allows none.
@@ -250,9 +243,28 @@ std::string ExtendedClaimName(const api::Pod& pod) {
       common::Fnv1a64(pod.meta.uid + "/" + pod.meta.namespace_ + "/" + pod.meta.name));
 }
 
+// The native PodGroup the pod names in spec.schedulingGroup, whose claims its pods share
+// (KEP-5729); null when it names none. NotFound while the PodGroup is not known (upstream's
+// PreFilter fails the same way).
+common::StatusOr<api::PodGroupPtr> PodGroupOf(const framework::Gangs* gangs, const api::Pod& pod) {
+  if (pod.scheduling_group.empty() || gangs == nullptr) return api::PodGroupPtr();
+  api::PodGroupPtr group = gangs->Policy(
+      api::PolicyKey(api::GangApi::kNative, pod.meta.namespace_, pod.scheduling_group, ""));
+  if (group == nullptr) {
+    return common::NotFoundError("podgroup.scheduling.k8s.io \"" + pod.scheduling_group +
+                                 "\" not found");
+  }
+  return group;
+}
+
 framework::Status ResolveClaims(SelectorCache& selectors, const framework::DraView& dra,
-                                const api::Pod& pod, State& s) {
+                                const framework::Gangs* gangs, const api::Pod& pod, State& s) {
   const api::PodResourceClaims& pc = *pod.resource_claims;
+  common::StatusOr<api::PodGroupPtr> group = PodGroupOf(gangs, pod);
+  if (!group.ok()) {
+    return framework::Status::WithMessage(framework::Code::kUnschedulable,
+                                          std::string(group.status().message()));
+  }
   for (size_t i = 0; i < pc.claims.size(); ++i) {
     const std::optional<std::string> name = pc.ClaimName(i);
     if (!name) {
@@ -267,12 +279,13 @@ framework::Status ResolveClaims(SelectorCache& selectors, const framework::DraVi
     if (claim->meta.deletion_timestamp) {
       return Unresolvable("resourceclaim \"" + *name + "\" is being deleted");
     }
-    if (!pc.claims[i].template_name.empty() && !OwnedBy(*claim, pod)) {
+    if (!pc.claims[i].template_name.empty() && !api::IsClaimForPod(*claim, pod)) {
       return Unresolvable("ResourceClaim " + claim->meta.namespace_ + "/" + claim->meta.name +
                           " was not created for pod " + pod.meta.namespace_ + "/" + pod.meta.name +
                           " (pod is not owner)");
     }
-    ClaimInfo info{claim, claim->allocation.has_value(), ReservedFor(*claim, pod)};
+    ClaimInfo info{claim, claim->allocation.has_value(), api::IsReservedForPod(*claim, pod),
+                   api::ConsumerFor(pod, i, group->get())};
     if (info.allocated && !info.reserved_for_pod &&
         claim->reserved_for.size() >= kReservedForMaxSize) {
       return framework::Status::Unresolvable(kReasonInUse);
@@ -346,7 +359,7 @@ common::StatusOr<framework::PluginPtr> DynamicResources::Create(const boost::jso
     helper::CheckKnownFields(*obj, "", {}, errors, /*allow_type_meta=*/true);
   }
   GPUSCHED_RETURN_IF_ERROR(errors.ToStatus());
-  return framework::PluginPtr(std::make_unique<DynamicResources>(handle.dra()));
+  return framework::PluginPtr(std::make_unique<DynamicResources>(handle.dra(), handle.gangs()));
 }
 
 std::string_view DynamicResources::Name() const { return names::kDynamicResources; }
@@ -373,7 +386,9 @@ framework::Status DynamicResources::PreFilter(framework::CycleState& state, cons
   s->index = dra_->devices();
   s->usage = dra_->usage();
   if (pod.resource_claims != nullptr) {
-    if (framework::Status st = ResolveClaims(selectors_, *dra_, pod, *s); !st.ok()) return st;
+    if (framework::Status st = ResolveClaims(selectors_, *dra_, gangs_, pod, *s); !st.ok()) {
+      return st;
+    }
   }
   if (!extended.empty()) {
     // A claim an earlier cycle made for them.
@@ -382,9 +397,9 @@ framework::Status DynamicResources::PreFilter(framework::CycleState& state, cons
       if (framework::Status st = PlanExtended(selectors_, *dra_, pod, snapshot, *s); !st.ok()) {
         return st;
       }
-    } else if (held->allocation && ReservedFor(*held, pod)) {
+    } else if (held->allocation && api::IsReservedForPod(*held, pod)) {
       // Allocated for the pod already (a bound pod explained, a bind retried): it keeps it.
-      s->claims.push_back({held, true, true});
+      s->claims.push_back({held, true, true, ConsumerOf(pod)});
     } else {
       return DeleteStaleClaim(*dra_, *held);
     }
@@ -528,9 +543,10 @@ framework::Status DynamicResources::Reserve(framework::CycleState& state, const 
   // updates the view's usage in place instead of copying it (DraView::MutableUsage).
   s->usage.reset();
   std::vector<api::ResourceClaimPtr> updated;
-  std::vector<uint8_t> reserve_only;
+  s->assumed_info.clear();
   size_t plan = 0;
-  for (const ClaimInfo& c : s->claims) {
+  for (size_t i = 0; i < s->claims.size(); ++i) {
+    const ClaimInfo& c = s->claims[i];
     auto claim = std::make_shared<api::ResourceClaim>(*c.claim);
     if (!c.allocated) {
       api::AllocationResult alloc;
@@ -538,13 +554,12 @@ framework::Status DynamicResources::Reserve(framework::CycleState& state, const 
       alloc.node_selector = AllocationNodeSelector(*s->index, alloc.devices, node.name());
       claim->allocation = std::move(alloc);
     }
-    if (!c.reserved_for_pod) claim->reserved_for.push_back(ConsumerOf(pod));
+    if (!c.reserved_for_pod) claim->reserved_for.push_back(c.consumer);
     if (!c.allocated || !c.reserved_for_pod) {
       updated.push_back(std::move(claim));
-      reserve_only.push_back(c.allocated ? 1 : 0);
+      s->assumed_info.push_back(i);
     }
   }
-  s->reserve_only = std::move(reserve_only);
   for (api::ResourceClaimPtr& claim : updated) {
     if (common::Status st = dra_->AssumeClaim(claim); !st.ok()) {
       Unreserve(state, pod, node.name());
@@ -595,17 +610,19 @@ void DynamicResources::Unreserve(framework::CycleState& state, const api::Pod& /
 namespace {
 
 // A shared claim another pod's PreBind may have written since Reserve: the newest version with
-// this pod added to reservedFor, when it is still allocated with the same devices; else `planned`.
+// `consumer` (this pod, or its PodGroup) added to reservedFor, when it is still allocated with the
+// same devices; else `planned`.
 api::ResourceClaimPtr WithPodReserved(const framework::DraView& view, const api::Pod& pod,
+                                      const api::ClaimConsumer& consumer,
                                       const api::ResourceClaimPtr& planned) {
   api::ResourceClaimPtr latest = view.GetClaim(planned->meta.namespace_, planned->meta.name);
   if (latest == nullptr || !latest->allocation ||
       latest->allocation->devices != planned->allocation->devices) {
     return planned;
   }
-  if (ReservedFor(*latest, pod)) return latest;
+  if (api::IsReservedForPod(*latest, pod)) return latest;
   auto out = std::make_shared<api::ResourceClaim>(*latest);
-  out->reserved_for.push_back(ConsumerOf(pod));
+  out->reserved_for.push_back(consumer);
   return out;
 }
 
@@ -654,11 +671,13 @@ framework::Status DynamicResources::PreBind(framework::CycleState& state, const 
   if (s == nullptr) return framework::Status::Success();
   for (size_t i = 0; i < s->assumed.size(); ++i) {
     api::ResourceClaimPtr& claim = s->assumed[i];
-    const bool shared = i < s->reserve_only.size() && s->reserve_only[i] != 0;
+    const ClaimInfo& info = s->claims[s->assumed_info[i]];
+    const bool shared = info.allocated;
     common::StatusOr<api::ResourceClaimPtr> stored = common::UnavailableError("not written");
     for (int attempt = 0; attempt < (shared ? kSharedClaimWriteAttempts : 1); ++attempt) {
       const uint64_t seen = dra_->generation();
-      const api::ResourceClaimPtr to_write = shared ? WithPodReserved(*dra_, pod, claim) : claim;
+      const api::ResourceClaimPtr to_write =
+          shared ? WithPodReserved(*dra_, pod, info.consumer, claim) : claim;
       stored = dra_->UpdateClaimStatus(*to_write);
       if (stored.ok() || stored.status().code() != common::StatusCode::kAborted) break;
       // Another pod of the shared claim wrote it first: wait for the informer, then retry.

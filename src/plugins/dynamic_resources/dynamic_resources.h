@@ -3,9 +3,11 @@
 // resource.k8s.io/v1) only where their claims can be allocated, allocates them, and writes the
 // allocation — kube-scheduler's dynamicresources plugin with gpusched's device choice:
 //   PreFilter  every claim of the pod exists (template claims: kube-controller-manager created it
-//              and the pod owns it), is not being deleted; allocated claims keep their node
-//              selector; the others are planned: each request's device class exists and its CEL
-//              selectors compile (SelectorCache matches them once per device index version);
+//              and the pod, or the native PodGroup the pod names, owns it), is not being deleted;
+//              a pod naming a PodGroup waits until the PodGroup is known; allocated claims keep
+//              their node selector; the others are planned: each request's device class exists
+//              and its CEL selectors compile (SelectorCache matches them once per device index
+//              version);
 //   Filter     allocated claims: the node is in the allocation's node selector; the others: the
 //              allocator (allocator.h) finds devices on the node ("cannot allocate all claims");
 //              devices held by claims of pods removed in a preemption dry run count as free, so
@@ -21,7 +23,9 @@
 //              the share of the node's free devices this pod could take that those claims do
 //              not need;
 //   Reserve    allocates on the chosen node and assumes the claims (DraView) with the allocation
-//              and the pod in status.reservedFor; Unreserve restores them;
+//              and the pod in status.reservedFor — or its native PodGroup (KEP-5729) for a claim
+//              the PodGroup's spec.resourceClaims lists the same way: the gang's members share
+//              it, the first allocates, the others go where it is reachable; Unreserve restores;
 //   PreBind    writes each claim's status (allocation, reservedFor) and waits for the write.
 // Extended resources backed by DRA (KEP-5004, extended_resources.h): a pod's extended resource
 // that a DeviceClass backs is, on a node that does not advertise it, a claim of its own: planned
@@ -42,6 +46,7 @@
 #include "src/api/types.h"
 #include "src/common/status.h"
 #include "src/framework/dra_view.h"
+#include "src/framework/gangs.h"
 #include "src/framework/handle.h"
 #include "src/framework/plugin.h"
 #include "src/framework/registry.h"
@@ -67,7 +72,9 @@ class DynamicResources final : public framework::PreFilterPlugin,
  public:
   static common::StatusOr<framework::PluginPtr> Create(const boost::json::value& args,
                                                        framework::Handle& handle);
-  explicit DynamicResources(framework::DraView* dra) : dra_(dra) {}
+  // `gangs` (may be null): where the pods' native PodGroups are found (their shared claims).
+  DynamicResources(framework::DraView* dra, const framework::Gangs* gangs)
+      : dra_(dra), gangs_(gangs) {}
 
   std::string_view Name() const override;
   framework::Status PreFilter(framework::CycleState& state, const api::Pod& pod,
@@ -93,6 +100,7 @@ class DynamicResources final : public framework::PreFilterPlugin,
                             const framework::DeviceIndex& index, NodeDevices& devices) const;
 
   framework::DraView* dra_;          // null: no DRA data
+  const framework::Gangs* gangs_;    // null: no gang data (no claim is a PodGroup's)
   mutable SelectorCache selectors_;  // thread-safe; Filter plans nominated pods' claims
   // Each node's devices in preference order, kept until their usage changes (thread-safe;
   // Filter and Score read it through the cycle state).

@@ -17,6 +17,7 @@
 #include "src/api/dra.h"
 #include "src/framework/dra_view.h"
 #include "src/testing/builders.h"
+#include "src/testing/fake_gangs.h"
 #include "src/testing/fake_handle.h"
 
 namespace gpusched::plugins::dynamic_resources {
@@ -168,6 +169,7 @@ struct Writer final : framework::DraWriter {
 class DynamicResourcesTest : public ::testing::Test {
  protected:
   void SetUp() override {
+    handle_.SetGangs(&gangs_);
     view().set_writer(&writer_);
     auto cls = std::make_shared<api::DeviceClass>();
     cls->name = kDriver;
@@ -196,6 +198,7 @@ class DynamicResourcesTest : public ::testing::Test {
     return n;
   }
 
+  testing::FakeGangs gangs_;
   testing::FakeHandle handle_;
   Writer writer_;
   framework::PluginPtr plugin_;
@@ -356,6 +359,88 @@ TEST_F(DynamicResourcesTest, AllocatedSharedClaimPinsTheNodeAndAddsTheConsumer) 
   ASSERT_TRUE(pl_->Filter(state, pod, Node("n1")).ok());
   ASSERT_TRUE(pl_->Reserve(state, pod, Node("n1")).ok());
   EXPECT_EQ(view().GetClaim("ml", "shared")->reserved_for.size(), 2u);
+}
+
+// KEP-5729: a member of native PodGroup `group` whose claim "fabric" comes from template
+// "fabric" and was made as `claim` (for the PodGroup, or for the pod).
+api::Pod GroupMember(const std::string& name, const std::string& group, const std::string& claim) {
+  api::Pod pod = testing::MakePod("ml", name).Obj();
+  pod.meta.uid = name + "-uid";
+  pod.scheduling_group = group;
+  pod.gang = {api::GangApi::kNative, group, "", ""};
+  auto pc = std::make_shared<api::PodResourceClaims>();
+  pc->claims.push_back({"fabric", "", "fabric"});
+  pc->statuses.emplace_back("fabric", claim);
+  pod.resource_claims = pc;
+  return pod;
+}
+
+// Native PodGroup `name` whose spec.resourceClaims lists "fabric" from template "fabric".
+api::PodGroupPtr GroupWithClaim(const std::string& name) {
+  auto g = std::make_shared<api::PodGroup>();
+  g->api = api::GangApi::kNative;
+  g->namespace_ = "ml";
+  g->name = name;
+  g->uid = name + "-uid";
+  auto pc = std::make_shared<api::PodResourceClaims>();
+  pc->claims.push_back({"fabric", "", "fabric"});
+  g->resource_claims = pc;
+  return g;
+}
+
+// A claim kube-controller-manager made from a template for PodGroup `group`.
+api::ResourceClaimPtr PodGroupClaim(const std::string& name, const std::string& group) {
+  auto c = std::make_shared<api::ResourceClaim>(*Claim(name, {Exactly("g", Choice(1))}));
+  c->meta.owner_references.push_back(
+      {"scheduling.k8s.io/v1beta1", "PodGroup", group, group + "-uid", /*controller=*/true});
+  return c;
+}
+
+TEST_F(DynamicResourcesTest, APodGroupClaimIsAllocatedOnceAndReservedForThePodGroup) {
+  view().UpsertSlice(Slice("n1", kA100, 2));
+  view().UpsertSlice(Slice("n2", kA100, 2));
+  gangs_.Add(GroupWithClaim("train"));
+  view().UpsertClaim(PodGroupClaim("train-fabric-x", "train"));
+  const api::ClaimConsumer group{"podgroups", "train", "train-uid", "scheduling.k8s.io"};
+
+  framework::CycleState sa;
+  api::Pod a = GroupMember("a", "train", "train-fabric-x");
+  ASSERT_TRUE(pl_->PreFilter(sa, a, framework::Snapshot()).ok());
+  ASSERT_TRUE(pl_->Filter(sa, a, Node("n1")).ok());
+  ASSERT_TRUE(pl_->Reserve(sa, a, Node("n1")).ok());
+  api::ResourceClaimPtr assumed = view().GetClaim("ml", "train-fabric-x");
+  ASSERT_TRUE(assumed->allocation.has_value());
+  EXPECT_EQ(assumed->reserved_for, std::vector<api::ClaimConsumer>{group});
+
+  // The second member shares it: reachable on n1 only, and already reserved (for the group).
+  framework::CycleState sb;
+  api::Pod b = GroupMember("b", "train", "train-fabric-x");
+  ASSERT_TRUE(pl_->PreFilter(sb, b, framework::Snapshot()).ok());
+  EXPECT_EQ(pl_->Filter(sb, b, Node("n2")).reason(), kReasonNotAvailable);
+  ASSERT_TRUE(pl_->Filter(sb, b, Node("n1")).ok());
+  ASSERT_TRUE(pl_->Reserve(sb, b, Node("n1")).ok());
+  EXPECT_EQ(view().GetClaim("ml", "train-fabric-x")->reserved_for.size(), 1U);
+
+  ASSERT_TRUE(pl_->PreBind(sa, a, "n1").ok());
+  ASSERT_TRUE(pl_->PreBind(sb, b, "n1").ok());
+  ASSERT_EQ(writer_.written.size(), 1U);  // the allocation, once
+  EXPECT_EQ(writer_.written[0]->reserved_for, std::vector<api::ClaimConsumer>{group});
+}
+
+TEST_F(DynamicResourcesTest, APodGroupClaimServesOnlyThatGroupsPods) {
+  view().UpsertSlice(Slice("n1", kA100, 1));
+  view().UpsertClaim(PodGroupClaim("train-fabric-x", "train"));
+  framework::CycleState s1;
+  api::Pod unknown = GroupMember("u", "train", "train-fabric-x");
+  framework::Status st = pl_->PreFilter(s1, unknown, framework::Snapshot());
+  EXPECT_EQ(st.code(), framework::Code::kUnschedulable);
+  EXPECT_EQ(st.reason(), "podgroup.scheduling.k8s.io \"train\" not found");
+
+  gangs_.Add(GroupWithClaim("other"));
+  framework::CycleState s2;
+  api::Pod stranger = GroupMember("s", "other", "train-fabric-x");
+  EXPECT_EQ(pl_->PreFilter(s2, stranger, framework::Snapshot()).reason(),
+            "ResourceClaim ml/train-fabric-x was not created for pod ml/s (pod is not owner)");
 }
 
 TEST_F(DynamicResourcesTest, PreFilterNamesWhatIsMissing) {

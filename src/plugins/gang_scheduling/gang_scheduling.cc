@@ -68,7 +68,7 @@ framework::Status GangScheduling::Filter(const framework::CycleState& state,
   const DomainState* s = state.Get<DomainState>(kDomainKey);
   if (s == nullptr) return framework::Status::Success();
   api::Atom value;
-  if (node.node->meta.labels.Get(s->domain.key, &value) && value == s->domain.value) {
+  if (framework::GangDomainValue(*node.node, s->domain.key, &value) && value == s->domain.value) {
     return framework::Status::Success();
   }
   return framework::Status::Unresolvable(kReasonOutsideDomain);

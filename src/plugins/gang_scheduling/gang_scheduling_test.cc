@@ -6,14 +6,13 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
-#include <map>
 #include <memory>
-#include <set>
 #include <string>
 #include <vector>
 
 #include "src/common/interner.h"
 #include "src/testing/builders.h"
+#include "src/testing/fake_gangs.h"
 #include "src/testing/fake_handle.h"
 
 namespace gpusched::plugins::gang_scheduling {
@@ -22,31 +21,7 @@ namespace {
 using testing::MakeNode;
 using testing::MakePod;
 
-class FakeGangs final : public framework::Gangs {
- public:
-  api::PodGroupPtr PolicyOf(const api::Pod& pod) const override {
-    auto it = policies.find(api::PolicyKey(pod));
-    return it == policies.end() ? nullptr : it->second;
-  }
-  void Reserve(const api::Pod& pod) override { reserved[api::GangKey(pod)].insert(pod.meta.uid); }
-  void Unreserve(const api::Pod& pod) override { reserved[api::GangKey(pod)].erase(pod.meta.uid); }
-  std::vector<std::string> ReservedMembers(std::string_view key) const override {
-    auto it = reserved.find(std::string(key));
-    if (it == reserved.end()) return {};
-    return {it->second.begin(), it->second.end()};
-  }
-  std::optional<Domain> TrialDomain(std::string_view key) const override {
-    auto it = domains.find(std::string(key));
-    if (it == domains.end()) return std::nullopt;
-    return it->second;
-  }
-  uint64_t TrialVersion() const override { return version; }
-
-  std::map<std::string, api::PodGroupPtr> policies;
-  std::map<std::string, std::set<std::string>> reserved;
-  std::map<std::string, Domain> domains;
-  uint64_t version = 0;
-};
+using testing::FakeGangs;
 
 // Records Allow calls.
 class RecordingWaiting final : public framework::WaitingPods {

@@ -36,11 +36,12 @@ DRA_RBAC_RULES = [
 ]
 
 
-def grant_dra_rbac(cluster):
-    """Binds deploy/'s DRA rules to the test cluster's gpusched service account."""
+def grant_dra_rbac(cluster, extra_rules=()):
+    """Binds deploy/'s DRA rules (and `extra_rules`) to the test cluster's gpusched service
+    account."""
     cluster.apply([
         {"apiVersion": "rbac.authorization.k8s.io/v1", "kind": "ClusterRole",
-         "metadata": {"name": "e2e-gpusched-dra"}, "rules": DRA_RBAC_RULES},
+         "metadata": {"name": "e2e-gpusched-dra"}, "rules": DRA_RBAC_RULES + list(extra_rules)},
         {"apiVersion": "rbac.authorization.k8s.io/v1", "kind": "ClusterRoleBinding",
          "metadata": {"name": "e2e-gpusched-dra"},
          "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": "ClusterRole",
@@ -297,11 +298,15 @@ def validate_allocations(claims, slices, classes, pods):
             continue
         if FINALIZER not in c["metadata"].get("finalizers", []):
             problems.append(f"{label}: allocated without the finalizer {FINALIZER}")
-        reserved = {r.get("uid") for r in c["status"].get("reservedFor", [])
-                    if r.get("resource") == "pods"}
+        # A pod by uid; a native PodGroup (KEP-5729) by name: its pods know no uid of it.
+        reserved = {(r.get("resource"), r.get("uid" if r.get("resource") == "pods" else "name"))
+                    for r in c["status"].get("reservedFor", [])}
         for p in users:
-            if p["metadata"]["uid"] not in reserved:
-                problems.append(f"{label}: bound pod {p['metadata']['name']} not in reservedFor")
+            group = (p["spec"].get("schedulingGroup") or {}).get("podGroupName")
+            if (("pods", p["metadata"]["uid"]) not in reserved
+                    and ("podgroups", group) not in reserved):
+                problems.append(f"{label}: bound pod {p['metadata']['name']} not in reservedFor "
+                                "(itself or its PodGroup)")
         nodes = {p["spec"]["nodeName"] for p in users}
         if len(nodes) > 1:
             problems.append(f"{label}: used by pods on several nodes {sorted(nodes)}")
