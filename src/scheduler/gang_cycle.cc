@@ -13,8 +13,9 @@
 //      domain, then the name). A required key that no domain satisfies fails the gang; a
 //      preferred one falls back to the whole cluster. Without a key, a gang whose PodGroup lists
 //      claims its members share (KEP-5729) that fails on the whole cluster is tried once more
-//      with kubernetes.io/hostname as a preferred key: the first member placed decides where the
-//      shared claims are allocated, and the others may fit only on another node.
+//      with kubernetes.io/hostname as a preferred key, on at most kSharedClaimNodeTrials nodes
+//      (the tightest first): the first member placed decides where the shared claims are
+//      allocated, and the others may fit only on another node.
 //   4. Placement: each member runs the scheduling algorithm on the snapshot that holds the
 //      members before it (no PostFilter: one member's preemption alone would not help; a member
 //      nominated by gang preemption tries its nominated node first) and is reserved (Reserve →
@@ -50,6 +51,10 @@ using framework::runtime::Framework;
 namespace {
 
 constexpr std::string_view kGangPlugin = "GangScheduling";
+// The most nodes a gang sharing a PodGroup's claims is tried on, one trial each, after it failed
+// on the whole cluster: a bound on what one failed cycle costs (each trial is up to one
+// scheduling cycle per member).
+constexpr size_t kSharedClaimNodeTrials = 32;
 
 // Biggest first: the members that are hardest to place go first.
 void OrderMembers(std::vector<QueuedPodInfo>& members) {
@@ -249,16 +254,17 @@ Scheduler::GangTry Scheduler::PlaceGang(const std::string& key, const api::PodGr
   GangTry t = TryPlaceGang(key, members, std::nullopt);
   if (t.unplaced.empty() || policy.resource_claims == nullptr) return t;
   // Claims the members share (KEP-5729) are allocated where the first member goes, and on a
-  // node the others may not fit: try each node as a preferred domain.
+  // node the others may not fit: try nodes as preferred domains, within the budget.
   AbandonGang(t);
   return PlaceGangInDomains(key, common::Str(api::Names().hostname), /*required=*/false,
-                            std::move(members));
+                            std::move(members), kSharedClaimNodeTrials);
 }
 
 Scheduler::GangTry Scheduler::PlaceGangInDomains(const std::string& key, std::string_view label,
-                                                 bool required,
-                                                 std::vector<QueuedPodInfo> members) {
+                                                 bool required, std::vector<QueuedPodInfo> members,
+                                                 size_t max_domains) {
   std::vector<GangDomain> domains = GangDomains(label, members);
+  if (domains.size() > max_domains) domains.resize(max_domains);
   std::optional<GangDomain> best;
   int64_t best_stranded = 0;
   std::string tried;

@@ -30,6 +30,7 @@
 #pragma once
 
 #include <atomic>
+#include <cstdint>
 #include <functional>
 #include <map>
 #include <memory>
@@ -301,10 +302,11 @@ class Scheduler final : public kube::ClusterEventHandler, public framework::Hand
   std::string MinResourcesShortfall(const api::PodGroup& policy) const;
   GangTry PlaceGang(const std::string& key, const api::PodGroup& policy,
                     std::vector<framework::QueuedPodInfo> members);
-  // A trial in each domain of node label `label` (GangDomains), the best kept; `required`: no
-  // fallback to the whole cluster.
+  // A trial in each domain of node label `label` (GangDomains; the first `max_domains`), the best
+  // kept; `required`: no fallback to the whole cluster.
   GangTry PlaceGangInDomains(const std::string& key, std::string_view label, bool required,
-                             std::vector<framework::QueuedPodInfo> members);
+                             std::vector<framework::QueuedPodInfo> members,
+                             size_t max_domains = SIZE_MAX);
   // Reserves `members` one after another, restricted to `domain` when set; stops at the first
   // that does not fit.
   GangTry TryPlaceGang(const std::string& key, std::vector<framework::QueuedPodInfo> members,
