@@ -60,6 +60,14 @@ inline bool GangDomainValue(const api::Node& node, api::Atom key, api::Atom* val
   return true;
 }
 
+// Whether `node` is in `domain` (GangDomainValue's rule, without interning: Filter runs it per
+// node).
+inline bool InGangDomain(const api::Node& node, const Gangs::Domain& domain) {
+  api::Atom value;
+  if (node.meta.labels.Get(domain.key, &value)) return value == domain.value;
+  return domain.key == api::Names().hostname && node.meta.name == common::Str(domain.value);
+}
+
 // `policy`'s schedule timeout, or the default.
 inline common::Duration ScheduleTimeoutOf(const api::PodGroup& policy) {
   return policy.schedule_timeout.value_or(kDefaultGangScheduleTimeout);

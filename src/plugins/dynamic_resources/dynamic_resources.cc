@@ -727,6 +727,17 @@ std::vector<framework::ClusterEventWithHint> DynamicResources::EventsToRegister(
                       }
                       return QueueingHint::kSkip;
                     }});
+  // The native PodGroup the pod names arrived: PreFilter waits for it (its claims may be the
+  // group's). A member of its gang is queued by GangScheduling too; a pod whose label names
+  // another gang is not.
+  events.push_back({ClusterEvent{EventResource::kPodGroup, framework::kAdd},
+                    [](const api::Pod& pod, const ClusterEvent&, const EventObjects& o) {
+                      const auto* g = static_cast<const api::PodGroup*>(o.new_obj);
+                      const bool named = g != nullptr && g->api == api::GangApi::kNative &&
+                                         g->name == pod.scheduling_group &&
+                                         g->namespace_ == pod.meta.namespace_;
+                      return named ? QueueingHint::kQueue : QueueingHint::kSkip;
+                    }});
   // New or changed devices, classes; a pod leaving may lead to its claims being released.
   events.push_back(
       {ClusterEvent{EventResource::kResourceSlice, framework::kAdd | framework::kUpdate}, nullptr});

@@ -436,6 +436,21 @@ TEST_F(DynamicResourcesTest, APodGroupClaimServesOnlyThatGroupsPods) {
   EXPECT_EQ(st.code(), framework::Code::kUnschedulable);
   EXPECT_EQ(st.reason(), "podgroup.scheduling.k8s.io \"train\" not found");
 
+  // The PodGroup's arrival queues the pod that waits for it, and no other.
+  auto hint = [&](const api::Pod& pod, const api::PodGroup& g) {
+    for (const framework::ClusterEventWithHint& e : pl_->EventsToRegister()) {
+      const framework::ClusterEvent added{framework::EventResource::kPodGroup, framework::kAdd};
+      if (!e.event.Matches(added)) continue;
+      framework::EventObjects objects;
+      objects.new_obj = &g;
+      return e.hint(pod, added, objects);
+    }
+    ADD_FAILURE() << "PodGroup add not registered";
+    return framework::QueueingHint::kSkip;
+  };
+  EXPECT_EQ(hint(unknown, *GroupWithClaim("train")), framework::QueueingHint::kQueue);
+  EXPECT_EQ(hint(unknown, *GroupWithClaim("other")), framework::QueueingHint::kSkip);
+
   gangs_.Add(GroupWithClaim("other"));
   framework::CycleState s2;
   api::Pod stranger = GroupMember("s", "other", "train-fabric-x");

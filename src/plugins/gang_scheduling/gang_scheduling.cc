@@ -67,10 +67,7 @@ framework::Status GangScheduling::Filter(const framework::CycleState& state,
                                          const framework::NodeInfo& node) const {
   const DomainState* s = state.Get<DomainState>(kDomainKey);
   if (s == nullptr) return framework::Status::Success();
-  api::Atom value;
-  if (framework::GangDomainValue(*node.node, s->domain.key, &value) && value == s->domain.value) {
-    return framework::Status::Success();
-  }
+  if (framework::InGangDomain(*node.node, s->domain)) return framework::Status::Success();
   return framework::Status::Unresolvable(kReasonOutsideDomain);
 }
 
