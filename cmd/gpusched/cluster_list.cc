@@ -51,7 +51,8 @@ std::vector<NamedInformer> AllInformers(kube::RestClient& rest, kube::ClusterEve
   using inf::DraKind;
   for (auto [kind, name] : {std::pair{DraKind::kDeviceClass, "deviceclasses"},
                             std::pair{DraKind::kResourceSlice, "resourceslices"},
-                            std::pair{DraKind::kResourceClaim, "resourceclaims"}}) {
+                            std::pair{DraKind::kResourceClaim, "resourceclaims"},
+                            std::pair{DraKind::kDeviceTaintRule, "devicetaintrules"}}) {
     out.push_back({name, false, inf::NewDraInformer(rest, h, clock, kind)});
   }
   return out;

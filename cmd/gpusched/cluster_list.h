@@ -10,12 +10,14 @@
 //   podgroups.scheduling.k8s.io                       the served version (discovery)
 //   persistentvolumes, persistentvolumeclaims, storageclasses, csinodes, csidrivers
 //   deviceclasses, resourceslices, resourceclaims     resource.k8s.io/v1
+//   devicetaintrules                                  resource.k8s.io/v1 (Kubernetes 1.37+)
 //
-// A collection the server answers 404 for (a CRD not installed, resource.k8s.io before 1.34) is
-// `not_served`; one the credentials may not list (403) is `forbidden`; neither is waited for. One
-// still unlisted at the deadline is `not_listed`. Nothing is written: the only requests are lists
-// and the first watches, ended once every collection is settled. Runs on the calling thread plus
-// one thread per informer, all joined before ListCluster returns; `handler` is called from them.
+// A collection the server answers 404 for (a CRD not installed, resource.k8s.io before 1.34,
+// devicetaintrules before 1.37) is `not_served`; one the credentials may not list (403) is
+// `forbidden`; neither is waited for. One still unlisted at the deadline is `not_listed`. Nothing
+// is written: the only requests are lists and the first watches, ended once every collection is
+// settled. Runs on the calling thread plus one thread per informer, all joined before ListCluster
+// returns; `handler` is called from them.
 #pragma once
 
 #include <string>

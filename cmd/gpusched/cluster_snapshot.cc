@@ -27,6 +27,7 @@ std::string KeyOf(const Variant& v) {
   std::string name =
       std::visit(Overloaded{[](const api::DeviceClassPtr& c) { return c->name; },
                             [](const api::ResourceSlicePtr& s) { return s->name; },
+                            [](const api::DeviceTaintRulePtr& r) { return r->name; },
                             [](const auto& o) { return o->meta.namespace_ + "/" + o->meta.name; }},
                  v);
   return std::to_string(v.index()) + ":" + name;

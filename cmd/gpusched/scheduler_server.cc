@@ -186,12 +186,13 @@ void SchedulerServer::BuildInformers() {
         StorageKind::kStorageClass, StorageKind::kCSINode, StorageKind::kCSIDriver}) {
     gang_informers_.push_back(kube::informer::NewStorageInformer(*rest_, *recency_, clock_, kind));
   }
-  // The DynamicResources plugin's objects (DeviceClasses, ResourceSlices, ResourceClaims of
-  // resource.k8s.io/v1). Not waited for either; on a cluster that does not serve the API (before
-  // Kubernetes 1.34) they retry with backoff, logging the error once, and pods without claims
-  // are unaffected.
+  // The DynamicResources plugin's objects (DeviceClasses, ResourceSlices, ResourceClaims,
+  // DeviceTaintRules of resource.k8s.io/v1). Not waited for either; on a cluster that does not
+  // serve one (resource.k8s.io/v1 before Kubernetes 1.34, its DeviceTaintRules before 1.37) it
+  // retries with backoff, logging the error once, and pods without claims are unaffected.
   using kube::informer::DraKind;
-  for (DraKind kind : {DraKind::kDeviceClass, DraKind::kResourceSlice, DraKind::kResourceClaim}) {
+  for (DraKind kind : {DraKind::kDeviceClass, DraKind::kResourceSlice, DraKind::kResourceClaim,
+                       DraKind::kDeviceTaintRule}) {
     gang_informers_.push_back(kube::informer::NewDraInformer(*rest_, *recency_, clock_, kind));
   }
   // NetworkLocality in any profile (it is a default plugin): watch the NetworkAware CRDs (a

@@ -174,6 +174,24 @@ Counters DecodeCounters(ObjectReader& r, const json::object& o, const FieldPath&
   return out;
 }
 
+// A device taint (a slice's or a DeviceTaintRule's): as a node taint, except that its effect is
+// None, NoSchedule or NoExecute, and that an effect this version does not know counts as None
+// (resource.k8s.io/v1: "Consumers must treat unknown effects like None").
+Taint DecodeDeviceTaint(ObjectReader& r, const json::object& o, const FieldPath& p) {
+  Taint t;
+  t.key = common::Intern(r.RequiredString(o, "key", p));
+  t.value = common::Intern(r.StringOr(o, "value", p));
+  const std::string_view effect = r.RequiredString(o, "effect", p);
+  if (effect == "NoSchedule") {
+    t.effect = TaintEffect::kNoSchedule;
+  } else if (effect == "NoExecute") {
+    t.effect = TaintEffect::kNoExecute;
+  } else {
+    t.effect = TaintEffect::kNone;
+  }
+  return t;
+}
+
 Device DecodeDevice(ObjectReader& r, const json::object& o, const FieldPath& p,
                     std::string_view driver) {
   Device d;
@@ -202,9 +220,41 @@ Device DecodeDevice(ObjectReader& r, const json::object& o, const FieldPath& p,
   d.node_selector = DecodeNodeSelectorMember(r, o, "nodeSelector", p);
   d.all_nodes = r.Bool(o, "allNodes", p).value_or(false);
   d.taints = r.MapObjects<Taint>(o, "taints", p, [&](const json::object& t, const FieldPath& ip) {
-    return DecodeTaint(r, t, ip);
+    return DecodeDeviceTaint(r, t, ip);
   });
   return d;
+}
+
+DeviceTaintRule DecodeDeviceTaintRuleObject(ObjectReader& r, const json::object& root) {
+  CheckKind(r, root, "DeviceTaintRule");
+  DeviceTaintRule rule;
+  const ObjectMeta meta = DecodeMeta(r, root);
+  rule.name = meta.name;
+  rule.resource_version = meta.resource_version;
+  const FieldPath rp;
+  const json::object* spec = r.Object(root, "spec", rp);
+  if (spec == nullptr) {
+    r.Required(rp.Key("spec"));
+    return rule;
+  }
+  const FieldPath sp = rp.Key("spec");
+  if (const json::object* sel = r.Object(*spec, "deviceSelector", sp)) {
+    const FieldPath selp = sp.Key("deviceSelector");
+    rule.has_selector = true;
+    auto optional = [&](std::string_view key) -> std::optional<std::string> {
+      if (std::optional<std::string_view> v = r.String(*sel, key, selp)) return std::string(*v);
+      return std::nullopt;
+    };
+    rule.driver = optional("driver");
+    rule.pool = optional("pool");
+    rule.device = optional("device");
+  }
+  if (const json::object* taint = r.Object(*spec, "taint", sp)) {
+    rule.taint = DecodeDeviceTaint(r, *taint, sp.Key("taint"));
+  } else {
+    r.Required(sp.Key("taint"));
+  }
+  return rule;
 }
 
 DeviceClass DecodeDeviceClassObject(ObjectReader& r, const json::object& root) {
@@ -404,6 +454,10 @@ using decode_internal::DecodeRoot;
 
 common::StatusOr<DeviceClass> DecodeDeviceClass(const boost::json::value& json) {
   return DecodeRoot<DeviceClass>("deviceclass", json, decode_internal::DecodeDeviceClassObject);
+}
+common::StatusOr<DeviceTaintRule> DecodeDeviceTaintRule(const boost::json::value& json) {
+  return DecodeRoot<DeviceTaintRule>("devicetaintrule", json,
+                                     decode_internal::DecodeDeviceTaintRuleObject);
 }
 common::StatusOr<ResourceSlice> DecodeResourceSlice(const boost::json::value& json) {
   return DecodeRoot<ResourceSlice>("resourceslice", json,

@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0
 // Decoders of the Dynamic Resource Allocation objects (resource.k8s.io/v1; dra.h): DeviceClass,
-// ResourceSlice, ResourceClaim and ResourceClaimTemplate, from the API server's JSON (or a YAML
-// manifest converted to JSON) straight into the compact structs. As decode.h: the first error is
-// returned naming the object, the field path and the value, e.g.
+// ResourceSlice, DeviceTaintRule, ResourceClaim and ResourceClaimTemplate, from the API server's
+// JSON (or a YAML manifest converted to JSON) straight into the compact structs. As decode.h: the
+// first error is returned naming the object, the field path and the value, e.g.
 //   resourceslice node-1-gpu: spec.devices[0].capacity.memory.value: invalid quantity "lots"
 //   resourceclaim default/train: spec.devices.requests[0].exactly.allocationMode: invalid value
 //   "Some" (want ExactCount or All)
@@ -19,6 +19,7 @@ namespace gpusched::api {
 
 common::StatusOr<DeviceClass> DecodeDeviceClass(const boost::json::value& json);
 common::StatusOr<ResourceSlice> DecodeResourceSlice(const boost::json::value& json);
+common::StatusOr<DeviceTaintRule> DecodeDeviceTaintRule(const boost::json::value& json);
 common::StatusOr<ResourceClaim> DecodeResourceClaim(const boost::json::value& json);
 common::StatusOr<ResourceClaimTemplate> DecodeResourceClaimTemplate(const boost::json::value& json);
 

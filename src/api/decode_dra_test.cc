@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 // The DRA model: pod spec.resourceClaims / status.resourceClaimStatuses, DeviceClass,
-// ResourceSlice, ResourceClaim and ResourceClaimTemplate decoding, with field-path errors.
+// ResourceSlice, DeviceTaintRule, ResourceClaim and ResourceClaimTemplate decoding, with
+// field-path errors.
 #include "src/api/decode_dra.h"
 
 #include <gmock/gmock.h>
@@ -218,6 +219,68 @@ TEST(DecodeDraTest, ClassAndTemplate) {
         "deviceClassName":"gpu.nvidia.com"}}]}}}})"));
   ASSERT_TRUE(t.ok()) << t.status().ToString();
   EXPECT_EQ(t->spec.requests[0].exactly->count, 1);
+}
+
+// A device taint's effect: NoSchedule and NoExecute act; None and effects this version does not
+// know are informational (kNone), as resource.k8s.io/v1 tells consumers; a missing one is an error.
+TEST(DecodeDraTest, DeviceTaintEffects) {
+  auto s = DecodeResourceSlice(Json(R"({"metadata":{"name":"n1"},"spec":{"driver":"d",
+      "nodeName":"n1","pool":{"name":"n1"},"devices":[{"name":"g0","taints":[
+        {"key":"a","value":"1","effect":"NoSchedule"},{"key":"b","effect":"NoExecute"},
+        {"key":"c","effect":"None"},{"key":"d","effect":"SomeFutureEffect"}]}]}})"));
+  ASSERT_TRUE(s.ok()) << s.status().ToString();
+  const std::vector<Taint>& t = s->devices[0].taints;
+  ASSERT_EQ(t.size(), 4u);
+  EXPECT_EQ(common::Str(t[0].key), "a");
+  EXPECT_EQ(common::Str(t[0].value), "1");
+  EXPECT_EQ(t[0].effect, TaintEffect::kNoSchedule);
+  EXPECT_EQ(t[1].effect, TaintEffect::kNoExecute);
+  EXPECT_EQ(t[2].effect, TaintEffect::kNone);
+  EXPECT_EQ(t[3].effect, TaintEffect::kNone);
+
+  auto bad = DecodeResourceSlice(Json(R"({"metadata":{"name":"n1"},"spec":{"driver":"d",
+      "nodeName":"n1","pool":{"name":"n1"},"devices":[{"name":"g0","taints":[{"key":"a"}]}]}})"));
+  ASSERT_FALSE(bad.ok());
+  EXPECT_THAT(std::string(bad.status().message()),
+              ::testing::HasSubstr("spec.devices[0].taints[0].effect"));
+}
+
+TEST(DecodeDraTest, DeviceTaintRule) {
+  auto r = DecodeDeviceTaintRule(Json(R"({"apiVersion":"resource.k8s.io/v1",
+      "kind":"DeviceTaintRule","metadata":{"name":"gpu-3-broken","resourceVersion":"7"},
+      "spec":{"deviceSelector":{"driver":"gpu.nvidia.com","pool":"n1","device":"gpu-3"},
+              "taint":{"key":"example.com/xid","value":"79","effect":"NoSchedule"}}})"));
+  ASSERT_TRUE(r.ok()) << r.status().ToString();
+  EXPECT_EQ(r->name, "gpu-3-broken");
+  EXPECT_EQ(r->resource_version, "7");
+  EXPECT_TRUE(r->has_selector);
+  EXPECT_EQ(r->driver, "gpu.nvidia.com");
+  EXPECT_EQ(r->pool, "n1");
+  EXPECT_EQ(r->device, "gpu-3");
+  EXPECT_EQ(common::Str(r->taint.key), "example.com/xid");
+  EXPECT_EQ(r->taint.effect, TaintEffect::kNoSchedule);
+
+  // An empty selector (every device) and none at all (no device) are told apart.
+  auto all = DecodeDeviceTaintRule(Json(R"({"metadata":{"name":"all"},"spec":{
+      "deviceSelector":{},"taint":{"key":"k","effect":"NoExecute"}}})"));
+  ASSERT_TRUE(all.ok()) << all.status().ToString();
+  EXPECT_TRUE(all->has_selector);
+  EXPECT_EQ(all->driver, std::nullopt);
+  auto none = DecodeDeviceTaintRule(
+      Json(R"({"metadata":{"name":"none"},"spec":{"taint":{"key":"k","effect":"None"}}})"));
+  ASSERT_TRUE(none.ok()) << none.status().ToString();
+  EXPECT_FALSE(none->has_selector);
+  EXPECT_EQ(none->taint.effect, TaintEffect::kNone);
+
+  auto no_taint = DecodeDeviceTaintRule(
+      Json(R"({"metadata":{"name":"t"},"spec":{"deviceSelector":{"driver":"d"}}})"));
+  ASSERT_FALSE(no_taint.ok());
+  EXPECT_THAT(std::string(no_taint.status().message()),
+              ::testing::HasSubstr("devicetaintrule t: spec.taint"));
+  auto wrong_kind = DecodeDeviceTaintRule(Json(R"({"kind":"ResourceSlice","metadata":{"name":"t"},
+      "spec":{"taint":{"key":"k","effect":"None"}}})"));
+  ASSERT_FALSE(wrong_kind.ok());
+  EXPECT_THAT(std::string(wrong_kind.status().message()), ::testing::HasSubstr("kind"));
 }
 
 }  // namespace

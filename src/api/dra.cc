@@ -89,6 +89,36 @@ bool ConsumedCapacity(const Device& device, std::string_view driver, const Count
   return true;
 }
 
+bool DeviceTaintRule::Matches(const ResourceSlice& slice, const Device& d) const {
+  return has_selector && (!driver || *driver == slice.driver) && (!pool || *pool == slice.pool) &&
+         (!device || *device == d.name);
+}
+
+std::shared_ptr<const ResourceSlice> ApplyTaintRules(std::shared_ptr<const ResourceSlice> slice,
+                                                     std::span<const DeviceTaintRulePtr> rules) {
+  std::shared_ptr<ResourceSlice> patched;  // copied on the first match only
+  for (const DeviceTaintRulePtr& rule : rules) {
+    for (size_t i = 0; i < slice->devices.size(); ++i) {
+      if (!rule->Matches(*slice, slice->devices[i])) continue;
+      if (patched == nullptr) patched = std::make_shared<ResourceSlice>(*slice);
+      patched->devices[i].taints.push_back(rule->taint);
+    }
+  }
+  if (patched == nullptr) return slice;
+  return patched;
+}
+
+const Taint* UntoleratedTaint(const Device& device, std::span<const Toleration> tolerations) {
+  for (const Taint& t : device.taints) {
+    if (t.effect != TaintEffect::kNoSchedule && t.effect != TaintEffect::kNoExecute) continue;
+    if (std::none_of(tolerations.begin(), tolerations.end(),
+                     [&](const Toleration& tol) { return tol.Tolerates(t); })) {
+      return &t;
+    }
+  }
+  return nullptr;
+}
+
 bool IsExtendedResourceClaim(const ResourceClaim& claim) {
   const std::string* v = claim.meta.Annotation(kExtendedResourceClaimAnnotation);
   return v != nullptr && *v == "true";

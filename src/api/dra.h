@@ -9,6 +9,7 @@
 #include <cstdint>
 #include <memory>
 #include <optional>
+#include <span>
 #include <string>
 #include <string_view>
 #include <utility>
@@ -115,7 +116,9 @@ struct Device {
   std::string node_name;
   std::optional<NodeSelector> node_selector;
   bool all_nodes = false;
-  std::vector<Taint> taints;  // spec.devices[].taints (NoSchedule/NoExecute keep it unallocated)
+  // spec.devices[].taints, and in a DraView's device index also those its DeviceTaintRules add
+  // (ApplyTaintRules). NoSchedule/NoExecute keep it unallocated (UntoleratedTaint).
+  std::vector<Taint> taints;
 
   const DeviceAttribute* Attribute(std::string_view qualified) const;
   const CapacityRequestPolicy* Policy(std::string_view qualified) const;
@@ -137,6 +140,36 @@ struct ResourceSlice {
   // Upstream allows devices or shared counters in one slice, not both (1.35+); both are read.
   std::vector<CounterSet> shared_counters;
 };
+
+// --- DeviceTaintRule ----------------------------------------------------------------------------
+
+// resource.k8s.io/v1 DeviceTaintRule (KEP-5055, GA and on by default in Kubernetes 1.37): one
+// taint added to every device its selector matches, as if the driver had published it in the
+// device's ResourceSlice (upstream's ResourceSlice tracker patches the slices it hands the
+// scheduler the same way).
+struct DeviceTaintRule {
+  std::string name;
+  std::string resource_version;
+  // spec.deviceSelector: absent, it matches no device; each field that is set must equal the
+  // slice's spec.driver, spec.pool.name or the device's name (so an empty one matches all).
+  bool has_selector = false;
+  std::optional<std::string> driver;
+  std::optional<std::string> pool;
+  std::optional<std::string> device;
+  Taint taint;  // spec.taint (effect None, or unknown: kNone)
+
+  bool Matches(const ResourceSlice& slice, const Device& device) const;
+};
+using DeviceTaintRulePtr = std::shared_ptr<const DeviceTaintRule>;
+
+// `slice` with the taints of the `rules` that match its devices appended to theirs (in the
+// rules' order); `slice` itself when none matches (no copy).
+std::shared_ptr<const ResourceSlice> ApplyTaintRules(std::shared_ptr<const ResourceSlice> slice,
+                                                     std::span<const DeviceTaintRulePtr> rules);
+
+// The first NoSchedule or NoExecute taint of `device` that none of `tolerations` tolerates (a
+// device request's), or null: upstream's allocator does not allocate such a device.
+const Taint* UntoleratedTaint(const Device& device, std::span<const Toleration> tolerations);
 
 // --- ResourceClaim ------------------------------------------------------------------------------
 

@@ -28,7 +28,9 @@ namespace gpusched::api {
 
 using common::Atom;
 
-enum class TaintEffect : uint8_t { kAll = 0, kNoSchedule, kPreferNoSchedule, kNoExecute };
+// kNone: a DRA device taint that is purely informational (effect None, or one this version does
+// not know: upstream's consumers treat unknown effects like None); never on a node.
+enum class TaintEffect : uint8_t { kAll = 0, kNoSchedule, kPreferNoSchedule, kNoExecute, kNone };
 
 struct Taint {
   Atom key;

@@ -30,20 +30,6 @@ std::string_view EffectName(api::TaintEffect e) {
   }
 }
 
-// The first NoSchedule/NoExecute taint of `d` that `choice` does not tolerate, or nullptr.
-const api::Taint* UntoleratedTaint(const api::Device& d, const api::DeviceChoice& choice) {
-  for (const api::Taint& t : d.taints) {
-    if (t.effect != api::TaintEffect::kNoSchedule && t.effect != api::TaintEffect::kNoExecute) {
-      continue;
-    }
-    if (std::none_of(choice.tolerations.begin(), choice.tolerations.end(),
-                     [&](const api::Toleration& tol) { return tol.Tolerates(t); })) {
-      return &t;
-    }
-  }
-  return nullptr;
-}
-
 std::string AttributeText(const api::DeviceAttribute& a) {
   switch (a.kind) {
     case api::DeviceAttribute::Kind::kInt: return std::to_string(a.int_value);
@@ -324,7 +310,7 @@ DraDeviceRow DeviceVerdict(const Context& cx, const dr::ClaimPlan& plan, size_t 
     dev.verdict = "counters short: " + ShortCounters(cx, nd.device);
   } else if (!cx.reach.CapacityAllows(*cx.index, nd.device, *alt.choice, nullptr)) {
     dev.verdict = "capacity short: " + ShortCapacity(cx, nd.device, *alt.choice);
-  } else if (const api::Taint* t = UntoleratedTaint(*e.device, *alt.choice)) {
+  } else if (const api::Taint* t = api::UntoleratedTaint(*e.device, alt.choice->tolerations)) {
     dev.verdict = "tainted " + std::string(common::Str(t->key)) + "=" +
                   std::string(common::Str(t->value)) + ":" + std::string(EffectName(t->effect));
   } else {

@@ -149,6 +149,18 @@ void AddCapacityCounters(DeviceEntry& e, uint32_t& next_set, DeviceIndex& index)
 
 // Whether devices `a` and `b` cannot both be allocated from full counters: on some counter they
 // both draw on, their draws add up to more than its capacity.
+// The slices with the taints of the rules that match their devices (the rules in name order).
+template <class Slices, class Rules>
+std::vector<api::ResourceSlicePtr> WithTaintRules(const Slices& slices, const Rules& by_name) {
+  std::vector<api::DeviceTaintRulePtr> rules;
+  rules.reserve(by_name.size());
+  for (const auto& [name, r] : by_name) rules.push_back(r);
+  std::vector<api::ResourceSlicePtr> out;
+  out.reserve(slices.size());
+  for (const auto& [name, s] : slices) out.push_back(api::ApplyTaintRules(s, rules));
+  return out;
+}
+
 bool Conflict(const DeviceIndex& index, uint32_t a, uint32_t b) {
   for (const CounterDraw& x : index.Draws(a)) {
     for (const CounterDraw& y : index.Draws(b)) {
@@ -346,8 +358,9 @@ void DraView::RebuildIndex() const {
     int64_t announced = 0;
     int64_t seen = 0;
   };
+  const std::vector<api::ResourceSlicePtr> slices = WithTaintRules(slices_, taint_rules_);
   std::map<std::string, Pool, std::less<>> pools;
-  for (const auto& [name, s] : slices_) {
+  for (const api::ResourceSlicePtr& s : slices) {
     Pool& p = pools[s->driver + "/" + s->pool];
     if (s->pool_generation > p.generation) p = Pool{s->pool_generation, s->pool_slice_count, 0};
     if (s->pool_generation == p.generation) ++p.seen;
@@ -362,7 +375,7 @@ void DraView::RebuildIndex() const {
   std::map<std::string, std::string, std::less<>> invalid;    // pool -> why
   std::unordered_map<std::string, uint32_t> counter_numbers;  // SharedCounter::key -> number
   std::set<std::string, std::less<>> sets;
-  for (const auto& [name, s] : slices_) {
+  for (const api::ResourceSlicePtr& s : slices) {
     if (!newest(*s)) continue;
     for (const api::CounterSet& set : s->shared_counters) {
       const std::string set_key = s->driver + "/" + s->pool + "/" + set.name;
@@ -381,7 +394,7 @@ void DraView::RebuildIndex() const {
   }
   std::map<std::string, uint32_t, std::less<>> islands;
   auto next_set = static_cast<uint32_t>(sets.size());  // a shared device's capacities: one more
-  for (const auto& [name, s] : slices_) {
+  for (const api::ResourceSlicePtr& s : slices) {
     if (!newest(*s)) continue;
     index->slices.push_back(s);
     for (const api::Device& d : s->devices) {
@@ -495,6 +508,21 @@ void DraView::UpsertSlice(api::ResourceSlicePtr s) {
 void DraView::DeleteSlice(std::string_view name) {
   common::MutexLock l(mu_);
   if (auto it = slices_.find(name); it != slices_.end()) slices_.erase(it);
+  index_stale_ = true;
+  Changed();
+}
+
+void DraView::UpsertTaintRule(api::DeviceTaintRulePtr r) {
+  common::MutexLock l(mu_);
+  std::string name = r->name;
+  taint_rules_[std::move(name)] = std::move(r);
+  index_stale_ = true;
+  Changed();
+}
+
+void DraView::DeleteTaintRule(std::string_view name) {
+  common::MutexLock l(mu_);
+  if (auto it = taint_rules_.find(name); it != taint_rules_.end()) taint_rules_.erase(it);
   index_stale_ = true;
   Changed();
 }
@@ -657,20 +685,6 @@ std::vector<WaitingClaim> DraView::WaitingClaims() const {
   std::vector<WaitingClaim> out;
   out.reserve(order.size());
   for (const auto& [key, e] : order) out.push_back(std::move(e->out));
-  return out;
-}
-
-std::vector<api::ResourceSlicePtr> DraView::ListSlices() const {
-  common::MutexLock l(mu_);
-  std::vector<api::ResourceSlicePtr> out;
-  for (const auto& [name, s] : slices_) out.push_back(s);
-  return out;
-}
-
-std::vector<api::DeviceClassPtr> DraView::ListDeviceClasses() const {
-  common::MutexLock l(mu_);
-  std::vector<api::DeviceClassPtr> out;
-  for (const auto& [name, c] : classes_) out.push_back(c);
   return out;
 }
 

@@ -1,11 +1,12 @@
 // SPDX-License-Identifier: Apache-2.0
 // DraView: the cluster's Dynamic Resource Allocation objects (DeviceClasses, ResourceSlices,
-// ResourceClaims; src/api/dra.h) for the DynamicResources plugin, offered by the Handle
-// (Handle::dra()), with
+// ResourceClaims, DeviceTaintRules; src/api/dra.h) for the DynamicResources plugin, offered by the
+// Handle (Handle::dra()), with
 //   - the device index: every device of the newest generation of each pool, flat, numbered, by
-//     node (devices of slices with spec.nodeName) and the rest (node selectors, allNodes);
-//     immutable; a slice change marks it stale and the next read rebuilds it (once per batch of
-//     changes, e.g. an informer's list);
+//     node (devices of slices with spec.nodeName) and the rest (node selectors, allNodes), each
+//     with the taints of the DeviceTaintRules that match it added to its own (as upstream's
+//     ResourceSlice tracker patches slices); immutable; a slice or rule change marks it stale and
+//     the next read rebuilds it (once per batch of changes, e.g. an informer's list);
 //   - the usage: which claim holds each device (allocated claims, informer or assumed, without
 //     adminAccess results), by device number, copy-on-write so a scheduling cycle keeps the one it
 //     read;
@@ -134,9 +135,11 @@ struct DeviceIndex {
   // The counters of the newest generation of every pool's counter sets, then one set per
   // shared device with its capacities.
   std::vector<SharedCounter> counters;
-  std::vector<CounterDraw> draws;             // every device's, by DeviceEntry::draws_begin
-  std::vector<api::ResourceSlicePtr> slices;  // keeps the entries' pointers alive
-  uint32_t node_slots = 0;                    // by_node.size(): slots number its nodes in order
+  std::vector<CounterDraw> draws;  // every device's, by DeviceEntry::draws_begin
+  // Keeps the entries' pointers alive: the slices as stored, or their copies with the taints of
+  // DeviceTaintRules.
+  std::vector<api::ResourceSlicePtr> slices;
+  uint32_t node_slots = 0;  // by_node.size(): slots number its nodes in order
 
   // The devices node `node` reaches locally (spec.nodeName), empty when none.
   std::span<const uint32_t> NodeDevices(std::string_view node) const;
@@ -174,6 +177,8 @@ class DraView {
   void DeleteDeviceClass(std::string_view name);
   void UpsertSlice(api::ResourceSlicePtr s);
   void DeleteSlice(std::string_view name);
+  void UpsertTaintRule(api::DeviceTaintRulePtr r);
+  void DeleteTaintRule(std::string_view name);
   void UpsertClaim(api::ResourceClaimPtr c);
   void DeleteClaim(std::string_view ns, std::string_view name);
   // A pod's previous and current version (null: added / deleted). A pod with claims waits for
@@ -198,8 +203,6 @@ class DraView {
   // waits for a claim it names (spec.resourceClaims[].resourceClaimName) or that it owns (made
   // from its template).
   std::vector<WaitingClaim> WaitingClaims() const;
-  std::vector<api::ResourceSlicePtr> ListSlices() const;
-  std::vector<api::DeviceClassPtr> ListDeviceClasses() const;
   std::shared_ptr<const DeviceIndex> devices() const;
   std::shared_ptr<const DeviceUsage> usage() const;
   // Bumped by every DeviceClass change (selector memos depend on classes and the index).
@@ -244,7 +247,8 @@ class DraView {
   static std::string ClaimKey(std::string_view ns, std::string_view name);
   void Changed() GPUSCHED_REQUIRES(mu_);
   void ClassesChanged() GPUSCHED_REQUIRES(mu_);
-  // The device index and usage are a cache of slices_ and claims_: a slice change marks them
+  // The device index and usage are a cache of slices_, taint_rules_ and claims_: a slice or rule
+  // change marks them
   // stale, and the next read (devices(), usage()) rebuilds them once, so that a list of N slices
   // costs one rebuild, not N.
   void EnsureIndex() const GPUSCHED_REQUIRES(mu_);
@@ -272,6 +276,7 @@ class DraView {
   // spec.extendedResourceName -> the class it maps to (ExtendedResourceClass), kept with classes_.
   std::map<std::string, api::DeviceClassPtr, std::less<>> extended_ GPUSCHED_GUARDED_BY(mu_);
   std::map<std::string, api::ResourceSlicePtr, std::less<>> slices_ GPUSCHED_GUARDED_BY(mu_);
+  std::map<std::string, api::DeviceTaintRulePtr, std::less<>> taint_rules_ GPUSCHED_GUARDED_BY(mu_);
   std::map<std::string, ClaimEntry, std::less<>> claims_ GPUSCHED_GUARDED_BY(mu_);
   // Pod uid -> the ClaimKey of the extended resource claim it owns (ExtendedResourceClaimOf).
   std::unordered_map<std::string, std::string> extended_claims_ GPUSCHED_GUARDED_BY(mu_);

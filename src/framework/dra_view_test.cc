@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 // DraView's claim assume cache: which version reads return, and which devices stay held; the
-// waiting claims in their pods' order.
+// waiting claims in their pods' order; DeviceTaintRules in the device index.
 #include "src/framework/dra_view.h"
 
 #include <gtest/gtest.h>
@@ -164,6 +164,35 @@ TEST(DraViewTest, SliceChangesRebuildTheIndexOnceOnTheNextRead) {
   view.DeleteSlice("n3-gpu");
   EXPECT_EQ(view.devices()->version, 2u);
   EXPECT_EQ(view.devices()->devices.size(), 4u);
+  EXPECT_TRUE(Held(view, "gpu.nvidia.com/n1/gpu-1"));
+}
+
+// A DeviceTaintRule's taint is on the devices it matches in the next index, beside the held
+// devices, and gone with the rule; the stored slice is not changed.
+TEST(DraViewTest, TaintRulesTaintTheDevicesTheyMatch) {
+  DraView view;
+  api::ResourceSlicePtr slice = Slice();
+  view.UpsertSlice(slice);
+  view.UpsertClaim(Claim("5", true));
+  auto rule = std::make_shared<api::DeviceTaintRule>();
+  rule->name = "gpu-0-broken";
+  rule->has_selector = true;
+  rule->pool = "n1";
+  rule->device = "gpu-0";
+  rule->taint = {common::Intern("broken"), common::Intern(""), api::TaintEffect::kNoSchedule};
+  view.UpsertTaintRule(rule);
+  auto taints = [&](const char* key) {
+    const auto index = view.devices();
+    return index->devices.at(index->by_key.at(key)).device->taints.size();
+  };
+  EXPECT_EQ(taints("gpu.nvidia.com/n1/gpu-0"), 1u);
+  EXPECT_EQ(taints("gpu.nvidia.com/n1/gpu-1"), 0u);
+  EXPECT_TRUE(Held(view, "gpu.nvidia.com/n1/gpu-1"));
+  EXPECT_TRUE(slice->devices[0].taints.empty());
+  const uint64_t version = view.devices()->version;
+  view.DeleteTaintRule("gpu-0-broken");
+  EXPECT_GT(view.devices()->version, version);
+  EXPECT_EQ(taints("gpu.nvidia.com/n1/gpu-0"), 0u);
   EXPECT_TRUE(Held(view, "gpu.nvidia.com/n1/gpu-1"));
 }
 

@@ -107,7 +107,8 @@ using StorageObject = std::variant<api::PersistentVolumePtr, api::PersistentVolu
                                    api::StorageClassPtr, api::CSINodePtr, api::CSIDriverPtr>;
 
 // A Dynamic Resource Allocation object (api/dra.h) as the resource.k8s.io informers deliver it.
-using DraObject = std::variant<api::DeviceClassPtr, api::ResourceSlicePtr, api::ResourceClaimPtr>;
+using DraObject = std::variant<api::DeviceClassPtr, api::ResourceSlicePtr, api::ResourceClaimPtr,
+                               api::DeviceTaintRulePtr>;
 
 // Receives cluster changes (from informers, or from the simulator). Called serially per object
 // kind (nodes, pods, PodDisruptionBudgets, PodGroups); implementations must be thread-safe across
@@ -137,8 +138,9 @@ class ClusterEventHandler {
   virtual void OnStorageAdd(const StorageObject& /*obj*/) {}
   virtual void OnStorageUpdate(const StorageObject& /*old_obj*/, const StorageObject& /*obj*/) {}
   virtual void OnStorageDelete(const StorageObject& /*obj*/) {}
-  // DRA objects (DeviceClasses, ResourceSlices, ResourceClaims) for the DynamicResources plugin;
-  // an update's old and new objects hold the same alternative. Default: ignored.
+  // DRA objects (DeviceClasses, ResourceSlices, ResourceClaims, DeviceTaintRules) for the
+  // DynamicResources plugin; an update's old and new objects hold the same alternative. Default:
+  // ignored.
   virtual void OnDraAdd(const DraObject& /*obj*/) {}
   virtual void OnDraUpdate(const DraObject& /*old_obj*/, const DraObject& /*obj*/) {}
   virtual void OnDraDelete(const DraObject& /*obj*/) {}

@@ -20,6 +20,7 @@ void ApplyDraEvent(framework::DraView& view, const kube::DraObject* old_obj,
                    [&](const api::ResourceClaimPtr& c) {
                      view.DeleteClaim(c->meta.namespace_, c->meta.name);
                    },
+                   [&](const api::DeviceTaintRulePtr& r) { view.DeleteTaintRule(r->name); },
                },
                *old_obj);
     return;
@@ -28,6 +29,7 @@ void ApplyDraEvent(framework::DraView& view, const kube::DraObject* old_obj,
                  [&](const api::DeviceClassPtr& c) { view.UpsertDeviceClass(c); },
                  [&](const api::ResourceSlicePtr& s) { view.UpsertSlice(s); },
                  [&](const api::ResourceClaimPtr& c) { view.UpsertClaim(c); },
+                 [&](const api::DeviceTaintRulePtr& r) { view.UpsertTaintRule(r); },
              },
              *obj);
 }
@@ -36,11 +38,17 @@ queue::QueueEvent DraQueueEvent(const kube::DraObject* old_obj, const kube::DraO
   using framework::EventResource;
   queue::QueueEvent e;
   const kube::DraObject& any = obj != nullptr ? *obj : *old_obj;
+  if (std::holds_alternative<api::DeviceTaintRulePtr>(any)) {
+    // A rule changes the taints of the slices it matches: upstream's tracker sends their update.
+    e.event = {EventResource::kResourceSlice, framework::kUpdateOther};
+    return e;
+  }
   e.event.resource =
       std::visit(Overloaded{
                      [](const api::DeviceClassPtr&) { return EventResource::kDeviceClass; },
                      [](const api::ResourceSlicePtr&) { return EventResource::kResourceSlice; },
                      [](const api::ResourceClaimPtr&) { return EventResource::kResourceClaim; },
+                     [](const api::DeviceTaintRulePtr&) { return EventResource::kResourceSlice; },
                  },
                  any);
   if (obj == nullptr) {

@@ -48,7 +48,8 @@ void ApplyDraEvent(framework::DraView& view, const kube::DraObject* old_obj,
 // The queue event of a DRA add (old_obj null), update or delete (obj null): the resource kind
 // (kDeviceClass, kResourceSlice, kResourceClaim), kAdd / kUpdateOther / kDelete, and the objects
 // (api::DeviceClass, api::ResourceSlice, api::ResourceClaim) in old_obj/new_obj for the plugin's
-// queueing hints.
+// queueing hints. A DeviceTaintRule's is a ResourceSlice kUpdateOther without objects (the
+// slices it matches changed).
 queue::QueueEvent DraQueueEvent(const kube::DraObject* old_obj, const kube::DraObject* obj);
 
 }  // namespace gpusched::scheduler

@@ -384,6 +384,24 @@ TEST(DraQueueEventTest, EachChangeIsAnEventWithItsObjects) {
   }
 }
 
+// A DeviceTaintRule changes the taints of the slices it matches: every change of one is a slice
+// update (as upstream's ResourceSlice tracker sends), without objects.
+TEST(DraQueueEventTest, ATaintRuleChangeIsASliceUpdate) {
+  auto r = std::make_shared<api::DeviceTaintRule>();
+  r->name = "gpu-0";
+  const kube::DraObject rule = api::DeviceTaintRulePtr(r);
+  for (auto [old_obj, obj] :
+       {std::pair<const kube::DraObject*, const kube::DraObject*>{nullptr, &rule},
+        {&rule, &rule},
+        {&rule, nullptr}}) {
+    queue::QueueEvent e = DraQueueEvent(old_obj, obj);
+    EXPECT_EQ(e.event.resource, framework::EventResource::kResourceSlice);
+    EXPECT_EQ(e.event.actions, framework::kUpdateOther);
+    EXPECT_EQ(e.old_obj, nullptr);
+    EXPECT_EQ(e.new_obj, nullptr);
+  }
+}
+
 TEST_F(SchedulerTest, DraInformerEventsFeedTheDraViewAndItsWriterIsTheApiClient) {
   framework::DraView* view = sched_->dra();
   ASSERT_NE(view, nullptr);

@@ -117,6 +117,7 @@ const Fields kNodeStatus = {"capacity",     "allocatable",     "phase",    "cond
 
 // resource.k8s.io/v1 (Dynamic Resource Allocation).
 const Fields kDeviceClassSpec = {"selectors", "config", "extendedResourceName"};
+const Fields kTaintRuleSpec = {"deviceSelector", "taint"};
 const Fields kSliceSpec = {"driver",
                            "pool",
                            "nodeName",
@@ -253,7 +254,7 @@ class Checker {
     const json::value* v = doc.if_contains("apiVersion");
     if (v == nullptr || !v->is_string() || v->get_string() != "resource.k8s.io/v1") return false;
     return kind == "DeviceClass" || kind == "ResourceSlice" || kind == "ResourceClaim" ||
-           kind == "ResourceClaimTemplate";
+           kind == "ResourceClaimTemplate" || kind == "DeviceTaintRule";
   }
 
   // Calls f(object, path) for each object of the array `key` of `o`.
@@ -277,6 +278,8 @@ class Checker {
     const std::string sp = prefix + "spec";
     if (kind == "DeviceClass") {
       if (spec != nullptr) Known(*spec, sp, kDeviceClassSpec);
+    } else if (kind == "DeviceTaintRule") {
+      if (spec != nullptr) Known(*spec, sp, kTaintRuleSpec);
     } else if (kind == "ResourceSlice") {
       if (spec == nullptr) return;
       Known(*spec, sp, kSliceSpec);

@@ -4,7 +4,8 @@
 // SimCluster as the DraWriter and as kube-controller-manager's resourceclaim controller (template
 // claims created and owned by their pod, the pod's status.resourceClaimStatuses, a shared claim
 // reserved for two pods, deallocation when the pods leave; a native PodGroup's claim, KEP-5729,
-// made once and reserved for the PodGroup); the report's `claims`.
+// made once and reserved for the PodGroup); a DeviceTaintRule keeping new claims off a device;
+// the report's `claims`.
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
@@ -295,6 +296,52 @@ TEST(DraSimControllerTest, SharedClaimReservedForTwoPodsIsDeallocatedWhenBothLea
   EXPECT_EQ(cluster.Counters().claims_deallocated, 1);
   EXPECT_EQ(cluster.Counters().claim_status_updates, 1);
   EXPECT_EQ(claim_events, 4);  // added, status written, a removed, b removed
+}
+
+// A NoSchedule DeviceTaintRule on gpu-0 (KEP-5055): the first pod's claim gets gpu-1, the second
+// waits, and a pod whose request tolerates the taint gets gpu-0.
+TEST(DraSimTaintRuleTest, ANoScheduleRuleKeepsNewClaimsOffItsDeviceUnlessTolerated) {
+  common::FakeClock clock;
+  std::unique_ptr<Simulator> sim = NewSimulator(clock);
+  ASSERT_NE(sim, nullptr);
+  Workload w = Read(std::string(kCluster) + R"(
+---
+apiVersion: resource.k8s.io/v1
+kind: DeviceTaintRule
+metadata: {name: gpu-0-xid-79}
+spec:
+  deviceSelector: {driver: gpu.nvidia.com, pool: n1, device: gpu-0}
+  taint: {key: example.com/xid, value: "79", effect: NoSchedule}
+---
+apiVersion: resource.k8s.io/v1
+kind: ResourceClaimTemplate
+metadata: {name: tolerant, namespace: ml}
+spec:
+  spec:
+    devices:
+      requests:
+      - name: gpu
+        exactly:
+          deviceClassName: gpu.nvidia.com
+          tolerations: [{key: example.com/xid, operator: Exists, effect: NoSchedule}]
+)" + Pod("a", "  - {name: gpu, resourceClaimTemplateName: one-gpu}\n") +
+                    Pod("b", "  - {name: gpu, resourceClaimTemplateName: one-gpu}\n") +
+                    Pod("c", "  - {name: gpu, resourceClaimTemplateName: tolerant}\n"));
+  EXPECT_EQ(Count<api::DeviceTaintRulePtr>(w), 1u);
+  EXPECT_TRUE(w.rejected.empty());
+  ASSERT_TRUE(sim->Run(w).ok());
+  EXPECT_EQ(sim->Stats().scheduled, 2);
+  EXPECT_EQ(sim->Stats().unschedulable, 1);
+  auto device_of = [&](const char* pod) -> std::string {
+    const api::PodPtr p = sim->cluster().GetPod(std::string("sim:ml/") + pod);
+    if (p == nullptr || p->node_name.empty()) return "";
+    const api::ResourceClaimPtr c =
+        sim->cluster().GetClaim("ml", *p->resource_claims->ClaimName(0));
+    return c != nullptr && c->allocation ? c->allocation->devices[0].device : "";
+  };
+  EXPECT_EQ(device_of("a"), "gpu-1");
+  EXPECT_EQ(device_of("b"), "");
+  EXPECT_EQ(device_of("c"), "gpu-0");
 }
 
 TEST(DraSimReportTest, ClaimsInTheJsonReport) {

@@ -15,6 +15,16 @@ namespace gpusched::sim {
 
 namespace {
 
+// Stores the cluster-scoped DRA object `obj` by its name; returns the version it replaced.
+template <class Ptr>
+std::optional<kube::DraObject> ReplaceByName(std::map<std::string, Ptr>& by_name, const Ptr& obj) {
+  Ptr& stored = by_name[obj->name];
+  std::optional<kube::DraObject> before;
+  if (stored) before = kube::DraObject(stored);
+  stored = obj;
+  return before;
+}
+
 std::string ClaimKey(std::string_view ns, std::string_view name) {
   std::string key(ns);
   key += '/';
@@ -450,15 +460,11 @@ void SimCluster::AddDra(const DraObject& obj) {
   {
     common::MutexLock lock(mu_);
     if (const auto* c = std::get_if<api::DeviceClassPtr>(&obj)) {
-      api::DeviceClassPtr& stored = device_classes_[(*c)->name];
-      DraChange change{stored ? std::optional<kube::DraObject>(stored) : std::nullopt, *c};
-      stored = *c;
-      changes.push_back(std::move(change));
+      changes.push_back({ReplaceByName(device_classes_, *c), *c});
     } else if (const auto* s = std::get_if<api::ResourceSlicePtr>(&obj)) {
-      api::ResourceSlicePtr& stored = slices_[(*s)->name];
-      DraChange change{stored ? std::optional<kube::DraObject>(stored) : std::nullopt, *s};
-      stored = *s;
-      changes.push_back(std::move(change));
+      changes.push_back({ReplaceByName(slices_, *s), *s});
+    } else if (const auto* r = std::get_if<api::DeviceTaintRulePtr>(&obj)) {
+      changes.push_back({ReplaceByName(taint_rules_, *r), *r});
     } else if (const auto* t = std::get_if<api::ResourceClaimTemplatePtr>(&obj)) {
       claim_templates_[ClaimKey((*t)->meta.namespace_, (*t)->meta.name)] = *t;
     } else if (const auto* claim = std::get_if<api::ResourceClaimPtr>(&obj)) {

@@ -26,9 +26,10 @@
 //                 gets a new bound PV "pvc-<claim uid or name>" of its class and size (without
 //                 node affinity: the simulated volume follows the pod). Each change is delivered
 //                 as OnStorageAdd/OnStorageUpdate.
-//   AddDra     -> OnDraAdd / OnDraUpdate for a DeviceClass, ResourceSlice or ResourceClaim (as
-//                 the resource.k8s.io informers deliver them); ResourceClaimTemplates are kept
-//                 here for the resourceclaim controller below and delivered to no one.
+//   AddDra     -> OnDraAdd / OnDraUpdate for a DeviceClass, ResourceSlice, DeviceTaintRule or
+//                 ResourceClaim (as the resource.k8s.io informers deliver them);
+//                 ResourceClaimTemplates are kept here for the resourceclaim controller below and
+//                 delivered to no one.
 //   UpdateResourceClaimStatus (DynamicResources' PreBind, through the scheduler's DraWriter) ->
 //                 the claim's allocation and reservedFor stored under a new resourceVersion
 //                 (Aborted when the claim changed since the writer read it, as the API server's
@@ -240,6 +241,7 @@ class SimCluster final : public kube::ApiClient {
   std::string violation_ GPUSCHED_GUARDED_BY(mu_);
   std::map<std::string, api::DeviceClassPtr> device_classes_ GPUSCHED_GUARDED_BY(mu_);
   std::map<std::string, api::ResourceSlicePtr> slices_ GPUSCHED_GUARDED_BY(mu_);
+  std::map<std::string, api::DeviceTaintRulePtr> taint_rules_ GPUSCHED_GUARDED_BY(mu_);
   std::map<std::string, api::ResourceClaimPtr> claims_ GPUSCHED_GUARDED_BY(mu_);  // ns/name
   std::map<std::string, api::ResourceClaimTemplatePtr> claim_templates_ GPUSCHED_GUARDED_BY(mu_);
   // The claims made for native PodGroups: "<PodGroup key>#<claim name>" -> the claim's name.

@@ -154,6 +154,8 @@ bool AddDra(const api::OtherObject& o, std::string_view source, size_t document,
     add(api::DecodeDeviceClass(o.json));
   } else if (o.kind == "ResourceSlice") {
     add(api::DecodeResourceSlice(o.json));
+  } else if (o.kind == "DeviceTaintRule") {
+    add(api::DecodeDeviceTaintRule(o.json));
   } else if (o.kind == "ResourceClaim") {
     add(api::DecodeResourceClaim(o.json));
   } else if (o.kind == "ResourceClaimTemplate") {

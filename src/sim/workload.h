@@ -51,7 +51,7 @@ struct ControllerObject {
 
 // A Dynamic Resource Allocation object of the input (resource.k8s.io/v1, docs/dra.md).
 using DraObject = std::variant<api::DeviceClassPtr, api::ResourceSlicePtr, api::ResourceClaimPtr,
-                               api::ResourceClaimTemplatePtr>;
+                               api::ResourceClaimTemplatePtr, api::DeviceTaintRulePtr>;
 
 struct Workload {
   std::vector<api::NodePtr> nodes;
@@ -67,8 +67,8 @@ struct Workload {
   // Storage objects for the volume plugins: PersistentVolumes, PersistentVolumeClaims,
   // StorageClasses, CSINodes and CSIDrivers (docs/volumes.md). Added before the pods.
   std::vector<kube::StorageObject> storage;
-  // DRA objects for the DynamicResources plugin: DeviceClasses, ResourceSlices, ResourceClaims
-  // and ResourceClaimTemplates (docs/dra.md). Added before the pods.
+  // DRA objects for the DynamicResources plugin: DeviceClasses, ResourceSlices, DeviceTaintRules,
+  // ResourceClaims and ResourceClaimTemplates (docs/dra.md). Added before the pods.
   std::vector<DraObject> dra;
   // Objects that were read but are not simulated (e.g. a ConfigMap), unknown fields, node GPU
   // facts that were clamped or disagree: one line each.

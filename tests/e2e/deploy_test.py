@@ -110,10 +110,11 @@ SCHEDULER_RULES = DELEGATED_AUTH_RULES | {
     ("storage.k8s.io", "storageclasses", (), ("get", "list", "watch")),
     ("storage.k8s.io", "csinodes", (), ("get", "list", "watch")),
     ("storage.k8s.io", "csidrivers", (), ("get", "list", "watch")),
-    # DRA: classes and slices read; claims read, their finalizer (update/patch) and status written;
+    # DRA: classes, slices and taint rules read; claims read, their finalizer (update/patch) and status written;
     # a pod's extended resource claim created, and deleted when the pod does not bind.
     ("resource.k8s.io", "deviceclasses", (), ("get", "list", "watch")),
     ("resource.k8s.io", "resourceslices", (), ("get", "list", "watch")),
+    ("resource.k8s.io", "devicetaintrules", (), ("get", "list", "watch")),
     ("resource.k8s.io", "resourceclaims", (),
      ("create", "delete", "get", "list", "patch", "update", "watch")),
     ("resource.k8s.io", "resourceclaims/status", (), ("patch", "update")),

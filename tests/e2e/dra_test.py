@@ -57,6 +57,11 @@ index, uuid, cliqueId in two cliques of 4, capacity memory) and the DeviceClass 
           in the PodGroup's and every member's status; gpusched places the gang on one node (the
           shared device's), allocates "fabric" once and reserves it for the PodGroup
           (reservedFor: scheduling.k8s.io podgroups), each member's own claim for the member.
+  test_l  (1.37) a DeviceTaintRule (KEP-5055; DRADeviceTaintRules, GA in 1.37, resource.k8s.io/v1)
+          taints every GPU of one node's pool NoSchedule (its slice carries no taint): of three
+          pods with a 1-GPU claim, two bind on the other node (2 GPUs) and the third is
+          rejected with "cannot allocate all claims"; deleting the rule lets it bind on the
+          first node. The validator checks every claim.
 """
 
 import json
@@ -69,7 +74,7 @@ sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "lib
 
 from cluster import ClusterTestCase, kube_minor, make_kwok_node  # noqa: E402
 from dra import (  # noqa: E402
-    A100_80, H100, claim_spec, claim_template, device_class, dra_node, dra_pod, gpu_pod, gpu_slice,
+    A100_80, API, DRIVER, H100, claim_spec, claim_template, device_class, dra_node, dra_pod, gpu_pod, gpu_slice,
     grant_dra_rbac, index_below_selector, memory_selector, mig_slices, parse_quantity,
     pod_claim_name, product_selector, profile_selector, resource_claim, shared_gpu_slice,
     validate_allocations)
@@ -505,6 +510,33 @@ class DraE2ETest(ClusterTestCase):
             f"t-new got {self.devices(new_claims['t-new'])}")
 
 
+
+    @unittest.skipIf(KUBE_MINOR < 37, "resource.k8s.io/v1 DeviceTaintRules need Kubernetes 1.37")
+    def test_l_a_device_taint_rule_keeps_new_claims_off_until_deleted(self):
+        c = self.cluster
+        ruled, clean = f"{self.ns}-ruled", f"{self.ns}-clean"
+        c.apply([dra_node(ruled, self.ns), dra_node(clean, self.ns)])
+        c.apply([gpu_slice(ruled, H100, self.ns, gpus=2), gpu_slice(clean, H100, self.ns, gpus=2)])
+        wait_nodes_ready(c, f"{GROUP_LABEL}={self.ns}", 2)
+        rule = f"{self.ns}-maintenance"
+        c.apply({"apiVersion": API, "kind": "DeviceTaintRule", "metadata": {"name": rule},
+                 "spec": {"deviceSelector": {"driver": DRIVER, "pool": ruled},
+                          "taint": {"key": "example.com/maintenance", "effect": "NoSchedule"}}})
+        self.addCleanup(c.kubectl, "delete", "devicetaintrule", rule, "--ignore-not-found")
+        c.apply(claim_template("one", claim_spec(1)), namespace=self.ns)
+        names = [f"r-{i}" for i in range(3)]
+        c.apply([dra_pod(n, SCHEDULER_NAME, self.ns, template="one") for n in names[:2]],
+                namespace=self.ns)
+        pods = self.wait_bound(names[:2])
+        self.assertEqual({p["spec"]["nodeName"] for p in pods}, {clean})
+        c.apply(dra_pod(names[2], SCHEDULER_NAME, self.ns, template="one"), namespace=self.ns)
+        self.wait_rejected(names[2])
+        c.kubectl("delete", "devicetaintrule", rule)
+        (pod,) = self.wait_bound(names[2:])
+        self.assertEqual(pod["spec"]["nodeName"], ruled)
+        self.wait_allocated(names)
+        self.validate()
+        log(f"{names[2]} waited while the rule tainted {ruled}'s GPUs, bound there once deleted")
 
     @unittest.skipIf(KUBE_MINOR < 37, "native PodGroups' resource claims need Kubernetes 1.37")
     def test_k_a_pod_groups_claim_is_shared_by_its_gang(self):

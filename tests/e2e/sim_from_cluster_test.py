@@ -93,7 +93,7 @@ READER_RULES = [
     {"apiGroups": ["storage.k8s.io"], "resources": ["storageclasses", "csinodes", "csidrivers"],
      "verbs": ["get", "list", "watch"]},
     {"apiGroups": ["resource.k8s.io"],
-     "resources": ["deviceclasses", "resourceslices", "resourceclaims"],
+     "resources": ["deviceclasses", "resourceslices", "resourceclaims", "devicetaintrules"],
      "verbs": ["get", "list", "watch"]},
 ]
 

@@ -202,6 +202,14 @@ struct ResourceSliceKind : DraKindBase<api::ResourceSlice> {
     return api::DecodeResourceSlice(v);
   }
 };
+struct DeviceTaintRuleKind : DraKindBase<api::DeviceTaintRule> {
+  static constexpr std::string_view kName = "devicetaintrules";
+  static constexpr std::string_view kPath = "/apis/resource.k8s.io/v1/devicetaintrules";
+  static constexpr bool kNamespaced = false;
+  static common::StatusOr<api::DeviceTaintRule> Decode(const json::value& v) {
+    return api::DecodeDeviceTaintRule(v);
+  }
+};
 struct ResourceClaimKind : DraKindBase<api::ResourceClaim> {
   static constexpr std::string_view kName = "resourceclaims";
   static constexpr std::string_view kPath = "/apis/resource.k8s.io/v1/resourceclaims";
@@ -211,8 +219,9 @@ struct ResourceClaimKind : DraKindBase<api::ResourceClaim> {
   }
 };
 
-// Identity of a stored object: most carry an ObjectMeta; DeviceClasses and ResourceSlices keep
-// only their name and resourceVersion (no uid: a re-created one is an update).
+// Identity of a stored object: most carry an ObjectMeta; DeviceClasses, ResourceSlices and
+// DeviceTaintRules keep only their name and resourceVersion (no uid: a re-created one is an
+// update).
 template <typename T>
 std::string_view UidOf(const T& o) {
   if constexpr (requires { o.meta.uid; }) {
@@ -553,6 +562,8 @@ InformerPtr NewDraInformer(RestClient& client, ClusterEventHandler& handler,
       return NewInformer<ResourceSliceKind>(client, handler, clock, std::move(options), "");
     case DraKind::kResourceClaim:
       return NewInformer<ResourceClaimKind>(client, handler, clock, std::move(options), "");
+    case DraKind::kDeviceTaintRule:
+      return NewInformer<DeviceTaintRuleKind>(client, handler, clock, std::move(options), "");
     case DraKind::kDeviceClass: break;
   }
   return NewInformer<DeviceClassKind>(client, handler, clock, std::move(options), "");

@@ -121,14 +121,16 @@ InformerPtr NewStorageInformer(RestClient& client, ClusterEventHandler& handler,
 
 // Dynamic Resource Allocation objects for the DynamicResources plugin (api/dra.h), decoded with
 // api/decode_dra.h and delivered to OnDraAdd/Update/Delete:
-//   kDeviceClass    /apis/resource.k8s.io/v1/deviceclasses
-//   kResourceSlice  /apis/resource.k8s.io/v1/resourceslices
-//   kResourceClaim  /apis/resource.k8s.io/v1/resourceclaims   (all namespaces)
-// DeviceClasses and ResourceSlices carry no uid in the model: one deleted and re-created while
-// the watch was away arrives as an update. A cluster that does not serve resource.k8s.io/v1
-// (before Kubernetes 1.34) is retried with the reflector's backoff and never syncs, like the gang
-// informers; the scheduler does not wait for it.
-enum class DraKind : uint8_t { kDeviceClass, kResourceSlice, kResourceClaim };
+//   kDeviceClass      /apis/resource.k8s.io/v1/deviceclasses
+//   kResourceSlice    /apis/resource.k8s.io/v1/resourceslices
+//   kResourceClaim    /apis/resource.k8s.io/v1/resourceclaims    (all namespaces)
+//   kDeviceTaintRule  /apis/resource.k8s.io/v1/devicetaintrules  (Kubernetes 1.37+: earlier
+//                     releases serve it only in alpha and beta versions, so it never syncs there)
+// DeviceClasses, ResourceSlices and DeviceTaintRules carry no uid in the model: one deleted and
+// re-created while the watch was away arrives as an update. A cluster that does not serve
+// resource.k8s.io/v1 (before Kubernetes 1.34) is retried with the reflector's backoff and never
+// syncs, like the gang informers; the scheduler does not wait for it.
+enum class DraKind : uint8_t { kDeviceClass, kResourceSlice, kResourceClaim, kDeviceTaintRule };
 InformerPtr NewDraInformer(RestClient& client, ClusterEventHandler& handler,
                            const common::Clock& clock, DraKind kind, InformerOptions options = {});
 

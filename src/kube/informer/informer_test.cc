@@ -79,8 +79,11 @@ class RecordingHandler final : public ClusterEventHandler {
 
  private:
   static std::string Id(const api::ObjectMeta& m) { return m.name + "@" + m.resource_version; }
-  // "class:name@rv", "slice:name@rv", "claim:ns/name@rv".
+  // "class:name@rv", "slice:name@rv", "rule:name@rv", "claim:ns/name@rv".
   static std::string DraId(const DraObject& o) {
+    if (const auto* r = std::get_if<api::DeviceTaintRulePtr>(&o)) {
+      return "rule:" + (*r)->name + "@" + (*r)->resource_version;
+    }
     if (const auto* c = std::get_if<api::DeviceClassPtr>(&o)) {
       return "class:" + (*c)->name + "@" + (*c)->resource_version;
     }
@@ -276,6 +279,11 @@ std::string DeviceClass(std::string_view name, std::string_view rv) {
          std::string(rv) +
          R"("},"spec":{"selectors":[{"cel":{"expression":"device.driver == \"gpu.nvidia.com\""}}]}})";
 }
+std::string TaintRule(std::string_view name, std::string_view rv, std::string_view effect) {
+  return R"({"metadata":{"name":")" + std::string(name) + R"(","resourceVersion":")" +
+         std::string(rv) + R"("},"spec":{"deviceSelector":{"device":"gpu-0"},"taint":{)" +
+         R"("key":"broken","effect":")" + std::string(effect) + R"("}}})";
+}
 std::string Slice(std::string_view name, std::string_view rv, std::string_view memory) {
   return R"({"metadata":{"name":")" + std::string(name) + R"(","resourceVersion":")" +
          std::string(rv) +
@@ -366,6 +374,15 @@ TEST_F(InformerTest, DraObjectsAreListedWatchedDecodedAndBadOnesSkipped) {
        {Event("MODIFIED", Claim("a", "6", allocated)), Event("DELETED", Claim("a", "7"))},
        {"dra-add:claim:ml/a@1", "dra-update:claim:ml/a@1->claim:ml/a@6",
         "dra-delete:claim:ml/a@7"}},
+      {"device taint rules",
+       DraKind::kDeviceTaintRule,
+       "/apis/resource.k8s.io/v1/devicetaintrules",
+       {TaintRule("gpu-0", "1", "NoSchedule"),
+        R"({"metadata":{"name":"bad","resourceVersion":"2"},"spec":{"taint":{"key":"k"}}})"},
+       {Event("MODIFIED", TaintRule("gpu-0", "6", "NoExecute")),
+        Event("DELETED", TaintRule("gpu-0", "7", "NoExecute"))},
+       {"dra-add:rule:gpu-0@1", "dra-update:rule:gpu-0@1->rule:gpu-0@6",
+        "dra-delete:rule:gpu-0@7"}},
   };
   for (const Case& c : cases) {
     SCOPED_TRACE(c.name);
@@ -388,6 +405,10 @@ TEST_F(InformerTest, DraObjectsAreListedWatchedDecodedAndBadOnesSkipped) {
       ASSERT_EQ(sl->devices.size(), 1u);
       EXPECT_EQ(sl->node_name, "n1");
       EXPECT_NE(sl->devices[0].Attribute("gpu.nvidia.com/cliqueId"), nullptr);
+    } else if (c.kind == DraKind::kDeviceTaintRule) {
+      const auto& r = std::get<api::DeviceTaintRulePtr>(*handler.last_dra);
+      EXPECT_EQ(r->device, "gpu-0");
+      EXPECT_EQ(r->taint.effect, api::TaintEffect::kNoSchedule);
     } else {
       const auto& cl = std::get<api::ResourceClaimPtr>(*handler.last_dra);
       ASSERT_EQ(cl->spec.requests.size(), 1u);

@@ -10,18 +10,6 @@
 namespace gpusched::plugins::dynamic_resources {
 namespace {
 
-bool Tolerated(const api::Device& device, const api::DeviceChoice& choice) {
-  for (const api::Taint& t : device.taints) {
-    if (t.effect != api::TaintEffect::kNoSchedule && t.effect != api::TaintEffect::kNoExecute) {
-      continue;
-    }
-    const bool ok = std::any_of(choice.tolerations.begin(), choice.tolerations.end(),
-                                [&](const api::Toleration& tol) { return tol.Tolerates(t); });
-    if (!ok) return false;
-  }
-  return true;
-}
-
 // A device picked for (claim, request) with the alternative it satisfies.
 struct Pick {
   size_t claim = 0;
@@ -125,7 +113,7 @@ class Solver {
       return false;
     }
     if (!counters_.CapacityAllows(index_, nd.device, *alt.choice, nullptr)) return false;
-    return Tolerated(DeviceAt(position), *alt.choice);
+    return api::UntoleratedTaint(DeviceAt(position), alt.choice->tolerations) == nullptr;
   }
 
   // Takes (sign 1) or gives back (-1) what the device at `position` draws (a shared device in

@@ -6,15 +6,19 @@
 // "mem" (1-8), some of them shared (allowMultipleAllocations, no request policy); some devices
 // already held by claims, some shared ones with shares of other claims (which never over-draw
 // a counter or a capacity); one claim of 1-2 requests (ExactCount 1-3 or All; some with two
-// firstAvailable subrequests; some asking 1-6 of "mem") matching random devices.
+// firstAvailable subrequests; some asking 1-6 of "mem") matching random devices. Some devices
+// are tainted: NoSchedule by a DeviceTaintRule naming the device, NoExecute in the slice, or
+// None by a rule (informational); some alternatives tolerate the taint. A rule of another pool
+// matches nothing.
 //
 // Invariants: Allocate finds an allocation exactly when the oracle (every assignment of devices
 // to requests and of subrequests) does; the allocation it returns is valid: each device once, none
 // held, each matching its request, the counts, shares only of shared devices, consuming what the
 // request asks (all of "mem" when it does not ask), and no counter or capacity drawn beyond what
 // it has together with the held devices and the other shares; DraView::CheckInvariants holds for
-// the held claims, and again with the allocation added. Cases: GPUSCHED_ALLOCATOR_CASES (default
-// 3000), seed GPUSCHED_ALLOCATOR_SEED (default 1).
+// the held claims, and again with the allocation added; a device with a NoSchedule or NoExecute
+// taint is allocated only to an alternative that tolerates it. Cases: GPUSCHED_ALLOCATOR_CASES
+// (default 3000), seed GPUSCHED_ALLOCATOR_SEED (default 1).
 #include <gtest/gtest.h>
 
 #include <cstdlib>
@@ -51,11 +55,14 @@ struct Case {
   std::vector<int64_t> mem;                  // per device: its capacity "mem" (0: none)
   std::vector<bool> shared;                  // per device: allowMultipleAllocations
   std::vector<std::vector<int64_t>> shares;  // per shared device: the other claims' "mem" shares
-  bool counters_apart = false;               // the counter sets in a second slice of the pool
+  enum class Taint : uint8_t { kNone, kRuleNoSchedule, kSliceNoExecute, kRuleInformational };
+  std::vector<Taint> taint;     // per device
+  bool counters_apart = false;  // the counter sets in a second slice of the pool
   struct Alt {
     api::DeviceChoice choice;
     std::vector<uint8_t> match;  // per device
     int64_t asks = 0;            // capacity.requests "mem" (0: not asked)
+    bool tolerates = false;      // the taint "t" (any effect)
   };
   std::vector<std::vector<Alt>> requests;  // per request, its alternatives in order
 };
@@ -65,6 +72,13 @@ struct Case {
 int64_t Consumes(const Case& c, size_t d, const Case::Alt& alt) {
   if (alt.asks > 0 && (c.mem[d] == 0 || alt.asks > c.mem[d])) return -1;
   return alt.asks > 0 ? alt.asks : c.mem[d];
+}
+
+// Whether device `d`'s taint keeps it from `alt`.
+bool Blocked(const Case& c, size_t d, const Case::Alt& alt) {
+  const bool acts =
+      c.taint[d] == Case::Taint::kRuleNoSchedule || c.taint[d] == Case::Taint::kSliceNoExecute;
+  return acts && !alt.tolerates;
 }
 
 // Whether the held devices, the other shares and the devices `chosen` (per device: its request,
@@ -134,6 +148,10 @@ Case RandomCase(std::mt19937_64& rng) {
     c.held[d] = true;
     if (!Fits(c, none, {})) c.held[d] = false;  // held devices never over-draw
   }
+  c.taint.assign(c.draws.size(), Case::Taint::kNone);
+  for (auto& t : c.taint) {
+    if (chance(0.3)) t = static_cast<Case::Taint>(pick(1, 3));
+  }
   c.counters_apart = chance(0.5);
   c.requests.resize(static_cast<size_t>(pick(1, 2)));
   for (auto& r : c.requests) {
@@ -147,6 +165,13 @@ Case RandomCase(std::mt19937_64& rng) {
       if (chance(0.4)) {
         alt.asks = pick(1, 6);
         alt.choice.capacity_requests = {{"mem", api::Quantity::FromValue(alt.asks)}};
+      }
+      if (chance(0.3)) {
+        alt.tolerates = true;
+        api::Toleration tol;
+        tol.key = common::Intern("t");
+        tol.op = api::Toleration::Op::kExists;
+        alt.choice.tolerations.push_back(tol);
       }
     }
   }
@@ -179,7 +204,7 @@ bool Oracle(const Case& c) {
         if (chosen[d] < 0) continue;
         const Case::Alt& a =
             c.requests[static_cast<size_t>(chosen[d])][alt[static_cast<size_t>(chosen[d])]];
-        if (c.held[d] || a.match[d] == 0 || Consumes(c, d, a) < 0) ok = false;
+        if (c.held[d] || a.match[d] == 0 || Consumes(c, d, a) < 0 || Blocked(c, d, a)) ok = false;
         ++count[static_cast<size_t>(chosen[d])];
       }
       for (size_t q = 0; ok && q < c.requests.size(); ++q) {
@@ -246,8 +271,29 @@ void Load(const Case& c, framework::DraView& view) {
       }
       dev.consumes_counters.push_back(std::move(use));
     }
+    const api::Taint taint{common::Intern("t"), common::Intern(""), api::TaintEffect::kNoExecute};
+    if (c.taint[d] == Case::Taint::kSliceNoExecute) dev.taints.push_back(taint);
+    if (c.taint[d] == Case::Taint::kRuleNoSchedule ||
+        c.taint[d] == Case::Taint::kRuleInformational) {
+      auto rule = std::make_shared<api::DeviceTaintRule>();
+      rule->name = "rule-" + Dev(d);
+      rule->has_selector = true;
+      rule->pool = "n1";
+      rule->device = Dev(d);
+      rule->taint = taint;
+      rule->taint.effect = c.taint[d] == Case::Taint::kRuleNoSchedule
+                               ? api::TaintEffect::kNoSchedule
+                               : api::TaintEffect::kNone;
+      view.UpsertTaintRule(rule);
+    }
     devices->devices.push_back(std::move(dev));
   }
+  auto elsewhere = std::make_shared<api::DeviceTaintRule>();  // another pool's devices
+  elsewhere->name = "other-pool";
+  elsewhere->has_selector = true;
+  elsewhere->pool = "n2";
+  elsewhere->taint = {common::Intern("t"), common::Intern(""), api::TaintEffect::kNoSchedule};
+  view.UpsertTaintRule(elsewhere);
   view.UpsertSlice(devices);
   if (c.counters_apart) view.UpsertSlice(counters);
   for (size_t d = 0; d < c.held.size(); ++d) {
@@ -326,6 +372,7 @@ TEST(AllocatorPropertyTest, CountersAndCapacityAreNeverOverDrawnAndFeasibilityMa
                    : static_cast<size_t>(std::stoi(r.request.substr(slash + 2)));
       const Case::Alt& a = c.requests[q][alt[q]];
       ASSERT_EQ(a.match[d], 1) << "case " << i << ": " << r.device;
+      ASSERT_FALSE(Blocked(c, d, a)) << "case " << i << ": " << r.device << " is tainted";
       ASSERT_EQ(!r.share_id.empty(), static_cast<bool>(c.shared[d])) << "case " << i;
       if (c.shared[d] && c.mem[d] > 0) {
         ASSERT_EQ(r.consumed_capacity.size(), 1u) << "case " << i;

@@ -27,7 +27,8 @@ GIB = 1 << 30
 
 # The RBAC deploy/ gives gpusched for DRA (deploy_test.py checks the chart has it).
 DRA_RBAC_RULES = [
-    {"apiGroups": ["resource.k8s.io"], "resources": ["deviceclasses", "resourceslices"],
+    {"apiGroups": ["resource.k8s.io"],
+     "resources": ["deviceclasses", "resourceslices", "devicetaintrules"],
      "verbs": ["get", "list", "watch"]},
     {"apiGroups": ["resource.k8s.io"], "resources": ["resourceclaims"],
      "verbs": ["get", "list", "watch", "create", "update", "patch", "delete"]},
