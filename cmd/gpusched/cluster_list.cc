@@ -1,14 +1,20 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "cmd/gpusched/cluster_list.h"
 
+#include <boost/json.hpp>
 #include <chrono>
 #include <memory>
+#include <string>
 #include <utility>
+#include <vector>
 
 #include "cmd/gpusched/wiring.h"
+#include "src/api/decode.h"
+#include "src/api/decode_dra.h"
 #include "src/common/clock.h"
 #include "src/common/random.h"
 #include "src/kube/informer/informer.h"
+#include "src/kube/rest_client.h"
 
 namespace gpusched::cmd {
 namespace {
@@ -58,6 +64,49 @@ std::vector<NamedInformer> AllInformers(kube::RestClient& rest, kube::ClusterEve
   return out;
 }
 
+// Records why a collection was not read: 404, 403, or `why` for anything else.
+void NoteRefused(std::string_view resource, const common::Status& why, ClusterListing& out) {
+  switch (why.code()) {
+    case common::StatusCode::kNotFound: out.not_served.emplace_back(resource); break;
+    case common::StatusCode::kPermissionDenied: out.forbidden.emplace_back(resource); break;
+    default: out.skipped.push_back(std::string(resource) + ": " + std::string(why.message()));
+  }
+}
+
+// One LIST of `path` (a list-once kind): each item decoded with `decode` and given to `add`.
+template <class Decode, class Add>
+void ListOnce(kube::RestClient& rest, std::string_view resource, const std::string& path,
+              Decode decode, Add add, ClusterListing& out) {
+  common::StatusOr<std::vector<boost::json::value>> items = kube::ListAll(rest, path);
+  if (!items.ok()) {
+    NoteRefused(resource, items.status(), out);
+    return;
+  }
+  for (const boost::json::value& item : *items) {
+    auto decoded = decode(item);
+    if (decoded.ok()) {
+      add(*std::move(decoded));
+    } else {
+      out.skipped.push_back(std::string(resource) + ": " + std::string(decoded.status().message()));
+    }
+  }
+}
+
+void ListAdmissionObjects(kube::RestClient& rest, AdmissionObjects& into, ClusterListing& out) {
+  ListOnce(
+      rest, "priorityclasses", "/apis/scheduling.k8s.io/v1/priorityclasses",
+      api::DecodePriorityClass,
+      [&](api::PriorityClass c) { into.priority_classes.push_back(std::move(c)); }, out);
+  ListOnce(
+      rest, "resourceclaimtemplates", "/apis/resource.k8s.io/v1/resourceclaimtemplates",
+      api::DecodeResourceClaimTemplate,
+      [&](api::ResourceClaimTemplate t) {
+        into.claim_templates.push_back(
+            std::make_shared<const api::ResourceClaimTemplate>(std::move(t)));
+      },
+      out);
+}
+
 // Listed, or refused for good (404, 403).
 bool Settled(NamedInformer& n) {
   if (n.informer->HasSynced()) return true;
@@ -85,6 +134,7 @@ std::vector<std::string> ClusterListing::Notes() const {
   for (const std::string& r : not_listed) {
     out.push_back(r + ": not listed within the sync timeout; read without them");
   }
+  for (const std::string& s : skipped) out.push_back(s + "; skipped");
   return out;
 }
 
@@ -101,8 +151,8 @@ std::string_view GangPolicyResource(api::GangApi api) {
 
 common::StatusOr<ClusterListing> ListCluster(const std::string& kubeconfig,
                                              const config::SchedulerConfig& config,
-                                             int sync_timeout_s,
-                                             kube::ClusterEventHandler& handler) {
+                                             int sync_timeout_s, kube::ClusterEventHandler& handler,
+                                             AdmissionObjects* admission) {
   common::SystemClock clock;
   GPUSCHED_ASSIGN_OR_RETURN(
       Connection conn,
@@ -122,12 +172,13 @@ common::StatusOr<ClusterListing> ListCluster(const std::string& kubeconfig,
       n.informer->WaitForSync(std::chrono::milliseconds(50));
     }
   }
+  ClusterListing out;
+  if (admission != nullptr) ListAdmissionObjects(*rest, *admission, out);
   for (NamedInformer& n : informers) n.informer->Stop();
   rest->Cancel();
   http_stop.Stop();
   for (NamedInformer& n : informers) n.informer->Join();
 
-  ClusterListing out;
   out.description = "cluster " + conn.cluster.Describe();
   for (NamedInformer& n : informers) {
     if (n.informer->HasSynced()) continue;

@@ -137,11 +137,16 @@ common::StatusOr<ClusterSnapshot> SnapshotCluster(const std::string& kubeconfig,
                                                   const config::SchedulerConfig& config,
                                                   int sync_timeout_s) {
   Store store;
+  AdmissionObjects admission;
   GPUSCHED_ASSIGN_OR_RETURN(ClusterListing listing,
-                            ListCluster(kubeconfig, config, sync_timeout_s, store));
+                            ListCluster(kubeconfig, config, sync_timeout_s, store, &admission));
   ClusterSnapshot out;
   out.description = listing.description;
   store.Fill(out);
+  out.workload.priority_classes = std::move(admission.priority_classes);
+  for (api::ResourceClaimTemplatePtr& t : admission.claim_templates) {
+    out.workload.dra.emplace_back(std::move(t));
+  }
   out.workload.warnings = listing.Notes();
   return out;
 }

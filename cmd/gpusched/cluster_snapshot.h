@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0
 // A read-only snapshot of a live cluster as simulator input (`gpusched simulate --from-cluster`):
 // every kind the scheduler reads, listed once through its own informers (ListCluster,
-// cluster_list.h). Nothing is written.
+// cluster_list.h), and the PriorityClasses and ResourceClaimTemplates the input's pods are
+// admitted and given claims with (its AdmissionObjects). Nothing is written.
 //
 // The pods are those bound and not terminal. They keep their spec.nodeName (the simulator counts
 // them as pre-bound, with the GPU devices of their gpusched.io/gpu-devices annotation, or those the

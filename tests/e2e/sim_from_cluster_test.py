@@ -13,7 +13,9 @@ Every kind the scheduler reads is read from the cluster too (issue #37): a third
 GPUs are published only as a ResourceSlice (DeviceClass gpu.nvidia.com), and a PersistentVolume
 bound (by the real PV controller) to a claim, with node affinity to that node. The file's pod
 with a ResourceClaim (given in the file) must get two of the slice's GPUs, and its pod using the
-cluster's claim must go to the volume's node. The reader may not list PodDisruptionBudgets: the
+cluster's claim must go to the volume's node. The file's pod that names the cluster's
+PriorityClass and ResourceClaimTemplate (neither in the file) must be admitted and get a claim of
+one GPU of the slice made from the template. The reader may not list PodDisruptionBudgets: the
 report must say so (a warning naming the collection), and the rest must still be simulated.
 
 Nothing may be written: the command runs with read-only RBAC (a write would be refused and fail
@@ -31,7 +33,8 @@ import unittest
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "lib"))
 
 from cluster import ClusterTestCase  # noqa: E402
-from dra import H100, claim_spec, device_class, dra_node, gpu_slice  # noqa: E402
+from dra import (  # noqa: E402
+    H100, claim_spec, claim_template, device_class, dra_node, gpu_slice)
 from gpusched_harness import (  # noqa: E402
     GROUP_LABEL, create_objects, gpu_pod, gpusched_binary, kwok_gpu_node, log, wait_nodes_ready)
 
@@ -77,6 +80,16 @@ spec:
 ---
 apiVersion: v1
 kind: Pod
+metadata: {name: templated, namespace: NS}
+spec:
+  priorityClassName: NS-urgent
+  resourceClaims: [{name: gpu, resourceClaimTemplateName: one-gpu}]
+  containers:
+  - name: main
+    resources: {requests: {cpu: 100m}, claims: [{name: gpu}]}
+---
+apiVersion: v1
+kind: Pod
 metadata: {name: ckpt, namespace: NS}
 spec:
   containers:
@@ -93,7 +106,10 @@ READER_RULES = [
     {"apiGroups": ["storage.k8s.io"], "resources": ["storageclasses", "csinodes", "csidrivers"],
      "verbs": ["get", "list", "watch"]},
     {"apiGroups": ["resource.k8s.io"],
-     "resources": ["deviceclasses", "resourceslices", "resourceclaims", "devicetaintrules"],
+     "resources": ["deviceclasses", "resourceslices", "resourceclaims", "devicetaintrules",
+                   "resourceclaimtemplates"],
+     "verbs": ["get", "list", "watch"]},
+    {"apiGroups": ["scheduling.k8s.io"], "resources": ["priorityclasses"],
      "verbs": ["get", "list", "watch"]},
 ]
 
@@ -135,6 +151,10 @@ class SimulateFromClusterE2ETest(ClusterTestCase):
         cls.dra_node = f"{ns}-d0"
         create_objects(c, [dra_node(cls.dra_node, ns), device_class(),
                            gpu_slice(cls.dra_node, H100, ns)])
+        # What creating the file's pods reads: a PriorityClass and a claim template.
+        c.apply({"apiVersion": "scheduling.k8s.io/v1", "kind": "PriorityClass",
+                 "metadata": {"name": f"{ns}-urgent"}, "value": 1000})
+        c.apply(claim_template("one-gpu", claim_spec(1)), namespace=ns)
         c.apply([
             {"apiVersion": "v1", "kind": "PersistentVolume", "metadata": {"name": f"{ns}-ckpt"},
              "spec": {"capacity": {"storage": "10Gi"}, "accessModes": ["ReadWriteOnce"],
@@ -204,6 +224,13 @@ class SimulateFromClusterE2ETest(ClusterTestCase):
                             claim["devices"]), claim)
         self.assertEqual((rows[f"{ns}/ckpt"]["state"], rows[f"{ns}/ckpt"]["node"]),
                          ("Scheduled", self.dra_node), rows[f"{ns}/ckpt"])
+        # The cluster's PriorityClass and ResourceClaimTemplate were read: the pod was admitted
+        # and got a claim made from the template.
+        self.assertEqual((rows[f"{ns}/templated"]["state"], rows[f"{ns}/templated"]["node"]),
+                         ("Scheduled", self.dra_node), rows[f"{ns}/templated"])
+        made = [x for x in report["claims"] if x["claim"].startswith(f"{ns}/templated-gpu-")]
+        self.assertEqual(len(made), 1, report["claims"])
+        self.assertEqual(len(made[0]["devices"]), 1, made)
         # What the reader may not list is named, not silently dropped.
         self.assertTrue(any(w.startswith("poddisruptionbudgets: forbidden")
                             for w in report["warnings"]), report["warnings"])
