@@ -213,8 +213,11 @@ class ExplainCommand final : public Command {
                     "~/.kube/config)");
     app_.add_option("-f,--filename", files_,
                     "Simulator input instead of a live cluster: YAML/JSON manifests of Nodes and "
-                    "Pods (repeatable), replayed with `gpusched simulate`'s plain protocol first")
+                    "Pods (repeatable; a file, a directory or - for standard input), replayed "
+                    "with `gpusched simulate`'s plain protocol first")
         ->allow_extra_args(false);
+    app_.add_flag("-R,--recursive", recursive_,
+                  "Read the directories -f names recursively, as kubectl -R");
     app_.add_option("--config", config_file_,
                     "KubeSchedulerConfiguration file (default: the default profile)");
     app_.add_option("--scheduler-name", scheduler_name_,
@@ -353,12 +356,12 @@ class ExplainCommand final : public Command {
                        const std::string& name) {
     sim::Workload w;
     std::string source;
-    for (const auto& f : files_) {
-      auto text = sim::ReadFile(f);
-      if (!text.ok()) return BadInput(text.status());
-      if (common::Status s = sim::AppendManifests(*text, f, w); !s.ok()) return BadInput(s);
-      source += (source.empty() ? "" : ", ") + f;
+    auto inputs = sim::ReadInputs(files_, recursive_);
+    if (!inputs.ok()) return BadInput(inputs.status());
+    for (const sim::InputFile& in : *inputs) {
+      if (common::Status s = sim::AppendManifests(in.text, in.name, w); !s.ok()) return BadInput(s);
     }
+    for (const auto& f : files_) source += (source.empty() ? "" : ", ") + f;
     sim::ExpandControllers(w);
     // explain answers about one cluster state: any invalid object stops it (simulate reports
     // and skips them instead).
@@ -394,6 +397,7 @@ class ExplainCommand final : public Command {
   std::string pod_arg_;
   std::string kubeconfig_;
   std::vector<std::string> files_;
+  bool recursive_ = false;
   std::string config_file_;
   std::string scheduler_name_;
   std::string output_ = "text";

@@ -57,9 +57,12 @@ class SimulateCommand final : public Command {
             "simulate",
             "Simulate scheduling with the production scheduler over an in-memory cluster")) {
     app_.add_option("-f,--filename", files_,
-                    "YAML/JSON manifests of Nodes and Pods (multi-document; repeatable). Pods "
+                    "YAML/JSON manifests of Nodes and Pods (multi-document; repeatable): a file, "
+                    "a directory (its .yaml, .yml and .json files) or - (standard input). Pods "
                     "arrive in document order")
         ->allow_extra_args(false);
+    app_.add_flag("-R,--recursive", recursive_,
+                  "Read the directories -f names recursively, as kubectl -R");
     app_.add_option("--trace-nodes", trace_nodes_,
                     "openb node list CSV (sn,cpu_milli,memory_mib,gpu,model)");
     app_.add_option("--trace-pods", trace_pods_,
@@ -249,20 +252,27 @@ class SimulateCommand final : public Command {
                                " pod(s) of the cluster not yet bound are left out");
         }
       }
-      for (const auto& f : files_) {
-        GPUSCHED_ASSIGN_OR_RETURN(std::string text, sim::ReadFile(f));
+      GPUSCHED_ASSIGN_OR_RETURN(std::vector<sim::InputFile> inputs,
+                                sim::ReadInputs(files_, recursive_));
+      for (const sim::InputFile& in : inputs) {
         // A file that is not YAML at all is one rejection; the other files are still simulated.
-        if (common::Status s = sim::AppendManifests(text, f, w); !s.ok()) {
+        if (common::Status s = sim::AppendManifests(in.text, in.name, w); !s.ok()) {
           std::string why(s.message());
-          if (why.starts_with(f + ": ")) why.erase(0, f.size() + 2);
-          w.rejected.push_back(sim::Rejection{f, 0, "", "", std::move(why)});
+          if (why.starts_with(in.name + ": ")) why.erase(0, in.name.size() + 2);
+          w.rejected.push_back(sim::Rejection{in.name, 0, "", "", std::move(why)});
         }
-        *source += (source->empty() ? "" : ", ") + f;
       }
+      for (const auto& f : files_) *source += (source->empty() ? "" : ", ") + f;
       sim::ExpandControllers(w);
       if (w.nodes.empty()) {
-        return common::InvalidArgumentError(*source +
-                                            ": no Node objects (a simulation needs a cluster)");
+        // Say why when it is a rejected object's fault (a YAML error, a Node that does not decode).
+        std::string why = *source + ": no Node objects (a simulation needs a cluster)";
+        if (!w.rejected.empty()) {
+          why += "; rejected: " + w.rejected.front().ToString();
+          if (w.rejected.size() > 1)
+            why += " (+" + std::to_string(w.rejected.size() - 1) + " more)";
+        }
+        return common::InvalidArgumentError(why);
       }
       return w;
     }
@@ -416,6 +426,7 @@ class SimulateCommand final : public Command {
 
   CLI::App& app_;
   std::vector<std::string> files_;
+  bool recursive_ = false;
   std::string trace_nodes_;
   std::string trace_pods_;
   std::string config_file_;

@@ -331,6 +331,70 @@ common::StatusOr<const boost::json::value*> JsonParser::Parse(std::string_view t
   }
 }
 
+namespace {
+
+// Whether a line of YAML holds content: not blank, not a comment, not a directive.
+bool IsContentLine(std::string_view line) {
+  const size_t first = line.find_first_not_of(" \t\r");
+  return first != std::string_view::npos && line[first] != '#' && line[first] != '%';
+}
+
+bool IsDocumentStart(std::string_view line) {
+  return line.starts_with("---") &&
+         (line.size() == 3 || line[3] == ' ' || line[3] == '\t' || line[3] == '\r');
+}
+
+// The YAML documents of `text` with the line each starts at: split before every document start
+// that follows content (comments and directives stay with the document after them).
+std::vector<std::pair<std::string_view, int>> SplitYamlDocuments(std::string_view text) {
+  std::vector<std::pair<std::string_view, int>> out;
+  size_t start = 0;
+  int start_line = 1;
+  bool content = false;
+  int line = 1;
+  for (size_t pos = 0; pos < text.size(); ++line) {
+    size_t eol = text.find('\n', pos);
+    if (eol == std::string_view::npos) eol = text.size();
+    const std::string_view l = text.substr(pos, eol - pos);
+    if (IsDocumentStart(l) && content) {
+      out.emplace_back(text.substr(start, pos - start), start_line);
+      start = pos;
+      start_line = line;
+      content = false;
+    }
+    // "--- {a: 1}" holds content after its marker; "---" alone does not.
+    content = content || IsContentLine(IsDocumentStart(l) ? l.substr(3) : l);
+    pos = eol + 1;
+  }
+  out.emplace_back(text.substr(start), start_line);
+  return out;
+}
+
+}  // namespace
+
+std::vector<common::StatusOr<boost::json::value>> ParseManifestDocumentsEach(
+    std::string_view text, std::string_view source) {
+  std::vector<common::StatusOr<boost::json::value>> out;
+  if (LooksLikeJson(text)) {
+    common::StatusOr<std::vector<json::value>> docs = ParseManifestDocuments(text, source);
+    if (!docs.ok()) {
+      out.emplace_back(std::move(docs).status());
+      return out;
+    }
+    for (json::value& d : *docs) out.emplace_back(std::move(d));
+    return out;
+  }
+  for (const auto& [chunk, first_line] : SplitYamlDocuments(text)) {
+    common::StatusOr<std::vector<json::value>> docs = ParseYamlDocuments(chunk, source, first_line);
+    if (!docs.ok()) {
+      out.emplace_back(std::move(docs).status());
+      continue;
+    }
+    for (json::value& d : *docs) out.emplace_back(std::move(d));
+  }
+  return out;
+}
+
 common::StatusOr<std::vector<boost::json::value>> ParseManifestDocuments(std::string_view text,
                                                                          std::string_view source) {
   std::vector<json::value> docs;

@@ -77,9 +77,11 @@ class JsonParser {
 
 // Converts YAML documents to JSON values (mappings -> objects, sequences -> arrays, plain scalars
 // typed as YAML 1.2 core schema: null, true/false, integers, floats, else strings; quoted
-// scalars stay strings). Empty documents are skipped. Errors name `source` and line:column.
+// scalars stay strings). Empty documents are skipped. Errors name `source` and line:column, the
+// lines counted from `first_line` (the line `text` starts at in the file).
 common::StatusOr<std::vector<boost::json::value>> ParseYamlDocuments(std::string_view text,
-                                                                     std::string_view source);
+                                                                     std::string_view source,
+                                                                     int first_line = 1);
 
 // An object of a kind the decoder does not model (Deployment, ConfigMap, ...; also a
 // PodDisruptionBudget or PriorityClass of another apiVersion than policy/v1 and

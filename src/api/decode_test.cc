@@ -13,6 +13,8 @@
 #include <variant>
 #include <vector>
 
+#include "src/api/manifest.h"
+
 namespace gpusched::api {
 namespace {
 
@@ -1044,6 +1046,37 @@ TEST(DecodeManifestsTest, ErrorsNameTheSourceAndDocument) {
     EXPECT_THAT(std::string(objects.status().message()), StartsWith("in: "));
     EXPECT_THAT(std::string(objects.status().message()), HasSubstr(c.error));
   }
+}
+
+// One result per document: a YAML syntax error loses only its document (its line counted in the
+// whole text); document markers end block scalars; comments and directives stay with the next
+// document; JSON is parsed whole.
+TEST(ParseManifestDocumentsEachTest, AYamlErrorLosesOnlyItsDocument) {
+  auto docs = ParseManifestDocumentsEach("a: 1\n---\nb: [\n---\nc: 3\n", "in.yaml");
+  ASSERT_EQ(docs.size(), 3u);
+  ASSERT_TRUE(docs[0].ok());
+  EXPECT_EQ(docs[0]->at("a").as_int64(), 1);
+  ASSERT_FALSE(docs[1].ok());
+  EXPECT_THAT(std::string(docs[1].status().message()),
+              ::testing::StartsWith("in.yaml: YAML error at line 4,"));
+  ASSERT_TRUE(docs[2].ok());
+  EXPECT_EQ(docs[2]->at("c").as_int64(), 3);
+
+  auto scalar =
+      ParseManifestDocumentsEach("# c\n%YAML 1.2\n---\nk: |\n  text\n--- {b: 2}\n", "s.yaml");
+  ASSERT_EQ(scalar.size(), 2u);
+  ASSERT_TRUE(scalar[0].ok()) << scalar[0].status().ToString();
+  EXPECT_EQ(scalar[0]->at("k").as_string(), "text\n");
+  ASSERT_TRUE(scalar[1].ok()) << scalar[1].status().ToString();
+  EXPECT_EQ(scalar[1]->at("b").as_int64(), 2);
+
+  auto json = ParseManifestDocumentsEach(R"([{"a": 1}, {"b": 2}])", "in.json");
+  ASSERT_EQ(json.size(), 2u);
+  EXPECT_TRUE(json[1].ok());
+  auto bad_json = ParseManifestDocumentsEach(R"({"a": )", "in.json");
+  ASSERT_EQ(bad_json.size(), 1u);
+  EXPECT_FALSE(bad_json[0].ok());
+  EXPECT_TRUE(ParseManifestDocumentsEach("", "empty.yaml").empty());
 }
 
 }  // namespace

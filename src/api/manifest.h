@@ -19,6 +19,14 @@ namespace gpusched::api {
 common::StatusOr<std::vector<boost::json::value>> ParseManifestDocuments(std::string_view text,
                                                                          std::string_view source);
 
+// ParseManifestDocuments, recovering per document: YAML text is split at the lines that start a
+// document ("---", alone or before a space: a document marker ends even a block scalar) and each
+// document is parsed on its own, so a syntax error loses only its document (one error in its
+// place; its line counted in the whole text). JSON-looking text is parsed whole, as
+// ParseManifestDocuments does.
+std::vector<common::StatusOr<boost::json::value>> ParseManifestDocumentsEach(
+    std::string_view text, std::string_view source);
+
 // Decodes one document as DecodeManifests does (`items` of v1 List, PodList, ... expanded). The
 // document may be changed (an item's missing kind filled in, an OtherObject's json moved out).
 // Errors name the object and the field, e.g. "pod default/a: spec.containers[0]...".

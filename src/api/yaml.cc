@@ -293,12 +293,13 @@ class JsonBuilder final : public YAML::EventHandler {
   std::vector<json::value> docs_;
 };
 
-std::string YamlError(std::string_view source, const YAML::Mark& mark, std::string_view why) {
+std::string YamlError(std::string_view source, const YAML::Mark& mark, int first_line,
+                      std::string_view why) {
   std::string msg(source);
   msg += ": YAML error";
   if (!mark.is_null()) {
-    msg +=
-        " at line " + std::to_string(mark.line + 1) + ", column " + std::to_string(mark.column + 1);
+    msg += " at line " + std::to_string(mark.line + first_line) + ", column " +
+           std::to_string(mark.column + 1);
   }
   msg += ": ";
   msg += why;
@@ -308,7 +309,8 @@ std::string YamlError(std::string_view source, const YAML::Mark& mark, std::stri
 }  // namespace
 
 common::StatusOr<std::vector<boost::json::value>> ParseYamlDocuments(std::string_view text,
-                                                                     std::string_view source) {
+                                                                     std::string_view source,
+                                                                     int first_line) {
   try {
     JsonBuilder builder(text, kMinNodeBudget + kNodesPerInputByte * text.size());
     std::istringstream in{std::string(text)};
@@ -317,11 +319,12 @@ common::StatusOr<std::vector<boost::json::value>> ParseYamlDocuments(std::string
     }
     return std::move(builder.docs());
   } catch (const JsonBuilder::Stop& e) {
-    return common::InvalidArgumentError(YamlError(source, e.mark, e.why));
+    return common::InvalidArgumentError(YamlError(source, e.mark, first_line, e.why));
   } catch (const YAML::Exception& e) {
-    return common::InvalidArgumentError(YamlError(source, e.mark, e.msg));
+    return common::InvalidArgumentError(YamlError(source, e.mark, first_line, e.msg));
   } catch (const std::exception& e) {
-    return common::InvalidArgumentError(YamlError(source, YAML::Mark::null_mark(), e.what()));
+    return common::InvalidArgumentError(
+        YamlError(source, YAML::Mark::null_mark(), first_line, e.what()));
   }
 }
 

@@ -5,8 +5,11 @@
 // run.
 #include "src/sim/workload.h"
 
+#include <algorithm>
 #include <boost/json.hpp>
+#include <filesystem>
 #include <fstream>
+#include <iostream>
 #include <memory>
 #include <sstream>
 #include <type_traits>
@@ -241,9 +244,19 @@ std::string Rejection::ToString() const {
 }
 
 common::Status AppendManifests(std::string_view text, std::string_view source, Workload& workload) {
-  GPUSCHED_ASSIGN_OR_RETURN(std::vector<json::value> docs,
-                            api::ParseManifestDocuments(text, source));
-  for (size_t i = 0; i < docs.size(); ++i) AppendDocument(docs[i], source, i + 1, workload);
+  std::vector<common::StatusOr<json::value>> docs = api::ParseManifestDocumentsEach(text, source);
+  const bool any = std::any_of(docs.begin(), docs.end(), [](const auto& d) { return d.ok(); });
+  if (!any && !docs.empty()) return docs.front().status();  // nothing in it is YAML or JSON
+  for (size_t i = 0; i < docs.size(); ++i) {
+    if (docs[i].ok()) {
+      AppendDocument(*docs[i], source, i + 1, workload);
+      continue;
+    }
+    // "<source>: YAML error at line 7, ...": the rejection names the source itself.
+    std::string why(docs[i].status().message());
+    if (why.starts_with(std::string(source) + ": ")) why.erase(0, source.size() + 2);
+    workload.rejected.push_back(Rejection{std::string(source), i + 1, "", "", std::move(why)});
+  }
   return common::Status::Ok();
 }
 
@@ -251,6 +264,73 @@ std::vector<std::string> NodeGpuWarnings(const Workload& workload) {
   std::vector<std::string> out;
   for (const api::NodePtr& n : workload.nodes) {
     if (!n->gpu_error.empty()) out.push_back("node " + n->meta.name + ": " + n->gpu_error);
+  }
+  return out;
+}
+
+namespace {
+
+bool IsManifestFile(const std::filesystem::path& p) {
+  const std::string ext = p.extension().string();
+  return ext == ".yaml" || ext == ".yml" || ext == ".json";
+}
+
+// The manifest files of directory `dir` in name order, depth first with `recursive`; whether it
+// has subdirectories goes to `has_subdirs`.
+common::Status ListManifestFiles(const std::filesystem::path& dir, bool recursive,
+                                 std::vector<std::string>& out, bool& has_subdirs) {
+  std::error_code ec;
+  std::vector<std::filesystem::path> entries;
+  for (auto it = std::filesystem::directory_iterator(dir, ec);
+       !ec && it != std::filesystem::directory_iterator(); it.increment(ec)) {
+    entries.push_back(it->path());
+  }
+  if (ec) return common::InvalidArgumentError(dir.string() + ": " + ec.message());
+  std::sort(entries.begin(), entries.end());
+  for (const std::filesystem::path& p : entries) {
+    if (std::filesystem::is_directory(p, ec)) {
+      has_subdirs = true;
+      if (recursive) GPUSCHED_RETURN_IF_ERROR(ListManifestFiles(p, true, out, has_subdirs));
+    } else if (IsManifestFile(p)) {
+      out.push_back(p.string());
+    }
+  }
+  return common::Status::Ok();
+}
+
+}  // namespace
+
+common::StatusOr<std::vector<InputFile>> ReadInputs(std::span<const std::string> paths,
+                                                    bool recursive) {
+  std::vector<InputFile> out;
+  bool stdin_read = false;
+  for (const std::string& path : paths) {
+    if (path == "-") {
+      if (stdin_read) return common::InvalidArgumentError("-f -: standard input named twice");
+      stdin_read = true;
+      std::ostringstream ss;
+      ss << std::cin.rdbuf();
+      out.push_back({"-", ss.str()});
+      continue;
+    }
+    std::error_code ec;
+    if (!std::filesystem::is_directory(path, ec)) {
+      GPUSCHED_ASSIGN_OR_RETURN(std::string text, ReadFile(path));
+      out.push_back({path, std::move(text)});
+      continue;
+    }
+    std::vector<std::string> files;
+    bool has_subdirs = false;
+    GPUSCHED_RETURN_IF_ERROR(ListManifestFiles(path, recursive, files, has_subdirs));
+    if (files.empty()) {
+      return common::InvalidArgumentError(
+          path + ": no .yaml, .yml or .json files in the directory" +
+          (has_subdirs && !recursive ? " (-R reads its subdirectories too)" : ""));
+    }
+    for (const std::string& f : files) {
+      GPUSCHED_ASSIGN_OR_RETURN(std::string text, ReadFile(f));
+      out.push_back({f, std::move(text)});
+    }
   }
   return out;
 }

@@ -13,6 +13,7 @@
 
 #include <boost/json/value.hpp>
 #include <cstddef>
+#include <span>
 #include <string>
 #include <string_view>
 #include <variant>
@@ -84,8 +85,9 @@ struct Workload {
 // storage and DRA objects and workload objects (to `controllers`) to `workload`, in document order.
 // Lists (v1 List, PodList, NodeList) are expanded by the decoder; other kinds are skipped with a
 // warning. A document that does not decode, or that the API server would refuse (checks.h), is
-// added to `rejected` and skipped; unknown fields are warnings ("did you mean"). Only text that
-// is not YAML or JSON at all is an error (naming `source` and the line).
+// added to `rejected` and skipped, and so is a YAML document with a syntax error (the others are
+// still read: api::ParseManifestDocumentsEach); unknown fields are warnings ("did you mean").
+// Only text of which no document is YAML or JSON is an error (naming `source` and the line).
 common::Status AppendManifests(std::string_view text, std::string_view source, Workload& workload);
 
 // Warnings for the nodes' GPU facts that were clamped, skipped or disagree (Node::gpu_error), one
@@ -94,5 +96,19 @@ std::vector<std::string> NodeGpuWarnings(const Workload& workload);
 
 // Reads a whole file. Errors name the path.
 common::StatusOr<std::string> ReadFile(const std::string& path);
+
+// One manifest file of the input.
+struct InputFile {
+  std::string name;  // the path; "-" for standard input
+  std::string text;
+};
+
+// The files `-f` names, as kubectl reads them: a file; "-", standard input (read once); a
+// directory, its files ending in .yaml, .yml or .json in name order, and with `recursive` those of
+// its subdirectories too (depth first, in name order). Errors name the path: one that does not
+// exist or cannot be read, a directory without such files ("add -R" when it has subdirectories),
+// "-" given twice.
+common::StatusOr<std::vector<InputFile>> ReadInputs(std::span<const std::string> paths,
+                                                    bool recursive);
 
 }  // namespace gpusched::sim
