@@ -286,11 +286,10 @@ Report BuildReport(const Simulator& sim, std::string_view source,
     if (o.state == PodState::kScheduled || o.state == PodState::kPreBound) continue;
     r.unscheduled.push_back(
         UnscheduledRow{o.pod->Key(), std::string(PodStateName(o.state)), o.message});
-    for (const auto& reason : o.reasons) {
-      ReasonRow& row = reasons[reason];
-      ++row.pods;
-      if (row.examples.size() < kExamples) row.examples.push_back(o.pod->Key());
-    }
+    if (o.reason.empty()) continue;  // preempted: in the preemptions instead
+    ReasonRow& row = reasons[o.reason];
+    ++row.pods;
+    if (row.examples.size() < kExamples) row.examples.push_back(o.pod->Key());
   }
   for (auto& [reason, row] : reasons) {
     row.reason = reason;
@@ -457,6 +456,10 @@ std::string FormatReportText(const Report& r, size_t max_unscheduled_listed,
     for (const auto& row : r.reasons) {
       std::string ex;
       for (const auto& e : row.examples) ex += (ex.empty() ? "" : ", ") + e;
+      if (row.pods > static_cast<int64_t>(row.examples.size())) {
+        ex +=
+            ", +" + std::to_string(row.pods - static_cast<int64_t>(row.examples.size())) + " more";
+      }
       rows.push_back({std::to_string(row.pods), row.reason, ex});
     }
     // Reason text varies in length; a plain list reads better than a table.

@@ -7,9 +7,10 @@
 //     gpusched.io/node-group, else "(none)";
 //   - GPU allocation per GPU model: allocated / total GPUs (a GPU counts as allocated when any
 //     milli of it is used) and allocated / total milli-GPU, from SimCluster's ledger;
-//   - unschedulable pods grouped by reason (the FitError reasons of their last attempt, e.g.
-//     "Insufficient nvidia.com/gpu", "GPU model mismatch", or the malformed-annotation text); a pod
-//     whose attempt cited several reasons counts under each;
+//   - unschedulable pods grouped by reason, each pod once, under the main reason of its last
+//     attempt (PodOutcome::reason: the one that rejected the most nodes, e.g. "Insufficient
+//     nvidia.com/gpu", "GPU model mismatch", or the malformed-annotation text), with the first
+//     few as examples ("+N more" in text); preempted pods are in the preemptions instead;
 //   - the API writes SimCluster saw (binds, events and PodScheduled conditions by reason);
 //   - per pod (text table, JSON `placements`, CSV): node, GPU devices, state and message;
 //   - the objects of the input that were rejected (file, document, kind/name, field and value),

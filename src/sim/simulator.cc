@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <map>
 #include <utility>
 
 #include "src/common/strings.h"
@@ -159,6 +160,7 @@ void Simulator::OnDecision(const scheduler::Decision& d) {
   PodOutcome& o = outcomes_[it->second];
   ++o.attempts;
   o.reasons.clear();
+  o.reason.clear();
   o.nominated_node = d.nominated_node;
   if (d.scheduled) {
     o.state = PodState::kScheduled;
@@ -174,17 +176,29 @@ void Simulator::OnDecision(const scheduler::Decision& d) {
   o.message = d.message;
   if (d.error) {
     o.reasons.push_back(d.message);
+    o.reason = d.message;
   } else {
     // Copy the reasons now: the diagnosis' views point into the pod and plugin literals.
+    std::map<std::string, int64_t, std::less<>> nodes;  // reason -> nodes it rejected
     if (!d.diagnosis.pre_filter_status.ok()) {
-      o.reasons.emplace_back(d.diagnosis.pre_filter_status.reason());
+      o.reason = d.diagnosis.pre_filter_status.reason();
+      o.reasons.push_back(o.reason);
     }
-    for (const auto& [reason, count] : d.diagnosis.reason_counts) {
-      framework::ForEachReason(reason, [&o](std::string_view r) { o.reasons.emplace_back(r); });
+    for (const auto& entry : d.diagnosis.reason_counts) {
+      framework::ForEachReason(entry.first, [&](std::string_view r) {
+        o.reasons.emplace_back(r);
+        nodes[std::string(r)] += entry.second;
+      });
     }
     std::sort(o.reasons.begin(), o.reasons.end());
     o.reasons.erase(std::unique(o.reasons.begin(), o.reasons.end()), o.reasons.end());
     if (o.reasons.empty()) o.reasons.push_back(d.message);
+    if (o.reason.empty() && !nodes.empty()) {
+      o.reason = std::max_element(nodes.begin(), nodes.end(), [](const auto& a, const auto& b) {
+                   return a.second < b.second;  // the first of the largest: ties by name
+                 })->first;
+    }
+    if (o.reason.empty()) o.reason = o.reasons.front();
   }
   // retry = false still lets a preemptor wait for its victims to leave (it was nominated).
   if (!options_.retry && d.nominated_node.empty()) to_delete_.push_back(d.pod->meta.uid);
@@ -202,6 +216,7 @@ void Simulator::RecordPreemption(const scheduler::Decision& d) {
     vo.preempted_by = d.pod->Key();
     vo.message = "preempted by " + d.pod->Key() + " on node " + d.nominated_node;
     vo.reasons = {"preempted"};
+    vo.reason.clear();
   }
   preemptions_.push_back(std::move(p));
 }

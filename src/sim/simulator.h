@@ -88,6 +88,10 @@ struct PodOutcome {
   api::GpuAssignment gpu;
   std::string message;               // FitError message or error text; empty when scheduled
   std::vector<std::string> reasons;  // distinct rejection reasons of the last attempt, sorted
+  // The main one (report.h groups pods by it): PreFilter's, else the reason that rejected the
+  // most nodes (the FitError message's first; ties by name); the error text of an error; "" when
+  // scheduled or preempted.
+  std::string reason;
   int32_t attempts = 0;
   bool deleted = false;        // deleted after failing (retry = false)
   std::string nominated_node;  // preemption in its last attempt: where it will fit
