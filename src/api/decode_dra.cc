@@ -241,13 +241,13 @@ DeviceTaintRule DecodeDeviceTaintRuleObject(ObjectReader& r, const json::object&
   if (const json::object* sel = r.Object(*spec, "deviceSelector", sp)) {
     const FieldPath selp = sp.Key("deviceSelector");
     rule.has_selector = true;
-    auto optional = [&](std::string_view key) -> std::optional<std::string> {
+    auto field = [&](std::string_view key) -> std::optional<std::string> {
       if (std::optional<std::string_view> v = r.String(*sel, key, selp)) return std::string(*v);
       return std::nullopt;
     };
-    rule.driver = optional("driver");
-    rule.pool = optional("pool");
-    rule.device = optional("device");
+    rule.driver = field("driver");
+    rule.pool = field("pool");
+    rule.device = field("device");
   }
   if (const json::object* taint = r.Object(*spec, "taint", sp)) {
     rule.taint = DecodeDeviceTaint(r, *taint, sp.Key("taint"));

@@ -94,8 +94,8 @@ bool DeviceTaintRule::Matches(const ResourceSlice& slice, const Device& d) const
          (!device || *device == d.name);
 }
 
-std::shared_ptr<const ResourceSlice> ApplyTaintRules(std::shared_ptr<const ResourceSlice> slice,
-                                                     std::span<const DeviceTaintRulePtr> rules) {
+ResourceSlicePtr ApplyTaintRules(ResourceSlicePtr slice,
+                                 std::span<const DeviceTaintRulePtr> rules) {
   std::shared_ptr<ResourceSlice> patched;  // copied on the first match only
   for (const DeviceTaintRulePtr& rule : rules) {
     for (size_t i = 0; i < slice->devices.size(); ++i) {

@@ -164,8 +164,8 @@ using DeviceTaintRulePtr = std::shared_ptr<const DeviceTaintRule>;
 
 // `slice` with the taints of the `rules` that match its devices appended to theirs (in the
 // rules' order); `slice` itself when none matches (no copy).
-std::shared_ptr<const ResourceSlice> ApplyTaintRules(std::shared_ptr<const ResourceSlice> slice,
-                                                     std::span<const DeviceTaintRulePtr> rules);
+using ResourceSlicePtr = std::shared_ptr<const ResourceSlice>;
+ResourceSlicePtr ApplyTaintRules(ResourceSlicePtr slice, std::span<const DeviceTaintRulePtr> rules);
 
 // The first NoSchedule or NoExecute taint of `device` that none of `tolerations` tolerates (a
 // device request's), or null: upstream's allocator does not allocate such a device.
@@ -309,7 +309,6 @@ bool ConsumedCapacity(const Device& device, std::string_view driver, const Count
                       std::vector<int64_t>& out);
 
 using DeviceClassPtr = std::shared_ptr<const DeviceClass>;
-using ResourceSlicePtr = std::shared_ptr<const ResourceSlice>;
 using ResourceClaimPtr = std::shared_ptr<const ResourceClaim>;
 using ResourceClaimTemplatePtr = std::shared_ptr<const ResourceClaimTemplate>;
 

@@ -38,11 +38,6 @@ queue::QueueEvent DraQueueEvent(const kube::DraObject* old_obj, const kube::DraO
   using framework::EventResource;
   queue::QueueEvent e;
   const kube::DraObject& any = obj != nullptr ? *obj : *old_obj;
-  if (std::holds_alternative<api::DeviceTaintRulePtr>(any)) {
-    // A rule changes the taints of the slices it matches: upstream's tracker sends their update.
-    e.event = {EventResource::kResourceSlice, framework::kUpdateOther};
-    return e;
-  }
   e.event.resource =
       std::visit(Overloaded{
                      [](const api::DeviceClassPtr&) { return EventResource::kDeviceClass; },
@@ -51,6 +46,11 @@ queue::QueueEvent DraQueueEvent(const kube::DraObject* old_obj, const kube::DraO
                      [](const api::DeviceTaintRulePtr&) { return EventResource::kResourceSlice; },
                  },
                  any);
+  if (std::holds_alternative<api::DeviceTaintRulePtr>(any)) {
+    // A rule changes the taints of the slices it matches: upstream's tracker sends their update.
+    e.event.actions = framework::kUpdateOther;
+    return e;
+  }
   if (obj == nullptr) {
     e.event.actions = framework::kDelete;
   } else if (old_obj == nullptr) {
