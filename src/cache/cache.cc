@@ -246,13 +246,17 @@ common::Status Cache::FinishBinding(std::string_view uid) {
     return common::NotFoundError("finish binding: pod uid " + std::string(uid) + " is not assumed");
   }
   it->second.binding_finished = true;
-  if (assumed_ttl_.count() > 0) it->second.deadline = clock_.Now() + assumed_ttl_;
+  if (assumed_ttl_.count() > 0) {
+    it->second.deadline = clock_.Now() + assumed_ttl_;
+    expiring_.insert(it->first);
+  }
   return common::Status::Ok();
 }
 
 void Cache::ErasePodLocked(std::unordered_map<std::string, PodState>::iterator it) {
   NodeIndex i = it->second.node;
   UnchargeLocked(it->second);
+  if (it->second.deadline) expiring_.erase(it->first);
   pods_.erase(it);
   MaybeFreeSlotLocked(i);
 }
@@ -287,6 +291,7 @@ void Cache::AddPod(api::PodPtr pod) {
     bool same_requests = ps.pod->requests == pod->requests && ps.pod->gpu == pod->gpu;
     bool same_gpu = !annotated || *annotated == ps.gpu;
     ps.assumed = false;
+    if (ps.deadline) expiring_.erase(it->first);
     ps.deadline.reset();
     if (same_node && same_requests && same_gpu) {
       // Confirmation of an assumption, or a metadata-only update: swap the object.
@@ -331,17 +336,12 @@ void Cache::RemovePod(std::string_view uid) {
 int Cache::CleanupExpiredAssumedPods() {
   common::MutexLock lock(mu_);
   common::TimePoint now = clock_.Now();
-  int n = 0;
-  for (auto it = pods_.begin(); it != pods_.end();) {
-    auto next = std::next(it);
-    const PodState& ps = it->second;
-    if (ps.assumed && ps.binding_finished && ps.deadline && *ps.deadline < now) {
-      ErasePodLocked(it);
-      ++n;
-    }
-    it = next;
+  std::vector<std::string> expired;
+  for (const std::string& uid : expiring_) {
+    if (*pods_.at(uid).deadline < now) expired.push_back(uid);
   }
-  return n;
+  for (const std::string& uid : expired) ErasePodLocked(pods_.find(uid));
+  return static_cast<int>(expired.size());
 }
 
 bool Cache::IsAssumed(std::string_view uid) const {

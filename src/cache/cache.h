@@ -42,6 +42,7 @@
 #include <string>
 #include <string_view>
 #include <unordered_map>
+#include <unordered_set>
 #include <vector>
 
 #include "src/api/types.h"
@@ -151,6 +152,8 @@ class Cache {
   std::vector<framework::NodeIndex> free_slots_ GPUSCHED_GUARDED_BY(mu_);
   std::unordered_map<std::string, framework::NodeIndex> by_name_ GPUSCHED_GUARDED_BY(mu_);
   std::unordered_map<std::string, PodState> pods_ GPUSCHED_GUARDED_BY(mu_);
+  // Uids of the pods with a deadline (assumed, bound, unconfirmed): what the 1 s ticker scans.
+  std::unordered_set<std::string> expiring_ GPUSCHED_GUARDED_BY(mu_);
   std::vector<std::string> hidden_ GPUSCHED_GUARDED_BY(mu_);  // uids, HidePods
   // SetGpuUtilization values by node name.
   std::unordered_map<std::string, double> external_utilization_ GPUSCHED_GUARDED_BY(mu_);

@@ -155,6 +155,20 @@ TEST_F(CacheTest, AssumedPodsExpireOnlyAfterBindingFinished) {
   clock_.Advance(std::chrono::seconds(2));
   EXPECT_EQ(cache_.CleanupExpiredAssumedPods(), 1);
   EXPECT_EQ(Node("n1").FreeWholeGpus(), 1);
+  // Confirmed by the informer before its deadline, or forgotten: it never expires.
+  for (const bool confirm : {true, false}) {
+    ASSERT_TRUE(cache_.AssumePod(GpuPod("q", 1), "n1", {}).ok());
+    ASSERT_TRUE(cache_.FinishBinding("uid-q").ok());
+    if (confirm) {
+      cache_.AddPod(GpuPod("q", 1, 1000, "n1"));
+    } else {
+      ASSERT_TRUE(cache_.ForgetPod("uid-q").ok());
+    }
+    clock_.Advance(std::chrono::minutes(1));
+    EXPECT_EQ(cache_.CleanupExpiredAssumedPods(), 0) << confirm;
+    EXPECT_EQ(Node("n1").FreeWholeGpus(), confirm ? 0 : 1) << confirm;
+    cache_.RemovePod("uid-q");
+  }
 }
 
 TEST_F(CacheTest, SharedPodsPackOntoDevicesAndPodsOfOthersAreCounted) {

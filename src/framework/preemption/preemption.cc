@@ -41,14 +41,14 @@ PodDevices DevicesAt(const NodeInfo& node, size_t i) {
   return i < node.pod_devices.size() ? node.pod_devices[i] : PodDevices{};
 }
 
+}  // namespace
+
 bool HasLowerPriorityPod(const api::Pod& pod, const NodeInfo& node) {
   for (size_t i = 0; i < node.pods.size(); ++i) {
     if (PriorityAt(node, i) < pod.priority) return true;
   }
   return false;
 }
-
-}  // namespace
 
 bool MoreImportant(const api::Pod& a, const api::Pod& b, common::TimePoint now) {
   if (a.priority != b.priority) return a.priority > b.priority;

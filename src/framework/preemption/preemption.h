@@ -59,6 +59,9 @@ struct Candidate {
 size_t PickNode(std::span<const Candidate> candidates, common::TimePoint now);
 // kube-scheduler's MoreImportantPod: higher priority, then the earlier start (`now` when unset).
 bool MoreImportant(const api::Pod& a, const api::Pod& b, common::TimePoint now);
+// Whether `node` holds a pod of lower priority than `pod` (without one, Select answers
+// Unresolvable kNoVictims).
+bool HasLowerPriorityPod(const api::Pod& pod, const NodeInfo& node);
 // Deleted after a scheduler's preemption: deletionTimestamp set and a DisruptionTarget condition
 // True with reason PreemptionByScheduler.
 bool TerminatingByPreemption(const api::Pod& pod);

@@ -195,6 +195,18 @@ std::vector<Candidate> DefaultPreemption::DryRun(framework::CycleState& state, c
   std::vector<Candidate> clean;      // no PDB violation
   std::vector<Candidate> violating;  // each list capped at `want`, as upstream's
   bool enough = false;               // the decision's candidates are found; only recording goes on
+  if (std::none_of(potential.begin(), potential.end(), [&](NodeIndex i) {
+        return framework::preemption::HasLowerPriorityPod(pod, snapshot.at(i));
+      })) {
+    // No pod anywhere that this one may preempt (all of one priority, as in a cluster without
+    // PriorityClasses): every node answers what Select would, without the per-node work.
+    for (size_t i = 0; i < n; ++i) {
+      const Status s = Status::Unresolvable(framework::preemption::kNoVictims);
+      if (per_node != nullptr) per_node->push_back({potential[(offset + i) % n], s, {}, 0});
+      failed.push_back(s);
+    }
+    return clean;
+  }
   api::SchedulingEquivalenceKey(pod, key_);
   cache_.Begin(key_, context.FilterSignature(), snapshot, pdbs);
   for (size_t i = 0; i < n; ++i) {

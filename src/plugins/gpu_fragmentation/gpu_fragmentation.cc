@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <array>
+#include <bit>
 #include <boost/json.hpp>
 #include <cmath>
 #include <memory>
@@ -180,10 +181,17 @@ Choice EvaluateFragmentation(const GpuFragmentation::PodState& s, const framewor
   if (req.count == 1 && req.milli < api::kMilliPerGpu) {
     Choice best;
     int32_t best_idle = 0;
+    // Δ depends on the device only through its idle milli, and an earlier device of equal Δ and
+    // idle wins under both tie rules: a device whose idle milli was already evaluated is skipped.
+    std::array<int32_t, api::kMaxGpusPerNode> evaluated{};
+    size_t num_evaluated = 0;
     const api::NodeGpuInfo& g = node.node->gpu;
     for (int i = 0; i < view.gpus; ++i) {
       const auto idx = static_cast<size_t>(i);
       if (!api::DeviceFits(g, node.gpus[idx], i, req.milli, req.share_memory_mib)) continue;
+      const auto seen_end = evaluated.begin() + static_cast<std::ptrdiff_t>(num_evaluated);
+      if (std::find(evaluated.begin(), seen_end, view.idle[idx]) != seen_end) continue;
+      evaluated[num_evaluated++] = view.idle[idx];
       const int8_t dev = static_cast<int8_t>(i);
       const double delta = frag.Delta(s.cpu, req.milli, std::span<const int8_t>(&dev, 1));
       const int32_t idle = view.idle[idx];
@@ -417,6 +425,77 @@ int64_t ScoreOne(const GpuFragmentation::PodState& s, const Args& args,
   return 0;
 }
 
+// Nodes in the same state score the same (ScoreOne reads nothing else of a node, for FGD and
+// Learned): ScoreNodes scores one node per distinct state and copies the score to the others. On
+// a cluster of few node shapes with many empty or alike nodes that is most of them.
+//
+// A node's state as ScoreOne reads it: model, GPU count, health, per-GPU memory, free CPU,
+// measured utilization, and each device's used milli and memory. NVLink-island nodes are not
+// keyed (IslandAware reads the islands): they are always scored.
+struct NodeKey {
+  std::array<uint64_t, 15> words{};
+  friend bool operator==(const NodeKey&, const NodeKey&) = default;
+};
+
+bool KeyOf(const framework::NodeInfo& node, NodeKey& key) {
+  const api::NodeGpuInfo& g = node.node->gpu;
+  if (g.nvlink_known || g.count > api::kMaxGpusPerNode) return false;
+  auto& w = key.words;
+  w.fill(0);
+  w[0] = uint64_t{g.model.id} | static_cast<uint64_t>(static_cast<uint32_t>(g.count)) << 32;
+  w[1] = g.unhealthy_mask;
+  w[2] = static_cast<uint64_t>(g.memory_mib);
+  w[3] = static_cast<uint64_t>(node.node->allocatable.milli_cpu - node.requested.milli_cpu);
+  w[4] = std::bit_cast<uint64_t>(node.gpu_utilization);
+  for (int i = 0; i < g.count; ++i) {
+    const api::GpuDeviceState& d = node.gpus[static_cast<size_t>(i)];
+    w[5 + static_cast<size_t>(i / 4)] |= static_cast<uint64_t>(static_cast<uint16_t>(d.used_milli))
+                                         << (16 * (i % 4));
+    w[7 + static_cast<size_t>(i)] = static_cast<uint64_t>(d.used_memory_mib);
+  }
+  return true;
+}
+
+// The scores of one ScoreNodes call by node state: open addressing, a slot valid when its stamp
+// is the call's. One per thread, grown to the largest call seen; no allocation after that.
+class ScoreMemo {
+ public:
+  // Starts a call over `nodes` nodes.
+  void Begin(size_t nodes) {
+    size_t want = 64;
+    while (want < 2 * nodes) want *= 2;
+    if (slots_.size() < want) slots_.assign(want, Slot{});
+    if (++stamp_ == 0) {  // wrapped: forget every slot
+      for (Slot& s : slots_) s.stamp = 0;
+      stamp_ = 1;
+    }
+  }
+  // The stored score of `key`, else compute() stored.
+  template <typename F>
+  int64_t GetOrCompute(const NodeKey& key, F&& compute) {
+    uint64_t h = 0x9e3779b97f4a7c15ULL;
+    for (uint64_t w : key.words) h = (h ^ w) * 0xff51afd7ed558ccdULL;
+    const size_t mask = slots_.size() - 1;
+    for (size_t i = static_cast<size_t>(h ^ (h >> 29)) & mask;; i = (i + 1) & mask) {
+      Slot& s = slots_[i];
+      if (s.stamp != stamp_) {
+        s = Slot{key, compute(), stamp_};
+        return s.score;
+      }
+      if (s.key == key) return s.score;
+    }
+  }
+
+ private:
+  struct Slot {
+    NodeKey key;
+    int64_t score = 0;
+    uint32_t stamp = 0;
+  };
+  std::vector<Slot> slots_;
+  uint32_t stamp_ = 0;
+};
+
 // Per model of `model_ids` (the snapshot's distinct node models, sorted): the pressure that pods
 // restricted to some models put on it. A restricted type m of M with allowed models S is
 // expected to bring the share w_m = p_m k_m d_m / Σ_j p_j k_j d_j of the GPU demand still to
@@ -574,6 +653,27 @@ int64_t GpuFragmentation::Score(const framework::CycleState& state, const api::P
                                 const framework::NodeInfo& node) const {
   const PodState* s = state.Get<PodState>(kStateKey);
   return s == nullptr ? 0 : ScoreOne(*s, args_, node);
+}
+
+void GpuFragmentation::ScoreNodes(const framework::CycleState& state, const api::Pod& /*pod*/,
+                                  const framework::Snapshot& snapshot,
+                                  std::span<const framework::NodeIndex> nodes,
+                                  std::span<int64_t> out) const {
+  const PodState* s = state.Get<PodState>(kStateKey);
+  if (s == nullptr || !UsesFragmentation(s->policy) || nodes.size() < 2) {
+    for (size_t i = 0; i < nodes.size(); ++i) {
+      out[i] = s == nullptr ? 0 : ScoreOne(*s, args_, snapshot.at(nodes[i]));
+    }
+    return;
+  }
+  thread_local ScoreMemo memo;  // at most half full: each call has at most nodes.size() states
+  memo.Begin(nodes.size());
+  NodeKey key;
+  for (size_t i = 0; i < nodes.size(); ++i) {
+    const framework::NodeInfo& node = snapshot.at(nodes[i]);
+    out[i] = KeyOf(node, key) ? memo.GetOrCompute(key, [&] { return ScoreOne(*s, args_, node); })
+                              : ScoreOne(*s, args_, node);
+  }
 }
 
 bool GpuFragmentation::HasNormalizeScore() const {

@@ -65,7 +65,8 @@
 // (binpack) or the emptiest fitting device (spread). An unparsable value is ignored.
 //
 // Threading: PreFilter, PreScore and Reserve run on the scheduling thread; Score/ScoreNodes read
-// only CycleState and the NodeInfo and allocate nothing.
+// only CycleState and the NodeInfo, and allocate nothing (ScoreNodes: once its per-thread table
+// has grown).
 #pragma once
 
 #include <boost/json/fwd.hpp>
@@ -167,6 +168,13 @@ class GpuFragmentation final : public framework::PreFilterPlugin,
                              std::span<const framework::NodeIndex> feasible) override;
   int64_t Score(const framework::CycleState& state, const api::Pod& pod,
                 const framework::NodeInfo& node) const override;
+  // Score per node, except that FGD and Learned score nodes in the same state (model, GPU count,
+  // health, GPU memory, free CPU, utilization, each device's used milli and memory; not NVLink-
+  // island nodes) once per call: equal to Score on every node. Allocation-free after warm-up
+  // (a per-thread table).
+  void ScoreNodes(const framework::CycleState& state, const api::Pod& pod,
+                  const framework::Snapshot& snapshot, std::span<const framework::NodeIndex> nodes,
+                  std::span<int64_t> out) const override;
   bool HasNormalizeScore() const override;
   framework::Status NormalizeScore(const framework::CycleState& state, const api::Pod& pod,
                                    std::span<int64_t> scores) const override;

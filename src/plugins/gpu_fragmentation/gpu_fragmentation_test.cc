@@ -3,6 +3,7 @@
 
 #include <gtest/gtest.h>
 
+#include <array>
 #include <boost/json/parse.hpp>
 #include <memory>
 #include <string>
@@ -11,6 +12,7 @@
 
 #include "src/api/gpu.h"
 #include "src/common/interner.h"
+#include "src/common/random.h"
 #include "src/plugins/gpu_fragmentation/frag.h"
 #include "src/plugins/names.h"
 #include "src/testing/builders.h"
@@ -325,6 +327,63 @@ TEST(GpuFragmentationTest, ReserveNeverPicksUnhealthyOrFullDevices) {
   }
 }
 
+// Property: ScoreNodes, which scores each distinct node state once, gives every node what Score
+// gives it, over random clusters with many alike nodes (health, GPU memory, utilization, NVLink
+// islands and used memory varied) and random pods, for FGD and Learned on both score scales.
+TEST(GpuFragmentationTest, ScoreNodesEqualsScoreOnEveryNode) {
+  common::Random random(20261206);
+  const std::vector<std::string> configs = {R"({"policy":"FGD"})",
+                                            R"({"policy":"Learned","exactScores":true})",
+                                            R"({"policy":"Learned"})"};
+  for (int round = 0; round < 300; ++round) {
+    SCOPED_TRACE(round);
+    std::vector<framework::NodeInfo> infos;
+    const int n = 2 + static_cast<int>(random.Uniform(40));
+    for (int i = 0; i < n; ++i) {
+      const int gpus = std::array{1, 2, 4, 8}[random.Uniform(4)];
+      auto node = std::make_shared<api::Node>(*Node("n" + std::to_string(i), gpus,
+                                                    random.Uniform(2) ? "64" : "32",
+                                                    random.Uniform(2) ? "T4" : "A100"));
+      node->gpu.memory_mib = random.Uniform(4) == 0 ? 0 : 16000;
+      if (random.Uniform(8) == 0) node->gpu.unhealthy_mask = 1;
+      if (random.Uniform(8) == 0) node->gpu.nvlink_known = true;
+      framework::NodeInfo info;
+      info.node = node;
+      info.index = static_cast<framework::NodeIndex>(i);
+      info.requested.milli_cpu = 1000 * static_cast<int64_t>(random.Uniform(3));
+      if (random.Uniform(6) == 0) info.gpu_utilization = 0.5;
+      for (int d = 0; d < gpus; ++d) {
+        auto& dev = info.gpus[static_cast<size_t>(d)];
+        dev.used_milli = std::array{0, 0, 300, 500, 1000}[random.Uniform(5)];
+        dev.used_memory_mib = dev.used_milli > 0 && random.Uniform(3) == 0 ? 4000 : 0;
+      }
+      infos.push_back(std::move(info));
+    }
+    const framework::Snapshot snapshot = testing::SnapshotOfInfos(std::move(infos));
+    const auto nodes = All(snapshot);
+    api::Pod pod = GpuPod("p", random.Uniform(2) ? "2" : "8", 0, 0);
+    switch (random.Uniform(5)) {
+      case 0: break;  // no GPU
+      case 1: pod.gpu = {.count = 1, .milli = std::array{250, 500, 700}[random.Uniform(3)]}; break;
+      case 2: pod.gpu = {.count = 1, .milli = 300, .share_memory_mib = 4000}; break;
+      case 3: pod.gpu = {.count = 1, .milli = 0, .share_memory_permille = 250}; break;
+      default: pod.gpu = {.count = 1 + static_cast<int32_t>(random.Uniform(4)), .milli = 1000};
+    }
+    for (const std::string& config : configs) {
+      SCOPED_TRACE(config);
+      auto p = MustCreate(config);
+      framework::CycleState state;
+      ASSERT_TRUE(p->PreFilter(state, pod, snapshot).ok());
+      ASSERT_TRUE(p->PreScore(state, pod, snapshot, nodes).ok());
+      std::vector<int64_t> batch(nodes.size());
+      p->ScoreNodes(state, pod, snapshot, nodes, batch);
+      for (size_t i = 0; i < nodes.size(); ++i) {
+        ASSERT_EQ(batch[i], p->Score(state, pod, snapshot.at(nodes[i]))) << "node " << i;
+      }
+    }
+  }
+}
+
 TEST(GpuFragmentationTest, ScoreAllocatesNothing) {
   std::vector<NodeSpec> specs;
   for (int i = 0; i < 16; ++i) {
@@ -342,6 +401,7 @@ TEST(GpuFragmentationTest, ScoreAllocatesNothing) {
     const auto nodes = All(snapshot);
     ASSERT_TRUE(p->PreScore(state, pod, snapshot, nodes).ok());
     std::vector<int64_t> out(nodes.size());
+    p->ScoreNodes(state, pod, snapshot, nodes, out);  // grows ScoreNodes' per-thread table once
     g_allocations = 0;
     g_counting = true;
     p->ScoreNodes(state, pod, snapshot, nodes, out);
