@@ -5,6 +5,7 @@
 //   gpusched simulate --print-example > x.yaml; gpusched simulate -f x.yaml
 //   gpusched simulate --trace-nodes N.csv --trace-pods P.csv --policy best-fit --seed 42
 //   gpusched simulate --from-cluster [--kubeconfig K] -f jobs.yaml   will these fit, and where?
+//   gpusched simulate --trace-nodes N.csv --trace-pods P.csv --load 1.2   a saturated replay
 //
 // Inputs (one kind at a time): -f/--filename (YAML manifests, repeatable; workload objects expanded
 // into pods, invalid objects reported and skipped, exit 1 when any was), --trace-nodes with
@@ -31,6 +32,7 @@
 #include "src/common/clock.h"
 #include "src/common/logging.h"
 #include "src/config/config.h"
+#include "src/config/duration.h"
 #include "src/framework/registry.h"
 #include "src/plugins/in_tree_registry.h"
 #include "src/scheduler/decision_log.h"
@@ -102,6 +104,14 @@ class SimulateCommand final : public Command {
                   "Time replay: pods arrive at gpusched.io/arrival (or creationTimestamp; the "
                   "trace's creation_time) and leave after gpusched.io/duration (the trace's "
                   "deletion_time); reports GPU allocation over time");
+    app_.add_option("--load", load_,
+                    "Saturated replay (implies --replay): pods arrive in input order, repeated "
+                    "as needed, as a Poisson process (--seed) whose rate offers this many times "
+                    "the cluster's GPUs (durations counted up to --load-window); reports waits "
+                    "and pending GPU-hours per pod size");
+    app_.add_option("--load-window", load_window_,
+                    "--load: how long the arrivals go on (a Go duration)")
+        ->capture_default_str();
     app_.add_option("--compare", compare_,
                     "Run the same input under two KubeSchedulerConfiguration files and print "
                     "them side by side")
@@ -125,6 +135,7 @@ class SimulateCommand final : public Command {
 
   int Run() override {
     if (int rc = CheckUsage(); rc != kExitOk) return rc;
+    replay_ = replay_ || load_ > 0;
     if (print_example_) {
       if (!example_.empty() && example_ != "gpu") {
         auto yaml = sim::MicroserviceExampleYaml(example_);
@@ -190,6 +201,13 @@ class SimulateCommand final : public Command {
       return usage("--curve-csv needs --protocol fgd or --replay");
     }
     if (replay_ && protocol_ == "fgd") return usage("--replay and --protocol fgd are exclusive");
+    if (load_ < 0) return usage("--load must be above 0, got " + std::to_string(load_));
+    if (load_ > 0 && protocol_ == "fgd") return usage("--load and --protocol fgd are exclusive");
+    const std::optional<int64_t> window = config::ParseGoDurationNanos(load_window_);
+    if (!window || *window <= 0) {
+      return usage("--load-window: invalid value \"" + load_window_ +
+                   "\" (want a duration above 0 such as \"24h\" or \"90m\")");
+    }
     if (!compare_.empty()) {
       if (!config_file_.empty() || !policy_.empty()) {
         return usage("--compare takes the configs to compare; drop --config/--policy");
@@ -303,7 +321,11 @@ class SimulateCommand final : public Command {
     if (common::V(2)) simulator->scheduler().AddDecisionObserver(scheduler::LogDecision);
     Outcome out;
     if (replay_) {
-      GPUSCHED_ASSIGN_OR_RETURN(sim::ReplayResult r, sim::RunReplay(*simulator, workload));
+      sim::ReplayOptions replay;
+      replay.load = load_;
+      replay.window = common::Duration(config::ParseGoDurationNanos(load_window_).value_or(0));
+      replay.seed = seed_;
+      GPUSCHED_ASSIGN_OR_RETURN(sim::ReplayResult r, sim::RunReplay(*simulator, workload, replay));
       out.replay = std::move(r);
     } else {
       GPUSCHED_RETURN_IF_ERROR(simulator->Run(workload));
@@ -440,6 +462,8 @@ class SimulateCommand final : public Command {
   bool print_example_ = false;
   std::string example_;
   bool replay_ = false;
+  double load_ = 0;
+  std::string load_window_ = "24h";
   std::vector<std::string> compare_;
   bool from_cluster_ = false;
   std::string kubeconfig_;

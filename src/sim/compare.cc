@@ -58,6 +58,12 @@ std::string FormatComparisonText(const std::vector<ComparedRun>& runs) {
     row("pods departed", [](const ComparedRun& x) {
       return x.replay ? std::to_string(x.replay->departed) : std::string("-");
     });
+    row("pending GPU-hours", [](const ComparedRun& x) {
+      if (!x.replay || x.replay->waits.empty()) return std::string("-");
+      char buf[32];
+      std::snprintf(buf, sizeof(buf), "%.2f", x.replay->waits.back().pending_gpu_hours);
+      return std::string(buf);
+    });
   }
   std::vector<size_t> width(rows[0].size(), 0);
   for (const auto& r : rows) {

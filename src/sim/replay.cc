@@ -3,25 +3,30 @@
 
 #include <algorithm>
 #include <boost/json.hpp>
+#include <chrono>
 #include <cmath>
 #include <cstdio>
 #include <map>
 #include <memory>
 #include <optional>
 #include <queue>
+#include <string>
 #include <unordered_map>
 #include <utility>
+#include <vector>
 
 #include "src/api/resources.h"
+#include "src/common/random.h"
 #include "src/common/strings.h"
 #include "src/config/duration.h"
+#include "src/sim/report.h"
 
 namespace gpusched::sim {
 namespace {
 
 struct Arrival {
   common::Duration offset{0};  // after the start
-  size_t index = 0;            // in workload.pods
+  api::PodPtr pod;
 };
 
 struct Departure {
@@ -44,8 +49,8 @@ common::StatusOr<std::optional<common::Duration>> DurationAnnotation(const api::
   return std::optional<common::Duration>(common::Duration(*nanos));
 }
 
-// Arrival offsets (see the header), sorted by time, ties in input order.
-common::StatusOr<std::vector<Arrival>> Arrivals(const Workload& w) {
+// Arrival offsets from the pods' own times (see the header), sorted by time, ties in input order.
+common::StatusOr<std::vector<Arrival>> OwnArrivals(const Workload& w) {
   std::optional<common::TimePoint> earliest;
   for (const api::PodPtr& p : w.pods) {
     if (p->meta.creation_timestamp && (!earliest || *p->meta.creation_timestamp < *earliest)) {
@@ -58,7 +63,7 @@ common::StatusOr<std::vector<Arrival>> Arrivals(const Workload& w) {
     const api::Pod& p = *w.pods[i];
     GPUSCHED_ASSIGN_OR_RETURN(std::optional<common::Duration> at,
                               DurationAnnotation(p, kArrivalAnnotation));
-    Arrival a{previous + std::chrono::seconds(i == 0 ? 0 : 1), i};
+    Arrival a{previous + std::chrono::seconds(i == 0 ? 0 : 1), w.pods[i]};
     if (at) {
       a.offset = *at;
     } else if (p.meta.creation_timestamp) {
@@ -72,91 +77,282 @@ common::StatusOr<std::vector<Arrival>> Arrivals(const Workload& w) {
   return out;
 }
 
-// The node group as the report names it: instance type, else gpusched.io/node-group.
-std::string GroupOf(const api::Node& node) {
-  static const common::Atom node_group = common::Intern("gpusched.io/node-group");
-  common::Atom v;
-  if (node.meta.labels.Get(api::Names().instance_type, &v) && !v.empty()) {
-    return std::string(common::Str(v));
+// The saturated replay's arrivals (see the header): Poisson over the window at the rate that
+// offers `load` times the cluster's milli-GPU, the pods in input order, repeated as needed.
+common::StatusOr<std::vector<Arrival>> LoadArrivals(const Workload& w, const ReplayOptions& o) {
+  int64_t capacity = 0;  // milli-GPU
+  for (const api::NodePtr& n : w.nodes) {
+    capacity +=
+        static_cast<int64_t>(std::clamp(n->gpu.count, 0, api::kMaxGpusPerNode)) * api::kMilliPerGpu;
   }
-  if (node.meta.labels.Get(node_group, &v) && !v.empty()) return std::string(common::Str(v));
-  return "(none)";
+  const double window_s = common::Seconds(o.window);
+  double demand = 0;  // Σ milli × min(duration, window), milli-GPU seconds
+  for (const api::PodPtr& p : w.pods) {
+    GPUSCHED_ASSIGN_OR_RETURN(std::optional<common::Duration> run,
+                              DurationAnnotation(*p, kDurationAnnotation));
+    const double run_s = run ? std::min(common::Seconds(*run), window_s) : window_s;
+    demand += static_cast<double>(p->gpu.TotalMilli()) * run_s;
+  }
+  if (window_s <= 0) return common::InvalidArgumentError("--load: the window must be above 0");
+  if (capacity <= 0) return common::InvalidArgumentError("--load: no node has a GPU");
+  if (demand <= 0) {
+    return common::InvalidArgumentError(
+        "--load: none of the " + std::to_string(w.pods.size()) +
+        " pods asks for a GPU, so no arrival rate offers a GPU load");
+  }
+  const double rate = o.load * static_cast<double>(capacity) * static_cast<double>(w.pods.size()) /
+                      demand;  // arrivals per second
+  common::Random random(o.seed);
+  std::vector<Arrival> out;
+  double t = 0;
+  for (size_t i = 0;; ++i) {
+    t += -std::log1p(-random.NextDouble()) / rate;
+    if (t > window_s) break;
+    const api::PodPtr& original = w.pods[i % w.pods.size()];
+    api::PodPtr pod = original;
+    if (const size_t repeat = i / w.pods.size(); repeat > 0) {
+      auto copy = std::make_shared<api::Pod>(*original);
+      copy->meta.name += "-r" + std::to_string(repeat);
+      copy->meta.uid.clear();
+      pod = std::move(copy);
+    }
+    out.push_back({std::chrono::duration_cast<common::Duration>(std::chrono::duration<double>(t)),
+                   std::move(pod)});
+  }
+  return out;
 }
 
-// The GPU allocation (%) of the cluster, and per model and node group, from SimCluster's ledger.
-void Allocation(const Simulator& sim, ReplaySample& s) {
-  std::map<std::string, std::pair<int64_t, int64_t>> models;  // used, total milli
-  std::map<std::string, std::pair<int64_t, int64_t>> groups;
-  int64_t used = 0;
-  int64_t total = 0;
-  for (const auto& [node, usage] : sim.cluster().NodesWithUsage()) {
-    const int32_t count = std::min<int32_t>(node->gpu.count, api::kMaxGpusPerNode);
-    if (count <= 0) continue;
-    int64_t node_used = 0;
-    for (int32_t d = 0; d < count; ++d) node_used += usage.gpu_milli[static_cast<size_t>(d)];
-    const int64_t node_total = static_cast<int64_t>(count) * api::kMilliPerGpu;
-    used += node_used;
-    total += node_total;
-    const std::string model = node->gpu.model.empty() ? std::string("(unknown)")
-                                                      : std::string(common::Str(node->gpu.model));
-    for (auto* m : {&models[model], &groups[GroupOf(*node)]}) {
-      m->first += node_used;
-      m->second += node_total;
+// The GPU allocation (%) of the cluster, and per model and node group, from SimCluster's ledger:
+// which rows each node counts in is worked out once (again when the node count changes), so a
+// sample costs one pass over a flat array.
+class AllocationSampler {
+ public:
+  void Sample(const SimCluster& cluster, ReplaySample& s) {
+    cluster.GpuMilliUsed(used_);
+    if (used_.size() != total_.size()) Build(cluster);
+    std::fill(model_used_.begin(), model_used_.end(), 0);
+    std::fill(group_used_.begin(), group_used_.end(), 0);
+    int64_t used = 0;
+    for (size_t i = 0; i < used_.size(); ++i) {
+      if (total_[i] <= 0) continue;
+      used += used_[i];
+      model_used_[model_of_[i]] += used_[i];
+      group_used_[group_of_[i]] += used_[i];
+    }
+    s.gpu_allocation = Percent(used, cluster_total_);
+    for (size_t m = 0; m < models_.size(); ++m) {
+      s.by_model.emplace_back(models_[m], Percent(model_used_[m], model_total_[m]));
+    }
+    for (size_t g = 0; g < groups_.size(); ++g) {
+      s.by_group.emplace_back(groups_[g], Percent(group_used_[g], group_total_[g]));
     }
   }
-  auto percent = [](int64_t part, int64_t whole) {
+
+ private:
+  static double Percent(int64_t part, int64_t whole) {
     return whole > 0 ? 100.0 * static_cast<double>(part) / static_cast<double>(whole) : 0.0;
+  }
+  // Row `name` of a sorted name list (added when new).
+  static uint32_t Row(std::vector<std::string>& names, const std::string& name) {
+    auto it = std::lower_bound(names.begin(), names.end(), name);
+    if (it == names.end() || *it != name) it = names.insert(it, name);
+    return static_cast<uint32_t>(it - names.begin());
+  }
+  void Build(const SimCluster& cluster) {
+    const auto nodes = cluster.NodesWithUsage();
+    models_.clear();
+    groups_.clear();
+    std::vector<std::pair<std::string, std::string>> names(nodes.size());
+    for (size_t i = 0; i < nodes.size(); ++i) {
+      const api::Node& n = *nodes[i].first;
+      names[i] = {
+          n.gpu.model.empty() ? std::string("(unknown)") : std::string(common::Str(n.gpu.model)),
+          NodeGroupOf(n)};
+      if (n.gpu.count <= 0) continue;
+      Row(models_, names[i].first);
+      Row(groups_, names[i].second);
+    }
+    total_.assign(nodes.size(), 0);
+    model_of_.assign(nodes.size(), 0);
+    group_of_.assign(nodes.size(), 0);
+    model_total_.assign(models_.size(), 0);
+    group_total_.assign(groups_.size(), 0);
+    model_used_.assign(models_.size(), 0);
+    group_used_.assign(groups_.size(), 0);
+    cluster_total_ = 0;
+    for (size_t i = 0; i < nodes.size(); ++i) {
+      const int32_t count = std::min<int32_t>(nodes[i].first->gpu.count, api::kMaxGpusPerNode);
+      if (count <= 0) continue;
+      total_[i] = static_cast<int64_t>(count) * api::kMilliPerGpu;
+      model_of_[i] = Row(models_, names[i].first);
+      group_of_[i] = Row(groups_, names[i].second);
+      model_total_[model_of_[i]] += total_[i];
+      group_total_[group_of_[i]] += total_[i];
+      cluster_total_ += total_[i];
+    }
+  }
+
+  std::vector<std::string> models_, groups_;   // row names, sorted
+  std::vector<uint32_t> model_of_, group_of_;  // per node: its rows
+  std::vector<int64_t> total_, used_;          // per node, milli-GPU
+  std::vector<int64_t> model_used_, model_total_, group_used_, group_total_;
+  int64_t cluster_total_ = 0;
+};
+
+// The replay's samples, their time-weighted mean and the peak, written into a ReplayResult.
+class Curve {
+ public:
+  // Keeps a sample at most every `resolution` (0: every one).
+  Curve(const Simulator& sim, common::TimePoint start, common::Duration resolution,
+        ReplayResult& out)
+      : sim_(sim), start_(start), last_(start), resolution_(resolution), out_(out) {}
+
+  // After every event, at sim time `now` (never earlier than the last).
+  void Sample(common::TimePoint now) {
+    weighted_ += previous_ * common::Seconds(now - last_) / 3600.0;
+    ReplaySample s;
+    s.hours = common::Seconds(now - start_) / 3600.0;
+    sampler_.Sample(sim_.cluster(), s);
+    s.running = sim_.LiveCount(PodState::kScheduled) + sim_.LiveCount(PodState::kPreBound);
+    s.waiting = sim_.LiveCount(PodState::kUnschedulable);
+    previous_ = s.gpu_allocation;
+    out_.peak_gpu_allocation = std::max(out_.peak_gpu_allocation, s.gpu_allocation);
+    last_ = now;
+    if (!last_kept_ || now - *last_kept_ >= resolution_) {
+      last_kept_ = now;
+      out_.samples.push_back(std::move(s));
+    }
+  }
+  // Sets the span and the mean.
+  void Finish() {
+    out_.span_hours = common::Seconds(last_ - start_) / 3600.0;
+    out_.mean_gpu_allocation = out_.span_hours > 0 ? weighted_ / out_.span_hours : previous_;
+  }
+  common::TimePoint last() const { return last_; }
+
+ private:
+  const Simulator& sim_;
+  const common::TimePoint start_;
+  common::TimePoint last_;
+  std::optional<common::TimePoint> last_kept_;
+  const common::Duration resolution_;
+  ReplayResult& out_;
+  AllocationSampler sampler_;
+  double weighted_ = 0;  // allocation % x hours
+  double previous_ = 0;  // the allocation since the last sample
+};
+
+// A pod's size as the waits table names it, and its order there.
+std::pair<int64_t, std::string> SizeOf(const api::GpuRequest& gpu) {
+  if (gpu.empty()) return {0, "0"};
+  if (gpu.shared()) return {1, "<1"};
+  return {int64_t{1} + gpu.count, std::to_string(gpu.count)};
+}
+
+// One submitted pod's wait (see the header).
+struct Track {
+  common::TimePoint arrived;
+  std::optional<common::TimePoint> placed;
+  std::optional<common::Duration> run;  // its duration, if it leaves
+  size_t outcome = 0;                   // index in Simulator::outcomes()
+};
+
+// The nearest-rank percentile `q` of sorted `v` (not empty).
+double Percentile(const std::vector<double>& v, double q) {
+  const auto rank = static_cast<size_t>(std::ceil(q * static_cast<double>(v.size())));
+  return v[std::clamp<size_t>(rank, 1, v.size()) - 1];
+}
+
+ReplayWaits Summarise(std::string size, std::vector<double> waits, int64_t never, double gpu_h) {
+  std::sort(waits.begin(), waits.end());
+  ReplayWaits w;
+  w.size = std::move(size);
+  w.pods = static_cast<int64_t>(waits.size());
+  w.waited = static_cast<int64_t>(
+      std::count_if(waits.begin(), waits.end(), [](double x) { return x > 0; }));
+  w.never_placed = never;
+  w.p50_s = Percentile(waits, 0.50);
+  w.p90_s = Percentile(waits, 0.90);
+  w.p99_s = Percentile(waits, 0.99);
+  w.max_s = waits.back();
+  w.pending_gpu_hours = gpu_h;
+  return w;
+}
+
+// The waits table: the pods the scheduler handled (not rejected, not bound at arrival), per size.
+std::vector<ReplayWaits> Waits(const Simulator& sim, const std::vector<Track>& tracks,
+                               common::TimePoint end) {
+  struct Acc {
+    std::string name;
+    std::vector<double> waits;
+    int64_t never = 0;
+    double gpu_h = 0;
   };
-  s.gpu_allocation = percent(used, total);
-  for (const auto& [name, m] : models) s.by_model.emplace_back(name, percent(m.first, m.second));
-  for (const auto& [name, g] : groups) s.by_group.emplace_back(name, percent(g.first, g.second));
+  std::map<int64_t, Acc> by_size;
+  Acc total{"total", {}, 0, 0};
+  for (const Track& t : tracks) {
+    const PodOutcome& o = sim.outcomes()[t.outcome];
+    if (o.state == PodState::kRejected || o.state == PodState::kPreBound) continue;
+    const double wait_s =
+        common::Seconds((t.placed ? *t.placed : std::max(end, t.arrived)) - t.arrived);
+    const api::GpuRequest& gpu = o.pod->gpu;
+    const int32_t milli = gpu.milli > 0 ? gpu.milli : o.gpu.milli;
+    const double gpus = static_cast<double>(gpu.count) * milli / api::kMilliPerGpu;
+    auto [key, name] = SizeOf(gpu);
+    Acc& a = by_size[key];
+    a.name = name;
+    for (Acc* x : {&a, &total}) {
+      x->waits.push_back(wait_s);
+      x->never += t.placed ? 0 : 1;
+      x->gpu_h += wait_s / 3600.0 * gpus;
+    }
+  }
+  std::vector<ReplayWaits> out;
+  for (auto& [key, a] : by_size) {
+    out.push_back(Summarise(a.name, std::move(a.waits), a.never, a.gpu_h));
+  }
+  if (!total.waits.empty()) {
+    out.push_back(Summarise("total", std::move(total.waits), total.never, total.gpu_h));
+  }
+  return out;
 }
 
 }  // namespace
 
-common::StatusOr<ReplayResult> RunReplay(Simulator& sim, const Workload& workload) {
+common::StatusOr<ReplayResult> RunReplay(Simulator& sim, const Workload& workload,
+                                         const ReplayOptions& options) {
   GPUSCHED_RETURN_IF_ERROR(sim.AddClusterObjects(workload));
-  GPUSCHED_ASSIGN_OR_RETURN(std::vector<Arrival> arrivals, Arrivals(workload));
+  GPUSCHED_ASSIGN_OR_RETURN(std::vector<Arrival> arrivals, options.load > 0
+                                                               ? LoadArrivals(workload, options)
+                                                               : OwnArrivals(workload));
 
-  // Durations by uid; a placed pod's departure is planned when its placement is observed. The
-  // observer outlives this call (the scheduler keeps it), so it shares the state and stops
-  // planning once the replay is over.
+  // Each submitted pod's track, by uid; a placed pod's departure is planned when its placement is
+  // observed. The observer outlives this call (the scheduler keeps it), so it shares the state
+  // and stops once the replay is over.
   struct Plan {
-    std::unordered_map<std::string, common::Duration> duration_of;
+    std::vector<Track> tracks;
+    std::unordered_map<std::string, size_t> track_of;
     std::priority_queue<Departure, std::vector<Departure>, std::greater<>> departures;
     bool over = false;
   };
   auto plan = std::make_shared<Plan>();
-  auto& duration_of = plan->duration_of;
   auto& departures = plan->departures;
   const common::TimePoint start = sim.sim_clock().Now();
   const common::FakeClock& clock = sim.sim_clock();
   sim.scheduler().AddDecisionObserver([plan, &clock](const scheduler::Decision& d) {
     if (plan->over || !d.scheduled) return;
-    auto it = plan->duration_of.find(d.pod->meta.uid);
-    if (it != plan->duration_of.end()) plan->departures.push({clock.Now() + it->second, it->first});
+    auto it = plan->track_of.find(d.pod->meta.uid);
+    if (it == plan->track_of.end()) return;
+    Track& t = plan->tracks[it->second];
+    if (!t.placed) t.placed = clock.Now();
+    if (t.run) plan->departures.push({clock.Now() + *t.run, it->first});
   });
 
   ReplayResult r;
-  common::TimePoint last = start;
-  double weighted = 0;  // allocation % x hours
-  double previous_allocation = 0;
-  auto sample = [&](common::TimePoint now) {
-    const double hours = common::Seconds(now - start) / 3600.0;
-    weighted += previous_allocation * common::Seconds(now - last) / 3600.0;
-    last = now;
-    ReplaySample s;
-    s.hours = hours;
-    Allocation(sim, s);
-    for (const PodOutcome& o : sim.outcomes()) {
-      if (o.deleted) continue;
-      if (o.state == PodState::kScheduled || o.state == PodState::kPreBound) ++s.running;
-      if (o.state == PodState::kUnschedulable) ++s.waiting;
-    }
-    previous_allocation = s.gpu_allocation;
-    r.peak_gpu_allocation = std::max(r.peak_gpu_allocation, s.gpu_allocation);
-    r.samples.push_back(s);
-  };
+  r.options = options;
+  // Under a load, a sample is kept at most every 1/10,000 of the window (the mean and the peak
+  // still see every event), so that a day of arrivals does not keep one sample per event.
+  Curve curve(sim, start, options.load > 0 ? options.window / 10000 : common::Duration(0), r);
   // A pod waiting for room is retried when a pod leaves, but only once its backoff (at most
   // podMaxBackoffSeconds, 10 s by default) is over: time runs on up to kSettle after a departure
   // (never past the next event) so that it can take the room, as it would in a cluster.
@@ -173,7 +369,7 @@ common::StatusOr<ReplayResult> RunReplay(Simulator& sim, const Workload& workloa
       common::TimePoint settle = std::min(d.at + kSettle, t);
       if (!departures.empty()) settle = std::min(settle, departures.top().at);
       GPUSCHED_RETURN_IF_ERROR(sim.AdvanceTo(settle));
-      sample(d.at);
+      curve.Sample(d.at);
     }
     return common::Status::Ok();
   };
@@ -182,27 +378,38 @@ common::StatusOr<ReplayResult> RunReplay(Simulator& sim, const Workload& workloa
     const common::TimePoint at = start + a.offset;
     GPUSCHED_RETURN_IF_ERROR(depart_until(at));
     GPUSCHED_RETURN_IF_ERROR(sim.AdvanceTo(at));
-    const api::PodPtr& pod = workload.pods[a.index];
     GPUSCHED_ASSIGN_OR_RETURN(std::optional<common::Duration> run,
-                              DurationAnnotation(*pod, kDurationAnnotation));
-    GPUSCHED_ASSIGN_OR_RETURN(size_t index, sim.SubmitWorkloadPod(pod));
+                              DurationAnnotation(*a.pod, kDurationAnnotation));
+    GPUSCHED_ASSIGN_OR_RETURN(size_t index, sim.SubmitWorkloadPod(a.pod));
+    ++r.arrivals;
     const PodOutcome& outcome = sim.outcomes()[index];
-    const std::string& uid = outcome.pod->meta.uid;
-    if (run && outcome.state != PodState::kRejected) {
-      duration_of[uid] = *run;
-      // A pod placed before its duration was known (SubmitPod placed it at once).
-      if (outcome.state == PodState::kScheduled) departures.push({at + *run, uid});
+    Track t{at, std::nullopt, run, index};
+    // Placed at once (SubmitPod placed it before its track existed): it leaves after its run.
+    if (outcome.state == PodState::kScheduled) {
+      t.placed = at;
+      if (run) departures.push({at + *run, outcome.pod->meta.uid});
     }
-    sample(at);
+    if (outcome.state != PodState::kRejected) {
+      plan->track_of[outcome.pod->meta.uid] = plan->tracks.size();
+    }
+    plan->tracks.push_back(t);
+    curve.Sample(at);
   }
-  GPUSCHED_RETURN_IF_ERROR(depart_until(common::TimePoint::max()));
+  // Under a load the replay ends with the window: what still runs or waits then is counted as is.
+  const common::TimePoint end =
+      options.load > 0 ? start + options.window : common::TimePoint::max();
+  GPUSCHED_RETURN_IF_ERROR(depart_until(end));
+  if (options.load > 0) {
+    GPUSCHED_RETURN_IF_ERROR(sim.AdvanceTo(end));
+    curve.Sample(end);
+  }
   // A preemptor still waiting for its victims binds, as at the end of a static run.
   const common::TimePoint before_settle = clock.Now();
   GPUSCHED_RETURN_IF_ERROR(sim.SettleNominated());
-  if (clock.Now() != before_settle) sample(clock.Now());
+  if (clock.Now() != before_settle) curve.Sample(clock.Now());
   plan->over = true;
-  r.span_hours = common::Seconds(last - start) / 3600.0;
-  r.mean_gpu_allocation = r.span_hours > 0 ? weighted / r.span_hours : previous_allocation;
+  curve.Finish();
+  r.waits = Waits(sim, plan->tracks, curve.last());
   return r;
 }
 
@@ -217,6 +424,25 @@ std::string ReplayCurveCsv(const ReplayResult& result) {
   return out;
 }
 
+namespace {
+
+// A wait for people: "0s", "42s", "12.5m", "3.2h", "2.1d".
+std::string WaitText(double seconds) {
+  char buf[32];
+  if (seconds < 60) {
+    std::snprintf(buf, sizeof(buf), "%.0fs", seconds);
+  } else if (seconds < 3600) {
+    std::snprintf(buf, sizeof(buf), "%.1fm", seconds / 60);
+  } else if (seconds < 2 * 86400) {
+    std::snprintf(buf, sizeof(buf), "%.1fh", seconds / 3600);
+  } else {
+    std::snprintf(buf, sizeof(buf), "%.1fd", seconds / 86400);
+  }
+  return buf;
+}
+
+}  // namespace
+
 std::string FormatReplayText(const ReplayResult& r) {
   char buf[256];
   std::snprintf(buf, sizeof(buf),
@@ -226,7 +452,26 @@ std::string FormatReplayText(const ReplayResult& r) {
                 static_cast<long long>(r.departed),
                 static_cast<long long>(r.samples.empty() ? 0 : r.samples.back().running),
                 static_cast<long long>(r.samples.empty() ? 0 : r.samples.back().waiting));
-  return buf;
+  std::string out = buf;
+  if (r.options.load > 0) {
+    std::snprintf(buf, sizeof(buf),
+                  "Offered GPU load %.2f: %lld arrivals over %.2f h (Poisson, seed %llu)\n",
+                  r.options.load, static_cast<long long>(r.arrivals),
+                  common::Seconds(r.options.window) / 3600.0,
+                  static_cast<unsigned long long>(r.options.seed));
+    out += buf;
+  }
+  if (r.waits.empty()) return out;
+  out += "Waits, arrival to first placement (a pod never placed waits until the end):\n";
+  std::vector<std::vector<std::string>> rows = {
+      {"GPUS", "PODS", "WAITED", "NEVER PLACED", "P50", "P90", "P99", "MAX", "PENDING GPU-H"}};
+  for (const ReplayWaits& w : r.waits) {
+    std::snprintf(buf, sizeof(buf), "%.2f", w.pending_gpu_hours);
+    rows.push_back({w.size, std::to_string(w.pods), std::to_string(w.waited),
+                    std::to_string(w.never_placed), WaitText(w.p50_s), WaitText(w.p90_s),
+                    WaitText(w.p99_s), WaitText(w.max_s), buf});
+  }
+  return out + TextTable(rows);
 }
 
 boost::json::value ReplayToJson(const ReplayResult& r) {
@@ -245,11 +490,32 @@ boost::json::value ReplayToJson(const ReplayResult& r) {
                                           {"byModel", named(s.by_model)},
                                           {"byGroup", named(s.by_group)}});
   }
-  return boost::json::object{{"spanHours", round3(r.span_hours)},
-                             {"meanGpuAllocation", round3(r.mean_gpu_allocation)},
-                             {"peakGpuAllocation", round3(r.peak_gpu_allocation)},
-                             {"departed", r.departed},
-                             {"samples", std::move(samples)}};
+  boost::json::array waits;
+  for (const ReplayWaits& w : r.waits) {
+    waits.push_back(boost::json::object{{"gpus", w.size},
+                                        {"pods", w.pods},
+                                        {"waited", w.waited},
+                                        {"neverPlaced", w.never_placed},
+                                        {"p50Seconds", round3(w.p50_s)},
+                                        {"p90Seconds", round3(w.p90_s)},
+                                        {"p99Seconds", round3(w.p99_s)},
+                                        {"maxSeconds", round3(w.max_s)},
+                                        {"pendingGpuHours", round3(w.pending_gpu_hours)}});
+  }
+  boost::json::object out{{"spanHours", round3(r.span_hours)},
+                          {"meanGpuAllocation", round3(r.mean_gpu_allocation)},
+                          {"peakGpuAllocation", round3(r.peak_gpu_allocation)},
+                          {"departed", r.departed},
+                          {"arrivals", r.arrivals},
+                          {"waits", std::move(waits)},
+                          {"samples", std::move(samples)}};
+  if (r.options.load > 0) {
+    out["load"] =
+        boost::json::object{{"offered", r.options.load},
+                            {"windowHours", round3(common::Seconds(r.options.window) / 3600.0)},
+                            {"seed", r.options.seed}};
+  }
+  return out;
 }
 
 }  // namespace gpusched::sim

@@ -14,18 +14,35 @@
 // place what now fits (pods waiting as unschedulable are retried on that event, as in a
 // cluster, once their backoff is over: time runs on up to 11 s, never past the next event, and
 // the sample is taken at the departure); an arrival submits the pod. After every event the GPU
-// allocation is sampled. The
-// Simulator must be made with SimOptions::arrival_interval = 0 (replay sets the clock itself).
-// Single-threaded, like the Simulator.
+// allocation is sampled, from SimCluster's ledger and the Simulator's live counts (O(nodes) with
+// no allocation, O(1)). The Simulator must be made with SimOptions::arrival_interval = 0 (replay
+// sets the clock itself). Single-threaded, like the Simulator.
+//
+// Saturated replay (ReplayOptions::load > 0, `--load`): the pods' own arrival times are not used.
+// They arrive in input order as a Poisson process (ReplayOptions::seed) over
+// ReplayOptions::window, starting over at the first pod when the list runs out (the k-th repeat
+// of a pod is named <name>-r<k>, uid cleared), at the rate that makes the offered GPU load L:
+//   rate × mean over the pods of (milli-GPU asked × min(duration, window)) = L × cluster milli-GPU
+// (a pod without a duration counts for the whole window: it never leaves). Durations are the
+// pods' own; the replay ends with the window (departures after it are not replayed; pods still
+// waiting count as never placed). Time compression alone cannot do it: replayed at any speed, a
+// finite list offers at most its total GPU request (98 % of capacity for openb's default list, half
+// of it on average over the window), so the list repeats.
+//
+// Waits: every pod the scheduler placed or tried to place waits from its arrival to its first
+// placement (0 when placed at arrival; a pod never placed waits until the replay's end);
+// ReplayWaits sums them per pod size.
 #pragma once
 
 #include <boost/json/fwd.hpp>
+#include <chrono>
 #include <cstdint>
 #include <string>
 #include <string_view>
 #include <utility>
 #include <vector>
 
+#include "src/common/clock.h"
 #include "src/common/status.h"
 #include "src/sim/simulator.h"
 #include "src/sim/workload.h"
@@ -45,23 +62,49 @@ struct ReplaySample {
   std::vector<std::pair<std::string, double>> by_group;
 };
 
+struct ReplayOptions {
+  double load = 0;  // > 0: the saturated replay (see the file comment)
+  common::Duration window = std::chrono::hours(24);
+  uint64_t seed = 42;
+};
+
+// The waits of the pods of one size, from arrival to first placement (see the file comment).
+struct ReplayWaits {
+  std::string size;  // GPUs asked: "0", "<1" (a share of one GPU), "1", "2", ...; "total"
+  int64_t pods = 0;
+  int64_t waited = 0;        // not placed at arrival
+  int64_t never_placed = 0;  // not placed by the end
+  // Nearest-rank percentiles and the maximum over all `pods` (those placed at once wait 0), s.
+  double p50_s = 0;
+  double p90_s = 0;
+  double p99_s = 0;
+  double max_s = 0;
+  double pending_gpu_hours = 0;  // Σ wait × GPUs asked (a memory-only share: as placed, else 0)
+};
+
 struct ReplayResult {
   std::vector<ReplaySample> samples;  // one per event, in time order
   double span_hours = 0;              // first arrival to last event
   double mean_gpu_allocation = 0;     // time-weighted over the span, %
   double peak_gpu_allocation = 0;     // %
   int64_t departed = 0;               // pods that left
+  int64_t arrivals = 0;               // pods submitted
+  // Ascending size, then the total; sizes with no pod are left out.
+  std::vector<ReplayWaits> waits;
+  ReplayOptions options;  // as run (load 0: the pods' own times)
 };
 
 // Replays `workload` on `sim`: Simulator::AddClusterObjects first (every kind a static run
 // reads), SubmitWorkloadPod per arrival, and SettleNominated at the end, as Simulator::Run does.
 // Errors: an invalid arrival or duration annotation names the pod and the value; an invariant
-// violation.
-common::StatusOr<ReplayResult> RunReplay(Simulator& sim, const Workload& workload);
+// violation; with a load, a load the pods cannot offer (none asks for a GPU).
+common::StatusOr<ReplayResult> RunReplay(Simulator& sim, const Workload& workload,
+                                         const ReplayOptions& options = {});
 
 // "t_hours,gpu_allocation_percent,running_pods,waiting_pods" and one row per sample.
 std::string ReplayCurveCsv(const ReplayResult& result);
-// "Replay: ..." lines for the text report, and the JSON object (`replay`, samples included).
+// "Replay: ..." lines and the waits table for the text report, and the JSON object (`replay`,
+// samples and waits included).
 std::string FormatReplayText(const ReplayResult& result);
 boost::json::value ReplayToJson(const ReplayResult& result);
 

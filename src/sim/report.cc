@@ -20,16 +20,6 @@ namespace {
 
 namespace json = boost::json;
 
-std::string GroupOf(const api::Node& node) {
-  static const common::Atom node_group = common::Intern(kNodeGroupLabel);
-  common::Atom v;
-  if (node.meta.labels.Get(api::Names().instance_type, &v) && !v.empty()) {
-    return std::string(common::Str(v));
-  }
-  if (node.meta.labels.Get(node_group, &v) && !v.empty()) return std::string(common::Str(v));
-  return "(none)";
-}
-
 std::string Fixed(double v, int digits) {
   char buf[64];
   std::snprintf(buf, sizeof(buf), "%.*f", digits, v);
@@ -39,30 +29,6 @@ std::string Fixed(double v, int digits) {
 std::string Percent(int64_t part, int64_t whole) {
   if (whole <= 0) return "-";
   return Fixed(100.0 * static_cast<double>(part) / static_cast<double>(whole), 1) + "%";
-}
-
-// Left-aligned first column, right-aligned others.
-std::string Table(const std::vector<std::vector<std::string>>& rows) {
-  std::vector<size_t> width;
-  for (const auto& r : rows) {
-    if (width.size() < r.size()) width.resize(r.size(), 0);
-    for (size_t i = 0; i < r.size(); ++i) width[i] = std::max(width[i], r[i].size());
-  }
-  std::string out;
-  for (const auto& r : rows) {
-    out += "  ";
-    for (size_t i = 0; i < r.size(); ++i) {
-      std::string pad(width[i] - r[i].size(), ' ');
-      if (i == 0) {
-        out += r[i] + pad;
-      } else {
-        out += "  " + pad + r[i];
-      }
-    }
-    while (!out.empty() && out.back() == ' ') out.pop_back();
-    out += '\n';
-  }
-  return out;
 }
 
 std::string Gpus(int64_t milli) {
@@ -242,7 +208,7 @@ Report BuildReport(const Simulator& sim, std::string_view source,
   std::map<std::string, std::set<std::string>> model_nodes;
   for (const auto& [node, usage] : sim.cluster().NodesWithUsage()) {
     ++r.nodes;
-    GroupRow& g = groups[GroupOf(*node)];
+    GroupRow& g = groups[NodeGroupOf(*node)];
     ++g.nodes;
     g.pods += usage.pods;
     g.gpus_total += node->gpu.count;
@@ -412,7 +378,7 @@ std::string ModelsTable(const std::vector<ModelRow>& models) {
                   fraction(total.milli_allocated, total.milli_total),
                   Percent(total.milli_allocated, total.milli_total)});
   if (dra) rows.back().push_back(fraction(total.dra_gpus_allocated, total.dra_gpus_total));
-  return Table(rows);
+  return TextTable(rows);
 }
 
 }  // namespace
@@ -443,7 +409,7 @@ std::string FormatReportText(const Report& r, size_t max_unscheduled_listed,
                     std::to_string(g.gpus_total), Gpus(g.gpu_milli_allocated),
                     Percent(g.milli_cpu_requested, g.milli_cpu_allocatable)});
   }
-  out += Table(rows);
+  out += TextTable(rows);
 
   out += "\nGPU allocation per model:\n" + ModelsTable(r.models);
 
@@ -697,6 +663,39 @@ std::string FormatJson(const json::value& value) {
   Pretty(out, value, 0);
   out += "\n";
   return out;
+}
+
+std::string TextTable(const std::vector<std::vector<std::string>>& rows) {
+  std::vector<size_t> width;
+  for (const auto& r : rows) {
+    if (width.size() < r.size()) width.resize(r.size(), 0);
+    for (size_t i = 0; i < r.size(); ++i) width[i] = std::max(width[i], r[i].size());
+  }
+  std::string out;
+  for (const auto& r : rows) {
+    out += "  ";
+    for (size_t i = 0; i < r.size(); ++i) {
+      std::string pad(width[i] - r[i].size(), ' ');
+      if (i == 0) {
+        out += r[i] + pad;
+      } else {
+        out += "  " + pad + r[i];
+      }
+    }
+    while (!out.empty() && out.back() == ' ') out.pop_back();
+    out += '\n';
+  }
+  return out;
+}
+
+std::string NodeGroupOf(const api::Node& node) {
+  static const common::Atom node_group = common::Intern(kNodeGroupLabel);
+  common::Atom v;
+  if (node.meta.labels.Get(api::Names().instance_type, &v) && !v.empty()) {
+    return std::string(common::Str(v));
+  }
+  if (node.meta.labels.Get(node_group, &v) && !v.empty()) return std::string(common::Str(v));
+  return "(none)";
 }
 
 }  // namespace gpusched::sim

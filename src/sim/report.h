@@ -128,6 +128,14 @@ std::string FormatReportText(const Report& report, size_t max_unscheduled_listed
 // row per submitted pod in arrival order; gpuDevices are the device indices joined by ';'.
 std::string FormatPlacementsCsv(const Report& report);
 boost::json::value ReportToJson(const Report& report);
+// The node group a report names a node by: label node.kubernetes.io/instance-type, else
+// gpusched.io/node-group, else "(none)".
+std::string NodeGroupOf(const api::Node& node);
+
+// `rows` as the report's text tables: indented two spaces, the first column left-aligned, the
+// others right-aligned, two spaces apart.
+std::string TextTable(const std::vector<std::vector<std::string>>& rows);
+
 // Pretty-printed JSON with a trailing newline.
 std::string FormatJson(const boost::json::value& value);
 

@@ -715,44 +715,6 @@ api::NodePtr SimCluster::GetNode(std::string_view name) const {
   return it == node_index_.end() ? nullptr : nodes_[it->second].node;
 }
 
-std::vector<api::NodePtr> SimCluster::Nodes() const {
-  common::MutexLock lock(mu_);
-  std::vector<api::NodePtr> out;
-  out.reserve(nodes_.size());
-  for (const auto& e : nodes_) out.push_back(e.node);
-  return out;
-}
-
-NodeUsage SimCluster::UsageOf(std::string_view node) const {
-  common::MutexLock lock(mu_);
-  auto it = node_index_.find(std::string(node));
-  return it == node_index_.end() ? NodeUsage{} : nodes_[it->second].usage;
-}
-
-std::vector<std::pair<api::NodePtr, NodeUsage>> SimCluster::NodesWithUsage() const {
-  common::MutexLock lock(mu_);
-  std::vector<std::pair<api::NodePtr, NodeUsage>> out;
-  out.reserve(nodes_.size());
-  for (const auto& e : nodes_) out.emplace_back(e.node, e.usage);
-  return out;
-}
-
-int64_t SimCluster::PodCount() const {
-  common::MutexLock lock(mu_);
-  return static_cast<int64_t>(pods_.size());
-}
-
-ClusterCounters SimCluster::Counters() const {
-  common::MutexLock lock(mu_);
-  return counters_;
-}
-
-common::Status SimCluster::LedgerStatus() const {
-  common::MutexLock lock(mu_);
-  if (violation_.empty()) return common::Status::Ok();
-  return common::InternalError("ledger violation: " + violation_);
-}
-
 void SimCluster::ChargeLocked(const api::Pod& pod, int sign) {
   auto it = node_index_.find(pod.node_name);
   if (it == node_index_.end()) return;  // a node not (yet) known: counted when it is added

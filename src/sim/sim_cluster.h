@@ -173,6 +173,9 @@ class SimCluster final : public kube::ApiClient {
   NodeUsage UsageOf(std::string_view node) const;
   // Nodes with their usage, in the order they were added.
   std::vector<std::pair<api::NodePtr, NodeUsage>> NodesWithUsage() const;
+  // The milli-GPU used on each node's devices (0..count-1), in the same order, into `out`
+  // (resized): what the replay samples after every event, without copying node objects.
+  void GpuMilliUsed(std::vector<int64_t>& out) const;
   int64_t PodCount() const;
   // The last status written per PodGroup key (api::PodGroup::Key).
   std::map<std::string, api::PodGroupStatus> PodGroupStatuses() const;

@@ -105,7 +105,7 @@ common::StatusOr<size_t> Simulator::SubmitPod(api::PodPtr pod) {
     outcome.message = admitted.status().message();
     outcome.reasons.push_back(outcome.message);
     index_by_uid_.emplace(uid, index);
-    outcomes_.push_back(std::move(outcome));
+    AddOutcome(std::move(outcome));
     return index;
   }
   pod = std::move(*admitted);
@@ -121,7 +121,7 @@ common::StatusOr<size_t> Simulator::SubmitPod(api::PodPtr pod) {
   common::Status created = cluster_.CreatePod(pod);
   if (!created.ok()) return created;
   index_by_uid_.emplace(uid, index);
-  outcomes_.push_back(std::move(outcome));
+  AddOutcome(std::move(outcome));
   GPUSCHED_RETURN_IF_ERROR(Drain());
   return index;
 }
@@ -144,7 +144,7 @@ common::Status Simulator::Drain() {
     }
     // retry = false: a failed pod leaves the cluster at once and is never retried.
     for (const std::string& uid : to_delete_) {
-      if (cluster_.DeletePod(uid).ok()) outcomes_[index_by_uid_.at(uid)].deleted = true;
+      if (cluster_.DeletePod(uid).ok()) MarkDeleted(outcomes_[index_by_uid_.at(uid)]);
     }
     to_delete_.clear();
   }
@@ -163,14 +163,14 @@ void Simulator::OnDecision(const scheduler::Decision& d) {
   o.reason.clear();
   o.nominated_node = d.nominated_node;
   if (d.scheduled) {
-    o.state = PodState::kScheduled;
+    SetState(o, PodState::kScheduled);
     o.node = d.node;
     o.gpu = d.gpu;
     o.message.clear();
     placed_ = true;
     return;
   }
-  o.state = d.error ? PodState::kError : PodState::kUnschedulable;
+  SetState(o, d.error ? PodState::kError : PodState::kUnschedulable);
   o.node.clear();
   o.gpu = {};
   o.message = d.message;
@@ -212,7 +212,7 @@ void Simulator::RecordPreemption(const scheduler::Decision& d) {
     auto vi = index_by_uid_.find(v->meta.uid);
     if (vi == index_by_uid_.end()) continue;
     PodOutcome& vo = outcomes_[vi->second];
-    vo.state = PodState::kPreempted;
+    SetState(vo, PodState::kPreempted);
     vo.preempted_by = d.pod->Key();
     vo.message = "preempted by " + d.pod->Key() + " on node " + d.nominated_node;
     vo.reasons = {"preempted"};
@@ -230,7 +230,7 @@ common::Status Simulator::AdvanceTo(common::TimePoint t) {
 common::Status Simulator::RemovePod(std::string_view uid) {
   GPUSCHED_RETURN_IF_ERROR(cluster_.DeletePod(uid));
   if (auto it = index_by_uid_.find(std::string(uid)); it != index_by_uid_.end()) {
-    outcomes_[it->second].deleted = true;
+    MarkDeleted(outcomes_[it->second]);
   }
   scheduler_->Tick();
   return Drain();
@@ -289,7 +289,7 @@ common::StatusOr<size_t> Simulator::SubmitWorkloadPod(api::PodPtr pod) {
   outcome.state = PodState::kRejected;
   outcome.message = "pods " + common::Quote(outcome.pod->meta.name) + " already exists";
   outcome.reasons.push_back("already exists");
-  outcomes_.push_back(std::move(outcome));
+  AddOutcome(std::move(outcome));
   return outcomes_.size() - 1;
 }
 
@@ -306,6 +306,24 @@ common::Status Simulator::Run(const Workload& workload) {
     GPUSCHED_RETURN_IF_ERROR(SubmitWorkloadPod(pod).status());
   }
   return SettleNominated();
+}
+
+void Simulator::AddOutcome(PodOutcome outcome) {
+  ++live_[static_cast<size_t>(outcome.state)];
+  outcomes_.push_back(std::move(outcome));
+}
+
+void Simulator::SetState(PodOutcome& o, PodState state) {
+  if (!o.deleted) {
+    --live_[static_cast<size_t>(o.state)];
+    ++live_[static_cast<size_t>(state)];
+  }
+  o.state = state;
+}
+
+void Simulator::MarkDeleted(PodOutcome& o) {
+  if (!o.deleted) --live_[static_cast<size_t>(o.state)];
+  o.deleted = true;
 }
 
 SimStats Simulator::Stats() const {

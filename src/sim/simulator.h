@@ -27,6 +27,7 @@
 // system clock. Threading: single-threaded; one Simulator per thread.
 #pragma once
 
+#include <array>
 #include <cstdint>
 #include <memory>
 #include <span>
@@ -78,6 +79,7 @@ enum class PodState : uint8_t {
   kPreempted,      // evicted by the scheduler for a pod of higher priority
   kRejected,       // refused at creation as the API server would (e.g. unknown PriorityClass)
 };
+inline constexpr size_t kPodStates = 7;
 std::string_view PodStateName(PodState s);
 
 // What happened to one submitted pod (the last attempt wins).
@@ -174,6 +176,8 @@ class Simulator {
   common::StatusOr<std::vector<api::NodePtr>> FeasibleNodes(api::PodPtr pod);
 
   std::span<const PodOutcome> outcomes() const { return outcomes_; }
+  // Outcomes in `state` whose pod was not deleted (departed, or failed with retry = false): O(1).
+  int64_t LiveCount(PodState state) const { return live_[static_cast<size_t>(state)]; }
   std::span<const Preemption> preemptions() const { return preemptions_; }
   SimStats Stats() const;
   // Changes SimOptions::retry for the pods submitted from now on (a benchmark's later phase, e.g.
@@ -199,6 +203,10 @@ class Simulator {
   // class for a pod without one. An error for a class that does not exist.
   common::StatusOr<api::PodPtr> AdmitPriority(api::PodPtr pod) const;
   void RecordPreemption(const scheduler::Decision& d);
+  // Every change of an outcome's state or deleted flag goes through these (live_ follows them).
+  void AddOutcome(PodOutcome outcome);
+  void SetState(PodOutcome& o, PodState state);
+  void MarkDeleted(PodOutcome& o);
 
   config::SchedulerConfig config_;
   Deps deps_;
@@ -210,6 +218,7 @@ class Simulator {
   std::unique_ptr<scheduler::Scheduler> scheduler_;  // destroyed before cluster_
 
   std::vector<PodOutcome> outcomes_;
+  std::array<int64_t, kPodStates> live_{};  // LiveCount, by PodState
   std::vector<Preemption> preemptions_;
   std::vector<api::PriorityClass> priority_classes_;
   std::unordered_map<std::string, size_t> index_by_uid_;

@@ -581,6 +581,113 @@ TEST(ReplayTest, AnInvalidDurationNamesThePodAndTheValue) {
             "duration such as \"90m\" or \"2h30m\")");
 }
 
+// The replay's Simulator: invariants checked after every placement, the clock left to the replay.
+std::unique_ptr<Simulator> ReplaySimulator() {
+  static const common::FakeClock wall;
+  SimOptions opts;
+  opts.check_invariants = true;
+  opts.arrival_interval = common::Duration(0);
+  auto sim = Simulator::Create(SimulationDefaultConfig(), {plugins::InTreeRegistry(), wall}, opts);
+  EXPECT_TRUE(sim.ok()) << sim.status().ToString();
+  return sim.ok() ? std::move(*sim) : nullptr;
+}
+
+TEST(ReplayTest, WaitsArePerPodSizeFromArrivalToFirstPlacement) {
+  // a 0-2 h and c (4 GPUs) at 4 h are placed at once; b waits from 30 m until a leaves and its
+  // backoff lets it in (2 h + 11 s: 5,411 s x 8 GPUs); d asks for 16 GPUs and waits from 1 h to
+  // the end, 4 h (3 h x 16 GPUs).
+  Workload w =
+      Load(GpuNode("gpu-0", 8) + TimedPod("a", 8, "0s", "2h") + TimedPod("b", 8, "30m", "1h") +
+           TimedPod("c", 4, "4h", "") + TimedPod("d", 16, "1h", ""));
+  auto sim = ReplaySimulator();
+  ASSERT_NE(sim, nullptr);
+  auto r = RunReplay(*sim, w);
+  ASSERT_TRUE(r.ok()) << r.status().ToString();
+  EXPECT_EQ(r->arrivals, 4);
+  ASSERT_EQ(r->waits.size(), 4u);
+  const ReplayWaits& four = r->waits[0];
+  EXPECT_EQ(four.size, "4");
+  EXPECT_EQ(four.pods, 1);
+  EXPECT_EQ(four.waited, 0);
+  EXPECT_DOUBLE_EQ(four.max_s, 0);
+  const ReplayWaits& eight = r->waits[1];
+  EXPECT_EQ(eight.size, "8");
+  EXPECT_EQ(eight.pods, 2);
+  EXPECT_EQ(eight.waited, 1);
+  EXPECT_EQ(eight.never_placed, 0);
+  EXPECT_DOUBLE_EQ(eight.p50_s, 0);  // nearest rank: the first of {0, 5400}
+  EXPECT_DOUBLE_EQ(eight.p90_s, 5411);
+  EXPECT_DOUBLE_EQ(eight.pending_gpu_hours, 5411.0 / 3600 * 8);
+  const ReplayWaits& sixteen = r->waits[2];
+  EXPECT_EQ(sixteen.size, "16");
+  EXPECT_EQ(sixteen.never_placed, 1);
+  EXPECT_DOUBLE_EQ(sixteen.max_s, 3 * 3600);
+  EXPECT_DOUBLE_EQ(sixteen.pending_gpu_hours, 48);
+  const ReplayWaits& total = r->waits[3];
+  EXPECT_EQ(total.size, "total");
+  EXPECT_EQ(total.pods, 4);
+  EXPECT_EQ(total.waited, 2);
+  EXPECT_DOUBLE_EQ(total.p50_s, 0);
+  EXPECT_DOUBLE_EQ(total.p99_s, 3 * 3600);
+  EXPECT_DOUBLE_EQ(total.pending_gpu_hours, 5411.0 / 3600 * 8 + 48);
+  const std::string text = FormatReplayText(*r);
+  EXPECT_NE(
+      text.find("  8         2       1             0    0s  1.5h  1.5h  1.5h          12.02\n"),
+      std::string::npos)
+      << text;
+}
+
+TEST(ReplayTest, LoadRepeatsThePodsAsAPoissonProcessAtTheOfferedLoad) {
+  // 8 GPUs; x asks 1 GPU for 1 h, y 2 GPUs for 30 m: 3,600,000 milli-GPU seconds per pod on
+  // average. Load 0.5 over 100 h: 0.5 x 8000 / 3.6e6 arrivals per second, 400 expected.
+  Workload w =
+      Load(GpuNode("gpu-0", 8) + TimedPod("x", 1, "0s", "1h") + TimedPod("y", 2, "5h", "30m"));
+  auto sim = ReplaySimulator();
+  ASSERT_NE(sim, nullptr);
+  ReplayOptions options;
+  options.load = 0.5;
+  options.window = std::chrono::hours(100);
+  auto r = RunReplay(*sim, w, options);
+  ASSERT_TRUE(r.ok()) << r.status().ToString();
+  EXPECT_GT(r->arrivals, 400 - 80);  // 4 standard deviations of a Poisson count
+  EXPECT_LT(r->arrivals, 400 + 80);
+  EXPECT_DOUBLE_EQ(r->span_hours, 100);  // the replay ends with the window
+  EXPECT_NEAR(r->mean_gpu_allocation, 50, 10);
+  const auto outcomes = sim->outcomes();
+  ASSERT_GE(outcomes.size(), 4u);
+  EXPECT_EQ(outcomes[0].pod->meta.name, "x");
+  EXPECT_EQ(outcomes[1].pod->meta.name, "y");
+  EXPECT_EQ(outcomes[2].pod->meta.name, "x-r1");
+  EXPECT_EQ(outcomes[3].pod->meta.name, "y-r1");
+  EXPECT_EQ(outcomes.size(), static_cast<size_t>(r->arrivals));
+  // The live counts the samples read follow the outcomes.
+  for (size_t state = 0; state < kPodStates; ++state) {
+    const auto want = std::count_if(outcomes.begin(), outcomes.end(), [&](const PodOutcome& o) {
+      return !o.deleted && o.state == static_cast<PodState>(state);
+    });
+    EXPECT_EQ(sim->LiveCount(static_cast<PodState>(state)), want) << state;
+  }
+  EXPECT_EQ(r->samples.back().waiting, sim->LiveCount(PodState::kUnschedulable));
+  // Another seed draws other arrivals.
+  auto again = ReplaySimulator();
+  options.seed = 7;
+  auto other = RunReplay(*again, w, options);
+  ASSERT_TRUE(other.ok());
+  EXPECT_NE(other->arrivals, r->arrivals);
+}
+
+TEST(ReplayTest, ALoadNeedsPodsThatAskForGpus) {
+  Workload w = Load(GpuNode("gpu-0", 8) + TimedPod("x", 0, "0s", "1h"));
+  auto sim = ReplaySimulator();
+  ASSERT_NE(sim, nullptr);
+  ReplayOptions options;
+  options.load = 1;
+  auto r = RunReplay(*sim, w, options);
+  ASSERT_FALSE(r.ok());
+  EXPECT_EQ(r.status().message(),
+            "--load: none of the 1 pods asks for a GPU, so no arrival rate offers a GPU load");
+}
+
 TEST(CompareTest, RunsSideBySideOneColumnPerConfig) {
   Workload w = Load(GpuNode("gpu-0", 8) + GpuNode("gpu-1", 8) + Deployment("web", 3));
   std::vector<ComparedRun> runs;
