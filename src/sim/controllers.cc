@@ -433,6 +433,33 @@ common::StatusOr<Expansion> ExpandController(const ControllerObject& object,
   return out;
 }
 
+api::PodPtr ReplacementPod(const api::Pod& deleted) {
+  const api::OwnerReference* owner = nullptr;
+  for (const api::OwnerReference& ref : deleted.meta.owner_references) {
+    if (ref.controller) owner = &ref;
+  }
+  if (owner == nullptr) return nullptr;
+  const std::string seed = deleted.meta.uid + "#replacement";
+  std::string name;
+  if (owner->kind == "StatefulSet") {
+    name = deleted.meta.name;  // the same identity, once the old pod is gone
+  } else if (owner->kind == "ReplicaSet" || owner->kind == "DaemonSet") {
+    name = owner->name + "-" + Suffix(seed);
+  } else if (owner->kind == "Job") {
+    const std::string* index = deleted.meta.Annotation("batch.kubernetes.io/job-completion-index");
+    name = owner->name + "-" + (index != nullptr ? *index + "-" : std::string()) + Suffix(seed);
+  } else {
+    return nullptr;
+  }
+  auto pod = std::make_shared<api::Pod>(deleted);
+  pod->meta.name = std::move(name);
+  pod->meta.uid.clear();
+  pod->meta.creation_timestamp.reset();
+  pod->node_name.clear();
+  pod->nominated_node_name.clear();
+  return pod;
+}
+
 void ExpandControllers(Workload& workload) {
   if (workload.controllers.empty()) return;
   std::vector<api::PodPtr> pods;

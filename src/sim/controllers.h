@@ -56,6 +56,13 @@ struct Expansion {
 common::StatusOr<Expansion> ExpandController(const ControllerObject& object,
                                              std::span<const api::NodePtr> nodes);
 
+// The pod the controller of `deleted` creates after the scheduler's preemption deleted it: a copy
+// without uid, node or creation time, named as the controller names a new pod — ReplicaSet and
+// DaemonSet <owner>-<5 chars>, Job <job>-<5 chars> (Indexed: <job>-<index>-<5 chars>), the
+// characters derived from the deleted pod's uid; StatefulSet the same name. nullptr when no
+// ReplicaSet, Job, StatefulSet or DaemonSet controls the pod: a bare pod is gone for good.
+api::PodPtr ReplacementPod(const api::Pod& deleted);
+
 // Expands every object of workload.controllers into pods, inserted into workload.pods where the
 // object was in the input (document order), and gang policies, appended to
 // workload.pod_groups; then clears workload.controllers. An object that

@@ -257,6 +257,39 @@ struct Track {
   size_t outcome = 0;                   // index in Simulator::outcomes()
 };
 
+// Each submitted pod's track, by uid, and the departures to come: a placed pod's departure is
+// planned when its placement is observed.
+struct Plan {
+  std::vector<Track> tracks;
+  std::unordered_map<std::string, size_t> track_of;
+  std::priority_queue<Departure, std::vector<Departure>, std::greater<>> departures;
+  // Placements of pods without a track: an arrival placed before its track existed, or a pod a
+  // controller created (the replacement of a preempted pod), which runs its duration too.
+  std::vector<std::pair<common::TimePoint, api::PodPtr>> untracked;
+  bool over = false;
+
+  // The decision observer, at sim time `now`.
+  void Observe(const scheduler::Decision& d, common::TimePoint now) {
+    if (over || !d.scheduled) return;
+    auto it = track_of.find(d.pod->meta.uid);
+    if (it == track_of.end()) {
+      untracked.emplace_back(now, d.pod);  // sorted out by PlanUntracked after the event
+      return;
+    }
+    Track& t = tracks[it->second];
+    if (!t.placed) t.placed = now;
+    if (t.run) departures.push({now + *t.run, it->first});
+  }
+  // After an event: the untracked placements that are not arrivals leave after their duration.
+  void PlanUntracked() {
+    for (const auto& [at, pod] : std::exchange(untracked, {})) {
+      if (track_of.contains(pod->meta.uid)) continue;  // an arrival, planned at submission
+      auto run = DurationAnnotation(*pod, kDurationAnnotation);
+      if (run.ok() && *run) departures.push({at + **run, pod->meta.uid});
+    }
+  }
+};
+
 // The nearest-rank percentile `q` of sorted `v` (not empty).
 double Percentile(const std::vector<double>& v, double q) {
   const auto rank = static_cast<size_t>(std::ceil(q * static_cast<double>(v.size())));
@@ -326,27 +359,14 @@ common::StatusOr<ReplayResult> RunReplay(Simulator& sim, const Workload& workloa
                                                                ? LoadArrivals(workload, options)
                                                                : OwnArrivals(workload));
 
-  // Each submitted pod's track, by uid; a placed pod's departure is planned when its placement is
-  // observed. The observer outlives this call (the scheduler keeps it), so it shares the state
-  // and stops once the replay is over.
-  struct Plan {
-    std::vector<Track> tracks;
-    std::unordered_map<std::string, size_t> track_of;
-    std::priority_queue<Departure, std::vector<Departure>, std::greater<>> departures;
-    bool over = false;
-  };
+  // The observer outlives this call (the scheduler keeps it): it shares the plan, which stops
+  // planning once the replay is over.
   auto plan = std::make_shared<Plan>();
   auto& departures = plan->departures;
   const common::TimePoint start = sim.sim_clock().Now();
   const common::FakeClock& clock = sim.sim_clock();
-  sim.scheduler().AddDecisionObserver([plan, &clock](const scheduler::Decision& d) {
-    if (plan->over || !d.scheduled) return;
-    auto it = plan->track_of.find(d.pod->meta.uid);
-    if (it == plan->track_of.end()) return;
-    Track& t = plan->tracks[it->second];
-    if (!t.placed) t.placed = clock.Now();
-    if (t.run) plan->departures.push({clock.Now() + *t.run, it->first});
-  });
+  sim.scheduler().AddDecisionObserver(
+      [plan, &clock](const scheduler::Decision& d) { plan->Observe(d, clock.Now()); });
 
   ReplayResult r;
   r.options = options;
@@ -369,12 +389,14 @@ common::StatusOr<ReplayResult> RunReplay(Simulator& sim, const Workload& workloa
       common::TimePoint settle = std::min(d.at + kSettle, t);
       if (!departures.empty()) settle = std::min(settle, departures.top().at);
       GPUSCHED_RETURN_IF_ERROR(sim.AdvanceTo(settle));
+      plan->PlanUntracked();
       curve.Sample(d.at);
     }
     return common::Status::Ok();
   };
 
-  for (const Arrival& a : arrivals) {
+  for (size_t i = 0; i < arrivals.size(); ++i) {
+    const Arrival& a = arrivals[i];
     const common::TimePoint at = start + a.offset;
     GPUSCHED_RETURN_IF_ERROR(depart_until(at));
     GPUSCHED_RETURN_IF_ERROR(sim.AdvanceTo(at));
@@ -393,6 +415,15 @@ common::StatusOr<ReplayResult> RunReplay(Simulator& sim, const Workload& workloa
       plan->track_of[outcome.pod->meta.uid] = plan->tracks.size();
     }
     plan->tracks.push_back(t);
+    if (!outcome.nominated_node.empty()) {
+      // It preempted: it binds once its victims are gone and its backoff is over, as after a
+      // departure (never past the next event).
+      common::TimePoint settle = at + kSettle;
+      if (i + 1 < arrivals.size()) settle = std::min(settle, start + arrivals[i + 1].offset);
+      if (!departures.empty()) settle = std::min(settle, departures.top().at);
+      GPUSCHED_RETURN_IF_ERROR(sim.AdvanceTo(settle));
+    }
+    plan->PlanUntracked();
     curve.Sample(at);
   }
   // Under a load the replay ends with the window: what still runs or waits then is counted as is.

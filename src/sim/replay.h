@@ -13,7 +13,8 @@
 // the pod (SimCluster::DeletePod, as the kubelet's final delete would) and lets the scheduler
 // place what now fits (pods waiting as unschedulable are retried on that event, as in a
 // cluster, once their backoff is over: time runs on up to 11 s, never past the next event, and
-// the sample is taken at the departure); an arrival submits the pod. After every event the GPU
+// the sample is taken at the departure); an arrival submits the pod (and when it preempted,
+// time runs on the same way so that it binds once its victims are gone). After every event the GPU
 // allocation is sampled, from SimCluster's ledger and the Simulator's live counts (O(nodes) with
 // no allocation, O(1)). The Simulator must be made with SimOptions::arrival_interval = 0 (replay
 // sets the clock itself). Single-threaded, like the Simulator.
@@ -28,6 +29,10 @@
 // waiting count as never placed). Time compression alone cannot do it: replayed at any speed, a
 // finite list offers at most its total GPU request (98 % of capacity for openb's default list, half
 // of it on average over the window), so the list repeats.
+//
+// A pod the simulator creates as a controller would (the replacement of a preempted pod,
+// Simulator::outcomes()[i].replaces) leaves after its gpusched.io/duration too; it is not an
+// arrival and has no wait.
 //
 // Waits: every pod the scheduler placed or tried to place waits from its arrival to its first
 // placement (0 when placed at arrival; a pod never placed waits until the replay's end);

@@ -191,6 +191,8 @@ Report BuildReport(const Simulator& sim, std::string_view source,
     PlacementRow row{o.pod->Key(), o.node, {}, std::string(PodStateName(o.state)), o.message};
     // A placed pod that left (time replay: its duration ran out) keeps its node and devices.
     if (o.deleted && o.state == PodState::kScheduled) row.state = "Completed";
+    if (row.message.empty() && !o.replaces.empty())
+      row.message = "replaces preempted " + o.replaces;
     for (int8_t d : o.gpu.devices) row.gpu_devices.push_back(d);
     // A pod that arrived bound keeps the devices its annotation names, if any.
     const std::string* devices = o.pod->meta.Annotation(api::kPodGpuDevicesAnnotation);

@@ -13,6 +13,7 @@
 #include "src/common/clock.h"
 #include "src/plugins/in_tree_registry.h"
 #include "src/sim/builtin_example.h"
+#include "src/sim/controllers.h"
 #include "src/sim/report.h"
 #include "src/sim/sim_cluster.h"
 #include "src/sim/simulator.h"
@@ -700,6 +701,80 @@ TEST(SimPreemptionTest, VictimsAreEvictedReportedAndThePreemptorBinds) {
   const boost::json::value j = ReportToJson(r);
   EXPECT_EQ(boost::json::serialize(j.at("preemptions")),
             R"([{"pod":"default/serve","node":"b","victims":["default/train"]}])");
+  // A bare pod is gone for good: no controller recreates it.
+  for (const PodOutcome& o : sim->outcomes()) EXPECT_EQ(o.replaces, "") << o.pod->Key();
+}
+
+std::string OneGpuNode(const std::string& name) {
+  return "apiVersion: v1\nkind: Node\nmetadata: {name: " + name +
+         ", labels: {kubernetes.io/hostname: " + name +
+         "}}\nstatus:\n  allocatable: {cpu: \"8\", memory: 32Gi, pods: \"110\", "
+         "nvidia.com/gpu: \"1\"}\n---\n";
+}
+
+// A Deployment's pod on one of three 1-GPU nodes; a serving pod that must run on that node evicts
+// it; the ReplicaSet creates a replacement, which the scheduler places on another node.
+TEST(SimPreemptionTest, APreemptedControllerPodIsRecreatedAndPlacedWhereItFits) {
+  Workload w;
+  ASSERT_TRUE(AppendManifests(std::string(R"(
+apiVersion: scheduling.k8s.io/v1
+kind: PriorityClass
+metadata: {name: batch}
+value: 10
+---
+apiVersion: scheduling.k8s.io/v1
+kind: PriorityClass
+metadata: {name: serving}
+value: 1000
+---
+apiVersion: apps/v1
+kind: Deployment
+metadata: {name: train}
+spec:
+  replicas: 1
+  selector: {matchLabels: {app: train}}
+  template:
+    metadata: {labels: {app: train}}
+    spec:
+      priorityClassName: batch
+      containers: [{name: c, resources: {limits: {nvidia.com/gpu: "1"}}}]
+---
+)") + OneGpuNode("a") + OneGpuNode("b") +
+                                  OneGpuNode("c"),
+                              "in.yaml", w)
+                  .ok());
+  ExpandControllers(w);
+  auto sim = RunWorkload(w);
+  ASSERT_NE(sim, nullptr);
+  const PodOutcome train = sim->outcomes()[0];
+  ASSERT_EQ(train.state, PodState::kScheduled);
+  Workload serve;
+  ASSERT_TRUE(AppendManifests("apiVersion: v1\nkind: Pod\nmetadata: {name: serve}\nspec:\n"
+                              "  priorityClassName: serving\n"
+                              "  nodeSelector: {kubernetes.io/hostname: " +
+                                  train.node +
+                                  "}\n"
+                                  "  containers: [{name: c, resources: {limits: {nvidia.com/gpu: "
+                                  "\"1\"}}}]\n",
+                              "serve.yaml", serve)
+                  .ok());
+  ASSERT_TRUE(sim->SubmitWorkloadPod(serve.pods[0]).ok());
+  ASSERT_TRUE(sim->Settle().ok());
+  EXPECT_EQ(sim->outcomes()[0].state, PodState::kPreempted);
+  EXPECT_EQ(Find(*sim, "default/serve")->node, train.node);
+  ASSERT_EQ(sim->outcomes().size(), 3u);
+  const PodOutcome& replacement = sim->outcomes()[2];
+  EXPECT_EQ(replacement.replaces, train.pod->Key());
+  const api::OwnerReference& rs = train.pod->meta.owner_references.at(0);
+  EXPECT_EQ(replacement.pod->meta.name.substr(0, rs.name.size() + 1), rs.name + "-");
+  EXPECT_NE(replacement.pod->meta.name, train.pod->meta.name);
+  ASSERT_EQ(replacement.pod->meta.owner_references.size(), 1u);
+  EXPECT_EQ(replacement.pod->meta.owner_references[0].uid, rs.uid);
+  EXPECT_EQ(replacement.pod->priority, 10);
+  EXPECT_EQ(replacement.state, PodState::kScheduled);
+  EXPECT_NE(replacement.node, train.node);
+  const Report r = BuildReport(*sim, "in.yaml");
+  EXPECT_EQ(r.placements[2].message, "replaces preempted " + train.pod->Key());
 }
 
 }  // namespace

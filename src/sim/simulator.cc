@@ -4,10 +4,13 @@
 #include <algorithm>
 #include <chrono>
 #include <map>
+#include <memory>
+#include <string>
 #include <utility>
 
 #include "src/common/strings.h"
 #include "src/framework/reasons.h"
+#include "src/sim/controllers.h"
 
 namespace gpusched::sim {
 
@@ -90,6 +93,12 @@ common::StatusOr<std::vector<api::NodePtr>> Simulator::FeasibleNodes(api::PodPtr
 
 common::StatusOr<size_t> Simulator::SubmitPod(api::PodPtr pod) {
   sim_clock_.Advance(options_.arrival_interval);
+  GPUSCHED_ASSIGN_OR_RETURN(size_t index, Admit(std::move(pod)));
+  if (outcomes_[index].state != PodState::kRejected) GPUSCHED_RETURN_IF_ERROR(Drain());
+  return index;
+}
+
+common::StatusOr<size_t> Simulator::Admit(api::PodPtr pod) {
   pod = Prepare(std::move(pod));
   const std::string uid = pod->meta.uid;  // a copy: `pod` is replaced below
   if (index_by_uid_.contains(uid)) {
@@ -122,8 +131,28 @@ common::StatusOr<size_t> Simulator::SubmitPod(api::PodPtr pod) {
   if (!created.ok()) return created;
   index_by_uid_.emplace(uid, index);
   AddOutcome(std::move(outcome));
-  GPUSCHED_RETURN_IF_ERROR(Drain());
   return index;
+}
+
+void Simulator::CreateReplacements() {
+  for (auto& [pod, victim] : std::exchange(replacements_, {})) {
+    // A uid of its own: a StatefulSet's replacement has its victim's name (and derived uid).
+    auto copy = std::make_shared<api::Pod>(*pod);
+    copy->meta.uid = "sim:" + copy->meta.namespace_ + "/" + copy->meta.name + "#" +
+                     std::to_string(outcomes_.size());
+    common::StatusOr<size_t> index = Admit(std::move(copy));
+    if (!index.ok()) {  // the name is taken: the API server refuses it, the run goes on
+      PodOutcome outcome;
+      outcome.pod = pod;
+      outcome.state = PodState::kRejected;
+      outcome.message = std::string(index.status().message());
+      outcome.reasons.push_back(outcome.message);
+      outcome.replaces = victim;
+      AddOutcome(std::move(outcome));
+      continue;
+    }
+    outcomes_[*index].replaces = victim;
+  }
 }
 
 common::Status Simulator::Drain() {
@@ -147,6 +176,7 @@ common::Status Simulator::Drain() {
       if (cluster_.DeletePod(uid).ok()) MarkDeleted(outcomes_[index_by_uid_.at(uid)]);
     }
     to_delete_.clear();
+    CreateReplacements();
   }
   wall_seconds_ += common::Seconds(deps_.wall_clock.Now() - start);
   return result;
@@ -217,6 +247,9 @@ void Simulator::RecordPreemption(const scheduler::Decision& d) {
     vo.message = "preempted by " + d.pod->Key() + " on node " + d.nominated_node;
     vo.reasons = {"preempted"};
     vo.reason.clear();
+    if (api::PodPtr replacement = ReplacementPod(*vo.pod)) {
+      replacements_.emplace_back(std::move(replacement), vo.pod->Key());
+    }
   }
   preemptions_.push_back(std::move(p));
 }

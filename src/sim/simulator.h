@@ -98,6 +98,9 @@ struct PodOutcome {
   bool deleted = false;        // deleted after failing (retry = false)
   std::string nominated_node;  // preemption in its last attempt: where it will fit
   std::string preempted_by;    // kPreempted: the preemptor (namespace/name)
+  // A pod the simulator created as the controller of a preempted pod would (ReplacementPod):
+  // the preempted pod (namespace/name).
+  std::string replaces;
 };
 
 // One preemption: `pod` was nominated to `node` and `victims` (namespace/name) were evicted.
@@ -203,6 +206,11 @@ class Simulator {
   // class for a pod without one. An error for a class that does not exist.
   common::StatusOr<api::PodPtr> AdmitPriority(api::PodPtr pod) const;
   void RecordPreemption(const scheduler::Decision& d);
+  // SubmitPod without the clock step and the scheduling: prepares, admits and creates the pod
+  // and records its outcome; AlreadyExists for a uid already submitted.
+  common::StatusOr<size_t> Admit(api::PodPtr pod);
+  // Creates the pods that the controllers of this ScheduleOne's preemption victims create.
+  void CreateReplacements();
   // Every change of an outcome's state or deleted flag goes through these (live_ follows them).
   void AddOutcome(PodOutcome outcome);
   void SetState(PodOutcome& o, PodState state);
@@ -223,7 +231,9 @@ class Simulator {
   std::vector<api::PriorityClass> priority_classes_;
   std::unordered_map<std::string, size_t> index_by_uid_;
   std::vector<std::string> to_delete_;  // failed pods to delete (retry = false)
-  bool placed_ = false;                 // a placement happened in the current ScheduleOne
+  // Controllers' replacements of preempted pods, with the victim (namespace/name), to create.
+  std::vector<std::pair<api::PodPtr, std::string>> replacements_;
+  bool placed_ = false;  // a placement happened in the current ScheduleOne
   int64_t decisions_ = 0;
   double wall_seconds_ = 0;
 };

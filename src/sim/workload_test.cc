@@ -637,6 +637,49 @@ TEST(ReplayTest, WaitsArePerPodSizeFromArrivalToFirstPlacement) {
       << text;
 }
 
+TEST(ReplayTest, AReplacementOfAPreemptedPodRunsItsDurationAndLeaves) {
+  // train (a Deployment's pod, 3 h) is preempted at 1 h by serve (1 h); the ReplicaSet's
+  // replacement waits for serve to leave, then runs its 3 h and leaves too.
+  Workload w = Load(GpuNode("gpu-0", 8) + R"(
+apiVersion: scheduling.k8s.io/v1
+kind: PriorityClass
+metadata: {name: serving}
+value: 1000
+---
+apiVersion: apps/v1
+kind: Deployment
+metadata: {name: train}
+spec:
+  selector: {matchLabels: {app: train}}
+  template:
+    metadata:
+      labels: {app: train}
+      annotations: {gpusched.io/arrival: "0s", gpusched.io/duration: "3h"}
+    spec: {containers: [{name: c, resources: {limits: {nvidia.com/gpu: 8}}}]}
+---
+apiVersion: v1
+kind: Pod
+metadata:
+  name: serve
+  annotations: {gpusched.io/arrival: "1h", gpusched.io/duration: "1h"}
+spec:
+  priorityClassName: serving
+  containers: [{name: c, resources: {limits: {nvidia.com/gpu: 8}}}]
+)");
+  auto sim = ReplaySimulator();
+  ASSERT_NE(sim, nullptr);
+  auto r = RunReplay(*sim, w);
+  ASSERT_TRUE(r.ok()) << r.status().ToString();
+  ASSERT_EQ(sim->outcomes().size(), 3u);
+  const PodOutcome& replacement = sim->outcomes()[2];
+  EXPECT_EQ(replacement.replaces, sim->outcomes()[0].pod->Key());
+  EXPECT_EQ(sim->outcomes()[0].state, PodState::kPreempted);
+  EXPECT_EQ(replacement.state, PodState::kScheduled);
+  EXPECT_TRUE(replacement.deleted) << "it left after its 3 h";
+  EXPECT_EQ(r->departed, 2);
+  EXPECT_NEAR(r->span_hours, 5, 0.01);
+}
+
 TEST(ReplayTest, LoadRepeatsThePodsAsAPoissonProcessAtTheOfferedLoad) {
   // 8 GPUs; x asks 1 GPU for 1 h, y 2 GPUs for 30 m: 3,600,000 milli-GPU seconds per pod on
   // average. Load 0.5 over 100 h: 0.5 x 8000 / 3.6e6 arrivals per second, 400 expected.
