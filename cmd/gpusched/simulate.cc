@@ -196,13 +196,16 @@ class SimulateCommand final : public Command {
     if (!config_file_.empty() && !policy_.empty()) {
       return usage("--config and --policy are exclusive");
     }
-    if (!curve_csv_.empty() && !replay_ &&
-        (protocol_ == "plain" || (!trace && protocol_.empty()))) {
+    const bool replay = replay_ || load_ > 0;  // --load implies --replay
+    if (!curve_csv_.empty() && !replay && (protocol_ == "plain" || (!trace && protocol_.empty()))) {
       return usage("--curve-csv needs --protocol fgd or --replay");
     }
-    if (replay_ && protocol_ == "fgd") return usage("--replay and --protocol fgd are exclusive");
+    if (replay && protocol_ == "fgd") {
+      return usage(std::string(replay_ ? "--replay" : "--load") +
+                   " and --protocol fgd are exclusive");
+    }
     if (load_ < 0) return usage("--load must be above 0, got " + std::to_string(load_));
-    if (load_ > 0 && protocol_ == "fgd") return usage("--load and --protocol fgd are exclusive");
+    if (app_.count("--load-window") > 0 && load_ <= 0) return usage("--load-window needs --load");
     const std::optional<int64_t> window = config::ParseGoDurationNanos(load_window_);
     if (!window || *window <= 0) {
       return usage("--load-window: invalid value \"" + load_window_ +

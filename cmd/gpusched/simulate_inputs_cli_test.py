@@ -8,6 +8,8 @@ reads -f, and a YAML error that loses only its document.
 - A YAML syntax error in document 2 of 3 rejects that document only, naming the file, the
   document and the line in the whole file; the other two are simulated.
 - A file of which nothing parses is named with its YAML error, not only "no Node objects".
+- `--load` implies `--replay` (so `--curve-csv` goes with it); `--load-window` without `--load`
+  is a usage error, not silently ignored.
 Usage: simulate_inputs_cli_test.py GPUSCHED_BINARY
 """
 
@@ -113,6 +115,19 @@ class SimulateInputsCliTest(unittest.TestCase):
         self.assertEqual(rc, 1)
         self.assertIn("no Node objects", err)
         self.assertIn("broken.yaml: YAML error at line", err)
+
+    def test_load_implies_replay_and_its_window_needs_it(self):
+        docs = os.path.join(os.path.dirname(EXAMPLE), "..", "simulate")
+        inputs = ["-f", os.path.join(docs, "cluster.yaml"), "-f", os.path.join(docs, "churn.yaml")]
+        curve = os.path.join(self.dir, "curve.csv")
+        report = self.simulate_json(*inputs, "--load", "1.2", "--load-window", "6h",
+                                    "--curve-csv", curve)
+        self.assertEqual(report["replay"]["load"]["windowHours"], 6)
+        with open(curve) as f:
+            self.assertTrue(f.readline().startswith("t_hours,"))
+        rc, _, err = run("simulate", *inputs, "--load-window", "6h")
+        self.assertEqual(rc, 2)
+        self.assertIn("--load-window needs --load", err)
 
 
 if __name__ == "__main__":

@@ -127,7 +127,8 @@ common::StatusOr<std::vector<Arrival>> LoadArrivals(const Workload& w, const Rep
 // sample costs one pass over a flat array.
 class AllocationSampler {
  public:
-  void Sample(const SimCluster& cluster, ReplaySample& s) {
+  // `breakdown`: also the per-model and per-group rows (only the samples that are kept need them).
+  void Sample(const SimCluster& cluster, ReplaySample& s, bool breakdown) {
     cluster.GpuMilliUsed(used_);
     if (used_.size() != total_.size()) Build(cluster);
     std::fill(model_used_.begin(), model_used_.end(), 0);
@@ -140,6 +141,7 @@ class AllocationSampler {
       group_used_[group_of_[i]] += used_[i];
     }
     s.gpu_allocation = Percent(used, cluster_total_);
+    if (!breakdown) return;
     for (size_t m = 0; m < models_.size(); ++m) {
       s.by_model.emplace_back(models_[m], Percent(model_used_[m], model_total_[m]));
     }
@@ -210,15 +212,16 @@ class Curve {
   // After every event, at sim time `now` (never earlier than the last).
   void Sample(common::TimePoint now) {
     weighted_ += previous_ * common::Seconds(now - last_) / 3600.0;
+    const bool keep = !last_kept_ || now - *last_kept_ >= resolution_;
     ReplaySample s;
     s.hours = common::Seconds(now - start_) / 3600.0;
-    sampler_.Sample(sim_.cluster(), s);
+    sampler_.Sample(sim_.cluster(), s, keep);
     s.running = sim_.LiveCount(PodState::kScheduled) + sim_.LiveCount(PodState::kPreBound);
     s.waiting = sim_.LiveCount(PodState::kUnschedulable);
     previous_ = s.gpu_allocation;
     out_.peak_gpu_allocation = std::max(out_.peak_gpu_allocation, s.gpu_allocation);
     last_ = now;
-    if (!last_kept_ || now - *last_kept_ >= resolution_) {
+    if (keep) {
       last_kept_ = now;
       out_.samples.push_back(std::move(s));
     }
