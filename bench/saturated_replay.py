@@ -8,7 +8,11 @@
 #   bench/saturated_replay.py --binary build/release/cmd/gpusched/gpusched \
 #       --trace-dir ../shared/traces/alibaba-gpu-v2023 [--lists default,cpu050] \
 #       [--seeds 42,43,44] [--load 1.2] [--window 2h] [--config A.yaml --config B.yaml] [--jobs 2]
+#       [--movable-qos none --movable-qos LS]
 #
+# --movable-qos (repeatable; "none" for none): the trace pods of these qos classes are movable
+# (`simulate --movable-qos`), so Consolidation, in the default profile, may move them: one row
+# per value, e.g. without and with consolidation (issue #41).
 # A list without creation and deletion times (the multigpu files) has no durations: under a load
 # its pods would never leave, so it is refused.
 import argparse
@@ -23,11 +27,13 @@ from pathlib import Path
 MULTI = ("2", "4", "8")  # the waits rows of multi-GPU pods in the openb lists
 
 
-def run_once(args, pods, seed, config):
+def run_once(args, pods, seed, config, movable):
     cmd = [args.binary, "simulate", "--trace-nodes", str(args.nodes), "--trace-pods", str(pods),
            "--load", str(args.load), "--load-window", args.window, "--seed", str(seed), "-o", "json"]
     if config:
         cmd += ["--config", config]
+    if movable != "none":
+        cmd += ["--movable-qos", movable]
     start = time.monotonic()
     out = subprocess.run(cmd, check=True, capture_output=True, text=True).stdout
     wall = time.monotonic() - start
@@ -45,6 +51,8 @@ def run_once(args, pods, seed, config):
         "multi-GPU pending GPU-h": sum(waits[k]["pendingGpuHours"] for k in MULTI if k in waits),
         "8-GPU wait p90 min": eight.get("p90Seconds", 0) / 60,
         "never placed": waits["total"]["neverPlaced"],
+        "moves": replay["moves"],
+        "moves % of placements": 100 * replay["moves"] / max(1, replay["placements"]),
     }
 
 
@@ -69,28 +77,34 @@ def main():
     p.add_argument("--window", default="2h")
     p.add_argument("--config", action="append", default=[])
     p.add_argument("--jobs", type=int, default=2)
+    p.add_argument("--movable-qos", action="append", default=[])
     args = p.parse_args()
     args.nodes = args.trace_dir / "openb_node_list_gpu_node.csv"
     seeds = [int(s) for s in args.seeds.split(",")]
     configs = args.config or [""]
+    movables = args.movable_qos or ["none"]
     runs = []
     for name in args.lists.split(","):
         pods = args.trace_dir / f"openb_pod_list_{name}.csv"
         if not has_times(pods):
             raise SystemExit(f"{pods}: no creation_time/deletion_time columns: no durations")
         for config in configs:
-            runs += [(name, config, pods, seed) for seed in seeds]
+            for movable in movables:
+                runs += [(name, config, movable, pods, seed) for seed in seeds]
     with ThreadPoolExecutor(args.jobs) as pool:
-        results = list(pool.map(lambda r: run_once(args, r[2], r[3], r[1]), runs))
+        results = list(pool.map(lambda r: run_once(args, r[3], r[4], r[1], r[2]), runs))
     keys = list(results[0].keys())
     print(f"Load {args.load}, window {args.window}, seeds {args.seeds}; mean ± sd over the seeds.\n")
-    print("| list | config | " + " | ".join(keys) + " |")
-    print("|---|---|" + "---:|" * len(keys))
+    print("| list | config | movable qos | " + " | ".join(keys) + " |")
+    print("|---|---|---|" + "---:|" * len(keys))
     for name in args.lists.split(","):
         for config in configs:
-            rows = [res for (n, c, _, _), res in zip(runs, results) if n == name and c == config]
-            cells = [cell([r[k] for r in rows]) for k in keys]
-            print(f"| {name} | {config or 'default profile'} | " + " | ".join(cells) + " |")
+            for movable in movables:
+                rows = [res for (n, c, m, _, _), res in zip(runs, results)
+                        if n == name and c == config and m == movable]
+                cells = [cell([r[k] for r in rows]) for k in keys]
+                print(f"| {name} | {config or 'default profile'} | {movable} | "
+                      + " | ".join(cells) + " |")
 
 
 if __name__ == "__main__":

@@ -81,6 +81,9 @@ class ReadOnlyApi final : public kube::ApiClient {
   common::Status DeletePod(const api::Pod& pod) override {
     return common::InternalError("explain is read-only: refusing to delete " + pod.Key());
   }
+  common::Status EvictPod(const api::Pod& pod) override {
+    return common::InternalError("explain is read-only: refusing to evict " + pod.Key());
+  }
   common::Status SetNominatedNodeName(const api::Pod&, std::string_view) override {
     return common::Status::Ok();
   }

@@ -109,6 +109,12 @@ class SimulateCommand final : public Command {
                     "as needed, as a Poisson process (--seed) whose rate offers this many times "
                     "the cluster's GPUs (durations counted up to --load-window); reports waits "
                     "and pending GPU-hours per pod size");
+    app_.add_option("--movable-qos", movable_qos_,
+                    "Trace input: pods of these qos classes (LS, BE, Burstable, Guaranteed) are "
+                    "read as one-replica ReplicaSets marked gpusched.io/movable, so "
+                    "Consolidation may move them (docs/consolidation.md)")
+        ->delimiter(',')
+        ->check(CLI::IsMember({"LS", "BE", "Burstable", "Guaranteed"}));
     app_.add_option("--load-window", load_window_,
                     "--load: how long the arrivals go on (a Go duration)")
         ->capture_default_str();
@@ -193,6 +199,7 @@ class SimulateCommand final : public Command {
       return usage("--from-cluster takes -f/--filename input only");
     }
     if (!kubeconfig_.empty() && !from_cluster_) return usage("--kubeconfig needs --from-cluster");
+    if (!movable_qos_.empty() && !trace) return usage("--movable-qos needs --trace-* input");
     if (!config_file_.empty() && !policy_.empty()) {
       return usage("--config and --policy are exclusive");
     }
@@ -257,6 +264,7 @@ class SimulateCommand final : public Command {
     if (!trace_nodes_.empty()) {
       sim::trace::OpenbOptions opts;
       opts.keep_times = replay_;
+      opts.movable_qos = movable_qos_;
       if (!config.profiles.empty()) opts.scheduler_name = config.profiles.front().scheduler_name;
       *source = "openb trace " + trace_pods_ + " on " + trace_nodes_;
       return sim::trace::LoadOpenbTrace(trace_nodes_, trace_pods_, opts);
@@ -467,6 +475,7 @@ class SimulateCommand final : public Command {
   bool replay_ = false;
   double load_ = 0;
   std::string load_window_ = "24h";
+  std::vector<std::string> movable_qos_;
   std::vector<std::string> compare_;
   bool from_cluster_ = false;
   std::string kubeconfig_;

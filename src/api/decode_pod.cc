@@ -329,7 +329,7 @@ void DecodeInlineSource(ObjectReader& r, const json::object& v, const FieldPath&
 }
 
 // spec.volumes: claims (persistentVolumeClaim, ephemeral) and the inline sources scheduling
-// counts; null when there is none.
+// counts, and whether an emptyDir or hostPath keeps data on the node; null when there is none.
 std::shared_ptr<const PodVolumes> DecodePodVolumes(ObjectReader& r, const json::object& spec,
                                                    const FieldPath& sp, const Pod& pod) {
   std::shared_ptr<PodVolumes> out;
@@ -345,7 +345,12 @@ std::shared_ptr<const PodVolumes> DecodePodVolumes(ObjectReader& r, const json::
       vol.claim_name = pod.meta.name + "-" + vol.name;  // ephemeral.VolumeClaimName
     } else {
       DecodeInlineSource(r, v, vp, vol);
-      if (vol.source == InlineSource::kNone) return;
+      if (vol.source == InlineSource::kNone) {
+        if (!v.contains("emptyDir") && !v.contains("hostPath")) return;
+        if (out == nullptr) out = std::make_shared<PodVolumes>();
+        out->local_storage = true;  // kept on the node: not a volume scheduling counts
+        return;
+      }
     }
     if (out == nullptr) out = std::make_shared<PodVolumes>();
     out->has_claims = out->has_claims || vol.IsClaim() || vol.ephemeral;

@@ -62,9 +62,22 @@ TEST(DecodePodVolumesTest, KeepsClaimsEphemeralAndCountedInlineSources) {
 
 TEST(DecodePodVolumesTest, NullWithoutRelevantVolumes) {
   auto pod = DecodePod(Json(R"({"metadata":{"name":"p"},"spec":{"containers":[{"name":"c"}],
-      "volumes":[{"name":"cfg","configMap":{"name":"x"}},{"name":"e","emptyDir":{}}]}})"));
+      "volumes":[{"name":"cfg","configMap":{"name":"x"}},{"name":"s","secret":{}}]}})"));
   ASSERT_TRUE(pod.ok()) << pod.status().ToString();
   EXPECT_EQ(pod->volumes, nullptr);
+}
+
+// emptyDir and hostPath keep data on the node: no volume scheduling counts, but recorded.
+TEST(DecodePodVolumesTest, LocalStorageIsRecorded) {
+  for (const char* volume :
+       {R"({"name":"e","emptyDir":{}})", R"({"name":"h","hostPath":{"path":"/data"}})"}) {
+    auto pod = DecodePod(Json(std::string(R"({"metadata":{"name":"p"},"spec":{"containers":)") +
+                              R"([{"name":"c"}],"volumes":[)" + volume + "]}}"));
+    ASSERT_TRUE(pod.ok()) << pod.status().ToString();
+    ASSERT_NE(pod->volumes, nullptr) << volume;
+    EXPECT_TRUE(pod->volumes->local_storage);
+    EXPECT_TRUE(pod->volumes->volumes.empty());
+  }
 }
 
 TEST(DecodePodVolumesTest, BadValuesNameTheField) {

@@ -24,6 +24,13 @@ const std::string* ObjectMeta::Annotation(std::string_view key) const {
   return &it->second;
 }
 
+const OwnerReference* ObjectMeta::ControllerRef() const {
+  for (const OwnerReference& o : owner_references) {
+    if (o.controller) return &o;
+  }
+  return nullptr;
+}
+
 bool PodDisruptionBudget::Matches(const Labels& labels) const {
   // filterPodsWithPDBViolation: a pod without labels matches no budget; a nil or empty selector
   // matches nothing (unlike an empty LabelSelector elsewhere).

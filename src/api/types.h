@@ -137,6 +137,9 @@ struct ObjectMeta {
 
   // The annotation's value, or nullptr.
   const std::string* Annotation(std::string_view key) const;
+  // The owner reference with controller: true (at most one, as the API server enforces), or
+  // nullptr.
+  const OwnerReference* ControllerRef() const;
 };
 
 // A container port (v1.ContainerPort) as NodePorts reads it; only ports with a hostPort matter

@@ -49,6 +49,9 @@ struct PodVolumes {
   std::vector<PodVolume> volumes;
   // True when some volume is a claim (persistentVolumeClaim or ephemeral).
   bool has_claims = false;
+  // True when an emptyDir or hostPath volume keeps data on the node (not in `volumes`): such a
+  // pod loses it when it moves, so consolidation never moves it (the descheduler's rule).
+  bool local_storage = false;
   bool operator==(const PodVolumes&) const = default;
 };
 

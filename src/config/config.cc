@@ -95,6 +95,9 @@ Plugins DefaultPlugins() {
   // with GpuFragmentation's, and on the openb traces it leaves more GPUs unallocated (issue #22,
   // BENCHMARKS.md "NodePorts, BalancedAllocation and ImageLocality in the default profile").
   // Profiles may enable it. NodePorts and ImageLocality (weight 1) are in, as upstream.
+  //
+  // Consolidation (PostFilter, after DefaultPreemption) moves only pods that opted in
+  // (gpusched.io/movable: "true"); with none, it changes nothing (docs/consolidation.md).
   Plugins p;
   p.at(Point::kMultiPoint).enabled = {Ref("PrioritySort"),
                                       Ref("NodeUnschedulable"),
@@ -113,6 +116,7 @@ Plugins DefaultPlugins() {
                                       Ref("InterPodAffinity", 2),
                                       Ref("DynamicResources", 2),
                                       Ref("DefaultPreemption"),
+                                      Ref("Consolidation"),
                                       Ref("ImageLocality", 1),
                                       Ref("NetworkLocality", kNetworkLocalityWeight),
                                       Ref("GangScheduling"),

@@ -118,8 +118,8 @@ TEST(ConfigDefaultsTest, DefaultPluginsAreExactlyTheDocumentedSet) {
         "NodeAffinity:2",      "NodePorts",           "NodeResourcesFit:1", "VolumeRestrictions",
         "NodeVolumeLimits",    "VolumeBinding",       "VolumeZone",         "GpuFit:5",
         "GpuFragmentation:12", "PodTopologySpread:2", "InterPodAffinity:2", "DynamicResources:2",
-        "DefaultPreemption",   "ImageLocality:1",     "NetworkLocality:2",  "GangScheduling",
-        "DefaultBinder"}},
+        "DefaultPreemption",   "Consolidation",       "ImageLocality:1",    "NetworkLocality:2",
+        "GangScheduling",      "DefaultBinder"}},
   };
   const std::map<Point, std::vector<std::string>> disabled = {
       {Point::kQueueSort, {"NetworkLocality"}},

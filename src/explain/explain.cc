@@ -91,6 +91,10 @@ void ApplyPostFilter(const ScheduleResult& r, const std::vector<int>& row_of, Ex
     row->preemption = std::move(p);
   }
   if (!r.post_filter.victims.empty()) ex.nominated = r.post_filter.nominated_node;
+  const auto& to = r.post_filter.destinations;
+  for (size_t i = 0; i < to.size() && i < r.post_filter.victims.size(); ++i) {
+    ex.moves.push_back({r.post_filter.victims[i]->Key(), to[i]});
+  }
 }
 
 // Feasible nodes by total (highest first; equal totals: the chosen one first, then by name),
@@ -286,6 +290,14 @@ void WriteDra(const DraRow& d, std::ostringstream& o) {
 void WriteResult(const Explanation& ex, std::ostringstream& o) {
   if (ex.outcome != Outcome::kSchedulable) {
     o << "Result: " << OutcomeName(ex.outcome) << ": " << ex.message << "\n";
+    if (!ex.moves.empty()) {
+      o << "Consolidation would move";
+      for (size_t i = 0; i < ex.moves.size(); ++i) {
+        o << (i == 0 ? " " : ", ") << ex.moves[i].pod << " to " << ex.moves[i].to;
+      }
+      o << " and nominate the pod on " << ex.nominated << ".\n";
+      return;
+    }
     for (const auto& n : ex.nodes) {
       if (n.name != ex.nominated || !n.preemption) continue;
       o << "Preemption would evict " << VictimList(n.preemption->victims) << " on " << n.name
@@ -421,6 +433,12 @@ boost::json::object ToJson(const Explanation& ex) {
   if (!ex.message.empty()) o["message"] = ex.message;
   o["chosenNode"] = NullIfEmpty(ex.chosen);
   o["nominatedNode"] = NullIfEmpty(ex.nominated);
+  if (!ex.moves.empty()) {
+    boost::json::array moves;
+    for (const auto& m : ex.moves)
+      moves.push_back(boost::json::object{{"pod", m.pod}, {"to", m.to}});
+    o["consolidation"] = std::move(moves);
+  }
   o["totalNodes"] = ex.total_nodes;
   o["evaluatedNodes"] = ex.evaluated_nodes;
   o["feasibleNodes"] = ex.feasible_nodes;

@@ -171,6 +171,13 @@ struct Explanation {
   std::string chosen;   // the chosen node's name; empty when none
   // The node preemption would nominate the pod to (evicting its row's victims); empty when none.
   std::string nominated;
+  // Consolidation instead: the pods it would move (namespace/name) and where each would run
+  // again, before nominating the pod to `nominated`; empty when it would move none.
+  struct Move {
+    std::string pod;
+    std::string to;
+  };
+  std::vector<Move> moves;
   int32_t total_nodes = 0;
   int32_t evaluated_nodes = 0;
   int32_t feasible_nodes = 0;

@@ -540,6 +540,27 @@ TEST_F(ExplainTest, PreemptionListsTheVictimsOnEachTriedNodeAndTheNominatedOneFi
             R"("reason":"No preemption victims found for incoming pod"})");
 }
 
+TEST_F(ExplainTest, ConsolidationNamesThePodsThatWouldMoveAndWhere) {
+  for (auto n : {"n-1", "n-2"}) AddNode(n);
+  ScheduleResult r;
+  r.diagnosis.num_nodes = 2;
+  r.status = framework::Status::Unschedulable({});
+  r.diagnosis.reason_counts = {{"Insufficient nvidia.com/gpu", 2}};
+  r.post_filter_ran = true;
+  r.post_filter.nominated_node = "n-1";
+  r.post_filter.victims = {std::make_shared<api::Pod>(Pod("embedder-1")),
+                           std::make_shared<api::Pod>(Pod("embedder-2"))};
+  r.post_filter.destinations = {"n-2", "n-3"};
+  Explanation ex = Build(SubjectFor(Pod("big")), r, snapshot_);
+  const std::string text = FormatText(ex);
+  EXPECT_NE(text.find("Consolidation would move ml/embedder-1 to n-2, ml/embedder-2 to n-3 and "
+                      "nominate the pod on n-1.\n"),
+            std::string::npos)
+      << text;
+  EXPECT_EQ(boost::json::serialize(ToJson(ex).at("consolidation")),
+            R"([{"pod":"ml/embedder-1","to":"n-2"},{"pod":"ml/embedder-2","to":"n-3"}])");
+}
+
 TEST(ExplainDraTest, ClaimsOnTheNodeInTextAndJson) {
   Explanation ex;
   ex.subject.pod = "ml/train";

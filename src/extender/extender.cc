@@ -209,6 +209,13 @@ class FilterContext final : public framework::PostFilterContext {
     return s.IsSkip() ? framework::Status::Success() : s;
   }
   std::span<const api::PodPtr> NominatedPods(NodeIndex) const override { return {}; }
+  framework::Status PreFilterFor(framework::CycleState&, const api::Pod&) const override {
+    return framework::Status::Error("the extender's preempt verb moves no pods");
+  }
+  framework::Status RunFiltersFor(const framework::CycleState&, const api::Pod&,
+                                  const NodeInfo&) const override {
+    return framework::Status::Error("the extender's preempt verb moves no pods");
+  }
 
  private:
   const Framework& fw_;

@@ -125,6 +125,14 @@ class PostFilterContext {
   // bytes, for a plugin that keeps per-node results across cycles (ResultCache's rule). Empty
   // when an active Filter plugin is not node-local: then nothing may be kept.
   virtual std::string_view FilterSignature() const { return {}; }
+  // Another pod than the cycle's, for a plugin that plans where the pods it moves would go
+  // (consolidation): PreFilterFor runs the PreFilter plugins for `other` into `state` (a fresh
+  // CycleState the caller owns): Success, or the rejection or error. RunFiltersFor then runs
+  // the Filter plugins that PreFilter left active in `state` on `node`, nominated pods counted
+  // as in RunFilters.
+  virtual Status PreFilterFor(CycleState& state, const api::Pod& other) const = 0;
+  virtual Status RunFiltersFor(const CycleState& state, const api::Pod& other,
+                               const NodeInfo& node) const = 0;
   // Explain: the plugin should try every node it may act on and record each one's outcome in
   // PostFilterResult::per_node. Its decision (node, victims) must be the one it makes without
   // recording.
@@ -152,6 +160,11 @@ struct PostFilterResult {
   // Pods the caller must evict (preempt) for the pod to fit on `nominated_node`, most important
   // first.
   std::vector<api::PodPtr> victims;
+  // Consolidation: where each victim (same order) is to run again. Non-empty: the victims are
+  // moved, not preempted: the caller evicts them through the Eviction API (all or nothing: it
+  // stops at the first refusal) and holds the room on each destination for the replacement
+  // its controller creates. Empty for preemption.
+  std::vector<std::string> destinations;
   // The plugin that returned this result (set by the runtime): it rejects victims held at Permit.
   std::string_view plugin;
   // Every node the plugin tried, in the order tried; only when PostFilterContext::RecordPerNode.

@@ -33,6 +33,7 @@ class AcceptingApiClient : public ApiClient {
     return common::Status::Ok();
   }
   common::Status DeletePod(const api::Pod& /*pod*/) override { return common::Status::Ok(); }
+  common::Status EvictPod(const api::Pod& /*pod*/) override { return common::Status::Ok(); }
   common::Status SetNominatedNodeName(const api::Pod& /*pod*/, std::string_view /*node*/) override {
     return common::Status::Ok();
   }

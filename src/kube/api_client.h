@@ -60,6 +60,11 @@ class ApiClient {
   // precondition, so a re-created pod of the same name is not deleted: that is kNotFound too
   // (the pod meant is gone).
   virtual common::Status DeletePod(const api::Pod& pod) = 0;
+  // Consolidation's write: evicts the pod through the Eviction API (POST pods/{name}/eviction,
+  // policy/v1, with pod.meta.uid as the precondition), so the API server applies the pod's
+  // PodDisruptionBudgets. kResourceExhausted when a budget forbids it (429, not retried);
+  // kNotFound when the pod is gone or was replaced.
+  virtual common::Status EvictPod(const api::Pod& pod) = 0;
   // Sets status.nominatedNodeName to `node`; an empty `node` clears it. No write when
   // pod.nominated_node_name already equals `node`.
   virtual common::Status SetNominatedNodeName(const api::Pod& pod, std::string_view node) = 0;

@@ -29,6 +29,9 @@ struct Request {
   // "application/json-patch+json"; otherwise "application/json".
   std::string content_type = "application/json";
   std::chrono::milliseconds timeout{30000};  // whole request; 0 = none (watches)
+  // false: a 429 is the answer, not throttling to wait out (an eviction that a
+  // PodDisruptionBudget forbids is 429 too).
+  bool retry_too_many_requests = true;
 };
 
 struct Response {

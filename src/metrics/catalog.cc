@@ -165,6 +165,13 @@ constexpr MetricSpec kSpecs[] = {
      "Gang cycles by result: placed (every member reserved) or unschedulable (none kept).",
      {"result"},
      1},
+    {names::kConsolidationMoves,
+     C,
+     "Pods consolidation planned to move, by result: moved (evicted, room held for the "
+     "replacement) or refused (the eviction was refused, e.g. by a PodDisruptionBudget, or not "
+     "tried after a refusal).",
+     {"result"},
+     1},
     {names::kGangSchedulingDuration,
      H,
      "Time from a gang's first attempt to its placement.",

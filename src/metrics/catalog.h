@@ -100,6 +100,7 @@ inline constexpr std::string_view kExtenderRequestDuration =
 inline constexpr std::string_view kHttpRequests = "gpusched_http_requests_total";
 inline constexpr std::string_view kGangs = "gpusched_gangs";
 inline constexpr std::string_view kGangAttempts = "gpusched_gang_attempts_total";
+inline constexpr std::string_view kConsolidationMoves = "gpusched_consolidation_moves_total";
 inline constexpr std::string_view kGangSchedulingDuration =
     "gpusched_gang_scheduling_duration_seconds";
 }  // namespace names

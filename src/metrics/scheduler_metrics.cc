@@ -83,6 +83,9 @@ SchedulerMetrics::SchedulerMetrics(Registry& registry)
       gang_attempts_(AddCounter(registry, names::kGangAttempts)),
       gang_placed_(gang_attempts_.With({"placed"})),
       gang_unschedulable_(gang_attempts_.With({"unschedulable"})),
+      consolidation_moves_(AddCounter(registry, names::kConsolidationMoves)),
+      consolidation_moved_(consolidation_moves_.With({"moved"})),
+      consolidation_refused_(consolidation_moves_.With({"refused"})),
       gang_duration_(AddHistogram(registry, names::kGangSchedulingDuration).With({})),
       podgroup_attempts_(AddCounter(registry, names::kPodGroupScheduleAttempts)),
       podgroup_duration_(AddHistogram(registry, names::kPodGroupAttemptDuration)) {}

@@ -153,6 +153,11 @@ class SchedulerMetrics {
     podgroup_attempts_.With(labels)->Inc();
     podgroup_duration_.With(labels)->Observe(seconds);
   }
+  // Consolidation planned `planned` moves and `moved` of them happened.
+  void CountConsolidation(size_t moved, size_t planned) {
+    consolidation_moved_->Add(static_cast<double>(moved));
+    consolidation_refused_->Add(static_cast<double>(planned - moved));
+  }
   // A gang cycle ended: placed or not.
   void CountGangAttempt(bool placed) { (placed ? gang_placed_ : gang_unschedulable_)->Inc(); }
   // A gang was placed `seconds` after its first attempt.
@@ -179,6 +184,9 @@ class SchedulerMetrics {
   CounterFamily& gang_attempts_;
   Counter* gang_placed_;
   Counter* gang_unschedulable_;
+  CounterFamily& consolidation_moves_;
+  Counter* consolidation_moved_;
+  Counter* consolidation_refused_;
   Histogram* gang_duration_;
   CounterFamily& podgroup_attempts_;
   HistogramFamily& podgroup_duration_;

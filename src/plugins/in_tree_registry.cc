@@ -4,6 +4,7 @@
 #include <string>
 
 #include "src/common/check.h"
+#include "src/plugins/consolidation/consolidation.h"
 #include "src/plugins/default_binder/default_binder.h"
 #include "src/plugins/default_preemption/default_preemption.h"
 #include "src/plugins/dynamic_resources/dynamic_resources.h"
@@ -55,6 +56,7 @@ common::Status RegisterInTreePlugins(framework::Registry& registry) {
       {names::kGpuFragmentation, &gpu_fragmentation::GpuFragmentation::Create},
       {names::kDefaultBinder, &default_binder::DefaultBinder::Create},
       {names::kDefaultPreemption, &default_preemption::DefaultPreemption::Create},
+      {names::kConsolidation, &consolidation::Consolidation::Create},
       {names::kPodTopologySpread, &pod_topology_spread::PodTopologySpread::Create},
       {names::kInterPodAffinity, &inter_pod_affinity::InterPodAffinity::Create},
       {names::kGangScheduling, &gang_scheduling::GangScheduling::Create},

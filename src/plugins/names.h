@@ -20,6 +20,8 @@ inline constexpr std::string_view kGpuFragmentation = "GpuFragmentation";
 inline constexpr std::string_view kDefaultBinder = "DefaultBinder";
 // Priority preemption (PostFilter).
 inline constexpr std::string_view kDefaultPreemption = "DefaultPreemption";
+// Moves opted-in pods to make room (PostFilter, after DefaultPreemption).
+inline constexpr std::string_view kConsolidation = "Consolidation";
 inline constexpr std::string_view kPodTopologySpread = "PodTopologySpread";
 inline constexpr std::string_view kInterPodAffinity = "InterPodAffinity";
 // Network-locality scoring (and NetworkAware NetworkOverhead/TopologicalSort semantics).

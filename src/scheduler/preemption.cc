@@ -41,19 +41,30 @@ PostFilterOutcome Scheduler::ApplyPostFilter(const framework::runtime::Framework
     copy->nominated_node_name.clear();
     return {copy, {}};
   }
-  if (common::Status s = EvictVictims(*pod, pf.nominated_node, pf.plugin, pf.victims); !s.ok()) {
+  std::vector<api::PodPtr> victims = pf.victims;
+  std::vector<std::string> destinations;
+  if (!pf.destinations.empty()) {  // consolidation: the victims move
+    const size_t moved = MovePods(*pod, pf);
+    victims.resize(moved);
+    destinations.assign(pf.destinations.begin(), pf.destinations.begin() + moved);
+    if (moved < pf.victims.size()) return {pod, std::move(victims), std::move(destinations)};
+  } else if (common::Status s = EvictVictims(*pod, pf.nominated_node, pf.plugin, pf.victims);
+             !s.ok()) {
     // The next attempt tries again (upstream: the cycle's status is this error).
     spdlog::warn("preemption for {} on node {}: {}", pod->Key(), pf.nominated_node, s.ToString());
     return {pod, {}};
   }
-  if (deps_.metrics != nullptr) deps_.metrics->ObservePreemptionVictims(pf.victims.size());
+  if (deps_.metrics != nullptr && destinations.empty()) {
+    deps_.metrics->ObservePreemptionVictims(pf.victims.size());
+  }
   ClearLowerPriorityNominations(*pod, pf.nominated_node);
   auto nominated = std::make_shared<api::Pod>(*pod);
   nominated->nominated_node_name = pf.nominated_node;
   nominator_.Set(nominated, pf.nominated_node);
-  spdlog::debug("pod {} preempted {} pod(s) on node {} (profile {})", pod->Key(), pf.victims.size(),
-                pf.nominated_node, fw.scheduler_name());
-  return {nominated, pf.victims};
+  spdlog::debug("pod {} {} {} pod(s) on node {} (profile {})", pod->Key(),
+                destinations.empty() ? "preempted" : "moved", pf.victims.size(), pf.nominated_node,
+                fw.scheduler_name());
+  return {nominated, std::move(victims), std::move(destinations)};
 }
 
 common::Status Scheduler::EvictVictims(const api::Pod& preemptor, std::string_view node,

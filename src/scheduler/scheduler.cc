@@ -286,6 +286,7 @@ void Scheduler::HandleFailure(Framework& fw, const QueuedPodInfo& qp,
   if (post_filter != nullptr) {
     d.nominated_node = status_pod.nominated_node_name;
     d.victims = post_filter->victims;
+    d.destinations = post_filter->destinations;
   }
   common::Status s = deps_.api.SetPodUnschedulable(
       status_pod, fit_error ? "Unschedulable" : "SchedulerError", d.message);
@@ -316,6 +317,7 @@ void Scheduler::ScheduleQueued(QueuedPodInfo qp) {
   if (deps_.metrics != nullptr) attempt.emplace();
   const metrics::Stopwatch* sw = attempt ? &*attempt : nullptr;
   if (!pod->gang.empty() && ScheduleGang(qp)) return;
+  ClaimPlannedRoom(pod);
   cache_.UpdateSnapshot(snapshot_);
   auto state = std::make_shared<CycleState>();
   auto result = fw->SchedulePod(*state, *pod, snapshot_, deps_.random);
@@ -416,6 +418,7 @@ void Scheduler::Tick() {
   queue_->Flush();
   cache_.CleanupExpiredAssumedPods();
   waiting_.ExpireDue(deps_.clock.Now());
+  ExpirePlannedRooms();
   ExpireGangTimeouts();
   SyncGangStatuses();
 }

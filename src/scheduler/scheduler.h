@@ -102,6 +102,8 @@ struct Decision {
   // evicted for it there.
   std::string nominated_node;
   std::vector<api::PodPtr> victims;
+  // Consolidation: where each victim (same order) moves; empty for preemption.
+  std::vector<std::string> destinations;
 };
 using DecisionObserver = std::function<void(const Decision&)>;
 
@@ -110,6 +112,7 @@ using DecisionObserver = std::function<void(const Decision&)>;
 struct PostFilterOutcome {
   api::PodPtr status_pod;
   std::vector<api::PodPtr> victims;
+  std::vector<std::string> destinations;  // consolidation: where each victim moved
 };
 
 struct SchedulerStats {
@@ -277,6 +280,14 @@ class Scheduler final : public kube::ClusterEventHandler, public framework::Hand
   common::Status EvictVictims(const api::Pod& preemptor, std::string_view node,
                               std::string_view plugin, std::span<const api::PodPtr> victims);
   void ClearLowerPriorityNominations(const api::Pod& preemptor, std::string_view node);
+  // Consolidation (consolidation.cc): evicts pf.victims in order through the Eviction API until
+  // one is refused, holding each evicted pod's destination for its replacement; returns how
+  // many moved.
+  size_t MovePods(const api::Pod& pod, const framework::PostFilterResult& pf);
+  void HoldRoom(const api::Pod& moved, const std::string& node);
+  // A pod of a controller that has planned room takes the oldest one: its nomination.
+  void ClaimPlannedRoom(const api::PodPtr& pod);
+  void ExpirePlannedRooms();
 
   // The gang cycle (gang_cycle.cc).
   struct GangMember {
@@ -386,6 +397,15 @@ class Scheduler final : public kube::ClusterEventHandler, public framework::Hand
   std::map<std::string, api::PodGroupStatus> gang_status_written_;
   framework::runtime::WaitingPodMap waiting_;
   framework::runtime::Nominator nominator_;
+  // Room held for the replacements of moved pods, by controller uid, oldest first (scheduling
+  // thread).
+  struct PlannedRoom {
+    std::string placeholder_uid;
+    std::string node;
+    common::TimePoint until;
+  };
+  static constexpr common::Duration kPlannedRoomHold = std::chrono::minutes(5);
+  std::map<std::string, std::vector<PlannedRoom>, std::less<>> planned_rooms_;
   mutable common::Mutex pdbs_mu_;
   std::map<std::string, api::PdbPtr, std::less<>> pdbs_ GPUSCHED_GUARDED_BY(pdbs_mu_);  // ns/name
   binding::BindingCycle binding_;

@@ -263,17 +263,27 @@ struct Track {
 // Each submitted pod's track, by uid, and the departures to come: a placed pod's departure is
 // planned when its placement is observed.
 struct Plan {
+  explicit Plan(const Simulator& s) : sim(s) {}
+  const Simulator& sim;
   std::vector<Track> tracks;
   std::unordered_map<std::string, size_t> track_of;
   std::priority_queue<Departure, std::vector<Departure>, std::greater<>> departures;
+  // When each placed pod leaves, by namespace/name: a moved pod's replacement leaves then too.
+  std::unordered_map<std::string, common::TimePoint> ends;
   // Placements of pods without a track: an arrival placed before its track existed, or a pod a
-  // controller created (the replacement of a preempted pod), which runs its duration too.
+  // controller created (the replacement of a preempted or moved pod).
   std::vector<std::pair<common::TimePoint, api::PodPtr>> untracked;
+  int64_t placements = 0;
   bool over = false;
 
+  void Leaves(const api::Pod& pod, common::TimePoint at) {
+    departures.push({at, pod.meta.uid});
+    ends[pod.Key()] = at;
+  }
   // The decision observer, at sim time `now`.
   void Observe(const scheduler::Decision& d, common::TimePoint now) {
     if (over || !d.scheduled) return;
+    ++placements;
     auto it = track_of.find(d.pod->meta.uid);
     if (it == track_of.end()) {
       untracked.emplace_back(now, d.pod);  // sorted out by PlanUntracked after the event
@@ -281,14 +291,22 @@ struct Plan {
     }
     Track& t = tracks[it->second];
     if (!t.placed) t.placed = now;
-    if (t.run) departures.push({now + *t.run, it->first});
+    if (t.run) Leaves(*d.pod, now + *t.run);
   }
-  // After an event: the untracked placements that are not arrivals leave after their duration.
+  // After an event: the untracked placements that are not arrivals leave after their duration;
+  // the replacement of a moved pod when the moved pod would have (it goes on serving).
   void PlanUntracked() {
     for (const auto& [at, pod] : std::exchange(untracked, {})) {
       if (track_of.contains(pod->meta.uid)) continue;  // an arrival, planned at submission
+      const PodOutcome* o = sim.OutcomeOf(pod->meta.uid);
+      if (o != nullptr && o->replaces_moved) {
+        if (auto end = ends.find(o->replaces); end != ends.end()) {
+          Leaves(*pod, std::max(end->second, at));
+          continue;
+        }
+      }
       auto run = DurationAnnotation(*pod, kDurationAnnotation);
-      if (run.ok() && *run) departures.push({at + **run, pod->meta.uid});
+      if (run.ok() && *run) Leaves(*pod, at + **run);
     }
   }
 };
@@ -355,6 +373,20 @@ std::vector<ReplayWaits> Waits(const Simulator& sim, const std::vector<Track>& t
 
 }  // namespace
 
+namespace {
+
+// The consolidations' moves, and the moved pods that replaced a moved pod.
+void CountMoves(const Simulator& sim, ReplayResult& r) {
+  for (const Preemption& p : sim.preemptions()) {
+    if (p.moves()) r.moves += static_cast<int64_t>(p.victims.size());
+  }
+  for (const PodOutcome& o : sim.outcomes()) {
+    if (o.state == PodState::kMoved && o.replaces_moved) ++r.moved_again;
+  }
+}
+
+}  // namespace
+
 common::StatusOr<ReplayResult> RunReplay(Simulator& sim, const Workload& workload,
                                          const ReplayOptions& options) {
   GPUSCHED_RETURN_IF_ERROR(sim.AddClusterObjects(workload));
@@ -364,7 +396,7 @@ common::StatusOr<ReplayResult> RunReplay(Simulator& sim, const Workload& workloa
 
   // The observer outlives this call (the scheduler keeps it): it shares the plan, which stops
   // planning once the replay is over.
-  auto plan = std::make_shared<Plan>();
+  auto plan = std::make_shared<Plan>(sim);
   auto& departures = plan->departures;
   const common::TimePoint start = sim.sim_clock().Now();
   const common::FakeClock& clock = sim.sim_clock();
@@ -412,7 +444,7 @@ common::StatusOr<ReplayResult> RunReplay(Simulator& sim, const Workload& workloa
     // Placed at once (SubmitPod placed it before its track existed): it leaves after its run.
     if (outcome.state == PodState::kScheduled) {
       t.placed = at;
-      if (run) departures.push({at + *run, outcome.pod->meta.uid});
+      if (run) plan->Leaves(*outcome.pod, at + *run);
     }
     if (outcome.state != PodState::kRejected) {
       plan->track_of[outcome.pod->meta.uid] = plan->tracks.size();
@@ -444,6 +476,8 @@ common::StatusOr<ReplayResult> RunReplay(Simulator& sim, const Workload& workloa
   plan->over = true;
   curve.Finish();
   r.waits = Waits(sim, plan->tracks, curve.last());
+  r.placements = plan->placements;
+  CountMoves(sim, r);
   return r;
 }
 
@@ -495,6 +529,17 @@ std::string FormatReplayText(const ReplayResult& r) {
                   static_cast<unsigned long long>(r.options.seed));
     out += buf;
   }
+  if (r.moves > 0) {
+    std::snprintf(buf, sizeof(buf),
+                  "Consolidation: %lld pods moved (%.2f%% of %lld placements), %lld of them "
+                  "replacements of moved pods\n",
+                  static_cast<long long>(r.moves),
+                  r.placements > 0
+                      ? 100.0 * static_cast<double>(r.moves) / static_cast<double>(r.placements)
+                      : 0.0,
+                  static_cast<long long>(r.placements), static_cast<long long>(r.moved_again));
+    out += buf;
+  }
   if (r.waits.empty()) return out;
   out += "Waits, arrival to first placement (a pod never placed waits until the end):\n";
   std::vector<std::vector<std::string>> rows = {
@@ -541,6 +586,9 @@ boost::json::value ReplayToJson(const ReplayResult& r) {
                           {"peakGpuAllocation", round3(r.peak_gpu_allocation)},
                           {"departed", r.departed},
                           {"arrivals", r.arrivals},
+                          {"placements", r.placements},
+                          {"moves", r.moves},
+                          {"movedAgain", r.moved_again},
                           {"waits", std::move(waits)},
                           {"samples", std::move(samples)}};
   if (r.options.load > 0) {

@@ -94,6 +94,9 @@ struct ReplayResult {
   double peak_gpu_allocation = 0;     // %
   int64_t departed = 0;               // pods that left
   int64_t arrivals = 0;               // pods submitted
+  int64_t placements = 0;             // binds, replacements included
+  int64_t moves = 0;                  // pods moved by consolidation
+  int64_t moved_again = 0;            // moves of a pod that replaced a moved pod
   // Ascending size, then the total; sizes with no pod are left out.
   std::vector<ReplayWaits> waits;
   ReplayOptions options;  // as run (load 0: the pods' own times)

@@ -192,7 +192,7 @@ Report BuildReport(const Simulator& sim, std::string_view source,
     // A placed pod that left (time replay: its duration ran out) keeps its node and devices.
     if (o.deleted && o.state == PodState::kScheduled) row.state = "Completed";
     if (row.message.empty() && !o.replaces.empty())
-      row.message = "replaces preempted " + o.replaces;
+      row.message = (o.replaces_moved ? "replaces moved " : "replaces preempted ") + o.replaces;
     for (int8_t d : o.gpu.devices) row.gpu_devices.push_back(d);
     // A pod that arrived bound keeps the devices its annotation names, if any.
     const std::string* devices = o.pod->meta.Annotation(api::kPodGpuDevicesAnnotation);
@@ -254,7 +254,7 @@ Report BuildReport(const Simulator& sim, std::string_view source,
     if (o.state == PodState::kScheduled || o.state == PodState::kPreBound) continue;
     r.unscheduled.push_back(
         UnscheduledRow{o.pod->Key(), std::string(PodStateName(o.state)), o.message});
-    if (o.reason.empty()) continue;  // preempted: in the preemptions instead
+    if (o.reason.empty()) continue;  // preempted or moved: in the preemptions instead
     ReasonRow& row = reasons[o.reason];
     ++row.pods;
     if (row.examples.size() < kExamples) row.examples.push_back(o.pod->Key());
@@ -272,18 +272,32 @@ Report BuildReport(const Simulator& sim, std::string_view source,
 
 namespace {
 
-// "Preemptions: N" and, for at most `max_listed` of them, "pod -> node: evicted a, b".
+// "Preemptions: N" and, for at most `max_listed` of them, "pod -> node: evicted a, b"; then
+// "Consolidations: N (M pods moved)" and "pod -> node: moved a to n1, b to n2".
 std::string FormatPreemptions(const std::vector<Preemption>& preemptions, size_t max_listed) {
-  if (preemptions.empty()) return {};
-  std::string out = "\nPreemptions: " + std::to_string(preemptions.size()) + "\n";
-  for (size_t i = 0; i < preemptions.size() && i < max_listed; ++i) {
-    const Preemption& p = preemptions[i];
-    std::string victims;
-    for (const std::string& v : p.victims) victims += (victims.empty() ? "" : ", ") + v;
-    out += "  " + p.pod + " -> " + p.node + ": evicted " + victims + "\n";
-  }
-  if (preemptions.size() > max_listed) {
-    out += "  ... and " + std::to_string(preemptions.size() - max_listed) + " more\n";
+  std::string out;
+  for (const bool moves : {false, true}) {
+    size_t count = 0;
+    size_t pods = 0;
+    std::string lines;
+    for (const Preemption& p : preemptions) {
+      if (p.moves() != moves) continue;
+      pods += p.victims.size();
+      if (count++ >= max_listed) continue;
+      std::string victims;
+      for (size_t i = 0; i < p.victims.size(); ++i) {
+        victims += (i == 0 ? "" : ", ") + p.victims[i];
+        if (moves) victims += " to " + p.destinations[i];
+      }
+      lines +=
+          "  " + p.pod + " -> " + p.node + (moves ? ": moved " : ": evicted ") + victims + "\n";
+    }
+    if (count == 0) continue;
+    out += moves ? "\nConsolidations: " + std::to_string(count) + " (" + std::to_string(pods) +
+                       " pods moved)\n"
+                 : "\nPreemptions: " + std::to_string(count) + "\n";
+    out += lines;
+    if (count > max_listed) out += "  ... and " + std::to_string(count - max_listed) + " more\n";
   }
   return out;
 }
@@ -395,6 +409,7 @@ std::string FormatReportText(const Report& r, size_t max_unscheduled_listed,
   if (r.stats.pending > 0) out += ", pending " + std::to_string(r.stats.pending);
   if (r.stats.pre_bound > 0) out += ", pre-bound " + std::to_string(r.stats.pre_bound);
   if (r.stats.preempted > 0) out += ", preempted " + std::to_string(r.stats.preempted);
+  if (r.stats.moved > 0) out += ", moved " + std::to_string(r.stats.moved);
   if (r.stats.rejected > 0) out += ", rejected " + std::to_string(r.stats.rejected);
   out += "\n  decisions " + std::to_string(r.stats.decisions);
   if (r.decisions_per_second > 0) {
@@ -555,8 +570,9 @@ json::array UnscheduledJson(const std::vector<UnscheduledRow>& rows) {
 json::array PreemptionsJson(const std::vector<Preemption>& rows) {
   json::array out;
   for (const Preemption& p : rows) {
-    out.push_back(
-        json::object{{"pod", p.pod}, {"node", p.node}, {"victims", StringsJson(p.victims)}});
+    json::object o{{"pod", p.pod}, {"node", p.node}, {"victims", StringsJson(p.victims)}};
+    if (p.moves()) o["destinations"] = StringsJson(p.destinations);
+    out.push_back(std::move(o));
   }
   return out;
 }

@@ -17,6 +17,11 @@
 //                 last_transition_time it was given (or the old one while its status is the same).
 //   DeletePod(pod) -> as DeletePod(uid) when the uid is still there (NotFound otherwise: deleted,
 //                 or re-created under another uid) -> OnPodDelete. Counted in `api_deletes`.
+//   AddPdb     -> OnPdbAdd. EvictPod(pod) -> the eviction subresource: 429 (kResourceExhausted)
+//                 when the pod's PodDisruptionBudget allows no disruption, an error when two
+//                 budgets select it; else the budget's disruptionsAllowed drops by one and the pod
+//                 joins its disruptedPods (OnPdbUpdate), and the pod is deleted as by
+//                 DeletePod(uid). Counted in `api_evictions`.
 //   AddPodGroup -> OnPodGroupAdd. UpdatePodGroupStatus -> the last status per PodGroup is kept
 //                 (PodGroupStatuses); nothing is delivered.
 //   AddStorage -> OnStorageAdd (PVs, PVCs, StorageClasses, CSINodes, CSIDrivers).
@@ -102,6 +107,7 @@ struct ClusterCounters {
   std::map<std::string, int64_t> events_by_reason;      // "Scheduled", "FailedScheduling"
   std::map<std::string, int64_t> conditions_by_reason;  // PodScheduled=False reasons
   int64_t api_deletes = 0;                              // DeletePod(pod): preemption victims
+  int64_t api_evictions = 0;                            // EvictPod: consolidation's moves
   int64_t claims_created = 0;        // by the resourceclaim controller (from templates)
   int64_t claims_deleted = 0;        // generated claims of pods that left
   int64_t claim_status_updates = 0;  // UpdateResourceClaimStatus (DynamicResources' PreBind)
@@ -125,6 +131,8 @@ class SimCluster final : public kube::ApiClient {
   common::Status CreatePod(api::PodPtr pod);
   // Deletes a pod by uid. NotFound when absent.
   common::Status DeletePod(std::string_view uid);
+  // Adds or replaces a PodDisruptionBudget (namespace/name), for EvictPod and the handler.
+  void AddPdb(api::PdbPtr pdb);
   // Adds a gang policy (a PodGroup, or one pod group of a Workload). AlreadyExists when its key
   // is taken.
   common::Status AddPodGroup(api::PodGroupPtr group);
@@ -143,6 +151,7 @@ class SimCluster final : public kube::ApiClient {
   common::Status CreateEvent(const kube::EventRecord& event) override;
   common::Status PatchPodCondition(const api::Pod& pod, const api::Condition& condition) override;
   common::Status DeletePod(const api::Pod& pod) override;
+  common::Status EvictPod(const api::Pod& pod) override;
   common::Status SetNominatedNodeName(const api::Pod& pod, std::string_view node) override;
   common::Status UpdatePodGroupStatus(const api::PodGroup& group,
                                       const api::PodGroupStatus& status) override;
@@ -237,6 +246,7 @@ class SimCluster final : public kube::ApiClient {
   std::unordered_map<std::string, std::string> uid_by_key_ GPUSCHED_GUARDED_BY(mu_);
   ClusterCounters counters_ GPUSCHED_GUARDED_BY(mu_);
   std::map<std::string, api::PodGroupPtr> pod_groups_ GPUSCHED_GUARDED_BY(mu_);  // by key
+  std::map<std::string, api::PdbPtr> pdbs_ GPUSCHED_GUARDED_BY(mu_);  // by namespace/name
   std::map<std::string, api::PodGroupStatus> pod_group_status_ GPUSCHED_GUARDED_BY(mu_);
   std::map<std::string, api::PersistentVolumePtr> pvs_ GPUSCHED_GUARDED_BY(mu_);
   std::map<std::string, api::PersistentVolumeClaimPtr> pvcs_ GPUSCHED_GUARDED_BY(mu_);  // ns/name

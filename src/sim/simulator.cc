@@ -23,6 +23,7 @@ std::string_view PodStateName(PodState s) {
     case PodState::kPreBound: return "PreBound";
     case PodState::kPreempted: return "Preempted";
     case PodState::kRejected: return "Rejected";
+    case PodState::kMoved: return "Moved";
   }
   return "Unknown";
 }
@@ -135,7 +136,8 @@ common::StatusOr<size_t> Simulator::Admit(api::PodPtr pod) {
 }
 
 void Simulator::CreateReplacements() {
-  for (auto& [pod, victim] : std::exchange(replacements_, {})) {
+  for (Replacement& r : std::exchange(replacements_, {})) {
+    const api::PodPtr& pod = r.pod;
     // A uid of its own: a StatefulSet's replacement has its victim's name (and derived uid).
     auto copy = std::make_shared<api::Pod>(*pod);
     copy->meta.uid = "sim:" + copy->meta.namespace_ + "/" + copy->meta.name + "#" +
@@ -147,11 +149,13 @@ void Simulator::CreateReplacements() {
       outcome.state = PodState::kRejected;
       outcome.message = std::string(index.status().message());
       outcome.reasons.push_back(outcome.message);
-      outcome.replaces = victim;
+      outcome.replaces = r.replaces;
+      outcome.replaces_moved = r.moved;
       AddOutcome(std::move(outcome));
       continue;
     }
-    outcomes_[*index].replaces = victim;
+    outcomes_[*index].replaces = r.replaces;
+    outcomes_[*index].replaces_moved = r.moved;
   }
 }
 
@@ -236,19 +240,27 @@ void Simulator::OnDecision(const scheduler::Decision& d) {
 
 void Simulator::RecordPreemption(const scheduler::Decision& d) {
   if (d.victims.empty()) return;
-  Preemption p{d.pod->Key(), d.nominated_node, {}};
-  for (const api::PodPtr& v : d.victims) {
+  Preemption p{d.pod->Key(), d.nominated_node, {}, d.destinations};
+  for (size_t i = 0; i < d.victims.size(); ++i) {
+    const api::PodPtr& v = d.victims[i];
     p.victims.push_back(v->Key());
     auto vi = index_by_uid_.find(v->meta.uid);
     if (vi == index_by_uid_.end()) continue;
     PodOutcome& vo = outcomes_[vi->second];
-    SetState(vo, PodState::kPreempted);
     vo.preempted_by = d.pod->Key();
-    vo.message = "preempted by " + d.pod->Key() + " on node " + d.nominated_node;
-    vo.reasons = {"preempted"};
+    if (p.moves()) {
+      SetState(vo, PodState::kMoved);
+      vo.message = "moved to node " + d.destinations[i] + " to make room for " + d.pod->Key() +
+                   " on node " + d.nominated_node;
+      vo.reasons = {"moved"};
+    } else {
+      SetState(vo, PodState::kPreempted);
+      vo.message = "preempted by " + d.pod->Key() + " on node " + d.nominated_node;
+      vo.reasons = {"preempted"};
+    }
     vo.reason.clear();
     if (api::PodPtr replacement = ReplacementPod(*vo.pod)) {
-      replacements_.emplace_back(std::move(replacement), vo.pod->Key());
+      replacements_.push_back({std::move(replacement), vo.pod->Key(), p.moves()});
     }
   }
   preemptions_.push_back(std::move(p));
@@ -279,7 +291,7 @@ void Simulator::SetPriorityClasses(std::vector<api::PriorityClass> classes) {
   priority_classes_ = std::move(classes);
 }
 
-void Simulator::AddPodDisruptionBudget(api::PdbPtr pdb) { scheduler_->OnPdbAdd(std::move(pdb)); }
+void Simulator::AddPodDisruptionBudget(api::PdbPtr pdb) { cluster_.AddPdb(std::move(pdb)); }
 
 common::StatusOr<api::PodPtr> Simulator::AdmitPriority(api::PodPtr pod) const {
   const api::PriorityClass* cls = nullptr;
@@ -359,6 +371,11 @@ void Simulator::MarkDeleted(PodOutcome& o) {
   o.deleted = true;
 }
 
+const PodOutcome* Simulator::OutcomeOf(std::string_view uid) const {
+  auto it = index_by_uid_.find(std::string(uid));
+  return it == index_by_uid_.end() ? nullptr : &outcomes_[it->second];
+}
+
 SimStats Simulator::Stats() const {
   SimStats s;
   s.pods = static_cast<int64_t>(outcomes_.size());
@@ -371,6 +388,7 @@ SimStats Simulator::Stats() const {
       case PodState::kPreBound: ++s.pre_bound; break;
       case PodState::kPreempted: ++s.preempted; break;
       case PodState::kRejected: ++s.rejected; break;
+      case PodState::kMoved: ++s.moved; break;
     }
   }
   s.decisions = decisions_;

@@ -78,8 +78,10 @@ enum class PodState : uint8_t {
   kPreBound,       // arrived with spec.nodeName set; not scheduled by us
   kPreempted,      // evicted by the scheduler for a pod of higher priority
   kRejected,       // refused at creation as the API server would (e.g. unknown PriorityClass)
+  kMoved,          // evicted by consolidation to make room; its controller's replacement runs
+                   // where the plan put it
 };
-inline constexpr size_t kPodStates = 7;
+inline constexpr size_t kPodStates = 8;
 std::string_view PodStateName(PodState s);
 
 // What happened to one submitted pod (the last attempt wins).
@@ -97,17 +99,22 @@ struct PodOutcome {
   int32_t attempts = 0;
   bool deleted = false;        // deleted after failing (retry = false)
   std::string nominated_node;  // preemption in its last attempt: where it will fit
-  std::string preempted_by;    // kPreempted: the preemptor (namespace/name)
-  // A pod the simulator created as the controller of a preempted pod would (ReplacementPod):
-  // the preempted pod (namespace/name).
+  std::string preempted_by;    // kPreempted, kMoved: the pod it made room for (namespace/name)
+  // A pod the simulator created as the controller of a preempted or moved pod would
+  // (ReplacementPod): that pod (namespace/name).
   std::string replaces;
+  bool replaces_moved = false;  // the pod it replaces was moved (kMoved), not preempted
 };
 
-// One preemption: `pod` was nominated to `node` and `victims` (namespace/name) were evicted.
+// One preemption: `pod` was nominated to `node` and `victims` (namespace/name) were evicted. A
+// consolidation moved them instead: `destinations` (same order) says where each was to run
+// again; empty for a preemption.
 struct Preemption {
   std::string pod;
   std::string node;
   std::vector<std::string> victims;
+  std::vector<std::string> destinations;
+  bool moves() const { return !destinations.empty(); }
 };
 
 struct SimStats {
@@ -118,6 +125,7 @@ struct SimStats {
   int64_t pending = 0;
   int64_t pre_bound = 0;
   int64_t preempted = 0;
+  int64_t moved = 0;
   int64_t rejected = 0;
   int64_t decisions = 0;    // scheduling attempts (observer calls)
   double wall_seconds = 0;  // wall time spent in ScheduleOne loops, by the caller's clock
@@ -179,6 +187,8 @@ class Simulator {
   common::StatusOr<std::vector<api::NodePtr>> FeasibleNodes(api::PodPtr pod);
 
   std::span<const PodOutcome> outcomes() const { return outcomes_; }
+  // The outcome of the pod with `uid`, or nullptr.
+  const PodOutcome* OutcomeOf(std::string_view uid) const;
   // Outcomes in `state` whose pod was not deleted (departed, or failed with retry = false): O(1).
   int64_t LiveCount(PodState state) const { return live_[static_cast<size_t>(state)]; }
   std::span<const Preemption> preemptions() const { return preemptions_; }
@@ -232,7 +242,12 @@ class Simulator {
   std::unordered_map<std::string, size_t> index_by_uid_;
   std::vector<std::string> to_delete_;  // failed pods to delete (retry = false)
   // Controllers' replacements of preempted pods, with the victim (namespace/name), to create.
-  std::vector<std::pair<api::PodPtr, std::string>> replacements_;
+  struct Replacement {
+    api::PodPtr pod;
+    std::string replaces;  // namespace/name
+    bool moved = false;
+  };
+  std::vector<Replacement> replacements_;
   bool placed_ = false;  // a placement happened in the current ScheduleOne
   int64_t decisions_ = 0;
   double wall_seconds_ = 0;

@@ -102,6 +102,7 @@ class FakeEvents final : public kube::AcceptingApiClient {
     return common::UnimplementedError("");
   }
   common::Status DeletePod(const api::Pod&) override { return common::UnimplementedError(""); }
+  common::Status EvictPod(const api::Pod&) override { return common::UnimplementedError(""); }
   common::Status SetNominatedNodeName(const api::Pod&, std::string_view) override {
     return common::UnimplementedError("");
   }

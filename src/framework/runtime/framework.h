@@ -222,9 +222,11 @@ class Framework {
   void RunPostFilter(CycleState& state, const api::Pod& pod, const Snapshot& snapshot,
                      const SchedulePodOptions& options, ScheduleResult& result);
   // The Filter plugins of the cycle on `node`, with the nominated pods of at least the pod's
-  // priority added on a copy first (PostFilterContext::RunFilters).
+  // priority added on a copy first (PostFilterContext::RunFilters). `from_state`: the Filter
+  // plugins `state`'s PreFilter left active instead, for another pod than the cycle's
+  // (PostFilterContext::RunFiltersFor).
   Status RunFiltersWithNominatedPods(const CycleState& state, const api::Pod& pod,
-                                     const NodeInfo& node) const;
+                                     const NodeInfo& node, bool from_state = false) const;
   // The pod's nominated node, filtered alone before the scan; true when it fits (result.node set).
   bool EvaluateNominatedNode(const CycleState& state, const api::Pod& pod, const Snapshot& snapshot,
                              ScheduleResult& result);

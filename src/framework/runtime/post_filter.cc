@@ -17,7 +17,7 @@ namespace gpusched::framework::runtime {
 // PostFilterContext over one failed cycle of this Framework.
 class Framework::PostFilterCycle final : public PostFilterContext {
  public:
-  PostFilterCycle(const Framework& fw, const CycleState& state, const Snapshot& snapshot,
+  PostFilterCycle(Framework& fw, const CycleState& state, const Snapshot& snapshot,
                   const Status& pre_filter, bool record_per_node)
       : fw_(fw),
         state_(state),
@@ -45,6 +45,16 @@ class Framework::PostFilterCycle final : public PostFilterContext {
                                      : fw_.RunFiltersWithNominatedPods(state, pod, node);
   }
 
+  Status PreFilterFor(CycleState& state, const api::Pod& other) const override {
+    return fw_.RunPreFilter(state, other, snapshot_);
+  }
+
+  Status RunFiltersFor(const CycleState& state, const api::Pod& other,
+                       const NodeInfo& node) const override {
+    return fw_.nominated_ == nullptr ? fw_.RunFilter(state, other, node)
+                                     : fw_.RunFiltersWithNominatedPods(state, other, node, true);
+  }
+
   std::span<const api::PodPtr> NominatedPods(NodeIndex n) const override {
     return fw_.nominated_ == nullptr ? std::span<const api::PodPtr>() : fw_.nominated_->ForNode(n);
   }
@@ -65,7 +75,7 @@ class Framework::PostFilterCycle final : public PostFilterContext {
   }
 
  private:
-  const Framework& fw_;
+  Framework& fw_;  // non-const for PreFilterFor (RunPreFilter times its points)
   const CycleState& state_;
   const Snapshot& snapshot_;
   const Status& pre_filter_;
@@ -104,7 +114,10 @@ void Framework::RunPostFilter(CycleState& state, const api::Pod& pod, const Snap
 }
 
 Status Framework::RunFiltersWithNominatedPods(const CycleState& state, const api::Pod& pod,
-                                              const NodeInfo& node) const {
+                                              const NodeInfo& node, bool from_state) const {
+  auto run = [&](const NodeInfo& n) {
+    return from_state ? RunFilter(state, pod, n) : RunActiveFilters(state, pod, n);
+  };
   bool added = false;
   for (const api::PodPtr& p : nominated_->ForNode(node.index)) {
     if (p->priority < pod.priority || p->meta.uid == pod.meta.uid) continue;
@@ -118,12 +131,12 @@ Status Framework::RunFiltersWithNominatedPods(const CycleState& state, const api
     }
     (void)nominated_scratch_.AddPod(p, devices);
   }
-  if (!added) return RunActiveFilters(state, pod, node);
+  if (!added) return run(node);
   // The pod must fit with the nominated pods there (they may need the room) and without them
   // (filters like pod affinity may need them absent).
-  Status with = RunActiveFilters(state, pod, nominated_scratch_);
+  Status with = run(nominated_scratch_);
   if (!with.ok()) return with;
-  return RunActiveFilters(state, pod, node);
+  return run(node);
 }
 
 Status Framework::FitsWithout(CycleState& state, const api::Pod& pod, const Snapshot& snapshot,

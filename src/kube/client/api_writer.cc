@@ -154,6 +154,18 @@ json::object BuildDeleteOptions(const api::Pod& pod) {
   return options;
 }
 
+json::object BuildEviction(const api::Pod& pod) {
+  json::object meta;
+  meta["name"] = pod.meta.name;
+  meta["namespace"] = pod.meta.namespace_;
+  json::object eviction;
+  eviction["apiVersion"] = "policy/v1";
+  eviction["kind"] = "Eviction";
+  eviction["metadata"] = std::move(meta);
+  eviction["deleteOptions"] = BuildDeleteOptions(pod);
+  return eviction;
+}
+
 json::object BuildNominatedNodePatch(std::string_view node) {
   json::object status;
   if (node.empty()) {
@@ -354,6 +366,20 @@ common::Status KubeApiClient::DeletePod(const api::Pod& pod) {
   // 409 on a DELETE is a failed precondition: the pod of that name has another uid now.
   if (s.code() == common::StatusCode::kAborted) {
     return common::NotFoundError("deleting pod " + pod.Key() + " (uid " +
+                                 common::Quote(pod.meta.uid) +
+                                 "): the pod was replaced: " + std::string(s.message()));
+  }
+  return s;
+}
+
+common::Status KubeApiClient::EvictPod(const api::Pod& pod) {
+  GPUSCHED_RETURN_IF_ERROR(CheckPodNames(pod));
+  Request req = JsonRequest("POST", PodPath(pod.meta.namespace_, pod.meta.name) + "/eviction",
+                            BuildEviction(pod));
+  req.retry_too_many_requests = false;  // a disruption budget's refusal is the answer
+  common::Status s = Write(std::move(req));
+  if (s.code() == common::StatusCode::kAborted) {
+    return common::NotFoundError("evicting pod " + pod.Key() + " (uid " +
                                  common::Quote(pod.meta.uid) +
                                  "): the pod was replaced: " + std::string(s.message()));
   }

@@ -29,6 +29,9 @@
 //                        (default grace period, as kube-scheduler's util.DeletePod). 404 ->
 //                        kNotFound; 409 (the uid precondition failed: the pod was re-created)
 //                        -> kNotFound too, since the pod we meant is gone.
+//   EvictPod             POST .../pods/{name}/eviction, a policy/v1 Eviction whose deleteOptions
+//                        carry the uid precondition; 429 (a PodDisruptionBudget forbids it) is
+//                        not retried -> kResourceExhausted; 404 and 409 -> kNotFound.
 //   SetNominatedNodeName PATCH .../pods/{name}/status, strategic merge patch
 //                        {"status":{"nominatedNodeName": node}} (null clears it). Skipped when
 //                        pod.nominated_node_name already equals node. 404 -> kNotFound.
@@ -103,6 +106,7 @@ class KubeApiClient final : public ApiClient {
   common::Status CreateEvent(const EventRecord& event) override;
   common::Status PatchPodCondition(const api::Pod& pod, const api::Condition& condition) override;
   common::Status DeletePod(const api::Pod& pod) override;
+  common::Status EvictPod(const api::Pod& pod) override;
   common::Status SetNominatedNodeName(const api::Pod& pod, std::string_view node) override;
   common::Status UpdatePodGroupStatus(const api::PodGroup& group,
                                       const api::PodGroupStatus& status) override;
@@ -169,6 +173,9 @@ boost::json::object BuildConditionPatch(const api::Pod& pod, const api::Conditio
                                         common::TimePoint now);
 // The DeleteOptions body of DeletePod: {"preconditions":{"uid":...}}, {} without a uid.
 boost::json::object BuildDeleteOptions(const api::Pod& pod);
+// The body of EvictPod: {"apiVersion":"policy/v1","kind":"Eviction","metadata":{"name",
+// "namespace"},"deleteOptions": BuildDeleteOptions(pod)}.
+boost::json::object BuildEviction(const api::Pod& pod);
 // The strategic merge patch of SetNominatedNodeName (an empty `node` is null).
 boost::json::object BuildNominatedNodePatch(std::string_view node);
 // The merge patch of BindPersistentVolume: {"metadata":{"resourceVersion", "annotations":

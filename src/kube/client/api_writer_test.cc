@@ -419,6 +419,7 @@ TEST(KubeApiClientTest, PreemptionWritesReportErrors) {
     return api.PatchPodCondition(p, cond);
   };
   const auto del = [](KubeApiClient& api, const api::Pod& p) { return api.DeletePod(p); };
+  const auto evict = [](KubeApiClient& api, const api::Pod& p) { return api.EvictPod(p); };
   const auto nominate = [](KubeApiClient& api, const api::Pod& p) {
     return api.SetNominatedNodeName(p, "n1");
   };
@@ -431,6 +432,10 @@ TEST(KubeApiClientTest, PreemptionWritesReportErrors) {
        "deleting pod ml/train-0 (uid \"uid-1\"): the pod was replaced", 1},
       {"a forbidden delete is PermissionDenied", del, MakePod(), 403, StatusCode::kPermissionDenied,
        "403", 1},
+      {"an eviction a disruption budget forbids is ResourceExhausted", evict, MakePod(), 429,
+       StatusCode::kResourceExhausted, "POST /api/v1/namespaces/ml/pods/train-0/eviction: 429", 1},
+      {"evicting a re-created pod (409) is NotFound", evict, MakePod(), 409, StatusCode::kNotFound,
+       "evicting pod ml/train-0 (uid \"uid-1\"): the pod was replaced", 1},
       {"nominating on a deleted pod is NotFound", nominate, MakePod(), 404, StatusCode::kNotFound,
        "404 Not Found", 1},
       {"a pod name that is not DNS-1123 is refused", del, MakePod("ml", "Bad_Name"), 200,
@@ -481,6 +486,23 @@ TEST(KubeApiClientTest, DeletePod) {
     EXPECT_EQ(rest.requests[0].content_type, "application/json");
     EXPECT_EQ(json::parse(rest.requests[0].body), json::parse(c.want_body));
   }
+}
+
+TEST(KubeApiClientTest, EvictPodPostsAPolicyV1Eviction) {
+  FakeRestClient rest;
+  rest.Push(201, R"({"kind":"Status","status":"Success"})");
+  common::FakeClock clock;
+  KubeApiClient api(rest, clock);
+  common::Status s = api.EvictPod(MakePod());
+  ASSERT_TRUE(s.ok()) << s.ToString();
+  ASSERT_EQ(rest.requests.size(), 1u);
+  EXPECT_EQ(rest.requests[0].method, "POST");
+  EXPECT_EQ(rest.requests[0].path, "/api/v1/namespaces/ml/pods/train-0/eviction");
+  EXPECT_FALSE(rest.requests[0].retry_too_many_requests) << "a budget's 429 is the answer";
+  EXPECT_EQ(json::parse(rest.requests[0].body),
+            json::parse(R"({"apiVersion":"policy/v1","kind":"Eviction",)"
+                        R"("metadata":{"name":"train-0","namespace":"ml"},)"
+                        R"("deleteOptions":{"preconditions":{"uid":"uid-1"}}})"));
 }
 
 TEST(KubeApiClientTest, SetNominatedNodeName) {

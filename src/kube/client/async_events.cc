@@ -35,6 +35,7 @@ common::Status AsyncEventClient::PatchPodCondition(const api::Pod& pod,
 }
 
 common::Status AsyncEventClient::DeletePod(const api::Pod& pod) { return next_.DeletePod(pod); }
+common::Status AsyncEventClient::EvictPod(const api::Pod& pod) { return next_.EvictPod(pod); }
 
 common::Status AsyncEventClient::SetNominatedNodeName(const api::Pod& pod, std::string_view node) {
   return next_.SetNominatedNodeName(pod, node);

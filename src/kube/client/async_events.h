@@ -60,6 +60,7 @@ class AsyncEventClient final : public ApiClient {
   // Passed straight through to `next`, like the binds.
   common::Status PatchPodCondition(const api::Pod& pod, const api::Condition& condition) override;
   common::Status DeletePod(const api::Pod& pod) override;
+  common::Status EvictPod(const api::Pod& pod) override;
   common::Status SetNominatedNodeName(const api::Pod& pod, std::string_view node) override;
   common::Status UpdatePodGroupStatus(const api::PodGroup& group,
                                       const api::PodGroupStatus& status) override;

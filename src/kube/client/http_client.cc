@@ -541,7 +541,8 @@ common::StatusOr<Response> HttpRestClient::Execute(
         spdlog::info("{}: 401 Unauthorized, retrying with refreshed credentials", what);
       --attempt;  // a refreshed credential does not use up the retry budget
       continue;
-    } else if (RetryableStatus(static_cast<int>(t.status))) {
+    } else if (RetryableStatus(static_cast<int>(t.status)) &&
+               (t.status != 429 || request.retry_too_many_requests)) {
       retryable_error = true;
       last_error = common::Status();
       if (t.retry_after) delay = std::min(*t.retry_after, options_.max_retry_after);

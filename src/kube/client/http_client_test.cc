@@ -172,6 +172,24 @@ TEST(HttpRestClientTest, RetriesWithBackoffAndRetryAfter) {
     }
 }
 
+// An eviction that a PodDisruptionBudget forbids is a 429 too: the caller turns the retry off.
+TEST(HttpRestClientTest, A429IsTheAnswerWhenTheRequestSaysSo) {
+  std::atomic<size_t> n{0};
+  TestHttpServer server([&](const testing::ReceivedRequest&) {
+    n.fetch_add(1);
+    return Status(429, R"({"kind":"Status","reason":"TooManyRequests"})");
+  });
+  Harness h(server.url());
+  ASSERT_NE(h.client, nullptr);
+  Request req = Call("POST", "/api/v1/namespaces/ml/pods/p/eviction");
+  req.retry_too_many_requests = false;
+  auto got = h.client->Do(req);
+  ASSERT_TRUE(got.ok()) << got.status().ToString();
+  EXPECT_EQ(got->status, 429);
+  EXPECT_EQ(server.requests().size(), 1u);
+  EXPECT_TRUE(h.waits.empty());
+}
+
 TEST(HttpRestClientTest, ConnectionErrorsAreRetriedThenUnavailable) {
   for (const char* method : kTransports) {
     SCOPED_TRACE(method);

@@ -133,6 +133,38 @@ common::StatusOr<int64_t> Int(std::string_view source, const CsvRow& row, std::s
 
 // creation_time and deletion_time (seconds) as the replay's arrival and duration annotations
 // (src/sim/replay.h); a pod without a later deletion time never leaves.
+// The gpu_spec column: the models a pod may run on ('|'-separated, repeats dropped); none when
+// empty.
+common::StatusOr<std::vector<common::Atom>> GpuSpecModels(std::string_view source,
+                                                          const CsvRow& row, std::string_view spec,
+                                                          int64_t num_gpu) {
+  std::vector<common::Atom> models;
+  if (spec.empty()) return models;
+  if (num_gpu == 0) return BadValue(source, row.line, "gpu_spec", spec, "empty when num_gpu is 0");
+  for (std::string_view tok : common::Split(spec, '|')) {
+    std::string norm = api::NormalizeGpuModel(common::Trim(tok));
+    if (norm.empty()) {
+      return BadValue(source, row.line, "gpu_spec", spec,
+                      "GPU models separated by '|', e.g. V100M16|V100M32");
+    }
+    common::Atom a = common::Intern(norm);
+    if (std::find(models.begin(), models.end(), a) == models.end()) models.push_back(a);
+  }
+  return models;
+}
+
+// The one replica of a ReplicaSet of its own (named after the pod), opted in to consolidation.
+void MakeMovable(api::Pod& pod) {
+  api::OwnerReference rs;
+  rs.api_version = "apps/v1";
+  rs.kind = "ReplicaSet";
+  rs.name = pod.meta.name;
+  rs.uid = pod.meta.uid + "/replicaset";
+  rs.controller = true;
+  pod.meta.owner_references.push_back(std::move(rs));
+  pod.meta.annotations.emplace_back("gpusched.io/movable", "true");
+}
+
 common::Status KeepTimes(std::string_view source, const CsvRow& row, std::string_view creation,
                          std::string_view deletion, api::Pod& pod) {
   if (creation.empty()) return common::Status::Ok();
@@ -243,16 +275,21 @@ common::StatusOr<std::vector<api::NodePtr>> ParseOpenbNodes(std::string_view tex
 common::StatusOr<std::vector<api::PodPtr>> ParseOpenbPods(std::string_view text,
                                                           std::string_view source,
                                                           const OpenbOptions& options) {
-  enum { kName, kCpu, kMemory, kNumGpu, kGpuMilli, kGpuSpec, kCreation, kDeletion };
+  enum { kName, kCpu, kMemory, kNumGpu, kGpuMilli, kGpuSpec, kQos, kCreation, kDeletion };
   const std::vector<ColumnSpec> specs = {{{"name"}},
                                          {{"cpu_milli"}},
                                          {{"memory_mib"}},
                                          {{"num_gpu"}},
                                          {{"gpu_milli"}},
                                          {{"gpu_spec"}, false},
+                                         {{"qos"}, false},
                                          {{"creation_time"}, false},
                                          {{"deletion_time"}, false}};
   GPUSCHED_ASSIGN_OR_RETURN(Csv csv, ReadCsv(text, source, specs));
+  if (!options.movable_qos.empty() && csv.column[kQos] < 0) {
+    return common::InvalidArgumentError(std::string(source) +
+                                        ": no qos column, so no pod can be read as movable");
+  }
   const common::Atom scheduler = common::Intern(options.scheduler_name);
   const common::Atom app = common::Intern("app");
   const common::Atom openb = common::Intern("openb");
@@ -287,21 +324,8 @@ common::StatusOr<std::vector<api::PodPtr>> ParseOpenbPods(std::string_view text,
                       "1000 when num_gpu > 1: only single-GPU tasks share a GPU");
     }
     std::string_view spec = Field(csv, row, kGpuSpec);
-    std::vector<common::Atom> models;
-    if (!spec.empty()) {
-      if (num_gpu == 0) {
-        return BadValue(source, row.line, "gpu_spec", spec, "empty when num_gpu is 0");
-      }
-      for (std::string_view tok : common::Split(spec, '|')) {
-        std::string norm = api::NormalizeGpuModel(common::Trim(tok));
-        if (norm.empty()) {
-          return BadValue(source, row.line, "gpu_spec", spec,
-                          "GPU models separated by '|', e.g. V100M16|V100M32");
-        }
-        common::Atom a = common::Intern(norm);
-        if (std::find(models.begin(), models.end(), a) == models.end()) models.push_back(a);
-      }
-    }
+    GPUSCHED_ASSIGN_OR_RETURN(std::vector<common::Atom> models,
+                              GpuSpecModels(source, row, spec, num_gpu));
 
     auto pod = std::make_shared<api::Pod>();
     pod->meta.name = std::string(name);
@@ -318,6 +342,11 @@ common::StatusOr<std::vector<api::PodPtr>> ParseOpenbPods(std::string_view text,
     if (options.keep_times) {
       GPUSCHED_RETURN_IF_ERROR(
           KeepTimes(source, row, Field(csv, row, kCreation), Field(csv, row, kDeletion), *pod));
+    }
+    if (std::string_view qos = Field(csv, row, kQos);
+        !qos.empty() && std::find(options.movable_qos.begin(), options.movable_qos.end(), qos) !=
+                            options.movable_qos.end()) {
+      MakeMovable(*pod);
     }
     std::sort(pod->meta.annotations.begin(), pod->meta.annotations.end());
     pod->scheduler_name = scheduler;

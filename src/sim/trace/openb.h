@@ -15,7 +15,8 @@
 //   Pod:  one container with requests = limits = cpu_milli, memory_mib MiB;
 //         pod.gpu = GpuRequest{count = num_gpu, milli = gpu_milli, models = gpu_spec split on '|'}
 //         set directly (no nvidia.com/gpu resource: a shared GPU is not a device-plugin unit);
-//         creation/deletion/scheduled times (unless keep_times), qos and phase are dropped.
+//         creation/deletion/scheduled times (unless keep_times) and phase are dropped; qos
+//         only marks pods movable (movable_qos).
 //   Model names go through api::NormalizeGpuModel on both sides; the trace's names ("V100M16",
 //   "G2", ...) contain no separator, so matching stays the paper's exact string match.
 //
@@ -49,6 +50,12 @@ struct OpenbOptions {
   // Time replay (src/sim/replay.h): keep creation_time as the gpusched.io/arrival annotation and
   // deletion_time - creation_time as gpusched.io/duration (seconds). Off: times are dropped.
   bool keep_times = false;
+  // Pods whose qos column ("LS", "BE", "Burstable", "Guaranteed") is listed are read as the one
+  // replica of a ReplicaSet of their own (named after the pod) with gpusched.io/movable: "true",
+  // so Consolidation may move them and the simulator recreates them (issue #41's what-if: "were
+  // my latency-sensitive pods movable Deployments?"). A file without the qos column is an error
+  // then. Empty: every pod is bare, as the trace gives it.
+  std::vector<std::string> movable_qos;
 };
 
 common::StatusOr<std::vector<api::NodePtr>> ParseOpenbNodes(std::string_view csv,

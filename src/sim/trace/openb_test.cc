@@ -129,6 +129,33 @@ TEST(OpenbTest, KeepTimesGivesTheReplayArrivalAndDuration) {
       << bad.status().message();
 }
 
+TEST(OpenbTest, MovableQosMakesOneReplicaReplicaSetsMarkedMovable) {
+  OpenbOptions opts;
+  opts.movable_qos = {"LS"};
+  auto pods = ParseOpenbPods(kPods, "pods.csv", opts);
+  ASSERT_TRUE(pods.ok()) << pods.status().ToString();
+  for (const api::PodPtr& p : *pods) {
+    const bool ls = p->meta.name != "openb-pod-0002" && p->meta.name != "openb-pod-0003";
+    const std::string* movable = p->meta.Annotation("gpusched.io/movable");
+    if (!ls) {
+      EXPECT_EQ(movable, nullptr) << p->meta.name;
+      EXPECT_TRUE(p->meta.owner_references.empty()) << p->meta.name;
+      continue;
+    }
+    ASSERT_NE(movable, nullptr) << p->meta.name;
+    EXPECT_EQ(*movable, "true");
+    ASSERT_EQ(p->meta.owner_references.size(), 1u);
+    EXPECT_EQ(p->meta.owner_references[0].kind, "ReplicaSet");
+    EXPECT_EQ(p->meta.owner_references[0].name, p->meta.name);
+    EXPECT_TRUE(p->meta.owner_references[0].controller);
+  }
+  // Without the qos column nothing can be read as movable: an error, not a silent no-op.
+  auto five = ParseOpenbPods("name,cpu_milli,memory_mib,num_gpu,gpu_milli\np0,1000,1024,2,1000\n",
+                             "multigpu.csv", opts);
+  ASSERT_FALSE(five.ok());
+  EXPECT_NE(five.status().message().find("multigpu.csv: no qos column"), std::string::npos);
+}
+
 TEST(OpenbTest, MalformedCsvIsAnErrorNamingFileLineColumnAndValue) {
   const std::string pod_header = "name,cpu_milli,memory_mib,num_gpu,gpu_milli,gpu_spec\n";
   const std::string node_header = "sn,cpu_milli,memory_mib,gpu,model\n";

@@ -1,0 +1,149 @@
+// SPDX-License-Identifier: Apache-2.0
+// Consolidation's invariants over thousands of random clusters, each run in the simulator with
+// the default profile (issue #41):
+//   1. no pod moves unless the waiting pod binds afterwards (no other arrival intervenes);
+//   2. no pod moves twice for the same waiting pod, and no replacement moves again;
+//   3. against a brute-force oracle (every pod here asks one whole GPU, so a node's room is a
+//      count): the waiting pod binds exactly when some node has free + movable devices >= its
+//      request, needing m <= maxMovesPerPod moves, with at least m free devices on the other
+//      nodes; and then the fewest such m pods move.
+// The simulator also checks after every placement that no device is over-committed.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <map>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "src/common/clock.h"
+#include "src/common/random.h"
+#include "src/plugins/in_tree_registry.h"
+#include "src/sim/simulator.h"
+#include "src/sim/workload.h"
+
+namespace gpusched::sim {
+namespace {
+
+constexpr int kMaxMovesPerPod = 2;  // the plugin's default
+
+struct Cluster {
+  std::vector<int> gpus;     // per node
+  std::vector<int> used;     // per node: devices held
+  std::vector<int> movable;  // per node: devices held by movable pods
+  std::string yaml;
+};
+
+Cluster RandomCluster(common::Random& rng) {
+  Cluster c;
+  const int nodes = 2 + static_cast<int>(rng.Uniform(4));
+  int pod = 0;
+  for (int n = 0; n < nodes; ++n) {
+    static constexpr int kSizes[] = {2, 4, 8};
+    const int gpus = kSizes[rng.Uniform(3)];
+    const std::string node = "n" + std::to_string(n);
+    c.gpus.push_back(gpus);
+    c.used.push_back(0);
+    c.movable.push_back(0);
+    c.yaml += "apiVersion: v1\nkind: Node\nmetadata: {name: " + node +
+              ", labels: {kubernetes.io/hostname: " + node +
+              "}}\nstatus:\n  allocatable: {cpu: \"64\", memory: 256Gi, pods: \"110\", "
+              "nvidia.com/gpu: \"" +
+              std::to_string(gpus) + "\"}\n---\n";
+    for (int d = 0; d < gpus; ++d) {
+      if (rng.Uniform(100) < 45) continue;  // a free device
+      const uint64_t kind = rng.Uniform(10);
+      const bool bare = kind == 0;  // no controller: never movable
+      const bool movable = !bare && kind < 8;
+      ++c.used.back();
+      if (movable) ++c.movable.back();
+      std::string meta = "  name: p" + std::to_string(pod++) + "\n  annotations: {" +
+                         "gpusched.io/gpu-devices: \"" + std::to_string(d) + "\"" +
+                         (movable ? ", gpusched.io/movable: \"true\"" : "") + "}\n";
+      if (!bare) {
+        const std::string rs = "rs" + std::to_string(rng.Uniform(3));
+        meta += "  ownerReferences: [{apiVersion: apps/v1, kind: ReplicaSet, name: " + rs +
+                ", uid: uid-" + rs + ", controller: true}]\n";
+      }
+      c.yaml += "apiVersion: v1\nkind: Pod\nmetadata:\n" + meta + "spec:\n  nodeName: " + node +
+                "\n  containers: [{name: c, resources: {limits: {nvidia.com/gpu: \"1\"}}}]\n---\n";
+    }
+  }
+  return c;
+}
+
+// The oracle: -1 when the pod cannot bind, else the fewest moves that let it bind (0: it fits).
+int FewestMoves(const Cluster& c, int want) {
+  int best = -1;
+  for (size_t n = 0; n < c.gpus.size(); ++n) {
+    const int free = c.gpus[n] - c.used[n];
+    if (free >= want) return 0;
+    const int moves = want - free;
+    if (moves > c.movable[n] || moves > kMaxMovesPerPod) continue;
+    int room_elsewhere = 0;  // free devices on the other nodes: one per moved pod
+    for (size_t o = 0; o < c.gpus.size(); ++o) {
+      if (o != n) room_elsewhere += c.gpus[o] - c.used[o];
+    }
+    if (room_elsewhere >= moves && (best < 0 || moves < best)) best = moves;
+  }
+  return best;
+}
+
+TEST(ConsolidationPropertyTest, MovesOnlyWhenTheWaitingPodBindsAndTheFewest) {
+  static const common::FakeClock wall;
+  common::Random rng(20261206);
+  int consolidated = 0;
+  for (int round = 0; round < 1000; ++round) {
+    const Cluster c = RandomCluster(rng);
+    const int max_gpus = *std::max_element(c.gpus.begin(), c.gpus.end());
+    const int want = 1 + static_cast<int>(rng.Uniform(static_cast<uint64_t>(max_gpus)));
+    Workload w;
+    ASSERT_TRUE(AppendManifests(c.yaml, "in.yaml", w).ok());
+    SimOptions opts;
+    opts.check_invariants = true;
+    auto sim =
+        Simulator::Create(SimulationDefaultConfig(), {plugins::InTreeRegistry(), wall}, opts);
+    ASSERT_TRUE(sim.ok());
+    ASSERT_TRUE((*sim)->Run(w).ok()) << c.yaml;
+    Workload waiting;
+    ASSERT_TRUE(AppendManifests("apiVersion: v1\nkind: Pod\nmetadata: {name: train}\nspec:\n"
+                                "  containers: [{name: c, resources: {limits: {nvidia.com/gpu: \"" +
+                                    std::to_string(want) + "\"}}}]\n",
+                                "train.yaml", waiting)
+                    .ok());
+    ASSERT_TRUE((*sim)->SubmitWorkloadPod(waiting.pods[0]).ok());
+    ASSERT_TRUE((*sim)->Settle().ok());
+    ASSERT_TRUE((*sim)->Settle().ok());
+
+    bool bound = false;
+    std::multiset<std::string> moved;
+    for (const PodOutcome& o : (*sim)->outcomes()) {
+      if (o.pod->meta.name == "train") bound = o.state == PodState::kScheduled;
+      if (o.state == PodState::kMoved) {
+        moved.insert(o.pod->Key());
+        EXPECT_TRUE(o.replaces.empty()) << "a replacement moved again";
+      }
+    }
+    std::multiset<std::string> listed;
+    for (const Preemption& p : (*sim)->preemptions()) {
+      ASSERT_TRUE(p.moves()) << "all priorities are equal: nothing to preempt";
+      EXPECT_EQ(p.pod, "default/train");
+      listed.insert(p.victims.begin(), p.victims.end());
+    }
+    const std::string where = "round " + std::to_string(round) + ", train asks " +
+                              std::to_string(want) + " GPUs\n" + c.yaml;
+    EXPECT_EQ(listed, moved) << where;
+    for (const std::string& key : listed) EXPECT_EQ(listed.count(key), 1u) << key << where;
+    if (!moved.empty())
+      EXPECT_TRUE(bound) << "pods moved but the waiting pod did not bind\n" << where;
+    const int oracle = FewestMoves(c, want);
+    EXPECT_EQ(bound, oracle >= 0) << where;
+    if (oracle >= 0) EXPECT_EQ(static_cast<int>(moved.size()), oracle) << where;
+    if (!moved.empty()) ++consolidated;
+    if (HasFailure()) return;
+  }
+  EXPECT_GT(consolidated, 100);  // the cases exercise moves, not only direct fits
+}
+
+}  // namespace
+}  // namespace gpusched::sim
