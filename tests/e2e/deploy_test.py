@@ -89,6 +89,7 @@ DELEGATED_AUTH_RULES = {
 SCHEDULER_RULES = DELEGATED_AUTH_RULES | {
     ("", "pods", (), ("delete", "get", "list", "watch")),  # delete: preemption victims
     ("", "pods/binding", (), ("create",)),
+    ("", "pods/eviction", (), ("create",)),  # consolidation's moves
     ("", "pods/status", (), ("patch",)),
     ("", "nodes", (), ("get", "list", "watch")),
     ("policy", "poddisruptionbudgets", (), ("get", "list", "watch")),
