@@ -129,6 +129,15 @@ class SimulateInputsCliTest(unittest.TestCase):
         self.assertEqual(rc, 2)
         self.assertIn("--load-window needs --load", err)
 
+    def test_movable_qos_needs_a_trace_and_a_known_class(self):
+        docs = os.path.join(os.path.dirname(EXAMPLE), "..", "simulate")
+        rc, _, err = run("simulate", "-f", os.path.join(docs, "cluster.yaml"), "--movable-qos", "LS")
+        self.assertEqual(rc, 2)
+        self.assertIn("--movable-qos needs --trace-* input", err)
+        rc, _, err = run("simulate", "-f", os.path.join(docs, "cluster.yaml"), "--movable-qos", "XX")
+        self.assertEqual(rc, 2)
+        self.assertIn("XX", err)
+
 
 if __name__ == "__main__":
     BINARY = sys.argv.pop(1)
