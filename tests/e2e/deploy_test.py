@@ -813,6 +813,7 @@ class DeployTest(ClusterTestCase):
                 ("patch", "pods", "--subresource=status", "-n", ns),
                 ("list", "nodes"), ("watch", "nodes"), ("get", "nodes"),
                 ("delete", "pods", "-n", ns),
+                ("create", "pods", "--subresource=eviction", "-n", ns),  # consolidation's moves
                 ("list", "poddisruptionbudgets.policy", "-A"),
                 ("watch", "poddisruptionbudgets.policy", "-A"),
                 ("create", "events.events.k8s.io", "-n", ns),
@@ -828,7 +829,6 @@ class DeployTest(ClusterTestCase):
                 ("create", "poddisruptionbudgets.policy", "-n", ns),
                 ("delete", "poddisruptionbudgets.policy", "-n", ns),
                 ("update", "pods", "--subresource=status", "-n", ns),
-                ("create", "pods", "--subresource=eviction", "-n", ns),
                 ("get", "secrets", "-n", ns), ("list", "secrets", "-A"),
                 ("list", "configmaps", "-n", ns),
                 ("create", "serviceaccounts", "--subresource=token", "-n", ns),
