@@ -126,10 +126,7 @@ Status Consolidation::PostFilter(framework::CycleState& state, const api::Pod& p
   }
   const int32_t recent = MovesInLastMinute();
   if (recent + candidates_.front().lower_bound > args_.max_moves_per_minute) {
-    return Status::WithMessage(Code::kUnschedulable,
-                               "consolidation: " + std::to_string(recent) +
-                                   " pods moved in the last minute, the limit is " +
-                                   std::to_string(args_.max_moves_per_minute));
+    return OverRate(recent);
   }
   Status why;
   std::vector<NodeMoves> plans = Plans(state, pod, snapshot, context, why);
@@ -138,8 +135,12 @@ Status Consolidation::PostFilter(framework::CycleState& state, const api::Pod& p
     return Status::WithMessage(Code::kUnschedulable, "consolidation: " + std::string(why.reason()));
   }
   by_free_.clear();
+  bool over_rate = false;
   for (const NodeMoves& plan : plans) {
-    if (recent + static_cast<int64_t>(plan.moves.size()) > args_.max_moves_per_minute) continue;
+    if (recent + static_cast<int64_t>(plan.moves.size()) > args_.max_moves_per_minute) {
+      over_rate = true;
+      continue;
+    }
     std::vector<std::string> to = Destinations(plan, snapshot, context);
     if (to.empty()) continue;
     if (!context.RecordPerNode()) {  // explain's dry run moves nothing: no rate spent
@@ -150,6 +151,9 @@ Status Consolidation::PostFilter(framework::CycleState& state, const api::Pod& p
     result.victims = plan.moves;
     result.destinations = std::move(to);
     return Status::Success();
+  }
+  if (over_rate) {
+    return OverRate(recent);
   }
   return Status::Unschedulable("consolidation: the pods that would move fit on no other node");
 }
@@ -322,6 +326,13 @@ int32_t Consolidation::LowerBound(const api::Pod& pod, const NodeInfo& node, con
     return -1;
   }
   return static_cast<int32_t>(std::min<int64_t>(bound, std::numeric_limits<int32_t>::max()));
+}
+
+Status Consolidation::OverRate(int32_t recent) const {
+  return Status::WithMessage(Code::kUnschedulable,
+                             "consolidation: " + std::to_string(recent) +
+                                 " pods moved in the last minute, the limit is " +
+                                 std::to_string(args_.max_moves_per_minute));
 }
 
 int32_t Consolidation::MovesInLastMinute() {

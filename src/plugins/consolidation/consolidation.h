@@ -131,8 +131,9 @@ class Consolidation final : public framework::PostFilterPlugin {
   // Adds `replacement` to a planned destination, on the devices the best fit chooses (as
   // RunFilters counts a nominated pod).
   static void PlanOn(framework::NodeInfo& node, api::PodPtr replacement);
-  // Step 4: the moves of the last minute.
+  // Step 4: the moves of the last minute, and the rejection when a plan would exceed the rate.
   int32_t MovesInLastMinute();
+  framework::Status OverRate(int32_t recent) const;
   const NodeOptIn& OptInOf(const framework::NodeInfo& node);
   // The fewest moves the node could need (from its free milli-GPU and cpu and what its opted-in
   // pods hold: a necessary condition); -1 when moving all of them frees too little.
