@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "cmd/gpusched/cluster_snapshot.h"
 
+#include <CLI/CLI.hpp>
 #include <algorithm>
 #include <map>
 #include <string>
@@ -11,6 +12,7 @@
 #include "cmd/gpusched/cluster_list.h"
 #include "src/common/mutex.h"
 #include "src/common/overloaded.h"
+#include "src/sim/controllers.h"
 
 namespace gpusched::cmd {
 namespace {
@@ -133,6 +135,51 @@ class Store final : public kube::ClusterEventHandler {
 
 }  // namespace
 
+void ReadOnlyInputFlags::AddTo(CLI::App& app, const std::string& files_help) {
+  app.add_option("--kubeconfig", kubeconfig,
+                 "kubeconfig of the live cluster (default: KUBECONFIG, in-cluster config, "
+                 "~/.kube/config)");
+  app.add_option("-f,--filename", files, files_help)->allow_extra_args(false);
+  app.add_flag("-R,--recursive", recursive,
+               "Read the directories -f names recursively, as kubectl -R");
+  app.add_option("-o,--output", output, "Output format")
+      ->check(CLI::IsMember({"text", "json"}))
+      ->capture_default_str();
+  app.add_option("--seed", seed, "Seed of the tie-breaking random stream")->capture_default_str();
+  app.add_option("--sync-timeout", sync_timeout_s,
+                 "Live cluster: seconds to wait for the cluster's lists")
+      ->check(CLI::Range(1, 3600))
+      ->capture_default_str();
+}
+
+std::string ReadOnlyInputFlags::Conflict() const {
+  return !kubeconfig.empty() && !files.empty() ? "--kubeconfig and -f/--filename are exclusive"
+                                               : "";
+}
+
+common::Status AppendInputFiles(const std::vector<std::string>& files, bool recursive,
+                                sim::Workload& w, std::string& source) {
+  GPUSCHED_ASSIGN_OR_RETURN(std::vector<sim::InputFile> inputs, sim::ReadInputs(files, recursive));
+  for (const sim::InputFile& in : inputs) {
+    // A file that is not YAML at all is one rejection; the other files are still read.
+    if (common::Status s = sim::AppendManifests(in.text, in.name, w); !s.ok()) {
+      std::string why(s.message());
+      if (why.starts_with(in.name + ": ")) why.erase(0, in.name.size() + 2);
+      w.rejected.push_back(sim::Rejection{in.name, 0, "", "", std::move(why)});
+    }
+  }
+  for (const auto& f : files) source += (source.empty() ? "" : ", ") + f;
+  sim::ExpandControllers(w);
+  if (!w.nodes.empty()) return common::Status::Ok();
+  // Say why when it is a rejected object's fault (a YAML error, a Node that does not decode).
+  std::string why = source + ": no Node objects (a simulation needs a cluster)";
+  if (!w.rejected.empty()) {
+    why += "; rejected: " + w.rejected.front().ToString();
+    if (w.rejected.size() > 1) why += " (+" + std::to_string(w.rejected.size() - 1) + " more)";
+  }
+  return common::InvalidArgumentError(why);
+}
+
 common::StatusOr<ClusterSnapshot> SnapshotCluster(const std::string& kubeconfig,
                                                   const config::SchedulerConfig& config,
                                                   int sync_timeout_s) {
@@ -148,6 +195,10 @@ common::StatusOr<ClusterSnapshot> SnapshotCluster(const std::string& kubeconfig,
     out.workload.dra.emplace_back(std::move(t));
   }
   out.workload.warnings = listing.Notes();
+  if (out.pending_pods > 0) {
+    out.workload.warnings.push_back(std::to_string(out.pending_pods) +
+                                    " pod(s) of the cluster not yet bound are left out");
+  }
   return out;
 }
 

@@ -36,6 +36,7 @@ std::unique_ptr<Command> NewDeletionCostCommand(CLI::App& root);
 std::unique_ptr<Command> NewHpaCommand(CLI::App& root);
 std::unique_ptr<Command> NewExtenderCommand(CLI::App& root);
 std::unique_ptr<Command> NewExplainCommand(CLI::App& root);
+std::unique_ptr<Command> NewConsolidateCommand(CLI::App& root);
 
 // "gpusched <gitVersion>": the line `gpusched --version` prints (version.cc).
 std::string VersionLine();

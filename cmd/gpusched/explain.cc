@@ -39,6 +39,7 @@
 #include <vector>
 
 #include "cmd/gpusched/cluster_list.h"
+#include "cmd/gpusched/cluster_snapshot.h"
 #include "cmd/gpusched/commands.h"
 #include "cmd/gpusched/wiring.h"
 #include "src/api/gang.h"
@@ -211,38 +212,22 @@ class ExplainCommand final : public Command {
             "final choice")) {
     app_.add_option("pod", pod_arg_, "The pod, as NAMESPACE/NAME (or NAME in namespace default)")
         ->required();
-    app_.add_option("--kubeconfig", kubeconfig_,
-                    "kubeconfig of the live cluster (default: KUBECONFIG, in-cluster config, "
-                    "~/.kube/config)");
-    app_.add_option("-f,--filename", files_,
-                    "Simulator input instead of a live cluster: YAML/JSON manifests of Nodes and "
-                    "Pods (repeatable; a file, a directory or - for standard input), replayed "
-                    "with `gpusched simulate`'s plain protocol first")
-        ->allow_extra_args(false);
-    app_.add_flag("-R,--recursive", recursive_,
-                  "Read the directories -f names recursively, as kubectl -R");
+    in_.AddTo(app_,
+              "Simulator input instead of a live cluster: YAML/JSON manifests of Nodes and Pods "
+              "(repeatable; a file, a directory or - for standard input), replayed with "
+              "`gpusched simulate`'s plain protocol first");
     app_.add_option("--config", config_file_,
                     "KubeSchedulerConfiguration file (default: the default profile)");
     app_.add_option("--scheduler-name", scheduler_name_,
                     "Profile to explain with (default: the pod's spec.schedulerName if it is a "
                     "profile, else the first profile)");
-    app_.add_option("-o,--output", output_, "Output format")
-        ->check(CLI::IsMember({"text", "json"}))
-        ->capture_default_str();
-    app_.add_option("--seed", seed_, "Seed of the tie-breaking random stream")
-        ->capture_default_str();
-    app_.add_option("--sync-timeout", sync_timeout_s_,
-                    "Live cluster: seconds to wait for the cluster's lists")
-        ->check(CLI::Range(1, 3600))
-        ->capture_default_str();
   }
 
   CLI::App& app() override { return app_; }
 
   int Run() override {
-    if (!kubeconfig_.empty() && !files_.empty()) {
-      std::cerr << "error: --kubeconfig and -f/--filename are exclusive\n"
-                   "Run with --help for more information.\n";
+    if (std::string conflict = in_.Conflict(); !conflict.empty()) {
+      std::cerr << "error: " << conflict << "\nRun with --help for more information.\n";
       return kExitUsage;
     }
     auto slash = pod_arg_.find('/');
@@ -273,7 +258,7 @@ class ExplainCommand final : public Command {
       }
     }
     if (common::Status s = plugins::RegisterInTreePlugins(registry_); !s.ok()) return BadInput(s);
-    return files_.empty() ? ExplainLive(*config, ns, name) : ExplainManifests(*config, ns, name);
+    return in_.files.empty() ? ExplainLive(*config, ns, name) : ExplainManifests(*config, ns, name);
   }
 
  private:
@@ -284,7 +269,7 @@ class ExplainCommand final : public Command {
 
   common::StatusOr<config::SchedulerConfig> LoadConfig() const {
     if (config_file_.empty()) {
-      return files_.empty() ? config::DefaultSchedulerConfig() : sim::SimulationDefaultConfig();
+      return in_.files.empty() ? config::DefaultSchedulerConfig() : sim::SimulationDefaultConfig();
     }
     return LoadSchedulerConfig(config_file_);
   }
@@ -322,7 +307,7 @@ class ExplainCommand final : public Command {
       }
       explain::ExplainLookahead(*dra, pod, sched.snapshot(), ex);
     }
-    if (output_ == "json") {
+    if (in_.output == "json") {
       std::cout << sim::FormatJson(explain::ToJson(ex));
     } else {
       std::cout << explain::FormatText(ex);
@@ -338,13 +323,13 @@ class ExplainCommand final : public Command {
                   const std::string& name) {
     ReadOnlyApi api;
     common::SystemClock clock;
-    common::Random random(seed_);
+    common::Random random(in_.seed);
     common::InlineExecutor executor;
     auto sched = scheduler::Scheduler::Create(
         cfg, scheduler::SchedulerDeps{clock, random, api, executor, registry_});
     if (!sched.ok()) return BadInput(sched.status());
     Collector collector(**sched, ns, name);
-    auto listing = ListCluster(kubeconfig_, cfg, sync_timeout_s_, collector);
+    auto listing = ListCluster(in_.kubeconfig, cfg, in_.sync_timeout_s, collector);
     if (!listing.ok()) return BadInput(listing.status());
     api::PodPtr target = collector.target();
     if (target == nullptr) {
@@ -359,12 +344,12 @@ class ExplainCommand final : public Command {
                        const std::string& name) {
     sim::Workload w;
     std::string source;
-    auto inputs = sim::ReadInputs(files_, recursive_);
+    auto inputs = sim::ReadInputs(in_.files, in_.recursive);
     if (!inputs.ok()) return BadInput(inputs.status());
     for (const sim::InputFile& in : *inputs) {
       if (common::Status s = sim::AppendManifests(in.text, in.name, w); !s.ok()) return BadInput(s);
     }
-    for (const auto& f : files_) source += (source.empty() ? "" : ", ") + f;
+    for (const auto& f : in_.files) source += (source.empty() ? "" : ", ") + f;
     sim::ExpandControllers(w);
     // explain answers about one cluster state: any invalid object stops it (simulate reports
     // and skips them instead).
@@ -378,7 +363,7 @@ class ExplainCommand final : public Command {
     for (const auto& warning : w.warnings) spdlog::warn("{}", warning);
     common::SystemClock wall;
     sim::SimOptions opts;
-    opts.seed = seed_;
+    opts.seed = in_.seed;
     auto sim = sim::Simulator::Create(cfg, sim::Simulator::Deps{registry_, wall}, opts);
     if (!sim.ok()) return BadInput(sim.status());
     if (common::Status s = (*sim)->Run(w); !s.ok()) return BadInput(s);
@@ -398,14 +383,9 @@ class ExplainCommand final : public Command {
 
   CLI::App& app_;
   std::string pod_arg_;
-  std::string kubeconfig_;
-  std::vector<std::string> files_;
-  bool recursive_ = false;
+  ReadOnlyInputFlags in_;
   std::string config_file_;
   std::string scheduler_name_;
-  std::string output_ = "text";
-  uint64_t seed_ = 42;
-  int sync_timeout_s_ = 30;
   framework::Registry registry_;
 };
 

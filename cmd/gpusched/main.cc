@@ -61,6 +61,7 @@ int main(int argc, char** argv) {
     commands.push_back(cmd::NewHpaCommand(app));
     commands.push_back(cmd::NewExtenderCommand(app));
     commands.push_back(cmd::NewExplainCommand(app));
+    commands.push_back(cmd::NewConsolidateCommand(app));
 
     const std::vector<std::string> args = Arguments(argc, argv, plugin);
     std::vector<const char*> cargs;

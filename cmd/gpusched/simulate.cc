@@ -276,33 +276,8 @@ class SimulateCommand final : public Command {
                                   SnapshotCluster(kubeconfig_, config, sync_timeout_s_));
         w = std::move(snap.workload);
         *source = snap.description;
-        if (snap.pending_pods > 0) {
-          w.warnings.push_back(std::to_string(snap.pending_pods) +
-                               " pod(s) of the cluster not yet bound are left out");
-        }
       }
-      GPUSCHED_ASSIGN_OR_RETURN(std::vector<sim::InputFile> inputs,
-                                sim::ReadInputs(files_, recursive_));
-      for (const sim::InputFile& in : inputs) {
-        // A file that is not YAML at all is one rejection; the other files are still simulated.
-        if (common::Status s = sim::AppendManifests(in.text, in.name, w); !s.ok()) {
-          std::string why(s.message());
-          if (why.starts_with(in.name + ": ")) why.erase(0, in.name.size() + 2);
-          w.rejected.push_back(sim::Rejection{in.name, 0, "", "", std::move(why)});
-        }
-      }
-      for (const auto& f : files_) *source += (source->empty() ? "" : ", ") + f;
-      sim::ExpandControllers(w);
-      if (w.nodes.empty()) {
-        // Say why when it is a rejected object's fault (a YAML error, a Node that does not decode).
-        std::string why = *source + ": no Node objects (a simulation needs a cluster)";
-        if (!w.rejected.empty()) {
-          why += "; rejected: " + w.rejected.front().ToString();
-          if (w.rejected.size() > 1)
-            why += " (+" + std::to_string(w.rejected.size() - 1) + " more)";
-        }
-        return common::InvalidArgumentError(why);
-      }
+      GPUSCHED_RETURN_IF_ERROR(AppendInputFiles(files_, recursive_, w, *source));
       return w;
     }
     if (!example_.empty() && example_ != "gpu") {

@@ -12,6 +12,7 @@
 
 #include "src/common/clock.h"
 #include "src/plugins/in_tree_registry.h"
+#include "src/sim/consolidation_test_manifests.h"
 #include "src/sim/controllers.h"
 #include "src/sim/replay.h"
 #include "src/sim/report.h"
@@ -21,43 +22,14 @@
 namespace gpusched::sim {
 namespace {
 
-std::string GpuNode(const std::string& name, int gpus) {
-  return "apiVersion: v1\nkind: Node\nmetadata: {name: " + name +
-         ", labels: {kubernetes.io/hostname: " + name +
-         "}}\nstatus:\n  allocatable: {cpu: \"64\", memory: 256Gi, pods: \"110\", "
-         "nvidia.com/gpu: \"" +
-         std::to_string(gpus) + "\"}\n---\n";
-}
-
-// A running 1-GPU pod of ReplicaSet `rs` on `node`'s device `device`.
-std::string Replica(const std::string& name, const std::string& node, int device,
-                    const std::string& rs, bool movable) {
-  std::string annotations = "{gpusched.io/gpu-devices: \"" + std::to_string(device) + "\"";
-  if (movable) annotations += ", gpusched.io/movable: \"true\"";
-  annotations += "}";
-  return "apiVersion: v1\nkind: Pod\nmetadata:\n  name: " + name + "\n  labels: {app: " + rs +
-         "}\n  annotations: " + annotations +
-         "\n  ownerReferences: [{apiVersion: apps/v1, kind: ReplicaSet, name: " + rs +
-         ", uid: uid-" + rs + ", controller: true}]\nspec:\n  nodeName: " + node +
-         "\n  containers: [{name: c, resources: {limits: {nvidia.com/gpu: \"1\"}}}]\n---\n";
-}
-
 const std::string kTrain =
     "apiVersion: v1\nkind: Pod\nmetadata: {name: train}\nspec:\n"
     "  containers: [{name: c, resources: {limits: {nvidia.com/gpu: \"8\"}}}]\n";
 
-// Four 8-GPU nodes, each running two 1-GPU replicas of `rs` (movable or not).
-Workload FourNodes(bool movable, const std::string& extra = "") {
-  std::string yaml;
-  for (int n = 1; n <= 4; ++n) {
-    const std::string node = "n" + std::to_string(n);
-    yaml += GpuNode(node, 8);
-    for (int d = 0; d < 2; ++d) {
-      yaml += Replica("infer-" + node + "-" + std::to_string(d), node, d, "infer", movable);
-    }
-  }
+// FourNodes (consolidation_test_manifests.h) and `extra`, decoded.
+Workload FourNodesWorkload(bool movable, const std::string& extra = "") {
   Workload w;
-  EXPECT_TRUE(AppendManifests(yaml + extra, "in.yaml", w).ok());
+  EXPECT_TRUE(AppendManifests(FourNodes(movable) + extra, "in.yaml", w).ok());
   return w;
 }
 
@@ -87,7 +59,7 @@ const PodOutcome& SubmitTrain(Simulator& sim) {
 }
 
 TEST(SimConsolidationTest, TheFewestPodsMoveTheWaitingPodBindsAndTheReplacementsRunElsewhere) {
-  auto sim = Simulate(FourNodes(/*movable=*/true));
+  auto sim = Simulate(FourNodesWorkload(/*movable=*/true));
   ASSERT_NE(sim, nullptr);
   const PodOutcome& train = SubmitTrain(*sim);
   ASSERT_EQ(train.state, PodState::kScheduled) << train.message;
@@ -124,7 +96,7 @@ TEST(SimConsolidationTest, TheFewestPodsMoveTheWaitingPodBindsAndTheReplacements
 }
 
 TEST(SimConsolidationTest, UnmarkedPodsNeverMove) {
-  auto sim = Simulate(FourNodes(/*movable=*/false));
+  auto sim = Simulate(FourNodesWorkload(/*movable=*/false));
   ASSERT_NE(sim, nullptr);
   const PodOutcome& train = SubmitTrain(*sim);
   EXPECT_EQ(train.state, PodState::kUnschedulable);
@@ -137,7 +109,7 @@ TEST(SimConsolidationTest, APodDisruptionBudgetThatForbidsTheMoveMovesNothing) {
       "apiVersion: policy/v1\nkind: PodDisruptionBudget\nmetadata: {name: infer}\n"
       "spec:\n  selector: {matchLabels: {app: infer}}\n  maxUnavailable: 0\n"
       "status: {disruptionsAllowed: 0}\n---\n";
-  auto sim = Simulate(FourNodes(/*movable=*/true, pdb));
+  auto sim = Simulate(FourNodesWorkload(/*movable=*/true, pdb));
   ASSERT_NE(sim, nullptr);
   const PodOutcome& train = SubmitTrain(*sim);
   EXPECT_EQ(train.state, PodState::kUnschedulable);

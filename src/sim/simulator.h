@@ -196,6 +196,9 @@ class Simulator {
   // Changes SimOptions::retry for the pods submitted from now on (a benchmark's later phase, e.g.
   // gang members that must wait for each other after an FGD-protocol phase).
   void SetRetry(bool retry) { options_.retry = retry; }
+  // Changes SimOptions::arrival_interval for the pods submitted from now on.
+  void SetArrivalInterval(common::Duration d) { options_.arrival_interval = d; }
+  const std::vector<api::PriorityClass>& priority_classes() const { return priority_classes_; }
   const config::SchedulerConfig& config() const { return config_; }
   // The scheduler's DRA view (Handle::dra()), fed by SimCluster through Scheduler::OnDra*, the
   // path the informers take in a cluster.

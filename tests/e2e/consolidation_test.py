@@ -5,12 +5,14 @@
 One control plane (etcd, kube-apiserver, kube-controller-manager with its Deployment, ReplicaSet
 and disruption controllers, kwok) is shared by the tests of this file; each test has its own
 namespace, four kwok 8-GPU nodes and gpusched process. Two 1-GPU replicas of a Deployment run on
-each node (6-GPU fillers place them, then leave); an 8-GPU pod arrives. Everything is read back
+each node (6-GPU fillers place them, then leave); an 8-GPU pod arrives (or `gpusched consolidate --dry-run` plans). Everything is read back
 from the API server with kubectl: the evictions go through the real eviction subresource, the
 replacements come from the real ReplicaSet controller, the budget from the disruption controller.
 """
 
+import json
 import os
+import subprocess
 import sys
 import time
 import unittest
@@ -19,7 +21,7 @@ sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "lib
 
 from cluster import ClusterTestCase  # noqa: E402
 from gpusched_harness import (  # noqa: E402
-    GROUP_LABEL, SCHEDULER_NAME, Gpusched, events, gpu_pod, kwok_gpu_node, log,
+    GROUP_LABEL, SCHEDULER_NAME, Gpusched, events, gpu_pod, gpusched_binary, kwok_gpu_node, log,
     wait_nodes_ready, write_config)
 
 MOVABLE = "gpusched.io/movable"
@@ -154,6 +156,29 @@ class ConsolidationE2ETest(ClusterTestCase):
         before = self.two_replicas_per_node(movable=False)
         self.submit_train()
         self.assert_nothing_moves(before)
+
+    def test_the_dry_run_lists_the_moves_and_changes_nothing(self):
+        """`gpusched consolidate --dry-run` against the live cluster: read-only, and its plan
+        empties whole nodes by moving this namespace's opted-in replicas."""
+        before = self.two_replicas_per_node(movable=True)
+        out = subprocess.run(
+            [gpusched_binary(), "consolidate", "--dry-run", "--kubeconfig",
+             self.cluster.kubeconfig, "-o", "json"],
+            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, timeout=120, check=True)
+        plan = json.loads(out.stdout)
+        self.assertLessEqual(plan["moves"], 10)
+        eight = [s for s in plan["sizes"] if s["gpus"] == 8]
+        self.assertTrue(eight and eight[0]["madeByMoves"] >= 1, plan["sizes"])
+        for room in plan["plans"]:
+            self.assertTrue(room["held"], room)
+            for move in room["moves"]:
+                ns, name = move["pod"].split("/")
+                self.assertEqual(ns, self.ns, move)
+                self.assertEqual(before[name], move["from"], move)
+                self.assertTrue(move["to"] and move["to"] != move["from"], move)
+        time.sleep(2)
+        self.assertEqual(self.running(), before, "the dry run moved nothing")
+        self.assertEqual(self.moved_events(), [])
 
 
 if __name__ == "__main__":

@@ -177,6 +177,8 @@ class Framework {
   // extender), no pod is nominated. REQUIRES: before the first cycle; outlives the Framework.
   void SetNominator(Nominator* nominator) { nominator_ = nominator; }
   bool HasPostFilterPlugins() const { return !post_filter_.empty(); }
+  // Whether the plugin named `name` runs at PostFilter.
+  bool HasPostFilterPlugin(std::string_view name) const;
 
   // Result reuse across equivalent pods (result_cache.h): on by default. Off gives the same
   // placements at full per-node cost (differential tests, benchmarks). Not used when recording

@@ -5,6 +5,7 @@
 // evaluateNominatedNode).
 #include <cstdint>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "src/api/gpu_devices.h"
@@ -83,6 +84,13 @@ class Framework::PostFilterCycle final : public PostFilterContext {
   mutable bool signature_done_ = false;
   mutable std::string signature_;
 };
+
+bool Framework::HasPostFilterPlugin(std::string_view name) const {
+  for (const PostFilterPlugin* p : post_filter_) {
+    if (p->Name() == name) return true;
+  }
+  return false;
+}
 
 void Framework::RunPostFilter(CycleState& state, const api::Pod& pod, const Snapshot& snapshot,
                               const SchedulePodOptions& options, ScheduleResult& result) {
