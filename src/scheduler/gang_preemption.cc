@@ -22,6 +22,13 @@
 //      places each member on its nominated node first (a reserved member's nomination is then
 //      suspended: gang_cycle.cc). While a member's nominated node still has pods terminating after
 //      a preemption, the gang waits instead of preempting again.
+//   Consolidation: a member's PostFilter may be Consolidation's plan (moves, not evictions for
+//   good). Its moved pods' rooms at their destinations are held while the later members are
+//   planned (GangPlan::Member::holds); the gang-level reprieve is skipped (Consolidation already
+//   moves the fewest pods per node). Applying moves the pods member after member through the
+//   Eviction API (MovePods); the first refusal stops the gang's plan: nothing more moves and no
+//   member stays nominated (all or nothing). Pods evicted this way count as leaving, as
+//   preempted ones do.
 #include <spdlog/spdlog.h>
 
 #include <map>
@@ -38,6 +45,37 @@ namespace gpusched::scheduler {
 using framework::QueuedPodInfo;
 using framework::runtime::Framework;
 
+namespace {
+
+// Leaving after a preemption, or after an eviction through the Eviction API (a move).
+bool LeavingForRoom(const api::Pod& pod) {
+  if (framework::preemption::TerminatingByPreemption(pod)) return true;
+  if (!pod.meta.deletion_timestamp) return false;
+  for (const api::Condition& c : pod.conditions) {
+    if (c.type == "DisruptionTarget")
+      return c.status == "True" && c.reason == "EvictionByEvictionAPI";
+  }
+  return false;
+}
+
+// The room of each pod `member` moves, held at its destination while the gang is planned.
+std::vector<api::PodPtr> HoldMovedRooms(const api::Pod& member,
+                                        const std::vector<api::PodPtr>& moved,
+                                        const std::vector<std::string>& destinations) {
+  std::vector<api::PodPtr> holds;
+  for (size_t i = 0; i < moved.size() && i < destinations.size(); ++i) {
+    auto hold = std::make_shared<api::Pod>(*moved[i]);
+    hold->meta.uid = "gang-plan:" + moved[i]->meta.uid;
+    hold->node_name.clear();
+    hold->nominated_node_name = destinations[i];
+    hold->priority = member.priority;  // counted by the later members
+    holds.push_back(std::move(hold));
+  }
+  return holds;
+}
+
+}  // namespace
+
 std::string Scheduler::GangWaitText(const std::vector<QueuedPodInfo>& members) const {
   std::string nominated;
   std::set<std::string> terminating;
@@ -48,7 +86,7 @@ std::string Scheduler::GangWaitText(const std::vector<QueuedPodInfo>& members) c
     const framework::NodeInfo* n = snapshot_.Get(node);
     if (n == nullptr) continue;
     for (const api::PodPtr& p : n->pods) {
-      if (framework::preemption::TerminatingByPreemption(*p)) {
+      if (LeavingForRoom(*p)) {
         terminating.insert(p->Key() + " on " + node);
       }
     }
@@ -77,6 +115,9 @@ Scheduler::GangPlan Scheduler::PlanGangPreemption(const std::vector<QueuedPodInf
       p.node = r.post_filter.nominated_node;
       p.victims = r.post_filter.victims;
       p.plugin = r.post_filter.plugin;
+      p.destinations = r.post_filter.destinations;
+      p.holds = HoldMovedRooms(*m.pod, p.victims, p.destinations);
+      for (const api::PodPtr& h : p.holds) nominator_.Set(h, h->nominated_node_name);
     } else {
       plan.failure = "pod " + m.pod->Key() + ": " + FitReasons(r.diagnosis);
       break;
@@ -110,8 +151,12 @@ void Scheduler::ReprieveGangVictims(GangPlan& plan) {
       if (seen.insert(v->meta.uid).second) victims.push_back(v);
     }
   }
-  // One member: DefaultPreemption's own reprieve already kept every victim it could.
+  // One member: DefaultPreemption's own reprieve already kept every victim it could. Moves:
+  // Consolidation's, per node (and a destination belongs to its moved pod).
   if (victims.empty() || plan.members.size() < 2) return;
+  for (const GangPlan::Member& m : plan.members) {
+    if (!m.destinations.empty()) return;
+  }
   const common::TimePoint now = deps_.clock.Now();
   std::stable_sort(victims.begin(), victims.end(),
                    [now](const api::PodPtr& a, const api::PodPtr& b) {
@@ -192,6 +237,7 @@ std::string Scheduler::ProveGangPlan(const GangPlan& plan) {
 }
 
 void Scheduler::UndoGangPlan(const GangPlan& plan) {
+  DropGangPlanHolds(plan);
   for (const GangPlan::Member& p : plan.members) {  // the earlier nomination, or none
     if (p.previous.empty()) {
       nominator_.Remove(p.pod->meta.uid);
@@ -200,6 +246,12 @@ void Scheduler::UndoGangPlan(const GangPlan& plan) {
       back->nominated_node_name = p.previous;
       nominator_.Set(back, p.previous);
     }
+  }
+}
+
+void Scheduler::DropGangPlanHolds(const GangPlan& plan) {
+  for (const GangPlan::Member& p : plan.members) {
+    for (const api::PodPtr& h : p.holds) nominator_.Remove(h->meta.uid);
   }
 }
 
@@ -232,7 +284,10 @@ Scheduler::GangPlan Scheduler::PlanGangPreemptionInDomains(
     none.failure = "in no " + policy.topology_required + " domain (" + tried + ")";
     return none;
   }
-  for (const GangPlan::Member& p : best->members) nominator_.Set(p.pod, p.node);
+  for (const GangPlan::Member& p : best->members) {
+    nominator_.Set(p.pod, p.node);
+    for (const api::PodPtr& h : p.holds) nominator_.Set(h, h->nominated_node_name);
+  }
   return std::move(*best);
 }
 
@@ -254,26 +309,74 @@ Scheduler::GangPreemption Scheduler::PreemptForGang(const api::PodGroup& policy,
   }
   std::set<std::string> evicted;
   std::set<std::string> nodes;
+  size_t moved = 0;
   for (GangPlan::Member& p : plan.members) {
     std::vector<api::PodPtr> fresh;
     for (const api::PodPtr& v : p.victims) {
       if (evicted.insert(v->meta.uid).second) fresh.push_back(v);
     }
     nodes.insert(p.node);
-    if (common::Status s = EvictVictims(*p.pod, p.node, p.plugin, fresh); !s.ok()) {
+    if (!p.destinations.empty()) {
+      if (!MoveForGangMember(p, out)) {
+        moved += out.outcomes[p.pod->meta.uid].victims.size();
+        DropGangPlanHolds(plan);
+        RefuseGangPlan(plan, out);
+        spdlog::info(
+            "{}: {} pod(s) moved, then an eviction was refused: nothing more moves "
+            "and no member stays nominated",
+            DescribeGang(policy), moved);
+        return out;
+      }
+      moved += p.victims.size();
+    } else if (common::Status s = EvictVictims(*p.pod, p.node, p.plugin, fresh); !s.ok()) {
       spdlog::warn("{}: preemption on node {}: {}", DescribeGang(policy), p.node, s.ToString());
     }
     ClearLowerPriorityNominations(*p.pod, p.node);
-    out.outcomes[p.pod->meta.uid] = PostFilterOutcome{p.pod, std::move(fresh)};
+    if (p.destinations.empty()) {
+      out.outcomes[p.pod->meta.uid] = PostFilterOutcome{p.pod, std::move(fresh)};
+    }
   }
-  if (deps_.metrics != nullptr) deps_.metrics->ObservePreemptionVictims(evicted.size());
+  DropGangPlanHolds(plan);
+  const size_t preempted = evicted.size() - moved;
+  if (deps_.metrics != nullptr && preempted > 0) {
+    deps_.metrics->ObservePreemptionVictims(preempted);
+  }
   std::string on;
   for (const std::string& n : nodes) on += (on.empty() ? "" : ", ") + n;
-  out.message = DescribeGang(policy) + " preempted " + std::to_string(evicted.size()) +
-                " pod(s) for " + std::to_string(plan.members.size()) + " member(s) on " + on +
-                "; it waits for them to leave";
+  std::string what;
+  if (preempted > 0) what = "preempted " + std::to_string(preempted) + " pod(s)";
+  if (moved > 0)
+    what += (what.empty() ? "moved " : " and moved ") + std::to_string(moved) + " pod(s)";
+  out.message = DescribeGang(policy) + " " + what + " for " + std::to_string(plan.members.size()) +
+                " member(s) on " + on + "; it waits for them to leave";
   spdlog::info("{}", out.message);
   return out;
+}
+
+bool Scheduler::MoveForGangMember(const GangPlan::Member& member, GangPreemption& out) {
+  framework::PostFilterResult pf;
+  pf.nominated_node = member.node;
+  pf.victims = member.victims;
+  pf.destinations = member.destinations;
+  const size_t n = MovePods(*member.pod, pf);
+  PostFilterOutcome& o = out.outcomes[member.pod->meta.uid];
+  o.status_pod = member.pod;
+  o.victims.assign(member.victims.begin(), member.victims.begin() + static_cast<std::ptrdiff_t>(n));
+  o.destinations.assign(member.destinations.begin(),
+                        member.destinations.begin() + static_cast<std::ptrdiff_t>(n));
+  return n == member.victims.size();
+}
+
+void Scheduler::RefuseGangPlan(const GangPlan& plan, GangPreemption& out) {
+  UndoGangPlan(plan);
+  out.message.clear();  // unschedulable, not waiting for victims
+  for (const GangPlan::Member& p : plan.members) {
+    auto it = out.outcomes.find(p.pod->meta.uid);
+    if (it == out.outcomes.end()) continue;
+    auto back = std::make_shared<api::Pod>(*p.pod);
+    back->nominated_node_name = p.previous;
+    it->second.status_pod = std::move(back);
+  }
 }
 
 }  // namespace gpusched::scheduler

@@ -355,6 +355,12 @@ class Scheduler final : public kube::ClusterEventHandler, public framework::Hand
       std::string previous;  // the nomination before the plan ("" when none)
       std::vector<api::PodPtr> victims;
       std::string_view plugin;
+      // Consolidation: where each victim moves (same order); empty for a preemption.
+      std::vector<std::string> destinations;
+      // While planning, the moved pods' rooms at their destinations, nominated under the uid
+      // "gang-plan:<uid>" at the member's priority so that later members and their moves count
+      // them; removed once the plan is applied or dropped.
+      std::vector<api::PodPtr> holds;
     };
     std::vector<Member> members;
     int64_t victims = 0;  // distinct victims
@@ -379,7 +385,15 @@ class Scheduler final : public kube::ClusterEventHandler, public framework::Hand
   // "" when every member of `plan` passes PreFilter and Filter on its node with every victim of
   // the plan gone and every other nominated pod counted; else which member fails and why.
   std::string ProveGangPlan(const GangPlan& plan);
+  // Applies a consolidation member's moves (MovePods), recording them in out.outcomes; false when
+  // an eviction was refused (the moves before it are recorded).
+  bool MoveForGangMember(const GangPlan::Member& member, GangPreemption& out);
+  // After a refused move: no member stays nominated (each back to its earlier nomination, also
+  // in the outcomes' status pods) and the gang is unschedulable, not waiting.
+  void RefuseGangPlan(const GangPlan& plan, GangPreemption& out);
+  // Drops the plan's nominations (back to each member's earlier one) and its holds.
   void UndoGangPlan(const GangPlan& plan);
+  void DropGangPlanHolds(const GangPlan& plan);
   // "waits for the pods it preempted to leave (<victims>); members nominated: <pod -> node>", or
   // "" when no member's nominated node has a pod terminating after a preemption.
   std::string GangWaitText(const std::vector<framework::QueuedPodInfo>& members) const;

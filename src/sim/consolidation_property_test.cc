@@ -6,12 +6,14 @@
 //   3. against a brute-force oracle (every pod here asks one whole GPU, so a node's room is a
 //      count): the waiting pod binds exactly when some node has free + movable devices >= its
 //      request, needing m <= maxMovesPerPod moves, with at least m free devices on the other
-//      nodes; and then the fewest such m pods move.
+//      nodes; and then the fewest such m pods move;
+//   4. a gang of two gets moves for both members or none (below).
 // The simulator also checks after every placement that no device is over-committed.
 #include <gtest/gtest.h>
 
 #include <algorithm>
 #include <map>
+#include <memory>
 #include <set>
 #include <string>
 #include <vector>
@@ -89,35 +91,44 @@ int FewestMoves(const Cluster& c, int want) {
   return best;
 }
 
-TEST(ConsolidationPropertyTest, MovesOnlyWhenTheWaitingPodBindsAndTheFewest) {
+// The cluster of `yaml` in a simulator with the default profile and invariant checks; nullptr
+// (with a test failure) when it does not run.
+std::unique_ptr<Simulator> RunCluster(const std::string& yaml) {
   static const common::FakeClock wall;
+  Workload w;
+  EXPECT_TRUE(AppendManifests(yaml, "in.yaml", w).ok());
+  SimOptions opts;
+  opts.check_invariants = true;
+  auto sim = Simulator::Create(SimulationDefaultConfig(), {plugins::InTreeRegistry(), wall}, opts);
+  EXPECT_TRUE(sim.ok());
+  if (!sim.ok()) return nullptr;
+  common::Status s = (*sim)->Run(w);
+  EXPECT_TRUE(s.ok()) << s.ToString() << "\n" << yaml;
+  return s.ok() ? std::move(*sim) : nullptr;
+}
+
+TEST(ConsolidationPropertyTest, MovesOnlyWhenTheWaitingPodBindsAndTheFewest) {
   common::Random rng(20261206);
   int consolidated = 0;
   for (int round = 0; round < 1000; ++round) {
     const Cluster c = RandomCluster(rng);
     const int max_gpus = *std::max_element(c.gpus.begin(), c.gpus.end());
     const int want = 1 + static_cast<int>(rng.Uniform(static_cast<uint64_t>(max_gpus)));
-    Workload w;
-    ASSERT_TRUE(AppendManifests(c.yaml, "in.yaml", w).ok());
-    SimOptions opts;
-    opts.check_invariants = true;
-    auto sim =
-        Simulator::Create(SimulationDefaultConfig(), {plugins::InTreeRegistry(), wall}, opts);
-    ASSERT_TRUE(sim.ok());
-    ASSERT_TRUE((*sim)->Run(w).ok()) << c.yaml;
+    auto sim = RunCluster(c.yaml);
+    ASSERT_NE(sim, nullptr);
     Workload waiting;
     ASSERT_TRUE(AppendManifests("apiVersion: v1\nkind: Pod\nmetadata: {name: train}\nspec:\n"
                                 "  containers: [{name: c, resources: {limits: {nvidia.com/gpu: \"" +
                                     std::to_string(want) + "\"}}}]\n",
                                 "train.yaml", waiting)
                     .ok());
-    ASSERT_TRUE((*sim)->SubmitWorkloadPod(waiting.pods[0]).ok());
-    ASSERT_TRUE((*sim)->Settle().ok());
-    ASSERT_TRUE((*sim)->Settle().ok());
+    ASSERT_TRUE(sim->SubmitWorkloadPod(waiting.pods[0]).ok());
+    ASSERT_TRUE(sim->Settle().ok());
+    ASSERT_TRUE(sim->Settle().ok());
 
     bool bound = false;
     std::multiset<std::string> moved;
-    for (const PodOutcome& o : (*sim)->outcomes()) {
+    for (const PodOutcome& o : sim->outcomes()) {
       if (o.pod->meta.name == "train") bound = o.state == PodState::kScheduled;
       if (o.state == PodState::kMoved) {
         moved.insert(o.pod->Key());
@@ -125,7 +136,7 @@ TEST(ConsolidationPropertyTest, MovesOnlyWhenTheWaitingPodBindsAndTheFewest) {
       }
     }
     std::multiset<std::string> listed;
-    for (const Preemption& p : (*sim)->preemptions()) {
+    for (const Preemption& p : sim->preemptions()) {
       ASSERT_TRUE(p.moves()) << "all priorities are equal: nothing to preempt";
       EXPECT_EQ(p.pod, "default/train");
       listed.insert(p.victims.begin(), p.victims.end());
@@ -143,6 +154,53 @@ TEST(ConsolidationPropertyTest, MovesOnlyWhenTheWaitingPodBindsAndTheFewest) {
     if (HasFailure()) return;
   }
   EXPECT_GT(consolidated, 100);  // the cases exercise moves, not only direct fits
+}
+
+// 4. A gang of two members (PodGroup minMember 2, each asking the same random count): pods move
+//    only when every member binds afterwards; a member never moves; no pod moves twice.
+TEST(ConsolidationPropertyTest, AGangGetsMovesForAllMembersOrNone) {
+  common::Random rng(20261207);
+  int consolidated = 0;
+  for (int round = 0; round < 500; ++round) {
+    const Cluster c = RandomCluster(rng);
+    const int max_gpus = *std::max_element(c.gpus.begin(), c.gpus.end());
+    const int want = 1 + static_cast<int>(rng.Uniform(static_cast<uint64_t>(max_gpus)));
+    auto sim = RunCluster(c.yaml +
+                          "apiVersion: scheduling.x-k8s.io/v1alpha1\nkind: PodGroup\n"
+                          "metadata: {name: job}\nspec: {minMember: 2}\n");
+    ASSERT_NE(sim, nullptr);
+    std::string gang;
+    for (int i = 0; i < 2; ++i) {
+      gang += "apiVersion: v1\nkind: Pod\nmetadata: {name: worker-" + std::to_string(i) +
+              ", labels: {scheduling.x-k8s.io/pod-group: job}}\nspec:\n  containers: [{name: c, "
+              "resources: {limits: {nvidia.com/gpu: \"" +
+              std::to_string(want) + "\"}}}]\n---\n";
+    }
+    Workload members;
+    ASSERT_TRUE(AppendManifests(gang, "gang.yaml", members).ok());
+    for (const api::PodPtr& pod : members.pods) ASSERT_TRUE(sim->SubmitWorkloadPod(pod).ok());
+    for (int i = 0; i < 3; ++i) ASSERT_TRUE(sim->Settle().ok());
+
+    int bound = 0;
+    std::multiset<std::string> moved;
+    for (const PodOutcome& o : sim->outcomes()) {
+      const bool member = o.pod->meta.name.starts_with("worker-");
+      if (member && o.state == PodState::kScheduled) ++bound;
+      if (o.state != PodState::kMoved) continue;
+      moved.insert(o.pod->Key());
+      EXPECT_FALSE(member) << "a gang member moved";
+      EXPECT_TRUE(o.replaces.empty()) << "a replacement moved again";
+    }
+    const std::string where = "round " + std::to_string(round) + ", members ask " +
+                              std::to_string(want) + " GPUs\n" + c.yaml;
+    for (const std::string& key : moved) EXPECT_EQ(moved.count(key), 1u) << key << where;
+    EXPECT_TRUE(bound == 0 || bound == 2) << "the gang bound in part\n" << where;
+    if (!moved.empty()) EXPECT_EQ(bound, 2) << "pods moved but the gang did not bind\n" << where;
+    EXPECT_EQ(sim->cluster().Counters().api_evictions, static_cast<int64_t>(moved.size()));
+    if (!moved.empty()) ++consolidated;
+    if (HasFailure()) return;
+  }
+  EXPECT_GT(consolidated, 30);  // the cases exercise a gang's moves
 }
 
 }  // namespace

@@ -7,7 +7,9 @@
 
 #include <map>
 #include <memory>
+#include <set>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "src/common/clock.h"
@@ -113,6 +115,86 @@ TEST(SimConsolidationTest, APodDisruptionBudgetThatForbidsTheMoveMovesNothing) {
   ASSERT_NE(sim, nullptr);
   const PodOutcome& train = SubmitTrain(*sim);
   EXPECT_EQ(train.state, PodState::kUnschedulable);
+  EXPECT_EQ(sim->cluster().Counters().api_evictions, 0);
+  for (const PodOutcome& o : sim->outcomes()) EXPECT_NE(o.state, PodState::kMoved);
+}
+
+// A gang of `members` 8-GPU pods (PodGroup "job", minMember = members), after the cluster.
+constexpr std::string_view kGangPolicy =
+    "apiVersion: scheduling.x-k8s.io/v1alpha1\nkind: PodGroup\nmetadata: {name: job}\n"
+    "spec: {minMember: 2}\n---\n";
+
+// Submits two 8-GPU members of gang "job" and settles; returns their outcomes.
+std::vector<PodOutcome> SubmitGang(Simulator& sim) {
+  std::string yaml;
+  for (int i = 0; i < 2; ++i) {
+    yaml += "apiVersion: v1\nkind: Pod\nmetadata: {name: worker-" + std::to_string(i) +
+            ", labels: {scheduling.x-k8s.io/pod-group: job}}\nspec:\n  containers: [{name: c, "
+            "resources: {limits: {nvidia.com/gpu: \"8\"}}}]\n---\n";
+  }
+  Workload gang;
+  EXPECT_TRUE(AppendManifests(yaml, "gang.yaml", gang).ok());
+  for (const api::PodPtr& pod : gang.pods) EXPECT_TRUE(sim.SubmitWorkloadPod(pod).ok());
+  for (int i = 0; i < 3; ++i) EXPECT_TRUE(sim.Settle().ok());
+  std::vector<PodOutcome> out;
+  for (const PodOutcome& o : sim.outcomes()) {
+    if (o.pod->meta.name.starts_with("worker-")) out.push_back(o);
+  }
+  EXPECT_EQ(out.size(), 2u);
+  return out;
+}
+
+TEST(SimConsolidationTest, AGangGetsMovesOnTwoNodesAndBinds) {
+  auto sim = Simulate(FourNodesWorkload(/*movable=*/true, std::string(kGangPolicy)));
+  ASSERT_NE(sim, nullptr);
+  std::set<std::string> nodes;
+  for (const PodOutcome& o : SubmitGang(*sim)) {
+    ASSERT_EQ(o.state, PodState::kScheduled) << o.pod->Key() << ": " << o.message;
+    nodes.insert(o.node);
+  }
+  EXPECT_EQ(nodes.size(), 2u);
+  EXPECT_EQ(sim->cluster().Counters().api_evictions, 4);  // the two nodes' two replicas each
+  EXPECT_EQ(sim->cluster().Counters().api_deletes, 0);
+  int64_t replacements = 0;
+  for (const PodOutcome& o : sim->outcomes()) {
+    if (o.state == PodState::kMoved) EXPECT_TRUE(nodes.count(o.pod->node_name)) << o.pod->Key();
+    if (o.replaces.empty()) continue;
+    ++replacements;
+    EXPECT_EQ(o.state, PodState::kScheduled) << o.pod->Key() << ": " << o.message;
+    EXPECT_FALSE(nodes.count(o.node)) << o.pod->Key() << " on a member's node";
+  }
+  EXPECT_EQ(replacements, 4);
+}
+
+// Only n1's replicas may move: one member could get room, the gang cannot, so nothing moves.
+TEST(SimConsolidationTest, AGangThatOnlyPartlyFitsAfterMovesMovesNothing) {
+  std::string yaml;
+  for (int n = 1; n <= 3; ++n) {
+    const std::string node = "n" + std::to_string(n);
+    yaml += GpuNode(node, 8);
+    for (int d = 0; d < 2; ++d) {
+      yaml += Replica("infer-" + node + "-" + std::to_string(d), node, d, "infer", n == 1);
+    }
+  }
+  Workload w;
+  ASSERT_TRUE(AppendManifests(yaml + std::string(kGangPolicy), "in.yaml", w).ok());
+  auto sim = Simulate(w);
+  ASSERT_NE(sim, nullptr);
+  for (const PodOutcome& o : SubmitGang(*sim)) {
+    EXPECT_NE(o.state, PodState::kScheduled) << o.pod->Key();
+    EXPECT_TRUE(o.nominated_node.empty()) << o.pod->Key() << " -> " << o.nominated_node;
+  }
+  EXPECT_EQ(sim->cluster().Counters().api_evictions, 0);
+}
+
+TEST(SimConsolidationTest, AGangWhoseMovesABudgetForbidsMovesNothing) {
+  const std::string pdb =
+      "apiVersion: policy/v1\nkind: PodDisruptionBudget\nmetadata: {name: infer}\n"
+      "spec:\n  selector: {matchLabels: {app: infer}}\n  maxUnavailable: 0\n"
+      "status: {disruptionsAllowed: 0}\n---\n";
+  auto sim = Simulate(FourNodesWorkload(/*movable=*/true, pdb + std::string(kGangPolicy)));
+  ASSERT_NE(sim, nullptr);
+  for (const PodOutcome& o : SubmitGang(*sim)) EXPECT_NE(o.state, PodState::kScheduled);
   EXPECT_EQ(sim->cluster().Counters().api_evictions, 0);
   for (const PodOutcome& o : sim->outcomes()) EXPECT_NE(o.state, PodState::kMoved);
 }

@@ -21,8 +21,8 @@ sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "lib
 
 from cluster import ClusterTestCase  # noqa: E402
 from gpusched_harness import (  # noqa: E402
-    GROUP_LABEL, SCHEDULER_NAME, Gpusched, events, gpu_pod, gpusched_binary, kwok_gpu_node, log,
-    wait_nodes_ready, write_config)
+    GROUP_LABEL, SCHEDULER_NAME, Gpusched, events, gpu_pod, gpusched_binary, install_pod_groups,
+    kwok_gpu_node, log, wait_nodes_ready, write_config)
 
 MOVABLE = "gpusched.io/movable"
 # deploy/'s rule for consolidation's evictions; the test cluster's gpusched identity otherwise has
@@ -44,6 +44,11 @@ def grant_eviction(cluster):
 
 
 class ConsolidationE2ETest(ClusterTestCase):
+
+    @classmethod
+    def setUpClass(cls):
+        super().setUpClass()
+        install_pod_groups(cls.cluster)  # for the gang's PodGroup
 
     def setUp(self):
         self.t_start = time.monotonic()
@@ -105,6 +110,18 @@ class ConsolidationE2ETest(ClusterTestCase):
     def submit_train(self):
         self.cluster.apply(gpu_pod("train", 8, group=self.ns), namespace=self.ns)
 
+    def submit_gang(self, size):
+        """PodGroup "job" (minMember `size`) and its `size` 8-GPU members worker-<i>."""
+        self.cluster.apply({"apiVersion": "scheduling.x-k8s.io/v1alpha1", "kind": "PodGroup",
+                            "metadata": {"name": "job"}, "spec": {"minMember": size}},
+                           namespace=self.ns)
+        members = []
+        for i in range(size):
+            pod = gpu_pod(f"worker-{i}", 8, group=self.ns)
+            pod["metadata"]["labels"] = {"scheduling.x-k8s.io/pod-group": "job"}
+            members.append(pod)
+        self.cluster.apply(members, namespace=self.ns)
+
     def moved_events(self):
         return [e for e in events(self.cluster, self.ns)
                 if e.get("reason") == "Moved" and e.get("reportingController") == SCHEDULER_NAME]
@@ -156,6 +173,37 @@ class ConsolidationE2ETest(ClusterTestCase):
         before = self.two_replicas_per_node(movable=False)
         self.submit_train()
         self.assert_nothing_moves(before)
+
+    def test_a_gang_gets_moves_on_two_nodes_all_or_nothing(self):
+        """Two 8-GPU members of a PodGroup: the replicas of two nodes move, both members bind
+        there; with only one node's replicas movable (the gang cannot fit), nothing moves."""
+        before = self.two_replicas_per_node(movable=True)
+        self.submit_gang(2)
+        after = self.wait_running(
+            lambda r: "worker-0" in r and "worker-1" in r and len(r) == 10, timeout=120)
+        nodes = {after["worker-0"], after["worker-1"]}
+        self.assertEqual(len(nodes), 2, after)
+        moved = sorted(n for n in before if n not in after)
+        self.assertEqual(len(moved), 4, f"before {before}, after {after}")
+        self.assertTrue(all(before[n] in nodes for n in moved), "only the members' nodes")
+        replacements = {n: v for n, v in after.items() if n not in before and
+                        not n.startswith("worker-")}
+        self.assertEqual(len(replacements), 4, after)
+        self.assertTrue(all(v not in nodes for v in replacements.values()), replacements)
+
+    def test_a_gang_that_cannot_fit_after_moves_moves_nothing(self):
+        before = self.two_replicas_per_node(movable=True)
+        # Two nodes' replicas stop being movable: a new ReplicaSet would replace them, so the
+        # annotation is removed from the running pods themselves.
+        keep = sorted(n for n, node in before.items() if node in self.nodes[1:])
+        self.cluster.kubectl("annotate", "pods", "--namespace", self.ns, *keep, f"{MOVABLE}-")
+        self.submit_gang(3)
+        time.sleep(8)  # several attempts of the gang
+        self.assertEqual(self.running(), before)
+        self.assertEqual(self.moved_events(), [])
+        pods = self.pods()
+        for i in range(3):
+            self.assertFalse(pods[f"worker-{i}"]["status"].get("nominatedNodeName"))
 
     def test_the_dry_run_lists_the_moves_and_changes_nothing(self):
         """`gpusched consolidate --dry-run` against the live cluster: read-only, and its plan

@@ -51,10 +51,9 @@ sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "lib
 
 from cluster import ClusterTestCase, kube_minor, testbin_dir  # noqa: E402
 from gpusched_harness import (  # noqa: E402
-    GROUP_LABEL, Gpusched, drop_finalizers, events, gpu_pod, gpusched_binary, kwok_gpu_node, log,
-    priority_class, wait_nodes_ready, write_config)
+    GROUP_LABEL, Gpusched, drop_finalizers, events, gpu_pod, gpusched_binary, install_pod_groups,
+    kwok_gpu_node, log, priority_class, wait_nodes_ready, write_config)
 
-HERE = os.path.dirname(os.path.abspath(__file__))
 ZONE = "topology.kubernetes.io/zone"
 COMPLETE_AFTER = "e2e.gpusched.io/complete-after"
 FINALIZER = "e2e.gpusched.io/hold"
@@ -81,20 +80,6 @@ def delayed_completion_stages(path):
     return path
 
 
-GANG_RBAC = {
-    "apiVersion": "rbac.authorization.k8s.io/v1", "kind": "ClusterRole",
-    "metadata": {"name": "e2e-gpusched-gangs"},
-    "rules": [
-        {"apiGroups": ["scheduling.x-k8s.io", "scheduling.volcano.sh", "scheduling.k8s.io"],
-         "resources": ["podgroups"], "verbs": ["get", "list", "watch"]},
-        {"apiGroups": ["scheduling.x-k8s.io", "scheduling.volcano.sh", "scheduling.k8s.io"],
-         "resources": ["podgroups/status"], "verbs": ["patch", "update"]},
-        {"apiGroups": ["scheduling.k8s.io"], "resources": ["workloads"],
-         "verbs": ["get", "list", "watch"]},
-    ],
-}
-
-
 class GangE2ETest(ClusterTestCase):
     # 1.37: the native PodGroup (beta), the Job controller's Workloads and PodGroups
     # (WorkloadWithJob, alpha) and a PodGroup's topology constraint (alpha) are all off by default.
@@ -112,17 +97,7 @@ class GangE2ETest(ClusterTestCase):
         cls.cluster_kwargs = dict(cls.cluster_kwargs, kwok_stages=cls.stages)
         super().setUpClass()
         c = cls.cluster
-        c.kubectl("apply", "-f", os.path.join(HERE, "testdata", "podgroup-crd.yaml"))
-        # Served once a list succeeds (kubectl raises while the type is unknown).
-        c.wait_for(lambda: c.get_json("podgroups.scheduling.x-k8s.io", "-A")["kind"], timeout=60,
-                   what="the PodGroup CRD served")
-        c.apply(GANG_RBAC)
-        c.apply({"apiVersion": "rbac.authorization.k8s.io/v1", "kind": "ClusterRoleBinding",
-                 "metadata": {"name": "e2e-gpusched-gangs"},
-                 "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": "ClusterRole",
-                             "name": "e2e-gpusched-gangs"},
-                 "subjects": [{"kind": "ServiceAccount", "name": "gpusched",
-                               "namespace": "gpusched-system"}]})
+        install_pod_groups(c)
         cls.gpusched = Gpusched(c, write_config(c.dir, name="gang.yaml"), name="gpusched-gang")
         cls.gpusched.start()
 

@@ -40,9 +40,10 @@ import unittest
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "lib"))
 
 from cluster import ClusterTestCase, make_kwok_node, source_dir  # noqa: E402
-from gang_test import COMPLETE_AFTER, GANG_RBAC, delayed_completion_stages  # noqa: E402
+from gang_test import COMPLETE_AFTER, delayed_completion_stages  # noqa: E402
 from gpusched_harness import (  # noqa: E402
-    GPU, SCHEDULER_NAME, Gpusched, events, kwok_gpu_node, log, wait_nodes_ready, write_config)
+    GPU, SCHEDULER_NAME, Gpusched, events, install_pod_groups, kwok_gpu_node, log,
+    wait_nodes_ready, write_config)
 
 GROUP = "kueue-e2e"
 ZONE = "topology.kubernetes.io/zone"
@@ -53,7 +54,6 @@ FLAVOR_LABELS = {"a100": {A100_LABEL: A100}, "h100": {H100_LABEL: H100}}
 QUEUE_LABEL = "kueue.x-k8s.io/queue-name"
 TOPOLOGY_GATE = "kueue.x-k8s.io/topology"
 DEPLOY = os.path.join(source_dir(), "deploy", "kueue")
-HERE = os.path.dirname(os.path.abspath(__file__))
 
 
 def h100_node(name, zone):
@@ -83,17 +83,7 @@ class KueueE2ETest(ClusterTestCase):
         c = cls.cluster
         c.kubectl("apply", "-f", os.path.join(DEPLOY, "flavors.yaml"),
                   "-f", os.path.join(DEPLOY, "queues.yaml"))
-        # Gangs (test_b): the PodGroup CRD and gpusched's RBAC for it, as in gang_test.py.
-        c.kubectl("apply", "-f", os.path.join(HERE, "testdata", "podgroup-crd.yaml"))
-        c.apply(GANG_RBAC)
-        c.apply({"apiVersion": "rbac.authorization.k8s.io/v1", "kind": "ClusterRoleBinding",
-                 "metadata": {"name": "e2e-gpusched-gangs"},
-                 "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": "ClusterRole",
-                             "name": "e2e-gpusched-gangs"},
-                 "subjects": [{"kind": "ServiceAccount", "name": "gpusched",
-                               "namespace": "gpusched-system"}]})
-        c.wait_for(lambda: c.get_json("podgroups.scheduling.x-k8s.io", "-A")["kind"], timeout=60,
-                   what="the PodGroup CRD served")
+        install_pod_groups(c)  # gangs (test_b)
         c.wait_for(lambda: all(condition(c.get_json("clusterqueue", q), "Active")["status"] == "True"
                                for q in ("team-a", "team-b")),
                    timeout=60, what="ClusterQueues team-a and team-b active")

@@ -115,7 +115,6 @@ Status Consolidation::PostFilter(framework::CycleState& state, const api::Pod& p
                                  const framework::Snapshot& snapshot,
                                  const framework::PostFilterContext& context,
                                  framework::PostFilterResult& result) {
-  if (!pod.gang.empty()) return Status::Unschedulable("");
   bool any_opted_in = false;
   FindCandidates(pod, snapshot, context, any_opted_in);
   if (!any_opted_in) return Status::Unschedulable("");

@@ -34,7 +34,9 @@
 //   maxMovesPerPod:         1..16, default 2
 //   maxMovesPerMinute:      >= 1, default 10 (cluster-wide, counted from the plans made)
 //
-// Not done yet: gangs (a gang's pods are neither moved nor helped), explain's per-node record.
+// A gang member is planned for like any pod, one member after another, by the scheduler's gang
+// preemption (src/scheduler/gang_preemption.cc), which moves for all members or for none; a
+// gang's own pods never move. Not done yet: explain's per-node record.
 //
 // Threading: PostFilter runs on the scheduling thread (it keeps scratch state).
 #pragma once

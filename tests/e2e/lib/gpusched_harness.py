@@ -23,6 +23,10 @@ burst=400, lease_duration="15s", renew_deadline="10s", retry_period="2s") -> str
     no credentials). Every process still running at interpreter exit is killed (atexit), so
     none outlives the test.
 
+``install_pod_groups(cluster)``
+    Installs the PodGroup CRD (served) and grants gpusched's service account the chart's RBAC
+    for gang policies.
+
 ``grant_lease_access(cluster, lease_name, namespace="kube-system")``
     The system:kube-scheduler ClusterRole allows get/update only on the lease named
     kube-scheduler: this adds a Role + RoleBinding for gpusched's service account on ours.
@@ -227,6 +231,37 @@ def grant_lease_access(cluster, lease_name, namespace="kube-system"):
          "subjects": [{"kind": "ServiceAccount", "name": "gpusched",
                        "namespace": "gpusched-system"}]},
     ])
+
+
+GANG_RBAC = {
+    "apiVersion": "rbac.authorization.k8s.io/v1", "kind": "ClusterRole",
+    "metadata": {"name": "e2e-gpusched-gangs"},
+    "rules": [
+        {"apiGroups": ["scheduling.x-k8s.io", "scheduling.volcano.sh", "scheduling.k8s.io"],
+         "resources": ["podgroups"], "verbs": ["get", "list", "watch"]},
+        {"apiGroups": ["scheduling.x-k8s.io", "scheduling.volcano.sh", "scheduling.k8s.io"],
+         "resources": ["podgroups/status"], "verbs": ["patch", "update"]},
+        {"apiGroups": ["scheduling.k8s.io"], "resources": ["workloads"],
+         "verbs": ["get", "list", "watch"]},
+    ],
+}
+
+
+def install_pod_groups(cluster):
+    """The scheduler-plugins PodGroup CRD (tests/e2e/testdata/podgroup-crd.yaml), served, and the
+    chart's RBAC for gang policies granted to gpusched's service account."""
+    cluster.kubectl("apply", "-f", os.path.join(os.path.dirname(os.path.dirname(
+        os.path.abspath(__file__))), "testdata", "podgroup-crd.yaml"))
+    # Served once a list succeeds (kubectl raises while the type is unknown).
+    cluster.wait_for(lambda: cluster.get_json("podgroups.scheduling.x-k8s.io", "-A")["kind"],
+                     timeout=60, what="the PodGroup CRD served")
+    cluster.apply(GANG_RBAC)
+    cluster.apply({"apiVersion": "rbac.authorization.k8s.io/v1", "kind": "ClusterRoleBinding",
+                   "metadata": {"name": "e2e-gpusched-gangs"},
+                   "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": "ClusterRole",
+                               "name": "e2e-gpusched-gangs"},
+                   "subjects": [{"kind": "ServiceAccount", "name": "gpusched",
+                                 "namespace": "gpusched-system"}]})
 
 
 def restart_apiserver(cluster, downtime=0, sig="TERM"):
