@@ -7,7 +7,8 @@ is loaded by headless Chromium (Debian's `chromium`, installed by scripts/bootst
 with no network. From the DOM after the scripts ran: the page says it rendered, every chart is an
 <svg data-chart> with marks (bars or points) drawn, and the pod table has one row per pod. From a
 screenshot: the chart colour is on the page, so the charts were painted, not only built. The page
-must load nothing from elsewhere.
+must load nothing from elsewhere. A second page (docs/consolidation.md's fragmented cluster and an
+8-GPU pod) lists the consolidation and each moved pod's destination.
 
 Environment: GPUSCHED_BINARY (the binary; ctest sets it), GPUSCHED_SOURCE_DIR.
 """
@@ -117,9 +118,35 @@ class SimulateHtmlTest(unittest.TestCase):
             self.assertIsNotNone(m, f"chart {name} was not drawn")
             self.assertGreater(int(m.group(1)), 0, f"chart {name} has no marks")
         self.assertGreaterEqual(dom.count('class="mark"'), 8)
+        body = re.search(r'<table id="preemptions">.*?<tbody>(.*?)</tbody>', dom, re.S).group(1)
+        self.assertIn("<td>none</td>", body)  # nothing preempted in the docs' example
         body = re.search(r'<table id="pods">.*?<tbody>(.*?)</tbody>', dom, re.S).group(1)
         self.assertEqual(body.count("<tr>"), 13)  # 9 from the workloads, 4 timed pods
         self.assertIn("infer/vectordb-1", body)
+
+    def test_the_page_lists_a_consolidation_with_each_move(self):
+        """The fragmented cluster of docs/consolidation.md and an 8-GPU pod: the plugin moves
+        two replicas, and the page's table lists them with their destinations."""
+        train = os.path.join(self.tmp, "train.yaml")
+        with open(train, "w") as f:
+            f.write("apiVersion: v1\nkind: Pod\nmetadata: {name: train}\nspec:\n"
+                    "  tolerations: [{key: nvidia.com/gpu, operator: Exists}]\n"
+                    "  containers: [{name: c, resources: {limits: {nvidia.com/gpu: \"8\"}}}]\n")
+        page = os.path.join(self.tmp, "moves.html")
+        proc = subprocess.run(
+            [os.environ["GPUSCHED_BINARY"], "simulate", "-f",
+             os.path.join(ROOT, "docs", "examples", "consolidate", "fragmented.yaml"), "-f", train,
+             "-o", "html"], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, timeout=120)
+        self.assertEqual(proc.returncode, 0, proc.stderr)
+        with open(page, "w") as f:
+            f.write(proc.stdout)
+        dom = browser("--virtual-time-budget=5000", "--dump-dom", "file://" + page).stdout
+        self.assertIn('data-rendered="true"', dom)
+        body = re.search(r'<table id="preemptions">.*?<tbody>(.*?)</tbody>', dom, re.S).group(1)
+        self.assertEqual(body.count("<tr>"), 1, body)
+        self.assertIn("<td>default/train</td>", body)
+        self.assertIn("<td>moved</td>", body)
+        self.assertEqual(len(re.findall(r"default/embed-7d9f-\d \u2192 gpu-\d", body)), 2, body)
 
     def test_a_screenshot_shows_the_charts(self):
         shot = os.path.join(self.tmp, "shot.png")
