@@ -124,13 +124,17 @@ common::StatusOr<std::vector<Arrival>> LoadArrivals(const Workload& w, const Rep
 
 // The GPU allocation (%) of the cluster, and per model and node group, from SimCluster's ledger:
 // which rows each node counts in is worked out once (again when the node count changes), so a
-// sample costs one pass over a flat array.
+// kept sample costs one pass over a flat array, and the others (the cluster's total only) O(1).
 class AllocationSampler {
  public:
   // `breakdown`: also the per-model and per-group rows (only the samples that are kept need them).
   void Sample(const SimCluster& cluster, ReplaySample& s, bool breakdown) {
+    if (cluster.NodeCount() != total_.size()) Build(cluster);
+    if (!breakdown) {  // the ledger's running total: O(1) per event
+      s.gpu_allocation = Percent(cluster.GpuMilliUsedTotal(), cluster_total_);
+      return;
+    }
     cluster.GpuMilliUsed(used_);
-    if (used_.size() != total_.size()) Build(cluster);
     std::fill(model_used_.begin(), model_used_.end(), 0);
     std::fill(group_used_.begin(), group_used_.end(), 0);
     int64_t used = 0;

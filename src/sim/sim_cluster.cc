@@ -748,9 +748,11 @@ void SimCluster::ChargeLocked(const api::Pod& pod, int sign) {
       unannotated_devices_.erase(chosen);
     }
   }
+  const int32_t count = nodes_[it->second].node->gpu.count;
   for (int8_t d : a->devices) {
     if (d >= 0 && d < api::kMaxGpusPerNode) {
       u.gpu_milli[static_cast<size_t>(d)] += sign * a->milli;
+      if (d < count) gpu_milli_used_total_ += sign * a->milli;
     }
   }
 }

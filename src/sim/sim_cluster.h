@@ -185,6 +185,9 @@ class SimCluster final : public kube::ApiClient {
   // The milli-GPU used on each node's devices (0..count-1), in the same order, into `out`
   // (resized): what the replay samples after every event, without copying node objects.
   void GpuMilliUsed(std::vector<int64_t>& out) const;
+  // Their sum over every node, kept by the ledger as pods come and go: O(1).
+  int64_t GpuMilliUsedTotal() const;
+  size_t NodeCount() const;
   int64_t PodCount() const;
   // The last status written per PodGroup key (api::PodGroup::Key).
   std::map<std::string, api::PodGroupStatus> PodGroupStatuses() const;
@@ -252,6 +255,7 @@ class SimCluster final : public kube::ApiClient {
   std::map<std::string, api::PersistentVolumeClaimPtr> pvcs_ GPUSCHED_GUARDED_BY(mu_);  // ns/name
   uint64_t storage_version_ GPUSCHED_GUARDED_BY(mu_) = 1000;
   std::string violation_ GPUSCHED_GUARDED_BY(mu_);
+  int64_t gpu_milli_used_total_ GPUSCHED_GUARDED_BY(mu_) = 0;  // GpuMilliUsedTotal
   std::map<std::string, api::DeviceClassPtr> device_classes_ GPUSCHED_GUARDED_BY(mu_);
   std::map<std::string, api::ResourceSlicePtr> slices_ GPUSCHED_GUARDED_BY(mu_);
   std::map<std::string, api::DeviceTaintRulePtr> taint_rules_ GPUSCHED_GUARDED_BY(mu_);

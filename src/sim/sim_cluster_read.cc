@@ -43,8 +43,18 @@ ClusterCounters SimCluster::Counters() const {
 
 common::Status SimCluster::LedgerStatus() const {
   common::MutexLock lock(mu_);
-  if (violation_.empty()) return common::Status::Ok();
-  return common::InternalError("ledger violation: " + violation_);
+  if (!violation_.empty()) return common::InternalError("ledger violation: " + violation_);
+  int64_t used = 0;  // GpuMilliUsedTotal, recounted
+  for (const NodeEntry& n : nodes_) {
+    const auto count = static_cast<size_t>(std::clamp(n.node->gpu.count, 0, api::kMaxGpusPerNode));
+    for (size_t d = 0; d < count; ++d) used += n.usage.gpu_milli[d];
+  }
+  if (used != gpu_milli_used_total_) {
+    return common::InternalError("ledger violation: the running GPU total is " +
+                                 std::to_string(gpu_milli_used_total_) + " milli, the nodes hold " +
+                                 std::to_string(used));
+  }
+  return common::Status::Ok();
 }
 
 void SimCluster::GpuMilliUsed(std::vector<int64_t>& out) const {
@@ -58,6 +68,16 @@ void SimCluster::GpuMilliUsed(std::vector<int64_t>& out) const {
     for (size_t d = 0; d < count; ++d) used += u.gpu_milli[d];
     out[i] = used;
   }
+}
+
+int64_t SimCluster::GpuMilliUsedTotal() const {
+  common::MutexLock lock(mu_);
+  return gpu_milli_used_total_;
+}
+
+size_t SimCluster::NodeCount() const {
+  common::MutexLock lock(mu_);
+  return nodes_.size();
 }
 
 }  // namespace gpusched::sim
