@@ -10,6 +10,7 @@
 #include <gtest/gtest.h>
 
 #include <boost/json.hpp>
+#include <cstdio>
 #include <memory>
 #include <set>
 #include <string>
@@ -145,7 +146,8 @@ TEST(ConsolidationDryRunTest, InvariantsHoldOnRandomClusters) {
     EXPECT_EQ(sim->cluster().Counters().api_evictions, r->moves);
     rounds_with_moves += r->moves > 0;
   }
-  EXPECT_GT(rounds_with_moves, 100) << "the clusters must exercise the moves (204 of 300 do)";
+  std::printf("dry-run property: %d of 300 clusters planned moves\n", rounds_with_moves);
+  EXPECT_GT(rounds_with_moves, 100) << "the clusters must exercise the moves";
 }
 
 }  // namespace
