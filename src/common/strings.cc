@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "src/common/strings.h"
 
+#include <algorithm>
 #include <cctype>
 #include <charconv>
 #include <cmath>
@@ -66,6 +67,40 @@ std::optional<double> ParseDouble(std::string_view s) {
     return std::nullopt;
   }
   return v;
+}
+
+namespace {
+
+// Levenshtein distance (names are short).
+size_t EditDistance(std::string_view a, std::string_view b) {
+  std::vector<size_t> row(b.size() + 1);
+  for (size_t j = 0; j <= b.size(); ++j) row[j] = j;
+  for (size_t i = 1; i <= a.size(); ++i) {
+    size_t diagonal = row[0];
+    row[0] = i;
+    for (size_t j = 1; j <= b.size(); ++j) {
+      const size_t up = row[j];
+      row[j] = std::min({row[j] + 1, row[j - 1] + 1, diagonal + (a[i - 1] == b[j - 1] ? 0 : 1)});
+      diagonal = up;
+    }
+  }
+  return row[b.size()];
+}
+
+}  // namespace
+
+std::string ClosestName(std::string_view name, const std::vector<std::string_view>& known) {
+  std::string best;
+  size_t best_distance = std::max<size_t>(1, std::min<size_t>(3, name.size() / 3));
+  for (std::string_view k : known) {
+    if (EqualsIgnoreCase(k, name)) return std::string(k);
+    const size_t d = EditDistance(name, k);
+    if (d <= best_distance && (best.empty() || d < best_distance)) {
+      best = std::string(k);
+      best_distance = d;
+    }
+  }
+  return best;
 }
 
 std::string Quote(std::string_view s) {

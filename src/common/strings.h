@@ -24,6 +24,11 @@ std::optional<double> ParseDouble(std::string_view s);
 // Quotes a value for an error message: "value" with control characters escaped, cut at 80 chars.
 std::string Quote(std::string_view s);
 
+// The known name closest to `name` within a small edit distance (at most a third of its length,
+// 1..3), or differing only in case; "" when none is close: the "did you mean" of errors and
+// warnings (config fields, plugin names, manifest fields).
+std::string ClosestName(std::string_view name, const std::vector<std::string_view>& known);
+
 // k8s.io/apimachinery/pkg/util/rand's alphabet of generated names and SafeEncodeString (no
 // vowels, no 0, 1 or 3).
 inline constexpr std::string_view kGeneratedNameAlphabet = "bcdfghjklmnpqrstvwxz2456789";

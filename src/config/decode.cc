@@ -55,21 +55,6 @@ std::string Describe(const json::value& v) {
 
 std::string_view View(const json::string& s) { return {s.data(), s.size()}; }
 
-// Levenshtein distance, for "did you mean" hints on unknown fields (keys are short).
-size_t EditDistance(std::string_view a, std::string_view b) {
-  std::vector<size_t> prev(b.size() + 1), cur(b.size() + 1);
-  for (size_t j = 0; j <= b.size(); ++j) prev[j] = j;
-  for (size_t i = 1; i <= a.size(); ++i) {
-    cur[0] = i;
-    for (size_t j = 1; j <= b.size(); ++j) {
-      const size_t sub = prev[j - 1] + (a[i - 1] == b[j - 1] ? 0 : 1);
-      cur[j] = std::min({prev[j] + 1, cur[j - 1] + 1, sub});
-    }
-    std::swap(prev, cur);
-  }
-  return prev[b.size()];
-}
-
 // ---------------------------------------------------------------------------------------------
 // The config's wording of api::JsonReader: "expected a map, got a list", "must be a 32-bit
 // integer, got 99999999999", paths with odd keys quoted (PathStyle::kQuoted).
@@ -382,16 +367,9 @@ class Decoder {
       const std::string_view key(kv.key().data(), kv.key().size());
       if (std::find(known.begin(), known.end(), key) != known.end()) continue;
       std::string message = "unknown field";
-      std::string_view best;
-      size_t best_distance = 3;  // suggest only close matches
-      for (std::string_view k : known) {
-        const size_t d = EditDistance(common::ToLower(key), common::ToLower(k));
-        if (d < best_distance) {
-          best_distance = d;
-          best = k;
-        }
+      if (std::string best = common::ClosestName(key, known); !best.empty()) {
+        message += " (did you mean " + common::Quote(best) + "?)";
       }
-      if (!best.empty()) message += " (did you mean " + common::Quote(best) + "?)";
       r_.Error(path.Key(key), message);
     }
   }

@@ -189,21 +189,6 @@ const Fields* WorkloadSpecFields(std::string_view kind) {
   return nullptr;
 }
 
-size_t EditDistance(std::string_view a, std::string_view b) {
-  std::vector<size_t> row(b.size() + 1);
-  for (size_t j = 0; j <= b.size(); ++j) row[j] = j;
-  for (size_t i = 1; i <= a.size(); ++i) {
-    size_t diagonal = row[0];
-    row[0] = i;
-    for (size_t j = 1; j <= b.size(); ++j) {
-      const size_t up = row[j];
-      row[j] = std::min({row[j] + 1, row[j - 1] + 1, diagonal + (a[i - 1] == b[j - 1] ? 0 : 1)});
-      diagonal = up;
-    }
-  }
-  return row[b.size()];
-}
-
 class Checker {
  public:
   DocumentFindings findings;
@@ -326,7 +311,7 @@ class Checker {
       if (std::find(known.begin(), known.end(), key) != known.end()) continue;
       const std::string at = path.empty() || path.back() == '.' ? path : path + ".";
       std::string w = at + std::string(key) + ": unknown field " + common::Quote(key);
-      if (std::string near = ClosestName(key, known); !near.empty()) {
+      if (std::string near = common::ClosestName(key, known); !near.empty()) {
         w += " (did you mean " + common::Quote(near) + "?)";
       }
       findings.warnings.push_back(w + "; ignored");
@@ -430,25 +415,6 @@ class Checker {
 };
 
 }  // namespace
-
-std::string ClosestName(std::string_view name, const std::vector<std::string_view>& known) {
-  std::string best;
-  size_t best_distance = std::max<size_t>(1, std::min<size_t>(3, name.size() / 3));
-  for (std::string_view k : known) {
-    if (k.size() == name.size() && std::equal(k.begin(), k.end(), name.begin(), [](char a, char b) {
-          return std::tolower(static_cast<unsigned char>(a)) ==
-                 std::tolower(static_cast<unsigned char>(b));
-        })) {
-      return std::string(k);
-    }
-    const size_t d = EditDistance(name, k);
-    if (d <= best_distance && (best.empty() || d < best_distance)) {
-      best = std::string(k);
-      best_distance = d;
-    }
-  }
-  return best;
-}
 
 DocumentFindings CheckDocument(const boost::json::value& document) {
   Checker c;

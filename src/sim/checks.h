@@ -32,8 +32,4 @@ struct DocumentFindings {
 // paths prefixed with items[i]).
 DocumentFindings CheckDocument(const boost::json::value& document);
 
-// The known name closest to `name` within a small edit distance (or differing only in case), or
-// "" when none is close: the "did you mean" of the warnings.
-std::string ClosestName(std::string_view name, const std::vector<std::string_view>& known);
-
 }  // namespace gpusched::sim

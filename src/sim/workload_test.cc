@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "src/common/clock.h"
+#include "src/common/strings.h"
 #include "src/plugins/in_tree_registry.h"
 #include "src/sim/checks.h"
 #include "src/sim/compare.h"
@@ -422,8 +423,8 @@ TEST(RejectionsTest, UnknownFieldsAreWarnedWithASuggestion) {
       << w.warnings[2];
   EXPECT_NE(w.warnings[3].find("unknown field \"zzzzzzzz\"; ignored"), std::string::npos)
       << w.warnings[3];
-  EXPECT_EQ(ClosestName("replica", {"replicas", "selector"}), "replicas");
-  EXPECT_EQ(ClosestName("x", {"replicas", "selector"}), "");
+  EXPECT_EQ(common::ClosestName("replica", {"replicas", "selector"}), "replicas");
+  EXPECT_EQ(common::ClosestName("x", {"replicas", "selector"}), "");
 }
 
 TEST(RejectionsTest, UnknownKindsAreSkippedWithAWarningAndSyntaxErrorsStopTheFile) {

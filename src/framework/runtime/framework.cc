@@ -4,8 +4,12 @@
 #include <algorithm>
 #include <map>
 #include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
 
 #include "src/api/equivalence.h"
+#include "src/common/strings.h"
 #include "src/framework/reasons.h"
 #include "src/framework/runtime/timers.h"
 
@@ -48,6 +52,14 @@ bool Implements(Plugin* p, config::Point point) {
     case config::Point::kPostBind: return dynamic_cast<PostBindPlugin*>(p) != nullptr;
     default: return false;
   }
+}
+
+// " (did you mean "NodeResourcesFit"?)" for a name close to a registered plugin's, else "".
+std::string DidYouMean(const Registry& registry, std::string_view name) {
+  const std::vector<std::string> names = registry.Names();
+  const std::vector<std::string_view> known(names.begin(), names.end());
+  std::string near = common::ClosestName(name, known);
+  return near.empty() ? "" : " (did you mean " + common::Quote(near) + "?)";
 }
 
 }  // namespace
@@ -110,8 +122,9 @@ common::StatusOr<std::unique_ptr<Framework>> Framework::Create(const config::Pro
     const PluginFactory* factory = registry.Find(name);
     if (factory == nullptr) {
       if (first_error.ok()) {
-        first_error = common::InvalidArgumentError(std::string(path) + ": unknown plugin \"" +
-                                                   std::string(requested) + "\"");
+        first_error = common::InvalidArgumentError(std::string(path) + ": unknown plugin " +
+                                                   common::Quote(requested) +
+                                                   DidYouMean(registry, requested));
       }
       return nullptr;
     }
@@ -147,7 +160,9 @@ common::StatusOr<std::unique_ptr<Framework>> Framework::Create(const config::Pro
       std::string path = multi[k].path.empty() ? profile.path + ".plugins.multiPoint.enabled[" +
                                                      std::to_string(k) + "]"
                                                : multi[k].path;
-      return common::InvalidArgumentError(path + ": unknown plugin \"" + multi[k].name + "\"");
+      return common::InvalidArgumentError(path + ": unknown plugin " +
+                                          common::Quote(multi[k].name) +
+                                          DidYouMean(registry, multi[k].name));
     }
   }
   GPUSCHED_RETURN_IF_ERROR(fw->AddPluginsAtPoints(profile, effective, get, first_error));
@@ -218,7 +233,8 @@ common::Status Framework::CheckProfile(const config::Profile& profile,
                                        const Registry& registry) const {
   for (const auto& pc : profile.plugin_config) {
     if (registry.Find(pc.name) == nullptr) {
-      return common::InvalidArgumentError(pc.path + ".name: unknown plugin \"" + pc.name + "\"");
+      return common::InvalidArgumentError(pc.path + ".name: unknown plugin " +
+                                          common::Quote(pc.name) + DidYouMean(registry, pc.name));
     }
   }
   if (queue_sort_ == nullptr) {

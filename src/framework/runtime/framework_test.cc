@@ -138,6 +138,17 @@ TEST_F(FrameworkTest, UnknownPluginIsReportedWithItsYamlPath) {
             "profiles[0].plugins.filter.enabled[1]: unknown plugin \"Nope\"");
 }
 
+TEST_F(FrameworkTest, AMisspelledPluginGetsADidYouMean) {
+  config::Profile p = Profile();
+  p.plugins.at(config::Point::kFilter)
+      .enabled.push_back({"test", 0, "profiles[0].plugins.filter.enabled[1]"});
+  auto fw = Framework::Create(p, 0, registry_, handle_);
+  ASSERT_FALSE(fw.ok());
+  EXPECT_EQ(fw.status().message(),
+            "profiles[0].plugins.filter.enabled[1]: unknown plugin \"test\" (did you mean "
+            "\"Test\"?)");
+}
+
 TEST_F(FrameworkTest, ChoosesHighestScoreAndExplainsRejections) {
   auto fw = Framework::Create(Profile(), 100, registry_, handle_);
   ASSERT_TRUE(fw.ok()) << fw.status().ToString();
