@@ -176,6 +176,19 @@ std::vector<api::PodPtr> FgdPodSequence(std::span<const api::PodPtr> pods,
   return seq;
 }
 
+size_t FgdArrivedPrefix(std::span<const api::PodPtr> seq, int64_t cluster_gpu_milli,
+                        int32_t arrived_pct) {
+  const double cap = static_cast<double>(cluster_gpu_milli);
+  int64_t arrived = 0;
+  size_t n = 0;
+  for (const api::PodPtr& p : seq) {
+    arrived += p->gpu.TotalMilli();
+    if (RoundHalfEven(100.0 * static_cast<double>(arrived) / cap) > arrived_pct) break;
+    ++n;
+  }
+  return n;
+}
+
 std::vector<FgdPoint> FgdCurve(std::span<const std::pair<double, double>> samples) {
   // Bucket key -> (sum of rounded allocation, count).
   std::map<int32_t, std::pair<double, int64_t>> buckets;

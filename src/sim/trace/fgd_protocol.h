@@ -108,6 +108,12 @@ std::vector<api::PodPtr> FgdPodSequence(std::span<const api::PodPtr> pods,
                                         int64_t cluster_gpu_milli, const FgdOptions& options,
                                         int64_t* appended, int64_t* removed);
 
+// The pods of `seq` that have arrived by the curve's bucket `arrived_pct` (step 6): the length
+// of the longest prefix whose arrived % rounds (half to even) to at most `arrived_pct`. Every
+// sample of that bucket comes from a prefix no longer than it.
+size_t FgdArrivedPrefix(std::span<const api::PodPtr> seq, int64_t cluster_gpu_milli,
+                        int32_t arrived_pct);
+
 // Buckets per-pod samples (arrived %, allocation %) into the curve (step 6).
 std::vector<FgdPoint> FgdCurve(std::span<const std::pair<double, double>> samples);
 

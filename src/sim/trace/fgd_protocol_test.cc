@@ -15,6 +15,7 @@
 #include "src/plugins/in_tree_registry.h"
 #include "src/sim/simulator.h"
 #include "src/sim/trace/openb.h"
+#include "src/sim/trace/packing_bound.h"
 
 namespace gpusched::sim::trace {
 namespace {
@@ -210,6 +211,42 @@ TEST(FgdProtocolTest, RunsTheProtocolOnASmallTrace) {
   EXPECT_EQ(FgdToJson(r).at("pods").at("tried").as_int64(), r.tried_pods);
 }
 
+TEST(FgdProtocolTest, ArrivedPrefixEndsWithTheBucket) {
+  // 1 GPU: arrived 30, 60, 90, 100.5 (rounds half to even: 100), 101.5 (102).
+  const std::vector<api::PodPtr> seq = {GpuPod("a", 1, 300), GpuPod("b", 1, 300),
+                                        GpuPod("c", 1, 300), GpuPod("d", 1, 105),
+                                        GpuPod("e", 1, 10)};
+  EXPECT_EQ(FgdArrivedPrefix(seq, 1000, 100), 4u);
+  EXPECT_EQ(FgdArrivedPrefix(seq, 1000, 90), 3u);
+  EXPECT_EQ(FgdArrivedPrefix(seq, 1000, 20), 0u);
+  EXPECT_EQ(FgdArrivedPrefix(seq, 1000, 130), 5u);
+}
+
+// No policy gets below the offline limit of the pods it has tried (issue #41).
+TEST(FgdProtocolTest, NoPolicyBeatsTheOfflineLimit) {
+  static const common::FakeClock wall;
+  Workload w = SmallTrace();
+  for (uint64_t seed : {42, 43, 44}) {
+    FgdOptions opts;
+    opts.seed = seed;
+    int64_t appended = 0;
+    int64_t removed = 0;
+    const std::vector<api::PodPtr> seq = FgdPodSequence(w.pods, 90000, opts, &appended, &removed);
+    // Bucket 101's pods: on 90 GPUs bucket 100 can be empty and take its neighbours' samples.
+    auto bound = ComputePackingBound(
+        w.nodes, std::span<const api::PodPtr>(seq.data(), FgdArrivedPrefix(seq, 90000, 101)));
+    ASSERT_TRUE(bound.ok()) << bound.status().ToString();
+    for (const char* policy : {"FGD", "BestFit", "GpuPacking", "Random"}) {
+      auto run = RunFgdProtocol(w, FragmentationSchedulerConfig(policy),
+                                {plugins::InTreeRegistry(), wall}, opts);
+      ASSERT_TRUE(run.ok()) << run.status().ToString();
+      ASSERT_TRUE(run->result.unallocated_at_100.has_value());
+      EXPECT_LE(bound->MinUnallocatedPct(), *run->result.unallocated_at_100 + 1e-9)
+          << policy << " seed " << seed;
+    }
+  }
+}
+
 TEST(FgdProtocolTest, BestFitPacksSharedPodsOntoOneGpu) {
   static const common::FakeClock wall;
   Workload w;
@@ -342,6 +379,20 @@ TEST(FgdProtocolTest, RealDefaultTraceBestFitMatchesThePaper) {
   EXPECT_GE(*r.unallocated_at_100, 5.0);
   EXPECT_LE(*r.unallocated_at_100, 10.0);
   RecordProperty("unallocated_at_100", std::to_string(*r.unallocated_at_100));
+
+  // The offline limit of the same pods (issue #41): below the policy's result, above zero (the
+  // 810-milli pods alone waste GPUs that no placement fills).
+  int64_t appended = 0;
+  int64_t removed = 0;
+  const std::vector<api::PodPtr> seq =
+      FgdPodSequence(w->pods, r.cluster_gpu_milli, opts, &appended, &removed);
+  const size_t arrived = FgdArrivedPrefix(seq, r.cluster_gpu_milli, 100);
+  auto bound = ComputePackingBound(w->nodes, std::span<const api::PodPtr>(seq.data(), arrived));
+  ASSERT_TRUE(bound.ok()) << bound.status().ToString();
+  EXPECT_FALSE(bound->exact);
+  EXPECT_GT(bound->MinUnallocatedPct(), 1.0);
+  EXPECT_LT(bound->MinUnallocatedPct(), *r.unallocated_at_100);
+  RecordProperty("min_unallocated_at_100", std::to_string(bound->MinUnallocatedPct()));
 }
 
 // The all-node list (310 CPU-only nodes among the GPU nodes), the FGD protocol's pod sequence,
