@@ -10,6 +10,8 @@ reads -f, and a YAML error that loses only its document.
 - A file of which nothing parses is named with its YAML error, not only "no Node objects".
 - `--load` implies `--replay` (so `--curve-csv` goes with it); `--load-window` without `--load`
   is a usage error, not silently ignored.
+- A plugin name misspelt in `--config` is reported with the config file's name and the closest
+  registered plugin, before anything is simulated or explained.
 Usage: simulate_inputs_cli_test.py GPUSCHED_BINARY
 """
 
@@ -137,6 +139,24 @@ class SimulateInputsCliTest(unittest.TestCase):
         rc, _, err = run("simulate", "-f", os.path.join(docs, "cluster.yaml"), "--movable-qos", "XX")
         self.assertEqual(rc, 2)
         self.assertIn("XX", err)
+
+    def test_a_plugin_typo_in_the_config_names_the_file_and_the_closest_plugin(self):
+        config = self.write("sched.yaml", "\n".join([
+            "apiVersion: kubescheduler.config.k8s.io/v1",
+            "kind: KubeSchedulerConfiguration",
+            "profiles:",
+            "- schedulerName: gpu-scheduler",
+            "  plugins:",
+            "    score:",
+            "      enabled:",
+            "      - {name: GpuFragmentaton, weight: 3}", ""]))
+        want = (config + ': profiles[0].plugins.score.enabled[0]: unknown plugin "GpuFragmentaton"'
+                ' (did you mean "GpuFragmentation"?)')
+        for args in (["simulate", "--config", config, "-f", EXAMPLE],
+                     ["explain", "--config", config, "-f", EXAMPLE, "pod/none"]):
+            rc, _, err = run(*args)
+            self.assertEqual(rc, 1, err)
+            self.assertIn(want, err)
 
 
 if __name__ == "__main__":

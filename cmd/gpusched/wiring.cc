@@ -14,7 +14,9 @@
 #include <utility>
 #include <vector>
 
+#include "src/framework/runtime/plugin_names.h"
 #include "src/kube/client/auth.h"
+#include "src/plugins/in_tree_registry.h"
 
 extern char** environ;
 
@@ -155,6 +157,12 @@ common::StatusOr<config::SchedulerConfig> LoadSchedulerConfig(const std::string&
   GPUSCHED_ASSIGN_OR_RETURN(config::SchedulerConfig c,
                             config::ParseSchedulerConfig(ss.str(), path, &warnings));
   for (const auto& w : warnings) spdlog::warn("{}: {}", path, w);
+  // Plugin names are the registry's, not the parser's: checked here so that a typo is reported
+  // with the file's name (issue #40), as every other config error is.
+  for (const config::Profile& profile : c.profiles) {
+    GPUSCHED_RETURN_IF_ERROR(
+        framework::runtime::CheckPluginNames(profile, plugins::InTreeRegistry()).WithContext(path));
+  }
   return c;
 }
 

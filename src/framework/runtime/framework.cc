@@ -11,31 +11,12 @@
 #include "src/api/equivalence.h"
 #include "src/common/strings.h"
 #include "src/framework/reasons.h"
+#include "src/framework/runtime/plugin_names.h"
 #include "src/framework/runtime/timers.h"
 
 namespace gpusched::framework::runtime {
 
 namespace {
-
-const char* PointField(config::Point p) {
-  switch (p) {
-    case config::Point::kPreEnqueue: return "preEnqueue";
-    case config::Point::kQueueSort: return "queueSort";
-    case config::Point::kPreFilter: return "preFilter";
-    case config::Point::kFilter: return "filter";
-    case config::Point::kPostFilter: return "postFilter";
-    case config::Point::kPreScore: return "preScore";
-    case config::Point::kScore: return "score";
-    case config::Point::kReserve: return "reserve";
-    case config::Point::kPermit: return "permit";
-    case config::Point::kPreBind: return "preBind";
-    case config::Point::kBind: return "bind";
-    case config::Point::kPostBind: return "postBind";
-    case config::Point::kMultiPoint: return "multiPoint";
-    case config::Point::kCount: break;
-  }
-  return "?";
-}
 
 bool Implements(Plugin* p, config::Point point) {
   switch (point) {
@@ -52,14 +33,6 @@ bool Implements(Plugin* p, config::Point point) {
     case config::Point::kPostBind: return dynamic_cast<PostBindPlugin*>(p) != nullptr;
     default: return false;
   }
-}
-
-// " (did you mean "NodeResourcesFit"?)" for a name close to a registered plugin's, else "".
-std::string DidYouMean(const Registry& registry, std::string_view name) {
-  const std::vector<std::string> names = registry.Names();
-  const std::vector<std::string_view> known(names.begin(), names.end());
-  std::string near = common::ClosestName(name, known);
-  return near.empty() ? "" : " (did you mean " + common::Quote(near) + "?)";
 }
 
 }  // namespace
@@ -122,9 +95,7 @@ common::StatusOr<std::unique_ptr<Framework>> Framework::Create(const config::Pro
     const PluginFactory* factory = registry.Find(name);
     if (factory == nullptr) {
       if (first_error.ok()) {
-        first_error = common::InvalidArgumentError(std::string(path) + ": unknown plugin " +
-                                                   common::Quote(requested) +
-                                                   DidYouMean(registry, requested));
+        first_error = UnknownPluginError(registry, path, requested);
       }
       return nullptr;
     }
@@ -160,9 +131,7 @@ common::StatusOr<std::unique_ptr<Framework>> Framework::Create(const config::Pro
       std::string path = multi[k].path.empty() ? profile.path + ".plugins.multiPoint.enabled[" +
                                                      std::to_string(k) + "]"
                                                : multi[k].path;
-      return common::InvalidArgumentError(path + ": unknown plugin " +
-                                          common::Quote(multi[k].name) +
-                                          DidYouMean(registry, multi[k].name));
+      return UnknownPluginError(registry, path, multi[k].name);
     }
   }
   GPUSCHED_RETURN_IF_ERROR(fw->AddPluginsAtPoints(profile, effective, get, first_error));
@@ -184,14 +153,16 @@ common::Status Framework::AddPluginsAtPoints(
     std::vector<Plugin*> seen;
     for (size_t k = 0; k < refs.size(); ++k) {
       const config::PluginRef& ref = refs[k];
-      std::string path = ref.path.empty() ? profile.path + ".plugins." + PointField(point) +
-                                                ".enabled[" + std::to_string(k) + "]"
-                                          : ref.path;
+      std::string path = ref.path.empty()
+                             ? profile.path + ".plugins." + std::string(config::PointName(point)) +
+                                   ".enabled[" + std::to_string(k) + "]"
+                             : ref.path;
       Plugin* p = get(ref.name, path);
       GPUSCHED_RETURN_IF_ERROR(first_error);
       if (!Implements(p, point)) {
         return common::InvalidArgumentError(path + ": plugin \"" + ref.name +
-                                            "\" does not implement " + PointField(point));
+                                            "\" does not implement " +
+                                            std::string(config::PointName(point)));
       }
       if (std::find(seen.begin(), seen.end(), p) != seen.end()) continue;
       seen.push_back(p);
@@ -233,8 +204,7 @@ common::Status Framework::CheckProfile(const config::Profile& profile,
                                        const Registry& registry) const {
   for (const auto& pc : profile.plugin_config) {
     if (registry.Find(pc.name) == nullptr) {
-      return common::InvalidArgumentError(pc.path + ".name: unknown plugin " +
-                                          common::Quote(pc.name) + DidYouMean(registry, pc.name));
+      return UnknownPluginError(registry, pc.path + ".name", pc.name);
     }
   }
   if (queue_sort_ == nullptr) {

@@ -7,6 +7,7 @@
 #include <string>
 #include <vector>
 
+#include "src/framework/runtime/plugin_names.h"
 #include "src/testing/fake_handle.h"
 
 namespace gpusched::framework::runtime {
@@ -147,6 +148,26 @@ TEST_F(FrameworkTest, AMisspelledPluginGetsADidYouMean) {
   EXPECT_EQ(fw.status().message(),
             "profiles[0].plugins.filter.enabled[1]: unknown plugin \"test\" (did you mean "
             "\"Test\"?)");
+}
+
+// CheckPluginNames (what a command runs on a config file before building a scheduler) reports
+// what Framework::Create would, with the same path and words; a profile it passes has no unknown
+// name, and a disabled unknown name is not an error.
+TEST_F(FrameworkTest, CheckPluginNamesReportsWhatCreateWould) {
+  EXPECT_TRUE(CheckPluginNames(Profile(), registry_).ok());
+  config::Profile p = Profile();
+  p.plugins.at(config::Point::kFilter).disabled.push_back({"Gone", 0, ""});
+  EXPECT_TRUE(CheckPluginNames(p, registry_).ok());
+  p.plugins.at(config::Point::kScore)
+      .enabled.push_back({"test", 0, "profiles[0].plugins.score.enabled[0]"});
+  const common::Status checked = CheckPluginNames(p, registry_);
+  auto fw = Framework::Create(p, 0, registry_, handle_);
+  ASSERT_FALSE(fw.ok());
+  EXPECT_EQ(checked, fw.status());
+  config::Profile args = Profile();
+  args.plugin_config.push_back({"Tesst", boost::json::object(), "profiles[0].pluginConfig[0]"});
+  EXPECT_EQ(CheckPluginNames(args, registry_).message(),
+            "profiles[0].pluginConfig[0].name: unknown plugin \"Tesst\" (did you mean \"Test\"?)");
 }
 
 TEST_F(FrameworkTest, ChoosesHighestScoreAndExplainsRejections) {
