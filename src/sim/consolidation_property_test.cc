@@ -22,6 +22,7 @@
 #include "src/common/clock.h"
 #include "src/common/random.h"
 #include "src/plugins/in_tree_registry.h"
+#include "src/sim/consolidation_test_manifests.h"
 #include "src/sim/simulator.h"
 #include "src/sim/workload.h"
 
@@ -48,11 +49,7 @@ Cluster RandomCluster(common::Random& rng) {
     c.gpus.push_back(gpus);
     c.used.push_back(0);
     c.movable.push_back(0);
-    c.yaml += "apiVersion: v1\nkind: Node\nmetadata: {name: " + node +
-              ", labels: {kubernetes.io/hostname: " + node +
-              "}}\nstatus:\n  allocatable: {cpu: \"64\", memory: 256Gi, pods: \"110\", "
-              "nvidia.com/gpu: \"" +
-              std::to_string(gpus) + "\"}\n---\n";
+    c.yaml += GpuNode(node, gpus);
     for (int d = 0; d < gpus; ++d) {
       if (rng.Uniform(100) < 45) continue;  // a free device
       const uint64_t kind = rng.Uniform(10);
@@ -60,16 +57,8 @@ Cluster RandomCluster(common::Random& rng) {
       const bool movable = !bare && kind < 8;
       ++c.used.back();
       if (movable) ++c.movable.back();
-      std::string meta = "  name: p" + std::to_string(pod++) + "\n  annotations: {" +
-                         "gpusched.io/gpu-devices: \"" + std::to_string(d) + "\"" +
-                         (movable ? ", gpusched.io/movable: \"true\"" : "") + "}\n";
-      if (!bare) {
-        const std::string rs = "rs" + std::to_string(rng.Uniform(3));
-        meta += "  ownerReferences: [{apiVersion: apps/v1, kind: ReplicaSet, name: " + rs +
-                ", uid: uid-" + rs + ", controller: true}]\n";
-      }
-      c.yaml += "apiVersion: v1\nkind: Pod\nmetadata:\n" + meta + "spec:\n  nodeName: " + node +
-                "\n  containers: [{name: c, resources: {limits: {nvidia.com/gpu: \"1\"}}}]\n---\n";
+      const std::string name = "p" + std::to_string(pod++);
+      c.yaml += Replica(name, node, d, bare ? "" : "rs" + std::to_string(rng.Uniform(3)), movable);
     }
   }
   return c;

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
-// Manifests for the consolidation tests (consolidation_sim_test, consolidation_dry_run_test): a
-// GPU node and a running 1-GPU replica of a ReplicaSet, optionally opted in to moves.
+// Manifests for the consolidation tests (consolidation_sim_test, consolidation_dry_run_test,
+// consolidation_property_test): a GPU node and a running 1-GPU replica of a ReplicaSet, optionally
+// opted in to moves.
 #pragma once
 
 #include <string>
@@ -19,14 +20,19 @@ inline std::string GpuNode(const std::string& name, int gpus, bool gpu_taint = f
          std::to_string(gpus) + "\"}\n---\n";
 }
 
-// A running 1-GPU pod of ReplicaSet `rs` on `node`'s device `device`, tolerating the GPU taint.
+// A running 1-GPU pod of ReplicaSet `rs` on `node`'s device `device`, tolerating the GPU taint;
+// with `rs` empty, a bare pod (no controller, so never movable).
 inline std::string Replica(const std::string& name, const std::string& node, int device,
                            const std::string& rs, bool movable) {
-  return "apiVersion: v1\nkind: Pod\nmetadata:\n  name: " + name + "\n  labels: {app: " + rs +
-         "}\n  annotations: {gpusched.io/gpu-devices: \"" + std::to_string(device) + "\"" +
-         (movable ? ", gpusched.io/movable: \"true\"" : "") +
-         "}\n  ownerReferences: [{apiVersion: apps/v1, kind: ReplicaSet, name: " + rs +
-         ", uid: uid-" + rs + ", controller: true}]\nspec:\n  nodeName: " + node +
+  const std::string owner =
+      rs.empty() ? ""
+                 : "  labels: {app: " + rs +
+                       "}\n  ownerReferences: [{apiVersion: apps/v1, kind: ReplicaSet, "
+                       "name: " +
+                       rs + ", uid: uid-" + rs + ", controller: true}]\n";
+  return "apiVersion: v1\nkind: Pod\nmetadata:\n  name: " + name + "\n" + owner +
+         "  annotations: {gpusched.io/gpu-devices: \"" + std::to_string(device) + "\"" +
+         (movable ? ", gpusched.io/movable: \"true\"" : "") + "}\nspec:\n  nodeName: " + node +
          "\n  tolerations: [{key: nvidia.com/gpu, operator: Exists}]\n"
          "  containers: [{name: c, resources: {limits: {nvidia.com/gpu: \"1\"}}}]\n---\n";
 }

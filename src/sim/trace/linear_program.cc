@@ -17,6 +17,7 @@ namespace {
 // COIN-OR's infinity for an unbounded row side.
 constexpr double kCoinInfinity = 1e30;
 
+// Bounds are stored as COIN-OR loads them: an infinite side as its infinity.
 double Finite(double v) {
   if (std::isinf(v)) return v > 0 ? kCoinInfinity : -kCoinInfinity;
   return v;
@@ -26,7 +27,7 @@ double Finite(double v) {
 
 int LinearProgram::AddColumn(double objective, double upper, bool integer) {
   objective_.push_back(objective);
-  upper_.push_back(upper);
+  upper_.push_back(Finite(upper));
   integer_.push_back(integer ? 1 : 0);
   return static_cast<int>(objective_.size()) - 1;
 }
@@ -34,8 +35,8 @@ int LinearProgram::AddColumn(double objective, double upper, bool integer) {
 void LinearProgram::AddRow(const std::vector<std::pair<int, double>>& entries, double lower,
                            double upper) {
   row_entries_.push_back(entries);
-  row_lower_.push_back(lower);
-  row_upper_.push_back(upper);
+  row_lower_.push_back(Finite(lower));
+  row_upper_.push_back(Finite(upper));
 }
 
 bool LinearProgram::has_integers() const {
@@ -72,15 +73,12 @@ common::StatusOr<LinearProgram::Solution> LinearProgram::SolveLp() const {
   std::vector<int> start, index;
   std::vector<double> value;
   ColumnMajor(&start, &index, &value);
-  std::vector<double> lower(objective_.size(), 0.0), row_lo, row_up;
-  for (double v : row_lower_) row_lo.push_back(Finite(v));
-  for (double v : row_upper_) row_up.push_back(Finite(v));
-  std::vector<double> upper;
-  for (double v : upper_) upper.push_back(Finite(v));
+  const std::vector<double> lower(objective_.size(), 0.0);
   std::unique_ptr<Clp_Simplex, void (*)(Clp_Simplex*)> clp(Clp_newModel(), Clp_deleteModel);
   Clp_setLogLevel(clp.get(), 0);
   Clp_loadProblem(clp.get(), columns(), rows(), start.data(), index.data(), value.data(),
-                  lower.data(), upper.data(), objective_.data(), row_lo.data(), row_up.data());
+                  lower.data(), upper_.data(), objective_.data(), row_lower_.data(),
+                  row_upper_.data());
   Clp_setOptimizationDirection(clp.get(), -1);  // maximise
   Clp_initialSolve(clp.get());
   if (Clp_isProvenOptimal(clp.get()) == 0) {
@@ -100,14 +98,13 @@ common::StatusOr<LinearProgram::Solution> LinearProgram::SolveMip(double seconds
   ColumnMajor(&start, &index, &value);
   // Minimise the negated objective: CBC's "best possible" is then a lower bound, whatever the
   // C interface's sense conventions.
-  std::vector<double> lower(objective_.size(), 0.0), negated, row_lo, row_up, upper;
+  const std::vector<double> lower(objective_.size(), 0.0);
+  std::vector<double> negated;
   for (double v : objective_) negated.push_back(-v);
-  for (double v : row_lower_) row_lo.push_back(Finite(v));
-  for (double v : row_upper_) row_up.push_back(Finite(v));
-  for (double v : upper_) upper.push_back(Finite(v));
   std::unique_ptr<Cbc_Model, void (*)(Cbc_Model*)> cbc(Cbc_newModel(), Cbc_deleteModel);
   Cbc_loadProblem(cbc.get(), columns(), rows(), start.data(), index.data(), value.data(),
-                  lower.data(), upper.data(), negated.data(), row_lo.data(), row_up.data());
+                  lower.data(), upper_.data(), negated.data(), row_lower_.data(),
+                  row_upper_.data());
   for (int c = 0; c < columns(); ++c) {
     if (integer_[static_cast<size_t>(c)] != 0) Cbc_setInteger(cbc.get(), c);
   }
