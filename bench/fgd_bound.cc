@@ -14,10 +14,12 @@
 #include <cstdio>
 #include <cstdlib>
 #include <ctime>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
 
+#include "src/common/strings.h"
 #include "src/sim/trace/fgd_protocol.h"
 #include "src/sim/trace/openb.h"
 #include "src/sim/trace/packing_bound.h"
@@ -35,30 +37,48 @@ struct Flags {
   double inflation = 1.3;
 };
 
+// A flag's value that is not what it should be: the flag and the value named.
+bool BadValue(std::string_view flag, std::string_view value, std::string_view want) {
+  std::fprintf(stderr, "fgd-bound: %.*s: invalid value %s (want %.*s)\n",
+               static_cast<int>(flag.size()), flag.data(), common::Quote(value).c_str(),
+               static_cast<int>(want.size()), want.data());
+  return false;
+}
+
 bool ParseFlags(int argc, char** argv, Flags* f) {
+  if (argc % 2 == 0) {
+    std::fprintf(stderr, "fgd-bound: %s needs a value\n", argv[argc - 1]);
+    return false;
+  }
   for (int i = 1; i + 1 < argc; i += 2) {
     const std::string_view a = argv[i];
-    const std::string v = argv[i + 1];
+    const std::string_view v = argv[i + 1];
     if (a == "--trace-nodes") {
       f->nodes = v;
     } else if (a == "--trace-pods") {
       f->pods = v;
     } else if (a == "--arrived") {
-      f->arrived = std::atoi(v.c_str());
+      const std::optional<int64_t> pct = common::ParseInt64(v);
+      if (!pct || *pct < 1 || *pct > 100) return BadValue(a, v, "a percentage, 1..100");
+      f->arrived = static_cast<int32_t>(*pct);
     } else if (a == "--inflation") {
-      f->inflation = std::atof(v.c_str());
+      const std::optional<double> x = common::ParseDouble(v);
+      if (!x || !(*x >= 0)) return BadValue(a, v, "a factor such as 1.3, or 0 for none");
+      f->inflation = *x;
     } else if (a == "--seeds") {
       const size_t dash = v.find('-');
-      f->seed_lo = std::strtoull(v.substr(0, dash).c_str(), nullptr, 10);
-      f->seed_hi = dash == std::string::npos
-                       ? f->seed_lo
-                       : std::strtoull(v.substr(dash + 1).c_str(), nullptr, 10);
+      const std::optional<int64_t> lo = common::ParseInt64(v.substr(0, dash));
+      const std::optional<int64_t> hi =
+          dash == std::string_view::npos ? lo : common::ParseInt64(v.substr(dash + 1));
+      if (!lo || !hi || *lo < 0 || *hi < *lo) return BadValue(a, v, "a seed or a range A-B");
+      f->seed_lo = static_cast<uint64_t>(*lo);
+      f->seed_hi = static_cast<uint64_t>(*hi);
     } else {
       std::fprintf(stderr, "fgd-bound: unknown flag %s\n", argv[i]);
       return false;
     }
   }
-  if (f->nodes.empty() || f->pods.empty() || f->seed_hi < f->seed_lo) {
+  if (f->nodes.empty() || f->pods.empty()) {
     std::fprintf(stderr,
                  "usage: fgd-bound --trace-nodes FILE --trace-pods FILE [--seeds A-B] "
                  "[--arrived PCT] [--inflation X]\n");

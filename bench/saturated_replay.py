@@ -51,6 +51,7 @@ def run_once(args, pods, seed, config, movable):
         "multi-GPU pending GPU-h": sum(waits[k]["pendingGpuHours"] for k in MULTI if k in waits),
         "8-GPU wait p90 min": eight.get("p90Seconds", 0) / 60,
         "never placed": waits["total"]["neverPlaced"],
+        "fit no node": waits["total"].get("fitNoNode", 0),
         "moves": replay["moves"],
         "moves % of placements": 100 * replay["moves"] / max(1, replay["placements"]),
     }

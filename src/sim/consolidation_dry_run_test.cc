@@ -48,7 +48,7 @@ TEST(ConsolidationDryRunTest, MovesTheFewestPodsToEmptyWholeNodes) {
   ASSERT_EQ(r->sizes.size(), 3u);  // 8, 4, 2
   EXPECT_EQ(r->sizes[0].gpus, 8);
   EXPECT_EQ(r->sizes[0].free_now, 0);
-  // Two moves per node (maxMovesPerPod 2) empty three nodes onto the fourth.
+  // Two moves per node empty three nodes onto the fourth.
   EXPECT_EQ(r->sizes[0].made, 3);
   EXPECT_EQ(r->moves, 6);
   for (const RoomPlan& p : r->plans) {

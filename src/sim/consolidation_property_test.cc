@@ -7,7 +7,9 @@
 //      count): the waiting pod binds exactly when some node has free + movable devices >= its
 //      request, needing m <= maxMovesPerPod moves, with at least m free devices on the other
 //      nodes; and then the fewest such m pods move;
-//   4. a gang of two gets moves for both members or none (below).
+//   4. a gang of two gets moves for both members or none (below);
+//   5. 1 and 2 again with uneven cpu requests, where a moved pod may fit on no other node and
+//      the plan must leave it and move others (no oracle: the room is no longer a count).
 // The simulator also checks after every placement that no device is over-committed.
 #include <gtest/gtest.h>
 
@@ -29,7 +31,7 @@
 namespace gpusched::sim {
 namespace {
 
-constexpr int kMaxMovesPerPod = 2;  // the plugin's default
+constexpr int kMaxMovesPerPod = 8;  // the plugin's default
 
 struct Cluster {
   std::vector<int> gpus;     // per node
@@ -38,7 +40,8 @@ struct Cluster {
   std::string yaml;
 };
 
-Cluster RandomCluster(common::Random& rng) {
+// `uneven_cpu`: each running pod asks 1, 8, 24 or 40 cpus (of the node's 64), else none.
+Cluster RandomCluster(common::Random& rng, bool uneven_cpu = false) {
   Cluster c;
   const int nodes = 2 + static_cast<int>(rng.Uniform(4));
   int pod = 0;
@@ -50,15 +53,21 @@ Cluster RandomCluster(common::Random& rng) {
     c.used.push_back(0);
     c.movable.push_back(0);
     c.yaml += GpuNode(node, gpus);
+    int cpu_left = 64;
     for (int d = 0; d < gpus; ++d) {
       if (rng.Uniform(100) < 45) continue;  // a free device
+      static constexpr int kCpus[] = {1, 8, 24, 40};
+      const int cpu = uneven_cpu ? kCpus[rng.Uniform(4)] : 0;
+      if (cpu > cpu_left) continue;
+      cpu_left -= cpu;
       const uint64_t kind = rng.Uniform(10);
       const bool bare = kind == 0;  // no controller: never movable
       const bool movable = !bare && kind < 8;
       ++c.used.back();
       if (movable) ++c.movable.back();
       const std::string name = "p" + std::to_string(pod++);
-      c.yaml += Replica(name, node, d, bare ? "" : "rs" + std::to_string(rng.Uniform(3)), movable);
+      c.yaml += Replica(name, node, d, bare ? "" : "rs" + std::to_string(rng.Uniform(3)), movable,
+                        cpu > 0 ? std::to_string(cpu) : "");
     }
   }
   return c;
@@ -97,6 +106,34 @@ std::unique_ptr<Simulator> RunCluster(const std::string& yaml) {
   return s.ok() ? std::move(*sim) : nullptr;
 }
 
+// Submits "train" asking `gpus` GPUs (and `cpus` cpus when > 0) and settles; then whether it
+// bound and the pods that moved (a replacement that moved again fails the test).
+struct AfterTrain {
+  bool bound = false;
+  std::multiset<std::string> moved;
+};
+AfterTrain SubmitTrain(Simulator& sim, int gpus, int cpus = 0) {
+  AfterTrain out;
+  Workload waiting;
+  const std::string cpu = cpus > 0 ? ", cpu: \"" + std::to_string(cpus) + "\"" : "";
+  EXPECT_TRUE(AppendManifests("apiVersion: v1\nkind: Pod\nmetadata: {name: train}\nspec:\n"
+                              "  containers: [{name: c, resources: {limits: {nvidia.com/gpu: \"" +
+                                  std::to_string(gpus) + "\"" + cpu + "}}}]\n",
+                              "train.yaml", waiting)
+                  .ok());
+  if (waiting.pods.empty()) return out;
+  EXPECT_TRUE(sim.SubmitWorkloadPod(waiting.pods[0]).ok());
+  EXPECT_TRUE(sim.Settle().ok());
+  EXPECT_TRUE(sim.Settle().ok());
+  for (const PodOutcome& o : sim.outcomes()) {
+    if (o.pod->meta.name == "train") out.bound = o.state == PodState::kScheduled;
+    if (o.state != PodState::kMoved) continue;
+    out.moved.insert(o.pod->Key());
+    EXPECT_TRUE(o.replaces.empty()) << "a replacement moved again";
+  }
+  return out;
+}
+
 TEST(ConsolidationPropertyTest, MovesOnlyWhenTheWaitingPodBindsAndTheFewest) {
   common::Random rng(20261206);
   int consolidated = 0;
@@ -106,25 +143,7 @@ TEST(ConsolidationPropertyTest, MovesOnlyWhenTheWaitingPodBindsAndTheFewest) {
     const int want = 1 + static_cast<int>(rng.Uniform(static_cast<uint64_t>(max_gpus)));
     auto sim = RunCluster(c.yaml);
     ASSERT_NE(sim, nullptr);
-    Workload waiting;
-    ASSERT_TRUE(AppendManifests("apiVersion: v1\nkind: Pod\nmetadata: {name: train}\nspec:\n"
-                                "  containers: [{name: c, resources: {limits: {nvidia.com/gpu: \"" +
-                                    std::to_string(want) + "\"}}}]\n",
-                                "train.yaml", waiting)
-                    .ok());
-    ASSERT_TRUE(sim->SubmitWorkloadPod(waiting.pods[0]).ok());
-    ASSERT_TRUE(sim->Settle().ok());
-    ASSERT_TRUE(sim->Settle().ok());
-
-    bool bound = false;
-    std::multiset<std::string> moved;
-    for (const PodOutcome& o : sim->outcomes()) {
-      if (o.pod->meta.name == "train") bound = o.state == PodState::kScheduled;
-      if (o.state == PodState::kMoved) {
-        moved.insert(o.pod->Key());
-        EXPECT_TRUE(o.replaces.empty()) << "a replacement moved again";
-      }
-    }
+    const auto [bound, moved] = SubmitTrain(*sim, want);
     std::multiset<std::string> listed;
     for (const Preemption& p : sim->preemptions()) {
       ASSERT_TRUE(p.moves()) << "all priorities are equal: nothing to preempt";
@@ -145,6 +164,33 @@ TEST(ConsolidationPropertyTest, MovesOnlyWhenTheWaitingPodBindsAndTheFewest) {
   }
   std::printf("consolidation property: %d of 1000 clusters moved pods\n", consolidated);
   EXPECT_GT(consolidated, 100);  // the cases exercise moves, not only direct fits
+}
+
+// 5. Uneven cpu: a moved pod may fit on no other node (the plan pins it and moves others); still
+//    no pod moves unless the waiting pod binds, and none twice.
+TEST(ConsolidationPropertyTest, WithUnevenCpuMovesOnlyWhenTheWaitingPodBinds) {
+  common::Random rng(20261208);
+  int consolidated = 0;
+  for (int round = 0; round < 500; ++round) {
+    const Cluster c = RandomCluster(rng, /*uneven_cpu=*/true);
+    const int max_gpus = *std::max_element(c.gpus.begin(), c.gpus.end());
+    const int want = 1 + static_cast<int>(rng.Uniform(static_cast<uint64_t>(max_gpus)));
+    const int cpu = 1 + static_cast<int>(rng.Uniform(40));
+    auto sim = RunCluster(c.yaml);
+    ASSERT_NE(sim, nullptr);
+    const auto [bound, moved] = SubmitTrain(*sim, want, cpu);
+    const std::string where = "round " + std::to_string(round) + ", train asks " +
+                              std::to_string(want) + " GPUs and " + std::to_string(cpu) +
+                              " cpus\n" + c.yaml;
+    for (const std::string& key : moved) EXPECT_EQ(moved.count(key), 1u) << key << where;
+    if (!moved.empty()) {
+      EXPECT_TRUE(bound) << "pods moved but the waiting pod did not bind\n" << where;
+      ++consolidated;
+    }
+    if (HasFailure()) return;
+  }
+  std::printf("uneven-cpu consolidation property: %d of 500 clusters moved pods\n", consolidated);
+  EXPECT_GT(consolidated, 50);
 }
 
 // 4. A gang of two members (PodGroup minMember 2, each asking the same random count): pods move

@@ -21,9 +21,9 @@ inline std::string GpuNode(const std::string& name, int gpus, bool gpu_taint = f
 }
 
 // A running 1-GPU pod of ReplicaSet `rs` on `node`'s device `device`, tolerating the GPU taint;
-// with `rs` empty, a bare pod (no controller, so never movable).
+// with `rs` empty, a bare pod (no controller, so never movable); with `cpu` ("8"), that request.
 inline std::string Replica(const std::string& name, const std::string& node, int device,
-                           const std::string& rs, bool movable) {
+                           const std::string& rs, bool movable, const std::string& cpu = "") {
   const std::string owner =
       rs.empty() ? ""
                  : "  labels: {app: " + rs +
@@ -34,7 +34,8 @@ inline std::string Replica(const std::string& name, const std::string& node, int
          "  annotations: {gpusched.io/gpu-devices: \"" + std::to_string(device) + "\"" +
          (movable ? ", gpusched.io/movable: \"true\"" : "") + "}\nspec:\n  nodeName: " + node +
          "\n  tolerations: [{key: nvidia.com/gpu, operator: Exists}]\n"
-         "  containers: [{name: c, resources: {limits: {nvidia.com/gpu: \"1\"}}}]\n---\n";
+         "  containers: [{name: c, resources: {limits: {nvidia.com/gpu: \"1\"" +
+         (cpu.empty() ? "" : ", cpu: \"" + cpu + "\"") + "}}}]\n---\n";
 }
 
 // The e2e issue's cluster: four 8-GPU nodes n1..n4, each running two 1-GPU replicas of "infer"

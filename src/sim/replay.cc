@@ -27,6 +27,7 @@ namespace {
 struct Arrival {
   common::Duration offset{0};  // after the start
   api::PodPtr pod;
+  size_t source = 0;  // the pod's index in Workload::pods (a repeat's: the original's)
 };
 
 struct Departure {
@@ -63,7 +64,7 @@ common::StatusOr<std::vector<Arrival>> OwnArrivals(const Workload& w) {
     const api::Pod& p = *w.pods[i];
     GPUSCHED_ASSIGN_OR_RETURN(std::optional<common::Duration> at,
                               DurationAnnotation(p, kArrivalAnnotation));
-    Arrival a{previous + std::chrono::seconds(i == 0 ? 0 : 1), w.pods[i]};
+    Arrival a{previous + std::chrono::seconds(i == 0 ? 0 : 1), w.pods[i], i};
     if (at) {
       a.offset = *at;
     } else if (p.meta.creation_timestamp) {
@@ -108,7 +109,8 @@ common::StatusOr<std::vector<Arrival>> LoadArrivals(const Workload& w, const Rep
   for (size_t i = 0;; ++i) {
     t += -std::log1p(-random.NextDouble()) / rate;
     if (t > window_s) break;
-    const api::PodPtr& original = w.pods[i % w.pods.size()];
+    const size_t source = i % w.pods.size();
+    const api::PodPtr& original = w.pods[source];
     api::PodPtr pod = original;
     if (const size_t repeat = i / w.pods.size(); repeat > 0) {
       auto copy = std::make_shared<api::Pod>(*original);
@@ -117,7 +119,7 @@ common::StatusOr<std::vector<Arrival>> LoadArrivals(const Workload& w, const Rep
       pod = std::move(copy);
     }
     out.push_back({std::chrono::duration_cast<common::Duration>(std::chrono::duration<double>(t)),
-                   std::move(pod)});
+                   std::move(pod), source});
   }
   return out;
 }
@@ -262,6 +264,7 @@ struct Track {
   std::optional<common::TimePoint> placed;
   std::optional<common::Duration> run;  // its duration, if it leaves
   size_t outcome = 0;                   // index in Simulator::outcomes()
+  size_t source = 0;                    // Arrival::source
 };
 
 // Each submitted pod's track, by uid, and the departures to come: a placed pod's departure is
@@ -321,10 +324,14 @@ double Percentile(const std::vector<double>& v, double q) {
   return v[std::clamp<size_t>(rank, 1, v.size()) - 1];
 }
 
-ReplayWaits Summarise(std::string size, std::vector<double> waits, int64_t never, double gpu_h) {
+ReplayWaits Summarise(std::string size, std::vector<double> waits, int64_t never,
+                      int64_t fit_no_node, double gpu_h) {
   std::sort(waits.begin(), waits.end());
   ReplayWaits w;
   w.size = std::move(size);
+  w.fit_no_node = fit_no_node;
+  w.pending_gpu_hours = gpu_h;
+  if (waits.empty()) return w;  // every pod of the size fits no node
   w.pods = static_cast<int64_t>(waits.size());
   w.waited = static_cast<int64_t>(
       std::count_if(waits.begin(), waits.end(), [](double x) { return x > 0; }));
@@ -333,32 +340,38 @@ ReplayWaits Summarise(std::string size, std::vector<double> waits, int64_t never
   w.p90_s = Percentile(waits, 0.90);
   w.p99_s = Percentile(waits, 0.99);
   w.max_s = waits.back();
-  w.pending_gpu_hours = gpu_h;
   return w;
 }
 
-// The waits table: the pods the scheduler handled (not rejected, not bound at arrival), per size.
+// The waits table: the pods the scheduler handled (not rejected, not bound at arrival), per size;
+// those never placed whose source fits no node (`fits_no_node`) are only counted.
 std::vector<ReplayWaits> Waits(const Simulator& sim, const std::vector<Track>& tracks,
-                               common::TimePoint end) {
+                               const std::vector<bool>& fits_no_node, common::TimePoint end) {
   struct Acc {
     std::string name;
     std::vector<double> waits;
     int64_t never = 0;
+    int64_t fit_no_node = 0;
     double gpu_h = 0;
   };
   std::map<int64_t, Acc> by_size;
-  Acc total{"total", {}, 0, 0};
+  Acc total{"total", {}, 0, 0, 0};
   for (const Track& t : tracks) {
     const PodOutcome& o = sim.outcomes()[t.outcome];
     if (o.state == PodState::kRejected || o.state == PodState::kPreBound) continue;
+    auto [key, name] = SizeOf(o.pod->gpu);
+    Acc& a = by_size[key];
+    a.name = name;
+    if (!t.placed && fits_no_node[t.source]) {
+      ++a.fit_no_node;
+      ++total.fit_no_node;
+      continue;
+    }
     const double wait_s =
         common::Seconds((t.placed ? *t.placed : std::max(end, t.arrived)) - t.arrived);
     const api::GpuRequest& gpu = o.pod->gpu;
     const int32_t milli = gpu.milli > 0 ? gpu.milli : o.gpu.milli;
     const double gpus = static_cast<double>(gpu.count) * milli / api::kMilliPerGpu;
-    auto [key, name] = SizeOf(gpu);
-    Acc& a = by_size[key];
-    a.name = name;
     for (Acc* x : {&a, &total}) {
       x->waits.push_back(wait_s);
       x->never += t.placed ? 0 : 1;
@@ -367,10 +380,40 @@ std::vector<ReplayWaits> Waits(const Simulator& sim, const std::vector<Track>& t
   }
   std::vector<ReplayWaits> out;
   for (auto& [key, a] : by_size) {
-    out.push_back(Summarise(a.name, std::move(a.waits), a.never, a.gpu_h));
+    out.push_back(Summarise(a.name, std::move(a.waits), a.never, a.fit_no_node, a.gpu_h));
   }
-  if (!total.waits.empty()) {
-    out.push_back(Summarise("total", std::move(total.waits), total.never, total.gpu_h));
+  if (!by_size.empty()) {
+    out.push_back(
+        Summarise("total", std::move(total.waits), total.never, total.fit_no_node, total.gpu_h));
+  }
+  return out;
+}
+
+// Per source pod (Workload::pods): whether it fits no node even with every node empty. Checked
+// only for the sources of pods never placed, on a second Simulator with the workload's cluster
+// objects and no pod (FeasibleNodes: the profile's own filters). Not for a gang member: alone,
+// its gang's PreFilter would refuse it.
+common::StatusOr<std::vector<bool>> FitsNoNode(const Simulator& sim, const Workload& w,
+                                               const std::vector<Track>& tracks) {
+  std::vector<bool> out(w.pods.size(), false);
+  std::vector<bool> checked(w.pods.size(), false);
+  std::unique_ptr<Simulator> empty;
+  for (const Track& t : tracks) {
+    if (t.placed || checked[t.source]) continue;
+    const PodOutcome& o = sim.outcomes()[t.outcome];
+    if (o.state == PodState::kRejected || o.state == PodState::kPreBound || !o.pod->gang.empty()) {
+      continue;
+    }
+    checked[t.source] = true;
+    if (empty == nullptr) {
+      SimOptions options;
+      options.arrival_interval = common::Duration(0);
+      GPUSCHED_ASSIGN_OR_RETURN(empty, Simulator::Create(sim.config(), sim.deps(), options));
+      GPUSCHED_RETURN_IF_ERROR(empty->AddClusterObjects(w));
+    }
+    GPUSCHED_ASSIGN_OR_RETURN(std::vector<api::NodePtr> nodes,
+                              empty->FeasibleNodes(w.pods[t.source]));
+    out[t.source] = nodes.empty();
   }
   return out;
 }
@@ -444,7 +487,7 @@ common::StatusOr<ReplayResult> RunReplay(Simulator& sim, const Workload& workloa
     GPUSCHED_ASSIGN_OR_RETURN(size_t index, sim.SubmitWorkloadPod(a.pod));
     ++r.arrivals;
     const PodOutcome& outcome = sim.outcomes()[index];
-    Track t{at, std::nullopt, run, index};
+    Track t{at, std::nullopt, run, index, a.source};
     // Placed at once (SubmitPod placed it before its track existed): it leaves after its run.
     if (outcome.state == PodState::kScheduled) {
       t.placed = at;
@@ -479,7 +522,9 @@ common::StatusOr<ReplayResult> RunReplay(Simulator& sim, const Workload& workloa
   if (clock.Now() != before_settle) curve.Sample(clock.Now());
   plan->over = true;
   curve.Finish();
-  r.waits = Waits(sim, plan->tracks, curve.last());
+  GPUSCHED_ASSIGN_OR_RETURN(std::vector<bool> fits_no_node,
+                            FitsNoNode(sim, workload, plan->tracks));
+  r.waits = Waits(sim, plan->tracks, fits_no_node, curve.last());
   r.placements = plan->placements;
   CountMoves(sim, r);
   return r;
@@ -545,14 +590,15 @@ std::string FormatReplayText(const ReplayResult& r) {
     out += buf;
   }
   if (r.waits.empty()) return out;
-  out += "Waits, arrival to first placement (a pod never placed waits until the end):\n";
-  std::vector<std::vector<std::string>> rows = {
-      {"GPUS", "PODS", "WAITED", "NEVER PLACED", "P50", "P90", "P99", "MAX", "PENDING GPU-H"}};
+  out += "Waits, arrival to first placement (never placed: until the end; FIT NO NODE: no wait):\n";
+  std::vector<std::vector<std::string>> rows = {{"GPUS", "PODS", "WAITED", "NEVER PLACED", "P50",
+                                                 "P90", "P99", "MAX", "PENDING GPU-H",
+                                                 "FIT NO NODE"}};
   for (const ReplayWaits& w : r.waits) {
     std::snprintf(buf, sizeof(buf), "%.2f", w.pending_gpu_hours);
     rows.push_back({w.size, std::to_string(w.pods), std::to_string(w.waited),
                     std::to_string(w.never_placed), WaitText(w.p50_s), WaitText(w.p90_s),
-                    WaitText(w.p99_s), WaitText(w.max_s), buf});
+                    WaitText(w.p99_s), WaitText(w.max_s), buf, std::to_string(w.fit_no_node)});
   }
   return out + TextTable(rows);
 }
@@ -583,7 +629,8 @@ boost::json::value ReplayToJson(const ReplayResult& r) {
                                         {"p90Seconds", round3(w.p90_s)},
                                         {"p99Seconds", round3(w.p99_s)},
                                         {"maxSeconds", round3(w.max_s)},
-                                        {"pendingGpuHours", round3(w.pending_gpu_hours)}});
+                                        {"pendingGpuHours", round3(w.pending_gpu_hours)},
+                                        {"fitNoNode", w.fit_no_node}});
   }
   boost::json::object out{{"spanHours", round3(r.span_hours)},
                           {"meanGpuAllocation", round3(r.mean_gpu_allocation)},

@@ -36,7 +36,10 @@
 //
 // Waits: every pod the scheduler placed or tried to place waits from its arrival to its first
 // placement (0 when placed at arrival; a pod never placed waits until the replay's end);
-// ReplayWaits sums them per pod size.
+// ReplayWaits sums them per pod size. A pod never placed that fits no node even with every node
+// empty (the profile's filters on a second Simulator with the same cluster objects and no pod) is
+// counted apart (ReplayWaits::fit_no_node): its wait is not for room, no placement could shorten
+// it, and it would hide what does.
 #pragma once
 
 #include <boost/json/fwd.hpp>
@@ -76,6 +79,9 @@ struct ReplayOptions {
 // The waits of the pods of one size, from arrival to first placement (see the file comment).
 struct ReplayWaits {
   std::string size;  // GPUs asked: "0", "<1" (a share of one GPU), "1", "2", ...; "total"
+  // Never placed, and no node could take them even empty (an 8-GPU pod asking more cpu than any
+  // 8-GPU node has): they wait for no room, so they are counted here and in nothing below.
+  int64_t fit_no_node = 0;
   int64_t pods = 0;
   int64_t waited = 0;        // not placed at arrival
   int64_t never_placed = 0;  // not placed by the end

@@ -200,6 +200,7 @@ class Simulator {
   void SetArrivalInterval(common::Duration d) { options_.arrival_interval = d; }
   const std::vector<api::PriorityClass>& priority_classes() const { return priority_classes_; }
   const config::SchedulerConfig& config() const { return config_; }
+  const Deps& deps() const { return deps_; }
   // The scheduler's DRA view (Handle::dra()), fed by SimCluster through Scheduler::OnDra*, the
   // path the informers take in a cluster.
   framework::DraView& dra() { return *scheduler_->dra(); }

@@ -595,46 +595,55 @@ std::unique_ptr<Simulator> ReplaySimulator() {
 
 TEST(ReplayTest, WaitsArePerPodSizeFromArrivalToFirstPlacement) {
   // a 0-2 h and c (4 GPUs) at 4 h are placed at once; b waits from 30 m until a leaves and its
-  // backoff lets it in (2 h + 11 s: 5,411 s x 8 GPUs); d asks for 16 GPUs and waits from 1 h to
-  // the end, 4 h (3 h x 16 GPUs).
+  // backoff lets it in (2 h + 11 s: 5,411 s x 8 GPUs); e (8 GPUs) arrives at 5 h beside c and
+  // is never placed: it waits until the end, 6 h (1 h x 8 GPUs); d asks for 16 GPUs, more than
+  // any node has: it fits no node even empty, so it is counted and waits for nothing.
   Workload w =
       Load(GpuNode("gpu-0", 8) + TimedPod("a", 8, "0s", "2h") + TimedPod("b", 8, "30m", "1h") +
-           TimedPod("c", 4, "4h", "") + TimedPod("d", 16, "1h", ""));
+           TimedPod("c", 4, "4h", "") + TimedPod("d", 16, "1h", "") + TimedPod("e", 8, "5h", "") +
+           TimedPod("f", 0, "6h", ""));
   auto sim = ReplaySimulator();
   ASSERT_NE(sim, nullptr);
   auto r = RunReplay(*sim, w);
   ASSERT_TRUE(r.ok()) << r.status().ToString();
-  EXPECT_EQ(r->arrivals, 4);
-  ASSERT_EQ(r->waits.size(), 4u);
-  const ReplayWaits& four = r->waits[0];
+  EXPECT_EQ(r->arrivals, 6);
+  ASSERT_EQ(r->waits.size(), 5u);
+  const ReplayWaits& four = r->waits[1];
   EXPECT_EQ(four.size, "4");
   EXPECT_EQ(four.pods, 1);
   EXPECT_EQ(four.waited, 0);
   EXPECT_DOUBLE_EQ(four.max_s, 0);
-  const ReplayWaits& eight = r->waits[1];
+  const ReplayWaits& eight = r->waits[2];
   EXPECT_EQ(eight.size, "8");
-  EXPECT_EQ(eight.pods, 2);
-  EXPECT_EQ(eight.waited, 1);
-  EXPECT_EQ(eight.never_placed, 0);
-  EXPECT_DOUBLE_EQ(eight.p50_s, 0);  // nearest rank: the first of {0, 5400}
+  EXPECT_EQ(eight.pods, 3);
+  EXPECT_EQ(eight.waited, 2);
+  EXPECT_EQ(eight.never_placed, 1);
+  EXPECT_EQ(eight.fit_no_node, 0);
+  EXPECT_DOUBLE_EQ(eight.p50_s, 3600);  // nearest rank: the second of {0, 3600, 5411}
   EXPECT_DOUBLE_EQ(eight.p90_s, 5411);
-  EXPECT_DOUBLE_EQ(eight.pending_gpu_hours, 5411.0 / 3600 * 8);
-  const ReplayWaits& sixteen = r->waits[2];
+  EXPECT_DOUBLE_EQ(eight.pending_gpu_hours, 5411.0 / 3600 * 8 + 8);
+  const ReplayWaits& sixteen = r->waits[3];
   EXPECT_EQ(sixteen.size, "16");
-  EXPECT_EQ(sixteen.never_placed, 1);
-  EXPECT_DOUBLE_EQ(sixteen.max_s, 3 * 3600);
-  EXPECT_DOUBLE_EQ(sixteen.pending_gpu_hours, 48);
-  const ReplayWaits& total = r->waits[3];
+  EXPECT_EQ(sixteen.pods, 0);
+  EXPECT_EQ(sixteen.never_placed, 0);
+  EXPECT_EQ(sixteen.fit_no_node, 1);
+  EXPECT_DOUBLE_EQ(sixteen.pending_gpu_hours, 0);
+  const ReplayWaits& total = r->waits[4];
   EXPECT_EQ(total.size, "total");
-  EXPECT_EQ(total.pods, 4);
+  EXPECT_EQ(total.pods, 5);
   EXPECT_EQ(total.waited, 2);
+  EXPECT_EQ(total.fit_no_node, 1);
   EXPECT_DOUBLE_EQ(total.p50_s, 0);
-  EXPECT_DOUBLE_EQ(total.p99_s, 3 * 3600);
-  EXPECT_DOUBLE_EQ(total.pending_gpu_hours, 5411.0 / 3600 * 8 + 48);
+  EXPECT_DOUBLE_EQ(total.p99_s, 5411);
+  EXPECT_DOUBLE_EQ(total.pending_gpu_hours, 5411.0 / 3600 * 8 + 8);
   const std::string text = FormatReplayText(*r);
-  EXPECT_NE(
-      text.find("  8         2       1             0    0s  1.5h  1.5h  1.5h          12.02\n"),
-      std::string::npos)
+  EXPECT_NE(text.find("  8         3       2             1  1.0h  1.5h  1.5h  1.5h          20.02"
+                      "            0\n"),
+            std::string::npos)
+      << text;
+  EXPECT_NE(text.find("  16        0       0             0    0s    0s    0s    0s           0.00"
+                      "            1\n"),
+            std::string::npos)
       << text;
 }
 

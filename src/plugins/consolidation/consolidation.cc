@@ -128,33 +128,67 @@ Status Consolidation::PostFilter(framework::CycleState& state, const api::Pod& p
     return OverRate(recent);
   }
   Status why;
-  std::vector<NodeMoves> plans = Plans(state, pod, snapshot, context, why);
-  if (plans.empty()) {
+  bool over_rate = false;
+  bool planned = false;
+  by_free_.clear();
+  // Tiers of plans (Plans: the fewest moves first), tried until one has a destination for every
+  // moved pod or kNodesPlanned nodes were planned for.
+  for (size_t next = 0, planned_nodes = 0;
+       next < candidates_.size() && planned_nodes < kNodesPlanned;) {
+    const size_t from = next;
+    std::vector<NodeMoves> plans = Plans(state, pod, snapshot, context, next, why);
+    planned_nodes += next - from;
+    planned = planned || !plans.empty();
+    for (NodeMoves& plan : plans) {
+      if (recent + static_cast<int64_t>(plan.moves.size()) > args_.max_moves_per_minute) {
+        over_rate = true;
+        continue;
+      }
+      std::vector<std::string> to = PlaceMoves(state, pod, snapshot, context, plan);
+      if (to.empty()) continue;
+      if (recent + static_cast<int64_t>(plan.moves.size()) > args_.max_moves_per_minute) {
+        over_rate = true;  // pinning made it dearer
+        continue;
+      }
+      if (!context.RecordPerNode()) {  // explain's dry run moves nothing: no rate spent
+        for (size_t i = 0; i < plan.moves.size(); ++i) {
+          recent_moves_.push_back(handle_.clock().Now());
+        }
+      }
+      result.mode = framework::PostFilterResult::Mode::kOverride;
+      result.nominated_node = std::string(snapshot.at(plan.node).name());
+      result.victims = std::move(plan.moves);
+      result.destinations = std::move(to);
+      return Status::Success();
+    }
+  }
+  if (over_rate) return OverRate(recent);
+  if (!planned) {
     if (why.reason().empty()) return Status::Unschedulable("");
     return Status::WithMessage(Code::kUnschedulable, "consolidation: " + std::string(why.reason()));
   }
-  by_free_.clear();
-  bool over_rate = false;
-  for (const NodeMoves& plan : plans) {
-    if (recent + static_cast<int64_t>(plan.moves.size()) > args_.max_moves_per_minute) {
-      over_rate = true;
-      continue;
-    }
-    std::vector<std::string> to = Destinations(plan, snapshot, context);
-    if (to.empty()) continue;
-    if (!context.RecordPerNode()) {  // explain's dry run moves nothing: no rate spent
-      for (size_t i = 0; i < plan.moves.size(); ++i) recent_moves_.push_back(handle_.clock().Now());
-    }
-    result.mode = framework::PostFilterResult::Mode::kOverride;
-    result.nominated_node = std::string(snapshot.at(plan.node).name());
-    result.victims = plan.moves;
-    result.destinations = std::move(to);
-    return Status::Success();
-  }
-  if (over_rate) {
-    return OverRate(recent);
-  }
   return Status::Unschedulable("consolidation: the pods that would move fit on no other node");
+}
+
+std::vector<std::string> Consolidation::PlaceMoves(const framework::CycleState& state,
+                                                   const api::Pod& pod,
+                                                   const framework::Snapshot& snapshot,
+                                                   const framework::PostFilterContext& context,
+                                                   NodeMoves& plan) {
+  std::vector<std::string> to;
+  for (;;) {
+    size_t stuck = 0;
+    to = Destinations(plan, snapshot, context, stuck);
+    if (!to.empty()) break;
+    // The moved pod with no destination stays; the others make the room instead, if they can.
+    pinned_.push_back(plan.moves[stuck].get());
+    NodeMoves again;
+    again.node = plan.node;
+    if (!MovesOn(state, pod, snapshot.at(plan.node), context, again).ok()) break;
+    plan = std::move(again);
+  }
+  pinned_.clear();  // MovesOn on other nodes pins nothing
+  return to;
 }
 
 void Consolidation::FindCandidates(const api::Pod& pod, const framework::Snapshot& snapshot,
@@ -176,10 +210,11 @@ void Consolidation::FindCandidates(const api::Pod& pod, const framework::Snapsho
 
 std::vector<Consolidation::NodeMoves> Consolidation::Plans(
     const framework::CycleState& state, const api::Pod& pod, const framework::Snapshot& snapshot,
-    const framework::PostFilterContext& context, Status& why) {
+    const framework::PostFilterContext& context, size_t& next, Status& why) {
   std::vector<NodeMoves> plans;
   size_t fewest = std::numeric_limits<size_t>::max();
-  for (const Candidate& c : candidates_) {
+  for (; next < candidates_.size(); ++next) {
+    const Candidate& c = candidates_[next];
     const auto bound = static_cast<size_t>(c.lower_bound);
     if (bound > fewest || (bound == fewest && plans.size() >= kPlansCompared)) break;
     NodeMoves m;
@@ -204,7 +239,11 @@ Status Consolidation::MovesOn(const framework::CycleState& state, const api::Pod
                               NodeMoves& out) {
   movable_.clear();
   for (uint32_t i : OptInOf(node).pods) {
-    if (Movable(*node.pods[i], pod, args_)) movable_.push_back(i);
+    const api::Pod& running = *node.pods[i];
+    if (Movable(running, pod, args_) &&
+        std::find(pinned_.begin(), pinned_.end(), &running) == pinned_.end()) {
+      movable_.push_back(i);
+    }
   }
   if (movable_.empty()) return Status::Unschedulable("");
   scratch_ = node;
@@ -236,7 +275,8 @@ Status Consolidation::MovesOn(const framework::CycleState& state, const api::Pod
 
 std::vector<std::string> Consolidation::Destinations(const NodeMoves& moves,
                                                      const framework::Snapshot& snapshot,
-                                                     const framework::PostFilterContext& context) {
+                                                     const framework::PostFilterContext& context,
+                                                     size_t& stuck) {
   if (by_free_.empty()) {  // once per PostFilter: every node, the least free milli-GPU first
     for (const NodeInfo& node : snapshot.nodes()) {
       if (node.valid()) by_free_.emplace_back(node.FreeGpuMilli(), node.index);
@@ -245,7 +285,8 @@ std::vector<std::string> Consolidation::Destinations(const NodeMoves& moves,
   }
   planned_.clear();  // the destinations with the replacements planned there so far
   std::vector<std::string> out;
-  for (const api::PodPtr& moved : moves.moves) {
+  for (stuck = 0; stuck < moves.moves.size(); ++stuck) {
+    const api::PodPtr& moved = moves.moves[stuck];
     // Its replacement: the same spec, not bound yet.
     auto replacement = std::make_shared<api::Pod>(*moved);
     replacement->node_name.clear();

@@ -22,7 +22,9 @@
 //      node (their own PreFilter and Filter: PostFilterContext::PreFilterFor and RunFiltersFor,
 //      nominated pods counted; the moved pod still counts on its node; on a destination chosen
 //      for an earlier moved pod, with that one's replacement added), best fit (the fewest free
-//      milli-GPU, then the first) wins.
+//      milli-GPU, then the first) wins. A moved pod that fits nowhere stays (pinned) and the
+//      node's moves are planned again without it; when every plan of the fewest moves fails, the
+//      nodes that need more are planned, at most kNodesPlanned per attempt.
 //   4. The rate: no plan that would take the moves of the last minute above maxMovesPerMinute.
 //   Nothing to move (no movable pod on a candidate node): an empty Unschedulable, so the
 //   FitError message is the same as without the plugin; movable pods that make no plan:
@@ -31,7 +33,7 @@
 // Args (ConsolidationArgs):
 //   movablePriorityClasses: [names]  pods of these PriorityClasses are movable
 //   movableNamespaces:      [names]  pods in these namespaces are movable
-//   maxMovesPerPod:         1..16, default 2
+//   maxMovesPerPod:         1..16, default 8 (emptying an 8-GPU node of 1-GPU pods)
 //   maxMovesPerMinute:      >= 1, default 10 (cluster-wide, counted from the plans made)
 //
 // A gang member is planned for like any pod, one member after another, by the scheduler's gang
@@ -61,7 +63,7 @@ inline constexpr std::string_view kMovableAnnotation = "gpusched.io/movable";
 struct Args {
   std::vector<std::string> movable_priority_classes;
   std::vector<std::string> movable_namespaces;
-  int32_t max_moves_per_pod = 2;
+  int32_t max_moves_per_pod = 8;
   int32_t max_moves_per_minute = 10;
 };
 // Every error names its field: "maxMovesPerPod: must be in 1..16, got 0".
@@ -110,24 +112,34 @@ class Consolidation final : public framework::PostFilterPlugin {
   // Plans compared for their cost among those with the fewest moves: a bound on the work per
   // attempt, as DefaultPreemption's candidate count.
   static constexpr size_t kPlansCompared = 10;
+  // Nodes planned for per attempt, over all tiers (a tier: the plans Plans returns at once).
+  static constexpr size_t kNodesPlanned = 32;
 
   // The Unschedulable nodes with opted-in pods whose lower bound is within maxMovesPerPod, into
   // candidates_, fewest first.
   void FindCandidates(const api::Pod& pod, const framework::Snapshot& snapshot,
                       const framework::PostFilterContext& context, bool& any_opted_in);
-  // Step 2 over candidates_ while one could still need fewer moves than the best so far (and,
-  // at equal moves, until kPlansCompared plans): the plans, fewest moves and cheapest first.
-  // `why` gets the first rejection with a reason.
+  // Step 2 over candidates_ from `next` while one could still need fewer moves than the best so
+  // far (and, at equal moves, until kPlansCompared plans): a tier of plans, fewest moves and
+  // cheapest first; `next` ends at the first candidate not planned for. `why` gets the first
+  // rejection with a reason.
   std::vector<NodeMoves> Plans(const framework::CycleState& state, const api::Pod& pod,
                                const framework::Snapshot& snapshot,
-                               const framework::PostFilterContext& context, framework::Status& why);
+                               const framework::PostFilterContext& context, size_t& next,
+                               framework::Status& why);
+  // Step 3 for one plan: the destinations of its moved pods. A moved pod that fits on no other
+  // node is pinned (it stays) and the node's moves are planned again without it, until every
+  // moved pod has a destination (`plan` is then the plan made) or the node makes no room.
+  std::vector<std::string> PlaceMoves(const framework::CycleState& state, const api::Pod& pod,
+                                      const framework::Snapshot& snapshot,
+                                      const framework::PostFilterContext& context, NodeMoves& plan);
   framework::Status MovesOn(const framework::CycleState& state, const api::Pod& pod,
                             const framework::NodeInfo& node,
                             const framework::PostFilterContext& context, NodeMoves& out);
-  // Step 3 for one node's moves: the destinations, or an empty vector when one moved pod fits
-  // nowhere else.
+  // The destinations of one node's moves, or an empty vector when moves.moves[stuck] fits on no
+  // other node.
   std::vector<std::string> Destinations(const NodeMoves& moves, const framework::Snapshot& snapshot,
-                                        const framework::PostFilterContext& context);
+                                        const framework::PostFilterContext& context, size_t& stuck);
   // The copy of `node` in planned_, or nullptr.
   framework::NodeInfo* PlannedCopy(framework::NodeIndex node);
   // Adds `replacement` to a planned destination, on the devices the best fit chooses (as
@@ -147,8 +159,9 @@ class Consolidation final : public framework::PostFilterPlugin {
   std::deque<common::TimePoint> recent_moves_;
   // Scratch, reused across calls.
   framework::NodeInfo scratch_;
-  std::vector<size_t> movable_;                                    // indices into the node's pods
-  std::vector<Candidate> candidates_;                              // this attempt's nodes
+  std::vector<size_t> movable_;          // indices into the node's pods
+  std::vector<const api::Pod*> pinned_;  // this plan's moved pods with no destination: they stay
+  std::vector<Candidate> candidates_;    // this attempt's nodes
   std::vector<std::pair<int64_t, framework::NodeIndex>> by_free_;  // free milli-GPU, node
   std::deque<framework::NodeInfo> planned_;  // destinations with their planned replacements
   std::vector<NodeOptIn> opted_in_;          // by node index

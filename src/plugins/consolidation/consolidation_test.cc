@@ -186,6 +186,38 @@ TEST_F(ConsolidationTest, NoPlanWhenTheMovedPodFitsNowhereElse) {
   EXPECT_NE(Messages(r).find("consolidation"), std::string::npos) << Messages(r);
 }
 
+// The cheapest pod to restart on a, x, would move, but it asks for more cpu than b or c has free:
+// x stays, and z, which fits on b, moves instead.
+TEST_F(ConsolidationTest, AMovedPodWithNowhereToGoStaysAndAnotherMoves) {
+  Node("a", 4);
+  Node("b", 4);
+  Node("c", 4);
+  Pod(Movable("x", "a", "0").Cpu("60"));
+  Pod(Movable("y", "a", "1").Annotation("controller.kubernetes.io/pod-deletion-cost", "10"));
+  Pod(Movable("z", "a", "2").Annotation("controller.kubernetes.io/pod-deletion-cost", "10"));
+  Pod(Replica("f1", "b", "0,1,2").Gpus(3).Cpu("10"));
+  Pod(Replica("f2", "c", "0,1,2").Gpus(3).Cpu("10"));
+  ScheduleResult r = Schedule(2);
+  ASSERT_EQ(r.post_filter.nominated_node, "a") << Messages(r);
+  ASSERT_EQ(r.post_filter.victims.size(), 1u) << Moves(r);
+  EXPECT_EQ(r.post_filter.victims[0]->meta.name, "z") << Moves(r);
+}
+
+// a needs one move, but its pod (cpu 60) fits on no other node; b needs two, which fit on c:
+// the plans with more moves are tried when those with the fewest have nowhere to put them.
+TEST_F(ConsolidationTest, MorePodsMoveWhenTheFewestHaveNowhereToGo) {
+  Node("a", 4);
+  Node("b", 4);
+  Node("c", 4);
+  Pod(Movable("m1", "a", "0,1").Gpus(2).Cpu("60"));
+  Pod(Movable("n1", "b", "0").Cpu("5"));
+  Pod(Movable("n2", "b", "1").Cpu("5"));
+  Pod(Replica("f", "c", "0,1").Gpus(2).Cpu("10"));
+  ScheduleResult r = Schedule(4);
+  ASSERT_EQ(r.post_filter.nominated_node, "b") << Messages(r);
+  EXPECT_EQ(Moves(r), "n1->c n2->c ") << Messages(r);
+}
+
 TEST_F(ConsolidationTest, MaxMovesPerPodBoundsThePlan) {
   Build(R"({"maxMovesPerPod": 1})");
   Node("a", 4);
