@@ -12,7 +12,11 @@
 #   multigpuXX  default plus multi-GPU tasks drawn from default's, until XX % of the GPU request
 #               comes from them;
 #   gpuspecXX   default with a model constraint on XX % of the GPU tasks, drawn from the
-#               constraints that gpuspec10 puts on tasks of the same (num_gpu, gpu_milli).
+#               constraints that gpuspec10 puts on tasks of the same (num_gpu, gpu_milli);
+#   multigpu30  the real multigpu30 list (shared/ has only its first five columns) with the other
+#               columns (qos, times: the replay's durations) of a default task of the same shape
+#               (cpu, memory, GPUs, milli), drawn at random: for the saturated replay, which needs
+#               durations.
 #
 # They are NOT the paper's lists (whose generator is not public): they exist so that a policy is
 # checked on workloads it was not developed on, and are never read by gpusched itself.
@@ -30,6 +34,7 @@ VARIANTS = {
     "gpushare60": ("share", 60.0), "gpushare80": ("share", 80.0), "gpushare100": ("share", 100.0),
     "gpuspec20": ("spec", 20.0), "gpuspec25": ("spec", 25.0), "gpuspec33": ("spec", 33.0),
     "multigpu20": ("multi", 20.0), "multigpu40": ("multi", 40.0), "multigpu50": ("multi", 50.0),
+    "multigpu30": ("timed", 0.0),
 }
 
 
@@ -102,6 +107,19 @@ def spec_variant(rows, spec10, pct, rng):
     return out
 
 
+def timed_variant(rows, five_columns, rng):
+    by_shape = defaultdict(list)
+    for r in rows:
+        by_shape[(r["cpu_milli"], r["memory_mib"], r["num_gpu"], r["gpu_milli"])].append(r)
+    out = []
+    for r in five_columns:
+        same = by_shape.get((r["cpu_milli"], r["memory_mib"], r["num_gpu"], r["gpu_milli"]))
+        if not same:
+            raise SystemExit(f"multigpu30: {r['name']}: no default task of its shape")
+        out.append(dict(rng.choice(same), **r))
+    return out
+
+
 def main():
     ap = argparse.ArgumentParser(description="synthetic stand-ins for the openb lists not in shared/")
     ap.add_argument("--trace-dir", type=Path, required=True)
@@ -127,6 +145,9 @@ def main():
             out = share_variant(rows, pct, rng)
         elif family == "multi":
             out = multi_variant(rows, pct, rng)
+        elif family == "timed":
+            with open(args.trace_dir / f"openb_pod_list_{name}.csv", newline="") as f:
+                out = timed_variant(rows, list(csv.DictReader(f)), rng)
         else:
             out = spec_variant(rows, spec10, pct, rng)
         path = args.out / f"openb_pod_list_{name}.csv"

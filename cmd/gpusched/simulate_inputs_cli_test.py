@@ -140,24 +140,33 @@ class SimulateInputsCliTest(unittest.TestCase):
         self.assertEqual(rc, 2)
         self.assertIn("XX", err)
 
-    def test_a_plugin_typo_in_the_config_names_the_file_and_the_closest_plugin(self):
+    def assert_config_error(self, profile_lines, want_after_file):
+        """A config whose one profile is `profile_lines` fails simulate and explain alike, with
+        the file's name and then `want_after_file`."""
         config = self.write("sched.yaml", "\n".join([
             "apiVersion: kubescheduler.config.k8s.io/v1",
             "kind: KubeSchedulerConfiguration",
             "profiles:",
-            "- schedulerName: gpu-scheduler",
-            "  plugins:",
-            "    score:",
-            "      enabled:",
-            "      - {name: GpuFragmentaton, weight: 3}", ""]))
-        want = (config + ': profiles[0].plugins.score.enabled[0]: unknown plugin "GpuFragmentaton"'
-                ' (did you mean "GpuFragmentation"?)')
+            "- schedulerName: gpu-scheduler", *profile_lines, ""]))
         for args in (["simulate", "--config", config, "-f", EXAMPLE],
                      ["explain", "--config", config, "-f", EXAMPLE, "pod/none"]):
             rc, _, err = run(*args)
             self.assertEqual(rc, 1, err)
-            self.assertIn(want, err)
+            self.assertIn(config + ": " + want_after_file, err)
 
+    def test_a_plugin_typo_in_the_config_names_the_file_and_the_closest_plugin(self):
+        self.assert_config_error(
+            ["  plugins:", "    score:", "      enabled:",
+             "      - {name: GpuFragmentaton, weight: 3}"],
+            'profiles[0].plugins.score.enabled[0]: unknown plugin "GpuFragmentaton"'
+            ' (did you mean "GpuFragmentation"?)')
+
+    def test_a_bad_plugin_arg_names_the_file_and_the_entry(self):
+        self.assert_config_error(
+            ["  pluginConfig:",
+             "  - {name: NodeResourcesFit, args: {scoringStrategy: {type: MostAllocated}}}",
+             "  - {name: Consolidation, args: {maxMovesPerPod: 0}}"],
+            "profiles[0].pluginConfig[1].args: maxMovesPerPod: must be in 1..16, got 0")
 
 if __name__ == "__main__":
     BINARY = sys.argv.pop(1)

@@ -157,11 +157,11 @@ common::StatusOr<config::SchedulerConfig> LoadSchedulerConfig(const std::string&
   GPUSCHED_ASSIGN_OR_RETURN(config::SchedulerConfig c,
                             config::ParseSchedulerConfig(ss.str(), path, &warnings));
   for (const auto& w : warnings) spdlog::warn("{}: {}", path, w);
-  // Plugin names are the registry's, not the parser's: checked here so that a typo is reported
-  // with the file's name (issue #40), as every other config error is.
+  // Plugin names are the registry's, not the parser's: checked here, before any scheduler is
+  // built, so that a typo is the first error (its message names the file: Profile::source).
   for (const config::Profile& profile : c.profiles) {
     GPUSCHED_RETURN_IF_ERROR(
-        framework::runtime::CheckPluginNames(profile, plugins::InTreeRegistry()).WithContext(path));
+        framework::runtime::CheckPluginNames(profile, plugins::InTreeRegistry()));
   }
   return c;
 }

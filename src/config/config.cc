@@ -64,11 +64,16 @@ std::string_view PointName(Point p) {
   return "unknown";
 }
 
-const boost::json::value* Profile::ArgsFor(std::string_view plugin) const {
+const PluginConfig* Profile::ConfigFor(std::string_view plugin) const {
   for (const PluginConfig& pc : plugin_config) {
-    if (pc.name == plugin) return &pc.args;
+    if (pc.name == plugin) return &pc;
   }
   return nullptr;
+}
+
+const boost::json::value* Profile::ArgsFor(std::string_view plugin) const {
+  const PluginConfig* pc = ConfigFor(plugin);
+  return pc != nullptr ? &pc->args : nullptr;
 }
 
 const Profile* SchedulerConfig::FindProfile(std::string_view scheduler_name) const {

@@ -74,9 +74,11 @@ struct Profile {
   std::optional<int32_t> percentage_of_nodes_to_score;  // overrides the top-level value
   Plugins plugins;  // as written by the user (merged with defaults by EffectivePlugins)
   std::vector<PluginConfig> plugin_config;
-  std::string path;  // "profiles[0]"
+  std::string path;    // "profiles[0]"
+  std::string source;  // the file it was read from (ParseSchedulerConfig's source); "" for built-in
 
-  // The args object for `plugin`, or nullptr.
+  // The pluginConfig entry for `plugin`, or nullptr; its args object, or nullptr.
+  const PluginConfig* ConfigFor(std::string_view plugin) const;
   const boost::json::value* ArgsFor(std::string_view plugin) const;
 };
 

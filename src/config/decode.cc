@@ -487,6 +487,7 @@ common::StatusOr<SchedulerConfig> ParseSchedulerConfig(std::string_view yaml,
   errors = decoder.TakeErrors();
   if (common::Status s = Validate(config); !s.ok()) errors.emplace_back(s.message());
   if (!errors.empty()) return common::InvalidArgumentError(JoinErrors(source, errors));
+  for (Profile& p : config.profiles) p.source = std::string(source);
   return config;
 }
 

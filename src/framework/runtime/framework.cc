@@ -80,6 +80,14 @@ common::StatusOr<std::unique_ptr<Framework>> Framework::Create(const config::Pro
                                                                int32_t default_percentage,
                                                                const Registry& registry,
                                                                Handle& handle) {
+  auto fw = CreateFromProfile(profile, default_percentage, registry, handle);
+  if (fw.ok() || profile.source.empty()) return fw;
+  return fw.status().WithContext(profile.source);
+}
+
+common::StatusOr<std::unique_ptr<Framework>> Framework::CreateFromProfile(
+    const config::Profile& profile, int32_t default_percentage, const Registry& registry,
+    Handle& handle) {
   std::unique_ptr<Framework> fw(new Framework());
   fw->handle_ = &handle;
   fw->scheduler_name_ = profile.scheduler_name;
@@ -100,13 +108,15 @@ common::StatusOr<std::unique_ptr<Framework>> Framework::Create(const config::Pro
       return nullptr;
     }
     static const boost::json::value kEmptyArgs = boost::json::object();
-    const boost::json::value* args = profile.ArgsFor(name);
-    if (args == nullptr) args = profile.ArgsFor(requested);
-    auto created = (*factory)(args ? *args : kEmptyArgs, handle);
+    const config::PluginConfig* pc = profile.ConfigFor(name);
+    if (pc == nullptr) pc = profile.ConfigFor(requested);
+    auto created = (*factory)(pc != nullptr ? pc->args : kEmptyArgs, handle);
     if (!created.ok()) {
       if (first_error.ok()) {
-        first_error = created.status().WithContext(profile.path + ".pluginConfig[" +
-                                                   std::string(name) + "].args");
+        first_error = created.status().WithContext(pc != nullptr && !pc->path.empty()
+                                                       ? pc->path + ".args"
+                                                       : profile.path + ".pluginConfig[" +
+                                                             std::string(name) + "].args");
       }
       return nullptr;
     }

@@ -117,8 +117,10 @@ struct SchedulePodOptions {
 
 class Framework {
  public:
-  // Builds the profile's plugins. Errors name the YAML path of the offending entry, e.g.
-  // "profiles[0].plugins.filter.enabled[2]: unknown plugin \"Foo\"".
+  // Builds the profile's plugins. Errors name the profile's file (Profile::source) and the YAML
+  // path of the offending entry, e.g. "sched.yaml: profiles[0].plugins.filter.enabled[2]: unknown
+  // plugin \"Foo\"", "sched.yaml: profiles[0].pluginConfig[1].args: maxMovesPerPod: must be in
+  // 1..16, got 0".
   static common::StatusOr<std::unique_ptr<Framework>> Create(const config::Profile& profile,
                                                              int32_t default_percentage,
                                                              const Registry& registry,
@@ -188,6 +190,10 @@ class Framework {
   metrics::ProfileMetrics* metrics() const { return metrics_; }
 
  private:
+  // Create without the file's name in errors.
+  static common::StatusOr<std::unique_ptr<Framework>> CreateFromProfile(
+      const config::Profile& profile, int32_t default_percentage, const Registry& registry,
+      Handle& handle);
   Framework() = default;
   // RunFilter over active_filter_ (the plugins PreFilter did not skip for the current pod).
   Status RunActiveFilters(const CycleState& state, const api::Pod& pod, const NodeInfo& node) const;

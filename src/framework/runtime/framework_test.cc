@@ -168,6 +168,13 @@ TEST_F(FrameworkTest, CheckPluginNamesReportsWhatCreateWould) {
   args.plugin_config.push_back({"Tesst", boost::json::object(), "profiles[0].pluginConfig[0]"});
   EXPECT_EQ(CheckPluginNames(args, registry_).message(),
             "profiles[0].pluginConfig[0].name: unknown plugin \"Tesst\" (did you mean \"Test\"?)");
+  // A profile read from a file names it, in both.
+  p.source = "sched.yaml";
+  const common::Status named = CheckPluginNames(p, registry_);
+  EXPECT_EQ(named.message().substr(0, 12), "sched.yaml: ") << named.ToString();
+  auto named_fw = Framework::Create(p, 0, registry_, handle_);
+  ASSERT_FALSE(named_fw.ok());
+  EXPECT_EQ(named, named_fw.status());
 }
 
 TEST_F(FrameworkTest, ChoosesHighestScoreAndExplainsRejections) {

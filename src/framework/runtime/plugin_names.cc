@@ -18,7 +18,10 @@ common::Status UnknownPluginError(const Registry& registry, std::string_view pat
       (near.empty() ? "" : " (did you mean " + common::Quote(near) + "?)"));
 }
 
-common::Status CheckPluginNames(const config::Profile& profile, const Registry& registry) {
+namespace {
+
+// CheckPluginNames without the file's name.
+common::Status CheckNamesIn(const config::Profile& profile, const Registry& registry) {
   for (int pi = 0; pi < static_cast<int>(config::Point::kCount); ++pi) {
     const auto point = static_cast<config::Point>(pi);
     const std::vector<config::PluginRef>& refs = profile.plugins.at(point).enabled;
@@ -38,6 +41,13 @@ common::Status CheckPluginNames(const config::Profile& profile, const Registry& 
     }
   }
   return common::Status::Ok();
+}
+
+}  // namespace
+
+common::Status CheckPluginNames(const config::Profile& profile, const Registry& registry) {
+  common::Status s = CheckNamesIn(profile, registry);
+  return s.ok() || profile.source.empty() ? s : s.WithContext(profile.source);
 }
 
 }  // namespace gpusched::framework::runtime

@@ -18,7 +18,8 @@ common::Status UnknownPluginError(const Registry& registry, std::string_view pat
                                   std::string_view name);
 
 // The first name the profile writes that `registry` does not know (every point's enabled list,
-// multiPoint's included, then pluginConfig), as UnknownPluginError; OK when all are known.
+// multiPoint's included, then pluginConfig), as UnknownPluginError prefixed with the profile's
+// file (Profile::source) when it has one; OK when all are known.
 // Disabled names are not checked: disabling a plugin that does not exist changes nothing.
 common::Status CheckPluginNames(const config::Profile& profile, const Registry& registry);
 
