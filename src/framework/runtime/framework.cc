@@ -80,6 +80,8 @@ common::StatusOr<std::unique_ptr<Framework>> Framework::Create(const config::Pro
                                                                int32_t default_percentage,
                                                                const Registry& registry,
                                                                Handle& handle) {
+  // Every name first, through the check a command runs on a config file (the same errors).
+  GPUSCHED_RETURN_IF_ERROR(CheckPluginNames(profile, registry));
   auto fw = CreateFromProfile(profile, default_percentage, registry, handle);
   if (fw.ok() || profile.source.empty()) return fw;
   return fw.status().WithContext(profile.source);
@@ -96,7 +98,7 @@ common::StatusOr<std::unique_ptr<Framework>> Framework::CreateFromProfile(
   std::map<std::string, Plugin*, std::less<>> instances;
   common::Status first_error;
   // Returns the plugin named `name`, creating it on first use; nullptr with first_error set if
-  // unknown or its args are invalid.
+  // its args are invalid (or it is unknown, which CheckPluginNames has ruled out).
   auto get = [&](std::string_view requested, std::string_view path) -> Plugin* {
     std::string_view name = registry.Canonical(requested);
     if (auto it = instances.find(name); it != instances.end()) return it->second;
@@ -126,8 +128,7 @@ common::StatusOr<std::unique_ptr<Framework>> Framework::CreateFromProfile(
     return raw;
   };
 
-  // A multiPoint name that is not registered implements nothing; the user's own multiPoint entries
-  // are checked below so that an unknown one is reported with its path.
+  // Every name is registered (CheckPluginNames).
   config::Plugins effective =
       config::EffectivePlugins(profile, [&](std::string_view name, config::Point point) {
         if (registry.Find(name) == nullptr) return false;
@@ -135,17 +136,8 @@ common::StatusOr<std::unique_ptr<Framework>> Framework::CreateFromProfile(
         return p != nullptr && Implements(p, point);
       });
   GPUSCHED_RETURN_IF_ERROR(first_error);
-  const auto& multi = profile.plugins.at(config::Point::kMultiPoint).enabled;
-  for (size_t k = 0; k < multi.size(); ++k) {
-    if (multi[k].name != "*" && registry.Find(multi[k].name) == nullptr) {
-      std::string path = multi[k].path.empty() ? profile.path + ".plugins.multiPoint.enabled[" +
-                                                     std::to_string(k) + "]"
-                                               : multi[k].path;
-      return UnknownPluginError(registry, path, multi[k].name);
-    }
-  }
   GPUSCHED_RETURN_IF_ERROR(fw->AddPluginsAtPoints(profile, effective, get, first_error));
-  GPUSCHED_RETURN_IF_ERROR(fw->CheckProfile(profile, registry));
+  GPUSCHED_RETURN_IF_ERROR(fw->CheckProfile(profile));
   fw->MapSkipSlots();
   fw->CollectQueueingHints();
   return fw;
@@ -210,13 +202,7 @@ common::Status Framework::AddPlugin(config::Point point, Plugin* p, const config
   return common::Status::Ok();
 }
 
-common::Status Framework::CheckProfile(const config::Profile& profile,
-                                       const Registry& registry) const {
-  for (const auto& pc : profile.plugin_config) {
-    if (registry.Find(pc.name) == nullptr) {
-      return UnknownPluginError(registry, pc.path + ".name", pc.name);
-    }
-  }
+common::Status Framework::CheckProfile(const config::Profile& profile) const {
   if (queue_sort_ == nullptr) {
     return common::InvalidArgumentError(profile.path +
                                         ".plugins.queueSort: one queueSort plugin is required");

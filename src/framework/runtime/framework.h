@@ -265,7 +265,8 @@ class Framework {
       const common::Status& first_error);
   common::Status AddPlugin(config::Point point, Plugin* p, const config::PluginRef& ref,
                            const std::string& path);
-  common::Status CheckProfile(const config::Profile& profile, const Registry& registry) const;
+  // The profile's whole-profile rules (one queueSort, a bind plugin, ...); names are checked first.
+  common::Status CheckProfile(const config::Profile& profile) const;
   void MapSkipSlots();
   void CollectQueueingHints();  // queueing_hints.cc
 

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 // A profile's plugin names checked against a registry without creating any plugin, so that a
 // command reports a config file's typo with the file's name before it builds a scheduler (issue
-// #40). Framework::Create reports the same errors, with the same paths and words.
+// #40). Framework::Create runs it first: one check of the names for every mode.
 #pragma once
 
 #include <string_view>
