@@ -75,6 +75,7 @@ common::Status SimCluster::AddNode(api::NodePtr node) {
     }
     node_index_.emplace(name, nodes_.size());
     nodes_.push_back(NodeEntry{node, NodeUsage{}});
+    node_gpu_milli_used_.push_back(0);
     // Pods created earlier that name this node are counted now.
     for (const auto& [uid, pod] : pods_) {
       if (pod->node_name == name) ChargeLocked(*pod, +1);
@@ -752,7 +753,10 @@ void SimCluster::ChargeLocked(const api::Pod& pod, int sign) {
   for (int8_t d : a->devices) {
     if (d >= 0 && d < api::kMaxGpusPerNode) {
       u.gpu_milli[static_cast<size_t>(d)] += sign * a->milli;
-      if (d < count) gpu_milli_used_total_ += sign * a->milli;
+      if (d < count) {
+        gpu_milli_used_total_ += sign * a->milli;
+        node_gpu_milli_used_[it->second] += sign * a->milli;
+      }
     }
   }
 }

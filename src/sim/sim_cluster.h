@@ -183,7 +183,8 @@ class SimCluster final : public kube::ApiClient {
   // Nodes with their usage, in the order they were added.
   std::vector<std::pair<api::NodePtr, NodeUsage>> NodesWithUsage() const;
   // The milli-GPU used on each node's devices (0..count-1), in the same order, into `out`
-  // (resized): what the replay samples after every event, without copying node objects.
+  // (resized): what the replay samples after every event, a copy of a flat array the ledger
+  // keeps.
   void GpuMilliUsed(std::vector<int64_t>& out) const;
   // Their sum over every node, kept by the ledger as pods come and go: O(1).
   int64_t GpuMilliUsedTotal() const;
@@ -255,7 +256,8 @@ class SimCluster final : public kube::ApiClient {
   std::map<std::string, api::PersistentVolumeClaimPtr> pvcs_ GPUSCHED_GUARDED_BY(mu_);  // ns/name
   uint64_t storage_version_ GPUSCHED_GUARDED_BY(mu_) = 1000;
   std::string violation_ GPUSCHED_GUARDED_BY(mu_);
-  int64_t gpu_milli_used_total_ GPUSCHED_GUARDED_BY(mu_) = 0;  // GpuMilliUsedTotal
+  int64_t gpu_milli_used_total_ GPUSCHED_GUARDED_BY(mu_) = 0;          // GpuMilliUsedTotal
+  std::vector<int64_t> node_gpu_milli_used_ GPUSCHED_GUARDED_BY(mu_);  // GpuMilliUsed, by node
   std::map<std::string, api::DeviceClassPtr> device_classes_ GPUSCHED_GUARDED_BY(mu_);
   std::map<std::string, api::ResourceSlicePtr> slices_ GPUSCHED_GUARDED_BY(mu_);
   std::map<std::string, api::DeviceTaintRulePtr> taint_rules_ GPUSCHED_GUARDED_BY(mu_);

@@ -45,9 +45,17 @@ common::Status SimCluster::LedgerStatus() const {
   common::MutexLock lock(mu_);
   if (!violation_.empty()) return common::InternalError("ledger violation: " + violation_);
   int64_t used = 0;  // GpuMilliUsedTotal, recounted
-  for (const NodeEntry& n : nodes_) {
+  for (size_t i = 0; i < nodes_.size(); ++i) {
+    const NodeEntry& n = nodes_[i];
     const auto count = static_cast<size_t>(std::clamp(n.node->gpu.count, 0, api::kMaxGpusPerNode));
-    for (size_t d = 0; d < count; ++d) used += n.usage.gpu_milli[d];
+    int64_t on_node = 0;
+    for (size_t d = 0; d < count; ++d) on_node += n.usage.gpu_milli[d];
+    if (on_node != node_gpu_milli_used_[i]) {
+      return common::InternalError("ledger violation: node " + n.node->meta.name + " holds " +
+                                   std::to_string(on_node) + " milli-GPU, its running total " +
+                                   std::to_string(node_gpu_milli_used_[i]));
+    }
+    used += on_node;
   }
   if (used != gpu_milli_used_total_) {
     return common::InternalError("ledger violation: the running GPU total is " +
@@ -59,15 +67,7 @@ common::Status SimCluster::LedgerStatus() const {
 
 void SimCluster::GpuMilliUsed(std::vector<int64_t>& out) const {
   common::MutexLock lock(mu_);
-  out.resize(nodes_.size());
-  for (size_t i = 0; i < nodes_.size(); ++i) {
-    const NodeUsage& u = nodes_[i].usage;
-    const auto count =
-        static_cast<size_t>(std::clamp(nodes_[i].node->gpu.count, 0, api::kMaxGpusPerNode));
-    int64_t used = 0;
-    for (size_t d = 0; d < count; ++d) used += u.gpu_milli[d];
-    out[i] = used;
-  }
+  out.assign(node_gpu_milli_used_.begin(), node_gpu_milli_used_.end());
 }
 
 int64_t SimCluster::GpuMilliUsedTotal() const {
