@@ -38,6 +38,11 @@ std::unique_ptr<Command> NewExtenderCommand(CLI::App& root);
 std::unique_ptr<Command> NewExplainCommand(CLI::App& root);
 std::unique_ptr<Command> NewConsolidateCommand(CLI::App& root);
 
+// For the commands whose output is a report (simulate, explain -f, consolidate --dry-run): the
+// embedded scheduler's log lines (a node's GPU facts, a plugin's notes) reach stderr only with
+// -v 1 or more, so that a warning is printed once, by the report (main.cc).
+void LogOnlyErrorsUnlessVerbose();
+
 // "gpusched <gitVersion>": the line `gpusched --version` prints (version.cc).
 std::string VersionLine();
 

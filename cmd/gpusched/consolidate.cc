@@ -15,8 +15,6 @@
 // Exit codes: 0 planned (whether or not a move makes room), 1 bad input (a file or the config,
 // the cluster's API, a profile without Consolidation; objects that do not decode are listed and
 // the rest is planned, then 1), 2 usage (no --dry-run: the scheduler makes the moves itself).
-#include <spdlog/spdlog.h>
-
 #include <CLI/CLI.hpp>
 #include <boost/json.hpp>
 #include <cstdint>
@@ -84,7 +82,9 @@ class ConsolidateCommand final : public Command {
     } else if (common::Status s = AppendInputFiles(in_.files, in_.recursive, w, source); !s.ok()) {
       return BadInput(s);
     }
-    for (const auto& warning : w.warnings) spdlog::warn("{}", warning);
+    for (const auto& warning : w.warnings) std::cerr << "warning: " << warning << "\n";
+    for (const auto& warning : sim::NodeGpuWarnings(w)) std::cerr << "warning: " << warning << "\n";
+    LogOnlyErrorsUnlessVerbose();
 
     common::SystemClock wall;
     sim::SimOptions opts;

@@ -3,14 +3,18 @@
 // cycle for the pod with the production framework, records every node's Filter verdict and the
 // per-plugin Score breakdown, and prints them with the final choice. Nothing is written anywhere.
 //
-//   gpusched explain NAMESPACE/POD [--kubeconfig FILE]      a live cluster (read-only: every kind
+//   gpusched explain POD [--kubeconfig FILE]                a live cluster (read-only: every kind
 //                                                          the scheduler reads, listed once by
 //                                                          its informers: cluster_list.h)
-//   gpusched explain NAMESPACE/POD -f manifests.yaml ...   simulator input (the format of
+//   gpusched explain POD -f manifests.yaml ...             simulator input (the format of
 //                                                          `gpusched simulate -f`): the manifests
 //                                                          are replayed first, then the pod is
 //                                                          explained on the resulting cluster
 //   [--config FILE] [--scheduler-name NAME] [-o text|json] [--seed N]
+//
+// POD is NAME, NAMESPACE/NAME or TYPE/NAME of the pod's workload (explain::ParsePodRef:
+// deployment/web, job/finetune, podgroup/llama, ...) in the namespace of -n; for a workload, its
+// first pod not bound is explained (explain::ChooseTarget), and a note on stderr names it.
 //
 // A pod that is already bound is explained as if it were unbound: its own usage is removed from
 // its node, so the scores say where it would go now; the output names the node it is bound to.
@@ -25,14 +29,13 @@
 // text and JSON forms are the explain model, src/explain/explain.h.
 #include "src/explain/explain.h"
 
-#include <spdlog/spdlog.h>
-
 #include <CLI/CLI.hpp>
 #include <chrono>
 #include <cstdint>
 #include <iostream>
 #include <map>
 #include <memory>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <thread>
@@ -49,7 +52,9 @@
 #include "src/common/mutex.h"
 #include "src/common/random.h"
 #include "src/config/config.h"
+#include "src/config/duration.h"
 #include "src/explain/dra_claims.h"
+#include "src/explain/pod_ref.h"
 #include "src/framework/dra_view.h"
 #include "src/framework/registry.h"
 #include "src/kube/client/http_client.h"
@@ -58,6 +63,7 @@
 #include "src/plugins/in_tree_registry.h"
 #include "src/scheduler/scheduler.h"
 #include "src/sim/controllers.h"
+#include "src/sim/replay.h"
 #include "src/sim/report.h"
 #include "src/sim/simulator.h"
 #include "src/sim/workload.h"
@@ -136,12 +142,12 @@ void NoteMissing(const ClusterListing& listing, const api::Pod& target) {
   }
 }
 
-// Forwards informer deliveries to the scheduler, except the pod being explained (so that its own
-// usage is not on its node), which it keeps. Called from the informer threads.
+// Forwards informer deliveries to the scheduler and keeps the pods `ref` selects (the candidates
+// of explain::ChooseTarget). Called from the informer threads.
 class Collector final : public kube::ClusterEventHandler {
  public:
-  Collector(kube::ClusterEventHandler& next, std::string ns, std::string name)
-      : next_(next), ns_(std::move(ns)), name_(std::move(name)) {}
+  Collector(kube::ClusterEventHandler& next, explain::PodRef ref)
+      : next_(next), ref_(std::move(ref)) {}
 
   void OnNodeAdd(api::NodePtr node) override { next_.OnNodeAdd(std::move(node)); }
   void OnNodeUpdate(api::NodePtr o, api::NodePtr n) override {
@@ -169,39 +175,63 @@ class Collector final : public kube::ClusterEventHandler {
   }
   void OnPdbDelete(api::PdbPtr pdb) override { next_.OnPdbDelete(std::move(pdb)); }
   void OnPodAdd(api::PodPtr pod) override {
-    if (Keep(pod)) return;
+    Keep(pod);
     next_.OnPodAdd(std::move(pod));
   }
   void OnPodUpdate(api::PodPtr o, api::PodPtr n) override {
-    if (Keep(n)) return;
+    Keep(n);
     next_.OnPodUpdate(std::move(o), std::move(n));
   }
   void OnPodDelete(api::PodPtr pod) override {
-    if (pod->meta.namespace_ == ns_ && pod->meta.name == name_) {
+    {
       common::MutexLock l(mu_);
-      target_ = nullptr;
-      return;
+      selected_.erase(pod->meta.uid);
     }
     next_.OnPodDelete(std::move(pod));
   }
-  api::PodPtr target() {
+  // The selected pods, by uid.
+  std::vector<api::PodPtr> selected() {
     common::MutexLock l(mu_);
-    return target_;
+    std::vector<api::PodPtr> out;
+    for (const auto& [uid, pod] : selected_) out.push_back(pod);
+    return out;
   }
 
  private:
-  bool Keep(const api::PodPtr& pod) {
-    if (pod->meta.namespace_ != ns_ || pod->meta.name != name_) return false;
+  void Keep(const api::PodPtr& pod) {
+    if (!explain::Selects(ref_, *pod)) return;
     common::MutexLock l(mu_);
-    target_ = pod;
-    return true;
+    selected_[pod->meta.uid] = pod;
   }
   kube::ClusterEventHandler& next_;
-  const std::string ns_;
-  const std::string name_;
+  const explain::PodRef ref_;
   common::Mutex mu_;
-  api::PodPtr target_ GPUSCHED_GUARDED_BY(mu_);
+  std::map<std::string, api::PodPtr> selected_ GPUSCHED_GUARDED_BY(mu_);
 };
+
+// The pod to explain among `pods`: explain::ChooseTarget, with a note on stderr naming the pod
+// chosen when `ref` names a workload. NotFound names `where`.
+common::StatusOr<api::PodPtr> TargetOf(const explain::PodRef& ref,
+                                       const std::vector<api::PodPtr>& pods,
+                                       const std::string& where) {
+  size_t selected = 0;
+  const api::Pod* target = explain::ChooseTarget(ref, pods, &selected);
+  if (target == nullptr) {
+    return common::NotFoundError((ref.kind == explain::PodRef::Kind::kPod
+                                      ? ref.ToString() + " not found in "
+                                      : "no pod of " + ref.ToString() + " found in ") +
+                                 where);
+  }
+  if (ref.kind != explain::PodRef::Kind::kPod) {
+    std::cerr << "note: " << ref.ToString() << ": explaining pod " << target->Key() << " ("
+              << selected << (selected == 1 ? " pod" : " pods") << "; the first "
+              << (target->node_name.empty() ? "not bound" : "by name, all bound") << ")\n";
+  }
+  for (const api::PodPtr& p : pods) {
+    if (p.get() == target) return p;
+  }
+  return common::InternalError("explain: the chosen pod is not among the candidates");
+}
 
 class ExplainCommand final : public Command {
  public:
@@ -210,8 +240,16 @@ class ExplainCommand final : public Command {
             "explain",
             "Explain a pod's placement: every node's Filter verdict and Score breakdown, and the "
             "final choice")) {
-    app_.add_option("pod", pod_arg_, "The pod, as NAMESPACE/NAME (or NAME in namespace default)")
+    app_.add_option("pod", pod_arg_,
+                    "The pod: NAME, NAMESPACE/NAME, or TYPE/NAME of its workload (deployment, "
+                    "replicaset, statefulset, daemonset, job, podgroup; kubectl's short names "
+                    "too), whose first pod not bound is explained")
         ->required();
+    app_.add_option("-n,--namespace", namespace_, "The namespace of the pod (default: default)");
+    app_.add_option("--at", at_text_,
+                    "With -f: replay the manifests (as `gpusched simulate --replay`) until this "
+                    "time after the start (a duration such as 90m) and explain the pod as the "
+                    "cluster was then");
     in_.AddTo(app_,
               "Simulator input instead of a live cluster: YAML/JSON manifests of Nodes and Pods "
               "(repeatable; a file, a directory or - for standard input), replayed with "
@@ -230,11 +268,22 @@ class ExplainCommand final : public Command {
       std::cerr << "error: " << conflict << "\nRun with --help for more information.\n";
       return kExitUsage;
     }
-    auto slash = pod_arg_.find('/');
-    std::string ns = slash == std::string::npos ? "default" : pod_arg_.substr(0, slash);
-    std::string name = slash == std::string::npos ? pod_arg_ : pod_arg_.substr(slash + 1);
-    if (ns.empty() || name.empty() || name.find('/') != std::string::npos) {
-      std::cerr << "error: pod: want NAMESPACE/NAME, got \"" << pod_arg_ << "\"\n";
+    if (!at_text_.empty()) {
+      const std::optional<int64_t> at = config::ParseGoDurationNanos(at_text_);
+      if (!at || *at < 0 || in_.files.empty()) {
+        std::cerr << "error: --at: "
+                  << (in_.files.empty() ? "needs -f (a replay of manifests)"
+                                        : "invalid value \"" + at_text_ +
+                                              "\" (want a duration such as "
+                                              "\"90m\")")
+                  << "\n";
+        return kExitUsage;
+      }
+      at_ = common::Duration(*at);
+    }
+    common::StatusOr<explain::PodRef> ref = explain::ParsePodRef(pod_arg_, namespace_);
+    if (!ref.ok()) {
+      std::cerr << "error: " << ref.status().message() << "\n";
       return kExitUsage;
     }
     auto config = LoadConfig();
@@ -258,7 +307,7 @@ class ExplainCommand final : public Command {
       }
     }
     if (common::Status s = plugins::RegisterInTreePlugins(registry_); !s.ok()) return BadInput(s);
-    return in_.files.empty() ? ExplainLive(*config, ns, name) : ExplainManifests(*config, ns, name);
+    return in_.files.empty() ? ExplainLive(*config, *ref) : ExplainManifests(*config, *ref);
   }
 
  private:
@@ -319,8 +368,7 @@ class ExplainCommand final : public Command {
     return kExitOk;
   }
 
-  int ExplainLive(const config::SchedulerConfig& cfg, const std::string& ns,
-                  const std::string& name) {
+  int ExplainLive(const config::SchedulerConfig& cfg, const explain::PodRef& ref) {
     ReadOnlyApi api;
     common::SystemClock clock;
     common::Random random(in_.seed);
@@ -328,20 +376,18 @@ class ExplainCommand final : public Command {
     auto sched = scheduler::Scheduler::Create(
         cfg, scheduler::SchedulerDeps{clock, random, api, executor, registry_});
     if (!sched.ok()) return BadInput(sched.status());
-    Collector collector(**sched, ns, name);
+    Collector collector(**sched, ref);
     auto listing = ListCluster(in_.kubeconfig, cfg, in_.sync_timeout_s, collector);
     if (!listing.ok()) return BadInput(listing.status());
-    api::PodPtr target = collector.target();
-    if (target == nullptr) {
-      return BadInput(common::NotFoundError("pod " + ns + "/" + name + " not found in the " +
-                                            listing->description + " (or it has terminated)"));
-    }
-    NoteMissing(*listing, *target);
-    return ExplainPod(**sched, cfg, *target, listing->description);
+    auto target =
+        TargetOf(ref, collector.selected(), listing->description + " (or it has terminated)");
+    if (!target.ok()) return BadInput(target.status());
+    NoteMissing(*listing, **target);
+    if (!(*target)->node_name.empty()) (*sched)->OnPodDelete(*target);  // remove its own usage
+    return ExplainPod(**sched, cfg, **target, listing->description);
   }
 
-  int ExplainManifests(const config::SchedulerConfig& cfg, const std::string& ns,
-                       const std::string& name) {
+  int ExplainManifests(const config::SchedulerConfig& cfg, const explain::PodRef& ref) {
     sim::Workload w;
     std::string source;
     auto inputs = sim::ReadInputs(in_.files, in_.recursive);
@@ -360,29 +406,52 @@ class ExplainCommand final : public Command {
       return BadInput(
           common::InvalidArgumentError(source + ": no Node objects (explain needs a cluster)"));
     }
-    for (const auto& warning : w.warnings) spdlog::warn("{}", warning);
-    common::SystemClock wall;
+    for (const auto& warning : w.warnings) std::cerr << "warning: " << warning << "\n";
+    for (const auto& warning : sim::NodeGpuWarnings(w)) std::cerr << "warning: " << warning << "\n";
+    LogOnlyErrorsUnlessVerbose();
+    auto sim = SimulateManifests(cfg, w);
+    if (!sim.ok()) return BadInput(sim.status());
+    // The pods as they are now (bound where they were placed); at --at, those in the cluster.
+    std::vector<api::PodPtr> pods;
+    for (const auto& o : (*sim)->outcomes()) {
+      api::PodPtr current = (*sim)->cluster().GetPod(o.pod->meta.uid);
+      if (current != nullptr || !at_) pods.push_back(current != nullptr ? current : o.pod);
+    }
+    const std::string where =
+        at_ ? source + " at " + at_text_ + " (a pod not arrived yet or gone by then is not there)"
+            : source;
+    if (at_) source += ", replayed until " + at_text_;
+    auto current = TargetOf(ref, pods, where);
+    if (!current.ok()) return BadInput(current.status());
+    scheduler::Scheduler& sched = (**sim).scheduler();
+    if (!(*current)->node_name.empty()) sched.OnPodDelete(*current);  // remove its own usage
+    return ExplainPod(sched, cfg, **current, "simulated from " + source);
+  }
+
+  // The manifests simulated with the plain protocol, or replayed until --at.
+  common::StatusOr<std::unique_ptr<sim::Simulator>> SimulateManifests(
+      const config::SchedulerConfig& cfg, const sim::Workload& w) {
     sim::SimOptions opts;
     opts.seed = in_.seed;
-    auto sim = sim::Simulator::Create(cfg, sim::Simulator::Deps{registry_, wall}, opts);
-    if (!sim.ok()) return BadInput(sim.status());
-    if (common::Status s = (*sim)->Run(w); !s.ok()) return BadInput(s);
-    const sim::PodOutcome* outcome = nullptr;
-    for (const auto& o : (*sim)->outcomes()) {
-      if (o.pod->meta.namespace_ == ns && o.pod->meta.name == name) outcome = &o;
+    if (at_) opts.arrival_interval = common::Duration(0);  // the replay sets the clock
+    GPUSCHED_ASSIGN_OR_RETURN(std::unique_ptr<sim::Simulator> sim,
+                              sim::Simulator::Create(cfg, {registry_, wall_}, opts));
+    if (at_) {
+      sim::ReplayOptions replay;
+      replay.until = *at_;
+      GPUSCHED_RETURN_IF_ERROR(sim::RunReplay(*sim, w, replay).status());
+    } else {
+      GPUSCHED_RETURN_IF_ERROR(sim->Run(w));
     }
-    if (outcome == nullptr) {
-      return BadInput(common::NotFoundError("pod " + ns + "/" + name + " not found in " + source));
-    }
-    scheduler::Scheduler& sched = (*sim)->scheduler();
-    api::PodPtr current = (*sim)->cluster().GetPod(outcome->pod->meta.uid);
-    if (current == nullptr) current = outcome->pod;
-    if (!current->node_name.empty()) sched.OnPodDelete(current);  // remove its own usage
-    return ExplainPod(sched, cfg, *current, "simulated from " + source);
+    return sim;
   }
 
   CLI::App& app_;
+  common::SystemClock wall_;
+  std::string at_text_;
+  std::optional<common::Duration> at_;  // --at, parsed
   std::string pod_arg_;
+  std::string namespace_;
   ReadOnlyInputFlags in_;
   std::string config_file_;
   std::string scheduler_name_;

@@ -20,6 +20,8 @@ PREEMPTION = os.path.join(os.path.dirname(DATA), "explain-preemption.yaml")
 GANG = os.path.join(os.path.dirname(DATA), "explain-gang.yaml")
 SHARED_GPU = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "docs",
                           "examples", "dra", "shared-gpu.yaml")
+WORKLOADS = [os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "docs",
+                          "examples", "simulate", f) for f in ("cluster.yaml", "workloads.yaml")]
 NODES = {"a100-big", "a100-small", "t4-1"}
 
 
@@ -161,12 +163,59 @@ class ExplainCliTest(unittest.TestCase):
         self.assertEqual([d["verdict"] for d in devices],
                          ["capacity short: gpu.nvidia.com/memory needs 32Gi, has 16Gi left"])
 
+    def test_a_workload_or_pod_group_names_the_pod_it_explains(self):
+        files = [a for f in WORKLOADS for a in ("-f", f)]
+        cases = [
+            (["deployment/embedder", "-n", "infer"], "deployment infer/embedder", "infer/embedder-"),
+            (["deploy/embedder", "--namespace", "infer"], "deployment infer/embedder",
+             "infer/embedder-"),
+            (["sts/vectordb", "-n", "infer"], "statefulset infer/vectordb", "infer/vectordb-0"),
+            (["job/finetune", "-n", "ml"], "job ml/finetune", "ml/finetune-"),
+        ]
+        for args, ref, pod in cases:
+            with self.subTest(args[0]):
+                rc, out, err = run(*args, *files, "-o", "json")
+                self.assertEqual(rc, 0, err)
+                self.assertIn(f"note: {ref}: explaining pod {pod}", err)
+                self.assertTrue(json.loads(out)["pod"].startswith(pod), out[:200])
+        rc, out, err = run("podgroup/train", "-n", "ml", "-f", GANG, "-o", "json")
+        self.assertEqual(rc, 0, err)
+        self.assertIn("explaining pod ml/train-0 (3 pods; the first not bound)", err)
+        self.assertEqual(json.loads(out)["gang"]["gang"], "gang PodGroup ml/train")
+        rc, _, err = run("deployment/nothing", "-n", "infer", *files)
+        self.assertEqual(rc, 1, err)
+        self.assertIn("no pod of deployment infer/nothing found in", err)
+
+    def test_at_explains_a_pod_as_the_replayed_cluster_was_then(self):
+        timed = os.path.join(os.path.dirname(WORKLOADS[0]), "timed.yaml")
+        files = ["-f", WORKLOADS[0], "-f", timed]
+        # sweep (8 GPUs) arrives at 1h and runs 2h: at 90m it is bound; pretrain runs from 0s.
+        rc, out, err = run("ml/sweep", *files, "--at", "90m", "-o", "json")
+        self.assertEqual(rc, 0, err)
+        ex = json.loads(out)
+        self.assertTrue(ex["boundNode"], ex.get("boundNode"))
+        self.assertIn("replayed until 90m", ex["source"])
+        rc, _, err = run("ml/sweep", *files, "--at", "30m")
+        self.assertEqual(rc, 1, err)
+        self.assertIn("pod ml/sweep not found in", err)
+        self.assertIn("at 30m (a pod not arrived yet or gone by then is not there)", err)
+        rc, _, err = run("ml/sweep", *files, "--at", "4h")  # gone: it left at 3h
+        self.assertEqual(rc, 1, err)
+        rc, _, err = run("ml/sweep", *files, "--at", "soon")
+        self.assertEqual(rc, 2, err)
+        self.assertIn("--at: invalid value \"soon\"", err)
+        rc, _, err = run("ml/sweep", "--at", "90m")
+        self.assertEqual(rc, 2, err)
+        self.assertIn("--at: needs -f", err)
+
     def test_bad_input_and_usage_errors(self):
         cases = [
             ("an unknown pod is bad input naming it", ["ml/missing", "-f", DATA], 1, "ml/missing"),
             ("a missing file is bad input naming it", ["ml/train", "-f", "/nonexistent/x.yaml"], 1,
              "/nonexistent/x.yaml"),
             ("a malformed pod argument is a usage error", ["a/b/c", "-f", DATA], 2, "a/b/c"),
+            ("a namespace other than -n's is a usage error", ["ml/train", "-n", "prod", "-f", DATA],
+             2, "namespace \"ml\" disagrees with -n \"prod\""),
             ("--kubeconfig and -f are exclusive", ["ml/train", "-f", DATA, "--kubeconfig", "k"], 2,
              "exclusive"),
             ("an unknown output format is a usage error", ["ml/train", "-f", DATA, "-o", "yaml"], 2, ""),

@@ -6,6 +6,8 @@
 // Installed (or linked) as `kubectl-gpusched` on PATH, the same binary is a kubectl plugin:
 // `kubectl gpusched explain|simulate|plan ...` runs `kubectl-gpusched explain ...`, and `plan` is
 // `deletion-cost plan` (the kubectl verb for "which pods would a scale-down remove").
+#include <spdlog/spdlog.h>
+
 #include <CLI/CLI.hpp>
 #include <exception>
 #include <iostream>
@@ -35,6 +37,14 @@ std::vector<std::string> Arguments(int argc, char** argv, bool plugin) {
 }
 
 }  // namespace
+
+namespace gpusched::cmd {
+
+void LogOnlyErrorsUnlessVerbose() {
+  if (!common::V(1)) spdlog::set_level(spdlog::level::err);
+}
+
+}  // namespace gpusched::cmd
 
 int main(int argc, char** argv) {
   using namespace gpusched;

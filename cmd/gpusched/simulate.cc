@@ -12,8 +12,6 @@
 // --trace-pods (the openb CSV trace), or nothing (the built-in example).
 // Protocols: "plain" (nodes, then pods in order, with retries; default for manifests) and "fgd"
 // (the FGD paper's replay: shuffle, inflate to 130 %, no retries; default for traces).
-#include <spdlog/spdlog.h>
-
 #include <CLI/CLI.hpp>
 #include <boost/json.hpp>
 #include <cstdint>
@@ -166,7 +164,11 @@ class SimulateCommand final : public Command {
     auto workload = LoadWorkload(*config, &source);
     if (!workload.ok()) return BadInput(workload.status());
     if (policy_ == "fgd-trace") *config = sim::trace::TraceFgdSchedulerConfig(*workload);
-    for (const auto& w : workload->warnings) spdlog::warn("{}", w);
+    // The text and JSON reports list the warnings; the other outputs get them here, once.
+    if (!compare_.empty() || output_ == "csv" || output_ == "html") {
+      for (const std::string& w : ReportWarnings(*workload)) std::cerr << "warning: " << w << "\n";
+    }
+    LogOnlyErrorsUnlessVerbose();
 
     const bool trace = !trace_nodes_.empty();
     const std::string protocol =

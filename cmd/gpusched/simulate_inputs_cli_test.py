@@ -10,6 +10,8 @@ reads -f, and a YAML error that loses only its document.
 - A file of which nothing parses is named with its YAML error, not only "no Node objects".
 - `--load` implies `--replay` (so `--curve-csv` goes with it); `--load-window` without `--load`
   is a usage error, not silently ignored.
+- A warning (here a node whose seed and GFD model labels disagree) is printed once, by the
+  report; the embedded scheduler's log lines reach stderr only with -v.
 - A plugin name misspelt in `--config` is reported with the config file's name and the closest
   registered plugin, before anything is simulated or explained.
 Usage: simulate_inputs_cli_test.py GPUSCHED_BINARY
@@ -153,6 +155,27 @@ class SimulateInputsCliTest(unittest.TestCase):
             rc, _, err = run(*args)
             self.assertEqual(rc, 1, err)
             self.assertIn(config + ": " + want_after_file, err)
+
+    def test_each_warning_once_and_logs_only_with_v(self):
+        node = NODE.replace("metadata: {name: n1}", "metadata:\n  name: n1\n  labels: "
+                            "{gpu.nvidia.com/model: A100, nvidia.com/gpu.product: Tesla-T4}")
+        path = self.write("conflict.yaml", node + "---\n" + POD.replace("NAME", "p"))
+        want = "node n1: label gpu.nvidia.com/model=A100 (A100) disagrees with"
+        rc, out, err = run("simulate", "-f", path)
+        self.assertEqual(rc, 0, err)
+        self.assertEqual(out.count(want), 1, out)
+        self.assertEqual(err, "")
+        rc, out, err = run("simulate", "-f", path, "-o", "csv")
+        self.assertEqual(rc, 0, err)
+        self.assertEqual(err.count(want), 1, err)
+        self.assertEqual(err.count("\n"), 1, err)
+        rc, out, err = run("simulate", "-f", path, "-v", "1")
+        self.assertEqual(rc, 0, err)
+        self.assertIn("GPU facts", err)  # the scheduler's own log line
+        rc, out, err = run("explain", "p", "-f", path)
+        self.assertEqual(rc, 0, err)
+        self.assertEqual(err.count(want), 1, err)
+        self.assertNotIn("GPU facts", err)
 
     def test_a_plugin_typo_in_the_config_names_the_file_and_the_closest_plugin(self):
         self.assert_config_error(

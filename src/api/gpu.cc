@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <bit>
 #include <charconv>
+#include <cstdlib>
 #include <limits>
 #include <optional>
 #include <string>
@@ -63,7 +64,7 @@ using gpu_internal::Warn;
 // Keys read here, interned once.
 struct GpuKeys {
   Atom seed_model, seed_memory, seed_count;
-  Atom gfd_product, gfd_memory, gfd_count, gfd_replicas, gfd_clique;
+  Atom gfd_product, gfd_memory, gfd_count, gfd_replicas, gfd_sharing, gfd_clique;
 };
 const GpuKeys& Keys() {
   static const GpuKeys keys = [] {
@@ -75,6 +76,7 @@ const GpuKeys& Keys() {
     k.gfd_memory = common::Intern(kGfdMemoryLabel);
     k.gfd_count = common::Intern(kGfdCountLabel);
     k.gfd_replicas = common::Intern(kGfdReplicasLabel);
+    k.gfd_sharing = common::Intern(kGfdSharingStrategyLabel);
     k.gfd_clique = common::Intern(kGfdCliqueLabel);
     return k;
   }();
@@ -319,6 +321,14 @@ void ReadNodeModel(NodeReading& r) {
       Warn(r.warnings, InvalidLabel(kSeedModelLabel, seed_model, "want a GPU model, e.g. A100"));
     }
   }
+  if (!model.empty() && gfd_model_present) {
+    const std::string gfd = NormalizeGpuModel(gfd_model);
+    if (!gfd.empty() && !GpuModelMatches(gfd, model) && !GpuModelMatches(model, gfd)) {
+      Warn(r.warnings, "label " + std::string(kSeedModelLabel) + "=" + std::string(seed_model) +
+                           " (" + model + ") disagrees with " + std::string(kGfdProductLabel) +
+                           "=" + std::string(gfd_model) + " (" + gfd + "); using " + model);
+    }
+  }
   if (model.empty() && gfd_model_present) {
     model = NormalizeGpuModel(gfd_model);
     if (!model.empty()) {
@@ -340,6 +350,22 @@ void ReadCountLabel(NodeReading& r, Atom key, std::string_view name, std::option
   if (!present) return;
   *out = ParseNonNegative(v);
   if (!*out) Warn(r.warnings, InvalidLabel(name, v, "want an integer count"));
+}
+
+// A shared node's replicas per GPU: GFD's replicas label, else allocatable / count; and whether
+// they are MPS replicas (GFD's sharing-strategy label).
+void ReadNodeReplicas(NodeReading& r) {
+  bool present = false;
+  const std::string_view label = LabelValue(r.labels, r.keys.gfd_replicas, &present);
+  std::optional<int64_t> replicas = present ? ParseNonNegative(label) : std::nullopt;
+  if (present && (!replicas || *replicas == 0)) {
+    Warn(r.warnings, InvalidLabel(kGfdReplicasLabel, label, "want a positive integer"));
+    replicas.reset();
+  }
+  if (!replicas && r.count > 0 && r.allocatable > r.count) replicas = r.allocatable / r.count;
+  if (!replicas || *replicas <= 1) return;
+  r.info.replicas = static_cast<int32_t>(std::min<int64_t>(*replicas, kMilliPerGpu));
+  r.info.mps = LabelValue(r.labels, r.keys.gfd_sharing, &present) == "mps";
 }
 
 // The count: seed label, else GFD's (not on MIG nodes), else allocatable (divided by GFD's
@@ -391,6 +417,7 @@ void ReadNodeCount(NodeReading& r) {
   }
   r.count = count;
   r.info.count = static_cast<int32_t>(count);
+  if (r.shared && !r.mig) ReadNodeReplicas(r);
 }
 
 // Memory per GPU from one label; false when absent or invalid (then the next label is tried).
@@ -412,6 +439,24 @@ bool ReadNodeMemory(NodeReading& r, Atom key, std::string_view name, std::string
   }
   r.AddSource("memory", from);
   return true;
+}
+
+// The seed memory label was read: GFD's, when more than 10 % away from it (rounding, such as
+// 81559 MiB for "80Gi", is not a conflict), is flagged.
+void WarnGfdMemoryConflict(NodeReading& r) {
+  bool present = false;
+  const std::string_view v = LabelValue(r.labels, r.keys.gfd_memory, &present);
+  const std::optional<gpu_internal::MiB> mib =
+      present ? ParseMiB(v) : std::optional<gpu_internal::MiB>();
+  if (!mib || mib->value <= 0) return;
+  const int64_t gfd = mib->plain && mib->value < 1024 ? mib->value * 1024 : mib->value;
+  const int64_t seed = r.info.memory_mib;
+  if (std::abs(gfd - seed) * 10 <= std::max(gfd, seed)) return;
+  bool seed_present = false;
+  Warn(r.warnings, "label " + std::string(kSeedMemoryLabel) + "=" +
+                       std::string(LabelValue(r.labels, r.keys.seed_memory, &seed_present)) +
+                       " disagrees with " + std::string(kGfdMemoryLabel) + "=" + std::string(v) +
+                       "; using " + std::to_string(seed) + " MiB");
 }
 
 // A device plugin that stops advertising a device lowers allocatable below the labelled count:
@@ -596,7 +641,10 @@ void DeriveGpuRequest(Pod& pod) {
 }
 
 std::optional<GpuShare> ResolveGpuShare(const GpuRequest& req, const NodeGpuInfo& node) {
-  if (!req.shared()) return GpuShare{};
+  if (!req.shared()) {
+    if (node.replicas <= 1) return GpuShare{};
+    return GpuShare{kMilliPerGpu / node.replicas, node.mps ? node.memory_mib / node.replicas : 0};
+  }
   const int64_t device_mib = node.memory_mib;
   int64_t memory = req.share_memory_mib;
   if (req.share_memory_permille > 0) {
@@ -691,6 +739,8 @@ void DeriveNodeGpuInfo(Node& node) {
   ReadNodeCount(r);
   if (!ReadNodeMemory(r, r.keys.seed_memory, kSeedMemoryLabel, "seed")) {
     ReadNodeMemory(r, r.keys.gfd_memory, kGfdMemoryLabel, "gfd");
+  } else {
+    WarnGfdMemoryConflict(r);
   }
 
   // Health and topology annotations.

@@ -66,7 +66,13 @@ struct NodeGpuInfo {
   std::array<uint8_t, kMaxGpusPerNode> island{};
   bool nvlink_known = false;  // island comes from a valid nvlink-islands annotation, or the
                               // node has a GFD nvidia.com/gpu.clique label (one island)
-  std::string source;         // which dialect supplied the facts, for explain/debug
+  // GPU sharing by the NVIDIA device plugin (time-slicing or MPS, a "-SHARED" product label):
+  // each GPU is advertised as `replicas` nvidia.com/gpu, and a pod asking N GPUs gets N replicas
+  // (ResolveGpuShare: 1/replicas of a device each). With MPS each replica also gets 1/replicas of
+  // the device's memory.
+  int32_t replicas = 1;
+  bool mps = false;
+  std::string source;  // which dialect supplied the facts, for explain/debug
 
   bool Healthy(int device) const { return (unhealthy_mask >> device & 1u) == 0; }
   friend bool operator==(const NodeGpuInfo&, const NodeGpuInfo&) = default;
@@ -79,7 +85,9 @@ struct GpuShare {
   friend bool operator==(const GpuShare&, const GpuShare&) = default;
 };
 
-// Resolves `req` against a node's per-GPU memory (O(1), allocation-free). Whole GPUs: {1000, 0}.
+// Resolves `req` against a node's per-GPU memory (O(1), allocation-free). Whole GPUs: {1000, 0};
+// on a node whose GPUs are shared as replicas (NodeGpuInfo::replicas > 1): one replica,
+// {1000 / replicas, MPS ? memory / replicas : 0}.
 // Shared: memory = share_memory_mib, or ceil(share_memory_permille * node memory / 1000); milli =
 // req.milli, or (milli 0) the permille, or ceil(1000 * memory / node memory) clamped to 1..1000.
 // nullopt when the share cannot be placed on this node: it needs the node's memory and the node
@@ -137,6 +145,7 @@ inline constexpr std::string_view kGfdProductLabel = "nvidia.com/gpu.product";
 inline constexpr std::string_view kGfdMemoryLabel = "nvidia.com/gpu.memory";
 inline constexpr std::string_view kGfdCountLabel = "nvidia.com/gpu.count";
 inline constexpr std::string_view kGfdReplicasLabel = "nvidia.com/gpu.replicas";
+inline constexpr std::string_view kGfdSharingStrategyLabel = "nvidia.com/gpu.sharing-strategy";
 // GFD's NVLink fabric clique, "<cluster uuid>.<clique id>": all GPUs of the node are in one
 // NVLink domain (docs/gpu-request-dialects.md §1.2).
 inline constexpr std::string_view kGfdCliqueLabel = "nvidia.com/gpu.clique";
@@ -228,7 +237,9 @@ struct Node;
 // warnings ("; "-separated), the node stays usable:
 //   - a malformed count or memory label is skipped (next source);
 //   - "-SHARED" models: allocatable counts replicas, so the count comes from a count label (or
-//     allocatable / nvidia.com/gpu.replicas);
+//     allocatable / nvidia.com/gpu.replicas); replicas is nvidia.com/gpu.replicas, else
+//     allocatable / count, and mps is nvidia.com/gpu.sharing-strategy=mps;
+//   - seed and GFD model or memory labels that disagree are flagged (the seed label is used);
 //   - "-MIG-" models (MIG single strategy): gpu.count counts MIG devices, so the count comes from
 //     the seed count label, else allocatable, with the warning "MIG single strategy: counts MIG
 //     devices";

@@ -30,7 +30,7 @@ api::GpuRequest ResolvedOnNode(const api::GpuRequest& req, const api::NodeGpuInf
   out.count = req.count;
   out.milli = req.milli;
   out.min_device_memory_mib = req.min_device_memory_mib;
-  if (req.shared()) {
+  if (req.shared() || info.replicas > 1) {
     const std::optional<api::GpuShare> share = api::ResolveGpuShare(req, info);
     out.milli = share ? share->milli : api::kMilliPerGpu;
     out.share_memory_mib = share ? share->memory_mib : 0;
@@ -43,7 +43,7 @@ uint32_t FittingDevices(const api::NodeGpuInfo& info, std::span<const api::GpuDe
   if (req.empty()) return 0;
   const std::optional<api::GpuShare> share = api::ResolveGpuShare(req, info);
   if (!share) return 0;
-  const bool whole = !req.shared();
+  const bool whole = share->milli >= api::kMilliPerGpu && share->memory_mib == 0;
   uint32_t mask = 0;
   const int n = std::min<int>(info.count, static_cast<int>(devices.size()));
   for (int i = 0; i < n && i < api::kMaxGpusPerNode; ++i) {
@@ -79,8 +79,8 @@ std::optional<api::GpuAssignment> ChooseDevices(const api::NodeGpuInfo& info,
   if (req.empty()) return out;
   const std::optional<api::GpuShare> share = api::ResolveGpuShare(req, info);
   if (!share) return std::nullopt;
-  out.milli = req.shared() ? share->milli : api::kMilliPerGpu;
-  out.memory_mib = req.shared() ? share->memory_mib : 0;
+  out.milli = share->milli;
+  out.memory_mib = share->memory_mib;
   const uint32_t fitting = FittingDevices(info, devices, req);
   if (std::popcount(fitting) < req.count) return std::nullopt;
 

@@ -32,7 +32,8 @@ inline bool DeviceFits(const api::NodeGpuInfo& info, const api::GpuDeviceState& 
 }
 
 // `req` with its per-device share resolved on this node (milli and share_memory_mib set from
-// api::ResolveGpuShare; a share that does not resolve becomes a whole device, which GpuFit's
+// api::ResolveGpuShare, also for a whole-GPU request on a node that shares its GPUs as replicas;
+// a share that does not resolve becomes a whole device, which GpuFit's
 // Filter has already rejected). Models are not copied: allocation-free, for per-node use by
 // plugins written against GpuRequest::milli.
 api::GpuRequest ResolvedOnNode(const api::GpuRequest& req, const api::NodeGpuInfo& info);

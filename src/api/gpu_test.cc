@@ -297,7 +297,9 @@ TEST(DeriveNodeGpuInfoTest, AppliesSourcePrecedenceAndWarnings) {
        "H100",
        81920,
        "model=seed count=allocatable memory=seed",
-       ""},
+       "label gpu.nvidia.com/model=H100 (H100) disagrees with nvidia.com/gpu.product=NVIDIA-A100-"
+       "SXM4-40GB (A100-SXM4-40GB); using H100; label gpu.nvidia.com/memory=81920 disagrees with "
+       "nvidia.com/gpu.memory=40960; using 81920 MiB"},
       {"allocatable gives the count alone", {}, 4, 4, "", "", 0, "count=allocatable", ""},
       {"a malformed seed count falls back to GFD",
        {{sc, "eight"}, {gc, "4"}},

@@ -8,6 +8,7 @@
 #include <map>
 #include <string>
 
+#include "src/api/names.h"
 #include "src/common/strings.h"
 #include "src/config/config.h"
 
@@ -16,20 +17,6 @@ namespace {
 
 bool IsAlnum(char c) {
   return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9');
-}
-bool IsLowerAlnum(char c) { return (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9'); }
-
-// RFC 1123 subdomain: lower-case labels of [a-z0-9-] joined by '.', each starting and ending
-// alphanumeric; at most 253 characters.
-bool IsDns1123Subdomain(std::string_view s) {
-  if (s.empty() || s.size() > 253) return false;
-  for (std::string_view label : common::Split(s, '.')) {
-    if (label.empty() || !IsLowerAlnum(label.front()) || !IsLowerAlnum(label.back())) return false;
-    for (char c : label) {
-      if (!IsLowerAlnum(c) && c != '-') return false;
-    }
-  }
-  return true;
 }
 
 // The name part of a qualified name: ([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9], at most 63.
@@ -51,7 +38,7 @@ bool IsExtendedResourceName(std::string_view s) {
   if (s.find("kubernetes.io/") != std::string_view::npos) return false;
   if (common::StartsWith(s, "requests.")) return false;
   const std::string prefix = "requests." + std::string(s.substr(0, slash));
-  return IsDns1123Subdomain(s.substr(0, slash)) && IsDns1123Subdomain(prefix) &&
+  return api::IsDns1123Subdomain(s.substr(0, slash)) && api::IsDns1123Subdomain(prefix) &&
          IsQualifiedNamePart(s.substr(slash + 1));
 }
 

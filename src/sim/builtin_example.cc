@@ -108,6 +108,8 @@ std::vector<NodeSpec> ExampleNodes() {
         n.name = "ip-10-0-" + std::to_string(z * 32 + static_cast<int>(g)) + "-" +
                  std::to_string(10 + i) + ".ec2.internal";
         n.labels = {
+            {"beta.kubernetes.io/arch", "amd64"},
+            {"beta.kubernetes.io/os", "linux"},
             {"eks.amazonaws.com/capacityType", "ON_DEMAND"},
             {"eks.amazonaws.com/nodegroup", gs.nodegroup},
             {"kubernetes.io/arch", "amd64"},

@@ -12,8 +12,11 @@
 #include <string_view>
 #include <utility>
 
+#include "src/api/names.h"
 #include "src/api/quantity.h"
 #include "src/common/strings.h"
+#include "src/config/duration.h"
+#include "src/sim/replay.h"
 
 namespace gpusched::sim {
 namespace {
@@ -201,10 +204,20 @@ class Checker {
     if (kind == "Pod") {
       Known(doc, prefix, kTopLevel);
       Meta(doc, prefix);
-      if (const json::object* spec = Object(doc, "spec")) PodSpec(*spec, prefix + "spec");
+      ApiVersion(doc, prefix, "v1", kind);
+      ObjectName(doc, prefix, /*namespaced=*/true);
+      ReplayAnnotations(doc, prefix);
+      const json::object* spec = Object(doc, "spec");
+      if (spec == nullptr) {
+        findings.errors.push_back(prefix + "spec.containers: Required value");
+      } else {
+        PodSpec(*spec, prefix + "spec");
+      }
     } else if (kind == "Node") {
       Known(doc, prefix, kTopLevel);
       Meta(doc, prefix);
+      ApiVersion(doc, prefix, "v1", kind);
+      ObjectName(doc, prefix, /*namespaced=*/false);
       if (const json::object* spec = Object(doc, "spec")) Known(*spec, prefix + "spec", kNodeSpec);
       if (const json::object* st = Object(doc, "status"))
         Known(*st, prefix + "status", kNodeStatus);
@@ -213,6 +226,7 @@ class Checker {
     } else if (const Fields* spec_fields = WorkloadSpecFields(kind)) {
       Known(doc, prefix, kTopLevel);
       Meta(doc, prefix);
+      ObjectName(doc, prefix, /*namespaced=*/true);
       const json::object* spec = Object(doc, "spec");
       if (spec == nullptr) return;
       const std::string sp = prefix + "spec";
@@ -222,6 +236,7 @@ class Checker {
       const std::string tp = sp + ".template";
       Known(*tmpl, tp, kTemplate);
       Meta(*tmpl, tp + ".");
+      ReplayAnnotations(*tmpl, tp + ".");
       if (const json::object* ps = Object(*tmpl, "spec")) PodSpec(*ps, tp + ".spec");
     } else if (const json::value* items = doc.if_contains("items");
                items != nullptr && items->is_array() && common::EndsWith(kind, "List")) {
@@ -322,8 +337,62 @@ class Checker {
     if (const json::object* m = Object(o, "metadata")) Known(*m, prefix + "metadata", kMetadata);
   }
 
+  // The replay's gpusched.io/arrival and gpusched.io/duration (replay.h): Go durations, not
+  // negative. Checked in every run, so that all of them are reported at once, with the file.
+  void ReplayAnnotations(const json::object& o, const std::string& prefix) {
+    const json::object* m = Object(o, "metadata");
+    const json::object* annotations = m != nullptr ? Object(*m, "annotations") : nullptr;
+    if (annotations == nullptr) return;
+    for (std::string_view key : {kArrivalAnnotation, kDurationAnnotation}) {
+      const json::value* v = annotations->if_contains(key);
+      if (v == nullptr) continue;
+      const std::optional<int64_t> nanos =
+          v->is_string() ? config::ParseGoDurationNanos(v->get_string()) : std::nullopt;
+      if (nanos && *nanos >= 0) continue;
+      Invalid(prefix + "metadata.annotations[" + std::string(key) + "]", *v,
+              "want a duration such as \"90m\" or \"2h30m\"");
+    }
+  }
+
+  // An apiVersion other than `want` (the only version of `kind`): the API server has no such
+  // resource. Absent: accepted (a sketch; the simulator reads the kind).
+  void ApiVersion(const json::object& doc, const std::string& prefix, std::string_view want,
+                  std::string_view kind) {
+    const json::value* v = doc.if_contains("apiVersion");
+    if (v == nullptr || (v->is_string() && v->get_string() == want)) return;
+    Invalid(prefix + "apiVersion", *v,
+            "no matches for kind " + common::Quote(kind) + " in version " +
+                common::Quote(Text(*v)) + " (want " + std::string(want) + ")");
+  }
+
+  // metadata.name (a DNS-1123 subdomain, required) and metadata.namespace (a DNS-1123 label),
+  // as ValidateObjectMeta checks them. The simulator names no object: generateName alone is
+  // refused.
+  void ObjectName(const json::object& doc, const std::string& prefix, bool namespaced) {
+    const json::object* m = Object(doc, "metadata");
+    const json::value* name = m != nullptr ? m->if_contains("name") : nullptr;
+    const std::string mp = prefix + "metadata.";
+    if (name == nullptr || (name->is_string() && name->get_string().empty())) {
+      const bool generated = m != nullptr && m->if_contains("generateName") != nullptr;
+      findings.errors.push_back(mp + "name: Required value: " +
+                                (generated ? "the simulator does not generate names; give one"
+                                           : "name or generateName is required"));
+    } else if (std::string why = api::Dns1123SubdomainError(Text(*name)); !why.empty()) {
+      Invalid(mp + "name", *name, why);
+    }
+    const json::value* ns = m != nullptr ? m->if_contains("namespace") : nullptr;
+    if (!namespaced || ns == nullptr || Text(*ns).empty()) return;
+    if (std::string why = api::Dns1123LabelError(Text(*ns)); !why.empty()) {
+      Invalid(mp + "namespace", *ns, why);
+    }
+  }
+
   void PodSpec(const json::object& spec, const std::string& path) {
     Known(spec, path, kPodSpec);
+    const json::value* containers = spec.if_contains("containers");
+    if (containers == nullptr || (containers->is_array() && containers->get_array().empty())) {
+      findings.errors.push_back(path + ".containers: Required value");
+    }
     for (std::string_view list : {"containers", "initContainers"}) {
       const json::value* v = spec.if_contains(list);
       if (v == nullptr || !v->is_array()) continue;

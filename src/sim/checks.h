@@ -14,7 +14,13 @@
 // reproduced (k8s.io/kubernetes pkg/apis/core/validation, ValidateResourceRequirements): a resource
 // quantity must not be negative; an extended resource (a name with a domain outside kubernetes.io,
 // such as nvidia.com/gpu) must be an integer, must have a limit, and its request must equal its
-// limit; a cpu or memory request must not exceed its limit. Pure functions; thread-safe.
+// limit; a cpu or memory request must not exceed its limit. And ValidateObjectMeta's names: a
+// Pod, Node or workload name is a DNS-1123 subdomain (required), a namespace a DNS-1123 label; a
+// Pod or Node of an apiVersion other than v1 is refused (an absent apiVersion is accepted: the
+// simulator reads the kind); a pod spec needs containers (their names and images are not checked:
+// no scheduling rule reads them, and sketches omit them). The replay's gpusched.io/arrival and
+// gpusched.io/duration annotations must be durations (in every run: all are reported at once).
+// Pure functions; thread-safe.
 #pragma once
 
 #include <boost/json/fwd.hpp>

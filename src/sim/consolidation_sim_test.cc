@@ -19,6 +19,7 @@
 #include "src/sim/replay.h"
 #include "src/sim/report.h"
 #include "src/sim/simulator.h"
+#include "src/sim/test_simulate.h"
 #include "src/sim/workload.h"
 
 namespace gpusched::sim {
@@ -35,16 +36,7 @@ Workload FourNodesWorkload(bool movable, const std::string& extra = "") {
   return w;
 }
 
-std::unique_ptr<Simulator> Simulate(const Workload& w) {
-  static const common::FakeClock wall;
-  SimOptions opts;
-  opts.check_invariants = true;
-  auto sim = Simulator::Create(SimulationDefaultConfig(), {plugins::InTreeRegistry(), wall}, opts);
-  EXPECT_TRUE(sim.ok()) << sim.status().ToString();
-  if (!sim.ok()) return nullptr;
-  EXPECT_TRUE((*sim)->Run(w).ok());
-  return std::move(*sim);
-}
+std::unique_ptr<Simulator> Simulate(const Workload& w) { return SimulateForTest(w); }
 
 // Submits the 8-GPU pod and lets the replacements settle; returns its outcome.
 const PodOutcome& SubmitTrain(Simulator& sim) {

@@ -477,9 +477,11 @@ common::StatusOr<ReplayResult> RunReplay(Simulator& sim, const Workload& workloa
     return common::Status::Ok();
   };
 
+  const common::TimePoint stop = options.until ? start + *options.until : common::TimePoint::max();
   for (size_t i = 0; i < arrivals.size(); ++i) {
     const Arrival& a = arrivals[i];
     const common::TimePoint at = start + a.offset;
+    if (at > stop) break;
     GPUSCHED_RETURN_IF_ERROR(depart_until(at));
     GPUSCHED_RETURN_IF_ERROR(sim.AdvanceTo(at));
     GPUSCHED_ASSIGN_OR_RETURN(std::optional<common::Duration> run,
@@ -500,7 +502,7 @@ common::StatusOr<ReplayResult> RunReplay(Simulator& sim, const Workload& workloa
     if (!outcome.nominated_node.empty()) {
       // It preempted: it binds once its victims are gone and its backoff is over, as after a
       // departure (never past the next event).
-      common::TimePoint settle = at + kSettle;
+      common::TimePoint settle = std::min(at + kSettle, stop);
       if (i + 1 < arrivals.size()) settle = std::min(settle, start + arrivals[i + 1].offset);
       if (!departures.empty()) settle = std::min(settle, departures.top().at);
       GPUSCHED_RETURN_IF_ERROR(sim.AdvanceTo(settle));
@@ -508,17 +510,18 @@ common::StatusOr<ReplayResult> RunReplay(Simulator& sim, const Workload& workloa
     plan->PlanUntracked();
     curve.Sample(at);
   }
-  // Under a load the replay ends with the window: what still runs or waits then is counted as is.
+  // Under a load the replay ends with the window, and at `until` when set: what still runs or
+  // waits then is counted as is.
   const common::TimePoint end =
-      options.load > 0 ? start + options.window : common::TimePoint::max();
+      std::min(options.load > 0 ? start + options.window : common::TimePoint::max(), stop);
   GPUSCHED_RETURN_IF_ERROR(depart_until(end));
-  if (options.load > 0) {
-    GPUSCHED_RETURN_IF_ERROR(sim.AdvanceTo(end));
-    curve.Sample(end);
+  if (end != common::TimePoint::max()) {
+    GPUSCHED_RETURN_IF_ERROR(sim.AdvanceTo(std::max(end, clock.Now())));
+    curve.Sample(clock.Now());
   }
   // A preemptor still waiting for its victims binds, as at the end of a static run.
   const common::TimePoint before_settle = clock.Now();
-  GPUSCHED_RETURN_IF_ERROR(sim.SettleNominated());
+  if (!options.until) GPUSCHED_RETURN_IF_ERROR(sim.SettleNominated());
   if (clock.Now() != before_settle) curve.Sample(clock.Now());
   plan->over = true;
   curve.Finish();

@@ -45,6 +45,7 @@
 #include <boost/json/fwd.hpp>
 #include <chrono>
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <utility>
@@ -74,6 +75,10 @@ struct ReplayOptions {
   double load = 0;  // > 0: the saturated replay (see the file comment)
   common::Duration window = std::chrono::hours(24);
   uint64_t seed = 42;
+  // Set: the replay stops at this time after the start (`gpusched explain --at`): no event after
+  // it is replayed, and a preemptor still waiting for its victims is left waiting, so the
+  // Simulator holds the cluster as it was then.
+  std::optional<common::Duration> until;
 };
 
 // The waits of the pods of one size, from arrival to first placement (see the file comment).

@@ -13,6 +13,7 @@
 #include <memory>
 #include <sstream>
 #include <type_traits>
+#include <utility>
 #include <variant>
 
 #include "src/api/decode.h"
@@ -169,6 +170,25 @@ bool AddDra(const api::OtherObject& o, std::string_view source, size_t document,
   return true;
 }
 
+// The labels a kubelet sets on its Node when it registers (pkg/kubelet/kubelet_node_status.go,
+// initialNode), where the manifest has none: its hostname (the node's name) and the OS and
+// architecture of a linux/amd64 kubelet. A hand-written Node would otherwise fail hostname
+// selectors and spreading that every real node passes.
+void DefaultKubeletLabels(api::Node& node) {
+  static const std::pair<std::string_view, std::string_view> kPlatform[] = {
+      {"kubernetes.io/os", "linux"},
+      {"kubernetes.io/arch", "amd64"},
+      {"beta.kubernetes.io/os", "linux"},
+      {"beta.kubernetes.io/arch", "amd64"}};
+  api::Labels& labels = node.meta.labels;
+  const common::Atom hostname = common::Intern("kubernetes.io/hostname");
+  if (!labels.Has(hostname)) labels.Set(hostname, common::Intern(node.meta.name));
+  for (const auto& [key, value] : kPlatform) {
+    const common::Atom k = common::Intern(key);
+    if (!labels.Has(k)) labels.Set(k, common::Intern(value));
+  }
+}
+
 void Route(api::Object& obj, std::string_view source, size_t document, Workload& workload) {
   std::visit(
       [&](auto& o) {
@@ -176,6 +196,7 @@ void Route(api::Object& obj, std::string_view source, size_t document, Workload&
         if constexpr (std::is_same_v<T, api::Pod>) {
           workload.pods.push_back(std::make_shared<const api::Pod>(std::move(o)));
         } else if constexpr (std::is_same_v<T, api::Node>) {
+          DefaultKubeletLabels(o);
           workload.nodes.push_back(std::make_shared<const api::Node>(std::move(o)));
         } else if constexpr (std::is_same_v<T, api::PodDisruptionBudget>) {
           workload.pdbs.push_back(std::make_shared<const api::PodDisruptionBudget>(std::move(o)));

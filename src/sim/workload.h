@@ -88,6 +88,8 @@ struct Workload {
 // added to `rejected` and skipped, and so is a YAML document with a syntax error (the others are
 // still read: api::ParseManifestDocumentsEach); unknown fields are warnings ("did you mean").
 // Only text of which no document is YAML or JSON is an error (naming `source` and the line).
+// A Node gets the labels a kubelet sets where it has none: kubernetes.io/hostname (its name),
+// kubernetes.io/os=linux and kubernetes.io/arch=amd64 (and their beta.kubernetes.io twins).
 common::Status AppendManifests(std::string_view text, std::string_view source, Workload& workload);
 
 // Warnings for the nodes' GPU facts that were clamped, skipped or disagree (Node::gpu_error), one

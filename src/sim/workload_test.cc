@@ -23,30 +23,15 @@
 #include "src/sim/replay.h"
 #include "src/sim/report.h"
 #include "src/sim/simulator.h"
+#include "src/sim/test_simulate.h"
 
 namespace gpusched::sim {
 namespace {
 
-// Decodes `yaml` as one -f file would be, then expands the workload objects.
 Workload Load(const std::string& yaml, const std::string& file = "in.yaml") {
-  Workload w;
-  common::Status s = AppendManifests(yaml, file, w);
-  EXPECT_TRUE(s.ok()) << s.ToString();
-  ExpandControllers(w);
-  return w;
+  return LoadForTest(yaml, file);
 }
-
-std::unique_ptr<Simulator> Simulate(const Workload& w) {
-  static const common::FakeClock wall;
-  SimOptions opts;
-  opts.check_invariants = true;
-  auto sim = Simulator::Create(SimulationDefaultConfig(), {plugins::InTreeRegistry(), wall}, opts);
-  EXPECT_TRUE(sim.ok()) << sim.status().ToString();
-  if (!sim.ok()) return nullptr;
-  common::Status s = (*sim)->Run(w);
-  EXPECT_TRUE(s.ok()) << s.ToString();
-  return std::move(*sim);
-}
+std::unique_ptr<Simulator> Simulate(const Workload& w) { return SimulateForTest(w); }
 
 std::string GpuNode(const std::string& name, int gpus, const std::string& extra_labels = "") {
   return "apiVersion: v1\nkind: Node\nmetadata:\n  name: " + name +
@@ -568,18 +553,44 @@ TEST(ReplayTest, PodsLeaveAfterTheirDurationAndWaitingPodsTakeTheirPlace) {
       << ReplayCurveCsv(*r);
 }
 
-TEST(ReplayTest, AnInvalidDurationNamesThePodAndTheValue) {
-  Workload w = Load(GpuNode("gpu-0", 8) + TimedPod("a", 1, "0s", "two hours"));
+TEST(ReplayTest, InvalidTimesAreRejectedAllAtOnceAndTheRestReplays) {
+  Workload w = Load(GpuNode("gpu-0", 8) + TimedPod("a", 1, "0s", "two hours") +
+                        TimedPod("b", 1, "-5m", "1h") + TimedPod("c", 1, "1m", "1h"),
+                    "timed.yaml");
+  ASSERT_EQ(w.rejected.size(), 2u);
+  EXPECT_EQ(w.rejected[0].ToString(),
+            "timed.yaml: document 2: Pod default/a: metadata.annotations[gpusched.io/duration]: "
+            "Invalid value: \"two hours\": want a duration such as \"90m\" or \"2h30m\"");
+  EXPECT_EQ(w.rejected[1].ToString().find("timed.yaml: document 3: Pod default/b: "
+                                          "metadata.annotations[gpusched.io/arrival]: Invalid "
+                                          "value: \"-5m\""),
+            0u);
+  ASSERT_EQ(w.pods.size(), 1u);
   static const common::FakeClock wall;
   SimOptions opts;
   opts.arrival_interval = common::Duration(0);
   auto sim = Simulator::Create(SimulationDefaultConfig(), {plugins::InTreeRegistry(), wall}, opts);
   ASSERT_TRUE(sim.ok());
   auto r = RunReplay(**sim, w);
-  ASSERT_FALSE(r.ok());
-  EXPECT_EQ(r.status().message(),
-            "pod default/a: annotation gpusched.io/duration: invalid value \"two hours\" (want a "
-            "duration such as \"90m\" or \"2h30m\")");
+  ASSERT_TRUE(r.ok()) << r.status().ToString();
+  EXPECT_EQ(r->arrivals, 1);
+  // A pod that reaches the replay unchecked (not read from a manifest) is still named.
+  auto unchecked = std::make_shared<api::Pod>(*w.pods[0]);
+  for (auto& [key, value] : unchecked->meta.annotations) {
+    if (key == kDurationAnnotation) value = "soon";
+  }
+  Workload direct;
+  direct.nodes = w.nodes;
+  direct.pods.push_back(unchecked);
+  auto again =
+      Simulator::Create(SimulationDefaultConfig(), {plugins::InTreeRegistry(), wall}, opts);
+  ASSERT_TRUE(again.ok());
+  auto failed = RunReplay(**again, direct);
+  ASSERT_FALSE(failed.ok());
+  EXPECT_NE(failed.status().message().find("annotation gpusched.io/duration: invalid value "
+                                           "\"soon\""),
+            std::string::npos)
+      << failed.status().message();
 }
 
 // The replay's Simulator: invariants checked after every placement, the clock left to the replay.

@@ -10,6 +10,7 @@
 
 #include "src/api/decode.h"
 #include "src/api/decode_dra.h"
+#include "src/api/names.h"
 #include "src/common/interner.h"
 #include "src/common/logging.h"
 #include "src/common/strings.h"
@@ -21,7 +22,7 @@ namespace {
 namespace json = boost::json;
 
 common::Status CheckPodNames(const api::Pod& pod) {
-  if (!IsDns1123Subdomain(pod.meta.namespace_) || !IsDns1123Subdomain(pod.meta.name)) {
+  if (!api::IsDns1123Subdomain(pod.meta.namespace_) || !api::IsDns1123Subdomain(pod.meta.name)) {
     return common::InvalidArgumentError("pod " + common::Quote(pod.Key()) +
                                         ": namespace and name must be DNS-1123 names");
   }
@@ -48,16 +49,6 @@ std::string_view StringField(const json::value& v, std::initializer_list<std::st
 }
 
 }  // namespace
-
-bool IsDns1123Subdomain(std::string_view s) {
-  if (s.empty() || s.size() > 253) return false;
-  auto alnum = [](char c) { return (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9'); };
-  if (!alnum(s.front()) || !alnum(s.back())) return false;
-  for (char c : s) {
-    if (!alnum(c) && c != '-' && c != '.') return false;
-  }
-  return true;
-}
 
 std::string PodPath(std::string_view ns, std::string_view name) {
   return "/api/v1/namespaces/" + std::string(ns) + "/pods/" + std::string(name);
@@ -277,7 +268,7 @@ common::Status KubeApiClient::BindPod(
     const api::Pod& pod, std::string_view node,
     const std::vector<std::pair<std::string, std::string>>& annotations) {
   GPUSCHED_RETURN_IF_ERROR(CheckPodNames(pod));
-  if (!IsDns1123Subdomain(node)) {
+  if (!api::IsDns1123Subdomain(node)) {
     return common::InvalidArgumentError("binding " + pod.Key() + ": node name " +
                                         common::Quote(node) + " is not a DNS-1123 name");
   }
@@ -389,7 +380,7 @@ common::Status KubeApiClient::EvictPod(const api::Pod& pod) {
 common::Status KubeApiClient::SetNominatedNodeName(const api::Pod& pod, std::string_view node) {
   GPUSCHED_RETURN_IF_ERROR(CheckPodNames(pod));
   if (pod.nominated_node_name == node) return common::Status::Ok();
-  if (!node.empty() && !IsDns1123Subdomain(node)) {
+  if (!node.empty() && !api::IsDns1123Subdomain(node)) {
     return common::InvalidArgumentError("pod " + pod.Key() + ": nominated node name " +
                                         common::Quote(node) + " is not a DNS-1123 name");
   }
@@ -403,7 +394,7 @@ common::Status KubeApiClient::UpdatePodGroupStatus(const api::PodGroup& group,
   if (group.api == api::GangApi::kWorkload || group.api == api::GangApi::kNone) {
     return common::Status::Ok();  // a Workload has no status
   }
-  if (!IsDns1123Subdomain(group.namespace_) || !IsDns1123Subdomain(group.name)) {
+  if (!api::IsDns1123Subdomain(group.namespace_) || !api::IsDns1123Subdomain(group.name)) {
     return common::InvalidArgumentError("podgroup " + group.namespace_ + "/" + group.name +
                                         ": not a DNS-1123 name");
   }
@@ -415,7 +406,7 @@ common::Status KubeApiClient::UpdatePodGroupStatus(const api::PodGroup& group,
 }
 
 common::Status KubeApiClient::CreateEvent(const EventRecord& event) {
-  if (!IsDns1123Subdomain(event.namespace_)) {
+  if (!api::IsDns1123Subdomain(event.namespace_)) {
     return common::InvalidArgumentError("event: namespace " + common::Quote(event.namespace_) +
                                         " is not a DNS-1123 name");
   }
@@ -466,7 +457,7 @@ json::object BuildSelectedNodePatch(const api::PersistentVolumeClaim& pvc, std::
 
 common::StatusOr<std::string> KubeApiClient::BindPersistentVolume(const api::PersistentVolume& pv,
                                                                   bool bound_by_controller) {
-  if (!IsDns1123Subdomain(pv.name()) || !pv.claim_ref) {
+  if (!api::IsDns1123Subdomain(pv.name()) || !pv.claim_ref) {
     return common::InvalidArgumentError("persistentvolume " + common::Quote(pv.name()) +
                                         ": not a DNS-1123 name, or no claimRef to write");
   }
@@ -479,8 +470,8 @@ common::StatusOr<std::string> KubeApiClient::BindPersistentVolume(const api::Per
 
 common::StatusOr<std::string> KubeApiClient::SetPvcSelectedNode(
     const api::PersistentVolumeClaim& pvc, std::string_view node) {
-  if (!IsDns1123Subdomain(pvc.namespace_()) || !IsDns1123Subdomain(pvc.name()) ||
-      !IsDns1123Subdomain(node)) {
+  if (!api::IsDns1123Subdomain(pvc.namespace_()) || !api::IsDns1123Subdomain(pvc.name()) ||
+      !api::IsDns1123Subdomain(node)) {
     return common::InvalidArgumentError("persistentvolumeclaim " + pvc.namespace_() + "/" +
                                         pvc.name() + " or node " + common::Quote(node) +
                                         ": not a DNS-1123 name");
@@ -628,7 +619,8 @@ json::object BuildClaimStatusPatch(const api::ResourceClaim& claim,
 common::StatusOr<api::ResourceClaimPtr> KubeApiClient::UpdateResourceClaimStatus(
     const api::ResourceClaim& claim) {
   const std::string what = "resourceclaim " + claim.meta.namespace_ + "/" + claim.meta.name;
-  if (!IsDns1123Subdomain(claim.meta.namespace_) || !IsDns1123Subdomain(claim.meta.name)) {
+  if (!api::IsDns1123Subdomain(claim.meta.namespace_) ||
+      !api::IsDns1123Subdomain(claim.meta.name)) {
     return common::InvalidArgumentError(what + ": namespace and name must be DNS-1123 names");
   }
   const std::string path = ResourceClaimPath(claim.meta.namespace_, claim.meta.name);
@@ -721,7 +713,8 @@ json::object BuildExtendedResourceClaimStatusPatch(
 common::StatusOr<api::ResourceClaimPtr> KubeApiClient::CreateResourceClaim(
     const api::ResourceClaim& claim) {
   const std::string what = "resourceclaim " + claim.meta.namespace_ + "/" + claim.meta.name;
-  if (!IsDns1123Subdomain(claim.meta.namespace_) || !IsDns1123Subdomain(claim.meta.name)) {
+  if (!api::IsDns1123Subdomain(claim.meta.namespace_) ||
+      !api::IsDns1123Subdomain(claim.meta.name)) {
     return common::InvalidArgumentError(what + ": namespace and name must be DNS-1123 names");
   }
   common::StatusOr<json::value> answer = Send(JsonRequest(
@@ -735,7 +728,8 @@ common::StatusOr<api::ResourceClaimPtr> KubeApiClient::CreateResourceClaim(
 
 common::Status KubeApiClient::DeleteResourceClaim(const api::ResourceClaim& claim) {
   const std::string what = "resourceclaim " + claim.meta.namespace_ + "/" + claim.meta.name;
-  if (!IsDns1123Subdomain(claim.meta.namespace_) || !IsDns1123Subdomain(claim.meta.name)) {
+  if (!api::IsDns1123Subdomain(claim.meta.namespace_) ||
+      !api::IsDns1123Subdomain(claim.meta.name)) {
     return common::InvalidArgumentError(what + ": namespace and name must be DNS-1123 names");
   }
   const auto gone = [](const common::Status& s) {

@@ -227,7 +227,5 @@ boost::json::object BuildPodGroupStatusPatch(const api::PodGroup& group,
 std::string PodGroupStatusPath(const api::PodGroup& group);
 boost::json::object BuildEvent(const EventRecord& event, std::string_view reporting_instance,
                                common::TimePoint now);
-// True for a DNS-1123 subdomain (lower-case alphanumerics, '-' and '.', at most 253 bytes).
-bool IsDns1123Subdomain(std::string_view s);
 
 }  // namespace gpusched::kube::client

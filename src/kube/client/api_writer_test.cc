@@ -9,6 +9,7 @@
 #include <functional>
 #include <optional>
 
+#include "src/api/names.h"
 #include "src/kube/client/encoding.h"
 
 namespace gpusched::kube::client {
@@ -968,7 +969,7 @@ TEST(KubeApiClientTest, EventNamesOfLongPodsStayValid) {
   auto e = BuildEvent(ev, "", common::TimePoint(common::Duration(1)));
   std::string name(e.at("metadata").at("name").as_string());
   EXPECT_LE(name.size(), 253u);
-  EXPECT_TRUE(IsDns1123Subdomain(name)) << name;
+  EXPECT_TRUE(api::IsDns1123Subdomain(name)) << name;
   EXPECT_TRUE(name.ends_with(".1")) << name;
 }
 
@@ -995,21 +996,6 @@ TEST(KubeApiClientTest, JsonHelpers) {
 
   EXPECT_EQ(api.GetJson("/x").status().code(), StatusCode::kUnavailable);
   EXPECT_EQ(api.GetJson("/x").status().code(), StatusCode::kInvalidArgument);
-}
-
-TEST(KubeApiClientTest, IsDns1123Subdomain) {
-  struct Case {
-    const char* in;
-    bool want;
-  };
-  const Case cases[] = {
-      {"a", true},  {"node-1.example", true}, {"", false},    {"-a", false},  {"a-", false},
-      {"A", false}, {"a/b", false},           {"a_b", false}, {"a b", false}, {"..", false}};
-  for (const auto& c : cases) {
-    SCOPED_TRACE(c.in);
-    EXPECT_EQ(IsDns1123Subdomain(c.in), c.want);
-  }
-  EXPECT_FALSE(IsDns1123Subdomain(std::string(254, 'a')));
 }
 
 }  // namespace

@@ -276,8 +276,8 @@ framework::Status GpuFit::Filter(const framework::CycleState& state, const api::
   if (req.count > HealthyGpus(g)) return framework::Status::Unresolvable(kReasonInsufficientGpu);
   const bool island = NeedsIsland(s->policy, req);
   if (island && !g.nvlink_known) return framework::Status::Unresolvable(kReasonNvlinkUnknown);
-  const bool fits =
-      req.shared() ? api::GpuRequestFits(g, node.gpus, req) : node.FreeWholeGpus() >= req.count;
+  const bool fits = req.shared() || g.replicas > 1 ? api::GpuRequestFits(g, node.gpus, req)
+                                                   : node.FreeWholeGpus() >= req.count;
   if (!fits) return framework::Status::Unschedulable(kReasonInsufficientGpu);
   if (island && !api::FitsInOneIsland(g, node.gpus, req)) {
     return framework::Status::Unschedulable(kReasonNoNvlinkIsland);
@@ -318,7 +318,7 @@ int64_t GpuFit::ScoreOne(const PreScoreState& s, const framework::NodeInfo& node
     return helper::FloorDiv(numerator, denominator);
   }
   int64_t request_milli = s.request_milli;
-  if (s.request.shared() && s.request.milli == 0) {
+  if ((s.request.shared() && s.request.milli == 0) || node.node->gpu.replicas > 1) {
     const std::optional<api::GpuShare> share = api::ResolveGpuShare(s.request, node.node->gpu);
     request_milli = share ? static_cast<int64_t>(s.request.count) * share->milli : 0;
   }

@@ -1,0 +1,101 @@
+// SPDX-License-Identifier: Apache-2.0
+// GPUs shared by the NVIDIA device plugin (time-slicing, MPS) and GPU labels that disagree.
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "src/api/gpu.h"
+#include "src/api/gpu_devices.h"
+#include "src/api/resources.h"
+#include "src/api/types.h"
+
+namespace gpusched::api {
+namespace {
+
+using ::testing::HasSubstr;
+
+Node NodeWith(const std::vector<std::pair<std::string, std::string>>& labels, int64_t allocatable) {
+  Node node;
+  for (const auto& [k, v] : labels) node.meta.labels.Set(k, v);
+  node.allocatable.Set(Names().nvidia_gpu, allocatable);
+  DeriveNodeGpuInfo(node);
+  return node;
+}
+
+TEST(GpuSharingTest, ReplicasComeFromTheLabelOrFromAllocatable) {
+  const std::string product(kGfdProductLabel), count(kGfdCountLabel);
+  const std::string replicas(kGfdReplicasLabel), strategy(kGfdSharingStrategyLabel);
+  const Node labelled = NodeWith({{product, "Tesla-T4-SHARED"}, {count, "4"}, {replicas, "4"}}, 16);
+  EXPECT_EQ(labelled.gpu.count, 4);
+  EXPECT_EQ(labelled.gpu.replicas, 4);
+  EXPECT_FALSE(labelled.gpu.mps);
+  EXPECT_EQ(labelled.gpu_error, "");
+  const Node derived = NodeWith({{product, "Tesla-T4-SHARED"}, {count, "4"}}, 12);
+  EXPECT_EQ(derived.gpu.replicas, 3);
+  const Node mps = NodeWith({{product, "NVIDIA-A100-SXM4-40GB-SHARED"},
+                             {count, "8"},
+                             {replicas, "2"},
+                             {strategy, "mps"},
+                             {std::string(kGfdMemoryLabel), "40960"}},
+                            16);
+  EXPECT_EQ(mps.gpu.replicas, 2);
+  EXPECT_TRUE(mps.gpu.mps);
+  const Node plain = NodeWith({{product, "Tesla-T4"}, {count, "4"}, {replicas, "4"}}, 4);
+  EXPECT_EQ(plain.gpu.replicas, 1);  // not shared: the label says nothing
+  const Node bad = NodeWith({{product, "Tesla-T4-SHARED"}, {count, "4"}, {replicas, "0"}}, 16);
+  EXPECT_EQ(bad.gpu.replicas, 4);  // allocatable / count
+  EXPECT_THAT(bad.gpu_error, HasSubstr("label nvidia.com/gpu.replicas: invalid value \"0\""));
+}
+
+TEST(GpuSharingTest, AWholeGpuRequestTakesOneReplicaPerGpu) {
+  GpuRequest one;
+  one.count = 1;
+  one.milli = kMilliPerGpu;
+  NodeGpuInfo sliced;
+  sliced.count = 4;
+  sliced.replicas = 4;
+  sliced.memory_mib = 15360;
+  EXPECT_EQ(ResolveGpuShare(one, sliced), (GpuShare{250, 0}));
+  sliced.mps = true;
+  EXPECT_EQ(ResolveGpuShare(one, sliced), (GpuShare{250, 3840}));
+  sliced.mps = false;
+  std::vector<GpuDeviceState> devices(4);
+  for (int i = 0; i < 16; ++i) {
+    std::optional<GpuAssignment> a = ChooseDevicesBestFit(sliced, devices, one);
+    ASSERT_TRUE(a.has_value()) << i;
+    EXPECT_EQ(a->milli, 250);
+    ASSERT_TRUE(ApplyAssignment(sliced, devices, *a, +1));
+  }
+  EXPECT_FALSE(GpuRequestFits(sliced, devices, one));
+  NodeGpuInfo whole = sliced;
+  whole.replicas = 1;
+  EXPECT_EQ(ResolveGpuShare(one, whole), (GpuShare{}));
+}
+
+TEST(GpuLabelConflictTest, ModelsAndMemoriesThatDisagreeAreFlagged) {
+  const std::string seed_model(kSeedModelLabel), gfd_product(kGfdProductLabel);
+  const std::string seed_memory(kSeedMemoryLabel), gfd_memory(kGfdMemoryLabel);
+  const Node conflict = NodeWith({{seed_model, "A100"}, {gfd_product, "NVIDIA-H100-80GB-HBM3"}}, 8);
+  EXPECT_EQ(std::string(common::Str(conflict.gpu.model)), "A100");
+  EXPECT_THAT(conflict.gpu_error,
+              HasSubstr("label gpu.nvidia.com/model=A100 (A100) disagrees with "
+                        "nvidia.com/gpu.product=NVIDIA-H100-80GB-HBM3 (H100-80GB-HBM3); using "
+                        "A100"));
+  // A less specific seed model is the same GPU, and so is GFD's exact MiB for "80Gi".
+  const Node same = NodeWith({{seed_model, "H100"},
+                              {gfd_product, "NVIDIA-H100-80GB-HBM3"},
+                              {seed_memory, "80Gi"},
+                              {gfd_memory, "81559"}},
+                             8);
+  EXPECT_EQ(same.gpu_error, "");
+  const Node memory = NodeWith({{seed_memory, "40960"}, {gfd_memory, "81920"}}, 8);
+  EXPECT_EQ(memory.gpu.memory_mib, 40960);
+  EXPECT_THAT(memory.gpu_error, HasSubstr("label gpu.nvidia.com/memory=40960 disagrees with "
+                                          "nvidia.com/gpu.memory=81920; using 40960 MiB"));
+}
+
+}  // namespace
+}  // namespace gpusched::api
