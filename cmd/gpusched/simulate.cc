@@ -164,8 +164,8 @@ class SimulateCommand final : public Command {
     auto workload = LoadWorkload(*config, &source);
     if (!workload.ok()) return BadInput(workload.status());
     if (policy_ == "fgd-trace") *config = sim::trace::TraceFgdSchedulerConfig(*workload);
-    // The text and JSON reports list the warnings; the other outputs get them here, once.
-    if (!compare_.empty() || output_ == "csv" || output_ == "html") {
+    // The text, JSON and HTML reports list the warnings; the others get them here, once.
+    if (!compare_.empty() || output_ == "csv") {
       for (const std::string& w : ReportWarnings(*workload)) std::cerr << "warning: " << w << "\n";
     }
     LogOnlyErrorsUnlessVerbose();

@@ -7,7 +7,10 @@ is loaded by headless Chromium (Debian's `chromium`, installed by scripts/bootst
 with no network. From the DOM after the scripts ran: the page says it rendered, every chart is an
 <svg data-chart> with marks (bars or points) drawn, and the pod table has one row per pod. From a
 screenshot: the chart colour is on the page, so the charts were painted, not only built. The page
-must load nothing from elsewhere. A second page (docs/consolidation.md's fragmented cluster and an
+must load nothing from elsewhere. The gangs (docs/examples/gang) and the ResourceClaims
+(docs/examples/dra) are listed, so are the warnings and rejected objects, and the pod table
+keeps the rows that contain the text of its filter (#filter=TEXT in the page's address fills it). A
+second page (docs/consolidation.md's fragmented cluster and an
 8-GPU pod) lists the consolidation and each moved pod's destination.
 
 Environment: GPUSCHED_BINARY (the binary; ctest sets it), GPUSCHED_SOURCE_DIR.
@@ -123,6 +126,51 @@ class SimulateHtmlTest(unittest.TestCase):
         body = re.search(r'<table id="pods">.*?<tbody>(.*?)</tbody>', dom, re.S).group(1)
         self.assertEqual(body.count("<tr>"), 13)  # 9 from the workloads, 4 timed pods
         self.assertIn("infer/vectordb-1", body)
+        problems = re.search(r'<ul id="problems">(.*?)</ul>', dom, re.S).group(1)
+        self.assertEqual(problems, "<li>none</li>")  # the docs' example is clean
+
+    def test_the_page_lists_gangs_and_claims(self):
+        pages = {"gang": [os.path.join(ROOT, "docs", "examples", "gang", "training.yaml")],
+                 "dra": [os.path.join(ROOT, "docs", "examples", "dra", "shared-gpu.yaml")]}
+        doms = {}
+        for name, files in pages.items():
+            page = os.path.join(self.tmp, name + ".html")
+            args = [a for f in files for a in ("-f", f)]
+            proc = subprocess.run([os.environ["GPUSCHED_BINARY"], "simulate", *args, "-o", "html"],
+                                  stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, timeout=120)
+            self.assertEqual(proc.returncode, 0, proc.stderr)
+            with open(page, "w") as f:
+                f.write(proc.stdout)
+            doms[name] = browser("--virtual-time-budget=5000", "--dump-dom", "file://" + page).stdout
+            self.assertIn('data-rendered="true"', doms[name])
+        gangs = re.search(r'<table id="gangs">.*?<tbody>(.*?)</tbody>', doms["gang"], re.S).group(1)
+        self.assertRegex(gangs, r"<td>[^<]*PodGroup [^<]+</td><td>\w+</td><td>\d+ / \d+</td>")
+        claims = re.search(r'<table id="claims">.*?<tbody>(.*?)</tbody>', doms["dra"], re.S).group(1)
+        self.assertNotIn("<td>none</td>", claims)
+        self.assertRegex(claims, r"<td>[a-z0-9-]+/[a-z0-9-]+</td><td>[a-z0-9-]+</td><td>[^<]*/[^<]*/")
+        empty = re.search(r'<table id="claims">.*?<tbody>(.*?)</tbody>', doms["gang"], re.S).group(1)
+        self.assertIn("<td>none</td>", empty)
+
+    def test_the_page_lists_warnings_and_rejections_and_filters_the_pods(self):
+        page = os.path.join(self.tmp, "mistakes.html")
+        proc = subprocess.run(
+            [os.environ["GPUSCHED_BINARY"], "simulate", "-f", os.path.join(EXAMPLES, "cluster.yaml"),
+             "-f", os.path.join(EXAMPLES, "mistakes.yaml"), "-o", "html"],
+            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, timeout=120)
+        self.assertEqual(proc.returncode, 1, proc.stderr)  # objects were rejected
+        self.assertNotIn("warning:", proc.stderr)  # the page lists the warnings
+        self.assertIn("3 object(s) rejected", proc.stderr)
+        with open(page, "w") as f:
+            f.write(proc.stdout)
+        dom = browser("--virtual-time-budget=5000", "--dump-dom", "file://" + page + "#filter=TYPO").stdout
+        self.assertIn('data-rendered="true"', dom)
+        problems = re.findall(r"<li>(.*?)</li>", re.search(r'<ul id="problems">(.*?)</ul>', dom, re.S).group(1))
+        self.assertEqual(sum(p.startswith("rejected: ") for p in problems), 3, problems)
+        self.assertTrue(any(p.startswith("warning: ") and "unknown field" in p for p in problems), problems)
+        self.assertTrue(any("Train_Job" in p for p in problems), problems)
+        body = re.search(r'<table id="pods">.*?<tbody>(.*?)</tbody>', dom, re.S).group(1)
+        self.assertEqual(body.count("<tr>"), 1, body)  # the filter (case-insensitive) keeps ml/typo
+        self.assertIn("<td>ml/typo</td>", body)
 
     def test_the_page_lists_a_consolidation_with_each_move(self):
         """The fragmented cluster of docs/consolidation.md and an 8-GPU pod: the plugin moves
