@@ -36,7 +36,9 @@ Workload FourNodesWorkload(bool movable, const std::string& extra = "") {
   return w;
 }
 
-std::unique_ptr<Simulator> Simulate(const Workload& w) { return SimulateForTest(w); }
+std::unique_ptr<Simulator> Simulate(const Workload& w) {
+  return SimulateForTest(w, plugins::InTreeRegistry());
+}
 
 // Submits the 8-GPU pod and lets the replacements settle; returns its outcome.
 const PodOutcome& SubmitTrain(Simulator& sim) {

@@ -23,7 +23,9 @@ namespace gpusched::sim {
 namespace {
 
 Workload Load(const std::string& yaml) { return LoadForTest(yaml); }
-std::unique_ptr<Simulator> Simulate(const Workload& w) { return SimulateForTest(w); }
+std::unique_ptr<Simulator> Simulate(const Workload& w) {
+  return SimulateForTest(w, plugins::InTreeRegistry());
+}
 
 std::string Node(const std::string& name, const std::string& labels = "{}") {
   return "apiVersion: v1\nkind: Node\nmetadata:\n  name: " + name + "\n  labels: " + labels +

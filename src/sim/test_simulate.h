@@ -10,7 +10,7 @@
 #include <utility>
 
 #include "src/common/clock.h"
-#include "src/plugins/in_tree_registry.h"
+#include "src/framework/registry.h"
 #include "src/sim/controllers.h"
 #include "src/sim/simulator.h"
 #include "src/sim/workload.h"
@@ -26,12 +26,14 @@ inline Workload LoadForTest(const std::string& yaml, const std::string& file = "
   return w;
 }
 
-// Runs `w` (the plain protocol) on the default profile; nullptr (and a test failure) on error.
-inline std::unique_ptr<Simulator> SimulateForTest(const Workload& w) {
+// Runs `w` (the plain protocol) on the default profile with `registry`'s plugins (the tests pass
+// plugins::InTreeRegistry()); nullptr (and a test failure) on error.
+inline std::unique_ptr<Simulator> SimulateForTest(const Workload& w,
+                                                  const framework::Registry& registry) {
   static const common::FakeClock wall;
   SimOptions opts;
   opts.check_invariants = true;
-  auto sim = Simulator::Create(SimulationDefaultConfig(), {plugins::InTreeRegistry(), wall}, opts);
+  auto sim = Simulator::Create(SimulationDefaultConfig(), {registry, wall}, opts);
   EXPECT_TRUE(sim.ok()) << sim.status().ToString();
   if (!sim.ok()) return nullptr;
   common::Status s = (*sim)->Run(w);

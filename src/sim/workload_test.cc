@@ -31,7 +31,9 @@ namespace {
 Workload Load(const std::string& yaml, const std::string& file = "in.yaml") {
   return LoadForTest(yaml, file);
 }
-std::unique_ptr<Simulator> Simulate(const Workload& w) { return SimulateForTest(w); }
+std::unique_ptr<Simulator> Simulate(const Workload& w) {
+  return SimulateForTest(w, plugins::InTreeRegistry());
+}
 
 std::string GpuNode(const std::string& name, int gpus, const std::string& extra_labels = "") {
   return "apiVersion: v1\nkind: Node\nmetadata:\n  name: " + name +
