@@ -44,6 +44,7 @@
 #include "cmd/gpusched/cluster_list.h"
 #include "cmd/gpusched/cluster_snapshot.h"
 #include "cmd/gpusched/commands.h"
+#include "cmd/gpusched/read_only_api.h"
 #include "cmd/gpusched/wiring.h"
 #include "src/api/gang.h"
 #include "src/common/clock.h"
@@ -70,64 +71,6 @@
 
 namespace gpusched::cmd {
 namespace {
-
-// Explain writes nothing: a cycle that reached Bind would be a bug, so every write fails loudly.
-class ReadOnlyApi final : public kube::ApiClient {
- public:
-  common::Status BindPod(const api::Pod& pod, std::string_view,
-                         const std::vector<std::pair<std::string, std::string>>&) override {
-    return common::InternalError("explain is read-only: refusing to bind " + pod.Key());
-  }
-  common::Status SetPodUnschedulable(const api::Pod&, std::string_view, std::string_view) override {
-    return common::Status::Ok();
-  }
-  common::Status CreateEvent(const kube::EventRecord&) override { return common::Status::Ok(); }
-  common::Status PatchPodCondition(const api::Pod& pod, const api::Condition&) override {
-    return common::InternalError("explain is read-only: refusing to patch " + pod.Key());
-  }
-  common::Status DeletePod(const api::Pod& pod) override {
-    return common::InternalError("explain is read-only: refusing to delete " + pod.Key());
-  }
-  common::Status EvictPod(const api::Pod& pod) override {
-    return common::InternalError("explain is read-only: refusing to evict " + pod.Key());
-  }
-  common::Status SetNominatedNodeName(const api::Pod&, std::string_view) override {
-    return common::Status::Ok();
-  }
-  common::Status UpdatePodGroupStatus(const api::PodGroup& group,
-                                      const api::PodGroupStatus&) override {
-    return common::InternalError("explain is read-only: refusing to write the status of " +
-                                 group.Key());
-  }
-  common::StatusOr<std::string> BindPersistentVolume(const api::PersistentVolume& pv,
-                                                     bool) override {
-    return common::InternalError("explain is read-only: refusing to bind persistentvolume " +
-                                 pv.name());
-  }
-  common::StatusOr<std::string> SetPvcSelectedNode(const api::PersistentVolumeClaim& pvc,
-                                                   std::string_view) override {
-    return common::InternalError("explain is read-only: refusing to write persistentvolumeclaim " +
-                                 pvc.namespace_() + "/" + pvc.name());
-  }
-  common::StatusOr<api::ResourceClaimPtr> UpdateResourceClaimStatus(
-      const api::ResourceClaim& claim) override {
-    return common::InternalError("explain is read-only: refusing to write resourceclaim " +
-                                 claim.meta.namespace_ + "/" + claim.meta.name);
-  }
-  common::StatusOr<api::ResourceClaimPtr> CreateResourceClaim(
-      const api::ResourceClaim& claim) override {
-    return common::InternalError("explain is read-only: refusing to create resourceclaim " +
-                                 claim.meta.namespace_ + "/" + claim.meta.name);
-  }
-  common::Status DeleteResourceClaim(const api::ResourceClaim& claim) override {
-    return common::InternalError("explain is read-only: refusing to delete resourceclaim " +
-                                 claim.meta.namespace_ + "/" + claim.meta.name);
-  }
-  common::Status SetPodExtendedResourceClaimStatus(
-      const api::Pod& pod, const api::PodExtendedResourceClaimStatus& /*status*/) override {
-    return common::InternalError("explain is read-only: refusing to write pod " + pod.Key());
-  }
-};
 
 // Notes on stderr for what the listing could not read: forbidden or unlisted collections, and a
 // gang policy API or resource.k8s.io the cluster does not serve while the pod needs it.

@@ -25,6 +25,8 @@
 // This file parses the flags and loads the config (flags override it, as kube-scheduler's);
 // SchedulerServer (scheduler_server.h) builds the components, runs them and shuts them down.
 // A second SIGTERM/SIGINT exits at once.
+#include "src/scheduler/scheduler.h"
+
 #include <unistd.h>
 
 #include <CLI/CLI.hpp>
@@ -37,14 +39,20 @@
 #include <vector>
 
 #include "cmd/gpusched/commands.h"
+#include "cmd/gpusched/read_only_api.h"
 #include "cmd/gpusched/scheduler_server.h"
 #include "cmd/gpusched/secure_serving.h"
 #include "cmd/gpusched/serving.h"
 #include "cmd/gpusched/wiring.h"
 #include "src/addons/network/store.h"
 #include "src/api/traffic_matrix.h"
+#include "src/common/clock.h"
+#include "src/common/executor.h"
+#include "src/common/random.h"
 #include "src/config/config.h"
 #include "src/config/duration.h"
+#include "src/framework/registry.h"
+#include "src/plugins/in_tree_registry.h"
 #include "src/telemetry/traffic/traffic_refresher.h"
 
 namespace gpusched::cmd {
@@ -144,6 +152,10 @@ class SchedulerCommand final : public Command {
                 << s.message() << "\n";
       return kExitBadInput;
     }
+    if (common::Status s = CheckProfiles(*config); !s.ok()) {
+      std::cerr << "error: " << s.message() << "\n";
+      return kExitBadInput;
+    }
     return Serve(*config);
   }
 
@@ -224,6 +236,21 @@ class SchedulerCommand final : public Command {
           "--gpu-utilization-prometheus-url: want an http(s) URL, got " + gpu_util_url_);
     }
     return common::Status::Ok();
+  }
+
+  // Builds the profiles' frameworks once on a client that writes nothing, so that an invalid
+  // plugin arg is reported before anything connects (kube-scheduler validates its configuration,
+  // the plugins' args included, before it creates its clients).
+  static common::Status CheckProfiles(const config::SchedulerConfig& cfg) {
+    framework::Registry registry;
+    GPUSCHED_RETURN_IF_ERROR(plugins::RegisterInTreePlugins(registry));
+    common::SystemClock clock;
+    common::Random random(0);
+    ReadOnlyApi api;
+    common::InlineExecutor executor;
+    return scheduler::Scheduler::Create(
+               cfg, scheduler::SchedulerDeps{clock, random, api, executor, registry})
+        .status();
   }
 
   int Serve(const config::SchedulerConfig& cfg) {

@@ -143,15 +143,17 @@ class SimulateInputsCliTest(unittest.TestCase):
         self.assertIn("XX", err)
 
     def assert_config_error(self, profile_lines, want_after_file):
-        """A config whose one profile is `profile_lines` fails simulate and explain alike, with
-        the file's name and then `want_after_file`."""
+        """A config whose one profile is `profile_lines` fails simulate, explain and the scheduler
+        alike, with the file's name and then `want_after_file` (the scheduler before it reads its
+        kubeconfig)."""
         config = self.write("sched.yaml", "\n".join([
             "apiVersion: kubescheduler.config.k8s.io/v1",
             "kind: KubeSchedulerConfiguration",
             "profiles:",
             "- schedulerName: gpu-scheduler", *profile_lines, ""]))
         for args in (["simulate", "--config", config, "-f", EXAMPLE],
-                     ["explain", "--config", config, "-f", EXAMPLE, "pod/none"]):
+                     ["explain", "--config", config, "-f", EXAMPLE, "pod/none"],
+                     ["scheduler", "--config", config, "--kubeconfig", "/nonexistent/kubeconfig"]):
             rc, _, err = run(*args)
             self.assertEqual(rc, 1, err)
             self.assertIn(config + ": " + want_after_file, err)
