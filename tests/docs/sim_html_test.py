@@ -4,7 +4,8 @@
 
 The page for the docs' example cluster and workloads (with --replay, so the time chart is there)
 is loaded by headless Chromium (Debian's `chromium`, installed by scripts/bootstrap) from a file,
-with no network. From the DOM after the scripts ran: the page says it rendered, every chart is an
+with no network. From the DOM after the scripts ran: the page says it rendered and that no chart
+text runs past its chart (its own getBBox check), bar labels are whole, every chart is an
 <svg data-chart> with marks (bars or points) drawn, and the pod table has one row per pod. From a
 screenshot: the chart colour is on the page, so the charts were painted, not only built. The page
 must load nothing from elsewhere. The gangs (docs/examples/gang) and the ResourceClaims
@@ -116,6 +117,8 @@ class SimulateHtmlTest(unittest.TestCase):
         proc = browser("--virtual-time-budget=5000", "--dump-dom", "file://" + self.page)
         dom = proc.stdout
         self.assertIn('data-rendered="true"', dom, proc.stderr[-2000:])
+        self.assertIn('data-overflow="0"', dom)  # no chart text runs past its chart
+        self.assertIn(">Insufficient nvidia.com/gpu<", dom)  # whole bar labels
         for name in CHARTS:
             m = re.search(r'<svg[^>]*data-chart="%s"[^>]*data-marks="(\d+)"' % name, dom)
             self.assertIsNotNone(m, f"chart {name} was not drawn")
