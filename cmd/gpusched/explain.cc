@@ -158,7 +158,7 @@ common::StatusOr<api::PodPtr> TargetOf(const explain::PodRef& ref,
                                        const std::vector<api::PodPtr>& pods,
                                        const std::string& where) {
   size_t selected = 0;
-  const api::Pod* target = explain::ChooseTarget(ref, pods, &selected);
+  api::PodPtr target = explain::ChooseTarget(ref, pods, &selected);
   if (target == nullptr) {
     return common::NotFoundError((ref.kind == explain::PodRef::Kind::kPod
                                       ? ref.ToString() + " not found in "
@@ -170,10 +170,7 @@ common::StatusOr<api::PodPtr> TargetOf(const explain::PodRef& ref,
               << selected << (selected == 1 ? " pod" : " pods") << "; the first "
               << (target->node_name.empty() ? "not bound" : "by name, all bound") << ")\n";
   }
-  for (const api::PodPtr& p : pods) {
-    if (p.get() == target) return p;
-  }
-  return common::InternalError("explain: the chosen pod is not among the candidates");
+  return target;
 }
 
 class ExplainCommand final : public Command {
@@ -266,9 +263,12 @@ class ExplainCommand final : public Command {
     return LoadSchedulerConfig(config_file_);
   }
 
-  // Runs the cycle for `target` (bound or not) on `sched` and prints the result.
+  // Runs the cycle for `target` (bound or not: a bound pod's own usage is removed from its node
+  // first) on `sched` and prints the result.
   int ExplainPod(scheduler::Scheduler& sched, const config::SchedulerConfig& cfg,
-                 const api::Pod& target, std::string source) {
+                 const api::PodPtr& pod_ptr, std::string source) {
+    if (!pod_ptr->node_name.empty()) sched.OnPodDelete(pod_ptr);
+    const api::Pod& target = *pod_ptr;
     std::string_view own = common::Str(target.scheduler_name);
     explain::ProfileChoice choice =
         explain::ChooseProfile(scheduler_name_, own, sched.FrameworkFor(own) != nullptr,
@@ -326,8 +326,7 @@ class ExplainCommand final : public Command {
         TargetOf(ref, collector.selected(), listing->description + " (or it has terminated)");
     if (!target.ok()) return BadInput(target.status());
     NoteMissing(*listing, **target);
-    if (!(*target)->node_name.empty()) (*sched)->OnPodDelete(*target);  // remove its own usage
-    return ExplainPod(**sched, cfg, **target, listing->description);
+    return ExplainPod(**sched, cfg, *target, listing->description);
   }
 
   int ExplainManifests(const config::SchedulerConfig& cfg, const explain::PodRef& ref) {
@@ -366,9 +365,7 @@ class ExplainCommand final : public Command {
     if (at_) source += ", replayed until " + at_text_;
     auto current = TargetOf(ref, pods, where);
     if (!current.ok()) return BadInput(current.status());
-    scheduler::Scheduler& sched = (**sim).scheduler();
-    if (!(*current)->node_name.empty()) sched.OnPodDelete(*current);  // remove its own usage
-    return ExplainPod(sched, cfg, **current, "simulated from " + source);
+    return ExplainPod((**sim).scheduler(), cfg, *current, "simulated from " + source);
   }
 
   // The manifests simulated with the plain protocol, or replayed until --at.

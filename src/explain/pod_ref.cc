@@ -1,10 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "src/explain/pod_ref.h"
 
-#include <algorithm>
 #include <array>
-#include <cctype>
-#include <utility>
+#include <string>
 
 #include "src/common/strings.h"
 
@@ -13,70 +11,36 @@ namespace {
 
 using Kind = PodRef::Kind;
 
-struct TypeName {
-  std::string_view name;
+// Each kind: kubectl's singular name (what ToString prints), its plural and short names, and the
+// controller kind its pods name in their ownerReference ("" for pod and podgroup).
+struct KindNames {
   Kind kind;
+  std::string_view name, plural, short_name, owner_kind;
 };
-
-// kubectl's resource names for the kinds explain reads: singular, plural and short.
-constexpr std::array<TypeName, 20> kTypes = {{
-    {"pod", Kind::kPod},
-    {"pods", Kind::kPod},
-    {"po", Kind::kPod},
-    {"deployment", Kind::kDeployment},
-    {"deployments", Kind::kDeployment},
-    {"deploy", Kind::kDeployment},
-    {"replicaset", Kind::kReplicaSet},
-    {"replicasets", Kind::kReplicaSet},
-    {"rs", Kind::kReplicaSet},
-    {"statefulset", Kind::kStatefulSet},
-    {"statefulsets", Kind::kStatefulSet},
-    {"sts", Kind::kStatefulSet},
-    {"daemonset", Kind::kDaemonSet},
-    {"daemonsets", Kind::kDaemonSet},
-    {"ds", Kind::kDaemonSet},
-    {"job", Kind::kJob},
-    {"jobs", Kind::kJob},
-    {"podgroup", Kind::kPodGroup},
-    {"podgroups", Kind::kPodGroup},
-    {"pg", Kind::kPodGroup},
+constexpr std::array<KindNames, 7> kKinds = {{
+    {Kind::kPod, "pod", "pods", "po", ""},
+    {Kind::kDeployment, "deployment", "deployments", "deploy", "ReplicaSet"},
+    {Kind::kReplicaSet, "replicaset", "replicasets", "rs", "ReplicaSet"},
+    {Kind::kStatefulSet, "statefulset", "statefulsets", "sts", "StatefulSet"},
+    {Kind::kDaemonSet, "daemonset", "daemonsets", "ds", "DaemonSet"},
+    {Kind::kJob, "job", "jobs", "job", "Job"},
+    {Kind::kPodGroup, "podgroup", "podgroups", "pg", ""},
 }};
 
-const TypeName* FindType(std::string_view word) {
-  std::string lower(word);
-  std::transform(lower.begin(), lower.end(), lower.begin(),
-                 [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
-  for (const TypeName& t : kTypes) {
-    if (t.name == lower) return &t;
+// The kind `word` names, any case; nullptr when it names none.
+const KindNames* FindKind(std::string_view word) {
+  const std::string lower = common::ToLower(word);
+  for (const KindNames& k : kKinds) {
+    if (lower == k.name || lower == k.plural || lower == k.short_name) return &k;
   }
   return nullptr;
 }
 
-std::string_view KindName(Kind k) {
-  switch (k) {
-    case Kind::kPod: return "pod";
-    case Kind::kDeployment: return "deployment";
-    case Kind::kReplicaSet: return "replicaset";
-    case Kind::kStatefulSet: return "statefulset";
-    case Kind::kDaemonSet: return "daemonset";
-    case Kind::kJob: return "job";
-    case Kind::kPodGroup: return "podgroup";
+const KindNames& NamesOf(Kind kind) {
+  for (const KindNames& k : kKinds) {
+    if (k.kind == kind) return k;
   }
-  return "pod";
-}
-
-// The controller kind a pod of `k` names in its ownerReference ("" for pod and podgroup).
-std::string_view OwnerKind(Kind k) {
-  switch (k) {
-    case Kind::kDeployment:
-    case Kind::kReplicaSet: return "ReplicaSet";
-    case Kind::kStatefulSet: return "StatefulSet";
-    case Kind::kDaemonSet: return "DaemonSet";
-    case Kind::kJob: return "Job";
-    case Kind::kPod:
-    case Kind::kPodGroup: return "";
-  }
-  return "";
+  return kKinds[0];
 }
 
 // A Deployment's ReplicaSet is "<deployment>-<pod-template-hash>" (the Deployment controller's
@@ -91,7 +55,9 @@ bool OwnedByDeployment(const api::Pod& pod, std::string_view rs, std::string_vie
 
 }  // namespace
 
-std::string PodRef::ToString() const { return std::string(KindName(kind)) + " " + ns + "/" + name; }
+std::string PodRef::ToString() const {
+  return std::string(NamesOf(kind).name) + " " + ns + "/" + name;
+}
 
 common::StatusOr<PodRef> ParsePodRef(std::string_view arg, std::string_view namespace_flag) {
   const auto bad = [&](std::string_view why) {
@@ -107,15 +73,15 @@ common::StatusOr<PodRef> ParsePodRef(std::string_view arg, std::string_view name
   } else {
     const std::string_view head = arg.substr(0, slash);
     ref.name = std::string(arg.substr(slash + 1));
-    if (const TypeName* t = FindType(head)) {
-      ref.kind = t->kind;
+    if (head.empty()) return bad("empty namespace or type");
+    if (const KindNames* k = FindKind(head)) {
+      ref.kind = k->kind;
     } else if (!namespace_flag.empty() && head != namespace_flag) {
       return bad("namespace " + common::Quote(head) + " disagrees with -n " +
                  common::Quote(namespace_flag));
     } else {
       ref.ns = std::string(head);
     }
-    if (head.empty()) return bad("empty namespace or type");
   }
   if (ref.name.empty() || ref.name.find('/') != std::string::npos) return bad("invalid name");
   return ref;
@@ -129,22 +95,21 @@ bool Selects(const PodRef& ref, const api::Pod& pod) {
     default: break;
   }
   const api::OwnerReference* owner = pod.meta.ControllerRef();
-  if (owner == nullptr || owner->kind != OwnerKind(ref.kind)) return false;
+  if (owner == nullptr || owner->kind != NamesOf(ref.kind).owner_kind) return false;
   if (ref.kind == Kind::kDeployment) return OwnedByDeployment(pod, owner->name, ref.name);
   return owner->name == ref.name;
 }
 
-const api::Pod* ChooseTarget(const PodRef& ref, std::span<const api::PodPtr> pods,
-                             size_t* selected) {
-  const api::Pod* waiting = nullptr;
-  const api::Pod* any = nullptr;
+api::PodPtr ChooseTarget(const PodRef& ref, std::span<const api::PodPtr> pods, size_t* selected) {
+  api::PodPtr waiting;
+  api::PodPtr any;
   size_t n = 0;
   for (const api::PodPtr& p : pods) {
     if (!Selects(ref, *p)) continue;
     ++n;
-    if (any == nullptr || p->meta.name < any->meta.name) any = p.get();
+    if (any == nullptr || p->meta.name < any->meta.name) any = p;
     if (p->node_name.empty() && (waiting == nullptr || p->meta.name < waiting->meta.name)) {
-      waiting = p.get();
+      waiting = p;
     }
   }
   if (selected != nullptr) *selected = n;

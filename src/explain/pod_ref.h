@@ -43,7 +43,7 @@ bool Selects(const PodRef& ref, const api::Pod& pod);
 // Of the pods `ref` selects from `pods`, the one to explain: the first by name not bound to a
 // node, else the first by name; nullptr when `ref` selects none. `selected` (optional) gets how
 // many `ref` selects.
-const api::Pod* ChooseTarget(const PodRef& ref, std::span<const api::PodPtr> pods,
-                             size_t* selected = nullptr);
+api::PodPtr ChooseTarget(const PodRef& ref, std::span<const api::PodPtr> pods,
+                         size_t* selected = nullptr);
 
 }  // namespace gpusched::explain

@@ -80,15 +80,15 @@ TEST(PodRefTest, SelectsAWorkloadsPodsAndPrefersOneStillWaiting) {
       MakePod("ml", "llama-0", "", "", "", "", "llama"),
   };
   size_t n = 0;
-  const api::Pod* web = ChooseTarget(*ParsePodRef("deployment/web", "ml"), pods, &n);
+  api::PodPtr web = ChooseTarget(*ParsePodRef("deployment/web", "ml"), pods, &n);
   ASSERT_NE(web, nullptr);
   EXPECT_EQ(web->meta.name, "web-6f7c9-c");  // the one not bound
   EXPECT_EQ(n, 3u);
-  const api::Pod* api_pod = ChooseTarget(*ParsePodRef("deploy/web-api", "ml"), pods, &n);
+  api::PodPtr api_pod = ChooseTarget(*ParsePodRef("deploy/web-api", "ml"), pods, &n);
   ASSERT_NE(api_pod, nullptr);
   EXPECT_EQ(api_pod->meta.name, "web-api-5d4-a");
   EXPECT_EQ(n, 1u);
-  const api::Pod* job = ChooseTarget(*ParsePodRef("job/finetune", "ml"), pods, &n);
+  api::PodPtr job = ChooseTarget(*ParsePodRef("job/finetune", "ml"), pods, &n);
   ASSERT_NE(job, nullptr);
   EXPECT_EQ(job->meta.name, "finetune-0");  // all bound: the first
   EXPECT_EQ(ChooseTarget(*ParsePodRef("pg/llama", "ml"), pods)->meta.name, "llama-0");
