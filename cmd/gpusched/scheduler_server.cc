@@ -125,7 +125,7 @@ common::Status SchedulerServer::BuildClients() {
                             NewRestClient(*conn_, opts, clock_, events_random_, http_stop_));
   events_api_ = std::make_unique<kube::client::KubeApiClient>(*events_rest_, clock_, api_opts);
   events_ = std::make_unique<kube::client::AsyncEventClient>(
-      *api_, *events_api_,
+      *api_, *events_api_, clock_,
       kube::client::AsyncEventOptions{.senders = EventThreads(cfg_.client_connection.qps)});
   if (cfg_.leader_election.leader_elect) {
     GPUSCHED_ASSIGN_OR_RETURN(le_rest_,

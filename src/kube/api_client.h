@@ -14,6 +14,7 @@
 #include "src/api/dra.h"
 #include "src/api/storage.h"
 #include "src/api/types.h"
+#include "src/common/clock.h"
 #include "src/common/status.h"
 
 namespace gpusched::kube {
@@ -28,6 +29,9 @@ struct EventRecord {
   std::string action;                // "Binding", "Scheduling"
   std::string note;                  // at most 1024 bytes; longer notes are cut to end in " ..."
   std::string reporting_controller;  // the scheduler name
+  // When it happened; it also names the event, so that a retried send of the same record
+  // meets 409 AlreadyExists instead of writing it twice. The epoch (default): when it is sent.
+  common::TimePoint event_time{};
 };
 
 class ApiClient {

@@ -413,9 +413,14 @@ common::Status KubeApiClient::CreateEvent(const EventRecord& event) {
   EventRecord e = event;
   if (e.reporting_controller.empty())
     e.reporting_controller = options_.default_reporting_controller;
-  json::object body = BuildEvent(e, options_.reporting_instance, clock_.Now());
-  return Write(JsonRequest(
+  if (e.event_time == common::TimePoint{}) e.event_time = clock_.Now();
+  json::object body = BuildEvent(e, options_.reporting_instance, e.event_time);
+  common::Status s = Write(JsonRequest(
       "POST", "/apis/events.k8s.io/v1/namespaces/" + event.namespace_ + "/events", body));
+  // The event's name comes from its time: a conflict means an earlier send of this record (one
+  // whose answer was lost) was written.
+  if (s.code() == common::StatusCode::kAborted) return common::Status::Ok();
+  return s;
 }
 
 namespace {

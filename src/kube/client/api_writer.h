@@ -21,6 +21,9 @@
 //   CreateEvent          POST /apis/events.k8s.io/v1/namespaces/{ns}/events, named
 //                        "<pod>.<eventTime in unix nanos, hex>" like client-go's recorder (the API
 //                        server rejects generateName "<pod>.", which is not a DNS-1123 name).
+//                        eventTime is the record's event_time (now when unset), so a resend of
+//                        the same record has the same name: 409 AlreadyExists -> OK (the first
+//                        send was written; its answer was lost).
 //   PatchPodCondition    PATCH .../pods/{name}/status, strategic merge patch of one condition
 //                        (merged by type; e.g. DisruptionTarget on a preemption victim), with
 //                        lastTransitionTime (now unless given or kept, see ApiClient). Skipped

@@ -963,6 +963,27 @@ TEST(KubeApiClientTest, CreateEvent) {
   }
 }
 
+TEST(KubeApiClientTest, AResentEventKeepsItsNameAndItsConflictMeansItWasWritten) {
+  common::FakeClock clock(common::TimePoint(common::Duration(1714564800'123456789)));
+  EventRecord ev{"ml", "train-0", "u", "Normal", "Scheduled", "Binding", "ok", "s"};
+  ev.event_time = common::TimePoint(common::Duration(0x10));
+  FakeRestClient rest;
+  rest.Push(201);
+  rest.Push(409, R"({"kind":"Status","reason":"AlreadyExists"})");
+  rest.Push(403, R"({"kind":"Status","reason":"Forbidden"})");
+  KubeApiClient api(rest, clock, {});
+  ASSERT_TRUE(api.CreateEvent(ev).ok());
+  clock.Advance(std::chrono::seconds(5));
+  common::Status again = api.CreateEvent(ev);  // the first answer was lost: sent once more
+  EXPECT_TRUE(again.ok()) << again.ToString();
+  EXPECT_EQ(api.CreateEvent(ev).code(), common::StatusCode::kPermissionDenied);
+  ASSERT_EQ(rest.requests.size(), 3u);
+  for (const Request& r : rest.requests) {
+    auto body = json::parse(r.body).as_object();
+    EXPECT_EQ(body.at("metadata").at("name"), "train-0.10");  // from event_time, not the clock
+  }
+}
+
 TEST(KubeApiClientTest, EventNamesOfLongPodsStayValid) {
   EventRecord ev{"ml", std::string(250, 'a') + "-b", "u", "Normal", "Scheduled", "Binding", "ok",
                  "s"};

@@ -9,8 +9,9 @@
 
 namespace gpusched::kube::client {
 
-AsyncEventClient::AsyncEventClient(ApiClient& next, ApiClient& events, AsyncEventOptions options)
-    : next_(next), events_(events), options_(options) {
+AsyncEventClient::AsyncEventClient(ApiClient& next, ApiClient& events, const common::Clock& clock,
+                                   AsyncEventOptions options)
+    : next_(next), events_(events), clock_(clock), options_(options) {
   const int n = std::max(1, options_.senders);
   threads_.reserve(static_cast<size_t>(n));
   for (int i = 0; i < n; ++i) threads_.emplace_back([this] { Send(); });
@@ -88,6 +89,7 @@ common::Status AsyncEventClient::CreateEvent(const EventRecord& event) {
                                               "/" + event.pod_name + " dropped");
       }
       queue_.push_back(event);
+      if (queue_.back().event_time == common::TimePoint{}) queue_.back().event_time = clock_.Now();
       cv_.notify_one();
       return common::Status::Ok();
     }
@@ -104,33 +106,46 @@ void AsyncEventClient::Send() {
     queue_.pop_front();
     ++sending_;
     l.Unlock();
-    common::Status s = events_.CreateEvent(ev);
-    if (!s.ok()) {
-      spdlog::warn("recording {} event for {}/{}: {}", ev.reason, ev.namespace_, ev.pod_name,
-                   s.ToString());
-    }
+    const bool sent = SendWithRetries(ev);
     l.Lock();
+    if (!sent) ++dropped_;
     --sending_;
     if (queue_.empty() && sending_ == 0) idle_cv_.notify_all();
   }
 }
 
+bool AsyncEventClient::SendWithRetries(const EventRecord& ev) {
+  common::Duration wait = options_.first_retry_wait;
+  for (int tries = 1;; ++tries) {
+    common::Status s = events_.CreateEvent(ev);
+    if (s.ok()) return true;
+    const bool retry = s.code() == common::StatusCode::kUnavailable && tries < options_.max_tries;
+    spdlog::warn("recording {} event for {}/{}: {}{}", ev.reason, ev.namespace_, ev.pod_name,
+                 s.ToString(), retry ? " (will retry)" : "");
+    if (!retry) return false;
+    common::MutexLock l(mu_);
+    if (l.WaitFor(cv_, wait, [this]() GPUSCHED_REQUIRES(mu_) { return stopped_; })) return false;
+    wait = std::min(wait * 2, options_.max_retry_wait);
+  }
+}
+
 size_t AsyncEventClient::Shutdown(common::Duration timeout) {
-  size_t lost = 0;
+  uint64_t dropped_before = 0;
   {
     common::MutexLock l(mu_);
     if (stopped_) return 0;
     l.WaitFor(idle_cv_, timeout,
               [this]() GPUSCHED_REQUIRES(mu_) { return queue_.empty() && sending_ == 0; });
     stopped_ = true;
-    lost = queue_.size();
-    dropped_ += lost;
+    dropped_before = dropped_;
+    dropped_ += queue_.size();
     queue_.clear();
   }
-  cv_.notify_all();
+  cv_.notify_all();  // also ends the senders' retry waits: those events are dropped
   for (auto& t : threads_) t.join();
   threads_.clear();
-  if (lost > 0) spdlog::warn("events: {} queued events not sent before shutdown", lost);
+  const size_t lost = static_cast<size_t>(dropped() - dropped_before);
+  if (lost > 0) spdlog::warn("events: {} events not sent before shutdown", lost);
   return lost;
 }
 

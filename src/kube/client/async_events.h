@@ -15,10 +15,17 @@
 // binding threads), binds get most of the API server and events follow them (kube-scheduler's
 // events can lag its binds too under load).
 //
+// Retries: CreateEvent stamps the record's event_time when it is queued, so every send of it
+// carries the same name. A send that fails with kUnavailable (the API server away: the next
+// client's own retries of transport errors and 5xx ran out) is tried again after a backoff, up to
+// max_tries sends in all, as client-go's recorder does (12 tries, 10 s apart): an event outlives
+// an API server restart. The sender waits meanwhile (the events behind it wait for a sender). Any
+// other error (a 4xx: the event itself is refused) is logged and not retried.
+//
 // Loss: an event is dropped (CreateEvent returns kResourceExhausted, counted in dropped()) when
-// max_queued events are already waiting; client-go drops at 1,000. A failed send is logged and not
-// retried here (the next client retries transport errors, 429 and 5xx itself). Events still
-// queued when Shutdown's timeout ends, or when the process is killed, are lost.
+// max_queued events are already waiting; client-go drops at 1,000. Also dropped: an event whose
+// tries ran out, and events still queued or waiting to be retried when Shutdown's timeout ends
+// (or when the process is killed).
 //
 // Thread safety: every method may be called from any thread. `next` and `events` must outlive
 // this object.
@@ -40,11 +47,17 @@ namespace gpusched::kube::client {
 struct AsyncEventOptions {
   size_t max_queued = 10000;  // events waiting to be sent; more are dropped
   int senders = 2;            // threads sending events, >= 1
+  int max_tries = 12;         // sends of one event while the API server is unavailable, >= 1
+  // Wait before retry n (n = 1, 2, ...): min(max_retry_wait, first_retry_wait * 2^(n-1)).
+  common::Duration first_retry_wait = std::chrono::milliseconds(500);
+  common::Duration max_retry_wait = std::chrono::seconds(10);
 };
 
 class AsyncEventClient final : public ApiClient {
  public:
-  AsyncEventClient(ApiClient& next, ApiClient& events, AsyncEventOptions options = {});
+  // `clock` stamps event_time on events queued without one.
+  AsyncEventClient(ApiClient& next, ApiClient& events, const common::Clock& clock,
+                   AsyncEventOptions options = {});
   ~AsyncEventClient() override;  // Shutdown(0): what is still queued is dropped
   AsyncEventClient(const AsyncEventClient&) = delete;
   AsyncEventClient& operator=(const AsyncEventClient&) = delete;
@@ -77,21 +90,26 @@ class AsyncEventClient final : public ApiClient {
       const api::Pod& pod, const api::PodExtendedResourceClaimStatus& status) override;
 
   // Waits up to `timeout` for the queued events to be sent, then stops the senders (an event
-  // being sent is finished). Returns the number of events dropped because time ran out.
+  // being sent is finished; one waiting to be retried is dropped). Returns the number of events
+  // dropped because time ran out.
   // Idempotent.
   size_t Shutdown(common::Duration timeout);
 
-  uint64_t dropped() const;  // by a full queue or by Shutdown
+  uint64_t dropped() const;  // by a full queue, by tries running out, or by Shutdown
   size_t queued() const;
 
  private:
   void Send();  // a sender thread
+  // Sends `ev`, retrying while the API server is unavailable; false when tries ran out or
+  // Shutdown interrupted a wait. Called without mu_.
+  bool SendWithRetries(const EventRecord& ev);
 
   ApiClient& next_;
   ApiClient& events_;
+  const common::Clock& clock_;
   const AsyncEventOptions options_;
   mutable common::Mutex mu_;
-  std::condition_variable cv_;       // work for the senders, or stop
+  std::condition_variable cv_;       // work for the senders, or stop (also ends retry waits)
   std::condition_variable idle_cv_;  // the queue drained
   std::deque<EventRecord> queue_ GPUSCHED_GUARDED_BY(mu_);
   int sending_ GPUSCHED_GUARDED_BY(mu_) = 0;

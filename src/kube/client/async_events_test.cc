@@ -5,6 +5,7 @@
 
 #include <chrono>
 #include <condition_variable>
+#include <map>
 #include <memory>
 #include <mutex>
 #include <string>
@@ -82,7 +83,12 @@ class FakeApi final : public AcceptingApiClient {
     std::unique_lock<std::mutex> l(mu);
     cv.wait(l, [&] { return !hold; });
     events.push_back(e.pod_name);
-    return fail ? common::UnavailableError("down") : common::Status::Ok();
+    times[e.pod_name].push_back(e.event_time);
+    if (failures > 0) {
+      --failures;
+      return common::Status(fail_code, "down");
+    }
+    return common::Status::Ok();
   }
   void Release() {
     {
@@ -99,9 +105,13 @@ class FakeApi final : public AcceptingApiClient {
   std::mutex mu;
   std::condition_variable cv;
   bool hold = false;
-  bool fail = false;
+  int failures = 0;  // how many of the next sends fail, with fail_code
+  common::StatusCode fail_code = common::StatusCode::kUnavailable;
   std::vector<std::string> binds, conditions, events, deletes, nominations, pod_groups, claims;
+  std::map<std::string, std::vector<common::TimePoint>> times;  // event_time of each send
 };
+
+common::FakeClock clock;  // NOLINT: shared by the tests, thread-safe
 
 EventRecord Event(int i) {
   EventRecord e;
@@ -114,7 +124,7 @@ EventRecord Event(int i) {
 TEST(AsyncEventClientTest, CreateEventReturnsBeforeTheEventIsSentAndSendsInOrder) {
   FakeApi api;
   api.hold = true;
-  AsyncEventClient events(api, api, {.max_queued = 100, .senders = 1});
+  AsyncEventClient events(api, api, clock, {.max_queued = 100, .senders = 1});
   for (int i = 0; i < 5; ++i) ASSERT_TRUE(events.CreateEvent(Event(i)).ok());
   EXPECT_EQ(api.Events(), 0u);  // all still waiting behind the held send
   api.Release();
@@ -126,7 +136,7 @@ TEST(AsyncEventClientTest, CreateEventReturnsBeforeTheEventIsSentAndSendsInOrder
 TEST(AsyncEventClientTest, BindsAndConditionsPassStraightThrough) {
   FakeApi api;
   api.hold = true;  // events stuck: binds must not wait for them
-  AsyncEventClient events(api, api, {.max_queued = 100, .senders = 1});
+  AsyncEventClient events(api, api, clock, {.max_queued = 100, .senders = 1});
   ASSERT_TRUE(events.CreateEvent(Event(0)).ok());
   api::Pod pod = testing::MakePod("ns", "a").Obj();
   ASSERT_TRUE(events.BindPod(pod, "n1", {}).ok());
@@ -163,7 +173,7 @@ TEST(AsyncEventClientTest, BindsAndConditionsPassStraightThrough) {
 TEST(AsyncEventClientTest, AFullQueueDropsAndCounts) {
   FakeApi api;
   api.hold = true;
-  AsyncEventClient events(api, api, {.max_queued = 3, .senders = 1});
+  AsyncEventClient events(api, api, clock, {.max_queued = 3, .senders = 1});
   int accepted = 0;
   int refused = 0;
   for (int i = 0; i < 10; ++i) {
@@ -188,7 +198,7 @@ TEST(AsyncEventClientTest, AFullQueueDropsAndCounts) {
 TEST(AsyncEventClientTest, ShutdownDropsWhatTimeDoesNotAllowThenSendsSynchronously) {
   FakeApi api;
   api.hold = true;
-  AsyncEventClient events(api, api, {.max_queued = 100, .senders = 1});
+  AsyncEventClient events(api, api, clock, {.max_queued = 100, .senders = 1});
   for (int i = 0; i < 4; ++i) ASSERT_TRUE(events.CreateEvent(Event(i)).ok());
   std::thread release([&] {
     std::this_thread::sleep_for(std::chrono::milliseconds(200));
@@ -205,13 +215,67 @@ TEST(AsyncEventClientTest, ShutdownDropsWhatTimeDoesNotAllowThenSendsSynchronous
   EXPECT_EQ(events.Shutdown(std::chrono::seconds(1)), 0u);  // idempotent
 }
 
-TEST(AsyncEventClientTest, FailedSendsAreNotRetriedAndDoNotStopTheSenders) {
+constexpr AsyncEventOptions kFastRetries{.max_queued = 100,
+                                         .senders = 2,
+                                         .max_tries = 4,
+                                         .first_retry_wait = std::chrono::milliseconds(1),
+                                         .max_retry_wait = std::chrono::milliseconds(4)};
+
+TEST(AsyncEventClientTest, SendsRetriedWhileTheApiServerIsAwayLandUnderOneName) {
   FakeApi api;
-  api.fail = true;
-  AsyncEventClient events(api, api, {.max_queued = 100, .senders = 2});
+  api.failures = 3;  // the API server is away for 3 sends: one fewer than max_tries
+  AsyncEventOptions one_sender = kFastRetries;
+  one_sender.senders = 1;
+  AsyncEventClient events(api, api, clock, one_sender);
   for (int i = 0; i < 20; ++i) ASSERT_TRUE(events.CreateEvent(Event(i)).ok());
   EXPECT_EQ(events.Shutdown(std::chrono::seconds(10)), 0u);
-  EXPECT_EQ(api.Events(), 20u);
+  EXPECT_EQ(events.dropped(), 0u);
+  EXPECT_EQ(api.Events(), 23u);  // p0 three times in vain, then each event once
+  for (const auto& [pod, times] : api.times) {
+    // Stamped when queued, the same at every try: the event keeps its name.
+    ASSERT_FALSE(times.empty());
+    EXPECT_NE(times.front(), common::TimePoint{}) << pod;
+    for (common::TimePoint t : times) EXPECT_EQ(t, times.front()) << pod;
+  }
+}
+
+TEST(AsyncEventClientTest, AnEventWhoseTriesRunOutIsDroppedAndTheSendersGoOn) {
+  FakeApi api;
+  api.failures = 1 << 30;
+  AsyncEventClient events(api, api, clock, kFastRetries);
+  for (int i = 0; i < 5; ++i) ASSERT_TRUE(events.CreateEvent(Event(i)).ok());
+  EXPECT_EQ(events.Shutdown(std::chrono::seconds(10)), 0u);  // all tried in time
+  EXPECT_EQ(api.Events(), 5u * 4u);                          // max_tries each
+  EXPECT_EQ(events.dropped(), 5u);
+}
+
+TEST(AsyncEventClientTest, AnEventTheApiServerRefusesIsNotRetried) {
+  FakeApi api;
+  api.failures = 1;
+  api.fail_code = common::StatusCode::kInvalidArgument;  // a 422: resending changes nothing
+  AsyncEventClient events(api, api, clock, kFastRetries);
+  ASSERT_TRUE(events.CreateEvent(Event(0)).ok());
+  ASSERT_TRUE(events.CreateEvent(Event(1)).ok());
+  EXPECT_EQ(events.Shutdown(std::chrono::seconds(10)), 0u);
+  EXPECT_EQ(api.Events(), 2u);
+  EXPECT_EQ(events.dropped(), 1u);
+}
+
+TEST(AsyncEventClientTest, ShutdownEndsARetryWaitAndCountsTheEventAsLost) {
+  FakeApi api;
+  api.failures = 1 << 30;
+  AsyncEventOptions slow = kFastRetries;
+  slow.senders = 1;
+  slow.first_retry_wait = slow.max_retry_wait = std::chrono::hours(1);
+  AsyncEventClient events(api, api, clock, slow);
+  ASSERT_TRUE(events.CreateEvent(Event(0)).ok());
+  ASSERT_TRUE(events.CreateEvent(Event(1)).ok());
+  while (api.Events() == 0) std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  const auto start = std::chrono::steady_clock::now();
+  EXPECT_EQ(events.Shutdown(std::chrono::milliseconds(20)), 2u);  // p0 waiting, p1 queued
+  EXPECT_LT(std::chrono::steady_clock::now() - start, std::chrono::minutes(1));
+  EXPECT_EQ(events.dropped(), 2u);
+  EXPECT_EQ(api.Events(), 1u);
 }
 
 }  // namespace
