@@ -63,7 +63,7 @@ void ApplyResult(const ScheduleResult& r, const std::vector<int>& row_of, Explan
     scores.total = b.total;
     for (const auto& ps : b.by_plugin) {
       scores.by_plugin.push_back(
-          {std::string(ps.plugin), ps.raw, ps.normalized, ps.weight, ps.weighted});
+          {std::string(ps.plugin), ps.raw, ps.normalized, ps.weight, ps.weighted, ps.why});
     }
     row->scores = std::move(scores);
   }
@@ -178,25 +178,31 @@ std::string FilterTable(const Explanation& ex) {
   return Table(rows, {});
 }
 
-// Empty when no node was scored.
+// Empty when no node was scored. The RAW SCORE MEANS column only when a plugin put a score in
+// words.
 std::string ScoreTable(const Explanation& ex) {
   std::vector<std::vector<std::string>> s{
-      {"NODE", "PLUGIN", "RAW", "NORMALIZED", "WEIGHT", "WEIGHTED"}};
+      {"NODE", "PLUGIN", "RAW", "NORMALIZED", "WEIGHT", "WEIGHTED", "RAW SCORE MEANS"}};
+  bool words = false;
   for (const auto& n : ex.nodes) {
     if (!n.scores) continue;
     bool first = true;
     for (const auto& ps : n.scores->by_plugin) {
       s.push_back({first ? n.name : "", ps.plugin, std::to_string(ps.raw),
                    std::to_string(ps.normalized), std::to_string(ps.weight),
-                   std::to_string(ps.weighted)});
+                   std::to_string(ps.weighted), ps.why});
+      words = words || !ps.why.empty();
       first = false;
     }
     s.push_back({first ? n.name : "", "TOTAL" + std::string(n.chosen ? " (chosen)" : ""), "", "",
-                 "", std::to_string(n.scores->total)});
+                 "", std::to_string(n.scores->total), ""});
   }
   if (s.size() == 1) return "";
+  if (!words) {
+    for (auto& row : s) row.pop_back();
+  }
   return "\nSCORE (feasible nodes, highest total first; weighted = normalized x weight)\n" +
-         Table(s, {false, false, true, true, true, true});
+         Table(s, {false, false, true, true, true, true, false});
 }
 
 std::string VictimList(const std::vector<VictimRow>& victims) {
@@ -287,6 +293,51 @@ void WriteDra(const DraRow& d, std::ostringstream& o) {
   }
 }
 
+// The raw score of `plugin` in `n`'s breakdown (0 when absent).
+int64_t RawOf(const NodeRow& n, std::string_view plugin) {
+  if (!n.scores) return 0;
+  for (const PluginScoreRow& ps : n.scores->by_plugin) {
+    if (ps.plugin == plugin) return ps.raw;
+  }
+  return 0;
+}
+
+// "Tie: ..." when other nodes have the chosen node's total: which rule chose among them.
+void WriteTie(const Explanation& ex, std::ostringstream& o) {
+  const NodeRow* chosen = nullptr;
+  std::vector<const NodeRow*> tied;
+  for (const NodeRow& n : ex.nodes) {
+    if (n.chosen && n.scores) chosen = &n;
+  }
+  if (chosen == nullptr) return;
+  for (const NodeRow& n : ex.nodes) {
+    if (!n.chosen && n.feasible && n.scores && n.scores->total == chosen->scores->total) {
+      tied.push_back(&n);
+    }
+  }
+  if (tied.empty()) return;
+  o << "Tie: " << tied.size() + 1 << " nodes share the highest total " << chosen->scores->total
+    << "; ";
+  using TieBreak = framework::ScorePlugin::TieBreak;
+  if (ex.tie_rule == TieBreak::kRawScore) {
+    const NodeRow* next = tied[0];  // the tied node of the highest raw score after the chosen
+    for (const NodeRow* n : tied) {
+      if (RawOf(*n, ex.tie_plugin) > RawOf(*next, ex.tie_plugin)) next = n;
+    }
+    const int64_t key = RawOf(*chosen, ex.tie_plugin);
+    const int64_t next_key = RawOf(*next, ex.tie_plugin);
+    o << ex.tie_plugin << "'s raw score breaks it (the profile's tie-break rule): " << chosen->name
+      << " " << key << (next_key == key ? " = " : " > ") << next->name << " " << next_key;
+    if (next_key == key) o << ", so chosen among the equal ones at random (--seed)";
+    o << "\n";
+  } else if (ex.tie_rule == TieBreak::kFirstNode) {
+    o << ex.tie_plugin << "'s tie-break rule (tieBreak: NodeOrder) chose the first of them in "
+      << "the cluster's node order\n";
+  } else {
+    o << "chosen among them uniformly at random (--seed), as kube-scheduler's selectHost\n";
+  }
+}
+
 void WriteResult(const Explanation& ex, std::ostringstream& o) {
   if (ex.outcome != Outcome::kSchedulable) {
     o << "Result: " << OutcomeName(ex.outcome) << ": " << ex.message << "\n";
@@ -314,6 +365,7 @@ void WriteResult(const Explanation& ex, std::ostringstream& o) {
   if (runner != nullptr)
     o << "; runner-up " << runner->name << " (total " << runner->scores->total << ")";
   o << "; " << ex.feasible_nodes << "/" << ex.total_nodes << " nodes feasible\n";
+  WriteTie(ex, o);
   const std::string& bound = ex.subject.bound_node;
   if (bound.empty()) return;
   if (bound == ex.chosen) {
@@ -322,6 +374,19 @@ void WriteResult(const Explanation& ex, std::ostringstream& o) {
     o << "The pod is on " << bound << "; with the cluster as it is now " << ex.chosen
       << " would be chosen.\n";
   }
+}
+
+boost::json::value NullIfEmpty(const std::string& s) {
+  return s.empty() ? boost::json::value(nullptr) : boost::json::value(s);
+}
+
+std::string_view TieRuleName(framework::ScorePlugin::TieBreak rule) {
+  switch (rule) {
+    case framework::ScorePlugin::TieBreak::kRawScore: return "rawScore";
+    case framework::ScorePlugin::TieBreak::kFirstNode: return "nodeOrder";
+    case framework::ScorePlugin::TieBreak::kNone: return "random";
+  }
+  return "random";
 }
 
 boost::json::object PreemptionJson(const PreemptionRow& p) {
@@ -360,17 +425,14 @@ boost::json::object NodeJson(const NodeRow& n) {
                                       {"raw", ps.raw},
                                       {"normalized", ps.normalized},
                                       {"weight", ps.weight},
-                                      {"weighted", ps.weighted}});
+                                      {"weighted", ps.weighted},
+                                      {"means", NullIfEmpty(ps.why)}});
     }
     j["scores"] = std::move(s);
     j["total"] = n.scores->total;
   }
   if (n.preemption) j["preemption"] = PreemptionJson(*n.preemption);
   return j;
-}
-
-boost::json::value NullIfEmpty(const std::string& s) {
-  return s.empty() ? boost::json::value(nullptr) : boost::json::value(s);
 }
 
 }  // namespace
@@ -404,6 +466,8 @@ Explanation Build(Subject subject, const ScheduleResult& result,
   ex.total_nodes = result.diagnosis.num_nodes;
   ex.evaluated_nodes = result.evaluated_nodes;
   ex.feasible_nodes = result.feasible_nodes;
+  ex.tie_rule = result.tie_rule;
+  ex.tie_plugin = std::string(result.tie_plugin);
   ApplyResult(result, row_of, ex);
   ApplyPostFilter(result, row_of, ex);
   SortRows(ex.nodes);
@@ -442,6 +506,8 @@ boost::json::object ToJson(const Explanation& ex) {
   o["totalNodes"] = ex.total_nodes;
   o["evaluatedNodes"] = ex.evaluated_nodes;
   o["feasibleNodes"] = ex.feasible_nodes;
+  o["tieBreak"] = boost::json::object{{"rule", TieRuleName(ex.tie_rule)},
+                                      {"plugin", NullIfEmpty(ex.tie_plugin)}};
   boost::json::array nodes;
   for (const auto& n : ex.nodes) nodes.push_back(NodeJson(n));
   o["nodes"] = std::move(nodes);

@@ -75,6 +75,7 @@ struct PluginScoreRow {
   int64_t normalized = 0;
   int64_t weight = 1;
   int64_t weighted = 0;  // normalized × weight
+  std::string why;       // the raw score in words (the plugin's ExplainScore; "" when none)
 };
 
 // A scored node's breakdown, in the profile's score order.
@@ -181,6 +182,10 @@ struct Explanation {
   int32_t total_nodes = 0;
   int32_t evaluated_nodes = 0;
   int32_t feasible_nodes = 0;
+  // How ties between the highest totals are broken: by tie_plugin's raw score, by node order
+  // (tie_plugin's rule), or uniformly at random (kNone, tie_plugin empty).
+  framework::ScorePlugin::TieBreak tie_rule = framework::ScorePlugin::TieBreak::kNone;
+  std::string tie_plugin;
   std::vector<NodeRow> nodes;   // feasible by total (best first), then the others by name
   std::optional<GangRow> gang;  // set by the caller for a gang member
   std::optional<DraRow> dra;    // set by the caller for a pod with resource claims

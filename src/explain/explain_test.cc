@@ -7,6 +7,7 @@
 #include <boost/json.hpp>
 #include <memory>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "src/framework/cycle_state.h"
@@ -76,6 +77,28 @@ class GpuPlugin final : public framework::PreScorePlugin, public framework::Scor
   }
 };
 
+// Scores 10 × the digit the node's name ends in and normalizes every score to 100, so all totals
+// tie; its raw score breaks the tie (TieBreakRule kRawScore); puts the raw score in words.
+class StepPlugin final : public framework::ScorePlugin {
+ public:
+  std::string_view Name() const override { return "Step"; }
+  int64_t Score(const framework::CycleState&, const api::Pod&,
+                const framework::NodeInfo& n) const override {
+    return 10 * (n.name().back() - '0');
+  }
+  bool HasNormalizeScore() const override { return true; }
+  framework::Status NormalizeScore(const framework::CycleState&, const api::Pod&,
+                                   std::span<int64_t> scores) const override {
+    for (int64_t& s : scores) s = 100;
+    return framework::Status::Success();
+  }
+  TieBreak TieBreakRule() const override { return TieBreak::kRawScore; }
+  std::string ExplainScore(const framework::CycleState&, const api::Pod&,
+                           const framework::NodeInfo&, int64_t raw) const override {
+    return "digit " + std::to_string(raw / 10);
+  }
+};
+
 template <typename P>
 void Register(framework::Registry& registry, const std::string& name) {
   ASSERT_TRUE(registry
@@ -120,6 +143,11 @@ class ExplainTest : public ::testing::Test {
     Register<GatePlugin>(registry_, "Gate");
     Register<LenPlugin>(registry_, "Len");
     Register<GpuPlugin>(registry_, "Gpu");
+    Register<StepPlugin>(registry_, "Step");
+    UseScorePlugins({{"Len", 1}, {"Gpu", 2}});
+  }
+  // Rebuilds the framework with these Score plugins (name, weight); Gpu's PreScore stays on.
+  void UseScorePlugins(const std::vector<std::pair<std::string, int32_t>>& score) {
     config::Profile p;
     p.path = "profiles[0]";
     p.scheduler_name = "gpu";
@@ -131,8 +159,9 @@ class ExplainTest : public ::testing::Test {
       p.plugins.at(point).enabled.push_back({"Gate", 0, ""});
     }
     p.plugins.at(config::Point::kPreScore).enabled.push_back({"Gpu", 0, ""});
-    p.plugins.at(config::Point::kScore).enabled.push_back({"Len", 1, ""});
-    p.plugins.at(config::Point::kScore).enabled.push_back({"Gpu", 2, ""});
+    for (const auto& [name, weight] : score) {
+      p.plugins.at(config::Point::kScore).enabled.push_back({name, weight, ""});
+    }
     auto fw = framework::runtime::Framework::Create(p, 100, registry_, handle_);
     ASSERT_TRUE(fw.ok()) << fw.status().ToString();
     fw_ = std::move(fw).value();
@@ -248,13 +277,13 @@ TEST_F(ExplainTest, JsonHasTheFieldsInOrderAndAFilterOnlyForRejectedNodes) {
       boost::json::serialize(ToJson(ex)),
       R"({"pod":"ml/train","profile":"gpu","source":"hand-made","boundNode":null,)"
       R"("status":"schedulable","chosenNode":"c-3","nominatedNode":null,"totalNodes":3,"evaluatedNodes":3,"feasibleNodes":2,)"
-      R"("nodes":[)"
+      R"("tieBreak":{"rule":"random","plugin":null},"nodes":[)"
       R"({"name":"c-3","feasible":true,"chosen":true,"bound":false,"scores":[)"
-      R"({"plugin":"Len","raw":3,"normalized":3,"weight":1,"weighted":3},)"
-      R"({"plugin":"Gpu","raw":30,"normalized":100,"weight":2,"weighted":200}],"total":203},)"
+      R"({"plugin":"Len","raw":3,"normalized":3,"weight":1,"weighted":3,"means":null},)"
+      R"({"plugin":"Gpu","raw":30,"normalized":100,"weight":2,"weighted":200,"means":null}],"total":203},)"
       R"({"name":"b-2","feasible":true,"chosen":false,"bound":false,"scores":[)"
-      R"({"plugin":"Len","raw":3,"normalized":3,"weight":1,"weighted":3},)"
-      R"({"plugin":"Gpu","raw":20,"normalized":66,"weight":2,"weighted":132}],"total":135},)"
+      R"({"plugin":"Len","raw":3,"normalized":3,"weight":1,"weighted":3,"means":null},)"
+      R"({"plugin":"Gpu","raw":20,"normalized":66,"weight":2,"weighted":132,"means":null}],"total":135},)"
       R"({"name":"cpu-1","feasible":false,"chosen":false,"bound":false,)"
       R"("filter":{"code":"Unschedulable","plugin":"Gate","reason":"Insufficient cpu"}}]})");
 }
@@ -293,7 +322,40 @@ TEST_F(ExplainTest, EqualTotalsPutTheChosenNodeFirstThenTheOthersByName) {
     EXPECT_EQ(ex.nodes[0].name, ex.chosen);
     EXPECT_TRUE(ex.nodes[0].chosen);
     EXPECT_LT(ex.nodes[1].name, ex.nodes[2].name);
+    const std::string text = FormatText(ex);
+    EXPECT_NE(text.find("Tie: 3 nodes share the highest total 3; chosen among them uniformly at "
+                        "random (--seed), as kube-scheduler's selectHost\n"),
+              std::string::npos)
+        << text;
   }
+}
+
+TEST_F(ExplainTest, ATieBrokenByRawScoresNamesThePluginAndBothScoresInWords) {
+  UseScorePlugins({{"Step", 1}});
+  for (auto n : {"a-1", "b-3", "c-2"}) AddNode(n);
+  api::Pod pod = Pod("train");
+  Explanation ex = Build(SubjectFor(pod), Schedule(pod), snapshot_);
+  ASSERT_EQ(ex.chosen, "b-3");  // the highest raw score among the equal totals
+  EXPECT_EQ(ex.tie_rule, framework::ScorePlugin::TieBreak::kRawScore);
+  const std::string text = FormatText(ex);
+  EXPECT_NE(text.find("NODE  PLUGIN          RAW  NORMALIZED  WEIGHT  WEIGHTED  RAW SCORE MEANS\n"
+                      "b-3   Step             30         100       1       100  digit 3\n"),
+            std::string::npos)
+      << text;
+  EXPECT_NE(text.find("Tie: 3 nodes share the highest total 100; Step's raw score breaks it (the "
+                      "profile's tie-break rule): b-3 30 > c-2 20\n"),
+            std::string::npos)
+      << text;
+  boost::json::object j = ToJson(ex);
+  EXPECT_EQ(boost::json::serialize(j.at("tieBreak")), R"({"rule":"rawScore","plugin":"Step"})");
+  EXPECT_EQ(j.at("nodes").as_array()[0].at("scores").as_array()[0].at("means"), "digit 3");
+}
+
+TEST_F(ExplainTest, NoTieLineWhenTheChosenTotalIsAlone) {
+  for (auto n : {"b-2", "c-3"}) AddNode(n);
+  api::Pod pod = Pod("train");
+  const std::string text = FormatText(Build(SubjectFor(pod), Schedule(pod), snapshot_));
+  EXPECT_EQ(text.find("Tie:"), std::string::npos) << text;
 }
 
 TEST_F(ExplainTest, NoFitGivesTheFitErrorAndNoScoreTable) {

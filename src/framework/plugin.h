@@ -216,6 +216,13 @@ class ScorePlugin : public virtual Plugin {
   // first in the snapshot's order (the FGD paper's artifact; for reproducing it).
   enum class TieBreak : uint8_t { kNone, kRawScore, kFirstNode };
   virtual TieBreak TieBreakRule() const { return TieBreak::kNone; }
+  // Explain only, never on the scheduling path: `raw`, this plugin's Score of `node` in the
+  // cycle whose state is `state`, put in words, in the plugin's own units (e.g. "1
+  // PreferNoSchedule taint not tolerated"); "" when the number speaks for itself.
+  virtual std::string ExplainScore(const CycleState& /*state*/, const api::Pod& /*pod*/,
+                                   const NodeInfo& /*node*/, int64_t /*raw*/) const {
+    return {};
+  }
 };
 
 // Reserve claims resources for the chosen node in plugin-owned state (and may fill

@@ -72,6 +72,7 @@ struct PluginScore {
   int64_t normalized = 0;  // after NormalizeScore; equal to raw when the plugin has none
   int64_t weight = 1;      // the profile's weight for the plugin
   int64_t weighted = 0;    // normalized × weight, the amount added to the total
+  std::string why;         // the plugin's ExplainScore of the raw score ("" when none)
 };
 
 // Per-plugin score of one node, for explain. Plugins whose PreScore returned Skip are absent.
@@ -94,6 +95,10 @@ struct ScheduleResult {
   Status status;  // success, rejected (see diagnosis) or error
   Diagnosis diagnosis;
   std::vector<ScoreBreakdown> scores;  // only with record_scores
+  // With record_scores: how ties between the highest totals were broken (the cycle's rule) and
+  // the Score plugin whose rule it is ("" for kNone: uniformly at random).
+  ScorePlugin::TieBreak tie_rule = ScorePlugin::TieBreak::kNone;
+  std::string_view tie_plugin;
   // The highest totals, best first (ties in node order); top_count of them are set. Filled
   // whenever Score ran (two or more feasible nodes), at no allocation.
   std::array<NodeScore, 3> top_scores{};
@@ -318,6 +323,7 @@ class Framework {
   // Set by RunScore: the cycle's tie-break rule and, for kRawScore, that plugin's raw scores
   // (index = position in the scored nodes). Buffers only grow.
   ScorePlugin::TieBreak tie_rule_ = ScorePlugin::TieBreak::kNone;
+  std::string_view tie_plugin_;  // the plugin whose rule tie_rule_ is
   std::vector<int64_t> tie_keys_;
   std::vector<int64_t> plugin_scores_;
   size_t next_start_ = 0;

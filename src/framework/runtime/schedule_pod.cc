@@ -376,6 +376,10 @@ bool Framework::PrioritizeNodes(CycleState& state, const api::Pod& pod, const Sn
   Status s =
       RunScore(state, pod, snapshot, feasible, std::span<int64_t>(totals_.data(), feasible.size()),
                options.record_scores ? &result.scores : nullptr);
+  if (options.record_scores) {
+    result.tie_rule = tie_rule_;
+    result.tie_plugin = tie_plugin_;
+  }
   if (s.ok()) return true;
   result.status = s.IsError() ? s : Status::Error(s.ToString());
   return false;

@@ -24,6 +24,7 @@ Status Framework::RunScore(CycleState& state, const api::Pod& pod, const Snapsho
   // plugin order; it is zero-filled only when no plugin runs.
   bool totals_written = false;
   tie_rule_ = ScorePlugin::TieBreak::kNone;
+  tie_plugin_ = {};
   for (size_t j = 0; j < score_.size(); ++j) {
     if (state.skip_score()[j]) continue;
     Status s =
@@ -115,6 +116,7 @@ Status Framework::ScoreWithPlugin(size_t j, CycleState& state, const api::Pod& p
   bool keep_raw = false;
   if (tie_rule_ == ScorePlugin::TieBreak::kNone) {
     tie_rule_ = sp.plugin->TieBreakRule();
+    if (tie_rule_ != ScorePlugin::TieBreak::kNone) tie_plugin_ = sp.plugin->Name();
     keep_raw = tie_rule_ == ScorePlugin::TieBreak::kRawScore;
     if (keep_raw && tie_keys_.size() < num) tie_keys_.resize(num);  // only grows
   }
@@ -143,10 +145,11 @@ Status Framework::ScoreWithPlugin(size_t j, CycleState& state, const api::Pod& p
     pt.Record(Status::Success());
     if (keep_raw) std::copy(scores.begin(), scores.end(), tie_keys_.begin());
   }
-  if (breakdown != nullptr) {  // explain only: keep the raw scores before normalizing
+  if (breakdown != nullptr) {  // explain only: keep the raw scores (in words) before normalizing
     for (size_t i = 0; i < num; ++i) {
       (*breakdown)[i].by_plugin.push_back(
-          PluginScore{sp.plugin->Name(), raw[i], raw[i], sp.weight, 0});
+          PluginScore{sp.plugin->Name(), raw[i], raw[i], sp.weight, 0,
+                      sp.plugin->ExplainScore(state, pod, snapshot.at(nodes[i]), raw[i])});
     }
   }
   if (normalize) {

@@ -48,15 +48,6 @@ bool LeftToDra(const PreFilterState* s, const framework::NodeInfo& node) {
   return s != nullptr && s->dra_backed && node.node->allocatable.Get(api::Names().nvidia_gpu) == 0;
 }
 
-bool ModelMatchesAny(common::Atom node_model, std::span<const common::Atom> wanted) {
-  if (node_model.empty()) return false;
-  const std::string_view model = common::Str(node_model);
-  for (common::Atom want : wanted) {
-    if (api::GpuModelMatches(model, common::Str(want))) return true;
-  }
-  return false;
-}
-
 bool ModelOk(const PreFilterState& s, common::Atom node_model) {
   if (s.request.models.empty()) return true;
   auto it = std::lower_bound(
@@ -64,7 +55,7 @@ bool ModelOk(const PreFilterState& s, common::Atom node_model) {
       [](const std::pair<uint32_t, bool>& e, uint32_t id) { return e.first < id; });
   if (it != s.model_matches.end() && it->first == node_model.id) return it->second;
   // A node absent from the PreFilter snapshot: compute directly (allocation-free).
-  return ModelMatchesAny(node_model, s.request.models);
+  return helper::GpuModelMatchesAny(node_model, s.request.models);
 }
 
 int32_t HealthyGpus(const api::NodeGpuInfo& g) {
@@ -244,7 +235,7 @@ framework::Status GpuFit::PreFilter(framework::CycleState& state, const api::Pod
     const std::vector<common::Atom>& models = SnapshotModels(snapshot);
     s->model_matches.reserve(models.size());
     for (common::Atom model : models) {  // sorted by id
-      s->model_matches.emplace_back(model.id, ModelMatchesAny(model, s->request.models));
+      s->model_matches.emplace_back(model.id, helper::GpuModelMatchesAny(model, s->request.models));
     }
   }
   state.Write(kPreFilterKey, std::move(s));

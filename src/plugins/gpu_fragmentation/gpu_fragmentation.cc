@@ -3,9 +3,9 @@
 
 #include <algorithm>
 #include <array>
-#include <bit>
 #include <boost/json.hpp>
 #include <cmath>
+#include <cstdio>
 #include <memory>
 #include <optional>
 #include <string>
@@ -15,6 +15,8 @@
 #include "src/api/gpu.h"
 #include "src/api/gpu_devices.h"
 #include "src/common/strings.h"
+#include "src/plugins/gpu_fragmentation/model_pressure.h"
+#include "src/plugins/gpu_fragmentation/score_memo.h"
 #include "src/plugins/helper/args.h"
 #include "src/plugins/helper/normalize.h"
 #include "src/plugins/helper/queueing_hints.h"
@@ -23,6 +25,11 @@
 
 namespace gpusched::plugins::gpu_fragmentation {
 namespace {
+
+using internal::KeyOf;
+using internal::ModelPressure;
+using internal::NodeKey;
+using internal::ScoreMemo;
 
 // The paper's normalisers: the largest node has 128 cores and 8 GPUs.
 constexpr int64_t kNormCpuMilli = 128000;
@@ -43,15 +50,6 @@ bool UsesFragmentation(Policy p) { return p == Policy::kFgd || p == Policy::kLea
 
 // A shared request that gives only a memory share: its milli is resolved per node.
 bool MemoryOnlyShare(const api::GpuRequest& g) { return g.count > 0 && g.milli == 0; }
-
-bool ModelMatchesAny(common::Atom node_model, std::span<const common::Atom> wanted) {
-  if (node_model.empty()) return false;
-  const std::string_view model = common::Str(node_model);
-  for (common::Atom want : wanted) {
-    if (api::GpuModelMatches(model, common::Str(want))) return true;
-  }
-  return false;
-}
 
 // A node's state for the math: idle milli of healthy devices, free CPU.
 NodeView ViewOf(const framework::NodeInfo& node) {
@@ -158,7 +156,8 @@ std::span<const uint8_t> AllowedFor(const GpuFragmentation::PodState& s,
     return {t.allowed.data() + row * m, m};
   }
   for (size_t i = 0; i < m; ++i) {
-    scratch[i] = t.types[i].models.empty() || ModelMatchesAny(model, t.types[i].models) ? 1 : 0;
+    scratch[i] =
+        t.types[i].models.empty() || helper::GpuModelMatchesAny(model, t.types[i].models) ? 1 : 0;
   }
   return {scratch.data(), m};
 }
@@ -366,8 +365,68 @@ int64_t GpuPackingScore(const GpuFragmentation::PodState& s, const framework::No
   return std::max<int64_t>(100 - sum / 10, 50);
 }
 
+// Learned's terms for one node, all in milli-GPU: its key is built from them (LearnedScore) and
+// explain puts them in words (ExplainLearned).
+struct LearnedTerms {
+  bool fits = false;  // the pod's GPUs fit the node's devices (else the key is 0)
+  double delta = 0;   // Δ: the change of the node's expected fragmentation
+  double cpu = 0;     // CpuCost
+  double model = 0;   // ModelCost
+  double utilization = 0;
+  int64_t idle_after = 0;  // GPU milli idle after the placement
+  int64_t cpu_after = 0;   // free CPU milli after
+  double Cost() const { return delta + cpu + model + utilization; }
+};
+
+LearnedTerms LearnedTermsOf(const GpuFragmentation::PodState& s, const Args& args,
+                            const framework::NodeInfo& node) {
+  LearnedTerms t;
+  const int64_t free_cpu = node.node->allocatable.milli_cpu - node.requested.milli_cpu;
+  const int64_t idle = node.FreeGpuMilli();
+  const int64_t req_milli = api::ResolvedOnNode(s.gpu, node.node->gpu).TotalMilli();
+  t.idle_after = idle - req_milli;
+  t.cpu_after = free_cpu - s.cpu;
+  if (node.node->gpu.count == 0 && s.gpu.empty()) {
+    // No GPU on the node: F is 0 before and after, so Δ and every cost are 0 and only the
+    // packing tie-break remains (the general path below gives the same key, slower).
+    t.fits = true;
+    return t;
+  }
+  const Choice c = EvaluateFragmentation(s, node);
+  if (!c.ok) return t;
+  t.fits = true;
+  t.delta = c.delta;
+  t.cpu = CpuCost(args.cpu_cost_permille, s.cpu, free_cpu, t.idle_after);
+  t.model = ModelCost(args.model_cost_permille, req_milli, PressureOf(s, node));
+  t.utilization = UtilizationCost(args.utilization_cost_permille, req_milli, node.gpu_utilization);
+  return t;
+}
+
+// Learned's primary key: -(Δ + costs) in the pod's Δ steps, a GPU node losing kGpuNodePenalty
+// steps for a pod without GPUs.
+int64_t LearnedPrimary(const GpuFragmentation::PodState& s, const framework::NodeInfo& node,
+                       const LearnedTerms& t) {
+  // Clamped before the conversion so that primary * kTieRange stays inside int64 whatever the
+  // pod asks for (the CPU cost grows with the pod's CPU).
+  int64_t primary = static_cast<int64_t>(
+      std::clamp(std::floor(-t.Cost() * kDeltaScale / static_cast<double>(s.delta_step)),
+                 -kMaxPrimary, kMaxPrimary));
+  if (s.gpu.empty() && node.node->gpu.count > 0) primary -= kGpuNodePenalty;
+  return primary;
+}
+
+int64_t LearnedScore(const GpuFragmentation::PodState& s, const Args& args,
+                     const framework::NodeInfo& node) {
+  const LearnedTerms t = LearnedTermsOf(s, args, node);
+  if (!t.fits) return 0;
+  return LearnedKey(LearnedPrimary(s, node, t), t.idle_after, t.cpu_after);
+}
+
 int64_t ScoreOne(const GpuFragmentation::PodState& s, const Args& args,
                  const framework::NodeInfo& node) {
+  if (s.policy == Policy::kLearned && s.pack.node == Pack::kNone) {
+    return LearnedScore(s, args, node);
+  }
   const int64_t free_cpu = node.node->allocatable.milli_cpu - node.requested.milli_cpu;
   const int64_t idle = node.FreeGpuMilli();
   const api::GpuRequest gpu = api::ResolvedOnNode(s.gpu, node.node->gpu);
@@ -382,28 +441,11 @@ int64_t ScoreOne(const GpuFragmentation::PodState& s, const Args& args,
   switch (s.policy) {
     case Policy::kRandom:
       return 0;  // all feasible nodes tie; the framework picks one uniformly at random
-    case Policy::kFgd:
-    case Policy::kLearned: {
-      if (node.node->gpu.count == 0 && s.policy == Policy::kLearned && s.gpu.empty()) {
-        // No GPU on the node: F is 0 before and after, so Δ and every cost are 0 and only the
-        // packing tie-break remains (the general path below gives the same key, slower).
-        return LearnedKey(0, 0, free_cpu - s.cpu);
-      }
+    case Policy::kFgd: {
       const Choice c = EvaluateFragmentation(s, node);
-      if (!c.ok) return 0;
-      if (s.policy == Policy::kFgd) return SigmoidScore(c.delta);
-      const double cost =
-          c.delta + CpuCost(args.cpu_cost_permille, s.cpu, free_cpu, idle - req_milli) +
-          ModelCost(args.model_cost_permille, req_milli, PressureOf(s, node)) +
-          UtilizationCost(args.utilization_cost_permille, req_milli, node.gpu_utilization);
-      // Clamped before the conversion so that primary * kTieRange stays inside int64 whatever
-      // the pod asks for (the CPU cost grows with the pod's CPU).
-      int64_t primary = static_cast<int64_t>(
-          std::clamp(std::floor(-cost * kDeltaScale / static_cast<double>(s.delta_step)),
-                     -kMaxPrimary, kMaxPrimary));
-      if (s.gpu.empty() && node.node->gpu.count > 0) primary -= kGpuNodePenalty;
-      return LearnedKey(primary, idle - req_milli, free_cpu - s.cpu);
+      return c.ok ? SigmoidScore(c.delta) : 0;
     }
+    case Policy::kLearned: return LearnedScore(s, args, node);  // (taken above)
     case Policy::kBestFit: {
       const int64_t cpu_left = free_cpu - s.cpu;
       const int64_t gpu_left = idle - req_milli;
@@ -425,120 +467,34 @@ int64_t ScoreOne(const GpuFragmentation::PodState& s, const Args& args,
   return 0;
 }
 
-// Nodes in the same state score the same (ScoreOne reads nothing else of a node, for FGD and
-// Learned): ScoreNodes scores one node per distinct state and copies the score to the others. On
-// a cluster of few node shapes with many empty or alike nodes that is most of them.
-//
-// A node's state as ScoreOne reads it: model, GPU count, health, per-GPU memory, free CPU,
-// measured utilization, and each device's used milli and memory. NVLink-island nodes are not
-// keyed (IslandAware reads the islands): they are always scored.
-struct NodeKey {
-  std::array<uint64_t, 15> words{};
-  friend bool operator==(const NodeKey&, const NodeKey&) = default;
-};
-
-bool KeyOf(const framework::NodeInfo& node, NodeKey& key) {
-  const api::NodeGpuInfo& g = node.node->gpu;
-  if (g.nvlink_known || g.count > api::kMaxGpusPerNode) return false;
-  auto& w = key.words;
-  w.fill(0);
-  w[0] = uint64_t{g.model.id} | static_cast<uint64_t>(static_cast<uint32_t>(g.count)) << 32;
-  w[1] = g.unhealthy_mask;
-  w[2] = static_cast<uint64_t>(g.memory_mib);
-  w[3] = static_cast<uint64_t>(node.node->allocatable.milli_cpu - node.requested.milli_cpu);
-  w[4] = std::bit_cast<uint64_t>(node.gpu_utilization);
-  for (int i = 0; i < g.count; ++i) {
-    const api::GpuDeviceState& d = node.gpus[static_cast<size_t>(i)];
-    w[5 + static_cast<size_t>(i / 4)] |= static_cast<uint64_t>(static_cast<uint16_t>(d.used_milli))
-                                         << (16 * (i % 4));
-    w[7 + static_cast<size_t>(i)] = static_cast<uint64_t>(d.used_memory_mib);
-  }
-  return true;
+// `milli` milli-GPU as GPUs, two decimals ("0.25"); `sign`: "+0.25" for positive values.
+std::string Gpus(double milli, bool sign = false) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, sign ? "%+.2f" : "%.2f", milli / 1000.0);
+  return buf;
 }
 
-// The scores of one ScoreNodes call by node state: open addressing, a slot valid when its stamp
-// is the call's. One per thread, grown to the largest call seen; no allocation after that.
-class ScoreMemo {
- public:
-  // Starts a call over `nodes` nodes.
-  void Begin(size_t nodes) {
-    size_t want = 64;
-    while (want < 2 * nodes) want *= 2;
-    if (slots_.size() < want) slots_.assign(want, Slot{});
-    if (++stamp_ == 0) {  // wrapped: forget every slot
-      for (Slot& s : slots_) s.stamp = 0;
-      stamp_ = 1;
-    }
+// Learned's key in words: "cost 0.40 GPU (fragmentation +0.15, model 0.25, CPU 0.00,
+// utilization 0.00) = 8 steps of 0.05 GPU; then 3.50 GPU idle, 12.0 CPU free after".
+std::string ExplainLearned(const GpuFragmentation::PodState& s, const Args& args,
+                           const framework::NodeInfo& node) {
+  const LearnedTerms t = LearnedTermsOf(s, args, node);
+  if (!t.fits) return "the pod's GPUs fit no set of this node's devices";
+  char cpu_after[32];
+  std::snprintf(cpu_after, sizeof cpu_after, "%.1f", static_cast<double>(t.cpu_after) / 1000.0);
+  const std::string after = "then " + Gpus(static_cast<double>(t.idle_after)) + " GPU idle, " +
+                            cpu_after + " CPU free after";
+  if (node.node->gpu.count == 0 && s.gpu.empty()) return "no GPU here, no cost; " + after;
+  int64_t steps = -LearnedPrimary(s, node, t);
+  std::string penalty;
+  if (s.gpu.empty() && node.node->gpu.count > 0) {
+    steps -= kGpuNodePenalty;
+    penalty = " + 2^20 steps (a pod without GPUs on a GPU node)";
   }
-  // The stored score of `key`, else compute() stored.
-  template <typename F>
-  int64_t GetOrCompute(const NodeKey& key, F&& compute) {
-    uint64_t h = 0x9e3779b97f4a7c15ULL;
-    for (uint64_t w : key.words) h = (h ^ w) * 0xff51afd7ed558ccdULL;
-    const size_t mask = slots_.size() - 1;
-    for (size_t i = static_cast<size_t>(h ^ (h >> 29)) & mask;; i = (i + 1) & mask) {
-      Slot& s = slots_[i];
-      if (s.stamp != stamp_) {
-        s = Slot{key, compute(), stamp_};
-        return s.score;
-      }
-      if (s.key == key) return s.score;
-    }
-  }
-
- private:
-  struct Slot {
-    NodeKey key;
-    int64_t score = 0;
-    uint32_t stamp = 0;
-  };
-  std::vector<Slot> slots_;
-  uint32_t stamp_ = 0;
-};
-
-// Per model of `model_ids` (the snapshot's distinct node models, sorted): the pressure that pods
-// restricted to some models put on it. A restricted type m of M with allowed models S is
-// expected to bring the share w_m = p_m k_m d_m / Σ_j p_j k_j d_j of the GPU demand still to
-// come; if the idle GPU of the whole cluster, I, is eventually claimed, type m needs w_m · I of
-// the idle GPU of S, I_S, spread over S's models in proportion to their idle GPU. Model t's
-// pressure is the share of its idle GPU that restricted pods will claim:
-// min(1, Σ_{m : t ∈ S_m} w_m · I / I_{S_m}). Empty without restricted types.
-std::vector<double> ModelPressure(std::span<const TypicalPod> types,
-                                  std::span<const uint32_t> model_ids,
-                                  const framework::Snapshot& snapshot) {
-  double demand = 0;
-  bool restricted = false;
-  for (const TypicalPod& m : types) {
-    demand += m.p * m.count * m.milli;
-    restricted = restricted || (!m.models.empty() && m.count > 0);
-  }
-  if (!restricted || demand <= 0) return {};
-  std::vector<double> idle(model_ids.size(), 0.0);
-  double total_idle = 0;
-  for (const framework::NodeInfo& n : snapshot.nodes()) {
-    if (!n.valid() || n.node->gpu.count <= 0 || n.node->gpu.model.empty()) continue;
-    auto it = std::lower_bound(model_ids.begin(), model_ids.end(), n.node->gpu.model.id);
-    const auto free = static_cast<double>(n.FreeGpuMilli());
-    idle[static_cast<size_t>(it - model_ids.begin())] += free;  // every node model is listed
-    total_idle += free;
-  }
-  std::vector<double> pressure(model_ids.size(), 0.0);
-  std::vector<uint8_t> in_set(model_ids.size(), 0);
-  for (const TypicalPod& m : types) {
-    if (m.models.empty() || m.count <= 0) continue;
-    double set_idle = 0;
-    for (size_t t = 0; t < model_ids.size(); ++t) {
-      in_set[t] = ModelMatchesAny(common::Atom{model_ids[t]}, m.models) ? 1 : 0;
-      if (in_set[t] != 0) set_idle += idle[t];
-    }
-    if (set_idle <= 0) continue;
-    const double share = m.p * m.count * m.milli / demand * total_idle / set_idle;
-    for (size_t t = 0; t < model_ids.size(); ++t) {
-      if (in_set[t] != 0) pressure[t] += share;
-    }
-  }
-  for (double& p : pressure) p = std::min(1.0, p);
-  return pressure;
+  return "cost " + Gpus(t.Cost()) + " GPU (fragmentation " + Gpus(t.delta, true) + ", model " +
+         Gpus(t.model) + ", CPU " + Gpus(t.cpu) + ", utilization " + Gpus(t.utilization) +
+         ") = " + std::to_string(steps) + (steps == 1 ? " step of " : " steps of ") +
+         Gpus(static_cast<double>(s.delta_step) / kDeltaScale) + " GPU" + penalty + "; " + after;
 }
 
 }  // namespace
@@ -604,7 +560,7 @@ std::shared_ptr<const GpuFragmentation::Tables> GpuFragmentation::TablesFor(
     const common::Atom model = common::Atom{t->model_ids[row]};
     for (size_t k = 0; k < m; ++k) {
       if (!t->types[k].models.empty()) {
-        t->allowed[row * m + k] = ModelMatchesAny(model, t->types[k].models) ? 1 : 0;
+        t->allowed[row * m + k] = helper::GpuModelMatchesAny(model, t->types[k].models) ? 1 : 0;
       }
     }
   }
@@ -700,6 +656,28 @@ framework::Status GpuFragmentation::NormalizeScore(const framework::CycleState& 
     v = framework::kMaxNodeScore - std::min<int64_t>(below, framework::kMaxNodeScore);
   }
   return framework::Status::Success();
+}
+
+std::string GpuFragmentation::ExplainScore(const framework::CycleState& state,
+                                           const api::Pod& /*pod*/, const framework::NodeInfo& node,
+                                           int64_t raw) const {
+  const PodState* s = state.Get<PodState>(kStateKey);
+  if (s == nullptr) return "";
+  if (s->pack.node != Pack::kNone) {
+    return std::string(s->pack.node == Pack::kBinpack ? "binpack" : "spread") +
+           " (gpusched.io/gpu-policy): " +
+           std::to_string(s->pack.node == Pack::kBinpack ? raw : 100 - raw) +
+           "% of the node's GPU used after";
+  }
+  switch (s->policy) {
+    case Policy::kLearned: return ExplainLearned(*s, args_, node);
+    case Policy::kFgd: {
+      const Choice c = EvaluateFragmentation(*s, node);
+      return c.ok ? "fragmentation " + Gpus(c.delta, true) + " GPU, 100/(1+e^(Δ/1000 milli))"
+                  : "the pod's GPUs fit no set of this node's devices";
+    }
+    default: return "";  // the paper's formulas (docs/gpu-placement.md)
+  }
 }
 
 framework::ScorePlugin::TieBreak GpuFragmentation::TieBreakRule() const {

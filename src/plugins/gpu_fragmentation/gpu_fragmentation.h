@@ -73,6 +73,7 @@
 #include <cstdint>
 #include <memory>
 #include <span>
+#include <string>
 #include <string_view>
 #include <vector>
 
@@ -181,6 +182,10 @@ class GpuFragmentation final : public framework::PreFilterPlugin,
   // Learned on the shared scale: kRawScore (the exact key); FGD and the paper's other baselines
   // with tieBreak NodeOrder: kFirstNode.
   TieBreak TieBreakRule() const override;
+  // Learned: the cost in GPUs (fragmentation Δ, model, CPU and utilization terms), its Δ steps
+  // and the packing tie-break; FGD: Δ; the per-pod override: the node's GPU used after.
+  std::string ExplainScore(const framework::CycleState& state, const api::Pod& pod,
+                           const framework::NodeInfo& node, int64_t raw) const override;
   framework::Status Reserve(framework::CycleState& state, const api::Pod& pod,
                             const framework::NodeInfo& node) override;
   void Unreserve(framework::CycleState& state, const api::Pod& pod, std::string_view node) override;

@@ -5,7 +5,9 @@
 
 #include <array>
 #include <boost/json/parse.hpp>
+#include <cstdlib>
 #include <memory>
+#include <optional>
 #include <string>
 #include <utility>
 #include <vector>
@@ -330,6 +332,47 @@ TEST(GpuFragmentationTest, ReserveNeverPicksUnhealthyOrFullDevices) {
 // Property: ScoreNodes, which scores each distinct node state once, gives every node what Score
 // gives it, over random clusters with many alike nodes (health, GPU memory, utilization, NVLink
 // islands and used memory varied) and random pods, for FGD and Learned on both score scales.
+// A random cluster of 2..41 nodes (T4/A100, 1-8 GPUs, devices partly used, some unhealthy,
+// NVLink or busy) and a random pod (no GPU, a share, a memory share, whole GPUs).
+struct RandomCase {
+  framework::Snapshot snapshot;
+  api::Pod pod;
+};
+
+RandomCase MakeRandomCase(common::Random& random) {
+  std::vector<framework::NodeInfo> infos;
+  const int n = 2 + static_cast<int>(random.Uniform(40));
+  for (int i = 0; i < n; ++i) {
+    const int gpus = std::array{1, 2, 4, 8}[random.Uniform(4)];
+    auto node = std::make_shared<api::Node>(*Node("n" + std::to_string(i), gpus,
+                                                  random.Uniform(2) ? "64" : "32",
+                                                  random.Uniform(2) ? "T4" : "A100"));
+    node->gpu.memory_mib = random.Uniform(4) == 0 ? 0 : 16000;
+    if (random.Uniform(8) == 0) node->gpu.unhealthy_mask = 1;
+    if (random.Uniform(8) == 0) node->gpu.nvlink_known = true;
+    framework::NodeInfo info;
+    info.node = node;
+    info.index = static_cast<framework::NodeIndex>(i);
+    info.requested.milli_cpu = 1000 * static_cast<int64_t>(random.Uniform(3));
+    if (random.Uniform(6) == 0) info.gpu_utilization = 0.5;
+    for (int d = 0; d < gpus; ++d) {
+      auto& dev = info.gpus[static_cast<size_t>(d)];
+      dev.used_milli = std::array{0, 0, 300, 500, 1000}[random.Uniform(5)];
+      dev.used_memory_mib = dev.used_milli > 0 && random.Uniform(3) == 0 ? 4000 : 0;
+    }
+    infos.push_back(std::move(info));
+  }
+  api::Pod pod = GpuPod("p", random.Uniform(2) ? "2" : "8", 0, 0);
+  switch (random.Uniform(5)) {
+    case 0: break;  // no GPU
+    case 1: pod.gpu = {.count = 1, .milli = std::array{250, 500, 700}[random.Uniform(3)]}; break;
+    case 2: pod.gpu = {.count = 1, .milli = 300, .share_memory_mib = 4000}; break;
+    case 3: pod.gpu = {.count = 1, .milli = 0, .share_memory_permille = 250}; break;
+    default: pod.gpu = {.count = 1 + static_cast<int32_t>(random.Uniform(4)), .milli = 1000};
+  }
+  return {testing::SnapshotOfInfos(std::move(infos)), std::move(pod)};
+}
+
 TEST(GpuFragmentationTest, ScoreNodesEqualsScoreOnEveryNode) {
   common::Random random(20261206);
   const std::vector<std::string> configs = {R"({"policy":"FGD"})",
@@ -337,38 +380,10 @@ TEST(GpuFragmentationTest, ScoreNodesEqualsScoreOnEveryNode) {
                                             R"({"policy":"Learned"})"};
   for (int round = 0; round < 300; ++round) {
     SCOPED_TRACE(round);
-    std::vector<framework::NodeInfo> infos;
-    const int n = 2 + static_cast<int>(random.Uniform(40));
-    for (int i = 0; i < n; ++i) {
-      const int gpus = std::array{1, 2, 4, 8}[random.Uniform(4)];
-      auto node = std::make_shared<api::Node>(*Node("n" + std::to_string(i), gpus,
-                                                    random.Uniform(2) ? "64" : "32",
-                                                    random.Uniform(2) ? "T4" : "A100"));
-      node->gpu.memory_mib = random.Uniform(4) == 0 ? 0 : 16000;
-      if (random.Uniform(8) == 0) node->gpu.unhealthy_mask = 1;
-      if (random.Uniform(8) == 0) node->gpu.nvlink_known = true;
-      framework::NodeInfo info;
-      info.node = node;
-      info.index = static_cast<framework::NodeIndex>(i);
-      info.requested.milli_cpu = 1000 * static_cast<int64_t>(random.Uniform(3));
-      if (random.Uniform(6) == 0) info.gpu_utilization = 0.5;
-      for (int d = 0; d < gpus; ++d) {
-        auto& dev = info.gpus[static_cast<size_t>(d)];
-        dev.used_milli = std::array{0, 0, 300, 500, 1000}[random.Uniform(5)];
-        dev.used_memory_mib = dev.used_milli > 0 && random.Uniform(3) == 0 ? 4000 : 0;
-      }
-      infos.push_back(std::move(info));
-    }
-    const framework::Snapshot snapshot = testing::SnapshotOfInfos(std::move(infos));
+    const RandomCase c = MakeRandomCase(random);
+    const framework::Snapshot& snapshot = c.snapshot;
+    const api::Pod& pod = c.pod;
     const auto nodes = All(snapshot);
-    api::Pod pod = GpuPod("p", random.Uniform(2) ? "2" : "8", 0, 0);
-    switch (random.Uniform(5)) {
-      case 0: break;  // no GPU
-      case 1: pod.gpu = {.count = 1, .milli = std::array{250, 500, 700}[random.Uniform(3)]}; break;
-      case 2: pod.gpu = {.count = 1, .milli = 300, .share_memory_mib = 4000}; break;
-      case 3: pod.gpu = {.count = 1, .milli = 0, .share_memory_permille = 250}; break;
-      default: pod.gpu = {.count = 1 + static_cast<int32_t>(random.Uniform(4)), .milli = 1000};
-    }
     for (const std::string& config : configs) {
       SCOPED_TRACE(config);
       auto p = MustCreate(config);
@@ -382,6 +397,69 @@ TEST(GpuFragmentationTest, ScoreNodesEqualsScoreOnEveryNode) {
       }
     }
   }
+}
+
+// The number after `label` in `text`; nullopt when `label` is absent.
+std::optional<double> NumberAfter(const std::string& text, std::string_view label) {
+  const size_t at = text.find(label);
+  if (at == std::string::npos) return std::nullopt;
+  return std::strtod(text.c_str() + at + label.size(), nullptr);
+}
+
+// What explain prints for Learned's score says what the key holds: the Δ steps in the words are
+// the key's primary, and the cost is the sum of its four terms.
+TEST(GpuFragmentationTest, ExplainScoreAgreesWithTheLearnedKey) {
+  common::Random random(20261207);
+  int costed = 0;
+  for (int round = 0; round < 300; ++round) {
+    SCOPED_TRACE(round);
+    const RandomCase c = MakeRandomCase(random);
+    auto p = MustCreate(R"({"policy":"Learned","exactScores":true})");
+    framework::CycleState state;
+    ASSERT_TRUE(p->PreFilter(state, c.pod, c.snapshot).ok());
+    ASSERT_TRUE(p->PreScore(state, c.pod, c.snapshot, All(c.snapshot)).ok());
+    for (const framework::NodeInfo& node : c.snapshot.nodes()) {
+      const int64_t raw = p->Score(state, c.pod, node);
+      const std::string words = p->ExplainScore(state, c.pod, node, raw);
+      SCOPED_TRACE(words);
+      if (words.starts_with("the pod's GPUs fit no set")) {
+        EXPECT_EQ(raw, 0);
+        continue;
+      }
+      if (words.starts_with("no GPU here")) {
+        EXPECT_EQ(raw >> 20, 0);
+        continue;
+      }
+      const auto steps = NumberAfter(words, ") = ");
+      ASSERT_TRUE(steps.has_value());
+      int64_t primary = raw >> 20;  // the key's high bits (an arithmetic shift: floor)
+      if (words.find("2^20 steps") != std::string::npos) primary += int64_t{1} << 20;
+      EXPECT_EQ(static_cast<int64_t>(*steps), -primary);
+      const double parts = *NumberAfter(words, "fragmentation ") + *NumberAfter(words, "model ") +
+                           *NumberAfter(words, ", CPU ") + *NumberAfter(words, "utilization ");
+      EXPECT_NEAR(*NumberAfter(words, "cost "), parts, 0.021);  // each printed to 0.01
+      ++costed;
+    }
+  }
+  EXPECT_GT(costed, 1000);
+}
+
+TEST(GpuFragmentationTest, ExplainScoreOfTheOverrideAndOfFgd) {
+  const framework::Snapshot snapshot = SnapshotOf({{Node("n", 4), {{0, 1000}}}});
+  api::Pod pod = MakePod("ns", "p").Cpu("1").Annotation(kGpuPolicyAnnotation, "binpack").Obj();
+  pod.gpu.count = 1;
+  pod.gpu.milli = 1000;
+  auto learned = MustCreate("{}");
+  framework::CycleState state;
+  std::vector<int64_t> scores = ScoreAll(*learned, pod, snapshot, state);
+  EXPECT_EQ(learned->ExplainScore(state, pod, snapshot.at(0), scores[0]),
+            "binpack (gpusched.io/gpu-policy): 50% of the node's GPU used after");
+  auto fgd = MustCreate(R"({"policy":"FGD"})");
+  framework::CycleState fgd_state;
+  api::Pod plain = GpuPod("q", "1", 1, 1000);
+  scores = ScoreAll(*fgd, plain, snapshot, fgd_state);
+  EXPECT_TRUE(
+      fgd->ExplainScore(fgd_state, plain, snapshot.at(0), scores[0]).starts_with("fragmentation "));
 }
 
 TEST(GpuFragmentationTest, ScoreAllocatesNothing) {

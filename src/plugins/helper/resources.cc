@@ -3,6 +3,8 @@
 
 #include <algorithm>
 
+#include "src/api/gpu.h"
+
 namespace gpusched::plugins::helper {
 
 bool IsNativeResourceName(std::string_view name) {
@@ -43,6 +45,15 @@ bool GpusLeftToDra(const framework::DraView* dra, const api::Pod& pod, const api
   const common::Atom gpu = api::Names().nvidia_gpu;
   return dra != nullptr && !pod.gpu.empty() && !pod.gpu.shared() && pod.requests.Get(gpu) > 0 &&
          node.allocatable.Get(gpu) == 0 && dra->ExtendedResourceClass(common::Str(gpu)) != nullptr;
+}
+
+bool GpuModelMatchesAny(common::Atom node_model, std::span<const common::Atom> wanted) {
+  if (node_model.empty()) return false;
+  const std::string_view model = common::Str(node_model);
+  for (common::Atom want : wanted) {
+    if (api::GpuModelMatches(model, common::Str(want))) return true;
+  }
+  return false;
 }
 
 }  // namespace gpusched::plugins::helper

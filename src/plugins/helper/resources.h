@@ -4,9 +4,11 @@
 #pragma once
 
 #include <cstdint>
+#include <span>
 #include <string_view>
 
 #include "src/api/types.h"
+#include "src/common/interner.h"
 #include "src/framework/dra_view.h"
 
 namespace gpusched::plugins::helper {
@@ -37,5 +39,8 @@ NonZeroRequest PodNonZeroRequest(const api::Pod& pod);
 // does not advertise nvidia.com/gpu and a DeviceClass backs it (KEP-5004; `dra` null: none).
 // GpuFit and GpuFragmentation then leave them to DynamicResources.
 bool GpusLeftToDra(const framework::DraView* dra, const api::Pod& pod, const api::Node& node);
+
+// Whether the node's GPU model is one of `wanted` (api::GpuModelMatches); false for no model.
+bool GpuModelMatchesAny(common::Atom node_model, std::span<const common::Atom> wanted);
 
 }  // namespace gpusched::plugins::helper

@@ -407,4 +407,10 @@ std::vector<ClusterEventWithHint> InterPodAffinity::EventsToRegister() const {
   };
 }
 
+std::string InterPodAffinity::ExplainScore(const framework::CycleState& /*state*/,
+                                           const api::Pod& /*pod*/,
+                                           const framework::NodeInfo& /*node*/, int64_t raw) const {
+  return "preferred affinity minus anti-affinity of the node's domains: " + std::to_string(raw);
+}
+
 }  // namespace gpusched::plugins::inter_pod_affinity

@@ -46,6 +46,7 @@
 #include <boost/json/fwd.hpp>
 #include <cstdint>
 #include <span>
+#include <string>
 #include <string_view>
 #include <vector>
 
@@ -98,6 +99,9 @@ class InterPodAffinity final : public framework::PreFilterPlugin,
   int64_t Score(const framework::CycleState& state, const api::Pod& pod,
                 const framework::NodeInfo& node) const override;
   bool HasNormalizeScore() const override { return true; }
+  // preferred affinity minus anti-affinity ...
+  std::string ExplainScore(const framework::CycleState& state, const api::Pod& pod,
+                           const framework::NodeInfo& node, int64_t raw) const override;
   framework::Status NormalizeScore(const framework::CycleState& state, const api::Pod& pod,
                                    std::span<int64_t> scores) const override;
 

@@ -649,4 +649,10 @@ std::vector<ClusterEventWithHint> NetworkLocality::EventsToRegister() const {
   };
 }
 
+std::string NetworkLocality::ExplainScore(const framework::CycleState& /*state*/,
+                                          const api::Pod& /*pod*/,
+                                          const framework::NodeInfo& /*node*/, int64_t raw) const {
+  return "network cost " + std::to_string(raw) + " (lower is better)";
+}
+
 }  // namespace gpusched::plugins::network_locality

@@ -126,6 +126,9 @@ class NetworkLocality final : public framework::QueueSortPlugin,
   int64_t Score(const framework::CycleState& state, const api::Pod& pod,
                 const framework::NodeInfo& node) const override;
   bool HasNormalizeScore() const override { return true; }
+  // network cost N (lower is better)
+  std::string ExplainScore(const framework::CycleState& state, const api::Pod& pod,
+                           const framework::NodeInfo& node, int64_t raw) const override;
   framework::Status NormalizeScore(const framework::CycleState& state, const api::Pod& pod,
                                    std::span<int64_t> scores) const override;
 

@@ -223,4 +223,10 @@ std::vector<ClusterEventWithHint> NodeAffinity::EventsToRegister() const {
            after_node_change}};
 }
 
+std::string NodeAffinity::ExplainScore(const framework::CycleState& /*state*/,
+                                       const api::Pod& /*pod*/, const framework::NodeInfo& /*node*/,
+                                       int64_t raw) const {
+  return "the preferred terms that match weigh " + std::to_string(raw);
+}
+
 }  // namespace gpusched::plugins::node_affinity

@@ -23,6 +23,7 @@
 #include <boost/json/fwd.hpp>
 #include <optional>
 #include <span>
+#include <string>
 #include <string_view>
 #include <vector>
 
@@ -78,6 +79,9 @@ class NodeAffinity final : public framework::PreFilterPlugin,
                   const framework::Snapshot& snapshot, std::span<const framework::NodeIndex> nodes,
                   std::span<int64_t> out) const override;
   bool HasNormalizeScore() const override { return true; }
+  // the preferred terms that match weigh N
+  std::string ExplainScore(const framework::CycleState& state, const api::Pod& pod,
+                           const framework::NodeInfo& node, int64_t raw) const override;
   framework::Status NormalizeScore(const framework::CycleState& state, const api::Pod& pod,
                                    std::span<int64_t> scores) const override;
 

@@ -720,4 +720,12 @@ std::vector<ClusterEventWithHint> PodTopologySpread::EventsToRegister() const {
   };
 }
 
+std::string PodTopologySpread::ExplainScore(const framework::CycleState& /*state*/,
+                                            const api::Pod& /*pod*/,
+                                            const framework::NodeInfo& /*node*/,
+                                            int64_t raw) const {
+  return "matching pods in the node's domains, weighted by the domain counts: " +
+         std::to_string(raw) + " (fewer is better)";
+}
+
 }  // namespace gpusched::plugins::pod_topology_spread

@@ -136,6 +136,9 @@ class PodTopologySpread final : public framework::PreFilterPlugin,
                   const framework::Snapshot& snapshot, std::span<const framework::NodeIndex> nodes,
                   std::span<int64_t> out) const override;
   bool HasNormalizeScore() const override { return true; }
+  // matching pods in the node's domains ... (fewer is better)
+  std::string ExplainScore(const framework::CycleState& state, const api::Pod& pod,
+                           const framework::NodeInfo& node, int64_t raw) const override;
   framework::Status NormalizeScore(const framework::CycleState& state, const api::Pod& pod,
                                    std::span<int64_t> scores) const override;
 

@@ -109,4 +109,11 @@ std::vector<ClusterEventWithHint> TaintToleration::EventsToRegister() const {
   };
 }
 
+std::string TaintToleration::ExplainScore(const framework::CycleState& /*state*/,
+                                          const api::Pod& /*pod*/,
+                                          const framework::NodeInfo& /*node*/, int64_t raw) const {
+  return std::to_string(raw) + (raw == 1 ? " PreferNoSchedule taint" : " PreferNoSchedule taints") +
+         " not tolerated (fewer is better)";
+}
+
 }  // namespace gpusched::plugins::taint_toleration

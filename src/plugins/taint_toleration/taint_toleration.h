@@ -10,6 +10,7 @@
 
 #include <boost/json/fwd.hpp>
 #include <span>
+#include <string>
 #include <string_view>
 #include <vector>
 
@@ -44,6 +45,9 @@ class TaintToleration final : public framework::FilterPlugin,
                   const framework::Snapshot& snapshot, std::span<const framework::NodeIndex> nodes,
                   std::span<int64_t> out) const override;
   bool HasNormalizeScore() const override { return true; }
+  // N PreferNoSchedule taints not tolerated
+  std::string ExplainScore(const framework::CycleState& state, const api::Pod& pod,
+                           const framework::NodeInfo& node, int64_t raw) const override;
   framework::Status NormalizeScore(const framework::CycleState& state, const api::Pod& pod,
                                    std::span<int64_t> scores) const override;
 };
