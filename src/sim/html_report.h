@@ -8,6 +8,8 @@
 //   - GPU allocation per node group and per GPU model, as bars (allocated / total);
 //   - fragmentation: GPUs partly used and GPU nodes idle;
 //   - unschedulable pods by reason, as bars;
+//   - every GPU of every node (Report::gpu_nodes): one box per device, filled as far as it is
+//     allocated, partly used ones marked, its pods in the box's tooltip (the first 1,000 nodes);
 //   - the per-pod table (pod, node, devices, state, reason), sortable by any column.
 //
 // Each chart is an <svg data-chart="NAME" data-marks="N"> once drawn (N: bars or points), so a

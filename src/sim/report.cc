@@ -172,6 +172,36 @@ std::string FormatClaimsText(const std::vector<ClaimRow>& claims, size_t max_lis
   return out;
 }
 
+// Every submitted pod, in arrival order: its node and devices, or why not.
+std::vector<PlacementRow> PlacementRows(const Simulator& sim) {
+  std::vector<PlacementRow> rows;
+  for (const PodOutcome& o : sim.outcomes()) {
+    PlacementRow row{o.pod->Key(), o.node, {}, 0, std::string(PodStateName(o.state)), o.message};
+    // A placed pod that left (time replay: its duration ran out) keeps its node and devices.
+    if (o.deleted && o.state == PodState::kScheduled) row.state = "Completed";
+    if (row.message.empty() && !o.replaces.empty())
+      row.message = (o.replaces_moved ? "replaces moved " : "replaces preempted ") + o.replaces;
+    for (int8_t d : o.gpu.devices) row.gpu_devices.push_back(d);
+    row.gpu_milli = o.gpu.milli;
+    // A pod that arrived bound keeps the devices its annotation names, if any.
+    const std::string* devices = o.pod->meta.Annotation(api::kPodGpuDevicesAnnotation);
+    if (o.state == PodState::kPreBound && devices != nullptr) {
+      if (auto a = api::ParseGpuAssignment(*devices); a.ok()) {
+        for (int8_t d : a->devices) row.gpu_devices.push_back(d);
+        row.gpu_milli = a->milli;
+      }
+    }
+    rows.push_back(std::move(row));
+  }
+  return rows;
+}
+
+// The node's GPU model as the report names it ("(unknown)" when the node names none).
+std::string ModelName(const api::Node& node) {
+  return node.gpu.model.empty() ? std::string("(unknown)")
+                                : std::string(common::Str(node.gpu.model));
+}
+
 }  // namespace
 
 Report BuildReport(const Simulator& sim, std::string_view source,
@@ -187,22 +217,7 @@ Report BuildReport(const Simulator& sim, std::string_view source,
   r.counters = sim.cluster().Counters();
   r.warnings = warnings;
   r.rejected = rejected;
-  for (const PodOutcome& o : sim.outcomes()) {
-    PlacementRow row{o.pod->Key(), o.node, {}, std::string(PodStateName(o.state)), o.message};
-    // A placed pod that left (time replay: its duration ran out) keeps its node and devices.
-    if (o.deleted && o.state == PodState::kScheduled) row.state = "Completed";
-    if (row.message.empty() && !o.replaces.empty())
-      row.message = (o.replaces_moved ? "replaces moved " : "replaces preempted ") + o.replaces;
-    for (int8_t d : o.gpu.devices) row.gpu_devices.push_back(d);
-    // A pod that arrived bound keeps the devices its annotation names, if any.
-    const std::string* devices = o.pod->meta.Annotation(api::kPodGpuDevicesAnnotation);
-    if (o.state == PodState::kPreBound && devices != nullptr) {
-      if (auto a = api::ParseGpuAssignment(*devices); a.ok()) {
-        for (int8_t d : a->devices) row.gpu_devices.push_back(d);
-      }
-    }
-    r.placements.push_back(std::move(row));
-  }
+  r.placements = PlacementRows(sim);
   r.claims = ClaimRows(sim);
 
   std::map<std::string, GroupRow> groups;
@@ -218,8 +233,10 @@ Report BuildReport(const Simulator& sim, std::string_view source,
     g.milli_cpu_requested += usage.milli_cpu;
     int64_t node_milli = 0;
     int32_t used_devices = 0;
+    GpuNodeRow gpu_node{node->meta.name, NodeGroupOf(*node), ModelName(*node), {}};
     for (int32_t d = 0; d < node->gpu.count && d < api::kMaxGpusPerNode; ++d) {
       int32_t m = usage.gpu_milli[static_cast<size_t>(d)];
+      gpu_node.used_milli.push_back(m);
       node_milli += m;
       if (m > 0) ++used_devices;
       if (m > 0 && m < api::kMilliPerGpu) ++r.gpus_partly_used;
@@ -227,8 +244,8 @@ Report BuildReport(const Simulator& sim, std::string_view source,
     if (node->gpu.count > 0 && node_milli == 0) ++r.gpu_nodes_idle;
     g.gpu_milli_allocated += node_milli;
     if (node->gpu.count > 0) {
-      std::string model = node->gpu.model.empty() ? std::string("(unknown)")
-                                                  : std::string(common::Str(node->gpu.model));
+      const std::string model = gpu_node.model;
+      r.gpu_nodes.push_back(std::move(gpu_node));
       ModelRow& m = models[model];
       model_nodes[model].insert(node->meta.name);
       m.gpus_total += node->gpu.count;
@@ -237,6 +254,8 @@ Report BuildReport(const Simulator& sim, std::string_view source,
       m.milli_allocated += node_milli;
     }
   }
+  std::sort(r.gpu_nodes.begin(), r.gpu_nodes.end(),
+            [](const GpuNodeRow& a, const GpuNodeRow& b) { return a.node < b.node; });
   for (auto& [name, g] : groups) {
     g.group = name;
     r.groups.push_back(g);
@@ -504,8 +523,20 @@ json::array PlacementsJson(const std::vector<PlacementRow>& rows) {
     out.push_back(json::object{{"pod", p.pod},
                                {"node", p.node},
                                {"gpuDevices", std::move(devices)},
+                               {"gpuMilli", p.gpu_milli},
                                {"state", p.state},
                                {"message", p.message}});
+  }
+  return out;
+}
+
+json::array GpuNodesJson(const std::vector<GpuNodeRow>& rows) {
+  json::array out;
+  for (const GpuNodeRow& n : rows) {
+    json::array used;
+    for (int32_t m : n.used_milli) used.emplace_back(m);
+    out.push_back(json::object{
+        {"node", n.node}, {"group", n.group}, {"model", n.model}, {"usedMilli", std::move(used)}});
   }
   return out;
 }
@@ -611,6 +642,7 @@ json::value ReportToJson(const Report& r) {
   o["gpuNodesIdle"] = r.gpu_nodes_idle;
   o["pods"] = PodCountsJson(r.stats);
   o["placements"] = PlacementsJson(r.placements);
+  o["gpuNodes"] = GpuNodesJson(r.gpu_nodes);
   o["claims"] = ClaimsJson(r.claims);
   o["decisions"] = r.stats.decisions;
   o["wallSeconds"] = std::round(r.stats.wall_seconds * 1e6) / 1e6;

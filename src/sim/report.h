@@ -77,8 +77,18 @@ struct PlacementRow {
   std::string pod;   // namespace/name
   std::string node;  // empty unless scheduled or pre-bound
   std::vector<int32_t> gpu_devices;
-  std::string state;  // PodStateName, or "Completed" for a placed pod that left (replay)
+  int32_t gpu_milli = 0;  // on each of gpu_devices (1000: whole GPUs; less: a share)
+  std::string state;      // PodStateName, or "Completed" for a placed pod that left (replay)
   std::string message;
+};
+
+// One node with GPUs (nvidia.com/gpu devices, not DRA) at the end of the run, for the page's
+// per-node, per-GPU view.
+struct GpuNodeRow {
+  std::string node;
+  std::string group;                // NodeGroupOf
+  std::string model;                // "(unknown)" when the node names none
+  std::vector<int32_t> used_milli;  // per device, 0..1000
 };
 
 // One ResourceClaim at the end of the run: where its devices are, or unallocated (node "",
@@ -102,6 +112,7 @@ struct Report {
   int32_t gpu_nodes_idle = 0;               // GPU nodes with every device free
   std::vector<GroupRow> groups;             // sorted by name
   std::vector<ModelRow> models;             // sorted by name
+  std::vector<GpuNodeRow> gpu_nodes;        // sorted by name
   std::vector<ReasonRow> reasons;           // most pods first, then by name
   std::vector<UnscheduledRow> unscheduled;  // arrival order
   std::vector<PlacementRow> placements;     // every submitted pod, arrival order

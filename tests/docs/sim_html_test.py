@@ -12,7 +12,9 @@ must load nothing from elsewhere. The gangs (docs/examples/gang) and the Resourc
 (docs/examples/dra) are listed, so are the warnings and rejected objects, and the pod table
 keeps the rows that contain the text of its filter (#filter=TEXT in the page's address fills it). A
 second page (docs/consolidation.md's fragmented cluster and an
-8-GPU pod) lists the consolidation and each moved pod's destination.
+8-GPU pod) lists the consolidation and each moved pod's destination. The per-node, per-GPU view
+has a box for every GPU, the partly used ones marked, and the pods of each device in its tooltip,
+adding up to the cluster's own count.
 
 Environment: GPUSCHED_BINARY (the binary; ctest sets it), GPUSCHED_SOURCE_DIR.
 """
@@ -133,6 +135,71 @@ class SimulateHtmlTest(unittest.TestCase):
         problems = re.search(r'<ul id="problems">(.*?)</ul>', dom, re.S).group(1)
         self.assertEqual(problems, "<li>none</li>")  # the docs' example is clean
 
+    @staticmethod
+    def report(html):
+        """The report JSON a page carries."""
+        m = re.search(r'<script type="application/json" id="report">(.*?)</script>', html, re.S)
+        return json.loads(m.group(1).replace("<\\/", "</"))
+
+    SHARES = """apiVersion: v1
+kind: Node
+metadata: {name: a100-0, labels: {nvidia.com/gpu.product: NVIDIA-A100-SXM4-80GB}}
+status: {allocatable: {cpu: "32", memory: 256Gi, pods: "110", nvidia.com/gpu: "4"}}
+""" + "".join(f"""---
+apiVersion: v1
+kind: Pod
+metadata: {{name: share-{i}, namespace: ml, annotations: {{gpusched.io/gpu-milli: "{m}"}}}}
+spec: {{containers: [{{name: c, resources: {{limits: {{nvidia.com/gpu: "1"}}}}}}]}}
+""" for i, m in enumerate((500, 300, 500, 700, 250)))
+
+    def test_the_page_shows_every_gpu_of_every_node_and_its_pods(self):
+        """The per-node, per-GPU view (on the docs' page and on a node whose GPUs five pods
+        share): one row per GPU node and one box per GPU, the partly used ones marked, the pods
+        of a device in its tooltip; the pods each placement puts on a device add up to what the
+        cluster's ledger says is allocated there (the view and the pod table tell one story)."""
+        shares = os.path.join(self.tmp, "shares.yaml")
+        with open(shares, "w") as f:
+            f.write(self.SHARES)
+        page = os.path.join(self.tmp, "shares.html")
+        proc = subprocess.run([os.environ["GPUSCHED_BINARY"], "simulate", "-f", shares, "-o", "html"],
+                              stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, timeout=120)
+        self.assertEqual(proc.returncode, 0, proc.stderr)
+        with open(page, "w") as f:
+            f.write(proc.stdout)
+        self.check_gpu_view(self.page, self.report(self.html))
+        partly = self.check_gpu_view(page, self.report(proc.stdout))
+        self.assertGreater(partly, 0)
+
+    def check_gpu_view(self, page, report):
+        """Checks the view of one page; returns the number of partly used GPUs."""
+        nodes = report["gpuNodes"]
+        self.assertTrue(nodes)
+        on_device = {}
+        for p in report["placements"]:
+            if p["node"] and p["state"] in ("Scheduled", "PreBound"):
+                for d in p["gpuDevices"]:
+                    key = (p["node"], d)
+                    on_device[key] = on_device.get(key, 0) + p["gpuMilli"]
+        for n in nodes:
+            for d, used in enumerate(n["usedMilli"]):
+                self.assertEqual(on_device.pop((n["node"], d), 0), used, f"{n['node']} GPU {d}")
+        self.assertEqual(on_device, {}, "pods on devices the view does not have")
+        boxes = sum(len(n["usedMilli"]) for n in nodes)
+        partly = sum(1 for n in nodes for m in n["usedMilli"] if 0 < m < 1000)
+        self.assertEqual(partly, report["gpusPartlyUsed"])
+        dom = browser("--virtual-time-budget=5000", "--dump-dom", "file://" + page).stdout
+        table = re.search(r'<table id="gpu-nodes"([^>]*)>.*?<tbody>(.*?)</tbody>', dom, re.S)
+        self.assertIn(f'data-boxes="{boxes}"', table.group(1))
+        self.assertIn(f'data-partly="{partly}"', table.group(1))
+        self.assertEqual(table.group(2).count("<tr>"), len(nodes))
+        self.assertEqual(table.group(2).count('class="part"'), partly)
+        placed = [p for p in report["placements"] if p["gpuDevices"] and p["state"] == "Scheduled"]
+        self.assertTrue(placed)
+        for p in placed:  # each placed pod is in the tooltip of its devices
+            self.assertRegex(table.group(2), r"<title>%s GPU %d: [0-9.]+ of 1 allocated\n[^<]*%s %s GPU" % (
+                re.escape(p["node"]), p["gpuDevices"][0], re.escape(p["pod"]), "%g" % (p["gpuMilli"] / 1000)))
+        return partly
+
     def test_a_page_of_20000_pods_renders_in_under_5_s(self):
         """The docs' page with its report scaled to 2,000 nodes and 20,000 pods (the JSON the
         simulator would write, made here: simulating 20,000 pods takes minutes in the sanitizer
@@ -146,6 +213,9 @@ class SimulateHtmlTest(unittest.TestCase):
                                 for i in range(20000)]
         report["nodes"] = 2000
         report["pods"]["total"] = 20000
+        gpu_nodes = report["gpuNodes"]
+        report["gpuNodes"] = [dict(gpu_nodes[i % len(gpu_nodes)], node=f"node-{i:04d}")
+                              for i in range(2000)]
         page = os.path.join(self.tmp, "big.html")
         with open(page, "w") as f:
             f.write(self.html[:m.start(2)] + json.dumps(report).replace("</", "<\\/") + self.html[m.end(2):])
@@ -157,7 +227,8 @@ class SimulateHtmlTest(unittest.TestCase):
         body = re.search(r'<table id="pods">.*?<tbody>(.*?)</tbody>', dom, re.S).group(1)
         self.assertEqual(body.count("<tr>"), 1000)  # the first 1,000; the rest by sort or filter
         self.assertIn("20000 rows; the first 1000 are shown", dom)
-        for section in ("preemptions", "gangs", "claims", "problems", "pod-filter"):
+        self.assertIn("The first 1000 of 2000 GPU nodes", dom)
+        for section in ("gpu-nodes", "preemptions", "gangs", "claims", "problems", "pod-filter"):
             self.assertIn(f'id="{section}"', dom)
         dom = browser("--virtual-time-budget=10000", "--dump-dom", "file://" + page + "#filter=pod-19999").stdout
         body = re.search(r'<table id="pods">.*?<tbody>(.*?)</tbody>', dom, re.S).group(1)
