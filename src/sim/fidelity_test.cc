@@ -3,6 +3,8 @@
 // rejected one line each and the rest simulated. Real decoder, real scheduler, default profile.
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <array>
 #include <map>
 #include <memory>
 #include <string>
@@ -11,6 +13,7 @@
 
 #include "src/common/clock.h"
 #include "src/common/interner.h"
+#include "src/common/random.h"
 #include "src/plugins/in_tree_registry.h"
 #include "src/sim/controllers.h"
 #include "src/sim/replay.h"
@@ -161,6 +164,62 @@ TEST(GpuSharingTest, ATimeSlicedNodeTakesAPodPerReplica) {
   for (const auto& [device, n] : per_device) EXPECT_EQ(n, 4) << device;
   ASSERT_EQ(r.models.size(), 1u);
   EXPECT_EQ(r.models[0].milli_allocated, 4000);
+}
+
+// GFD time-slicing and MPS over random clusters of shared and whole-GPU nodes: a node advertises
+// count × replicas nvidia.com/gpu and a one-GPU pod takes one replica, so a cluster places
+// min(pods, Σ count × replicas) of them, whatever else is there. The oracle is that count; the
+// simulator must reach it exactly, with at most `replicas` pods on a device of the node and no
+// device above 1000 milli (check_invariants).
+TEST(GpuSharingTest, RandomSharedClustersPlaceOnePodPerReplica) {
+  common::Random random(20261207);
+  for (int round = 0; round < 150; ++round) {
+    SCOPED_TRACE(round);
+    std::string yaml;
+    std::map<std::string, int> replicas_of;
+    int capacity = 0;
+    const int nodes = 1 + static_cast<int>(random.Uniform(4));
+    for (int n = 0; n < nodes; ++n) {
+      const int count = std::array{1, 2, 4, 8}[random.Uniform(4)];
+      const int replicas = std::array{1, 2, 3, 4, 8}[random.Uniform(5)];
+      const bool mps = replicas > 1 && random.Uniform(2) == 0;
+      const std::string name = "n" + std::to_string(n);
+      replicas_of[name] = replicas;
+      capacity += count * replicas;
+      yaml += "apiVersion: v1\nkind: Node\nmetadata:\n  name: " + name + "\n  labels:\n" +
+              "    nvidia.com/gpu.product: Tesla-T4" + (replicas > 1 ? "-SHARED" : "") + "\n" +
+              "    nvidia.com/gpu.count: \"" + std::to_string(count) + "\"\n" +
+              "    nvidia.com/gpu.memory: \"15360\"\n" +
+              (replicas > 1 ? "    nvidia.com/gpu.replicas: \"" + std::to_string(replicas) + "\"\n"
+                            : std::string()) +
+              (mps ? "    nvidia.com/gpu.sharing-strategy: mps\n" : "") +
+              "status:\n  allocatable: {cpu: \"64\", memory: 256Gi, pods: \"110\", "
+              "nvidia.com/gpu: \"" +
+              std::to_string(count * replicas) + "\"}\n---\n";
+    }
+    const int gpu_pods = static_cast<int>(random.Uniform(static_cast<uint64_t>(capacity) + 6));
+    const int cpu_pods = static_cast<int>(random.Uniform(4));
+    for (int i = 0; i < gpu_pods + cpu_pods; ++i) {
+      yaml += "apiVersion: v1\nkind: Pod\nmetadata: {name: p-" + std::to_string(i) +
+              "}\nspec:\n  containers: [{name: c, image: x, resources: {limits: {cpu: 100m" +
+              (i < gpu_pods ? ", nvidia.com/gpu: 1" : "") + "}}}]\n---\n";
+    }
+    Workload w = Load(yaml);
+    auto sim = Simulate(w);
+    ASSERT_NE(sim, nullptr);
+    const Report r = BuildReport(*sim, "in.yaml", w.warnings, w.rejected);
+    int placed_gpu_pods = 0;
+    std::map<std::pair<std::string, int32_t>, int> per_device;
+    for (const PlacementRow& p : r.placements) {
+      if (p.gpu_devices.empty()) continue;
+      ASSERT_EQ(p.gpu_devices.size(), 1u) << p.pod;
+      ++placed_gpu_pods;
+      const int on_device = ++per_device[{p.node, p.gpu_devices[0]}];
+      ASSERT_LE(on_device, replicas_of[p.node]) << p.node << " GPU " << p.gpu_devices[0];
+    }
+    EXPECT_EQ(placed_gpu_pods, std::min(gpu_pods, capacity)) << yaml;
+    EXPECT_EQ(r.stats.scheduled, placed_gpu_pods + cpu_pods);
+  }
 }
 
 // `explain --at`: the replay stops at `until`; later arrivals and departures do not happen.
