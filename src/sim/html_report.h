@@ -4,7 +4,7 @@
 // embedded, and a small script draws the charts as SVG when the page loads:
 //
 //   - GPU allocation over time (with --replay): all GPUs and per model, and per node group, as
-//     step lines;
+//     step lines; without --replay, GPU allocation attempt by attempt (Report::fill);
 //   - GPU allocation per node group and per GPU model, as bars (allocated / total);
 //   - fragmentation: GPUs partly used and GPU nodes idle;
 //   - unschedulable pods by reason, as bars;

@@ -196,6 +196,29 @@ std::vector<PlacementRow> PlacementRows(const Simulator& sim) {
   return rows;
 }
 
+// Simulator::fill_curve as % of the cluster's nvidia.com/gpu milli (`models` before the DRA GPUs
+// are added), ending with the run's end; empty when the cluster has no such GPU.
+std::vector<FillRow> FillRows(const Simulator& sim, const std::map<std::string, ModelRow>& models) {
+  int64_t total = 0;
+  int64_t used = 0;
+  for (const auto& [name, m] : models) {
+    total += m.milli_total;
+    used += m.milli_allocated;
+  }
+  std::vector<FillRow> rows;
+  if (total <= 0) return rows;
+  auto pct = [total](int64_t milli) {
+    return 100.0 * static_cast<double>(milli) / static_cast<double>(total);
+  };
+  for (const FillSample& s : sim.fill_curve()) rows.push_back({s.decisions, pct(s.gpu_milli_used)});
+  const int64_t decisions = sim.Stats().decisions;
+  if (rows.empty() || rows.back().decisions < decisions ||
+      rows.back().gpu_allocation != pct(used)) {
+    rows.push_back({decisions, pct(used)});
+  }
+  return rows;
+}
+
 // The node's GPU model as the report names it ("(unknown)" when the node names none).
 std::string ModelName(const api::Node& node) {
   return node.gpu.model.empty() ? std::string("(unknown)")
@@ -260,6 +283,7 @@ Report BuildReport(const Simulator& sim, std::string_view source,
     g.group = name;
     r.groups.push_back(g);
   }
+  r.fill = FillRows(sim, models);
   AddDraGpus(sim, models, model_nodes);
   for (auto& [name, m] : models) {
     m.model = name;
@@ -643,6 +667,11 @@ json::value ReportToJson(const Report& r) {
   o["pods"] = PodCountsJson(r.stats);
   o["placements"] = PlacementsJson(r.placements);
   o["gpuNodes"] = GpuNodesJson(r.gpu_nodes);
+  json::array fill;
+  for (const FillRow& f : r.fill) {
+    fill.push_back(json::object{{"decisions", f.decisions}, {"gpuAllocation", f.gpu_allocation}});
+  }
+  o["fill"] = std::move(fill);
   o["claims"] = ClaimsJson(r.claims);
   o["decisions"] = r.stats.decisions;
   o["wallSeconds"] = std::round(r.stats.wall_seconds * 1e6) / 1e6;

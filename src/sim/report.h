@@ -91,6 +91,13 @@ struct GpuNodeRow {
   std::vector<int32_t> used_milli;  // per device, 0..1000
 };
 
+// GPU allocation (% of the nvidia.com/gpu milli of the cluster) after `decisions` scheduling
+// attempts: Simulator::fill_curve, then the end of the run.
+struct FillRow {
+  int64_t decisions = 0;
+  double gpu_allocation = 0;
+};
+
 // One ResourceClaim at the end of the run: where its devices are, or unallocated (node "",
 // devices empty).
 struct ClaimRow {
@@ -113,6 +120,7 @@ struct Report {
   std::vector<GroupRow> groups;             // sorted by name
   std::vector<ModelRow> models;             // sorted by name
   std::vector<GpuNodeRow> gpu_nodes;        // sorted by name
+  std::vector<FillRow> fill;                // in decision order; empty without GPUs
   std::vector<ReasonRow> reasons;           // most pods first, then by name
   std::vector<UnscheduledRow> unscheduled;  // arrival order
   std::vector<PlacementRow> placements;     // every submitted pod, arrival order

@@ -188,6 +188,7 @@ common::Status Simulator::Drain() {
 
 void Simulator::OnDecision(const scheduler::Decision& d) {
   ++decisions_;
+  RecordFill();
   auto it = index_by_uid_.find(d.pod->meta.uid);
   if (it == index_by_uid_.end()) return;  // not submitted through us (cannot happen)
   RecordPreemption(d);
@@ -236,6 +237,18 @@ void Simulator::OnDecision(const scheduler::Decision& d) {
   }
   // retry = false still lets a preemptor wait for its victims to leave (it was nominated).
   if (!options_.retry && d.nominated_node.empty()) to_delete_.push_back(d.pod->meta.uid);
+}
+
+void Simulator::RecordFill() {
+  constexpr size_t kMaxFill = 1024;
+  if ((decisions_ - 1) % fill_stride_ != 0) return;
+  fill_.push_back({decisions_, cluster_.GpuMilliUsedTotal()});
+  if (fill_.size() < kMaxFill) return;
+  // Full: keep every other sample (those at 1, 1 + 2 stride, ...) and sample half as often.
+  size_t kept = 0;
+  for (size_t i = 0; i < fill_.size(); i += 2) fill_[kept++] = fill_[i];
+  fill_.resize(kept);
+  fill_stride_ *= 2;
 }
 
 void Simulator::RecordPreemption(const scheduler::Decision& d) {

@@ -117,6 +117,13 @@ struct Preemption {
   bool moves() const { return !destinations.empty(); }
 };
 
+// The milli-GPU allocated after `decisions` scheduling attempts: how the cluster filled as pods
+// were placed, in any run (the page's chart when there is no time replay).
+struct FillSample {
+  int64_t decisions = 0;
+  int64_t gpu_milli_used = 0;
+};
+
 struct SimStats {
   int64_t pods = 0;
   int64_t scheduled = 0;
@@ -193,6 +200,9 @@ class Simulator {
   int64_t LiveCount(PodState state) const { return live_[static_cast<size_t>(state)]; }
   std::span<const Preemption> preemptions() const { return preemptions_; }
   SimStats Stats() const;
+  // After each scheduling attempt, then every 2nd, 4th, ... so that at most 1,024 samples are
+  // kept whatever the run's length (evenly spread over it); the first attempt's is always there.
+  const std::vector<FillSample>& fill_curve() const { return fill_; }
   // Changes SimOptions::retry for the pods submitted from now on (a benchmark's later phase, e.g.
   // gang members that must wait for each other after an FGD-protocol phase).
   void SetRetry(bool retry) { options_.retry = retry; }
@@ -220,6 +230,7 @@ class Simulator {
   // class for a pod without one. An error for a class that does not exist.
   common::StatusOr<api::PodPtr> AdmitPriority(api::PodPtr pod) const;
   void RecordPreemption(const scheduler::Decision& d);
+  void RecordFill();  // a fill_ sample after this attempt, if it is one to keep
   // SubmitPod without the clock step and the scheduling: prepares, admits and creates the pod
   // and records its outcome; AlreadyExists for a uid already submitted.
   common::StatusOr<size_t> Admit(api::PodPtr pod);
@@ -255,6 +266,8 @@ class Simulator {
   bool placed_ = false;  // a placement happened in the current ScheduleOne
   int64_t decisions_ = 0;
   double wall_seconds_ = 0;
+  std::vector<FillSample> fill_;  // fill_curve()
+  int64_t fill_stride_ = 1;       // attempts between two samples
 };
 
 }  // namespace gpusched::sim

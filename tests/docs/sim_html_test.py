@@ -14,7 +14,8 @@ keeps the rows that contain the text of its filter (#filter=TEXT in the page's a
 second page (docs/consolidation.md's fragmented cluster and an
 8-GPU pod) lists the consolidation and each moved pod's destination. The per-node, per-GPU view
 has a box for every GPU, the partly used ones marked, and the pods of each device in its tooltip,
-adding up to the cluster's own count.
+adding up to the cluster's own count. A run without --replay charts the allocation attempt by
+attempt.
 
 Environment: GPUSCHED_BINARY (the binary; ctest sets it), GPUSCHED_SOURCE_DIR.
 """
@@ -169,6 +170,35 @@ spec: {{containers: [{{name: c, resources: {{limits: {{nvidia.com/gpu: "1"}}}}}}
         self.check_gpu_view(self.page, self.report(self.html))
         partly = self.check_gpu_view(page, self.report(proc.stdout))
         self.assertGreater(partly, 0)
+
+    def test_a_run_without_a_clock_charts_how_the_gpus_filled(self):
+        """Without --replay the page charts GPU allocation attempt by attempt (the report's
+        `fill`): it ends at the run's allocation, never falls when nothing left or was evicted,
+        and is drawn."""
+        page = os.path.join(self.tmp, "static.html")
+        proc = subprocess.run(
+            [os.environ["GPUSCHED_BINARY"], "simulate", "-f", os.path.join(EXAMPLES, "cluster.yaml"),
+             "-f", os.path.join(EXAMPLES, "workloads.yaml"), "-o", "html"],
+            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, timeout=120)
+        self.assertEqual(proc.returncode, 0, proc.stderr)
+        with open(page, "w") as f:
+            f.write(proc.stdout)
+        report = self.report(proc.stdout)
+        fill = report["fill"]
+        self.assertEqual(fill[-1]["decisions"], report["decisions"])
+        total = sum(m["milliTotal"] for m in report["gpuModels"])
+        used = sum(m["milliAllocated"] for m in report["gpuModels"])
+        self.assertAlmostEqual(fill[-1]["gpuAllocation"], 100 * used / total)
+        self.assertEqual(report["preemptions"], [])
+        values = [f["gpuAllocation"] for f in fill]
+        self.assertEqual(values, sorted(values))
+        self.assertGreater(values[-1], values[0])
+        dom = browser("--virtual-time-budget=5000", "--dump-dom", "file://" + page).stdout
+        self.assertIn('data-overflow="0"', dom)
+        m = re.search(r'<svg[^>]*data-chart="allocation-by-attempt"[^>]*data-marks="(\d+)"', dom)
+        self.assertIsNotNone(m, "no allocation chart without --replay")
+        self.assertEqual(int(m.group(1)), len(fill))
+        self.assertNotIn('data-chart="allocation-over-time"', dom)
 
     def check_gpu_view(self, page, report):
         """Checks the view of one page; returns the number of partly used GPUs."""
