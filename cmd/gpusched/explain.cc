@@ -291,11 +291,21 @@ class ExplainCommand final : public Command {
                                  std::move(g->message),
                                  std::move(g->nodes)};
     }
-    // DRA claims: each request's devices on the chosen (else bound, best or first) node.
+    // DRA claims: each request's devices on the chosen (else bound, else best feasible) node and
+    // on the node DynamicResources rejected that came closest; with no node to place on, that
+    // one alone.
     if (framework::DraView* dra = sched.dra(); dra != nullptr && pod.resource_claims != nullptr) {
-      const std::string node = explain::DraNodeOf(ex);
-      for (const auto& ni : sched.snapshot().nodes()) {
-        if (ni.valid() && ni.name() == node) ex.dra = explain::ExplainClaims(*dra, pod, *ni.node);
+      std::optional<explain::DraRow> rejected =
+          explain::ExplainBestRejected(*dra, pod, sched.snapshot(), ex);
+      const framework::NodeInfo* node = sched.snapshot().Get(explain::DraNodeOf(ex));
+      if (node != nullptr) {
+        ex.dra = explain::ExplainClaims(*dra, pod, *node->node);
+        ex.dra_rejected = std::move(rejected);
+      } else if (rejected) {
+        ex.dra = std::move(rejected);
+      } else if (!ex.nodes.empty()) {
+        const framework::NodeInfo* first = sched.snapshot().Get(ex.nodes.front().name);
+        if (first != nullptr) ex.dra = explain::ExplainClaims(*dra, pod, *first->node);
       }
       explain::ExplainLookahead(*dra, pod, sched.snapshot(), ex);
     }

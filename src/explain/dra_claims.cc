@@ -58,10 +58,7 @@ std::string DraNodeOf(const Explanation& ex) {
   for (const NodeRow& n : ex.nodes) {
     if (n.feasible) return n.name;
   }
-  for (const NodeRow& n : ex.nodes) {
-    if (n.plugin == plugins::names::kDynamicResources) return n.name;
-  }
-  return ex.nodes.empty() ? std::string() : ex.nodes.front().name;
+  return {};
 }
 
 namespace {
@@ -371,6 +368,44 @@ std::optional<DraRow> ExplainClaims(const framework::DraView& view, const api::P
     }
   }
   return row;
+}
+
+namespace {
+
+// How close a node came (ExplainBestRejected): devices passing their request's selectors, then
+// devices of the requested classes.
+std::pair<int64_t, int64_t> Closeness(const DraRow& row) {
+  std::pair<int64_t, int64_t> c{0, 0};
+  for (const DraRequestRow& r : row.requests) {
+    for (const DraDeviceRow& d : r.devices) {
+      if (d.verdict.starts_with("class selector false")) continue;
+      ++c.second;
+      if (!d.verdict.starts_with("request selector false")) ++c.first;
+    }
+  }
+  return c;
+}
+
+}  // namespace
+
+std::optional<DraRow> ExplainBestRejected(const framework::DraView& view, const api::Pod& pod,
+                                          const framework::Snapshot& snapshot,
+                                          const Explanation& ex) {
+  std::optional<DraRow> best;
+  std::pair<int64_t, int64_t> best_closeness{-1, -1};
+  for (const NodeRow& n : ex.nodes) {
+    if (n.feasible || n.plugin != plugins::names::kDynamicResources) continue;
+    const framework::NodeInfo* ni = snapshot.Get(n.name);
+    if (ni == nullptr) continue;
+    std::optional<DraRow> row = ExplainClaims(view, pod, *ni->node);
+    if (!row) continue;
+    const std::pair<int64_t, int64_t> c = Closeness(*row);
+    if (c > best_closeness) {
+      best_closeness = c;
+      best = std::move(row);
+    }
+  }
+  return best;
 }
 
 void ExplainLookahead(const framework::DraView& view, const api::Pod& pod,

@@ -39,8 +39,15 @@ void ExplainLookahead(const framework::DraView& view, const api::Pod& pod,
                       const framework::Snapshot& snapshot, Explanation& ex);
 
 // The node the claims are explained on: the chosen node, else the node the pod is bound to, else
-// the best feasible one, else the first rejected by DynamicResources, else the first node;
-// empty when there is none.
+// the best feasible one; empty when there is none.
 std::string DraNodeOf(const Explanation& ex);
+
+// The claims on the node DynamicResources rejected that came closest: the most devices that pass
+// their request's selectors, then the most of the requested classes, then the first in `ex`'s
+// order (rejected nodes by name). nullopt when DynamicResources rejected no node (`ex.nodes`
+// found by name in `snapshot`, the one the explanation was built on).
+std::optional<DraRow> ExplainBestRejected(const framework::DraView& view, const api::Pod& pod,
+                                          const framework::Snapshot& snapshot,
+                                          const Explanation& ex);
 
 }  // namespace gpusched::explain

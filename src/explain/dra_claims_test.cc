@@ -313,6 +313,65 @@ spec:
         - cel: {expression: "device.attributes['gpu.nvidia.com'].productName == 'A100'"}
 )";
 
+// Beside kInput: node n2 (one H100), node a0 (no devices), and a claim for four H100s of one
+// clique, which no node has: n1 comes closest (seven H100s, one held, one tainted).
+constexpr std::string_view kNoFitNodes = R"(---
+apiVersion: v1
+kind: Node
+metadata: {name: n2}
+status: {allocatable: {cpu: "32", memory: 64Gi, pods: "110"}}
+---
+apiVersion: v1
+kind: Node
+metadata: {name: a0}
+status: {allocatable: {cpu: "32", memory: 64Gi, pods: "110"}}
+---
+apiVersion: resource.k8s.io/v1
+kind: ResourceClaim
+metadata: {name: four, namespace: ml}
+spec:
+  devices:
+    requests:
+    - name: gpus
+      exactly:
+        deviceClassName: gpu.nvidia.com
+        count: 4
+        selectors:
+        - cel: {expression: "device.attributes['gpu.nvidia.com'].productName == 'H100'"}
+    constraints:
+    - matchAttribute: gpu.nvidia.com/cliqueId
+)";
+
+TEST_F(ExplainDraTest, TheClosestRejectedNodeHasTheMostDevicesTheRequestsSelect) {
+  ASSERT_NO_FATAL_FAILURE(Simulate(std::string(kInput) + std::string(kNoFitNodes)));
+  const api::Pod pod = PodNaming("gpus", "four");
+  scheduler::Scheduler& sched = sim_->scheduler();
+  auto result = sched.Explain(pod);
+  ASSERT_TRUE(result.ok()) << result.status().ToString();
+  Explanation ex = Build(Subject{"ml/p", "", "", "", "test"}, *result, sched.snapshot());
+  ASSERT_EQ(ex.chosen, "");
+  EXPECT_EQ(DraNodeOf(ex), "");  // no node to place on: only the closest rejected one is shown
+  const std::optional<DraRow> best = ExplainBestRejected(sim_->dra(), pod, sched.snapshot(), ex);
+  ASSERT_TRUE(best.has_value());
+  EXPECT_EQ(best->node, "n1");  // a0 reaches no device, n2 one; n1 seven H100s and an A100
+  // A pod that fits: the chosen node's claims, and the closest rejected node beside them.
+  const api::Pod fits = PodNaming("gpus", "want");
+  auto placed = sched.Explain(fits);
+  ASSERT_TRUE(placed.ok());
+  Explanation ok = Build(Subject{"ml/p", "", "", "", "test"}, *placed, sched.snapshot());
+  EXPECT_EQ(DraNodeOf(ok), "n1");
+  ok.dra = ExplainClaims(sim_->dra(), fits, *sim_->cluster().GetNode("n1"));
+  ok.dra_rejected = ExplainBestRejected(sim_->dra(), fits, sched.snapshot(), ok);
+  ASSERT_TRUE(ok.dra_rejected.has_value());
+  EXPECT_EQ(ok.dra_rejected->node, "n2");
+  const std::string text = FormatText(ok);
+  EXPECT_NE(text.find("\nCLAIMS on n1\n"), std::string::npos) << text;
+  EXPECT_NE(text.find("\nCLAIMS on n2 (the closest node DynamicResources rejected)"),
+            std::string::npos)
+      << text;
+  EXPECT_EQ(ToJson(ok).at("claimsOnClosestRejected").at("node"), "n2");
+}
+
 TEST_F(ExplainDraTest, LookaheadCountsWaitingPodsServedPerFeasibleNode) {
   ASSERT_NO_FATAL_FAILURE(Simulate(kLookaheadInput));
   const api::Pod pod = PodNaming("gpu", "one");

@@ -258,9 +258,11 @@ void WriteGang(const GangRow& g, std::ostringstream& o) {
   o << "\n";
 }
 
-// "Claims on NODE: ..." after the result: each request's devices on the node and their verdicts.
-void WriteDra(const DraRow& d, std::ostringstream& o) {
+// "CLAIMS on NODE: ..." after the result: each request's devices on the node and their verdicts;
+// `role` (e.g. "the closest node DynamicResources rejected") follows the node in parentheses.
+void WriteDra(const DraRow& d, std::string_view role, std::ostringstream& o) {
   o << "\nCLAIMS on " << (d.node.empty() ? std::string("(no node)") : d.node);
+  if (!role.empty()) o << " (" << role << ")";
   if (!d.message.empty()) o << ": " << d.message;
   o << "\n";
   for (const DraRequestRow& r : d.requests) {
@@ -435,6 +437,36 @@ boost::json::object NodeJson(const NodeRow& n) {
   return j;
 }
 
+// The claims of a DraRow as -o json writes them.
+boost::json::object DraJson(const DraRow& dra) {
+  boost::json::array requests;
+  for (const DraRequestRow& r : dra.requests) {
+    boost::json::array devices;
+    for (const DraDeviceRow& d : r.devices) {
+      devices.push_back(boost::json::object{
+          {"device", d.device}, {"verdict", d.verdict}, {"selected", d.selected}});
+    }
+    requests.push_back(boost::json::object{{"claim", r.claim},
+                                           {"request", r.request},
+                                           {"deviceClass", r.device_class},
+                                           {"selectors", r.selectors},
+                                           {"count", r.count},
+                                           {"devices", std::move(devices)},
+                                           {"unreachable", r.unreachable}});
+  }
+  boost::json::object claims{
+      {"node", NullIfEmpty(dra.node)}, {"message", dra.message}, {"requests", std::move(requests)}};
+  if (const std::optional<DraLookaheadRow>& l = dra.lookahead) {
+    boost::json::array nodes;
+    for (const auto& [node, pods] : l->nodes) {
+      nodes.push_back(boost::json::object{{"node", node}, {"waitingPodsServed", pods}});
+    }
+    claims["lookahead"] = boost::json::object{
+        {"waitingClaims", l->waiting_claims}, {"replays", l->replays}, {"nodes", std::move(nodes)}};
+  }
+  return claims;
+}
+
 }  // namespace
 
 std::string_view OutcomeName(Outcome outcome) {
@@ -481,7 +513,8 @@ std::string FormatText(const Explanation& ex) {
   o << "\nFILTER\n" << FilterTable(ex) << ScoreTable(ex) << PreemptionTable(ex) << "\n";
   WriteResult(ex, o);
   if (ex.gang) WriteGang(*ex.gang, o);
-  if (ex.dra) WriteDra(*ex.dra, o);
+  if (ex.dra) WriteDra(*ex.dra, "", o);
+  if (ex.dra_rejected) WriteDra(*ex.dra_rejected, "the closest node DynamicResources rejected", o);
   return o.str();
 }
 
@@ -524,36 +557,8 @@ boost::json::object ToJson(const Explanation& ex) {
                                     {"message", ex.gang->message},
                                     {"placements", std::move(placed)}};
   }
-  if (ex.dra) {
-    boost::json::array requests;
-    for (const DraRequestRow& r : ex.dra->requests) {
-      boost::json::array devices;
-      for (const DraDeviceRow& d : r.devices) {
-        devices.push_back(boost::json::object{
-            {"device", d.device}, {"verdict", d.verdict}, {"selected", d.selected}});
-      }
-      requests.push_back(boost::json::object{{"claim", r.claim},
-                                             {"request", r.request},
-                                             {"deviceClass", r.device_class},
-                                             {"selectors", r.selectors},
-                                             {"count", r.count},
-                                             {"devices", std::move(devices)},
-                                             {"unreachable", r.unreachable}});
-    }
-    boost::json::object claims{{"node", NullIfEmpty(ex.dra->node)},
-                               {"message", ex.dra->message},
-                               {"requests", std::move(requests)}};
-    if (const std::optional<DraLookaheadRow>& l = ex.dra->lookahead) {
-      boost::json::array nodes;
-      for (const auto& [node, pods] : l->nodes) {
-        nodes.push_back(boost::json::object{{"node", node}, {"waitingPodsServed", pods}});
-      }
-      claims["lookahead"] = boost::json::object{{"waitingClaims", l->waiting_claims},
-                                                {"replays", l->replays},
-                                                {"nodes", std::move(nodes)}};
-    }
-    o["claims"] = std::move(claims);
-  }
+  if (ex.dra) o["claims"] = DraJson(*ex.dra);
+  if (ex.dra_rejected) o["claimsOnClosestRejected"] = DraJson(*ex.dra_rejected);
   return o;
 }
 

@@ -189,6 +189,9 @@ struct Explanation {
   std::vector<NodeRow> nodes;   // feasible by total (best first), then the others by name
   std::optional<GangRow> gang;  // set by the caller for a gang member
   std::optional<DraRow> dra;    // set by the caller for a pod with resource claims
+  // Also set by the caller, beside `dra` on a node the pod can use: the claims on the node
+  // DynamicResources rejected that came closest (ExplainBestRejected).
+  std::optional<DraRow> dra_rejected;
 };
 
 // The explanation of `result`, a cycle run on `snapshot` (see the top of the file).
