@@ -124,7 +124,9 @@ bool AsyncEventClient::SendWithRetries(const EventRecord& ev) {
                  s.ToString(), retry ? " (will retry)" : "");
     if (!retry) return false;
     common::MutexLock l(mu_);
-    if (l.WaitFor(cv_, wait, [this]() GPUSCHED_REQUIRES(mu_) { return stopped_; })) return false;
+    if (l.WaitFor(stop_cv_, wait, [this]() GPUSCHED_REQUIRES(mu_) { return stopped_; })) {
+      return false;
+    }
     wait = std::min(wait * 2, options_.max_retry_wait);
   }
 }
@@ -141,7 +143,8 @@ size_t AsyncEventClient::Shutdown(common::Duration timeout) {
     dropped_ += queue_.size();
     queue_.clear();
   }
-  cv_.notify_all();  // also ends the senders' retry waits: those events are dropped
+  cv_.notify_all();
+  stop_cv_.notify_all();  // ends the senders' retry waits: those events are dropped
   for (auto& t : threads_) t.join();
   threads_.clear();
   const size_t lost = static_cast<size_t>(dropped() - dropped_before);

@@ -109,7 +109,8 @@ class AsyncEventClient final : public ApiClient {
   const common::Clock& clock_;
   const AsyncEventOptions options_;
   mutable common::Mutex mu_;
-  std::condition_variable cv_;       // work for the senders, or stop (also ends retry waits)
+  std::condition_variable cv_;       // work for the senders, or stop
+  std::condition_variable stop_cv_;  // stop: ends the senders' retry waits
   std::condition_variable idle_cv_;  // the queue drained
   std::deque<EventRecord> queue_ GPUSCHED_GUARDED_BY(mu_);
   int sending_ GPUSCHED_GUARDED_BY(mu_) = 0;
