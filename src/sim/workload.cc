@@ -170,10 +170,10 @@ bool AddDra(const api::OtherObject& o, std::string_view source, size_t document,
   return true;
 }
 
-// The labels a kubelet sets on its Node when it registers (pkg/kubelet/kubelet_node_status.go,
-// initialNode), where the manifest has none: its hostname (the node's name) and the OS and
-// architecture of a linux/amd64 kubelet. A hand-written Node would otherwise fail hostname
-// selectors and spreading that every real node passes.
+}  // namespace
+
+// As pkg/kubelet/kubelet_node_status.go's initialNode: a hand-written Node would otherwise fail
+// hostname selectors and spreading that every real node passes.
 void DefaultKubeletLabels(api::Node& node) {
   static const std::pair<std::string_view, std::string_view> kPlatform[] = {
       {"kubernetes.io/os", "linux"},
@@ -188,6 +188,8 @@ void DefaultKubeletLabels(api::Node& node) {
     if (!labels.Has(k)) labels.Set(k, common::Intern(value));
   }
 }
+
+namespace {
 
 void Route(api::Object& obj, std::string_view source, size_t document, Workload& workload) {
   std::visit(

@@ -92,6 +92,11 @@ struct Workload {
 // kubernetes.io/os=linux and kubernetes.io/arch=amd64 (and their beta.kubernetes.io twins).
 common::Status AppendManifests(std::string_view text, std::string_view source, Workload& workload);
 
+// The labels a kubelet sets on its Node when it registers, where `node` has none:
+// kubernetes.io/hostname (its name), kubernetes.io/os=linux and kubernetes.io/arch=amd64, and
+// their beta.kubernetes.io twins. AppendManifests and the trace readers apply it to every Node.
+void DefaultKubeletLabels(api::Node& node);
+
 // Warnings for the nodes' GPU facts that were clamped, skipped or disagree (Node::gpu_error), one
 // per node: "node gpu-7: GPU count 17 exceeds 16; clamped".
 std::vector<std::string> NodeGpuWarnings(const Workload& workload);

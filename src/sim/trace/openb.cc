@@ -11,6 +11,7 @@
 #include "src/api/resources.h"
 #include "src/common/strings.h"
 #include "src/sim/replay.h"
+#include "src/sim/workload.h"
 
 namespace gpusched::sim::trace {
 namespace {
@@ -247,6 +248,7 @@ common::StatusOr<std::vector<api::NodePtr>> ParseOpenbNodes(std::string_view tex
     auto node = std::make_shared<api::Node>();
     node->meta.name = std::string(name);
     node->meta.labels.Set(hostname, common::Intern(name));
+    DefaultKubeletLabels(*node);  // os and arch as a kubelet sets them
     node->meta.labels.Set(node_group, common::Intern(gpus > 0 ? model + "x" + std::to_string(gpus)
                                                               : std::string("cpu")));
     SetResources(node->capacity, cpu, mem);

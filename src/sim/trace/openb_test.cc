@@ -4,6 +4,8 @@
 #include <gtest/gtest.h>
 
 #include <string>
+#include <string_view>
+#include <utility>
 #include <vector>
 
 #include "src/api/gpu.h"
@@ -58,6 +60,18 @@ TEST(OpenbTest, ParsesNodes) {
     EXPECT_EQ(common::Str(n.gpu.model), c.model);
     EXPECT_EQ(n.gpu.memory_mib, c.gpu_memory_mib);
     EXPECT_EQ(n.allocatable.Get(api::Names().nvidia_gpu), c.gpus);
+    // The labels a kubelet sets, as on every node of a cluster.
+    const std::pair<std::string_view, std::string_view> kubelet[] = {
+        {"kubernetes.io/hostname", c.name},
+        {"kubernetes.io/os", "linux"},
+        {"kubernetes.io/arch", "amd64"},
+        {"beta.kubernetes.io/os", "linux"},
+        {"beta.kubernetes.io/arch", "amd64"}};
+    for (const auto& [key, want] : kubelet) {
+      common::Atom value;
+      ASSERT_TRUE(n.meta.labels.Get(common::Intern(key), &value)) << key;
+      EXPECT_EQ(common::Str(value), want) << key;
+    }
   }
 }
 
