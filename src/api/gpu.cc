@@ -4,6 +4,7 @@
 #include "src/api/gpu.h"
 
 #include <algorithm>
+#include <array>
 #include <bit>
 #include <charconv>
 #include <cstdlib>
@@ -193,11 +194,10 @@ int64_t ContainerGpus(const Container& c, Atom gpu) {
   return v != 0 ? v : c.requests.Get(gpu);
 }
 
-// The pod's nvidia.com/gpu count as kube-scheduler sums it: containers and sidecars, at least
+// The pod's count of resource `gpu` as kube-scheduler sums it: containers and sidecars, at least
 // each init container with the sidecars started before it. `negative` is set when any container
 // asks for a negative count.
-int64_t WholeGpuCount(const Pod& pod, bool* negative) {
-  const Atom gpu = Names().nvidia_gpu;
+int64_t WholeGpuCount(const Pod& pod, Atom gpu, bool* negative) {
   int64_t sum = 0;
   int64_t sidecars = 0;
   int64_t init_max = 0;
@@ -562,7 +562,7 @@ common::StatusOr<GpuAssignment> ParseGpuAssignment(std::string_view text) {
   };
   if (text.empty()) return error("empty");
   GpuAssignment a;
-  uint32_t seen = 0;
+  std::array<int64_t, kMaxGpusPerNode> milli_on{};  // per device, over its entries
   bool first = true;
   bool whole = true;
   for (std::string_view tok : common::Split(text, ',')) {
@@ -572,8 +572,6 @@ common::StatusOr<GpuAssignment> ParseGpuAssignment(std::string_view text) {
     if (!idx || *idx >= kMaxGpusPerNode) {
       return error("invalid device index " + common::Quote(parts[0]) + " (want 0..15)");
     }
-    if (seen >> *idx & 1u) return error("device " + std::to_string(*idx) + " listed twice");
-    seen |= 1u << *idx;
     bool tok_whole = parts.size() == 1;
     int64_t milli = kMilliPerGpu;
     int64_t mem = 0;
@@ -605,6 +603,12 @@ common::StatusOr<GpuAssignment> ParseGpuAssignment(std::string_view text) {
     } else if (a.milli != milli || a.memory_mib != mem) {
       return error("devices have different shares");
     }
+    int64_t& on = milli_on[static_cast<size_t>(*idx)];
+    if (on > 0 && tok_whole) return error("device " + std::to_string(*idx) + " listed twice");
+    on += milli;
+    if (on > kMilliPerGpu) {
+      return error("device " + std::to_string(*idx) + " is given more than 1000m");
+    }
     a.devices.push_back(static_cast<int8_t>(*idx));
   }
   return a;
@@ -614,14 +618,25 @@ void DeriveGpuRequest(Pod& pod) {
   pod.gpu = GpuRequest{};
   pod.gpu_error.clear();
   bool negative = false;
-  const int64_t count = WholeGpuCount(pod, &negative);
+  // Replicas of time-sliced GPUs under the device plugin's renameByDefault are
+  // nvidia.com/gpu.shared; either resource is a count of what the device plugin advertises.
+  const int64_t whole = WholeGpuCount(pod, Names().nvidia_gpu, &negative);
+  const int64_t replicas = WholeGpuCount(pod, Names().nvidia_gpu_shared, &negative);
   if (negative) {
     pod.gpu_error = "resource nvidia.com/gpu: negative count";
     return;
   }
+  if (whole > 0 && replicas > 0) {
+    pod.gpu_error =
+        "resources nvidia.com/gpu and nvidia.com/gpu.shared: ask for one of them (a node's "
+        "device plugin advertises its GPUs under one name)";
+    return;
+  }
+  const int64_t count = whole > 0 ? whole : replicas;
+  const std::string_view resource = whole > 0 ? "nvidia.com/gpu" : "nvidia.com/gpu.shared";
 
   // Sharing dialects: per-device facts from every dialect present; they must agree.
-  ShareFacts f = gpu_internal::ReadShareFacts(pod, count);
+  ShareFacts f = gpu_internal::ReadShareFacts(pod, count, resource);
   if (!f.errors.empty()) {
     pod.gpu_error = std::move(f.errors);
     return;
@@ -736,6 +751,12 @@ void DeriveNodeGpuInfo(Node& node) {
   NodeReading r{node.meta.labels, Keys()};
   ReadNodeModel(r);
   r.allocatable = node.allocatable.Get(Names().nvidia_gpu);
+  if (r.allocatable == 0) {
+    // Time-slicing or MPS with renameByDefault: the replicas are nvidia.com/gpu.shared and the
+    // product label keeps its plain name.
+    r.allocatable = node.allocatable.Get(Names().nvidia_gpu_shared);
+    if (r.allocatable > 0 && !r.mig) r.shared = true;
+  }
   ReadNodeCount(r);
   if (!ReadNodeMemory(r, r.keys.seed_memory, kSeedMemoryLabel, "seed")) {
     ReadNodeMemory(r, r.keys.gfd_memory, kGfdMemoryLabel, "gfd");

@@ -103,7 +103,8 @@ struct GpuDeviceState {
   friend bool operator==(const GpuDeviceState&, const GpuDeviceState&) = default;
 };
 
-// Devices assigned to one pod: device indices and the share taken on each.
+// Devices assigned to one pod: device indices and the share taken on each. A device is listed
+// once per share it gives; only replicas of a shared GPU (api::IsReplicaRequest) list one twice.
 struct GpuAssignment {
   std::vector<int8_t> devices;
   int32_t milli = 0;       // per device
@@ -128,8 +129,10 @@ bool GpuModelMatches(std::string_view node_model, std::string_view want);
 // Formats an assignment for the gpusched.io/gpu-devices annotation and parses it back:
 //   whole GPUs (milli 1000, no memory)   "0,1"
 //   shared                                "3:500m" or "3:500m:4096Mi" ("0:250m,1:250m" for two)
-// Parsing rejects indices outside [0, kMaxGpusPerNode), duplicate indices, milli outside
-// [1, 1000], a memory of 0, mixed whole/shared entries and entries with different shares.
+//   replicas of one shared GPU            "0:250m,0:250m"
+// Parsing rejects indices outside [0, kMaxGpusPerNode), a whole device listed twice, milli outside
+// [1, 1000], shares of one device above 1000m, a memory of 0, mixed whole/shared entries and
+// entries with different shares.
 std::string FormatGpuAssignment(const GpuAssignment& a);
 common::StatusOr<GpuAssignment> ParseGpuAssignment(std::string_view text);
 

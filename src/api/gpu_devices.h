@@ -38,17 +38,22 @@ inline bool DeviceFits(const api::NodeGpuInfo& info, const api::GpuDeviceState& 
 // plugins written against GpuRequest::milli.
 api::GpuRequest ResolvedOnNode(const api::GpuRequest& req, const api::NodeGpuInfo& info);
 
+// A whole-GPU count on a node whose GPUs are shared as replicas (time-slicing or MPS): the pod
+// asks `count` replicas, and the device plugin may hand out several replicas of one GPU.
+bool IsReplicaRequest(const api::NodeGpuInfo& info, const api::GpuRequest& req);
+
 // Bit i set: device i can take one device's worth of `req` (whole requests: a fully free healthy
 // device; shared: DeviceFits with the resolved share). 0 when the share does not resolve.
 uint32_t FittingDevices(const api::NodeGpuInfo& info, std::span<const api::GpuDeviceState> devices,
                         const api::GpuRequest& req);
 
-// Whether the request can be placed on these devices at all (count of fitting devices >= count).
+// Whether the request can be placed on these devices at all: count fitting devices, or for a
+// replica request count free replicas on the node's devices together.
 bool GpuRequestFits(const api::NodeGpuInfo& info, std::span<const api::GpuDeviceState> devices,
                     const api::GpuRequest& req);
 
-// Whether `req.count` fitting devices exist inside one NVLink island. A single-device request
-// always qualifies when it fits.
+// Whether `req.count` fitting devices (replica requests: free replicas) exist inside one NVLink
+// island. A single-device request always qualifies when it fits.
 bool FitsInOneIsland(const api::NodeGpuInfo& info, std::span<const api::GpuDeviceState> devices,
                      const api::GpuRequest& req);
 
@@ -56,7 +61,10 @@ bool FitsInOneIsland(const api::NodeGpuInfo& info, std::span<const api::GpuDevic
 // free first, lower index on ties (whole requests: lowest-index free devices). A multi-device
 // request is placed inside one island when one has room (binpack: the island with the fewest
 // fitting devices, spread: the most; lower island id on ties); otherwise across islands, unless
-// `require_island`, then nullopt. nullopt when it does not fit.
+// `require_island`, then nullopt. nullopt when it does not fit. A replica request takes its
+// replicas as the NVIDIA device plugin's default "distributed" policy does, whatever `policy`
+// says: each from the device with the most free compute (lower index on ties), a device listed
+// once per replica it gives.
 std::optional<api::GpuAssignment> ChooseDevices(const api::NodeGpuInfo& info,
                                                 std::span<const api::GpuDeviceState> devices,
                                                 const api::GpuRequest& req, DevicePolicy policy,
@@ -68,8 +76,9 @@ std::optional<api::GpuAssignment> ChooseDevicesBestFit(const api::NodeGpuInfo& i
                                                        std::span<const api::GpuDeviceState> devices,
                                                        const api::GpuRequest& req);
 
-// Adds (sign=+1) or removes (sign=-1) an assignment's usage. Returns false (and changes nothing)
-// when adding would over-commit a device or an index is out of range.
+// Adds (sign=+1) or removes (sign=-1) an assignment's usage (a device listed n times takes n
+// shares). Returns false (and changes nothing) when adding would over-commit a device or an index
+// is out of range.
 bool ApplyAssignment(const api::NodeGpuInfo& info, std::span<api::GpuDeviceState> devices,
                      const api::GpuAssignment& a, int sign);
 

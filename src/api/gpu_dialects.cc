@@ -325,7 +325,7 @@ std::string ReadKoordinator(const Pod& pod, ShareFacts& f) {
 
 }  // namespace
 
-ShareFacts ReadShareFacts(const Pod& pod, int64_t whole_gpus) {
+ShareFacts ReadShareFacts(const Pod& pod, int64_t whole_gpus, std::string_view whole_resource) {
   ShareFacts f;
   ReadOwnDialect(pod, f);
   ReadHami(pod, f);
@@ -334,7 +334,8 @@ ShareFacts ReadShareFacts(const Pod& pod, int64_t whole_gpus) {
   ReadKai(pod, f);
   const std::string koord = ReadKoordinator(pod, f);
   if (whole_gpus > 0) {
-    const std::string from = "resource nvidia.com/gpu=" + common::Quote(std::to_string(whole_gpus));
+    const std::string from =
+        "resource " + std::string(whole_resource) + "=" + common::Quote(std::to_string(whole_gpus));
     if (!koord.empty()) {
       Warn(f.errors,
            from + " with " + koord + ": Koordinator GPU shares must not be mixed with whole GPUs");

@@ -44,11 +44,11 @@ struct ShareFacts {
   std::string errors;
 };
 
-// The per-device facts of every sharing dialect present on the pod, and `whole_gpus` (the
-// nvidia.com/gpu count, 0 when none) as the GPU count; facts that disagree are reported in
-// `errors`, in the order the dialects are read: ours, HAMi, Alibaba, aliyun gpushare, KAI,
-// Koordinator.
-ShareFacts ReadShareFacts(const Pod& pod, int64_t whole_gpus);
+// The per-device facts of every sharing dialect present on the pod, and `whole_gpus` (the count of
+// `whole_resource`, nvidia.com/gpu or nvidia.com/gpu.shared; 0 when none) as the GPU count; facts
+// that disagree are reported in `errors`, in the order the dialects are read: ours, HAMi, Alibaba,
+// aliyun gpushare, KAI, Koordinator.
+ShareFacts ReadShareFacts(const Pod& pod, int64_t whole_gpus, std::string_view whole_resource);
 
 }  // namespace gpu_internal
 }  // namespace gpusched::api

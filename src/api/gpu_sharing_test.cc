@@ -3,6 +3,7 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include <optional>
 #include <string>
 #include <utility>
 #include <vector>
@@ -73,6 +74,99 @@ TEST(GpuSharingTest, AWholeGpuRequestTakesOneReplicaPerGpu) {
   NodeGpuInfo whole = sliced;
   whole.replicas = 1;
   EXPECT_EQ(ResolveGpuShare(one, whole), (GpuShare{}));
+}
+
+// More replicas than GPUs: the device plugin gives one GPU's replicas to one pod. Each replica
+// comes from the GPU with the most free compute (its default "distributed" policy).
+TEST(GpuSharingTest, APodMayTakeSeveralReplicasOfOneGpu) {
+  NodeGpuInfo sliced;
+  sliced.count = 2;
+  sliced.replicas = 4;
+  GpuRequest five;
+  five.count = 5;
+  five.milli = kMilliPerGpu;
+  EXPECT_TRUE(IsReplicaRequest(sliced, five));
+  std::vector<GpuDeviceState> devices(2);
+  devices[0].used_milli = 250;
+  devices[0].pods = 1;
+  ASSERT_TRUE(GpuRequestFits(sliced, devices, five));  // 3 + 4 replicas free
+  const std::optional<GpuAssignment> a =
+      ChooseDevices(sliced, devices, five, DevicePolicy::kBinpack);
+  ASSERT_TRUE(a.has_value());
+  EXPECT_EQ(a->devices, (std::vector<int8_t>{0, 0, 1, 1, 1}));  // GPU 1, 0, 1, 0, 1 by free compute
+  EXPECT_EQ(FormatGpuAssignment(*a), "0:250m,0:250m,1:250m,1:250m,1:250m");
+  ASSERT_TRUE(ApplyAssignment(sliced, devices, *a, +1));
+  EXPECT_EQ(devices[0].used_milli, 750);
+  EXPECT_EQ(devices[1].used_milli, 750);
+  EXPECT_EQ(devices[1].pods, 1);  // one pod, three replicas
+  GpuRequest three = five;
+  three.count = 3;
+  EXPECT_FALSE(GpuRequestFits(sliced, devices, three));  // 1 + 1 left
+  EXPECT_FALSE(ChooseDevices(sliced, devices, three, DevicePolicy::kSpread).has_value());
+  // Applying a repeated device counts each share: 750 + 2 × 250 would over-commit GPU 0.
+  GpuAssignment twice{{0, 0}, 250, 0};
+  EXPECT_FALSE(ApplyAssignment(sliced, devices, twice, +1));
+  EXPECT_EQ(devices[0].used_milli, 750);
+  ASSERT_TRUE(ApplyAssignment(sliced, devices, *a, -1));
+  EXPECT_EQ(devices[0].used_milli, 250);
+  EXPECT_EQ(devices[1].used_milli, 0);
+  // A whole-GPU node gives distinct GPUs only.
+  NodeGpuInfo whole = sliced;
+  whole.replicas = 1;
+  GpuRequest two = five;
+  two.count = 2;
+  EXPECT_FALSE(IsReplicaRequest(whole, two));
+  std::vector<GpuDeviceState> free(2);
+  EXPECT_EQ(ChooseDevices(whole, free, two, DevicePolicy::kBinpack)->devices,
+            (std::vector<int8_t>{0, 1}));
+}
+
+TEST(GpuSharingTest, AnAssignmentListsAGpuOncePerReplica) {
+  const common::StatusOr<GpuAssignment> replicas = ParseGpuAssignment("0:250m,0:250m,1:250m");
+  ASSERT_TRUE(replicas.ok()) << replicas.status().message();
+  EXPECT_EQ(replicas->devices, (std::vector<int8_t>{0, 0, 1}));
+  EXPECT_EQ(FormatGpuAssignment(*replicas), "0:250m,0:250m,1:250m");
+  EXPECT_THAT(ParseGpuAssignment("0,0").status().message(), HasSubstr("device 0 listed twice"));
+  EXPECT_THAT(ParseGpuAssignment("2:500m,2:500m,2:500m").status().message(),
+              HasSubstr("device 2 is given more than 1000m"));
+}
+
+// renameByDefault: the replicas are nvidia.com/gpu.shared, the product keeps its plain name.
+TEST(GpuSharingTest, RenamedReplicasAreReadFromNvidiaGpuShared) {
+  Node node;
+  node.meta.labels.Set(std::string(kGfdProductLabel), "Tesla-T4");
+  node.meta.labels.Set(std::string(kGfdCountLabel), "4");
+  node.meta.labels.Set(std::string(kGfdReplicasLabel), "4");
+  node.allocatable.Set(Names().nvidia_gpu_shared, 16);
+  DeriveNodeGpuInfo(node);
+  EXPECT_EQ(node.gpu.count, 4);
+  EXPECT_EQ(node.gpu.replicas, 4);
+  EXPECT_EQ(std::string(common::Str(node.gpu.model)), "T4");
+  EXPECT_EQ(node.gpu_error, "");
+  Node unlabelled;  // no replicas label: allocatable / count
+  unlabelled.meta.labels.Set(std::string(kGfdCountLabel), "2");
+  unlabelled.allocatable.Set(Names().nvidia_gpu_shared, 6);
+  DeriveNodeGpuInfo(unlabelled);
+  EXPECT_EQ(unlabelled.gpu.count, 2);
+  EXPECT_EQ(unlabelled.gpu.replicas, 3);
+}
+
+TEST(GpuSharingTest, APodAsksReplicasAsNvidiaGpuShared) {
+  auto pod_asking = [](const std::vector<std::pair<common::Atom, int64_t>>& limits) {
+    Pod pod;
+    Container c;
+    for (const auto& [name, n] : limits) c.limits.Set(name, n);
+    pod.containers.push_back(c);
+    DeriveGpuRequest(pod);
+    return pod;
+  };
+  const Pod shared = pod_asking({{Names().nvidia_gpu_shared, 2}});
+  EXPECT_EQ(shared.gpu_error, "");
+  EXPECT_EQ(shared.gpu.count, 2);
+  EXPECT_EQ(shared.gpu.milli, kMilliPerGpu);
+  const Pod both = pod_asking({{Names().nvidia_gpu, 1}, {Names().nvidia_gpu_shared, 1}});
+  EXPECT_THAT(both.gpu_error, HasSubstr("nvidia.com/gpu and nvidia.com/gpu.shared"));
+  EXPECT_TRUE(both.gpu.empty());
 }
 
 TEST(GpuLabelConflictTest, ModelsAndMemoriesThatDisagreeAreFlagged) {

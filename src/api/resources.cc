@@ -18,6 +18,7 @@ const WellKnown& Names() {
     n.ephemeral_storage = common::Intern("ephemeral-storage");
     n.pods = common::Intern("pods");
     n.nvidia_gpu = common::Intern("nvidia.com/gpu");
+    n.nvidia_gpu_shared = common::Intern("nvidia.com/gpu.shared");
     n.hostname = common::Intern("kubernetes.io/hostname");
     n.zone = common::Intern("topology.kubernetes.io/zone");
     n.region = common::Intern("topology.kubernetes.io/region");

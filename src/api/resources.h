@@ -16,6 +16,7 @@ namespace gpusched::api {
 struct WellKnown {
   common::Atom cpu, memory, ephemeral_storage, pods;
   common::Atom nvidia_gpu;         // "nvidia.com/gpu"
+  common::Atom nvidia_gpu_shared;  // "nvidia.com/gpu.shared" (time-slicing with renameByDefault)
   common::Atom hostname;           // "kubernetes.io/hostname"
   common::Atom zone;               // "topology.kubernetes.io/zone"
   common::Atom region;             // "topology.kubernetes.io/region"

@@ -166,59 +166,174 @@ TEST(GpuSharingTest, ATimeSlicedNodeTakesAPodPerReplica) {
   EXPECT_EQ(r.models[0].milli_allocated, 4000);
 }
 
-// GFD time-slicing and MPS over random clusters of shared and whole-GPU nodes: a node advertises
-// count × replicas nvidia.com/gpu and a one-GPU pod takes one replica, so a cluster places
-// min(pods, Σ count × replicas) of them, whatever else is there. The oracle is that count; the
-// simulator must reach it exactly, with at most `replicas` pods on a device of the node and no
-// device above 1000 milli (check_invariants).
-TEST(GpuSharingTest, RandomSharedClustersPlaceOnePodPerReplica) {
+namespace {
+
+// A GPU node and how its device plugin advertises its GPUs.
+struct SharedNode {
+  std::string name;
+  int count = 1;
+  int replicas = 1;
+  bool renamed = false;  // nvidia.com/gpu.shared (renameByDefault) instead of nvidia.com/gpu
+  std::string Resource() const { return renamed ? "nvidia.com/gpu.shared" : "nvidia.com/gpu"; }
+  std::string Yaml(bool mps) const {
+    const bool shared = replicas > 1;
+    return "apiVersion: v1\nkind: Node\nmetadata:\n  name: " + name + "\n  labels:\n" +
+           "    nvidia.com/gpu.product: Tesla-T4" + (shared && !renamed ? "-SHARED" : "") + "\n" +
+           "    nvidia.com/gpu.count: \"" + std::to_string(count) + "\"\n" +
+           "    nvidia.com/gpu.memory: \"15360\"\n" +
+           (shared ? "    nvidia.com/gpu.replicas: \"" + std::to_string(replicas) + "\"\n"
+                   : std::string()) +
+           (mps ? "    nvidia.com/gpu.sharing-strategy: mps\n" : "") +
+           "status:\n  allocatable: {cpu: \"64\", memory: 256Gi, pods: \"110\", " + Resource() +
+           ": \"" + std::to_string(count * replicas) + "\"}\n---\n";
+  }
+};
+
+// A pod asking `n` of `resource` (and 100m cpu).
+std::string PodAsking(const std::string& name, const std::string& resource, int n) {
+  return "apiVersion: v1\nkind: Pod\nmetadata: {name: " + name +
+         "}\nspec:\n  containers: [{name: c, image: x, resources: {limits: {cpu: 100m, " +
+         resource + ": " + std::to_string(n) + "}}}]\n---\n";
+}
+
+}  // namespace
+
+// A pod may ask more replicas than the node has GPUs: the device plugin hands out several
+// replicas of one GPU (its default "distributed" policy: each from the GPU with the fewest
+// replicas in use). One T4 with 4 replicas takes a 3-replica pod and a 1-replica pod; a further
+// 2-replica pod waits.
+TEST(GpuSharingTest, APodMayTakeSeveralReplicasOfOneGpu) {
+  const std::string gpu = "nvidia.com/gpu";
+  Workload w = Load(SharedNode{"t4", 1, 4, false}.Yaml(false) + PodAsking("three", gpu, 3) +
+                    PodAsking("one", gpu, 1) + PodAsking("two", gpu, 2));
+  auto sim = Simulate(w);
+  ASSERT_NE(sim, nullptr);
+  const Report r = BuildReport(*sim, "in.yaml", w.warnings, w.rejected);
+  ASSERT_EQ(r.placements.size(), 3u);
+  EXPECT_EQ(r.placements[0].node, "t4");
+  EXPECT_EQ(r.placements[0].gpu_devices, (std::vector<int32_t>{0, 0, 0}));
+  EXPECT_EQ(r.placements[0].gpu_milli, 250);
+  EXPECT_EQ(r.placements[1].node, "t4");
+  EXPECT_EQ(r.placements[2].node, "");
+  EXPECT_EQ(r.placements[2].state, "Unschedulable");
+  ASSERT_EQ(r.models.size(), 1u);
+  EXPECT_EQ(r.models[0].milli_allocated, 1000);
+}
+
+// The device plugin's renameByDefault: replicas are advertised as nvidia.com/gpu.shared and the
+// product keeps its plain name. Pods asking nvidia.com/gpu.shared take replicas (8 on two T4s of
+// 4 replicas); a pod asking nvidia.com/gpu does not fit there, as in a cluster.
+TEST(GpuSharingTest, RenamedReplicasAreNvidiaGpuShared) {
+  std::string pods;
+  for (int i = 0; i < 9; ++i)
+    pods += PodAsking("s-" + std::to_string(i), "nvidia.com/gpu.shared", 1);
+  pods += PodAsking("whole", "nvidia.com/gpu", 1);
+  Workload w = Load(SharedNode{"t4", 2, 4, true}.Yaml(false) + pods);
+  ASSERT_EQ(w.nodes.size(), 1u);
+  EXPECT_EQ(w.nodes[0]->gpu.count, 2);
+  EXPECT_EQ(w.nodes[0]->gpu.replicas, 4);
+  auto sim = Simulate(w);
+  ASSERT_NE(sim, nullptr);
+  const Report r = BuildReport(*sim, "in.yaml", w.warnings, w.rejected);
+  EXPECT_EQ(r.stats.scheduled, 8);
+  ASSERT_EQ(r.placements.size(), 10u);
+  EXPECT_EQ(r.placements[8].node, "");
+  EXPECT_EQ(r.placements[9].node, "");
+  EXPECT_NE(r.placements[9].message.find("Insufficient nvidia.com/gpu"), std::string::npos)
+      << r.placements[9].message;
+  ASSERT_EQ(r.models.size(), 1u);
+  EXPECT_EQ(r.models[0].milli_allocated, 2000);
+}
+
+// GFD time-slicing and MPS over random clusters of shared (`-SHARED` or renamed to
+// nvidia.com/gpu.shared) and whole-GPU nodes, pods asking 1 to 20 GPUs or replicas of either
+// resource (20: more than a node's 16 GPUs at most). A node advertises count × replicas of its
+// resource and a pod takes as many as it asks, several replicas of one GPU when needed, so what a
+// cluster does is known without replaying it: the pods never take more than a node advertises nor
+// more than `replicas` from one GPU (nor above 1000 milli: check_invariants), and a pod left
+// waiting finds no node of its resource with as many left (nothing leaves, so what was too little
+// at its attempt is too little at the end). When every pod asks 1, exactly min(pods, capacity) are
+// placed.
+TEST(GpuSharingTest, RandomSharedClustersPlaceWhatTheDevicePluginAdvertises) {
   common::Random random(20261207);
-  for (int round = 0; round < 150; ++round) {
+  for (int round = 0; round < 200; ++round) {
     SCOPED_TRACE(round);
+    const bool only_ones = round % 2 == 0;
     std::string yaml;
-    std::map<std::string, int> replicas_of;
-    int capacity = 0;
-    const int nodes = 1 + static_cast<int>(random.Uniform(4));
-    for (int n = 0; n < nodes; ++n) {
-      const int count = std::array{1, 2, 4, 8}[random.Uniform(4)];
-      const int replicas = std::array{1, 2, 3, 4, 8}[random.Uniform(5)];
-      const bool mps = replicas > 1 && random.Uniform(2) == 0;
-      const std::string name = "n" + std::to_string(n);
-      replicas_of[name] = replicas;
-      capacity += count * replicas;
-      yaml += "apiVersion: v1\nkind: Node\nmetadata:\n  name: " + name + "\n  labels:\n" +
-              "    nvidia.com/gpu.product: Tesla-T4" + (replicas > 1 ? "-SHARED" : "") + "\n" +
-              "    nvidia.com/gpu.count: \"" + std::to_string(count) + "\"\n" +
-              "    nvidia.com/gpu.memory: \"15360\"\n" +
-              (replicas > 1 ? "    nvidia.com/gpu.replicas: \"" + std::to_string(replicas) + "\"\n"
-                            : std::string()) +
-              (mps ? "    nvidia.com/gpu.sharing-strategy: mps\n" : "") +
-              "status:\n  allocatable: {cpu: \"64\", memory: 256Gi, pods: \"110\", "
-              "nvidia.com/gpu: \"" +
-              std::to_string(count * replicas) + "\"}\n---\n";
+    std::map<std::string, SharedNode> nodes;
+    std::map<std::string, int> capacity;  // per resource
+    const int num_nodes = 1 + static_cast<int>(random.Uniform(4));
+    for (int n = 0; n < num_nodes; ++n) {
+      SharedNode node;
+      node.name = "n" + std::to_string(n);
+      node.count = std::array{1, 2, 4, 8}[random.Uniform(4)];
+      node.replicas = std::array{1, 2, 3, 4, 8}[random.Uniform(5)];
+      node.renamed = node.replicas > 1 && random.Uniform(3) == 0;
+      yaml += node.Yaml(node.replicas > 1 && random.Uniform(2) == 0);
+      capacity[node.Resource()] += node.count * node.replicas;
+      nodes[node.name] = node;
     }
-    const int gpu_pods = static_cast<int>(random.Uniform(static_cast<uint64_t>(capacity) + 6));
+    struct Ask {
+      std::string resource;
+      int n = 0;
+    };
+    std::map<std::string, Ask> asks;  // by pod
+    const int gpu_pods =
+        static_cast<int>(random.Uniform(static_cast<uint64_t>(capacity["nvidia.com/gpu"] +
+                                                              capacity["nvidia.com/gpu.shared"])) +
+                         6);
     const int cpu_pods = static_cast<int>(random.Uniform(4));
     for (int i = 0; i < gpu_pods + cpu_pods; ++i) {
-      yaml += "apiVersion: v1\nkind: Pod\nmetadata: {name: p-" + std::to_string(i) +
-              "}\nspec:\n  containers: [{name: c, image: x, resources: {limits: {cpu: 100m" +
-              (i < gpu_pods ? ", nvidia.com/gpu: 1" : "") + "}}}]\n---\n";
+      const std::string name = "p-" + std::to_string(i);
+      if (i >= gpu_pods) {
+        yaml += PodAsking(name, "memory", 1);  // no GPU
+        continue;
+      }
+      Ask ask{random.Uniform(4) == 0 ? "nvidia.com/gpu.shared" : "nvidia.com/gpu",
+              only_ones ? 1 : std::array{1, 1, 2, 3, 5, 20}[random.Uniform(6)]};
+      yaml += PodAsking(name, ask.resource, ask.n);
+      asks["default/" + name] = ask;
     }
     Workload w = Load(yaml);
     auto sim = Simulate(w);
     ASSERT_NE(sim, nullptr);
     const Report r = BuildReport(*sim, "in.yaml", w.warnings, w.rejected);
-    int placed_gpu_pods = 0;
+    std::map<std::string, int> used;  // per node
     std::map<std::pair<std::string, int32_t>, int> per_device;
+    int placed = 0;
     for (const PlacementRow& p : r.placements) {
-      if (p.gpu_devices.empty()) continue;
-      ASSERT_EQ(p.gpu_devices.size(), 1u) << p.pod;
-      ++placed_gpu_pods;
-      const int on_device = ++per_device[{p.node, p.gpu_devices[0]}];
-      ASSERT_LE(on_device, replicas_of[p.node]) << p.node << " GPU " << p.gpu_devices[0];
+      if (!asks.contains(p.pod) || p.node.empty()) continue;
+      const Ask& ask = asks[p.pod];
+      const SharedNode& node = nodes[p.node];
+      ASSERT_EQ(ask.resource, node.Resource()) << p.pod << " on " << p.node;
+      ASSERT_EQ(p.gpu_devices.size(), static_cast<size_t>(ask.n)) << p.pod;
+      ++placed;
+      used[p.node] += ask.n;
+      for (int32_t d : p.gpu_devices) {
+        const int on_device = ++per_device[{p.node, d}];
+        ASSERT_LE(on_device, node.replicas) << p.node << " GPU " << d;
+      }
     }
-    EXPECT_EQ(placed_gpu_pods, std::min(gpu_pods, capacity)) << yaml;
-    EXPECT_EQ(r.stats.scheduled, placed_gpu_pods + cpu_pods);
+    for (const auto& [name, node] : nodes) ASSERT_LE(used[name], node.count * node.replicas);
+    for (const PlacementRow& p : r.placements) {
+      if (!asks.contains(p.pod) || !p.node.empty()) continue;
+      const Ask& ask = asks[p.pod];
+      for (const auto& [name, node] : nodes) {
+        if (node.Resource() != ask.resource) continue;
+        EXPECT_LT(node.count * node.replicas - used[name], ask.n)
+            << p.pod << " asking " << ask.n << " " << ask.resource << " waits, but " << name
+            << " has room\n"
+            << yaml;
+      }
+    }
+    if (only_ones) {
+      std::map<std::string, int> asking;  // per resource
+      for (const auto& [pod, ask] : asks) ++asking[ask.resource];
+      int expected = 0;
+      for (const auto& [resource, n] : asking) expected += std::min(n, capacity[resource]);
+      EXPECT_EQ(placed, expected) << yaml;
+    }
+    EXPECT_EQ(r.stats.scheduled, placed + cpu_pods);
   }
 }
 

@@ -63,6 +63,12 @@ int32_t HealthyGpus(const api::NodeGpuInfo& g) {
   return g.count - std::popcount(g.unhealthy_mask & present);
 }
 
+// The most devices (replica requests: replicas) the node could ever give the request.
+int64_t MostDevices(const api::NodeGpuInfo& g, const api::GpuRequest& req) {
+  const int64_t healthy = HealthyGpus(g);
+  return api::IsReplicaRequest(g, req) ? healthy * g.replicas : healthy;
+}
+
 std::string_view ModeName(ScoreMode m) { return m == ScoreMode::kBestFit ? "BestFit" : "Default"; }
 
 std::optional<Pack> PackFromArg(std::string_view v) {
@@ -264,7 +270,8 @@ framework::Status GpuFit::Filter(const framework::CycleState& state, const api::
   if (req.shared() && !api::ResolveGpuShare(req, g)) {
     return framework::Status::Unresolvable(kReasonInsufficientGpuMemory);
   }
-  if (req.count > HealthyGpus(g)) return framework::Status::Unresolvable(kReasonInsufficientGpu);
+  if (req.count > MostDevices(g, req))
+    return framework::Status::Unresolvable(kReasonInsufficientGpu);
   const bool island = NeedsIsland(s->policy, req);
   if (island && !g.nvlink_known) return framework::Status::Unresolvable(kReasonNvlinkUnknown);
   const bool fits = req.shared() || g.replicas > 1 ? api::GpuRequestFits(g, node.gpus, req)

@@ -2,6 +2,7 @@
 #include "src/plugins/gpu_fragmentation/frag.h"
 
 #include <algorithm>
+#include <array>
 #include <numeric>
 
 namespace gpusched::plugins::gpu_fragmentation {
@@ -93,13 +94,24 @@ double NodeFragmentation::Delta(int64_t c, int32_t d, std::span<const int8_t> de
   const int64_t idle_after =
       idle_total_ - static_cast<int64_t>(d) * static_cast<int64_t>(devices.size());
   const int64_t cpu_after = node_.free_cpu - c;
+  // The devices once each, with the milli each takes: a device listed n times (replicas of one
+  // shared GPU) takes n * d.
+  std::array<int8_t, api::kMaxGpusPerNode> gpu{};
+  std::array<int32_t, api::kMaxGpusPerNode> take{};
+  size_t n = 0;
+  for (int8_t g : devices) {
+    size_t k = 0;
+    while (k < n && gpu[k] != g) ++k;
+    if (k == n) gpu[n++] = g;
+    take[k] += d;
+  }
   double after = 0;
   for (size_t m = 0; m < types_.size(); ++m) {
     TypeAggregate a = agg_[m];
     const int32_t dm = types_[m].milli;
-    for (int8_t g : devices) {
-      const int32_t r = node_.idle[static_cast<size_t>(g)];
-      const int32_t r2 = r - d;
+    for (size_t k = 0; k < n; ++k) {
+      const int32_t r = node_.idle[static_cast<size_t>(gpu[k])];
+      const int32_t r2 = r - take[k];
       if (r >= dm) {
         --a.fit;
       } else {

@@ -92,7 +92,8 @@ class NodeFragmentation {
   // F_n(M).
   double base() const { return base_; }
   // Δ for placing a pod of cpu `c` taking `d` milli from each GPU in `devices` (milli 0 and no
-  // devices for a CPU-only pod). Each device's idle milli must be >= d.
+  // devices for a CPU-only pod). A device listed n times (replicas of one shared GPU) gives
+  // n * d; each device's idle milli must be >= what it gives.
   double Delta(int64_t c, int32_t d, std::span<const int8_t> devices) const;
 
  private:

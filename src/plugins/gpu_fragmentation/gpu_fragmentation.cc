@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <array>
+#include <boost/container/small_vector.hpp>
 #include <boost/json.hpp>
 #include <cmath>
 #include <cstdio>
@@ -73,23 +74,23 @@ bool WholeFree(const framework::NodeInfo& node, int i) {
 struct Choice {
   bool ok = false;
   double delta = 0;
-  int8_t n = 0;
-  std::array<int8_t, api::kMaxGpusPerNode> devices{};
-  std::span<const int8_t> span() const { return {devices.data(), static_cast<size_t>(n)}; }
+  // Inline up to one entry per GPU; only a pod asking more replicas of shared GPUs allocates.
+  boost::container::small_vector<int8_t, api::kMaxGpusPerNode> devices;
+  std::span<const int8_t> span() const { return {devices.data(), devices.size()}; }
 };
 
 // Lowest-index devices that fit a non-shared (or multi-device) request.
 Choice LowestFitting(const framework::NodeInfo& node, const api::GpuRequest& req) {
   Choice c;
   const api::NodeGpuInfo& g = node.node->gpu;
-  for (int i = 0; i < g.count && c.n < req.count; ++i) {
+  for (int i = 0; i < g.count && std::cmp_less(c.devices.size(), req.count); ++i) {
     const bool fits = req.milli >= api::kMilliPerGpu
                           ? WholeFree(node, i)
                           : api::DeviceFits(g, node.gpus[static_cast<size_t>(i)], i, req.milli,
                                             req.share_memory_mib);
-    if (fits) c.devices[static_cast<size_t>(c.n++)] = static_cast<int8_t>(i);
+    if (fits) c.devices.push_back(static_cast<int8_t>(i));
   }
-  c.ok = c.n >= req.count;
+  c.ok = std::cmp_greater_equal(c.devices.size(), req.count);
   return c;
 }
 
@@ -98,14 +99,20 @@ Choice LowestFitting(const framework::NodeInfo& node, const api::GpuRequest& req
 // devices; GpuFit's Filter has already rejected nodes where a required island does not fit);
 // otherwise the lowest-index fitting devices. Which whole free devices are taken does not change
 // Δ, so this never changes a score.
-Choice IslandAware(const framework::NodeInfo& node, const api::GpuRequest& req) {
-  if (req.count <= 1 || !node.node->gpu.nvlink_known) return LowestFitting(node, req);
+// Replicas of shared GPUs (api::IsReplicaRequest on the pod's request, `req` being resolved) are
+// chosen as the device plugin does (api::ChooseDevices), several from one GPU when needed.
+Choice IslandAware(const framework::NodeInfo& node, const api::GpuRequest& pod_req,
+                   const api::GpuRequest& req) {
+  const bool replicas = api::IsReplicaRequest(node.node->gpu, pod_req);
+  if (!replicas && (req.count <= 1 || !node.node->gpu.nvlink_known)) {
+    return LowestFitting(node, req);
+  }
   Choice c;
   const std::optional<api::GpuAssignment> a =
-      api::ChooseDevices(node.node->gpu, node.gpus, req, api::DevicePolicy::kBinpack);
+      api::ChooseDevices(node.node->gpu, node.gpus, pod_req, api::DevicePolicy::kBinpack);
   if (!a) return c;
-  for (int8_t d : a->devices) c.devices[static_cast<size_t>(c.n++)] = d;
-  c.ok = c.n >= req.count;
+  c.devices.assign(a->devices.begin(), a->devices.end());
+  c.ok = std::cmp_greater_equal(c.devices.size(), req.count);
   return c;
 }
 
@@ -202,14 +209,13 @@ Choice EvaluateFragmentation(const GpuFragmentation::PodState& s, const framewor
       if (better) {
         best.ok = true;
         best.delta = delta;
-        best.n = 1;
-        best.devices[0] = dev;
+        best.devices.assign(1, dev);
         best_idle = idle;
       }
     }
     return best;
   }
-  Choice c = IslandAware(node, req);
+  Choice c = IslandAware(node, s.gpu, req);
   if (c.ok) c.delta = frag.Delta(s.cpu, req.milli, c.span());
   return c;
 }
@@ -237,6 +243,9 @@ std::optional<api::GpuAssignment> ChooseDevicesSpread(const framework::NodeInfo&
     if (best < 0) return std::nullopt;
     out.devices.push_back(static_cast<int8_t>(best));
     return out;
+  }
+  if (api::IsReplicaRequest(node.node->gpu, pod_req)) {
+    return api::ChooseDevices(node.node->gpu, node.gpus, pod_req, api::DevicePolicy::kSpread);
   }
   const Choice c = LowestFitting(node, req);
   if (!c.ok) return std::nullopt;
