@@ -94,10 +94,6 @@ void ChooseReplicas(const api::NodeGpuInfo& info, std::span<const api::GpuDevice
 
 }  // namespace
 
-bool IsReplicaRequest(const api::NodeGpuInfo& info, const api::GpuRequest& req) {
-  return info.replicas > 1 && !req.empty() && !req.shared();
-}
-
 api::GpuRequest ResolvedOnNode(const api::GpuRequest& req, const api::NodeGpuInfo& info) {
   api::GpuRequest out;
   out.count = req.count;
@@ -122,7 +118,23 @@ bool GpuRequestFits(const api::NodeGpuInfo& info, std::span<const api::GpuDevice
                     const api::GpuRequest& req) {
   if (req.empty()) return true;
   const std::optional<api::GpuShare> share = api::ResolveGpuShare(req, info);
-  return share && MaskTakes(info, devices, req, *share, FittingMask(info, devices, *share));
+  if (!share) return false;
+  // Counts what the devices can give and stops as soon as it is enough (on the Filter path).
+  const bool replicas = IsReplicaRequest(info, req);
+  const bool whole = share->milli >= api::kMilliPerGpu && share->memory_mib == 0;
+  int found = 0;
+  const int n = std::min<int>(info.count, static_cast<int>(devices.size()));
+  for (int i = 0; i < n && i < api::kMaxGpusPerNode; ++i) {
+    const auto& d = devices[static_cast<size_t>(i)];
+    if (replicas) {
+      found += FreeShares(info, d, i, *share);
+    } else if (whole ? WholeFree(info, d, i)
+                     : DeviceFits(info, d, i, share->milli, share->memory_mib)) {
+      ++found;
+    }
+    if (found >= req.count) return true;
+  }
+  return false;
 }
 
 bool FitsInOneIsland(const api::NodeGpuInfo& info, std::span<const api::GpuDeviceState> devices,

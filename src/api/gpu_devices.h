@@ -40,7 +40,9 @@ api::GpuRequest ResolvedOnNode(const api::GpuRequest& req, const api::NodeGpuInf
 
 // A whole-GPU count on a node whose GPUs are shared as replicas (time-slicing or MPS): the pod
 // asks `count` replicas, and the device plugin may hand out several replicas of one GPU.
-bool IsReplicaRequest(const api::NodeGpuInfo& info, const api::GpuRequest& req);
+inline bool IsReplicaRequest(const api::NodeGpuInfo& info, const api::GpuRequest& req) {
+  return info.replicas > 1 && !req.empty() && !req.shared();
+}
 
 // Bit i set: device i can take one device's worth of `req` (whole requests: a fully free healthy
 // device; shared: DeviceFits with the resolved share). 0 when the share does not resolve.
