@@ -332,7 +332,7 @@ TEST(GpuFragmentationTest, ReserveNeverPicksUnhealthyOrFullDevices) {
 // Property: ScoreNodes, which scores each distinct node state once, gives every node what Score
 // gives it, over random clusters with many alike nodes (health, GPU memory, utilization, NVLink
 // islands and used memory varied) and random pods, for FGD and Learned on both score scales.
-// A random cluster of 2..41 nodes (T4/A100, 1-8 GPUs, devices partly used, some unhealthy,
+// A random cluster of 2..41 nodes (T4/A100, 1-16 GPUs, devices partly used, some unhealthy,
 // NVLink or busy) and a random pod (no GPU, a share, a memory share, whole GPUs).
 struct RandomCase {
   framework::Snapshot snapshot;
@@ -343,7 +343,7 @@ RandomCase MakeRandomCase(common::Random& random) {
   std::vector<framework::NodeInfo> infos;
   const int n = 2 + static_cast<int>(random.Uniform(40));
   for (int i = 0; i < n; ++i) {
-    const int gpus = std::array{1, 2, 4, 8}[random.Uniform(4)];
+    const int gpus = std::array{1, 2, 4, 8, 16}[random.Uniform(5)];
     auto node = std::make_shared<api::Node>(*Node("n" + std::to_string(i), gpus,
                                                   random.Uniform(2) ? "64" : "32",
                                                   random.Uniform(2) ? "T4" : "A100"));

@@ -25,15 +25,18 @@ namespace gpusched::plugins::gpu_fragmentation::internal {
 //
 // A node's state as ScoreOne reads it: model, GPU count, health, per-GPU memory, free CPU,
 // measured utilization, and each device's used milli and memory. NVLink-island nodes are not
-// keyed (IslandAware reads the islands): they are always scored.
+// keyed (IslandAware reads the islands), nor nodes of more than kKeyedGpus GPUs (the key has room
+// for the devices of 8): they are always scored.
+inline constexpr int kKeyedGpus = 8;
 struct NodeKey {
-  std::array<uint64_t, 15> words{};
+  // 5 node words, then the used milli of 4 devices per word, then each device's used memory.
+  std::array<uint64_t, 5 + kKeyedGpus / 4 + kKeyedGpus> words{};
   friend bool operator==(const NodeKey&, const NodeKey&) = default;
 };
 
 inline bool KeyOf(const framework::NodeInfo& node, NodeKey& key) {
   const api::NodeGpuInfo& g = node.node->gpu;
-  if (g.nvlink_known || g.count > api::kMaxGpusPerNode) return false;
+  if (g.nvlink_known || g.count > kKeyedGpus) return false;
   auto& w = key.words;
   w.fill(0);
   w[0] = uint64_t{g.model.id} | static_cast<uint64_t>(static_cast<uint32_t>(g.count)) << 32;
@@ -45,7 +48,7 @@ inline bool KeyOf(const framework::NodeInfo& node, NodeKey& key) {
     const api::GpuDeviceState& d = node.gpus[static_cast<size_t>(i)];
     w[5 + static_cast<size_t>(i / 4)] |= static_cast<uint64_t>(static_cast<uint16_t>(d.used_milli))
                                          << (16 * (i % 4));
-    w[7 + static_cast<size_t>(i)] = static_cast<uint64_t>(d.used_memory_mib);
+    w[5 + kKeyedGpus / 4 + static_cast<size_t>(i)] = static_cast<uint64_t>(d.used_memory_mib);
   }
   return true;
 }
