@@ -119,7 +119,7 @@ bool AsyncEventClient::SendWithRetries(const EventRecord& ev) {
   for (int tries = 1;; ++tries) {
     common::Status s = events_.CreateEvent(ev);
     if (s.ok()) return true;
-    const bool retry = s.code() == common::StatusCode::kUnavailable && tries < options_.max_tries;
+    const bool retry = Transient(s) && tries < options_.max_tries;
     spdlog::warn("recording {} event for {}/{}: {}{}", ev.reason, ev.namespace_, ev.pod_name,
                  s.ToString(), retry ? " (will retry)" : "");
     if (!retry) return false;
@@ -129,6 +129,18 @@ bool AsyncEventClient::SendWithRetries(const EventRecord& ev) {
     }
     wait = std::min(wait * 2, options_.max_retry_wait);
   }
+}
+
+bool AsyncEventClient::Transient(const common::Status& s) {
+  const common::TimePoint now = clock_.Now();
+  common::MutexLock l(mu_);
+  if (s.code() == common::StatusCode::kUnavailable) {
+    last_unavailable_ = now;
+    return true;
+  }
+  return s.code() == common::StatusCode::kPermissionDenied &&
+         last_unavailable_ != common::TimePoint{} &&
+         now - last_unavailable_ <= options_.restart_grace;
 }
 
 size_t AsyncEventClient::Shutdown(common::Duration timeout) {

@@ -19,8 +19,10 @@
 // carries the same name. A send that fails with kUnavailable (the API server away: the next
 // client's own retries of transport errors and 5xx ran out) is tried again after a backoff, up to
 // max_tries sends in all, as client-go's recorder does (12 tries, 10 s apart): an event outlives
-// an API server restart. The sender waits meanwhile (the events behind it wait for a sender). Any
-// other error (a 4xx: the event itself is refused) is logged and not retried.
+// an API server restart. The sender waits meanwhile (the events behind it wait for a sender). A
+// 403 (kPermissionDenied) within restart_grace of a send that found the server unavailable is
+// retried the same way: a restarted API server refuses requests until its RBAC authorizer has
+// synced. Any other error (a 4xx: the event itself is refused) is logged and not retried.
 //
 // Loss: an event is dropped (CreateEvent returns kResourceExhausted, counted in dropped()) when
 // max_queued events are already waiting; client-go drops at 1,000. Also dropped: an event whose
@@ -51,6 +53,8 @@ struct AsyncEventOptions {
   // Wait before retry n (n = 1, 2, ...): min(max_retry_wait, first_retry_wait * 2^(n-1)).
   common::Duration first_retry_wait = std::chrono::milliseconds(500);
   common::Duration max_retry_wait = std::chrono::seconds(10);
+  // How long after a send found the API server unavailable a 403 counts as its restart.
+  common::Duration restart_grace = std::chrono::seconds(60);
 };
 
 class AsyncEventClient final : public ApiClient {
@@ -103,6 +107,8 @@ class AsyncEventClient final : public ApiClient {
   // Sends `ev`, retrying while the API server is unavailable; false when tries ran out or
   // Shutdown interrupted a wait. Called without mu_.
   bool SendWithRetries(const EventRecord& ev);
+  // Whether a send that failed with `s` is tried again (tries left aside); notes unavailability.
+  bool Transient(const common::Status& s);
 
   ApiClient& next_;
   ApiClient& events_;
@@ -116,6 +122,8 @@ class AsyncEventClient final : public ApiClient {
   int sending_ GPUSCHED_GUARDED_BY(mu_) = 0;
   bool stopped_ GPUSCHED_GUARDED_BY(mu_) = false;
   uint64_t dropped_ GPUSCHED_GUARDED_BY(mu_) = 0;
+  // When a send last found the API server unavailable (epoch: never).
+  common::TimePoint last_unavailable_ GPUSCHED_GUARDED_BY(mu_){};
   std::vector<std::thread> threads_;
 };
 

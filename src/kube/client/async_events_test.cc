@@ -5,6 +5,7 @@
 
 #include <chrono>
 #include <condition_variable>
+#include <deque>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -84,6 +85,11 @@ class FakeApi final : public AcceptingApiClient {
     cv.wait(l, [&] { return !hold; });
     events.push_back(e.pod_name);
     times[e.pod_name].push_back(e.event_time);
+    if (!fail_codes.empty()) {
+      const common::StatusCode code = fail_codes.front();
+      fail_codes.pop_front();
+      return common::Status(code, "refused");
+    }
     if (failures > 0) {
       --failures;
       return common::Status(fail_code, "down");
@@ -101,12 +107,17 @@ class FakeApi final : public AcceptingApiClient {
     std::lock_guard<std::mutex> l(mu);
     return events.size();
   }
+  void FailNext(std::deque<common::StatusCode> codes) {
+    std::lock_guard<std::mutex> l(mu);
+    fail_codes = std::move(codes);
+  }
 
   std::mutex mu;
   std::condition_variable cv;
   bool hold = false;
   int failures = 0;  // how many of the next sends fail, with fail_code
   common::StatusCode fail_code = common::StatusCode::kUnavailable;
+  std::deque<common::StatusCode> fail_codes;  // the next sends fail with these, before `failures`
   std::vector<std::string> binds, conditions, events, deletes, nominations, pod_groups, claims;
   std::map<std::string, std::vector<common::TimePoint>> times;  // event_time of each send
 };
@@ -259,6 +270,41 @@ TEST(AsyncEventClientTest, AnEventTheApiServerRefusesIsNotRetried) {
   EXPECT_EQ(events.Shutdown(std::chrono::seconds(10)), 0u);
   EXPECT_EQ(api.Events(), 2u);
   EXPECT_EQ(events.dropped(), 1u);
+}
+
+// A restarted API server answers 403 until its RBAC authorizer has synced: a 403 soon after the
+// server was unavailable is retried; one with no unavailability within restart_grace is not.
+TEST(AsyncEventClientTest, ForbiddenRightAfterTheApiServerCameBackIsRetried) {
+  FakeApi api;
+  api.FailNext({common::StatusCode::kUnavailable, common::StatusCode::kPermissionDenied,
+                common::StatusCode::kPermissionDenied});
+  AsyncEventOptions one_sender = kFastRetries;
+  one_sender.senders = 1;
+  {
+    AsyncEventClient events(api, api, clock, one_sender);
+    ASSERT_TRUE(events.CreateEvent(Event(0)).ok());
+    EXPECT_EQ(events.Shutdown(std::chrono::seconds(10)), 0u);
+    EXPECT_EQ(api.Events(), 4u);  // unavailable, two 403s, then written
+    EXPECT_EQ(events.dropped(), 0u);
+    clock.Advance(one_sender.restart_grace + std::chrono::seconds(1));
+  }
+  {
+    AsyncEventClient events(api, api, clock, one_sender);
+    api.FailNext({common::StatusCode::kUnavailable});
+    ASSERT_TRUE(events.CreateEvent(Event(1)).ok());
+    while (api.Events() < 6) std::this_thread::sleep_for(std::chrono::milliseconds(1));
+    clock.Advance(one_sender.restart_grace + std::chrono::seconds(1));
+    api.FailNext({common::StatusCode::kPermissionDenied});  // long after: RBAC says no
+    ASSERT_TRUE(events.CreateEvent(Event(2)).ok());
+    EXPECT_EQ(events.Shutdown(std::chrono::seconds(10)), 0u);
+    EXPECT_EQ(api.Events(), 4u + 2u + 1u);
+    EXPECT_EQ(events.dropped(), 1u);
+  }
+  AsyncEventClient fresh(api, api, clock, one_sender);  // never saw the server away
+  api.FailNext({common::StatusCode::kPermissionDenied});
+  ASSERT_TRUE(fresh.CreateEvent(Event(3)).ok());
+  EXPECT_EQ(fresh.Shutdown(std::chrono::seconds(10)), 0u);
+  EXPECT_EQ(fresh.dropped(), 1u);
 }
 
 TEST(AsyncEventClientTest, ShutdownEndsARetryWaitAndCountsTheEventAsLost) {
