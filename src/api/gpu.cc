@@ -618,12 +618,14 @@ void DeriveGpuRequest(Pod& pod) {
   pod.gpu = GpuRequest{};
   pod.gpu_error.clear();
   bool negative = false;
+  bool negative_replicas = false;
   // Replicas of time-sliced GPUs under the device plugin's renameByDefault are
   // nvidia.com/gpu.shared; either resource is a count of what the device plugin advertises.
   const int64_t whole = WholeGpuCount(pod, Names().nvidia_gpu, &negative);
-  const int64_t replicas = WholeGpuCount(pod, Names().nvidia_gpu_shared, &negative);
-  if (negative) {
-    pod.gpu_error = "resource nvidia.com/gpu: negative count";
+  const int64_t replicas = WholeGpuCount(pod, Names().nvidia_gpu_shared, &negative_replicas);
+  if (negative || negative_replicas) {
+    pod.gpu_error = negative ? "resource nvidia.com/gpu: negative count"
+                             : "resource nvidia.com/gpu.shared: negative count";
     return;
   }
   if (whole > 0 && replicas > 0) {

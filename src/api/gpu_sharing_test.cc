@@ -164,6 +164,8 @@ TEST(GpuSharingTest, APodAsksReplicasAsNvidiaGpuShared) {
   EXPECT_EQ(shared.gpu_error, "");
   EXPECT_EQ(shared.gpu.count, 2);
   EXPECT_EQ(shared.gpu.milli, kMilliPerGpu);
+  EXPECT_EQ(pod_asking({{Names().nvidia_gpu_shared, -1}}).gpu_error,
+            "resource nvidia.com/gpu.shared: negative count");
   const Pod both = pod_asking({{Names().nvidia_gpu, 1}, {Names().nvidia_gpu_shared, 1}});
   EXPECT_THAT(both.gpu_error, HasSubstr("nvidia.com/gpu and nvidia.com/gpu.shared"));
   EXPECT_TRUE(both.gpu.empty());
