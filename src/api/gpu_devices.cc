@@ -23,17 +23,21 @@ std::array<uint32_t, api::kMaxGpusPerNode> ByIsland(const api::NodeGpuInfo& info
   return out;
 }
 
-// Bit i set: device i can take one `share` (a whole share: the device is free).
+// Whether device i can take one `share` (a whole share: the device is free).
+bool TakesOne(const api::NodeGpuInfo& info, const api::GpuDeviceState& d, int device,
+              const api::GpuShare& share) {
+  const bool whole = share.milli >= api::kMilliPerGpu && share.memory_mib == 0;
+  return whole ? WholeFree(info, d, device)
+               : DeviceFits(info, d, device, share.milli, share.memory_mib);
+}
+
+// Bit i set: device i can take one `share`.
 uint32_t FittingMask(const api::NodeGpuInfo& info, std::span<const api::GpuDeviceState> devices,
                      const api::GpuShare& share) {
-  const bool whole = share.milli >= api::kMilliPerGpu && share.memory_mib == 0;
   uint32_t mask = 0;
   const int n = std::min<int>(info.count, static_cast<int>(devices.size()));
   for (int i = 0; i < n && i < api::kMaxGpusPerNode; ++i) {
-    const auto& d = devices[static_cast<size_t>(i)];
-    const bool fits =
-        whole ? WholeFree(info, d, i) : DeviceFits(info, d, i, share.milli, share.memory_mib);
-    if (fits) mask |= 1u << i;
+    if (TakesOne(info, devices[static_cast<size_t>(i)], i, share)) mask |= 1u << i;
   }
   return mask;
 }
@@ -119,19 +123,14 @@ bool GpuRequestFits(const api::NodeGpuInfo& info, std::span<const api::GpuDevice
   if (req.empty()) return true;
   const std::optional<api::GpuShare> share = api::ResolveGpuShare(req, info);
   if (!share) return false;
-  // Counts what the devices can give and stops as soon as it is enough (on the Filter path).
+  // MaskTakes(FittingMask(...)), counted device by device so that it stops as soon as the
+  // devices give enough (GpuFit's Filter path).
   const bool replicas = IsReplicaRequest(info, req);
-  const bool whole = share->milli >= api::kMilliPerGpu && share->memory_mib == 0;
   int found = 0;
   const int n = std::min<int>(info.count, static_cast<int>(devices.size()));
   for (int i = 0; i < n && i < api::kMaxGpusPerNode; ++i) {
     const auto& d = devices[static_cast<size_t>(i)];
-    if (replicas) {
-      found += FreeShares(info, d, i, *share);
-    } else if (whole ? WholeFree(info, d, i)
-                     : DeviceFits(info, d, i, share->milli, share->memory_mib)) {
-      ++found;
-    }
+    found += replicas ? FreeShares(info, d, i, *share) : (TakesOne(info, d, i, *share) ? 1 : 0);
     if (found >= req.count) return true;
   }
   return false;
