@@ -15,7 +15,7 @@
     volumes={host: (path, "ro")}, env={}, user=None)`` (chroot isolation, as the image's user
     unless ``user`` is given) returning a ``subprocess.CompletedProcess``; ``run_command(...)``,
     the same arguments, gives the command line instead (to start a long-running process);
-    ``cleanup()``.
+    ``cleanup()``. Output is read through files: buildah drops what overflows a pipe.
 """
 
 import gzip
@@ -25,6 +25,7 @@ import os
 import shutil
 import subprocess
 import tarfile
+import tempfile
 
 from cluster import source_dir
 
@@ -113,9 +114,16 @@ class Buildah:
         return self._cmd(*args, container, "--", *argv)
 
     def run(self, container, argv, volumes=None, env=None, user=None, timeout=120):
-        return subprocess.run(self.run_command(container, argv, volumes, env, user),
-                              stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-                              timeout=timeout)
+        # Output goes through files, not pipes: buildah 1.28 (chroot isolation) drops what the
+        # process writes once a pipe to its reader is full (64 KiB) and still exits 0, so a
+        # reader slowed by a loaded machine got a truncated report.
+        with tempfile.TemporaryFile() as out, tempfile.TemporaryFile() as err:
+            proc = subprocess.run(self.run_command(container, argv, volumes, env, user),
+                                  stdout=out, stderr=err, timeout=timeout)
+            out.seek(0)
+            err.seek(0)
+            return subprocess.CompletedProcess(proc.args, proc.returncode,
+                                               out.read().decode(), err.read().decode())
 
     def cleanup(self):
         subprocess.run(self._cmd("rm", "--all"), stdout=subprocess.DEVNULL,
