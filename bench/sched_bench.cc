@@ -6,7 +6,7 @@
 // around each SubmitPod), peak RSS (getrusage) and placement counts.
 //
 //   gpusched-bench --nodes 5000 --pods 50000 --profile default|fragmentation --seed 42
-//                  [--config scheduler-config.yaml] [--repeat 3] [--reuse on|off]
+//                  [--config scheduler-config.yaml] [--repeat 3] [--reuse on|off] [--twins on|off]
 //                  [--refresh K] [--owner none|replicaset] [--preemptors P]
 //                  [--preemptor-classes like|distinct] [--gang M] [--gang-gpus G]
 //                  [--unschedulable U] [--churn E] [--churn-seconds T]
@@ -16,10 +16,12 @@
 //   gpusched-bench --workload dra-mig [--nodes 500] [--pods 2000] [--seed 42] [--repeat R]
 //
 // --reuse off turns the runtime's result reuse across equivalent pods off (same placements, full
-// per-node cost: the before/after comparison); --refresh K sets the fragmentation profile's
-// GpuFragmentation distributionRefreshPods (default: the plugin's default); --owner replicaset
-// gives every synthetic pod a ReplicaSet controller ownerReference per template (Deployment pods:
-// PodTopologySpread's system default zone/hostname constraints apply, ScheduleAnyway).
+// per-node cost: the before/after comparison); --twins off evaluates every empty node instead of
+// one per twin group (framework/runtime/twins.cc; same placements); --refresh K sets the
+// fragmentation profile's GpuFragmentation distributionRefreshPods (default: the plugin's default);
+// --owner replicaset gives every synthetic pod a ReplicaSet controller ownerReference per template
+// (Deployment pods: PodTopologySpread's system default zone/hostname constraints apply,
+// ScheduleAnyway).
 //
 // Pods that do not fit are deleted at once (no retries), so every pod costs one attempt.
 //
@@ -93,6 +95,7 @@ struct Flags {
   uint64_t seed = 42;
   int repeat = 1;
   bool reuse = true;
+  bool twins = true;
   int32_t refresh = 0;               // 0: the plugin's default
   bool replicaset_owner = false;     // --owner replicaset
   int32_t preemptors = 0;            // --preemptors P
@@ -376,7 +379,10 @@ int Run(const Flags& f) {
     sim::Simulator& s = **simulator;
     framework::runtime::Framework* fw =
         s.scheduler().FrameworkFor(config->profiles.front().scheduler_name);
-    if (fw != nullptr) fw->SetResultReuse(f.reuse);
+    if (fw != nullptr) {
+      fw->SetResultReuse(f.reuse);
+      fw->SetTwinNodes(f.twins);
+    }
     for (const auto& n : workload->nodes) {
       if (common::Status st = s.AddNode(n); !st.ok()) {
         std::fprintf(stderr, "error: %s\n", st.ToString().c_str());
@@ -426,6 +432,10 @@ int Run(const Flags& f) {
           static_cast<unsigned long long>(rs.filter_evaluated),
           static_cast<unsigned long long>(rs.score_reused),
           static_cast<unsigned long long>(rs.score_evaluated));
+      const auto& ts = fw->twin_stats();
+      std::printf("  twin nodes %s: filter %llu shared, score %llu shared\n",
+                  f.twins ? "on" : "off", static_cast<unsigned long long>(ts.filter_shared),
+                  static_cast<unsigned long long>(ts.score_shared));
     }
     if (rep == 0) {
       std::map<std::string, int64_t> reasons;
@@ -463,7 +473,7 @@ int main(int argc, char** argv) {
     if (a == "--help" || a == "-h") {
       std::printf(
           "usage: gpusched-bench [--nodes N] [--pods M] [--profile default|fragmentation] "
-          "[--config FILE] [--seed S] [--repeat R] [--reuse on|off] [--refresh K] "
+          "[--config FILE] [--seed S] [--repeat R] [--reuse on|off] [--twins on|off] [--refresh K] "
           "[--owner none|replicaset] [--preemptors P] [--preemptor-classes like|distinct] "
           "[--gang M] [--gang-gpus G] [--unschedulable U] [--churn E] [--churn-seconds T] "
           "[--churn-relevant-every R] [--hints on|off] [--workload "
@@ -471,7 +481,7 @@ int main(int argc, char** argv) {
       return 0;
     }
     if (a != "--nodes" && a != "--pods" && a != "--profile" && a != "--config" && a != "--seed" &&
-        a != "--repeat" && a != "--reuse" && a != "--refresh" && a != "--owner" &&
+        a != "--repeat" && a != "--reuse" && a != "--twins" && a != "--refresh" && a != "--owner" &&
         a != "--preemptors" && a != "--preemptor-classes" && a != "--gang" && a != "--gang-gpus" &&
         a != "--unschedulable" && a != "--churn" && a != "--churn-seconds" && a != "--hints" &&
         a != "--churn-relevant-every" && a != "--workload" && a != "--waiting-claims") {
@@ -504,6 +514,11 @@ int main(int argc, char** argv) {
         return gpusched::bench::Usage("--reuse: want on or off");
       }
       f.reuse = std::strcmp(v, "on") == 0;
+    } else if (a == "--twins") {
+      if (std::strcmp(v, "on") != 0 && std::strcmp(v, "off") != 0) {
+        return gpusched::bench::Usage("--twins: want on or off");
+      }
+      f.twins = std::strcmp(v, "on") == 0;
     } else if (a == "--owner") {
       if (std::strcmp(v, "none") != 0 && std::strcmp(v, "replicaset") != 0) {
         return gpusched::bench::Usage("--owner: want none or replicaset");

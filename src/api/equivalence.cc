@@ -168,6 +168,60 @@ void SchedulingEquivalenceKey(const Pod& pod, std::string& out) {
   w.Str(pod.gpu_error);
 }
 
+void NodeTwinKey(const Node& node, std::string& out) {
+  out.clear();
+  KeyWriter w(out);
+  const Atom hostname = Names().hostname;
+  const auto labels = node.meta.labels.items();
+  const bool has_hostname = node.meta.labels.Has(hostname);
+  w.U8(has_hostname ? 1 : 0);
+  w.Size(labels.size() - (has_hostname ? 1 : 0));
+  for (const auto& [k, v] : labels) {
+    if (k == hostname) continue;
+    w.A(k);
+    w.A(v);
+  }
+  w.Size(node.meta.annotations.size());
+  for (const auto& [k, v] : node.meta.annotations) {
+    w.Str(k);
+    w.Str(v);
+  }
+  w.U8(node.meta.deletion_timestamp.has_value() ? 1 : 0);
+  w.Resources(node.capacity);
+  w.Resources(node.allocatable);
+  w.Size(node.taints.size());
+  for (const Taint& t : node.taints) {
+    w.A(t.key);
+    w.A(t.value);
+    w.U8(static_cast<uint8_t>(t.effect));
+  }
+  w.U8(node.unschedulable ? 1 : 0);
+  w.Size(node.conditions.size());
+  for (const Condition& c : node.conditions) {
+    w.Str(c.type);
+    w.Str(c.status);
+    w.Str(c.reason);
+  }
+  w.Size(node.images.size());
+  for (const ContainerImage& image : node.images) {
+    w.Size(image.names.size());
+    for (const std::string& name : image.names) w.Str(name);
+    w.I64(image.size_bytes);
+  }
+  const NodeGpuInfo& g = node.gpu;
+  w.I64(g.count);
+  w.A(g.model);
+  w.A(g.model_family);
+  w.I64(g.memory_mib);
+  w.U32(g.unhealthy_mask);
+  for (uint8_t island : g.island) w.U8(island);
+  w.U8(g.nvlink_known ? 1 : 0);
+  w.I64(g.replicas);
+  w.U8(g.mps ? 1 : 0);
+  w.Str(g.source);
+  w.Str(node.gpu_error);
+}
+
 uint64_t HashEquivalenceKey(std::string_view key) {
   uint64_t h = 0xcbf29ce484222325ull;
   for (char c : key) {

@@ -227,6 +227,83 @@ TEST(EquivalenceKeyTest, EverySchedulingFieldChangesTheKey) {
   }
 }
 
+Node BaseNode(std::string_view name) {
+  Node n;
+  n.meta.name = std::string(name);
+  n.meta.uid = "uid-" + std::string(name);
+  n.meta.resource_version = "7";
+  n.meta.labels.Set("kubernetes.io/hostname", name);
+  n.meta.labels.Set("topology.kubernetes.io/zone", "zone-a");
+  n.allocatable.milli_cpu = 32000;
+  n.capacity.milli_cpu = 32000;
+  n.gpu.count = 4;
+  n.gpu.model = Intern("A100-SXM4-40GB");
+  return n;
+}
+
+std::string TwinKey(const Node& n) {
+  std::string k;
+  NodeTwinKey(n, k);
+  return k;
+}
+
+TEST(NodeTwinKeyTest, NodesDifferingOnlyInIdentityShareTheKey) {
+  Node a = BaseNode("gpu-0");
+  Node b = BaseNode("gpu-1");
+  b.meta.uid = "other";
+  b.meta.resource_version = "99";
+  b.meta.creation_timestamp = common::TimePoint{} + std::chrono::hours(1);
+  EXPECT_EQ(TwinKey(a), TwinKey(b));
+}
+
+TEST(NodeTwinKeyTest, EveryOtherFieldChangesTheKey) {
+  struct Case {
+    std::string name;
+    std::function<void(Node&)> change;
+  };
+  const std::vector<Case> cases = {
+      {"a label", [](Node& n) { n.meta.labels.Set("rack", "r1"); }},
+      {"a label's value", [](Node& n) { n.meta.labels.Set("topology.kubernetes.io/zone", "b"); }},
+      {"no hostname label", [](Node& n) { n.meta.labels = Labels{}; }},
+      {"an annotation", [](Node& n) { n.meta.annotations.emplace_back("a", "b"); }},
+      {"deletion", [](Node& n) { n.meta.deletion_timestamp = common::TimePoint{}; }},
+      {"capacity", [](Node& n) { n.capacity.milli_cpu = 1; }},
+      {"allocatable", [](Node& n) { n.allocatable.memory = 1; }},
+      {"a taint",
+       [](Node& n) {
+         n.taints.push_back(Taint{Intern("k"), Intern("v"), TaintEffect::kNoSchedule});
+       }},
+      {"unschedulable", [](Node& n) { n.unschedulable = true; }},
+      {"a condition",
+       [](Node& n) {
+         n.conditions.push_back(Condition{"Ready", "False", "", "", {}});
+       }},
+      {"an image",
+       [](Node& n) {
+         n.images.push_back(ContainerImage{{"img"}, 1});
+       }},
+      {"GPU count", [](Node& n) { n.gpu.count = 8; }},
+      {"an unhealthy GPU", [](Node& n) { n.gpu.unhealthy_mask = 2; }},
+      {"NVLink islands", [](Node& n) { n.gpu.island[1] = 1; }},
+      {"replicas", [](Node& n) { n.gpu.replicas = 4; }},
+      {"a GPU error", [](Node& n) { n.gpu_error = "bad"; }},
+  };
+  const std::string base = TwinKey(BaseNode("gpu-0"));
+  for (const Case& c : cases) {
+    Node n = BaseNode("gpu-0");
+    c.change(n);
+    EXPECT_NE(TwinKey(n), base) << c.name;
+  }
+  // The hostname label is left out, yet a node without it is not the twin of one with it and
+  // one more label: the encoding stays unambiguous.
+  Node with = BaseNode("gpu-0");
+  Node without = BaseNode("gpu-0");
+  without.meta.labels = Labels{};
+  without.meta.labels.Set("topology.kubernetes.io/zone", "zone-a");
+  without.meta.labels.Set("x", "y");
+  EXPECT_NE(TwinKey(with), TwinKey(without));
+}
+
 TEST(EquivalenceKeyTest, KeyBufferIsReplacedNotAppended) {
   std::string k = "stale contents";
   SchedulingEquivalenceKey(BasePod(), k);

@@ -381,6 +381,7 @@ void Cache::UpdateSnapshot(framework::Snapshot& snapshot) {
     snapshot.CountPodAffinityForCache(dst.pods, -1);
     dst = src;
     snapshot.SetGenerationForCache(i, src.generation);
+    snapshot.SetTwinForCache(i, twins_.GroupOf(i, src));
     snapshot.CountPodAffinityForCache(dst.pods, +1);
     if (src.node != nullptr) snapshot.IndexNameForCache(src.node->meta.name, i);
     is_dirty_[U(i)] = false;
@@ -388,6 +389,7 @@ void Cache::UpdateSnapshot(framework::Snapshot& snapshot) {
   dirty_.clear();
   if (!hidden_.empty() || !snapshot.hidden_pods().empty()) snapshot.SetHiddenPodsForCache(hidden_);
   if (node_objects_changed) snapshot.BumpNodeSetVersionForCache();
+  snapshot.SetNumTwinGroupsForCache(twins_.num_groups());
   snapshot.SetNodeCountForCache(num_nodes_, generation_);
 }
 

@@ -46,6 +46,7 @@
 #include <vector>
 
 #include "src/api/types.h"
+#include "src/cache/twin_groups.h"
 #include "src/common/clock.h"
 #include "src/common/mutex.h"
 #include "src/common/status.h"
@@ -164,6 +165,7 @@ class Cache {
   uint64_t generation_ GPUSCHED_GUARDED_BY(mu_) = 0;
   int32_t num_nodes_ GPUSCHED_GUARDED_BY(mu_) = 0;
   int32_t overcommitted_ GPUSCHED_GUARDED_BY(mu_) = 0;
+  TwinGroups twins_ GPUSCHED_GUARDED_BY(mu_);  // Snapshot::twins
 };
 
 }  // namespace gpusched::cache

@@ -269,5 +269,56 @@ TEST_F(CacheTest, ExternalGpuUtilizationOverridesTheAnnotationUntilCleared) {
   EXPECT_LT(Node("b").gpu_utilization, 0);
 }
 
+TEST_F(CacheTest, EmptyNodesThatDifferOnlyInIdentityAreTwins) {
+  auto labelled = [](const std::string& name, const std::string& rack) {
+    auto n = std::const_pointer_cast<api::Node>(GpuNode(name, 4));
+    n->meta.labels.Set("kubernetes.io/hostname", name);
+    n->meta.labels.Set("rack", rack);
+    return api::NodePtr(n);
+  };
+  cache_.AddNode(labelled("a", "r0"));
+  cache_.AddNode(labelled("b", "r0"));
+  cache_.AddNode(labelled("c", "r1"));
+  auto twin = [&](const std::string& name) {
+    cache_.UpdateSnapshot(snap_);
+    const framework::NodeInfo* ni = snap_.Get(name);
+    EXPECT_NE(ni, nullptr) << name;
+    return ni == nullptr ? -2 : snap_.twins()[static_cast<size_t>(ni->index)];
+  };
+  EXPECT_GE(twin("a"), 0);
+  EXPECT_EQ(twin("a"), twin("b"));
+  EXPECT_GE(twin("c"), 0);
+  EXPECT_NE(twin("c"), twin("a"));
+  EXPECT_LT(twin("a"), snap_.num_twin_groups());
+  EXPECT_LT(twin("c"), snap_.num_twin_groups());
+
+  // A pod takes its node out of the group until it leaves.
+  cache_.AddPod(GpuPod("p", 1, 1000, "b"));
+  EXPECT_EQ(twin("b"), -1);
+  EXPECT_GE(twin("a"), 0);
+  cache_.RemovePod("uid-p");
+  EXPECT_EQ(twin("b"), twin("a"));
+
+  // GPU utilization is part of the group.
+  cache_.SetGpuUtilization("a", 0.5);
+  EXPECT_NE(twin("a"), twin("b"));
+  cache_.SetGpuUtilization("b", 0.5);
+  EXPECT_EQ(twin("a"), twin("b"));
+
+  // An updated node object moves its slot; a removed node has no group.
+  cache_.UpdateNode(labelled("a", "r1"));
+  cache_.SetGpuUtilization("a", -1);
+  EXPECT_EQ(twin("a"), twin("c"));
+  const int32_t groups = snap_.num_twin_groups();
+  cache_.RemoveNode("b");
+  cache_.UpdateSnapshot(snap_);
+  EXPECT_EQ(snap_.Get("b"), nullptr);
+  // b's group is gone; a new shape reuses its id instead of growing the ids.
+  cache_.AddNode(labelled("d", "r2"));
+  EXPECT_GE(twin("d"), 0);
+  EXPECT_NE(twin("d"), twin("c"));
+  EXPECT_EQ(snap_.num_twin_groups(), groups);
+}
+
 }  // namespace
 }  // namespace gpusched::cache

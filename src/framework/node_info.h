@@ -139,6 +139,18 @@ class Snapshot {
       generations_.resize(static_cast<size_t>(i) + 1, 0);
     generations_[static_cast<size_t>(i)] = generation;
   }
+  // Twin groups (api/equivalence.h, NodeTwinKey): per slot, the group of a valid node that holds
+  // no pod; nodes in one group have equal twin keys and equal gpu_utilization, so they differ only
+  // in identity (Plugin::SameForTwinNodes). -1 for every other slot (a node with pods, an empty
+  // slot). Ids are dense, below num_twin_groups(). Kept by the cache; a hand-filled snapshot has
+  // none, and neither has a slot past the array's end.
+  std::span<const int32_t> twins() const { return twins_; }
+  int32_t num_twin_groups() const { return num_twin_groups_; }
+  void SetTwinForCache(NodeIndex i, int32_t twin) {
+    if (static_cast<size_t>(i) >= twins_.size()) twins_.resize(static_cast<size_t>(i) + 1, -1);
+    twins_[static_cast<size_t>(i)] = twin;
+  }
+  void SetNumTwinGroupsForCache(int32_t n) { num_twin_groups_ = n; }
   // The pods the cache hides for now (Cache::HidePods: a gang preemption's plan treats them as
   // gone), by uid; usually none. DRA devices held only by them count as free (DynamicResources).
   std::span<const std::string> hidden_pods() const { return hidden_pods_; }
@@ -170,6 +182,8 @@ class Snapshot {
   uint64_t generation_ = 0;
   uint64_t node_set_version_ = 0;
   std::vector<uint64_t> generations_;
+  std::vector<int32_t> twins_;
+  int32_t num_twin_groups_ = 0;
   int64_t pods_with_affinity_ = 0;
   int64_t pods_with_required_anti_affinity_ = 0;
 };

@@ -1,13 +1,17 @@
 // SPDX-License-Identifier: Apache-2.0
-// Differential test of the runtime's result reuse (framework/runtime/result_cache.h): the same
-// workload scheduled with reuse on and off must give identical outcomes, pod by pod (node, GPU
-// devices, state and FitError message), with the default and the fragmentation-aware profiles.
+// Differential tests of the runtime's result reuse (framework/runtime/result_cache.h) and twin
+// nodes (framework/runtime/twins.cc): the same workload scheduled with the feature on and off
+// must give identical outcomes, pod by pod (node, GPU devices, state and FitError message), with
+// the default and the fragmentation-aware profiles.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <boost/json.hpp>
 #include <cstdint>
+#include <cstdio>
 #include <memory>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "src/common/clock.h"
@@ -135,10 +139,11 @@ config::SchedulerConfig ProfileConfig(bool fragmentation, int refresh, int32_t p
 struct RunResult {
   std::unique_ptr<Simulator> sim;
   framework::runtime::ResultCache::Stats stats;
+  framework::runtime::Framework::TwinStats twins;
 };
 
 RunResult RunOnce(const Workload& w, bool fragmentation, int refresh, bool reuse, bool retry,
-                  int32_t percentage = 100) {
+                  int32_t percentage = 100, bool twins = true) {
   static const common::FakeClock wall;
   SimOptions opts;
   opts.seed = 7;
@@ -152,12 +157,44 @@ RunResult RunOnce(const Workload& w, bool fragmentation, int refresh, bool reuse
   EXPECT_NE(fw, nullptr);
   if (fw == nullptr) return {};
   fw->SetResultReuse(reuse);
+  fw->SetTwinNodes(twins);
   common::Status s = (*sim)->Run(w);
   EXPECT_TRUE(s.ok()) << s.ToString();
   RunResult r;
   r.stats = fw->result_reuse_stats();
+  r.twins = fw->twin_stats();
   r.sim = std::move(*sim);
   return r;
+}
+
+struct Tally {
+  int scheduled = 0;
+  int unschedulable = 0;
+};
+
+// Expects the same outcome for every pod (node, GPU devices, state, FitError message, attempts)
+// in `off` and `on`, runs without and with `feature`.
+Tally CompareOutcomes(const Simulator& off, const Simulator& on, std::string_view feature) {
+  const auto a = off.outcomes();
+  const auto b = on.outcomes();
+  EXPECT_EQ(a.size(), b.size());
+  Tally t;
+  int differences = 0;
+  for (size_t i = 0; i < std::min(a.size(), b.size()); ++i) {
+    t.scheduled += a[i].state == PodState::kScheduled ? 1 : 0;
+    t.unschedulable += a[i].state == PodState::kUnschedulable ? 1 : 0;
+    if (a[i].state != b[i].state || a[i].node != b[i].node || a[i].gpu != b[i].gpu ||
+        a[i].message != b[i].message || a[i].attempts != b[i].attempts) {
+      if (++differences <= 5) {
+        ADD_FAILURE() << a[i].pod->Key() << ": without " << feature << " "
+                      << PodStateName(a[i].state) << " " << a[i].node << " \"" << a[i].message
+                      << "\"; with " << feature << " " << PodStateName(b[i].state) << " "
+                      << b[i].node << " \"" << b[i].message << "\"";
+      }
+    }
+  }
+  EXPECT_EQ(differences, 0);
+  return t;
 }
 
 TEST(ResultReuseTest, SamePlacementsWithAndWithoutReuse) {
@@ -203,24 +240,7 @@ TEST(ResultReuseTest, SamePlacementsWithAndWithoutReuse) {
     } else {
       EXPECT_EQ(on.stats.score_reused, 0u);
     }
-    const auto a = off.sim->outcomes();
-    const auto b = on.sim->outcomes();
-    ASSERT_EQ(a.size(), b.size());
-    int scheduled = 0, unschedulable = 0, differences = 0;
-    for (size_t i = 0; i < a.size(); ++i) {
-      scheduled += a[i].state == PodState::kScheduled ? 1 : 0;
-      unschedulable += a[i].state == PodState::kUnschedulable ? 1 : 0;
-      if (a[i].state != b[i].state || a[i].node != b[i].node || a[i].gpu != b[i].gpu ||
-          a[i].message != b[i].message || a[i].attempts != b[i].attempts) {
-        if (++differences <= 5) {
-          ADD_FAILURE() << a[i].pod->Key() << ": without reuse " << PodStateName(a[i].state) << " "
-                        << a[i].node << " \"" << a[i].message << "\"; with reuse "
-                        << PodStateName(b[i].state) << " " << b[i].node << " \"" << b[i].message
-                        << "\"";
-        }
-      }
-    }
-    EXPECT_EQ(differences, 0);
+    const Tally t = CompareOutcomes(*off.sim, *on.sim, "reuse");
     if (c.replicaset) {
       // PodTopologySpread's scores must have mattered (else the case tests nothing new): some
       // pods land elsewhere than the same pods without owners.
@@ -228,15 +248,109 @@ TEST(ResultReuseTest, SamePlacementsWithAndWithoutReuse) {
           RunOnce(plain, c.fragmentation, c.refresh, /*reuse=*/true, c.retry, c.percentage);
       ASSERT_NE(bare.sim, nullptr);
       const auto p = bare.sim->outcomes();
+      const auto b = on.sim->outcomes();
       ASSERT_EQ(p.size(), b.size());
       int moved = 0;
       for (size_t i = 0; i < p.size(); ++i) moved += p[i].node != b[i].node ? 1 : 0;
       EXPECT_GT(moved, 100) << "spread scoring changed too few placements";
     }
     // The workload must exercise both outcomes, or the comparison proves little.
-    EXPECT_GT(scheduled, 1000);
-    EXPECT_GT(unschedulable, 100);
+    EXPECT_GT(t.scheduled, 1000);
+    EXPECT_GT(t.unschedulable, 100);
   }
+}
+
+// A random cluster of a few node shapes (so that many nodes are twins: Snapshot::twins) and pods
+// from templates of which several read a node's identity (a hostname selector or preferred
+// term, spec.nodeName, a metadata.name field, a gang whose domain is a hostname is not among
+// them), in bursts of one template; a high-priority template preempts.
+Workload MakeTwinWorkload(uint64_t seed) {
+  common::Random rng(seed);
+  Workload w;
+  const int32_t num_nodes = 20 + static_cast<int32_t>(rng.Uniform(60));
+  std::vector<std::string> names;
+  for (int32_t i = 0; i < num_nodes; ++i) {
+    names.push_back("node-" + std::to_string(i));
+    auto n = MakeNode(names.back()).Zone(rng.Uniform(2) == 0 ? "zone-a" : "zone-b");
+    if (rng.Uniform(4) == 0) n.Label("rack", "r" + std::to_string(rng.Uniform(2)));
+    switch (rng.Uniform(4)) {
+      case 0:
+        n.Cpu("64").Memory("512Gi").Gpus(8).GpuModel("A100-SXM4-80GB").GpuMemoryMiB(81920);
+        break;
+      case 1: n.Cpu("32").Memory("128Gi").Gpus(4).GpuModel("Tesla-T4").GpuMemoryMiB(15360); break;
+      case 2: n.Cpu("16").Memory("64Gi").Unschedulable(rng.Uniform(8) == 0); break;
+      default: n.Cpu("8").Memory("32Gi"); break;
+    }
+    w.nodes.push_back(n.Ptr());
+  }
+  const int32_t num_pods = 150 + static_cast<int32_t>(rng.Uniform(200));
+  for (int32_t made = 0; made < num_pods;) {
+    const uint64_t t = rng.Uniform(12);
+    const std::string& some_node = names[rng.Uniform(names.size())];
+    const int32_t burst = 1 + static_cast<int32_t>(rng.Uniform(6));
+    for (int32_t b = 0; b < burst && made < num_pods; ++b, ++made) {
+      auto p = MakePod("twins", "pod-" + std::to_string(made));
+      switch (t) {
+        case 0: p.Cpu("500m").Memory("1Gi"); break;
+        case 1:
+          p.Cpu("2").Memory("4Gi").NodeSelector("topology.kubernetes.io/zone", "zone-b");
+          break;
+        case 2: p.Cpu("4").Memory("8Gi").Gpus(1); break;
+        case 3: p.Cpu("8").Memory("32Gi").Gpus(2).GpuModel("A100"); break;
+        case 4: p.Cpu("1").Memory("2Gi").Gpus(1).Annotation("gpusched.io/gpu-milli", "500"); break;
+        case 5: p.Cpu("1").Memory("1Gi").NodeSelector("kubernetes.io/hostname", some_node); break;
+        case 6: p.Cpu("1").Memory("1Gi").NodeName(some_node); break;
+        case 7: {
+          api::NodeSelectorTerm term;
+          term.match_fields_names_not_in = {some_node};
+          p.Cpu("6").Memory("8Gi").NodeAffinity(term);
+          break;
+        }
+        case 8:
+          p.Cpu("3").Memory("3Gi").PreferredNodeAffinity(80, "kubernetes.io/hostname", {some_node});
+          break;
+        case 9: p.Cpu("2").Memory("2Gi").NodeAffinityNotIn("rack", {"r1"}); break;
+        case 10: p.Cpu("12").Memory("16Gi").Priority(1000); break;
+        default: p.Cpu("100").Memory("1Gi"); break;  // fits nowhere
+      }
+      w.pods.push_back(p.Ptr());
+    }
+  }
+  return w;
+}
+
+// Twin nodes (framework/runtime/twins.cc) change no outcome: random workloads scheduled with
+// twins off and on, with and without result reuse, default and fragmentation profiles.
+TEST(TwinNodesTest, SamePlacementsWithAndWithoutTwins) {
+  uint64_t filter_shared = 0, score_shared = 0;
+  int scheduled = 0, unschedulable = 0;
+  for (uint64_t seed = 1; seed <= 12; ++seed) {
+    const Workload w = MakeTwinWorkload(seed);
+    for (bool fragmentation : {false, true}) {
+      for (bool reuse : {false, true}) {
+        SCOPED_TRACE("seed " + std::to_string(seed) + (fragmentation ? ", fragmentation" : "") +
+                     (reuse ? ", reuse" : ""));
+        RunResult off = RunOnce(w, fragmentation, 0, reuse, /*retry=*/seed % 2 == 0, 100, false);
+        RunResult on = RunOnce(w, fragmentation, 0, reuse, /*retry=*/seed % 2 == 0, 100, true);
+        ASSERT_NE(off.sim, nullptr);
+        ASSERT_NE(on.sim, nullptr);
+        EXPECT_EQ(off.twins.filter_shared + off.twins.score_shared, 0u);
+        const Tally t = CompareOutcomes(*off.sim, *on.sim, "twins");
+        scheduled += t.scheduled;
+        unschedulable += t.unschedulable;
+        filter_shared += on.twins.filter_shared;
+        score_shared += on.twins.score_shared;
+      }
+    }
+  }
+  std::printf("twins shared: filter %llu, score %llu; scheduled %d, unschedulable %d\n",
+              static_cast<unsigned long long>(filter_shared),
+              static_cast<unsigned long long>(score_shared), scheduled, unschedulable);
+  // The comparison proves something only if twins were shared and both outcomes occurred.
+  EXPECT_GT(filter_shared, 10000u);
+  EXPECT_GT(score_shared, 10000u);
+  EXPECT_GT(scheduled, 5000);
+  EXPECT_GT(unschedulable, 1000);
 }
 
 }  // namespace

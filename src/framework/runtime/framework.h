@@ -192,6 +192,16 @@ class Framework {
   // verdicts or scores (explain).
   void SetResultReuse(bool on) { reuse_enabled_ = on; }
   const ResultCache::Stats& result_reuse_stats() const { return result_cache_.stats(); }
+  // Twin nodes (twins.cc, Snapshot::twins): on by default. Off evaluates every node (differential
+  // tests, benchmarks). Not used when recording verdicts or scores (explain).
+  void SetTwinNodes(bool on) { twins_enabled_ = on; }
+  // Nodes whose Filter verdict / raw Score (per plugin) came from a twin, over the Framework's
+  // life.
+  struct TwinStats {
+    uint64_t filter_shared = 0;
+    uint64_t score_shared = 0;
+  };
+  const TwinStats& twin_stats() const { return twin_stats_; }
   metrics::ProfileMetrics* metrics() const { return metrics_; }
 
  private:
@@ -262,6 +272,21 @@ class Framework {
                          std::vector<ScoreBreakdown>* breakdown);
   static void AddWeighted(std::span<int64_t> totals, const int64_t* scores,
                           std::span<const NodeIndex> nodes, int64_t w, bool& totals_written);
+
+  // Twin nodes (twins.cc). After PreFilter: whether this cycle's Filter may share verdicts
+  // between twins (twin_filters_). The active filters on `node` (slot n), or the verdict its twin
+  // got earlier in the cycle.
+  void DecideTwinFilters(const CycleState& state, const api::Pod& pod, const Snapshot& snapshot,
+                         const SchedulePodOptions& options);
+  Status FilterOrShare(const CycleState& state, const api::Pod& pod, const Snapshot& snapshot,
+                       NodeIndex n);
+  // Before Score: picks one node per twin group of `list` (the nodes node-local plugins score);
+  // then ScoreOrShare gives `plugin`'s raw scores over `list` into `out`, from the
+  // representatives' scores when the plugin allows it.
+  void PrepareTwinScores(const Snapshot& snapshot, std::span<const NodeIndex> list);
+  void ScoreOrShare(ScorePlugin& plugin, const CycleState& state, const api::Pod& pod,
+                    const Snapshot& snapshot, std::span<const NodeIndex> list,
+                    std::span<int64_t> out);
 
   // Create's steps (framework.cc).
   common::Status AddPluginsAtPoints(
@@ -340,6 +365,22 @@ class Framework {
   std::vector<NodeIndex> stale_nodes_;
   std::vector<int64_t> stale_scores_;
   std::vector<uint8_t> score_stored_;  // per score plugin: its raw scores are kept in reuse_
+  // Twin nodes (twins.cc): per group, the round its Filter verdict was kept in and the verdict;
+  // for Score, the list the representatives were picked for, the representatives, each list
+  // entry's representative (index into twin_reps_) and, per group, its representative's index
+  // in the current round. Buffers only grow.
+  bool twins_enabled_ = true;
+  TwinStats twin_stats_;
+  bool twin_filters_ = false;
+  uint64_t twin_round_ = 0;
+  std::vector<uint64_t> twin_verdict_round_;
+  std::vector<Status> twin_verdict_;
+  std::span<const NodeIndex> twin_list_;
+  std::vector<NodeIndex> twin_reps_;
+  std::vector<int32_t> twin_pick_;
+  std::vector<uint64_t> twin_rep_round_;
+  std::vector<int32_t> twin_rep_at_;
+  std::vector<int64_t> twin_scores_;
   // Per stored verdict id, in SchedulePod: nodes counted by the hit path, and the
   // diag.reason_counts entry they are added to.
   std::vector<int32_t> id_hits_;

@@ -64,6 +64,7 @@ ScheduleResult Framework::SchedulePod(CycleState& state, const api::Pod& pod,
     return result;
   }
   SelectActiveFilters(state);
+  DecideTwinFilters(state, pod, snapshot, options);
   if (!options.record_verdicts && EvaluateNominatedNode(state, pod, snapshot, result)) {
     return result;
   }
@@ -297,7 +298,7 @@ bool Framework::FilterNextNode(FilterScan& scan, const CycleState& state, const 
     } else {
       ++result.evaluated_nodes;
       s = nominated_here ? RunFiltersWithNominatedPods(state, pod, ni)
-                         : RunActiveFilters(state, pod, ni);
+                         : FilterOrShare(state, pod, snapshot, static_cast<NodeIndex>(n));
       node_codes_[n] = s.code();  // NodeCode reads the stored verdict of a node that has one
       if (reuse_ != nullptr && !nominated_here) {
         reuse_->StoreVerdict(n, scan.gen[n], s);

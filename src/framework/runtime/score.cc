@@ -20,6 +20,13 @@ Status Framework::RunScore(CycleState& state, const api::Pod& pod, const Snapsho
   if (plugin_scores_.size() < nodes.size()) plugin_scores_.resize(nodes.size());  // only grows
   ResultCache::Class* reuse =
       breakdown == nullptr ? PrepareScoreReuse(state, snapshot, nodes) : nullptr;
+  // Node-local plugins score stale_nodes_ with reuse, else every node (explain: each one).
+  if (breakdown == nullptr) {
+    PrepareTwinScores(snapshot,
+                      reuse != nullptr ? std::span<const NodeIndex>(stale_nodes_) : nodes);
+  } else {
+    twin_list_ = {};
+  }
   // totals is written by the first plugin that runs (=) and added to by the others (+=), in
   // plugin order; it is zero-filled only when no plugin runs.
   bool totals_written = false;
@@ -124,7 +131,7 @@ Status Framework::ScoreWithPlugin(size_t j, CycleState& state, const api::Pod& p
   if (reuse != nullptr && score_stored_[j] != 0) {
     PluginTimer pt(metrics_ ? m_score_[j] : nullptr, sample_plugins_);
     if (!stale_nodes_.empty())
-      sp.plugin->ScoreNodes(state, pod, snapshot, stale_nodes_, stale_scores_);
+      ScoreOrShare(*sp.plugin, state, pod, snapshot, stale_nodes_, stale_scores_);
     pt.Record(Status::Success());
     for (size_t k = 0; k < stale_nodes_.size(); ++k) {
       reuse->SetScore(static_cast<size_t>(stale_nodes_[k]), j, stale_scores_[k]);
@@ -141,7 +148,7 @@ Status Framework::ScoreWithPlugin(size_t j, CycleState& state, const api::Pod& p
     for (size_t i = 0; i < num; ++i) scores[i] = column[nodes[i]];
   } else {
     PluginTimer pt(metrics_ ? m_score_[j] : nullptr, sample_plugins_);
-    sp.plugin->ScoreNodes(state, pod, snapshot, nodes, scores);
+    ScoreOrShare(*sp.plugin, state, pod, snapshot, nodes, scores);
     pt.Record(Status::Success());
     if (keep_raw) std::copy(scores.begin(), scores.end(), tie_keys_.begin());
   }

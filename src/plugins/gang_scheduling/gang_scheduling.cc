@@ -62,6 +62,12 @@ framework::Status GangScheduling::PreFilter(framework::CycleState& state, const 
   return framework::Status::Success();
 }
 
+bool GangScheduling::SameForTwinNodes(const framework::CycleState& state,
+                                      const api::Pod& /*pod*/) const {
+  const DomainState* s = state.Get<DomainState>(kDomainKey);
+  return s == nullptr || s->domain.key != api::Names().hostname;
+}
+
 framework::Status GangScheduling::Filter(const framework::CycleState& state,
                                          const api::Pod& /*pod*/,
                                          const framework::NodeInfo& node) const {

@@ -53,6 +53,8 @@ class GangScheduling final : public framework::PreFilterPlugin,
   // The verdict depends on the pod (its gang, in the equivalence key through its labels,
   // annotations and workloadRef), the node's labels and the trial domains (StateVersion).
   bool NodeLocal() const override { return true; }
+  // Unless the gang's trial domain is a hostname (the node's name may stand for its label).
+  bool SameForTwinNodes(const framework::CycleState& state, const api::Pod& pod) const override;
   uint64_t StateVersion() const override;
 
   framework::Status PreFilter(framework::CycleState& state, const api::Pod& pod,

@@ -131,6 +131,11 @@ class GpuFit final : public framework::PreFilterPlugin,
   std::vector<framework::ClusterEventWithHint> EventsToRegister() const override;
   // Filter and raw Score read only the pod's equivalence-key fields and the one NodeInfo.
   bool NodeLocal() const override { return true; }
+  // Reads no node identity (framework/plugin.h).
+  bool SameForTwinNodes(const framework::CycleState& /*state*/,
+                        const api::Pod& /*pod*/) const override {
+    return true;
+  }
   // Whether a DeviceClass backs nvidia.com/gpu changes Filter's verdicts (see the file comment).
   uint64_t StateVersion() const override { return dra_ != nullptr ? dra_->class_version() : 0; }
   framework::Status PreFilter(framework::CycleState& state, const api::Pod& pod,

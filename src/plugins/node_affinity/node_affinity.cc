@@ -128,7 +128,27 @@ std::optional<std::vector<std::string>> NamedNodes(const api::NodeSelector& requ
   return names;
 }
 
+// Whether `t` reads the node's identity: the hostname label or a field (metadata.name).
+bool TermNamesNode(const api::NodeSelectorTerm& t) {
+  if (!t.match_fields_names_in.empty() || !t.match_fields_names_not_in.empty()) return true;
+  return std::any_of(t.match_expressions.begin(), t.match_expressions.end(),
+                     [](const api::Requirement& r) { return r.key == api::Names().hostname; });
+}
+
+bool AffinityNamesNode(const api::NodeAffinity& a) {
+  if (a.required && std::any_of(a.required->terms.begin(), a.required->terms.end(), TermNamesNode))
+    return true;
+  return std::any_of(a.preferred.begin(), a.preferred.end(),
+                     [](const auto& p) { return TermNamesNode(p.preference); });
+}
+
 }  // namespace
+
+bool NodeAffinity::SameForTwinNodes(const framework::CycleState& /*state*/,
+                                    const api::Pod& pod) const {
+  return !pod.node_selector.Has(api::Names().hostname) &&
+         !AffinityNamesNode(pod.affinity.node_affinity) && !AffinityNamesNode(added_);
+}
 
 framework::Status NodeAffinity::PreFilter(framework::CycleState& state, const api::Pod& pod,
                                           const framework::Snapshot& /*snapshot*/) {

@@ -66,6 +66,9 @@ class NodeAffinity final : public framework::PreFilterPlugin,
   std::vector<framework::ClusterEventWithHint> EventsToRegister() const override;
   // Filter and raw Score read only the pod's equivalence-key fields and the one NodeInfo.
   bool NodeLocal() const override { return true; }
+  // Unless the pod's node selector or affinity, or the args' addedAffinity, names the
+  // kubernetes.io/hostname label or a field (metadata.name).
+  bool SameForTwinNodes(const framework::CycleState& state, const api::Pod& pod) const override;
   framework::Status PreFilter(framework::CycleState& state, const api::Pod& pod,
                               const framework::Snapshot& snapshot) override;
   framework::Status Filter(const framework::CycleState& state, const api::Pod& pod,

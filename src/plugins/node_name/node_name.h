@@ -29,6 +29,11 @@ class NodeName final : public framework::FilterPlugin, public framework::Enqueue
   std::vector<framework::ClusterEventWithHint> EventsToRegister() const override;
   // Filter and raw Score read only the pod's equivalence-key fields and the one NodeInfo.
   bool NodeLocal() const override { return true; }
+  // Reads the node's name only for a pod that names a node.
+  bool SameForTwinNodes(const framework::CycleState& /*state*/,
+                        const api::Pod& pod) const override {
+    return pod.node_name.empty();
+  }
   framework::Status Filter(const framework::CycleState& state, const api::Pod& pod,
                            const framework::NodeInfo& node) const override;
 };

@@ -37,6 +37,11 @@ class NodePorts final : public framework::PreFilterPlugin,
   std::string_view Name() const override;
   // Filter reads only the pod's host ports (in the equivalence key) and the one NodeInfo.
   bool NodeLocal() const override { return true; }
+  // Reads no node identity (framework/plugin.h).
+  bool SameForTwinNodes(const framework::CycleState& /*state*/,
+                        const api::Pod& /*pod*/) const override {
+    return true;
+  }
   framework::Status PreFilter(framework::CycleState& state, const api::Pod& pod,
                               const framework::Snapshot& snapshot) override;
   framework::Status Filter(const framework::CycleState& state, const api::Pod& pod,

@@ -55,6 +55,11 @@ class BalancedAllocation final : public framework::PreScorePlugin, public framew
   std::string_view Name() const override;
   // Raw Score reads only the pod's requests (in the equivalence key) and the one NodeInfo.
   bool NodeLocal() const override { return true; }
+  // Reads no node identity (framework/plugin.h).
+  bool SameForTwinNodes(const framework::CycleState& /*state*/,
+                        const api::Pod& /*pod*/) const override {
+    return true;
+  }
   framework::Status PreScore(framework::CycleState& state, const api::Pod& pod,
                              const framework::Snapshot& snapshot,
                              std::span<const framework::NodeIndex> feasible) override;

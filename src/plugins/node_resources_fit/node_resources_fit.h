@@ -100,6 +100,11 @@ class NodeResourcesFit final : public framework::PreFilterPlugin,
   std::vector<framework::ClusterEventWithHint> EventsToRegister() const override;
   // Filter and raw Score read only the pod's equivalence-key fields and the one NodeInfo.
   bool NodeLocal() const override { return true; }
+  // Reads no node identity (framework/plugin.h).
+  bool SameForTwinNodes(const framework::CycleState& /*state*/,
+                        const api::Pod& /*pod*/) const override {
+    return true;
+  }
   framework::Status PreFilter(framework::CycleState& state, const api::Pod& pod,
                               const framework::Snapshot& snapshot) override;
   framework::Status Filter(const framework::CycleState& state, const api::Pod& pod,

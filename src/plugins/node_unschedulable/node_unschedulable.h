@@ -34,6 +34,11 @@ class NodeUnschedulable final : public framework::FilterPlugin,
   std::vector<framework::ClusterEventWithHint> EventsToRegister() const override;
   // Filter and raw Score read only the pod's equivalence-key fields and the one NodeInfo.
   bool NodeLocal() const override { return true; }
+  // Reads no node identity (framework/plugin.h).
+  bool SameForTwinNodes(const framework::CycleState& /*state*/,
+                        const api::Pod& /*pod*/) const override {
+    return true;
+  }
   framework::Status Filter(const framework::CycleState& state, const api::Pod& pod,
                            const framework::NodeInfo& node) const override;
 
