@@ -16,8 +16,8 @@
 //   gpusched-bench --workload dra-mig [--nodes 500] [--pods 2000] [--seed 42] [--repeat R]
 //
 // --reuse off turns the runtime's result reuse across equivalent pods off (same placements, full
-// per-node cost: the before/after comparison); --twins off evaluates every empty node instead of
-// one per twin group (framework/runtime/twins.cc; same placements); --refresh K sets the
+// per-node cost: the before/after comparison); --twins off evaluates every node instead of one
+// per twin group (framework/runtime/twins.cc; same placements); --refresh K sets the
 // fragmentation profile's GpuFragmentation distributionRefreshPods (default: the plugin's default);
 // --owner replicaset gives every synthetic pod a ReplicaSet controller ownerReference per template
 // (Deployment pods: PodTopologySpread's system default zone/hostname constraints apply,

@@ -48,10 +48,10 @@ void SchedulingEquivalenceKey(const Pod& pod, std::string& out);
 uint64_t HashEquivalenceKey(std::string_view key);
 
 // Node twins: two nodes with equal keys differ only in their identity — metadata.name, uid,
-// resourceVersion, creationTimestamp and the kubernetes.io/hostname label — so, while neither
-// holds a pod, every plugin that does not read that identity for the pod at hand gives them the
-// same Filter verdict and raw Score (framework/plugin.h, Plugin::SameForTwinNodes; the cache
-// groups empty nodes by this key, Snapshot::twins). The same canonical encoding as the pod key.
+// resourceVersion, creationTimestamp and the kubernetes.io/hostname label — so, while their pods
+// add up to the same (cache/twin_groups.h), every plugin that does not read that identity for the
+// pod at hand gives them the same Filter verdict and raw Score (framework/plugin.h,
+// Plugin::SameForTwinNodes; Snapshot::twins). The same canonical encoding as the pod key.
 // In the key: the other labels, every annotation, deletionTimestamp, capacity, allocatable,
 // taints, spec.unschedulable, the conditions' type, status and reason, status.images (names and
 // size), and the derived GPU description (NodeGpuInfo and gpu_error; derived from the fields

@@ -269,7 +269,7 @@ TEST_F(CacheTest, ExternalGpuUtilizationOverridesTheAnnotationUntilCleared) {
   EXPECT_LT(Node("b").gpu_utilization, 0);
 }
 
-TEST_F(CacheTest, EmptyNodesThatDifferOnlyInIdentityAreTwins) {
+TEST_F(CacheTest, NodesThatDifferOnlyInIdentityAndWhichPodsTheyHoldAreTwins) {
   auto labelled = [](const std::string& name, const std::string& rack) {
     auto n = std::const_pointer_cast<api::Node>(GpuNode(name, 4));
     n->meta.labels.Set("kubernetes.io/hostname", name);
@@ -292,10 +292,17 @@ TEST_F(CacheTest, EmptyNodesThatDifferOnlyInIdentityAreTwins) {
   EXPECT_LT(twin("a"), snap_.num_twin_groups());
   EXPECT_LT(twin("c"), snap_.num_twin_groups());
 
-  // A pod takes its node out of the group until it leaves.
+  // A pod takes its node out of the group until an equal pod (other name, same requests and
+  // devices) is on its twin, or it leaves.
   cache_.AddPod(GpuPod("p", 1, 1000, "b"));
-  EXPECT_EQ(twin("b"), -1);
-  EXPECT_GE(twin("a"), 0);
+  EXPECT_GE(twin("b"), 0);
+  EXPECT_NE(twin("b"), twin("a"));
+  cache_.AddPod(GpuPod("q", 1, 1000, "a"));
+  EXPECT_EQ(twin("b"), twin("a"));
+  cache_.AddPod(GpuPod("r", 1, 500, "a"));  // a shares a device's usage b does not have
+  EXPECT_NE(twin("b"), twin("a"));
+  cache_.RemovePod("uid-r");
+  cache_.RemovePod("uid-q");
   cache_.RemovePod("uid-p");
   EXPECT_EQ(twin("b"), twin("a"));
 

@@ -1,49 +1,106 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "src/cache/twin_groups.h"
 
+#include <algorithm>
 #include <cstring>
+#include <tuple>
+#include <vector>
 
 #include "src/api/equivalence.h"
 
 namespace gpusched::cache {
+
+namespace {
+
+template <typename T>
+void Append(std::string& out, T v) {
+  char b[sizeof v];
+  std::memcpy(b, &v, sizeof v);
+  out.append(b, sizeof v);
+}
+
+// Appends what plugins read of a node's pods in aggregate: requests, pod count, device usage,
+// host ports (sorted: a multiset).
+void AppendAggregates(const framework::NodeInfo& ni, std::string& out) {
+  const api::ResourceList& r = ni.requested;
+  Append(out, r.milli_cpu);
+  Append(out, r.memory);
+  Append(out, r.ephemeral_storage);
+  Append(out, r.pods);
+  Append(out, static_cast<uint32_t>(r.scalar.size()));
+  for (const auto& [name, v] : r.scalar) {
+    Append(out, name.id);
+    Append(out, v);
+  }
+  Append(out, ni.pod_count);
+  for (const api::GpuDeviceState& d : ni.gpus) {
+    Append(out, d.used_milli);
+    Append(out, d.used_memory_mib);
+    Append(out, d.pods);
+  }
+  std::vector<framework::HostPort> ports(ni.used_ports.begin(), ni.used_ports.end());
+  std::sort(ports.begin(), ports.end(), [](const auto& a, const auto& b) {
+    return std::tie(a.ip.id, a.protocol.id, a.port) < std::tie(b.ip.id, b.protocol.id, b.port);
+  });
+  Append(out, static_cast<uint32_t>(ports.size()));
+  for (const framework::HostPort& p : ports) {
+    Append(out, p.ip.id);
+    Append(out, p.protocol.id);
+    Append(out, p.port);
+  }
+}
+
+}  // namespace
+
+TwinGroups::Table::Entry* TwinGroups::Table::Acquire(const std::string& key) {
+  auto [it, added] = map_.try_emplace(key, -1, 0);
+  if (added) {
+    if (free_ids_.empty()) {
+      it->second.first = num_ids_++;
+    } else {
+      it->second.first = free_ids_.back();
+      free_ids_.pop_back();
+    }
+  }
+  ++it->second.second;
+  return &*it;
+}
+
+void TwinGroups::Table::Release(Entry* e) {
+  if (e == nullptr || --e->second.second > 0) return;
+  free_ids_.push_back(e->second.first);
+  map_.erase(map_.find(e->first));
+}
 
 int32_t TwinGroups::GroupOf(framework::NodeIndex i, const framework::NodeInfo& ni) {
   const size_t s = static_cast<size_t>(i);
   if (s >= slots_.size()) slots_.resize(s + 1);
   Slot& slot = slots_[s];
   if (slot.node != ni.node || slot.utilization != ni.gpu_utilization) {
-    Release(slot);
+    shapes_.Release(slot.shape);
+    slot.shape = nullptr;
+    slot.node = ni.node;
+    slot.utilization = ni.gpu_utilization;
     if (ni.node != nullptr) {
       api::NodeTwinKey(*ni.node, key_);
-      char bits[sizeof(double)];
-      std::memcpy(bits, &ni.gpu_utilization, sizeof bits);
-      key_.append(bits, sizeof bits);
-      auto [it, added] = groups_.try_emplace(key_);
-      if (added) {
-        if (free_ids_.empty()) {
-          it->second.id = num_ids_++;
-        } else {
-          it->second.id = free_ids_.back();
-          free_ids_.pop_back();
-        }
-      }
-      ++it->second.slots;
-      slot.group = &*it;
-      slot.node = ni.node;
-      slot.utilization = ni.gpu_utilization;
+      Append(key_, ni.gpu_utilization);
+      slot.shape = shapes_.Acquire(key_);
     }
   }
-  if (slot.group == nullptr || !ni.pods.empty()) return -1;
-  return slot.group->second.id;
-}
-
-void TwinGroups::Release(Slot& slot) {
-  if (slot.group != nullptr && --slot.group->second.slots == 0) {
-    free_ids_.push_back(slot.group->second.id);
-    groups_.erase(groups_.find(slot.group->first));
+  if (slot.shape == nullptr) {
+    groups_.Release(slot.group);
+    slot.group = nullptr;
+    return -1;
   }
-  slot.group = nullptr;
-  slot.node = nullptr;
+  key_.clear();
+  Append(key_, slot.shape->second.first);
+  if (!ni.pods.empty()) AppendAggregates(ni, key_);
+  if (slot.group == nullptr || slot.group->first != key_) {
+    Table::Entry* group = groups_.Acquire(key_);
+    groups_.Release(slot.group);
+    slot.group = group;
+  }
+  return slot.group->second.first;
 }
 
 }  // namespace gpusched::cache

@@ -139,11 +139,12 @@ class Snapshot {
       generations_.resize(static_cast<size_t>(i) + 1, 0);
     generations_[static_cast<size_t>(i)] = generation;
   }
-  // Twin groups (api/equivalence.h, NodeTwinKey): per slot, the group of a valid node that holds
-  // no pod; nodes in one group have equal twin keys and equal gpu_utilization, so they differ only
-  // in identity (Plugin::SameForTwinNodes). -1 for every other slot (a node with pods, an empty
-  // slot). Ids are dense, below num_twin_groups(). Kept by the cache; a hand-filled snapshot has
-  // none, and neither has a slot past the array's end.
+  // Twin groups (cache/twin_groups.h): per slot, the group of its node; nodes in one group have
+  // equal api::NodeTwinKey encodings, equal gpu_utilization and equal aggregates of their pods
+  // (requested, pod_count, gpus, used_ports as a multiset), so they differ only in identity and
+  // in which pods they hold (Plugin::SameForTwinNodes). -1 for an empty slot. Ids are dense,
+  // below num_twin_groups(). Kept by the cache; a hand-filled snapshot has none, and neither has
+  // a slot past the array's end.
   std::span<const int32_t> twins() const { return twins_; }
   int32_t num_twin_groups() const { return num_twin_groups_; }
   void SetTwinForCache(NodeIndex i, int32_t twin) {

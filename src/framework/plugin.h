@@ -70,12 +70,14 @@ class Plugin {
   // not per node (e.g. a learned pod distribution): a value that changes whenever that state
   // changes. Read after PreFilter (for Filter) and after PreScore (for Score). Default 0.
   virtual uint64_t StateVersion() const { return 0; }
-  // Twin nodes: nodes in one Snapshot::twins group hold no pod and differ only in identity (name,
-  // uid, resourceVersion, creationTimestamp, the kubernetes.io/hostname label;
-  // api/equivalence.h, NodeTwinKey). Return true only if this plugin is node-local and, for `pod`
-  // in this cycle, gives two such nodes the same Filter status and the same raw Score: it reads
-  // none of that identity for this pod (NodeName when the pod names no node, NodeAffinity when
-  // no term names the hostname label or a field) and nothing it looks up by node name. Asked
+  // Twin nodes: nodes in one Snapshot::twins group differ only in identity (name, uid,
+  // resourceVersion, creationTimestamp, the kubernetes.io/hostname label; api/equivalence.h,
+  // NodeTwinKey) and in which pods they hold: their NodeInfo aggregates (requested, pod_count,
+  // gpus, used_ports) are equal. Return true only if this plugin is node-local and, for `pod` in
+  // this cycle, gives two such nodes the same Filter status and the same raw Score: it reads none
+  // of that identity for this pod (NodeName when the pod names no node, NodeAffinity when no term
+  // names the hostname label or a field), nothing it looks up by node name, and not the node's
+  // pods one by one (NodeInfo::pods, pod_devices, pod_priorities). Asked
   // after PreFilter (filters that run) and after PreScore (scorers that run); the runtime then
   // evaluates one node per group and gives the others its result. Default false (always safe).
   virtual bool SameForTwinNodes(const CycleState& /*state*/, const api::Pod& /*pod*/) const {

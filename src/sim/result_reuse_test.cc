@@ -117,7 +117,8 @@ Workload MakeWorkload(int32_t num_nodes, int32_t num_pods, uint64_t seed, bool r
 }
 
 // refresh > 0: GpuFragmentation's distributionRefreshPods; percentage: percentageOfNodesToScore.
-config::SchedulerConfig ProfileConfig(bool fragmentation, int refresh, int32_t percentage) {
+config::SchedulerConfig ProfileConfig(bool fragmentation, int refresh, int32_t percentage,
+                                      std::string_view policy = "") {
   config::SchedulerConfig c = SimulationDefaultConfig();
   c.percentage_of_nodes_to_score = percentage;
   if (fragmentation) {
@@ -125,10 +126,13 @@ config::SchedulerConfig ProfileConfig(bool fragmentation, int refresh, int32_t p
     p.plugins.at(config::Point::kMultiPoint)
         .enabled.push_back(
             config::PluginRef{"GpuFragmentation", 1, p.path + ".plugins.multiPoint.enabled[0]"});
-    if (refresh > 0) {
+    if (refresh > 0 || !policy.empty()) {
       config::PluginConfig pc;
       pc.name = "GpuFragmentation";
-      pc.args = boost::json::object{{"distributionRefreshPods", refresh}};
+      boost::json::object args;
+      if (refresh > 0) args["distributionRefreshPods"] = refresh;
+      if (!policy.empty()) args["policy"] = policy;
+      pc.args = std::move(args);
       pc.path = p.path + ".pluginConfig[0]";
       p.plugin_config.push_back(std::move(pc));
     }
@@ -143,12 +147,12 @@ struct RunResult {
 };
 
 RunResult RunOnce(const Workload& w, bool fragmentation, int refresh, bool reuse, bool retry,
-                  int32_t percentage = 100, bool twins = true) {
+                  int32_t percentage = 100, bool twins = true, std::string_view policy = "") {
   static const common::FakeClock wall;
   SimOptions opts;
   opts.seed = 7;
   opts.retry = retry;
-  const config::SchedulerConfig config = ProfileConfig(fragmentation, refresh, percentage);
+  const config::SchedulerConfig config = ProfileConfig(fragmentation, refresh, percentage, policy);
   auto sim = Simulator::Create(config, {plugins::InTreeRegistry(), wall}, opts);
   EXPECT_TRUE(sim.ok()) << sim.status().ToString();
   if (!sim.ok()) return {};
@@ -260,10 +264,10 @@ TEST(ResultReuseTest, SamePlacementsWithAndWithoutReuse) {
   }
 }
 
-// A random cluster of a few node shapes (so that many nodes are twins: Snapshot::twins) and pods
-// from templates of which several read a node's identity (a hostname selector or preferred
-// term, spec.nodeName, a metadata.name field, a gang whose domain is a hostname is not among
-// them), in bursts of one template; a high-priority template preempts.
+// A random cluster of a few node shapes (so that many nodes are twins: Snapshot::twins, empty or
+// holding pods that add up to the same) and pods from templates of which several read a node's
+// identity (a hostname selector or preferred term, spec.nodeName, a metadata.name field), in
+// bursts of one template; a high-priority template preempts.
 Workload MakeTwinWorkload(uint64_t seed) {
   common::Random rng(seed);
   Workload w;
@@ -320,18 +324,26 @@ Workload MakeTwinWorkload(uint64_t seed) {
 }
 
 // Twin nodes (framework/runtime/twins.cc) change no outcome: random workloads scheduled with
-// twins off and on, with and without result reuse, default and fragmentation profiles.
+// twins off and on, with and without result reuse, with the default profile, the
+// fragmentation-aware one and GpuFragmentation's GpuClustering policy (which reads the node's
+// pods one by one, so it must not share scores between twins that hold different pods).
 TEST(TwinNodesTest, SamePlacementsWithAndWithoutTwins) {
   uint64_t filter_shared = 0, score_shared = 0;
   int scheduled = 0, unschedulable = 0;
-  for (uint64_t seed = 1; seed <= 12; ++seed) {
+  struct Profile {
+    bool fragmentation;
+    std::string_view policy;
+  };
+  const Profile profiles[] = {{false, ""}, {true, ""}, {true, "GpuClustering"}};
+  for (uint64_t seed = 1; seed <= 8; ++seed) {
     const Workload w = MakeTwinWorkload(seed);
-    for (bool fragmentation : {false, true}) {
+    for (const Profile& pr : profiles) {
       for (bool reuse : {false, true}) {
-        SCOPED_TRACE("seed " + std::to_string(seed) + (fragmentation ? ", fragmentation" : "") +
-                     (reuse ? ", reuse" : ""));
-        RunResult off = RunOnce(w, fragmentation, 0, reuse, /*retry=*/seed % 2 == 0, 100, false);
-        RunResult on = RunOnce(w, fragmentation, 0, reuse, /*retry=*/seed % 2 == 0, 100, true);
+        SCOPED_TRACE("seed " + std::to_string(seed) + (pr.fragmentation ? ", fragmentation " : "") +
+                     std::string(pr.policy) + (reuse ? ", reuse" : ""));
+        const bool retry = seed % 2 == 0;
+        RunResult off = RunOnce(w, pr.fragmentation, 0, reuse, retry, 100, false, pr.policy);
+        RunResult on = RunOnce(w, pr.fragmentation, 0, reuse, retry, 100, true, pr.policy);
         ASSERT_NE(off.sim, nullptr);
         ASSERT_NE(on.sim, nullptr);
         EXPECT_EQ(off.twins.filter_shared + off.twins.score_shared, 0u);
@@ -351,6 +363,47 @@ TEST(TwinNodesTest, SamePlacementsWithAndWithoutTwins) {
   EXPECT_GT(score_shared, 10000u);
   EXPECT_GT(scheduled, 5000);
   EXPECT_GT(unschedulable, 1000);
+}
+
+// Twins may hold different pods that add up to the same: GpuClustering, which scores a node by
+// the GPU shapes of its pods, must tell them apart. Two pairs of equal nodes, one of each pair
+// holding a 2-GPU pod and a CPU pod, the other two 1-GPU pods (the same requests, device usage
+// and pod count); a 1-GPU pod then belongs beside the 1-GPU pods.
+TEST(TwinNodesTest, GpuClusteringTellsTwinsApartByTheirPods) {
+  Workload w;
+  for (int i = 0; i < 4; ++i) {
+    w.nodes.push_back(MakeNode("node-" + std::to_string(i))
+                          .Cpu("64")
+                          .Memory("512Gi")
+                          .Gpus(8)
+                          .GpuModel("A100-SXM4-80GB")
+                          .GpuMemoryMiB(81920)
+                          .Ptr());
+  }
+  auto pinned = [&](const std::string& name, int node, int gpus) {
+    auto p = MakePod("twins", name).Cpu("4").Memory("8Gi").NodeName("node-" + std::to_string(node));
+    if (gpus > 0) p.Gpus(gpus);
+    w.pods.push_back(p.Ptr());
+  };
+  for (int pair : {0, 2}) {
+    pinned("two-gpus-" + std::to_string(pair), pair, 2);
+    pinned("cpu-" + std::to_string(pair), pair, 0);
+    pinned("one-gpu-a-" + std::to_string(pair), pair + 1, 1);
+    pinned("one-gpu-b-" + std::to_string(pair), pair + 1, 1);
+  }
+  for (int i = 0; i < 4; ++i) {
+    w.pods.push_back(
+        MakePod("twins", "new-" + std::to_string(i)).Cpu("4").Memory("8Gi").Gpus(1).Ptr());
+  }
+  for (bool twins : {false, true}) {
+    SCOPED_TRACE(twins ? "twins on" : "twins off");
+    RunResult r = RunOnce(w, true, 0, true, false, 100, twins, "GpuClustering");
+    ASSERT_NE(r.sim, nullptr);
+    for (const PodOutcome& o : r.sim->outcomes()) {
+      if (!o.pod->meta.name.starts_with("new-")) continue;
+      EXPECT_TRUE(o.node == "node-1" || o.node == "node-3") << o.pod->meta.name << " on " << o.node;
+    }
+  }
 }
 
 }  // namespace

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
-// Twin nodes (Snapshot::twins, Plugin::SameForTwinNodes): nodes that hold no pod and differ only
-// in identity get one Filter run and one Score per group per cycle; the others take its result.
+// Twin nodes (Snapshot::twins, Plugin::SameForTwinNodes): nodes that differ only in identity and
+// in which pods they hold (equal aggregates) get one Filter run and one Score per group per
+// cycle; the others take its result.
 // Everything else — the scan order, the feasible list, NormalizeScore, weights, tie-breaks and
 // random draws — sees every node, so a cycle's outcome is that of a cycle without twins
 // (twins_test.cc compares them).

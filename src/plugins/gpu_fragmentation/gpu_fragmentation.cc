@@ -581,6 +581,11 @@ std::shared_ptr<const GpuFragmentation::Tables> GpuFragmentation::TablesFor(
   return tables_;
 }
 
+bool GpuFragmentation::SameForTwinNodes(const framework::CycleState& /*state*/,
+                                        const api::Pod& /*pod*/) const {
+  return args_.policy != Policy::kGpuClustering;  // GpuClusteringScore reads node.pods
+}
+
 framework::Status GpuFragmentation::PreScore(framework::CycleState& state, const api::Pod& pod,
                                              const framework::Snapshot& snapshot,
                                              std::span<const framework::NodeIndex> /*feasible*/) {

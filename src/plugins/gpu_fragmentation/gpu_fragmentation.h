@@ -161,11 +161,8 @@ class GpuFragmentation final : public framework::PreFilterPlugin,
   // Scores read the pod's key fields, the one NodeInfo and the scoring distribution M, whose
   // refreshes StateVersion counts (GpuClustering reads the node's pods: still node-local).
   bool NodeLocal() const override { return true; }
-  // Reads no node identity (framework/plugin.h).
-  bool SameForTwinNodes(const framework::CycleState& /*state*/,
-                        const api::Pod& /*pod*/) const override {
-    return true;
-  }
+  // Reads no node identity, and the node's pods one by one only under GpuClustering.
+  bool SameForTwinNodes(const framework::CycleState& state, const api::Pod& pod) const override;
   uint64_t StateVersion() const override { return scoring_version_; }
   framework::Status PreFilter(framework::CycleState& state, const api::Pod& pod,
                               const framework::Snapshot& snapshot) override;
