@@ -445,17 +445,44 @@ void Scheduler::Stop() {
   if (queue_) queue_->Close();
 }
 
-common::StatusOr<framework::runtime::ScheduleResult> Scheduler::Explain(const api::Pod& pod) {
+Framework* Scheduler::WhatIfFramework(const api::Pod& pod) {
   Framework* fw = FrameworkFor(common::Str(pod.scheduler_name));
   if (fw == nullptr && !frameworks_.empty()) fw = frameworks_.front().get();
+  if (fw != nullptr) cache_.UpdateSnapshot(snapshot_);
+  return fw;
+}
+
+common::StatusOr<framework::runtime::ScheduleResult> Scheduler::Explain(const api::Pod& pod) {
+  Framework* fw = WhatIfFramework(pod);
   if (fw == nullptr) return common::NotFoundError("no profile for pod " + pod.Key());
-  cache_.UpdateSnapshot(snapshot_);
   CycleState state;
   framework::runtime::SchedulePodOptions opts;
   opts.record_verdicts = true;
   opts.record_scores = true;
   opts.score_all_nodes = true;
   return fw->SchedulePod(state, pod, snapshot_, deps_.random, opts);
+}
+
+common::StatusOr<std::vector<framework::NodeIndex>> Scheduler::FeasibleNodes(const api::Pod& pod) {
+  Framework* fw = WhatIfFramework(pod);
+  if (fw == nullptr) return common::NotFoundError("no profile for pod " + pod.Key());
+  CycleState state;
+  framework::runtime::SchedulePodOptions opts;
+  opts.record_verdicts = true;  // every rejected node; the others are the feasible ones
+  opts.score_all_nodes = true;
+  opts.run_post_filter = false;
+  const framework::runtime::ScheduleResult r =
+      fw->SchedulePod(state, pod, snapshot_, deps_.random, opts);
+  std::vector<framework::NodeIndex> out;
+  if (r.feasible_nodes == 0) return out;
+  std::vector<bool> rejected(snapshot_.nodes().size(), false);
+  for (const framework::NodeVerdict& v : r.diagnosis.verdicts) {
+    rejected[static_cast<size_t>(v.node)] = true;
+  }
+  for (const framework::NodeInfo& ni : snapshot_.nodes()) {
+    if (ni.valid() && !rejected[static_cast<size_t>(ni.index)]) out.push_back(ni.index);
+  }
+  return out;
 }
 
 std::string DecisionAnnotationValue(std::string_view node,

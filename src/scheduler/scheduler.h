@@ -195,6 +195,10 @@ class Scheduler final : public kube::ClusterEventHandler, public framework::Hand
 
   // Runs the algorithm for `pod` with per-node verdicts and score breakdowns, reserving nothing.
   common::StatusOr<framework::runtime::ScheduleResult> Explain(const api::Pod& pod);
+  // The nodes `pod` fits on now: its profile's PreFilter and Filter over every node, reserving
+  // nothing; no PostFilter and no score explanations, so it costs about one scheduling cycle
+  // (Explain's per-node score texts cost far more). Slots in the snapshot (snapshot()).
+  common::StatusOr<std::vector<framework::NodeIndex>> FeasibleNodes(const api::Pod& pod);
   // For a member of a gang with a known policy: the gang cycle tried for `pod` and the members
   // the queue holds, then rolled back (every reservation abandoned; nothing bound or written),
   // saying whether the gang fits now and, if not, why. nullopt for a pod in no gang. Call it on a
@@ -246,6 +250,9 @@ class Scheduler final : public kube::ClusterEventHandler, public framework::Hand
   // Every gang the scheduler knows (members seen, placed, waiting, timed out).
   std::vector<GangTracker::GangState> GangStates() const { return gangs_.States(); }
   framework::runtime::Framework* FrameworkFor(std::string_view scheduler_name);
+  // Explain and FeasibleNodes: the pod's profile (the first when it names none of ours), or null;
+  // the snapshot is brought up to date when there is one.
+  framework::runtime::Framework* WhatIfFramework(const api::Pod& pod);
 
  private:
   explicit Scheduler(SchedulerDeps deps);

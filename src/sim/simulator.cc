@@ -82,11 +82,11 @@ api::PodPtr Simulator::Prepare(api::PodPtr pod) {
 
 common::StatusOr<std::vector<api::NodePtr>> Simulator::FeasibleNodes(api::PodPtr pod) {
   pod = Prepare(std::move(pod));
-  GPUSCHED_ASSIGN_OR_RETURN(framework::runtime::ScheduleResult r, scheduler_->Explain(*pod));
+  GPUSCHED_ASSIGN_OR_RETURN(std::vector<framework::NodeIndex> feasible,
+                            scheduler_->FeasibleNodes(*pod));
   std::vector<api::NodePtr> out;
-  // Explain scores every feasible node (even a single one), so the breakdowns list them all.
-  for (const auto& b : r.scores) {
-    if (api::NodePtr n = cluster_.GetNode(scheduler_->snapshot().at(b.node).name()))
+  for (framework::NodeIndex i : feasible) {
+    if (api::NodePtr n = cluster_.GetNode(scheduler_->snapshot().at(i).name()))
       out.push_back(std::move(n));
   }
   return out;
