@@ -2,51 +2,35 @@
 #include "src/cache/twin_groups.h"
 
 #include <algorithm>
-#include <cstring>
 #include <tuple>
 #include <vector>
 
 #include "src/api/equivalence.h"
+#include "src/api/key_writer.h"
 
 namespace gpusched::cache {
 
 namespace {
 
-template <typename T>
-void Append(std::string& out, T v) {
-  char b[sizeof v];
-  std::memcpy(b, &v, sizeof v);
-  out.append(b, sizeof v);
-}
-
 // Appends what plugins read of a node's pods in aggregate: requests, pod count, device usage,
 // host ports (sorted: a multiset).
-void AppendAggregates(const framework::NodeInfo& ni, std::string& out) {
-  const api::ResourceList& r = ni.requested;
-  Append(out, r.milli_cpu);
-  Append(out, r.memory);
-  Append(out, r.ephemeral_storage);
-  Append(out, r.pods);
-  Append(out, static_cast<uint32_t>(r.scalar.size()));
-  for (const auto& [name, v] : r.scalar) {
-    Append(out, name.id);
-    Append(out, v);
-  }
-  Append(out, ni.pod_count);
+void AppendAggregates(const framework::NodeInfo& ni, api::KeyWriter& w) {
+  w.Resources(ni.requested);
+  w.U32(static_cast<uint32_t>(ni.pod_count));
   for (const api::GpuDeviceState& d : ni.gpus) {
-    Append(out, d.used_milli);
-    Append(out, d.used_memory_mib);
-    Append(out, d.pods);
+    w.U32(static_cast<uint32_t>(d.used_milli));
+    w.I64(d.used_memory_mib);
+    w.U32(static_cast<uint32_t>(d.pods));
   }
   std::vector<framework::HostPort> ports(ni.used_ports.begin(), ni.used_ports.end());
   std::sort(ports.begin(), ports.end(), [](const auto& a, const auto& b) {
     return std::tie(a.ip.id, a.protocol.id, a.port) < std::tie(b.ip.id, b.protocol.id, b.port);
   });
-  Append(out, static_cast<uint32_t>(ports.size()));
+  w.Size(ports.size());
   for (const framework::HostPort& p : ports) {
-    Append(out, p.ip.id);
-    Append(out, p.protocol.id);
-    Append(out, p.port);
+    w.A(p.ip);
+    w.A(p.protocol);
+    w.U32(static_cast<uint32_t>(p.port));
   }
 }
 
@@ -83,7 +67,7 @@ int32_t TwinGroups::GroupOf(framework::NodeIndex i, const framework::NodeInfo& n
     slot.utilization = ni.gpu_utilization;
     if (ni.node != nullptr) {
       api::NodeTwinKey(*ni.node, key_);
-      Append(key_, ni.gpu_utilization);
+      api::KeyWriter(key_).F64(ni.gpu_utilization);
       slot.shape = shapes_.Acquire(key_);
     }
   }
@@ -93,8 +77,9 @@ int32_t TwinGroups::GroupOf(framework::NodeIndex i, const framework::NodeInfo& n
     return -1;
   }
   key_.clear();
-  Append(key_, slot.shape->second.first);
-  if (!ni.pods.empty()) AppendAggregates(ni, key_);
+  api::KeyWriter w(key_);
+  w.U32(static_cast<uint32_t>(slot.shape->second.first));
+  if (!ni.pods.empty()) AppendAggregates(ni, w);
   if (slot.group == nullptr || slot.group->first != key_) {
     Table::Entry* group = groups_.Acquire(key_);
     groups_.Release(slot.group);
