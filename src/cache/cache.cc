@@ -378,11 +378,11 @@ void Cache::UpdateSnapshot(framework::Snapshot& snapshot) {
     const NodeInfo& src = nodes_[U(i)];
     NodeInfo& dst = snapshot.MutableSlotForCache(i);
     if (dst.node != src.node) node_objects_changed = true;
-    snapshot.CountPodAffinityForCache(dst.pods, -1);
+    snapshot.CountPodsForCache(dst.pods, -1);
     dst = src;
     snapshot.SetGenerationForCache(i, src.generation);
     snapshot.SetTwinForCache(i, twins_.GroupOf(i, src));
-    snapshot.CountPodAffinityForCache(dst.pods, +1);
+    snapshot.CountPodsForCache(dst.pods, +1);
     if (src.node != nullptr) snapshot.IndexNameForCache(src.node->meta.name, i);
     is_dirty_[U(i)] = false;
   }

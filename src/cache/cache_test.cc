@@ -83,6 +83,37 @@ TEST_F(CacheTest, SnapshotCountsPodsWithPodAffinity) {
   EXPECT_EQ(snap_.pods_with_required_anti_affinity(), 1);
 }
 
+TEST_F(CacheTest, SnapshotKnowsTheLowestPodPriority) {
+  // Preemption answers "no victims anywhere" in O(1) from it, so it must follow every change.
+  cache_.AddNode(GpuNode("n1", 0));
+  cache_.AddNode(GpuNode("n2", 0));
+  cache_.UpdateSnapshot(snap_);
+  EXPECT_EQ(snap_.lowest_pod_priority(), INT32_MAX);  // no pod
+  auto with_priority = [](const std::string& name, const std::string& node, int32_t priority) {
+    auto p = std::const_pointer_cast<api::Pod>(GpuPod(name, 0, 1000, node));
+    p->priority = priority;
+    return api::PodPtr(p);
+  };
+  cache_.AddPod(with_priority("high", "n1", 100));
+  cache_.AddPod(with_priority("low", "n2", -5));
+  cache_.AddPod(with_priority("low-too", "n1", -5));
+  cache_.UpdateSnapshot(snap_);
+  EXPECT_EQ(snap_.lowest_pod_priority(), -5);
+  cache_.RemovePod("uid-low");
+  cache_.UpdateSnapshot(snap_);
+  EXPECT_EQ(snap_.lowest_pod_priority(), -5);  // low-too is still there
+  ASSERT_TRUE(cache_.AssumePod(with_priority("assumed", "", -9), "n2", {}).ok());
+  cache_.UpdateSnapshot(snap_);
+  EXPECT_EQ(snap_.lowest_pod_priority(), -9);
+  cache_.RemovePod("uid-assumed");
+  cache_.RemovePod("uid-low-too");
+  cache_.UpdateSnapshot(snap_);
+  EXPECT_EQ(snap_.lowest_pod_priority(), 100);
+  cache_.RemovePod("uid-high");
+  cache_.UpdateSnapshot(snap_);
+  EXPECT_EQ(snap_.lowest_pod_priority(), INT32_MAX);
+}
+
 TEST_F(CacheTest, AssumeChargesNodeAndDevicesAtOnceThenConfirm) {
   cache_.AddNode(GpuNode("n1", 8));
   api::GpuAssignment a{{2, 3}, 1000, 0};

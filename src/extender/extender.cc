@@ -201,8 +201,13 @@ common::StatusOr<PreemptArgs> ParsePreemptArgs(std::string_view body) {
 // keeps the nominations, so no nominated pods are added; kube-scheduler chose the nodes.
 class FilterContext final : public framework::PostFilterContext {
  public:
-  explicit FilterContext(const Framework& fw) : fw_(fw) {}
+  FilterContext(const Framework& fw, const framework::Snapshot& snapshot) : fw_(fw) {
+    for (const NodeInfo& ni : snapshot.nodes()) {
+      if (ni.valid()) all_.push_back(ni.index);
+    }
+  }
   framework::Code NodeCode(NodeIndex) const override { return framework::Code::kUnschedulable; }
+  std::span<const NodeIndex> PotentialNodes() const override { return all_; }
   framework::Status RunFilters(const framework::CycleState& state, const api::Pod& pod,
                                const NodeInfo& node) const override {
     framework::Status s = fw_.RunFilter(state, pod, node);
@@ -219,6 +224,7 @@ class FilterContext final : public framework::PostFilterContext {
 
  private:
   const Framework& fw_;
+  std::vector<NodeIndex> all_;  // the snapshot's valid nodes
 };
 
 // The preempt verb's answer for one node.
@@ -610,7 +616,7 @@ http::Response Extender::Preempt(std::string_view body) {
     return http::Response{
         500, "text/plain", "preempt " + pod.Key() + ": " + pre.ToString() + "\n", {}};
   }
-  const FilterContext context(*fw);
+  const FilterContext context(*fw, *snap);
   framework::preemption::VictimSelector selector(deps_.clock);
   for (const PreemptArgs::Node& n : args->nodes) {
     const NodeInfo* ni = snap->Get(n.name);

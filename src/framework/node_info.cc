@@ -168,6 +168,17 @@ const NodeInfo* Snapshot::Get(std::string_view name) const {
   return n.valid() ? &n : nullptr;
 }
 
+void Snapshot::CountPodsForCache(std::span<const api::PodPtr> pods, int sign) {
+  for (const api::PodPtr& p : pods) {
+    const api::Affinity& a = p->affinity;
+    if (!a.pod_affinity.empty() || !a.pod_anti_affinity.empty()) pods_with_affinity_ += sign;
+    if (!a.pod_anti_affinity.required.empty()) pods_with_required_anti_affinity_ += sign;
+    auto it = pods_by_priority_.try_emplace(p->priority, 0).first;
+    it->second += sign;
+    if (it->second == 0) pods_by_priority_.erase(it);
+  }
+}
+
 NodeInfo& Snapshot::MutableSlotForCache(NodeIndex i) {
   if (static_cast<size_t>(i) >= nodes_.size()) nodes_.resize(static_cast<size_t>(i) + 1);
   return nodes_[static_cast<size_t>(i)];

@@ -12,6 +12,7 @@
 
 #include <array>
 #include <cstdint>
+#include <map>
 #include <span>
 #include <string>
 #include <string_view>
@@ -160,18 +161,17 @@ class Snapshot {
   }
   // Pods in the snapshot with any pod affinity/anti-affinity term, and with required
   // anti-affinity (upstream's HavePodsWithAffinityList / HavePodsWithRequiredAntiAffinityList),
-  // so InterPodAffinity can skip ordinary pods in O(1). Kept by the cache, which calls
-  // CountPodAffinityForCache(old pods, -1) and (new pods, +1) for every slot it replaces; only
-  // meaningful when node_set_version() != 0 (a hand-filled snapshot does not keep them).
+  // so InterPodAffinity can skip ordinary pods in O(1); and the lowest priority of any pod
+  // (INT32_MAX when there is none), so preemption knows in O(1) that no pod is below a
+  // preemptor's priority. Kept by the cache, which calls CountPodsForCache(old pods, -1) and
+  // (new pods, +1) for every slot it replaces; only meaningful when node_set_version() != 0 (a
+  // hand-filled snapshot does not keep them).
   int64_t pods_with_affinity() const { return pods_with_affinity_; }
   int64_t pods_with_required_anti_affinity() const { return pods_with_required_anti_affinity_; }
-  void CountPodAffinityForCache(std::span<const api::PodPtr> pods, int sign) {
-    for (const api::PodPtr& p : pods) {
-      const api::Affinity& a = p->affinity;
-      if (!a.pod_affinity.empty() || !a.pod_anti_affinity.empty()) pods_with_affinity_ += sign;
-      if (!a.pod_anti_affinity.required.empty()) pods_with_required_anti_affinity_ += sign;
-    }
+  int32_t lowest_pod_priority() const {
+    return pods_by_priority_.empty() ? INT32_MAX : pods_by_priority_.begin()->first;
   }
+  void CountPodsForCache(std::span<const api::PodPtr> pods, int sign);
   void IndexNameForCache(const std::string& name, NodeIndex i) { by_name_[name] = i; }
   void UnindexNameForCache(const std::string& name) { by_name_.erase(name); }
 
@@ -187,6 +187,7 @@ class Snapshot {
   int32_t num_twin_groups_ = 0;
   int64_t pods_with_affinity_ = 0;
   int64_t pods_with_required_anti_affinity_ = 0;
+  std::map<int32_t, int64_t> pods_by_priority_;  // priority -> pods; no zero counts
 };
 
 }  // namespace gpusched::framework

@@ -124,6 +124,10 @@ class PostFilterContext {
   // kUnschedulableAndUnresolvable (it will not; also for an empty slot), kSuccess (it passed).
   // After a PreFilter rejection, every node has that rejection's code.
   virtual Code NodeCode(NodeIndex n) const = 0;
+  // The valid nodes whose code is kUnschedulable, ascending: where removing pods may help
+  // (upstream's nodesWherePreemptionMightHelp). What testing NodeCode on every slot gives, read
+  // from flat arrays where the cycle kept its verdicts; computed once per context.
+  virtual std::span<const NodeIndex> PotentialNodes() const = 0;
   // Runs the Filter plugins that ran for `pod` in this cycle (those PreFilter did not skip) on
   // `node`, which may be a copy the plugin changed, counting the pods nominated to that node with
   // a priority at least the pod's as if they were there (kube-scheduler's

@@ -9,6 +9,15 @@ namespace gpusched::queue {
 
 using framework::QueuedPodInfo;
 
+namespace {
+
+// `since` + `stay`, saturating at the end of time.
+common::TimePoint DueAfter(common::TimePoint since, common::Duration stay) {
+  return stay >= common::TimePoint::max() - since ? common::TimePoint::max() : since + stay;
+}
+
+}  // namespace
+
 bool SchedulingQueue::ActiveCompare::operator()(const HeapEntry& a, const HeapEntry& b) const {
   // std::priority_queue pops the "largest"; the next pod to schedule must be on top, so return
   // true when `a` should be scheduled after `b`.
@@ -67,6 +76,8 @@ void SchedulingQueue::MoveToUnschedulableLocked(Item& item) {
   item.where = Where::kUnschedulable;
   item.seq = ++next_seq_;
   item.unschedulable_since = clock_.Now();
+  unschedulable_due_ = std::min(
+      unschedulable_due_, DueAfter(item.unschedulable_since, options_.max_unschedulable_stay));
   ++counts_.unschedulable;
   CountIncomingLocked("unschedulable", "ScheduleAttemptFailure");
 }
@@ -482,13 +493,18 @@ void SchedulingQueue::MoveAllToActiveOrBackoff(std::string_view event) {
 void SchedulingQueue::Flush() {
   common::MutexLock lock(mu_);
   FlushBackoffLocked();
-  if (counts_.unschedulable == 0) return;
   common::TimePoint now = clock_.Now();
+  if (counts_.unschedulable == 0 || now < unschedulable_due_) return;
+  unschedulable_due_ = common::TimePoint::max();
   for (auto& [id, item] : items_) {
-    if (item.where == Where::kUnschedulable &&
-        now - item.unschedulable_since >= options_.max_unschedulable_stay) {
+    if (item.where != Where::kUnschedulable) continue;
+    const common::TimePoint due =
+        DueAfter(item.unschedulable_since, options_.max_unschedulable_stay);
+    if (now >= due) {
       --counts_.unschedulable;
       PushActiveLocked(item, "UnschedulableTimeout");
+    } else {
+      unschedulable_due_ = std::min(unschedulable_due_, due);
     }
   }
 }

@@ -250,6 +250,9 @@ class SchedulingQueue {
   std::priority_queue<BackoffEntry, std::vector<BackoffEntry>, std::greater<>> backoff_
       GPUSCHED_GUARDED_BY(mu_);
   QueueCounts counts_ GPUSCHED_GUARDED_BY(mu_);
+  // No unschedulable pod is due for the timeout flush before this (a lower bound: pods that left
+  // unschedulablePods since are not taken out), so that Flush is O(1) until one may be.
+  common::TimePoint unschedulable_due_ GPUSCHED_GUARDED_BY(mu_) = common::TimePoint::max();
   uint64_t next_seq_ GPUSCHED_GUARDED_BY(mu_) = 0;
   std::vector<Profile> profiles_ GPUSCHED_GUARDED_BY(mu_);
   bool hints_enabled_ GPUSCHED_GUARDED_BY(mu_) = true;

@@ -117,6 +117,28 @@ TEST_F(QueueTest, FlushRetriesPodsStuckInThePool) {
   EXPECT_TRUE(q_.TryPop());
 }
 
+TEST_F(QueueTest, FlushRetriesEachPodWhenItsOwnStayIsOver) {
+  // Flush skips its pass over the pool until the earliest stay may be over: a pod that entered
+  // later is flushed at its own time, also when the earlier one left the pool meanwhile.
+  q_.Add(Pod("a"));
+  q_.Requeue(*q_.TryPop(), false);
+  clock_.Advance(std::chrono::minutes(2));
+  q_.Add(Pod("b"));
+  q_.Requeue(*q_.TryPop(), false);
+  q_.Delete("uid-a");
+  clock_.Advance(std::chrono::minutes(3));
+  q_.Flush();  // a's stay would be over, but a left: nothing is due
+  EXPECT_FALSE(q_.TryPop());
+  clock_.Advance(std::chrono::seconds(119));
+  q_.Flush();
+  EXPECT_FALSE(q_.TryPop());
+  clock_.Advance(std::chrono::seconds(1));
+  q_.Flush();
+  auto b = q_.TryPop();
+  ASSERT_TRUE(b);
+  EXPECT_EQ(b->pod->meta.name, "b");
+}
+
 api::PodPtr Member(const std::string& name, const std::string& group) {
   auto p = std::make_shared<api::Pod>(*Pod(name));
   p->gang.api = api::GangApi::kPodGroup;

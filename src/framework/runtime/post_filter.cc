@@ -27,17 +27,20 @@ class Framework::PostFilterCycle final : public PostFilterContext {
         record_per_node_(record_per_node) {}
 
   Code NodeCode(NodeIndex n) const override {
-    if (n < 0 || static_cast<size_t>(n) >= snapshot_.nodes().size() || !snapshot_.at(n).valid()) {
+    if (n < 0 || static_cast<size_t>(n) >= snapshot_.nodes().size()) {
       return Code::kUnschedulableAndUnresolvable;
     }
-    if (!pre_filter_.ok()) return pre_filter_.code();
-    const auto i = static_cast<size_t>(n);
-    const bool nominated = fw_.nominated_ != nullptr && fw_.nominated_->Has(i);
-    if (fw_.reuse_ != nullptr && !nominated) {  // every other visited node's verdict is stored
-      return fw_.reuse_->HasVerdict(i, snapshot_.generations()[i]) ? fw_.reuse_->Verdict(i).code()
-                                                                   : Code::kSuccess;
+    return CodeAt(static_cast<size_t>(n));
+  }
+
+  std::span<const NodeIndex> PotentialNodes() const override {
+    if (!potential_done_) {
+      potential_done_ = true;
+      for (size_t i = 0; i < snapshot_.nodes().size(); ++i) {
+        if (CodeAt(i) == Code::kUnschedulable) potential_.push_back(static_cast<NodeIndex>(i));
+      }
     }
-    return i < fw_.node_codes_.size() ? fw_.node_codes_[i] : Code::kSuccess;
+    return potential_;
   }
 
   Status RunFilters(const CycleState& state, const api::Pod& pod,
@@ -81,8 +84,24 @@ class Framework::PostFilterCycle final : public PostFilterContext {
   const Snapshot& snapshot_;
   const Status& pre_filter_;
   const bool record_per_node_;
+  // NodeCode of slot `i`. A stored verdict implies a valid node (its generation is unchanged),
+  // so a node with one is answered from the flat arrays alone. REQUIRES: i < the slot count.
+  Code CodeAt(size_t i) const {
+    const bool reused =
+        fw_.reuse_ != nullptr && !(fw_.nominated_ != nullptr && fw_.nominated_->Has(i));
+    if (pre_filter_.ok() && reused && fw_.reuse_->HasVerdict(i, snapshot_.generations()[i])) {
+      return fw_.reuse_->VerdictCode(i);
+    }
+    if (!snapshot_.nodes()[i].valid()) return Code::kUnschedulableAndUnresolvable;
+    if (!pre_filter_.ok()) return pre_filter_.code();
+    if (reused) return Code::kSuccess;  // every other visited node's verdict is stored
+    return i < fw_.node_codes_.size() ? fw_.node_codes_[i] : Code::kSuccess;
+  }
+
   mutable bool signature_done_ = false;
   mutable std::string signature_;
+  mutable bool potential_done_ = false;
+  mutable std::vector<NodeIndex> potential_;
 };
 
 bool Framework::HasPostFilterPlugin(std::string_view name) const {

@@ -19,11 +19,13 @@ namespace {
 
 using gpusched::testing::MakePod;
 
-// Counts Filter and Score calls. Rejects nodes labelled full=true; scores by the label "score".
-// Node-local unless told otherwise; StateVersion is settable.
+// Counts Filter and Score calls. Rejects nodes labelled full=true (Unschedulable) and gone=true
+// (UnschedulableAndUnresolvable); scores by the label "score". Node-local unless told otherwise;
+// StateVersion is settable. PostFilter records what its context says of every slot.
 class CountingPlugin final : public QueueSortPlugin,
                              public PreFilterPlugin,
                              public FilterPlugin,
+                             public PostFilterPlugin,
                              public ScorePlugin,
                              public BindPlugin {
  public:
@@ -36,6 +38,8 @@ class CountingPlugin final : public QueueSortPlugin,
   }
   Status Filter(const CycleState&, const api::Pod&, const NodeInfo& n) const override {
     ++filter_calls;
+    if (n.node->meta.labels.Has(common::Intern("gone")))
+      return Status::Unresolvable("node is gone");
     if (n.node->meta.labels.Has(common::Intern("full")))
       return Status::Unschedulable("node is full");
     return Status::Success();
@@ -47,11 +51,22 @@ class CountingPlugin final : public QueueSortPlugin,
     return static_cast<int64_t>(common::Str(v).size());
   }
   Status Bind(CycleState&, const api::Pod&, std::string_view) override { return Status::Success(); }
+  Status PostFilter(CycleState&, const api::Pod&, const Snapshot& snapshot,
+                    const PostFilterContext& context, PostFilterResult&) override {
+    codes.clear();
+    for (size_t i = 0; i < snapshot.nodes().size(); ++i)
+      codes.push_back(context.NodeCode(static_cast<NodeIndex>(i)));
+    const auto p = context.PotentialNodes();
+    potential.assign(p.begin(), p.end());
+    return Status::Unschedulable("");
+  }
 
   bool node_local = true;
   uint64_t version = 0;
   mutable int filter_calls = 0;
   mutable int score_calls = 0;
+  std::vector<Code> codes;  // per slot, at the last PostFilter
+  std::vector<NodeIndex> potential;
 };
 
 class ResultReuseTest : public ::testing::Test {
@@ -76,7 +91,7 @@ class ResultReuseTest : public ::testing::Test {
     config::Profile p;
     p.path = "profiles[0]";
     for (auto point : {config::Point::kQueueSort, config::Point::kPreFilter, config::Point::kFilter,
-                       config::Point::kScore, config::Point::kBind}) {
+                       config::Point::kPostFilter, config::Point::kScore, config::Point::kBind}) {
       p.plugins.at(point).disabled.push_back({"*", 0, ""});
       p.plugins.at(point).enabled.push_back({"Counting", 0, ""});
     }
@@ -199,13 +214,66 @@ TEST_F(ResultReuseTest, UnknownGenerationsAreNeverReused) {
   EXPECT_EQ(plugin_->score_calls, 9);
 }
 
+// A cache-kept snapshot of `n` nodes, each at generation 5.
+void FillSnapshot(Snapshot& snapshot, int n) {
+  for (int i = 0; i < n; ++i) {
+    NodeInfo& ni = snapshot.MutableSlotForCache(i);
+    ni.node = std::make_shared<api::Node>();
+    ni.generation = 5;
+    snapshot.SetGenerationForCache(i, 5);
+  }
+  snapshot.SetNodeCountForCache(n, 5);
+}
+
+TEST_F(ResultReuseTest, PotentialNodesAreTheValidNodesWhoseCodeIsUnschedulable) {
+  // PotentialNodes reads stored verdicts from flat arrays; NodeCode answers one slot. Over random
+  // clusters and changes, with reuse on and off, both must agree with what each node is.
+  common::Random rng(7);
+  constexpr int kSlots = 24;
+  for (bool reuse : {true, false}) {
+    MakeFramework();
+    fw_->SetResultReuse(reuse);
+    for (int round = 0; round < 300; ++round) {
+      const int changes = round == 0 ? kSlots : static_cast<int>(rng.Uniform(4));
+      for (int c = 0; c < changes; ++c) {
+        const int i = round == 0 ? c : static_cast<int>(rng.Uniform(kSlots));
+        const uint64_t kind = rng.Uniform(10);
+        if (kind == 0 && i > 0) {  // an empty slot (node deleted); slot 0 always holds a node
+          NodeInfo& ni = snapshot_.MutableSlotForCache(i);
+          ni = NodeInfo{};
+          ni.index = i;
+          ni.generation = ++generation_;
+          snapshot_.SetGenerationForCache(i, generation_);
+        } else {
+          SetNode(i, kind < 3 ? "gone" : "full", "x");  // every node rejects: PostFilter runs
+        }
+      }
+      int valid = 0;
+      for (const NodeInfo& ni : snapshot_.nodes()) valid += ni.valid() ? 1 : 0;
+      snapshot_.SetNodeCountForCache(valid, generation_);
+      const api::Pod pod = MakePod("ns", "p" + std::to_string(rng.Uniform(3))).Cpu("1").Obj();
+      ASSERT_FALSE(Schedule(pod).status.ok());
+      std::vector<NodeIndex> want;
+      for (const NodeInfo& ni : snapshot_.nodes()) {
+        if (!ni.valid()) {
+          EXPECT_EQ(plugin_->codes[static_cast<size_t>(ni.index)],
+                    Code::kUnschedulableAndUnresolvable);
+          continue;
+        }
+        const bool gone = ni.node->meta.labels.Has(common::Intern("gone"));
+        EXPECT_EQ(plugin_->codes[static_cast<size_t>(ni.index)],
+                  gone ? Code::kUnschedulableAndUnresolvable : Code::kUnschedulable);
+        if (!gone) want.push_back(ni.index);
+      }
+      ASSERT_EQ(plugin_->potential, want) << "round " << round << " reuse " << reuse;
+    }
+  }
+}
+
 TEST(ResultCacheTest, LeastRecentlyUsedClassIsEvicted) {
-  ResultCache cache(2);
+  ResultCache cache(2);  // two recent classes
   Snapshot snapshot;
-  NodeInfo& ni = snapshot.MutableSlotForCache(0);
-  ni.node = std::make_shared<api::Node>();
-  ni.generation = 5;
-  snapshot.SetNodeCountForCache(1, 5);
+  FillSnapshot(snapshot, 1);
   const std::vector<uint64_t> sig;
   cache.Acquire("a", 1, snapshot, sig).StoreVerdict(0, 5, Status::Unschedulable("r"));
   cache.Acquire("b", 2, snapshot, sig).StoreVerdict(0, 5, Status::Success());
@@ -219,6 +287,74 @@ TEST(ResultCacheTest, LeastRecentlyUsedClassIsEvicted) {
   // A hash collision with a different key is another class.
   cache.Acquire("x", 9, snapshot, sig).StoreVerdict(0, 5, Status::Success());
   EXPECT_FALSE(cache.Acquire("y", 9, snapshot, sig).HasVerdict(0, 5));
+}
+
+TEST(ResultCacheTest, ClassesOfWaitingPodsAreKeptByBytes) {
+  constexpr size_t kNodes = 4;
+  ASSERT_EQ(ResultCache::ClassBytes(kNodes), kNodes * 10);
+  // One recent class; waiting classes while their verdicts take at most 3 classes' bytes - 1.
+  ResultCache cache(1, 3 * ResultCache::ClassBytes(kNodes) - 1);
+  Snapshot snapshot;
+  FillSnapshot(snapshot, kNodes);
+  const std::vector<uint64_t> sig;
+  auto wait = [&](const std::string& key, uint64_t hash) {
+    ResultCache::Class& c = cache.Acquire(key, hash, snapshot, sig);
+    c.StoreVerdict(0, 5, Status::Unschedulable("r"));
+    cache.MarkWaiting(c);
+  };
+  wait("a", 1);
+  wait("b", 2);
+  EXPECT_EQ(cache.waiting_bytes(), 2 * ResultCache::ClassBytes(kNodes));
+  cache.Acquire("r1", 11, snapshot, sig).StoreVerdict(0, 5, Status::Success());
+  cache.Acquire("r2", 12, snapshot, sig);  // takes r1's place in the recent segment
+  EXPECT_FALSE(cache.Acquire("r1", 11, snapshot, sig).HasVerdict(0, 5));
+  EXPECT_TRUE(cache.Acquire("a", 1, snapshot, sig).HasVerdict(0, 5));  // recent ones never evict
+  wait("c", 3);                                                        // evicts b, not a
+  EXPECT_EQ(cache.num_waiting_classes(), 2u);
+  EXPECT_FALSE(cache.Acquire("b", 2, snapshot, sig).HasVerdict(0, 5));
+  EXPECT_TRUE(cache.Acquire("a", 1, snapshot, sig).HasVerdict(0, 5));
+  // Nodes added: the class in use grows even past the budget; the other waiting ones go.
+  FillSnapshot(snapshot, 3 * kNodes);
+  ResultCache::Class& a = cache.Acquire("a", 1, snapshot, sig);
+  EXPECT_EQ(cache.num_waiting_classes(), 1u);
+  EXPECT_EQ(cache.waiting_bytes(), ResultCache::ClassBytes(3 * kNodes));
+  EXPECT_TRUE(a.HasVerdict(0, 5));
+  EXPECT_FALSE(a.HasVerdict(3 * kNodes - 1, 5));
+}
+
+TEST(ResultCacheTest, ScoreColumnsGoToTheClassesScoredMostRecently) {
+  // Waiting pods of thousands of classes keep their verdicts; only the last kMaxScoredClasses
+  // classes scored keep score columns, taken from the least recently scored one.
+  constexpr size_t kNodes = 3;
+  constexpr size_t kMax = ResultCache::kMaxScoredClasses;
+  ResultCache cache(2 * kMax);
+  Snapshot snapshot;
+  FillSnapshot(snapshot, kNodes);
+  const std::vector<uint64_t> sig;
+  auto score = [&](size_t k) {
+    const std::string key = "class-" + std::to_string(k);
+    ResultCache::Class& c = cache.Acquire(key, k, snapshot, sig);
+    c.StoreVerdict(0, 5, Status::Success());
+    cache.PrepareScores(c, sig, 2);
+    EXPECT_FALSE(c.HasScores(0, 5)) << key;
+    c.SetScore(0, 1, static_cast<int64_t>(k));
+    c.MarkScored(0, 5);
+  };
+  auto scored = [&](size_t k) {
+    ResultCache::Class& c = cache.Acquire("class-" + std::to_string(k), k, snapshot, sig);
+    cache.PrepareScores(c, sig, 2);
+    return c.HasScores(0, 5) && c.Score(0, 1) == static_cast<int64_t>(k);
+  };
+  for (size_t k = 0; k < kMax; ++k) score(k);
+  EXPECT_EQ(cache.num_scored_classes(), kMax);
+  EXPECT_TRUE(scored(0));  // class 0 is now the most recently scored; 1 the least
+  score(kMax);             // takes class 1's columns
+  EXPECT_EQ(cache.num_scored_classes(), kMax);
+  EXPECT_TRUE(scored(0));
+  EXPECT_TRUE(scored(kMax));
+  EXPECT_FALSE(scored(1));  // its verdicts stay; its scores are gone (and it took class 2's)
+  EXPECT_TRUE(cache.Acquire("class-1", 1, snapshot, sig).HasVerdict(0, 5));
+  EXPECT_EQ(cache.num_classes(), kMax + 1);
 }
 
 }  // namespace

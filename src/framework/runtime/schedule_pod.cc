@@ -81,6 +81,7 @@ ScheduleResult Framework::SchedulePod(CycleState& state, const api::Pod& pod,
       FindFeasibleNodes(state, pod, snapshot, options, result);
   if (!result.status.ok()) return result;  // a Filter error
   if (feasible.empty()) {
+    if (reuse_ != nullptr) result_cache_.MarkWaiting(*reuse_);  // it will be retried
     RunPostFilter(state, pod, snapshot, options, result);
     return result;
   }

@@ -195,8 +195,8 @@ void Consolidation::FindCandidates(const api::Pod& pod, const framework::Snapsho
                                    const framework::PostFilterContext& context,
                                    bool& any_opted_in) {
   candidates_.clear();
-  for (const NodeInfo& node : snapshot.nodes()) {
-    if (!node.valid() || context.NodeCode(node.index) != Code::kUnschedulable) continue;
+  for (NodeIndex n : context.PotentialNodes()) {
+    const NodeInfo& node = snapshot.at(n);
     const NodeOptIn& in = OptInOf(node);
     if (in.pods.empty()) continue;
     any_opted_in = true;

@@ -29,9 +29,10 @@ namespace {
 
 constexpr std::string_view kNotHelpful = "Preemption is not helpful for scheduling";
 
-// "preemption: 0/N nodes are available: <count reason, sorted>." over the tried nodes' rejections;
-// the nodes not tried count as kNotHelpful.
-std::string NoCandidateMessage(std::span<const Status> failed, int32_t num_nodes) {
+// "preemption: 0/N nodes are available: <count reason, sorted>." over the tried nodes' rejections
+// and `no_victims` more nodes without victims; the nodes not tried count as kNotHelpful.
+std::string NoCandidateMessage(std::span<const Status> failed, int32_t no_victims,
+                               int32_t num_nodes) {
   std::vector<std::pair<std::string_view, int32_t>> counts;
   auto add = [&counts](std::string_view reason, int32_t n) {
     for (auto& c : counts) {
@@ -42,10 +43,20 @@ std::string NoCandidateMessage(std::span<const Status> failed, int32_t num_nodes
     }
     counts.emplace_back(reason, n);
   };
-  for (const Status& s : failed) {
-    framework::ForEachReason(s.reason(), [&add](std::string_view r) { add(r, 1); });
+  // Runs of one reason (the same interned text, as on every node without victims) are split once.
+  for (size_t i = 0; i < failed.size();) {
+    const std::string_view reason = failed[i].reason();
+    size_t j = i + 1;
+    while (j < failed.size() && failed[j].reason().data() == reason.data() &&
+           failed[j].reason().size() == reason.size()) {
+      ++j;
+    }
+    const auto run = static_cast<int32_t>(j - i);
+    framework::ForEachReason(reason, [&add, run](std::string_view r) { add(r, run); });
+    i = j;
   }
-  const int32_t untried = num_nodes - static_cast<int32_t>(failed.size());
+  if (no_victims > 0) add(framework::preemption::kNoVictims, no_victims);
+  const int32_t untried = num_nodes - static_cast<int32_t>(failed.size()) - no_victims;
   if (untried > 0) add(kNotHelpful, untried);
   std::vector<std::string> items;
   items.reserve(counts.size());
@@ -136,24 +147,20 @@ Status DefaultPreemption::PostFilter(framework::CycleState& state, const api::Po
   if (std::string_view why = Ineligible(pod, snapshot, context); !why.empty()) {
     return Status::WithMessage(Code::kUnschedulable, "preemption: " + std::string(why));
   }
-  std::vector<NodeIndex> potential;
-  for (const NodeInfo& ni : snapshot.nodes()) {
-    if (ni.valid() && context.NodeCode(ni.index) == Code::kUnschedulable) {
-      potential.push_back(ni.index);
-    }
-  }
+  const std::span<const NodeIndex> potential = context.PotentialNodes();
   std::vector<Status> failed;
+  int32_t no_victims = 0;
   std::vector<Candidate> candidates;
   std::vector<framework::NodePostFilter>* per_node =
       context.RecordPerNode() ? &result.per_node : nullptr;
   if (!potential.empty()) {
-    candidates = DryRun(state, pod, snapshot, potential, context, failed, per_node);
+    candidates = DryRun(state, pod, snapshot, potential, context, failed, no_victims, per_node);
   }
   if (candidates.empty()) {
     result.mode = framework::PostFilterResult::Mode::kOverride;  // clear the nomination
     result.nominated_node.clear();
     return Status::WithMessage(Code::kUnschedulable,
-                               NoCandidateMessage(failed, snapshot.num_nodes()));
+                               NoCandidateMessage(failed, no_victims, snapshot.num_nodes()));
   }
   CountBrokenGangs(candidates);
   Candidate& best = candidates[framework::preemption::PickNode(candidates, handle_.clock().Now())];
@@ -186,7 +193,7 @@ std::vector<Candidate> DefaultPreemption::DryRun(framework::CycleState& state, c
                                                  const framework::Snapshot& snapshot,
                                                  std::span<const NodeIndex> potential,
                                                  const framework::PostFilterContext& context,
-                                                 std::vector<Status>& failed,
+                                                 std::vector<Status>& failed, int32_t& no_victims,
                                                  std::vector<framework::NodePostFilter>* per_node) {
   const std::vector<api::PdbPtr> pdbs = handle_.PodDisruptionBudgets();
   const size_t n = potential.size();
@@ -195,16 +202,18 @@ std::vector<Candidate> DefaultPreemption::DryRun(framework::CycleState& state, c
   std::vector<Candidate> clean;      // no PDB violation
   std::vector<Candidate> violating;  // each list capped at `want`, as upstream's
   bool enough = false;               // the decision's candidates are found; only recording goes on
-  if (std::none_of(potential.begin(), potential.end(), [&](NodeIndex i) {
+  const bool tracked = snapshot.node_set_version() != 0;  // lowest_pod_priority is kept
+  if ((tracked && snapshot.lowest_pod_priority() >= pod.priority) ||
+      std::none_of(potential.begin(), potential.end(), [&](NodeIndex i) {
         return framework::preemption::HasLowerPriorityPod(pod, snapshot.at(i));
       })) {
     // No pod anywhere that this one may preempt (all of one priority, as in a cluster without
     // PriorityClasses): every node answers what Select would, without the per-node work.
-    for (size_t i = 0; i < n; ++i) {
+    if (per_node != nullptr) {
       const Status s = Status::Unresolvable(framework::preemption::kNoVictims);
-      if (per_node != nullptr) per_node->push_back({potential[(offset + i) % n], s, {}, 0});
-      failed.push_back(s);
+      for (size_t i = 0; i < n; ++i) per_node->push_back({potential[(offset + i) % n], s, {}, 0});
     }
+    no_victims = static_cast<int32_t>(n);
     return clean;
   }
   api::SchedulingEquivalenceKey(pod, key_);

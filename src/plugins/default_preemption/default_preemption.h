@@ -81,13 +81,15 @@ class DefaultPreemption final : public framework::PostFilterPlugin {
   // Step 1: empty when the pod may preempt, else why not.
   std::string_view Ineligible(const api::Pod& pod, const framework::Snapshot& snapshot,
                               const framework::PostFilterContext& context) const;
-  // Step 2 and 3 over the potential nodes; `failed` gets each tried node's rejection. With
-  // `per_node` (explain), every potential node is tried and recorded there; the candidates
-  // returned are the same as without.
+  // Step 2 and 3 over the potential nodes; `failed` gets each tried node's rejection, except
+  // when no potential node holds a pod of lower priority: then every one is counted in
+  // `no_victims` instead. With `per_node` (explain), every potential node is tried and recorded
+  // there; the candidates returned are the same as without.
   std::vector<framework::preemption::Candidate> DryRun(
       framework::CycleState& state, const api::Pod& pod, const framework::Snapshot& snapshot,
       std::span<const framework::NodeIndex> potential, const framework::PostFilterContext& context,
-      std::vector<framework::Status>& failed, std::vector<framework::NodePostFilter>* per_node);
+      std::vector<framework::Status>& failed, int32_t& no_victims,
+      std::vector<framework::NodePostFilter>* per_node);
   // Step 3 on one node: the stored result of an equivalent earlier attempt when the node has not
   // changed (framework::preemption::VictimCache), else VictimSelector::Select (then stored).
   framework::Status SelectVictims(framework::CycleState& state, const api::Pod& pod,

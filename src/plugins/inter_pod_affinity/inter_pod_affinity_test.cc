@@ -305,10 +305,10 @@ TEST(InterPodAffinityTest, CacheKeptSnapshotCountsDecideTheSkip) {
                                 .PodAntiAffinity(kHost, "app", "web")
                                 .Ptr();
   framework::NodeInfo& b1 = snapshot.MutableSlotForCache(2);
-  snapshot.CountPodAffinityForCache(b1.pods, -1);
+  snapshot.CountPodsForCache(b1.pods, -1);
   b1.pods.push_back(guard);
   b1.generation = 2;
-  snapshot.CountPodAffinityForCache(b1.pods, +1);
+  snapshot.CountPodsForCache(b1.pods, +1);
   EXPECT_EQ(snapshot.pods_with_required_anti_affinity(), 1);
   EXPECT_EQ(Verdicts(*plugin, web, snapshot), "a1:ok a2:ok b1:existing c1:ok");
   // The guard has required anti-affinity only: nothing to score for the incoming pod.
