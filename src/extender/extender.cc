@@ -201,13 +201,18 @@ common::StatusOr<PreemptArgs> ParsePreemptArgs(std::string_view body) {
 // keeps the nominations, so no nominated pods are added; kube-scheduler chose the nodes.
 class FilterContext final : public framework::PostFilterContext {
  public:
-  FilterContext(const Framework& fw, const framework::Snapshot& snapshot) : fw_(fw) {
-    for (const NodeInfo& ni : snapshot.nodes()) {
-      if (ni.valid()) all_.push_back(ni.index);
-    }
-  }
+  FilterContext(const Framework& fw, const framework::Snapshot& snapshot)
+      : fw_(fw), snapshot_(snapshot) {}
   framework::Code NodeCode(NodeIndex) const override { return framework::Code::kUnschedulable; }
-  std::span<const NodeIndex> PotentialNodes() const override { return all_; }
+  // Every valid node, as NodeCode says; listed only if asked (the preempt verb runs no PostFilter).
+  std::span<const NodeIndex> PotentialNodes() const override {
+    if (all_.empty()) {
+      for (const NodeInfo& ni : snapshot_.nodes()) {
+        if (ni.valid()) all_.push_back(ni.index);
+      }
+    }
+    return all_;
+  }
   framework::Status RunFilters(const framework::CycleState& state, const api::Pod& pod,
                                const NodeInfo& node) const override {
     framework::Status s = fw_.RunFilter(state, pod, node);
@@ -224,7 +229,8 @@ class FilterContext final : public framework::PostFilterContext {
 
  private:
   const Framework& fw_;
-  std::vector<NodeIndex> all_;  // the snapshot's valid nodes
+  const framework::Snapshot& snapshot_;
+  mutable std::vector<NodeIndex> all_;  // the snapshot's valid nodes, once asked
 };
 
 // The preempt verb's answer for one node.

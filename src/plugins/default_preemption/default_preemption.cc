@@ -43,17 +43,8 @@ std::string NoCandidateMessage(std::span<const Status> failed, int32_t no_victim
     }
     counts.emplace_back(reason, n);
   };
-  // Runs of one reason (the same interned text, as on every node without victims) are split once.
-  for (size_t i = 0; i < failed.size();) {
-    const std::string_view reason = failed[i].reason();
-    size_t j = i + 1;
-    while (j < failed.size() && failed[j].reason().data() == reason.data() &&
-           failed[j].reason().size() == reason.size()) {
-      ++j;
-    }
-    const auto run = static_cast<int32_t>(j - i);
-    framework::ForEachReason(reason, [&add, run](std::string_view r) { add(r, run); });
-    i = j;
+  for (const Status& s : failed) {
+    framework::ForEachReason(s.reason(), [&add](std::string_view r) { add(r, 1); });
   }
   if (no_victims > 0) add(framework::preemption::kNoVictims, no_victims);
   const int32_t untried = num_nodes - static_cast<int32_t>(failed.size()) - no_victims;
