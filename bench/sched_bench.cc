@@ -7,6 +7,7 @@
 //
 //   gpusched-bench --nodes 5000 --pods 50000 --profile default|fragmentation --seed 42
 //                  [--config scheduler-config.yaml] [--repeat 3] [--reuse on|off] [--twins on|off]
+//                  [--parallelism P]
 //                  [--refresh K] [--owner none|replicaset] [--preemptors P]
 //                  [--preemptor-classes like|distinct] [--gang M] [--gang-gpus G]
 //                  [--unschedulable U] [--churn E] [--churn-seconds T]
@@ -15,6 +16,9 @@
 //                  [--waiting-claims W]
 //   gpusched-bench --workload dra-mig [--nodes 500] [--pods 2000] [--seed 42] [--repeat R]
 //
+// --parallelism P: the configuration's `parallelism` (default: the config's, 16): Filter and
+// Score fan out over P threads (framework/runtime/parallel.cc); the placement digest is the same
+// for every P.
 // --reuse off turns the runtime's result reuse across equivalent pods off (same placements, full
 // per-node cost: the before/after comparison); --twins off evaluates every node instead of one
 // per twin group (framework/runtime/twins.cc; same placements); --refresh K sets the
@@ -96,6 +100,7 @@ struct Flags {
   int repeat = 1;
   bool reuse = true;
   bool twins = true;
+  int32_t parallelism = 0;           // --parallelism P; 0: the configuration's
   int32_t refresh = 0;               // 0: the plugin's default
   bool replicaset_owner = false;     // --owner replicaset
   int32_t preemptors = 0;            // --preemptors P
@@ -112,14 +117,15 @@ struct Flags {
 };
 
 int Usage(const char* msg) {
-  std::fprintf(stderr,
-               "error: %s\nusage: gpusched-bench [--nodes N] [--pods M] "
-               "[--profile default|fragmentation] [--config FILE] [--seed S] [--repeat R] "
-               "[--reuse on|off] [--refresh K] [--owner none|replicaset] [--preemptors P] "
-               "[--preemptor-classes like|distinct] [--gang M] [--gang-gpus G] [--unschedulable U] "
-               "[--churn E] [--churn-seconds T] [--churn-relevant-every R] [--hints on|off] "
-               "[--workload synthetic|dra|dra-mig|dra-extended]\n",
-               msg);
+  std::fprintf(
+      stderr,
+      "error: %s\nusage: gpusched-bench [--nodes N] [--pods M] "
+      "[--profile default|fragmentation] [--config FILE] [--seed S] [--repeat R] "
+      "[--reuse on|off] [--parallelism P] [--refresh K] [--owner none|replicaset] [--preemptors P] "
+      "[--preemptor-classes like|distinct] [--gang M] [--gang-gpus G] [--unschedulable U] "
+      "[--churn E] [--churn-seconds T] [--churn-relevant-every R] [--hints on|off] "
+      "[--workload synthetic|dra|dra-mig|dra-extended]\n",
+      msg);
   return 2;
 }
 
@@ -338,6 +344,7 @@ int Run(const Flags& f) {
     std::fprintf(stderr, "error: %s\n", config.status().ToString().c_str());
     return 2;
   }
+  if (f.parallelism > 0) config->parallelism = f.parallelism;
   if (f.dra) {
     if (f.dra_mig && f.waiting_claims > 0) {
       return gpusched::bench::Usage("--waiting-claims: not with --workload dra-mig");
@@ -361,10 +368,10 @@ int Run(const Flags& f) {
   const double gen_s =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - t_gen).count();
   std::printf(
-      "cluster: %d nodes, %d pods, profile %s, owner %s, seed %llu (generated+decoded in "
-      "%.2f s)\n",
+      "cluster: %d nodes, %d pods, profile %s, owner %s, seed %llu, parallelism %d "
+      "(generated+decoded in %.2f s)\n",
       f.nodes, f.pods, f.profile.c_str(), f.replicaset_owner ? "replicaset" : "none",
-      static_cast<unsigned long long>(f.seed), gen_s);
+      static_cast<unsigned long long>(f.seed), config->parallelism, gen_s);
 
   for (int rep = 0; rep < f.repeat; ++rep) {
     common::SystemClock wall;
@@ -436,6 +443,10 @@ int Run(const Flags& f) {
       std::printf("  twin nodes %s: filter %llu shared, score %llu shared\n",
                   f.twins ? "on" : "off", static_cast<unsigned long long>(ts.filter_shared),
                   static_cast<unsigned long long>(ts.score_shared));
+      const auto& ps = fw->parallel_stats();
+      std::printf("  parallel: %llu nodes filtered, %llu scores computed on %d threads\n",
+                  static_cast<unsigned long long>(ps.filtered),
+                  static_cast<unsigned long long>(ps.scored), config->parallelism);
     }
     if (rep == 0) {
       std::map<std::string, int64_t> reasons;
@@ -473,7 +484,8 @@ int main(int argc, char** argv) {
     if (a == "--help" || a == "-h") {
       std::printf(
           "usage: gpusched-bench [--nodes N] [--pods M] [--profile default|fragmentation] "
-          "[--config FILE] [--seed S] [--repeat R] [--reuse on|off] [--twins on|off] [--refresh K] "
+          "[--config FILE] [--seed S] [--repeat R] [--reuse on|off] [--twins on|off] "
+          "[--parallelism P] [--refresh K] "
           "[--owner none|replicaset] [--preemptors P] [--preemptor-classes like|distinct] "
           "[--gang M] [--gang-gpus G] [--unschedulable U] [--churn E] [--churn-seconds T] "
           "[--churn-relevant-every R] [--hints on|off] [--workload "
@@ -482,9 +494,10 @@ int main(int argc, char** argv) {
     }
     if (a != "--nodes" && a != "--pods" && a != "--profile" && a != "--config" && a != "--seed" &&
         a != "--repeat" && a != "--reuse" && a != "--twins" && a != "--refresh" && a != "--owner" &&
-        a != "--preemptors" && a != "--preemptor-classes" && a != "--gang" && a != "--gang-gpus" &&
-        a != "--unschedulable" && a != "--churn" && a != "--churn-seconds" && a != "--hints" &&
-        a != "--churn-relevant-every" && a != "--workload" && a != "--waiting-claims") {
+        a != "--parallelism" && a != "--preemptors" && a != "--preemptor-classes" &&
+        a != "--gang" && a != "--gang-gpus" && a != "--unschedulable" && a != "--churn" &&
+        a != "--churn-seconds" && a != "--hints" && a != "--churn-relevant-every" &&
+        a != "--workload" && a != "--waiting-claims") {
       return gpusched::bench::Usage("unknown flag");
     }
     if (i + 1 >= argc) return gpusched::bench::Usage("flag needs a value");
@@ -519,6 +532,9 @@ int main(int argc, char** argv) {
         return gpusched::bench::Usage("--twins: want on or off");
       }
       f.twins = std::strcmp(v, "on") == 0;
+    } else if (a == "--parallelism") {
+      f.parallelism = std::atoi(v);
+      if (f.parallelism < 1) return gpusched::bench::Usage("--parallelism: want >= 1");
     } else if (a == "--owner") {
       if (std::strcmp(v, "none") != 0 && std::strcmp(v, "replicaset") != 0) {
         return gpusched::bench::Usage("--owner: want none or replicaset");

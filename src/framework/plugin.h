@@ -100,7 +100,9 @@ class PreFilterPlugin : public virtual Plugin {
 };
 
 // Runs per node. Success: the node fits as far as this plugin knows. Unschedulable(reason): the
-// reason is counted in the pod's FailedScheduling message.
+// reason is counted in the pod's FailedScheduling message. Called concurrently for different
+// nodes of one cycle (the runtime fans Filter out over `parallelism` threads): it reads the
+// cycle state and the node and writes nothing shared (scratch space: thread_local).
 class FilterPlugin : public virtual Plugin {
  public:
   virtual Status Filter(const CycleState& state, const api::Pod& pod,
@@ -208,8 +210,9 @@ class PreScorePlugin : public virtual Plugin {
 
 // Scores feasible nodes. Raw scores may be any int64; NormalizeScore (if the plugin has one) must
 // map them into [kMinNodeScore, kMaxNodeScore]; the runtime multiplies by the profile weight and
-// sums. ScoreNodes is called once per pod for all feasible nodes; `out[i]` is the score of
-// `nodes[i]`. The default implementation calls Score per node.
+// sums. ScoreNodes is called for the feasible nodes, `out[i]` the score of `nodes[i]`: once per
+// pod, or on chunks of them concurrently (`parallelism`), so out[i] depends on nodes[i] alone
+// and ScoreNodes writes nothing shared. The default implementation calls Score per node.
 class ScorePlugin : public virtual Plugin {
  public:
   virtual int64_t Score(const CycleState& state, const api::Pod& pod,

@@ -43,6 +43,10 @@ common::StatusOr<std::unique_ptr<Scheduler>> Scheduler::Create(
     const config::SchedulerConfig& config, SchedulerDeps deps) {
   GPUSCHED_RETURN_IF_ERROR(config::Validate(config));
   std::unique_ptr<Scheduler> s(new Scheduler(std::move(deps)));
+  // Parallelism 1: Filter and Score on the scheduling thread, with no window bookkeeping.
+  if (config.parallelism > 1) {
+    s->parallel_ = std::make_unique<common::Parallelizer>(config.parallelism);
+  }
   for (const auto& profile : config.profiles) {
     GPUSCHED_ASSIGN_OR_RETURN(
         auto fw,
@@ -51,6 +55,7 @@ common::StatusOr<std::unique_ptr<Scheduler>> Scheduler::Create(
       fw->SetMetrics(s->deps_.metrics->ForProfile(profile.scheduler_name));
     fw->SetWaitingPods(&s->waiting_);
     fw->SetNominator(&s->nominator_);
+    fw->SetParallelizer(s->parallel_.get());
     s->frameworks_.push_back(std::move(fw));
   }
   if (s->frameworks_.empty())

@@ -431,6 +431,8 @@ class Scheduler final : public kube::ClusterEventHandler, public framework::Hand
   std::map<std::string, api::PdbPtr, std::less<>> pdbs_ GPUSCHED_GUARDED_BY(pdbs_mu_);  // ns/name
   binding::BindingCycle binding_;
   std::unique_ptr<queue::SchedulingQueue> queue_;
+  // The profiles' fan-out over nodes (`parallelism`); declared before the frameworks that use it.
+  std::unique_ptr<common::Parallelizer> parallel_;
   std::vector<std::unique_ptr<framework::runtime::Framework>> frameworks_;
   framework::Snapshot snapshot_;
   DecisionObserver observer_;

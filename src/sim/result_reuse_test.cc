@@ -1,8 +1,9 @@
 // SPDX-License-Identifier: Apache-2.0
-// Differential tests of the runtime's result reuse (framework/runtime/result_cache.h) and twin
-// nodes (framework/runtime/twins.cc): the same workload scheduled with the feature on and off
-// must give identical outcomes, pod by pod (node, GPU devices, state and FitError message), with
-// the default and the fragmentation-aware profiles.
+// Differential tests of the runtime's result reuse (framework/runtime/result_cache.h), twin
+// nodes (framework/runtime/twins.cc) and parallel Filter and Score (framework/runtime/
+// parallel.cc): the same workload scheduled with the feature on and off must give identical
+// outcomes, pod by pod (node, GPU devices, state and FitError message), with the default and the
+// fragmentation-aware profiles.
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -15,6 +16,7 @@
 #include <vector>
 
 #include "src/common/clock.h"
+#include "src/common/parallel.h"
 #include "src/common/random.h"
 #include "src/plugins/in_tree_registry.h"
 #include "src/sim/simulator.h"
@@ -144,10 +146,12 @@ struct RunResult {
   std::unique_ptr<Simulator> sim;
   framework::runtime::ResultCache::Stats stats;
   framework::runtime::Framework::TwinStats twins;
+  framework::runtime::Framework::ParallelStats parallel;
 };
 
 RunResult RunOnce(const Workload& w, bool fragmentation, int refresh, bool reuse, bool retry,
-                  int32_t percentage = 100, bool twins = true, std::string_view policy = "") {
+                  int32_t percentage = 100, bool twins = true, std::string_view policy = "",
+                  common::Parallelizer* parallel = nullptr) {
   static const common::FakeClock wall;
   SimOptions opts;
   opts.seed = 7;
@@ -162,11 +166,15 @@ RunResult RunOnce(const Workload& w, bool fragmentation, int refresh, bool reuse
   if (fw == nullptr) return {};
   fw->SetResultReuse(reuse);
   fw->SetTwinNodes(twins);
+  // Null: Filter and Score on this thread. Else the parallel path for every window and list of
+  // two nodes or more, so that these small clusters exercise it.
+  fw->SetParallelizer(parallel, {.filter_nodes = 2, .score_nodes = 2});
   common::Status s = (*sim)->Run(w);
   EXPECT_TRUE(s.ok()) << s.ToString();
   RunResult r;
   r.stats = fw->result_reuse_stats();
   r.twins = fw->twin_stats();
+  r.parallel = fw->parallel_stats();
   r.sim = std::move(*sim);
   return r;
 }
@@ -404,6 +412,77 @@ TEST(TwinNodesTest, GpuClusteringTellsTwinsApartByTheirPods) {
       EXPECT_TRUE(o.node == "node-1" || o.node == "node-3") << o.pod->meta.name << " on " << o.node;
     }
   }
+}
+
+}  // namespace
+}  // namespace gpusched::sim
+
+namespace gpusched::sim {
+namespace {
+
+// Parallel Filter and Score change no outcome: random workloads (the twin workloads and the
+// reuse workload) scheduled on this thread and with parallelism 2 and 16, with result reuse and
+// twins on and off, every nodes-to-score share and profile above; each window and score list of
+// two nodes or more goes to the parallelizer.
+TEST(ParallelCycleTest, SamePlacementsForEveryParallelism) {
+  common::Parallelizer two(2), sixteen(16);
+  uint64_t filtered = 0, scored = 0;
+  int scheduled = 0, unschedulable = 0;
+  struct Variant {
+    bool fragmentation;
+    std::string_view policy;
+    bool reuse;
+    bool twins;
+    int32_t percentage;
+  };
+  const Variant variants[] = {
+      {false, "", false, false, 100}, {false, "", true, true, 100},
+      {true, "", true, true, 100},    {true, "GpuClustering", false, true, 100},
+      {false, "", true, true, 30},    {true, "", false, false, 30},
+  };
+  for (uint64_t seed = 1; seed <= 4; ++seed) {
+    const Workload w = MakeTwinWorkload(seed);
+    for (const Variant& v : variants) {
+      SCOPED_TRACE("seed " + std::to_string(seed) + (v.fragmentation ? ", fragmentation " : "") +
+                   std::string(v.policy) + (v.reuse ? ", reuse" : "") + (v.twins ? ", twins" : "") +
+                   ", " + std::to_string(v.percentage) + "%");
+      const bool retry = seed % 2 == 0;
+      RunResult one =
+          RunOnce(w, v.fragmentation, 0, v.reuse, retry, v.percentage, v.twins, v.policy, nullptr);
+      ASSERT_NE(one.sim, nullptr);
+      EXPECT_EQ(one.parallel.filtered + one.parallel.scored, 0u);
+      for (common::Parallelizer* p : {&two, &sixteen}) {
+        RunResult many =
+            RunOnce(w, v.fragmentation, 0, v.reuse, retry, v.percentage, v.twins, v.policy, p);
+        ASSERT_NE(many.sim, nullptr);
+        const Tally t =
+            CompareOutcomes(*one.sim, *many.sim, "parallelism " + std::to_string(p->parallelism()));
+        scheduled += t.scheduled;
+        unschedulable += t.unschedulable;
+        filtered += many.parallel.filtered;
+        scored += many.parallel.scored;
+      }
+    }
+  }
+  // A larger cluster, bursts of Deployment pods (cross-node spread scoring), 30 % to score.
+  const Workload owned = MakeWorkload(300, 800, 5, /*replicaset=*/true);
+  for (bool reuse : {false, true}) {
+    RunResult one = RunOnce(owned, true, 0, reuse, /*retry=*/true, 30, true, "", nullptr);
+    RunResult many = RunOnce(owned, true, 0, reuse, /*retry=*/true, 30, true, "", &sixteen);
+    ASSERT_NE(one.sim, nullptr);
+    ASSERT_NE(many.sim, nullptr);
+    CompareOutcomes(*one.sim, *many.sim, "parallelism 16");
+    filtered += many.parallel.filtered;
+    scored += many.parallel.scored;
+  }
+  std::printf("parallel: filtered %llu, scored %llu; scheduled %d, unschedulable %d\n",
+              static_cast<unsigned long long>(filtered), static_cast<unsigned long long>(scored),
+              scheduled, unschedulable);
+  // The comparison proves something only if the parallel path ran and both outcomes occurred.
+  EXPECT_GT(filtered, 100000u);
+  EXPECT_GT(scored, 100000u);
+  EXPECT_GT(scheduled, 5000);
+  EXPECT_GT(unschedulable, 1000);
 }
 
 }  // namespace

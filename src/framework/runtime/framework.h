@@ -32,6 +32,7 @@
 #include <string_view>
 #include <vector>
 
+#include "src/common/parallel.h"
 #include "src/common/random.h"
 #include "src/common/status.h"
 #include "src/config/config.h"
@@ -120,6 +121,13 @@ struct SchedulePodOptions {
   bool run_post_filter = true;
 };
 
+// Framework::SetParallelizer: the fewest nodes to filter (in a scan's window) or to score (per
+// plugin) that go to the parallelizer; fewer stay on the calling thread.
+struct ParallelMinimum {
+  size_t filter_nodes = 64;
+  size_t score_nodes = 256;
+};
+
 class Framework {
  public:
   // Builds the profile's plugins. Errors name the profile's file (Profile::source) and the YAML
@@ -195,6 +203,22 @@ class Framework {
   // Twin nodes (twins.cc, Snapshot::twins): on by default. Off evaluates every node (differential
   // tests, benchmarks). Not used when recording verdicts or scores (explain).
   void SetTwinNodes(bool on) { twins_enabled_ = on; }
+  // Filter and Score fan out over nodes on `p` (parallel.cc; null, the default: the calling
+  // thread does all). Placements, diagnoses and stored results do not depend on it: the nodes'
+  // verdicts are taken in scan order, as without it. Fewer nodes than `min` to filter (in a
+  // scan's window) or to score (per plugin) stay on the calling thread: a fork-join costs a few
+  // µs (tests lower it to reach the parallel path on small clusters). REQUIRES: before the
+  // first cycle; `p` outlives the Framework.
+  void SetParallelizer(common::Parallelizer* p, ParallelMinimum min = {}) {
+    parallel_ = p;
+    parallel_min_ = min;
+  }
+  // Nodes filtered and scores computed on the parallelizer, over the Framework's life.
+  struct ParallelStats {
+    uint64_t filtered = 0;
+    uint64_t scored = 0;
+  };
+  const ParallelStats& parallel_stats() const { return parallel_stats_; }
   // Nodes whose Filter verdict / raw Score (per plugin) came from a twin, over the Framework's
   // life.
   struct TwinStats {
@@ -280,6 +304,17 @@ class Framework {
                          const SchedulePodOptions& options);
   Status FilterOrShare(const CycleState& state, const api::Pod& pod, const Snapshot& snapshot,
                        NodeIndex n);
+  // Parallel Filter and Score (parallel.cc). PrefilterWindow: the nodes of the scan's next
+  // window that FilterNextNode would run the filters on, filtered at once on parallel_;
+  // FilterNode then gives a node's verdict from there, or runs the filters.
+  void PrefilterWindow(FilterScan& scan, const CycleState& state, const api::Pod& pod,
+                       const Snapshot& snapshot);
+  bool NeedsFilter(const FilterScan& scan, const Snapshot& snapshot, size_t slot);
+  Status FilterNode(const CycleState& state, const api::Pod& pod, const NodeInfo& node);
+  // plugin.ScoreNodes over `list`, in chunks on parallel_ when the list is long enough.
+  void ScoreNodes(const ScorePlugin& plugin, const CycleState& state, const api::Pod& pod,
+                  const Snapshot& snapshot, std::span<const NodeIndex> list,
+                  std::span<int64_t> out);
   // Before Score: picks one node per twin group of `list` (the nodes node-local plugins score);
   // then ScoreOrShare gives `plugin`'s raw scores over `list` into `out`, from the
   // representatives' scores when the plugin allows it.
@@ -385,6 +420,18 @@ class Framework {
   // diag.reason_counts entry they are added to.
   std::vector<int32_t> id_hits_;
   std::vector<int32_t> id_entry_;
+  // Parallel Filter (parallel.cc): the window's nodes to filter, their verdicts (same index),
+  // and per slot the window it was filtered in (prefilter_round_) and its index; per twin group,
+  // the window that filters its representative. Buffers only grow.
+  common::Parallelizer* parallel_ = nullptr;
+  ParallelMinimum parallel_min_;
+  ParallelStats parallel_stats_;
+  std::vector<NodeIndex> prefilter_nodes_;
+  std::vector<Status> prefiltered_;
+  std::vector<uint64_t> prefilter_round_of_;
+  std::vector<uint32_t> prefilter_at_;
+  std::vector<uint64_t> twin_prefilter_round_;
+  uint64_t prefilter_round_ = 0;
 };
 
 }  // namespace gpusched::framework::runtime

@@ -71,6 +71,7 @@ ResultCache::Class& ResultCache::AddRecent(std::string_view key, uint64_t hash) 
     ReturnColumns(*lru);
     recent_.splice(recent_.begin(), recent_, lru);  // iterators stay valid
     std::fill(lru->filter_gen_.begin(), lru->filter_gen_.end(), Class::kNone);
+    lru->scanned_all_at_ = 0;
     lru->filter_signature_.clear();
     lru->score_signature_.clear();
     lru->num_score_ = 0;
@@ -132,6 +133,7 @@ ResultCache::Class& ResultCache::Acquire(std::string_view key, uint64_t hash,
                   c->filter_signature_.end())) {
     c->filter_signature_.assign(filter_signature.begin(), filter_signature.end());
     std::fill(c->filter_gen_.begin(), c->filter_gen_.end(), Class::kNone);
+    c->scanned_all_at_ = 0;
   }
   return *c;
 }

@@ -102,6 +102,13 @@ class ResultCache {
     Status Verdict(size_t i) const;
     // Stores a non-error RunFilter result for slot `i` at `generation` (ignored when 0).
     void StoreVerdict(size_t i, uint64_t generation, const Status& s);
+    // A Filter scan visited every slot with this class when the snapshot's generation was
+    // `generation`: each node then had a stored verdict or needed none, so at most
+    // Snapshot::generation() − scanned_all_at() nodes (one generation per node change) lack one
+    // now. 0: unknown. A bound for choosing the parallel Filter (parallel.cc), never for a
+    // verdict.
+    void MarkScannedAll(uint64_t generation) { scanned_all_at_ = generation; }
+    uint64_t scanned_all_at() const { return scanned_all_at_; }
 
     // The score accessors below REQUIRE that PrepareScores was called for this class after the
     // last Acquire (which may have taken its columns for another class).
@@ -135,6 +142,7 @@ class ResultCache {
     size_t slots_ = 0;
     std::vector<uint64_t> filter_gen_;
     std::vector<uint16_t> verdict_id_;
+    uint64_t scanned_all_at_ = 0;
     ScoreColumns* columns_ = nullptr;  // lent by the cache; null when it has none
   };
 

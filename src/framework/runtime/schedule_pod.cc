@@ -6,6 +6,7 @@
 
 #include "src/api/equivalence.h"
 #include "src/framework/pre_filter_nodes.h"
+#include "src/framework/runtime/filter_scan.h"
 #include "src/framework/runtime/framework.h"
 #include "src/framework/runtime/timers.h"
 
@@ -18,31 +19,6 @@ void AddUnique(std::vector<std::string>& v, std::string_view s) {
 }
 
 }  // namespace
-
-// The state of one Filter scan over the snapshot's slots, starting at the rotating index.
-struct Framework::FilterScan {
-  NodeIndex* feasible = nullptr;  // into feasible_
-  size_t num_feasible = 0;
-  size_t want = 0;  // stop once this many feasible nodes are found
-  size_t slots = 0;
-  size_t start = 0;
-  size_t next = 0;      // the slot visited next
-  size_t visited = 0;   // nodes visited; next = (start + visited) % slots
-  uint64_t reused = 0;  // nodes decided from a stored verdict
-  // The last rejection counted, so that a repeat is recognised by pointer.
-  std::pair<std::string_view, int32_t>* last_reason = nullptr;  // into diag.reason_counts
-  std::string_view last_plugin;
-  const uint64_t* gen = nullptr;         // the snapshot's per-slot generations
-  const uint64_t* stored_gen = nullptr;  // reuse_: the generation each stored verdict is for
-  const uint16_t* stored_id = nullptr;   // reuse_: the stored verdict ids (0: feasible)
-  size_t num_ids = 0;
-  int32_t* id_hits = nullptr;  // into id_hits_
-  // A PreFilter's node names (pre_filter_nodes.h): other nodes are rejected without Filter.
-  const PreFilterNodes* named = nullptr;
-
-  bool FoundEnough() const { return num_feasible >= want; }
-  bool Done() const { return visited >= slots; }
-};
 
 ScheduleResult Framework::SchedulePod(CycleState& state, const api::Pod& pod,
                                       const Snapshot& snapshot, common::Random& random,
@@ -181,6 +157,9 @@ std::span<const NodeIndex> Framework::FindFeasibleNodes(const CycleState& state,
   FilterScan scan = StartScan(snapshot, options, result.diagnosis.num_nodes);
   scan.named = state.Get<PreFilterNodes>(kPreFilterNodesKey);
   while (!scan.Done()) {
+    if (parallel_ != nullptr && scan.visited >= scan.window_end) {
+      PrefilterWindow(scan, state, pod, snapshot);
+    }
     if (scan.stored_gen != nullptr && ScanStoredVerdicts(scan)) break;
     if (scan.Done()) break;
     if (FilterNextNode(scan, state, pod, snapshot, options, result)) break;
@@ -208,6 +187,7 @@ Framework::FilterScan Framework::StartScan(const Snapshot& snapshot,
   scan.start = scan.slots == 0 ? 0 : next_start_ % scan.slots;
   scan.next = scan.start;
   scan.gen = snapshot.generations().data();  // sized: see AcquireReuse
+  scan.snapshot_generation = snapshot.generation();
   if (reuse_ != nullptr) {
     scan.stored_gen = reuse_->verdict_generations();
     scan.stored_id = reuse_->verdict_ids();
@@ -222,6 +202,7 @@ Framework::FilterScan Framework::StartScan(const Snapshot& snapshot,
   id_hits_.assign(scan.num_ids, -1);
   id_entry_.assign(scan.num_ids, -1);
   scan.id_hits = id_hits_.data();
+  ++prefilter_round_;  // no verdict filtered for an earlier cycle is taken (FilterNode)
   return scan;
 }
 
@@ -363,6 +344,7 @@ void Framework::FinishScan(const FilterScan& scan, const CycleState& state,
   }
   result.evaluated_nodes += static_cast<int32_t>(scan.reused);
   if (scan.slots > 0) next_start_ = (scan.start + scan.visited) % scan.slots;
+  if (reuse_ != nullptr && scan.Done()) reuse_->MarkScannedAll(scan.snapshot_generation);
   result_cache_.stats().filter_reused += scan.reused;
   result.feasible_nodes = static_cast<int32_t>(scan.num_feasible);
   // Nodes with a reused verdict ran no Filter plugin.

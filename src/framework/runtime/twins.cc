@@ -44,13 +44,13 @@ Status Framework::FilterOrShare(const CycleState& state, const api::Pod& pod,
                                 const Snapshot& snapshot, NodeIndex n) {
   const NodeInfo& node = snapshot.at(n);
   const int32_t t = twin_filters_ ? TwinOf(snapshot, n) : -1;
-  if (t < 0) return RunActiveFilters(state, pod, node);
+  if (t < 0) return FilterNode(state, pod, node);
   const size_t g = static_cast<size_t>(t);
   if (twin_verdict_round_[g] == twin_round_) {
     ++twin_stats_.filter_shared;
     return twin_verdict_[g];
   }
-  Status s = RunActiveFilters(state, pod, node);
+  Status s = FilterNode(state, pod, node);
   if (!s.IsError()) {  // an error ends the scan; nothing to share
     twin_verdict_round_[g] = twin_round_;
     twin_verdict_[g] = s;
@@ -91,12 +91,12 @@ void Framework::ScoreOrShare(ScorePlugin& plugin, const CycleState& state, const
                      list.size() == twin_list_.size() && plugin.NodeLocal() &&
                      plugin.SameForTwinNodes(state, pod);
   if (!share) {
-    plugin.ScoreNodes(state, pod, snapshot, list, out);
+    ScoreNodes(plugin, state, pod, snapshot, list, out);
     return;
   }
   GrowTo(twin_scores_, twin_reps_.size(), int64_t{0});
-  plugin.ScoreNodes(state, pod, snapshot, twin_reps_,
-                    std::span<int64_t>(twin_scores_.data(), twin_reps_.size()));
+  ScoreNodes(plugin, state, pod, snapshot, twin_reps_,
+             std::span<int64_t>(twin_scores_.data(), twin_reps_.size()));
   for (size_t k = 0; k < list.size(); ++k) {
     out[k] = twin_scores_[static_cast<size_t>(twin_pick_[k])];
   }
