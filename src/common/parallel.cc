@@ -21,8 +21,8 @@ struct Parallelizer::Arena {
 };
 
 Parallelizer::Parallelizer(int parallelism) : parallelism_(std::max(parallelism, 1)) {
-  const int threads = std::min(parallelism_, std::max(tbb::info::default_concurrency(), 1));
-  if (threads > 1) arena_ = std::make_unique<Arena>(threads);
+  threads_ = std::min(parallelism_, std::max(tbb::info::default_concurrency(), 1));
+  if (threads_ > 1) arena_ = std::make_unique<Arena>(threads_);
 }
 
 Parallelizer::~Parallelizer() = default;

@@ -28,6 +28,8 @@ class Parallelizer {
   Parallelizer& operator=(const Parallelizer&) = delete;
 
   int parallelism() const { return parallelism_; }
+  // The threads a For uses, the caller's included: parallelism capped at the CPUs.
+  int threads() const { return threads_; }
 
   // fn: callable as fn(size_t begin, size_t end); thread-safe. Allocates nothing of its own.
   template <typename Fn>
@@ -46,6 +48,7 @@ class Parallelizer {
 
   struct Arena;
   int parallelism_ = 1;
+  int threads_ = 1;
   std::unique_ptr<Arena> arena_;  // null for parallelism 1
 };
 

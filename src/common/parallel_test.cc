@@ -16,6 +16,8 @@ TEST(ParallelizerTest, ChunksCoverTheRangeOnce) {
   for (int parallelism : {1, 2, 3, 16}) {
     Parallelizer p(parallelism);
     EXPECT_EQ(p.parallelism(), parallelism);
+    EXPECT_GE(p.threads(), 1);
+    EXPECT_LE(p.threads(), parallelism);
     for (size_t n : {0, 1, 2, 7, 100, 1001, 15000}) {
       std::vector<std::atomic<int>> seen(n);
       std::atomic<size_t> covered{0};

@@ -168,7 +168,7 @@ RunResult RunOnce(const Workload& w, bool fragmentation, int refresh, bool reuse
   fw->SetTwinNodes(twins);
   // Null: Filter and Score on this thread. Else the parallel path for every window and list of
   // two nodes or more, so that these small clusters exercise it.
-  fw->SetParallelizer(parallel, {.filter_nodes = 2, .score_nodes = 2});
+  fw->SetParallelizer(parallel, {.filter_nodes = 2, .by_cost = false, .score_nodes = 2});
   common::Status s = (*sim)->Run(w);
   EXPECT_TRUE(s.ok()) << s.ToString();
   RunResult r;

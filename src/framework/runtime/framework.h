@@ -121,11 +121,14 @@ struct SchedulePodOptions {
   bool run_post_filter = true;
 };
 
-// Framework::SetParallelizer: the fewest nodes to filter (in a scan's window) or to score (per
-// plugin) that go to the parallelizer; fewer stay on the calling thread.
+// Framework::SetParallelizer: when Filter and Score go to the parallelizer. A scan's window goes
+// when it has at least `filter_nodes` nodes to filter and, with `by_cost`, when filtering them on
+// the other threads saves more than picking them out costs (parallel.cc, WorthFiltering); a
+// Score plugin's list when it has at least `score_nodes` nodes.
 struct ParallelMinimum {
   size_t filter_nodes = 64;
-  size_t score_nodes = 256;
+  bool by_cost = true;
+  size_t score_nodes = 4096;
 };
 
 class Framework {
@@ -310,6 +313,10 @@ class Framework {
   void PrefilterWindow(FilterScan& scan, const CycleState& state, const api::Pod& pod,
                        const Snapshot& snapshot);
   bool NeedsFilter(const FilterScan& scan, const Snapshot& snapshot, size_t slot);
+  bool WorthFiltering(size_t nodes, size_t window) const;
+  // At most how many nodes of `snapshot` one cycle filters when twins share verdicts: the twin
+  // groups and the nodes in none (counted once per snapshot generation).
+  size_t TwinBound(const Snapshot& snapshot);
   Status FilterNode(const CycleState& state, const api::Pod& pod, const NodeInfo& node);
   // plugin.ScoreNodes over `list`, in chunks on parallel_ when the list is long enough.
   void ScoreNodes(const ScorePlugin& plugin, const CycleState& state, const api::Pod& pod,
@@ -432,6 +439,9 @@ class Framework {
   std::vector<uint32_t> prefilter_at_;
   std::vector<uint64_t> twin_prefilter_round_;
   uint64_t prefilter_round_ = 0;
+  const Snapshot* twin_bound_snapshot_ = nullptr;
+  uint64_t twin_bound_generation_ = 0;
+  size_t twin_bound_ = 0;
 };
 
 }  // namespace gpusched::framework::runtime

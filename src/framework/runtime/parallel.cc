@@ -53,24 +53,51 @@ bool Framework::NeedsFilter(const FilterScan& scan, const Snapshot& snapshot, si
   return true;
 }
 
+// Filtering `nodes` of a `window` at once pays when the filters the other threads take, a share
+// (threads − 1) / threads, cost more than the walk that picks the nodes out plus the fork-join.
+// Measured on the default plugins (BENCHMARKS.md, "Fifteenth round"): a node's filters about
+// 50 ns, the walk about 5 ns a slot, a fork-join about 1.5 µs (300 slots' worth).
+bool Framework::WorthFiltering(size_t nodes, size_t window) const {
+  if (nodes < parallel_min_.filter_nodes) return false;
+  if (!parallel_min_.by_cost) return true;
+  const auto threads = static_cast<size_t>(parallel_->threads());
+  return nodes * (threads - 1) * 10 >= (window + 300) * threads;
+}
+
+size_t Framework::TwinBound(const Snapshot& snapshot) {
+  if (&snapshot != twin_bound_snapshot_ || snapshot.generation() != twin_bound_generation_ ||
+      snapshot.generation() == 0) {
+    const std::span<const int32_t> twins = snapshot.twins();
+    size_t alone = snapshot.nodes().size() - std::min(twins.size(), snapshot.nodes().size());
+    for (int32_t t : twins) alone += t < 0 ? 1 : 0;
+    twin_bound_ = alone + static_cast<size_t>(snapshot.num_twin_groups());
+    twin_bound_snapshot_ = &snapshot;
+    twin_bound_generation_ = snapshot.generation();
+  }
+  return twin_bound_;
+}
+
 void Framework::PrefilterWindow(FilterScan& scan, const CycleState& state, const api::Pod& pod,
                                 const Snapshot& snapshot) {
   const size_t left = scan.slots - scan.visited;
   const size_t window = std::min(left, std::max<size_t>(scan.want - scan.num_feasible, 1));
   scan.window_end = scan.visited + window;
   ++prefilter_round_;
-  if (window < parallel_min_.filter_nodes) return;
+  if (!WorthFiltering(window, window)) return;  // (never with one thread, by cost)
+  // Bounds on the nodes to filter, cheapest first, before the walk that counts them.
+  if (twin_filters_ && !WorthFiltering(std::min(window, TwinBound(snapshot)), window)) return;
   if (scan.stored_gen != nullptr) {
-    // Few nodes changed since this class's last full scan: nothing worth a fork-join.
+    // One generation per node change since this class's last full scan.
     const uint64_t scanned_all_at = reuse_->scanned_all_at();
     if (scanned_all_at != 0 &&
-        scan.snapshot_generation - scanned_all_at < parallel_min_.filter_nodes) {
+        !WorthFiltering(std::min<uint64_t>(window, scan.snapshot_generation - scanned_all_at),
+                        window)) {
       return;
     }
     const size_t first = std::min(window, scan.slots - scan.next);  // then wraps to slot 0
     const size_t stale = CountStale(scan.stored_gen, scan.gen, scan.next, scan.next + first) +
                          CountStale(scan.stored_gen, scan.gen, 0, window - first);
-    if (stale < parallel_min_.filter_nodes) return;
+    if (!WorthFiltering(stale, window)) return;
   }
   if (prefilter_round_of_.size() < scan.slots) {
     prefilter_round_of_.resize(scan.slots, 0);
@@ -86,7 +113,7 @@ void Framework::PrefilterWindow(FilterScan& scan, const CycleState& state, const
     slot = slot + 1 == scan.slots ? 0 : slot + 1;
   }
   const size_t num = prefilter_nodes_.size();
-  if (num < parallel_min_.filter_nodes) return;
+  if (!WorthFiltering(num, window)) return;
   parallel_stats_.filtered += num;
   if (prefiltered_.size() < num) prefiltered_.resize(num);
   parallel_->For(num, [&](size_t begin, size_t end) {
