@@ -54,14 +54,16 @@ bool Framework::NeedsFilter(const FilterScan& scan, const Snapshot& snapshot, si
 }
 
 // Filtering `nodes` of a `window` at once pays when the filters the other threads take, a share
-// (threads − 1) / threads, cost more than the walk that picks the nodes out plus the fork-join.
-// Measured on the default plugins (BENCHMARKS.md, "Fifteenth round"): a node's filters about
-// 50 ns, the walk about 5 ns a slot, a fork-join about 1.5 µs (300 slots' worth).
+// (threads − 1) / threads, cost more than what the parallel path adds on this thread: the walk
+// that picks the nodes out, taking each verdict back, and a fork-join. Measured with the default
+// plugins (BENCHMARKS.md, "Fifteenth round"): a node's filters about 18 ns, the walk and the
+// take about 9 ns with the cache misses of verdicts written on another core, a fork-join about
+// 1.5 µs (160 slots' worth). So with the in-tree plugins it pays from 3 threads on.
 bool Framework::WorthFiltering(size_t nodes, size_t window) const {
   if (nodes < parallel_min_.filter_nodes) return false;
   if (!parallel_min_.by_cost) return true;
   const auto threads = static_cast<size_t>(parallel_->threads());
-  return nodes * (threads - 1) * 10 >= (window + 300) * threads;
+  return nodes * (threads - 1) * 2 >= (window + 160) * threads;
 }
 
 size_t Framework::TwinBound(const Snapshot& snapshot) {
