@@ -7,8 +7,9 @@
 // verdicts: that window is filtered at once, in parallel, before the scan walks it, and the scan
 // takes each node's verdict in order from there (FilterNode). No node outside the window is
 // filtered, so no work is wasted and the scan's stop point, rotating index, diagnosis, twin
-// sharing and stored verdicts are those of the sequential scan. A window whose nodes are
-// mostly decided by stored verdicts leaves too few to filter; it stays sequential.
+// sharing and stored verdicts are those of the sequential scan. A window goes to the other
+// threads only when its filters outweigh what that adds on this thread (WorthFiltering): a
+// window mostly decided by stored verdicts or twins stays on this thread.
 //
 // Score: ScoreNodes over chunks of the list; out[i] depends only on nodes[i] (plugin.h).
 #include <algorithm>
