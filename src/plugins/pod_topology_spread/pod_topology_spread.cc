@@ -186,6 +186,61 @@ bool IncludedAt(const Constraint& c, size_t slot, const api::Pod& pod,
   return info.valid() && Included(c, pod, *info.node, aff, taints);
 }
 
+// PreScore: marks the domains of `c` (a constraint other than hostname) that hold a node of
+// `counted` registered; returns their number, the nodes without the key counting as one more
+// domain (upstream registers the empty value).
+int32_t RegisterDomains(Constraint& c, std::span<const framework::NodeIndex> counted) {
+  const int32_t* domain = c.index->node_domain.data();
+  uint8_t* registered = c.registered.data();
+  int32_t size = 0;
+  bool missing = false;
+  for (framework::NodeIndex n : counted) {
+    const int32_t d = domain[static_cast<size_t>(n)];
+    if (d < 0) {
+      missing = true;
+      continue;
+    }
+    size += registered[static_cast<size_t>(d)] == 0 ? 1 : 0;
+    registered[static_cast<size_t>(d)] = 1;
+  }
+  return size + (missing ? 1 : 0);
+}
+
+// PreScore: leaves the count of every node of `counted` current in the hostname constraint's
+// memo, stamped for Score (a node's NodeInfo is read only when its memo entry misses).
+void RefreshHostnameCounts(Constraint& c, std::span<const framework::NodeIndex> counted,
+                           const framework::Snapshot& snapshot, const api::Pod& pod) {
+  const auto nodes = snapshot.nodes();
+  for (framework::NodeIndex n : counted) {
+    const auto slot = static_cast<size_t>(n);
+    if (slot >= nodes.size()) continue;  // feasible nodes are valid
+    MemoCount(*c.memo, GenerationOf(snapshot, slot), slot, nodes[slot], c, pod.meta.namespace_);
+    c.memo->stamp[slot] = c.stamp;
+  }
+}
+
+// PreScore: adds to each registered domain of `c` (a constraint other than hostname) the matching
+// pods of its nodes that count (every required key, included under c's policies): one pass over
+// the slots per constraint, its arrays hoisted. A node's NodeInfo is read only when a memo misses.
+void AddDomainCounts(Constraint& c, std::span<const Constraint> cs, bool require_all,
+                     const framework::Snapshot& snapshot, const api::Pod& pod) {
+  const auto nodes = snapshot.nodes();
+  const int32_t* domain = c.index->node_domain.data();  // -1 also for an empty slot
+  const uint8_t* registered = c.registered.data();
+  const size_t slots = std::min(nodes.size(), c.index->node_domain.size());
+  for (size_t i = 0; i < slots; ++i) {
+    const int32_t d = domain[i];
+    if (d < 0 || registered[static_cast<size_t>(d)] == 0) continue;
+    if (require_all && !HasAllKeys(cs, i)) continue;
+    const framework::NodeInfo& info = nodes[i];
+    int aff = -1;
+    int taints = -1;
+    if (!IncludedAt(c, i, pod, info, aff, taints)) continue;
+    c.counts[static_cast<size_t>(d)] +=
+        MemoCount(*c.memo, GenerationOf(snapshot, i), i, info, c, pod.meta.namespace_);
+  }
+}
+
 }  // namespace
 
 std::vector<DefaultConstraint> Args::EffectiveDefaults() const {
@@ -413,7 +468,6 @@ framework::Status PodTopologySpread::PreScore(framework::CycleState& state, cons
   // label still get hostname spreading from the system defaults.
   const bool require_all = !pod.topology_spread_constraints.empty() || !system_defaulted_;
   std::vector<int32_t> sizes(cs.size(), 0);
-  std::vector<uint8_t> missing_seen(cs.size(), 0);
   for (size_t k = 0; k < cs.size(); ++k) {
     Constraint& c = cs[k];
     c.index = &domains_.For(snapshot, c.key);
@@ -425,33 +479,21 @@ framework::Status PodTopologySpread::PreScore(framework::CycleState& state, cons
     c.included = Inclusion(snapshot, pod, c.affinity_policy == Policy::kHonor,
                            c.taints_policy == Policy::kHonor);
   }
-  const auto nodes = snapshot.nodes();
-  int32_t ignored = 0;
-  for (framework::NodeIndex n : feasible) {
-    const auto slot = static_cast<size_t>(n);
-    if (require_all && !HasAllKeys(cs, slot)) {
-      ++ignored;
-      continue;
+  // The feasible nodes that count: all of them, or those with every required key.
+  std::span<const framework::NodeIndex> counted = feasible;
+  if (require_all) {
+    counted_.clear();
+    for (framework::NodeIndex n : feasible) {
+      if (HasAllKeys(cs, static_cast<size_t>(n))) counted_.push_back(n);
     }
-    for (size_t k = 0; k < cs.size(); ++k) {
-      Constraint& c = cs[k];
-      if (c.hostname) {             // Score reads the node's own count from the memo
-        if (slot < nodes.size()) {  // feasible nodes are valid; NodeInfo read only on a miss
-          MemoCount(*c.memo, GenerationOf(snapshot, slot), slot, nodes[slot], c,
-                    pod.meta.namespace_);
-          c.memo->stamp[slot] = c.stamp;
-        }
-        continue;
-      }
-      const int32_t d = c.index->node_domain[slot];
-      if (d < 0) {
-        // Upstream registers the empty value as one more domain.
-        if (!missing_seen[k]) ++sizes[k];
-        missing_seen[k] = 1;
-        continue;
-      }
-      if (!c.registered[static_cast<size_t>(d)]) ++sizes[k];
-      c.registered[static_cast<size_t>(d)] = 1;
+    counted = counted_;
+  }
+  const auto ignored = static_cast<int32_t>(feasible.size() - counted.size());
+  for (size_t k = 0; k < cs.size(); ++k) {
+    if (cs[k].hostname) {
+      RefreshHostnameCounts(cs[k], counted, snapshot, pod);
+    } else {
+      sizes[k] = RegisterDomains(cs[k], counted);
     }
   }
   for (size_t k = 0; k < cs.size(); ++k) {
@@ -459,19 +501,8 @@ framework::Status PodTopologySpread::PreScore(framework::CycleState& state, cons
         cs[k].hostname ? static_cast<int32_t>(feasible.size()) - ignored : sizes[k];
     cs[k].weight = std::log(static_cast<double>(size) + 2.0);
   }
-  for (size_t i = 0; i < nodes.size(); ++i) {
-    if (require_all && !HasAllKeys(cs, i)) continue;
-    const framework::NodeInfo& info = nodes[i];  // touched only when a memo misses
-    int aff = -1;
-    int taints = -1;
-    for (Constraint& c : cs) {
-      if (c.hostname) continue;                   // counted per node in Score
-      const int32_t d = c.index->node_domain[i];  // -1 also for an empty slot
-      if (d < 0 || !c.registered[static_cast<size_t>(d)]) continue;
-      if (!IncludedAt(c, i, pod, info, aff, taints)) continue;
-      c.counts[static_cast<size_t>(d)] +=
-          MemoCount(*c.memo, GenerationOf(snapshot, i), i, info, c, pod.meta.namespace_);
-    }
+  for (Constraint& c : cs) {
+    if (!c.hostname) AddDomainCounts(c, cs, require_all, snapshot, pod);  // hostname: in Score
   }
   auto s = std::make_unique<PreScoreState>();
   s->constraints = std::move(cs);

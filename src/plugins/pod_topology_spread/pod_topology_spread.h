@@ -163,6 +163,7 @@ class PodTopologySpread final : public framework::PreFilterPlugin,
   uint64_t memo_tick_ = 0;
   uint64_t memo_stamp_ = 0;
   std::string key_buf_;
+  std::vector<framework::NodeIndex> counted_;  // PreScore: the feasible nodes that count
 
   // Which nodes count for a pod under nodeAffinityPolicy/nodeTaintsPolicy Honor depends only on
   // the node objects and the pod's nodeSelector/affinity/tolerations: memoised per (policies, pod

@@ -3,11 +3,17 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <boost/json.hpp>
+#include <cmath>
+#include <cstdlib>
+#include <functional>
+#include <map>
 #include <memory>
 #include <string>
 #include <vector>
 
+#include "src/common/random.h"
 #include "src/plugins/names.h"
 #include "src/testing/builders.h"
 #include "src/testing/plugin_fixture.h"
@@ -533,6 +539,185 @@ TEST(PodTopologySpreadTest, MatchCountMemoFollowsNodeGenerations) {
   EXPECT_GT(after[1], after[2]) << "b1 now holds one of the ReplicaSet's pods";
   EXPECT_GT(after[2], before[2]) << "zone b's count grew for b2 too";
   EXPECT_EQ(after[0], before[0]);
+}
+
+// One ScheduleAnyway constraint as the oracle reads it.
+struct OracleConstraint {
+  std::string key;
+  int32_t max_skew = 1;
+  bool honor_affinity = true;
+  bool honor_taints = false;
+};
+
+std::string LabelOf(const api::Node& n, std::string_view key) {
+  common::Atom v;
+  return n.meta.labels.Get(common::Intern(key), &v) ? std::string(common::Str(v)) : "";
+}
+
+bool HasLabel(const api::Node& n, std::string_view key) {
+  common::Atom v;
+  return n.meta.labels.Get(common::Intern(key), &v);
+}
+
+// Raw PreScore+Score values of `feasible`, read from upstream's scoring (podtopologyspread
+// scoring.go) by brute force: nodes missing a key are ignored when `require_all` (-1 here); a
+// non-hostname constraint counts, over every node with all keys (when `require_all`) that its
+// inclusion policies admit and whose domain holds a counted feasible node, the pods `selected`;
+// hostname counts the node's own; weight log(domains + 2), a missing value one more domain.
+std::vector<int64_t> OracleRawScores(const std::vector<api::NodePtr>& nodes,
+                                     const std::vector<api::PodPtr>& pods,
+                                     const std::vector<OracleConstraint>& cs, bool require_all,
+                                     const std::vector<size_t>& feasible,
+                                     const std::function<bool(const api::Pod&)>& selected,
+                                     const std::function<bool(const api::Node&)>& affinity,
+                                     const std::function<bool(const api::Node&)>& tolerated) {
+  auto has_all = [&](const api::Node& n) {
+    for (const OracleConstraint& c : cs) {
+      if (!HasLabel(n, c.key)) return false;
+    }
+    return true;
+  };
+  auto matching_on = [&](const api::Node& n) {
+    int64_t k = 0;
+    for (const api::PodPtr& p : pods) {
+      if (p->node_name == n.meta.name && p->meta.namespace_ == "ns" && selected(*p)) ++k;
+    }
+    return k;
+  };
+  std::vector<size_t> counted;
+  for (size_t i : feasible) {
+    if (!require_all || has_all(*nodes[i])) counted.push_back(i);
+  }
+  std::vector<double> weight(cs.size());
+  std::vector<std::map<std::string, int64_t>> counts(cs.size());
+  for (size_t k = 0; k < cs.size(); ++k) {
+    const bool hostname = cs[k].key == kHost;
+    std::map<std::string, int> domains;
+    for (size_t i : counted) domains[LabelOf(*nodes[i], cs[k].key)] = 1;
+    weight[k] = std::log(static_cast<double>(hostname ? counted.size() : domains.size()) + 2.0);
+    if (hostname) continue;
+    for (const api::NodePtr& n : nodes) {
+      if (require_all && !has_all(*n)) continue;
+      if (!HasLabel(*n, cs[k].key) || domains.count(LabelOf(*n, cs[k].key)) == 0) continue;
+      if (cs[k].honor_affinity && !affinity(*n)) continue;
+      if (cs[k].honor_taints && !tolerated(*n)) continue;
+      counts[k][LabelOf(*n, cs[k].key)] += matching_on(*n);
+    }
+  }
+  std::vector<int64_t> out;
+  for (size_t i : feasible) {
+    const api::Node& n = *nodes[i];
+    if (require_all && !has_all(n)) {
+      out.push_back(-1);
+      continue;
+    }
+    double score = 0;
+    for (size_t k = 0; k < cs.size(); ++k) {
+      if (!HasLabel(n, cs[k].key)) continue;
+      const int64_t count = cs[k].key == kHost ? matching_on(n) : counts[k][LabelOf(n, cs[k].key)];
+      score += static_cast<double>(count) * weight[k] + static_cast<double>(cs[k].max_skew - 1);
+    }
+    out.push_back(std::llround(score));
+  }
+  return out;
+}
+
+// PreScore and ScoreNodes agree with the oracle above over random clusters (nodes missing zone
+// or rack labels, tainted, labelled for a nodeSelector), placed pods of two namespaces, apps and
+// ReplicaSets, and feasible subsets; the pod spreads by its own 1-3 constraints (random keys,
+// maxSkew and inclusion policies: every key required) or, owned by a ReplicaSet, by the system
+// defaults (zone 5, hostname 3, a missing zone one more domain). Trials:
+// GPUSCHED_SPREAD_CASES (default 2000).
+TEST(PodTopologySpreadTest, RawScoresMatchABruteForceOracle) {
+  const char* env = std::getenv("GPUSCHED_SPREAD_CASES");
+  const int trials = env != nullptr ? std::atoi(env) : 2000;
+  common::Random rng(11);
+  const char* zones[] = {"a", "b", "c"};
+  const char* racks[] = {"r1", "r2"};
+  int own = 0, defaults = 0;
+  for (int trial = 0; trial < trials; ++trial) {
+    SCOPED_TRACE("trial " + std::to_string(trial));
+    const auto num_nodes = static_cast<size_t>(1 + rng.Uniform(10));
+    std::vector<api::NodePtr> nodes;
+    for (size_t i = 0; i < num_nodes; ++i) {
+      auto b = MakeNode("n" + std::to_string(i));
+      if (rng.Uniform(5) != 0) b.Zone(zones[rng.Uniform(3)]);
+      if (rng.Uniform(3) != 0) b.Label("rack", racks[rng.Uniform(2)]);
+      if (rng.Uniform(3) == 0) b.Label("disk", "ssd");
+      if (rng.Uniform(4) == 0) b.Taint("dedicated", "x", api::TaintEffect::kNoSchedule);
+      nodes.push_back(b.Ptr());
+    }
+    std::vector<api::PodPtr> pods;
+    for (size_t i = 0; i < num_nodes; ++i) {
+      for (uint64_t j = rng.Uniform(4); j > 0; --j) {
+        auto p = MakePod(rng.Uniform(5) == 0 ? "other" : "ns",
+                         "p" + std::to_string(i) + "-" + std::to_string(j))
+                     .Label("app", rng.Uniform(3) == 0 ? "db" : "web")
+                     .NodeName("n" + std::to_string(i));
+        if (rng.Uniform(2) == 0) p.OwnerReference("ReplicaSet", rng.Uniform(2) ? "rs" : "other");
+        pods.push_back(p.Ptr());
+      }
+    }
+    const bool by_defaults = rng.Uniform(3) == 0;
+    auto pb = MakePod("ns", "new").Label("app", "web");
+    if (rng.Uniform(3) == 0) pb.NodeSelector("disk", "ssd");
+    if (rng.Uniform(2) == 0) pb.TolerationExists("dedicated");
+    std::vector<OracleConstraint> cs;
+    if (by_defaults) {
+      pb.OwnerReference("ReplicaSet", "rs");
+      cs = {{std::string(kZone), 5, true, false}, {std::string(kHost), 3, true, false}};
+    } else {
+      std::vector<std::string_view> keys = {kZone, "rack", kHost};
+      for (size_t k = keys.size(); k > 1; --k) std::swap(keys[k - 1], keys[rng.Uniform(k)]);
+      keys.resize(1 + rng.Uniform(3));
+      for (std::string_view key : keys) {
+        cs.push_back({std::string(key), static_cast<int32_t>(1 + rng.Uniform(3)),
+                      rng.Uniform(2) == 0, rng.Uniform(2) == 0});
+        pb.SpreadConstraint(cs.back().max_skew, key, When::kScheduleAnyway, "app", "web");
+      }
+    }
+    api::Pod pod = pb.Obj();
+    for (size_t k = 0; k < pod.topology_spread_constraints.size(); ++k) {
+      pod.topology_spread_constraints[k].node_affinity_policy =
+          cs[k].honor_affinity ? Policy::kHonor : Policy::kIgnore;
+      pod.topology_spread_constraints[k].node_taints_policy =
+          cs[k].honor_taints ? Policy::kHonor : Policy::kIgnore;
+    }
+    std::vector<size_t> feasible;
+    for (size_t i = 0; i < num_nodes; ++i) {
+      if (rng.Uniform(4) != 0) feasible.push_back(i);
+    }
+    if (feasible.empty()) feasible.push_back(rng.Uniform(num_nodes));
+    const framework::Snapshot snapshot = SnapshotOf(nodes, pods);
+    std::vector<framework::NodeIndex> slots;
+    for (size_t i : feasible) slots.push_back(static_cast<framework::NodeIndex>(i));
+    auto plugin = MustCreate();
+    framework::CycleState state;
+    ASSERT_TRUE(plugin->PreScore(state, pod, snapshot, slots).ok());
+    std::vector<int64_t> got(slots.size());
+    plugin->ScoreNodes(state, pod, snapshot, slots, got);
+    auto selected = [&](const api::Pod& p) {
+      common::Atom app;
+      if (!by_defaults) {
+        return p.meta.labels.Get(common::Intern("app"), &app) && common::Str(app) == "web";
+      }
+      for (const api::OwnerReference& r : p.meta.owner_references) {
+        if (r.controller) return r.kind == "ReplicaSet" && r.name == "rs";
+      }
+      return false;
+    };
+    auto affinity = [&](const api::Node& n) {
+      return !pod.node_selector.items().empty() ? LabelOf(n, "disk") == "ssd" : true;
+    };
+    auto tolerated = [&](const api::Node& n) {
+      return n.taints.empty() || !pod.tolerations.empty();
+    };
+    EXPECT_EQ(got, OracleRawScores(nodes, pods, cs, !by_defaults, feasible, selected, affinity,
+                                   tolerated));
+    (by_defaults ? defaults : own) += 1;
+  }
+  EXPECT_GT(own, trials / 2);
+  EXPECT_GT(defaults, trials / 5);
 }
 
 TEST(PodTopologySpreadTest, NameIsRegisteredName) {
