@@ -122,9 +122,9 @@ struct SchedulePodOptions {
 };
 
 // Framework::SetParallelizer: when Filter and Score go to the parallelizer. A scan's window goes
-// when it has at least `filter_nodes` nodes to filter and, with `by_cost`, when filtering them on
-// the other threads saves more than picking them out costs (parallel.cc, WorthFiltering); a
-// Score plugin's list when it has at least `score_nodes` nodes.
+// when it has at least `filter_nodes` nodes to filter, a Score plugin's list when it has at least
+// `score_nodes` nodes, and, with `by_cost`, when the work the other threads take saves more than
+// the hand-off costs (parallel.cc, WorthSplitting).
 struct ParallelMinimum {
   size_t filter_nodes = 64;
   bool by_cost = true;
@@ -313,7 +313,8 @@ class Framework {
   void PrefilterWindow(FilterScan& scan, const CycleState& state, const api::Pod& pod,
                        const Snapshot& snapshot);
   bool NeedsFilter(const FilterScan& scan, const Snapshot& snapshot, size_t slot);
-  bool WorthFiltering(size_t nodes, size_t window) const;
+  // Whether `nodes` of work, handed off over `walked` slots, go to the parallelizer.
+  bool WorthSplitting(size_t nodes, size_t walked, size_t minimum) const;
   // At most how many nodes of `snapshot` one cycle filters when twins share verdicts: the twin
   // groups and the nodes in none (counted once per snapshot generation).
   size_t TwinBound(const Snapshot& snapshot);

@@ -8,10 +8,11 @@
 // takes each node's verdict in order from there (FilterNode). No node outside the window is
 // filtered, so no work is wasted and the scan's stop point, rotating index, diagnosis, twin
 // sharing and stored verdicts are those of the sequential scan. A window goes to the other
-// threads only when its filters outweigh what that adds on this thread (WorthFiltering): a
+// threads only when its filters outweigh what that adds on this thread (WorthSplitting): a
 // window mostly decided by stored verdicts or twins stays on this thread.
 //
-// Score: ScoreNodes over chunks of the list; out[i] depends only on nodes[i] (plugin.h).
+// Score: ScoreNodes over chunks of a long list, under the same rule; out[i] depends only on
+// nodes[i] (plugin.h).
 #include <algorithm>
 
 #include "src/framework/runtime/filter_scan.h"
@@ -54,17 +55,19 @@ bool Framework::NeedsFilter(const FilterScan& scan, const Snapshot& snapshot, si
   return true;
 }
 
-// Filtering `nodes` of a `window` at once pays when the filters the other threads take, a share
-// (threads − 1) / threads, cost more than what the parallel path adds on this thread: the walk
-// that picks the nodes out, taking each verdict back, and a fork-join. Measured with the default
-// plugins (BENCHMARKS.md, "Fifteenth round"): a node's filters about 18 ns, the walk and the
-// take about 9 ns with the cache misses of verdicts written on another core, a fork-join about
-// 1.5 µs (160 slots' worth). So with the in-tree plugins it pays from 3 threads on.
-bool Framework::WorthFiltering(size_t nodes, size_t window) const {
-  if (nodes < parallel_min_.filter_nodes) return false;
+// Handing `nodes` off pays when the work the other threads take, a share (threads − 1) / threads,
+// costs more than what the hand-off adds on this thread: walking `walked` slots to pick the nodes
+// out, taking each result back, and a fork-join. Measured with the default plugins (BENCHMARKS.md,
+// "Fifteenth round"): a node's filters about 18 ns, the walk and the take about 9 ns with the
+// cache misses of results written on another core, a fork-join about 1.5 µs (160 slots' worth);
+// a Score plugin's list, split without a walk, lost about 10 % on two threads all the same (its
+// inputs were written by PreScore on this core). So with the in-tree plugins it pays from 3
+// threads on.
+bool Framework::WorthSplitting(size_t nodes, size_t walked, size_t minimum) const {
+  if (nodes < minimum) return false;
   if (!parallel_min_.by_cost) return true;
   const auto threads = static_cast<size_t>(parallel_->threads());
-  return nodes * (threads - 1) * 2 >= (window + 160) * threads;
+  return nodes * (threads - 1) * 2 >= (walked + 160) * threads;
 }
 
 size_t Framework::TwinBound(const Snapshot& snapshot) {
@@ -86,21 +89,24 @@ void Framework::PrefilterWindow(FilterScan& scan, const CycleState& state, const
   const size_t window = std::min(left, std::max<size_t>(scan.want - scan.num_feasible, 1));
   scan.window_end = scan.visited + window;
   ++prefilter_round_;
-  if (!WorthFiltering(window, window)) return;  // (never with one thread, by cost)
+  const size_t min = parallel_min_.filter_nodes;
+  if (!WorthSplitting(window, window, min)) return;  // (never with one thread, by cost)
   // Bounds on the nodes to filter, cheapest first, before the walk that counts them.
-  if (twin_filters_ && !WorthFiltering(std::min(window, TwinBound(snapshot)), window)) return;
+  if (twin_filters_ && !WorthSplitting(std::min(window, TwinBound(snapshot)), window, min)) {
+    return;
+  }
   if (scan.stored_gen != nullptr) {
     // One generation per node change since this class's last full scan.
     const uint64_t scanned_all_at = reuse_->scanned_all_at();
     if (scanned_all_at != 0 &&
-        !WorthFiltering(std::min<uint64_t>(window, scan.snapshot_generation - scanned_all_at),
-                        window)) {
+        !WorthSplitting(std::min<uint64_t>(window, scan.snapshot_generation - scanned_all_at),
+                        window, min)) {
       return;
     }
     const size_t first = std::min(window, scan.slots - scan.next);  // then wraps to slot 0
     const size_t stale = CountStale(scan.stored_gen, scan.gen, scan.next, scan.next + first) +
                          CountStale(scan.stored_gen, scan.gen, 0, window - first);
-    if (!WorthFiltering(stale, window)) return;
+    if (!WorthSplitting(stale, window, min)) return;
   }
   if (prefilter_round_of_.size() < scan.slots) {
     prefilter_round_of_.resize(scan.slots, 0);
@@ -116,7 +122,7 @@ void Framework::PrefilterWindow(FilterScan& scan, const CycleState& state, const
     slot = slot + 1 == scan.slots ? 0 : slot + 1;
   }
   const size_t num = prefilter_nodes_.size();
-  if (!WorthFiltering(num, window)) return;
+  if (!WorthSplitting(num, window, min)) return;
   parallel_stats_.filtered += num;
   if (prefiltered_.size() < num) prefiltered_.resize(num);
   parallel_->For(num, [&](size_t begin, size_t end) {
@@ -143,7 +149,8 @@ Status Framework::FilterNode(const CycleState& state, const api::Pod& pod, const
 void Framework::ScoreNodes(const ScorePlugin& plugin, const CycleState& state, const api::Pod& pod,
                            const Snapshot& snapshot, std::span<const NodeIndex> list,
                            std::span<int64_t> out) {
-  if (parallel_ == nullptr || list.size() < parallel_min_.score_nodes) {
+  if (parallel_ == nullptr ||
+      !WorthSplitting(list.size(), list.size(), parallel_min_.score_nodes)) {
     plugin.ScoreNodes(state, pod, snapshot, list, out);
     return;
   }
