@@ -2,6 +2,7 @@
 #include "src/api/types.h"
 
 #include <algorithm>
+#include <charconv>
 
 namespace gpusched::api {
 
@@ -91,6 +92,18 @@ std::string_view PreemptionPolicyName(PreemptionPolicy policy) {
     case PreemptionPolicy::kNever: return "Never";
   }
   return "PreemptLowerPriority";
+}
+
+int CompareResourceVersions(std::string_view a, std::string_view b) {
+  uint64_t x = 0;
+  uint64_t y = 0;
+  const auto ra = std::from_chars(a.data(), a.data() + a.size(), x);
+  const auto rb = std::from_chars(b.data(), b.data() + b.size(), y);
+  if (ra.ec == std::errc() && ra.ptr == a.data() + a.size() && rb.ec == std::errc() &&
+      rb.ptr == b.data() + b.size() && !a.empty() && !b.empty()) {
+    return x < y ? -1 : (x > y ? 1 : 0);
+  }
+  return a < b ? -1 : (a > b ? 1 : 0);
 }
 
 }  // namespace gpusched::api

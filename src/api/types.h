@@ -142,6 +142,10 @@ struct ObjectMeta {
   const OwnerReference* ControllerRef() const;
 };
 
+// resourceVersion order: numeric when both parse as integers (the API server's are), else
+// lexicographic. Used by the assume caches.
+int CompareResourceVersions(std::string_view a, std::string_view b);
+
 // A container port (v1.ContainerPort) as NodePorts reads it; only ports with a hostPort matter
 // to scheduling, so decoding keeps only those.
 struct ContainerPort {

@@ -175,5 +175,11 @@ TEST(PodTest, KeyPhaseNameAndTerminal) {
   }
 }
 
+TEST(ObjectMetaTest, ResourceVersionsCompareNumerically) {
+  EXPECT_LT(CompareResourceVersions("9", "10"), 0);
+  EXPECT_EQ(CompareResourceVersions("10", "10"), 0);
+  EXPECT_GT(CompareResourceVersions("b", "a"), 0);
+}
+
 }  // namespace
 }  // namespace gpusched::api

@@ -1,32 +1,30 @@
 // SPDX-License-Identifier: Apache-2.0
-// DraView: the cluster's Dynamic Resource Allocation objects (DeviceClasses, ResourceSlices,
-// ResourceClaims, DeviceTaintRules; src/api/dra.h) for the DynamicResources plugin, offered by the
-// Handle (Handle::dra()), with
+// DraView: what the DynamicResources plugin (and explain, and the simulator's report) reads of the
+// cluster's Dynamic Resource Allocation objects (DeviceClasses, ResourceSlices, ResourceClaims,
+// DeviceTaintRules; src/api/dra.h), offered by the Handle (Handle::dra()):
 //   - the device index: every device of the newest generation of each pool, flat, numbered, by
 //     node (devices of slices with spec.nodeName) and the rest (node selectors, allNodes), each
 //     with the taints of the DeviceTaintRules that match it added to its own (as upstream's
-//     ResourceSlice tracker patches slices); immutable; a slice or rule change marks it stale and
-//     the next read rebuilds it (once per batch of changes, e.g. an informer's list);
+//     ResourceSlice tracker patches slices); immutable once read;
 //   - the usage: which claim holds each device (allocated claims, informer or assumed, without
-//     adminAccess results), by device number, copy-on-write so a scheduling cycle keeps the one it
-//     read;
+//     adminAccess results), by device number; immutable once read, so a scheduling cycle keeps
+//     the one it read;
 //   - the claim assume cache (as VolumeView's): Reserve records the claim with its allocation and
 //     reservedFor before PreBind writes it; reads return it until RestoreClaim() or until the
 //     informer delivers a version at least as new (with an allocation, if the assumed one has
 //     one: PreBind's finalizer write comes back first);
-//   - the claims waiting for an allocation (PendingClaims), kept as claims change, and the pods
-//     waiting for them (ObservePod, fed with the pod informer; WaitingClaims orders the claims by
-//     their pods and says how many pods each serves);
+//   - the claims waiting for an allocation (PendingClaims) and the pods waiting for them
+//     (WaitingClaims orders the claims by their pods and says how many pods each serves);
 //   - which DeviceClass backs each extended resource (KEP-5004: a class's
 //     spec.extendedResourceName, and "deviceclass.resource.kubernetes.io/<class>");
 //   - the API writes PreBind makes (the claim's status; for extended resources backed by DRA,
 //     the claim itself and the pod's status) through a DraWriter.
-// One concrete class: the scheduler's informers and the simulator feed it; tests fill it by hand.
+// This header holds the contract and its vocabulary only; the store that implements it, and how
+// it is fed, is cache::DraStore (src/cache/dra_store.h).
 // Thread safety: every method is thread-safe; objects are immutable and shared.
 #pragma once
 
 #include <chrono>
-#include <condition_variable>
 #include <map>
 #include <memory>
 #include <string>
@@ -36,7 +34,6 @@
 
 #include "src/api/dra.h"
 #include "src/common/clock.h"
-#include "src/common/mutex.h"
 #include "src/common/status.h"
 
 namespace gpusched::framework {
@@ -166,132 +163,59 @@ struct DeviceUsage {
   uint64_t shared_version = 0;
 };
 
+// The interface a plugin reads and writes the DRA data through; see the top of this file.
 class DraView {
  public:
-  DraView() = default;
-  DraView(const DraView&) = delete;
-  DraView& operator=(const DraView&) = delete;
-
-  // --- Feeding (informers, simulator input, tests) ---
-  void UpsertDeviceClass(api::DeviceClassPtr c);
-  void DeleteDeviceClass(std::string_view name);
-  void UpsertSlice(api::ResourceSlicePtr s);
-  void DeleteSlice(std::string_view name);
-  void UpsertTaintRule(api::DeviceTaintRulePtr r);
-  void DeleteTaintRule(std::string_view name);
-  void UpsertClaim(api::ResourceClaimPtr c);
-  void DeleteClaim(std::string_view ns, std::string_view name);
-  // A pod's previous and current version (null: added / deleted). A pod with claims waits for
-  // them while it has no node, is not terminal and not being deleted.
-  void ObservePod(const api::Pod* before, const api::Pod* after);
-  // Not owned; must outlive the view. Null: writes fail (kUnavailable).
-  void set_writer(DraWriter* writer);
+  virtual ~DraView() = default;
 
   // --- Reads ---
-  api::DeviceClassPtr GetDeviceClass(std::string_view name) const;
+  virtual api::DeviceClassPtr GetDeviceClass(std::string_view name) const = 0;
   // The assumed version where assumed; null when unknown.
-  api::ResourceClaimPtr GetClaim(std::string_view ns, std::string_view name) const;
-  api::ResourceClaimPtr InformerClaim(std::string_view ns, std::string_view name) const;
-  std::vector<api::ResourceClaimPtr> ListClaims() const;
+  virtual api::ResourceClaimPtr GetClaim(std::string_view ns, std::string_view name) const = 0;
+  virtual api::ResourceClaimPtr InformerClaim(std::string_view ns, std::string_view name) const = 0;
+  virtual std::vector<api::ResourceClaimPtr> ListClaims() const = 0;
   // The claims waiting for an allocation: no status.allocation (assumed ones included), not
   // being deleted.
-  std::vector<api::ResourceClaimPtr> PendingClaims() const;
-  size_t PendingCount() const;
+  virtual std::vector<api::ResourceClaimPtr> PendingClaims() const = 0;
+  virtual size_t PendingCount() const = 0;
   // PendingClaims with their waiting pods, in the order those pods will likely be scheduled: the
   // earliest waiting pod's priority (higher first), creation time, then namespace/name (the
   // queue's order); claims no waiting pod uses last, by their own creation time and key. A pod
   // waits for a claim it names (spec.resourceClaims[].resourceClaimName) or that it owns (made
   // from its template).
-  std::vector<WaitingClaim> WaitingClaims() const;
-  std::shared_ptr<const DeviceIndex> devices() const;
-  std::shared_ptr<const DeviceUsage> usage() const;
+  virtual std::vector<WaitingClaim> WaitingClaims() const = 0;
+  virtual std::shared_ptr<const DeviceIndex> devices() const = 0;
+  virtual std::shared_ptr<const DeviceUsage> usage() const = 0;
   // Bumped by every DeviceClass change (selector memos depend on classes and the index).
-  uint64_t class_version() const;
+  virtual uint64_t class_version() const = 0;
   // The class backing extended resource `resource` (KEP-5004), as upstream's
   // ExtendedResourceCache: "deviceclass.resource.kubernetes.io/<class>" names that class; a
   // spec.extendedResourceName names the newest class that declares it (creation time, then the
   // smaller name). Null when none.
-  api::DeviceClassPtr ExtendedResourceClass(std::string_view resource) const;
+  virtual api::DeviceClassPtr ExtendedResourceClass(std::string_view resource) const = 0;
   // The extended resource claim (api::IsExtendedResourceClaim) the pod of `pod_uid` owns, its
   // latest version; null when none. O(1).
-  api::ResourceClaimPtr ExtendedResourceClaimOf(std::string_view pod_uid) const;
+  virtual api::ResourceClaimPtr ExtendedResourceClaimOf(std::string_view pod_uid) const = 0;
 
   // --- Assume cache ---
   // NotFound when the informer has no such claim; FailedPrecondition when `claim` is older.
-  common::Status AssumeClaim(api::ResourceClaimPtr claim);
+  virtual common::Status AssumeClaim(api::ResourceClaimPtr claim) = 0;
   // Assumes a claim the API server does not have yet (an extended resource claim, made in
   // PreBind): AlreadyExists when a claim of that name is known. It stays assumed, as a claim
   // AssumeClaim assumed, until the informer delivers it allocated, or RestoreClaim.
-  common::Status AssumeNewClaim(api::ResourceClaimPtr claim);
-  void RestoreClaim(std::string_view ns, std::string_view name);
+  virtual common::Status AssumeNewClaim(api::ResourceClaimPtr claim) = 0;
+  virtual void RestoreClaim(std::string_view ns, std::string_view name) = 0;
 
   // --- API writes (through the writer; kUnavailable without one) ---
-  common::StatusOr<api::ResourceClaimPtr> UpdateClaimStatus(const api::ResourceClaim& claim);
-  DraWriter* writer() const;
+  virtual common::StatusOr<api::ResourceClaimPtr> UpdateClaimStatus(
+      const api::ResourceClaim& claim) = 0;
+  virtual DraWriter* writer() const = 0;
 
-  // Recomputes from the claims' latest versions which claim holds each device and what the held
-  // devices draw on each counter: a device held by two claims, a counter drawn beyond its
-  // capacity, or a usage that differs from the recomputed one is an error naming them (the
-  // simulator's invariant check, tests).
-  common::Status CheckInvariants() const;
-
-  uint64_t generation() const;
-  uint64_t WaitForChange(uint64_t seen, std::chrono::milliseconds timeout) const;
-
- private:
-  struct ClaimEntry {
-    api::ResourceClaimPtr informer;
-    api::ResourceClaimPtr assumed;
-    const api::ResourceClaimPtr& latest() const { return assumed ? assumed : informer; }
-  };
-  static std::string ClaimKey(std::string_view ns, std::string_view name);
-  void Changed() GPUSCHED_REQUIRES(mu_);
-  void ClassesChanged() GPUSCHED_REQUIRES(mu_);
-  // The device index and usage are a cache of slices_, taint_rules_ and claims_: a slice or rule
-  // change marks them
-  // stale, and the next read (devices(), usage()) rebuilds them once, so that a list of N slices
-  // costs one rebuild, not N.
-  void EnsureIndex() const GPUSCHED_REQUIRES(mu_);
-  void RebuildIndex() const GPUSCHED_REQUIRES(mu_);
-  // Moves the usage of `before` to `after` (either may be null).
-  void Reuse(const api::ResourceClaimPtr& before, const api::ResourceClaimPtr& after) const
-      GPUSCHED_REQUIRES(mu_);
-  // A claim's latest version went from `before` to `after` (either may be null): the usage, the
-  // pending set and the generation follow.
-  void Replaced(const api::ResourceClaimPtr& before, const api::ResourceClaimPtr& after)
-      GPUSCHED_REQUIRES(mu_);
-  DeviceUsage& MutableUsage() const GPUSCHED_REQUIRES(mu_);
-
-  // A pod waiting for claims (ObservePod): its queue order and the claims it names.
-  struct WaitingPod {
-    int32_t priority = 0;
-    common::TimePoint created{};
-    std::string key;                        // namespace/name
-    std::vector<std::string> named_claims;  // ClaimKeys of resourceClaimName references
-  };
-
-  mutable common::Mutex mu_;
-  mutable std::condition_variable changed_;
-  std::map<std::string, api::DeviceClassPtr, std::less<>> classes_ GPUSCHED_GUARDED_BY(mu_);
-  // spec.extendedResourceName -> the class it maps to (ExtendedResourceClass), kept with classes_.
-  std::map<std::string, api::DeviceClassPtr, std::less<>> extended_ GPUSCHED_GUARDED_BY(mu_);
-  std::map<std::string, api::ResourceSlicePtr, std::less<>> slices_ GPUSCHED_GUARDED_BY(mu_);
-  std::map<std::string, api::DeviceTaintRulePtr, std::less<>> taint_rules_ GPUSCHED_GUARDED_BY(mu_);
-  std::map<std::string, ClaimEntry, std::less<>> claims_ GPUSCHED_GUARDED_BY(mu_);
-  // Pod uid -> the ClaimKey of the extended resource claim it owns (ExtendedResourceClaimOf).
-  std::unordered_map<std::string, std::string> extended_claims_ GPUSCHED_GUARDED_BY(mu_);
-  // The claims whose latest version waits for an allocation (PendingClaims), by ClaimKey.
-  std::map<std::string, api::ResourceClaimPtr, std::less<>> pending_ GPUSCHED_GUARDED_BY(mu_);
-  std::unordered_map<std::string, WaitingPod> waiting_pods_ GPUSCHED_GUARDED_BY(mu_);  // by uid
-  mutable std::shared_ptr<const DeviceIndex> index_ GPUSCHED_GUARDED_BY(mu_) =
-      std::make_shared<DeviceIndex>();
-  mutable std::shared_ptr<DeviceUsage> usage_ GPUSCHED_GUARDED_BY(mu_) =
-      std::make_shared<DeviceUsage>();
-  mutable bool index_stale_ GPUSCHED_GUARDED_BY(mu_) = false;
-  DraWriter* writer_ GPUSCHED_GUARDED_BY(mu_) = nullptr;
-  uint64_t generation_ GPUSCHED_GUARDED_BY(mu_) = 0;
-  uint64_t class_version_ GPUSCHED_GUARDED_BY(mu_) = 0;
-  mutable uint64_t index_versions_ GPUSCHED_GUARDED_BY(mu_) = 0;
+  // A counter bumped on every change.
+  virtual uint64_t generation() const = 0;
+  // Blocks until generation() differs from `seen` or `timeout` passes (real time); returns the
+  // generation then.
+  virtual uint64_t WaitForChange(uint64_t seen, std::chrono::milliseconds timeout) const = 0;
 };
 
 }  // namespace gpusched::framework

@@ -5,29 +5,24 @@
 // plugin keeps its chosen bindings in between Reserve and PreBind (upstream's AssumeCache), and
 // the two API writes its PreBind makes.
 //
-// One concrete class: the scheduler's informers (and the simulator's input) feed it through the
-// Upsert*/Delete* calls; unit tests fill it by hand. The API writes go to a VolumeWriter the owner
-// sets (the scheduler: kube::ApiClient; the simulator: its SimCluster); without one they fail.
-//
 // Assume cache (as upstream's): Assume*(obj) records a newer version of a PV or PVC that the
 // scheduler is about to write; reads return it instead of the informer's until Restore*() drops
 // it, or the informer delivers a version at least as new (by resourceVersion) or deletes the
 // object. Informer* reads ignore assumed versions (PreBind's wait reads what the API server said).
 //
+// This header holds the contract only; the store that implements it, and how it is fed, is
+// cache::VolumeStore (src/cache/volume_store.h). The API writes go to the VolumeWriter its owner
+// sets (the scheduler: kube::ApiClient; the simulator: its SimCluster); without one they fail.
+//
 // Thread safety: every method is thread-safe; objects are immutable and shared.
 #pragma once
 
 #include <chrono>
-#include <condition_variable>
-#include <map>
-#include <memory>
 #include <string>
 #include <string_view>
-#include <utility>
 #include <vector>
 
 #include "src/api/storage.h"
-#include "src/common/mutex.h"
 #include "src/common/status.h"
 
 namespace gpusched::framework {
@@ -47,83 +42,47 @@ class VolumeWriter {
                                                         std::string_view node) = 0;
 };
 
+// The interface the volume plugins read and write the storage objects through; see the top of
+// this file.
 class VolumeView {
  public:
-  VolumeView() = default;
-  VolumeView(const VolumeView&) = delete;
-  VolumeView& operator=(const VolumeView&) = delete;
-
-  // --- Feeding (informers, simulator input, tests) ---
-  void UpsertPv(api::PersistentVolumePtr pv);
-  void DeletePv(std::string_view name);
-  void UpsertPvc(api::PersistentVolumeClaimPtr pvc);
-  void DeletePvc(std::string_view ns, std::string_view name);
-  void UpsertStorageClass(api::StorageClassPtr sc);
-  void DeleteStorageClass(std::string_view name);
-  void UpsertCSINode(api::CSINodePtr node);
-  void DeleteCSINode(std::string_view name);
-  void UpsertCSIDriver(api::CSIDriverPtr driver);
-  void DeleteCSIDriver(std::string_view name);
-  // Not owned; must outlive the view. Null: writes fail (kUnavailable).
-  void set_writer(VolumeWriter* writer);
+  virtual ~VolumeView() = default;
 
   // --- Reads (null when unknown) ---
-  api::PersistentVolumeClaimPtr GetPvc(std::string_view ns, std::string_view name) const;
-  api::PersistentVolumePtr GetPv(std::string_view name) const;
-  api::StorageClassPtr GetStorageClass(std::string_view name) const;
-  api::CSINodePtr GetCSINode(std::string_view name) const;
-  api::CSIDriverPtr GetCSIDriver(std::string_view name) const;
+  virtual api::PersistentVolumeClaimPtr GetPvc(std::string_view ns,
+                                               std::string_view name) const = 0;
+  virtual api::PersistentVolumePtr GetPv(std::string_view name) const = 0;
+  virtual api::StorageClassPtr GetStorageClass(std::string_view name) const = 0;
+  virtual api::CSINodePtr GetCSINode(std::string_view name) const = 0;
+  virtual api::CSIDriverPtr GetCSIDriver(std::string_view name) const = 0;
   // The PVs whose class is `storage_class` (assumed versions where assumed), by name.
-  std::vector<api::PersistentVolumePtr> ListPvs(std::string_view storage_class) const;
+  virtual std::vector<api::PersistentVolumePtr> ListPvs(std::string_view storage_class) const = 0;
   // Every PVC (assumed versions where assumed), for VolumeRestrictions' ReadWriteOncePod check.
-  std::vector<api::PersistentVolumeClaimPtr> ListPvcs() const;
+  virtual std::vector<api::PersistentVolumeClaimPtr> ListPvcs() const = 0;
   // The informer's versions, ignoring assumed ones.
-  api::PersistentVolumeClaimPtr InformerPvc(std::string_view ns, std::string_view name) const;
-  api::PersistentVolumePtr InformerPv(std::string_view name) const;
+  virtual api::PersistentVolumeClaimPtr InformerPvc(std::string_view ns,
+                                                    std::string_view name) const = 0;
+  virtual api::PersistentVolumePtr InformerPv(std::string_view name) const = 0;
 
   // --- Assume cache ---
   // Errors: NotFound when the informer has no such object; FailedPrecondition when `obj` is
   // older than the version the view holds.
-  common::Status AssumePv(api::PersistentVolumePtr pv);
-  common::Status AssumePvc(api::PersistentVolumeClaimPtr pvc);
-  void RestorePv(std::string_view name);
-  void RestorePvc(std::string_view ns, std::string_view name);
+  virtual common::Status AssumePv(api::PersistentVolumePtr pv) = 0;
+  virtual common::Status AssumePvc(api::PersistentVolumeClaimPtr pvc) = 0;
+  virtual void RestorePv(std::string_view name) = 0;
+  virtual void RestorePvc(std::string_view ns, std::string_view name) = 0;
 
   // --- API writes (through the writer) ---
-  common::StatusOr<std::string> BindPersistentVolume(const api::PersistentVolume& pv,
-                                                     bool bound_by_controller);
-  common::StatusOr<std::string> SetSelectedNode(const api::PersistentVolumeClaim& pvc,
-                                                std::string_view node);
+  virtual common::StatusOr<std::string> BindPersistentVolume(const api::PersistentVolume& pv,
+                                                             bool bound_by_controller) = 0;
+  virtual common::StatusOr<std::string> SetSelectedNode(const api::PersistentVolumeClaim& pvc,
+                                                        std::string_view node) = 0;
 
   // A counter bumped on every change.
-  uint64_t generation() const;
+  virtual uint64_t generation() const = 0;
   // Blocks until generation() differs from `seen` or `timeout` passes (real time); returns the
   // generation then. For PreBind's wait on the PV controller.
-  uint64_t WaitForChange(uint64_t seen, std::chrono::milliseconds timeout) const;
-
- private:
-  template <typename T>
-  struct Entry {
-    std::shared_ptr<const T> informer;
-    std::shared_ptr<const T> assumed;
-    const std::shared_ptr<const T>& latest() const { return assumed ? assumed : informer; }
-  };
-  static std::string PvcKey(std::string_view ns, std::string_view name);
-
-  mutable common::Mutex mu_;
-  mutable std::condition_variable changed_;
-  std::map<std::string, Entry<api::PersistentVolume>, std::less<>> pvs_ GPUSCHED_GUARDED_BY(mu_);
-  std::map<std::string, Entry<api::PersistentVolumeClaim>, std::less<>> pvcs_
-      GPUSCHED_GUARDED_BY(mu_);
-  std::map<std::string, api::StorageClassPtr, std::less<>> classes_ GPUSCHED_GUARDED_BY(mu_);
-  std::map<std::string, api::CSINodePtr, std::less<>> csi_nodes_ GPUSCHED_GUARDED_BY(mu_);
-  std::map<std::string, api::CSIDriverPtr, std::less<>> csi_drivers_ GPUSCHED_GUARDED_BY(mu_);
-  VolumeWriter* writer_ GPUSCHED_GUARDED_BY(mu_) = nullptr;
-  uint64_t generation_ GPUSCHED_GUARDED_BY(mu_) = 0;
+  virtual uint64_t WaitForChange(uint64_t seen, std::chrono::milliseconds timeout) const = 0;
 };
-
-// resourceVersion order: numeric when both parse as integers (the API server's are), else
-// lexicographic. Used by the assume cache.
-int CompareResourceVersions(std::string_view a, std::string_view b);
 
 }  // namespace gpusched::framework

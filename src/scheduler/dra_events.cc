@@ -11,25 +11,25 @@ namespace gpusched::scheduler {
 
 using common::Overloaded;
 
-void ApplyDraEvent(framework::DraView& view, const kube::DraObject* old_obj,
+void ApplyDraEvent(cache::DraStore& store, const kube::DraObject* old_obj,
                    const kube::DraObject* obj) {
   if (obj == nullptr) {  // delete
     std::visit(Overloaded{
-                   [&](const api::DeviceClassPtr& c) { view.DeleteDeviceClass(c->name); },
-                   [&](const api::ResourceSlicePtr& s) { view.DeleteSlice(s->name); },
+                   [&](const api::DeviceClassPtr& c) { store.DeleteDeviceClass(c->name); },
+                   [&](const api::ResourceSlicePtr& s) { store.DeleteSlice(s->name); },
                    [&](const api::ResourceClaimPtr& c) {
-                     view.DeleteClaim(c->meta.namespace_, c->meta.name);
+                     store.DeleteClaim(c->meta.namespace_, c->meta.name);
                    },
-                   [&](const api::DeviceTaintRulePtr& r) { view.DeleteTaintRule(r->name); },
+                   [&](const api::DeviceTaintRulePtr& r) { store.DeleteTaintRule(r->name); },
                },
                *old_obj);
     return;
   }
   std::visit(Overloaded{
-                 [&](const api::DeviceClassPtr& c) { view.UpsertDeviceClass(c); },
-                 [&](const api::ResourceSlicePtr& s) { view.UpsertSlice(s); },
-                 [&](const api::ResourceClaimPtr& c) { view.UpsertClaim(c); },
-                 [&](const api::DeviceTaintRulePtr& r) { view.UpsertTaintRule(r); },
+                 [&](const api::DeviceClassPtr& c) { store.UpsertDeviceClass(c); },
+                 [&](const api::ResourceSlicePtr& s) { store.UpsertSlice(s); },
+                 [&](const api::ResourceClaimPtr& c) { store.UpsertClaim(c); },
+                 [&](const api::DeviceTaintRulePtr& r) { store.UpsertTaintRule(r); },
              },
              *obj);
 }
@@ -65,19 +65,19 @@ queue::QueueEvent DraQueueEvent(const kube::DraObject* old_obj, const kube::DraO
 }
 
 void Scheduler::OnDraAdd(const kube::DraObject& obj) {
-  ApplyDraEvent(dra_data_.view, nullptr, &obj);
+  ApplyDraEvent(dra_data_.store, nullptr, &obj);
   OnClusterEvent(DraQueueEvent(nullptr, &obj));
 }
 
 void Scheduler::OnDraUpdate(const kube::DraObject& old_obj, const kube::DraObject& obj) {
-  ApplyDraEvent(dra_data_.view, &old_obj, &obj);
+  ApplyDraEvent(dra_data_.store, &old_obj, &obj);
   OnClusterEvent(DraQueueEvent(&old_obj, &obj));
 }
 
 // A deleted claim frees its devices; a deleted slice or class helps no pod (the plugin
 // registers no delete for them, and the hints skip what they did not register).
 void Scheduler::OnDraDelete(const kube::DraObject& obj) {
-  ApplyDraEvent(dra_data_.view, &obj, nullptr);
+  ApplyDraEvent(dra_data_.store, &obj, nullptr);
   OnClusterEvent(DraQueueEvent(&obj, nullptr));
 }
 

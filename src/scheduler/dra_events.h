@@ -1,11 +1,11 @@
 // SPDX-License-Identifier: Apache-2.0
-// The scheduler's Dynamic Resource Allocation data (issue #23): the DraView the DynamicResources
-// plugin reads through Handle::dra(), fed by the resource.k8s.io informers
+// The scheduler's Dynamic Resource Allocation data (issue #23): the DraStore (src/cache) the
+// DynamicResources plugin reads through Handle::dra(), fed by the resource.k8s.io informers
 // (ClusterEventHandler::OnDra*), and the DraWriter that sends the plugin's PreBind write (the
 // claim's status) through the scheduler's ApiClient. As volume_events.h for the volume plugins.
 #pragma once
 
-#include "src/framework/dra_view.h"
+#include "src/cache/dra_store.h"
 #include "src/kube/api_client.h"
 #include "src/queue/scheduling_queue.h"
 
@@ -34,15 +34,15 @@ class ApiDraWriter final : public framework::DraWriter {
   kube::ApiClient& api_;
 };
 
-// The view with its writer set.
+// The store with its writer set.
 struct DraData {
-  explicit DraData(kube::ApiClient& api) : writer(api) { view.set_writer(&writer); }
+  explicit DraData(kube::ApiClient& api) : writer(api) { store.set_writer(&writer); }
   ApiDraWriter writer;
-  framework::DraView view;
+  cache::DraStore store;
 };
 
-// Applies one DRA event to `view`: an add (old_obj null), an update, or a delete (obj null).
-void ApplyDraEvent(framework::DraView& view, const kube::DraObject* old_obj,
+// Applies one DRA event to `store`: an add (old_obj null), an update, or a delete (obj null).
+void ApplyDraEvent(cache::DraStore& store, const kube::DraObject* old_obj,
                    const kube::DraObject* obj);
 
 // The queue event of a DRA add (old_obj null), update or delete (obj null): the resource kind

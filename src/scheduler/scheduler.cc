@@ -163,7 +163,7 @@ void Scheduler::OnNodeDelete(api::NodePtr node) {
 
 void Scheduler::OnPodAdd(api::PodPtr pod) {
   gangs_.ObserveMember(*pod, false);
-  dra()->ObservePod(nullptr, pod.get());
+  dra_data_.store.ObservePod(nullptr, pod.get());
   if (!pod->node_name.empty()) {
     queue_->Delete(pod->meta.uid);
     nominator_.Remove(pod->meta.uid);
@@ -188,7 +188,7 @@ void Scheduler::OnPodAdd(api::PodPtr pod) {
 
 void Scheduler::OnPodUpdate(api::PodPtr old_pod, api::PodPtr pod) {
   gangs_.ObserveMember(*pod, false);
-  dra()->ObservePod(old_pod.get(), pod.get());
+  dra_data_.store.ObservePod(old_pod.get(), pod.get());
   if (!pod->node_name.empty()) {
     const bool newly_assigned = old_pod == nullptr || old_pod->node_name.empty();
     if (newly_assigned) {
@@ -221,7 +221,7 @@ void Scheduler::OnPodUpdate(api::PodPtr old_pod, api::PodPtr pod) {
 
 void Scheduler::OnPodDelete(api::PodPtr pod) {
   gangs_.ObserveMember(*pod, true);
-  dra()->ObservePod(pod.get(), nullptr);
+  dra_data_.store.ObservePod(pod.get(), nullptr);
   if (!pod->node_name.empty() || cache_.Contains(pod->meta.uid)) {
     const std::string node_name = cache_.NodeOf(pod->meta.uid).value_or(pod->node_name);
     cache_.RemovePod(pod->meta.uid);

@@ -174,9 +174,12 @@ class Scheduler final : public kube::ClusterEventHandler, public framework::Hand
   std::vector<api::PdbPtr> PodDisruptionBudgets() const override;
   framework::Gangs* gangs() override { return &gangs_; }
   const framework::NetworkView* network() const override { return deps_.network; }
-  framework::VolumeView* volumes() override { return &volume_data_.view; }
+  framework::VolumeView* volumes() override { return &volume_data_.store; }
   // Fed through OnDraAdd/Update/Delete, by the informers or the simulator's cluster alike.
-  framework::DraView* dra() override { return &dra_data_.view; }
+  framework::DraView* dra() override { return &dra_data_.store; }
+  // The store behind dra(), for the simulator's invariant check.
+  cache::DraStore& dra_store() { return dra_data_.store; }
+  const cache::DraStore& dra_store() const { return dra_data_.store; }
 
   // A node's measured GPU utilization (0..1), from the DCGM refresher; thread-safe.
   void SetGpuUtilization(std::string_view node, double utilization);

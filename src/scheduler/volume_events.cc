@@ -11,27 +11,27 @@ namespace gpusched::scheduler {
 
 using common::Overloaded;
 
-void ApplyStorageEvent(framework::VolumeView& view, const kube::StorageObject* old_obj,
+void ApplyStorageEvent(cache::VolumeStore& store, const kube::StorageObject* old_obj,
                        const kube::StorageObject* obj) {
   if (obj == nullptr) {  // delete
     std::visit(Overloaded{
-                   [&](const api::PersistentVolumePtr& pv) { view.DeletePv(pv->name()); },
+                   [&](const api::PersistentVolumePtr& pv) { store.DeletePv(pv->name()); },
                    [&](const api::PersistentVolumeClaimPtr& pvc) {
-                     view.DeletePvc(pvc->namespace_(), pvc->name());
+                     store.DeletePvc(pvc->namespace_(), pvc->name());
                    },
-                   [&](const api::StorageClassPtr& sc) { view.DeleteStorageClass(sc->name); },
-                   [&](const api::CSINodePtr& n) { view.DeleteCSINode(n->name); },
-                   [&](const api::CSIDriverPtr& d) { view.DeleteCSIDriver(d->name); },
+                   [&](const api::StorageClassPtr& sc) { store.DeleteStorageClass(sc->name); },
+                   [&](const api::CSINodePtr& n) { store.DeleteCSINode(n->name); },
+                   [&](const api::CSIDriverPtr& d) { store.DeleteCSIDriver(d->name); },
                },
                *old_obj);
     return;
   }
   std::visit(Overloaded{
-                 [&](const api::PersistentVolumePtr& pv) { view.UpsertPv(pv); },
-                 [&](const api::PersistentVolumeClaimPtr& pvc) { view.UpsertPvc(pvc); },
-                 [&](const api::StorageClassPtr& sc) { view.UpsertStorageClass(sc); },
-                 [&](const api::CSINodePtr& n) { view.UpsertCSINode(n); },
-                 [&](const api::CSIDriverPtr& d) { view.UpsertCSIDriver(d); },
+                 [&](const api::PersistentVolumePtr& pv) { store.UpsertPv(pv); },
+                 [&](const api::PersistentVolumeClaimPtr& pvc) { store.UpsertPvc(pvc); },
+                 [&](const api::StorageClassPtr& sc) { store.UpsertStorageClass(sc); },
+                 [&](const api::CSINodePtr& n) { store.UpsertCSINode(n); },
+                 [&](const api::CSIDriverPtr& d) { store.UpsertCSIDriver(d); },
              },
              *obj);
 }
@@ -59,18 +59,18 @@ queue::QueueEvent StorageQueueEvent(const kube::StorageObject* old_obj,
 }
 
 void Scheduler::OnStorageAdd(const kube::StorageObject& obj) {
-  ApplyStorageEvent(volume_data_.view, nullptr, &obj);
+  ApplyStorageEvent(volume_data_.store, nullptr, &obj);
   OnClusterEvent(StorageQueueEvent(nullptr, obj));
 }
 
 void Scheduler::OnStorageUpdate(const kube::StorageObject& old_obj,
                                 const kube::StorageObject& obj) {
-  ApplyStorageEvent(volume_data_.view, &old_obj, &obj);
+  ApplyStorageEvent(volume_data_.store, &old_obj, &obj);
   OnClusterEvent(StorageQueueEvent(&old_obj, obj));
 }
 
 void Scheduler::OnStorageDelete(const kube::StorageObject& obj) {
-  ApplyStorageEvent(volume_data_.view, &obj, nullptr);
+  ApplyStorageEvent(volume_data_.store, &obj, nullptr);
 }
 
 }  // namespace gpusched::scheduler

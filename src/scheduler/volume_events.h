@@ -1,13 +1,13 @@
 // SPDX-License-Identifier: Apache-2.0
-// The scheduler's volume data (issue #22): the VolumeView the volume plugins read through
-// Handle::volumes(), fed by the storage informers (ClusterEventHandler::OnStorage*), and the
-// VolumeWriter that sends VolumeBinding's PreBind writes through the scheduler's ApiClient.
+// The scheduler's volume data (issue #22): the VolumeStore (src/cache) the volume plugins read
+// through Handle::volumes(), fed by the storage informers (ClusterEventHandler::OnStorage*), and
+// the VolumeWriter that sends VolumeBinding's PreBind writes through the scheduler's ApiClient.
 #pragma once
 
 #include <string>
 #include <string_view>
 
-#include "src/framework/volume_view.h"
+#include "src/cache/volume_store.h"
 #include "src/kube/api_client.h"
 #include "src/queue/scheduling_queue.h"
 
@@ -29,15 +29,15 @@ class ApiVolumeWriter final : public framework::VolumeWriter {
   kube::ApiClient& api_;
 };
 
-// The view with its writer set.
+// The store with its writer set.
 struct VolumeData {
-  explicit VolumeData(kube::ApiClient& api) : writer(api) { view.set_writer(&writer); }
+  explicit VolumeData(kube::ApiClient& api) : writer(api) { store.set_writer(&writer); }
   ApiVolumeWriter writer;
-  framework::VolumeView view;
+  cache::VolumeStore store;
 };
 
-// Applies one storage event to `view`: an add (old_obj null), an update, or a delete (obj null).
-void ApplyStorageEvent(framework::VolumeView& view, const kube::StorageObject* old_obj,
+// Applies one storage event to `store`: an add (old_obj null), an update, or a delete (obj null).
+void ApplyStorageEvent(cache::VolumeStore& store, const kube::StorageObject* old_obj,
                        const kube::StorageObject* obj);
 
 // The queue event of a storage add (old_obj null) or update: the resource kind, kAdd or

@@ -17,6 +17,7 @@
 #include <vector>
 
 #include "src/api/dra.h"
+#include "src/cache/dra_store.h"
 #include "src/common/clock.h"
 #include "src/plugins/in_tree_registry.h"
 #include "src/scheduler/dra_events.h"
@@ -220,7 +221,7 @@ api::PodPtr BarePod(std::string_view name) {
 // The scheduler's informer side for a bare SimCluster: its DRA changes into a view, counted.
 class DraFeed final : public kube::ClusterEventHandler {
  public:
-  explicit DraFeed(framework::DraView& view) : view_(view) {}
+  explicit DraFeed(cache::DraStore& view) : view_(view) {}
   void OnNodeAdd(api::NodePtr) override {}
   void OnNodeUpdate(api::NodePtr, api::NodePtr) override {}
   void OnNodeDelete(api::NodePtr) override {}
@@ -240,11 +241,11 @@ class DraFeed final : public kube::ClusterEventHandler {
     claim_events += std::holds_alternative<api::ResourceClaimPtr>(any) ? 1 : 0;
     scheduler::ApplyDraEvent(view_, old_obj, obj);
   }
-  framework::DraView& view_;
+  cache::DraStore& view_;
 };
 
 TEST(DraSimControllerTest, SharedClaimReservedForTwoPodsIsDeallocatedWhenBothLeave) {
-  framework::DraView view;
+  cache::DraStore view;
   SimCluster cluster;
   DraFeed feed(view);
   cluster.SetHandler(&feed);

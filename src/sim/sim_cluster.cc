@@ -9,7 +9,6 @@
 
 #include "src/api/gpu_devices.h"
 #include "src/common/strings.h"
-#include "src/framework/volume_view.h"  // CompareResourceVersions
 
 namespace gpusched::sim {
 
@@ -475,7 +474,7 @@ void SimCluster::AddDra(const DraObject& obj) {
         auto copy = std::make_shared<api::ResourceClaim>(*stored);
         copy->meta.resource_version = NextClaimVersionLocked();
         stored = std::move(copy);
-      } else if (framework::CompareResourceVersions(rv, std::to_string(claim_version_)) > 0) {
+      } else if (api::CompareResourceVersions(rv, std::to_string(claim_version_)) > 0) {
         // Later versions must compare newer than the input's.
         if (std::optional<int64_t> v = common::ParseInt64(rv); v && *v > 0) {
           claim_version_ = static_cast<uint64_t>(*v);

@@ -16,7 +16,7 @@
 //   retry = false       the FGD protocol: a pod that fails is deleted at once, never retried.
 //   check_invariants    after every placement: Cache::CheckInvariants(), the SimCluster
 //                       ledger (no GPU device above 1000 milli, no cpu/memory/pods over-commit)
-//                       and DraView::CheckInvariants() (no DRA device in two claims, no counter
+//                       and DraStore::CheckInvariants() (no DRA device in two claims, no counter
 //                       over-drawn);
 //                       the first violation fails SubmitPod/Run with kInternal.
 // With retry = true an unschedulable pod waits in the scheduler's unschedulable pool and is
@@ -37,12 +37,12 @@
 #include <vector>
 
 #include "src/api/types.h"
+#include "src/cache/dra_store.h"
 #include "src/common/clock.h"
 #include "src/common/executor.h"
 #include "src/common/random.h"
 #include "src/common/status.h"
 #include "src/config/config.h"
-#include "src/framework/dra_view.h"
 #include "src/framework/network_view.h"
 #include "src/framework/registry.h"
 #include "src/scheduler/scheduler.h"
@@ -211,10 +211,10 @@ class Simulator {
   const std::vector<api::PriorityClass>& priority_classes() const { return priority_classes_; }
   const config::SchedulerConfig& config() const { return config_; }
   const Deps& deps() const { return deps_; }
-  // The scheduler's DRA view (Handle::dra()), fed by SimCluster through Scheduler::OnDra*, the
-  // path the informers take in a cluster.
-  framework::DraView& dra() { return *scheduler_->dra(); }
-  const framework::DraView& dra() const { return *scheduler_->dra(); }
+  // The scheduler's DRA store (behind Handle::dra()), fed by SimCluster through
+  // Scheduler::OnDra*, the path the informers take in a cluster.
+  cache::DraStore& dra() { return scheduler_->dra_store(); }
+  const cache::DraStore& dra() const { return scheduler_->dra_store(); }
   SimCluster& cluster() { return cluster_; }
   const SimCluster& cluster() const { return cluster_; }
   scheduler::Scheduler& scheduler() { return *scheduler_; }

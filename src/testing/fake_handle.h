@@ -12,14 +12,14 @@
 #include <vector>
 
 #include "src/api/types.h"
+#include "src/cache/dra_store.h"
+#include "src/cache/volume_store.h"
 #include "src/common/clock.h"
 #include "src/common/mutex.h"
 #include "src/common/status.h"
 #include "src/framework/cycle_state.h"
-#include "src/framework/dra_view.h"
 #include "src/framework/handle.h"
 #include "src/framework/network_view.h"
-#include "src/framework/volume_view.h"
 
 namespace gpusched::testing {
 
@@ -65,17 +65,18 @@ class FakeHandle final : public framework::Handle {
   // REQUIRES: before any plugin is created on this handle; `network` outlives the handle's use.
   void SetNetwork(const framework::NetworkView* network) { network_ = network; }
 
-  // The storage objects: a real VolumeView the test fills through volume_view() (UpsertPv,
-  // UpsertPvc, set_writer, ...). volumes() is null until volume_view() is first called, so
-  // plugins see no volume data by default, as in the extender.
+  // The storage objects: the scheduler's real store, which the test fills through volume_view()
+  // (UpsertPv, UpsertPvc, set_writer, ...). volumes() is null until volume_view() is first
+  // called, so plugins see no volume data by default, as in the extender.
   framework::VolumeView* volumes() override { return volumes_enabled_ ? &volumes_ : nullptr; }
-  framework::VolumeView& volume_view() {
+  cache::VolumeStore& volume_view() {
     volumes_enabled_ = true;
     return volumes_;
   }
-  // The DRA objects: a real DraView the test fills through dra_view(); dra() is null until then.
+  // The DRA objects: the scheduler's real store, which the test fills through dra_view(); dra() is
+  // null until then.
   framework::DraView* dra() override { return dra_enabled_ ? &dra_ : nullptr; }
-  framework::DraView& dra_view() {
+  cache::DraStore& dra_view() {
     dra_enabled_ = true;
     return dra_;
   }
@@ -101,9 +102,9 @@ class FakeHandle final : public framework::Handle {
   };
 
   common::FakeClock clock_;
-  framework::VolumeView volumes_;
+  cache::VolumeStore volumes_;
   bool volumes_enabled_ = false;
-  framework::DraView dra_;
+  cache::DraStore dra_;
   bool dra_enabled_ = false;
   NoWaitingPods no_waiting_;
   framework::WaitingPods* waiting_ = nullptr;

@@ -28,7 +28,7 @@
 #include <string>
 #include <vector>
 
-#include "src/framework/dra_view.h"
+#include "src/cache/dra_store.h"
 #include "src/framework/node_info.h"
 #include "src/plugins/dynamic_resources/allocator.h"
 #include "src/plugins/dynamic_resources/node_devices.h"
@@ -237,7 +237,7 @@ api::ResourceClaimPtr AllocatedClaim(const std::string& name,
   return claim;
 }
 
-void Load(const Case& c, framework::DraView& view) {
+void Load(const Case& c, cache::DraStore& view) {
   auto counters = std::make_shared<api::ResourceSlice>();
   counters->name = "n1-counters";
   counters->driver = kDriver;
@@ -320,7 +320,7 @@ TEST(AllocatorPropertyTest, CountersAndCapacityAreNeverOverDrawnAndFeasibilityMa
   int64_t feasible = 0;
   for (int64_t i = 0; i < cases; ++i) {
     const Case c = RandomCase(rng);
-    framework::DraView view;
+    cache::DraStore view;
     Load(c, view);
     ASSERT_TRUE(view.CheckInvariants().ok())
         << "case " << i << ": " << view.CheckInvariants().ToString();
@@ -465,7 +465,7 @@ TEST(NodeDevicesCacheTest, AlwaysEqualsAFreshGather) {
   const int64_t steps = EnvOr("GPUSCHED_ALLOCATOR_CASES", 3000);
   std::mt19937_64 rng(static_cast<uint64_t>(EnvOr("GPUSCHED_ALLOCATOR_SEED", 1)));
   auto pick = [&rng](int n) { return std::uniform_int_distribution<int>(0, n - 1)(rng); };
-  framework::DraView view;
+  cache::DraStore view;
   const std::vector<std::string> names = {"n0", "n1", "n2"};
   std::vector<framework::NodeInfo> nodes(names.size());
   for (size_t i = 0; i < names.size(); ++i) {

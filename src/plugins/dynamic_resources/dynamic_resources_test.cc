@@ -15,7 +15,7 @@
 #include <vector>
 
 #include "src/api/dra.h"
-#include "src/framework/dra_view.h"
+#include "src/cache/dra_store.h"
 #include "src/testing/builders.h"
 #include "src/testing/fake_gangs.h"
 #include "src/testing/fake_handle.h"
@@ -180,7 +180,7 @@ class DynamicResourcesTest : public ::testing::Test {
     plugin_ = std::move(*pl);
     pl_ = dynamic_cast<DynamicResources*>(plugin_.get());
   }
-  framework::DraView& view() { return handle_.dra_view(); }
+  cache::DraStore& view() { return handle_.dra_view(); }
 
   // A pod using claim `claim` through PreFilter, Filter and Reserve on n1 in `state`: the first
   // status that is not OK, else Reserve's.

@@ -17,7 +17,7 @@
 
 #include "src/api/storage.h"
 #include "src/api/volume.h"
-#include "src/framework/volume_view.h"
+#include "src/cache/volume_store.h"
 #include "src/plugins/names.h"
 #include "src/testing/builders.h"
 #include "src/testing/fake_handle.h"
@@ -68,7 +68,7 @@ api::PodPtr Claims(const std::string& name, std::vector<std::string> claims) {
   return PodWith(name, std::move(v));
 }
 
-void FillView(framework::VolumeView& view, const std::vector<std::string>& drivers) {
+void FillView(cache::VolumeStore& view, const std::vector<std::string>& drivers) {
   for (const std::string& driver : drivers) {
     for (int j = 0; j < 4; ++j) {
       const std::string handle = "csi-" + driver + "-" + std::to_string(j);
@@ -277,7 +277,7 @@ TEST(NodeVolumeLimitsTest, CSILimits) {
   for (const Case& c : cases) {
     SCOPED_TRACE(c.name);
     testing::FakeHandle handle;
-    framework::VolumeView& view = handle.volume_view();
+    cache::VolumeStore& view = handle.volume_view();
     FillView(view, c.drivers);
     if (c.limits != Limits::kNone) {
       auto csi_node = std::make_shared<api::CSINode>();
@@ -312,7 +312,7 @@ TEST(NodeVolumeLimitsTest, CSILimits) {
 
 TEST(NodeVolumeLimitsTest, EphemeralClaimsAndSkips) {
   testing::FakeHandle handle;
-  framework::VolumeView& view = handle.volume_view();
+  cache::VolumeStore& view = handle.volume_view();
   FillView(view, {kEbs});
   auto plugin = NodeVolumeLimits::Create(boost::json::value(), handle);
   ASSERT_TRUE(plugin.ok());

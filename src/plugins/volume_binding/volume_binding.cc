@@ -413,7 +413,7 @@ common::StatusOr<bool> CheckBindings(const framework::VolumeView& view, const St
       return common::NotFoundError("failed to check binding: persistentvolume " +
                                    Quoted(b.pv->name()) + " or its claim is gone");
     }
-    if (framework::CompareResourceVersions(b.written_version, pv->meta.resource_version) > 0) {
+    if (api::CompareResourceVersions(b.written_version, pv->meta.resource_version) > 0) {
       return false;
     }
     if (!api::PvNodeAffinityMatches(*pv, s.node_labels)) {
@@ -432,7 +432,7 @@ common::StatusOr<bool> CheckBindings(const framework::VolumeView& view, const St
       return common::NotFoundError("failed to check provisioning pvc: persistentvolumeclaim " +
                                    Quoted(p.pvc->name()) + " not found");
     }
-    if (framework::CompareResourceVersions(p.written_version, pvc->meta.resource_version) > 0) {
+    if (api::CompareResourceVersions(p.written_version, pvc->meta.resource_version) > 0) {
       return false;
     }
     if (pvc->selected_node != s.node) {

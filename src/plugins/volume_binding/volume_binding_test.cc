@@ -17,7 +17,7 @@
 #include "src/api/quantity.h"
 #include "src/api/storage.h"
 #include "src/api/volume.h"
-#include "src/framework/volume_view.h"
+#include "src/cache/volume_store.h"
 #include "src/plugins/names.h"
 #include "src/testing/builders.h"
 #include "src/testing/fake_handle.h"
@@ -145,7 +145,7 @@ framework::NodeInfo Node(const char* name) {
 // A handle whose view holds upstream's classes.
 struct Env {
   testing::FakeHandle handle;
-  framework::VolumeView& view = handle.volume_view();
+  cache::VolumeStore& view = handle.volume_view();
   framework::PluginPtr plugin;
   VolumeBinding* pl = nullptr;
 
@@ -439,7 +439,7 @@ TEST(VolumeBindingTest, GenericEphemeralVolumes) {
 // view at once, and (when `controller`) the claim is then reported bound.
 class FakeWriter final : public framework::VolumeWriter {
  public:
-  FakeWriter(framework::VolumeView& view, bool controller) : view_(view), controller_(controller) {}
+  FakeWriter(cache::VolumeStore& view, bool controller) : view_(view), controller_(controller) {}
   common::StatusOr<std::string> BindPersistentVolume(const api::PersistentVolume& pv,
                                                      bool bound_by_controller) override {
     calls.push_back("bind " + pv.name() + " to " + pv.claim_ref->name +
@@ -478,7 +478,7 @@ class FakeWriter final : public framework::VolumeWriter {
   common::Status fail;
 
  private:
-  framework::VolumeView& view_;
+  cache::VolumeStore& view_;
   bool controller_;
 };
 

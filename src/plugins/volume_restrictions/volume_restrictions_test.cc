@@ -13,7 +13,7 @@
 
 #include "src/api/storage.h"
 #include "src/api/volume.h"
-#include "src/framework/volume_view.h"
+#include "src/cache/volume_store.h"
 #include "src/plugins/names.h"
 #include "src/testing/builders.h"
 #include "src/testing/fake_handle.h"
@@ -140,7 +140,7 @@ TEST(VolumeRestrictionsTest, ISCSIDiskConflicts) {
 
 TEST(VolumeRestrictionsTest, AccessModeConflicts) {
   testing::FakeHandle handle;
-  framework::VolumeView& view = handle.volume_view();
+  cache::VolumeStore& view = handle.volume_view();
   auto add_claim = [&](const std::string& name, uint8_t modes) {
     auto pvc = std::make_shared<api::PersistentVolumeClaim>();
     pvc->meta.name = name;

@@ -13,7 +13,7 @@
 
 #include "src/api/storage.h"
 #include "src/api/volume.h"
-#include "src/framework/volume_view.h"
+#include "src/cache/volume_store.h"
 #include "src/plugins/names.h"
 #include "src/testing/builders.h"
 #include "src/testing/fake_handle.h"
@@ -39,14 +39,14 @@ api::Pod PodWithClaim(const std::string& claim) {
   return pod;
 }
 
-void AddPv(framework::VolumeView& view, const std::string& name, const Pairs& labels) {
+void AddPv(cache::VolumeStore& view, const std::string& name, const Pairs& labels) {
   auto pv = std::make_shared<api::PersistentVolume>();
   pv->meta.name = name;
   for (const auto& [k, v] : labels) pv->meta.labels.Set(k, v);
   view.UpsertPv(pv);
 }
 
-void AddPvc(framework::VolumeView& view, const std::string& name, const std::string& volume,
+void AddPvc(cache::VolumeStore& view, const std::string& name, const std::string& volume,
             const std::string& cls = "") {
   auto pvc = std::make_shared<api::PersistentVolumeClaim>();
   pvc->meta.name = name;
@@ -103,7 +103,7 @@ constexpr framework::Code kNo = framework::Code::kUnschedulableAndUnresolvable;
 
 TEST(VolumeZoneTest, SingleZone) {
   testing::FakeHandle handle;
-  framework::VolumeView& view = handle.volume_view();
+  cache::VolumeStore& view = handle.volume_view();
   AddPv(view, "Vol_1", {{kBetaZone, "us-west1-a"}});
   AddPv(view, "Vol_2", {{kBetaRegion, "us-west1"}, {"uselessLabel", "none"}});
   AddPv(view, "Vol_Stable_1", {{kZone, "us-west1-a"}});
@@ -177,7 +177,7 @@ TEST(VolumeZoneTest, SingleZone) {
 
 TEST(VolumeZoneTest, MultiZone) {
   testing::FakeHandle handle;
-  framework::VolumeView& view = handle.volume_view();
+  cache::VolumeStore& view = handle.volume_view();
   AddPv(view, "Vol_1", {{kBetaZone, "us-west1-a"}});
   AddPv(view, "Vol_2", {{kBetaZone, "us-west1-b"}, {"uselessLabel", "none"}});
   AddPv(view, "Vol_3", {{kBetaZone, "us-west1-c__us-west1-a"}});
@@ -216,7 +216,7 @@ TEST(VolumeZoneTest, MultiZone) {
 
 TEST(VolumeZoneTest, UnboundClaims) {
   testing::FakeHandle handle;
-  framework::VolumeView& view = handle.volume_view();
+  cache::VolumeStore& view = handle.volume_view();
   AddPv(view, "Vol_1", {{kBetaZone, "us-west1-a"}});
   auto wait = std::make_shared<api::StorageClass>();
   wait->name = "Class_Wait";

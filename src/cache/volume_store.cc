@@ -1,9 +1,9 @@
 // SPDX-License-Identifier: Apache-2.0
-#include "src/framework/volume_view.h"
+#include "src/cache/volume_store.h"
 
-#include <charconv>
+namespace gpusched::cache {
 
-namespace gpusched::framework {
+using api::CompareResourceVersions;
 
 namespace {
 
@@ -20,26 +20,14 @@ typename Map::mapped_type Find(const Map& m, std::string_view key) {
 
 }  // namespace
 
-int CompareResourceVersions(std::string_view a, std::string_view b) {
-  uint64_t x = 0;
-  uint64_t y = 0;
-  const auto ra = std::from_chars(a.data(), a.data() + a.size(), x);
-  const auto rb = std::from_chars(b.data(), b.data() + b.size(), y);
-  if (ra.ec == std::errc() && ra.ptr == a.data() + a.size() && rb.ec == std::errc() &&
-      rb.ptr == b.data() + b.size() && !a.empty() && !b.empty()) {
-    return x < y ? -1 : (x > y ? 1 : 0);
-  }
-  return a < b ? -1 : (a > b ? 1 : 0);
-}
-
-std::string VolumeView::PvcKey(std::string_view ns, std::string_view name) {
+std::string VolumeStore::PvcKey(std::string_view ns, std::string_view name) {
   std::string key(ns);
   key += '/';
   key += name;
   return key;
 }
 
-void VolumeView::UpsertPv(api::PersistentVolumePtr pv) {
+void VolumeStore::UpsertPv(api::PersistentVolumePtr pv) {
   common::MutexLock l(mu_);
   Entry<api::PersistentVolume>& e = pvs_[pv->name()];
   // An informer version at least as new as the assumed one replaces it.
@@ -49,14 +37,14 @@ void VolumeView::UpsertPv(api::PersistentVolumePtr pv) {
   changed_.notify_all();
 }
 
-void VolumeView::DeletePv(std::string_view name) {
+void VolumeStore::DeletePv(std::string_view name) {
   common::MutexLock l(mu_);
   if (auto it = pvs_.find(name); it != pvs_.end()) pvs_.erase(it);
   ++generation_;
   changed_.notify_all();
 }
 
-void VolumeView::UpsertPvc(api::PersistentVolumeClaimPtr pvc) {
+void VolumeStore::UpsertPvc(api::PersistentVolumeClaimPtr pvc) {
   common::MutexLock l(mu_);
   Entry<api::PersistentVolumeClaim>& e = pvcs_[PvcKey(pvc->namespace_(), pvc->name())];
   if (e.assumed && !OlderThan(*pvc, *e.assumed)) e.assumed.reset();
@@ -65,14 +53,14 @@ void VolumeView::UpsertPvc(api::PersistentVolumeClaimPtr pvc) {
   changed_.notify_all();
 }
 
-void VolumeView::DeletePvc(std::string_view ns, std::string_view name) {
+void VolumeStore::DeletePvc(std::string_view ns, std::string_view name) {
   common::MutexLock l(mu_);
   pvcs_.erase(PvcKey(ns, name));
   ++generation_;
   changed_.notify_all();
 }
 
-void VolumeView::UpsertStorageClass(api::StorageClassPtr sc) {
+void VolumeStore::UpsertStorageClass(api::StorageClassPtr sc) {
   common::MutexLock l(mu_);
   std::string name = sc->name;
   classes_[std::move(name)] = std::move(sc);
@@ -80,14 +68,14 @@ void VolumeView::UpsertStorageClass(api::StorageClassPtr sc) {
   changed_.notify_all();
 }
 
-void VolumeView::DeleteStorageClass(std::string_view name) {
+void VolumeStore::DeleteStorageClass(std::string_view name) {
   common::MutexLock l(mu_);
   if (auto it = classes_.find(name); it != classes_.end()) classes_.erase(it);
   ++generation_;
   changed_.notify_all();
 }
 
-void VolumeView::UpsertCSINode(api::CSINodePtr node) {
+void VolumeStore::UpsertCSINode(api::CSINodePtr node) {
   common::MutexLock l(mu_);
   std::string name = node->name;
   csi_nodes_[std::move(name)] = std::move(node);
@@ -95,14 +83,14 @@ void VolumeView::UpsertCSINode(api::CSINodePtr node) {
   changed_.notify_all();
 }
 
-void VolumeView::DeleteCSINode(std::string_view name) {
+void VolumeStore::DeleteCSINode(std::string_view name) {
   common::MutexLock l(mu_);
   if (auto it = csi_nodes_.find(name); it != csi_nodes_.end()) csi_nodes_.erase(it);
   ++generation_;
   changed_.notify_all();
 }
 
-void VolumeView::UpsertCSIDriver(api::CSIDriverPtr driver) {
+void VolumeStore::UpsertCSIDriver(api::CSIDriverPtr driver) {
   common::MutexLock l(mu_);
   std::string name = driver->name;
   csi_drivers_[std::move(name)] = std::move(driver);
@@ -110,59 +98,60 @@ void VolumeView::UpsertCSIDriver(api::CSIDriverPtr driver) {
   changed_.notify_all();
 }
 
-void VolumeView::DeleteCSIDriver(std::string_view name) {
+void VolumeStore::DeleteCSIDriver(std::string_view name) {
   common::MutexLock l(mu_);
   if (auto it = csi_drivers_.find(name); it != csi_drivers_.end()) csi_drivers_.erase(it);
   ++generation_;
   changed_.notify_all();
 }
 
-void VolumeView::set_writer(VolumeWriter* writer) {
+void VolumeStore::set_writer(framework::VolumeWriter* writer) {
   common::MutexLock l(mu_);
   writer_ = writer;
 }
 
-api::PersistentVolumeClaimPtr VolumeView::GetPvc(std::string_view ns, std::string_view name) const {
+api::PersistentVolumeClaimPtr VolumeStore::GetPvc(std::string_view ns,
+                                                  std::string_view name) const {
   common::MutexLock l(mu_);
   auto it = pvcs_.find(PvcKey(ns, name));
   return it == pvcs_.end() ? nullptr : it->second.latest();
 }
 
-api::PersistentVolumePtr VolumeView::GetPv(std::string_view name) const {
+api::PersistentVolumePtr VolumeStore::GetPv(std::string_view name) const {
   common::MutexLock l(mu_);
   auto it = pvs_.find(name);
   return it == pvs_.end() ? nullptr : it->second.latest();
 }
 
-api::PersistentVolumeClaimPtr VolumeView::InformerPvc(std::string_view ns,
-                                                      std::string_view name) const {
+api::PersistentVolumeClaimPtr VolumeStore::InformerPvc(std::string_view ns,
+                                                       std::string_view name) const {
   common::MutexLock l(mu_);
   auto it = pvcs_.find(PvcKey(ns, name));
   return it == pvcs_.end() ? nullptr : it->second.informer;
 }
 
-api::PersistentVolumePtr VolumeView::InformerPv(std::string_view name) const {
+api::PersistentVolumePtr VolumeStore::InformerPv(std::string_view name) const {
   common::MutexLock l(mu_);
   auto it = pvs_.find(name);
   return it == pvs_.end() ? nullptr : it->second.informer;
 }
 
-api::StorageClassPtr VolumeView::GetStorageClass(std::string_view name) const {
+api::StorageClassPtr VolumeStore::GetStorageClass(std::string_view name) const {
   common::MutexLock l(mu_);
   return Find(classes_, name);
 }
 
-api::CSINodePtr VolumeView::GetCSINode(std::string_view name) const {
+api::CSINodePtr VolumeStore::GetCSINode(std::string_view name) const {
   common::MutexLock l(mu_);
   return Find(csi_nodes_, name);
 }
 
-api::CSIDriverPtr VolumeView::GetCSIDriver(std::string_view name) const {
+api::CSIDriverPtr VolumeStore::GetCSIDriver(std::string_view name) const {
   common::MutexLock l(mu_);
   return Find(csi_drivers_, name);
 }
 
-std::vector<api::PersistentVolumePtr> VolumeView::ListPvs(std::string_view storage_class) const {
+std::vector<api::PersistentVolumePtr> VolumeStore::ListPvs(std::string_view storage_class) const {
   std::vector<api::PersistentVolumePtr> out;
   common::MutexLock l(mu_);
   for (const auto& [name, e] : pvs_) {
@@ -171,7 +160,7 @@ std::vector<api::PersistentVolumePtr> VolumeView::ListPvs(std::string_view stora
   return out;
 }
 
-std::vector<api::PersistentVolumeClaimPtr> VolumeView::ListPvcs() const {
+std::vector<api::PersistentVolumeClaimPtr> VolumeStore::ListPvcs() const {
   std::vector<api::PersistentVolumeClaimPtr> out;
   common::MutexLock l(mu_);
   out.reserve(pvcs_.size());
@@ -179,7 +168,7 @@ std::vector<api::PersistentVolumeClaimPtr> VolumeView::ListPvcs() const {
   return out;
 }
 
-common::Status VolumeView::AssumePv(api::PersistentVolumePtr pv) {
+common::Status VolumeStore::AssumePv(api::PersistentVolumePtr pv) {
   common::MutexLock l(mu_);
   auto it = pvs_.find(pv->name());
   if (it == pvs_.end()) {
@@ -195,7 +184,7 @@ common::Status VolumeView::AssumePv(api::PersistentVolumePtr pv) {
   return common::Status::Ok();
 }
 
-common::Status VolumeView::AssumePvc(api::PersistentVolumeClaimPtr pvc) {
+common::Status VolumeStore::AssumePvc(api::PersistentVolumeClaimPtr pvc) {
   common::MutexLock l(mu_);
   const std::string key = PvcKey(pvc->namespace_(), pvc->name());
   auto it = pvcs_.find(key);
@@ -212,23 +201,23 @@ common::Status VolumeView::AssumePvc(api::PersistentVolumeClaimPtr pvc) {
   return common::Status::Ok();
 }
 
-void VolumeView::RestorePv(std::string_view name) {
+void VolumeStore::RestorePv(std::string_view name) {
   common::MutexLock l(mu_);
   if (auto it = pvs_.find(name); it != pvs_.end()) it->second.assumed.reset();
   ++generation_;
   changed_.notify_all();
 }
 
-void VolumeView::RestorePvc(std::string_view ns, std::string_view name) {
+void VolumeStore::RestorePvc(std::string_view ns, std::string_view name) {
   common::MutexLock l(mu_);
   if (auto it = pvcs_.find(PvcKey(ns, name)); it != pvcs_.end()) it->second.assumed.reset();
   ++generation_;
   changed_.notify_all();
 }
 
-common::StatusOr<std::string> VolumeView::BindPersistentVolume(const api::PersistentVolume& pv,
-                                                               bool bound_by_controller) {
-  VolumeWriter* writer = nullptr;
+common::StatusOr<std::string> VolumeStore::BindPersistentVolume(const api::PersistentVolume& pv,
+                                                                bool bound_by_controller) {
+  framework::VolumeWriter* writer = nullptr;
   {
     common::MutexLock l(mu_);
     writer = writer_;
@@ -237,9 +226,9 @@ common::StatusOr<std::string> VolumeView::BindPersistentVolume(const api::Persis
   return writer->BindPersistentVolume(pv, bound_by_controller);
 }
 
-common::StatusOr<std::string> VolumeView::SetSelectedNode(const api::PersistentVolumeClaim& pvc,
-                                                          std::string_view node) {
-  VolumeWriter* writer = nullptr;
+common::StatusOr<std::string> VolumeStore::SetSelectedNode(const api::PersistentVolumeClaim& pvc,
+                                                           std::string_view node) {
+  framework::VolumeWriter* writer = nullptr;
   {
     common::MutexLock l(mu_);
     writer = writer_;
@@ -248,15 +237,15 @@ common::StatusOr<std::string> VolumeView::SetSelectedNode(const api::PersistentV
   return writer->SetSelectedNode(pvc, node);
 }
 
-uint64_t VolumeView::generation() const {
+uint64_t VolumeStore::generation() const {
   common::MutexLock l(mu_);
   return generation_;
 }
 
-uint64_t VolumeView::WaitForChange(uint64_t seen, std::chrono::milliseconds timeout) const {
+uint64_t VolumeStore::WaitForChange(uint64_t seen, std::chrono::milliseconds timeout) const {
   common::MutexLock l(mu_);
   (void)l.WaitFor(changed_, timeout, [&]() GPUSCHED_REQUIRES(mu_) { return generation_ != seen; });
   return generation_;
 }
 
-}  // namespace gpusched::framework
+}  // namespace gpusched::cache

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
-// DraView's claim assume cache: which version reads return, and which devices stay held; the
+// DraStore's claim assume cache: which version reads return, and which devices stay held; the
 // waiting claims in their pods' order; DeviceTaintRules in the device index.
-#include "src/framework/dra_view.h"
+#include "src/cache/dra_store.h"
 
 #include <gtest/gtest.h>
 
@@ -11,7 +11,7 @@
 #include <utility>
 #include <vector>
 
-namespace gpusched::framework {
+namespace gpusched::cache {
 namespace {
 
 api::ResourceSlicePtr Slice() {
@@ -41,14 +41,14 @@ api::ResourceClaimPtr Claim(const std::string& rv, bool allocated) {
   return c;
 }
 
-bool Held(const DraView& view, const std::string& key) {
+bool Held(const DraStore& view, const std::string& key) {
   const auto index = view.devices();
   const auto usage = view.usage();
   return usage->holder.at(index->by_key.at(key)) != nullptr;
 }
 
-TEST(DraViewTest, AssumedAllocationOutlivesTheFinalizerOnlyWrite) {
-  DraView view;
+TEST(DraStoreTest, AssumedAllocationOutlivesTheFinalizerOnlyWrite) {
+  DraStore view;
   view.UpsertSlice(Slice());
   view.UpsertClaim(Claim("5", false));
   ASSERT_TRUE(view.AssumeClaim(Claim("5", true)).ok());
@@ -71,8 +71,8 @@ TEST(DraViewTest, AssumedAllocationOutlivesTheFinalizerOnlyWrite) {
 // version first (the simulator always, a real cluster in a race), there is nothing to hold, and
 // the later deallocation (a newer version without the allocation) frees the device. Before the
 // fix the assumption stayed and the device was held for ever (issue #36's DRA property test).
-TEST(DraViewTest, AnAlreadyDeliveredWriteIsNotHeldPastTheDeallocation) {
-  DraView view;
+TEST(DraStoreTest, AnAlreadyDeliveredWriteIsNotHeldPastTheDeallocation) {
+  DraStore view;
   view.UpsertSlice(Slice());
   view.UpsertClaim(Claim("5", false));
   ASSERT_TRUE(view.AssumeClaim(Claim("5", true)).ok());  // Reserve
@@ -84,8 +84,8 @@ TEST(DraViewTest, AnAlreadyDeliveredWriteIsNotHeldPastTheDeallocation) {
   EXPECT_FALSE(Held(view, "gpu.nvidia.com/n1/gpu-1"));
 }
 
-TEST(DraViewTest, RestoreDropsTheAssumptionAndFreesItsDevices) {
-  DraView view;
+TEST(DraStoreTest, RestoreDropsTheAssumptionAndFreesItsDevices) {
+  DraStore view;
   view.UpsertSlice(Slice());
   view.UpsertClaim(Claim("5", false));
   ASSERT_TRUE(view.AssumeClaim(Claim("5", true)).ok());
@@ -94,8 +94,8 @@ TEST(DraViewTest, RestoreDropsTheAssumptionAndFreesItsDevices) {
   EXPECT_FALSE(Held(view, "gpu.nvidia.com/n1/gpu-1"));
 }
 
-TEST(DraViewTest, AnAssumedNewClaimHoldsItsDevicesUntilTheInformerHasItAllocated) {
-  DraView view;
+TEST(DraStoreTest, AnAssumedNewClaimHoldsItsDevicesUntilTheInformerHasItAllocated) {
+  DraStore view;
   view.UpsertSlice(Slice());
   auto ext = std::make_shared<api::ResourceClaim>(*Claim("", true));
   ext->meta.annotations.emplace_back(std::string(api::kExtendedResourceClaimAnnotation), "true");
@@ -130,8 +130,8 @@ TEST(DraViewTest, AnAssumedNewClaimHoldsItsDevicesUntilTheInformerHasItAllocated
   EXPECT_TRUE(view.CheckInvariants().ok()) << view.CheckInvariants().ToString();
 }
 
-TEST(DraViewTest, PendingClaimsAreTheUnallocatedOnes) {
-  DraView view;
+TEST(DraStoreTest, PendingClaimsAreTheUnallocatedOnes) {
+  DraStore view;
   view.UpsertSlice(Slice());
   view.UpsertClaim(Claim("5", false));
   ASSERT_EQ(view.PendingClaims().size(), 1u);
@@ -147,8 +147,8 @@ TEST(DraViewTest, PendingClaimsAreTheUnallocatedOnes) {
   EXPECT_TRUE(view.PendingClaims().empty());
 }
 
-TEST(DraViewTest, SliceChangesRebuildTheIndexOnceOnTheNextRead) {
-  DraView view;
+TEST(DraStoreTest, SliceChangesRebuildTheIndexOnceOnTheNextRead) {
+  DraStore view;
   for (const char* node : {"n1", "n2", "n3"}) {
     auto s = std::make_shared<api::ResourceSlice>(*Slice());
     s->name = std::string(node) + "-gpu";
@@ -169,8 +169,8 @@ TEST(DraViewTest, SliceChangesRebuildTheIndexOnceOnTheNextRead) {
 
 // A DeviceTaintRule's taint is on the devices it matches in the next index, beside the held
 // devices, and gone with the rule; the stored slice is not changed.
-TEST(DraViewTest, TaintRulesTaintTheDevicesTheyMatch) {
-  DraView view;
+TEST(DraStoreTest, TaintRulesTaintTheDevicesTheyMatch) {
+  DraStore view;
   api::ResourceSlicePtr slice = Slice();
   view.UpsertSlice(slice);
   view.UpsertClaim(Claim("5", true));
@@ -196,8 +196,8 @@ TEST(DraViewTest, TaintRulesTaintTheDevicesTheyMatch) {
   EXPECT_TRUE(Held(view, "gpu.nvidia.com/n1/gpu-1"));
 }
 
-TEST(DraViewTest, AssumeRejectsUnknownAndOlderClaims) {
-  DraView view;
+TEST(DraStoreTest, AssumeRejectsUnknownAndOlderClaims) {
+  DraStore view;
   EXPECT_FALSE(view.AssumeClaim(Claim("5", true)).ok());
   view.UpsertClaim(Claim("9", false));
   EXPECT_FALSE(view.AssumeClaim(Claim("5", true)).ok());
@@ -229,14 +229,15 @@ api::PodPtr WaitingPod(const std::string& name, int seconds, std::string claim_n
   return p;
 }
 
-std::vector<std::pair<std::string, int32_t>> Waiting(const DraView& view) {
+std::vector<std::pair<std::string, int32_t>> Waiting(const DraStore& view) {
   std::vector<std::pair<std::string, int32_t>> out;
-  for (const WaitingClaim& w : view.WaitingClaims()) out.emplace_back(w.claim->meta.name, w.pods);
+  for (const framework::WaitingClaim& w : view.WaitingClaims())
+    out.emplace_back(w.claim->meta.name, w.pods);
   return out;
 }
 
-TEST(DraViewTest, WaitingClaimsComeInTheirPodsOrderWithTheirPodCounts) {
-  DraView view;
+TEST(DraStoreTest, WaitingClaimsComeInTheirPodsOrderWithTheirPodCounts) {
+  DraStore view;
   view.UpsertClaim(NamedClaim("orphan"));
   view.UpsertClaim(NamedClaim("shared"));
   view.UpsertClaim(NamedClaim("mine", "p1-uid"));
@@ -261,4 +262,4 @@ TEST(DraViewTest, WaitingClaimsComeInTheirPodsOrderWithTheirPodCounts) {
 }
 
 }  // namespace
-}  // namespace gpusched::framework
+}  // namespace gpusched::cache

@@ -1,13 +1,13 @@
 // SPDX-License-Identifier: Apache-2.0
-// VolumeView: lookups, the assume cache's versions, and the writer hand-off.
-#include "src/framework/volume_view.h"
+// VolumeStore: lookups, the assume cache's versions, and the writer hand-off.
+#include "src/cache/volume_store.h"
 
 #include <gtest/gtest.h>
 
 #include <memory>
 #include <string>
 
-namespace gpusched::framework {
+namespace gpusched::cache {
 namespace {
 
 api::PersistentVolumePtr Pv(const std::string& name, const std::string& rv,
@@ -30,8 +30,8 @@ api::PersistentVolumeClaimPtr Pvc(const std::string& name, const std::string& rv
   return pvc;
 }
 
-TEST(VolumeViewTest, AssumedVersionIsReadUntilRestoredOrSuperseded) {
-  VolumeView view;
+TEST(VolumeStoreTest, AssumedVersionIsReadUntilRestoredOrSuperseded) {
+  VolumeStore view;
   view.UpsertPv(Pv("pv1", "5"));
   EXPECT_EQ(view.GetPv("pv1")->claim_ref, std::nullopt);
   ASSERT_TRUE(view.AssumePv(Pv("pv1", "5", "c", "claim")).ok());
@@ -54,8 +54,8 @@ TEST(VolumeViewTest, AssumedVersionIsReadUntilRestoredOrSuperseded) {
   EXPECT_EQ(view.AssumePv(Pv("nope", "1")).code(), common::StatusCode::kNotFound);
 }
 
-TEST(VolumeViewTest, ClaimsByNamespaceAndName) {
-  VolumeView view;
+TEST(VolumeStoreTest, ClaimsByNamespaceAndName) {
+  VolumeStore view;
   view.UpsertPvc(Pvc("data", "1"));
   EXPECT_NE(view.GetPvc("ns", "data"), nullptr);
   EXPECT_EQ(view.GetPvc("other", "data"), nullptr);
@@ -69,17 +69,11 @@ TEST(VolumeViewTest, ClaimsByNamespaceAndName) {
   EXPECT_EQ(view.ListPvcs().size(), 0u);
 }
 
-TEST(VolumeViewTest, WritesFailWithoutAWriter) {
-  VolumeView view;
+TEST(VolumeStoreTest, WritesFailWithoutAWriter) {
+  VolumeStore view;
   EXPECT_EQ(view.BindPersistentVolume(*Pv("pv", "1"), true).status().code(),
             common::StatusCode::kUnavailable);
 }
 
-TEST(VolumeViewTest, ResourceVersionsCompareNumerically) {
-  EXPECT_LT(CompareResourceVersions("9", "10"), 0);
-  EXPECT_EQ(CompareResourceVersions("10", "10"), 0);
-  EXPECT_GT(CompareResourceVersions("b", "a"), 0);
-}
-
 }  // namespace
-}  // namespace gpusched::framework
+}  // namespace gpusched::cache
