@@ -47,9 +47,12 @@ class GatePlugin final : public framework::QueueSortPlugin,
 class LenPlugin final : public framework::ScorePlugin {
  public:
   std::string_view Name() const override { return "Len"; }
-  int64_t Score(const framework::CycleState&, const api::Pod&,
-                const framework::NodeInfo& n) const override {
-    return static_cast<int64_t>(n.name().size());
+  void ScoreNodes(const framework::CycleState&, const api::Pod&,
+                  const framework::Snapshot& snapshot, std::span<const framework::NodeIndex> nodes,
+                  std::span<int64_t> out) const override {
+    framework::ScoreEach(snapshot, nodes, out, [&](const framework::NodeInfo& n) -> int64_t {
+      return static_cast<int64_t>(n.name().size());
+    });
   }
 };
 
@@ -63,9 +66,12 @@ class GpuPlugin final : public framework::PreScorePlugin, public framework::Scor
     return pod.meta.name.starts_with("cpu") ? framework::Status::Skip()
                                             : framework::Status::Success();
   }
-  int64_t Score(const framework::CycleState&, const api::Pod&,
-                const framework::NodeInfo& n) const override {
-    return 10 * (n.name().back() - '0');
+  void ScoreNodes(const framework::CycleState&, const api::Pod&,
+                  const framework::Snapshot& snapshot, std::span<const framework::NodeIndex> nodes,
+                  std::span<int64_t> out) const override {
+    framework::ScoreEach(snapshot, nodes, out, [&](const framework::NodeInfo& n) -> int64_t {
+      return 10 * (n.name().back() - '0');
+    });
   }
   bool HasNormalizeScore() const override { return true; }
   framework::Status NormalizeScore(const framework::CycleState&, const api::Pod&,
@@ -82,9 +88,12 @@ class GpuPlugin final : public framework::PreScorePlugin, public framework::Scor
 class StepPlugin final : public framework::ScorePlugin {
  public:
   std::string_view Name() const override { return "Step"; }
-  int64_t Score(const framework::CycleState&, const api::Pod&,
-                const framework::NodeInfo& n) const override {
-    return 10 * (n.name().back() - '0');
+  void ScoreNodes(const framework::CycleState&, const api::Pod&,
+                  const framework::Snapshot& snapshot, std::span<const framework::NodeIndex> nodes,
+                  std::span<int64_t> out) const override {
+    framework::ScoreEach(snapshot, nodes, out, [&](const framework::NodeInfo& n) -> int64_t {
+      return 10 * (n.name().back() - '0');
+    });
   }
   bool HasNormalizeScore() const override { return true; }
   framework::Status NormalizeScore(const framework::CycleState&, const api::Pod&,

@@ -210,17 +210,14 @@ class PreScorePlugin : public virtual Plugin {
 
 // Scores feasible nodes. Raw scores may be any int64; NormalizeScore (if the plugin has one) must
 // map them into [kMinNodeScore, kMaxNodeScore]; the runtime multiplies by the profile weight and
-// sums. ScoreNodes is called for the feasible nodes, `out[i]` the score of `nodes[i]`: once per
-// pod, or on chunks of them concurrently (`parallelism`), so out[i] depends on nodes[i] alone
-// and ScoreNodes writes nothing shared. The default implementation calls Score per node.
+// sums. ScoreNodes, the one scoring entry point, is called for the feasible nodes, `out[i]` the
+// score of `nodes[i]`: once per pod, or on chunks of them concurrently (`parallelism`), so out[i]
+// depends on nodes[i] alone (the same in any list) and ScoreNodes writes nothing shared. A plugin
+// that scores node by node writes it with ScoreEach (below).
 class ScorePlugin : public virtual Plugin {
  public:
-  virtual int64_t Score(const CycleState& state, const api::Pod& pod,
-                        const NodeInfo& node) const = 0;
   virtual void ScoreNodes(const CycleState& state, const api::Pod& pod, const Snapshot& snapshot,
-                          std::span<const NodeIndex> nodes, std::span<int64_t> out) const {
-    for (size_t i = 0; i < nodes.size(); ++i) out[i] = Score(state, pod, snapshot.at(nodes[i]));
-  }
+                          std::span<const NodeIndex> nodes, std::span<int64_t> out) const = 0;
   // Whether NormalizeScore must be called.
   virtual bool HasNormalizeScore() const { return false; }
   virtual Status NormalizeScore(const CycleState& /*state*/, const api::Pod& /*pod*/,
@@ -244,6 +241,14 @@ class ScorePlugin : public virtual Plugin {
     return {};
   }
 };
+
+// ScoreNodes for a plugin that scores node by node: out[i] = score(snapshot.at(nodes[i])), a
+// direct call per node (`score` is inlined, not dispatched).
+template <typename ScoreFn>
+void ScoreEach(const Snapshot& snapshot, std::span<const NodeIndex> nodes, std::span<int64_t> out,
+               ScoreFn&& score) {
+  for (size_t i = 0; i < nodes.size(); ++i) out[i] = score(snapshot.at(nodes[i]));
+}
 
 // Reserve claims resources for the chosen node in plugin-owned state (and may fill
 // state.allocation()). A failure runs Unreserve of every reserve plugin, in reverse order, and

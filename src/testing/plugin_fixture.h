@@ -23,6 +23,7 @@
 #include <cstdlib>
 #include <memory>
 #include <new>
+#include <span>
 #include <string_view>
 #include <utility>
 #include <vector>
@@ -30,6 +31,7 @@
 #include "src/api/types.h"
 #include "src/framework/cycle_state.h"
 #include "src/framework/node_info.h"
+#include "src/framework/plugin.h"
 #include "src/framework/status.h"
 #include "src/testing/fake_handle.h"
 
@@ -102,6 +104,17 @@ std::unique_ptr<P> MustCreate(std::string_view args_json = "") {
   EXPECT_TRUE(plugin.ok()) << plugin.status().ToString();
   if (!plugin.ok()) return nullptr;
   return std::unique_ptr<P>(dynamic_cast<P*>(std::move(plugin).value().release()));
+}
+
+// The raw score `plugin` gives node `node` of `snapshot`: ScoreNodes over that node alone, which
+// the contract says is its score in any list (after PreScore, where the plugin has one).
+inline int64_t ScoreOf(const framework::ScorePlugin& plugin, const framework::CycleState& state,
+                       const api::Pod& pod, const framework::Snapshot& snapshot,
+                       framework::NodeIndex node) {
+  int64_t out = 0;
+  const framework::NodeIndex nodes[] = {node};
+  plugin.ScoreNodes(state, pod, snapshot, nodes, std::span<int64_t>(&out, 1));
+  return out;
 }
 
 // PreScore, ScoreNodes over every node of `snapshot` (all feasible) and NormalizeScore: the

@@ -27,8 +27,10 @@ class TestPlugin final : public QueueSortPlugin,
       return Status::Unresolvable("node(s) had untolerated taint(s)");
     return Status::Success();
   }
-  int64_t Score(const CycleState&, const api::Pod&, const NodeInfo& n) const override {
-    return static_cast<int64_t>(n.name().size());
+  void ScoreNodes(const CycleState&, const api::Pod&, const Snapshot& snapshot,
+                  std::span<const NodeIndex> nodes, std::span<int64_t> out) const override {
+    ScoreEach(snapshot, nodes, out,
+              [&](const NodeInfo& n) -> int64_t { return static_cast<int64_t>(n.name().size()); });
   }
   Status Bind(CycleState&, const api::Pod&, std::string_view) override { return Status::Success(); }
 };
@@ -37,8 +39,11 @@ class TestPlugin final : public QueueSortPlugin,
 class NormPlugin final : public ScorePlugin {
  public:
   std::string_view Name() const override { return "Norm"; }
-  int64_t Score(const CycleState&, const api::Pod&, const NodeInfo& n) const override {
-    return 10 * static_cast<int64_t>(n.name().size());
+  void ScoreNodes(const CycleState&, const api::Pod&, const Snapshot& snapshot,
+                  std::span<const NodeIndex> nodes, std::span<int64_t> out) const override {
+    ScoreEach(snapshot, nodes, out, [&](const NodeInfo& n) -> int64_t {
+      return 10 * static_cast<int64_t>(n.name().size());
+    });
   }
   bool HasNormalizeScore() const override { return true; }
   Status NormalizeScore(const CycleState&, const api::Pod&,
@@ -56,8 +61,10 @@ class TiePlugin final : public ScorePlugin {
  public:
   explicit TiePlugin(TieBreak rule) : rule_(rule) {}
   std::string_view Name() const override { return "Tie"; }
-  int64_t Score(const CycleState&, const api::Pod&, const NodeInfo& n) const override {
-    return n.name().back() - '0';
+  void ScoreNodes(const CycleState&, const api::Pod&, const Snapshot& snapshot,
+                  std::span<const NodeIndex> nodes, std::span<int64_t> out) const override {
+    ScoreEach(snapshot, nodes, out,
+              [&](const NodeInfo& n) -> int64_t { return n.name().back() - '0'; });
   }
   bool HasNormalizeScore() const override { return true; }
   Status NormalizeScore(const CycleState&, const api::Pod&,

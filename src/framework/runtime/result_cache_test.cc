@@ -44,11 +44,14 @@ class CountingPlugin final : public QueueSortPlugin,
       return Status::Unschedulable("node is full");
     return Status::Success();
   }
-  int64_t Score(const CycleState&, const api::Pod&, const NodeInfo& n) const override {
-    ++score_calls;
-    common::Atom v;
-    if (!n.node->meta.labels.Get(common::Intern("score"), &v)) return 0;
-    return static_cast<int64_t>(common::Str(v).size());
+  void ScoreNodes(const CycleState&, const api::Pod&, const Snapshot& snapshot,
+                  std::span<const NodeIndex> nodes, std::span<int64_t> out) const override {
+    ScoreEach(snapshot, nodes, out, [&](const NodeInfo& n) -> int64_t {
+      ++score_calls;
+      common::Atom v;
+      if (!n.node->meta.labels.Get(common::Intern("score"), &v)) return 0;
+      return static_cast<int64_t>(common::Str(v).size());
+    });
   }
   Status Bind(CycleState&, const api::Pod&, std::string_view) override { return Status::Success(); }
   Status PostFilter(CycleState&, const api::Pod&, const Snapshot& snapshot,

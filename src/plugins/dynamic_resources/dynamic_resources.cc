@@ -486,9 +486,11 @@ framework::Status DynamicResources::PreScore(framework::CycleState& state, const
   return framework::Status::Success();
 }
 
-int64_t DynamicResources::Score(const framework::CycleState& state, const api::Pod& /*pod*/,
-                                const framework::NodeInfo& node) const {
-  const State* s = state.Get<State>(kStateKey);
+namespace {
+
+// The raw score of `node`: the packing of the pod's claims there, and what the lookahead or the
+// waiting claims' device pressure says of taking its devices.
+int64_t RawScoreOf(const State* s, const framework::NodeInfo& node) {
   if (s == nullptr) return 0;
   const std::vector<ClaimPlan>* plans = PlansFor(*s, node);
   thread_local NodeDevices scratch;
@@ -519,6 +521,17 @@ int64_t DynamicResources::Score(const framework::CycleState& state, const api::P
   const double mean = usable == 0 ? 1.0 : sum / static_cast<double>(usable);
   const auto unclaimed = static_cast<int64_t>((1.0 - mean) * framework::kMaxNodeScore + 0.5);
   return (packing + unclaimed) / 2;
+}
+
+}  // namespace
+
+void DynamicResources::ScoreNodes(const framework::CycleState& state, const api::Pod& /*pod*/,
+                                  const framework::Snapshot& snapshot,
+                                  std::span<const framework::NodeIndex> nodes,
+                                  std::span<int64_t> out) const {
+  const State* s = state.Get<State>(kStateKey);
+  framework::ScoreEach(snapshot, nodes, out,
+                       [s](const framework::NodeInfo& node) { return RawScoreOf(s, node); });
 }
 
 framework::Status DynamicResources::Reserve(framework::CycleState& state, const api::Pod& pod,

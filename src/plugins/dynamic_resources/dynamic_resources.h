@@ -84,8 +84,9 @@ class DynamicResources final : public framework::PreFilterPlugin,
   framework::Status PreScore(framework::CycleState& state, const api::Pod& pod,
                              const framework::Snapshot& snapshot,
                              std::span<const framework::NodeIndex> feasible) override;
-  int64_t Score(const framework::CycleState& state, const api::Pod& pod,
-                const framework::NodeInfo& node) const override;
+  void ScoreNodes(const framework::CycleState& state, const api::Pod& pod,
+                  const framework::Snapshot& snapshot, std::span<const framework::NodeIndex> nodes,
+                  std::span<int64_t> out) const override;
   framework::Status Reserve(framework::CycleState& state, const api::Pod& pod,
                             const framework::NodeInfo& node) override;
   void Unreserve(framework::CycleState& state, const api::Pod& pod, std::string_view node) override;

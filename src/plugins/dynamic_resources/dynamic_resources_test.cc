@@ -19,6 +19,7 @@
 #include "src/testing/builders.h"
 #include "src/testing/fake_gangs.h"
 #include "src/testing/fake_handle.h"
+#include "src/testing/plugin_fixture.h"
 
 namespace gpusched::plugins::dynamic_resources {
 namespace {
@@ -521,9 +522,13 @@ TEST_F(DynamicResourcesTest, ScorePacksAndKeepsDevicesWaitingRestrictedClaimsNee
   auto scores = [&] {
     framework::CycleState state;
     api::Pod pod = PodWithClaims("any", {"any"});
-    EXPECT_TRUE(pl_->PreFilter(state, pod, framework::Snapshot()).ok());
-    EXPECT_TRUE(pl_->PreScore(state, pod, framework::Snapshot(), feasible).ok());
-    return std::make_pair(pl_->Score(state, pod, Node("n1")), pl_->Score(state, pod, Node("n2")));
+    const framework::Snapshot empty;  // the cycle state keeps a pointer to it
+    EXPECT_TRUE(pl_->PreFilter(state, pod, empty).ok());
+    EXPECT_TRUE(pl_->PreScore(state, pod, empty, feasible).ok());
+    const framework::Snapshot nodes =
+        testing::SnapshotOf({testing::MakeNode("n1").Ptr(), testing::MakeNode("n2").Ptr()});
+    return std::make_pair(testing::ScoreOf(*pl_, state, pod, nodes, 0),
+                          testing::ScoreOf(*pl_, state, pod, nodes, 1));
   };
   // Packing alone: one of two devices used after the allocation on either node.
   EXPECT_EQ(scores(), std::make_pair(int64_t{50}, int64_t{50}));
@@ -570,8 +575,8 @@ TEST_F(DynamicResourcesTest, ScoreLeavesRoomForTheClaimsThatWait) {
     api::Pod pod = PodWithClaims("any", {"any"});
     EXPECT_TRUE(pl_->PreFilter(state, pod, snapshot).ok());
     EXPECT_TRUE(pl_->PreScore(state, pod, snapshot, feasible).ok());
-    return std::make_pair(pl_->Score(state, pod, snapshot.at(0)),
-                          pl_->Score(state, pod, snapshot.at(1)));
+    return std::make_pair(testing::ScoreOf(*pl_, state, pod, snapshot, 0),
+                          testing::ScoreOf(*pl_, state, pod, snapshot, 1));
   };
   // Packing alone: n1 is fuller (3 of 4 A100s used after the allocation, 1 of 4 T4s).
   EXPECT_EQ(scores(), std::make_pair(int64_t{75}, int64_t{25}));
@@ -869,9 +874,9 @@ TEST_F(ExtendedResourceTest, LooksAheadForTheClaimsThatWaitAcrossDraAndDevicePlu
     api::Pod pod = GpuPod("plain", 1);
     EXPECT_TRUE(pl_->PreFilter(state, pod, snapshot).ok());
     EXPECT_TRUE(pl_->PreScore(state, pod, snapshot, feasible).ok());
-    return std::vector<int64_t>{pl_->Score(state, pod, snapshot.at(0)),
-                                pl_->Score(state, pod, snapshot.at(1)),
-                                pl_->Score(state, pod, snapshot.at(2))};
+    return std::vector<int64_t>{testing::ScoreOf(*pl_, state, pod, snapshot, 0),
+                                testing::ScoreOf(*pl_, state, pod, snapshot, 1),
+                                testing::ScoreOf(*pl_, state, pod, snapshot, 2)};
   };
   // Packing alone: a quarter of either DRA node, nothing on the device plugin's node.
   EXPECT_EQ(scores(), (std::vector<int64_t>{25, 25, 0}));

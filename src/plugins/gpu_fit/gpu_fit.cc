@@ -347,12 +347,6 @@ int64_t GpuFit::ScoreOne(const PreScoreState& s, const framework::NodeInfo& node
   return score;
 }
 
-int64_t GpuFit::Score(const framework::CycleState& state, const api::Pod& /*pod*/,
-                      const framework::NodeInfo& node) const {
-  const PreScoreState* s = state.Get<PreScoreState>(kPreScoreKey);
-  return s == nullptr ? 0 : ScoreOne(*s, node);
-}
-
 void GpuFit::ScoreNodes(const framework::CycleState& state, const api::Pod& /*pod*/,
                         const framework::Snapshot& snapshot,
                         std::span<const framework::NodeIndex> nodes, std::span<int64_t> out) const {

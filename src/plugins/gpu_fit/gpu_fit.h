@@ -145,8 +145,6 @@ class GpuFit final : public framework::PreFilterPlugin,
   framework::Status PreScore(framework::CycleState& state, const api::Pod& pod,
                              const framework::Snapshot& snapshot,
                              std::span<const framework::NodeIndex> feasible) override;
-  int64_t Score(const framework::CycleState& state, const api::Pod& pod,
-                const framework::NodeInfo& node) const override;
   void ScoreNodes(const framework::CycleState& state, const api::Pod& pod,
                   const framework::Snapshot& snapshot, std::span<const framework::NodeIndex> nodes,
                   std::span<int64_t> out) const override;

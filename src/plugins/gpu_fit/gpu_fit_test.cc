@@ -411,7 +411,7 @@ TEST(GpuFitTest, ScoreDefault) {
     plugin->ScoreNodes(state, c.pod, snapshot, feasible, scores);
     EXPECT_EQ(scores, c.want);
     for (size_t i = 0; i < feasible.size(); ++i) {
-      EXPECT_EQ(plugin->Score(state, c.pod, snapshot.at(feasible[i])), c.want[i]);
+      EXPECT_EQ(testing::ScoreOf(*plugin, state, c.pod, snapshot, feasible[i]), c.want[i]);
     }
   }
 }
@@ -459,7 +459,7 @@ TEST(GpuFitTest, ScoreBestFit) {
     std::vector<int64_t> scores(feasible.size());
     plugin->ScoreNodes(state, c.pod, snapshot, feasible, scores);
     EXPECT_EQ(scores, c.raw);
-    EXPECT_EQ(plugin->Score(state, c.pod, snapshot.at(0)), c.raw[0]);
+    EXPECT_EQ(testing::ScoreOf(*plugin, state, c.pod, snapshot, 0), c.raw[0]);
     ASSERT_TRUE(plugin->NormalizeScore(state, c.pod, scores).ok());
     EXPECT_EQ(scores, c.normalized);
   }
@@ -972,7 +972,8 @@ TEST(GpuFitTest, FilterAndScoreDoNotAllocate) {
       g_counting = true;
       for (framework::NodeIndex i : all) {
         if (filter) (void)plugin->Filter(state, pod, snapshot.at(i));
-        if (score) out[static_cast<size_t>(i)] += plugin->Score(state, pod, snapshot.at(i));
+        if (score)
+          out[static_cast<size_t>(i)] += testing::ScoreOf(*plugin, state, pod, snapshot, i);
       }
       if (score) {
         plugin->ScoreNodes(state, pod, snapshot, all, out);

@@ -619,12 +619,6 @@ framework::Status GpuFragmentation::PreScore(framework::CycleState& state, const
   return framework::Status::Success();
 }
 
-int64_t GpuFragmentation::Score(const framework::CycleState& state, const api::Pod& /*pod*/,
-                                const framework::NodeInfo& node) const {
-  const PodState* s = state.Get<PodState>(kStateKey);
-  return s == nullptr ? 0 : ScoreOne(*s, args_, node);
-}
-
 void GpuFragmentation::ScoreNodes(const framework::CycleState& state, const api::Pod& /*pod*/,
                                   const framework::Snapshot& snapshot,
                                   std::span<const framework::NodeIndex> nodes,

@@ -169,12 +169,10 @@ class GpuFragmentation final : public framework::PreFilterPlugin,
   framework::Status PreScore(framework::CycleState& state, const api::Pod& pod,
                              const framework::Snapshot& snapshot,
                              std::span<const framework::NodeIndex> feasible) override;
-  int64_t Score(const framework::CycleState& state, const api::Pod& pod,
-                const framework::NodeInfo& node) const override;
-  // Score per node, except that FGD and Learned score nodes in the same state (model, GPU count,
-  // health, GPU memory, free CPU, utilization, each device's used milli and memory; not NVLink-
-  // island nodes) once per call: equal to Score on every node. Allocation-free after warm-up
-  // (a per-thread table).
+  // Each node on its own, except that FGD and Learned score nodes in the same state (model, GPU
+  // count, health, GPU memory, free CPU, utilization, each device's used milli and memory; not
+  // NVLink-island nodes) once per call: equal to scoring each node alone. Allocation-free after
+  // warm-up (a per-thread table).
   void ScoreNodes(const framework::CycleState& state, const api::Pod& pod,
                   const framework::Snapshot& snapshot, std::span<const framework::NodeIndex> nodes,
                   std::span<int64_t> out) const override;

@@ -393,7 +393,7 @@ TEST(GpuFragmentationTest, ScoreNodesEqualsScoreOnEveryNode) {
       std::vector<int64_t> batch(nodes.size());
       p->ScoreNodes(state, pod, snapshot, nodes, batch);
       for (size_t i = 0; i < nodes.size(); ++i) {
-        ASSERT_EQ(batch[i], p->Score(state, pod, snapshot.at(nodes[i]))) << "node " << i;
+        ASSERT_EQ(batch[i], testing::ScoreOf(*p, state, pod, snapshot, nodes[i])) << "node " << i;
       }
     }
   }
@@ -419,7 +419,7 @@ TEST(GpuFragmentationTest, ExplainScoreAgreesWithTheLearnedKey) {
     ASSERT_TRUE(p->PreFilter(state, c.pod, c.snapshot).ok());
     ASSERT_TRUE(p->PreScore(state, c.pod, c.snapshot, All(c.snapshot)).ok());
     for (const framework::NodeInfo& node : c.snapshot.nodes()) {
-      const int64_t raw = p->Score(state, c.pod, node);
+      const int64_t raw = testing::ScoreOf(*p, state, c.pod, c.snapshot, node.index);
       const std::string words = p->ExplainScore(state, c.pod, node, raw);
       SCOPED_TRACE(words);
       if (words.starts_with("the pod's GPUs fit no set")) {

@@ -101,18 +101,16 @@ framework::Status ImageLocality::PreScore(framework::CycleState& state, const ap
   return framework::Status::Success();
 }
 
-int64_t ImageLocality::Score(const framework::CycleState& state, const api::Pod& /*pod*/,
-                             const framework::NodeInfo& node) const {
-  const auto* s = state.Get<PreScoreState>(kPreScoreKey);
-  if (s == nullptr || static_cast<size_t>(node.index) >= s->sum_by_node.size()) return 0;
-  return CalculatePriority(s->sum_by_node[static_cast<size_t>(node.index)], s->containers);
-}
-
-void ImageLocality::ScoreNodes(const framework::CycleState& state, const api::Pod& pod,
+void ImageLocality::ScoreNodes(const framework::CycleState& state, const api::Pod& /*pod*/,
                                const framework::Snapshot& snapshot,
                                std::span<const framework::NodeIndex> nodes,
                                std::span<int64_t> out) const {
-  for (size_t i = 0; i < nodes.size(); ++i) out[i] = Score(state, pod, snapshot.at(nodes[i]));
+  const auto* s = state.Get<PreScoreState>(kPreScoreKey);
+  framework::ScoreEach(snapshot, nodes, out, [s](const framework::NodeInfo& node) -> int64_t {
+    const auto slot = static_cast<size_t>(node.index);
+    if (s == nullptr || slot >= s->sum_by_node.size()) return 0;
+    return CalculatePriority(s->sum_by_node[slot], s->containers);
+  });
 }
 
 }  // namespace gpusched::plugins::image_locality

@@ -54,8 +54,6 @@ class ImageLocality final : public framework::PreScorePlugin, public framework::
   framework::Status PreScore(framework::CycleState& state, const api::Pod& pod,
                              const framework::Snapshot& snapshot,
                              std::span<const framework::NodeIndex> feasible) override;
-  int64_t Score(const framework::CycleState& state, const api::Pod& pod,
-                const framework::NodeInfo& node) const override;
   void ScoreNodes(const framework::CycleState& state, const api::Pod& pod,
                   const framework::Snapshot& snapshot, std::span<const framework::NodeIndex> nodes,
                   std::span<int64_t> out) const override;

@@ -334,18 +334,22 @@ framework::Status InterPodAffinity::PreScore(framework::CycleState& state, const
   return framework::Status::Success();
 }
 
-int64_t InterPodAffinity::Score(const framework::CycleState& state, const api::Pod& /*pod*/,
-                                const framework::NodeInfo& node) const {
+void InterPodAffinity::ScoreNodes(const framework::CycleState& state, const api::Pod& /*pod*/,
+                                  const framework::Snapshot& snapshot,
+                                  std::span<const framework::NodeIndex> nodes,
+                                  std::span<int64_t> out) const {
   const PreScoreState* s = state.Get<PreScoreState>(kPreScoreKey);
-  if (s == nullptr) return 0;
-  const auto slot = static_cast<size_t>(node.index);
-  int64_t total = 0;
-  for (size_t t = 0; t < s->score.keys.size(); ++t) {
-    if (slot < s->score.keys[t].index->node_domain.size()) {
-      total += s->score.At(static_cast<int32_t>(t), slot);
+  framework::ScoreEach(snapshot, nodes, out, [s](const framework::NodeInfo& node) -> int64_t {
+    if (s == nullptr) return 0;
+    const auto slot = static_cast<size_t>(node.index);
+    int64_t total = 0;
+    for (size_t t = 0; t < s->score.keys.size(); ++t) {
+      if (slot < s->score.keys[t].index->node_domain.size()) {
+        total += s->score.At(static_cast<int32_t>(t), slot);
+      }
     }
-  }
-  return total;
+    return total;
+  });
 }
 
 framework::Status InterPodAffinity::NormalizeScore(const framework::CycleState& state,

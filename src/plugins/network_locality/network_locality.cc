@@ -601,12 +601,16 @@ framework::Status NetworkLocality::PreScore(framework::CycleState& cycle, const 
   return s.IsRejected() ? framework::Status::Success() : s;
 }
 
-int64_t NetworkLocality::Score(const framework::CycleState& cycle, const api::Pod& /*pod*/,
-                               const framework::NodeInfo& node) const {
+void NetworkLocality::ScoreNodes(const framework::CycleState& cycle, const api::Pod& /*pod*/,
+                                 const framework::Snapshot& snapshot,
+                                 std::span<const framework::NodeIndex> nodes,
+                                 std::span<int64_t> out) const {
   const State* s = cycle.Get<State>(kStateKey);
-  if (s == nullptr || s->score_equally) return 0;
-  const size_t i = static_cast<size_t>(node.index);
-  return i < s->cost.size() ? s->cost[i] : 0;
+  framework::ScoreEach(snapshot, nodes, out, [s](const framework::NodeInfo& node) -> int64_t {
+    if (s == nullptr || s->score_equally) return 0;
+    const auto i = static_cast<size_t>(node.index);
+    return i < s->cost.size() ? s->cost[i] : 0;
+  });
 }
 
 framework::Status NetworkLocality::NormalizeScore(const framework::CycleState& /*cycle*/,

@@ -123,8 +123,9 @@ class NetworkLocality final : public framework::QueueSortPlugin,
   framework::Status PreScore(framework::CycleState& state, const api::Pod& pod,
                              const framework::Snapshot& snapshot,
                              std::span<const framework::NodeIndex> feasible) override;
-  int64_t Score(const framework::CycleState& state, const api::Pod& pod,
-                const framework::NodeInfo& node) const override;
+  void ScoreNodes(const framework::CycleState& state, const api::Pod& pod,
+                  const framework::Snapshot& snapshot, std::span<const framework::NodeIndex> nodes,
+                  std::span<int64_t> out) const override;
   bool HasNormalizeScore() const override { return true; }
   // network cost N (lower is better)
   std::string ExplainScore(const framework::CycleState& state, const api::Pod& pod,

@@ -14,6 +14,7 @@
 #include "src/framework/plugin.h"
 #include "src/testing/builders.h"
 #include "src/testing/fake_handle.h"
+#include "src/testing/plugin_fixture.h"
 
 namespace gpusched::plugins::network_locality {
 namespace {
@@ -65,7 +66,8 @@ Scores ScoreAll(NetworkLocality& plugin, const api::Pod& pod, const framework::S
   // Skip: the pod has no possible peer; Score then sees no state and scores every node 0.
   EXPECT_TRUE(s.ok() || s.IsSkip()) << s.ToString();
   Scores out;
-  for (const framework::NodeInfo& n : snap.nodes()) out.raw.push_back(plugin.Score(state, pod, n));
+  for (const framework::NodeInfo& n : snap.nodes())
+    out.raw.push_back(testing::ScoreOf(plugin, state, pod, snap, n.index));
   out.normalized = out.raw;
   EXPECT_TRUE(plugin.NormalizeScore(state, pod, out.normalized).ok());
   return out;
@@ -380,9 +382,9 @@ TEST(AnnotationModeTest, PricesAndCostLimitComeFromArgs) {
                         .Ptr();
   framework::CycleState state;
   ASSERT_TRUE(plugin->PreFilter(state, *app, snap).ok());
-  EXPECT_EQ(plugin->Score(state, *app, snap.at(0)), 0);
-  EXPECT_EQ(plugin->Score(state, *app, snap.at(1)), 2592);
-  EXPECT_EQ(plugin->Score(state, *app, snap.at(2)), 51840);
+  EXPECT_EQ(testing::ScoreOf(*plugin, state, *app, snap, 0), 0);
+  EXPECT_EQ(testing::ScoreOf(*plugin, state, *app, snap, 1), 2592);
+  EXPECT_EQ(testing::ScoreOf(*plugin, state, *app, snap, 2), 51840);
   EXPECT_TRUE(plugin->Filter(state, *app, snap.at(1)).ok());
   EXPECT_EQ(plugin->Filter(state, *app, snap.at(2)).code(), framework::Code::kUnschedulable);
 }
@@ -396,8 +398,8 @@ TEST(AnnotationModeTest, PreScoreComputesCostsWhenPreFilterDidNotRun) {
   framework::CycleState state;
   std::vector<framework::NodeIndex> feasible = {0, 1};
   ASSERT_TRUE(plugin->PreScore(state, *app, snap, feasible).ok());
-  EXPECT_EQ(plugin->Score(state, *app, snap.at(0)), 0);
-  EXPECT_EQ(plugin->Score(state, *app, snap.at(1)), 51840);
+  EXPECT_EQ(testing::ScoreOf(*plugin, state, *app, snap, 0), 0);
+  EXPECT_EQ(testing::ScoreOf(*plugin, state, *app, snap, 1), 51840);
 }
 
 TEST(AnnotationModeTest, MalformedAnnotationMakesOnlyThatPodUnresolvable) {

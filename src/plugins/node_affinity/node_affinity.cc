@@ -197,11 +197,6 @@ int64_t NodeAffinity::ScoreOne(const api::Pod& pod, const framework::NodeInfo& n
          PreferredScore(pod.affinity.node_affinity.preferred, node);
 }
 
-int64_t NodeAffinity::Score(const framework::CycleState& /*state*/, const api::Pod& pod,
-                            const framework::NodeInfo& node) const {
-  return ScoreOne(pod, node);
-}
-
 void NodeAffinity::ScoreNodes(const framework::CycleState& /*state*/, const api::Pod& pod,
                               const framework::Snapshot& snapshot,
                               std::span<const framework::NodeIndex> nodes,

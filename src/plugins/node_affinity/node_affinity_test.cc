@@ -171,7 +171,7 @@ TEST(NodeAffinityTest, Score) {
     std::vector<int64_t> scores(feasible.size());
     plugin->ScoreNodes(state, c.pod, snapshot, feasible, scores);
     EXPECT_EQ(scores, c.raw);
-    EXPECT_EQ(plugin->Score(state, c.pod, snapshot.at(1)), c.raw[1]);
+    EXPECT_EQ(testing::ScoreOf(*plugin, state, c.pod, snapshot, 1), c.raw[1]);
     ASSERT_TRUE(plugin->NormalizeScore(state, c.pod, scores).ok());
     EXPECT_EQ(scores, c.normalized);
   }
@@ -261,7 +261,7 @@ TEST(NodeAffinityTest, FilterAndScoreDoNotAllocate) {
   g_counting = true;
   for (framework::NodeIndex i : all) {
     (void)plugin->Filter(state, pod, snapshot.at(i));
-    out[static_cast<size_t>(i)] = plugin->Score(state, pod, snapshot.at(i));
+    out[static_cast<size_t>(i)] = testing::ScoreOf(*plugin, state, pod, snapshot, i);
   }
   plugin->ScoreNodes(state, pod, snapshot, all, out);
   (void)plugin->NormalizeScore(state, pod, out);

@@ -182,12 +182,6 @@ int64_t BalancedAllocation::ScoreOne(const PreScoreState& s,
   });
 }
 
-int64_t BalancedAllocation::Score(const framework::CycleState& state, const api::Pod& /*pod*/,
-                                  const framework::NodeInfo& node) const {
-  const auto* s = state.Get<PreScoreState>(kPreScoreKey);
-  return s == nullptr ? 0 : ScoreOne(*s, node);
-}
-
 void BalancedAllocation::ScoreNodes(const framework::CycleState& state, const api::Pod& /*pod*/,
                                     const framework::Snapshot& snapshot,
                                     std::span<const framework::NodeIndex> nodes,

@@ -405,12 +405,6 @@ int64_t NodeResourcesFit::ScoreOne(const PreScoreState& s, const framework::Node
   return node_score / weight_sum;
 }
 
-int64_t NodeResourcesFit::Score(const framework::CycleState& state, const api::Pod& /*pod*/,
-                                const framework::NodeInfo& node) const {
-  const PreScoreState* s = state.Get<PreScoreState>(kPreScoreKey);
-  return s == nullptr ? 0 : ScoreOne(*s, node);
-}
-
 void NodeResourcesFit::ScoreNodes(const framework::CycleState& state, const api::Pod& /*pod*/,
                                   const framework::Snapshot& snapshot,
                                   std::span<const framework::NodeIndex> nodes,

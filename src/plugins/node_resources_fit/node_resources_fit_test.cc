@@ -219,7 +219,7 @@ TEST(NodeResourcesFitTest, Score) {
     framework::CycleState state;
     const std::vector<framework::NodeIndex> feasible = {0};
     ASSERT_TRUE(plugin->PreScore(state, c.pod, snapshot, feasible).ok());
-    EXPECT_EQ(plugin->Score(state, c.pod, snapshot.at(0)), c.want);
+    EXPECT_EQ(testing::ScoreOf(*plugin, state, c.pod, snapshot, 0), c.want);
     std::vector<int64_t> out(1, -1);
     plugin->ScoreNodes(state, c.pod, snapshot, feasible, out);
     EXPECT_EQ(out[0], c.want);
@@ -339,7 +339,7 @@ TEST(NodeResourcesFitTest, FilterAndScoreDoNotAllocate) {
     g_counting = true;
     for (framework::NodeIndex i : all) {
       (void)plugin->Filter(state, pod, snapshot.at(i));
-      out[static_cast<size_t>(i)] = plugin->Score(state, pod, snapshot.at(i));
+      out[static_cast<size_t>(i)] = testing::ScoreOf(*plugin, state, pod, snapshot, i);
     }
     plugin->ScoreNodes(state, pod, snapshot, all, out);
     g_counting = false;

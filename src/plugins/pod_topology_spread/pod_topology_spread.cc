@@ -541,14 +541,6 @@ int64_t ScoreAt(const PreScoreState& s, size_t slot, const api::Pod& pod, NodeFn
 
 }  // namespace
 
-int64_t PodTopologySpread::Score(const framework::CycleState& state, const api::Pod& pod,
-                                 const framework::NodeInfo& node) const {
-  const PreScoreState* s = state.Get<PreScoreState>(kPreScoreKey);
-  if (s == nullptr) return 0;
-  return ScoreAt(*s, static_cast<size_t>(node.index), pod,
-                 [&node]() -> const framework::NodeInfo& { return node; });
-}
-
 void PodTopologySpread::ScoreNodes(const framework::CycleState& state, const api::Pod& pod,
                                    const framework::Snapshot& snapshot,
                                    std::span<const framework::NodeIndex> nodes,

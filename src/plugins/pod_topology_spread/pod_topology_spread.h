@@ -129,9 +129,6 @@ class PodTopologySpread final : public framework::PreFilterPlugin,
   framework::Status PreScore(framework::CycleState& state, const api::Pod& pod,
                              const framework::Snapshot& snapshot,
                              std::span<const framework::NodeIndex> feasible) override;
-  int64_t Score(const framework::CycleState& state, const api::Pod& pod,
-                const framework::NodeInfo& node) const override;
-  // Score over `nodes` with one CycleState lookup (same values as Score per node).
   void ScoreNodes(const framework::CycleState& state, const api::Pod& pod,
                   const framework::Snapshot& snapshot, std::span<const framework::NodeIndex> nodes,
                   std::span<int64_t> out) const override;

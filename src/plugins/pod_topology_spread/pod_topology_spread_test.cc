@@ -529,7 +529,8 @@ TEST(PodTopologySpreadTest, MatchCountMemoFollowsNodeGenerations) {
     EXPECT_TRUE(plugin->PreScore(state, rs, snapshot, all).ok());
     std::vector<int64_t> out(3);
     plugin->ScoreNodes(state, rs, snapshot, all, out);
-    for (size_t i = 0; i < 3; ++i) EXPECT_EQ(out[i], plugin->Score(state, rs, snapshot.at(all[i])));
+    for (size_t i = 0; i < 3; ++i)
+      EXPECT_EQ(out[i], testing::ScoreOf(*plugin, state, rs, snapshot, all[i]));
     return out;
   };
   const std::vector<int64_t> before = raw_scores();

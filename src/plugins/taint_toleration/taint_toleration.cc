@@ -51,11 +51,6 @@ framework::Status TaintToleration::Filter(const framework::CycleState& /*state*/
   return framework::Status::Unresolvable(kReasonUntolerated);
 }
 
-int64_t TaintToleration::Score(const framework::CycleState& /*state*/, const api::Pod& pod,
-                               const framework::NodeInfo& node) const {
-  return CountIntolerablePreferNoSchedule(pod, node);
-}
-
 void TaintToleration::ScoreNodes(const framework::CycleState& /*state*/, const api::Pod& pod,
                                  const framework::Snapshot& snapshot,
                                  std::span<const framework::NodeIndex> nodes,

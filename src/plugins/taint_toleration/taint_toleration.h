@@ -44,8 +44,6 @@ class TaintToleration final : public framework::FilterPlugin,
   }
   framework::Status Filter(const framework::CycleState& state, const api::Pod& pod,
                            const framework::NodeInfo& node) const override;
-  int64_t Score(const framework::CycleState& state, const api::Pod& pod,
-                const framework::NodeInfo& node) const override;
   void ScoreNodes(const framework::CycleState& state, const api::Pod& pod,
                   const framework::Snapshot& snapshot, std::span<const framework::NodeIndex> nodes,
                   std::span<int64_t> out) const override;

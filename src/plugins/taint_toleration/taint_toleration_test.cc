@@ -129,7 +129,7 @@ TEST(TaintTolerationTest, ScoreCountsIntolerablePreferNoScheduleTaintsReversed) 
     plugin->ScoreNodes(state, c.pod, snapshot, feasible, scores);
     EXPECT_EQ(scores, c.raw);
     for (size_t i = 0; i < feasible.size(); ++i) {
-      EXPECT_EQ(plugin->Score(state, c.pod, snapshot.at(feasible[i])), c.raw[i]);
+      EXPECT_EQ(testing::ScoreOf(*plugin, state, c.pod, snapshot, feasible[i]), c.raw[i]);
     }
     ASSERT_TRUE(plugin->NormalizeScore(state, c.pod, scores).ok());
     EXPECT_EQ(scores, c.normalized);
@@ -159,7 +159,7 @@ TEST(TaintTolerationTest, FilterAndScoreDoNotAllocate) {
   g_counting = true;
   for (framework::NodeIndex i : all) {
     (void)plugin->Filter(state, pod, snapshot.at(i));
-    out[static_cast<size_t>(i)] = plugin->Score(state, pod, snapshot.at(i));
+    out[static_cast<size_t>(i)] = testing::ScoreOf(*plugin, state, pod, snapshot, i);
   }
   plugin->ScoreNodes(state, pod, snapshot, all, out);
   (void)plugin->NormalizeScore(state, pod, out);
