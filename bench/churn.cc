@@ -136,7 +136,7 @@ class Churn {
   common::Status Update(size_t i, api::NodePtr updated) {
     api::NodePtr old = nodes_[i];
     nodes_[i] = updated;
-    s_.scheduler().OnNodeUpdate(std::move(old), std::move(updated));
+    s_.scheduler().events().OnNodeUpdate(std::move(old), std::move(updated));
     return common::Status::Ok();
   }
   common::Status NudgeCpu(int64_t k) {

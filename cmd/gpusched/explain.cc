@@ -267,7 +267,7 @@ class ExplainCommand final : public Command {
   // first) on `sched` and prints the result.
   int ExplainPod(scheduler::Scheduler& sched, const config::SchedulerConfig& cfg,
                  const api::PodPtr& pod_ptr, std::string source) {
-    if (!pod_ptr->node_name.empty()) sched.OnPodDelete(pod_ptr);
+    if (!pod_ptr->node_name.empty()) sched.events().OnPodDelete(pod_ptr);
     const api::Pod& target = *pod_ptr;
     std::string_view own = common::Str(target.scheduler_name);
     explain::ProfileChoice choice =
@@ -329,7 +329,7 @@ class ExplainCommand final : public Command {
     auto sched = scheduler::Scheduler::Create(
         cfg, scheduler::SchedulerDeps{clock, random, api, executor, registry_});
     if (!sched.ok()) return BadInput(sched.status());
-    Collector collector(**sched, ref);
+    Collector collector((*sched)->events(), ref);
     auto listing = ListCluster(in_.kubeconfig, cfg, in_.sync_timeout_s, collector);
     if (!listing.ok()) return BadInput(listing.status());
     auto target =

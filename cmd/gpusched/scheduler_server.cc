@@ -161,7 +161,8 @@ common::Status SchedulerServer::BuildScheduler() {
 }
 
 void SchedulerServer::BuildInformers() {
-  recency_ = std::make_unique<EventRecencyHandler>(*sched_, clock_);  // informer lag for /metrics
+  recency_ =
+      std::make_unique<EventRecencyHandler>(sched_->events(), clock_);  // informer lag for /metrics
   recency_->RegisterMetrics(metrics_registry_);
   pods_ = kube::informer::NewPodInformer(*rest_, *recency_, clock_);
   nodes_ = kube::informer::NewNodeInformer(*rest_, *recency_, clock_);

@@ -46,7 +46,7 @@ class DecisionLogTest : public ::testing::Test {
     auto s = Scheduler::Create(cfg, SchedulerDeps{clock_, random_, api_, executor_, registry_});
     ASSERT_TRUE(s.ok()) << s.status().ToString();
     sched_ = std::move(s).value();
-    api_.handler = sched_.get();
+    api_.handler = &sched_->events();
     sched_->SetDecisionObserver([this](const Decision& d) {
       decisions_.push_back(d);
       LogDecision(d);
@@ -54,14 +54,14 @@ class DecisionLogTest : public ::testing::Test {
     // Four nodes with different amounts of free GPUs, so their scores differ.
     int i = 0;
     for (int gpus : {8, 4, 2, 1}) {
-      sched_->OnNodeAdd(MakeNode("gpu-" + std::to_string(i++))
-                            .Cpu("64")
-                            .Memory("512Gi")
-                            .Pods(110)
-                            .Gpus(gpus)
-                            .GpuModel("A100-SXM4-40GB")
-                            .GpuMemoryMiB(40960)
-                            .Ptr());
+      sched_->events().OnNodeAdd(MakeNode("gpu-" + std::to_string(i++))
+                                     .Cpu("64")
+                                     .Memory("512Gi")
+                                     .Pods(110)
+                                     .Gpus(gpus)
+                                     .GpuModel("A100-SXM4-40GB")
+                                     .GpuMemoryMiB(40960)
+                                     .Ptr());
     }
   }
   void Drain() {
@@ -103,7 +103,7 @@ TEST_F(DecisionLogTest, PlacementCarriesTheTopThreeScoresOfTheCycleAndLogsThemAt
   std::sort(totals.rbegin(), totals.rend());
 
   common::InitLoggingForTest(common::LogFormat::kJson, 2);
-  sched_->OnPodAdd(pod);
+  sched_->events().OnPodAdd(pod);
   Drain();
   ASSERT_EQ(decisions_.size(), 1u);
   const Decision& d = decisions_[0];
@@ -127,7 +127,8 @@ TEST_F(DecisionLogTest, PlacementCarriesTheTopThreeScoresOfTheCycleAndLogsThemAt
 
 TEST_F(DecisionLogTest, UnschedulablePodLogsTheDiagnosisReasons) {
   common::InitLoggingForTest(common::LogFormat::kJson, 2);
-  sched_->OnPodAdd(MakePod("default", "huge").SchedulerName("gpu-scheduler").Gpus(16).Ptr());
+  sched_->events().OnPodAdd(
+      MakePod("default", "huge").SchedulerName("gpu-scheduler").Gpus(16).Ptr());
   Drain();
   auto lines = JsonLines(common::TakeLogOutputForTest());
   ASSERT_EQ(lines.size(), 1u);
@@ -142,19 +143,19 @@ TEST_F(DecisionLogTest, UnschedulablePodLogsTheDiagnosisReasons) {
 
 TEST_F(DecisionLogTest, NothingIsLoggedBelowV2) {
   common::InitLoggingForTest(common::LogFormat::kText, 1);
-  sched_->OnPodAdd(MakePod("default", "p").SchedulerName("gpu-scheduler").Gpus(1).Ptr());
+  sched_->events().OnPodAdd(MakePod("default", "p").SchedulerName("gpu-scheduler").Gpus(1).Ptr());
   Drain();
   EXPECT_EQ(common::TakeLogOutputForTest(), "");
   EXPECT_EQ(decisions_.size(), 1u) << "the observer still runs";
 }
 
 TEST_F(DecisionLogTest, DecisionAnnotationIsOffByDefaultAndSummarizesTheChoiceWhenOn) {
-  sched_->OnPodAdd(MakePod("default", "off").SchedulerName("gpu-scheduler").Gpus(1).Ptr());
+  sched_->events().OnPodAdd(MakePod("default", "off").SchedulerName("gpu-scheduler").Gpus(1).Ptr());
   Drain();
   EXPECT_EQ(api_.annotations["default/off"].count(std::string(kDecisionAnnotation)), 0u);
 
   sched_->SetDecisionAnnotation(true);
-  sched_->OnPodAdd(MakePod("default", "on").SchedulerName("gpu-scheduler").Gpus(1).Ptr());
+  sched_->events().OnPodAdd(MakePod("default", "on").SchedulerName("gpu-scheduler").Gpus(1).Ptr());
   Drain();
   ASSERT_EQ(decisions_.size(), 2u);
   const Decision& d = decisions_[1];

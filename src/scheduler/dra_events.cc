@@ -5,7 +5,6 @@
 #include <variant>
 
 #include "src/common/overloaded.h"
-#include "src/scheduler/scheduler.h"
 
 namespace gpusched::scheduler {
 
@@ -62,23 +61,6 @@ queue::QueueEvent DraQueueEvent(const kube::DraObject* old_obj, const kube::DraO
   if (obj != nullptr) e.new_obj = std::visit(as_void, *obj);
   if (old_obj != nullptr) e.old_obj = std::visit(as_void, *old_obj);
   return e;
-}
-
-void Scheduler::OnDraAdd(const kube::DraObject& obj) {
-  ApplyDraEvent(dra_data_.store, nullptr, &obj);
-  OnClusterEvent(DraQueueEvent(nullptr, &obj));
-}
-
-void Scheduler::OnDraUpdate(const kube::DraObject& old_obj, const kube::DraObject& obj) {
-  ApplyDraEvent(dra_data_.store, &old_obj, &obj);
-  OnClusterEvent(DraQueueEvent(&old_obj, &obj));
-}
-
-// A deleted claim frees its devices; a deleted slice or class helps no pod (the plugin
-// registers no delete for them, and the hints skip what they did not register).
-void Scheduler::OnDraDelete(const kube::DraObject& obj) {
-  ApplyDraEvent(dra_data_.store, &obj, nullptr);
-  OnClusterEvent(DraQueueEvent(&obj, nullptr));
 }
 
 }  // namespace gpusched::scheduler

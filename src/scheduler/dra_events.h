@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 // The scheduler's Dynamic Resource Allocation data (issue #23): the DraStore (src/cache) the
 // DynamicResources plugin reads through Handle::dra(), fed by the resource.k8s.io informers
-// (ClusterEventHandler::OnDra*), and the DraWriter that sends the plugin's PreBind write (the
+// (EventHandler::OnDra*), and the DraWriter that sends the plugin's PreBind write (the
 // claim's status) through the scheduler's ApiClient. As volume_events.h for the volume plugins.
 #pragma once
 

@@ -81,20 +81,6 @@ api::PodGroupStatus StatusOf(const GangTracker::GangState& s) {
 
 }  // namespace
 
-void Scheduler::OnPodGroupAdd(api::PodGroupPtr group) {
-  gangs_.SetPolicy(group);
-  queue::QueueEvent e;
-  e.event = {framework::EventResource::kPodGroup, framework::kAdd};
-  e.new_obj = std::move(group);  // const api::PodGroup*
-  OnClusterEvent(e);
-}
-
-void Scheduler::OnPodGroupUpdate(api::PodGroupPtr /*old_group*/, api::PodGroupPtr group) {
-  gangs_.SetPolicy(std::move(group));
-}
-
-void Scheduler::OnPodGroupDelete(api::PodGroupPtr group) { gangs_.RemovePolicy(group->Key()); }
-
 void Scheduler::SyncGangStatuses() {
   for (const GangTracker::GangState& s : gangs_.States()) {
     if (s.policy == nullptr || !s.policy->gang || s.policy->api == api::GangApi::kWorkload) {

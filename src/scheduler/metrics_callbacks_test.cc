@@ -65,7 +65,7 @@ class MetricsCallbacksTest : public ::testing::Test {
     auto s = Scheduler::Create(cfg, deps);
     ASSERT_TRUE(s.ok()) << s.status().ToString();
     sched_ = std::move(s).value();
-    api_.handler = sched_.get();
+    api_.handler = &sched_->events();
   }
   void Drain() {
     while (sched_->ScheduleOne()) {
@@ -105,13 +105,13 @@ class MetricsCallbacksTest : public ::testing::Test {
 };
 
 TEST_F(MetricsCallbacksTest, AttemptsQueueCacheAndGpuAllocationAreExported) {
-  sched_->OnNodeAdd(GpuNode("a100-1", 8, "A100-SXM4-40GB", "train"));
-  sched_->OnNodeAdd(GpuNode("a100-2", 8, "A100-SXM4-40GB", "train"));
-  sched_->OnNodeAdd(GpuNode("t4-1", 4, "Tesla-T4", "infer"));
-  sched_->OnPodAdd(GpuPod("p2", 2));
-  sched_->OnPodAdd(GpuPod("p3", 3));
-  sched_->OnPodAdd(GpuPod("p1", 1));
-  sched_->OnPodAdd(GpuPod("huge", 9));  // fits nowhere
+  sched_->events().OnNodeAdd(GpuNode("a100-1", 8, "A100-SXM4-40GB", "train"));
+  sched_->events().OnNodeAdd(GpuNode("a100-2", 8, "A100-SXM4-40GB", "train"));
+  sched_->events().OnNodeAdd(GpuNode("t4-1", 4, "Tesla-T4", "infer"));
+  sched_->events().OnPodAdd(GpuPod("p2", 2));
+  sched_->events().OnPodAdd(GpuPod("p3", 3));
+  sched_->events().OnPodAdd(GpuPod("p1", 1));
+  sched_->events().OnPodAdd(GpuPod("huge", 9));  // fits nowhere
   Drain();
   auto m = Flatten(metrics_registry_);
   const std::string profile = "profile=gpu-scheduler";

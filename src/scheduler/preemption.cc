@@ -18,14 +18,6 @@
 
 namespace gpusched::scheduler {
 
-namespace {
-
-std::string PdbKey(const api::PodDisruptionBudget& pdb) {
-  return pdb.meta.namespace_ + "/" + pdb.meta.name;
-}
-
-}  // namespace
-
 PostFilterOutcome Scheduler::ApplyPostFilter(const framework::runtime::Framework& fw,
                                              const api::PodPtr& pod,
                                              const framework::runtime::ScheduleResult& result) {
@@ -102,26 +94,6 @@ void Scheduler::ClearLowerPriorityNominations(const api::Pod& preemptor, std::st
     common::Status s = deps_.api.SetNominatedNodeName(*p, "");
     if (!s.ok()) spdlog::warn("clearing nominatedNodeName of {}: {}", p->Key(), s.ToString());
   }
-}
-
-std::vector<api::PdbPtr> Scheduler::PodDisruptionBudgets() const {
-  common::MutexLock lock(pdbs_mu_);
-  std::vector<api::PdbPtr> out;
-  out.reserve(pdbs_.size());
-  for (const auto& [key, pdb] : pdbs_) out.push_back(pdb);
-  return out;
-}
-
-void Scheduler::OnPdbAdd(api::PdbPtr pdb) {
-  common::MutexLock lock(pdbs_mu_);
-  pdbs_[PdbKey(*pdb)] = std::move(pdb);
-}
-
-void Scheduler::OnPdbUpdate(api::PdbPtr /*old_pdb*/, api::PdbPtr pdb) { OnPdbAdd(std::move(pdb)); }
-
-void Scheduler::OnPdbDelete(api::PdbPtr pdb) {
-  common::MutexLock lock(pdbs_mu_);
-  pdbs_.erase(PdbKey(*pdb));
 }
 
 }  // namespace gpusched::scheduler

@@ -224,7 +224,7 @@ class Harness {
     auto s = Scheduler::Create(cfg, deps);
     EXPECT_TRUE(s.ok()) << s.status().ToString();
     sched_ = std::move(s).value();
-    cluster_.SetHandler(sched_.get());
+    cluster_.SetHandler(&sched_->events());
   }
   ~Harness() { cluster_.SetHandler(nullptr); }
   Harness(const Harness&) = delete;
@@ -366,7 +366,7 @@ class CaseRun {
         common::Intern("app"), api::SelectorOp::kIn, {common::Intern("protected")}, 0});
     pdb->selector = sel;
     pdb->disruptions_allowed = 0;
-    h_.sched_->OnPdbAdd(pdb);
+    h_.sched_->events().OnPdbAdd(pdb);
   }
 
   // The gang (or single pod); its first attempts make the preemption, if any, whose

@@ -39,7 +39,7 @@ class PreemptionTest : public ::testing::Test {
     auto s = Scheduler::Create(cfg, deps);
     ASSERT_TRUE(s.ok()) << s.status().ToString();
     sched_ = std::move(s).value();
-    cluster_.SetHandler(sched_.get());
+    cluster_.SetHandler(&sched_->events());
   }
   void TearDown() override { cluster_.SetHandler(nullptr); }
 

@@ -72,6 +72,16 @@ common::StatusOr<std::unique_ptr<Scheduler>> Scheduler::Create(
   for (const auto& fw : s->frameworks_) {
     s->queue_->SetProfileHints(fw->scheduler_name(), fw->queueing_hints());
   }
+  s->events_ = std::make_unique<EventHandler>(EventHandler::Stores{
+      .cache = s->cache_,
+      .queue = *s->queue_,
+      .nominator = s->nominator_,
+      .gangs = s->gangs_,
+      .volumes = s->volume_data_.store,
+      .dra = s->dra_data_.store,
+      .pdbs = s->pdbs_,
+      .responsible = [raw = s.get()](const api::Pod& pod) { return raw->Responsible(pod); },
+  });
   if (s->deps_.metrics != nullptr) {
     RegisterSchedulerCallbacks(s->deps_.metrics->registry(), *s->queue_, s->cache_);
     RegisterClusterGpuCallbacks(s->deps_.metrics->registry(), s->cache_,
@@ -94,142 +104,6 @@ bool Scheduler::Responsible(const api::Pod& pod) const {
     if (fw->scheduler_name() == name) return true;
   }
   return false;
-}
-
-// --- cluster events ---------------------------------------------------------------------------
-
-namespace {
-
-// The node's GPU facts that were clamped, skipped or disagree (api::DeriveNodeGpuInfo), logged
-// when they first appear or change: the node stays usable, but what it offers is not what its
-// labels say.
-void LogGpuFacts(const api::Node* old_node, const api::Node& node) {
-  if (node.gpu_error.empty()) return;
-  if (old_node != nullptr && old_node->gpu_error == node.gpu_error) return;
-  spdlog::warn("node {}: GPU facts: {}", node.meta.name, node.gpu_error);
-}
-
-}  // namespace
-
-namespace {
-
-using framework::EventResource;
-
-queue::QueueEvent NodeEvent(uint32_t actions, api::NodePtr old_node, api::NodePtr node) {
-  queue::QueueEvent e;
-  e.event = {EventResource::kNode, actions};
-  e.old_node = std::move(old_node);
-  e.new_node = std::move(node);
-  return e;
-}
-
-// `node`: where the pod runs (ran), for hints that ask whether freed room could matter there.
-queue::QueueEvent AssignedPodEvent(uint32_t actions, api::PodPtr old_pod, api::PodPtr pod,
-                                   api::NodePtr node) {
-  queue::QueueEvent e;
-  e.event = {EventResource::kAssignedPod, actions};
-  if (actions == framework::kDelete) {
-    e.old_pod = pod != nullptr ? std::move(pod) : std::move(old_pod);  // what was freed
-  } else {
-    e.old_pod = std::move(old_pod);
-    e.new_pod = std::move(pod);
-  }
-  e.new_node = std::move(node);
-  return e;
-}
-
-}  // namespace
-
-void Scheduler::OnClusterEvent(const queue::QueueEvent& event) { queue_->MoveOnEvent(event); }
-
-void Scheduler::OnNodeAdd(api::NodePtr node) {
-  LogGpuFacts(nullptr, *node);
-  cache_.AddNode(node);
-  OnClusterEvent(NodeEvent(framework::kAdd, nullptr, std::move(node)));
-}
-
-void Scheduler::OnNodeUpdate(api::NodePtr old_node, api::NodePtr node) {
-  const uint32_t actions =
-      old_node == nullptr ? framework::kAdd : NodeUpdateActions(*old_node, *node);
-  LogGpuFacts(old_node.get(), *node);
-  cache_.UpdateNode(node);
-  if (actions != 0) OnClusterEvent(NodeEvent(actions, std::move(old_node), std::move(node)));
-}
-
-void Scheduler::OnNodeDelete(api::NodePtr node) {
-  cache_.RemoveNode(node->meta.name);
-  OnClusterEvent(NodeEvent(framework::kDelete, std::move(node), nullptr));
-}
-
-void Scheduler::OnPodAdd(api::PodPtr pod) {
-  gangs_.ObserveMember(*pod, false);
-  dra_data_.store.ObservePod(nullptr, pod.get());
-  if (!pod->node_name.empty()) {
-    queue_->Delete(pod->meta.uid);
-    nominator_.Remove(pod->meta.uid);
-    cache_.AddPod(pod);
-    api::NodePtr node = cache_.NodeObject(pod->node_name);
-    OnClusterEvent(AssignedPodEvent(framework::kAdd, nullptr, std::move(pod), std::move(node)));
-    return;
-  }
-  if (pod->Terminal() || pod->meta.deletion_timestamp || !Responsible(*pod)) return;
-  if (!pod->nominated_node_name.empty()) nominator_.Update(nullptr, pod);
-  api::PodGroupPtr policy = pod->gang.empty() ? nullptr : gangs_.PolicyOf(*pod);
-  const std::string gang = policy != nullptr ? api::GangKey(*pod) : std::string();
-  queue_->Add(std::move(pod));
-  // A member that completes its gang wakes the others (they wait in the unschedulable pool
-  // until then, as upstream's PreEnqueue gate keeps them out of the active queue).
-  if (!gang.empty() &&
-      static_cast<int64_t>(queue_->GangSize(gang) + gangs_.ReservedMembers(gang).size()) >=
-          policy->min_member) {
-    queue_->ActivateGang(gang, "GangMemberAdd");
-  }
-}
-
-void Scheduler::OnPodUpdate(api::PodPtr old_pod, api::PodPtr pod) {
-  gangs_.ObserveMember(*pod, false);
-  dra_data_.store.ObservePod(old_pod.get(), pod.get());
-  if (!pod->node_name.empty()) {
-    const bool newly_assigned = old_pod == nullptr || old_pod->node_name.empty();
-    if (newly_assigned) {
-      queue_->Delete(pod->meta.uid);
-      nominator_.Remove(pod->meta.uid);
-    }
-    const uint32_t actions = newly_assigned ? (pod->Terminal() ? 0U : framework::kAdd)
-                                            : AssignedPodUpdateActions(*old_pod, *pod);
-    cache_.UpdatePod(pod);
-    if (actions != 0) {
-      api::NodePtr node = cache_.NodeObject(pod->node_name);
-      OnClusterEvent(
-          AssignedPodEvent(actions, std::move(old_pod), std::move(pod), std::move(node)));
-    }
-    return;
-  }
-  if (!Responsible(*pod)) return;
-  if (pod->Terminal() || pod->meta.deletion_timestamp) {
-    queue_->Delete(pod->meta.uid);
-    nominator_.Remove(pod->meta.uid);
-    return;
-  }
-  nominator_.Update(old_pod.get(), pod);
-  if (queue_->Contains(pod->meta.uid)) {
-    queue_->Update(std::move(pod));
-  } else if (!cache_.Contains(pod->meta.uid)) {
-    queue_->Add(std::move(pod));
-  }
-}
-
-void Scheduler::OnPodDelete(api::PodPtr pod) {
-  gangs_.ObserveMember(*pod, true);
-  dra_data_.store.ObservePod(pod.get(), nullptr);
-  if (!pod->node_name.empty() || cache_.Contains(pod->meta.uid)) {
-    const std::string node_name = cache_.NodeOf(pod->meta.uid).value_or(pod->node_name);
-    cache_.RemovePod(pod->meta.uid);
-    OnClusterEvent(
-        AssignedPodEvent(framework::kDelete, nullptr, pod, cache_.NodeObject(node_name)));
-  }
-  queue_->Delete(pod->meta.uid);
-  nominator_.Remove(pod->meta.uid);
 }
 
 // --- the scheduling cycle ---------------------------------------------------------------------

@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0
-// Scheduler: the loop. It owns the cache, the queue and one Framework per profile; it is the
-// ClusterEventHandler that informers (or the simulator) feed, and the framework Handle that
-// plugins get. It links no plugin and cannot tell whether it runs against a real API server or
-// the simulator: everything outside its memory arrives through SchedulerDeps.
+// Scheduler: the loop. It owns the cache and the other stores, the queue and one Framework per
+// profile; its EventHandler (events()) is what informers (or the simulator) feed, and it is the
+// framework Handle that plugins get. It links no plugin and cannot tell whether it runs against a
+// real API server or the simulator: everything outside its memory arrives through SchedulerDeps.
 //
 // ScheduleOne (one pod, as kube-scheduler's schedule_one.go):
 //   scheduling cycle (caller's thread):  pop → snapshot → SchedulePod → BindingCycle::Reserve
@@ -55,6 +55,7 @@
 #include "src/metrics/scheduler_metrics.h"
 #include "src/queue/scheduling_queue.h"
 #include "src/scheduler/dra_events.h"
+#include "src/scheduler/event_handler.h"
 #include "src/scheduler/gang_tracker.h"
 #include "src/scheduler/volume_events.h"
 
@@ -121,47 +122,16 @@ struct SchedulerStats {
   std::atomic<int64_t> errors{0};
 };
 
-class Scheduler final : public kube::ClusterEventHandler, public framework::Handle {
+class Scheduler final : public framework::Handle {
  public:
   static common::StatusOr<std::unique_ptr<Scheduler>> Create(const config::SchedulerConfig& config,
                                                              SchedulerDeps deps);
   ~Scheduler() override;
 
-  // kube::ClusterEventHandler
-  void OnNodeAdd(api::NodePtr node) override;
-  void OnNodeUpdate(api::NodePtr old_node, api::NodePtr node) override;
-  void OnNodeDelete(api::NodePtr node) override;
-  void OnPodAdd(api::PodPtr pod) override;
-  void OnPodUpdate(api::PodPtr old_pod, api::PodPtr pod) override;
-  void OnPodDelete(api::PodPtr pod) override;
-  void OnPdbAdd(api::PdbPtr pdb) override;
-  void OnPdbUpdate(api::PdbPtr old_pdb, api::PdbPtr pdb) override;
-  void OnPdbDelete(api::PdbPtr pdb) override;
-  void OnPodGroupAdd(api::PodGroupPtr group) override;
-  void OnPodGroupUpdate(api::PodGroupPtr old_group, api::PodGroupPtr group) override;
-  void OnPodGroupDelete(api::PodGroupPtr group) override;
-  // Storage objects feed the volume view (volume_events.cc).
-  void OnStorageAdd(const kube::StorageObject& obj) override;
-  void OnStorageUpdate(const kube::StorageObject& old_obj, const kube::StorageObject& obj) override;
-  void OnStorageDelete(const kube::StorageObject& obj) override;
-  // DRA objects feed the DRA view (dra_events.cc) and are cluster events for the queueing hints
-  // (deletes too: a deleted claim frees its devices).
-  void OnDraAdd(const kube::DraObject& obj) override;
-  void OnDraUpdate(const kube::DraObject& old_obj, const kube::DraObject& obj) override;
-  void OnDraDelete(const kube::DraObject& obj) override;
+  // The one entry point for cluster objects (event_handler.h): informers, the simulator's
+  // cluster, --replay, --from-cluster and explain feed the scheduler through it.
+  EventHandler& events() { return *events_; }
 
-  // A cluster event for the queueing hints (queue/scheduling_queue.h): moves the unschedulable
-  // pods whose rejecting plugins registered `event.event` and whose hint says it may help, and
-  // is remembered for the pods in flight. The node, pod and PodGroup handlers above call it
-  // with the action bits of cluster_events.h (assigned-pod events carry the pod's node, when the
-  // cache knows it, in new_node); informers of other kinds (PersistentVolume,
-  // PersistentVolumeClaim, StorageClass, CSINode, ...) call it after updating their own state,
-  // with the resource, kAdd / kDelete / an update bit (kUpdateOther when nothing finer applies)
-  // and the old/new objects as shared_ptr<const api::...> in old_obj/new_obj, for example
-  //   OnClusterEvent({{framework::EventResource::kPersistentVolume, framework::kAdd}, "",
-  //                   nullptr, nullptr, nullptr, nullptr, nullptr, pv});
-  // Thread-safe; call it from the informer's thread.
-  void OnClusterEvent(const queue::QueueEvent& event);
   // Queueing hints on (the default) or off (every event moves every unschedulable pod); for
   // before/after comparisons (gpusched-bench --hints off).
   void SetQueueingHints(bool on) { queue_->SetHintsEnabled(on); }
@@ -171,11 +141,11 @@ class Scheduler final : public kube::ClusterEventHandler, public framework::Hand
   common::Status BindPod(const api::Pod& pod, std::string_view node,
                          const framework::Allocation& allocation) override;
   framework::WaitingPods& waiting_pods() override { return waiting_; }
-  std::vector<api::PdbPtr> PodDisruptionBudgets() const override;
+  std::vector<api::PdbPtr> PodDisruptionBudgets() const override { return pdbs_.List(); }
   framework::Gangs* gangs() override { return &gangs_; }
   const framework::NetworkView* network() const override { return deps_.network; }
   framework::VolumeView* volumes() override { return &volume_data_.store; }
-  // Fed through OnDraAdd/Update/Delete, by the informers or the simulator's cluster alike.
+  // Fed through events(), by the informers or the simulator's cluster alike.
   framework::DraView* dra() override { return &dra_data_.store; }
   // The store behind dra(), for the simulator's invariant check.
   cache::DraStore& dra_store() { return dra_data_.store; }
@@ -430,10 +400,10 @@ class Scheduler final : public kube::ClusterEventHandler, public framework::Hand
   };
   static constexpr common::Duration kPlannedRoomHold = std::chrono::minutes(5);
   std::map<std::string, std::vector<PlannedRoom>, std::less<>> planned_rooms_;
-  mutable common::Mutex pdbs_mu_;
-  std::map<std::string, api::PdbPtr, std::less<>> pdbs_ GPUSCHED_GUARDED_BY(pdbs_mu_);  // ns/name
+  cache::PdbStore pdbs_;
   binding::BindingCycle binding_;
   std::unique_ptr<queue::SchedulingQueue> queue_;
+  std::unique_ptr<EventHandler> events_;  // feeds the stores above and queue_
   // The profiles' fan-out over nodes (`parallelism`); declared before the frameworks that use it.
   std::unique_ptr<common::Parallelizer> parallel_;
   std::vector<std::unique_ptr<framework::runtime::Framework>> frameworks_;

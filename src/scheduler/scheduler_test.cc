@@ -71,7 +71,7 @@ class SchedulerTest : public ::testing::Test {
     auto s = Scheduler::Create(cfg, SchedulerDeps{clock_, random_, api_, executor_, registry_});
     ASSERT_TRUE(s.ok()) << s.status().ToString();
     sched_ = std::move(s).value();
-    api_.handler = sched_.get();
+    api_.handler = &sched_->events();
   }
   void Drain() {
     while (sched_->ScheduleOne()) {
@@ -104,15 +104,15 @@ TEST_F(SchedulerTest, NodeGpuFactWarningsAreLoggedWhenTheyAppearOrChange) {
       "capture", std::make_shared<spdlog::sinks::ostream_sink_st>(out)));
   auto node = std::make_shared<api::Node>(*GpuNode("big", 8, "A100-SXM4-40GB").Ptr());
   node->gpu_error = "GPU count 17 exceeds 16; clamped";
-  sched_->OnNodeAdd(node);
+  sched_->events().OnNodeAdd(node);
   auto same = std::make_shared<api::Node>(*node);
-  sched_->OnNodeUpdate(node, same);  // unchanged: not logged again
+  sched_->events().OnNodeUpdate(node, same);  // unchanged: not logged again
   auto changed = std::make_shared<api::Node>(*node);
   changed->gpu_error = "label gpu.nvidia.com/count: invalid value \"eight\"";
-  sched_->OnNodeUpdate(same, changed);
+  sched_->events().OnNodeUpdate(same, changed);
   auto fixed = std::make_shared<api::Node>(*node);
   fixed->gpu_error.clear();
-  sched_->OnNodeUpdate(changed, fixed);  // fixed: nothing to say
+  sched_->events().OnNodeUpdate(changed, fixed);  // fixed: nothing to say
   spdlog::set_default_logger(previous);
   const std::string log = out.str();
   EXPECT_NE(log.find("node big: GPU facts: GPU count 17 exceeds 16; clamped"), std::string::npos)
@@ -124,11 +124,11 @@ TEST_F(SchedulerTest, NodeGpuFactWarningsAreLoggedWhenTheyAppearOrChange) {
 }
 
 TEST_F(SchedulerTest, BindsGpuPodsToNodesWithFreeDevicesAndRecordsTheChoice) {
-  sched_->OnNodeAdd(GpuNode("a100-1", 8, "A100-SXM4-40GB").Ptr());
-  sched_->OnNodeAdd(GpuNode("t4-1", 4, "Tesla-T4").Ptr());
-  sched_->OnPodAdd(GpuPod("train", 4).GpuModel("A100").Ptr());
-  sched_->OnPodAdd(GpuPod("serve", 1).GpuModel("T4").Ptr());
-  sched_->OnPodAdd(MakePod("default", "other").SchedulerName("default-scheduler").Ptr());
+  sched_->events().OnNodeAdd(GpuNode("a100-1", 8, "A100-SXM4-40GB").Ptr());
+  sched_->events().OnNodeAdd(GpuNode("t4-1", 4, "Tesla-T4").Ptr());
+  sched_->events().OnPodAdd(GpuPod("train", 4).GpuModel("A100").Ptr());
+  sched_->events().OnPodAdd(GpuPod("serve", 1).GpuModel("T4").Ptr());
+  sched_->events().OnPodAdd(MakePod("default", "other").SchedulerName("default-scheduler").Ptr());
   Drain();
   EXPECT_EQ(api_.bound["default/train"], "a100-1");
   EXPECT_EQ(api_.bound["default/serve"], "t4-1");
@@ -151,11 +151,11 @@ TEST_F(SchedulerTest, BindsGpuPodsToNodesWithFreeDevicesAndRecordsTheChoice) {
 }
 
 TEST_F(SchedulerTest, CountsFreeDevicesNotTheNodeTotal) {
-  sched_->OnNodeAdd(GpuNode("n1", 8, "A100-SXM4-40GB").Ptr());
+  sched_->events().OnNodeAdd(GpuNode("n1", 8, "A100-SXM4-40GB").Ptr());
   // Another scheduler placed a 3-GPU pod there.
-  sched_->OnPodAdd(MakePod("default", "theirs").Gpus(3).NodeName("n1").Ptr());
-  sched_->OnPodAdd(GpuPod("six", 6).Ptr());
-  sched_->OnPodAdd(GpuPod("five", 5).Ptr());
+  sched_->events().OnPodAdd(MakePod("default", "theirs").Gpus(3).NodeName("n1").Ptr());
+  sched_->events().OnPodAdd(GpuPod("six", 6).Ptr());
+  sched_->events().OnPodAdd(GpuPod("five", 5).Ptr());
   Drain();
   EXPECT_EQ(api_.bound.count("default/six"), 0u);
   EXPECT_EQ(api_.bound["default/five"], "n1");
@@ -165,10 +165,10 @@ TEST_F(SchedulerTest, CountsFreeDevicesNotTheNodeTotal) {
 }
 
 TEST_F(SchedulerTest, FailureMessageCountsReasonsLikeKubeScheduler) {
-  sched_->OnNodeAdd(GpuNode("a1", 1, "A100-SXM4-40GB").Ptr());
-  sched_->OnNodeAdd(GpuNode("a2", 2, "A100-SXM4-40GB").Ptr());
-  sched_->OnNodeAdd(GpuNode("t1", 8, "Tesla-T4").Ptr());
-  sched_->OnPodAdd(GpuPod("big", 4).GpuModel("A100").Ptr());
+  sched_->events().OnNodeAdd(GpuNode("a1", 1, "A100-SXM4-40GB").Ptr());
+  sched_->events().OnNodeAdd(GpuNode("a2", 2, "A100-SXM4-40GB").Ptr());
+  sched_->events().OnNodeAdd(GpuNode("t1", 8, "Tesla-T4").Ptr());
+  sched_->events().OnPodAdd(GpuPod("big", 4).GpuModel("A100").Ptr());
   Drain();
   EXPECT_EQ(api_.conditions["default/big"],
             "0/3 nodes are available: 1 GPU model mismatch, 2 Insufficient nvidia.com/gpu. "
@@ -181,9 +181,9 @@ TEST_F(SchedulerTest, FailureMessageCountsReasonsLikeKubeScheduler) {
 }
 
 TEST_F(SchedulerTest, MalformedGpuAnnotationRejectsOnlyThatPod) {
-  sched_->OnNodeAdd(GpuNode("n1", 8, "A100-SXM4-40GB").Ptr());
-  sched_->OnPodAdd(GpuPod("bad", 1).Annotation("gpu.nvidia.com/memory", "lots").Ptr());
-  sched_->OnPodAdd(GpuPod("good", 1).Ptr());
+  sched_->events().OnNodeAdd(GpuNode("n1", 8, "A100-SXM4-40GB").Ptr());
+  sched_->events().OnPodAdd(GpuPod("bad", 1).Annotation("gpu.nvidia.com/memory", "lots").Ptr());
+  sched_->events().OnPodAdd(GpuPod("good", 1).Ptr());
   Drain();
   EXPECT_EQ(api_.bound["default/good"], "n1");
   ASSERT_EQ(api_.bound.count("default/bad"), 0u);
@@ -193,11 +193,11 @@ TEST_F(SchedulerTest, MalformedGpuAnnotationRejectsOnlyThatPod) {
 }
 
 TEST_F(SchedulerTest, UnschedulablePodIsBoundOnceAFittingNodeArrives) {
-  sched_->OnNodeAdd(GpuNode("small", 1, "A100-SXM4-40GB").Ptr());
-  sched_->OnPodAdd(GpuPod("eight", 8).Ptr());
+  sched_->events().OnNodeAdd(GpuNode("small", 1, "A100-SXM4-40GB").Ptr());
+  sched_->events().OnPodAdd(GpuPod("eight", 8).Ptr());
   Drain();
   EXPECT_EQ(api_.bound.count("default/eight"), 0u);
-  sched_->OnNodeAdd(GpuNode("big", 8, "A100-SXM4-40GB").Ptr());
+  sched_->events().OnNodeAdd(GpuNode("big", 8, "A100-SXM4-40GB").Ptr());
   Drain();
   EXPECT_EQ(api_.bound.count("default/eight"), 0u) << "still in its 1 s backoff";
   clock_.Advance(std::chrono::seconds(2));
@@ -206,9 +206,9 @@ TEST_F(SchedulerTest, UnschedulablePodIsBoundOnceAFittingNodeArrives) {
 }
 
 TEST_F(SchedulerTest, FailedBindIsForgottenAndRetriedWithBackoff) {
-  sched_->OnNodeAdd(GpuNode("n1", 2, "A100-SXM4-40GB").Ptr());
+  sched_->events().OnNodeAdd(GpuNode("n1", 2, "A100-SXM4-40GB").Ptr());
   api_.bind_result = common::UnavailableError("connection refused");
-  sched_->OnPodAdd(GpuPod("p", 2).Ptr());
+  sched_->events().OnPodAdd(GpuPod("p", 2).Ptr());
   Drain();
   std::string uid = MakePod("default", "p").Obj().meta.uid;
   EXPECT_FALSE(sched_->InCache(uid)) << "a failed bind must release the GPUs";
@@ -221,10 +221,10 @@ TEST_F(SchedulerTest, FailedBindIsForgottenAndRetriedWithBackoff) {
 }
 
 TEST_F(SchedulerTest, PodBoundBySomeoneElseLeavesTheQueue) {
-  sched_->OnPodAdd(GpuPod("p", 1).Ptr());
+  sched_->events().OnPodAdd(GpuPod("p", 1).Ptr());
   EXPECT_TRUE(sched_->IsQueued(MakePod("default", "p").Obj().meta.uid));
-  sched_->OnNodeAdd(GpuNode("n1", 1, "A100-SXM4-40GB").Ptr());
-  sched_->OnPodUpdate(GpuPod("p", 1).Ptr(), GpuPod("p", 1).NodeName("n1").Ptr());
+  sched_->events().OnNodeAdd(GpuNode("n1", 1, "A100-SXM4-40GB").Ptr());
+  sched_->events().OnPodUpdate(GpuPod("p", 1).Ptr(), GpuPod("p", 1).NodeName("n1").Ptr());
   EXPECT_FALSE(sched_->ScheduleOne());
   EXPECT_TRUE(api_.bound.empty()) << "never bind twice";
 }
@@ -270,20 +270,21 @@ class SchedulerPermitTest : public SchedulerTest {
     auto s = Scheduler::Create(cfg, SchedulerDeps{clock_, random_, api_, executor_, registry_});
     ASSERT_TRUE(s.ok()) << s.status().ToString();
     sched_ = std::move(s).value();
-    api_.handler = sched_.get();
+    api_.handler = &sched_->events();
   }
 };
 
 TEST_F(SchedulerPermitTest, APodHeldAtPermitKeepsItsGpusUntilItsPairArrivesThenBothBind) {
-  sched_->OnNodeAdd(GpuNode("n1", 8, "A100-SXM4-40GB").Ptr());
-  sched_->OnPodAdd(GpuPod("job-0", 4).Ptr());
+  sched_->events().OnNodeAdd(GpuNode("n1", 8, "A100-SXM4-40GB").Ptr());
+  sched_->events().OnPodAdd(GpuPod("job-0", 4).Ptr());
   Drain();
   const std::string uid0 = MakePod("default", "job-0").Obj().meta.uid;
   EXPECT_EQ(api_.bound.count("default/job-0"), 0u) << "held at Permit, not bound";
   EXPECT_TRUE(sched_->IsAssumed(uid0)) << "its 4 GPUs stay claimed while it waits";
   EXPECT_EQ(sched_->WaitingPodCount(), 1u);
-  sched_->OnPodAdd(GpuPod("lone-0", 5).Ptr());  // 4 GPUs left: does not fit beside the held pod
-  sched_->OnPodAdd(GpuPod("job-1", 4).Ptr());
+  sched_->events().OnPodAdd(
+      GpuPod("lone-0", 5).Ptr());  // 4 GPUs left: does not fit beside the held pod
+  sched_->events().OnPodAdd(GpuPod("job-1", 4).Ptr());
   Drain();
   EXPECT_EQ(api_.bound["default/job-0"], "n1");
   EXPECT_EQ(api_.bound["default/job-1"], "n1");
@@ -296,8 +297,8 @@ TEST_F(SchedulerPermitTest, APodHeldAtPermitKeepsItsGpusUntilItsPairArrivesThenB
 }
 
 TEST_F(SchedulerPermitTest, AWaitThatTimesOutReleasesTheGpusAndReportsKubeSchedulersMessage) {
-  sched_->OnNodeAdd(GpuNode("n1", 8, "A100-SXM4-40GB").Ptr());
-  sched_->OnPodAdd(GpuPod("job-0", 8).Ptr());
+  sched_->events().OnNodeAdd(GpuNode("n1", 8, "A100-SXM4-40GB").Ptr());
+  sched_->events().OnPodAdd(GpuPod("job-0", 8).Ptr());
   Drain();
   const std::string uid = MakePod("default", "job-0").Obj().meta.uid;
   clock_.Advance(std::chrono::seconds(29));
@@ -407,9 +408,9 @@ TEST_F(SchedulerTest, DraInformerEventsFeedTheDraViewAndItsWriterIsTheApiClient)
   ASSERT_NE(view, nullptr);
   auto cls = std::make_shared<api::DeviceClass>();
   cls->name = "gpu.nvidia.com";
-  sched_->OnDraAdd(api::DeviceClassPtr(cls));
-  sched_->OnDraAdd(DraSlice("n1", 2));
-  sched_->OnDraAdd(DraClaim("a", "1"));
+  sched_->events().OnDraAdd(api::DeviceClassPtr(cls));
+  sched_->events().OnDraAdd(DraSlice("n1", 2));
+  sched_->events().OnDraAdd(DraClaim("a", "1"));
   EXPECT_NE(view->GetDeviceClass("gpu.nvidia.com"), nullptr);
   EXPECT_EQ(view->devices()->NodeDevices("n1").size(), 2u);
   ASSERT_NE(view->GetClaim("ml", "a"), nullptr);
@@ -418,7 +419,7 @@ TEST_F(SchedulerTest, DraInformerEventsFeedTheDraViewAndItsWriterIsTheApiClient)
   auto allocated = std::make_shared<api::ResourceClaim>(*DraClaim("a", "2"));
   allocated->allocation =
       api::AllocationResult{{{"gpu", "gpu.nvidia.com", "n1", "gpu-0", false}}, std::nullopt};
-  sched_->OnDraUpdate(DraClaim("a", "1"), api::ResourceClaimPtr(allocated));
+  sched_->events().OnDraUpdate(DraClaim("a", "1"), api::ResourceClaimPtr(allocated));
   EXPECT_EQ(view->GetClaim("ml", "a")->meta.resource_version, "2");
   auto usage = view->usage();
   size_t held = 0;
@@ -432,9 +433,9 @@ TEST_F(SchedulerTest, DraInformerEventsFeedTheDraViewAndItsWriterIsTheApiClient)
   EXPECT_EQ(api_.claim_writes, std::vector<std::string>{"ml/a"});
 
   // Deletes remove them again.
-  sched_->OnDraDelete(api::ResourceClaimPtr(allocated));
-  sched_->OnDraDelete(DraSlice("n1", 2));
-  sched_->OnDraDelete(api::DeviceClassPtr(cls));
+  sched_->events().OnDraDelete(api::ResourceClaimPtr(allocated));
+  sched_->events().OnDraDelete(DraSlice("n1", 2));
+  sched_->events().OnDraDelete(api::DeviceClassPtr(cls));
   EXPECT_EQ(view->GetClaim("ml", "a"), nullptr);
   EXPECT_TRUE(view->devices()->NodeDevices("n1").empty());
   EXPECT_EQ(view->GetDeviceClass("gpu.nvidia.com"), nullptr);

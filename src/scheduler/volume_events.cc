@@ -5,7 +5,6 @@
 #include <variant>
 
 #include "src/common/overloaded.h"
-#include "src/scheduler/scheduler.h"
 
 namespace gpusched::scheduler {
 
@@ -56,21 +55,6 @@ queue::QueueEvent StorageQueueEvent(const kube::StorageObject* old_obj,
   e.new_obj = std::visit(as_void, obj);
   if (old_obj != nullptr) e.old_obj = std::visit(as_void, *old_obj);
   return e;
-}
-
-void Scheduler::OnStorageAdd(const kube::StorageObject& obj) {
-  ApplyStorageEvent(volume_data_.store, nullptr, &obj);
-  OnClusterEvent(StorageQueueEvent(nullptr, obj));
-}
-
-void Scheduler::OnStorageUpdate(const kube::StorageObject& old_obj,
-                                const kube::StorageObject& obj) {
-  ApplyStorageEvent(volume_data_.store, &old_obj, &obj);
-  OnClusterEvent(StorageQueueEvent(&old_obj, obj));
-}
-
-void Scheduler::OnStorageDelete(const kube::StorageObject& obj) {
-  ApplyStorageEvent(volume_data_.store, &obj, nullptr);
 }
 
 }  // namespace gpusched::scheduler

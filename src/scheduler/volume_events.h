@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 // The scheduler's volume data (issue #22): the VolumeStore (src/cache) the volume plugins read
-// through Handle::volumes(), fed by the storage informers (ClusterEventHandler::OnStorage*), and
+// through Handle::volumes(), fed by the storage informers (EventHandler::OnStorage*), and
 // the VolumeWriter that sends VolumeBinding's PreBind writes through the scheduler's ApiClient.
 #pragma once
 

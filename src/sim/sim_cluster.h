@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0
 // SimCluster: the simulator's in-memory cluster. It plays the API server for the Scheduler: it
 // implements kube::ApiClient (bind, PodScheduled condition, events) and delivers the cluster
-// changes it makes to one kube::ClusterEventHandler (the Scheduler), synchronously and in order.
+// changes it makes to one kube::ClusterEventHandler (the scheduler's events()), synchronously and
+// in order.
 //
 //   AddNode    -> OnNodeAdd
 //   CreatePod  -> OnPodAdd

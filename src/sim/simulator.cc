@@ -53,7 +53,7 @@ common::StatusOr<std::unique_ptr<Simulator>> Simulator::Create(
   Simulator* self = sim.get();
   sim->scheduler_->SetDecisionObserver(
       [self](const scheduler::Decision& d) { self->OnDecision(d); });
-  sim->cluster_.SetHandler(sim->scheduler_.get());
+  sim->cluster_.SetHandler(&sim->scheduler_->events());
   return sim;
 }
 

@@ -5,9 +5,9 @@
 //   SchedulerDeps { clock: FakeClock (sim time), random: seeded, api: SimCluster,
 //                   executor: InlineExecutor, registry: the caller's }
 //
-//   AddNode(node)   -> SimCluster::AddNode -> Scheduler::OnNodeAdd
+//   AddNode(node)   -> SimCluster::AddNode -> the scheduler's EventHandler::OnNodeAdd
 //   SubmitPod(pod)  -> advance sim time by arrival_interval -> SimCluster::CreatePod ->
-//                      Scheduler::OnPodAdd -> ScheduleOne() until no pod is ready
+//                      EventHandler::OnPodAdd -> ScheduleOne() until no pod is ready
 //                      (binds go through SimCluster::BindPod and come back as OnPodUpdate before
 //                      ScheduleOne returns, because the executor is inline)
 //
@@ -211,8 +211,8 @@ class Simulator {
   const std::vector<api::PriorityClass>& priority_classes() const { return priority_classes_; }
   const config::SchedulerConfig& config() const { return config_; }
   const Deps& deps() const { return deps_; }
-  // The scheduler's DRA store (behind Handle::dra()), fed by SimCluster through
-  // Scheduler::OnDra*, the path the informers take in a cluster.
+  // The scheduler's DRA store (behind Handle::dra()), fed by SimCluster through the scheduler's
+  // EventHandler::OnDra*, the path the informers take in a cluster.
   cache::DraStore& dra() { return scheduler_->dra_store(); }
   const cache::DraStore& dra() const { return scheduler_->dra_store(); }
   SimCluster& cluster() { return cluster_; }

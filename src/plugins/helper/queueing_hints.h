@@ -19,7 +19,7 @@ inline const api::Node* EventNode(const framework::EventObjects& o) {
 }
 
 // Assigned-pod events carry the node the pod runs (ran) on in new_node when the scheduler knows
-// it (Scheduler::OnClusterEvent), so that a hint can tell whether room freed there could matter.
+// it (EventHandler::OnClusterEvent), so that a hint can tell whether room freed there could matter.
 // The pod an assigned-pod event is about (the new one; the old one on delete), or nullptr.
 inline const api::Pod* EventPod(const framework::EventObjects& o) {
   return o.new_pod != nullptr ? o.new_pod : o.old_pod;
