@@ -4,6 +4,7 @@
 #include <algorithm>
 
 #include "src/api/gang.h"
+#include "src/common/backoff.h"
 
 namespace gpusched::queue {
 
@@ -30,9 +31,7 @@ SchedulingQueue::SchedulingQueue(const common::Clock& clock, LessFn less, QueueO
     : clock_(clock), less_(std::move(less)), options_(options), active_(ActiveCompare(&less_)) {}
 
 common::Duration SchedulingQueue::BackoffFor(int32_t attempts) const {
-  common::Duration d = options_.initial_backoff;
-  for (int32_t i = 1; i < attempts && d < options_.max_backoff; ++i) d *= 2;
-  return std::min(d, options_.max_backoff);
+  return common::ExponentialBackoff(options_.initial_backoff, options_.max_backoff, attempts);
 }
 
 void SchedulingQueue::CountIncomingLocked(std::string_view queue, std::string_view event) {

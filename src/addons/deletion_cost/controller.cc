@@ -10,6 +10,7 @@
 
 #include "src/addons/deletion_cost/workload.h"
 #include "src/api/decode.h"
+#include "src/common/backoff.h"
 #include "src/common/logging.h"
 #include "src/common/strings.h"
 #include "src/metrics/catalog.h"
@@ -329,10 +330,9 @@ void Controller::Done(const std::string& key, const common::Status& status) {
   if (!status.ok()) {
     int& f = failures_[key];
     f = std::min(f + 1, 30);
-    common::Duration backoff = config_.controller.retry_backoff;
-    for (int k = 1; k < f && backoff < config_.controller.resync_period; ++k) backoff *= 2;
-    backoff = std::min(backoff, config_.controller.resync_period);
-    AddAfterLocked(key, clock_.Now() + backoff);
+    AddAfterLocked(key,
+                   clock_.Now() + common::ExponentialBackoff(config_.controller.retry_backoff,
+                                                             config_.controller.resync_period, f));
   } else {
     failures_.erase(key);
   }

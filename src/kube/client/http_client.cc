@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <mutex>
 
+#include "src/common/backoff.h"
 #include "src/common/logging.h"
 #include "src/common/strings.h"
 #include "src/kube/client/encoding.h"
@@ -280,9 +281,8 @@ void HttpRestClient::ReleaseHandle(void* handle) {
 }
 
 common::Duration HttpRestClient::Backoff(int retry) {
-  Duration base = options_.initial_backoff;
-  for (int i = 1; i < retry && base < options_.max_backoff; ++i) base *= 2;
-  base = std::min(base, options_.max_backoff);
+  const Duration base =
+      common::ExponentialBackoff(options_.initial_backoff, options_.max_backoff, retry);
   double u;
   {
     common::MutexLock lock(random_mu_);

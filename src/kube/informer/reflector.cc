@@ -67,8 +67,7 @@ Reflector::Reflector(RestClient& client, ReflectorSink& sink, const common::Cloc
       sink_(sink),
       clock_(clock),
       options_(std::move(options)),
-      random_(options_.seed),
-      backoff_(options_.initial_backoff) {}
+      random_(options_.seed) {}
 
 bool Reflector::stopping() const {
   common::MutexLock l(mu_);
@@ -238,7 +237,7 @@ Status Reflector::Watch() {
   }
   if (watch_events_ > 0) {
     // The watch worked: the next error starts a fresh backoff.
-    backoff_ = options_.initial_backoff;
+    failures_.store(0, std::memory_order_relaxed);
     consecutive_expiries_ = 0;
   }
   if (!watch_error_.ok()) return watch_error_;
@@ -247,7 +246,7 @@ Status Reflector::Watch() {
     return common::UnavailableError("informer " + options_.name +
                                     ": very short watch (ended at once without events)");
   }
-  backoff_ = options_.initial_backoff;
+  failures_.store(0, std::memory_order_relaxed);
   consecutive_expiries_ = 0;
   return Status::Ok();
 }
@@ -316,7 +315,7 @@ void Reflector::Run() {
     // An expiry relists at once (the normal path after a long disconnection); a second expiry
     // before any watch worked, and every other error, backs off.
     if (st.code() == common::StatusCode::kOutOfRange && consecutive_expiries_ <= 1) continue;
-    common::Duration wait = Jittered(backoff_);
+    common::Duration wait = Jittered(NextBackoffForTest());
     // A repeated error (a collection the server does not serve: 404 every 30 s) is logged once.
     std::string error = st.ToString();
     spdlog::log(error == last_error_ ? spdlog::level::debug : spdlog::level::warn,
@@ -324,7 +323,7 @@ void Reflector::Run() {
                 common::Seconds(wait));
     last_error_ = std::move(error);
     Wait(wait);
-    backoff_ = std::min(backoff_ * 2, options_.max_backoff);
+    failures_.fetch_add(1, std::memory_order_relaxed);
   }
   common::MutexLock l(mu_);
   state_ = State::kStopped;

@@ -33,6 +33,7 @@
 // latest after timeoutSeconds), a backoff wait ends at once.
 #pragma once
 
+#include <atomic>
 #include <boost/json/fwd.hpp>
 #include <chrono>
 #include <condition_variable>
@@ -42,6 +43,7 @@
 #include <vector>
 
 #include "src/api/decode.h"
+#include "src/common/backoff.h"
 #include "src/common/clock.h"
 #include "src/common/mutex.h"
 #include "src/common/random.h"
@@ -117,8 +119,11 @@ class Reflector {
   // when the server does not serve the collection (a CRD not installed, an API not enabled),
   // kPermissionDenied when the client may not list it. Thread-safe.
   common::StatusCode last_list_error() const;
-  // The backoff Run() would wait after the next error (for tests).
-  common::Duration NextBackoffForTest() const { return backoff_; }
+  // The backoff Run() would wait after the next error, before jitter (for tests).
+  common::Duration NextBackoffForTest() const {
+    return common::ExponentialBackoff(options_.initial_backoff, options_.max_backoff,
+                                      failures_.load(std::memory_order_relaxed) + 1);
+  }
 
  private:
   common::Status List();
@@ -135,7 +140,8 @@ class Reflector {
   const common::Clock& clock_;
   const ReflectorOptions options_;
   common::Random random_;  // used on the Run() thread only
-  common::Duration backoff_;
+  // Errors since the last success: written by the Run() thread, read by NextBackoffForTest too.
+  std::atomic<int64_t> failures_{0};
 
   // Per-watch state, used on the Run() thread only.
   int64_t watch_events_ = 0;
