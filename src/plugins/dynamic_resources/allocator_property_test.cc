@@ -15,7 +15,7 @@
 // to requests and of subrequests) does; the allocation it returns is valid: each device once, none
 // held, each matching its request, the counts, shares only of shared devices, consuming what the
 // request asks (all of "mem" when it does not ask), and no counter or capacity drawn beyond what
-// it has together with the held devices and the other shares; DraView::CheckInvariants holds for
+// it has together with the held devices and the other shares; DraStore::CheckInvariants holds for
 // the held claims, and again with the allocation added; a device with a NoSchedule or NoExecute
 // taint is allocated only to an alternative that tolerates it. Cases: GPUSCHED_ALLOCATOR_CASES
 // (default 3000), seed GPUSCHED_ALLOCATOR_SEED (default 1).

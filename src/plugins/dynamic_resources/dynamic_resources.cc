@@ -553,7 +553,7 @@ framework::Status DynamicResources::Reserve(framework::CycleState& state, const 
     }
   }
   // Nothing reads the usage after Reserve: let go of it, so that assuming the claims below
-  // updates the view's usage in place instead of copying it (DraView::MutableUsage).
+  // updates the view's usage in place instead of copying it (DraStore::MutableUsage).
   s->usage.reset();
   std::vector<api::ResourceClaimPtr> updated;
   s->assumed_info.clear();
