@@ -351,9 +351,9 @@ void GpuFit::ScoreNodes(const framework::CycleState& state, const api::Pod& /*po
                         const framework::Snapshot& snapshot,
                         std::span<const framework::NodeIndex> nodes, std::span<int64_t> out) const {
   const PreScoreState* s = state.Get<PreScoreState>(kPreScoreKey);
-  for (size_t i = 0; i < nodes.size(); ++i) {
-    out[i] = s == nullptr ? 0 : ScoreOne(*s, snapshot.at(nodes[i]));
-  }
+  framework::ScoreEach(snapshot, nodes, out, [this, s](const framework::NodeInfo& node) {
+    return s == nullptr ? 0 : ScoreOne(*s, node);
+  });
 }
 
 framework::Status GpuFit::NormalizeScore(const framework::CycleState& /*state*/,

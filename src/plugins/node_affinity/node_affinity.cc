@@ -201,7 +201,9 @@ void NodeAffinity::ScoreNodes(const framework::CycleState& /*state*/, const api:
                               const framework::Snapshot& snapshot,
                               std::span<const framework::NodeIndex> nodes,
                               std::span<int64_t> out) const {
-  for (size_t i = 0; i < nodes.size(); ++i) out[i] = ScoreOne(pod, snapshot.at(nodes[i]));
+  framework::ScoreEach(snapshot, nodes, out, [this, &pod](const framework::NodeInfo& node) {
+    return ScoreOne(pod, node);
+  });
 }
 
 framework::Status NodeAffinity::NormalizeScore(const framework::CycleState& /*state*/,

@@ -410,9 +410,9 @@ void NodeResourcesFit::ScoreNodes(const framework::CycleState& state, const api:
                                   std::span<const framework::NodeIndex> nodes,
                                   std::span<int64_t> out) const {
   const PreScoreState* s = state.Get<PreScoreState>(kPreScoreKey);
-  for (size_t i = 0; i < nodes.size(); ++i) {
-    out[i] = s == nullptr ? 0 : ScoreOne(*s, snapshot.at(nodes[i]));
-  }
+  framework::ScoreEach(snapshot, nodes, out, [this, s](const framework::NodeInfo& node) {
+    return s == nullptr ? 0 : ScoreOne(*s, node);
+  });
 }
 
 using framework::ClusterEvent;

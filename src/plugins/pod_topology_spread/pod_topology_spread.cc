@@ -513,10 +513,10 @@ framework::Status PodTopologySpread::PreScore(framework::CycleState& state, cons
 
 namespace {
 
-// The raw score of slot `slot` (Score/ScoreNodes); `node()` gives its NodeInfo, read only when
-// PreScore did not leave a hostname count in the memo.
-template <typename NodeFn>
-int64_t ScoreAt(const PreScoreState& s, size_t slot, const api::Pod& pod, NodeFn node) {
+// The raw score of `node`; its NodeInfo is read only when PreScore did not leave a hostname count
+// in the memo.
+int64_t ScoreAt(const PreScoreState& s, const framework::NodeInfo& node, const api::Pod& pod) {
+  const auto slot = static_cast<size_t>(node.index);
   // An ignored node (missing a required topology label) scores -1 here and 0 after
   // normalization; real scores are never negative.
   if (s.require_all_topologies && !HasAllKeys(s.constraints, slot)) return -1;
@@ -525,14 +525,14 @@ int64_t ScoreAt(const PreScoreState& s, size_t slot, const api::Pod& pod, NodeFn
     const int32_t d = c.index->node_domain[slot];
     if (d < 0) continue;
     // Hostname: PreScore left the count of every feasible node current in the memo; a node it
-    // did not see (Score called on its own) is counted directly.
+    // did not see is counted directly.
     int64_t count = 0;
     if (!c.hostname) {
       count = c.counts[static_cast<size_t>(d)];
     } else if (c.memo != nullptr && slot < c.memo->stamp.size() && c.memo->stamp[slot] == c.stamp) {
       count = c.memo->count[slot];
     } else {
-      count = CountMatching(node().pods, c, pod.meta.namespace_);
+      count = CountMatching(node.pods, c, pod.meta.namespace_);
     }
     score += static_cast<double>(count) * c.weight + static_cast<double>(c.max_skew - 1);
   }
@@ -546,15 +546,9 @@ void PodTopologySpread::ScoreNodes(const framework::CycleState& state, const api
                                    std::span<const framework::NodeIndex> nodes,
                                    std::span<int64_t> out) const {
   const PreScoreState* s = state.Get<PreScoreState>(kPreScoreKey);
-  for (size_t i = 0; i < nodes.size(); ++i) {
-    if (s == nullptr) {
-      out[i] = 0;
-      continue;
-    }
-    const framework::NodeIndex n = nodes[i];
-    out[i] = ScoreAt(*s, static_cast<size_t>(n), pod,
-                     [&snapshot, n]() -> const framework::NodeInfo& { return snapshot.at(n); });
-  }
+  framework::ScoreEach(snapshot, nodes, out, [s, &pod](const framework::NodeInfo& node) {
+    return s == nullptr ? 0 : ScoreAt(*s, node, pod);
+  });
 }
 
 SelectorCountMemo& PodTopologySpread::Memo(const framework::Snapshot& snapshot,

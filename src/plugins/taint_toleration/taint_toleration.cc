@@ -55,9 +55,9 @@ void TaintToleration::ScoreNodes(const framework::CycleState& /*state*/, const a
                                  const framework::Snapshot& snapshot,
                                  std::span<const framework::NodeIndex> nodes,
                                  std::span<int64_t> out) const {
-  for (size_t i = 0; i < nodes.size(); ++i) {
-    out[i] = CountIntolerablePreferNoSchedule(pod, snapshot.at(nodes[i]));
-  }
+  framework::ScoreEach(snapshot, nodes, out, [&pod](const framework::NodeInfo& node) {
+    return CountIntolerablePreferNoSchedule(pod, node);
+  });
 }
 
 framework::Status TaintToleration::NormalizeScore(const framework::CycleState& /*state*/,
