@@ -166,6 +166,19 @@ void JsonReader::TypeError(const FieldPath& path, JsonType want, const json::val
   Error(path, dialect_->type_error(want, got));
 }
 
+void JsonReader::CheckKnownFields(const json::object& o, const FieldPath& path,
+                                  std::span<const std::string_view> known) {
+  for (const auto& kv : o) {
+    const std::string_view key = kv.key();
+    if (std::find(known.begin(), known.end(), key) != known.end()) continue;
+    std::string message = "unknown field";
+    if (std::string near = common::ClosestName(key, known); !near.empty()) {
+      message += " (did you mean " + common::Quote(near) + "?)";
+    }
+    Error(path.Key(key), message);
+  }
+}
+
 std::optional<int64_t> JsonReader::AsIntSlow(const json::value& v, const FieldPath& path,
                                              int64_t lo, int64_t hi) {
   const Int64Read read = ReadInt64(v);
@@ -211,6 +224,15 @@ std::optional<Quantity> JsonReader::AsQuantity(const json::value& v, const Field
     return std::nullopt;
   }
   return *q;
+}
+
+// ---------------------------------------------------------------------------------------------
+// ObjectFields
+
+void ObjectFields::Finish() {
+  if (finished_) return;
+  finished_ = true;
+  reader_.CheckKnownFields(object_, path_, declared_);
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -263,15 +285,6 @@ std::string FieldReader::Describe(const json::value& v) {
   std::string s = json::serialize(v);
   if (s.size() > 60) s = s.substr(0, 57) + "...";
   return s;
-}
-
-void FieldReader::Known(const json::object& o, const std::string& path,
-                        std::initializer_list<std::string_view> known) {
-  for (const auto& kv : o) {
-    if (std::find(known.begin(), known.end(), std::string_view(kv.key())) == known.end()) {
-      Error(Join(path, kv.key()), "unknown field");
-    }
-  }
 }
 
 const json::object* FieldReader::Object(const json::object& o, std::string_view key,

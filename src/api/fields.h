@@ -33,8 +33,10 @@
 #include <initializer_list>
 #include <limits>
 #include <optional>
+#include <span>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 #include "src/api/quantity.h"
@@ -138,6 +140,12 @@ class JsonReader {
   size_t error_count() const { return errors_.size(); }
   const FieldErrors& errors() const { return errors_; }
   FieldErrors& errors() { return errors_; }
+
+  // Records "unknown field" at path.key for each member of `o` not in `known`, with a
+  // ` (did you mean "x"?)` hint when one of `known` is close: the one unknown-field check of the
+  // strict readers (the scheduler config, plugin args, policy files; see also ObjectFields).
+  void CheckKnownFields(const boost::json::object& o, const FieldPath& path,
+                        std::span<const std::string_view> known);
 
   // Member `key` of `o`; nullptr when absent or null. Records nothing.
   static const boost::json::value* Member(const boost::json::object& o, std::string_view key) {
@@ -248,6 +256,20 @@ class JsonReader {
     }
   }
 
+  // Calls fn(element, element path) for each element of the array member `key` (absent or null:
+  // none) that is a string; other elements record an error and are skipped.
+  template <typename Fn>
+  void ForEachString(const boost::json::object& o, std::string_view key, const FieldPath& parent,
+                     Fn&& fn) {
+    const boost::json::array* a = Array(o, key, parent);
+    if (a == nullptr) return;
+    const FieldPath ap = parent.Key(key);
+    for (size_t i = 0; i < a->size(); ++i) {
+      const FieldPath ip = ap.At(i);
+      if (std::optional<std::string_view> s = AsString((*a)[i], ip)) fn(*s, ip);
+    }
+  }
+
   // One T per object element of the array member `key`: fn(element, element path) -> T.
   // Elements that are not objects record an error and give nothing.
   template <typename T, typename Fn>
@@ -269,6 +291,104 @@ class JsonReader {
 
   const Dialect* dialect_;
   FieldErrors errors_;
+};
+
+// The members of one object of a strict document (plugin args), read by name: each read marks its
+// member as declared, and Finish() (or the destructor) records "unknown field" (with a "did you
+// mean" hint among the declared names) for every member of the object that no read asked for. So
+// a decoder declares the fields of an object once, by reading them; a member accepted but not
+// read (type meta) is declared with Allow().
+//
+//   ObjectFields f(reader, object, path);
+//   f.Allow({"apiVersion", "kind"});
+//   if (std::optional<int64_t> w = f.Int("weight", 1, 100)) ...
+//
+// Reads behave as JsonReader's member readers at path().Key(key). `object`, `path` and the
+// names given must outlive it (a FieldPath is made on the stack: see FieldPath).
+class ObjectFields {
+ public:
+  ObjectFields(JsonReader& reader, const boost::json::object& object, const FieldPath& path)
+      : reader_(reader), object_(object), path_(path) {}
+  ObjectFields(const ObjectFields&) = delete;
+  ObjectFields& operator=(const ObjectFields&) = delete;
+  ~ObjectFields() { Finish(); }
+
+  JsonReader& reader() { return reader_; }
+  const FieldPath& path() const { return path_; }
+  const boost::json::object& object() const { return object_; }
+
+  // Declares members without reading them.
+  void Allow(std::initializer_list<std::string_view> keys) {
+    declared_.insert(declared_.end(), keys.begin(), keys.end());
+  }
+  // Member `key` (declared); nullptr when absent or null.
+  const boost::json::value* Value(std::string_view key) {
+    Declare(key);
+    return JsonReader::Member(object_, key);
+  }
+  // Records `message` at path().key.
+  void Error(std::string_view key, std::string_view message) {
+    reader_.Error(path_.Key(key), message);
+  }
+
+  const boost::json::object* Object(std::string_view key) {
+    Declare(key);
+    return reader_.Object(object_, key, path_);
+  }
+  const boost::json::array* Array(std::string_view key) {
+    Declare(key);
+    return reader_.Array(object_, key, path_);
+  }
+  std::optional<std::string_view> String(std::string_view key) {
+    Declare(key);
+    return reader_.String(object_, key, path_);
+  }
+  // A string member that must be there and not be "": records "required" when it is absent, null
+  // or "" (a member of another type has its type error instead) and reads as nullopt then.
+  std::optional<std::string_view> RequiredString(std::string_view key) {
+    const size_t errors_before = reader_.error_count();
+    std::optional<std::string_view> s = String(key);
+    if (s && !s->empty()) return s;
+    if (reader_.error_count() == errors_before) Error(key, "required");
+    return std::nullopt;
+  }
+  std::optional<bool> Bool(std::string_view key) {
+    Declare(key);
+    return reader_.Bool(object_, key, path_);
+  }
+  std::optional<int64_t> Int(std::string_view key, int64_t lo = std::numeric_limits<int64_t>::min(),
+                             int64_t hi = std::numeric_limits<int64_t>::max()) {
+    Declare(key);
+    return reader_.Int(object_, key, path_, lo, hi);
+  }
+  std::optional<double> Number(std::string_view key) {
+    Declare(key);
+    return reader_.Number(object_, key, path_);
+  }
+  // fn(element, element path) for each object element of the array member `key`.
+  template <typename Fn>
+  void ForEachObject(std::string_view key, Fn&& fn) {
+    Declare(key);
+    reader_.ForEachObject(object_, key, path_, std::forward<Fn>(fn));
+  }
+  // fn(element, element path) for each string element of the array member `key`.
+  template <typename Fn>
+  void ForEachString(std::string_view key, Fn&& fn) {
+    Declare(key);
+    reader_.ForEachString(object_, key, path_, std::forward<Fn>(fn));
+  }
+
+  // Records the unknown members (once).
+  void Finish();
+
+ private:
+  void Declare(std::string_view key) { declared_.push_back(key); }
+
+  JsonReader& reader_;
+  const boost::json::object& object_;
+  const FieldPath& path_;
+  std::vector<std::string_view> declared_;
+  bool finished_ = false;
 };
 
 // ---------------------------------------------------------------------------------------------
@@ -293,7 +413,9 @@ class FieldReader {
 
   // Records "unknown field" for each member of `o` not in `known`.
   void Known(const boost::json::object& o, const std::string& path,
-             std::initializer_list<std::string_view> known);
+             std::initializer_list<std::string_view> known) {
+    reader_.CheckKnownFields(o, FieldPath::Text(path), std::span(known.begin(), known.size()));
+  }
 
   const boost::json::object* Object(const boost::json::object& o, std::string_view key,
                                     const std::string& path);

@@ -142,3 +142,55 @@ TEST(JsonReaderTest, ACleanDocumentRecordsNothing) {
 
 }  // namespace
 }  // namespace gpusched::api
+
+namespace gpusched::api {
+namespace {
+
+constexpr Dialect kWrongType{
+    PathStyle::kDotted,
+    [](JsonType, const boost::json::value&) -> std::string { return "wrong type"; }, nullptr,
+    nullptr};
+
+TEST(ObjectFieldsTest, MembersNoReadAskedForAreUnknownWithTheNearestDeclaredName) {
+  JsonReader r(kWrongType);
+  const boost::json::object o =
+      boost::json::parse(R"({"kind":"X","weight":1,"wieght":2,"nam":"a","zzz":0,"inner":{"b":1}})")
+          .as_object();
+  const FieldPath root;
+  {
+    ObjectFields f(r, o, root);
+    f.Allow({"kind"});
+    EXPECT_EQ(f.Int("weight"), 1);
+    EXPECT_EQ(f.String("name"), std::nullopt);  // absent: declared all the same
+    const FieldPath ip = root.Key("inner");
+    ObjectFields inner(r, *f.Object("inner"), ip);
+    EXPECT_EQ(inner.Int("a"), std::nullopt);
+    inner.Finish();
+    inner.Finish();  // once
+  }
+  const std::vector<std::string> want = {
+      "inner.b: unknown field (did you mean \"a\"?)",
+      "wieght: unknown field (did you mean \"weight\"?)",
+      "nam: unknown field (did you mean \"name\"?)",
+      "zzz: unknown field",
+  };
+  EXPECT_EQ(r.errors().list(), want);
+}
+
+TEST(ObjectFieldsTest, RequiredStringRecordsOneErrorPerMember) {
+  JsonReader r(kWrongType);
+  const boost::json::object o =
+      boost::json::parse(R"({"ok":"x","empty":"","null":null,"number":1})").as_object();
+  const FieldPath root;
+  ObjectFields f(r, o, root);
+  EXPECT_EQ(f.RequiredString("ok"), "x");
+  for (std::string_view key : {"empty", "null", "number", "absent"}) {
+    EXPECT_EQ(f.RequiredString(key), std::nullopt) << key;
+  }
+  const std::vector<std::string> want = {"empty: required", "null: required", "number: wrong type",
+                                         "absent: required"};
+  EXPECT_EQ(r.errors().list(), want);
+}
+
+}  // namespace
+}  // namespace gpusched::api

@@ -89,7 +89,7 @@ size_t EditDistance(std::string_view a, std::string_view b) {
 
 }  // namespace
 
-std::string ClosestName(std::string_view name, const std::vector<std::string_view>& known) {
+std::string ClosestName(std::string_view name, std::span<const std::string_view> known) {
   std::string best;
   size_t best_distance = std::max<size_t>(1, std::min<size_t>(3, name.size() / 3));
   for (std::string_view k : known) {

@@ -4,6 +4,7 @@
 
 #include <cstdint>
 #include <optional>
+#include <span>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -27,7 +28,7 @@ std::string Quote(std::string_view s);
 // The known name closest to `name` within a small edit distance (at most a third of its length,
 // 1..3), or differing only in case; "" when none is close: the "did you mean" of errors and
 // warnings (config fields, plugin names, manifest fields).
-std::string ClosestName(std::string_view name, const std::vector<std::string_view>& known);
+std::string ClosestName(std::string_view name, std::span<const std::string_view> known);
 
 // k8s.io/apimachinery/pkg/util/rand's alphabet of generated names and SafeEncodeString (no
 // vowels, no 0, 1 or 3).

@@ -360,18 +360,9 @@ class Decoder {
     if (warnings_ != nullptr) warnings_->push_back(r_.Spell(path) + ": " + std::string(message));
   }
 
-  // Records "unknown field" (with a "did you mean" hint) for each member not in `known`.
   void CheckFields(const json::object& o, const FieldPath& path,
                    const std::vector<std::string_view>& known) {
-    for (const auto& kv : o) {
-      const std::string_view key(kv.key().data(), kv.key().size());
-      if (std::find(known.begin(), known.end(), key) != known.end()) continue;
-      std::string message = "unknown field";
-      if (std::string best = common::ClosestName(key, known); !best.empty()) {
-        message += " (did you mean " + common::Quote(best) + "?)";
-      }
-      r_.Error(path.Key(key), message);
-    }
+    r_.CheckKnownFields(o, path, known);
   }
 
   std::optional<int32_t> Int32(const json::object& o, const FieldPath& path, std::string_view key) {

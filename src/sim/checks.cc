@@ -12,6 +12,7 @@
 #include <string_view>
 #include <utility>
 
+#include "src/api/fields.h"
 #include "src/api/names.h"
 #include "src/api/quantity.h"
 #include "src/common/strings.h"
@@ -320,17 +321,14 @@ class Checker {
     return v == nullptr ? nullptr : v->if_object();
   }
 
-  void Known(const json::object& o, const std::string& path, const Fields& known) {
-    for (const auto& kv : o) {
-      const std::string_view key = kv.key();
-      if (std::find(known.begin(), known.end(), key) != known.end()) continue;
-      const std::string at = path.empty() || path.back() == '.' ? path : path + ".";
-      std::string w = at + std::string(key) + ": unknown field " + common::Quote(key);
-      if (std::string near = common::ClosestName(key, known); !near.empty()) {
-        w += " (did you mean " + common::Quote(near) + "?)";
-      }
+  // An unknown member is a warning: the API server prunes it.
+  void Known(const json::object& o, std::string_view path, const Fields& known) {
+    if (!path.empty() && path.back() == '.') path.remove_suffix(1);
+    const api::FieldPath at = api::FieldPath::Text(path);
+    unknown_.CheckKnownFields(o, at, known);
+    for (const std::string& w : unknown_.errors().list())
       findings.warnings.push_back(w + "; ignored");
-    }
+    unknown_.errors() = api::FieldErrors();
   }
 
   void Meta(const json::object& o, const std::string& prefix) {
@@ -481,6 +479,9 @@ class Checker {
     if (!q.ok()) return std::nullopt;
     return *q;
   }
+
+  static constexpr api::Dialect kWarnings{api::PathStyle::kBracketed};
+  api::JsonReader unknown_{kWarnings};  // finds the unknown members (Known)
 };
 
 }  // namespace

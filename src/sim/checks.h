@@ -5,7 +5,7 @@
 //
 //   errors:   spec.containers[0].resources.limits[nvidia.com/gpu]: Invalid value: "0.5": must
 //             be an integer
-//   warnings: spec.containers[0].resource: unknown field "resource" (did you mean "resources"?)
+//   warnings: spec.containers[0].resource: unknown field (did you mean "resources"?); ignored
 //
 // Covered kinds: Pod, Node, and the pod templates of Deployment, ReplicaSet, StatefulSet,
 // DaemonSet and Job (apps/v1, batch/v1), with the object's metadata and spec; the unknown fields of

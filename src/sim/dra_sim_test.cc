@@ -140,7 +140,7 @@ spec:
   bool warned = false;
   for (const std::string& warning : w.warnings) {
     if (warning.find("document 7: ResourceSlice n2-gpu: spec.devices[0].atributes: unknown field "
-                     "\"atributes\" (did you mean \"attributes\"?)") != std::string::npos) {
+                     "(did you mean \"attributes\"?)") != std::string::npos) {
       warned = true;
     }
     EXPECT_THAT(warning, Not(HasSubstr("skipped")));

@@ -47,16 +47,9 @@ bool CostlierToRestart(const api::Pod& a, const api::Pod& b) {
   return a.start_time.value_or(never) < b.start_time.value_or(never);
 }
 
-std::vector<std::string> GetNames(const boost::json::object& obj, std::string_view key,
-                                  helper::ArgErrors& errors) {
+std::vector<std::string> GetNames(api::ObjectFields& args, std::string_view key) {
   std::vector<std::string> out;
-  const boost::json::array* list = helper::GetArray(obj, key, "", errors);
-  if (list == nullptr) return out;
-  for (size_t i = 0; i < list->size(); ++i) {
-    if (auto s = helper::AsString((*list)[i], helper::IndexPath(key, i), errors)) {
-      out.emplace_back(*s);
-    }
-  }
+  args.ForEachString(key, [&](std::string_view s, const api::FieldPath&) { out.emplace_back(s); });
   return out;
 }
 
@@ -64,27 +57,14 @@ std::vector<std::string> GetNames(const boost::json::object& obj, std::string_vi
 
 common::StatusOr<Args> ParseArgs(const boost::json::value& json) {
   Args args;
-  helper::ArgErrors errors;
-  if (const boost::json::object* obj = helper::ArgsObject(json, errors)) {
-    helper::CheckKnownFields(
-        *obj, "",
-        {"movablePriorityClasses", "movableNamespaces", "maxMovesPerPod", "maxMovesPerMinute"},
-        errors, /*allow_type_meta=*/true);
-    args.movable_priority_classes = GetNames(*obj, "movablePriorityClasses", errors);
-    args.movable_namespaces = GetNames(*obj, "movableNamespaces", errors);
-    if (auto v = helper::GetInt(*obj, "maxMovesPerPod", "", errors)) {
-      if (helper::CheckRange(*v, 1, 16, "maxMovesPerPod", errors)) {
-        args.max_moves_per_pod = static_cast<int32_t>(*v);
-      }
+  GPUSCHED_RETURN_IF_ERROR(helper::ReadArgs(json, [&](api::ObjectFields& f) {
+    args.movable_priority_classes = GetNames(f, "movablePriorityClasses");
+    args.movable_namespaces = GetNames(f, "movableNamespaces");
+    if (auto v = f.Int("maxMovesPerPod", 1, 16)) args.max_moves_per_pod = static_cast<int32_t>(*v);
+    if (auto v = f.Int("maxMovesPerMinute", 1, std::numeric_limits<int32_t>::max())) {
+      args.max_moves_per_minute = static_cast<int32_t>(*v);
     }
-    if (auto v = helper::GetInt(*obj, "maxMovesPerMinute", "", errors)) {
-      if (helper::CheckRange(*v, 1, std::numeric_limits<int32_t>::max(), "maxMovesPerMinute",
-                             errors)) {
-        args.max_moves_per_minute = static_cast<int32_t>(*v);
-      }
-    }
-  }
-  GPUSCHED_RETURN_IF_ERROR(errors.ToStatus());
+  }));
   return args;
 }
 

@@ -63,28 +63,19 @@ std::string NoCandidateMessage(std::span<const Status> failed, int32_t no_victim
 
 common::StatusOr<Args> ParseArgs(const boost::json::value& json) {
   Args args;
-  helper::ArgErrors errors;
-  if (const boost::json::object* obj = helper::ArgsObject(json, errors)) {
-    helper::CheckKnownFields(*obj, "", {"minCandidateNodesPercentage", "minCandidateNodesAbsolute"},
-                             errors, /*allow_type_meta=*/true);
-    if (auto v = helper::GetInt(*obj, "minCandidateNodesPercentage", "", errors)) {
-      if (helper::CheckRange(*v, 0, 100, "minCandidateNodesPercentage", errors)) {
-        args.min_candidate_nodes_percentage = static_cast<int32_t>(*v);
-      }
+  GPUSCHED_RETURN_IF_ERROR(helper::ReadArgs(json, [&](api::ObjectFields& f) {
+    if (auto v = f.Int("minCandidateNodesPercentage", 0, 100)) {
+      args.min_candidate_nodes_percentage = static_cast<int32_t>(*v);
     }
-    if (auto v = helper::GetInt(*obj, "minCandidateNodesAbsolute", "", errors)) {
-      if (helper::CheckRange(*v, 0, std::numeric_limits<int32_t>::max(),
-                             "minCandidateNodesAbsolute", errors)) {
-        args.min_candidate_nodes_absolute = static_cast<int32_t>(*v);
-      }
+    if (auto v = f.Int("minCandidateNodesAbsolute", 0, std::numeric_limits<int32_t>::max())) {
+      args.min_candidate_nodes_absolute = static_cast<int32_t>(*v);
     }
-  }
-  if (errors.empty() && args.min_candidate_nodes_percentage == 0 &&
-      args.min_candidate_nodes_absolute == 0) {
-    errors.Add("minCandidateNodesAbsolute",
-               "minCandidateNodesPercentage and minCandidateNodesAbsolute cannot be both zero");
-  }
-  GPUSCHED_RETURN_IF_ERROR(errors.ToStatus());
+    if (f.reader().ok() && args.min_candidate_nodes_percentage == 0 &&
+        args.min_candidate_nodes_absolute == 0) {
+      f.Error("minCandidateNodesAbsolute",
+              "minCandidateNodesPercentage and minCandidateNodesAbsolute cannot be both zero");
+    }
+  }));
   return args;
 }
 

@@ -354,11 +354,7 @@ framework::Status PlanExtended(SelectorCache& selectors, const framework::DraVie
 
 common::StatusOr<framework::PluginPtr> DynamicResources::Create(const boost::json::value& args,
                                                                 framework::Handle& handle) {
-  helper::ArgErrors errors;
-  if (const boost::json::object* obj = helper::ArgsObject(args, errors)) {
-    helper::CheckKnownFields(*obj, "", {}, errors, /*allow_type_meta=*/true);
-  }
-  GPUSCHED_RETURN_IF_ERROR(errors.ToStatus());
+  GPUSCHED_RETURN_IF_ERROR(helper::ReadNoArgs(args));
   return framework::PluginPtr(std::make_unique<DynamicResources>(handle.dra(), handle.gangs()));
 }
 

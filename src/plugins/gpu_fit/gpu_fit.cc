@@ -133,57 +133,37 @@ common::StatusOr<PodPolicy> ResolvePodPolicy(const Args& args, const api::Pod& p
 
 common::StatusOr<Args> ParseArgs(const boost::json::value& raw) {
   Args out;
-  helper::ArgErrors errors;
-  if (const boost::json::object* obj = helper::ArgsObject(raw, errors)) {
-    helper::CheckKnownFields(*obj, "",
-                             {"fitWeight", "utilizationWeight", "scoreMode", "nodePolicy",
-                              "gpuPolicy", "requireNvlinkIsland", "hamiAnnotations"},
-                             errors, /*allow_type_meta=*/true);
+  GPUSCHED_RETURN_IF_ERROR(helper::ReadArgs(raw, [&](api::ObjectFields& f) {
     for (auto [field, slot] : {std::pair<std::string_view, Pack*>{"nodePolicy", &out.node_policy},
                                std::pair<std::string_view, Pack*>{"gpuPolicy", &out.gpu_policy}}) {
-      if (std::optional<std::string_view> v = helper::GetString(*obj, field, "", errors)) {
+      if (std::optional<std::string_view> v = f.String(field)) {
         if (std::optional<Pack> p = PackFromArg(*v)) {
           *slot = *p;
         } else {
-          errors.Add(field, "unsupported value " + common::Quote(*v) + ", want Binpack or Spread");
+          f.Error(field, "unsupported value " + common::Quote(*v) + ", want Binpack or Spread");
         }
       }
     }
-    for (auto [field, slot] :
-         {std::pair<std::string_view, bool*>{"requireNvlinkIsland", &out.require_nvlink_island},
-          std::pair<std::string_view, bool*>{"hamiAnnotations", &out.hami_annotations}}) {
-      if (const boost::json::value* v = obj->if_contains(field)) {
-        if (v->is_bool()) {
-          *slot = v->get_bool();
-        } else if (!v->is_null()) {
-          errors.Add(field, "must be a boolean");
-        }
-      }
+    if (std::optional<bool> v = f.Bool("requireNvlinkIsland")) out.require_nvlink_island = *v;
+    if (std::optional<bool> v = f.Bool("hamiAnnotations")) out.hami_annotations = *v;
+    const size_t errors_before_weights = f.reader().error_count();
+    if (std::optional<int64_t> w = f.Int("fitWeight", 0, 100)) out.fit_weight = *w;
+    if (std::optional<int64_t> w = f.Int("utilizationWeight", 0, 100)) out.utilization_weight = *w;
+    if (f.reader().error_count() == errors_before_weights &&
+        out.fit_weight + out.utilization_weight <= 0) {
+      f.reader().Error(api::FieldPath::Text("fitWeight, utilizationWeight"), "must not both be 0");
     }
-    bool weights_valid = true;
-    if (std::optional<int64_t> w = helper::GetInt(*obj, "fitWeight", "", errors)) {
-      weights_valid &= helper::CheckRange(*w, 0, 100, "fitWeight", errors);
-      out.fit_weight = *w;
-    }
-    if (std::optional<int64_t> w = helper::GetInt(*obj, "utilizationWeight", "", errors)) {
-      weights_valid &= helper::CheckRange(*w, 0, 100, "utilizationWeight", errors);
-      out.utilization_weight = *w;
-    }
-    if (weights_valid && out.fit_weight + out.utilization_weight <= 0) {
-      errors.Add("fitWeight, utilizationWeight", "must not both be 0");
-    }
-    if (std::optional<std::string_view> mode = helper::GetString(*obj, "scoreMode", "", errors)) {
+    if (std::optional<std::string_view> mode = f.String("scoreMode")) {
       if (*mode == ModeName(ScoreMode::kDefault)) {
         out.score_mode = ScoreMode::kDefault;
       } else if (*mode == ModeName(ScoreMode::kBestFit)) {
         out.score_mode = ScoreMode::kBestFit;
       } else {
-        errors.Add("scoreMode",
-                   "unsupported value " + common::Quote(*mode) + ", want Default or BestFit");
+        f.Error("scoreMode",
+                "unsupported value " + common::Quote(*mode) + ", want Default or BestFit");
       }
     }
-  }
-  GPUSCHED_RETURN_IF_ERROR(errors.ToStatus());
+  }));
   return out;
 }
 

@@ -25,86 +25,76 @@ constexpr std::pair<Policy, std::string_view> kPolicyNames[] = {
     {Policy::kGpuPacking, "GpuPacking"},
     {Policy::kRandom, "Random"}};
 
-// typicalPods: [{cpuMilli, gpuCount, gpuMilli, models, weight}], weights > 0, renormalised.
-void ParseTypicalPods(const boost::json::array& list, std::vector<TypicalPod>& out,
-                      helper::ArgErrors& errors) {
-  if (list.size() > static_cast<size_t>(kMaxTypes)) {
-    errors.Add("typicalPods", "at most " + std::to_string(kMaxTypes) + " entries, got " +
-                                  std::to_string(list.size()));
+// typicalPods[i]: {cpuMilli, gpuCount, gpuMilli, models, weight}; nullopt when it has an error.
+std::optional<TypicalPod> ParseTypicalPod(api::ObjectFields& e) {
+  TypicalPod m;
+  const size_t errors_before = e.reader().error_count();
+  if (auto v = e.Int("cpuMilli", 0, int64_t{1} << 40)) m.cpu_milli = *v;
+  if (auto v = e.Int("gpuCount", 0, api::kMaxGpusPerNode)) m.count = static_cast<int32_t>(*v);
+  if (auto v = e.Int("gpuMilli", 0, api::kMilliPerGpu)) m.milli = static_cast<int32_t>(*v);
+  const bool ints_ok = e.reader().error_count() == errors_before;
+  if (ints_ok && (m.count == 0) != (m.milli == 0)) {
+    e.Error("gpuMilli", "must be 0 exactly when gpuCount is 0, got gpuCount " +
+                            std::to_string(m.count) + " and gpuMilli " + std::to_string(m.milli));
+  } else if (ints_ok && m.count > 1 && m.milli != api::kMilliPerGpu) {
+    e.Error("gpuMilli", "must be 1000 when gpuCount > 1, got " + std::to_string(m.milli));
+  }
+  e.ForEachString("models", [&](std::string_view name, const api::FieldPath& path) {
+    const std::string norm = api::NormalizeGpuModel(name);
+    if (norm.empty()) {
+      e.reader().Error(path, "empty GPU model");
+    } else {
+      m.models.push_back(common::Intern(norm));
+    }
+  });
+  const size_t errors_before_weight = e.reader().error_count();
+  const std::optional<double> weight = e.Number("weight");
+  if (weight && *weight > 0) {
+    m.p = *weight;
+  } else if (e.reader().error_count() == errors_before_weight) {
+    e.Error("weight", "must be a number > 0");
+  }
+  if (e.reader().error_count() != errors_before) return std::nullopt;
+  return m;
+}
+
+// typicalPods: at most kMaxTypes, weights renormalised to sum to 1.
+void ParseTypicalPods(api::ObjectFields& f, std::vector<TypicalPod>& out) {
+  const boost::json::array* list = f.Array("typicalPods");
+  if (list == nullptr) return;
+  if (list->size() > static_cast<size_t>(kMaxTypes)) {
+    f.Error("typicalPods", "at most " + std::to_string(kMaxTypes) + " entries, got " +
+                               std::to_string(list->size()));
     return;
   }
   double total = 0;
-  for (size_t i = 0; i < list.size(); ++i) {
-    const std::string path = helper::IndexPath("typicalPods", i);
-    const boost::json::object* e = helper::AsObject(list[i], path, errors);
-    if (e == nullptr) {
-      if (list[i].is_null()) errors.Add(path, "must be an object");
-      continue;
+  f.ForEachObject("typicalPods", [&](const boost::json::object& o, const api::FieldPath& path) {
+    api::ObjectFields e(f.reader(), o, path);
+    if (std::optional<TypicalPod> m = ParseTypicalPod(e)) {
+      total += m->p;
+      out.push_back(std::move(*m));
     }
-    helper::CheckKnownFields(*e, path, {"cpuMilli", "gpuCount", "gpuMilli", "models", "weight"},
-                             errors);
-    TypicalPod m;
-    bool ok = true;
-    if (std::optional<int64_t> v = helper::GetInt(*e, "cpuMilli", path, errors)) {
-      ok &=
-          helper::CheckRange(*v, 0, int64_t{1} << 40, helper::FieldPath(path, "cpuMilli"), errors);
-      m.cpu_milli = *v;
-    }
-    if (std::optional<int64_t> v = helper::GetInt(*e, "gpuCount", path, errors)) {
-      ok &= helper::CheckRange(*v, 0, api::kMaxGpusPerNode, helper::FieldPath(path, "gpuCount"),
-                               errors);
-      m.count = static_cast<int32_t>(*v);
-    }
-    if (std::optional<int64_t> v = helper::GetInt(*e, "gpuMilli", path, errors)) {
-      ok &=
-          helper::CheckRange(*v, 0, api::kMilliPerGpu, helper::FieldPath(path, "gpuMilli"), errors);
-      m.milli = static_cast<int32_t>(*v);
-    }
-    if (ok && (m.count == 0) != (m.milli == 0)) {
-      errors.Add(helper::FieldPath(path, "gpuMilli"),
-                 "must be 0 exactly when gpuCount is 0, got gpuCount " + std::to_string(m.count) +
-                     " and gpuMilli " + std::to_string(m.milli));
-      ok = false;
-    }
-    if (ok && m.count > 1 && m.milli != api::kMilliPerGpu) {
-      errors.Add(helper::FieldPath(path, "gpuMilli"),
-                 "must be 1000 when gpuCount > 1, got " + std::to_string(m.milli));
-      ok = false;
-    }
-    if (const boost::json::array* models = helper::GetArray(*e, "models", path, errors)) {
-      for (size_t j = 0; j < models->size(); ++j) {
-        const std::string mp = helper::IndexPath(helper::FieldPath(path, "models"), j);
-        if (std::optional<std::string_view> name = helper::AsString((*models)[j], mp, errors)) {
-          const std::string norm = api::NormalizeGpuModel(*name);
-          if (norm.empty()) {
-            errors.Add(mp, "empty GPU model");
-            ok = false;
-          } else {
-            m.models.push_back(common::Intern(norm));
-          }
-        }
-      }
-    }
-    const boost::json::value* w = e->if_contains("weight");
-    if (w == nullptr || !(w->is_number())) {
-      errors.Add(helper::FieldPath(path, "weight"), "must be a number > 0");
-      ok = false;
-    } else {
-      m.p = w->is_double()  ? w->get_double()
-            : w->is_int64() ? static_cast<double>(w->get_int64())
-                            : static_cast<double>(w->get_uint64());
-      if (!(m.p > 0) || !std::isfinite(m.p)) {
-        errors.Add(helper::FieldPath(path, "weight"), "must be a number > 0");
-        ok = false;
-      }
-    }
-    if (ok) {
-      total += m.p;
-      out.push_back(std::move(m));
-    }
-  }
+  });
   for (TypicalPod& m : out) m.p /= total;
 }
+
+// An enumerated string member: the value whose name it is, or an error listing the names.
+template <typename T, size_t N>
+void ParseEnum(api::ObjectFields& f, std::string_view key,
+               const std::pair<T, std::string_view> (&names)[N], std::string_view want, T& out) {
+  const std::optional<std::string_view> v = f.String(key);
+  if (!v) return;
+  for (const auto& [value, name] : names) {
+    if (name == *v) {
+      out = value;
+      return;
+    }
+  }
+  f.Error(key, "unsupported value " + common::Quote(*v) + ", want " + std::string(want));
+}
+
+constexpr std::pair<TieOrder, std::string_view> kTieBreakNames[] = {
+    {TieOrder::kRandom, "Random"}, {TieOrder::kNodeOrder, "NodeOrder"}};
 
 }  // namespace
 
@@ -141,99 +131,29 @@ PackOverride ParsePackOverride(std::string_view value) {
 
 common::StatusOr<Args> ParseArgs(const boost::json::value& raw) {
   Args out;
-  helper::ArgErrors errors;
-  if (const boost::json::object* obj = helper::ArgsObject(raw, errors)) {
-    helper::CheckKnownFields(
-        *obj, "",
-        {"policy", "decayPpm", "maxTypes", "coveragePercent", "exactScores", "seed", "deltaQuantum",
-         "distributionRefreshPods", "typicalPods", "cpuCostPermille", "modelCostPermille",
-         "tieBreak", "deltaQuantumPermille", "cpuPodDeltaQuantum", "utilizationCostPermille"},
-        errors, /*allow_type_meta=*/true);
-    if (std::optional<std::string_view> p = helper::GetString(*obj, "policy", "", errors)) {
-      bool found = false;
-      for (const auto& [policy, name] : kPolicyNames) {
-        if (name == *p) {
-          out.policy = policy;
-          found = true;
-        }
-      }
-      if (!found) {
-        errors.Add("policy", "unsupported value " + common::Quote(*p) +
-                                 ", want FGD, Learned, BestFit, DotProd, GpuClustering, "
-                                 "GpuPacking or Random");
-      }
+  GPUSCHED_RETURN_IF_ERROR(helper::ReadArgs(raw, [&](api::ObjectFields& f) {
+    ParseEnum(f, "policy", kPolicyNames,
+              "FGD, Learned, BestFit, DotProd, GpuClustering, GpuPacking or Random", out.policy);
+    ParseEnum(f, "tieBreak", kTieBreakNames, "Random or NodeOrder", out.tie_break);
+    if (auto v = f.Int("decayPpm", 1, 1000000)) out.decay_ppm = *v;
+    if (auto v = f.Int("maxTypes", 1, kMaxTypes)) out.max_types = static_cast<int32_t>(*v);
+    if (auto v = f.Int("coveragePercent", 1, 100)) out.coverage_percent = static_cast<int32_t>(*v);
+    if (auto v = f.Int("deltaQuantum", 1, 1000000)) out.delta_quantum = *v;
+    if (auto v = f.Int("distributionRefreshPods", 1, 100000)) {
+      out.refresh_pods = static_cast<int32_t>(*v);
     }
-    if (std::optional<int64_t> v = helper::GetInt(*obj, "decayPpm", "", errors)) {
-      if (helper::CheckRange(*v, 1, 1000000, "decayPpm", errors)) out.decay_ppm = *v;
+    for (auto [key, slot] :
+         {std::pair<std::string_view, int32_t*>{"cpuCostPermille", &out.cpu_cost_permille},
+          {"utilizationCostPermille", &out.utilization_cost_permille},
+          {"modelCostPermille", &out.model_cost_permille}}) {
+      if (auto v = f.Int(key, 0, 10000)) *slot = static_cast<int32_t>(*v);
     }
-    if (std::optional<int64_t> v = helper::GetInt(*obj, "maxTypes", "", errors)) {
-      if (helper::CheckRange(*v, 1, kMaxTypes, "maxTypes", errors)) {
-        out.max_types = static_cast<int32_t>(*v);
-      }
-    }
-    if (std::optional<int64_t> v = helper::GetInt(*obj, "coveragePercent", "", errors)) {
-      if (helper::CheckRange(*v, 1, 100, "coveragePercent", errors)) {
-        out.coverage_percent = static_cast<int32_t>(*v);
-      }
-    }
-    if (std::optional<int64_t> v = helper::GetInt(*obj, "deltaQuantum", "", errors)) {
-      if (helper::CheckRange(*v, 1, 1000000, "deltaQuantum", errors)) out.delta_quantum = *v;
-    }
-    if (std::optional<int64_t> v = helper::GetInt(*obj, "distributionRefreshPods", "", errors)) {
-      if (helper::CheckRange(*v, 1, 100000, "distributionRefreshPods", errors)) {
-        out.refresh_pods = static_cast<int32_t>(*v);
-      }
-    }
-    if (std::optional<int64_t> v = helper::GetInt(*obj, "cpuCostPermille", "", errors)) {
-      if (helper::CheckRange(*v, 0, 10000, "cpuCostPermille", errors)) {
-        out.cpu_cost_permille = static_cast<int32_t>(*v);
-      }
-    }
-    if (std::optional<int64_t> v = helper::GetInt(*obj, "deltaQuantumPermille", "", errors)) {
-      if (helper::CheckRange(*v, 0, 1000, "deltaQuantumPermille", errors)) {
-        out.delta_quantum_permille = *v;
-      }
-    }
-    if (std::optional<int64_t> v = helper::GetInt(*obj, "cpuPodDeltaQuantum", "", errors)) {
-      if (helper::CheckRange(*v, 1, 1000000, "cpuPodDeltaQuantum", errors)) {
-        out.cpu_pod_delta_quantum = *v;
-      }
-    }
-    if (std::optional<int64_t> v = helper::GetInt(*obj, "utilizationCostPermille", "", errors)) {
-      if (helper::CheckRange(*v, 0, 10000, "utilizationCostPermille", errors)) {
-        out.utilization_cost_permille = static_cast<int32_t>(*v);
-      }
-    }
-    if (std::optional<int64_t> v = helper::GetInt(*obj, "modelCostPermille", "", errors)) {
-      if (helper::CheckRange(*v, 0, 10000, "modelCostPermille", errors)) {
-        out.model_cost_permille = static_cast<int32_t>(*v);
-      }
-    }
-    if (std::optional<std::string_view> t = helper::GetString(*obj, "tieBreak", "", errors)) {
-      if (*t == "Random") {
-        out.tie_break = TieOrder::kRandom;
-      } else if (*t == "NodeOrder") {
-        out.tie_break = TieOrder::kNodeOrder;
-      } else {
-        errors.Add("tieBreak",
-                   "unsupported value " + common::Quote(*t) + ", want Random or NodeOrder");
-      }
-    }
-    if (std::optional<int64_t> v = helper::GetInt(*obj, "seed", "", errors)) {
-      out.seed = static_cast<uint64_t>(*v);
-    }
-    if (const boost::json::array* list = helper::GetArray(*obj, "typicalPods", "", errors)) {
-      ParseTypicalPods(*list, out.typical_pods, errors);
-    }
-    if (const boost::json::value* v = obj->if_contains("exactScores")) {
-      if (v->is_bool()) {
-        out.exact_scores = v->get_bool();
-      } else if (!v->is_null()) {
-        errors.Add("exactScores", "must be a boolean");
-      }
-    }
-  }
-  GPUSCHED_RETURN_IF_ERROR(errors.ToStatus());
+    if (auto v = f.Int("deltaQuantumPermille", 0, 1000)) out.delta_quantum_permille = *v;
+    if (auto v = f.Int("cpuPodDeltaQuantum", 1, 1000000)) out.cpu_pod_delta_quantum = *v;
+    if (auto v = f.Int("seed")) out.seed = static_cast<uint64_t>(*v);
+    ParseTypicalPods(f, out.typical_pods);
+    if (auto v = f.Bool("exactScores")) out.exact_scores = *v;
+  }));
   return WithDefaults(out);
 }
 

@@ -1,81 +1,56 @@
 // SPDX-License-Identifier: Apache-2.0
-// Non-throwing readers for plugin args (the pluginConfig args object, as a JSON value) and an error
-// collector, so every factory validates all its fields and reports every error at once, each
-// naming its path: "scoringStrategy.resources[0].weight: must be in 1..100, got 0".
+// The reader of plugin args (a profile's pluginConfig args object, as a JSON value): every
+// factory reads its fields through api::ObjectFields (src/api/fields.h), which declares each field
+// by reading it and reports a member nobody read as an unknown field, so a plugin names its
+// fields once. Errors come all at once, each naming its path, in the plugin args wording:
 //
-// A thin string-path face of api::JsonReader (src/api/fields.h) in the plugin args wording
-// ("must be an integer", no value) with dotted paths. Not thread-safe: one ArgErrors per decode.
+//   scoringStrategy.resources[0].weight: must be in 1..100, got 0
+//   scoringStrategy.resourses: unknown field (did you mean "resources"?)
+//   fitWeight: must be an integer
+//
+// Paths are dotted (api::PathStyle::kDotted). Stateless; thread-safe.
 #pragma once
 
-#include <boost/json/array.hpp>
 #include <boost/json/object.hpp>
 #include <boost/json/value.hpp>
-#include <cstdint>
-#include <initializer_list>
-#include <optional>
-#include <string>
-#include <string_view>
-#include <vector>
+#include <utility>
 
 #include "src/api/fields.h"
 #include "src/common/status.h"
 
 namespace gpusched::plugins::helper {
 
-// Collects validation errors, each "path: message".
-class ArgErrors {
- public:
-  ArgErrors();
-  void Add(std::string_view path, std::string_view message) { reader_.errors().Add(path, message); }
-  bool empty() const { return reader_.ok(); }
-  const std::vector<std::string>& errors() const { return reader_.errors().list(); }
-  // OK when no error was added; otherwise InvalidArgument with every error, joined by "; ".
-  common::Status ToStatus() const { return reader_.errors().ToStatus(); }
-  // The reader the Get* and As* functions record through.
-  api::JsonReader& reader() { return reader_; }
+// The plugin args wording of api::JsonReader's errors: "must be an integer", "must be a list",
+// "must be in lo..hi, got v".
+const api::Dialect& ArgsDialect();
 
- private:
-  api::JsonReader reader_;
-};
+// Reads a plugin's args with read(fields), fields being an api::ObjectFields over the args object
+// at the root path. Null and {} read as an empty object (every field takes its default); the
+// type-meta members apiVersion and kind are accepted; args that are not an object are an error.
+// Returns OK, or InvalidArgument with every error joined by "; ". `read` may record errors of its
+// own (cross-field checks) through fields.Error or fields.reader().
+template <typename Read>
+common::Status ReadArgs(const boost::json::value& args, Read&& read) {
+  api::JsonReader reader(ArgsDialect());
+  const boost::json::object none;
+  const boost::json::object* object = args.is_null() ? &none : args.if_object();
+  if (object == nullptr) {
+    reader.Error(api::FieldPath::Text("args"), "must be an object");
+    return reader.errors().ToStatus();
+  }
+  const api::FieldPath root;
+  {
+    api::ObjectFields fields(reader, *object, root);
+    fields.Allow({"apiVersion", "kind"});
+    std::forward<Read>(read)(fields);
+  }
+  return reader.errors().ToStatus();
+}
 
-// "parent.field", or "field" when parent is empty.
-std::string FieldPath(std::string_view parent, std::string_view field);
-// "parent[i]".
-std::string IndexPath(std::string_view parent, size_t i);
-
-// The args object; nullptr when args is null or an empty object (use the defaults). Adds an error
-// when args is neither null nor an object.
-const boost::json::object* ArgsObject(const boost::json::value& args, ArgErrors& errors);
-
-// Adds "path.key: unknown field" for every key of `obj` not in `known`. The type-meta keys
-// "apiVersion" and "kind" are accepted when `allow_type_meta` (top level of an args object).
-void CheckKnownFields(const boost::json::object& obj, std::string_view path,
-                      std::initializer_list<std::string_view> known, ArgErrors& errors,
-                      bool allow_type_meta = false);
-
-// Typed readers of `value` at `path`. They return nullopt/nullptr for null, and add
-// "path: must be <type>" when the value has another type. Integers accept JSON integers and
-// integral floating-point numbers.
-std::optional<int64_t> AsInt(const boost::json::value& value, std::string_view path,
-                             ArgErrors& errors);
-std::optional<std::string_view> AsString(const boost::json::value& value, std::string_view path,
-                                         ArgErrors& errors);
-const boost::json::array* AsArray(const boost::json::value& value, std::string_view path,
-                                  ArgErrors& errors);
-const boost::json::object* AsObject(const boost::json::value& value, std::string_view path,
-                                    ArgErrors& errors);
-
-// The same, for field `key` of `obj` (path = FieldPath(parent, key)); absent reads as null.
-std::optional<int64_t> GetInt(const boost::json::object& obj, std::string_view key,
-                              std::string_view parent, ArgErrors& errors);
-std::optional<std::string_view> GetString(const boost::json::object& obj, std::string_view key,
-                                          std::string_view parent, ArgErrors& errors);
-const boost::json::array* GetArray(const boost::json::object& obj, std::string_view key,
-                                   std::string_view parent, ArgErrors& errors);
-const boost::json::object* GetObject(const boost::json::object& obj, std::string_view key,
-                                     std::string_view parent, ArgErrors& errors);
-
-// Checks lo <= v <= hi, adding "path: must be in lo..hi, got v" otherwise. Returns whether it is.
-bool CheckRange(int64_t v, int64_t lo, int64_t hi, std::string_view path, ArgErrors& errors);
+// The args of a plugin that has none: null, {} or type meta alone; any other member is an unknown
+// field.
+inline common::Status ReadNoArgs(const boost::json::value& args) {
+  return ReadArgs(args, [](api::ObjectFields&) {});
+}
 
 }  // namespace gpusched::plugins::helper

@@ -130,49 +130,52 @@ TEST(ExtendedResourceClassEventTest, QueuesPodsAskingForWhatTheClassBacks) {
   EXPECT_EQ(hint(implicit_pod, other), framework::QueueingHint::kSkip);
 }
 
-TEST(ArgsTest, ReadersReportEveryErrorWithItsPath) {
-  boost::json::value v = boost::json::parse(
-      R"({"a": "x", "b": 3.5, "c": 7, "kind": "FooArgs", "d": {"e": []}, "zzz": 1})");
-  ArgErrors errors;
-  const boost::json::object* obj = ArgsObject(v, errors);
-  ASSERT_NE(obj, nullptr);
-  CheckKnownFields(*obj, "", {"a", "b", "c", "d"}, errors, /*allow_type_meta=*/true);
-  EXPECT_FALSE(GetInt(*obj, "a", "", errors).has_value());
-  EXPECT_FALSE(GetInt(*obj, "b", "", errors).has_value());
-  EXPECT_EQ(GetInt(*obj, "c", "", errors), 7);
-  EXPECT_FALSE(GetInt(*obj, "missing", "", errors).has_value());
-  const boost::json::object* d = GetObject(*obj, "d", "", errors);
-  ASSERT_NE(d, nullptr);
-  EXPECT_EQ(GetString(*d, "e", "d", errors), std::nullopt);
-  EXPECT_FALSE(CheckRange(0, 1, 100, IndexPath("list", 2) + ".weight", errors));
-  const std::vector<std::string> want = {
-      "zzz: unknown field",
-      "a: must be an integer",
-      "b: must be an integer",
-      "d.e: must be a string",
-      "list[2].weight: must be in 1..100, got 0",
-  };
-  EXPECT_EQ(errors.errors(), want);
-  common::Status s = errors.ToStatus();
+TEST(ArgsTest, ReadersReportEveryErrorWithItsPathAndEveryUnreadMemberAsUnknown) {
+  const boost::json::value v = boost::json::parse(
+      R"({"a": "x", "b": 3.5, "c": 7, "kind": "FooArgs", "d": {"e": [], "ee": 1}, "zzz": 1,
+          "w": 0, "big": 18446744073709551615, "wieght": 1})");
+  std::optional<int64_t> c;
+  const common::Status s = ReadArgs(v, [&](api::ObjectFields& f) {
+    EXPECT_FALSE(f.Int("a").has_value());
+    EXPECT_FALSE(f.Int("b").has_value());
+    c = f.Int("c");
+    EXPECT_FALSE(f.Int("missing").has_value());
+    EXPECT_FALSE(f.Int("w", 1, 100).has_value());
+    EXPECT_FALSE(f.Int("big", 0, 100).has_value());
+    EXPECT_FALSE(f.Int("weight", 1, 100).has_value());
+    const boost::json::object* d = f.Object("d");
+    ASSERT_NE(d, nullptr);
+    const api::FieldPath dp = f.path().Key("d");
+    api::ObjectFields df(f.reader(), *d, dp);
+    EXPECT_EQ(df.String("e"), std::nullopt);
+  });
+  EXPECT_EQ(c, 7);
   EXPECT_EQ(s.code(), common::StatusCode::kInvalidArgument);
   EXPECT_EQ(s.message(),
-            "zzz: unknown field; a: must be an integer; b: must be an integer; d.e: must be a "
-            "string; list[2].weight: must be in 1..100, got 0");
+            "a: must be an integer; b: must be an integer; w: must be in 1..100, got 0; "
+            "big: must be in 0..100, got 18446744073709551615; d.e: must be a string; "
+            "d.ee: unknown field (did you mean \"e\"?); zzz: unknown field; "
+            "wieght: unknown field (did you mean \"weight\"?)");
 }
 
 TEST(ArgsTest, NullAndEmptyArgsMeanDefaults) {
-  ArgErrors errors;
-  EXPECT_EQ(ArgsObject(boost::json::value(), errors), nullptr);
-  EXPECT_EQ(ArgsObject(boost::json::object(), errors), nullptr);
-  EXPECT_TRUE(errors.empty());
-  EXPECT_EQ(ArgsObject(boost::json::value(3), errors), nullptr);
-  EXPECT_EQ(errors.ToStatus().message(), "args: must be an object");
+  int reads = 0;
+  auto read = [&](api::ObjectFields& f) {
+    ++reads;
+    EXPECT_EQ(f.Int("x"), std::nullopt);
+  };
+  EXPECT_TRUE(ReadArgs(boost::json::value(), read).ok());
+  EXPECT_TRUE(ReadArgs(boost::json::object(), read).ok());
+  EXPECT_EQ(reads, 2);
+  EXPECT_TRUE(ReadNoArgs(boost::json::parse(R"({"apiVersion": "v1", "kind": "X"})")).ok());
+  EXPECT_EQ(ReadArgs(boost::json::value(3), read).message(), "args: must be an object");
+  EXPECT_EQ(ReadNoArgs(boost::json::parse(R"({"x": 1})")).message(), "x: unknown field");
 }
 
 TEST(ArgsTest, IntegralFloatsAreIntegers) {
-  ArgErrors errors;
-  EXPECT_EQ(AsInt(boost::json::value(4.0), "x", errors), 4);
-  EXPECT_TRUE(errors.empty());
+  const common::Status s = ReadArgs(boost::json::parse(R"({"x": 4.0})"),
+                                    [](api::ObjectFields& f) { EXPECT_EQ(f.Int("x"), 4); });
+  EXPECT_TRUE(s.ok()) << s.message();
 }
 
 }  // namespace

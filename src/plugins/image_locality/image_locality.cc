@@ -40,11 +40,7 @@ int64_t CalculatePriority(int64_t sum, int64_t containers) {
 
 common::StatusOr<framework::PluginPtr> ImageLocality::Create(const boost::json::value& args,
                                                              framework::Handle& /*handle*/) {
-  helper::ArgErrors errors;
-  if (const boost::json::object* obj = helper::ArgsObject(args, errors)) {
-    helper::CheckKnownFields(*obj, "", {}, errors, /*allow_type_meta=*/true);
-  }
-  GPUSCHED_RETURN_IF_ERROR(errors.ToStatus());
+  GPUSCHED_RETURN_IF_ERROR(helper::ReadNoArgs(args));
   return framework::PluginPtr(std::make_unique<ImageLocality>());
 }
 

@@ -100,25 +100,14 @@ bool HasAnyAffinity(const api::Pod& p) {
 
 common::StatusOr<Args> ParseArgs(const boost::json::value& raw) {
   Args out;
-  helper::ArgErrors errors;
-  if (const boost::json::object* obj = helper::ArgsObject(raw, errors)) {
-    helper::CheckKnownFields(*obj, "",
-                             {"hardPodAffinityWeight", "ignorePreferredTermsOfExistingPods"},
-                             errors, /*allow_type_meta=*/true);
-    if (auto w = helper::GetInt(*obj, "hardPodAffinityWeight", "", errors)) {
-      if (helper::CheckRange(*w, 0, 100, "hardPodAffinityWeight", errors)) {
-        out.hard_pod_affinity_weight = static_cast<int32_t>(*w);
-      }
+  GPUSCHED_RETURN_IF_ERROR(helper::ReadArgs(raw, [&](api::ObjectFields& f) {
+    if (auto w = f.Int("hardPodAffinityWeight", 0, 100)) {
+      out.hard_pod_affinity_weight = static_cast<int32_t>(*w);
     }
-    if (const boost::json::value* v = obj->if_contains("ignorePreferredTermsOfExistingPods")) {
-      if (v->is_bool()) {
-        out.ignore_preferred_terms_of_existing_pods = v->get_bool();
-      } else if (!v->is_null()) {
-        errors.Add("ignorePreferredTermsOfExistingPods", "must be a boolean");
-      }
+    if (auto v = f.Bool("ignorePreferredTermsOfExistingPods")) {
+      out.ignore_preferred_terms_of_existing_pods = *v;
     }
-  }
-  GPUSCHED_RETURN_IF_ERROR(errors.ToStatus());
+  }));
   return out;
 }
 

@@ -46,18 +46,11 @@ common::Atom LabelOf(const api::Labels& labels, common::Atom key) {
   return v;
 }
 
-std::optional<double> GetNumber(const boost::json::object& o, std::string_view key,
-                                std::string_view parent, helper::ArgErrors& errors) {
-  const boost::json::value* v = o.if_contains(key);
-  if (v == nullptr || v->is_null()) return std::nullopt;
-  std::string path = helper::FieldPath(parent, key);
-  if (!v->is_number()) {
-    errors.Add(path, "must be a number, got " + boost::json::serialize(*v));
-    return std::nullopt;
-  }
-  double d = v->to_number<double>();
-  if (!std::isfinite(d) || d < 0 || d > 1e6) {
-    errors.Add(path, "must be in 0..1000000, got " + boost::json::serialize(*v));
+// A price or cost: a number in [0, 1e6].
+std::optional<double> GetAmount(api::ObjectFields& f, std::string_view key) {
+  const std::optional<double> d = f.Number(key);
+  if (d && (*d < 0 || *d > 1e6)) {
+    f.Error(key, "must be in 0..1000000, got " + boost::json::serialize(*f.Value(key)));
     return std::nullopt;
   }
   return d;
@@ -217,55 +210,37 @@ struct NetworkLocality::State final : framework::StateData {
 };
 
 common::StatusOr<Args> ParseArgs(const boost::json::value& raw) {
-  helper::ArgErrors errors;
   Args args;
-  if (const boost::json::object* obj = helper::ArgsObject(raw, errors)) {
-    helper::CheckKnownFields(
-        *obj, "",
-        {"namespaces", "weightsName", "networkTopologyName", "prices", "maxCostDollarsPerMonth"},
-        errors, /*allow_type_meta=*/true);
-    if (const boost::json::array* ns = helper::GetArray(*obj, "namespaces", "", errors)) {
+  GPUSCHED_RETURN_IF_ERROR(helper::ReadArgs(raw, [&](api::ObjectFields& f) {
+    if (const boost::json::array* ns = f.Array("namespaces")) {
       args.namespaces.clear();
-      for (size_t i = 0; i < ns->size(); ++i) {
-        std::string path = helper::IndexPath("namespaces", i);
-        if (auto s = helper::AsString((*ns)[i], path, errors)) {
-          if (s->empty()) {
-            errors.Add(path, "must not be empty");
-          } else {
-            args.namespaces.emplace_back(*s);
-          }
+      if (ns->empty()) f.Error("namespaces", "must list at least one namespace");
+      f.ForEachString("namespaces", [&](std::string_view s, const api::FieldPath& path) {
+        if (s.empty()) {
+          f.reader().Error(path, "must not be empty");
+        } else {
+          args.namespaces.emplace_back(s);
         }
-      }
-      if (ns->empty()) errors.Add("namespaces", "must list at least one namespace");
+      });
     }
-    if (auto s = helper::GetString(*obj, "weightsName", "", errors)) {
-      if (s->empty()) errors.Add("weightsName", "must not be empty");
-      args.weights_name = std::string(*s);
-    }
-    if (auto s = helper::GetString(*obj, "networkTopologyName", "", errors)) {
-      if (s->empty()) errors.Add("networkTopologyName", "must not be empty");
-      args.network_topology_name = std::string(*s);
-    }
-    if (const boost::json::object* p = helper::GetObject(*obj, "prices", "", errors)) {
-      helper::CheckKnownFields(*p, "prices",
-                               {"sameNodeDollarsPerGB", "sameZoneDollarsPerGB",
-                                "crossZoneDollarsPerGB", "crossRegionDollarsPerGB"},
-                               errors);
-      if (auto v = GetNumber(*p, "sameNodeDollarsPerGB", "prices", errors))
-        args.prices.same_node = *v;
-      if (auto v = GetNumber(*p, "sameZoneDollarsPerGB", "prices", errors))
-        args.prices.same_zone = *v;
-      if (auto v = GetNumber(*p, "crossZoneDollarsPerGB", "prices", errors))
-        args.prices.cross_zone = *v;
-      if (auto v = GetNumber(*p, "crossRegionDollarsPerGB", "prices", errors)) {
-        args.prices.cross_region = *v;
+    for (auto [field, slot] :
+         {std::pair<std::string_view, std::string*>{"weightsName", &args.weights_name},
+          {"networkTopologyName", &args.network_topology_name}}) {
+      if (auto s = f.String(field)) {
+        if (s->empty()) f.Error(field, "must not be empty");
+        *slot = std::string(*s);
       }
     }
-    if (auto v = GetNumber(*obj, "maxCostDollarsPerMonth", "", errors)) {
-      args.max_cost_dollars_per_month = *v;
+    if (const boost::json::object* p = f.Object("prices")) {
+      const api::FieldPath pp = f.path().Key("prices");
+      api::ObjectFields prices(f.reader(), *p, pp);
+      if (auto v = GetAmount(prices, "sameNodeDollarsPerGB")) args.prices.same_node = *v;
+      if (auto v = GetAmount(prices, "sameZoneDollarsPerGB")) args.prices.same_zone = *v;
+      if (auto v = GetAmount(prices, "crossZoneDollarsPerGB")) args.prices.cross_zone = *v;
+      if (auto v = GetAmount(prices, "crossRegionDollarsPerGB")) args.prices.cross_region = *v;
     }
-  }
-  GPUSCHED_RETURN_IF_ERROR(errors.ToStatus());
+    if (auto v = GetAmount(f, "maxCostDollarsPerMonth")) args.max_cost_dollars_per_month = *v;
+  }));
   return args;
 }
 

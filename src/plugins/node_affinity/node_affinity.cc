@@ -55,7 +55,7 @@ int64_t PreferredScore(std::span<const api::PreferredSchedulingTerm> terms,
 
 // Re-roots a decoder error "pod args/addedAffinity: spec.affinity.nodeAffinity.<path>: <why>"
 // at the args path "addedAffinity.<path>: <why>".
-void AddDecodeError(std::string_view message, helper::ArgErrors& errors) {
+void AddDecodeError(std::string_view message, api::FieldErrors& errors) {
   constexpr std::string_view kRoot = "spec.affinity.nodeAffinity";
   const size_t root = message.find(kRoot);
   if (root == std::string_view::npos) {
@@ -75,11 +75,8 @@ void AddDecodeError(std::string_view message, helper::ArgErrors& errors) {
 
 common::StatusOr<Args> ParseArgs(const boost::json::value& raw) {
   Args out;
-  helper::ArgErrors errors;
-  const boost::json::object* obj = helper::ArgsObject(raw, errors);
-  if (obj != nullptr) {
-    helper::CheckKnownFields(*obj, "", {"addedAffinity"}, errors, /*allow_type_meta=*/true);
-    if (const boost::json::object* added = helper::GetObject(*obj, "addedAffinity", "", errors)) {
+  GPUSCHED_RETURN_IF_ERROR(helper::ReadArgs(raw, [&](api::ObjectFields& f) {
+    if (const boost::json::object* added = f.Object("addedAffinity")) {
       // Reuse the pod decoder: wrap the affinity in a minimal pod.
       boost::json::object spec;
       spec["affinity"] = boost::json::object{{"nodeAffinity", *added}};
@@ -90,11 +87,10 @@ common::StatusOr<Args> ParseArgs(const boost::json::value& raw) {
       if (decoded.ok()) {
         out.added_affinity = std::move(decoded->affinity.node_affinity);
       } else {
-        AddDecodeError(decoded.status().message(), errors);
+        AddDecodeError(decoded.status().message(), f.reader().errors());
       }
     }
-  }
-  GPUSCHED_RETURN_IF_ERROR(errors.ToStatus());
+  }));
   return out;
 }
 

@@ -220,7 +220,8 @@ TEST(NodeAffinityTest, ArgsValidation) {
     std::string error;
   };
   const std::vector<Case> cases = {
-      {"an unknown field is rejected", R"({"addedAfinity": {}})", "addedAfinity: unknown field"},
+      {"an unknown field is rejected, with the nearest known name", R"({"addedAfinity": {}})",
+       "addedAfinity: unknown field (did you mean \"addedAffinity\"?)"},
       {"addedAffinity must be an object", R"({"addedAffinity": 3})",
        "addedAffinity: must be an object"},
       {"a bad operator names its path under addedAffinity",

@@ -61,32 +61,17 @@ double Fraction(int64_t requested, int64_t allocatable) {
   return std::min(1.0, static_cast<double>(requested) / static_cast<double>(allocatable));
 }
 
-void ParseResource(const boost::json::value& v, const std::string& path, Args& out,
-                   helper::ArgErrors& errors) {
-  const boost::json::object* r = helper::AsObject(v, path, errors);
-  if (r == nullptr) {
-    if (v.is_null()) errors.Add(path, "must be an object");
-    return;
-  }
-  helper::CheckKnownFields(*r, path, {"name", "weight"}, errors);
-  const std::string name_path = helper::FieldPath(path, "name");
-  const boost::json::value* name_value = r->if_contains("name");
-  const bool given = name_value != nullptr && !name_value->is_null();
-  std::optional<std::string_view> name;
-  if (given) name = helper::AsString(*name_value, name_path, errors);
-  if (given && !name) {
-    // a type error, already recorded
-  } else if (!name || name->empty()) {
-    errors.Add(name_path, "required");
-  } else if (std::find(out.resources.begin(), out.resources.end(), *name) != out.resources.end()) {
-    errors.Add(name_path, "duplicate resource " + common::Quote(*name));
-  } else {
-    out.resources.emplace_back(*name);
-  }
-  if (std::optional<int64_t> w = helper::GetInt(*r, "weight", path, errors)) {
-    if (*w != 0 && *w != 1) {
-      errors.Add(helper::FieldPath(path, "weight"), "must be 1, got " + std::to_string(*w));
+// resources[i]: {name, weight}; upstream accepts weight 1 alone (0 reads as the default, 1).
+void ParseResource(api::ObjectFields& r, Args& out) {
+  if (std::optional<std::string_view> name = r.RequiredString("name")) {
+    if (std::find(out.resources.begin(), out.resources.end(), *name) != out.resources.end()) {
+      r.Error("name", "duplicate resource " + common::Quote(*name));
+    } else {
+      out.resources.emplace_back(*name);
     }
+  }
+  if (std::optional<int64_t> w = r.Int("weight"); w && *w != 0 && *w != 1) {
+    r.Error("weight", "must be 1, got " + std::to_string(*w));
   }
 }
 
@@ -97,17 +82,13 @@ struct BalancedAllocation::PreScoreState final : framework::StateData {
 };
 
 common::StatusOr<Args> ParseArgs(const boost::json::value& args) {
-  helper::ArgErrors errors;
   Args out;
-  if (const boost::json::object* obj = helper::ArgsObject(args, errors)) {
-    helper::CheckKnownFields(*obj, "", {"resources"}, errors, /*allow_type_meta=*/true);
-    if (const boost::json::array* res = helper::GetArray(*obj, "resources", "", errors)) {
-      for (size_t i = 0; i < res->size(); ++i) {
-        ParseResource((*res)[i], helper::IndexPath("resources", i), out, errors);
-      }
-    }
-  }
-  GPUSCHED_RETURN_IF_ERROR(errors.ToStatus());
+  GPUSCHED_RETURN_IF_ERROR(helper::ReadArgs(args, [&](api::ObjectFields& f) {
+    f.ForEachObject("resources", [&](const boost::json::object& o, const api::FieldPath& path) {
+      api::ObjectFields r(f.reader(), o, path);
+      ParseResource(r, out);
+    });
+  }));
   if (out.resources.empty()) out.resources = {"cpu", "memory"};
   return out;
 }

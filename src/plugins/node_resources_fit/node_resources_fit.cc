@@ -69,26 +69,50 @@ std::string_view TypeName(ScoringStrategyType t) {
   return "";
 }
 
-void ParseStringList(const boost::json::object& obj, std::string_view key,
-                     std::vector<std::string>& out, helper::ArgErrors& errors) {
-  const boost::json::array* list = helper::GetArray(obj, key, "", errors);
-  if (list == nullptr) return;
-  for (size_t i = 0; i < list->size(); ++i) {
-    const std::string path = helper::IndexPath(key, i);
-    std::optional<std::string_view> s = helper::AsString((*list)[i], path, errors);
-    if (!s) continue;
-    if (s->empty()) {
-      errors.Add(path, "must not be empty");
-      continue;
+// A list of non-empty strings; with `group`, resource group names (no '/').
+void ParseStringList(api::ObjectFields& f, std::string_view key, bool group,
+                     std::vector<std::string>& out) {
+  f.ForEachString(key, [&](std::string_view s, const api::FieldPath& path) {
+    if (s.empty()) {
+      f.reader().Error(path, "must not be empty");
+    } else if (group && s.find('/') != std::string_view::npos) {
+      f.reader().Error(path, "resource group name can't contain '/', got " + common::Quote(s));
+    } else {
+      out.emplace_back(s);
     }
-    out.emplace_back(*s);
-  }
+  });
 }
 
-void ParseScoringStrategy(const boost::json::object& ss, Args& out, helper::ArgErrors& errors) {
-  constexpr std::string_view kPath = "scoringStrategy";
-  helper::CheckKnownFields(ss, kPath, {"type", "resources", "requestedToCapacityRatio"}, errors);
-  if (std::optional<std::string_view> type = helper::GetString(ss, "type", kPath, errors)) {
+// scoringStrategy.resources[i]: {name, weight}.
+void ParseResourceSpec(api::ObjectFields& r, Args& out) {
+  ResourceSpec spec;
+  if (std::optional<std::string_view> name = r.RequiredString("name")) {
+    spec.name = std::string(*name);
+    for (const ResourceSpec& prev : out.resources) {
+      if (prev.name == spec.name) r.Error("name", "duplicate resource " + common::Quote(*name));
+    }
+  }
+  if (std::optional<int64_t> w = r.Int("weight", 1, 100)) spec.weight = *w;
+  out.resources.push_back(std::move(spec));
+}
+
+// scoringStrategy.requestedToCapacityRatio.shape[i]: {utilization, score}, utilization rising.
+void ParseShapePoint(api::ObjectFields& p, Args& out) {
+  helper::FunctionShapePoint point;
+  if (std::optional<int64_t> u = p.Int("utilization", 0, kMaxUtilization)) {
+    point.utilization = *u;
+    if (!out.shape.empty() && *u <= out.shape.back().utilization) {
+      p.Error("utilization", "must be greater than the previous point's (" +
+                                 std::to_string(out.shape.back().utilization) + "), got " +
+                                 std::to_string(*u));
+    }
+  }
+  if (std::optional<int64_t> s = p.Int("score", 0, kMaxCustomPriorityScore)) point.score = *s;
+  out.shape.push_back(point);
+}
+
+void ParseScoringStrategy(api::ObjectFields& ss, Args& out) {
+  if (std::optional<std::string_view> type = ss.String("type")) {
     bool found = false;
     for (ScoringStrategyType t :
          {ScoringStrategyType::kLeastAllocated, ScoringStrategyType::kMostAllocated,
@@ -99,80 +123,26 @@ void ParseScoringStrategy(const boost::json::object& ss, Args& out, helper::ArgE
       }
     }
     if (!found) {
-      errors.Add("scoringStrategy.type",
-                 "unsupported value " + common::Quote(*type) +
-                     ", want one of LeastAllocated, MostAllocated, RequestedToCapacityRatio");
+      ss.Error("type", "unsupported value " + common::Quote(*type) +
+                           ", want one of LeastAllocated, MostAllocated, RequestedToCapacityRatio");
     }
   }
-  if (const boost::json::array* res = helper::GetArray(ss, "resources", kPath, errors)) {
-    for (size_t i = 0; i < res->size(); ++i) {
-      const std::string path = helper::IndexPath("scoringStrategy.resources", i);
-      const boost::json::object* r = helper::AsObject((*res)[i], path, errors);
-      if (r == nullptr) {
-        if ((*res)[i].is_null()) errors.Add(path, "must be an object");
-        continue;
-      }
-      helper::CheckKnownFields(*r, path, {"name", "weight"}, errors);
-      ResourceSpec spec;
-      const std::string name_path = helper::FieldPath(path, "name");
-      const boost::json::value* name_value = r->if_contains("name");
-      if (name_value == nullptr || name_value->is_null()) {
-        errors.Add(name_path, "required");
-      } else if (std::optional<std::string_view> name =
-                     helper::AsString(*name_value, name_path, errors)) {
-        if (name->empty()) {
-          errors.Add(name_path, "required");
-        } else {
-          spec.name = std::string(*name);
-          for (const ResourceSpec& prev : out.resources) {
-            if (prev.name == spec.name) {
-              errors.Add(name_path, "duplicate resource " + common::Quote(*name));
-            }
-          }
-        }
-      }
-      if (std::optional<int64_t> w = helper::GetInt(*r, "weight", path, errors)) {
-        helper::CheckRange(*w, 1, 100, helper::FieldPath(path, "weight"), errors);
-        spec.weight = *w;
-      }
-      out.resources.push_back(std::move(spec));
-    }
-  }
-  constexpr std::string_view kRatioPath = "scoringStrategy.requestedToCapacityRatio";
-  const boost::json::object* ratio =
-      helper::GetObject(ss, "requestedToCapacityRatio", kPath, errors);
-  if (ratio != nullptr) {
-    helper::CheckKnownFields(*ratio, kRatioPath, {"shape"}, errors);
-    const std::string shape_path = helper::FieldPath(kRatioPath, "shape");
-    if (const boost::json::array* shape = helper::GetArray(*ratio, "shape", kRatioPath, errors)) {
-      for (size_t i = 0; i < shape->size(); ++i) {
-        const std::string path = helper::IndexPath(shape_path, i);
-        const boost::json::object* p = helper::AsObject((*shape)[i], path, errors);
-        if (p == nullptr) continue;
-        helper::CheckKnownFields(*p, path, {"utilization", "score"}, errors);
-        helper::FunctionShapePoint point;
-        const std::string u_path = helper::FieldPath(path, "utilization");
-        if (std::optional<int64_t> u = helper::GetInt(*p, "utilization", path, errors)) {
-          point.utilization = *u;
-          if (helper::CheckRange(*u, 0, kMaxUtilization, u_path, errors) && !out.shape.empty() &&
-              *u <= out.shape.back().utilization) {
-            errors.Add(u_path, "must be greater than the previous point's (" +
-                                   std::to_string(out.shape.back().utilization) + "), got " +
-                                   std::to_string(*u));
-          }
-        }
-        if (std::optional<int64_t> s = helper::GetInt(*p, "score", path, errors)) {
-          point.score = *s;
-          helper::CheckRange(*s, 0, kMaxCustomPriorityScore, helper::FieldPath(path, "score"),
-                             errors);
-        }
-        out.shape.push_back(point);
-      }
-    }
+  api::JsonReader& r = ss.reader();
+  ss.ForEachObject("resources", [&](const boost::json::object& o, const api::FieldPath& path) {
+    api::ObjectFields spec(r, o, path);
+    ParseResourceSpec(spec, out);
+  });
+  const api::FieldPath ratio_path = ss.path().Key("requestedToCapacityRatio");
+  if (const boost::json::object* ratio = ss.Object("requestedToCapacityRatio")) {
+    api::ObjectFields rf(r, *ratio, ratio_path);
+    rf.ForEachObject("shape", [&](const boost::json::object& o, const api::FieldPath& path) {
+      api::ObjectFields point(r, o, path);
+      ParseShapePoint(point, out);
+    });
   }
   if (out.type == ScoringStrategyType::kRequestedToCapacityRatio && out.shape.empty()) {
-    errors.Add(helper::FieldPath(kRatioPath, "shape"),
-               "at least one point is required when type is RequestedToCapacityRatio");
+    r.Error(ratio_path.Key("shape"),
+            "at least one point is required when type is RequestedToCapacityRatio");
   }
 }
 
@@ -180,25 +150,15 @@ void ParseScoringStrategy(const boost::json::object& ss, Args& out, helper::ArgE
 
 common::StatusOr<Args> ParseArgs(const boost::json::value& raw) {
   Args out;
-  helper::ArgErrors errors;
-  if (const boost::json::object* obj = helper::ArgsObject(raw, errors)) {
-    helper::CheckKnownFields(*obj, "",
-                             {"ignoredResources", "ignoredResourceGroups", "scoringStrategy"},
-                             errors, /*allow_type_meta=*/true);
-    ParseStringList(*obj, "ignoredResources", out.ignored_resources, errors);
-    ParseStringList(*obj, "ignoredResourceGroups", out.ignored_resource_groups, errors);
-    for (size_t i = 0; i < out.ignored_resource_groups.size(); ++i) {
-      if (out.ignored_resource_groups[i].find('/') != std::string::npos) {
-        errors.Add(helper::IndexPath("ignoredResourceGroups", i),
-                   "resource group name can't contain '/', got " +
-                       common::Quote(out.ignored_resource_groups[i]));
-      }
+  GPUSCHED_RETURN_IF_ERROR(helper::ReadArgs(raw, [&](api::ObjectFields& f) {
+    ParseStringList(f, "ignoredResources", /*group=*/false, out.ignored_resources);
+    ParseStringList(f, "ignoredResourceGroups", /*group=*/true, out.ignored_resource_groups);
+    const api::FieldPath ss_path = f.path().Key("scoringStrategy");
+    if (const boost::json::object* ss = f.Object("scoringStrategy")) {
+      api::ObjectFields strategy(f.reader(), *ss, ss_path);
+      ParseScoringStrategy(strategy, out);
     }
-    if (const boost::json::object* ss = helper::GetObject(*obj, "scoringStrategy", "", errors)) {
-      ParseScoringStrategy(*ss, out, errors);
-    }
-  }
-  GPUSCHED_RETURN_IF_ERROR(errors.ToStatus());
+  }));
   if (out.resources.empty()) out.resources = {{"cpu", 1}, {"memory", 1}};
   return out;
 }

@@ -283,9 +283,9 @@ TEST(NodeResourcesFitTest, ArgsValidation) {
       {"every error is reported",
        R"({"bogus": 1, "scoringStrategy": {"type": "Foo",
            "resources": [{"name": "cpu", "weight": 0}]}})",
-       "bogus: unknown field; scoringStrategy.type: unsupported value \"Foo\", want one of "
+       "scoringStrategy.type: unsupported value \"Foo\", want one of "
        "LeastAllocated, MostAllocated, RequestedToCapacityRatio; "
-       "scoringStrategy.resources[0].weight: must be in 1..100, got 0"},
+       "scoringStrategy.resources[0].weight: must be in 1..100, got 0; bogus: unknown field"},
   };
   for (const Case& c : cases) {
     SCOPED_TRACE(c.name);

@@ -162,11 +162,7 @@ bool AttachedOnNode(const State& s, const framework::NodeInfo& node, const Volum
 
 common::StatusOr<framework::PluginPtr> NodeVolumeLimits::Create(const boost::json::value& args,
                                                                 framework::Handle& handle) {
-  helper::ArgErrors errors;
-  if (const boost::json::object* obj = helper::ArgsObject(args, errors)) {
-    helper::CheckKnownFields(*obj, "", {}, errors, /*allow_type_meta=*/true);
-  }
-  GPUSCHED_RETURN_IF_ERROR(errors.ToStatus());
+  GPUSCHED_RETURN_IF_ERROR(helper::ReadNoArgs(args));
   return framework::PluginPtr(std::make_unique<NodeVolumeLimits>(handle.volumes()));
 }
 

@@ -250,84 +250,65 @@ std::vector<DefaultConstraint> Args::EffectiveDefaults() const {
           DefaultConstraint{3, wk.hostname, When::kScheduleAnyway, std::nullopt}};
 }
 
+namespace {
+
+// defaultConstraints[i]: a v1.TopologySpreadConstraint without a selector.
+DefaultConstraint ParseDefaultConstraint(api::ObjectFields& c) {
+  DefaultConstraint d;
+  constexpr int64_t kMaxInt32 = std::numeric_limits<int32_t>::max();
+  if (c.Value("maxSkew") == nullptr) c.Error("maxSkew", "required");
+  if (auto v = c.Int("maxSkew", 1, kMaxInt32)) d.max_skew = static_cast<int32_t>(*v);
+  if (auto key = c.RequiredString("topologyKey")) d.topology_key = common::Intern(*key);
+  if (auto when = c.RequiredString("whenUnsatisfiable")) {
+    if (*when == "DoNotSchedule") {
+      d.when_unsatisfiable = When::kDoNotSchedule;
+    } else if (*when == "ScheduleAnyway") {
+      d.when_unsatisfiable = When::kScheduleAnyway;
+    } else {
+      c.Error("whenUnsatisfiable",
+              "must be DoNotSchedule or ScheduleAnyway, got " + common::Quote(*when));
+    }
+  }
+  if (auto v = c.Int("minDomains", 1, kMaxInt32)) d.min_domains = static_cast<int32_t>(*v);
+  if (c.Value("labelSelector") != nullptr) {
+    c.Error("labelSelector", "constraint must not define a selector, as they deduced for each pod");
+  }
+  // Accepted as upstream's schema has them; the defaults use neither.
+  c.Allow({"matchLabelKeys", "nodeAffinityPolicy", "nodeTaintsPolicy"});
+  return d;
+}
+
+}  // namespace
+
 common::StatusOr<Args> ParseArgs(const boost::json::value& raw) {
   Args out;
-  helper::ArgErrors errors;
-  if (const boost::json::object* obj = helper::ArgsObject(raw, errors)) {
-    helper::CheckKnownFields(*obj, "", {"defaultConstraints", "defaultingType"}, errors,
-                             /*allow_type_meta=*/true);
-    if (auto t = helper::GetString(*obj, "defaultingType", "", errors)) {
+  GPUSCHED_RETURN_IF_ERROR(helper::ReadArgs(raw, [&](api::ObjectFields& f) {
+    if (auto t = f.String("defaultingType")) {
       if (*t == "List") {
         out.defaulting_type = Args::DefaultingType::kList;
       } else if (*t == "System" || t->empty()) {
         out.defaulting_type = Args::DefaultingType::kSystem;
       } else {
-        errors.Add("defaultingType",
-                   "must be System or List, got " + common::Quote(std::string(*t)));
+        f.Error("defaultingType", "must be System or List, got " + common::Quote(*t));
       }
     }
-    if (const boost::json::array* a = helper::GetArray(*obj, "defaultConstraints", "", errors)) {
-      for (size_t i = 0; i < a->size(); ++i) {
-        const std::string path = helper::IndexPath("defaultConstraints", i);
-        const boost::json::object* c = helper::AsObject((*a)[i], path, errors);
-        if (c == nullptr) continue;
-        helper::CheckKnownFields(
-            *c, path,
-            {"maxSkew", "topologyKey", "whenUnsatisfiable", "minDomains", "labelSelector",
-             "matchLabelKeys", "nodeAffinityPolicy", "nodeTaintsPolicy"},
-            errors);
-        DefaultConstraint d;
-        if (auto v = helper::GetInt(*c, "maxSkew", path, errors)) {
-          if (helper::CheckRange(*v, 1, std::numeric_limits<int32_t>::max(),
-                                 helper::FieldPath(path, "maxSkew"), errors)) {
-            d.max_skew = static_cast<int32_t>(*v);
+    f.ForEachObject(
+        "defaultConstraints", [&](const boost::json::object& o, const api::FieldPath& path) {
+          api::ObjectFields c(f.reader(), o, path);
+          const DefaultConstraint d = ParseDefaultConstraint(c);
+          for (const DefaultConstraint& prev : out.default_constraints) {
+            if (!d.topology_key.empty() && prev.topology_key == d.topology_key &&
+                prev.when_unsatisfiable == d.when_unsatisfiable) {
+              f.reader().Error(path, "duplicate (topologyKey, whenUnsatisfiable) pair (" +
+                                         std::string(common::Str(d.topology_key)) + ")");
+            }
           }
-        } else {
-          errors.Add(helper::FieldPath(path, "maxSkew"), "required");
-        }
-        auto key = helper::GetString(*c, "topologyKey", path, errors);
-        if (!key || key->empty()) {
-          errors.Add(helper::FieldPath(path, "topologyKey"), "required");
-        } else {
-          d.topology_key = common::Intern(*key);
-        }
-        auto when = helper::GetString(*c, "whenUnsatisfiable", path, errors);
-        if (!when || when->empty()) {
-          errors.Add(helper::FieldPath(path, "whenUnsatisfiable"), "required");
-        } else if (*when == "DoNotSchedule") {
-          d.when_unsatisfiable = When::kDoNotSchedule;
-        } else if (*when == "ScheduleAnyway") {
-          d.when_unsatisfiable = When::kScheduleAnyway;
-        } else {
-          errors.Add(
-              helper::FieldPath(path, "whenUnsatisfiable"),
-              "must be DoNotSchedule or ScheduleAnyway, got " + common::Quote(std::string(*when)));
-        }
-        if (auto v = helper::GetInt(*c, "minDomains", path, errors)) {
-          if (helper::CheckRange(*v, 1, std::numeric_limits<int32_t>::max(),
-                                 helper::FieldPath(path, "minDomains"), errors)) {
-            d.min_domains = static_cast<int32_t>(*v);
-          }
-        }
-        if (c->contains("labelSelector") && !c->at("labelSelector").is_null()) {
-          errors.Add(helper::FieldPath(path, "labelSelector"),
-                     "constraint must not define a selector, as they deduced for each pod");
-        }
-        for (const DefaultConstraint& prev : out.default_constraints) {
-          if (!d.topology_key.empty() && prev.topology_key == d.topology_key &&
-              prev.when_unsatisfiable == d.when_unsatisfiable) {
-            errors.Add(path, "duplicate (topologyKey, whenUnsatisfiable) pair (" +
-                                 std::string(common::Str(d.topology_key)) + ")");
-          }
-        }
-        out.default_constraints.push_back(d);
-      }
-    }
+          out.default_constraints.push_back(d);
+        });
     if (out.defaulting_type == Args::DefaultingType::kSystem && !out.default_constraints.empty()) {
-      errors.Add("defaultConstraints", "must be empty when defaultingType is System");
+      f.Error("defaultConstraints", "must be empty when defaultingType is System");
     }
-  }
-  GPUSCHED_RETURN_IF_ERROR(errors.ToStatus());
+  }));
   return out;
 }
 

@@ -32,11 +32,7 @@ int64_t CountIntolerablePreferNoSchedule(const api::Pod& pod, const framework::N
 
 common::StatusOr<framework::PluginPtr> TaintToleration::Create(const boost::json::value& args,
                                                                framework::Handle& /*handle*/) {
-  helper::ArgErrors errors;
-  if (const boost::json::object* obj = helper::ArgsObject(args, errors)) {
-    helper::CheckKnownFields(*obj, "", {}, errors, /*allow_type_meta=*/true);
-  }
-  GPUSCHED_RETURN_IF_ERROR(errors.ToStatus());
+  GPUSCHED_RETURN_IF_ERROR(helper::ReadNoArgs(args));
   return framework::PluginPtr(std::make_unique<TaintToleration>());
 }
 

@@ -231,23 +231,18 @@ bool SameTopologies(const std::vector<api::TopologySelectorTerm>& a,
 
 common::StatusOr<Args> ParseArgs(const boost::json::value& raw) {
   Args out;
-  helper::ArgErrors errors;
-  if (const boost::json::object* obj = helper::ArgsObject(raw, errors)) {
-    helper::CheckKnownFields(*obj, "", {"bindTimeoutSeconds", "shape"}, errors,
-                             /*allow_type_meta=*/true);
-    if (std::optional<int64_t> t = helper::GetInt(*obj, "bindTimeoutSeconds", "", errors)) {
+  GPUSCHED_RETURN_IF_ERROR(helper::ReadArgs(raw, [&](api::ObjectFields& f) {
+    if (std::optional<int64_t> t = f.Int("bindTimeoutSeconds")) {
       if (*t < 0) {
-        errors.Add("bindTimeoutSeconds", "must not be negative, got " + std::to_string(*t));
+        f.Error("bindTimeoutSeconds", "must not be negative, got " + std::to_string(*t));
       } else {
         out.bind_timeout = std::chrono::seconds(*t);
       }
     }
-    if (const boost::json::array* shape = helper::GetArray(*obj, "shape", "", errors);
-        shape != nullptr && !shape->empty()) {
-      errors.Add("shape", "not supported: StorageCapacityScoring is off (as upstream's default)");
+    if (const boost::json::array* shape = f.Array("shape"); shape != nullptr && !shape->empty()) {
+      f.Error("shape", "not supported: StorageCapacityScoring is off (as upstream's default)");
     }
-  }
-  GPUSCHED_RETURN_IF_ERROR(errors.ToStatus());
+  }));
   return out;
 }
 

@@ -74,11 +74,7 @@ bool UsesClaim(const api::Pod& pod, std::string_view ns, std::string_view claim)
 
 common::StatusOr<framework::PluginPtr> VolumeRestrictions::Create(const boost::json::value& args,
                                                                   framework::Handle& handle) {
-  helper::ArgErrors errors;
-  if (const boost::json::object* obj = helper::ArgsObject(args, errors)) {
-    helper::CheckKnownFields(*obj, "", {}, errors, /*allow_type_meta=*/true);
-  }
-  GPUSCHED_RETURN_IF_ERROR(errors.ToStatus());
+  GPUSCHED_RETURN_IF_ERROR(helper::ReadNoArgs(args));
   return framework::PluginPtr(std::make_unique<VolumeRestrictions>(handle.volumes()));
 }
 

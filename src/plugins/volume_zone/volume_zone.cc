@@ -93,11 +93,7 @@ bool PodRefersToClaim(const api::Pod& pod, const api::PersistentVolumeClaim& pvc
 
 common::StatusOr<framework::PluginPtr> VolumeZone::Create(const boost::json::value& args,
                                                           framework::Handle& handle) {
-  helper::ArgErrors errors;
-  if (const boost::json::object* obj = helper::ArgsObject(args, errors)) {
-    helper::CheckKnownFields(*obj, "", {}, errors, /*allow_type_meta=*/true);
-  }
-  GPUSCHED_RETURN_IF_ERROR(errors.ToStatus());
+  GPUSCHED_RETURN_IF_ERROR(helper::ReadNoArgs(args));
   return framework::PluginPtr(std::make_unique<VolumeZone>(handle.volumes()));
 }
 
