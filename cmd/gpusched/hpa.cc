@@ -28,6 +28,7 @@
 #include "src/addons/hpa/simulate.h"
 #include "src/api/decode.h"
 #include "src/api/quantity.h"
+#include "src/api/resources.h"
 #include "src/common/clock.h"
 #include "src/common/strings.h"
 
@@ -45,37 +46,24 @@ std::string_view Str(const json::value& v, std::string_view key) {
   return x && x->is_string() ? std::string_view(x->get_string()) : std::string_view();
 }
 
-// Σ containers' requests of `resource` in a Deployment's pod template, in milli-units.
-std::optional<int64_t> TemplateRequestMilli(const json::value& deployment,
+// Σ requests of `resource` of a Deployment's pod template in milli-units, over its containers
+// and sidecars (restartable init containers), as the HPA controller sums a pod's
+// (calculatePodRequestsFromContainers); nullopt when none requests it. The template's requests
+// are defaulted as the API server defaults a pod's (a limit without a request).
+std::optional<int64_t> TemplateRequestMilli(const api::WorkloadController& deployment,
                                             std::string_view resource) {
-  const json::value* containers = nullptr;
-  if (const json::object* d = deployment.if_object()) {
-    const json::value* spec = d->if_contains("spec");
-    const json::value* tmpl =
-        spec && spec->is_object() ? spec->get_object().if_contains("template") : nullptr;
-    const json::value* tspec =
-        tmpl && tmpl->is_object() ? tmpl->get_object().if_contains("spec") : nullptr;
-    containers =
-        tspec && tspec->is_object() ? tspec->get_object().if_contains("containers") : nullptr;
-  }
-  if (containers == nullptr || !containers->is_array()) return std::nullopt;
+  const common::Atom name = common::Intern(resource);
+  const bool cpu = name == api::Names().cpu;
   int64_t sum = 0;
-  bool any = false;
-  for (const json::value& c : containers->get_array()) {
-    const json::object* co = c.if_object();
-    const json::value* res = co ? co->if_contains("resources") : nullptr;
-    const json::value* req =
-        res && res->is_object() ? res->get_object().if_contains("requests") : nullptr;
-    const json::value* q =
-        req && req->is_object() ? req->get_object().if_contains(resource) : nullptr;
-    if (q == nullptr) continue;
-    std::string text = q->is_string() ? std::string(q->get_string()) : json::serialize(*q);
-    auto parsed = api::Quantity::Parse(text);
-    if (!parsed.ok()) continue;
-    sum += parsed->MilliValue();
-    any = true;
+  auto add = [&](const api::Container& c) {
+    const int64_t v = c.requests.Get(name);
+    sum += cpu ? v : v * 1000;
+  };
+  for (const api::Container& c : deployment.pod_template.containers) add(c);
+  for (const api::Container& c : deployment.pod_template.init_containers) {
+    if (c.restartable) add(c);
   }
-  if (!any) return std::nullopt;
+  if (sum == 0) return std::nullopt;
   return sum;
 }
 
@@ -136,7 +124,8 @@ class HpaSimulateCommand {
     auto manifests = ReadManifests();
     if (!manifests.ok()) return Fail(manifests.status(), kExitBadInput);
     const hpa::HpaSpec& spec = manifests->spec;
-    const json::value* target = TargetDeployment(manifests->deployments, spec.target_name);
+    const api::WorkloadController* target =
+        TargetDeployment(manifests->deployments, spec.target_name);
 
     auto csv_text = ReadTextFile(csv_);
     if (!csv_text.ok()) return Fail(csv_text.status(), kExitBadInput);
@@ -179,29 +168,29 @@ class HpaSimulateCommand {
   // What -f holds: exactly one HorizontalPodAutoscaler, and the Deployments and Pods.
   struct Manifests {
     hpa::HpaSpec spec;
-    std::vector<json::value> deployments;
+    std::vector<api::WorkloadController> deployments;
     std::vector<json::value> pods;
   };
 
   common::StatusOr<Manifests> ReadManifests() const {
-    std::vector<json::value> docs;
-    for (const std::string& f : files_) {
-      GPUSCHED_ASSIGN_OR_RETURN(std::string text, ReadTextFile(f));
-      GPUSCHED_ASSIGN_OR_RETURN(std::vector<json::value> parsed, api::ParseYamlDocuments(text, f));
-      for (auto& d : parsed) docs.push_back(std::move(d));
-    }
     std::optional<hpa::HpaSpec> spec;
     Manifests m;
-    for (const json::value& d : docs) {
-      const std::string_view kind = Str(d, "kind");
-      if (kind == "HorizontalPodAutoscaler") {
-        if (spec)
-          return common::InvalidArgumentError("more than one HorizontalPodAutoscaler in -f");
-        GPUSCHED_ASSIGN_OR_RETURN(spec, hpa::DecodeHpa(d));
-      } else if (kind == "Deployment") {
-        m.deployments.push_back(d);
-      } else if (kind == "Pod") {
-        m.pods.push_back(d);
+    for (const std::string& f : files_) {
+      GPUSCHED_ASSIGN_OR_RETURN(std::string text, ReadTextFile(f));
+      GPUSCHED_ASSIGN_OR_RETURN(std::vector<json::value> docs, api::ParseYamlDocuments(text, f));
+      for (json::value& d : docs) {
+        const std::string_view kind = Str(d, "kind");
+        if (kind == "HorizontalPodAutoscaler") {
+          if (spec)
+            return common::InvalidArgumentError("more than one HorizontalPodAutoscaler in -f");
+          GPUSCHED_ASSIGN_OR_RETURN(spec, hpa::DecodeHpa(d));
+        } else if (kind == "Deployment") {
+          common::StatusOr<api::WorkloadController> w = api::DecodeWorkloadController(d);
+          if (!w.ok()) return w.status().WithContext(f);
+          m.deployments.push_back(std::move(w).value());
+        } else if (kind == "Pod") {
+          m.pods.push_back(std::move(d));
+        }
       }
     }
     if (!spec) return common::InvalidArgumentError("no HorizontalPodAutoscaler in -f");
@@ -210,17 +199,11 @@ class HpaSimulateCommand {
   }
 
   // The last Deployment named `name`, or nullptr.
-  static const json::value* TargetDeployment(const std::vector<json::value>& deployments,
-                                             const std::string& name) {
-    const json::value* target = nullptr;
-    for (const json::value& d : deployments) {
-      const json::object* meta = d.is_object() && d.get_object().contains("metadata")
-                                     ? d.get_object().at("metadata").if_object()
-                                     : nullptr;
-      if (meta && meta->contains("name") && meta->at("name").is_string() &&
-          meta->at("name").get_string() == name) {
-        target = &d;
-      }
+  static const api::WorkloadController* TargetDeployment(
+      const std::vector<api::WorkloadController>& deployments, const std::string& name) {
+    const api::WorkloadController* target = nullptr;
+    for (const api::WorkloadController& d : deployments) {
+      if (d.meta.name == name) target = &d;
     }
     return target;
   }
@@ -237,7 +220,8 @@ class HpaSimulateCommand {
 
   // The simulation options from the flags, starting now (recorded in start_); requests from the
   // target's pod template, overridden by --request. False (reported) for a bad --request.
-  bool MakeOptions(const hpa::HpaSpec& spec, const json::value* target, hpa::SimOptions& options) {
+  bool MakeOptions(const hpa::HpaSpec& spec, const api::WorkloadController* target,
+                   hpa::SimOptions& options) {
     common::SystemClock clock;
     options.start = std::chrono::floor<std::chrono::seconds>(clock.Now());
     start_ = options.start;
@@ -287,17 +271,10 @@ class HpaSimulateCommand {
   }
 
   // Synthetic pods: --replicas, else the target Deployment's spec.replicas, else minReplicas.
-  int32_t InitialReplicas(const hpa::HpaSpec& spec, const json::value* target) const {
-    int32_t replicas = replicas_.value_or(spec.min_replicas);
-    if (!replicas_ && target != nullptr) {
-      const json::object* s = target->get_object().if_contains("spec")
-                                  ? target->get_object().at("spec").if_object()
-                                  : nullptr;
-      if (s && s->contains("replicas") && s->at("replicas").is_int64()) {
-        replicas = static_cast<int32_t>(s->at("replicas").get_int64());
-      }
-    }
-    return replicas;
+  int32_t InitialReplicas(const hpa::HpaSpec& spec, const api::WorkloadController* target) const {
+    if (replicas_) return *replicas_;
+    if (target != nullptr && target->replicas) return *target->replicas;
+    return spec.min_replicas;
   }
 
   static int Fail(const common::Status& s, int rc) {

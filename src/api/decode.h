@@ -44,6 +44,24 @@ common::StatusOr<PodDisruptionBudget> DecodePodDisruptionBudget(const boost::jso
 // preemptionPolicy (PreemptLowerPriority when absent, or Never). Errors name
 // "priorityclass <name>".
 common::StatusOr<PriorityClass> DecodePriorityClass(const boost::json::value& json);
+
+// A workload controller (apps/v1 Deployment, ReplicaSet, StatefulSet, DaemonSet; batch/v1 Job)
+// as the add-ons read it: no scheduler models one, so it is not an Object kind.
+struct WorkloadController {
+  std::string kind;                 // as written: "Deployment", ...
+  ObjectMeta meta;                  // namespace "default" when absent
+  std::optional<int32_t> replicas;  // spec.replicas (0 to 2^31-1); nullopt when unset
+  LabelSelector selector;           // spec.selector; absent or null matches nothing, {} everything
+  Pod pod_template;                 // spec.template: its metadata and spec, requests as a Pod's
+};
+// Decodes a workload controller of any of those kinds (another kind is an error). Errors name the
+// object and field, e.g.
+//   deployment ml/web: spec.template.spec.containers[0].resources.requests.cpu: invalid quantity
+//   "x": ...
+common::StatusOr<WorkloadController> DecodeWorkloadController(const boost::json::value& json);
+// metav1.LabelSelector (matchLabels, matchExpressions with In, NotIn, Exists, DoesNotExist);
+// errors name the field below the selector ("matchExpressions[0].values: ...").
+common::StatusOr<LabelSelector> DecodeLabelSelector(const boost::json::value& json);
 // Every error of the object, each as DecodePod / DecodeNode would report it, in document order;
 // empty when it decodes.
 std::vector<std::string> PodErrors(const boost::json::value& json);

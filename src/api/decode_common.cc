@@ -117,7 +117,8 @@ std::string Subject(std::string_view kind, const json::object& root) {
   }
   if (kind == "pod" || kind == "poddisruptionbudget" || kind == "podgroup" || kind == "workload" ||
       kind == "persistentvolumeclaim" || kind == "resourceclaim" ||
-      kind == "resourceclaimtemplate") {
+      kind == "resourceclaimtemplate" || kind == "deployment" || kind == "replicaset" ||
+      kind == "statefulset" || kind == "daemonset" || kind == "job") {
     const std::string_view ns = MetaString(root, "namespace");
     out += ns.empty() ? std::string_view("default") : ns;
     out += '/';
@@ -212,9 +213,8 @@ Labels DecodeLabels(ObjectReader& r, const json::object& o, std::string_view key
   return out;
 }
 
-ObjectMeta DecodeMeta(ObjectReader& r, const json::object& root) {
+ObjectMeta DecodeMeta(ObjectReader& r, const json::object& root, const FieldPath& rp) {
   ObjectMeta meta;
-  const FieldPath rp;
   const json::object* m = r.Object(root, "metadata", rp);
   if (m == nullptr) return meta;
   const FieldPath p = rp.Key("metadata");

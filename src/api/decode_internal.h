@@ -72,7 +72,9 @@ common::StatusOr<T> DecodeRoot(std::string_view kind, const boost::json::value& 
 // Records an error unless `kind` (the root's "kind") is absent, empty or `want`.
 void CheckKind(ObjectReader& r, const boost::json::object& root, std::string_view want);
 
-ObjectMeta DecodeMeta(ObjectReader& r, const boost::json::object& root);
+// The metadata member of `root` (an object at `rp`: the document, or a pod template).
+ObjectMeta DecodeMeta(ObjectReader& r, const boost::json::object& root,
+                      const FieldPath& rp = FieldPath());
 // An RFC 3339 time member; nullopt when absent or empty.
 std::optional<common::TimePoint> DecodeTime(ObjectReader& r, const boost::json::object& o,
                                             std::string_view key, const FieldPath& p);
@@ -131,6 +133,9 @@ NodeSelectorTerm DecodeNodeSelectorTerm(ObjectReader& r, const boost::json::obje
 // The whole-object decoders (decode_pod.cc, decode_node.cc, decode_pdb.cc). The reader holds
 // the errors.
 Pod DecodePodObject(ObjectReader& r, const boost::json::object& root);
+// A v1.PodTemplateSpec at `tp` (metadata and spec) as the Pod it makes: requests defaulted and
+// summed as a Pod's (the namespace is left as written).
+Pod DecodePodTemplate(ObjectReader& r, const boost::json::object& tmpl, const FieldPath& tp);
 Node DecodeNodeObject(ObjectReader& r, const boost::json::object& root);
 PodDisruptionBudget DecodePdbObject(ObjectReader& r, const boost::json::object& root);
 PriorityClass DecodePriorityClassObject(ObjectReader& r, const boost::json::object& root);

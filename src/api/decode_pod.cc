@@ -491,6 +491,17 @@ NodeSelectorTerm DecodeNodeSelectorTerm(ObjectReader& r, const json::object& o,
   return out;
 }
 
+Pod DecodePodTemplate(ObjectReader& r, const json::object& tmpl, const FieldPath& tp) {
+  Pod pod;
+  pod.meta = DecodeMeta(r, tmpl, tp);
+  pod.scheduler_name = Names().default_scheduler;
+  if (const json::object* spec = r.Object(tmpl, "spec", tp)) {
+    DecodePodSpec(r, *spec, tp.Key("spec"), pod);
+  }
+  if (r.ok()) ComputeEffectiveRequests(pod);
+  return pod;
+}
+
 Pod DecodePodObject(ObjectReader& r, const json::object& root) {
   Pod pod;
   const FieldPath rp;

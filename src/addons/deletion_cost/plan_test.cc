@@ -202,29 +202,5 @@ items:
   EXPECT_TRUE(o.deployments.empty());
 }
 
-TEST(DecodeLabelSelectorTest, AllOperatorsAndErrors) {
-  auto parse = [](std::string_view yaml) {
-    auto docs = api::ParseYamlDocuments(yaml, "t");
-    EXPECT_TRUE(docs.ok());
-    return DecodeLabelSelector(&(*docs)[0]);
-  };
-  auto sel = parse(R"({matchLabels: {app: web}, matchExpressions: [
-      {key: tier, operator: In, values: [a, b]}, {key: env, operator: NotIn, values: [dev]},
-      {key: team, operator: Exists}, {key: legacy, operator: DoesNotExist}]})");
-  ASSERT_TRUE(sel.ok()) << sel.status().ToString();
-  api::Labels l;
-  l.Set("app", "web");
-  l.Set("tier", "a");
-  l.Set("team", "x");
-  EXPECT_TRUE(sel->Matches(l));
-  l.Set("legacy", "1");
-  EXPECT_FALSE(sel->Matches(l));
-  EXPECT_TRUE(parse("{}")->Matches(api::Labels()));                    // empty selector: everything
-  EXPECT_FALSE(DecodeLabelSelector(nullptr)->Matches(api::Labels()));  // null: nothing
-  EXPECT_FALSE(parse("{matchExpressions: [{key: a, operator: In}]}").ok());
-  EXPECT_FALSE(parse("{matchExpressions: [{key: a, operator: Gt, values: ['1']}]}").ok());
-  EXPECT_FALSE(parse("{matchLabels: {'bad key!': x}}").ok());
-}
-
 }  // namespace
 }  // namespace gpusched::addons::deletion_cost

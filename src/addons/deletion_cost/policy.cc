@@ -192,13 +192,10 @@ void DecodeSelector(Decoder& d, const json::object& sel, const std::string& p, P
       s.namespaces.emplace_back((*ns)[k].get_string());
     }
   }
-  json::object labels;
-  if (const json::value* ml = sel.if_contains("matchLabels")) labels["matchLabels"] = *ml;
-  if (const json::value* me = sel.if_contains("matchExpressions")) labels["matchExpressions"] = *me;
-  json::value lv = labels;
-  auto ls = DecodeLabelSelector(&lv);
+  // matchLabels and matchExpressions (namespaces is not a label selector field).
+  auto ls = api::DecodeLabelSelector(json::value(sel));
   if (!ls.ok()) {
-    d.Error(p, std::string(ls.status().message()));
+    d.Error(p, "selector." + std::string(ls.status().message()));
   } else {
     s.selector = std::move(ls).value();
   }

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 // Workload facts: what `plan` and the controller read of Deployments and ReplicaSets (apps/v1),
-// decoded leniently from API JSON. The api target models only Pods and Nodes; these two kinds
-// arrive as raw JSON (api::OtherObject, or a LIST answer). Pure functions, thread-compatible.
+// which arrive as raw JSON (api::OtherObject, or a LIST answer) and decode through
+// api::DecodeWorkloadController. Pure functions, thread-compatible.
 #pragma once
 
 #include <boost/json/fwd.hpp>
@@ -33,12 +33,9 @@ struct WorkloadFacts {
   std::string Key() const { return namespace_ + "/" + name; }
 };
 
-// Decodes a Deployment or ReplicaSet. Errors name the object and field (a selector that is not a
-// valid metav1.LabelSelector, a wrong kind).
+// Decodes a Deployment or ReplicaSet (api::DecodeWorkloadController). Errors name the object and
+// field (a selector that is not a valid metav1.LabelSelector, a bad quantity in the template, a
+// wrong kind).
 common::StatusOr<WorkloadFacts> DecodeWorkload(const boost::json::value& json);
-
-// metav1.LabelSelector JSON (matchLabels, matchExpressions) -> api::LabelSelector. A null or
-// absent selector matches nothing; an empty object matches everything (LabelSelectorAsSelector).
-common::StatusOr<api::LabelSelector> DecodeLabelSelector(const boost::json::value* json);
 
 }  // namespace gpusched::addons::deletion_cost
