@@ -2,8 +2,13 @@
 #include "src/kube/client/kubeconfig.h"
 
 #include <boost/json.hpp>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
 
 #include "src/api/decode.h"
+#include "src/api/fields.h"
 #include "src/common/strings.h"
 #include "src/kube/client/encoding.h"
 #include "src/kube/client/file_util.h"
@@ -13,7 +18,20 @@ namespace {
 
 namespace json = boost::json;
 
-// Field access with errors that name the kubeconfig and the field path.
+std::string KubeconfigTypeError(api::JsonType want, const json::value&) {
+  switch (want) {
+    case api::JsonType::kObject: return "must be a mapping";
+    case api::JsonType::kArray: return "must be a list";
+    case api::JsonType::kBool: return "must be true or false";
+    default: return "must be a string";
+  }
+}
+
+constexpr api::Dialect kKubeconfigDialect{api::PathStyle::kDotted, &KubeconfigTypeError, nullptr,
+                                          nullptr};
+
+// Field access through api::JsonReader, stopping at the first error: errors name the kubeconfig
+// and the field path.
 class Reader {
  public:
   explicit Reader(std::string_view source) : source_(source) {}
@@ -30,37 +48,49 @@ class Reader {
   // The string at o[key], "" when absent or null.
   common::StatusOr<std::string> String(const json::object& o, std::string_view key,
                                        std::string_view path) const {
-    const json::value* v = o.if_contains(key);
-    if (v == nullptr || v->is_null()) return std::string();
-    if (!v->is_string()) return Error(Join(path, key), "must be a string");
-    return std::string(v->as_string());
+    api::JsonReader r(kKubeconfigDialect);
+    const std::optional<std::string_view> s = r.String(o, key, api::FieldPath::Text(path));
+    if (!r.ok()) return Failed(r);
+    return std::string(s.value_or(""));
   }
+  // A bool, also written as the string "true" or "false"; false when absent or null.
   common::StatusOr<bool> Bool(const json::object& o, std::string_view key,
                               std::string_view path) const {
-    const json::value* v = o.if_contains(key);
-    if (v == nullptr || v->is_null()) return false;
-    if (v->is_bool()) return v->as_bool();
-    if (v->is_string() && (v->as_string() == "true" || v->as_string() == "false")) {
-      return v->as_string() == "true";
+    if (const json::value* v = o.if_contains(key); v != nullptr && v->is_string()) {
+      if (v->as_string() == "true" || v->as_string() == "false") return v->as_string() == "true";
     }
-    return Error(Join(path, key), "must be true or false");
+    api::JsonReader r(kKubeconfigDialect);
+    const std::optional<bool> b = r.Bool(o, key, api::FieldPath::Text(path));
+    if (!r.ok()) return Failed(r);
+    return b.value_or(false);
   }
-  // o[key] as an object; an empty object when absent.
+  // The strings of the list o[key]; none when absent or null.
+  common::StatusOr<std::vector<std::string>> Strings(const json::object& o, std::string_view key,
+                                                     std::string_view path) const {
+    api::JsonReader r(kKubeconfigDialect);
+    std::vector<std::string> out;
+    r.ForEachString(o, key, api::FieldPath::Text(path),
+                    [&](std::string_view s, const api::FieldPath&) { out.emplace_back(s); });
+    if (!r.ok()) return Failed(r);
+    return out;
+  }
+  // o[key] as an object; an empty object when absent or null.
   common::StatusOr<const json::object*> Object(const json::object& o, std::string_view key,
                                                std::string_view path) const {
     static const json::object kEmpty;
-    const json::value* v = o.if_contains(key);
-    if (v == nullptr || v->is_null()) return &kEmpty;
-    if (!v->is_object()) return Error(Join(path, key), "must be a mapping");
-    return &v->as_object();
+    api::JsonReader r(kKubeconfigDialect);
+    const json::object* v = r.Object(o, key, api::FieldPath::Text(path));
+    if (!r.ok()) return Failed(r);
+    return v != nullptr ? v : &kEmpty;
   }
+  // o[key] as an array; an empty array when absent or null.
   common::StatusOr<const json::array*> Array(const json::object& o, std::string_view key,
                                              std::string_view path) const {
     static const json::array kEmpty;
-    const json::value* v = o.if_contains(key);
-    if (v == nullptr || v->is_null()) return &kEmpty;
-    if (!v->is_array()) return Error(Join(path, key), "must be a list");
-    return &v->as_array();
+    api::JsonReader r(kKubeconfigDialect);
+    const json::array* v = r.Array(o, key, api::FieldPath::Text(path));
+    if (!r.ok()) return Failed(r);
+    return v != nullptr ? v : &kEmpty;
   }
 
   static std::string Join(std::string_view path, std::string_view key) {
@@ -71,6 +101,10 @@ class Reader {
   const std::string& source() const { return source_; }
 
  private:
+  common::Status Failed(const api::JsonReader& r) const {
+    return common::InvalidArgumentError(source_ + ": " + r.errors().list().front());
+  }
+
   std::string source_;
 };
 
@@ -141,13 +175,7 @@ common::Status ParseExec(const Reader& r, const json::object& o, std::string_vie
                        : "unsupported " + common::Quote(exec->api_version) +
                              " (want client.authentication.k8s.io/v1 or v1beta1)");
   }
-  GPUSCHED_ASSIGN_OR_RETURN(const json::array* args, r.Array(o, "args", path));
-  for (size_t i = 0; i < args->size(); ++i) {
-    if (!(*args)[i].is_string()) {
-      return r.Error(Reader::Join(path, "args[" + std::to_string(i) + "]"), "must be a string");
-    }
-    exec->args.emplace_back((*args)[i].as_string());
-  }
+  GPUSCHED_ASSIGN_OR_RETURN(exec->args, r.Strings(o, "args", path));
   GPUSCHED_ASSIGN_OR_RETURN(const json::array* env, r.Array(o, "env", path));
   for (size_t i = 0; i < env->size(); ++i) {
     std::string epath = Reader::Join(path, "env[" + std::to_string(i) + "]");
