@@ -154,7 +154,7 @@ std::string Table(const std::vector<std::vector<std::string>>& rows,
 
 void WriteHeader(const Explanation& ex, std::ostringstream& o) {
   const Subject& s = ex.subject;
-  o << "Pod " << s.pod << " (profile " << s.profile << ", " << ex.total_nodes << " nodes, "
+  o << "Pod " << s.pod << " (profile " << s.profile << ", " << ex.counts.total << " nodes, "
     << s.source << ")\n";
   if (!s.profile_note.empty()) o << "Note: " << s.profile_note << "\n";
   if (!s.bound_node.empty()) {
@@ -366,7 +366,7 @@ void WriteResult(const Explanation& ex, std::ostringstream& o) {
   }
   if (runner != nullptr)
     o << "; runner-up " << runner->name << " (total " << runner->scores->total << ")";
-  o << "; " << ex.feasible_nodes << "/" << ex.total_nodes << " nodes feasible\n";
+  o << "; " << ex.counts.feasible << "/" << ex.counts.total << " nodes feasible\n";
   WriteTie(ex, o);
   const std::string& bound = ex.subject.bound_node;
   if (bound.empty()) return;
@@ -495,9 +495,7 @@ Explanation Build(Subject subject, const ScheduleResult& result,
   std::vector<int> row_of;
   ex.nodes = InitialRows(subject, result, snapshot, row_of);
   ex.subject = std::move(subject);
-  ex.total_nodes = result.diagnosis.num_nodes;
-  ex.evaluated_nodes = result.evaluated_nodes;
-  ex.feasible_nodes = result.feasible_nodes;
+  ex.counts = result.counts;
   ex.tie_rule = result.tie_rule;
   ex.tie_plugin = std::string(result.tie_plugin);
   ApplyResult(result, row_of, ex);
@@ -536,9 +534,9 @@ boost::json::object ToJson(const Explanation& ex) {
       moves.push_back(boost::json::object{{"pod", m.pod}, {"to", m.to}});
     o["consolidation"] = std::move(moves);
   }
-  o["totalNodes"] = ex.total_nodes;
-  o["evaluatedNodes"] = ex.evaluated_nodes;
-  o["feasibleNodes"] = ex.feasible_nodes;
+  o["totalNodes"] = ex.counts.total;
+  o["evaluatedNodes"] = ex.counts.evaluated;
+  o["feasibleNodes"] = ex.counts.feasible;
   o["tieBreak"] = boost::json::object{{"rule", TieRuleName(ex.tie_rule)},
                                       {"plugin", NullIfEmpty(ex.tie_plugin)}};
   boost::json::array nodes;

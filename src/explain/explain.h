@@ -179,9 +179,7 @@ struct Explanation {
     std::string to;
   };
   std::vector<Move> moves;
-  int32_t total_nodes = 0;
-  int32_t evaluated_nodes = 0;
-  int32_t feasible_nodes = 0;
+  framework::runtime::NodeCounts counts;
   // How ties between the highest totals are broken: by tie_plugin's raw score, by node order
   // (tie_plugin's rule), or uniformly at random (kNone, tie_plugin empty).
   framework::ScorePlugin::TieBreak tie_rule = framework::ScorePlugin::TieBreak::kNone;

@@ -214,9 +214,9 @@ TEST_F(ExplainTest, RowsAreFeasibleByTotalThenRejectedByNameWithTheirReasons) {
   EXPECT_EQ(ex.outcome, Outcome::kSchedulable);
   EXPECT_EQ(ex.message, "");
   EXPECT_EQ(ex.chosen, "c-3");
-  EXPECT_EQ(ex.total_nodes, 6);
-  EXPECT_EQ(ex.evaluated_nodes, 6);
-  EXPECT_EQ(ex.feasible_nodes, 4);
+  EXPECT_EQ(ex.counts.total, 6);
+  EXPECT_EQ(ex.counts.evaluated, 6);
+  EXPECT_EQ(ex.counts.feasible, 4);
 
   const NodeRow& cpu = Row(ex, "cpu-1");
   EXPECT_FALSE(cpu.feasible);
@@ -472,6 +472,7 @@ TEST_F(ExplainTest, APreFilterRejectionAppliesToEveryNodeAndEmptySlotsAreSkipped
   AddNode("n-2");
   ScheduleResult r;
   r.diagnosis.num_nodes = 2;
+  r.counts.total = 2;
   r.status = framework::Status::Unresolvable("pod has unbound PersistentVolumeClaims");
   r.diagnosis.pre_filter_status = r.status;  // no plugin set: shown as "PreFilter"
   Explanation ex = Build(SubjectFor(Pod("p")), r, snapshot_);
@@ -494,7 +495,8 @@ TEST_F(ExplainTest, ANodeWithoutVerdictOrScoreIsNotEvaluated) {
   AddNode("n-2");
   ScheduleResult r;
   r.diagnosis.num_nodes = 2;
-  r.evaluated_nodes = 1;
+  r.counts.total = 2;
+  r.counts.evaluated = 1;
   r.status = framework::Status::Error("Filter: boom").WithPlugin("Broken");
   r.diagnosis.verdicts.push_back({0, framework::Status::Unschedulable("full").WithPlugin("Gate")});
   Explanation ex = Build(SubjectFor(Pod("p")), r, snapshot_);
@@ -556,6 +558,7 @@ TEST_F(ExplainTest, PreemptionListsTheVictimsOnEachTriedNodeAndTheNominatedOneFi
   };
   ScheduleResult r;
   r.diagnosis.num_nodes = 4;
+  r.counts.total = 4;
   r.status = framework::Status::Unschedulable({});
   r.diagnosis.reason_counts = {{"Insufficient nvidia.com/gpu", 3}, {"node(s) had taints", 1}};
   for (NodeIndex i : {0, 1, 2}) {
@@ -615,6 +618,7 @@ TEST_F(ExplainTest, ConsolidationNamesThePodsThatWouldMoveAndWhere) {
   for (auto n : {"n-1", "n-2"}) AddNode(n);
   ScheduleResult r;
   r.diagnosis.num_nodes = 2;
+  r.counts.total = 2;
   r.status = framework::Status::Unschedulable({});
   r.diagnosis.reason_counts = {{"Insufficient nvidia.com/gpu", 2}};
   r.post_filter_ran = true;

@@ -24,9 +24,9 @@ void LogDecision(const Decision& d) {
                   {{"pod", pod},
                    {"node", d.node},
                    {"profile", d.profile},
-                   {"evaluatedNodes", d.evaluated_nodes},
-                   {"feasibleNodes", d.feasible_nodes},
-                   {"totalNodes", d.total_nodes},
+                   {"evaluatedNodes", d.counts.evaluated},
+                   {"feasibleNodes", d.counts.feasible},
+                   {"totalNodes", d.counts.total},
                    {"topScores", FormatTopScores(d)},
                    {"gpuDevices", api::FormatGpuAssignment(d.gpu)}});
   } else if (d.error) {
@@ -41,9 +41,9 @@ void LogDecision(const Decision& d) {
     common::InfoS(2, "Unable to schedule pod; no fit; waiting",
                   {{"pod", pod},
                    {"profile", d.profile},
-                   {"evaluatedNodes", d.evaluated_nodes},
-                   {"feasibleNodes", d.feasible_nodes},
-                   {"totalNodes", d.total_nodes},
+                   {"evaluatedNodes", d.counts.evaluated},
+                   {"feasibleNodes", d.counts.feasible},
+                   {"totalNodes", d.counts.total},
                    {"reasons", d.message},
                    {"unschedulablePlugins", plugins}});
   }

@@ -108,8 +108,8 @@ TEST_F(DecisionLogTest, PlacementCarriesTheTopThreeScoresOfTheCycleAndLogsThemAt
   ASSERT_EQ(decisions_.size(), 1u);
   const Decision& d = decisions_[0];
   ASSERT_TRUE(d.scheduled);
-  EXPECT_EQ(d.feasible_nodes, 4);
-  EXPECT_EQ(d.total_nodes, 4);
+  EXPECT_EQ(d.counts.feasible, 4);
+  EXPECT_EQ(d.counts.total, 4);
   ASSERT_EQ(d.top_scores.size(), 3u);
   EXPECT_EQ(d.top_scores[0].node, d.node) << "the bound node has the best total";
   for (size_t i = 0; i < 3; ++i) EXPECT_EQ(d.top_scores[i].score, totals[i]) << i;
@@ -173,8 +173,8 @@ TEST_F(DecisionLogTest, DecisionAnnotationIsOffByDefaultAndSummarizesTheChoiceWh
       d.top_scores.at(0).node == d.node ? d.top_scores.at(1) : d.top_scores.at(0);
   EXPECT_EQ(o.at("runnerUp").as_object().at("node").as_string(), runner_up.node);
   EXPECT_EQ(o.at("runnerUp").as_object().at("score").as_int64(), runner_up.score);
-  EXPECT_EQ(o.at("feasible").as_int64(), d.feasible_nodes);
-  EXPECT_GE(d.feasible_nodes, 3) << "the first pod used one GPU of one node at most";
+  EXPECT_EQ(o.at("feasible").as_int64(), d.counts.feasible);
+  EXPECT_GE(d.counts.feasible, 3) << "the first pod used one GPU of one node at most";
   EXPECT_EQ(o.at("total").as_int64(), 4);
   EXPECT_EQ(api_.annotations["default/on"].count("gpusched.io/gpu-devices"), 1u)
       << "the device annotation is still written";

@@ -336,7 +336,8 @@ void Scheduler::FailGang(std::vector<QueuedPodInfo> members, const std::string& 
       auto it = preempted->find(m.pod->meta.uid);
       if (it != preempted->end()) outcome = &it->second;
     }
-    HandleFailure(*fw, m, status, &diag, 0, 0, nullptr, outcome);
+    const framework::runtime::NodeCounts counts{.total = diag.num_nodes};
+    HandleFailure(*fw, m, Failure{status, &diag, counts, nullptr, outcome});
   }
   if (deps_.metrics != nullptr) deps_.metrics->CountGangAttempt(false);
 }

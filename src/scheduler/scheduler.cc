@@ -125,22 +125,19 @@ void Scheduler::Report(Decision&& d) {
   if (observer_) observer_(d);
 }
 
-void Scheduler::HandleFailure(Framework& fw, const QueuedPodInfo& qp,
-                              const framework::Status& status,
-                              const framework::runtime::Diagnosis* diag, int32_t evaluated,
-                              int32_t feasible, const metrics::Stopwatch* attempt,
-                              const PostFilterOutcome* post_filter) {
+void Scheduler::HandleFailure(Framework& fw, const QueuedPodInfo& qp, const Failure& failure) {
   const api::Pod& pod = *qp.pod;
-  bool fit_error = status.IsRejected();
+  const framework::runtime::Diagnosis* diag = failure.diagnosis;
+  const metrics::Stopwatch* attempt = failure.attempt;
+  const PostFilterOutcome* post_filter = failure.post_filter;
+  bool fit_error = failure.status.IsRejected();
   Decision d;
   d.pod = qp.pod;
   d.profile = std::string(fw.scheduler_name());
   d.error = !fit_error;
-  d.message = fit_error && diag != nullptr ? diag->Message() : status.ToString();
+  d.message = fit_error && diag != nullptr ? diag->Message() : failure.status.ToString();
   if (diag != nullptr) d.diagnosis = *diag;
-  d.evaluated_nodes = evaluated;
-  d.feasible_nodes = feasible;
-  d.total_nodes = diag != nullptr ? diag->num_nodes : snapshot_.num_nodes();
+  d.counts = failure.counts;
 
   if (attempt != nullptr && fw.metrics() != nullptr) {
     fw.metrics()->ObserveAttempt(
@@ -204,8 +201,9 @@ void Scheduler::ScheduleQueued(QueuedPodInfo qp) {
   if (result.node == framework::kNoNode) {
     std::optional<PostFilterOutcome> post_filter;
     if (result.post_filter_ran) post_filter = ApplyPostFilter(*fw, pod, result);
-    HandleFailure(*fw, qp, result.status, &result.diagnosis, result.evaluated_nodes,
-                  result.feasible_nodes, sw, post_filter ? &*post_filter : nullptr);
+    HandleFailure(*fw, qp,
+                  Failure{result.status, &result.diagnosis, result.counts, sw,
+                          post_filter ? &*post_filter : nullptr});
     return;
   }
   const framework::NodeInfo& node = snapshot_.at(result.node);
@@ -231,9 +229,7 @@ Scheduler::Placement Scheduler::DescribePlacement(QueuedPodInfo qp,
                                                   std::optional<metrics::Stopwatch> attempt) const {
   Placement p;
   p.qp = std::move(qp);
-  p.evaluated = r.evaluated_nodes;
-  p.feasible = r.feasible_nodes;
-  p.total = r.diagnosis.num_nodes;
+  p.counts = r.counts;
   p.attempt = std::move(attempt);
   if (observer_) {
     p.top.reserve(static_cast<size_t>(r.top_count));
@@ -253,7 +249,7 @@ void Scheduler::FinishPlacement(Framework& fw, const binding::Attempt& a, const 
     return;
   }
   if (!status.IsRejected()) {
-    HandleFailure(fw, p.qp, status, nullptr, p.evaluated, p.feasible, sw);
+    HandleFailure(fw, p.qp, Failure{status, nullptr, p.counts, sw});
     return;
   }
   // Rejected at Reserve or Permit (at once, or while waiting): kube-scheduler's FitError over the
@@ -263,7 +259,7 @@ void Scheduler::FinishPlacement(Framework& fw, const binding::Attempt& a, const 
   diag.reason_counts.emplace_back(common::Str(common::Intern(status.reason())), 1);
   if (!status.plugin().empty()) diag.unschedulable_plugins.emplace_back(status.plugin());
   diag.unresolvable_everywhere = false;
-  HandleFailure(fw, p.qp, status, &diag, p.evaluated, p.feasible, sw);
+  HandleFailure(fw, p.qp, Failure{status, &diag, p.counts, sw});
 }
 
 void Scheduler::RecordScheduled(Framework& fw, const binding::Attempt& a, const Placement& p) {
@@ -286,9 +282,7 @@ void Scheduler::RecordScheduled(Framework& fw, const binding::Attempt& a, const 
   d.node = a.node;
   d.scheduled = true;
   d.gpu = a.state->allocation().gpu;
-  d.evaluated_nodes = p.evaluated;
-  d.feasible_nodes = p.feasible;
-  d.total_nodes = p.total;
+  d.counts = p.counts;
   d.top_scores = p.top;
   Report(std::move(d));
 }
@@ -353,7 +347,7 @@ common::StatusOr<std::vector<framework::NodeIndex>> Scheduler::FeasibleNodes(con
   const framework::runtime::ScheduleResult r =
       fw->SchedulePod(state, pod, snapshot_, deps_.random, opts);
   std::vector<framework::NodeIndex> out;
-  if (r.feasible_nodes == 0) return out;
+  if (r.counts.feasible == 0) return out;
   std::vector<bool> rejected(snapshot_.nodes().size(), false);
   for (const framework::NodeVerdict& v : r.diagnosis.verdicts) {
     rejected[static_cast<size_t>(v.node)] = true;
@@ -385,7 +379,7 @@ std::string DecisionAnnotationValue(std::string_view node,
       break;
     }
   }
-  v["feasible"] = result.feasible_nodes;
+  v["feasible"] = result.counts.feasible;
   v["total"] = result.diagnosis.num_nodes;
   return boost::json::serialize(v);
 }

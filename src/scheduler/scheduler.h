@@ -89,9 +89,7 @@ struct Decision {
   std::string message;     // FitError message or error text
   framework::runtime::Diagnosis diagnosis;
   api::GpuAssignment gpu;
-  int32_t feasible_nodes = 0;
-  int32_t evaluated_nodes = 0;
-  int32_t total_nodes = 0;  // nodes in the snapshot of the attempt
+  framework::runtime::NodeCounts counts;  // of the attempt
   // The best weighted totals of the attempt, best first (at most 3; empty when Score did not
   // run, e.g. a single feasible node). Filled only when an observer is set.
   struct NodeScore {
@@ -233,17 +231,22 @@ class Scheduler final : public framework::Handle {
   // What the binding half needs of the scheduling cycle that started it.
   struct Placement {
     framework::QueuedPodInfo qp;
-    int32_t evaluated = 0;
-    int32_t feasible = 0;
-    int32_t total = 0;
+    framework::runtime::NodeCounts counts;
     std::vector<Decision::NodeScore> top;
     std::optional<metrics::Stopwatch> attempt;
   };
+  // What a failed attempt reports.
+  struct Failure {
+    framework::Status status;
+    // The Filter verdicts (FitError); null for an error before or after them.
+    const framework::runtime::Diagnosis* diagnosis = nullptr;
+    framework::runtime::NodeCounts counts;
+    const metrics::Stopwatch* attempt = nullptr;     // null: no attempt metrics
+    const PostFilterOutcome* post_filter = nullptr;  // what a PostFilter did, if one ran
+  };
+  // Requeues the pod, records the failure (condition, event, metrics) and reports the Decision.
   void HandleFailure(framework::runtime::Framework& fw, const framework::QueuedPodInfo& qp,
-                     const framework::Status& status, const framework::runtime::Diagnosis* diag,
-                     int32_t evaluated, int32_t feasible,
-                     const metrics::Stopwatch* attempt = nullptr,
-                     const PostFilterOutcome* post_filter = nullptr);
+                     const Failure& failure);
   // The binding cycle's end: success (events, metrics, report) or the failure path.
   void FinishPlacement(framework::runtime::Framework& fw, const binding::Attempt& a,
                        const Placement& p, const framework::Status& status);

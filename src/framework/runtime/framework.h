@@ -89,10 +89,17 @@ struct NodeScore {
   int64_t total = 0;
 };
 
+// How many nodes one scheduling attempt saw; carried unchanged from the ScheduleResult to what
+// reports it (the scheduler's Decision, explain's Explanation).
+struct NodeCounts {
+  int32_t total = 0;      // nodes in the snapshot of the attempt
+  int32_t evaluated = 0;  // nodes Filter ran on (or whose verdict was reused)
+  int32_t feasible = 0;   // nodes that passed
+};
+
 struct ScheduleResult {
-  NodeIndex node = kNoNode;     // chosen node, or kNoNode
-  int32_t evaluated_nodes = 0;  // nodes filtered
-  int32_t feasible_nodes = 0;
+  NodeIndex node = kNoNode;  // chosen node, or kNoNode
+  NodeCounts counts;
   Status status;  // success, rejected (see diagnosis) or error
   Diagnosis diagnosis;
   std::vector<ScoreBreakdown> scores;  // only with record_scores
@@ -385,7 +392,7 @@ class Framework {
   bool sample_plugins_ = false;
 
   // Reusable buffers (one scheduling thread). feasible_ only grows (to the slot count); a cycle's
-  // feasible nodes are its first ScheduleResult::feasible_nodes entries.
+  // feasible nodes are its first ScheduleResult::counts.feasible entries.
   std::vector<NodeIndex> feasible_;
   std::vector<int64_t> totals_;
   // Set by RunScore: the cycle's tie-break rule and, for kRawScore, that plugin's raw scores

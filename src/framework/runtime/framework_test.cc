@@ -195,8 +195,8 @@ TEST_F(FrameworkTest, ChoosesHighestScoreAndExplainsRejections) {
   auto r = (*fw)->SchedulePod(state, pod, snapshot_, random_, opts);
   ASSERT_TRUE(r.status.ok()) << r.status.ToString();
   EXPECT_EQ(snapshot_.at(r.node).name(), "longest-ok");
-  EXPECT_EQ(r.feasible_nodes, 2);
-  EXPECT_EQ(r.evaluated_nodes, 5);
+  EXPECT_EQ(r.counts.feasible, 2);
+  EXPECT_EQ(r.counts.evaluated, 5);
   ASSERT_EQ(r.scores.size(), 2u);
 }
 
@@ -254,9 +254,9 @@ TEST_F(FrameworkTest, PercentageOfNodesToScoreStopsEarlyAndRotates) {
   api::Pod pod;
   CycleState s1, s2;
   auto r1 = (*fw)->SchedulePod(s1, pod, snapshot_, random_);
-  EXPECT_EQ(r1.feasible_nodes, 420) << "adaptive: 1000 nodes -> 42% -> 420";
+  EXPECT_EQ(r1.counts.feasible, 420) << "adaptive: 1000 nodes -> 42% -> 420";
   auto r2 = (*fw)->SchedulePod(s2, pod, snapshot_, random_);
-  EXPECT_EQ(r2.feasible_nodes, 420);
+  EXPECT_EQ(r2.counts.feasible, 420);
   EXPECT_TRUE(r1.status.ok());
   EXPECT_TRUE(r2.status.ok());
 }

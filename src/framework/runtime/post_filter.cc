@@ -206,8 +206,8 @@ bool Framework::EvaluateNominatedNode(const CycleState& state, const api::Pod& p
   if (s.IsError()) result.status = s;
   if (!s.ok()) return false;
   result.node = node->index;
-  result.evaluated_nodes = 1;
-  result.feasible_nodes = 1;
+  result.counts.evaluated = 1;
+  result.counts.feasible = 1;
   return true;
 }
 

@@ -150,7 +150,7 @@ TEST_F(ResultReuseTest, EquivalentPodReevaluatesOnlyChangedNodes) {
   ASSERT_TRUE(r2.status.ok());
   EXPECT_EQ(plugin_->filter_calls, 2) << "only the two changed nodes are filtered again";
   EXPECT_EQ(plugin_->score_calls, 2) << "only the two changed nodes are scored again";
-  EXPECT_EQ(r2.feasible_nodes, 10);
+  EXPECT_EQ(r2.counts.feasible, 10);
   EXPECT_EQ(snapshot_.at(r2.node).name(), "n5") << "the changed node's new score counts";
 
   SetNode(7, "full", "x");  // now rejects
@@ -158,7 +158,7 @@ TEST_F(ResultReuseTest, EquivalentPodReevaluatesOnlyChangedNodes) {
   ScheduleResult r3 = Schedule(b);
   EXPECT_EQ(plugin_->filter_calls, 1);
   EXPECT_EQ(plugin_->score_calls, 0);
-  EXPECT_EQ(r3.feasible_nodes, 9);
+  EXPECT_EQ(r3.counts.feasible, 9);
   ASSERT_EQ(r3.diagnosis.reason_counts.size(), 1u);
   EXPECT_EQ(r3.diagnosis.reason_counts[0].first, "node is full");
   EXPECT_EQ(r3.diagnosis.reason_counts[0].second, 1);
@@ -201,9 +201,9 @@ TEST_F(ResultReuseTest, SkippedFilterIsPartOfTheSignature) {
   const api::Pod b = MakePod("ns", "b").Cpu("1").Annotation("skip-filter", "yes").Obj();
   ASSERT_TRUE(Schedule(a).status.ok());
   ScheduleResult r = Schedule(b);
-  EXPECT_EQ(r.feasible_nodes, 10) << "with Filter skipped every node is feasible";
+  EXPECT_EQ(r.counts.feasible, 10) << "with Filter skipped every node is feasible";
   ScheduleResult again = Schedule(a);
-  EXPECT_EQ(again.feasible_nodes, 9);
+  EXPECT_EQ(again.counts.feasible, 9);
 }
 
 TEST_F(ResultReuseTest, UnknownGenerationsAreNeverReused) {

@@ -25,6 +25,7 @@ ScheduleResult Framework::SchedulePod(CycleState& state, const api::Pod& pod,
                                       const SchedulePodOptions& options) {
   ScheduleResult result;
   result.diagnosis.num_nodes = snapshot.num_nodes();
+  result.counts.total = snapshot.num_nodes();
   BeginCycle();
   if (snapshot.num_nodes() == 0) {
     result.status = Status::Unschedulable("no nodes available to schedule pods");
@@ -147,7 +148,7 @@ ResultCache::Class* Framework::AcquireReuse(const CycleState& state, const api::
 
 // Filters nodes from the rotating start index until NumNodesToScore feasible ones are found (or
 // every node was visited). Nodes whose stored verdict (reuse_) is still valid are decided without
-// running Filter. Fills result.evaluated_nodes, .feasible_nodes, the diagnosis, and result.status
+// running Filter. Fills result.counts.evaluated and .feasible, the diagnosis, and result.status
 // on a Filter error. Returns the feasible nodes in scan order (a view of feasible_).
 std::span<const NodeIndex> Framework::FindFeasibleNodes(const CycleState& state,
                                                         const api::Pod& pod,
@@ -164,7 +165,7 @@ std::span<const NodeIndex> Framework::FindFeasibleNodes(const CycleState& state,
     if (scan.Done()) break;
     if (FilterNextNode(scan, state, pod, snapshot, options, result)) break;
     if (!result.status.ok()) {
-      result.evaluated_nodes += static_cast<int32_t>(scan.reused);
+      result.counts.evaluated += static_cast<int32_t>(scan.reused);
       return {};
     }
   }
@@ -278,7 +279,7 @@ bool Framework::FilterNextNode(FilterScan& scan, const CycleState& state, const 
       s.WithPlugin(scan.named->plugin);
       node_codes_[n] = s.code();
     } else {
-      ++result.evaluated_nodes;
+      ++result.counts.evaluated;
       s = nominated_here ? RunFiltersWithNominatedPods(state, pod, ni)
                          : FilterOrShare(state, pod, snapshot, static_cast<NodeIndex>(n));
       node_codes_[n] = s.code();  // NodeCode reads the stored verdict of a node that has one
@@ -342,14 +343,14 @@ void Framework::FinishScan(const FilterScan& scan, const CycleState& state,
     if (scan.id_hits[id] > 0)
       diag.reason_counts[static_cast<size_t>(id_entry_[id])].second += scan.id_hits[id];
   }
-  result.evaluated_nodes += static_cast<int32_t>(scan.reused);
+  result.counts.evaluated += static_cast<int32_t>(scan.reused);
   if (scan.slots > 0) next_start_ = (scan.start + scan.visited) % scan.slots;
   if (reuse_ != nullptr && scan.Done()) reuse_->MarkScannedAll(scan.snapshot_generation);
   result_cache_.stats().filter_reused += scan.reused;
-  result.feasible_nodes = static_cast<int32_t>(scan.num_feasible);
+  result.counts.feasible = static_cast<int32_t>(scan.num_feasible);
   // Nodes with a reused verdict ran no Filter plugin.
   if (metrics_ != nullptr) {
-    CountFilterEvaluations(state, result.evaluated_nodes - static_cast<int32_t>(scan.reused));
+    CountFilterEvaluations(state, result.counts.evaluated - static_cast<int32_t>(scan.reused));
   }
 }
 

@@ -318,7 +318,7 @@ TEST_F(PreemptionTest, ANominatedPodTriesItsNodeFirst) {
       MakePod("ns", "p").Priority(kHigh).Cpu("1").Gpus(1).NominatedNodeName("n2").Ptr();
   ScheduleResult r = Schedule(pod);
   EXPECT_EQ(snapshot_.at(r.node).name(), "n2");
-  EXPECT_EQ(r.evaluated_nodes, 1);
+  EXPECT_EQ(r.counts.evaluated, 1);
 }
 
 TEST_F(PreemptionTest, NoPreemptionWhileAVictimOnTheNominatedNodeTerminates) {
