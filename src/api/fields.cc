@@ -236,7 +236,7 @@ void ObjectFields::Finish() {
 }
 
 // ---------------------------------------------------------------------------------------------
-// FieldReader
+// The plain dialect
 
 namespace {
 
@@ -253,77 +253,28 @@ std::string_view WantPhrase(JsonType want) {
   return "want a value, got ";
 }
 
-std::string FieldReaderTypeError(JsonType want, const json::value& got) {
-  return std::string(WantPhrase(want)) + FieldReader::Describe(got);
+std::string PlainTypeError(JsonType want, const json::value& got) {
+  return std::string(WantPhrase(want)) + DescribeValue(got);
 }
 
-std::string FieldReaderRangeError(const json::value& got, std::optional<int64_t> value, int64_t lo,
-                                  int64_t hi) {
-  if (!value) return FieldReaderTypeError(JsonType::kInteger, got);
+std::string PlainRangeError(const json::value& got, std::optional<int64_t> value, int64_t lo,
+                            int64_t hi) {
+  if (!value) return PlainTypeError(JsonType::kInteger, got);
   return "must be in [" + std::to_string(lo) + ", " + std::to_string(hi) + "], got " +
          std::to_string(*value);
 }
 
-constexpr Dialect kFieldReaderDialect{PathStyle::kDotted, &FieldReaderTypeError,
-                                      &FieldReaderRangeError, nullptr};
+constexpr Dialect kPlainDialect{PathStyle::kDotted, &PlainTypeError, &PlainRangeError, nullptr};
 
 }  // namespace
 
-FieldReader::FieldReader() : reader_(kFieldReaderDialect) {}
+const Dialect& PlainDialect() { return kPlainDialect; }
 
-void FieldReader::Error(const std::string& path, const std::string& message) {
-  reader_.errors().Add(path, message);
-}
-
-std::string FieldReader::Join(const std::string& path, std::string_view key) {
-  const FieldPath parent = FieldPath::Text(path);
-  return parent.Key(key).ToString(PathStyle::kDotted);
-}
-
-std::string FieldReader::Describe(const json::value& v) {
+std::string DescribeValue(const json::value& v) {
   if (v.is_string()) return common::Quote(v.get_string());
   std::string s = json::serialize(v);
   if (s.size() > 60) s = s.substr(0, 57) + "...";
   return s;
-}
-
-const json::object* FieldReader::Object(const json::object& o, std::string_view key,
-                                        const std::string& path) {
-  return reader_.Object(o, key, FieldPath::Text(path));
-}
-
-const json::array* FieldReader::Array(const json::object& o, std::string_view key,
-                                      const std::string& path) {
-  return reader_.Array(o, key, FieldPath::Text(path));
-}
-
-std::optional<std::string> FieldReader::String(const json::object& o, std::string_view key,
-                                               const std::string& path) {
-  std::optional<std::string_view> s = reader_.String(o, key, FieldPath::Text(path));
-  if (!s) return std::nullopt;
-  return std::string(*s);
-}
-
-std::optional<bool> FieldReader::Bool(const json::object& o, std::string_view key,
-                                      const std::string& path) {
-  return reader_.Bool(o, key, FieldPath::Text(path));
-}
-
-std::optional<double> FieldReader::Number(const json::object& o, std::string_view key,
-                                          const std::string& path) {
-  return reader_.Number(o, key, FieldPath::Text(path));
-}
-
-std::optional<int64_t> FieldReader::Int(const json::object& o, std::string_view key,
-                                        const std::string& path, int64_t lo, int64_t hi) {
-  return reader_.Int(o, key, FieldPath::Text(path), lo, hi);
-}
-
-std::optional<int64_t> FieldReader::QuantityMilli(const json::object& o, std::string_view key,
-                                                  const std::string& path) {
-  std::optional<Quantity> q = reader_.QuantityOf(o, key, FieldPath::Text(path));
-  if (!q) return std::nullopt;
-  return q->MilliValue();
 }
 
 }  // namespace gpusched::api

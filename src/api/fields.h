@@ -19,11 +19,8 @@
 // through a Dialect: how a type error, an integer out of range and a bad quantity read, and how
 // member names join (PathStyle).
 //
-// FieldReader, at the bottom, is the string-path reader of HPA specs and policy files, kept as a
-// thin dialect of JsonReader.
-//
 // Thread-safety: FieldPath and Dialect are immutable values; a JsonReader, FieldErrors or
-// FieldReader is not thread-safe (one per document being decoded).
+// ObjectFields is not thread-safe (one per document being decoded).
 #ifndef GPUSCHED_SRC_API_FIELDS_H_
 #define GPUSCHED_SRC_API_FIELDS_H_
 
@@ -391,55 +388,14 @@ class ObjectFields {
   bool finished_ = false;
 };
 
-// ---------------------------------------------------------------------------------------------
-// FieldReader: the string-path reader of HPA specs and policy files.
+// The wording of gpusched's own documents (deletion-cost policy files, the HPA specs `gpusched hpa`
+// reads, the simulator's workload controllers), with dotted paths:
 //
 //   policies[0].terms[4].weight: want a number, got "ten"
-//
-// Paths join with '.' (PathStyle::kDotted); values in messages are quoted strings or their JSON
-// text cut at 60 characters (Describe). Callers add their own semantic checks with Error().
-class FieldReader {
- public:
-  FieldReader();
-
-  // Records "path: message" (just the message when path is empty).
-  void Error(const std::string& path, const std::string& message);
-  const std::vector<std::string>& errors() const { return reader_.errors().list(); }
-
-  // "path.key", or "key" when path is empty.
-  static std::string Join(const std::string& path, std::string_view key);
-  // A value for an error message: a quoted string, or its JSON text cut at 60 characters.
-  static std::string Describe(const boost::json::value& v);
-
-  // Records "unknown field" for each member of `o` not in `known`.
-  void Known(const boost::json::object& o, const std::string& path,
-             std::initializer_list<std::string_view> known) {
-    reader_.CheckKnownFields(o, FieldPath::Text(path), std::span(known.begin(), known.size()));
-  }
-
-  const boost::json::object* Object(const boost::json::object& o, std::string_view key,
-                                    const std::string& path);
-  const boost::json::array* Array(const boost::json::object& o, std::string_view key,
-                                  const std::string& path);
-  std::optional<std::string> String(const boost::json::object& o, std::string_view key,
-                                    const std::string& path);
-  std::optional<bool> Bool(const boost::json::object& o, std::string_view key,
-                           const std::string& path);
-  // Any finite number.
-  std::optional<double> Number(const boost::json::object& o, std::string_view key,
-                               const std::string& path);
-  // An integer (an integral double such as 2.0 from YAML counts) within [lo, hi].
-  std::optional<int64_t> Int(const boost::json::object& o, std::string_view key,
-                             const std::string& path,
-                             int64_t lo = std::numeric_limits<int64_t>::min(),
-                             int64_t hi = std::numeric_limits<int64_t>::max());
-  // A resource.Quantity, given as a string ("500m", "2Gi") or a number, in milli-units.
-  std::optional<int64_t> QuantityMilli(const boost::json::object& o, std::string_view key,
-                                       const std::string& path);
-
- private:
-  JsonReader reader_;
-};
+//   spec.maxReplicas: must be in [1, 100], got 0
+const Dialect& PlainDialect();
+// A value for an error message: a quoted string, or its JSON text cut at 60 characters.
+std::string DescribeValue(const boost::json::value& v);
 
 }  // namespace gpusched::api
 

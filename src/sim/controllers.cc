@@ -50,43 +50,44 @@ struct Owner {
   std::string name;
   std::string uid;
   const json::object* spec = nullptr;
-  const json::object* tmpl = nullptr;  // spec.template
-  api::FieldReader reader;             // errors with their paths
+  const json::object* tmpl = nullptr;           // spec.template
+  api::JsonReader reader{api::PlainDialect()};  // errors with their paths
 
   std::string Key() const { return namespace_ + "/" + name; }
 };
+
+// Where the controllers read (an Owner's errors name these paths).
+constexpr api::FieldPath kRootPath;
+constexpr api::FieldPath kSpecPath = api::FieldPath::Text("spec");
+constexpr api::FieldPath kMetadataPath = api::FieldPath::Text("metadata");
 
 const json::object* ObjectAt(const json::object& o, std::string_view key) {
   const json::value* v = o.if_contains(key);
   return v == nullptr ? nullptr : v->if_object();
 }
 
-common::Status Errors(const Owner& o) {
-  std::string joined;
-  for (const std::string& e : o.reader.errors()) joined += (joined.empty() ? "" : "; ") + e;
-  if (joined.empty()) return common::Status::Ok();
-  return InvalidArgumentError(joined);
-}
+common::Status Errors(const Owner& o) { return o.reader.errors().ToStatus(); }
 
 // The labels of spec.template.metadata.labels must satisfy spec.selector.matchLabels (apps/v1
 // validation); matchExpressions are not checked.
 void CheckSelector(Owner& o) {
-  const json::object* selector = o.reader.Object(*o.spec, "selector", "spec");
+  const json::object* selector = o.reader.Object(*o.spec, "selector", kSpecPath);
   if (selector == nullptr) {
-    o.reader.Error("spec.selector", "Required value");
+    o.reader.errors().Add("spec.selector", "Required value");
     return;
   }
-  const json::object* match = o.reader.Object(*selector, "matchLabels", "spec.selector");
+  const json::object* match =
+      o.reader.Object(*selector, "matchLabels", api::FieldPath::Text("spec.selector"));
   if (match == nullptr) return;
   const json::object* meta = ObjectAt(*o.tmpl, "metadata");
   const json::object* labels = meta != nullptr ? ObjectAt(*meta, "labels") : nullptr;
   for (const auto& kv : *match) {
     const json::value* have = labels != nullptr ? labels->if_contains(kv.key()) : nullptr;
     if (have == nullptr || *have != kv.value()) {
-      o.reader.Error("spec.template.metadata.labels",
-                     "Invalid value: `selector` does not match template `labels` (" +
-                         std::string(kv.key()) + "=" + api::FieldReader::Describe(kv.value()) +
-                         " missing)");
+      o.reader.errors().Add("spec.template.metadata.labels",
+                            "Invalid value: `selector` does not match template `labels` (" +
+                                std::string(kv.key()) + "=" + api::DescribeValue(kv.value()) +
+                                " missing)");
       return;
     }
   }
@@ -98,25 +99,25 @@ common::StatusOr<Owner> ReadOwner(const ControllerObject& obj) {
   o.kind = obj.kind;
   const json::object* root = obj.json.if_object();
   if (root == nullptr) return InvalidArgumentError("expected an object");
-  const json::object* meta = o.reader.Object(*root, "metadata", "");
+  const json::object* meta = o.reader.Object(*root, "metadata", kRootPath);
   if (meta != nullptr) {
-    o.name = o.reader.String(*meta, "name", "metadata").value_or("");
-    o.namespace_ = o.reader.String(*meta, "namespace", "metadata").value_or("");
-    o.uid = o.reader.String(*meta, "uid", "metadata").value_or("");
+    o.name = o.reader.String(*meta, "name", kMetadataPath).value_or("");
+    o.namespace_ = o.reader.String(*meta, "namespace", kMetadataPath).value_or("");
+    o.uid = o.reader.String(*meta, "uid", kMetadataPath).value_or("");
   }
-  if (o.name.empty()) o.reader.Error("metadata.name", "Required value");
+  if (o.name.empty()) o.reader.errors().Add("metadata.name", "Required value");
   if (o.namespace_.empty()) o.namespace_ = "default";
   std::string lower = o.kind;
   std::transform(lower.begin(), lower.end(), lower.begin(),
                  [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
   if (o.uid.empty()) o.uid = "sim:" + lower + "/" + o.Key();
-  o.spec = o.reader.Object(*root, "spec", "");
+  o.spec = o.reader.Object(*root, "spec", kRootPath);
   if (o.spec == nullptr) {
-    o.reader.Error("spec", "Required value");
+    o.reader.errors().Add("spec", "Required value");
     GPUSCHED_RETURN_IF_ERROR(Errors(o));
   }
-  o.tmpl = o.reader.Object(*o.spec, "template", "spec");
-  if (o.tmpl == nullptr) o.reader.Error("spec.template", "Required value");
+  o.tmpl = o.reader.Object(*o.spec, "template", kSpecPath);
+  if (o.tmpl == nullptr) o.reader.errors().Add("spec.template", "Required value");
   GPUSCHED_RETURN_IF_ERROR(Errors(o));
   if (o.kind != "Job") CheckSelector(o);
   GPUSCHED_RETURN_IF_ERROR(Errors(o));
@@ -229,11 +230,11 @@ PodPatch OwnedBy(const Owner& o) {
 // millions of pods and run the process out of memory).
 constexpr int64_t kMaxPodsPerObject = 100'000;
 int64_t Count(Owner& o, std::string_view field, int64_t fallback) {
-  const int64_t n = o.reader.Int(*o.spec, field, "spec", 0, kInt32Max).value_or(fallback);
+  const int64_t n = o.reader.Int(*o.spec, field, kSpecPath, 0, kInt32Max).value_or(fallback);
   if (n <= kMaxPodsPerObject) return n;
-  o.reader.Error("spec." + std::string(field),
-                 std::to_string(n) + " pods exceed the simulator's limit of " +
-                     std::to_string(kMaxPodsPerObject) + " per object");
+  o.reader.errors().Add("spec." + std::string(field),
+                        std::to_string(n) + " pods exceed the simulator's limit of " +
+                            std::to_string(kMaxPodsPerObject) + " per object");
   return 0;
 }
 
@@ -261,8 +262,9 @@ common::StatusOr<std::vector<api::PodPtr>> ExpandReplicaSet(Owner& o) {
 common::StatusOr<std::vector<api::PodPtr>> ExpandStatefulSet(Owner& o) {
   const int64_t replicas = Count(o, "replicas", 1);
   int64_t start = 0;
-  if (const json::object* ordinals = o.reader.Object(*o.spec, "ordinals", "spec")) {
-    start = o.reader.Int(*ordinals, "start", "spec.ordinals", 0, kInt32Max).value_or(0);
+  if (const json::object* ordinals = o.reader.Object(*o.spec, "ordinals", kSpecPath)) {
+    start = o.reader.Int(*ordinals, "start", api::FieldPath::Text("spec.ordinals"), 0, kInt32Max)
+                .value_or(0);
   }
   GPUSCHED_RETURN_IF_ERROR(Errors(o));
   std::vector<api::PodPtr> pods;
@@ -300,7 +302,9 @@ std::optional<api::PodGroup> JobGang(Owner& o, int64_t parallelism) {
   g.name = o.name + "-" + Suffix(o.uid + "#podgroup");
   g.uid = o.uid + "-podgroup";
   g.min_member = static_cast<int32_t>(
-      o.reader.Int(*gang, "minCount", "spec.scheduling.schedulingPolicy.gang", 1, kInt32Max)
+      o.reader
+          .Int(*gang, "minCount", api::FieldPath::Text("spec.scheduling.schedulingPolicy.gang"), 1,
+               kInt32Max)
           .value_or(std::max<int64_t>(1, parallelism)));
   const json::object* constraints = ObjectAt(*scheduling, "schedulingConstraints");
   const json::value* topology =
@@ -316,26 +320,27 @@ std::optional<api::PodGroup> JobGang(Owner& o, int64_t parallelism) {
 common::StatusOr<Expansion> ExpandJob(Owner& o) {
   const int64_t parallelism = Count(o, "parallelism", 1);
   const std::optional<int64_t> completions =
-      o.reader.Int(*o.spec, "completions", "spec", 0, kInt32Max);
+      o.reader.Int(*o.spec, "completions", kSpecPath, 0, kInt32Max);
   const std::string mode =
-      o.reader.String(*o.spec, "completionMode", "spec").value_or("NonIndexed");
-  const bool suspended = o.reader.Bool(*o.spec, "suspend", "spec").value_or(false);
+      std::string(o.reader.String(*o.spec, "completionMode", kSpecPath).value_or("NonIndexed"));
+  const bool suspended = o.reader.Bool(*o.spec, "suspend", kSpecPath).value_or(false);
   if (mode != "NonIndexed" && mode != "Indexed") {
-    o.reader.Error("spec.completionMode", "Unsupported value: " + common::Quote(mode) +
-                                              ": supported values: \"NonIndexed\", \"Indexed\"");
+    o.reader.errors().Add("spec.completionMode",
+                          "Unsupported value: " + common::Quote(mode) +
+                              ": supported values: \"NonIndexed\", \"Indexed\"");
   }
   if (mode == "Indexed" && !completions) {
-    o.reader.Error("spec.completions", "Required value: when completion mode is Indexed");
+    o.reader.errors().Add("spec.completions", "Required value: when completion mode is Indexed");
   }
   const json::object* tspec = ObjectAt(*o.tmpl, "spec");
   const json::value* policy = tspec != nullptr ? tspec->if_contains("restartPolicy") : nullptr;
   if (policy == nullptr || !policy->is_string() ||
       (policy->get_string() != "Never" && policy->get_string() != "OnFailure")) {
-    o.reader.Error("spec.template.spec.restartPolicy",
-                   std::string(policy == nullptr
-                                   ? "Required value"
-                                   : "Unsupported value: " + api::FieldReader::Describe(*policy)) +
-                       ": supported values: \"OnFailure\", \"Never\"");
+    o.reader.errors().Add(
+        "spec.template.spec.restartPolicy",
+        std::string(policy == nullptr ? "Required value"
+                                      : "Unsupported value: " + api::DescribeValue(*policy)) +
+            ": supported values: \"OnFailure\", \"Never\"");
   }
   std::optional<api::PodGroup> gang = JobGang(o, parallelism);
   GPUSCHED_RETURN_IF_ERROR(Errors(o));

@@ -17,28 +17,48 @@ namespace {
 
 namespace json = boost::json;
 
-// The policy file's field reader: api::FieldReader plus durations ("30s", "5m").
-class Decoder : public api::FieldReader {
- public:
-  std::optional<common::Duration> Duration(const json::object& o, std::string_view key,
-                                           const std::string& path, bool allow_zero) {
-    std::optional<std::string> s = String(o, key, path);
-    if (!s) {
-      if (const json::value* v = o.if_contains(key); v && v->is_number()) {
-        Error(Join(path, key), "want a duration string such as \"30s\", got " + Describe(*v));
-      }
-      return std::nullopt;
-    }
-    std::optional<common::Duration> d = ParseDuration(*s);
-    if (!d || d->count() < 0 || (!allow_zero && d->count() == 0)) {
-      Error(Join(path, key), "invalid duration " + common::Quote(*s) +
-                                 " (want e.g. \"30s\", \"5m\"" +
-                                 (allow_zero ? ", >= 0)" : ", > 0)"));
-      return std::nullopt;
-    }
-    return d;
+using api::FieldPath;
+using api::ObjectFields;
+
+// A Go duration string member ("30s", "5m"): not negative, and not zero unless `allow_zero`.
+std::optional<common::Duration> Duration(ObjectFields& f, std::string_view key, bool allow_zero) {
+  const json::value* v = f.Value(key);
+  if (v != nullptr && v->is_number()) {
+    f.Error(key, "want a duration string such as \"30s\", got " + api::DescribeValue(*v));
+    return std::nullopt;
   }
-};
+  const std::optional<std::string_view> s = f.String(key);
+  if (!s) return std::nullopt;
+  std::optional<common::Duration> d = ParseDuration(*s);
+  if (!d || d->count() < 0 || (!allow_zero && d->count() == 0)) {
+    f.Error(key, "invalid duration " + common::Quote(*s) + " (want e.g. \"30s\", \"5m\"" +
+                     (allow_zero ? ", >= 0)" : ", > 0)"));
+    return std::nullopt;
+  }
+  return d;
+}
+
+// The members of the object member `key` of `f`, read by `read(fields)`; nothing when absent.
+// Returns whether it was there.
+template <typename Read>
+bool ReadObject(ObjectFields& f, std::string_view key, Read&& read) {
+  const json::object* o = f.Object(key);
+  if (o == nullptr) return false;
+  const FieldPath p = f.path().Key(key);
+  ObjectFields fields(f.reader(), *o, p);
+  read(fields);
+  return true;
+}
+
+// read(fields) for each element of the array member `key` of `f` that is an object; other
+// elements are errors.
+template <typename Read>
+void ReadObjects(ObjectFields& f, std::string_view key, Read&& read) {
+  f.ForEachObject(key, [&](const json::object& o, const FieldPath& p) {
+    ObjectFields fields(f.reader(), o, p);
+    read(fields);
+  });
+}
 
 bool IsMetricName(std::string_view s) {
   if (s.empty()) return false;
@@ -60,25 +80,21 @@ bool IsPolicyName(std::string_view s) {
   return true;
 }
 
-void DecodeController(Decoder& d, const json::object& o, ControllerSettings& c) {
-  const std::string p = "controller";
-  d.Known(o, p,
-          {"resyncPeriod", "workers", "qps", "burst", "dryRun", "scrapeTimeout", "events",
-           "namespace", "minCost", "maxCost", "retryBackoff"});
-  if (auto v = d.Duration(o, "resyncPeriod", p, false)) c.resync_period = *v;
-  if (auto v = d.Int(o, "workers", p, 1, 256)) c.workers = static_cast<int>(*v);
-  if (auto v = d.Number(o, "qps", p)) {
+void DecodeController(ObjectFields& f, ControllerSettings& c) {
+  if (auto v = Duration(f, "resyncPeriod", false)) c.resync_period = *v;
+  if (auto v = f.Int("workers", 1, 256)) c.workers = static_cast<int>(*v);
+  if (auto v = f.Number("qps")) {
     if (*v < 0) {
-      d.Error(p + ".qps", "must be >= 0 (0 disables the client rate limit)");
+      f.Error("qps", "must be >= 0 (0 disables the client rate limit)");
     } else {
       c.qps = *v;
     }
   }
-  if (auto v = d.Int(o, "burst", p, 1, 100000)) c.burst = static_cast<int>(*v);
-  if (auto v = d.Bool(o, "dryRun", p)) c.dry_run = *v;
-  if (auto v = d.Duration(o, "scrapeTimeout", p, false)) c.scrape_timeout = *v;
-  if (auto v = d.Duration(o, "retryBackoff", p, false)) c.retry_backoff = *v;
-  if (auto v = d.String(o, "events", p)) {
+  if (auto v = f.Int("burst", 1, 100000)) c.burst = static_cast<int>(*v);
+  if (auto v = f.Bool("dryRun")) c.dry_run = *v;
+  if (auto v = Duration(f, "scrapeTimeout", false)) c.scrape_timeout = *v;
+  if (auto v = Duration(f, "retryBackoff", false)) c.retry_backoff = *v;
+  if (auto v = f.String("events")) {
     if (*v == "None") {
       c.events = EventMode::kNone;
     } else if (*v == "Warnings") {
@@ -86,242 +102,246 @@ void DecodeController(Decoder& d, const json::object& o, ControllerSettings& c) 
     } else if (*v == "All") {
       c.events = EventMode::kAll;
     } else {
-      d.Error(p + ".events",
-              "invalid value " + common::Quote(*v) + " (want None, Warnings or All)");
+      f.Error("events", "invalid value " + common::Quote(*v) + " (want None, Warnings or All)");
     }
   }
-  if (auto v = d.String(o, "namespace", p)) c.namespace_ = *v;
-  if (auto v = d.Int(o, "minCost", p, INT32_MIN, INT32_MAX)) c.min_cost = *v;
-  if (auto v = d.Int(o, "maxCost", p, INT32_MIN, INT32_MAX)) c.max_cost = *v;
-  if (c.min_cost > c.max_cost) d.Error(p, "minCost must not exceed maxCost");
+  if (auto v = f.String("namespace")) c.namespace_ = std::string(*v);
+  if (auto v = f.Int("minCost", INT32_MIN, INT32_MAX)) c.min_cost = *v;
+  if (auto v = f.Int("maxCost", INT32_MIN, INT32_MAX)) c.max_cost = *v;
+  if (c.min_cost > c.max_cost) f.reader().Error(f.path(), "minCost must not exceed maxCost");
 }
 
-void DecodeTerm(Decoder& d, const json::object& o, const std::string& p, Term& t) {
-  d.Known(o, p,
-          {"metric", "query", "label", "annotation", "labels", "weight", "thresholds", "value",
-           "cost", "min", "max"});
+// The term's source: exactly one of metric, query, label, annotation. False when there is not
+// exactly one, or it is not a valid name.
+bool DecodeTermSource(ObjectFields& f, Term& t) {
+  constexpr std::pair<std::string_view, Term::Kind> kSources[] = {
+      {"metric", Term::Kind::kMetric},
+      {"query", Term::Kind::kQuery},
+      {"label", Term::Kind::kLabel},
+      {"annotation", Term::Kind::kAnnotation}};
   int kinds = 0;
-  for (std::string_view k : {"metric", "query", "label", "annotation"}) {
-    if (o.contains(k)) ++kinds;
+  for (const auto& [key, kind] : kSources) {
+    if (f.Value(key) != nullptr) ++kinds;
   }
   if (kinds != 1) {
-    d.Error(p, "set exactly one of metric, query, label, annotation");
-    return;
+    f.reader().Error(f.path(), "set exactly one of metric, query, label, annotation");
+    return false;
   }
-  if (auto v = d.String(o, "metric", p)) {
-    t.kind = Term::Kind::kMetric;
-    t.name = *v;
-    if (!IsMetricName(*v)) d.Error(p + ".metric", "invalid metric name " + common::Quote(*v));
-  } else if (auto q = d.String(o, "query", p)) {
-    t.kind = Term::Kind::kQuery;
-    t.name = *q;
-    if (q->empty()) d.Error(p + ".query", "must not be empty");
-  } else if (auto l = d.String(o, "label", p)) {
-    t.kind = Term::Kind::kLabel;
-    t.name = *l;
-    if (l->empty()) d.Error(p + ".label", "must not be empty");
-  } else if (auto a = d.String(o, "annotation", p)) {
-    t.kind = Term::Kind::kAnnotation;
-    t.name = *a;
-    if (a->empty()) d.Error(p + ".annotation", "must not be empty");
-  } else {
-    return;  // the type error is reported
-  }
-  const bool fixed = t.kind == Term::Kind::kLabel || t.kind == Term::Kind::kAnnotation;
-  if (const json::object* ls = d.Object(o, "labels", p)) {
-    if (t.kind != Term::Kind::kMetric) d.Error(p + ".labels", "only for metric terms");
-    for (const auto& kv : *ls) {
-      if (!kv.value().is_string()) {
-        d.Error(p + ".labels." + std::string(kv.key()), "want a string");
-        continue;
-      }
-      t.labels.emplace_back(std::string(kv.key()), std::string(kv.value().get_string()));
+  for (const auto& [key, kind] : kSources) {
+    if (f.Value(key) == nullptr) continue;
+    const std::optional<std::string_view> name = f.String(key);
+    if (!name) return false;  // the type error is reported
+    t.kind = kind;
+    t.name = std::string(*name);
+    if (kind == Term::Kind::kMetric && !IsMetricName(*name)) {
+      f.Error(key, "invalid metric name " + common::Quote(*name));
+    } else if (name->empty()) {
+      f.Error(key, "must not be empty");
     }
-    std::sort(t.labels.begin(), t.labels.end());
+  }
+  return true;
+}
+
+// labels: the series label matchers of a metric term, sorted.
+void DecodeTermLabels(ObjectFields& f, Term& t) {
+  const json::object* ls = f.Object("labels");
+  if (ls == nullptr) return;
+  if (t.kind != Term::Kind::kMetric) f.Error("labels", "only for metric terms");
+  const FieldPath lp = f.path().Key("labels");
+  for (const auto& kv : *ls) {
+    if (std::optional<std::string_view> v = f.reader().AsString(kv.value(), lp.Key(kv.key()))) {
+      t.labels.emplace_back(std::string(kv.key()), std::string(*v));
+    }
+  }
+  std::sort(t.labels.begin(), t.labels.end());
+}
+
+// thresholds: [{below, cost}], instead of weight.
+void DecodeThresholds(ObjectFields& f, Term& t) {
+  const json::array* th = f.Array("thresholds");
+  if (th == nullptr) return;
+  if (f.Value("weight") != nullptr) {
+    f.reader().Error(f.path(), "set weight or thresholds, not both");
+  }
+  if (th->empty()) f.Error("thresholds", "must not be empty");
+  ReadObjects(f, "thresholds", [&](ObjectFields& tf) {
+    const std::optional<double> below = tf.Number("below");
+    const std::optional<double> cost = tf.Number("cost");
+    if (tf.Value("below") == nullptr) tf.Error("below", "required");
+    if (tf.Value("cost") == nullptr) tf.Error("cost", "required");
+    if (below && cost) t.thresholds.push_back({*below, *cost});
+  });
+}
+
+void DecodeTerm(ObjectFields& f, Term& t) {
+  const bool source_ok = DecodeTermSource(f, t);
+  DecodeTermLabels(f, t);
+  const bool fixed = t.kind == Term::Kind::kLabel || t.kind == Term::Kind::kAnnotation;
+  // What the other kind of term has: reported only for a term whose kind is known.
+  for (std::string_view k : fixed ? std::initializer_list<std::string_view>{"weight", "thresholds"}
+                                  : std::initializer_list<std::string_view>{"cost", "value"}) {
+    if (source_ok && f.Value(k) != nullptr) {
+      f.Error(k, fixed ? "only for metric and query terms" : "only for label and annotation terms");
+    }
   }
   if (fixed) {
-    for (std::string_view k : {"weight", "thresholds"}) {
-      if (o.contains(k)) d.Error(p + "." + std::string(k), "only for metric and query terms");
-    }
-    if (auto c = d.Number(o, "cost", p)) {
+    if (auto c = f.Number("cost")) {
       t.cost = *c;
-    } else if (!o.contains("cost")) {
-      d.Error(p + ".cost", "required for label and annotation terms");
+    } else if (source_ok && f.object().if_contains("cost") == nullptr) {
+      f.Error("cost", "required for label and annotation terms");
     }
-    t.equals = d.String(o, "value", p);
+    if (auto v = f.String("value")) t.equals = std::string(*v);
   } else {
-    for (std::string_view k : {"cost", "value"}) {
-      if (o.contains(k)) d.Error(p + "." + std::string(k), "only for label and annotation terms");
-    }
-    if (auto w = d.Number(o, "weight", p)) t.weight = *w;
-    if (const json::array* th = d.Array(o, "thresholds", p)) {
-      if (o.contains("weight")) d.Error(p, "set weight or thresholds, not both");
-      if (th->empty()) d.Error(p + ".thresholds", "must not be empty");
-      for (size_t k = 0; k < th->size(); ++k) {
-        const std::string tp = p + ".thresholds[" + std::to_string(k) + "]";
-        const json::object* to = (*th)[k].if_object();
-        if (to == nullptr) {
-          d.Error(tp, "want an object {below, cost}");
-          continue;
-        }
-        d.Known(*to, tp, {"below", "cost"});
-        auto below = d.Number(*to, "below", tp);
-        auto cost = d.Number(*to, "cost", tp);
-        if (!to->contains("below")) d.Error(tp + ".below", "required");
-        if (!to->contains("cost")) d.Error(tp + ".cost", "required");
-        if (below && cost) t.thresholds.push_back({*below, *cost});
-      }
-    }
+    if (auto w = f.Number("weight")) t.weight = *w;
+    DecodeThresholds(f, t);
   }
-  t.min = d.Number(o, "min", p);
-  t.max = d.Number(o, "max", p);
-  if (t.min && t.max && *t.min > *t.max) d.Error(p, "min must not exceed max");
+  t.min = f.Number("min");
+  t.max = f.Number("max");
+  if (t.min && t.max && *t.min > *t.max) f.reader().Error(f.path(), "min must not exceed max");
 }
 
 // selector: namespaces, and matchLabels/matchExpressions as a label selector.
-void DecodeSelector(Decoder& d, const json::object& sel, const std::string& p, PolicySpec& s) {
-  const std::string sp = p + ".selector";
-  d.Known(sel, sp, {"namespaces", "matchLabels", "matchExpressions"});
+void DecodeSelector(ObjectFields& f, PolicySpec& s) {
   s.has_selector = true;
-  if (const json::array* ns = d.Array(sel, "namespaces", sp)) {
-    for (size_t k = 0; k < ns->size(); ++k) {
-      if (!(*ns)[k].is_string()) {
-        d.Error(sp + ".namespaces[" + std::to_string(k) + "]", "want a string");
-        continue;
-      }
-      s.namespaces.emplace_back((*ns)[k].get_string());
-    }
-  }
-  // matchLabels and matchExpressions (namespaces is not a label selector field).
-  auto ls = api::DecodeLabelSelector(json::value(sel));
+  f.ForEachString("namespaces",
+                  [&](std::string_view ns, const FieldPath&) { s.namespaces.emplace_back(ns); });
+  f.Allow({"matchLabels", "matchExpressions"});  // read by api::DecodeLabelSelector
+  auto ls = api::DecodeLabelSelector(json::value(f.object()));
   if (!ls.ok()) {
-    d.Error(p, "selector." + std::string(ls.status().message()));
+    f.reader().Error(f.path(), ls.status().message());
   } else {
     s.selector = std::move(ls).value();
   }
 }
 
 // metrics.pod: a url template, or port/path/scheme to build one.
-void DecodePodMetrics(Decoder& d, const json::object& pod, const std::string& pp, PolicySpec& s) {
-  d.Known(pod, pp, {"url", "port", "path", "scheme"});
-  if (auto url = d.String(pod, "url", pp)) {
-    if (pod.contains("port") || pod.contains("path") || pod.contains("scheme")) {
-      d.Error(pp, "set url, or port/path/scheme, not both");
+void DecodePodMetrics(ObjectFields& f, PolicySpec& s) {
+  const std::optional<int64_t> port = f.Int("port", 1, 65535);
+  std::string path(f.String("path").value_or("/metrics"));
+  const std::string_view scheme = f.String("scheme").value_or("http");
+  if (auto url = f.String("url")) {
+    if (f.Value("port") != nullptr || f.Value("path") != nullptr || f.Value("scheme") != nullptr) {
+      f.reader().Error(f.path(), "set url, or port/path/scheme, not both");
     }
-    s.pod_url_template = *url;
+    s.pod_url_template = std::string(*url);
   } else {
-    auto port = d.Int(pod, "port", pp, 1, 65535);
-    std::string path = d.String(pod, "path", pp).value_or("/metrics");
-    std::string scheme = d.String(pod, "scheme", pp).value_or("http");
-    if (scheme != "http" && scheme != "https") d.Error(pp + ".scheme", "want http or https");
+    if (scheme != "http" && scheme != "https") f.Error("scheme", "want http or https");
     if (!port) {
-      if (!pod.contains("port")) d.Error(pp, "set url or port");
+      if (f.object().if_contains("port") == nullptr) f.reader().Error(f.path(), "set url or port");
     } else {
       if (path.empty() || path[0] != '/') path = "/" + path;
-      s.pod_url_template = scheme + "://{podIP}:" + std::to_string(*port) + path;
+      s.pod_url_template = std::string(scheme) + "://{podIP}:" + std::to_string(*port) + path;
     }
   }
   if (!s.pod_url_template.empty() && !common::StartsWith(s.pod_url_template, "http://") &&
       !common::StartsWith(s.pod_url_template, "https://")) {
-    d.Error(pp + ".url", "must start with http:// or https://");
+    f.Error("url", "must start with http:// or https://");
   }
 }
 
 // metrics.prometheus: the API's base url, without trailing '/'.
-void DecodePrometheusMetrics(Decoder& d, const json::object& prom, const std::string& pp,
-                             PolicySpec& s) {
-  d.Known(prom, pp, {"url"});
-  s.prometheus_url = d.String(prom, "url", pp).value_or("");
+void DecodePrometheusMetrics(ObjectFields& f, PolicySpec& s) {
+  s.prometheus_url = std::string(f.String("url").value_or(""));
   while (!s.prometheus_url.empty() && s.prometheus_url.back() == '/') s.prometheus_url.pop_back();
   if (s.prometheus_url.empty()) {
-    d.Error(pp + ".url", "required");
+    f.Error("url", "required");
   } else if (!common::StartsWith(s.prometheus_url, "http://") &&
              !common::StartsWith(s.prometheus_url, "https://")) {
-    d.Error(pp + ".url", "must start with http:// or https://");
-  }
-}
-
-void DecodeMetrics(Decoder& d, const json::object& m, const std::string& p, PolicySpec& s) {
-  const std::string mp = p + ".metrics";
-  d.Known(m, mp, {"pod", "prometheus"});
-  if (const json::object* pod = d.Object(m, "pod", mp)) DecodePodMetrics(d, *pod, mp + ".pod", s);
-  if (const json::object* prom = d.Object(m, "prometheus", mp)) {
-    DecodePrometheusMetrics(d, *prom, mp + ".prometheus", s);
+    f.Error("url", "must start with http:// or https://");
   }
 }
 
 // terms: each decoded by DecodeTerm; metric and query terms need their metrics source.
-void DecodeTerms(Decoder& d, const json::array& terms, const std::string& p, PolicySpec& s) {
-  for (size_t k = 0; k < terms.size(); ++k) {
-    const std::string tp = p + ".terms[" + std::to_string(k) + "]";
-    const json::object* to = terms[k].if_object();
-    if (to == nullptr) {
-      d.Error(tp, "want an object");
-      continue;
-    }
+void DecodeTerms(ObjectFields& f, PolicySpec& s) {
+  ReadObjects(f, "terms", [&](ObjectFields& tf) {
     Term t;
-    DecodeTerm(d, *to, tp, t);
+    DecodeTerm(tf, t);
     if (t.kind == Term::Kind::kMetric && !t.name.empty() && s.pod_url_template.empty()) {
-      d.Error(tp + ".metric", "needs metrics.pod (where to scrape the pods)");
+      tf.Error("metric", "needs metrics.pod (where to scrape the pods)");
     }
     if (t.kind == Term::Kind::kQuery && !t.name.empty() && s.prometheus_url.empty()) {
-      d.Error(tp + ".query", "needs metrics.prometheus.url");
+      tf.Error("query", "needs metrics.prometheus.url");
     }
     s.terms.push_back(std::move(t));
-  }
+  });
 }
 
 // How the cost is bounded and written: band, hysteresis and onMetricError.
-void DecodeCostSettings(Decoder& d, const json::object& o, const std::string& p,
-                        const PolicyConfig& cfg, PolicySpec& s) {
-  if (auto b = d.String(o, "band", p)) {
-    s.band = *b;
+void DecodeCostSettings(ObjectFields& f, const PolicyConfig& cfg, PolicySpec& s) {
+  if (auto b = f.String("band")) {
+    s.band = std::string(*b);
     if (!cfg.bands.contains(*b)) {
       std::string names;
       for (const auto& [name, _] : cfg.bands) names += (names.empty() ? "" : ", ") + name;
-      d.Error(p + ".band", "unknown band " + common::Quote(*b) + " (bands: " + names + ")");
+      f.Error("band", "unknown band " + common::Quote(*b) + " (bands: " + names + ")");
     }
   }
-  if (auto h = d.Int(o, "hysteresis", p, 0, INT32_MAX)) s.hysteresis = *h;
-  if (auto e = d.String(o, "onMetricError", p)) {
+  if (auto h = f.Int("hysteresis", 0, INT32_MAX)) s.hysteresis = *h;
+  if (auto e = f.String("onMetricError")) {
     if (*e == "Zero") {
       s.on_metric_error = OnMetricError::kZero;
     } else if (*e == "Skip") {
       s.on_metric_error = OnMetricError::kSkip;
     } else {
-      d.Error(p + ".onMetricError", "invalid value " + common::Quote(*e) + " (want Zero or Skip)");
+      f.Error("onMetricError", "invalid value " + common::Quote(*e) + " (want Zero or Skip)");
     }
   }
 }
 
-void DecodePolicy(Decoder& d, const json::object& o, const std::string& p, const PolicyConfig& cfg,
-                  PolicySpec& s) {
-  d.Known(o, p,
-          {"name", "selector", "metrics", "terms", "warmup", "min", "max", "band", "hysteresis",
-           "onMetricError"});
-  if (auto n = d.String(o, "name", p)) s.name = *n;
+void DecodePolicy(ObjectFields& f, const PolicyConfig& cfg, PolicySpec& s) {
+  if (auto n = f.String("name")) s.name = std::string(*n);
   if (!IsPolicyName(s.name)) {
-    d.Error(p + ".name", s.name.empty()
-                             ? "required"
-                             : "invalid name " + common::Quote(s.name) +
-                                   " (lower-case letters, digits, '-', '.', '_'; at most 63)");
+    f.Error("name", s.name.empty()
+                        ? "required"
+                        : "invalid name " + common::Quote(s.name) +
+                              " (lower-case letters, digits, '-', '.', '_'; at most 63)");
   }
-  if (const json::object* sel = d.Object(o, "selector", p)) DecodeSelector(d, *sel, p, s);
-  if (const json::object* m = d.Object(o, "metrics", p)) DecodeMetrics(d, *m, p, s);
-  if (const json::array* terms = d.Array(o, "terms", p)) DecodeTerms(d, *terms, p, s);
-  if (const json::object* w = d.Object(o, "warmup", p)) {
-    const std::string wp = p + ".warmup";
-    d.Known(*w, wp, {"cost", "readyFor"});
+  ReadObject(f, "selector", [&](ObjectFields& sf) { DecodeSelector(sf, s); });
+  ReadObject(f, "metrics", [&](ObjectFields& mf) {
+    ReadObject(mf, "pod", [&](ObjectFields& pf) { DecodePodMetrics(pf, s); });
+    ReadObject(mf, "prometheus", [&](ObjectFields& pf) { DecodePrometheusMetrics(pf, s); });
+  });
+  DecodeTerms(f, s);
+  ReadObject(f, "warmup", [&](ObjectFields& wf) {
     Warmup warm;
-    if (auto c = d.Int(*w, "cost", wp, INT32_MIN, INT32_MAX)) warm.cost = *c;
-    if (auto r = d.Duration(*w, "readyFor", wp, true)) warm.ready_for = *r;
+    if (auto c = wf.Int("cost", INT32_MIN, INT32_MAX)) warm.cost = *c;
+    if (auto r = Duration(wf, "readyFor", true)) warm.ready_for = *r;
     s.warmup = warm;
+  });
+  s.min = f.Int("min", INT32_MIN, INT32_MAX);
+  s.max = f.Int("max", INT32_MIN, INT32_MAX);
+  if (s.min && s.max && *s.min > *s.max) f.reader().Error(f.path(), "min must not exceed max");
+  DecodeCostSettings(f, cfg, s);
+  if (s.terms.empty() && !s.warmup)
+    f.reader().Error(f.path(), "needs at least one term or a warmup");
+}
+
+// bands: name -> {min, max}, over the defaults.
+void DecodeBands(ObjectFields& f, PolicyConfig& cfg) {
+  const json::object* bands = f.Object("bands");
+  if (bands == nullptr) return;
+  const FieldPath bsp = f.path().Key("bands");
+  for (const auto& kv : *bands) {
+    const FieldPath bp = bsp.Key(kv.key());
+    const json::object* b = kv.value().if_object();
+    if (b == nullptr) {
+      f.reader().Error(bp, "want {min, max}");
+      continue;
+    }
+    ObjectFields bf(f.reader(), *b, bp);
+    const auto lo = bf.Int("min", INT32_MIN, INT32_MAX);
+    const auto hi = bf.Int("max", INT32_MIN, INT32_MAX);
+    if (b->if_contains("min") == nullptr || b->if_contains("max") == nullptr) {
+      f.reader().Error(bp, "needs min and max");
+    }
+    if (lo && hi) {
+      if (*lo > *hi) {
+        f.reader().Error(bp, "min must not exceed max");
+      } else {
+        cfg.bands[std::string(kv.key())] = Band{*lo, *hi};
+      }
+    }
   }
-  s.min = d.Int(o, "min", p, INT32_MIN, INT32_MAX);
-  s.max = d.Int(o, "max", p, INT32_MIN, INT32_MAX);
-  if (s.min && s.max && *s.min > *s.max) d.Error(p, "min must not exceed max");
-  DecodeCostSettings(d, o, p, cfg, s);
-  if (s.terms.empty() && !s.warmup) d.Error(p, "needs at least one term or a warmup");
 }
 
 int64_t ClampI64(double v) {
@@ -455,65 +475,38 @@ common::StatusOr<PolicyConfig> ParsePolicyConfig(std::string_view text, std::str
   }
   const json::object* root = (*docs)[0].if_object();
   if (root == nullptr) return common::InvalidArgumentError(src + ": want a mapping at the top");
-  Decoder d;
+  api::JsonReader r(api::PlainDialect());
   PolicyConfig cfg;
   cfg.bands = DefaultBands();
-  d.Known(*root, "", {"apiVersion", "kind", "controller", "bands", "policies"});
-  const std::string api_version = d.String(*root, "apiVersion", "").value_or("");
-  if (api_version != "gpusched.io/v1alpha1") {
-    d.Error("apiVersion", "want gpusched.io/v1alpha1, got " + common::Quote(api_version));
-  }
-  const std::string kind = d.String(*root, "kind", "").value_or("");
-  if (kind != "DeletionCostPolicy")
-    d.Error("kind", "want DeletionCostPolicy, got " + common::Quote(kind));
-  if (const json::object* c = d.Object(*root, "controller", ""))
-    DecodeController(d, *c, cfg.controller);
-  if (const json::object* bands = d.Object(*root, "bands", "")) {
-    for (const auto& kv : *bands) {
-      const std::string bp = "bands." + std::string(kv.key());
-      const json::object* b = kv.value().if_object();
-      if (b == nullptr) {
-        d.Error(bp, "want {min, max}");
-        continue;
-      }
-      d.Known(*b, bp, {"min", "max"});
-      auto lo = d.Int(*b, "min", bp, INT32_MIN, INT32_MAX);
-      auto hi = d.Int(*b, "max", bp, INT32_MIN, INT32_MAX);
-      if (!b->contains("min") || !b->contains("max")) d.Error(bp, "needs min and max");
-      if (lo && hi) {
-        if (*lo > *hi) {
-          d.Error(bp, "min must not exceed max");
-        } else {
-          cfg.bands[std::string(kv.key())] = Band{*lo, *hi};
+  const FieldPath root_path;
+  {
+    ObjectFields f(r, *root, root_path);
+    const std::string_view api_version = f.String("apiVersion").value_or("");
+    if (api_version != "gpusched.io/v1alpha1") {
+      f.Error("apiVersion", "want gpusched.io/v1alpha1, got " + common::Quote(api_version));
+    }
+    const std::string_view kind = f.String("kind").value_or("");
+    if (kind != "DeletionCostPolicy") {
+      f.Error("kind", "want DeletionCostPolicy, got " + common::Quote(kind));
+    }
+    ReadObject(f, "controller", [&](ObjectFields& cf) { DecodeController(cf, cfg.controller); });
+    DecodeBands(f, cfg);
+    const json::array* policies = f.Array("policies");
+    if (policies == nullptr || policies->empty()) {
+      f.Error("policies", "at least one policy is required");
+    } else {
+      std::set<std::string> names;
+      ReadObjects(f, "policies", [&](ObjectFields& pf) {
+        PolicySpec s;
+        DecodePolicy(pf, cfg, s);
+        if (!s.name.empty() && !names.insert(s.name).second) {
+          pf.Error("name", "duplicate policy name " + common::Quote(s.name));
         }
-      }
+        cfg.policies.push_back(std::move(s));
+      });
     }
   }
-  const json::array* policies = d.Array(*root, "policies", "");
-  if (policies == nullptr || policies->empty()) {
-    d.Error("policies", "at least one policy is required");
-  } else {
-    std::set<std::string> names;
-    for (size_t k = 0; k < policies->size(); ++k) {
-      const std::string pp = "policies[" + std::to_string(k) + "]";
-      const json::object* po = (*policies)[k].if_object();
-      if (po == nullptr) {
-        d.Error(pp, "want an object");
-        continue;
-      }
-      PolicySpec s;
-      DecodePolicy(d, *po, pp, cfg, s);
-      if (!s.name.empty() && !names.insert(s.name).second) {
-        d.Error(pp + ".name", "duplicate policy name " + common::Quote(s.name));
-      }
-      cfg.policies.push_back(std::move(s));
-    }
-  }
-  if (!d.errors().empty()) {
-    std::string msg = src + ": ";
-    for (size_t k = 0; k < d.errors().size(); ++k) msg += (k ? "; " : "") + d.errors()[k];
-    return common::InvalidArgumentError(msg);
-  }
+  GPUSCHED_RETURN_IF_ERROR(r.errors().ToStatus(src));
   return cfg;
 }
 

@@ -105,9 +105,12 @@ TEST(ParsePolicyConfigTest, ReportsEveryErrorWithItsPath) {
       {"no policies", head + "policies: []", {"policies: at least one policy is required"}},
       {"unknown fields at every level",
        head + "colour: red\ncontroller: {workerz: 3}\npolicies: [{name: a, weight: 1, terms: "
-              "[{label: x, cost: 1, typo: 2}]}]",
-       {"colour: unknown field", "controller.workerz: unknown field",
-        "policies[0].weight: unknown field", "policies[0].terms[0].typo: unknown field"}},
+              "[{label: x, cost: 1, typo: 2}, {metric: m, thresholds: [{below: 1, cst: 2}]}], "
+              "metrics: {pod: {port: 80, schema: http}}}]",
+       {"colour: unknown field", "controller.workerz: unknown field (did you mean \"workers\"?)",
+        "policies[0].weight: unknown field", "policies[0].terms[0].typo: unknown field",
+        "policies[0].terms[1].thresholds[0].cst: unknown field (did you mean \"cost\"?)",
+        "policies[0].metrics.pod.schema: unknown field (did you mean \"scheme\"?)"}},
       {"controller values out of range",
        head + "controller: {workers: 0, qps: -1, resyncPeriod: abc, events: Loud, minCost: 5, "
               "maxCost: 1}\n"
@@ -156,7 +159,7 @@ TEST(ParsePolicyConfigTest, ReportsEveryErrorWithItsPath) {
       {"bad selector",
        head + "policies: [{name: a, selector: {matchExpressions: [{key: k, operator: Near}]}, "
               "terms: [{label: x, cost: 1}]}]",
-       {"policies[0]: selector.matchExpressions[0].operator: invalid value \"Near\""}},
+       {"policies[0].selector: matchExpressions[0].operator: invalid value \"Near\""}},
       {"bad bands",
        head + "bands: {x: {min: 5, max: 1}, y: 3, z: {min: 1}}\npolicies: [{name: a, terms: "
               "[{label: x, cost: 1}]}]",

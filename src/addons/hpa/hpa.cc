@@ -15,182 +15,203 @@ namespace {
 
 namespace json = boost::json;
 
-using Fields = api::FieldReader;  // collects every error with its path and goes on
+using api::FieldPath;
 
 // The HPA's integer fields are int32 in the API.
 constexpr int64_t kInt32Min = std::numeric_limits<int32_t>::min();
 constexpr int64_t kInt32Max = std::numeric_limits<int32_t>::max();
 
-void DecodeRules(Fields& f, const json::object& o, const std::string& p, ScalingRules& r) {
-  if (auto w = f.Int(o, "stabilizationWindowSeconds", p, kInt32Min, kInt32Max)) {
+// A quantity member in milli-units.
+std::optional<int64_t> QuantityMilli(api::JsonReader& r, const json::object& o,
+                                     std::string_view key, const FieldPath& p) {
+  std::optional<api::Quantity> q = r.QuantityOf(o, key, p);
+  if (!q) return std::nullopt;
+  return q->MilliValue();
+}
+
+// behavior.scaleUp/scaleDown.policies[i].
+ScalingPolicy DecodePolicy(api::JsonReader& r, const json::object& po, const FieldPath& pp) {
+  ScalingPolicy sp;
+  const std::string_view type = r.StringOr(po, "type", pp);
+  if (type == "Pods") {
+    sp.type = PolicyType::kPods;
+  } else if (type == "Percent") {
+    sp.type = PolicyType::kPercent;
+  } else {
+    r.Error(pp.Key("type"), "unsupported value " + common::Quote(type) + " (want Pods or Percent)");
+  }
+  const auto value = r.Int(po, "value", pp, kInt32Min, kInt32Max);
+  if (!value || *value <= 0) {
+    if (value || !po.contains("value")) r.Error(pp.Key("value"), "must be greater than zero");
+  } else {
+    sp.value = static_cast<int32_t>(*value);
+  }
+  const auto period = r.Int(po, "periodSeconds", pp, kInt32Min, kInt32Max);
+  if (!period || *period < 1 || *period > 1800) {
+    if (period || !po.contains("periodSeconds")) {
+      r.Error(pp.Key("periodSeconds"), "must be in [1, 1800]");
+    }
+  } else {
+    sp.period_seconds = static_cast<int32_t>(*period);
+  }
+  return sp;
+}
+
+void DecodeRules(api::JsonReader& r, const json::object& o, const FieldPath& p, ScalingRules& out) {
+  if (auto w = r.Int(o, "stabilizationWindowSeconds", p, kInt32Min, kInt32Max)) {
     if (*w < 0 || *w > 3600) {
-      f.Error(p + ".stabilizationWindowSeconds", "must be in [0, 3600], got " + std::to_string(*w));
+      r.Error(p.Key("stabilizationWindowSeconds"),
+              "must be in [0, 3600], got " + std::to_string(*w));
     } else {
-      r.stabilization_window_seconds = static_cast<int32_t>(*w);
+      out.stabilization_window_seconds = static_cast<int32_t>(*w);
     }
   }
-  if (auto s = f.String(o, "selectPolicy", p)) {
+  if (auto s = r.String(o, "selectPolicy", p)) {
     if (*s == "Max") {
-      r.select_policy = SelectPolicy::kMax;
+      out.select_policy = SelectPolicy::kMax;
     } else if (*s == "Min") {
-      r.select_policy = SelectPolicy::kMin;
+      out.select_policy = SelectPolicy::kMin;
     } else if (*s == "Disabled") {
-      r.select_policy = SelectPolicy::kDisabled;
+      out.select_policy = SelectPolicy::kDisabled;
     } else {
-      f.Error(p + ".selectPolicy",
+      r.Error(p.Key("selectPolicy"),
               "unsupported value " + common::Quote(*s) + " (want Max, Min or Disabled)");
     }
   }
-  if (o.contains("policies") && !o.at("policies").is_null()) {
-    r.policies.clear();
-    const json::array* ps = f.Array(o, "policies", p);
-    if (ps != nullptr && ps->empty()) f.Error(p + ".policies", "must specify at least one Policy");
-    for (size_t k = 0; ps != nullptr && k < ps->size(); ++k) {
-      const std::string pp = p + ".policies[" + std::to_string(k) + "]";
-      const json::object* po = (*ps)[k].if_object();
-      if (po == nullptr) {
-        f.Error(pp, "want an object");
-        continue;
-      }
-      ScalingPolicy sp;
-      const std::string type = f.String(*po, "type", pp).value_or("");
-      if (type == "Pods") {
-        sp.type = PolicyType::kPods;
-      } else if (type == "Percent") {
-        sp.type = PolicyType::kPercent;
-      } else {
-        f.Error(pp + ".type",
-                "unsupported value " + common::Quote(type) + " (want Pods or Percent)");
-      }
-      auto value = f.Int(*po, "value", pp, kInt32Min, kInt32Max);
-      if (!value || *value <= 0 || *value > INT32_MAX) {
-        if (value || !po->contains("value")) f.Error(pp + ".value", "must be greater than zero");
-      } else {
-        sp.value = static_cast<int32_t>(*value);
-      }
-      auto period = f.Int(*po, "periodSeconds", pp, kInt32Min, kInt32Max);
-      if (!period || *period < 1 || *period > 1800) {
-        if (period || !po->contains("periodSeconds"))
-          f.Error(pp + ".periodSeconds", "must be in [1, 1800]");
-      } else {
-        sp.period_seconds = static_cast<int32_t>(*period);
-      }
-      r.policies.push_back(sp);
-    }
+  if (const json::array* ps = r.Array(o, "policies", p)) {
+    out.policies.clear();
+    if (ps->empty()) r.Error(p.Key("policies"), "must specify at least one Policy");
+    r.ForEachObject(o, "policies", p, [&](const json::object& po, const FieldPath& pp) {
+      out.policies.push_back(DecodePolicy(r, po, pp));
+    });
   }
-  if (auto t = f.QuantityMilli(o, "tolerance", p)) {
+  if (auto t = QuantityMilli(r, o, "tolerance", p)) {
     if (*t < 0) {
-      f.Error(p + ".tolerance", "must be >= 0");
+      r.Error(p.Key("tolerance"), "must be >= 0");
     } else {
-      r.tolerance = static_cast<double>(*t) / 1000.0;
+      out.tolerance = static_cast<double>(*t) / 1000.0;
     }
   }
 }
 
-void DecodeTarget(Fields& f, const json::object& o, const std::string& p, MetricSpec& m,
+void DecodeTarget(api::JsonReader& r, const json::object& o, const FieldPath& p, MetricSpec& m,
                   bool allow_util) {
-  const json::object* t = f.Object(o, "target", p);
+  const json::object* t = r.Object(o, "target", p);
+  const FieldPath tp = p.Key("target");
   if (t == nullptr) {
-    f.Error(p + ".target", "required");
+    r.Error(tp, "required");
     return;
   }
-  const std::string tp = p + ".target";
-  const std::string type = f.String(*t, "type", tp).value_or("");
+  const std::string_view type = r.StringOr(*t, "type", tp);
   if (type == "Utilization") {
-    if (!allow_util)
-      f.Error(tp + ".type", "Utilization is only for Resource and ContainerResource metrics");
+    if (!allow_util) {
+      r.Error(tp.Key("type"), "Utilization is only for Resource and ContainerResource metrics");
+    }
     m.target = TargetType::kUtilization;
-    auto u = f.Int(*t, "averageUtilization", tp, kInt32Min, kInt32Max);
+    auto u = r.Int(*t, "averageUtilization", tp, kInt32Min, kInt32Max);
     if (!u || *u <= 0) {
-      f.Error(tp + ".averageUtilization", "must be greater than 0");
+      r.Error(tp.Key("averageUtilization"), "must be greater than 0");
     } else {
-      m.average_utilization = static_cast<int32_t>(std::min<int64_t>(*u, INT32_MAX));
+      m.average_utilization = static_cast<int32_t>(*u);
     }
   } else if (type == "AverageValue") {
     m.target = TargetType::kAverageValue;
-    auto v = f.QuantityMilli(*t, "averageValue", tp);
+    auto v = QuantityMilli(r, *t, "averageValue", tp);
     if (!v || *v <= 0) {
-      f.Error(tp + ".averageValue", "must be positive");
+      r.Error(tp.Key("averageValue"), "must be positive");
     } else {
       m.average_value_milli = *v;
     }
   } else if (type == "Value") {
     if (m.type != MetricType::kObject && m.type != MetricType::kExternal) {
-      f.Error(tp + ".type", "Value is only for Object and External metrics");
+      r.Error(tp.Key("type"), "Value is only for Object and External metrics");
     }
     m.target = TargetType::kValue;
-    auto v = f.QuantityMilli(*t, "value", tp);
+    auto v = QuantityMilli(r, *t, "value", tp);
     if (!v || *v <= 0) {
-      f.Error(tp + ".value", "must be positive");
+      r.Error(tp.Key("value"), "must be positive");
     } else {
       m.value_milli = *v;
     }
   } else {
-    f.Error(tp + ".type", "unsupported value " + common::Quote(type) +
-                              " (want Utilization, AverageValue or Value)");
+    r.Error(tp.Key("type"), "unsupported value " + common::Quote(type) +
+                                " (want Utilization, AverageValue or Value)");
   }
 }
 
-void DecodeMetric(Fields& f, const json::object& o, const std::string& p, MetricSpec& m) {
-  const std::string type = f.String(o, "type", p).value_or("");
-  const auto metric_name = [&](const json::object& src, const std::string& sp) {
-    if (const json::object* mi = f.Object(src, "metric", sp)) {
-      m.name = f.String(*mi, "name", sp + ".metric").value_or("");
-    }
-    if (m.name.empty()) f.Error(sp + ".metric.name", "required");
+// metric.name of a Pods, Object or External source at `sp`.
+void DecodeMetricName(api::JsonReader& r, const json::object& src, const FieldPath& sp,
+                      MetricSpec& m) {
+  const FieldPath mp = sp.Key("metric");
+  if (const json::object* mi = r.Object(src, "metric", sp)) m.name = r.StringOr(*mi, "name", mp);
+  if (m.name.empty()) r.Error(mp.Key("name"), "required");
+}
+
+// A Resource or ContainerResource source at `sp`.
+void DecodeResourceSource(api::JsonReader& r, const json::object& src, const FieldPath& sp,
+                          bool container, MetricSpec& m) {
+  m.name = r.StringOr(src, "name", sp);
+  if (m.name.empty()) r.Error(sp.Key("name"), "required");
+  if (container) {
+    m.container = r.StringOr(src, "container", sp);
+    if (m.container.empty()) r.Error(sp.Key("container"), "required");
+  }
+  DecodeTarget(r, src, sp, m, true);
+}
+
+void DecodeMetric(api::JsonReader& r, const json::object& o, const FieldPath& p, MetricSpec& m) {
+  const std::string_view type = r.StringOr(o, "type", p);
+  struct Source {
+    std::string_view type;
+    std::string_view key;
+    MetricType metric;
   };
-  if (type == "Resource" || type == "ContainerResource") {
-    const bool container = type == "ContainerResource";
-    m.type = container ? MetricType::kContainerResource : MetricType::kResource;
-    const std::string key = container ? "containerResource" : "resource";
-    const json::object* r = f.Object(o, key, p);
-    if (r == nullptr) {
-      f.Error(p + "." + key, "required for type " + type);
+  constexpr Source kSources[] = {
+      {"Resource", "resource", MetricType::kResource},
+      {"ContainerResource", "containerResource", MetricType::kContainerResource},
+      {"Pods", "pods", MetricType::kPods},
+      {"Object", "object", MetricType::kObject},
+      {"External", "external", MetricType::kExternal},
+  };
+  const Source* source = nullptr;
+  for (const Source& s : kSources) {
+    if (s.type == type) source = &s;
+  }
+  if (source == nullptr) {
+    r.Error(p.Key("type"), "unsupported value " + common::Quote(type) +
+                               " (want Resource, ContainerResource, Pods, Object or External)");
+    return;
+  }
+  m.type = source->metric;
+  const FieldPath sp = p.Key(source->key);
+  const json::object* src = r.Object(o, source->key, p);
+  if (src == nullptr) {
+    r.Error(sp, "required for type " + std::string(type));
+    return;
+  }
+  switch (m.type) {
+    case MetricType::kResource:
+    case MetricType::kContainerResource:
+      DecodeResourceSource(r, *src, sp, m.type == MetricType::kContainerResource, m);
       return;
-    }
-    m.name = f.String(*r, "name", p + "." + key).value_or("");
-    if (m.name.empty()) f.Error(p + "." + key + ".name", "required");
-    if (container) {
-      m.container = f.String(*r, "container", p + "." + key).value_or("");
-      if (m.container.empty()) f.Error(p + "." + key + ".container", "required");
-    }
-    DecodeTarget(f, *r, p + "." + key, m, true);
-  } else if (type == "Pods") {
-    m.type = MetricType::kPods;
-    const json::object* r = f.Object(o, "pods", p);
-    if (r == nullptr) {
-      f.Error(p + ".pods", "required for type Pods");
+    case MetricType::kObject:
+      DecodeMetricName(r, *src, sp, m);
+      if (const json::object* d = r.Object(*src, "describedObject", sp)) {
+        const FieldPath dp = sp.Key("describedObject");
+        m.object =
+            std::string(r.StringOr(*d, "kind", dp)) + "/" + std::string(r.StringOr(*d, "name", dp));
+      }
+      DecodeTarget(r, *src, sp, m, false);
       return;
-    }
-    metric_name(*r, p + ".pods");
-    DecodeTarget(f, *r, p + ".pods", m, false);
-    if (m.target != TargetType::kAverageValue)
-      f.Error(p + ".pods.target.type", "must be AverageValue");
-  } else if (type == "Object") {
-    m.type = MetricType::kObject;
-    const json::object* r = f.Object(o, "object", p);
-    if (r == nullptr) {
-      f.Error(p + ".object", "required for type Object");
+    case MetricType::kPods:
+    case MetricType::kExternal:
+      DecodeMetricName(r, *src, sp, m);
+      DecodeTarget(r, *src, sp, m, false);
+      if (m.type == MetricType::kPods && m.target != TargetType::kAverageValue) {
+        const FieldPath tp = sp.Key("target");
+        r.Error(tp.Key("type"), "must be AverageValue");
+      }
       return;
-    }
-    metric_name(*r, p + ".object");
-    if (const json::object* d = f.Object(*r, "describedObject", p + ".object")) {
-      m.object = f.String(*d, "kind", p + ".object.describedObject").value_or("") + "/" +
-                 f.String(*d, "name", p + ".object.describedObject").value_or("");
-    }
-    DecodeTarget(f, *r, p + ".object", m, false);
-  } else if (type == "External") {
-    m.type = MetricType::kExternal;
-    const json::object* r = f.Object(o, "external", p);
-    if (r == nullptr) {
-      f.Error(p + ".external", "required for type External");
-      return;
-    }
-    metric_name(*r, p + ".external");
-    DecodeTarget(f, *r, p + ".external", m, false);
-  } else {
-    f.Error(p + ".type", "unsupported value " + common::Quote(type) +
-                             " (want Resource, ContainerResource, Pods, Object or External)");
   }
 }
 
@@ -267,89 +288,96 @@ ScalingRules DefaultScaleDown() {
   return r;
 }
 
+namespace {
+
+// spec.minReplicas and spec.maxReplicas.
+void DecodeReplicaBounds(api::JsonReader& r, const json::object& spec, const FieldPath& sp,
+                         HpaSpec& h) {
+  if (auto m = r.Int(spec, "minReplicas", sp, kInt32Min, kInt32Max)) {
+    if (*m < 1) {
+      r.Error(sp.Key("minReplicas"),
+              "must be greater than or equal to 1 (scale to zero needs the HPAScaleToZero gate)");
+    } else {
+      h.min_replicas = static_cast<int32_t>(*m);
+    }
+  }
+  if (auto m = r.Int(spec, "maxReplicas", sp, kInt32Min, kInt32Max)) {
+    if (*m < 1) {
+      r.Error(sp.Key("maxReplicas"), "must be greater than 0");
+    } else {
+      h.max_replicas = static_cast<int32_t>(*m);
+    }
+  } else if (!spec.contains("maxReplicas")) {
+    r.Error(sp.Key("maxReplicas"), "required");
+  }
+  if (h.max_replicas > 0 && h.max_replicas < h.min_replicas) {
+    r.Error(sp.Key("maxReplicas"), "must be greater than or equal to minReplicas");
+  }
+}
+
+void DecodeSpec(api::JsonReader& r, const json::object& spec, const FieldPath& sp, HpaSpec& h) {
+  const FieldPath rp = sp.Key("scaleTargetRef");
+  if (const json::object* ref = r.Object(spec, "scaleTargetRef", sp)) {
+    h.target_kind = r.StringOr(*ref, "kind", rp);
+    h.target_name = r.StringOr(*ref, "name", rp);
+  }
+  if (h.target_name.empty()) r.Error(rp.Key("name"), "required");
+  DecodeReplicaBounds(r, spec, sp, h);
+  r.ForEachObject(spec, "metrics", sp, [&](const json::object& mo, const FieldPath& mp) {
+    MetricSpec m;
+    DecodeMetric(r, mo, mp, m);
+    h.metrics.push_back(std::move(m));
+  });
+  if (h.metrics.empty()) {
+    MetricSpec cpu;
+    cpu.type = MetricType::kResource;
+    cpu.name = "cpu";
+    cpu.target = TargetType::kUtilization;
+    cpu.average_utilization = 80;
+    h.metrics.push_back(cpu);
+  }
+  if (const json::object* b = r.Object(spec, "behavior", sp)) {
+    const FieldPath bp = sp.Key("behavior");
+    Behavior behavior{DefaultScaleUp(), DefaultScaleDown()};
+    if (const json::object* up = r.Object(*b, "scaleUp", bp)) {
+      DecodeRules(r, *up, bp.Key("scaleUp"), behavior.scale_up);
+    }
+    if (const json::object* down = r.Object(*b, "scaleDown", bp)) {
+      DecodeRules(r, *down, bp.Key("scaleDown"), behavior.scale_down);
+    }
+    h.behavior = std::move(behavior);
+  }
+}
+
+}  // namespace
+
 common::StatusOr<HpaSpec> DecodeHpa(const boost::json::value& value) {
   const json::object* root = value.if_object();
   if (root == nullptr)
     return common::InvalidArgumentError("HorizontalPodAutoscaler: want a JSON object");
-  Fields f;
+  api::JsonReader r(api::PlainDialect());
+  const FieldPath p;
   HpaSpec h;
-  const std::string api_version = f.String(*root, "apiVersion", "").value_or("");
-  const std::string kind = f.String(*root, "kind", "").value_or("");
-  if (const json::object* meta = f.Object(*root, "metadata", "")) {
-    h.name = f.String(*meta, "name", "metadata").value_or("");
-    h.namespace_ = f.String(*meta, "namespace", "metadata").value_or("default");
+  const std::string_view api_version = r.StringOr(*root, "apiVersion", p);
+  const std::string_view kind = r.StringOr(*root, "kind", p);
+  if (const json::object* meta = r.Object(*root, "metadata", p)) {
+    const FieldPath mp = p.Key("metadata");
+    h.name = r.StringOr(*meta, "name", mp);
+    h.namespace_ = r.String(*meta, "namespace", mp).value_or("default");
   }
-  const std::string where = "HorizontalPodAutoscaler " + h.namespace_ + "/" + h.name;
-  if (kind != "HorizontalPodAutoscaler")
-    f.Error("kind", "want HorizontalPodAutoscaler, got " + common::Quote(kind));
-  if (api_version != "autoscaling/v2")
-    f.Error("apiVersion", "want autoscaling/v2, got " + common::Quote(api_version));
-  const json::object* spec = f.Object(*root, "spec", "");
-  if (spec == nullptr) {
-    f.Error("spec", "required");
+  if (kind != "HorizontalPodAutoscaler") {
+    r.Error(p.Key("kind"), "want HorizontalPodAutoscaler, got " + common::Quote(kind));
+  }
+  if (api_version != "autoscaling/v2") {
+    r.Error(p.Key("apiVersion"), "want autoscaling/v2, got " + common::Quote(api_version));
+  }
+  if (const json::object* spec = r.Object(*root, "spec", p)) {
+    DecodeSpec(r, *spec, p.Key("spec"), h);
   } else {
-    if (const json::object* ref = f.Object(*spec, "scaleTargetRef", "spec")) {
-      h.target_kind = f.String(*ref, "kind", "spec.scaleTargetRef").value_or("");
-      h.target_name = f.String(*ref, "name", "spec.scaleTargetRef").value_or("");
-    }
-    if (h.target_name.empty()) f.Error("spec.scaleTargetRef.name", "required");
-    if (auto m = f.Int(*spec, "minReplicas", "spec", kInt32Min, kInt32Max)) {
-      if (*m < 1) {
-        f.Error("spec.minReplicas",
-                "must be greater than or equal to 1 (scale to zero needs the HPAScaleToZero gate)");
-      } else {
-        h.min_replicas = static_cast<int32_t>(*m);
-      }
-    }
-    if (auto m = f.Int(*spec, "maxReplicas", "spec", kInt32Min, kInt32Max)) {
-      if (*m < 1) {
-        f.Error("spec.maxReplicas", "must be greater than 0");
-      } else {
-        h.max_replicas = static_cast<int32_t>(*m);
-      }
-    } else if (!spec->contains("maxReplicas")) {
-      f.Error("spec.maxReplicas", "required");
-    }
-    if (h.max_replicas > 0 && h.max_replicas < h.min_replicas) {
-      f.Error("spec.maxReplicas", "must be greater than or equal to minReplicas");
-    }
-    if (const json::array* metrics = f.Array(*spec, "metrics", "spec")) {
-      for (size_t k = 0; k < metrics->size(); ++k) {
-        const std::string mp = "spec.metrics[" + std::to_string(k) + "]";
-        const json::object* mo = (*metrics)[k].if_object();
-        if (mo == nullptr) {
-          f.Error(mp, "want an object");
-          continue;
-        }
-        MetricSpec m;
-        DecodeMetric(f, *mo, mp, m);
-        h.metrics.push_back(std::move(m));
-      }
-    }
-    if (h.metrics.empty()) {
-      MetricSpec cpu;
-      cpu.type = MetricType::kResource;
-      cpu.name = "cpu";
-      cpu.target = TargetType::kUtilization;
-      cpu.average_utilization = 80;
-      h.metrics.push_back(cpu);
-    }
-    if (const json::object* b = f.Object(*spec, "behavior", "spec")) {
-      Behavior behavior{DefaultScaleUp(), DefaultScaleDown()};
-      if (const json::object* up = f.Object(*b, "scaleUp", "spec.behavior")) {
-        DecodeRules(f, *up, "spec.behavior.scaleUp", behavior.scale_up);
-      }
-      if (const json::object* down = f.Object(*b, "scaleDown", "spec.behavior")) {
-        DecodeRules(f, *down, "spec.behavior.scaleDown", behavior.scale_down);
-      }
-      h.behavior = std::move(behavior);
-    }
+    r.Error(p.Key("spec"), "required");
   }
-  if (!f.errors().empty()) {
-    std::string msg = where + ": ";
-    for (size_t k = 0; k < f.errors().size(); ++k) msg += (k ? "; " : "") + f.errors()[k];
-    return common::InvalidArgumentError(msg);
-  }
+  GPUSCHED_RETURN_IF_ERROR(
+      r.errors().ToStatus("HorizontalPodAutoscaler " + h.namespace_ + "/" + h.name));
   return h;
 }
 
