@@ -2,7 +2,7 @@
 // Gangs: the typed data source through which the GangScheduling plugin sees what the scheduler
 // knows about gangs (api/gang.h) — a gang's policy, its members that are reserved (assumed or
 // bound), and the topology domain the scheduler's gang cycle is placing it in. The scheduler
-// implements it (scheduler::GangTracker) and hands it out through Handle::gangs().
+// implements it (cache::GangStore) and hands it out through Handle::gangs().
 //
 // Threading: every method is thread-safe (Reserve/Unreserve run on the scheduling thread and, for
 // rollbacks, on binding threads; the informers update policies).

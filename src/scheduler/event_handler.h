@@ -3,7 +3,7 @@
 // Every mode feeds it: the informers of `gpusched scheduler`, the simulator's cluster, `--replay`,
 // `--from-cluster` and `explain` (through the scheduler's events()). Each event updates the
 // scheduler's stores — the cache (nodes, assigned pods), the queue and the nominator (pending
-// pods), the gang tracker (PodGroups and their members), the volume, DRA and PDB stores — and
+// pods), the gang store (PodGroups and their members), the volume, DRA and PDB stores — and
 // posts the queue event the queueing hints read (OnClusterEvent).
 //
 // Threading: called from informer threads while the scheduling thread runs; every store it
@@ -15,12 +15,12 @@
 #include "src/api/types.h"
 #include "src/cache/cache.h"
 #include "src/cache/dra_store.h"
+#include "src/cache/gang_store.h"
 #include "src/cache/pdb_store.h"
 #include "src/cache/volume_store.h"
 #include "src/framework/runtime/nominator.h"
 #include "src/kube/api_client.h"
 #include "src/queue/scheduling_queue.h"
-#include "src/scheduler/gang_tracker.h"
 
 namespace gpusched::scheduler {
 
@@ -32,7 +32,7 @@ class EventHandler final : public kube::ClusterEventHandler {
     cache::Cache& cache;
     queue::SchedulingQueue& queue;
     framework::runtime::Nominator& nominator;
-    GangTracker& gangs;
+    cache::GangStore& gangs;
     cache::VolumeStore& volumes;
     cache::DraStore& dra;
     cache::PdbStore& pdbs;

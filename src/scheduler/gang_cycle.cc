@@ -27,7 +27,7 @@
 //      every member returns to the unschedulable pool with the FitError "0/N nodes are available:
 //      gang ... cannot be placed: ...". When more members than minMember were present and at
 //      least minMember were placed, those are bound and only the others wait.
-//   The gang's episode (GangTracker) starts at its first attempt; when its schedule timeout
+//   The gang's episode (cache::GangStore) starts at its first attempt; when its schedule timeout
 //   passes unplaced (checked every tick), the gang is marked timed out once (a GangTimedOut event
 //   on its members, the PodGroup's phase) and keeps being retried on cluster events, as every
 //   unschedulable pod.
@@ -394,13 +394,13 @@ std::optional<Scheduler::GangExplanation> Scheduler::ExplainGang(const api::Pod&
 }
 
 void Scheduler::ExpireGangTimeouts() {
-  for (const GangTracker::TimedOut& t : gangs_.ExpireTimeouts(deps_.clock.Now())) {
+  for (const cache::GangStore::TimedOut& t : gangs_.ExpireTimeouts(deps_.clock.Now())) {
     const std::string what = DescribeGang(*t.policy);
     spdlog::info(
         "{} timed out: not placed within {}s", what,
         std::chrono::duration_cast<std::chrono::seconds>(framework::ScheduleTimeoutOf(*t.policy))
             .count());
-    for (const GangTracker::MemberRef& m : t.members) {
+    for (const cache::GangStore::MemberRef& m : t.members) {
       kube::EventRecord ev;
       ev.namespace_ = m.namespace_;
       ev.pod_name = m.name;

@@ -25,7 +25,7 @@
 namespace gpusched::scheduler {
 namespace {
 
-std::string_view PluginsPhase(const GangTracker::GangState& s, int32_t m) {
+std::string_view PluginsPhase(const cache::GangStore::GangState& s, int32_t m) {
   if (s.succeeded >= m) return "Finished";
   if (s.failed > 0) return "Failed";
   if (s.running >= m) return "Running";
@@ -34,12 +34,12 @@ std::string_view PluginsPhase(const GangTracker::GangState& s, int32_t m) {
   return "Pending";
 }
 
-std::string UnschedulableMessage(const GangTracker::GangState& s) {
+std::string UnschedulableMessage(const cache::GangStore::GangState& s) {
   return std::to_string(s.members) + "/" + std::to_string(s.policy->min_member) +
          " tasks in gang unschedulable";
 }
 
-api::PodGroupStatus NativeStatusOf(const GangTracker::GangState& s, std::string_view phase) {
+api::PodGroupStatus NativeStatusOf(const cache::GangStore::GangState& s, std::string_view phase) {
   api::PodGroupStatus st;
   const bool placed = phase == "Finished" || phase == "Running" || phase == "Scheduling";
   if (placed || s.placed || s.policy->phase == api::kNativePhaseScheduled) {
@@ -53,7 +53,7 @@ api::PodGroupStatus NativeStatusOf(const GangTracker::GangState& s, std::string_
   return st;
 }
 
-api::PodGroupStatus StatusOf(const GangTracker::GangState& s) {
+api::PodGroupStatus StatusOf(const cache::GangStore::GangState& s) {
   const api::PodGroup& g = *s.policy;
   api::PodGroupStatus st;
   st.running = s.running;
@@ -82,7 +82,7 @@ api::PodGroupStatus StatusOf(const GangTracker::GangState& s) {
 }  // namespace
 
 void Scheduler::SyncGangStatuses() {
-  for (const GangTracker::GangState& s : gangs_.States()) {
+  for (const cache::GangStore::GangState& s : gangs_.States()) {
     if (s.policy == nullptr || !s.policy->gang || s.policy->api == api::GangApi::kWorkload) {
       continue;
     }

@@ -116,11 +116,11 @@ void RegisterClusterGpuCallbacks(metrics::Registry& registry, const cache::Cache
                        });
 }
 
-void RegisterGangCallbacks(metrics::Registry& registry, const GangTracker& gangs) {
+void RegisterGangCallbacks(metrics::Registry& registry, const cache::GangStore& gangs) {
   metrics::AddCallback(registry, metrics::names::kGangs,
                        [&gangs](std::vector<metrics::Sample>& out) {
                          double waiting = 0, timed_out = 0, placed = 0;
-                         for (const GangTracker::GangState& g : gangs.States()) {
+                         for (const cache::GangStore::GangState& g : gangs.States()) {
                            waiting += g.waiting ? 1 : 0;
                            timed_out += g.timed_out ? 1 : 0;
                            placed += g.placed && !g.waiting ? 1 : 0;

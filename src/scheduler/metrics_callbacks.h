@@ -21,9 +21,9 @@
 #include <vector>
 
 #include "src/cache/cache.h"
+#include "src/cache/gang_store.h"
 #include "src/metrics/registry.h"
 #include "src/queue/scheduling_queue.h"
-#include "src/scheduler/gang_tracker.h"
 
 namespace gpusched::scheduler {
 
@@ -33,7 +33,7 @@ void RegisterSchedulerCallbacks(metrics::Registry& registry, const queue::Schedu
 
 // gpusched_gangs{state}: waiting, timed_out (a subset of waiting), placed. `gangs` must outlive
 // every scrape.
-void RegisterGangCallbacks(metrics::Registry& registry, const GangTracker& gangs);
+void RegisterGangCallbacks(metrics::Registry& registry, const cache::GangStore& gangs);
 
 // The GPU summary behind the gpusched_cluster_* gauges.
 struct GpuGroupUsage {

@@ -42,6 +42,7 @@
 
 #include "src/binding/binding_cycle.h"
 #include "src/cache/cache.h"
+#include "src/cache/gang_store.h"
 #include "src/common/clock.h"
 #include "src/common/executor.h"
 #include "src/common/mutex.h"
@@ -56,7 +57,6 @@
 #include "src/queue/scheduling_queue.h"
 #include "src/scheduler/dra_events.h"
 #include "src/scheduler/event_handler.h"
-#include "src/scheduler/gang_tracker.h"
 #include "src/scheduler/volume_events.h"
 
 namespace gpusched::scheduler {
@@ -219,7 +219,7 @@ class Scheduler final : public framework::Handle {
   std::string NominatedNodeOf(std::string_view uid) const { return nominator_.NodeOf(uid); }
   const SchedulerStats& stats() const { return stats_; }
   // Every gang the scheduler knows (members seen, placed, waiting, timed out).
-  std::vector<GangTracker::GangState> GangStates() const { return gangs_.States(); }
+  std::vector<cache::GangStore::GangState> GangStates() const { return gangs_.States(); }
   framework::runtime::Framework* FrameworkFor(std::string_view scheduler_name);
   // Explain and FeasibleNodes: the pod's profile (the first when it names none of ours), or null;
   // the snapshot is brought up to date when there is one.
@@ -389,7 +389,7 @@ class Scheduler final : public framework::Handle {
   VolumeData volume_data_{deps_.api};  // after deps_
   DraData dra_data_{deps_.api};        // after deps_
   cache::Cache cache_;
-  GangTracker gangs_;
+  cache::GangStore gangs_;
   // The last status written per policy key (scheduling thread).
   std::map<std::string, api::PodGroupStatus> gang_status_written_;
   framework::runtime::WaitingPodMap waiting_;

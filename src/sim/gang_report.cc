@@ -41,7 +41,7 @@ std::string StateOf(const Tally& t) {
 
 std::vector<GangRow> BuildGangRows(const Simulator& sim) {
   std::map<std::string, Tally> by_key;
-  for (const scheduler::GangTracker::GangState& s : sim.scheduler().GangStates()) {
+  for (const cache::GangStore::GangState& s : sim.scheduler().GangStates()) {
     if (s.policy == nullptr || !s.policy->gang) continue;
     Tally& t = by_key[s.gang_key];
     t.row.gang = Describe(*s.policy);

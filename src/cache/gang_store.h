@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
-// GangTracker: the scheduler's record of gangs (api/gang.h) — what framework::Gangs offers the
-// GangScheduling plugin, plus what the gang cycle (gang_cycle.cc), the status writer and the
-// metrics need:
+// GangStore: the record of gangs (api/gang.h) — what framework::Gangs offers the GangScheduling
+// plugin, plus what the scheduler's gang cycle (src/scheduler/gang_cycle.cc), its status writer
+// and the metrics need:
 //
 //   policies   the PodGroup policies by PolicyKey, from the PodGroup/Workload informers or the
 //              simulator's input (SetPolicy / RemovePolicy);
@@ -29,9 +29,9 @@
 #include "src/common/mutex.h"
 #include "src/framework/gangs.h"
 
-namespace gpusched::scheduler {
+namespace gpusched::cache {
 
-class GangTracker final : public framework::Gangs {
+class GangStore final : public framework::Gangs {
  public:
   // framework::Gangs
   api::PodGroupPtr PolicyOf(const api::Pod& pod) const override;
@@ -111,4 +111,4 @@ class GangTracker final : public framework::Gangs {
   uint64_t trial_version_ GPUSCHED_GUARDED_BY(mu_) = 0;
 };
 
-}  // namespace gpusched::scheduler
+}  // namespace gpusched::cache

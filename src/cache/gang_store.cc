@@ -1,11 +1,11 @@
 // SPDX-License-Identifier: Apache-2.0
-#include "src/scheduler/gang_tracker.h"
+#include "src/cache/gang_store.h"
 
 #include <utility>
 
-namespace gpusched::scheduler {
+namespace gpusched::cache {
 
-api::PodGroupPtr GangTracker::PolicyOf(const api::Pod& pod) const {
+api::PodGroupPtr GangStore::PolicyOf(const api::Pod& pod) const {
   if (pod.gang.empty()) return nullptr;
   const std::string key = api::PolicyKey(pod);
   common::MutexLock lock(mu_);
@@ -13,13 +13,13 @@ api::PodGroupPtr GangTracker::PolicyOf(const api::Pod& pod) const {
   return it == policies_.end() ? nullptr : it->second;
 }
 
-GangTracker::Gang& GangTracker::GangFor(const api::Pod& pod) {
+GangStore::Gang& GangStore::GangFor(const api::Pod& pod) {
   Gang& g = gangs_[api::GangKey(pod)];
   if (g.policy_key.empty()) g.policy_key = api::PolicyKey(pod);
   return g;
 }
 
-GangTracker::Member& GangTracker::MemberFor(const api::Pod& pod) {
+GangStore::Member& GangStore::MemberFor(const api::Pod& pod) {
   Member& m = GangFor(pod).members[pod.meta.uid];
   if (m.name.empty()) {
     m.namespace_ = pod.meta.namespace_;
@@ -28,13 +28,13 @@ GangTracker::Member& GangTracker::MemberFor(const api::Pod& pod) {
   return m;
 }
 
-void GangTracker::Reserve(const api::Pod& pod) {
+void GangStore::Reserve(const api::Pod& pod) {
   if (pod.gang.empty()) return;
   common::MutexLock lock(mu_);
   MemberFor(pod).reserved = true;
 }
 
-void GangTracker::Unreserve(const api::Pod& pod) {
+void GangStore::Unreserve(const api::Pod& pod) {
   if (pod.gang.empty()) return;
   common::MutexLock lock(mu_);
   auto g = gangs_.find(api::GangKey(pod));
@@ -43,7 +43,7 @@ void GangTracker::Unreserve(const api::Pod& pod) {
   if (m != g->second.members.end()) m->second.reserved = false;
 }
 
-std::vector<std::string> GangTracker::ReservedMembers(std::string_view gang_key) const {
+std::vector<std::string> GangStore::ReservedMembers(std::string_view gang_key) const {
   std::vector<std::string> out;
   common::MutexLock lock(mu_);
   auto g = gangs_.find(std::string(gang_key));
@@ -54,7 +54,7 @@ std::vector<std::string> GangTracker::ReservedMembers(std::string_view gang_key)
   return out;
 }
 
-std::optional<framework::Gangs::Domain> GangTracker::TrialDomain(std::string_view gang_key) const {
+std::optional<framework::Gangs::Domain> GangStore::TrialDomain(std::string_view gang_key) const {
   common::MutexLock lock(mu_);
   if (trials_.empty()) return std::nullopt;
   auto it = trials_.find(std::string(gang_key));
@@ -62,28 +62,28 @@ std::optional<framework::Gangs::Domain> GangTracker::TrialDomain(std::string_vie
   return it->second;
 }
 
-uint64_t GangTracker::TrialVersion() const {
+uint64_t GangStore::TrialVersion() const {
   common::MutexLock lock(mu_);
   return trial_version_;
 }
 
-void GangTracker::SetPolicy(api::PodGroupPtr policy) {
+void GangStore::SetPolicy(api::PodGroupPtr policy) {
   common::MutexLock lock(mu_);
   policies_[policy->Key()] = std::move(policy);
 }
 
-void GangTracker::RemovePolicy(const std::string& policy_key) {
+void GangStore::RemovePolicy(const std::string& policy_key) {
   common::MutexLock lock(mu_);
   policies_.erase(policy_key);
 }
 
-api::PodGroupPtr GangTracker::Policy(const std::string& policy_key) const {
+api::PodGroupPtr GangStore::Policy(const std::string& policy_key) const {
   common::MutexLock lock(mu_);
   auto it = policies_.find(policy_key);
   return it == policies_.end() ? nullptr : it->second;
 }
 
-void GangTracker::ObserveMember(const api::Pod& pod, bool gone) {
+void GangStore::ObserveMember(const api::Pod& pod, bool gone) {
   if (pod.gang.empty()) return;
   common::MutexLock lock(mu_);
   Gang& g = GangFor(pod);
@@ -97,25 +97,25 @@ void GangTracker::ObserveMember(const api::Pod& pod, bool gone) {
   if (!pod.node_name.empty()) m.reserved = !pod.Terminal();
 }
 
-void GangTracker::SetTrial(const std::string& gang_key, Domain domain) {
+void GangStore::SetTrial(const std::string& gang_key, Domain domain) {
   common::MutexLock lock(mu_);
   trials_[gang_key] = domain;
   ++trial_version_;
 }
 
-void GangTracker::ClearTrial(const std::string& gang_key) {
+void GangStore::ClearTrial(const std::string& gang_key) {
   common::MutexLock lock(mu_);
   if (trials_.erase(gang_key) > 0) ++trial_version_;
 }
 
-void GangTracker::BeginAttempt(const std::string& gang_key, common::TimePoint now) {
+void GangStore::BeginAttempt(const std::string& gang_key, common::TimePoint now) {
   common::MutexLock lock(mu_);
   Gang& g = gangs_[gang_key];
   if (!g.attempt_since) g.attempt_since = now;
 }
 
-std::optional<common::Duration> GangTracker::Placed(const std::string& gang_key,
-                                                    common::TimePoint now) {
+std::optional<common::Duration> GangStore::Placed(const std::string& gang_key,
+                                                  common::TimePoint now) {
   common::MutexLock lock(mu_);
   Gang& g = gangs_[gang_key];
   std::optional<common::Duration> took;
@@ -126,7 +126,7 @@ std::optional<common::Duration> GangTracker::Placed(const std::string& gang_key,
   return took;
 }
 
-std::vector<GangTracker::TimedOut> GangTracker::ExpireTimeouts(common::TimePoint now) {
+std::vector<GangStore::TimedOut> GangStore::ExpireTimeouts(common::TimePoint now) {
   std::vector<TimedOut> out;
   common::MutexLock lock(mu_);
   for (auto& [key, g] : gangs_) {
@@ -142,7 +142,7 @@ std::vector<GangTracker::TimedOut> GangTracker::ExpireTimeouts(common::TimePoint
   return out;
 }
 
-std::vector<GangTracker::GangState> GangTracker::States() const {
+std::vector<GangStore::GangState> GangStore::States() const {
   std::vector<GangState> out;
   common::MutexLock lock(mu_);
   out.reserve(gangs_.size());
@@ -165,4 +165,4 @@ std::vector<GangTracker::GangState> GangTracker::States() const {
   return out;
 }
 
-}  // namespace gpusched::scheduler
+}  // namespace gpusched::cache
