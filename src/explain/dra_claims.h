@@ -1,21 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0
-// The DRA part of `gpusched explain`: for a pod with resource claims and one node, each request's
-// devices on that node with the reason each is or is not used, from the DynamicResources
-// plugin's own parts (its SelectorCache for the CEL selectors, its allocator for the choice):
-//
-//   allocated                  the claim is allocated and holds the device
-//   selected                   the allocator picks it for this request on this node
-//   class selector false       the DeviceClass's selectors do not match the device
-//   request selector false     the class matches, the request's own selectors do not
-//   held by claim NS/NAME      another claim is allocated the device
-//   tainted KEY=VALUE:EFFECT   a NoSchedule/NoExecute device taint the request does not tolerate
-//   constraint mismatch: ...   a matchAttribute constraint of the claim: the device lacks the
-//                              attribute or has another value than the devices picked
-//   matches, not needed        usable, but the request has enough devices
-//   matches                    usable (the allocation failed for another reason)
-//
-// Devices the node cannot reach (other nodes' slices, node selectors that do not match) are
-// counted, not listed. Reads the DraView (no writes, no assume); thread-safe as the view.
+// The DRA part of `gpusched explain`: which nodes to ask about and where the answers go. The
+// answers are what the DynamicResources plugin reports (src/plugins/dynamic_resources/report.h:
+// each request's devices on a node, with why each is or is not used); this file reads no part of
+// the plugin but that report.
 #pragma once
 
 #include <optional>

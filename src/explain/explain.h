@@ -32,6 +32,7 @@
 #include <utility>
 #include <vector>
 
+#include "src/framework/dra_report.h"
 #include "src/framework/node_info.h"
 #include "src/framework/runtime/framework.h"
 
@@ -129,41 +130,11 @@ struct GangRow {
   std::vector<std::pair<std::string, std::string>> nodes;  // fits: member -> node
 };
 
-// The pod's DRA claims on one node (src/explain/dra_claims.h computes it): per request, every
-// device the node reaches with its verdict.
-struct DraDeviceRow {
-  std::string device;     // "driver/pool/device"
-  std::string verdict;    // "allocated", "selected", "class selector false", "request selector
-                          // false", "held by claim ns/name", "tainted key=value:Effect",
-                          // "constraint mismatch: ...", "matches, not needed", "matches"
-  bool selected = false;  // allocated to the claim, or what the allocator picks on this node
-};
-
-struct DraRequestRow {
-  std::string claim;    // namespace/name (or the pod claim name while not created)
-  std::string request;  // "<request>" or "<request>/<subrequest>"
-  std::string device_class;
-  std::string selectors;              // the request's CEL selectors joined by " && " ("" when none)
-  int64_t count = 0;                  // ExactCount's count; 0 for allocationMode All
-  std::vector<DraDeviceRow> devices;  // the devices the node reaches, in index order
-  int32_t unreachable = 0;            // devices of the cluster the node does not reach
-};
-
-// DynamicResources' lookahead (src/plugins/dynamic_resources/lookahead.h) as Score saw it: per
-// feasible node, the most waiting pods a replay of the waiting claims still serves after the pod
-// takes its devices there (-1: its claims do not fit there).
-struct DraLookaheadRow {
-  int32_t waiting_claims = 0;  // replayed
-  int32_t replays = 0;
-  std::vector<std::pair<std::string, int32_t>> nodes;  // feasible node -> pods served
-};
-
-struct DraRow {
-  std::string node;     // the node the verdicts are for: chosen, bound, best or first rejected
-  std::string message;  // e.g. "cannot allocate all claims on gpu-1", a claim not found
-  std::vector<DraRequestRow> requests;
-  std::optional<DraLookaheadRow> lookahead;  // set where the lookahead runs for the pod
-};
+// The DRA rows are what the DynamicResources plugin reports (src/framework/dra_report.h).
+using DraDeviceRow = framework::DraDeviceReport;
+using DraRequestRow = framework::DraRequestReport;
+using DraLookaheadRow = framework::DraLookaheadReport;
+using DraRow = framework::DraClaimsReport;
 
 struct Explanation {
   Subject subject;
