@@ -59,6 +59,12 @@ struct WorkloadController {
 //   deployment ml/web: spec.template.spec.containers[0].resources.requests.cpu: invalid quantity
 //   "x": ...
 common::StatusOr<WorkloadController> DecodeWorkloadController(const boost::json::value& json);
+// v1.NodeAffinity (required and preferred node selector terms) at `path`, e.g. a NodeAffinity
+// plugin's addedAffinity: every error of it, each "path.<field>: why" as a Pod's reads
+// ("addedAffinity.requiredDuringSchedulingIgnoredDuringExecution.nodeSelectorTerms[0].
+// matchExpressions[0].operator: invalid value ..."), joined by "; ".
+common::StatusOr<NodeAffinity> DecodeNodeAffinity(const boost::json::value& json,
+                                                  std::string_view path);
 // metav1.LabelSelector (matchLabels, matchExpressions with In, NotIn, Exists, DoesNotExist);
 // errors name the field below the selector ("matchExpressions[0].values: ...").
 common::StatusOr<LabelSelector> DecodeLabelSelector(const boost::json::value& json);

@@ -42,6 +42,32 @@ TEST(DecodeLabelSelectorTest, AllOperatorsAndErrors) {
   EXPECT_FALSE(DecodeLabelSelector(Yaml("[1]")).ok());
 }
 
+TEST(DecodeNodeAffinityTest, ReadsTermsAndNamesEveryErrorUnderItsPath) {
+  auto a = DecodeNodeAffinity(Yaml(R"({
+    requiredDuringSchedulingIgnoredDuringExecution: {nodeSelectorTerms: [
+      {matchExpressions: [{key: gpu, operator: In, values: [h100]}]}]},
+    preferredDuringSchedulingIgnoredDuringExecution: [
+      {weight: 20, preference: {matchExpressions: [{key: zone, operator: Exists}]}}]})"),
+                              "addedAffinity");
+  ASSERT_TRUE(a.ok()) << a.status().ToString();
+  ASSERT_TRUE(a->required.has_value());
+  ASSERT_EQ(a->required->terms.size(), 1u);
+  ASSERT_EQ(a->preferred.size(), 1u);
+  EXPECT_EQ(a->preferred[0].weight, 20);
+  const auto bad = DecodeNodeAffinity(Yaml(R"({
+    requiredDuringSchedulingIgnoredDuringExecution: {nodeSelectorTerms: [
+      {matchExpressions: [{key: gpu, operator: Near, values: [h100]}]}]},
+    preferredDuringSchedulingIgnoredDuringExecution: [{weight: 200, preference: {}}]})"),
+                                      "addedAffinity");
+  ASSERT_FALSE(bad.ok());
+  EXPECT_EQ(bad.status().message(),
+            "addedAffinity.requiredDuringSchedulingIgnoredDuringExecution.nodeSelectorTerms[0]."
+            "matchExpressions[0].operator: invalid value \"Near\" (want In, NotIn, Exists, "
+            "DoesNotExist, Gt or Lt); addedAffinity."
+            "preferredDuringSchedulingIgnoredDuringExecution[0].weight: value out of range "
+            "[1, 100]");
+}
+
 TEST(DecodeWorkloadControllerTest, ReadsMetadataReplicasSelectorAndTheTemplatesRequests) {
   auto w = DecodeWorkloadController(Yaml(R"(
 apiVersion: apps/v1

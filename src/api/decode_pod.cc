@@ -525,3 +525,18 @@ Pod DecodePodObject(ObjectReader& r, const json::object& root) {
 }
 
 }  // namespace gpusched::api::decode_internal
+
+namespace gpusched::api {
+
+common::StatusOr<NodeAffinity> DecodeNodeAffinity(const boost::json::value& json,
+                                                  std::string_view path) {
+  const boost::json::object* o = json.if_object();
+  if (o == nullptr) return decode_internal::NotAnObject(path, json);
+  decode_internal::ObjectReader r;
+  const FieldPath root = FieldPath::Text(path);
+  NodeAffinity affinity = decode_internal::DecodeNodeAffinity(r, *o, root);
+  GPUSCHED_RETURN_IF_ERROR(r.errors().ToStatus());
+  return affinity;
+}
+
+}  // namespace gpusched::api

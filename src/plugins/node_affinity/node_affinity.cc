@@ -53,41 +53,19 @@ int64_t PreferredScore(std::span<const api::PreferredSchedulingTerm> terms,
   return sum;
 }
 
-// Re-roots a decoder error "pod args/addedAffinity: spec.affinity.nodeAffinity.<path>: <why>"
-// at the args path "addedAffinity.<path>: <why>".
-void AddDecodeError(std::string_view message, api::FieldErrors& errors) {
-  constexpr std::string_view kRoot = "spec.affinity.nodeAffinity";
-  const size_t root = message.find(kRoot);
-  if (root == std::string_view::npos) {
-    errors.Add("addedAffinity", message);
-    return;
-  }
-  const std::string_view rest = message.substr(root + kRoot.size());
-  const size_t colon = rest.find(": ");
-  if (colon == std::string_view::npos) {
-    errors.Add("addedAffinity", rest);
-    return;
-  }
-  errors.Add("addedAffinity" + std::string(rest.substr(0, colon)), rest.substr(colon + 2));
-}
-
 }  // namespace
 
 common::StatusOr<Args> ParseArgs(const boost::json::value& raw) {
   Args out;
   GPUSCHED_RETURN_IF_ERROR(helper::ReadArgs(raw, [&](api::ObjectFields& f) {
-    if (const boost::json::object* added = f.Object("addedAffinity")) {
-      // Reuse the pod decoder: wrap the affinity in a minimal pod.
-      boost::json::object spec;
-      spec["affinity"] = boost::json::object{{"nodeAffinity", *added}};
-      boost::json::value pod = boost::json::object{
-          {"metadata", boost::json::object{{"name", "addedAffinity"}, {"namespace", "args"}}},
-          {"spec", std::move(spec)}};
-      common::StatusOr<api::Pod> decoded = api::DecodePod(pod);
-      if (decoded.ok()) {
-        out.added_affinity = std::move(decoded->affinity.node_affinity);
+    if (f.Object("addedAffinity") != nullptr) {
+      // The Pod decoder's node affinity, its errors under addedAffinity.
+      common::StatusOr<api::NodeAffinity> added =
+          api::DecodeNodeAffinity(*f.Value("addedAffinity"), "addedAffinity");
+      if (added.ok()) {
+        out.added_affinity = *std::move(added);
       } else {
-        AddDecodeError(decoded.status().message(), f.reader().errors());
+        f.reader().errors().Add(std::string(added.status().message()));
       }
     }
   }));
