@@ -240,31 +240,33 @@ class JsonReader {
   std::optional<Quantity> AsQuantity(const boost::json::value& v, const FieldPath& path);
 
   // Calls fn(element, element path) for each element of the array member `key` (absent or null:
-  // none) that is an object; other elements record an error and are skipped.
+  // none).
+  template <typename Fn>
+  void ForEachElement(const boost::json::object& o, std::string_view key, const FieldPath& parent,
+                      Fn&& fn) {
+    const boost::json::array* a = Array(o, key, parent);
+    if (a == nullptr) return;
+    const FieldPath ap = parent.Key(key);
+    for (size_t i = 0; i < a->size(); ++i) {
+      const FieldPath ip = ap.At(i);
+      fn((*a)[i], ip);
+    }
+  }
+  // ForEachElement over the elements that are objects (resp. strings); the others record an
+  // error and are skipped.
   template <typename Fn>
   void ForEachObject(const boost::json::object& o, std::string_view key, const FieldPath& parent,
                      Fn&& fn) {
-    const boost::json::array* a = Array(o, key, parent);
-    if (a == nullptr) return;
-    const FieldPath ap = parent.Key(key);
-    for (size_t i = 0; i < a->size(); ++i) {
-      const FieldPath ip = ap.At(i);
-      if (const boost::json::object* e = AsObject((*a)[i], ip)) fn(*e, ip);
-    }
+    ForEachElement(o, key, parent, [&](const boost::json::value& v, const FieldPath& ip) {
+      if (const boost::json::object* e = AsObject(v, ip)) fn(*e, ip);
+    });
   }
-
-  // Calls fn(element, element path) for each element of the array member `key` (absent or null:
-  // none) that is a string; other elements record an error and are skipped.
   template <typename Fn>
   void ForEachString(const boost::json::object& o, std::string_view key, const FieldPath& parent,
                      Fn&& fn) {
-    const boost::json::array* a = Array(o, key, parent);
-    if (a == nullptr) return;
-    const FieldPath ap = parent.Key(key);
-    for (size_t i = 0; i < a->size(); ++i) {
-      const FieldPath ip = ap.At(i);
-      if (std::optional<std::string_view> s = AsString((*a)[i], ip)) fn(*s, ip);
-    }
+    ForEachElement(o, key, parent, [&](const boost::json::value& v, const FieldPath& ip) {
+      if (std::optional<std::string_view> s = AsString(v, ip)) fn(*s, ip);
+    });
   }
 
   // One T per object element of the array member `key`: fn(element, element path) -> T.

@@ -3,6 +3,11 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <random>
+#include <string>
+#include <vector>
+
 namespace gpusched::api {
 namespace {
 
@@ -194,6 +199,63 @@ TEST(ObjectFieldsTest, RequiredStringRecordsOneErrorPerMember) {
   const std::vector<std::string> want = {"empty: required", "null: required", "number: wrong type",
                                          "absent: required"};
   EXPECT_EQ(r.errors().list(), want);
+}
+
+}  // namespace
+}  // namespace gpusched::api
+
+namespace gpusched::api {
+namespace {
+
+// The invariant behind "a field is declared by reading it", over random objects and random reads:
+// ObjectFields reports exactly the members no read asked for, once each, in document order, each
+// at its own path, with a hint only when it names a declared field.
+TEST(ObjectFieldsTest, ReportsExactlyTheUnreadMembersOverRandomObjects) {
+  const std::vector<std::string> pool = {"a",      "ab",     "abc",    "weight", "wieght",
+                                         "name",   "nam",    "policy", "polcy",  "x",
+                                         "labels", "lables", "count",  "cuont",  "z9"};
+  std::mt19937 rng(42);
+  constexpr Dialect kDialect{PathStyle::kDotted,
+                             [](JsonType, const boost::json::value&) -> std::string { return "t"; },
+                             nullptr, nullptr};
+  for (int trial = 0; trial < 3000; ++trial) {
+    SCOPED_TRACE(trial);
+    json::object o;
+    std::vector<std::string> declared;
+    for (const std::string& k : pool) {
+      if (rng() % 3 == 0) o[k] = static_cast<int64_t>(rng() % 5);
+      if (rng() % 2 == 0) declared.push_back(k);
+    }
+    JsonReader r(kDialect);
+    const FieldPath root = FieldPath::Text("spec");
+    {
+      ObjectFields f(r, o, root);
+      for (const std::string& k : declared) {
+        switch (rng() % 3) {
+          case 0: f.Int(k); break;
+          case 1: f.Value(k); break;
+          default: f.Allow({k}); break;
+        }
+      }
+    }
+    std::vector<std::string> want;  // the unread members, in document order
+    for (const auto& kv : o) {
+      const std::string key(kv.key());
+      if (std::find(declared.begin(), declared.end(), key) == declared.end()) want.push_back(key);
+    }
+    ASSERT_EQ(r.errors().size(), want.size());
+    for (size_t i = 0; i < want.size(); ++i) {
+      const std::string& e = r.errors().list()[i];
+      const std::string head = "spec." + want[i] + ": unknown field";
+      ASSERT_EQ(e.substr(0, head.size()), head) << e;
+      const std::string hint = e.substr(head.size());
+      if (hint.empty()) continue;
+      const size_t q = hint.find('"');
+      ASSERT_NE(q, std::string::npos) << e;
+      const std::string named = hint.substr(q + 1, hint.rfind('"') - q - 1);
+      EXPECT_NE(std::find(declared.begin(), declared.end(), named), declared.end()) << e;
+    }
+  }
 }
 
 }  // namespace
