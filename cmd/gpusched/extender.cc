@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 // gpusched extender: serves kube-scheduler's HTTP extender API (filter, prioritize, preempt, bind)
-// with the plugins of the config's first profile, over a cluster cache fed by pod and node
-// informers.
+// with the plugins of the config's first profile, over a cluster cache fed by node, pod and
+// PodDisruptionBudget informers through the extender's EventHandler (the scheduler's).
 //
 //   gpusched extender [--config FILE] [--kubeconfig FILE] [--bind-address 127.0.0.1]
 //                     [--secure-port 8888] [--tls-cert-file F --tls-private-key-file F]
@@ -16,8 +16,8 @@
 // the only verbs. /metrics: delegated authentication and authorization as the scheduler's.
 //
 // Wiring:
-//   HttpRestClient ──► pod informer ──┐
-//                  ──► node informer ─┴─► InformerFeed ─► Extender (cache, Framework pool)
+//   HttpRestClient ──► node, pod, PDB informers ─► Extender::events() ─► cache, PDB store
+//                                                  (Extender: Framework pool)
 //   http::Server (HTTPS, N workers) ─► SecureServing filter (client certificate)
 //     ─► POST /filter /prioritize /preempt /bind ─┘
 //          └─ bind verb ─► KubeApiClient::BindPod
@@ -65,25 +65,6 @@ extern "C" void OnExtenderSignal(int sig) {
   if (g_extender_signal != 0) _exit(1);
   g_extender_signal = sig;
 }
-
-// Informer events into the extender's cache.
-class InformerFeed final : public kube::ClusterEventHandler {
- public:
-  explicit InformerFeed(extender::Extender& e) : e_(e) {}
-  void OnNodeAdd(api::NodePtr node) override { e_.OnNodeAdd(std::move(node)); }
-  void OnNodeUpdate(api::NodePtr, api::NodePtr node) override { e_.OnNodeUpdate(std::move(node)); }
-  void OnNodeDelete(api::NodePtr node) override { e_.OnNodeDelete(node->meta.name); }
-  void OnPodAdd(api::PodPtr pod) override {
-    if (!pod->node_name.empty()) e_.OnPodAdd(std::move(pod));
-  }
-  void OnPodUpdate(api::PodPtr, api::PodPtr pod) override {
-    if (!pod->node_name.empty()) e_.OnPodUpdate(std::move(pod));
-  }
-  void OnPodDelete(api::PodPtr pod) override { e_.OnPodDelete(*pod); }
-
- private:
-  extender::Extender& e_;
-};
 
 class ExtenderCommand final : public Command {
  public:
@@ -195,21 +176,28 @@ class ExtenderCommand final : public Command {
       std::cerr << "error: " << ext.status().message() << "\n";
       return kExitBadInput;
     }
-    InformerFeed feed(**ext);
-    auto pods = kube::informer::NewPodInformer(**rest, feed, clock);
-    auto nodes = kube::informer::NewNodeInformer(**rest, feed, clock);
-    nodes->Start();
-    pods->Start();
-    while (!(nodes->HasSynced() && pods->HasSynced()) && g_extender_signal == 0) {
-      nodes->WaitForSync(std::chrono::milliseconds(100));
-      pods->WaitForSync(std::chrono::milliseconds(100));
+    LogUntrackedKinds(**ext);
+    // The kinds the extender reads (extender.h), into its EventHandler as in the scheduler.
+    kube::ClusterEventHandler& events = (*ext)->events();
+    std::vector<kube::informer::InformerPtr> informers;
+    informers.push_back(kube::informer::NewNodeInformer(**rest, events, clock));
+    informers.push_back(kube::informer::NewPodInformer(**rest, events, clock));
+    informers.push_back(kube::informer::NewPdbInformer(**rest, events, clock));
+    const kube::informer::Informer& nodes = *informers[0];
+    const kube::informer::Informer& pods = *informers[1];
+    for (auto& i : informers) i->Start();
+    bool synced = false;
+    while (!synced && g_extender_signal == 0) {
+      synced = std::all_of(informers.begin(), informers.end(), [](const auto& i) {
+        return i->WaitForSync(std::chrono::milliseconds(100));
+      });
     }
     int rc = kExitOk;
     metrics::Registry metrics_registry;
     metrics::ExtenderMetrics extender_metrics(metrics_registry);
     if (g_extender_signal == 0) {
-      spdlog::info("gpusched extender: informers synced: {} nodes, {} pods", nodes->Size(),
-                   pods->Size());
+      spdlog::info("gpusched extender: informers synced: {} nodes, {} pods", nodes.Size(),
+                   pods.Size());
       auto server = StartServer(**ext, extender_metrics, metrics_registry);
       common::Status started = server.ok() ? common::Status::Ok() : server.status();
       if (!started.ok()) {
@@ -233,13 +221,24 @@ class ExtenderCommand final : public Command {
       }
     }
     http_stop.Stop();
-    pods->Stop();
-    nodes->Stop();
+    for (auto& i : informers) i->Stop();
     (*rest)->Cancel();
-    pods->Join();
-    nodes->Join();
+    for (auto& i : informers) i->Join();
     spdlog::default_logger()->flush();
     return rc;
+  }
+
+  // The profile's plugins that read kinds the extender leaves to kube-scheduler (extender.h): said
+  // once at start, so that a pod they would have checked is not a surprise.
+  static void LogUntrackedKinds(const extender::Extender& ext) {
+    const std::vector<std::string> kinds = ext.UntrackedKinds();
+    if (kinds.empty()) return;
+    spdlog::warn(
+        "gpusched extender: the profile's plugins read {}, which the extender does not watch: "
+        "kube-scheduler's own plugins gang those pods, bind their volumes and allocate their "
+        "claims; here gang and volume checks pass every pod and a pod with resource claims is "
+        "rejected (run gpusched as the scheduler for such pods)",
+        fmt::join(kinds, ", "));
   }
 
   // Which verbs, and who may call them (see the file comment).

@@ -6,6 +6,7 @@
 #include <cctype>
 #include <future>
 #include <limits>
+#include <span>
 
 #include "src/api/decode.h"
 #include "src/common/interner.h"
@@ -258,6 +259,7 @@ std::string Reason(const framework::Status& s) {
 // not have on the node is kept in the answer as given.
 NodeAnswer AnswerNode(const FilterContext& context, framework::CycleState& state,
                       const api::Pod& pod, const NodeInfo* node, const PreemptArgs::Node& proposal,
+                      std::span<const api::PdbPtr> pdbs,
                       framework::preemption::VictimSelector& selector) {
   NodeAnswer a;
   if (node == nullptr) {
@@ -284,7 +286,7 @@ NodeAnswer AnswerNode(const FilterContext& context, framework::CycleState& state
   }
   a.why = fits.ok() ? "no victims proposed" : Reason(fits);
   framework::preemption::Candidate c;
-  const framework::Status s = selector.Select(state, pod, *node, context, {}, c);
+  const framework::Status s = selector.Select(state, pod, *node, context, pdbs, c);
   if (!s.ok()) {
     a.why += "; " + Reason(s);
     return a;
@@ -292,11 +294,11 @@ NodeAnswer AnswerNode(const FilterContext& context, framework::CycleState& state
   a.outcome = NodeAnswer::Outcome::kReplaced;
   for (const api::PodPtr& v : c.victims) a.uids.push_back(v->meta.uid);
   for (std::string& uid : unknown) a.uids.push_back(std::move(uid));
-  // No PDB informer here: the new set's violations are not counted (README).
+  // The same set as proposed: kube-scheduler's count; else ours (the PDBs of the informer).
   std::vector<std::string> mine = a.uids, theirs = proposal.uids;
   std::sort(mine.begin(), mine.end());
   std::sort(theirs.begin(), theirs.end());
-  a.pdb_violations = mine == theirs ? proposal.pdb_violations : 0;
+  a.pdb_violations = mine == theirs ? proposal.pdb_violations : c.pdb_violations;
   return a;
 }
 
@@ -353,12 +355,14 @@ common::StatusOr<std::unique_ptr<Extender>> Extender::Create(const config::Profi
                                                              ExtenderDeps deps) {
   if (options.workers < 1) return common::InvalidArgumentError("extender: workers must be >= 1");
   std::unique_ptr<Extender> e(new Extender(std::move(options), std::move(deps)));
+  e->building_ = true;
   for (int i = 0; i < e->options_.workers; ++i) {
     GPUSCHED_ASSIGN_OR_RETURN(
         auto fw, Framework::Create(profile, default_percentage, e->deps_.registry, *e));
     fw->SetWaitingPods(&e->waiting_);
     e->frameworks_.push_back(std::move(fw));
   }
+  e->building_ = false;
   common::MutexLock l(e->pool_mu_);
   for (auto& fw : e->frameworks_) e->free_.push_back(fw.get());
   return e;
@@ -368,6 +372,29 @@ common::Status Extender::BindPod(const api::Pod& pod, std::string_view node,
                                  const framework::Allocation& allocation) {
   if (!deps_.bind) return common::UnimplementedError("extender: no API client to bind with");
   return deps_.bind(pod, node, allocation);
+}
+
+framework::Gangs* Extender::gangs() {
+  if (building_) asked_gangs_ = true;
+  return nullptr;
+}
+
+framework::VolumeView* Extender::volumes() {
+  if (building_) asked_volumes_ = true;
+  return nullptr;
+}
+
+framework::DraView* Extender::dra() {
+  if (building_) asked_dra_ = true;
+  return nullptr;
+}
+
+std::vector<std::string> Extender::UntrackedKinds() const {
+  std::vector<std::string> out;
+  if (asked_gangs_) out.emplace_back("PodGroups");
+  if (asked_volumes_) out.emplace_back("PersistentVolumeClaims");
+  if (asked_dra_) out.emplace_back("ResourceClaims");
+  return out;
 }
 
 int Extender::Tick() {
@@ -624,11 +651,12 @@ http::Response Extender::Preempt(std::string_view body) {
   }
   const FilterContext context(*fw, *snap);
   framework::preemption::VictimSelector selector(deps_.clock);
+  const std::vector<api::PdbPtr> pdbs = pdbs_.List();
   for (const PreemptArgs::Node& n : args->nodes) {
     const NodeInfo* ni = snap->Get(n.name);
     NodeAnswer a;
     if (pre.ok()) {
-      a = AnswerNode(context, state, pod, ni, n, selector);
+      a = AnswerNode(context, state, pod, ni, n, pdbs, selector);
     } else {
       a.why = Reason(pre);  // PreFilter rejected the pod: no node helps
     }

@@ -4,7 +4,8 @@
 // wire types and docs/kube-scheduler-compat.md §6.
 //
 // Data flow:
-//   informer (cmd) ─► OnNode*/OnPod* ─► Cache ─► published snapshot (shared_ptr<const Snapshot>)
+//   informers (cmd) ─► events() (events::EventHandler, as the scheduler's) ─► Cache, PdbStore
+//                     Cache ─► published snapshot (shared_ptr<const Snapshot>)
 //   kube-scheduler ─► http::Server worker ─► Filter / Prioritize (read the published snapshot,
 //                                             run PreFilter+Filter / PreFilter+Score on a pooled
 //                                             Framework)
@@ -31,10 +32,19 @@
 // Permit waits). Without the bind
 // verb the accounting comes from the informer alone.
 //
+// What it reads: nodes, pods and PodDisruptionBudgets, through the same EventHandler as the
+// scheduler (the preempt verb counts and avoids PDB violations as DefaultPreemption does). It
+// tracks no PodGroups, storage or DRA objects: behind kube-scheduler, upstream's own plugins gang
+// the pods, bind their volumes and allocate their claims, so the Handle offers no gangs(),
+// volumes() or dra() (GangScheduling and the volume plugins pass every pod; DynamicResources
+// rejects a pod with claims). UntrackedKinds() names those the profile's plugins asked for, for
+// the start-up log.
+//
 // Threading: every method may be called from any thread concurrently. Framework instances are not
 // reentrant, so each request leases one from a pool of options.workers instances.
 #pragma once
 
+#include <atomic>
 #include <condition_variable>
 #include <deque>
 #include <functional>
@@ -47,11 +57,13 @@
 #include "src/api/types.h"
 #include "src/binding/binding_cycle.h"
 #include "src/cache/cache.h"
+#include "src/cache/pdb_store.h"
 #include "src/common/clock.h"
 #include "src/common/executor.h"
 #include "src/common/mutex.h"
 #include "src/common/status.h"
 #include "src/config/config.h"
+#include "src/events/event_handler.h"
 #include "src/framework/handle.h"
 #include "src/framework/network_view.h"
 #include "src/framework/node_info.h"
@@ -98,17 +110,19 @@ class Extender final : public framework::Handle {
   common::Status BindPod(const api::Pod& pod, std::string_view node,
                          const framework::Allocation& allocation) override;
   framework::WaitingPods& waiting_pods() override { return waiting_; }
+  std::vector<api::PdbPtr> PodDisruptionBudgets() const override { return pdbs_.List(); }
   const framework::NetworkView* network() const override { return deps_.network; }
+  // None: noted as asked for (UntrackedKinds).
+  framework::Gangs* gangs() override;
+  framework::VolumeView* volumes() override;
+  framework::DraView* dra() override;
 
-  // Cluster events (from the informer, or tests).
-  void OnNodeAdd(api::NodePtr node) { cache_.AddNode(std::move(node)); }
-  void OnNodeUpdate(api::NodePtr node) { cache_.UpdateNode(std::move(node)); }
-  void OnNodeDelete(std::string_view name) { cache_.RemoveNode(name); }
-  void OnPodAdd(api::PodPtr pod) { cache_.AddPod(std::move(pod)); }
-  void OnPodUpdate(api::PodPtr pod) { cache_.UpdatePod(std::move(pod)); }
-  void OnPodDelete(const api::Pod& pod) {
-    if (cache_.Contains(pod.meta.uid)) cache_.RemovePod(pod.meta.uid);
-  }
+  // The one entry point for cluster objects (the informers of cmd, or tests): nodes, pods and
+  // PodDisruptionBudgets; the kinds it does not track are ignored (see the file comment).
+  events::EventHandler& events() { return events_; }
+  // The kinds the profile's plugins asked the Handle for while they were built and the extender
+  // does not track ("PodGroups", "PersistentVolumeClaims", "ResourceClaims"); empty when none.
+  std::vector<std::string> UntrackedKinds() const;
   // Expires assumptions and Permit waits; call about once a second. Returns how many assumptions
   // were dropped.
   int Tick();
@@ -155,6 +169,11 @@ class Extender final : public framework::Handle {
   ExtenderDeps deps_;
   std::vector<common::Atom> managed_;
   cache::Cache cache_;
+  cache::PdbStore pdbs_;
+  // Which of gangs(), volumes(), dra() a plugin asked for while Create built the frameworks.
+  std::atomic<bool> building_{false};
+  std::atomic<bool> asked_gangs_{false}, asked_volumes_{false}, asked_dra_{false};
+  events::EventHandler events_{{.cache = cache_, .pdbs = pdbs_}};  // after the stores
   framework::runtime::WaitingPodMap waiting_;
   common::InlineExecutor bind_executor_;  // the binding half runs on the request's thread
   binding::BindingCycle binding_;

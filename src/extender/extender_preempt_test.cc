@@ -15,6 +15,7 @@
 
 #include "src/api/gpu.h"
 #include "src/common/clock.h"
+#include "src/common/interner.h"
 #include "src/config/config.h"
 #include "src/extender/extender.h"
 #include "src/plugins/in_tree_registry.h"
@@ -32,7 +33,7 @@ constexpr int32_t kHigh = 1000;
 api::PodPtr Placed(std::string_view name, std::string_view node, int32_t priority,
                    std::string_view devices, int64_t start_seconds = 0) {
   testing::PodBuilder b = testing::MakePod("ns", name);
-  b.NodeName(node).Priority(priority).Cpu("1").Phase(api::PodPhase::kRunning);
+  b.NodeName(node).Priority(priority).Cpu("1").Phase(api::PodPhase::kRunning).Label("app", name);
   b.StartTime(common::TimePoint(std::chrono::seconds(1'000 + start_seconds)));
   if (!devices.empty()) {
     b.Annotation(api::kPodGpuDevicesAnnotation, devices);
@@ -120,7 +121,7 @@ class ExtenderPreemptTest : public ::testing::Test {
     ASSERT_TRUE(e.ok()) << e.status().ToString();
     ext_ = std::move(e).value();
     auto node = [&](std::string_view name, int64_t gpus) {
-      ext_->OnNodeAdd(testing::MakeNode(name).Cpu("16").Memory("64Gi").Gpus(gpus).Ptr());
+      ext_->events().OnNodeAdd(testing::MakeNode(name).Cpu("16").Memory("64Gi").Gpus(gpus).Ptr());
     };
     // shared: device 0 holds a (p1) + c (p3), device 1 b (p1) + d (p3), half a GPU each.
     node("shared", 2);
@@ -140,7 +141,7 @@ class ExtenderPreemptTest : public ::testing::Test {
 
   void Add(api::PodPtr pod, json::value wire) {
     pods_[pod->meta.name] = std::move(wire);
-    ext_->OnPodAdd(std::move(pod));
+    ext_->events().OnPodAdd(std::move(pod));
   }
 
   common::FakeClock clock_;
@@ -160,12 +161,37 @@ TEST_F(ExtenderPreemptTest, VictimsThatFreeADeviceAreKeptWithTheirPdbCount) {
 TEST_F(ExtenderPreemptTest, SharesOnTwoDevicesAreReplacedByOneWholeDevice) {
   // kube-scheduler counts GPUs: the two cheapest shares (a, b) free a whole GPU's worth, but on
   // two devices. The device-correct set empties device 1 (d, b), most important first; its PDB
-  // violations are not counted (no PDB informer), so 0 replaces the proposal's count.
+  // violations are the extender's count (no budgets: 0), not the proposal's.
   for (const bool meta : {true, false}) {
     SCOPED_TRACE(meta ? "NodeNameToMetaVictims" : "NodeNameToVictims");
     Proposal got = Answer(ext_->Preempt(PreemptArgs({{"shared", {{"a", "b"}, 2}}}, meta, pods_)));
     EXPECT_EQ(got, (Proposal{{"shared", {{"d", "b"}, 0}}}));
   }
+}
+
+// A budget over the pods labelled app in `apps` that allows no disruption.
+api::PdbPtr Guard(std::vector<std::string_view> apps) {
+  auto pdb = std::make_shared<api::PodDisruptionBudget>();
+  pdb->meta.name = "guard";
+  pdb->meta.namespace_ = "ns";
+  api::LabelSelector sel;
+  api::Requirement r{common::Intern("app"), api::SelectorOp::kIn, {}, 0};
+  for (std::string_view app : apps) r.values.push_back(common::Intern(app));
+  sel.requirements.push_back(std::move(r));
+  pdb->selector = std::move(sel);
+  return pdb;
+}
+
+TEST_F(ExtenderPreemptTest, AReplacedSetAvoidsAndCountsPdbViolationsFromTheInformer) {
+  // Without budgets: (d, b), as above. With d guarded, device 0 is emptied instead (c, a): no
+  // violation. With c and d guarded, one of them must go: (d, b), one violation.
+  api::PdbPtr guard_d = Guard({"d"});
+  ext_->events().OnPdbAdd(guard_d);
+  Proposal got = Answer(ext_->Preempt(PreemptArgs({{"shared", {{"a", "b"}, 0}}}, true)));
+  EXPECT_EQ(got, (Proposal{{"shared", {{"c", "a"}, 0}}}));
+  ext_->events().OnPdbUpdate(guard_d, Guard({"c", "d"}));
+  got = Answer(ext_->Preempt(PreemptArgs({{"shared", {{"a", "b"}, 0}}}, true)));
+  EXPECT_EQ(got, (Proposal{{"shared", {{"d", "b"}, 1}}}));
 }
 
 TEST_F(ExtenderPreemptTest, ANodeWhereNothingHelpsIsDropped) {

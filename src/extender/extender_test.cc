@@ -123,7 +123,7 @@ class ExtenderTest : public ::testing::Test {
   void AddNode(const std::string& name, const std::string& model, int64_t mem, int count) {
     auto n = api::DecodeNode(json::parse(NodeJson(name, model, mem, count)));
     ASSERT_TRUE(n.ok()) << n.status().ToString();
-    ext_->OnNodeAdd(std::make_shared<const api::Node>(std::move(n).value()));
+    ext_->events().OnNodeAdd(std::make_shared<const api::Node>(std::move(n).value()));
   }
 
   json::value Call(http::Response r, int want_status = 200) {

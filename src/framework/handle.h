@@ -32,11 +32,12 @@ class Handle {
                                  const Allocation& allocation) = 0;
   // The pods held at Permit (waiting_pods.h), for plugins that release or reject them (gangs).
   virtual WaitingPods& waiting_pods() = 0;
-  // The cluster's PodDisruptionBudgets as the scheduler's informer last saw them, for preemption
-  // (none where no informer feeds them, e.g. the extender). Thread-safe; a copy.
+  // The cluster's PodDisruptionBudgets as the informer last saw them, for preemption (the
+  // scheduler's and the extender's preempt verb). Thread-safe; a copy.
   virtual std::vector<api::PdbPtr> PodDisruptionBudgets() const { return {}; }
   // What the scheduler knows about gangs (gangs.h), for the GangScheduling plugin; nullptr where
-  // nothing tracks gangs (the extender): the plugin then treats every pod as a single pod.
+  // nothing tracks gangs (the extender: kube-scheduler gangs the pods): the plugin then treats
+  // every pod as a single pod.
   virtual Gangs* gangs() { return nullptr; }
   // The network data (AppGroups, NetworkTopologies, measured traffic; network_view.h) for
   // plugins that place pods by traffic; null where none is configured (the simulator and
@@ -44,13 +45,14 @@ class Handle {
   // The same pointer for the handle's life, so a plugin may keep it from its factory on.
   virtual const NetworkView* network() const { return nullptr; }
   // The cluster's storage objects and the volume assume cache (volume_view.h), for the volume
-  // plugins; null where nothing feeds them (the extender): those plugins then treat every pod
-  // as having no volumes they can check. The same pointer for the handle's life.
+  // plugins; null where nothing feeds them (the extender: kube-scheduler binds the volumes):
+  // those plugins then treat every pod as having no volumes they can check. The same pointer for
+  // the handle's life.
   virtual VolumeView* volumes() { return nullptr; }
   // The cluster's DeviceClasses, ResourceSlices and ResourceClaims with the allocations in
   // flight (dra_view.h), for the DynamicResources plugin; null where nothing feeds them (the
-  // extender): a pod with claims is then unschedulable there. The same pointer for the handle's
-  // life.
+  // extender: kube-scheduler allocates the claims): a pod with claims is then unschedulable
+  // there. The same pointer for the handle's life.
   virtual DraView* dra() { return nullptr; }
 };
 

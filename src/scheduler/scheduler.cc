@@ -9,7 +9,6 @@
 
 #include "src/common/interner.h"
 #include "src/framework/reasons.h"
-#include "src/scheduler/cluster_events.h"
 #include "src/scheduler/metrics_callbacks.h"
 #include "src/scheduler/pod_event.h"
 
@@ -72,16 +71,16 @@ common::StatusOr<std::unique_ptr<Scheduler>> Scheduler::Create(
   for (const auto& fw : s->frameworks_) {
     s->queue_->SetProfileHints(fw->scheduler_name(), fw->queueing_hints());
   }
-  s->events_ = std::make_unique<EventHandler>(EventHandler::Stores{
-      .cache = s->cache_,
-      .queue = *s->queue_,
-      .nominator = s->nominator_,
-      .gangs = s->gangs_,
-      .volumes = s->volume_data_.store,
-      .dra = s->dra_data_.store,
-      .pdbs = s->pdbs_,
-      .responsible = [raw = s.get()](const api::Pod& pod) { return raw->Responsible(pod); },
-  });
+  s->events_ = std::make_unique<events::EventHandler>(
+      events::EventHandler::Stores{.cache = s->cache_,
+                                   .pdbs = s->pdbs_,
+                                   .gangs = &s->gangs_,
+                                   .volumes = &s->volume_data_.store,
+                                   .dra = &s->dra_data_.store},
+      events::EventHandler::Pending{
+          .queue = *s->queue_,
+          .nominator = s->nominator_,
+          .responsible = [raw = s.get()](const api::Pod& pod) { return raw->Responsible(pod); }});
   if (s->deps_.metrics != nullptr) {
     RegisterSchedulerCallbacks(s->deps_.metrics->registry(), *s->queue_, s->cache_);
     RegisterClusterGpuCallbacks(s->deps_.metrics->registry(), s->cache_,

@@ -48,6 +48,9 @@
 #include "src/common/mutex.h"
 #include "src/common/random.h"
 #include "src/config/config.h"
+#include "src/events/dra_events.h"
+#include "src/events/event_handler.h"
+#include "src/events/volume_events.h"
 #include "src/framework/handle.h"
 #include "src/framework/network_view.h"
 #include "src/framework/registry.h"
@@ -55,9 +58,6 @@
 #include "src/kube/api_client.h"
 #include "src/metrics/scheduler_metrics.h"
 #include "src/queue/scheduling_queue.h"
-#include "src/scheduler/dra_events.h"
-#include "src/scheduler/event_handler.h"
-#include "src/scheduler/volume_events.h"
 
 namespace gpusched::scheduler {
 
@@ -128,7 +128,7 @@ class Scheduler final : public framework::Handle {
 
   // The one entry point for cluster objects (event_handler.h): informers, the simulator's
   // cluster, --replay, --from-cluster and explain feed the scheduler through it.
-  EventHandler& events() { return *events_; }
+  events::EventHandler& events() { return *events_; }
 
   // Queueing hints on (the default) or off (every event moves every unschedulable pod); for
   // before/after comparisons (gpusched-bench --hints off).
@@ -386,8 +386,8 @@ class Scheduler final : public framework::Handle {
   void SyncGangStatuses();
 
   SchedulerDeps deps_;
-  VolumeData volume_data_{deps_.api};  // after deps_
-  DraData dra_data_{deps_.api};        // after deps_
+  events::VolumeData volume_data_{&deps_.api};  // after deps_
+  events::DraData dra_data_{&deps_.api};        // after deps_
   cache::Cache cache_;
   cache::GangStore gangs_;
   // The last status written per policy key (scheduling thread).
@@ -406,7 +406,7 @@ class Scheduler final : public framework::Handle {
   cache::PdbStore pdbs_;
   binding::BindingCycle binding_;
   std::unique_ptr<queue::SchedulingQueue> queue_;
-  std::unique_ptr<EventHandler> events_;  // feeds the stores above and queue_
+  std::unique_ptr<events::EventHandler> events_;  // feeds the stores above and queue_
   // The profiles' fan-out over nodes (`parallelism`); declared before the frameworks that use it.
   std::unique_ptr<common::Parallelizer> parallel_;
   std::vector<std::unique_ptr<framework::runtime::Framework>> frameworks_;

@@ -370,7 +370,7 @@ TEST(DraQueueEventTest, EachChangeIsAnEventWithItsObjects) {
   };
   for (const Case& c : cases) {
     SCOPED_TRACE(c.name);
-    queue::QueueEvent e = DraQueueEvent(c.old_obj, c.obj);
+    queue::QueueEvent e = events::DraQueueEvent(c.old_obj, c.obj);
     EXPECT_EQ(e.event.resource, c.want_resource);
     EXPECT_EQ(e.event.actions, c.want_actions);
     auto raw = [](const kube::DraObject* o) -> const void* {
@@ -395,7 +395,7 @@ TEST(DraQueueEventTest, ATaintRuleChangeIsASliceUpdate) {
        {std::pair<const kube::DraObject*, const kube::DraObject*>{nullptr, &rule},
         {&rule, &rule},
         {&rule, nullptr}}) {
-    queue::QueueEvent e = DraQueueEvent(old_obj, obj);
+    queue::QueueEvent e = events::DraQueueEvent(old_obj, obj);
     EXPECT_EQ(e.event.resource, framework::EventResource::kResourceSlice);
     EXPECT_EQ(e.event.actions, framework::kUpdateOther);
     EXPECT_EQ(e.old_obj, nullptr);

@@ -19,8 +19,8 @@
 #include "src/api/dra.h"
 #include "src/cache/dra_store.h"
 #include "src/common/clock.h"
+#include "src/events/dra_events.h"
 #include "src/plugins/in_tree_registry.h"
-#include "src/scheduler/dra_events.h"
 #include "src/sim/report.h"
 #include "src/sim/sim_cluster.h"
 #include "src/sim/simulator.h"
@@ -239,7 +239,7 @@ class DraFeed final : public kube::ClusterEventHandler {
   void Apply(const kube::DraObject* old_obj, const kube::DraObject* obj) {
     const kube::DraObject& any = obj != nullptr ? *obj : *old_obj;
     claim_events += std::holds_alternative<api::ResourceClaimPtr>(any) ? 1 : 0;
-    scheduler::ApplyDraEvent(view_, old_obj, obj);
+    events::ApplyDraEvent(view_, old_obj, obj);
   }
   cache::DraStore& view_;
 };
@@ -249,7 +249,7 @@ TEST(DraSimControllerTest, SharedClaimReservedForTwoPodsIsDeallocatedWhenBothLea
   SimCluster cluster;
   DraFeed feed(view);
   cluster.SetHandler(&feed);
-  scheduler::ApiDraWriter writer(cluster);
+  events::ApiDraWriter writer(cluster);
   view.set_writer(&writer);
   const int& claim_events = feed.claim_events;
   for (const DraObject& o : Read(std::string(kCluster)).dra) cluster.AddDra(o);

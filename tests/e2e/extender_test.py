@@ -418,6 +418,14 @@ class ExtenderE2ETest(ClusterTestCase):
         for c in classes:
             self.cluster.kubectl("delete", "priorityclass", c, "--ignore-not-found")
 
+    def test_names_the_kinds_it_leaves_to_kube_scheduler(self):
+        """The default profile's gang, volume and DRA plugins ask for kinds the extender does not
+        watch (kube-scheduler gangs, binds volumes and allocates claims): said once at start."""
+        lines = [line for line in self.extender.log().splitlines()
+                 if "which the extender does not watch" in line]
+        self.assertEqual(len(lines), 1, self.extender.log()[-3000:])
+        self.assertIn("PodGroups, PersistentVolumeClaims, ResourceClaims", lines[0])
+
     def test_kube_scheduler_preemption_frees_one_whole_device(self):
         """kube-scheduler's own preemption, corrected by the preempt verb.
 
@@ -426,6 +434,9 @@ class ExtenderE2ETest(ClusterTestCase):
         devices and no shares: its dry run sees the node short of CPU only and proposes the one
         least important pod (a priority-1 share), which frees no whole GPU. The extender replaces
         it with the two pods on one device; kube-scheduler evicts those and the pod binds there.
+        A PodDisruptionBudget that allows no disruption guards d-p3, the least important pod of
+        priority 3 (created last): the extender reads it through its informer and empties the
+        other device (a-p1, c-p3), which it would not without the budget.
         """
         ns = self.cluster.new_namespace("ext-preempt")
         node = f"{ns}-n1"
@@ -438,6 +449,11 @@ class ExtenderE2ETest(ClusterTestCase):
         n = kwok_gpu_node(node, ns, "A100-SXM4-40GB", 2, 40960, "z1")
         n["status"]["allocatable"]["cpu"] = n["status"]["capacity"]["cpu"] = "4"
         create_objects(self.cluster, [n])
+        create_objects(self.cluster, [{
+            "apiVersion": "policy/v1", "kind": "PodDisruptionBudget",
+            "metadata": {"name": "guard-d"},
+            "spec": {"maxUnavailable": 0, "selector": {"matchLabels": {"app": "d-p3"}}}}],
+            namespace=ns)
         wait_nodes_ready(self.cluster, f"{GROUP_LABEL}={ns}", 1)
         ks = self.start_kube_scheduler("kube-scheduler-extender-preempt", PREEMPT_SCHEDULER,
                                        managed_resources=None)
@@ -447,6 +463,7 @@ class ExtenderE2ETest(ClusterTestCase):
             p = gpu_pod(name, gpus, scheduler=PREEMPT_SCHEDULER, group=ns,
                         annotations=annotations, cpu="1")
             p["spec"]["priorityClassName"] = priority_class
+            p["metadata"].setdefault("labels", {})["app"] = name
             if finalizer:
                 p["metadata"]["finalizers"] = [FINALIZER]
             return p
@@ -481,6 +498,7 @@ class ExtenderE2ETest(ClusterTestCase):
         self.assertEqual(len(victims), 2, victims)
         self.assertEqual(len({devices[v] for v in victims}), 1,
                          f"victims {victims} on devices {devices}: no whole device freed")
+        self.assertEqual(victims, ["a-p1", "c-p3"], "the budget guarding d-p3 was not weighed")
         self.assertTrue(any('answer="replaced"' in line for line in lines), lines)
         for v in victims:
             self._release(ns, v)

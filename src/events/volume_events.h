@@ -4,6 +4,7 @@
 // the VolumeWriter that sends VolumeBinding's PreBind writes through the scheduler's ApiClient.
 #pragma once
 
+#include <optional>
 #include <string>
 #include <string_view>
 
@@ -11,7 +12,7 @@
 #include "src/kube/api_client.h"
 #include "src/queue/scheduling_queue.h"
 
-namespace gpusched::scheduler {
+namespace gpusched::events {
 
 class ApiVolumeWriter final : public framework::VolumeWriter {
  public:
@@ -29,10 +30,14 @@ class ApiVolumeWriter final : public framework::VolumeWriter {
   kube::ApiClient& api_;
 };
 
-// The store with its writer set.
+// The store with its writer set to `api`; null: no writer (its writes fail).
 struct VolumeData {
-  explicit VolumeData(kube::ApiClient& api) : writer(api) { store.set_writer(&writer); }
-  ApiVolumeWriter writer;
+  explicit VolumeData(kube::ApiClient* api) {
+    if (api == nullptr) return;
+    writer.emplace(*api);
+    store.set_writer(&*writer);
+  }
+  std::optional<ApiVolumeWriter> writer;
   cache::VolumeStore store;
 };
 
@@ -45,4 +50,4 @@ void ApplyStorageEvent(cache::VolumeStore& store, const kube::StorageObject* old
 queue::QueueEvent StorageQueueEvent(const kube::StorageObject* old_obj,
                                     const kube::StorageObject& obj);
 
-}  // namespace gpusched::scheduler
+}  // namespace gpusched::events

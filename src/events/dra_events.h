@@ -5,11 +5,13 @@
 // claim's status) through the scheduler's ApiClient. As volume_events.h for the volume plugins.
 #pragma once
 
+#include <optional>
+
 #include "src/cache/dra_store.h"
 #include "src/kube/api_client.h"
 #include "src/queue/scheduling_queue.h"
 
-namespace gpusched::scheduler {
+namespace gpusched::events {
 
 class ApiDraWriter final : public framework::DraWriter {
  public:
@@ -34,10 +36,14 @@ class ApiDraWriter final : public framework::DraWriter {
   kube::ApiClient& api_;
 };
 
-// The store with its writer set.
+// The store with its writer set to `api`; null: no writer (its writes fail).
 struct DraData {
-  explicit DraData(kube::ApiClient& api) : writer(api) { store.set_writer(&writer); }
-  ApiDraWriter writer;
+  explicit DraData(kube::ApiClient* api) {
+    if (api == nullptr) return;
+    writer.emplace(*api);
+    store.set_writer(&*writer);
+  }
+  std::optional<ApiDraWriter> writer;
   cache::DraStore store;
 };
 
@@ -52,4 +58,4 @@ void ApplyDraEvent(cache::DraStore& store, const kube::DraObject* old_obj,
 // slices it matches changed).
 queue::QueueEvent DraQueueEvent(const kube::DraObject* old_obj, const kube::DraObject* obj);
 
-}  // namespace gpusched::scheduler
+}  // namespace gpusched::events

@@ -8,7 +8,7 @@
 
 #include "src/api/types.h"
 
-namespace gpusched::scheduler {
+namespace gpusched::events {
 
 // kUpdateNodeAllocatable (allocatable, or the GPU facts derived from it), kUpdateNodeLabel,
 // kUpdateNodeTaint (taints, or spec.unschedulable cleared: upstream counts an uncordon as a
@@ -25,4 +25,4 @@ uint32_t AssignedPodUpdateActions(const api::Pod& old_pod, const api::Pod& pod);
 // True when some resource of `old_requests` is absent from or smaller in `requests`.
 bool RequestsScaledDown(const api::ResourceList& old_requests, const api::ResourceList& requests);
 
-}  // namespace gpusched::scheduler
+}  // namespace gpusched::events

@@ -1,12 +1,12 @@
 // SPDX-License-Identifier: Apache-2.0
-#include "src/scheduler/cluster_events.h"
+#include "src/events/cluster_events.h"
 
 #include <gtest/gtest.h>
 
 #include "src/framework/plugin.h"
 #include "src/testing/builders.h"
 
-namespace gpusched::scheduler {
+namespace gpusched::events {
 namespace {
 
 using testing::MakeNode;
@@ -62,4 +62,4 @@ TEST(ClusterEventsTest, AssignedPodUpdatesAreClassifiedAsUpstream) {
 }
 
 }  // namespace
-}  // namespace gpusched::scheduler
+}  // namespace gpusched::events

@@ -1,11 +1,11 @@
 // SPDX-License-Identifier: Apache-2.0
-#include "src/scheduler/cluster_events.h"
+#include "src/events/cluster_events.h"
 
 #include <algorithm>
 
 #include "src/framework/plugin.h"
 
-namespace gpusched::scheduler {
+namespace gpusched::events {
 
 namespace {
 
@@ -77,4 +77,4 @@ uint32_t AssignedPodUpdateActions(const api::Pod& old_pod, const api::Pod& pod) 
   return actions;
 }
 
-}  // namespace gpusched::scheduler
+}  // namespace gpusched::events

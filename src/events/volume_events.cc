@@ -1,12 +1,12 @@
 // SPDX-License-Identifier: Apache-2.0
-#include "src/scheduler/volume_events.h"
+#include "src/events/volume_events.h"
 
 #include <memory>
 #include <variant>
 
 #include "src/common/overloaded.h"
 
-namespace gpusched::scheduler {
+namespace gpusched::events {
 
 using common::Overloaded;
 
@@ -57,4 +57,4 @@ queue::QueueEvent StorageQueueEvent(const kube::StorageObject* old_obj,
   return e;
 }
 
-}  // namespace gpusched::scheduler
+}  // namespace gpusched::events

@@ -1,16 +1,19 @@
 // SPDX-License-Identifier: Apache-2.0
 // EventHandler: the one entry point for cluster objects, as kube-scheduler's eventhandlers.go.
-// Every mode feeds it: the informers of `gpusched scheduler`, the simulator's cluster, `--replay`,
-// `--from-cluster` and `explain` (through the scheduler's events()). Each event updates the
-// scheduler's stores — the cache (nodes, assigned pods), the queue and the nominator (pending
-// pods), the gang store (PodGroups and their members), the volume, DRA and PDB stores — and
-// posts the queue event the queueing hints read (OnClusterEvent).
+// Every mode feeds it: the informers of `gpusched scheduler` and of `gpusched extender`, the
+// simulator's cluster, `--replay`, `--from-cluster` and `explain` (through the scheduler's and the
+// extender's events()). Each event updates the stores — the cache (nodes, assigned pods), the
+// gang store (PodGroups and their members), the volume, DRA and PDB stores, and in the scheduler
+// the queue and the nominator (pending pods) — and posts the queue event the queueing hints read
+// (OnClusterEvent).
 //
 // Threading: called from informer threads while the scheduling thread runs; every store it
 // updates is thread-safe.
 #pragma once
 
 #include <functional>
+#include <optional>
+#include <string>
 
 #include "src/api/types.h"
 #include "src/cache/cache.h"
@@ -22,23 +25,31 @@
 #include "src/kube/api_client.h"
 #include "src/queue/scheduling_queue.h"
 
-namespace gpusched::scheduler {
+namespace gpusched::events {
 
 class EventHandler final : public kube::ClusterEventHandler {
  public:
-  // What the events update; every store must outlive the handler. `responsible` says whether a
-  // pending pod is one of this scheduler's profiles' (others are not queued).
+  // What the events update; every store must outlive the handler. A null store is one the mode
+  // does not track (the extender: kube-scheduler gangs the pods, binds their volumes and
+  // allocates their claims): the events of its kinds are ignored.
   struct Stores {
     cache::Cache& cache;
+    cache::PdbStore& pdbs;
+    cache::GangStore* gangs = nullptr;
+    cache::VolumeStore* volumes = nullptr;
+    cache::DraStore* dra = nullptr;
+  };
+  // Where pending pods wait: the queue and the nominator (both must outlive the handler), and
+  // whether a pending pod is one of this scheduler's profiles' (others are not queued).
+  struct Pending {
     queue::SchedulingQueue& queue;
     framework::runtime::Nominator& nominator;
-    cache::GangStore& gangs;
-    cache::VolumeStore& volumes;
-    cache::DraStore& dra;
-    cache::PdbStore& pdbs;
     std::function<bool(const api::Pod&)> responsible;
   };
-  explicit EventHandler(Stores stores) : s_(std::move(stores)) {}
+  // Without `pending` (the extender: kube-scheduler holds the queue) a pending pod feeds only
+  // the gang and DRA stores and no queue event is posted.
+  explicit EventHandler(Stores stores, std::optional<Pending> pending = std::nullopt)
+      : s_(stores), pending_(std::move(pending)) {}
 
   void OnNodeAdd(api::NodePtr node) override;
   void OnNodeUpdate(api::NodePtr old_node, api::NodePtr node) override;
@@ -67,10 +78,19 @@ class EventHandler final : public kube::ClusterEventHandler {
   // is remembered for the pods in flight. The handlers above call it with the action bits of
   // cluster_events.h (assigned-pod events carry the pod's node, when the cache knows it, in
   // new_node; the objects, as shared_ptr<const api::...>, in old_obj/new_obj for the other kinds).
-  void OnClusterEvent(const queue::QueueEvent& event) { s_.queue.MoveOnEvent(event); }
+  void OnClusterEvent(const queue::QueueEvent& event) {
+    if (pending_) pending_->queue.MoveOnEvent(event);
+  }
 
  private:
+  // A pod that is no longer pending leaves the queue and the nominator.
+  void ForgetPending(const std::string& uid);
+  // The pod's gang membership and claims: an add (old_pod null), an update, or a delete (pod
+  // null).
+  void ObserveMember(const api::Pod* old_pod, const api::Pod* pod);
+
   Stores s_;
+  std::optional<Pending> pending_;
 };
 
-}  // namespace gpusched::scheduler
+}  // namespace gpusched::events

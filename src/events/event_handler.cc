@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: Apache-2.0
-#include "src/scheduler/event_handler.h"
+#include "src/events/event_handler.h"
 
 #include <spdlog/spdlog.h>
 
@@ -7,11 +7,11 @@
 #include <string>
 #include <utility>
 
-#include "src/scheduler/cluster_events.h"
-#include "src/scheduler/dra_events.h"
-#include "src/scheduler/volume_events.h"
+#include "src/events/cluster_events.h"
+#include "src/events/dra_events.h"
+#include "src/events/volume_events.h"
 
-namespace gpusched::scheduler {
+namespace gpusched::events {
 
 namespace {
 
@@ -71,39 +71,36 @@ void EventHandler::OnNodeDelete(api::NodePtr node) {
 }
 
 void EventHandler::OnPodAdd(api::PodPtr pod) {
-  s_.gangs.ObserveMember(*pod, false);
-  s_.dra.ObservePod(nullptr, pod.get());
+  ObserveMember(nullptr, pod.get());
   if (!pod->node_name.empty()) {
-    s_.queue.Delete(pod->meta.uid);
-    s_.nominator.Remove(pod->meta.uid);
+    ForgetPending(pod->meta.uid);
     s_.cache.AddPod(pod);
     api::NodePtr node = s_.cache.NodeObject(pod->node_name);
     OnClusterEvent(AssignedPodEvent(framework::kAdd, nullptr, std::move(pod), std::move(node)));
     return;
   }
-  if (pod->Terminal() || pod->meta.deletion_timestamp || !s_.responsible(*pod)) return;
-  if (!pod->nominated_node_name.empty()) s_.nominator.Update(nullptr, pod);
-  api::PodGroupPtr policy = pod->gang.empty() ? nullptr : s_.gangs.PolicyOf(*pod);
+  if (!pending_ || pod->Terminal() || pod->meta.deletion_timestamp || !pending_->responsible(*pod))
+    return;
+  queue::SchedulingQueue& queue = pending_->queue;
+  if (!pod->nominated_node_name.empty()) pending_->nominator.Update(nullptr, pod);
+  api::PodGroupPtr policy =
+      pod->gang.empty() || s_.gangs == nullptr ? nullptr : s_.gangs->PolicyOf(*pod);
   const std::string gang = policy != nullptr ? api::GangKey(*pod) : std::string();
-  s_.queue.Add(std::move(pod));
+  queue.Add(std::move(pod));
   // A member that completes its gang wakes the others (they wait in the unschedulable pool
   // until then, as upstream's PreEnqueue gate keeps them out of the active queue).
   if (!gang.empty() &&
-      static_cast<int64_t>(s_.queue.GangSize(gang) + s_.gangs.ReservedMembers(gang).size()) >=
+      static_cast<int64_t>(queue.GangSize(gang) + s_.gangs->ReservedMembers(gang).size()) >=
           policy->min_member) {
-    s_.queue.ActivateGang(gang, "GangMemberAdd");
+    queue.ActivateGang(gang, "GangMemberAdd");
   }
 }
 
 void EventHandler::OnPodUpdate(api::PodPtr old_pod, api::PodPtr pod) {
-  s_.gangs.ObserveMember(*pod, false);
-  s_.dra.ObservePod(old_pod.get(), pod.get());
+  ObserveMember(old_pod.get(), pod.get());
   if (!pod->node_name.empty()) {
     const bool newly_assigned = old_pod == nullptr || old_pod->node_name.empty();
-    if (newly_assigned) {
-      s_.queue.Delete(pod->meta.uid);
-      s_.nominator.Remove(pod->meta.uid);
-    }
+    if (newly_assigned) ForgetPending(pod->meta.uid);
     const uint32_t actions = newly_assigned ? (pod->Terminal() ? 0U : framework::kAdd)
                                             : AssignedPodUpdateActions(*old_pod, *pod);
     s_.cache.UpdatePod(pod);
@@ -114,35 +111,45 @@ void EventHandler::OnPodUpdate(api::PodPtr old_pod, api::PodPtr pod) {
     }
     return;
   }
-  if (!s_.responsible(*pod)) return;
+  if (!pending_ || !pending_->responsible(*pod)) return;
   if (pod->Terminal() || pod->meta.deletion_timestamp) {
-    s_.queue.Delete(pod->meta.uid);
-    s_.nominator.Remove(pod->meta.uid);
+    ForgetPending(pod->meta.uid);
     return;
   }
-  s_.nominator.Update(old_pod.get(), pod);
-  if (s_.queue.Contains(pod->meta.uid)) {
-    s_.queue.Update(std::move(pod));
+  pending_->nominator.Update(old_pod.get(), pod);
+  if (pending_->queue.Contains(pod->meta.uid)) {
+    pending_->queue.Update(std::move(pod));
   } else if (!s_.cache.Contains(pod->meta.uid)) {
-    s_.queue.Add(std::move(pod));
+    pending_->queue.Add(std::move(pod));
   }
 }
 
 void EventHandler::OnPodDelete(api::PodPtr pod) {
-  s_.gangs.ObserveMember(*pod, true);
-  s_.dra.ObservePod(pod.get(), nullptr);
+  ObserveMember(pod.get(), nullptr);
   if (!pod->node_name.empty() || s_.cache.Contains(pod->meta.uid)) {
     const std::string node_name = s_.cache.NodeOf(pod->meta.uid).value_or(pod->node_name);
     s_.cache.RemovePod(pod->meta.uid);
     OnClusterEvent(
         AssignedPodEvent(framework::kDelete, nullptr, pod, s_.cache.NodeObject(node_name)));
   }
-  s_.queue.Delete(pod->meta.uid);
-  s_.nominator.Remove(pod->meta.uid);
+  ForgetPending(pod->meta.uid);
+}
+
+void EventHandler::ForgetPending(const std::string& uid) {
+  if (!pending_) return;
+  pending_->queue.Delete(uid);
+  pending_->nominator.Remove(uid);
+}
+
+void EventHandler::ObserveMember(const api::Pod* old_pod, const api::Pod* pod) {
+  if (s_.gangs != nullptr)
+    s_.gangs->ObserveMember(pod != nullptr ? *pod : *old_pod, pod == nullptr);
+  if (s_.dra != nullptr) s_.dra->ObservePod(old_pod, pod);
 }
 
 void EventHandler::OnPodGroupAdd(api::PodGroupPtr group) {
-  s_.gangs.SetPolicy(group);
+  if (s_.gangs == nullptr) return;
+  s_.gangs->SetPolicy(group);
   queue::QueueEvent e;
   e.event = {framework::EventResource::kPodGroup, framework::kAdd};
   e.new_obj = std::move(group);  // const api::PodGroup*
@@ -150,10 +157,12 @@ void EventHandler::OnPodGroupAdd(api::PodGroupPtr group) {
 }
 
 void EventHandler::OnPodGroupUpdate(api::PodGroupPtr /*old_group*/, api::PodGroupPtr group) {
-  s_.gangs.SetPolicy(std::move(group));
+  if (s_.gangs != nullptr) s_.gangs->SetPolicy(std::move(group));
 }
 
-void EventHandler::OnPodGroupDelete(api::PodGroupPtr group) { s_.gangs.RemovePolicy(group->Key()); }
+void EventHandler::OnPodGroupDelete(api::PodGroupPtr group) {
+  if (s_.gangs != nullptr) s_.gangs->RemovePolicy(group->Key());
+}
 
 void EventHandler::OnPdbAdd(api::PdbPtr pdb) { s_.pdbs.Upsert(std::move(pdb)); }
 
@@ -164,35 +173,40 @@ void EventHandler::OnPdbUpdate(api::PdbPtr /*old_pdb*/, api::PdbPtr pdb) {
 void EventHandler::OnPdbDelete(api::PdbPtr pdb) { s_.pdbs.Delete(*pdb); }
 
 void EventHandler::OnStorageAdd(const kube::StorageObject& obj) {
-  ApplyStorageEvent(s_.volumes, nullptr, &obj);
+  if (s_.volumes == nullptr) return;
+  ApplyStorageEvent(*s_.volumes, nullptr, &obj);
   OnClusterEvent(StorageQueueEvent(nullptr, obj));
 }
 
 void EventHandler::OnStorageUpdate(const kube::StorageObject& old_obj,
                                    const kube::StorageObject& obj) {
-  ApplyStorageEvent(s_.volumes, &old_obj, &obj);
+  if (s_.volumes == nullptr) return;
+  ApplyStorageEvent(*s_.volumes, &old_obj, &obj);
   OnClusterEvent(StorageQueueEvent(&old_obj, obj));
 }
 
 void EventHandler::OnStorageDelete(const kube::StorageObject& obj) {
-  ApplyStorageEvent(s_.volumes, &obj, nullptr);
+  if (s_.volumes != nullptr) ApplyStorageEvent(*s_.volumes, &obj, nullptr);
 }
 
 void EventHandler::OnDraAdd(const kube::DraObject& obj) {
-  ApplyDraEvent(s_.dra, nullptr, &obj);
+  if (s_.dra == nullptr) return;
+  ApplyDraEvent(*s_.dra, nullptr, &obj);
   OnClusterEvent(DraQueueEvent(nullptr, &obj));
 }
 
 void EventHandler::OnDraUpdate(const kube::DraObject& old_obj, const kube::DraObject& obj) {
-  ApplyDraEvent(s_.dra, &old_obj, &obj);
+  if (s_.dra == nullptr) return;
+  ApplyDraEvent(*s_.dra, &old_obj, &obj);
   OnClusterEvent(DraQueueEvent(&old_obj, &obj));
 }
 
 // A deleted claim frees its devices; a deleted slice or class helps no pod (the plugin
 // registers no delete for them, and the hints skip what they did not register).
 void EventHandler::OnDraDelete(const kube::DraObject& obj) {
-  ApplyDraEvent(s_.dra, &obj, nullptr);
+  if (s_.dra == nullptr) return;
+  ApplyDraEvent(*s_.dra, &obj, nullptr);
   OnClusterEvent(DraQueueEvent(&obj, nullptr));
 }
 
-}  // namespace gpusched::scheduler
+}  // namespace gpusched::events

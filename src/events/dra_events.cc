@@ -1,12 +1,12 @@
 // SPDX-License-Identifier: Apache-2.0
-#include "src/scheduler/dra_events.h"
+#include "src/events/dra_events.h"
 
 #include <memory>
 #include <variant>
 
 #include "src/common/overloaded.h"
 
-namespace gpusched::scheduler {
+namespace gpusched::events {
 
 using common::Overloaded;
 
@@ -63,4 +63,4 @@ queue::QueueEvent DraQueueEvent(const kube::DraObject* old_obj, const kube::DraO
   return e;
 }
 
-}  // namespace gpusched::scheduler
+}  // namespace gpusched::events
