@@ -73,6 +73,11 @@ common::StatusOr<LabelSelector> DecodeLabelSelector(const boost::json::value& js
 std::vector<std::string> PodErrors(const boost::json::value& json);
 std::vector<std::string> NodeErrors(const boost::json::value& json);
 
+// metadata.<key> of a Kubernetes object when it is a string, else "" (absent, null, malformed):
+// a peek at a name or resourceVersion without decoding the object (informer keys, list and watch
+// resource versions).
+std::string_view MetaString(const boost::json::value& object, std::string_view key);
+
 // Parses an RFC 3339 time (metav1.Time / MicroTime): optional fraction, Z or ±hh:mm offset.
 // nullopt when malformed.
 std::optional<common::TimePoint> ParseRfc3339(std::string_view s);

@@ -14,6 +14,7 @@
 #include <cstring>
 
 #include "src/api/decode.h"
+#include "src/api/fields.h"
 #include "src/common/logging.h"
 #include "src/common/strings.h"
 #include "src/kube/client/encoding.h"
@@ -349,6 +350,29 @@ std::string TokenFileCredentialProvider::Describe() const {
 // ---------------------------------------------------------------------------------------------
 // Exec plugin
 
+namespace {
+
+// The wording of an exec plugin's output: a wrong type is named, the value never quoted (the
+// output holds credentials).
+std::string ExecTypeError(api::JsonType want, const json::value& /*got*/) {
+  switch (want) {
+    case api::JsonType::kObject: return "want an object";
+    case api::JsonType::kString: return "want a string";
+    default: return "wrong type";
+  }
+}
+
+const api::Dialect& ExecOutputDialect() {
+  static const api::Dialect d{.path_style = api::PathStyle::kDotted, .type_error = &ExecTypeError};
+  return d;
+}
+
+common::Status ExecOutputError(const api::JsonReader& r) {
+  return common::InvalidArgumentError("exec plugin output: " + r.errors().Join());
+}
+
+}  // namespace
+
 common::StatusOr<ExecCredential> ParseExecCredential(std::string_view stdout_text,
                                                      std::string_view api_version) {
   auto parsed = api::ParseJson(stdout_text, "exec plugin output");
@@ -356,33 +380,29 @@ common::StatusOr<ExecCredential> ParseExecCredential(std::string_view stdout_tex
     // The parse error quotes no input, but be sure: report only the position.
     return common::InvalidArgumentError("exec plugin output is not JSON");
   }
-  if (!parsed->is_object())
-    return common::InvalidArgumentError("exec plugin output: not a JSON object");
-  const json::object& o = parsed->as_object();
-  auto str = [](const json::object& obj, std::string_view key) -> std::optional<std::string> {
-    const json::value* v = obj.if_contains(key);
-    if (v == nullptr || !v->is_string()) return std::nullopt;
-    return std::string(v->as_string());
-  };
-  if (str(o, "kind").value_or("") != "ExecCredential") {
-    return common::InvalidArgumentError("exec plugin output: kind: want \"ExecCredential\", got " +
-                                        common::Quote(str(o, "kind").value_or("")));
+  api::JsonReader r(ExecOutputDialect());
+  const api::FieldPath root;
+  const json::object* o = r.AsObject(*parsed, root);
+  if (o == nullptr) return common::InvalidArgumentError("exec plugin output: not a JSON object");
+  const std::string_view kind = r.StringOr(*o, "kind", root);
+  if (r.ok() && kind != "ExecCredential") {
+    r.Error(root.Key("kind"), "want \"ExecCredential\", got " + common::Quote(kind));
   }
-  std::string got_version = str(o, "apiVersion").value_or("");
-  if (got_version != api_version) {
-    return common::InvalidArgumentError("exec plugin output: apiVersion: want " +
-                                        common::Quote(api_version) + ", got " +
-                                        common::Quote(got_version));
+  const std::string_view got_version = r.StringOr(*o, "apiVersion", root);
+  if (r.ok() && got_version != api_version) {
+    r.Error(root.Key("apiVersion"),
+            "want " + common::Quote(api_version) + ", got " + common::Quote(got_version));
   }
-  const json::value* status = o.if_contains("status");
-  if (status == nullptr || !status->is_object()) {
-    return common::InvalidArgumentError("exec plugin output: status: missing");
-  }
-  const json::object& st = status->as_object();
+  const json::object* st = r.Object(*o, "status", root);
+  if (r.ok() && st == nullptr) r.Error(root.Key("status"), "missing");
+  if (!r.ok()) return ExecOutputError(r);
+  const api::FieldPath sp = root.Key("status");
   ExecCredential cred;
-  cred.credentials.bearer_token = str(st, "token").value_or("");
-  cred.credentials.client_cert_pem = str(st, "clientCertificateData").value_or("");
-  cred.credentials.client_key_pem = str(st, "clientKeyData").value_or("");
+  cred.credentials.bearer_token = r.StringOr(*st, "token", sp);
+  cred.credentials.client_cert_pem = r.StringOr(*st, "clientCertificateData", sp);
+  cred.credentials.client_key_pem = r.StringOr(*st, "clientKeyData", sp);
+  const std::string_view expiration = r.StringOr(*st, "expirationTimestamp", sp);
+  if (!r.ok()) return ExecOutputError(r);
   bool has_cert = !cred.credentials.client_cert_pem.empty();
   bool has_key = !cred.credentials.client_key_pem.empty();
   if (has_cert != has_key) {
@@ -400,11 +420,12 @@ common::StatusOr<ExecCredential> ParseExecCredential(std::string_view stdout_tex
                                              "exec plugin output: status.clientCertificateData",
                                              "exec plugin output: status.clientKeyData"));
   }
-  if (auto exp = str(st, "expirationTimestamp"); exp && !exp->empty()) {
-    cred.expiration = ParseRfc3339(*exp);
+  if (!expiration.empty()) {
+    cred.expiration = ParseRfc3339(expiration);
     if (!cred.expiration) {
       return common::InvalidArgumentError(
-          "exec plugin output: status.expirationTimestamp: invalid time " + common::Quote(*exp));
+          "exec plugin output: status.expirationTimestamp: invalid time " +
+          common::Quote(expiration));
     }
   }
   return cred;

@@ -5,33 +5,36 @@
 #include <boost/json.hpp>
 #include <cctype>
 
+#include "src/api/fields.h"
+
 namespace gpusched::kube::delegated_auth {
 namespace {
 
 namespace json = boost::json;
 
-std::string StringOf(const json::value* v) {
-  return v != nullptr && v->is_string() ? std::string(v->as_string()) : std::string();
-}
+using api::FieldPath;
 
-std::vector<std::string> StringsOf(const json::value* v) {
-  std::vector<std::string> out;
-  if (v == nullptr || !v->is_array()) return out;
-  for (const json::value& s : v->as_array()) {
-    if (s.is_string()) out.emplace_back(s.as_string());
-  }
-  return out;
-}
-
-UserInfo DecodeUser(const json::object& user) {
+// status.user of a TokenReview: the user the API server's authenticators found.
+UserInfo DecodeUser(api::JsonReader& r, const json::object& user, const FieldPath& path) {
   UserInfo u;
-  u.name = StringOf(user.if_contains("username"));
-  u.uid = StringOf(user.if_contains("uid"));
-  u.groups = StringsOf(user.if_contains("groups"));
-  if (const json::value* extra = user.if_contains("extra"); extra && extra->is_object()) {
-    for (const auto& [k, v] : extra->as_object()) u.extra[std::string(k)] = StringsOf(&v);
+  u.name = r.StringOr(user, "username", path);
+  u.uid = r.StringOr(user, "uid", path);
+  r.ForEachString(user, "groups", path,
+                  [&](std::string_view g, const FieldPath&) { u.groups.emplace_back(g); });
+  if (const json::object* extra = r.Object(user, "extra", path)) {
+    const FieldPath ep = path.Key("extra");
+    for (const auto& kv : *extra) {
+      std::vector<std::string>& values = u.extra[std::string(kv.key())];
+      r.ForEachString(*extra, kv.key(), ep,
+                      [&](std::string_view v, const FieldPath&) { values.emplace_back(v); });
+    }
   }
   return u;
+}
+
+// An answer that does not read as its kind: the review could not be made.
+common::Status BadAnswer(std::string_view kind, const api::JsonReader& r) {
+  return common::UnavailableError(std::string(kind) + " answer: " + r.errors().Join());
 }
 
 // The response body of a review as a JSON object, or the Status the request came to.
@@ -70,14 +73,15 @@ common::StatusOr<std::optional<UserInfo>> TokenReviewer::Review(const std::strin
   GPUSCHED_ASSIGN_OR_RETURN(json::object answer,
                             Post(rest_, "/apis/authentication.k8s.io/v1/tokenreviews", body));
   std::optional<UserInfo> user;
-  const json::value* status = answer.if_contains("status");
-  if (status != nullptr && status->is_object()) {
-    const json::value* ok = status->as_object().if_contains("authenticated");
-    const json::value* u = status->as_object().if_contains("user");
-    if (ok != nullptr && ok->is_bool() && ok->as_bool() && u != nullptr && u->is_object()) {
-      user = DecodeUser(u->as_object());
-    }
+  api::JsonReader r(api::PlainDialect());
+  const FieldPath root;
+  if (const json::object* status = r.Object(answer, "status", root)) {
+    const FieldPath sp = root.Key("status");
+    const bool authenticated = r.Bool(*status, "authenticated", sp).value_or(false);
+    const json::object* u = r.Object(*status, "user", sp);
+    if (authenticated && u != nullptr) user = DecodeUser(r, *u, sp.Key("user"));
   }
+  if (!r.ok()) return BadAnswer("TokenReview", r);
   cache_.Put(token, user, ttl_);
   return user;
 }
@@ -110,15 +114,19 @@ common::StatusOr<AccessReviewer::Decision> AccessReviewer::Review(const UserInfo
       json::object answer,
       Post(rest_, "/apis/authorization.k8s.io/v1/subjectaccessreviews", std::move(body)));
   Decision d;
-  if (const json::value* status = answer.if_contains("status"); status && status->is_object()) {
-    const json::value* allowed = status->as_object().if_contains("allowed");
-    d.allowed = allowed != nullptr && allowed->is_bool() && allowed->as_bool();
-    d.reason = StringOf(status->as_object().if_contains("reason"));
-    if (const json::value* err = status->as_object().if_contains("evaluationError");
-        !d.allowed && err != nullptr && err->is_string() && !err->as_string().empty()) {
-      // Upstream treats a denial with an evaluation error as an error, not cached.
-      return common::UnavailableError("SubjectAccessReview: " + std::string(err->as_string()));
-    }
+  api::JsonReader r(api::PlainDialect());
+  const FieldPath root;
+  std::string_view evaluation_error;
+  if (const json::object* status = r.Object(answer, "status", root)) {
+    const FieldPath sp = root.Key("status");
+    d.allowed = r.Bool(*status, "allowed", sp).value_or(false);
+    d.reason = r.StringOr(*status, "reason", sp);
+    evaluation_error = r.StringOr(*status, "evaluationError", sp);
+  }
+  if (!r.ok()) return BadAnswer("SubjectAccessReview", r);
+  if (!d.allowed && !evaluation_error.empty()) {
+    // Upstream treats a denial with an evaluation error as an error, not cached.
+    return common::UnavailableError("SubjectAccessReview: " + std::string(evaluation_error));
   }
   cache_.Put(key, d, d.allowed ? allowed_ttl_ : denied_ttl_);
   return d;

@@ -20,6 +20,7 @@ class FakeApiServer final : public RestClient {
   std::map<std::string, std::string> users;  // token -> username
   std::set<std::string> allowed;             // "user verb path"
   bool fail = false;
+  bool malformed = false;          // answers whose status has fields of the wrong type
   std::vector<std::string> paths;  // requests received
 
   common::StatusOr<Response> Do(const Request& r) override {
@@ -35,6 +36,7 @@ class FakeApiServer final : public RestClient {
                                       {"uid", "uid-" + it->second},
                                       {"groups", json::array{"system:serviceaccounts"}}};
       }
+      if (malformed) status["user"] = json::object{{"username", "u"}, {"groups", "admins"}};
       in["status"] = status;
     } else {
       const json::object& attrs = spec.at("nonResourceAttributes").as_object();
@@ -42,6 +44,7 @@ class FakeApiServer final : public RestClient {
                         std::string(attrs.at("verb").as_string()) + " " +
                         std::string(attrs.at("path").as_string());
       in["status"] = json::object{{"allowed", allowed.count(key) > 0}};
+      if (malformed) in["status"].as_object()["allowed"] = "yes";
     }
     return Response{201, json::serialize(in)};
   }
@@ -149,6 +152,30 @@ TEST(RequestAuthTest, ReviewsAreCachedForTheirTtlAndErrorsAreNot) {
   EXPECT_EQ(auth.Check(Get("/metrics", "Bearer x"))->status, 401);
   api.fail = false;
   EXPECT_FALSE(auth.Check(Get("/metrics", "Bearer x")));
+}
+
+TEST(ReviewerTest, AnAnswerOfTheWrongShapeIsAnErrorNamingTheField) {
+  common::FakeClock clock;
+  FakeApiServer api;
+  api.users = {{"t", "u"}};
+  api.malformed = true;
+  TokenReviewer tokens(api, clock, std::chrono::seconds(10));
+  auto user = tokens.Review("t");
+  ASSERT_FALSE(user.ok());
+  EXPECT_EQ(user.status().code(), common::StatusCode::kUnavailable);
+  EXPECT_NE(user.status().message().find("TokenReview answer: status.user.groups: "),
+            std::string::npos)
+      << user.status().message();
+  AccessReviewer access(api, clock, std::chrono::seconds(10), std::chrono::seconds(10));
+  auto decision = access.Review(UserInfo{.name = "u"}, "get", "/metrics");
+  ASSERT_FALSE(decision.ok());
+  EXPECT_NE(decision.status().message().find("SubjectAccessReview answer: status.allowed: "),
+            std::string::npos)
+      << decision.status().message();
+  // Neither is cached: a good answer is read at the next review.
+  api.malformed = false;
+  EXPECT_TRUE(tokens.Review("t").ok());
+  EXPECT_TRUE(access.Review(UserInfo{.name = "u"}, "get", "/metrics").ok());
 }
 
 TEST(RequestAuthTest, WithoutReviewersTokensAre401AndReviewsForbidden) {

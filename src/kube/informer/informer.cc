@@ -247,16 +247,6 @@ std::string_view NameOf(const T& o) {
   }
 }
 
-std::string_view MetaField(const json::value& obj, std::string_view key) {
-  const json::object* o = obj.if_object();
-  if (o == nullptr) return {};
-  const json::value* meta = o->if_contains("metadata");
-  if (meta == nullptr || !meta->is_object()) return {};
-  const json::value* v = meta->as_object().if_contains(key);
-  if (v == nullptr || !v->is_string()) return {};
-  return v->as_string();
-}
-
 // "scheduling.k8s.io/v1beta1" of "/apis/scheduling.k8s.io/v1beta1/podgroups", "v1" of
 // "/api/v1/pods".
 std::string GroupVersionOf(std::string_view path) {
@@ -323,10 +313,10 @@ class TypedInformer final : public Informer, private ReflectorSink {
 
  private:
   static std::string RawKey(const json::value& obj) {
-    std::string_view name = MetaField(obj, "name");
+    std::string_view name = api::MetaString(obj, "name");
     if (name.empty()) return "";
     if (!K::kNamespaced) return std::string(name);
-    std::string key(MetaField(obj, "namespace"));
+    std::string key(api::MetaString(obj, "namespace"));
     key += '/';
     key += name;
     return key;

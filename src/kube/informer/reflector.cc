@@ -8,6 +8,7 @@
 #include <utility>
 
 #include "src/api/decode.h"
+#include "src/api/fields.h"
 #include "src/common/logging.h"
 #include "src/common/strings.h"
 
@@ -17,37 +18,20 @@ namespace {
 namespace json = boost::json;
 using common::Status;
 
-// obj.metadata.<key> as a string, or "".
-std::string MetadataString(const json::value& obj, std::string_view key) {
-  const json::object* o = obj.if_object();
-  if (o == nullptr) return "";
-  const json::value* meta = o->if_contains("metadata");
-  if (meta == nullptr || !meta->is_object()) return "";
-  const json::value* v = meta->as_object().if_contains(key);
-  if (v == nullptr || !v->is_string()) return "";
-  return std::string(v->as_string());
-}
-
-// The event's `code` (a metav1.Status), or 0.
-int64_t StatusObjectCode(const json::value& obj) {
-  const json::object* o = obj.if_object();
-  if (o == nullptr) return 0;
-  const json::value* code = o->if_contains("code");
-  if (code == nullptr) return 0;
-  if (code->is_int64()) return code->as_int64();
-  if (code->is_uint64()) return static_cast<int64_t>(code->as_uint64());
-  return 0;
-}
-
-std::string StatusObjectMessage(const json::value& obj) {
-  const json::object* o = obj.if_object();
-  if (o == nullptr) return "";
-  for (std::string_view key : {"message", "reason"}) {
-    const json::value* v = o->if_contains(key);
-    if (v != nullptr && v->is_string() && !v->as_string().empty())
-      return std::string(v->as_string());
-  }
-  return "";
+// An ERROR event's object (a metav1.Status): its code (0 when absent) and message (else its
+// reason). Best effort: a malformed member reads as absent (the event is an error either way).
+struct StatusObject {
+  int64_t code = 0;
+  std::string message;
+};
+StatusObject DecodeStatusObject(const json::object& o) {
+  api::JsonReader r(api::PlainDialect());
+  const api::FieldPath root;
+  StatusObject s;
+  s.code = r.Int(o, "code", root).value_or(0);
+  s.message = r.StringOr(o, "message", root);
+  if (s.message.empty()) s.message = r.StringOr(o, "reason", root);
+  return s;
 }
 
 }  // namespace
@@ -175,8 +159,8 @@ Status Reflector::List() {
       return common::InvalidArgumentError("informer " + options_.name +
                                           ": list items is not an array");
     }
-    list_rv = MetadataString(*parsed, "resourceVersion");
-    continue_token = MetadataString(*parsed, "continue");
+    list_rv = api::MetaString(*parsed, "resourceVersion");
+    continue_token = api::MetaString(*parsed, "continue");
     if (continue_token.empty()) break;
   }
   if (list_rv.empty()) {
@@ -265,27 +249,34 @@ bool Reflector::OnLine(std::string_view line) {
   };
   auto parsed = watch_parser_.Parse(line, "watch event");
   if (!parsed.ok()) return malformed(parsed.status().message());
-  const json::object* ev = (*parsed)->if_object();
-  if (ev == nullptr) return malformed("not an object");
-  const json::value* type = ev->if_contains("type");
-  const json::value* object = ev->if_contains("object");
-  if (type == nullptr || !type->is_string()) return malformed("no type");
-  if (object == nullptr || !object->is_object()) return malformed("no object");
-  std::string_view t = type->as_string();
+  api::JsonReader r(api::PlainDialect());
+  const api::FieldPath root;
+  const json::object* ev = r.AsObject(**parsed, root);
+  const std::optional<std::string_view> type =
+      ev != nullptr ? r.String(*ev, "type", root) : std::nullopt;
+  // The object stays a json::value: the sink decodes it.
+  const json::value* object = ev != nullptr ? r.Find(*ev, "object") : nullptr;
+  if (object != nullptr && !object->is_object()) {
+    r.TypeError(root.Key("object"), api::JsonType::kObject, *object);
+  }
+  if (!r.ok()) return malformed(r.errors().Join());
+  if (!type) return malformed("no type");
+  if (object == nullptr) return malformed("no object");
+  const std::string_view t = *type;
 
   if (t == "ERROR") {
-    int64_t code = StatusObjectCode(*object);
-    if (code == 410) {
+    const StatusObject status = DecodeStatusObject(object->get_object());
+    if (status.code == 410) {
       watch_gone_ = true;
     } else {
       watch_error_ =
           common::UnavailableError("informer " + options_.name + ": watch ERROR event (code " +
-                                   std::to_string(code) + "): " + StatusObjectMessage(*object));
+                                   std::to_string(status.code) + "): " + status.message);
     }
     return false;
   }
   if (t == "BOOKMARK") {
-    SetResourceVersion(MetadataString(*object, "resourceVersion"));
+    SetResourceVersion(std::string(api::MetaString(*object, "resourceVersion")));
     return true;
   }
   EventType et;
@@ -300,7 +291,7 @@ bool Reflector::OnLine(std::string_view line) {
   }
   ++watch_events_;
   sink_.Apply(et, *object);
-  SetResourceVersion(MetadataString(*object, "resourceVersion"));
+  SetResourceVersion(std::string(api::MetaString(*object, "resourceVersion")));
   return !stopping();
 }
 

@@ -422,17 +422,17 @@ TEST(ValidateTest, ReportsEveryError) {
   }
 }
 
-TEST(MicroTimeTest, FormatsAndParses) {
+TEST(MicroTimeTest, FormatsWhatTheRfc3339ParserReadsBack) {
   common::TimePoint t(std::chrono::seconds(1'700'000'000) + std::chrono::microseconds(123456));
   EXPECT_EQ(FormatMicroTime(t), "2023-11-14T22:13:20.123456Z");
-  EXPECT_EQ(ParseMicroTime("2023-11-14T22:13:20.123456Z"), t);
-  EXPECT_EQ(ParseMicroTime("2023-11-14T23:13:20.123456+01:00"), t);
-  EXPECT_EQ(ParseMicroTime("2023-11-14T22:13:20Z"),
+  EXPECT_EQ(api::ParseRfc3339("2023-11-14T22:13:20.123456Z"), t);
+  EXPECT_EQ(api::ParseRfc3339("2023-11-14T23:13:20.123456+01:00"), t);
+  EXPECT_EQ(api::ParseRfc3339("2023-11-14T22:13:20Z"),
             common::TimePoint(std::chrono::seconds(1'700'000'000)));
   for (std::string_view bad :
        {"", "yesterday", "2023-11-14", "2023-13-14T22:13:20Z", "2023-11-14T22:13:20",
         "2023-11-14T22:13:20.Z", "2023-11-14T22:13:20Zjunk"}) {
-    EXPECT_EQ(ParseMicroTime(bad), std::nullopt) << bad;
+    EXPECT_EQ(api::ParseRfc3339(bad), std::nullopt) << bad;
   }
 }
 

@@ -4,9 +4,11 @@
 #include <boost/json.hpp>
 #include <chrono>
 #include <cstdio>
+#include <limits>
 #include <utility>
 
 #include "src/api/decode.h"
+#include "src/api/fields.h"
 #include "src/common/strings.h"
 
 namespace gpusched::kube::leaderelection {
@@ -17,14 +19,41 @@ using namespace std::chrono;  // NOLINT: calendar types in a .cc file
 
 constexpr std::string_view kGroupPath = "/apis/coordination.k8s.io/v1/namespaces/";
 
-std::optional<int64_t> Digits(std::string_view s, size_t pos, size_t n) {
-  if (pos + n > s.size()) return std::nullopt;
-  int64_t v = 0;
-  for (size_t i = pos; i < pos + n; ++i) {
-    if (s[i] < '0' || s[i] > '9') return std::nullopt;
-    v = v * 10 + (s[i] - '0');
+// What a lease answer holds: its resourceVersion and the election record of its spec.
+struct LeaseAnswer {
+  std::string resource_version;
+  LeaderElectionRecord record;
+};
+
+common::StatusOr<LeaseAnswer> DecodeLease(std::string_view body, const std::string& subject) {
+  GPUSCHED_ASSIGN_OR_RETURN(json::value v, api::ParseJson(body, subject));
+  api::JsonReader r(api::PlainDialect());
+  const api::FieldPath root;
+  LeaseAnswer a;
+  const json::object* o = r.AsObject(v, root);
+  if (const json::object* meta = o != nullptr ? r.Object(*o, "metadata", root) : nullptr) {
+    const api::FieldPath mp = root.Key("metadata");
+    a.resource_version = r.StringOr(*meta, "resourceVersion", mp);
   }
-  return v;
+  // No spec: an empty lease, free.
+  if (const json::object* spec = o != nullptr ? r.Object(*o, "spec", root) : nullptr) {
+    const api::FieldPath sp = root.Key("spec");
+    constexpr int64_t kInt32Max = std::numeric_limits<int32_t>::max();
+    LeaderElectionRecord& rec = a.record;
+    rec.holder_identity = r.StringOr(*spec, "holderIdentity", sp);
+    rec.lease_duration_seconds = r.Int(*spec, "leaseDurationSeconds", sp, 0, kInt32Max).value_or(0);
+    rec.lease_transitions =
+        static_cast<int32_t>(r.Int(*spec, "leaseTransitions", sp, 0, kInt32Max).value_or(0));
+    // A malformed time reads as absent: the lease is then judged by when we saw it change.
+    if (std::string_view t = r.StringOr(*spec, "acquireTime", sp); !t.empty()) {
+      rec.acquire_time = api::ParseRfc3339(t);
+    }
+    if (std::string_view t = r.StringOr(*spec, "renewTime", sp); !t.empty()) {
+      rec.renew_time = api::ParseRfc3339(t);
+    }
+  }
+  if (!r.ok()) return common::InvalidArgumentError(subject + ": " + r.errors().Join());
+  return a;
 }
 
 }  // namespace
@@ -41,49 +70,6 @@ std::string FormatMicroTime(common::TimePoint t) {
                 static_cast<int>(hms.minutes().count()), static_cast<int>(hms.seconds().count()),
                 static_cast<long long>(hms.subseconds().count()));
   return buf;
-}
-
-std::optional<common::TimePoint> ParseMicroTime(std::string_view s) {
-  // YYYY-MM-DDTHH:MM:SS[.frac](Z|±HH:MM)
-  auto y = Digits(s, 0, 4), mo = Digits(s, 5, 2), d = Digits(s, 8, 2);
-  auto h = Digits(s, 11, 2), mi = Digits(s, 14, 2), sec = Digits(s, 17, 2);
-  if (!y || !mo || !d || !h || !mi || !sec || s.size() < 20 || s[4] != '-' || s[7] != '-' ||
-      (s[10] != 'T' && s[10] != 't') || s[13] != ':' || s[16] != ':') {
-    return std::nullopt;
-  }
-  year_month_day ymd{year(static_cast<int>(*y)), month(static_cast<unsigned>(*mo)),
-                     day(static_cast<unsigned>(*d))};
-  if (!ymd.ok() || *h > 23 || *mi > 59 || *sec > 60) return std::nullopt;
-  size_t pos = 19;
-  int64_t nanos = 0;
-  if (pos < s.size() && s[pos] == '.') {
-    ++pos;
-    int digits = 0;
-    while (pos < s.size() && s[pos] >= '0' && s[pos] <= '9') {
-      if (digits < 9) {
-        nanos = nanos * 10 + (s[pos] - '0');
-        ++digits;
-      }
-      ++pos;
-    }
-    if (digits == 0) return std::nullopt;
-    for (int i = digits; i < 9; ++i) nanos *= 10;
-  }
-  int64_t offset_s = 0;
-  if (pos < s.size() && (s[pos] == 'Z' || s[pos] == 'z')) {
-    ++pos;
-  } else if (pos < s.size() && (s[pos] == '+' || s[pos] == '-')) {
-    auto oh = Digits(s, pos + 1, 2), om = Digits(s, pos + 4, 2);
-    if (!oh || !om || pos + 3 >= s.size() || s[pos + 3] != ':') return std::nullopt;
-    offset_s = (*oh * 3600 + *om * 60) * (s[pos] == '+' ? 1 : -1);
-    pos += 6;
-  } else {
-    return std::nullopt;
-  }
-  if (pos != s.size()) return std::nullopt;
-  auto base = sys_days(ymd) + hours(*h) + minutes(*mi) + seconds(*sec) - seconds(offset_s);
-  return common::TimePoint(duration_cast<nanoseconds>(base.time_since_epoch()) +
-                           nanoseconds(nanos));
 }
 
 LeaseLock::LeaseLock(RestClient& client, std::string lease_namespace, std::string lease_name,
@@ -115,22 +101,17 @@ std::string LeaseLock::Body(const LeaderElectionRecord& r, bool with_resource_ve
   return json::serialize(lease);
 }
 
-// Records the resourceVersion of a lease the server returned.
-common::Status LeaseLock::Remember(const Request& req, const common::StatusOr<Response>& resp) {
+common::StatusOr<LeaderElectionRecord> LeaseLock::Remember(const Request& req,
+                                                           const common::StatusOr<Response>& resp) {
   if (!resp.ok()) return resp.status();
   GPUSCHED_RETURN_IF_ERROR(StatusFromResponse(req, *resp));
-  auto parsed = api::ParseJson(resp->body, "lease " + Describe());
-  if (!parsed.ok()) return parsed.status();
-  const json::object* o = parsed->if_object();
-  const json::value* meta = o ? o->if_contains("metadata") : nullptr;
-  const json::value* rv =
-      meta && meta->is_object() ? meta->as_object().if_contains("resourceVersion") : nullptr;
-  if (rv == nullptr || !rv->is_string()) {
-    return common::InvalidArgumentError("lease " + Describe() +
-                                        ": response has no resourceVersion");
+  const std::string subject = "lease " + Describe();
+  GPUSCHED_ASSIGN_OR_RETURN(LeaseAnswer answer, DecodeLease(resp->body, subject));
+  if (answer.resource_version.empty()) {
+    return common::InvalidArgumentError(subject + ": response has no resourceVersion");
   }
-  resource_version_ = std::string(rv->as_string());
-  return common::Status::Ok();
+  resource_version_ = std::move(answer.resource_version);
+  return answer.record;
 }
 
 common::StatusOr<LeaderElectionRecord> LeaseLock::Get() {
@@ -138,35 +119,7 @@ common::StatusOr<LeaderElectionRecord> LeaseLock::Get() {
   req.method = "GET";
   req.path = LeasePath();
   req.timeout = request_timeout_;
-  auto resp = client_.Do(req);
-  if (!resp.ok()) return resp.status();
-  GPUSCHED_RETURN_IF_ERROR(StatusFromResponse(req, *resp));
-  auto parsed = api::ParseJson(resp->body, "lease " + Describe());
-  if (!parsed.ok()) return parsed.status();
-  GPUSCHED_RETURN_IF_ERROR(Remember(req, resp));
-  LeaderElectionRecord rec;
-  const json::object& o = parsed->as_object();  // Remember() checked it is an object
-  const json::value* spec_v = o.if_contains("spec");
-  if (spec_v == nullptr || !spec_v->is_object()) return rec;  // an empty lease: free
-  const json::object& spec = spec_v->as_object();
-  auto str = [&](std::string_view key) -> std::string_view {
-    const json::value* v = spec.if_contains(key);
-    return v != nullptr && v->is_string() ? std::string_view(v->as_string()) : std::string_view();
-  };
-  auto num = [&](std::string_view key) -> int64_t {
-    const json::value* v = spec.if_contains(key);
-    if (v == nullptr) return 0;
-    if (v->is_int64()) return v->as_int64();
-    if (v->is_uint64()) return static_cast<int64_t>(v->as_uint64());
-    return 0;
-  };
-  rec.holder_identity = std::string(str("holderIdentity"));
-  rec.lease_duration_seconds = num("leaseDurationSeconds");
-  rec.lease_transitions = static_cast<int32_t>(num("leaseTransitions"));
-  // A malformed time reads as absent: the lease is then judged by when we saw it change.
-  if (!str("acquireTime").empty()) rec.acquire_time = ParseMicroTime(str("acquireTime"));
-  if (!str("renewTime").empty()) rec.renew_time = ParseMicroTime(str("renewTime"));
-  return rec;
+  return Remember(req, client_.Do(req));
 }
 
 common::Status LeaseLock::Create(const LeaderElectionRecord& record) {
@@ -175,7 +128,7 @@ common::Status LeaseLock::Create(const LeaderElectionRecord& record) {
   req.path = std::string(kGroupPath) + namespace_ + "/leases";
   req.body = Body(record, false);
   req.timeout = request_timeout_;
-  return Remember(req, client_.Do(req));
+  return Remember(req, client_.Do(req)).status();
 }
 
 common::Status LeaseLock::Update(const LeaderElectionRecord& record) {
@@ -187,7 +140,7 @@ common::Status LeaseLock::Update(const LeaderElectionRecord& record) {
   req.path = LeasePath();
   req.body = Body(record, true);
   req.timeout = request_timeout_;
-  return Remember(req, client_.Do(req));
+  return Remember(req, client_.Do(req)).status();
 }
 
 }  // namespace gpusched::kube::leaderelection

@@ -53,7 +53,9 @@ class LeaseLock {
  private:
   std::string LeasePath() const;
   std::string Body(const LeaderElectionRecord& record, bool with_resource_version) const;
-  common::Status Remember(const Request& req, const common::StatusOr<Response>& resp);
+  // The record of the lease the server answered with; its resourceVersion is kept for Update.
+  common::StatusOr<LeaderElectionRecord> Remember(const Request& req,
+                                                  const common::StatusOr<Response>& resp);
 
   RestClient& client_;
   const std::string namespace_;
@@ -64,7 +66,6 @@ class LeaseLock {
 
 // MicroTime as the API writes it: "2024-05-01T12:00:00.123456Z" (UTC, microseconds).
 std::string FormatMicroTime(common::TimePoint t);
-// Parses RFC 3339 with optional fraction and a "Z" or ±hh:mm offset; nullopt when malformed.
-std::optional<common::TimePoint> ParseMicroTime(std::string_view s);
+// (Read back with api::ParseRfc3339.)
 
 }  // namespace gpusched::kube::leaderelection
