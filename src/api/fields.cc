@@ -179,6 +179,13 @@ void JsonReader::CheckKnownFields(const json::object& o, const FieldPath& path,
   }
 }
 
+const json::value* JsonReader::FindFoldingCase(const json::object& o, std::string_view key) {
+  for (const auto& kv : o) {
+    if (common::EqualsIgnoreCase(kv.key(), key)) return &kv.value();
+  }
+  return nullptr;
+}
+
 std::optional<int64_t> JsonReader::AsIntSlow(const json::value& v, const FieldPath& path,
                                              int64_t lo, int64_t hi) {
   const Int64Read read = ReadInt64(v);

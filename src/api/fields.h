@@ -119,6 +119,9 @@ struct Dialect {
   // `got` is a string or number that Quantity::Parse rejects with `why` ("invalid quantity
   // \"x\": ..."). nullptr: the message is `why`.
   std::string (*quantity_error)(const boost::json::value& got, std::string_view why) = nullptr;
+  // Member names also match case-insensitively when none matches exactly, as Go's encoding/json
+  // decodes struct fields (the extender's wire types, whose Go structs have no JSON tags).
+  bool fold_case = false;
 };
 
 // Reads members and values of one document, recording errors in the dialect's wording.
@@ -149,13 +152,19 @@ class JsonReader {
     const boost::json::value* v = o.if_contains(key);
     return v == nullptr || v->is_null() ? nullptr : v;
   }
+  // Member() as this reader's dialect matches names (Dialect::fold_case).
+  const boost::json::value* Find(const boost::json::object& o, std::string_view key) const {
+    const boost::json::value* v = o.if_contains(key);
+    if (v == nullptr && dialect_->fold_case) v = FindFoldingCase(o, key);
+    return v == nullptr || v->is_null() ? nullptr : v;
+  }
 
   // Member readers: absent and null read as nullopt/nullptr without an error; a member of
   // another type records an error at parent.key and reads as absent. (Inline: the decoders of
   // the informers' hot path call them once per field.)
   const boost::json::object* Object(const boost::json::object& o, std::string_view key,
                                     const FieldPath& parent) {
-    const boost::json::value* v = Member(o, key);
+    const boost::json::value* v = Find(o, key);
     if (v == nullptr) return nullptr;
     if (const boost::json::object* r = v->if_object()) return r;
     TypeError(parent.Key(key), JsonType::kObject, *v);
@@ -163,7 +172,7 @@ class JsonReader {
   }
   const boost::json::array* Array(const boost::json::object& o, std::string_view key,
                                   const FieldPath& parent) {
-    const boost::json::value* v = Member(o, key);
+    const boost::json::value* v = Find(o, key);
     if (v == nullptr) return nullptr;
     if (const boost::json::array* r = v->if_array()) return r;
     TypeError(parent.Key(key), JsonType::kArray, *v);
@@ -171,7 +180,7 @@ class JsonReader {
   }
   std::optional<std::string_view> String(const boost::json::object& o, std::string_view key,
                                          const FieldPath& parent) {
-    const boost::json::value* v = Member(o, key);
+    const boost::json::value* v = Find(o, key);
     if (v == nullptr) return std::nullopt;
     if (const boost::json::string* r = v->if_string()) return std::string_view(*r);
     TypeError(parent.Key(key), JsonType::kString, *v);
@@ -184,7 +193,7 @@ class JsonReader {
   }
   std::optional<bool> Bool(const boost::json::object& o, std::string_view key,
                            const FieldPath& parent) {
-    const boost::json::value* v = Member(o, key);
+    const boost::json::value* v = Find(o, key);
     if (v == nullptr) return std::nullopt;
     if (const bool* r = v->if_bool()) return *r;
     TypeError(parent.Key(key), JsonType::kBool, *v);
@@ -195,21 +204,21 @@ class JsonReader {
                              const FieldPath& parent,
                              int64_t lo = std::numeric_limits<int64_t>::min(),
                              int64_t hi = std::numeric_limits<int64_t>::max()) {
-    const boost::json::value* v = Member(o, key);
+    const boost::json::value* v = Find(o, key);
     if (v == nullptr) return std::nullopt;
     return AsInt(*v, parent.Key(key), lo, hi);
   }
   // Any finite number.
   std::optional<double> Number(const boost::json::object& o, std::string_view key,
                                const FieldPath& parent) {
-    const boost::json::value* v = Member(o, key);
+    const boost::json::value* v = Find(o, key);
     if (v == nullptr) return std::nullopt;
     return AsNumber(*v, parent.Key(key));
   }
   // A resource.Quantity, given as a string ("500m", "2Gi") or a number (YAML "cpu: 2").
   std::optional<Quantity> QuantityOf(const boost::json::object& o, std::string_view key,
                                      const FieldPath& parent) {
-    const boost::json::value* v = Member(o, key);
+    const boost::json::value* v = Find(o, key);
     if (v == nullptr) return std::nullopt;
     return AsQuantity(*v, parent.Key(key));
   }
@@ -287,6 +296,8 @@ class JsonReader {
  private:
   std::optional<int64_t> AsIntSlow(const boost::json::value& v, const FieldPath& path, int64_t lo,
                                    int64_t hi);
+  static const boost::json::value* FindFoldingCase(const boost::json::object& o,
+                                                   std::string_view key);
 
   const Dialect* dialect_;
   FieldErrors errors_;

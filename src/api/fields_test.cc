@@ -149,6 +149,22 @@ TEST(JsonReaderTest, ACleanDocumentRecordsNothing) {
   EXPECT_TRUE(r.errors().ToStatus("doc").ok());
 }
 
+TEST(JsonReaderTest, AFoldCaseDialectPrefersTheExactNameThenAnyCase) {
+  Dialect folding = kTestDialect;
+  folding.fold_case = true;
+  JsonReader r(folding);
+  JsonReader strict(kTestDialect);
+  const json::object o = Doc(R"({"podName":"lower","PodName":"exact","nodes":["n1"],"UID":null})");
+  const FieldPath root;
+  EXPECT_EQ(r.String(o, "PodName", root), "exact");
+  EXPECT_EQ(r.String(o, "PODNAME", root), "lower") << "the first member that folds to the name";
+  ASSERT_NE(r.Array(o, "Nodes", root), nullptr);
+  EXPECT_EQ(r.Find(o, "uid"), nullptr) << "null reads as absent";
+  EXPECT_EQ(r.String(o, "Missing", root), std::nullopt);
+  EXPECT_EQ(strict.Array(o, "Nodes", root), nullptr) << "other dialects match names exactly";
+  EXPECT_TRUE(r.ok());
+}
+
 }  // namespace
 }  // namespace gpusched::api
 

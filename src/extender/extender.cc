@@ -3,14 +3,13 @@
 
 #include <algorithm>
 #include <boost/json.hpp>
-#include <cctype>
 #include <future>
-#include <limits>
 #include <span>
 
 #include "src/api/decode.h"
 #include "src/common/interner.h"
 #include "src/common/logging.h"
+#include "src/extender/wire.h"
 #include "src/framework/preemption/preemption.h"
 
 namespace gpusched::extender {
@@ -24,178 +23,12 @@ using framework::runtime::Framework;
 // MaxExtenderPriority in k8s.io/kube-scheduler/extender/v1.
 constexpr int64_t kMaxExtenderPriority = 10;
 
-bool EqualsIgnoreCase(std::string_view a, std::string_view b) {
-  if (a.size() != b.size()) return false;
-  for (size_t i = 0; i < a.size(); ++i) {
-    if (std::tolower(static_cast<unsigned char>(a[i])) !=
-        std::tolower(static_cast<unsigned char>(b[i]))) {
-      return false;
-    }
-  }
-  return true;
-}
-
-// obj[name], matching the key case-insensitively as Go's decoder does; null counts as absent.
-const json::value* Field(const json::object& obj, std::string_view name) {
-  if (auto it = obj.find(name); it != obj.end())
-    return it->value().is_null() ? nullptr : &it->value();
-  for (const auto& kv : obj) {
-    if (EqualsIgnoreCase(kv.key(), name)) return kv.value().is_null() ? nullptr : &kv.value();
-  }
-  return nullptr;
-}
-
 http::Response BadRequest(std::string message) {
   return http::Response{400, "text/plain", std::move(message) + "\n", {}};
 }
 
 http::Response Json(const json::value& v) {
   return http::Response{200, "application/json", json::serialize(v), {}};
-}
-
-// The parts of ExtenderArgs the verbs share.
-struct Args {
-  api::PodPtr pod;
-  bool node_cache_capable = false;      // NodeNames given rather than Nodes
-  std::vector<std::string> names;       // the candidate nodes, in request order
-  std::vector<api::NodePtr> nodes;      // decoded Nodes (only when !node_cache_capable)
-  std::vector<const json::value*> raw;  // the Nodes items (inside `root`), echoed back
-  // The parsed request. `raw` points into its heap-allocated arrays, which stay put when Args
-  // moves.
-  json::value root;
-};
-
-common::StatusOr<Args> ParseArgs(std::string_view body) {
-  Args a;
-  GPUSCHED_ASSIGN_OR_RETURN(a.root, api::ParseJson(body, "request"));
-  const json::object* obj = a.root.if_object();
-  if (obj == nullptr) return common::InvalidArgumentError("request: want an ExtenderArgs object");
-  const json::value* pod = Field(*obj, "Pod");
-  if (pod == nullptr) return common::InvalidArgumentError("request: Pod is required");
-  GPUSCHED_ASSIGN_OR_RETURN(api::Pod p, api::DecodePod(*pod));
-  a.pod = std::make_shared<const api::Pod>(std::move(p));
-  if (const json::value* names = Field(*obj, "NodeNames")) {
-    const json::array* arr = names->if_array();
-    if (arr == nullptr) return common::InvalidArgumentError("request: NodeNames: want an array");
-    a.node_cache_capable = true;
-    for (const auto& n : *arr) {
-      const json::string* s = n.if_string();
-      if (s == nullptr) return common::InvalidArgumentError("request: NodeNames: want strings");
-      a.names.emplace_back(*s);
-    }
-    return a;
-  }
-  if (const json::value* nodes = Field(*obj, "Nodes")) {
-    const json::object* list = nodes->if_object();
-    if (list == nullptr)
-      return common::InvalidArgumentError("request: Nodes: want a NodeList object");
-    const json::value* items = Field(*list, "items");
-    if (items != nullptr) {
-      const json::array* arr = items->if_array();
-      if (arr == nullptr)
-        return common::InvalidArgumentError("request: Nodes.items: want an array");
-      for (size_t i = 0; i < arr->size(); ++i) {
-        auto n = api::DecodeNode((*arr)[i]);
-        if (!n.ok()) {
-          return common::InvalidArgumentError("request: Nodes.items[" + std::to_string(i) +
-                                              "]: " + std::string(n.status().message()));
-        }
-        a.names.push_back(n->meta.name);
-        a.nodes.push_back(std::make_shared<const api::Node>(std::move(n).value()));
-        a.raw.push_back(&(*arr)[i]);
-      }
-    }
-    return a;
-  }
-  return common::InvalidArgumentError("request: one of NodeNames or Nodes is required");
-}
-
-// ExtenderPreemptionArgs: the pod and, per node, the victims kube-scheduler proposes.
-struct PreemptArgs {
-  struct Node {
-    std::string name;
-    std::vector<std::string> uids;  // the proposed victims, in request order
-    int64_t pdb_violations = 0;
-  };
-  api::PodPtr pod;
-  std::vector<Node> nodes;
-};
-
-common::Status BadField(const std::string& path, std::string_view what) {
-  return common::InvalidArgumentError("request: " + path + ": " + std::string(what));
-}
-
-// One Victims (full pods) or MetaVictims (UIDs) value at `path` into `out`.
-common::Status ParseVictims(const json::value& v, const std::string& path, bool meta,
-                            PreemptArgs::Node& out) {
-  const json::object* obj = v.if_object();
-  if (obj == nullptr)
-    return BadField(path, meta ? "want a MetaVictims object" : "want a Victims object");
-  if (const json::value* n = Field(*obj, "NumPDBViolations")) {
-    if (n->is_int64()) {
-      out.pdb_violations = n->as_int64();
-    } else if (n->is_uint64() &&
-               n->as_uint64() <= static_cast<uint64_t>(std::numeric_limits<int64_t>::max())) {
-      out.pdb_violations = static_cast<int64_t>(n->as_uint64());
-    } else {
-      return BadField(path + ".NumPDBViolations", "want an integer");
-    }
-  }
-  const json::value* pods = Field(*obj, "Pods");
-  if (pods == nullptr) return common::Status::Ok();  // Go's nil slice: no victims
-  const json::array* arr = pods->if_array();
-  if (arr == nullptr) return BadField(path + ".Pods", "want an array");
-  for (size_t i = 0; i < arr->size(); ++i) {
-    const std::string item = path + ".Pods[" + std::to_string(i) + "]";
-    if (meta) {
-      const json::object* mp = (*arr)[i].if_object();
-      if (mp == nullptr) return BadField(item, "want a MetaPod object");
-      const json::value* uid = Field(*mp, "UID");
-      const json::string* s = uid != nullptr ? uid->if_string() : nullptr;
-      if (s == nullptr || s->empty()) return BadField(item + ".UID", "want a non-empty string");
-      out.uids.emplace_back(*s);
-      continue;
-    }
-    auto pod = api::DecodePod((*arr)[i]);
-    if (!pod.ok()) return BadField(item, pod.status().message());
-    if (pod->meta.uid.empty()) return BadField(item + ".metadata.uid", "is required");
-    out.uids.push_back(pod->meta.uid);
-  }
-  return common::Status::Ok();
-}
-
-common::StatusOr<PreemptArgs> ParsePreemptArgs(std::string_view body) {
-  PreemptArgs a;
-  GPUSCHED_ASSIGN_OR_RETURN(json::value root, api::ParseJson(body, "request"));
-  const json::object* obj = root.if_object();
-  if (obj == nullptr)
-    return common::InvalidArgumentError("request: want an ExtenderPreemptionArgs object");
-  const json::value* pod = Field(*obj, "Pod");
-  if (pod == nullptr) return common::InvalidArgumentError("request: Pod is required");
-  auto p = api::DecodePod(*pod);
-  if (!p.ok()) return BadField("Pod", p.status().message());
-  a.pod = std::make_shared<const api::Pod>(std::move(p).value());
-  // nodeCacheCapable: UIDs only; otherwise whole pods. kube-scheduler sends one (the other null).
-  bool meta = true;
-  const json::value* map = Field(*obj, "NodeNameToMetaVictims");
-  if (map == nullptr) {
-    meta = false;
-    map = Field(*obj, "NodeNameToVictims");
-  }
-  if (map == nullptr) {
-    return common::InvalidArgumentError(
-        "request: one of NodeNameToMetaVictims or NodeNameToVictims is required");
-  }
-  const std::string key = meta ? "NodeNameToMetaVictims" : "NodeNameToVictims";
-  const json::object* nodes = map->if_object();
-  if (nodes == nullptr) return BadField(key, "want an object of node name to victims");
-  for (const auto& kv : *nodes) {
-    PreemptArgs::Node n;
-    n.name = std::string(kv.key());
-    GPUSCHED_RETURN_IF_ERROR(ParseVictims(kv.value(), key + "[" + n.name + "]", meta, n));
-    a.nodes.push_back(std::move(n));
-  }
-  return a;
 }
 
 // PostFilterContext over one Framework's Filter plugins, for the preempt verb: kube-scheduler
@@ -258,8 +91,8 @@ std::string Reason(const framework::Status& s) {
 // fit without those victims, selects the device-correct ones. A proposed victim our cache does
 // not have on the node is kept in the answer as given.
 NodeAnswer AnswerNode(const FilterContext& context, framework::CycleState& state,
-                      const api::Pod& pod, const NodeInfo* node, const PreemptArgs::Node& proposal,
-                      std::span<const api::PdbPtr> pdbs,
+                      const api::Pod& pod, const NodeInfo* node,
+                      const PreemptionArgs::Node& proposal, std::span<const api::PdbPtr> pdbs,
                       framework::preemption::VictimSelector& selector) {
   NodeAnswer a;
   if (node == nullptr) {
@@ -317,11 +150,6 @@ json::object MetaVictims(const std::vector<std::string>& uids, int64_t pdb_viola
   json::array pods;
   for (const std::string& uid : uids) pods.push_back(json::object{{"UID", uid}});
   return json::object{{"Pods", std::move(pods)}, {"NumPDBViolations", pdb_violations}};
-}
-
-json::value ParseOrNull(std::string_view body) {
-  auto v = api::ParseJson(body, "request");
-  return v.ok() ? std::move(v).value() : json::value();
 }
 
 }  // namespace
@@ -463,7 +291,7 @@ bool Extender::Interested(const api::Pod& pod) const {
 }
 
 http::Response Extender::Filter(std::string_view body) {
-  auto args = ParseArgs(body);
+  auto args = DecodeExtenderArgs(body);
   if (!args.ok()) return BadRequest(std::string(args.status().message()));
   Remember(args->pod);
   json::object out;
@@ -534,7 +362,7 @@ http::Response Extender::Filter(std::string_view body) {
 }
 
 http::Response Extender::Prioritize(std::string_view body) {
-  auto args = ParseArgs(body);
+  auto args = DecodeExtenderArgs(body);
   if (!args.ok()) return BadRequest(std::string(args.status().message()));
   Remember(args->pod);
   std::vector<int64_t> scores(args->names.size(), 0);
@@ -578,19 +406,12 @@ http::Response Extender::Prioritize(std::string_view body) {
 }
 
 http::Response Extender::Bind(std::string_view body) {
-  json::value root = ParseOrNull(body);
-  const json::object* obj = root.if_object();
-  if (obj == nullptr) return BadRequest("request: want an ExtenderBindingArgs object");
-  auto str = [&](std::string_view key) -> std::string {
-    const json::value* v = Field(*obj, key);
-    const json::string* s = v != nullptr ? v->if_string() : nullptr;
-    return s != nullptr ? std::string(*s) : std::string();
-  };
-  std::string name = str("PodName"), ns = str("PodNamespace"), uid = str("PodUID"),
-              node = str("Node");
-  if (name.empty() || uid.empty() || node.empty()) {
-    return BadRequest("request: PodName, PodUID and Node are required");
-  }
+  auto args = DecodeBindingArgs(body);
+  if (!args.ok()) return BadRequest(std::string(args.status().message()));
+  const std::string& name = args->pod_name;
+  const std::string& ns = args->pod_namespace;
+  const std::string& uid = args->pod_uid;
+  const std::string& node = args->node;
   auto result = [](std::string_view error) {
     json::object o;
     o["Error"] = error;
@@ -631,12 +452,12 @@ std::string Extender::ReserveForBind(const binding::Attempt& a) {
 }
 
 http::Response Extender::Preempt(std::string_view body) {
-  auto args = ParsePreemptArgs(body);
+  auto args = DecodePreemptionArgs(body);
   if (!args.ok()) return BadRequest(std::string(args.status().message()));
   const api::Pod& pod = *args->pod;
   json::object victims;
   if (!Interested(pod)) {  // not ours to judge: kube-scheduler's victims stand
-    for (const PreemptArgs::Node& n : args->nodes) {
+    for (const PreemptionArgs::Node& n : args->nodes) {
       if (!n.uids.empty()) victims[n.name] = MetaVictims(n.uids, n.pdb_violations);
     }
     return Json(json::object{{"NodeNameToMetaVictims", std::move(victims)}});
@@ -652,7 +473,7 @@ http::Response Extender::Preempt(std::string_view body) {
   const FilterContext context(*fw, *snap);
   framework::preemption::VictimSelector selector(deps_.clock);
   const std::vector<api::PdbPtr> pdbs = pdbs_.List();
-  for (const PreemptArgs::Node& n : args->nodes) {
+  for (const PreemptionArgs::Node& n : args->nodes) {
     const NodeInfo* ni = snap->Get(n.name);
     NodeAnswer a;
     if (pre.ok()) {
