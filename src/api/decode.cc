@@ -11,6 +11,7 @@
 #include <utility>
 
 #include "src/api/decode_internal.h"
+#include "src/api/fields.h"
 #include "src/api/manifest.h"
 #include "src/common/strings.h"
 
@@ -40,6 +41,25 @@ std::string_view MetaString(const json::value& object, std::string_view key) {
   const json::value* v = mo != nullptr ? JsonReader::Member(*mo, key) : nullptr;
   const json::string* str = v != nullptr ? v->if_string() : nullptr;
   return str != nullptr ? std::string_view(*str) : std::string_view();
+}
+
+common::StatusOr<ListPage> TakeListPage(json::value& list, std::string_view source) {
+  JsonReader r(PlainDialect());
+  const FieldPath root;
+  ListPage page;
+  const json::object* o = r.AsObject(list, root);
+  if (o != nullptr && r.Array(*o, "items", root) != nullptr) {
+    json::array& items = list.get_object().at("items").get_array();
+    page.items.reserve(items.size());
+    for (json::value& item : items) page.items.push_back(std::move(item));
+  }
+  if (const json::object* meta = o != nullptr ? r.Object(*o, "metadata", root) : nullptr) {
+    const FieldPath mp = root.Key("metadata");
+    page.continue_token = r.StringOr(*meta, "continue", mp);
+    page.resource_version = r.StringOr(*meta, "resourceVersion", mp);
+  }
+  if (!r.ok()) return r.errors().ToStatus(source);
+  return page;
 }
 
 std::optional<common::TimePoint> ParseRfc3339(std::string_view s) {

@@ -78,6 +78,17 @@ std::vector<std::string> NodeErrors(const boost::json::value& json);
 // resource versions).
 std::string_view MetaString(const boost::json::value& object, std::string_view key);
 
+// One page of a list response (v1.List, PodList, ...): its items, moved out of the document, and
+// metadata.continue and metadata.resourceVersion ("" when absent).
+struct ListPage {
+  std::vector<boost::json::value> items;
+  std::string continue_token;
+  std::string resource_version;
+};
+// InvalidArgument "source: ..." when `list` is not an object or its items or metadata are of the
+// wrong type. `list` is left with its items moved out.
+common::StatusOr<ListPage> TakeListPage(boost::json::value& list, std::string_view source);
+
 // Parses an RFC 3339 time (metav1.Time / MicroTime): optional fraction, Z or ±hh:mm offset.
 // nullopt when malformed.
 std::optional<common::TimePoint> ParseRfc3339(std::string_view s);

@@ -794,6 +794,36 @@ TEST(ParseJsonTest, BuildsTheValueInTheGivenStorage) {
   EXPECT_EQ(v->at("a").as_array().size(), 3u);
 }
 
+TEST(TakeListPageTest, MovesTheItemsOutAndReadsTheListMetadata) {
+  boost::json::value list = boost::json::parse(
+      R"({"kind":"PodList","metadata":{"resourceVersion":"42","continue":"abc"},)"
+      R"("items":[{"metadata":{"name":"a"}},{"metadata":{"name":"b"}}]})");
+  auto page = TakeListPage(list, "pods");
+  ASSERT_TRUE(page.ok()) << page.status().ToString();
+  ASSERT_EQ(page->items.size(), 2u);
+  EXPECT_EQ(MetaString(page->items[1], "name"), "b");
+  EXPECT_EQ(page->resource_version, "42");
+  EXPECT_EQ(page->continue_token, "abc");
+  boost::json::value last = boost::json::parse(R"({"items":null,"metadata":{}})");
+  auto empty = TakeListPage(last, "pods");
+  ASSERT_TRUE(empty.ok());
+  EXPECT_TRUE(empty->items.empty());
+  EXPECT_EQ(empty->continue_token, "");
+  for (const char* bad : {R"([])", R"({"items":{}})", R"({"metadata":{"continue":7}})"}) {
+    boost::json::value v = boost::json::parse(bad);
+    auto got = TakeListPage(v, "pods");
+    ASSERT_FALSE(got.ok()) << bad;
+    EXPECT_EQ(got.status().message().substr(0, 6), "pods: ") << got.status().message();
+  }
+}
+
+TEST(MetaStringTest, PeeksAtAStringMetadataMemberOnly) {
+  EXPECT_EQ(MetaString(boost::json::parse(R"({"metadata":{"name":"a","uid":7}})"), "name"), "a");
+  EXPECT_EQ(MetaString(boost::json::parse(R"({"metadata":{"name":"a","uid":7}})"), "uid"), "");
+  EXPECT_EQ(MetaString(boost::json::parse(R"({"metadata":null})"), "name"), "");
+  EXPECT_EQ(MetaString(boost::json::parse(R"([1])"), "name"), "");
+}
+
 TEST(ParseYamlDocumentsTest, TypesScalarsWithTheCoreSchema) {
   auto docs = ParseYamlDocuments(R"(
 plain: hello

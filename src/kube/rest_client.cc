@@ -5,6 +5,7 @@
 #include <string>
 
 #include "src/api/decode.h"
+#include "src/api/fields.h"
 #include "src/common/strings.h"
 
 namespace gpusched::kube {
@@ -62,15 +63,14 @@ std::string BodyMessage(std::string_view body) {
   if (common::Trim(body).empty()) return "";
   if (!body.empty() && common::Trim(body).front() == '{') {
     auto parsed = api::ParseJson(body, "response");
-    if (parsed.ok() && parsed->is_object()) {
-      const auto& o = parsed->as_object();
-      const auto* msg = o.if_contains("message");
-      if (msg != nullptr && msg->is_string() && !msg->as_string().empty()) {
-        return std::string(msg->as_string());
-      }
-      const auto* reason = o.if_contains("reason");
-      if (reason != nullptr && reason->is_string() && !reason->as_string().empty()) {
-        return std::string(reason->as_string());
+    api::JsonReader r(api::PlainDialect());
+    const api::FieldPath root;
+    // Best effort: a member of the wrong type reads as absent.
+    if (const boost::json::object* o = parsed.ok() ? parsed->if_object() : nullptr) {
+      for (std::string_view key : {"message", "reason"}) {
+        if (std::string_view text = r.StringOr(*o, key, root); !text.empty()) {
+          return std::string(text);
+        }
       }
     }
   }
@@ -110,17 +110,9 @@ common::StatusOr<std::vector<boost::json::value>> ListAll(RestClient& rest,
     GPUSCHED_ASSIGN_OR_RETURN(Response resp, rest.Do(req));
     if (!resp.ok()) return StatusFromResponse(req, resp);
     GPUSCHED_ASSIGN_OR_RETURN(boost::json::value body, api::ParseJson(resp.body, path));
-    boost::json::object* o = body.if_object();
-    if (o == nullptr) return common::InvalidArgumentError(path + ": not a JSON object");
-    if (boost::json::value* items = o->if_contains("items"); items && items->is_array()) {
-      for (boost::json::value& v : items->get_array()) out.push_back(std::move(v));
-    }
-    cont.clear();
-    if (boost::json::value* m = o->if_contains("metadata"); m && m->is_object()) {
-      if (boost::json::value* c = m->get_object().if_contains("continue"); c && c->is_string()) {
-        cont = std::string(c->get_string());
-      }
-    }
+    GPUSCHED_ASSIGN_OR_RETURN(api::ListPage page, api::TakeListPage(body, path));
+    for (boost::json::value& v : page.items) out.push_back(std::move(v));
+    cont = std::move(page.continue_token);
   } while (!cont.empty());
   return out;
 }
@@ -132,16 +124,17 @@ common::StatusOr<std::string> ServedGroupVersion(RestClient& rest, std::string_v
   GPUSCHED_ASSIGN_OR_RETURN(Response resp, rest.Do(req));
   if (!resp.ok()) return StatusFromResponse(req, resp);
   GPUSCHED_ASSIGN_OR_RETURN(boost::json::value body, api::ParseJson(resp.body, req.path));
+  // An APIGroup: versions[].groupVersion.
   std::vector<std::string_view> served;
-  if (const boost::json::object* o = body.if_object()) {
-    if (const boost::json::value* vs = o->if_contains("versions"); vs && vs->is_array()) {
-      for (const boost::json::value& v : vs->get_array()) {
-        const boost::json::object* vo = v.if_object();
-        const boost::json::value* gv = vo != nullptr ? vo->if_contains("groupVersion") : nullptr;
-        if (gv != nullptr && gv->is_string()) served.push_back(gv->get_string());
-      }
-    }
+  api::JsonReader r(api::PlainDialect());
+  const api::FieldPath root;
+  if (const boost::json::object* o = r.AsObject(body, root)) {
+    r.ForEachObject(*o, "versions", root,
+                    [&](const boost::json::object& v, const api::FieldPath& vp) {
+                      if (auto gv = r.String(v, "groupVersion", vp)) served.push_back(*gv);
+                    });
   }
+  GPUSCHED_RETURN_IF_ERROR(r.errors().ToStatus(req.path));
   for (std::string_view c : candidates) {
     for (std::string_view s : served) {
       if (s == c) return std::string(c);

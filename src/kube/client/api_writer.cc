@@ -37,17 +37,6 @@ const api::Condition* FindCondition(const std::vector<api::Condition>& condition
   return nullptr;
 }
 
-std::string_view StringField(const json::value& v, std::initializer_list<std::string_view> path) {
-  const json::value* cur = &v;
-  for (std::string_view key : path) {
-    if (!cur->is_object()) return {};
-    cur = cur->as_object().if_contains(key);
-    if (cur == nullptr) return {};
-  }
-  if (!cur->is_string()) return {};
-  return cur->as_string();
-}
-
 }  // namespace
 
 std::string PodPath(std::string_view ns, std::string_view name) {
@@ -299,8 +288,14 @@ common::Status KubeApiClient::VerifyFailedBind(
                           std::string(failure.message()) +
                               "; reading the pod back: " + std::string(got.status().message()));
   }
-  std::string_view uid = StringField(*got, {"metadata", "uid"});
-  std::string_view bound = StringField(*got, {"spec", "nodeName"});
+  common::StatusOr<api::Pod> stored = api::DecodePod(*got);
+  if (!stored.ok()) {
+    return common::Status(failure.code(),
+                          std::string(failure.message()) +
+                              "; reading the pod back: " + std::string(stored.status().message()));
+  }
+  const std::string_view uid = stored->meta.uid;
+  const std::string_view bound = stored->node_name;
   if (!pod.meta.uid.empty() && uid != pod.meta.uid) {
     return common::AbortedError("binding " + pod.Key() + ": the pod was replaced (uid " +
                                 common::Quote(uid) + ", expected " + common::Quote(pod.meta.uid) +
@@ -314,7 +309,8 @@ common::Status KubeApiClient::VerifyFailedBind(
   // Bound to our node: our earlier attempt went through. Make sure the annotations did too.
   json::object missing;
   for (const auto& [k, v] : annotations) {
-    if (StringField(*got, {"metadata", "annotations", k}) != v) missing[k] = v;
+    const std::string* have = stored->meta.Annotation(k);
+    if (have == nullptr || *have != v) missing[k] = v;
   }
   if (common::V(2))
     spdlog::info("binding {}: already bound to {} (a retried request)", pod.Key(), node);
@@ -423,19 +419,7 @@ common::Status KubeApiClient::CreateEvent(const EventRecord& event) {
   return s;
 }
 
-namespace {
-
-// The new object's metadata.resourceVersion ("" when the answer has none).
-std::string ResourceVersionOf(const json::value& obj) {
-  const json::object* o = obj.if_object();
-  const json::value* meta = o == nullptr ? nullptr : o->if_contains("metadata");
-  const json::value* rv = meta == nullptr || !meta->is_object()
-                              ? nullptr
-                              : meta->as_object().if_contains("resourceVersion");
-  return rv != nullptr && rv->is_string() ? std::string(rv->as_string()) : std::string();
-}
-
-}  // namespace
+namespace {}  // namespace
 
 json::object BuildBindPvPatch(const api::PersistentVolume& pv, bool bound_by_controller) {
   json::object meta;
@@ -470,7 +454,7 @@ common::StatusOr<std::string> KubeApiClient::BindPersistentVolume(const api::Per
       json::value answer,
       Send(JsonRequest("PATCH", "/api/v1/persistentvolumes/" + pv.name(),
                        BuildBindPvPatch(pv, bound_by_controller), "application/merge-patch+json")));
-  return ResourceVersionOf(answer);
+  return std::string(api::MetaString(answer, "resourceVersion"));
 }
 
 common::StatusOr<std::string> KubeApiClient::SetPvcSelectedNode(
@@ -487,7 +471,7 @@ common::StatusOr<std::string> KubeApiClient::SetPvcSelectedNode(
           "PATCH",
           "/api/v1/namespaces/" + pvc.namespace_() + "/persistentvolumeclaims/" + pvc.name(),
           BuildSelectedNodePatch(pvc, node), "application/merge-patch+json")));
-  return ResourceVersionOf(answer);
+  return std::string(api::MetaString(answer, "resourceVersion"));
 }
 
 std::string ResourceClaimPath(std::string_view ns, std::string_view name) {
@@ -521,7 +505,7 @@ json::object BuildClaimFinalizerPatch(const json::value& stored) {
   }
   finalizers.emplace_back(kResourceClaimFinalizer);
   json::object meta;
-  meta["resourceVersion"] = StringField(stored, {"metadata", "resourceVersion"});
+  meta["resourceVersion"] = api::MetaString(stored, "resourceVersion");
   meta["finalizers"] = std::move(finalizers);
   return json::object{{"metadata", std::move(meta)}};
 }
@@ -632,8 +616,8 @@ common::StatusOr<api::ResourceClaimPtr> KubeApiClient::UpdateResourceClaimStatus
   common::StatusOr<json::value> stored = GetJson(path);
   if (!stored.ok()) return stored.status().WithContext(what);
   // The claim changed since the scheduler read it: upstream's Update would conflict too.
-  const std::string_view stored_rv = StringField(*stored, {"metadata", "resourceVersion"});
-  const std::string_view stored_uid = StringField(*stored, {"metadata", "uid"});
+  const std::string_view stored_rv = api::MetaString(*stored, "resourceVersion");
+  const std::string_view stored_uid = api::MetaString(*stored, "uid");
   if (!claim.meta.uid.empty() && stored_uid != claim.meta.uid) {
     return common::AbortedError(what + ": replaced (uid " + std::string(stored_uid) + ", want " +
                                 claim.meta.uid + ")");
@@ -653,8 +637,8 @@ common::StatusOr<api::ResourceClaimPtr> KubeApiClient::UpdateResourceClaimStatus
     }
   }
   const bool with_allocation = allocation == nullptr || allocation->is_null();
-  json::object patch = BuildClaimStatusPatch(
-      claim, StringField(*stored, {"metadata", "resourceVersion"}), with_allocation);
+  json::object patch =
+      BuildClaimStatusPatch(claim, api::MetaString(*stored, "resourceVersion"), with_allocation);
   common::StatusOr<json::value> answer =
       Send(JsonRequest("PATCH", path + "/status", patch, "application/merge-patch+json"));
   if (!answer.ok()) return answer.status().WithContext(what + ": writing status");
@@ -753,14 +737,14 @@ common::Status KubeApiClient::DeleteResourceClaim(const api::ResourceClaim& clai
     }
   }
   if (had) {
-    json::object meta{{"resourceVersion", StringField(*stored, {"metadata", "resourceVersion"})},
+    json::object meta{{"resourceVersion", api::MetaString(*stored, "resourceVersion")},
                       {"finalizers", std::move(kept)}};
     common::Status s = Write(JsonRequest("PATCH", path, json::object{{"metadata", meta}},
                                          "application/merge-patch+json"));
     if (!s.ok() && !gone(s)) return s.WithContext(what + ": removing finalizer");
   }
   json::object options;
-  if (const std::string_view uid = StringField(*stored, {"metadata", "uid"}); !uid.empty()) {
+  if (const std::string_view uid = api::MetaString(*stored, "uid"); !uid.empty()) {
     options["preconditions"] = json::object{{"uid", uid}};
   }
   common::Status s = Write(JsonRequest("DELETE", path, options));

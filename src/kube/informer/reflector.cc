@@ -147,20 +147,11 @@ Status Reflector::List() {
     }
     auto parsed = api::ParseJson(resp->body, "list response", json::storage_ptr(&arena));
     if (!parsed.ok()) return parsed.status().WithContext("informer " + options_.name);
-    json::object* o = parsed->if_object();
-    if (o == nullptr) {
-      return common::InvalidArgumentError("informer " + options_.name +
-                                          ": list response is not an object");
-    }
-    json::value* arr = o->if_contains("items");
-    if (arr != nullptr && arr->is_array()) {
-      for (json::value& item : arr->as_array()) items.push_back(std::move(item));
-    } else if (arr != nullptr && !arr->is_null()) {
-      return common::InvalidArgumentError("informer " + options_.name +
-                                          ": list items is not an array");
-    }
-    list_rv = api::MetaString(*parsed, "resourceVersion");
-    continue_token = api::MetaString(*parsed, "continue");
+    auto page = api::TakeListPage(*parsed, "informer " + options_.name + ": list response");
+    if (!page.ok()) return page.status();
+    for (json::value& item : page->items) items.push_back(std::move(item));
+    list_rv = std::move(page->resource_version);
+    continue_token = std::move(page->continue_token);
     if (continue_token.empty()) break;
   }
   if (list_rv.empty()) {

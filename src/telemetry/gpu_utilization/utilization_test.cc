@@ -136,7 +136,7 @@ TEST(UtilizationRefresherTest, AMalformedAnswerIsAnErrorNotACrash) {
   prom.util_body = "{\"status\":\"success\",\"data\":{\"resultType\":\"vector\",\"result\":[{}]}}";
   common::Status s = r.RunOnce();
   ASSERT_FALSE(s.ok());
-  EXPECT_THAT(std::string(s.message()), HasSubstr("series without value"));
+  EXPECT_THAT(std::string(s.message()), HasSubstr("data.result[0].value: required"));
   EXPECT_EQ(calls, 0);
 }
 

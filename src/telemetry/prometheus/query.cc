@@ -8,6 +8,7 @@
 #include <optional>
 
 #include "src/api/decode.h"
+#include "src/api/fields.h"
 #include "src/common/strings.h"
 
 namespace gpusched::telemetry::prometheus {
@@ -15,19 +16,47 @@ namespace {
 
 namespace json = boost::json;
 
-common::Status Bad(std::string_view why) {
-  return common::InvalidArgumentError("prometheus response: " + std::string(why));
+using api::FieldPath;
+
+// The response's errors as one status.
+common::Status Bad(const api::JsonReader& r) {
+  return common::InvalidArgumentError("prometheus response: " + r.errors().Join());
 }
 
-// A [timestamp, "value"] pair.
-common::StatusOr<double> SampleValue(const json::value& v) {
-  const json::array* a = v.if_array();
-  if (a == nullptr || a->size() != 2 || !(*a)[1].is_string()) {
-    return Bad("want [timestamp, \"value\"]");
+// A [timestamp, "value"] pair at `path` (0 and an error when it is not one).
+double SampleValue(api::JsonReader& r, const json::value& v, const FieldPath& path) {
+  const json::array* a = r.AsArray(v, path);
+  if (a == nullptr) return 0;
+  if (a->size() != 2) {
+    r.Error(path, "want [timestamp, \"value\"]");
+    return 0;
   }
-  std::optional<double> x = ParseSampleValue(std::string_view((*a)[1].get_string()));
-  if (!x) return Bad("invalid sample value " + common::Quote((*a)[1].get_string()));
-  return *x;
+  const FieldPath vp = path.At(1);
+  const std::optional<std::string_view> text = r.AsString((*a)[1], vp);
+  if (!text) return 0;
+  const std::optional<double> x = ParseSampleValue(*text);
+  if (!x) r.Error(vp, "invalid sample value " + common::Quote(*text));
+  return x.value_or(0);
+}
+
+// One series of a vector result: its value and its labels, sorted.
+Series DecodeSeries(api::JsonReader& r, const json::object& s, const FieldPath& path) {
+  Series item;
+  if (const json::value* value = r.Find(s, "value")) {
+    item.value = SampleValue(r, *value, path.Key("value"));
+  } else {
+    r.Error(path.Key("value"), "required");
+  }
+  if (const json::object* metric = r.Object(s, "metric", path)) {
+    const FieldPath mp = path.Key("metric");
+    for (const auto& kv : *metric) {
+      if (auto v = r.AsString(kv.value(), mp.Key(kv.key()))) {
+        item.labels.emplace_back(std::string(kv.key()), std::string(*v));
+      }
+    }
+    std::sort(item.labels.begin(), item.labels.end());
+  }
+  return item;
 }
 
 }  // namespace
@@ -74,60 +103,42 @@ std::string UrlEncode(std::string_view s) {
 }
 
 common::StatusOr<std::vector<Series>> ParseQueryVector(std::string_view body) {
-  auto parsed = api::ParseJson(body, "prometheus response");
-  if (!parsed.ok()) return parsed.status();
-  const json::object* o = parsed->if_object();
-  if (o == nullptr) return Bad("not a JSON object");
-  const json::value* status = o->if_contains("status");
-  if (status == nullptr || !status->is_string()) return Bad("no status");
-  if (status->get_string() != "success") {
-    std::string type, err;
-    if (const json::value* t = o->if_contains("errorType"); t && t->is_string()) {
-      type = t->get_string();
-    }
-    if (const json::value* e = o->if_contains("error"); e && e->is_string()) err = e->get_string();
-    return common::InvalidArgumentError("prometheus query failed: " + type + ": " + err);
+  GPUSCHED_ASSIGN_OR_RETURN(json::value parsed, api::ParseJson(body, "prometheus response"));
+  api::JsonReader r(api::PlainDialect());
+  const FieldPath root;
+  const json::object* o = r.AsObject(parsed, root);
+  if (o == nullptr) return Bad(r);
+  const std::optional<std::string_view> status = r.String(*o, "status", root);
+  if (status && *status != "success") {
+    return common::InvalidArgumentError(
+        "prometheus query failed: " + std::string(r.StringOr(*o, "errorType", root)) + ": " +
+        std::string(r.StringOr(*o, "error", root)));
   }
-  const json::value* data = o->if_contains("data");
-  if (data == nullptr || !data->is_object()) return Bad("no data");
-  const json::object& d = data->get_object();
-  const json::value* type = d.if_contains("resultType");
-  const json::value* result = d.if_contains("result");
-  if (type == nullptr || !type->is_string() || result == nullptr) {
-    return Bad("no resultType/result");
-  }
+  const json::object* data = r.Object(*o, "data", root);
+  if (r.ok() && (!status || data == nullptr)) r.Error(root, "want status and data");
+  if (!r.ok()) return Bad(r);
+  const FieldPath dp = root.Key("data");
+  const std::string_view type = r.StringOr(*data, "resultType", dp);
+  const json::value* result = r.Find(*data, "result");
+  if (r.ok() && (type.empty() || result == nullptr)) r.Error(dp, "want resultType and result");
+  if (!r.ok()) return Bad(r);
+  const FieldPath rp = dp.Key("result");
   std::vector<Series> out;
-  if (type->get_string() == "scalar") {
-    GPUSCHED_ASSIGN_OR_RETURN(double v, SampleValue(*result));
-    out.push_back(Series{{}, v});
-    return out;
-  }
-  if (type->get_string() != "vector") {
-    return Bad("resultType " + common::Quote(type->get_string()) +
-               " (want vector or scalar; use an instant query)");
-  }
-  const json::array* series = result->if_array();
-  if (series == nullptr) return Bad("result is not a list");
-  out.reserve(series->size());
-  for (const json::value& s : *series) {
-    const json::object* so = s.if_object();
-    if (so == nullptr) return Bad("series is not an object");
-    const json::value* value = so->if_contains("value");
-    if (value == nullptr) return Bad("series without value");
-    Series item;
-    GPUSCHED_ASSIGN_OR_RETURN(item.value, SampleValue(*value));
-    if (const json::value* metric = so->if_contains("metric")) {
-      const json::object* mo = metric->if_object();
-      if (mo == nullptr) return Bad("metric is not an object");
-      for (const auto& kv : *mo) {
-        if (!kv.value().is_string())
-          return Bad("label " + common::Quote(kv.key()) + " is not a string");
-        item.labels.emplace_back(std::string(kv.key()), std::string(kv.value().get_string()));
+  if (type == "scalar") {
+    out.push_back(Series{{}, SampleValue(r, *result, rp)});
+  } else if (type != "vector") {
+    r.Error(dp.Key("resultType"),
+            common::Quote(type) + " (want vector or scalar; use an instant query)");
+  } else if (const json::array* series = r.AsArray(*result, rp)) {
+    out.reserve(series->size());
+    for (size_t i = 0; i < series->size(); ++i) {
+      const FieldPath sp = rp.At(i);
+      if (const json::object* so = r.AsObject((*series)[i], sp)) {
+        out.push_back(DecodeSeries(r, *so, sp));
       }
-      std::sort(item.labels.begin(), item.labels.end());
     }
-    out.push_back(std::move(item));
   }
+  if (!r.ok()) return Bad(r);
   return out;
 }
 
