@@ -29,14 +29,10 @@ constexpr common::Duration kMinRefreshInterval = std::chrono::seconds(5);
 int Sign(int64_t v) { return (v > 0) - (v < 0); }
 
 std::string KeyOf(const json::value& obj) {
-  const json::object* o = obj.if_object();
-  if (o == nullptr) return {};
-  const json::value* m = o->if_contains("metadata");
-  if (m == nullptr || !m->is_object()) return {};
-  const json::value* ns = m->get_object().if_contains("namespace");
-  const json::value* name = m->get_object().if_contains("name");
-  if (ns == nullptr || name == nullptr || !ns->is_string() || !name->is_string()) return {};
-  return std::string(ns->get_string()) + "/" + std::string(name->get_string());
+  const std::string_view ns = api::MetaString(obj, "namespace");
+  const std::string_view name = api::MetaString(obj, "name");
+  if (ns.empty() || name.empty()) return {};
+  return std::string(ns) + "/" + std::string(name);
 }
 
 // True when `b` differs from `a` in anything EvaluateCost or the policy choice reads, or its cost

@@ -140,7 +140,7 @@ TEST(PrometheusTest, ParsesQueryAnswers) {
       {"sample is not a pair",
        R"({"status":"success","data":{"resultType":"scalar","result":"1"}})", false, 0,
        "want [timestamp"},
-      {"no data", R"({"status":"success"})", false, 0, "no data"},
+      {"no data", R"({"status":"success"})", false, 0, "data: required"},
       {"NaN passes through (the cost term rejects it)",
        R"({"status":"success","data":{"resultType":"scalar","result":[1,"NaN"]}})", true, NAN, ""},
   };

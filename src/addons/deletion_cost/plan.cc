@@ -6,6 +6,8 @@
 #include <set>
 #include <sstream>
 
+#include "src/api/decode.h"
+#include "src/api/fields.h"
 #include "src/common/strings.h"
 
 namespace gpusched::addons::deletion_cost {
@@ -13,19 +15,12 @@ namespace {
 
 namespace json = boost::json;
 
-std::string_view Str(const json::value& v, std::string_view a, std::string_view b = {}) {
-  const json::object* o = v.if_object();
-  if (o == nullptr) return {};
-  const json::value* x = o->if_contains(a);
-  if (x == nullptr) return {};
-  if (!b.empty()) {
-    const json::object* xo = x->if_object();
-    if (xo == nullptr) return {};
-    x = xo->if_contains(b);
-    if (x == nullptr) return {};
-  }
-  const json::string* s = x->if_string();
-  return s ? std::string_view(*s) : std::string_view();
+// The string member `key` of a document (its kind), or "".
+std::string_view TopString(const json::value& doc, std::string_view key) {
+  const json::object* o = doc.if_object();
+  const json::value* v = o != nullptr ? api::JsonReader::Member(*o, key) : nullptr;
+  const json::string* str = v != nullptr ? v->if_string() : nullptr;
+  return str != nullptr ? std::string_view(*str) : std::string_view();
 }
 
 // True when `ref` points at `w` (by UID; by kind and name for manifests without UIDs).
@@ -55,7 +50,7 @@ std::string Pad(std::string s, size_t w) {
 }
 
 bool InNamespace(const json::value& v, const std::string& ns) {
-  return Str(v, "metadata", "namespace") == ns;
+  return api::MetaString(v, "namespace") == ns;
 }
 
 common::StatusOr<std::vector<WorkloadFacts>> DecodeReplicaSets(const ClusterObjects& objects,
@@ -87,7 +82,7 @@ common::Status PickDeploymentReplicaSet(const ClusterObjects& objects, const Pla
                                         const std::string& target, PlanResult& result) {
   std::optional<WorkloadFacts> deployment;
   for (const json::value& v : objects.deployments) {
-    if (!InNamespace(v, request.namespace_) || Str(v, "metadata", "name") != request.name) continue;
+    if (!InNamespace(v, request.namespace_) || api::MetaString(v, "name") != request.name) continue;
     GPUSCHED_ASSIGN_OR_RETURN(WorkloadFacts w, DecodeWorkload(v));
     deployment = std::move(w);
   }
@@ -132,7 +127,7 @@ common::Status PickNamedReplicaSet(const ClusterObjects& objects, const PlanRequ
   if (const api::OwnerReference* ref = result.replicaset.ControllerRef();
       ref && ref->kind == "Deployment") {
     for (const json::value& v : objects.deployments) {
-      if (!InNamespace(v, request.namespace_) || Str(v, "metadata", "name") != ref->name) continue;
+      if (!InNamespace(v, request.namespace_) || api::MetaString(v, "name") != ref->name) continue;
       auto d = DecodeWorkload(v);
       if (d.ok()) result.owner = std::move(d).value();
     }
@@ -219,7 +214,7 @@ ClusterObjects ClassifyObjects(const std::vector<boost::json::value>& docs,
     json::value doc = queue[k];
     json::object* o = doc.if_object();
     if (o == nullptr) continue;
-    const std::string kind(Str(doc, "kind"));
+    const std::string kind(TopString(doc, "kind"));
     if (kind == "List" || (kind.size() > 4 && kind.ends_with("List"))) {
       if (const json::value* items = o->if_contains("items"); items && items->is_array()) {
         // LIST answers leave kind/apiVersion off their items: restore them.
@@ -236,7 +231,7 @@ ClusterObjects ClassifyObjects(const std::vector<boost::json::value>& docs,
     }
     json::object* meta = nullptr;
     if (json::value* m = o->if_contains("metadata")) meta = m->if_object();
-    if (meta != nullptr && Str(doc, "metadata", "namespace").empty()) {
+    if (meta != nullptr && api::MetaString(doc, "namespace").empty()) {
       (*meta)["namespace"] = default_namespace;
     }
     if (kind == "Deployment") {

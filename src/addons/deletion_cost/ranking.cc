@@ -12,6 +12,7 @@
 #include <utility>
 
 #include "src/api/decode.h"
+#include "src/api/fields.h"
 #include "src/common/strings.h"
 
 namespace gpusched::addons::deletion_cost {
@@ -72,27 +73,10 @@ Verdict TimeLess(const std::optional<common::TimePoint>& t1,
                  "bucket " + std::to_string(b1) + (b1 < b2 ? " < " : " > ") + std::to_string(b2)};
 }
 
-int32_t ClampInt32(int64_t v) {
-  return static_cast<int32_t>(std::clamp<int64_t>(v, std::numeric_limits<int32_t>::min(),
-                                                  std::numeric_limits<int32_t>::max()));
-}
-
-// Reads `key` of `o` as an integer, leniently (0 when absent or not a number).
-int64_t IntOr0(const json::object& o, std::string_view key) {
-  const json::value* v = o.if_contains(key);
-  if (v == nullptr) return 0;
-  if (const int64_t* i = v->if_int64()) return *i;
-  if (const uint64_t* u = v->if_uint64())
-    return static_cast<int64_t>(std::min<uint64_t>(*u, INT64_MAX));
-  if (const double* d = v->if_double()) return static_cast<int64_t>(*d);
-  return 0;
-}
-
-std::string_view StrOrEmpty(const json::object& o, std::string_view key) {
-  const json::value* v = o.if_contains(key);
-  if (v == nullptr) return {};
-  const json::string* s = v->if_string();
-  return s ? std::string_view(*s) : std::string_view();
+// A container status's restartCount (0 when absent).
+int32_t RestartCount(api::JsonReader& r, const json::object& c, const api::FieldPath& path) {
+  return static_cast<int32_t>(
+      r.Int(c, "restartCount", path, 0, std::numeric_limits<int32_t>::max()).value_or(0));
 }
 
 }  // namespace
@@ -170,27 +154,26 @@ common::StatusOr<PodFacts> DecodePodFacts(const boost::json::value& json) {
   for (const api::Container& c : pod.init_containers) {
     if (c.restartable) sidecars.insert(c.name);
   }
-  const json::object& root = json.as_object();  // DecodePod checked it is an object
-  if (const json::value* st = root.if_contains("status"); st != nullptr && st->is_object()) {
-    const json::object& status = st->get_object();
-    f.phase = std::string(StrOrEmpty(status, "phase"));
-    f.pod_ip = std::string(StrOrEmpty(status, "podIP"));
-    if (const json::value* cs = status.if_contains("containerStatuses"); cs && cs->is_array()) {
-      for (const json::value& c : cs->get_array()) {
-        if (!c.is_object()) continue;
-        f.max_restarts =
-            std::max(f.max_restarts, ClampInt32(IntOr0(c.get_object(), "restartCount")));
-      }
-    }
-    if (const json::value* cs = status.if_contains("initContainerStatuses"); cs && cs->is_array()) {
-      for (const json::value& c : cs->get_array()) {
-        if (!c.is_object()) continue;
-        if (!sidecars.contains(StrOrEmpty(c.get_object(), "name"))) continue;
-        f.max_sidecar_restarts =
-            std::max(f.max_sidecar_restarts, ClampInt32(IntOr0(c.get_object(), "restartCount")));
-      }
-    }
+  // What api::Pod does not keep (only this ranking reads it): status.phase as written,
+  // status.podIP and the restart counts.
+  api::JsonReader r(api::PlainDialect());
+  const api::FieldPath root;
+  const json::object& o = json.get_object();  // DecodePod checked it is an object
+  if (const json::object* status = r.Object(o, "status", root)) {
+    const api::FieldPath sp = root.Key("status");
+    f.phase = r.StringOr(*status, "phase", sp);
+    f.pod_ip = r.StringOr(*status, "podIP", sp);
+    r.ForEachObject(*status, "containerStatuses", sp,
+                    [&](const json::object& c, const api::FieldPath& cp) {
+                      f.max_restarts = std::max(f.max_restarts, RestartCount(r, c, cp));
+                    });
+    r.ForEachObject(
+        *status, "initContainerStatuses", sp, [&](const json::object& c, const api::FieldPath& cp) {
+          if (!sidecars.contains(r.StringOr(c, "name", cp))) return;
+          f.max_sidecar_restarts = std::max(f.max_sidecar_restarts, RestartCount(r, c, cp));
+        });
   }
+  if (!r.ok()) return common::InvalidArgumentError("pod " + pod.Key() + ": " + r.errors().Join());
   return f;
 }
 

@@ -25,9 +25,8 @@ common::Status Bad(const api::JsonReader& r) {
 
 // A [timestamp, "value"] pair at `path` (0 and an error when it is not one).
 double SampleValue(api::JsonReader& r, const json::value& v, const FieldPath& path) {
-  const json::array* a = r.AsArray(v, path);
-  if (a == nullptr) return 0;
-  if (a->size() != 2) {
+  const json::array* a = v.if_array();
+  if (a == nullptr || a->size() != 2) {
     r.Error(path, "want [timestamp, \"value\"]");
     return 0;
   }
@@ -115,7 +114,10 @@ common::StatusOr<std::vector<Series>> ParseQueryVector(std::string_view body) {
         std::string(r.StringOr(*o, "error", root)));
   }
   const json::object* data = r.Object(*o, "data", root);
-  if (r.ok() && (!status || data == nullptr)) r.Error(root, "want status and data");
+  // Absent (not of the wrong type: that has its error).
+  for (std::string_view key : {"status", "data"}) {
+    if (r.Find(*o, key) == nullptr) r.Error(root.Key(key), "required");
+  }
   if (!r.ok()) return Bad(r);
   const FieldPath dp = root.Key("data");
   const std::string_view type = r.StringOr(*data, "resultType", dp);
