@@ -34,8 +34,8 @@
 #include "cmd/gpusched/run_group.h"
 #include "cmd/gpusched/serving.h"
 #include "cmd/gpusched/wiring.h"
-#include "src/addons/network/store.h"
 #include "src/addons/network/watch/crd_watch.h"
+#include "src/cache/network_store.h"
 #include "src/common/clock.h"
 #include "src/common/executor.h"
 #include "src/common/mutex.h"
@@ -121,7 +121,7 @@ class SchedulerServer {
   std::unique_ptr<kube::client::AsyncEventClient> events_;
 
   // AppGroups, NetworkTopologies and the measured traffic matrix for NetworkLocality.
-  addons::network::NetworkStore network_store_;
+  cache::NetworkStore network_store_;
   framework::Registry registry_;
   std::unique_ptr<common::ThreadPoolExecutor> executor_;  // binding cycles
   std::unique_ptr<metrics::SchedulerMetrics> sched_metrics_;

@@ -17,8 +17,8 @@
 // originCosts / costs) are not accepted; the Go API's (topologyList / originList / costList) are.
 //
 // Pods join an AppGroup with two labels (kAppGroupLabel, kWorkloadLabel). Values are immutable
-// once decoded; share them as shared_ptr<const ...>. The NetworkStore (src/addons/network) keeps
-// them; the NetworkLocality plugin reads them through framework::NetworkView.
+// once decoded; share them as shared_ptr<const ...>. The NetworkStore (src/cache/network_store.h)
+// keeps them; the NetworkLocality plugin reads them through framework::NetworkView.
 #pragma once
 
 #include <boost/json/fwd.hpp>

@@ -2,8 +2,8 @@
 // TrafficMatrix: measured workload -> workload traffic (MB/s), the third way to say who talks to
 // whom (after AppGroup CRDs and the gpusched.io/traffic annotation). It is built from service
 // mesh metrics in Prometheus by telemetry/traffic's TrafficMatrixRefresher and published in the
-// NetworkStore (src/addons/network); the NetworkLocality plugin reads it once per pod through
-// framework::NetworkView.
+// NetworkStore (src/cache/network_store.h); the NetworkLocality plugin reads it once per pod
+// through framework::NetworkView.
 //
 // Workloads. A workload is named (namespace, name). Its pods are the pods of that namespace whose
 // label `workload_label()` (default "app") equals the name. Istio's `source_workload` /

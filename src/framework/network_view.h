@@ -5,7 +5,7 @@
 // exactly what the NetworkLocality plugin reads; the values are api types (src/api/network_crd.h,
 // src/api/traffic_matrix.h).
 //
-// Implemented by the NetworkStore (src/addons/network/store.h), which the CRD watch and the
+// Implemented by the NetworkStore (src/cache/network_store.h), which the CRD watch and the
 // traffic refresher keep current in `gpusched scheduler`, and which tests fill by hand. Where
 // nothing keeps one (the simulator, the extender, `gpusched explain`) the Handle offers none.
 //

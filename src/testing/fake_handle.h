@@ -3,7 +3,7 @@
 // each call and returns a settable status instead of talking to an API server; waiting_pods() is
 // an empty table unless a test sets one (SetWaitingPods); gangs() is null unless a test sets one
 // (SetGangs); network() is null unless a test sets a view (SetNetwork, e.g. an
-// addons::network::NetworkStore it fills). Thread-safe.
+// cache::NetworkStore it fills). Thread-safe.
 #pragma once
 
 #include <string>

@@ -8,9 +8,9 @@
 #include <string>
 #include <vector>
 
-#include "src/addons/network/store.h"
 #include "src/api/network_crd.h"
 #include "src/api/traffic_matrix.h"
+#include "src/cache/network_store.h"
 #include "src/framework/plugin.h"
 #include "src/testing/builders.h"
 #include "src/testing/fake_handle.h"
@@ -42,7 +42,7 @@ framework::Snapshot SnapshotOf(const std::vector<Placed>& nodes) {
 }
 
 // The plugin over `store` as the handle's network view (null: the handle offers none).
-std::unique_ptr<NetworkLocality> MustCreate(const addons::network::NetworkStore* store,
+std::unique_ptr<NetworkLocality> MustCreate(const cache::NetworkStore* store,
                                             std::string_view args_json = "") {
   testing::FakeHandle handle;
   handle.SetNetwork(store);
@@ -145,7 +145,7 @@ class UpstreamVectorTest : public ::testing::Test {
         {TopoNode("n-8", "us-east-1", "Z4"), {}},
     });
   }
-  addons::network::NetworkStore store_;
+  cache::NetworkStore store_;
 };
 
 TEST_F(UpstreamVectorTest, ScoresAndOrderingMatchTheDocumentedVector) {
@@ -356,7 +356,7 @@ TEST(MeasuredTrafficTest, TheTrafficMatrixDrawsAPodToTheWorkloadsItTalksTo) {
   };
   for (const Case& c : cases) {
     SCOPED_TRACE(c.name);
-    addons::network::NetworkStore store;
+    cache::NetworkStore store;
     if (!c.edges.empty()) {
       store.SetTrafficMatrix(std::make_shared<const api::TrafficMatrix>(c.workload_label, c.edges));
     }

@@ -80,7 +80,7 @@ ParsedSeries ParseTrafficSeries(const std::vector<Series>& series) {
 
 TrafficMatrixRefresher::TrafficMatrixRefresher(Options options, prometheus::HttpGetter& http,
                                                const common::Clock& clock,
-                                               addons::network::NetworkStore& store)
+                                               cache::NetworkStore& store)
     : options_(std::move(options)), http_(http), clock_(clock), store_(store) {}
 
 common::Status TrafficMatrixRefresher::RunOnce() {

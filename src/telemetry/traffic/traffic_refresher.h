@@ -1,13 +1,13 @@
 // SPDX-License-Identifier: Apache-2.0
 // TrafficMatrixRefresher: the measured traffic matrix, from service mesh metrics in Prometheus,
-// published into the addons::network::NetworkStore for NetworkLocality (docs/network-locality.md).
+// published into the cache::NetworkStore for NetworkLocality (docs/network-locality.md).
 //
 //   every --network-traffic-refresh-interval (a thread owned by cmd/):
 //     RunOnce ─► QueryVector(query)   one series per (source, destination) workload pair,
 //             │                        value = bytes per second
 //             ├► ParseTrafficSeries   series -> api::WorkloadEdge (MB/s); malformed series skipped
 //             ├► merge into readings  each edge keeps the time of the answer that carried it
-//             └► drop stale edges ─► addons::network::NetworkStore::SetTrafficMatrix
+//             └► drop stale edges ─► cache::NetworkStore::SetTrafficMatrix
 //
 // Series labels. The workload of each side is `source_workload` / `destination_workload` and its
 // namespace `source_workload_namespace` / `destination_workload_namespace` (Istio), or, when
@@ -36,8 +36,8 @@
 #include <tuple>
 #include <vector>
 
-#include "src/addons/network/store.h"
 #include "src/api/traffic_matrix.h"
+#include "src/cache/network_store.h"
 #include "src/common/clock.h"
 #include "src/common/status.h"
 #include "src/telemetry/prometheus/query.h"
@@ -95,7 +95,7 @@ class TrafficMatrixRefresher {
  public:
   // `http`, `clock` and `store` are borrowed and must outlive the refresher.
   TrafficMatrixRefresher(Options options, prometheus::HttpGetter& http, const common::Clock& clock,
-                         addons::network::NetworkStore& store);
+                         cache::NetworkStore& store);
 
   // One refresh round. Returns the query's error (the matrix then only ages) naming the URL, the
   // query and the reason.
@@ -114,7 +114,7 @@ class TrafficMatrixRefresher {
   Options options_;
   prometheus::HttpGetter& http_;
   const common::Clock& clock_;
-  addons::network::NetworkStore& store_;
+  cache::NetworkStore& store_;
   std::map<EdgeKey, Reading> readings_;
   std::vector<api::WorkloadEdge> published_;  // what the store holds
   bool ever_published_ = false;

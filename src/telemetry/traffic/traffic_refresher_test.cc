@@ -53,7 +53,7 @@ Series S(std::vector<std::pair<std::string, std::string>> labels, double v) {
   return Series{std::move(labels), v};
 }
 
-std::vector<std::pair<std::string, double>> PeersOf(const addons::network::NetworkStore& store,
+std::vector<std::pair<std::string, double>> PeersOf(const cache::NetworkStore& store,
                                                     std::string_view ns, std::string_view w) {
   std::vector<std::pair<std::string, double>> out;
   auto catalog = store.Current();
@@ -153,7 +153,7 @@ class RefresherTest : public ::testing::Test {
   Options options_;
   FakePrometheus prom_;
   common::FakeClock clock_;
-  addons::network::NetworkStore store_;
+  cache::NetworkStore store_;
 };
 
 TEST_F(RefresherTest, PublishesTheMatrixAndSendsTheQuery) {
@@ -172,10 +172,10 @@ TEST_F(RefresherTest, PublishesTheMatrixAndSendsTheQuery) {
   EXPECT_EQ(common::Str(store_.Current()->traffic_matrix()->workload_label()), "app");
 
   // The same answer again does not rewrite the store.
-  const uint64_t version = store_.CurrentCatalog()->version;
+  const uint64_t version = store_.CurrentSnapshot()->version;
   ASSERT_TRUE(r.RunOnce().ok());
   EXPECT_FALSE(r.last_round().published);
-  EXPECT_EQ(store_.CurrentCatalog()->version, version);
+  EXPECT_EQ(store_.CurrentSnapshot()->version, version);
 
   // An edge the next answer no longer carries is gone at once.
   prom_.body = FakePrometheus::Vector({{Istio("shop", "web", "cart"), "3000000"}});

@@ -16,7 +16,7 @@ namespace gpusched::addons::network::watch {
 class CrdWatch::Sink final : public kube::informer::ReflectorSink {
  public:
   enum class Kind { kAppGroup, kTopology };
-  Sink(Kind kind, NetworkStore& store) : kind_(kind), store_(store) {}
+  Sink(Kind kind, cache::NetworkStore& store) : kind_(kind), store_(store) {}
 
   void Replace(std::vector<boost::json::value> items, std::string_view /*rv*/) override {
     std::set<std::pair<std::string, std::string>> seen;
@@ -24,7 +24,7 @@ class CrdWatch::Sink final : public kube::informer::ReflectorSink {
       if (auto key = Upsert(item)) seen.insert(*key);
     }
     // Objects gone since the last list.
-    auto catalog = store_.CurrentCatalog();
+    auto catalog = store_.CurrentSnapshot();
     if (kind_ == Kind::kAppGroup) {
       for (const auto& [k, ag] : catalog->app_groups) {
         if (!seen.count({ag->namespace_, ag->name}))
@@ -83,11 +83,11 @@ class CrdWatch::Sink final : public kube::informer::ReflectorSink {
   }
 
   Kind kind_;
-  NetworkStore& store_;
+  cache::NetworkStore& store_;
   std::atomic<bool> synced_{false};
 };
 
-CrdWatch::CrdWatch(kube::RestClient& client, NetworkStore& store, const common::Clock& clock)
+CrdWatch::CrdWatch(kube::RestClient& client, cache::NetworkStore& store, const common::Clock& clock)
     : client_(client),
       app_groups_(std::make_unique<Sink>(Sink::Kind::kAppGroup, store)),
       topologies_(std::make_unique<Sink>(Sink::Kind::kTopology, store)) {

@@ -23,7 +23,7 @@
 #include <string>
 #include <thread>
 
-#include "src/addons/network/store.h"
+#include "src/cache/network_store.h"
 #include "src/common/clock.h"
 #include "src/common/status.h"
 #include "src/kube/informer/reflector.h"
@@ -39,7 +39,7 @@ inline constexpr std::string_view kNetworkTopologiesPath =
 class CrdWatch {
  public:
   // `client`, `store` and `clock` are borrowed and must outlive the watch.
-  CrdWatch(kube::RestClient& client, NetworkStore& store, const common::Clock& clock);
+  CrdWatch(kube::RestClient& client, cache::NetworkStore& store, const common::Clock& clock);
   ~CrdWatch();
   CrdWatch(const CrdWatch&) = delete;
   CrdWatch& operator=(const CrdWatch&) = delete;

@@ -29,7 +29,7 @@ boost::json::value AppGroupJson(std::string_view name, std::string_view extra = 
 
 TEST(CrdWatchTest, ListsReplaceWatchEventsApplyAndBadObjectsAreSkipped) {
   NoClient client;
-  NetworkStore store;
+  cache::NetworkStore store;
   common::FakeClock clock;
   CrdWatch watch(client, store, clock);
   EXPECT_FALSE(watch.HasSynced());

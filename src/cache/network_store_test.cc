@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: Apache-2.0
-#include "src/addons/network/store.h"
+#include "src/cache/network_store.h"
 
 #include <gtest/gtest.h>
 
@@ -10,7 +10,7 @@
 #include "src/api/network_crd.h"
 #include "src/api/traffic_matrix.h"
 
-namespace gpusched::addons::network {
+namespace gpusched::cache {
 namespace {
 
 api::AppGroup MustParseAppGroup(std::string_view json) {
@@ -35,12 +35,12 @@ TEST(NetworkStoreTest, PublishesNewCatalogsAndKeepsOldOnesValid) {
   EXPECT_NE(cat->FindTopology("ns", "nt"), nullptr);  // cluster-scoped fallback
   EXPECT_EQ(cat->FindTopology("ns", "other"), nullptr);
   EXPECT_EQ(cat->traffic_matrix(), nullptr);
-  const uint64_t version = store.CurrentCatalog()->version;
+  const uint64_t version = store.CurrentSnapshot()->version;
 
   store.DeleteAppGroup("ns", "g");
   EXPECT_EQ(store.Current()->FindAppGroup("ns", "g"), nullptr);
   EXPECT_NE(cat->FindAppGroup("ns", "g"), nullptr);  // an old catalog stays valid
-  EXPECT_GT(store.CurrentCatalog()->version, version);
+  EXPECT_GT(store.CurrentSnapshot()->version, version);
 
   store.SetTrafficMatrix(std::make_shared<const api::TrafficMatrix>(
       "app", std::vector<api::WorkloadEdge>{{"a", "x", "b", "y", 2.0}}));
@@ -58,8 +58,8 @@ TEST(NetworkStoreTest, IsTheFrameworksNetworkView) {
   store.UpsertAppGroup(
       MustParseAppGroup(R"({"metadata":{"name":"g","namespace":"ns"},"spec":{"workloads":[]}})"));
   EXPECT_NE(view.Current()->FindAppGroup("ns", "g"), nullptr);
-  EXPECT_EQ(view.Current().get(), store.CurrentCatalog().get());
+  EXPECT_EQ(view.Current().get(), store.CurrentSnapshot().get());
 }
 
 }  // namespace
-}  // namespace gpusched::addons::network
+}  // namespace gpusched::cache

@@ -4,9 +4,10 @@
 // refresher of `gpusched scheduler`, a test) and read by the NetworkLocality plugin once per pod
 // through the framework's NetworkView, which the store implements (framework/network_view.h).
 //
-// Readers take an immutable Catalog (shared_ptr<const Catalog>): a writer copies the catalog,
-// changes the copy and publishes it, so a scheduling cycle sees one consistent version and never
-// waits for a writer. Writers are rare (CRD changes, one matrix per refresh), readers once per pod.
+// Readers take an immutable NetworkSnapshot (shared_ptr<const NetworkSnapshot>): a writer copies
+// the catalog, changes the copy and publishes it, so a scheduling cycle sees one consistent version
+// and never waits for a writer. Writers are rare (CRD changes, one matrix per refresh), readers
+// once per pod.
 //
 // Thread safety: every method is thread-safe.
 #pragma once
@@ -22,9 +23,9 @@
 #include "src/common/mutex.h"
 #include "src/framework/network_view.h"
 
-namespace gpusched::addons::network {
+namespace gpusched::cache {
 
-struct Catalog final : framework::NetworkCatalog {
+struct NetworkSnapshot final : framework::NetworkCatalog {
   // Keyed by "namespace/name".
   std::map<std::string, std::shared_ptr<const api::AppGroup>, std::less<>> app_groups;
   std::map<std::string, std::shared_ptr<const api::NetworkTopology>, std::less<>> topologies;
@@ -44,9 +45,9 @@ class NetworkStore final : public framework::NetworkView {
  public:
   NetworkStore();
   // The current catalog, never null: for plugins (framework::NetworkView) and for the writers and
-  // tests that need the concrete maps (CurrentCatalog).
+  // tests that need the concrete maps (CurrentSnapshot).
   std::shared_ptr<const framework::NetworkCatalog> Current() const override;
-  std::shared_ptr<const Catalog> CurrentCatalog() const;
+  std::shared_ptr<const NetworkSnapshot> CurrentSnapshot() const;
 
   void UpsertAppGroup(api::AppGroup ag);
   void DeleteAppGroup(std::string_view ns, std::string_view name);
@@ -57,7 +58,7 @@ class NetworkStore final : public framework::NetworkView {
 
  private:
   mutable common::Mutex mu_;
-  std::shared_ptr<const Catalog> current_ GPUSCHED_GUARDED_BY(mu_);
+  std::shared_ptr<const NetworkSnapshot> current_ GPUSCHED_GUARDED_BY(mu_);
 };
 
-}  // namespace gpusched::addons::network
+}  // namespace gpusched::cache

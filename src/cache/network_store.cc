@@ -1,9 +1,9 @@
 // SPDX-License-Identifier: Apache-2.0
-#include "src/addons/network/store.h"
+#include "src/cache/network_store.h"
 
 #include <utility>
 
-namespace gpusched::addons::network {
+namespace gpusched::cache {
 namespace {
 
 std::string Key(std::string_view ns, std::string_view name) {
@@ -15,32 +15,33 @@ std::string Key(std::string_view ns, std::string_view name) {
 
 }  // namespace
 
-const api::AppGroup* Catalog::FindAppGroup(std::string_view ns, std::string_view name) const {
+const api::AppGroup* NetworkSnapshot::FindAppGroup(std::string_view ns,
+                                                   std::string_view name) const {
   auto it = app_groups.find(Key(ns, name));
   return it == app_groups.end() ? nullptr : it->second.get();
 }
 
-const api::NetworkTopology* Catalog::FindTopology(std::string_view ns,
-                                                  std::string_view name) const {
+const api::NetworkTopology* NetworkSnapshot::FindTopology(std::string_view ns,
+                                                          std::string_view name) const {
   auto it = topologies.find(Key(ns, name));
   if (it == topologies.end()) it = topologies.find(Key("", name));
   return it == topologies.end() ? nullptr : it->second.get();
 }
 
-NetworkStore::NetworkStore() : current_(std::make_shared<const Catalog>()) {}
+NetworkStore::NetworkStore() : current_(std::make_shared<const NetworkSnapshot>()) {}
 
 std::shared_ptr<const framework::NetworkCatalog> NetworkStore::Current() const {
-  return CurrentCatalog();
+  return CurrentSnapshot();
 }
 
-std::shared_ptr<const Catalog> NetworkStore::CurrentCatalog() const {
+std::shared_ptr<const NetworkSnapshot> NetworkStore::CurrentSnapshot() const {
   common::MutexLock lock(mu_);
   return current_;
 }
 
 void NetworkStore::UpsertAppGroup(api::AppGroup ag) {
   common::MutexLock lock(mu_);
-  auto next = std::make_shared<Catalog>(*current_);
+  auto next = std::make_shared<NetworkSnapshot>(*current_);
   ++next->version;
   std::string key = Key(ag.namespace_, ag.name);
   next->app_groups[key] = std::make_shared<const api::AppGroup>(std::move(ag));
@@ -49,7 +50,7 @@ void NetworkStore::UpsertAppGroup(api::AppGroup ag) {
 
 void NetworkStore::DeleteAppGroup(std::string_view ns, std::string_view name) {
   common::MutexLock lock(mu_);
-  auto next = std::make_shared<Catalog>(*current_);
+  auto next = std::make_shared<NetworkSnapshot>(*current_);
   ++next->version;
   next->app_groups.erase(Key(ns, name));
   current_ = std::move(next);
@@ -57,7 +58,7 @@ void NetworkStore::DeleteAppGroup(std::string_view ns, std::string_view name) {
 
 void NetworkStore::UpsertTopology(api::NetworkTopology nt) {
   common::MutexLock lock(mu_);
-  auto next = std::make_shared<Catalog>(*current_);
+  auto next = std::make_shared<NetworkSnapshot>(*current_);
   ++next->version;
   std::string key = Key(nt.namespace_, nt.name);
   next->topologies[key] = std::make_shared<const api::NetworkTopology>(std::move(nt));
@@ -66,7 +67,7 @@ void NetworkStore::UpsertTopology(api::NetworkTopology nt) {
 
 void NetworkStore::DeleteTopology(std::string_view ns, std::string_view name) {
   common::MutexLock lock(mu_);
-  auto next = std::make_shared<Catalog>(*current_);
+  auto next = std::make_shared<NetworkSnapshot>(*current_);
   ++next->version;
   next->topologies.erase(Key(ns, name));
   current_ = std::move(next);
@@ -74,10 +75,10 @@ void NetworkStore::DeleteTopology(std::string_view ns, std::string_view name) {
 
 void NetworkStore::SetTrafficMatrix(std::shared_ptr<const api::TrafficMatrix> matrix) {
   common::MutexLock lock(mu_);
-  auto next = std::make_shared<Catalog>(*current_);
+  auto next = std::make_shared<NetworkSnapshot>(*current_);
   ++next->version;
   next->measured_traffic = std::move(matrix);
   current_ = std::move(next);
 }
 
-}  // namespace gpusched::addons::network
+}  // namespace gpusched::cache
