@@ -9,8 +9,10 @@
 #include <vector>
 
 #include "cmd/gpusched/wiring.h"
+#include "src/addons/network/watch/crd_watch.h"
 #include "src/api/decode.h"
 #include "src/api/decode_dra.h"
+#include "src/api/network_crd.h"
 #include "src/common/clock.h"
 #include "src/common/random.h"
 #include "src/kube/informer/informer.h"
@@ -107,6 +109,27 @@ void ListAdmissionObjects(kube::RestClient& rest, AdmissionObjects& into, Cluste
       out);
 }
 
+// The NetworkAware CRDs NetworkLocality reads (AppGroups, NetworkTopologies), listed once and
+// delivered to `handler` (the scheduler's informers have no watch for them: the CRD watch of
+// `gpusched scheduler` is an add-on).
+void ListNetworkObjects(kube::RestClient& rest, kube::ClusterEventHandler& handler,
+                        ClusterListing& out) {
+  ListOnce(
+      rest, "appgroups.appgroup.diktyo.x-k8s.io",
+      std::string(addons::network::watch::kAppGroupsPath), api::DecodeAppGroup,
+      [&](api::AppGroup ag) {
+        handler.OnNetworkUpsert(std::make_shared<const api::AppGroup>(std::move(ag)));
+      },
+      out);
+  ListOnce(
+      rest, "networktopologies.networktopology.diktyo.x-k8s.io",
+      std::string(addons::network::watch::kNetworkTopologiesPath), api::DecodeNetworkTopology,
+      [&](api::NetworkTopology nt) {
+        handler.OnNetworkUpsert(std::make_shared<const api::NetworkTopology>(std::move(nt)));
+      },
+      out);
+}
+
 // Listed, or refused for good (404, 403).
 bool Settled(NamedInformer& n) {
   if (n.informer->HasSynced()) return true;
@@ -173,6 +196,7 @@ common::StatusOr<ClusterListing> ListCluster(const std::string& kubeconfig,
     }
   }
   ClusterListing out;
+  ListNetworkObjects(*rest, handler, out);
   if (admission != nullptr) ListAdmissionObjects(*rest, *admission, out);
   for (NamedInformer& n : informers) n.informer->Stop();
   rest->Cancel();

@@ -11,6 +11,8 @@
 //   persistentvolumes, persistentvolumeclaims, storageclasses, csinodes, csidrivers
 //   deviceclasses, resourceslices, resourceclaims     resource.k8s.io/v1
 //   devicetaintrules                                  resource.k8s.io/v1 (Kubernetes 1.37+)
+//   appgroups, networktopologies                      diktyo.x-k8s.io/v1alpha1 CRDs, listed once
+//                                                     (NetworkLocality; the scheduler's CRD watch)
 //
 // Given AdmissionObjects, it also lists, once and without a watch, what creating a pod reads
 // besides the scheduler's kinds (for `simulate --from-cluster`, whose input pods are created in

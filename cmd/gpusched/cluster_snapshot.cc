@@ -85,6 +85,12 @@ class Store final : public kube::ClusterEventHandler {
   void OnDraDelete(const kube::DraObject& d) override {
     Locked([&](Objects& o) { o.dra.erase(KeyOf(d)); });
   }
+  void OnNetworkUpsert(const kube::NetworkObject& n) override {
+    Locked([&](Objects& o) { o.network[NetworkKey(n)] = n; });
+  }
+  void OnNetworkDelete(const kube::NetworkObject& n) override {
+    Locked([&](Objects& o) { o.network.erase(NetworkKey(n)); });
+  }
 
   // Nodes by name; bound, live pods by creation time then key, and the count of the others;
   // the other kinds by key.
@@ -112,6 +118,7 @@ class Store final : public kube::ClusterEventHandler {
     for (const auto& [key, obj] : objects_.dra) {
       std::visit([&w](const auto& ptr) { w.dra.emplace_back(ptr); }, obj);
     }
+    for (const auto& [key, obj] : objects_.network) w.network.push_back(obj);
   }
 
  private:
@@ -122,7 +129,16 @@ class Store final : public kube::ClusterEventHandler {
     std::map<std::string, api::PodGroupPtr> groups;
     std::map<std::string, kube::StorageObject> storage;
     std::map<std::string, kube::DraObject> dra;
+    std::map<std::string, kube::NetworkObject> network;
   };
+  // "AppGroup ns/name" or "NetworkTopology ns/name".
+  static std::string NetworkKey(const kube::NetworkObject& n) {
+    if (const auto* ag = std::get_if<api::AppGroupPtr>(&n)) {
+      return "AppGroup " + (*ag)->namespace_ + "/" + (*ag)->name;
+    }
+    const api::NetworkTopologyPtr& nt = std::get<api::NetworkTopologyPtr>(n);
+    return "NetworkTopology " + nt->namespace_ + "/" + nt->name;
+  }
   template <class F>
   void Locked(F f) {
     common::MutexLock l(mu_);

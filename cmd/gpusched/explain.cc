@@ -47,6 +47,7 @@
 #include "cmd/gpusched/read_only_api.h"
 #include "cmd/gpusched/wiring.h"
 #include "src/api/gang.h"
+#include "src/cache/network_store.h"
 #include "src/common/clock.h"
 #include "src/common/executor.h"
 #include "src/common/interner.h"
@@ -107,6 +108,8 @@ class Collector final : public kube::ClusterEventHandler {
     next_.OnDraUpdate(o, n);
   }
   void OnDraDelete(const kube::DraObject& o) override { next_.OnDraDelete(o); }
+  void OnNetworkUpsert(const kube::NetworkObject& o) override { next_.OnNetworkUpsert(o); }
+  void OnNetworkDelete(const kube::NetworkObject& o) override { next_.OnNetworkDelete(o); }
   void OnPodGroupAdd(api::PodGroupPtr g) override { next_.OnPodGroupAdd(std::move(g)); }
   void OnPodGroupUpdate(api::PodGroupPtr o, api::PodGroupPtr g) override {
     next_.OnPodGroupUpdate(std::move(o), std::move(g));
@@ -326,8 +329,10 @@ class ExplainCommand final : public Command {
     common::SystemClock clock;
     common::Random random(in_.seed);
     common::InlineExecutor executor;
-    auto sched = scheduler::Scheduler::Create(
-        cfg, scheduler::SchedulerDeps{clock, random, api, executor, registry_});
+    cache::NetworkStore network;  // the listed AppGroups and NetworkTopologies
+    scheduler::SchedulerDeps deps{clock, random, api, executor, registry_};
+    deps.network = &network;
+    auto sched = scheduler::Scheduler::Create(cfg, std::move(deps));
     if (!sched.ok()) return BadInput(sched.status());
     Collector collector((*sched)->events(), ref);
     auto listing = ListCluster(in_.kubeconfig, cfg, in_.sync_timeout_s, collector);

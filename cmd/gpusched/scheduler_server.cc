@@ -203,8 +203,7 @@ void SchedulerServer::BuildInformers() {
     if (fw == nullptr || crd_watch_ != nullptr) continue;
     const std::vector<std::string> names = fw->PluginNames(config::Point::kPreFilter);
     if (std::find(names.begin(), names.end(), "NetworkLocality") != names.end()) {
-      crd_watch_ =
-          std::make_unique<addons::network::watch::CrdWatch>(*rest_, network_store_, clock_);
+      crd_watch_ = std::make_unique<addons::network::watch::CrdWatch>(*rest_, *recency_, clock_);
     }
   }
   // Informer watches end when their client is cancelled (within about a second).

@@ -74,6 +74,8 @@ class EventRecencyHandler final : public kube::ClusterEventHandler {
     next_.OnDraUpdate(o, n);
   }
   void OnDraDelete(const kube::DraObject& o) override { next_.OnDraDelete(o); }
+  void OnNetworkUpsert(const kube::NetworkObject& o) override { next_.OnNetworkUpsert(o); }
+  void OnNetworkDelete(const kube::NetworkObject& o) override { next_.OnNetworkDelete(o); }
   // Registers the gauge (one per registry).
   void RegisterMetrics(metrics::Registry& registry);
 

@@ -23,6 +23,7 @@
 
 #include <boost/json/fwd.hpp>
 #include <cstdint>
+#include <memory>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -123,6 +124,9 @@ struct NetworkTopology {
   std::vector<WeightSet> weights;
   const WeightSet* FindWeights(std::string_view name) const;
 };
+
+using AppGroupPtr = std::shared_ptr<const AppGroup>;
+using NetworkTopologyPtr = std::shared_ptr<const NetworkTopology>;
 
 // Decodes one AppGroup object. Checks: metadata.name set; spec.numMembers >= 1;
 // spec.topologySortingAlgorithm one of the six names (default KahnSort); every workload has a

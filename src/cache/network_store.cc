@@ -39,12 +39,12 @@ std::shared_ptr<const NetworkSnapshot> NetworkStore::CurrentSnapshot() const {
   return current_;
 }
 
-void NetworkStore::UpsertAppGroup(api::AppGroup ag) {
+void NetworkStore::UpsertAppGroup(api::AppGroupPtr ag) {
   common::MutexLock lock(mu_);
   auto next = std::make_shared<NetworkSnapshot>(*current_);
   ++next->version;
-  std::string key = Key(ag.namespace_, ag.name);
-  next->app_groups[key] = std::make_shared<const api::AppGroup>(std::move(ag));
+  std::string key = Key(ag->namespace_, ag->name);
+  next->app_groups[key] = std::move(ag);
   current_ = std::move(next);
 }
 
@@ -56,12 +56,12 @@ void NetworkStore::DeleteAppGroup(std::string_view ns, std::string_view name) {
   current_ = std::move(next);
 }
 
-void NetworkStore::UpsertTopology(api::NetworkTopology nt) {
+void NetworkStore::UpsertTopology(api::NetworkTopologyPtr nt) {
   common::MutexLock lock(mu_);
   auto next = std::make_shared<NetworkSnapshot>(*current_);
   ++next->version;
-  std::string key = Key(nt.namespace_, nt.name);
-  next->topologies[key] = std::make_shared<const api::NetworkTopology>(std::move(nt));
+  std::string key = Key(nt->namespace_, nt->name);
+  next->topologies[key] = std::move(nt);
   current_ = std::move(next);
 }
 

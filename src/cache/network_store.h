@@ -49,9 +49,9 @@ class NetworkStore final : public framework::NetworkView {
   std::shared_ptr<const framework::NetworkCatalog> Current() const override;
   std::shared_ptr<const NetworkSnapshot> CurrentSnapshot() const;
 
-  void UpsertAppGroup(api::AppGroup ag);
+  void UpsertAppGroup(api::AppGroupPtr ag);
   void DeleteAppGroup(std::string_view ns, std::string_view name);
-  void UpsertTopology(api::NetworkTopology nt);
+  void UpsertTopology(api::NetworkTopologyPtr nt);
   void DeleteTopology(std::string_view ns, std::string_view name);
   // Replaces the traffic matrix (null clears it). Called by TrafficMatrixRefresher.
   void SetTrafficMatrix(std::shared_ptr<const api::TrafficMatrix> matrix);

@@ -13,16 +13,16 @@
 namespace gpusched::cache {
 namespace {
 
-api::AppGroup MustParseAppGroup(std::string_view json) {
+api::AppGroupPtr MustParseAppGroup(std::string_view json) {
   auto ag = api::ParseAppGroup(json, "test");
   EXPECT_TRUE(ag.ok()) << ag.status().ToString();
-  return ag.ok() ? *ag : api::AppGroup{};
+  return std::make_shared<const api::AppGroup>(ag.ok() ? *ag : api::AppGroup{});
 }
 
-api::NetworkTopology MustParseTopology(std::string_view json) {
+api::NetworkTopologyPtr MustParseTopology(std::string_view json) {
   auto nt = api::ParseNetworkTopology(json, "test");
   EXPECT_TRUE(nt.ok()) << nt.status().ToString();
-  return nt.ok() ? *nt : api::NetworkTopology{};
+  return std::make_shared<const api::NetworkTopology>(nt.ok() ? *nt : api::NetworkTopology{});
 }
 
 TEST(NetworkStoreTest, PublishesNewCatalogsAndKeepsOldOnesValid) {

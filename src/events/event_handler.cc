@@ -6,6 +6,7 @@
 #include <memory>
 #include <string>
 #include <utility>
+#include <variant>
 
 #include "src/events/cluster_events.h"
 #include "src/events/dra_events.h"
@@ -207,6 +208,25 @@ void EventHandler::OnDraDelete(const kube::DraObject& obj) {
   if (s_.dra == nullptr) return;
   ApplyDraEvent(*s_.dra, &obj, nullptr);
   OnClusterEvent(DraQueueEvent(&obj, nullptr));
+}
+
+void EventHandler::OnNetworkUpsert(const kube::NetworkObject& obj) {
+  if (s_.network == nullptr) return;
+  if (const auto* ag = std::get_if<api::AppGroupPtr>(&obj)) {
+    s_.network->UpsertAppGroup(*ag);
+  } else {
+    s_.network->UpsertTopology(std::get<api::NetworkTopologyPtr>(obj));
+  }
+}
+
+void EventHandler::OnNetworkDelete(const kube::NetworkObject& obj) {
+  if (s_.network == nullptr) return;
+  if (const auto* ag = std::get_if<api::AppGroupPtr>(&obj)) {
+    s_.network->DeleteAppGroup((*ag)->namespace_, (*ag)->name);
+  } else {
+    const api::NetworkTopologyPtr& nt = std::get<api::NetworkTopologyPtr>(obj);
+    s_.network->DeleteTopology(nt->namespace_, nt->name);
+  }
 }
 
 }  // namespace gpusched::events

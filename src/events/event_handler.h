@@ -19,6 +19,7 @@
 #include "src/cache/cache.h"
 #include "src/cache/dra_store.h"
 #include "src/cache/gang_store.h"
+#include "src/cache/network_store.h"
 #include "src/cache/pdb_store.h"
 #include "src/cache/volume_store.h"
 #include "src/framework/runtime/nominator.h"
@@ -38,6 +39,7 @@ class EventHandler final : public kube::ClusterEventHandler {
     cache::GangStore* gangs = nullptr;
     cache::VolumeStore* volumes = nullptr;
     cache::DraStore* dra = nullptr;
+    cache::NetworkStore* network = nullptr;
   };
   // Where pending pods wait: the queue and the nominator (both must outlive the handler), and
   // whether a pending pod is one of this scheduler's profiles' (others are not queued).
@@ -72,6 +74,10 @@ class EventHandler final : public kube::ClusterEventHandler {
   void OnDraAdd(const kube::DraObject& obj) override;
   void OnDraUpdate(const kube::DraObject& old_obj, const kube::DraObject& obj) override;
   void OnDraDelete(const kube::DraObject& obj) override;
+  // AppGroups and NetworkTopologies feed the network store. No queue event: NetworkLocality
+  // scores, and its Filter (AppGroup dependencies) registers none.
+  void OnNetworkUpsert(const kube::NetworkObject& obj) override;
+  void OnNetworkDelete(const kube::NetworkObject& obj) override;
 
   // A cluster event for the queueing hints (queue/scheduling_queue.h): moves the unschedulable
   // pods whose rejecting plugins registered `event.event` and whose hint says it may help, and

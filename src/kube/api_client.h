@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "src/api/dra.h"
+#include "src/api/network_crd.h"
 #include "src/api/storage.h"
 #include "src/api/types.h"
 #include "src/common/clock.h"
@@ -119,6 +120,9 @@ using StorageObject = std::variant<api::PersistentVolumePtr, api::PersistentVolu
 using DraObject = std::variant<api::DeviceClassPtr, api::ResourceSlicePtr, api::ResourceClaimPtr,
                                api::DeviceTaintRulePtr>;
 
+// A NetworkAware object (api/network_crd.h) as the CRD watch or the simulator delivers it.
+using NetworkObject = std::variant<api::AppGroupPtr, api::NetworkTopologyPtr>;
+
 // Receives cluster changes (from informers, or from the simulator). Called serially per object
 // kind (nodes, pods, PodDisruptionBudgets, PodGroups); implementations must be thread-safe across
 // kinds.
@@ -153,6 +157,10 @@ class ClusterEventHandler {
   virtual void OnDraAdd(const DraObject& /*obj*/) {}
   virtual void OnDraUpdate(const DraObject& /*old_obj*/, const DraObject& /*obj*/) {}
   virtual void OnDraDelete(const DraObject& /*obj*/) {}
+  // NetworkAware objects (AppGroups, NetworkTopologies) for the NetworkLocality plugin; a delete
+  // needs only the object's namespace and name. Default: ignored.
+  virtual void OnNetworkUpsert(const NetworkObject& /*obj*/) {}
+  virtual void OnNetworkDelete(const NetworkObject& /*obj*/) {}
 };
 
 // Cuts an event note to the events API's 1024-byte limit, ending in " ..." when cut.

@@ -76,7 +76,8 @@ common::StatusOr<std::unique_ptr<Scheduler>> Scheduler::Create(
                                    .pdbs = s->pdbs_,
                                    .gangs = &s->gangs_,
                                    .volumes = &s->volume_data_.store,
-                                   .dra = &s->dra_data_.store},
+                                   .dra = &s->dra_data_.store,
+                                   .network = s->deps_.network},
       events::EventHandler::Pending{
           .queue = *s->queue_,
           .nominator = s->nominator_,

@@ -43,6 +43,7 @@
 #include "src/binding/binding_cycle.h"
 #include "src/cache/cache.h"
 #include "src/cache/gang_store.h"
+#include "src/cache/network_store.h"
 #include "src/common/clock.h"
 #include "src/common/executor.h"
 #include "src/common/mutex.h"
@@ -74,9 +75,10 @@ struct SchedulerDeps {
   // With metrics: node label keys tried in order for the node_group label of the
   // gpusched_cluster_* gauges (metrics_callbacks.h).
   std::vector<std::string> node_group_labels;
-  // The network data plugins read through Handle::network() (NetworkLocality); null: none, the
-  // plugin then uses pod annotations alone. Must outlive the Scheduler.
-  const framework::NetworkView* network = nullptr;
+  // The network data plugins read through Handle::network() (NetworkLocality), which the
+  // event handler's AppGroup and NetworkTopology events feed; null: none, the plugin then uses
+  // pod annotations alone and those events are ignored. Must outlive the Scheduler.
+  cache::NetworkStore* network = nullptr;
 };
 
 // The outcome of one attempt, reported to the observer (simulator report, decision log, tests).

@@ -109,6 +109,78 @@ TEST(NetworkLocalitySimTest, TheDefaultProfileHalvesCrossZoneCostToo) {
   }
 }
 
+// The simulator reads AppGroups and NetworkTopologies from its input, as `gpusched scheduler`
+// reads them from the cluster: six replicas of p1, which depends on p2 (placed in us-east-1) with
+// maxNetworkCost 15, all land in us-east-1, where NetworkLocality's Filter (AppGroup mode) keeps
+// them; the west region costs 20. Without the AppGroup the profile's zone spread would put some
+// of them in the west.
+TEST(NetworkLocalitySimTest, AppGroupsAndTopologiesInTheInputDriveThePlacement) {
+  std::string items;
+  auto add = [&](const std::string& object) { items += (items.empty() ? "" : ",") + object; };
+  add(R"({"apiVersion":"networktopology.diktyo.x-k8s.io/v1alpha1","kind":"NetworkTopology",
+    "metadata":{"name":"nt-default"},
+    "spec":{"configmapName":"netperf","weights":[{"name":"UserDefined","topologyList":[
+      {"topologyKey":"topology.kubernetes.io/region","originList":[
+        {"origin":"us-west-1","costList":[{"destination":"us-east-1","networkCost":20}]},
+        {"origin":"us-east-1","costList":[{"destination":"us-west-1","networkCost":20}]}]},
+      {"topologyKey":"topology.kubernetes.io/zone","originList":[
+        {"origin":"Z1","costList":[{"destination":"Z2","networkCost":5}]},
+        {"origin":"Z2","costList":[{"destination":"Z1","networkCost":5}]},
+        {"origin":"Z3","costList":[{"destination":"Z4","networkCost":10}]},
+        {"origin":"Z4","costList":[{"destination":"Z3","networkCost":10}]}]}]}]}})");
+  add(R"({"apiVersion":"appgroup.diktyo.x-k8s.io/v1alpha1","kind":"AppGroup",
+    "metadata":{"name":"basic"},
+    "spec":{"numMembers":2,"workloads":[
+      {"workload":{"kind":"Deployment","name":"p1","selector":"p1","apiVersion":"apps/v1",
+                   "namespace":"default"},
+       "dependencies":[{"workload":{"kind":"Deployment","name":"p2","selector":"p2",
+                        "apiVersion":"apps/v1","namespace":"default"},"maxNetworkCost":15}]},
+      {"workload":{"kind":"Deployment","name":"p2","selector":"p2","apiVersion":"apps/v1",
+                   "namespace":"default"}}]}})");
+  const char* zones[][2] = {
+      {"us-west-1", "Z1"}, {"us-west-1", "Z2"}, {"us-east-1", "Z3"}, {"us-east-1", "Z4"}};
+  for (int i = 0; i < 8; ++i) {
+    add(R"({"apiVersion":"v1","kind":"Node","metadata":{"name":"n-)" + std::to_string(i + 1) +
+        R"(","labels":{"topology.kubernetes.io/region":")" + zones[i / 2][0] +
+        R"(","topology.kubernetes.io/zone":")" + zones[i / 2][1] +
+        R"("}},"status":{"allocatable":{"cpu":"8","memory":"16Gi","pods":"110"}}})");
+  }
+  auto pod = [](const std::string& name, const std::string& workload, const std::string& node) {
+    return R"({"apiVersion":"v1","kind":"Pod","metadata":{"name":")" + name +
+           R"(","namespace":"default","labels":{"appgroup.diktyo.x-k8s.io":"basic",)" +
+           R"("appgroup.diktyo.x-k8s.io.workload":")" + workload + R"("}},"spec":{)" +
+           (node.empty() ? "" : R"("nodeName":")" + node + R"(",)") +
+           R"("containers":[{"name":"c","resources":{"requests":{"cpu":"1"}}}]}})";
+  };
+  add(pod("p2-0", "p2", "n-5"));
+  for (int i = 0; i < 6; ++i) add(pod("p1-" + std::to_string(i), "p1", ""));
+  Workload w;
+  ASSERT_TRUE(AppendManifests(R"({"apiVersion":"v1","kind":"List","items":[)" + items + "]}",
+                              "appgroup.json", w)
+                  .ok());
+  EXPECT_TRUE(w.warnings.empty()) << w.warnings.front();
+  EXPECT_TRUE(w.rejected.empty()) << w.rejected.front().ToString();
+  ASSERT_EQ(w.network.size(), 2u);
+
+  framework::Registry registry;
+  ASSERT_TRUE(plugins::RegisterInTreePlugins(registry).ok());
+  common::FakeClock wall;
+  auto sim = Simulator::Create(LoadProfile("network-locality.yaml"), {registry, wall}, {});
+  ASSERT_TRUE(sim.ok()) << sim.status().ToString();
+  ASSERT_TRUE((*sim)->Run(w).ok());
+  const framework::NetworkView* network = (*sim)->scheduler().network();
+  ASSERT_NE(network, nullptr);
+  EXPECT_NE(network->Current()->FindAppGroup("default", "basic"), nullptr);
+  int placed = 0;
+  for (const PodOutcome& o : (*sim)->outcomes()) {
+    if (o.pod->meta.name.rfind("p1-", 0) != 0) continue;
+    ++placed;
+    EXPECT_TRUE(o.node == "n-5" || o.node == "n-6" || o.node == "n-7" || o.node == "n-8")
+        << o.pod->meta.name << " on " << o.node;
+  }
+  EXPECT_EQ(placed, 6);
+}
+
 TEST(NetworkLocalitySimTest, ExamplesRoundTripAndUnknownNamesFail) {
   for (const std::string& example : MicroserviceExampleNames()) {
     auto w = MicroserviceExample(example);

@@ -340,6 +340,15 @@ void SimCluster::AddStorage(const kube::StorageObject& obj) {
   if (handler != nullptr) handler->OnStorageAdd(obj);
 }
 
+void SimCluster::AddNetwork(const kube::NetworkObject& obj) {
+  kube::ClusterEventHandler* handler = nullptr;
+  {
+    common::MutexLock lock(mu_);
+    handler = handler_;
+  }
+  if (handler != nullptr) handler->OnNetworkUpsert(obj);
+}
+
 common::StatusOr<std::string> SimCluster::BindPersistentVolume(const api::PersistentVolume& pv,
                                                                bool /*bound_by_controller*/) {
   kube::ClusterEventHandler* handler = nullptr;

@@ -26,6 +26,7 @@
 //   AddPodGroup -> OnPodGroupAdd. UpdatePodGroupStatus -> the last status per PodGroup is kept
 //                 (PodGroupStatuses); nothing is delivered.
 //   AddStorage -> OnStorageAdd (PVs, PVCs, StorageClasses, CSINodes, CSIDrivers).
+//   AddNetwork -> OnNetworkUpsert (AppGroups, NetworkTopologies).
 //   BindPersistentVolume / SetPvcSelectedNode play the API server and the PV controller (and a
 //                 provisioner) at once: the PV gets the claimRef and phase Bound, the claim its
 //                 volumeName and pv.kubernetes.io/bind-completed; a claim given a selected node
@@ -142,6 +143,8 @@ class SimCluster final : public kube::ApiClient {
   // A DRA object. Replaces one of the same name (namespace/name for claims and templates). A
   // claim without a resourceVersion gets one.
   void AddDra(const DraObject& obj);
+  // An AppGroup or NetworkTopology (passed to the handler; the cluster keeps no copy).
+  void AddNetwork(const kube::NetworkObject& obj);
 
   // kube::ApiClient
   common::Status BindPod(

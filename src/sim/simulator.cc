@@ -48,7 +48,7 @@ common::StatusOr<std::unique_ptr<Simulator>> Simulator::Create(
   std::unique_ptr<Simulator> sim(new Simulator(config, deps, options));
   scheduler::SchedulerDeps sd{sim->sim_clock_, sim->random_, sim->cluster_, sim->executor_,
                               deps.registry};
-  sd.network = deps.network;
+  sd.network = &sim->network_;  // the input's AppGroups and NetworkTopologies
   GPUSCHED_ASSIGN_OR_RETURN(sim->scheduler_, scheduler::Scheduler::Create(sim->config_, sd));
   Simulator* self = sim.get();
   sim->scheduler_->SetDecisionObserver(
@@ -335,6 +335,7 @@ common::Status Simulator::AddClusterObjects(const Workload& workload) {
   }
   for (const kube::StorageObject& obj : workload.storage) cluster_.AddStorage(obj);
   for (const DraObject& obj : workload.dra) cluster_.AddDra(obj);
+  for (const kube::NetworkObject& obj : workload.network) cluster_.AddNetwork(obj);
   for (const auto& node : workload.nodes) GPUSCHED_RETURN_IF_ERROR(AddNode(node));
   return common::Status::Ok();
 }

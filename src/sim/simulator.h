@@ -38,12 +38,12 @@
 
 #include "src/api/types.h"
 #include "src/cache/dra_store.h"
+#include "src/cache/network_store.h"
 #include "src/common/clock.h"
 #include "src/common/executor.h"
 #include "src/common/random.h"
 #include "src/common/status.h"
 #include "src/config/config.h"
-#include "src/framework/network_view.h"
 #include "src/framework/registry.h"
 #include "src/scheduler/scheduler.h"
 #include "src/sim/sim_cluster.h"
@@ -143,9 +143,6 @@ class Simulator {
   struct Deps {
     const framework::Registry& registry;
     const common::Clock& wall_clock;  // only for decisions per second
-    // AppGroups, NetworkTopologies and measured traffic for NetworkLocality (Handle::network());
-    // null (what `gpusched simulate` passes): none, the plugin uses pod annotations alone.
-    const framework::NetworkView* network = nullptr;
   };
 
   // Builds the Scheduler over a SimCluster. Fails when the config does not validate or names an
@@ -248,7 +245,10 @@ class Simulator {
   common::Random random_;
   common::InlineExecutor executor_;
   SimCluster cluster_;
-  std::unique_ptr<scheduler::Scheduler> scheduler_;  // destroyed before cluster_
+  // The input's AppGroups and NetworkTopologies (fed through the scheduler's events), for
+  // NetworkLocality.
+  cache::NetworkStore network_;
+  std::unique_ptr<scheduler::Scheduler> scheduler_;  // destroyed before cluster_ and network_
 
   std::vector<PodOutcome> outcomes_;
   std::array<int64_t, kPodStates> live_{};  // LiveCount, by PodState

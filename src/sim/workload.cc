@@ -21,6 +21,7 @@
 #include "src/api/decode_storage.h"
 #include "src/api/gang_object.h"
 #include "src/api/manifest.h"
+#include "src/api/network_crd.h"
 #include "src/sim/checks.h"
 #include "src/sim/controllers.h"
 
@@ -87,6 +88,7 @@ void Skipped(Workload& workload, std::string_view source, std::string_view kind,
       "PersistentVolumes, PersistentVolumeClaims, StorageClasses, "
       "CSINodes, CSIDrivers, DeviceClasses, ResourceSlices, "
       "ResourceClaims, ResourceClaimTemplates (resource.k8s.io/v1), "
+      "AppGroups, NetworkTopologies (diktyo.x-k8s.io/v1alpha1), "
       "Deployments, ReplicaSets, StatefulSets, Jobs and DaemonSets only");
 }
 
@@ -170,6 +172,32 @@ bool AddDra(const api::OtherObject& o, std::string_view source, size_t document,
   return true;
 }
 
+// A NetworkAware object (AppGroup, NetworkTopology) for NetworkLocality: decoded, in the
+// namespace "default" when it names none (as kubectl creates it), or rejected with the decoder's
+// error. False when `o` is none.
+bool AddNetwork(const api::OtherObject& o, std::string_view source, size_t document,
+                Workload& workload) {
+  auto add = [&](auto decoded) {
+    if (!decoded.ok()) {
+      workload.rejected.push_back(Rejection{std::string(source), document, o.kind,
+                                            IdOf(o.json).name,
+                                            std::string(decoded.status().message())});
+      return;
+    }
+    if (decoded->namespace_.empty()) decoded->namespace_ = "default";
+    using T = std::decay_t<decltype(*decoded)>;
+    workload.network.emplace_back(std::make_shared<const T>(std::move(decoded).value()));
+  };
+  if (o.api_version == api::kAppGroupApiVersion && o.kind == "AppGroup") {
+    add(api::DecodeAppGroup(o.json));
+  } else if (o.api_version == api::kNetworkTopologyApiVersion && o.kind == "NetworkTopology") {
+    add(api::DecodeNetworkTopology(o.json));
+  } else {
+    return false;
+  }
+  return true;
+}
+
 }  // namespace
 
 // As pkg/kubelet/kubelet_node_status.go's initialNode: a hand-written Node would otherwise fail
@@ -210,6 +238,8 @@ void Route(api::Object& obj, std::string_view source, size_t document, Workload&
           // a storage object
         } else if (AddDra(o, source, document, workload)) {
           // a DRA object
+        } else if (AddNetwork(o, source, document, workload)) {
+          // an AppGroup or NetworkTopology
         } else if (IsControllerKind(o.api_version, o.kind)) {  // an item of a List
           DocumentId id = IdOf(o.json);
           workload.controllers.push_back(ControllerObject{std::string(source), document,

@@ -71,6 +71,9 @@ struct Workload {
   // DRA objects for the DynamicResources plugin: DeviceClasses, ResourceSlices, DeviceTaintRules,
   // ResourceClaims and ResourceClaimTemplates (docs/dra.md). Added before the pods.
   std::vector<DraObject> dra;
+  // AppGroups and NetworkTopologies for the NetworkLocality plugin (docs/network-locality.md).
+  // Added before the pods.
+  std::vector<kube::NetworkObject> network;
   // Objects that were read but are not simulated (e.g. a ConfigMap), unknown fields, node GPU
   // facts that were clamped or disagree: one line each.
   std::vector<std::string> warnings;

@@ -130,8 +130,8 @@ class UpstreamVectorTest : public ::testing::Test {
     ASSERT_TRUE(nt.ok()) << nt.status().ToString();
     auto ag = api::ParseAppGroup(kBasicAppGroup, "ag");
     ASSERT_TRUE(ag.ok()) << ag.status().ToString();
-    store_.UpsertTopology(*nt);
-    store_.UpsertAppGroup(*ag);
+    store_.UpsertTopology(std::make_shared<const api::NetworkTopology>(*nt));
+    store_.UpsertAppGroup(std::make_shared<const api::AppGroup>(*ag));
   }
   framework::Snapshot Snap() const {
     return SnapshotOf({

@@ -9,6 +9,7 @@
 #include <utility>
 #include <vector>
 
+#include "src/api/decode.h"
 #include "src/api/network_crd.h"
 
 namespace gpusched::addons::network::watch {
@@ -16,60 +17,46 @@ namespace gpusched::addons::network::watch {
 class CrdWatch::Sink final : public kube::informer::ReflectorSink {
  public:
   enum class Kind { kAppGroup, kTopology };
-  Sink(Kind kind, cache::NetworkStore& store) : kind_(kind), store_(store) {}
+  Sink(Kind kind, kube::ClusterEventHandler& handler) : kind_(kind), handler_(handler) {}
 
+  // A relist: every object listed is an upsert, every one known before and not listed a delete.
   void Replace(std::vector<boost::json::value> items, std::string_view /*rv*/) override {
-    std::set<std::pair<std::string, std::string>> seen;
+    std::set<Key> seen;
     for (const boost::json::value& item : items) {
       if (auto key = Upsert(item)) seen.insert(*key);
     }
-    // Objects gone since the last list.
-    auto catalog = store_.CurrentSnapshot();
-    if (kind_ == Kind::kAppGroup) {
-      for (const auto& [k, ag] : catalog->app_groups) {
-        if (!seen.count({ag->namespace_, ag->name}))
-          store_.DeleteAppGroup(ag->namespace_, ag->name);
-      }
-    } else {
-      for (const auto& [k, nt] : catalog->topologies) {
-        if (!seen.count({nt->namespace_, nt->name}))
-          store_.DeleteTopology(nt->namespace_, nt->name);
-      }
+    for (const Key& key : known_) {
+      if (!seen.contains(key)) Delete(key);
     }
+    known_ = std::move(seen);
     synced_.store(true);
   }
 
   void Apply(kube::informer::EventType type, const boost::json::value& object) override {
     if (type != kube::informer::EventType::kDeleted) {
-      (void)Upsert(object);
+      if (auto key = Upsert(object)) known_.insert(*key);
       return;
     }
-    const boost::json::object* o = object.if_object();
-    const boost::json::value* meta = o ? o->if_contains("metadata") : nullptr;
-    if (meta == nullptr || !meta->is_object()) return;
-    auto str = [&](std::string_view k) -> std::string {
-      const boost::json::value* v = meta->get_object().if_contains(k);
-      return v && v->is_string() ? std::string(v->get_string()) : std::string();
-    };
-    if (kind_ == Kind::kAppGroup) {
-      store_.DeleteAppGroup(str("namespace"), str("name"));
-    } else {
-      store_.DeleteTopology(str("namespace"), str("name"));
-    }
+    Key key{std::string(api::MetaString(object, "namespace")),
+            std::string(api::MetaString(object, "name"))};
+    known_.erase(key);
+    Delete(key);
   }
 
   bool synced() const { return synced_.load(); }
 
  private:
-  std::optional<std::pair<std::string, std::string>> Upsert(const boost::json::value& item) {
+  using Key = std::pair<std::string, std::string>;  // namespace, name
+
+  std::optional<Key> Upsert(const boost::json::value& item) {
     if (kind_ == Kind::kAppGroup) {
       auto ag = api::DecodeAppGroup(item);
       if (!ag.ok()) {
         spdlog::warn("NetworkLocality: ignoring {}", ag.status().message());
         return std::nullopt;
       }
-      std::pair<std::string, std::string> key(ag->namespace_, ag->name);
-      store_.UpsertAppGroup(std::move(*ag));
+      Key key(ag->namespace_, ag->name);
+      handler_.OnNetworkUpsert(std::make_shared<const api::AppGroup>(std::move(*ag)));
       return key;
     }
     auto nt = api::DecodeNetworkTopology(item);
@@ -77,20 +64,37 @@ class CrdWatch::Sink final : public kube::informer::ReflectorSink {
       spdlog::warn("NetworkLocality: ignoring {}", nt.status().message());
       return std::nullopt;
     }
-    std::pair<std::string, std::string> key(nt->namespace_, nt->name);
-    store_.UpsertTopology(std::move(*nt));
+    Key key(nt->namespace_, nt->name);
+    handler_.OnNetworkUpsert(std::make_shared<const api::NetworkTopology>(std::move(*nt)));
     return key;
   }
 
+  // A delete names the object only.
+  void Delete(const Key& key) {
+    if (kind_ == Kind::kAppGroup) {
+      auto ag = std::make_shared<api::AppGroup>();
+      ag->namespace_ = key.first;
+      ag->name = key.second;
+      handler_.OnNetworkDelete(api::AppGroupPtr(std::move(ag)));
+    } else {
+      auto nt = std::make_shared<api::NetworkTopology>();
+      nt->namespace_ = key.first;
+      nt->name = key.second;
+      handler_.OnNetworkDelete(api::NetworkTopologyPtr(std::move(nt)));
+    }
+  }
+
   Kind kind_;
-  cache::NetworkStore& store_;
+  kube::ClusterEventHandler& handler_;
+  std::set<Key> known_;  // the reflector's thread only
   std::atomic<bool> synced_{false};
 };
 
-CrdWatch::CrdWatch(kube::RestClient& client, cache::NetworkStore& store, const common::Clock& clock)
+CrdWatch::CrdWatch(kube::RestClient& client, kube::ClusterEventHandler& handler,
+                   const common::Clock& clock)
     : client_(client),
-      app_groups_(std::make_unique<Sink>(Sink::Kind::kAppGroup, store)),
-      topologies_(std::make_unique<Sink>(Sink::Kind::kTopology, store)) {
+      app_groups_(std::make_unique<Sink>(Sink::Kind::kAppGroup, handler)),
+      topologies_(std::make_unique<Sink>(Sink::Kind::kTopology, handler)) {
   kube::informer::ReflectorOptions ag;
   ag.name = "appgroups";
   ag.path = std::string(kAppGroupsPath);

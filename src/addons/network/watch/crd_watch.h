@@ -1,21 +1,21 @@
 // SPDX-License-Identifier: Apache-2.0
-// CrdWatch: keeps a NetworkStore current with the cluster's AppGroup and NetworkTopology objects
-// (the scheduler-plugins NetworkAware CRDs), through the generic list/watch Reflector on their
-// collection paths:
+// CrdWatch: delivers the cluster's AppGroup and NetworkTopology objects (the scheduler-plugins
+// NetworkAware CRDs) to a kube::ClusterEventHandler (the scheduler's events::EventHandler, which
+// keeps its NetworkStore), through the generic list/watch Reflector on their collection paths:
 //
 //   /apis/appgroup.diktyo.x-k8s.io/v1alpha1/appgroups
 //   /apis/networktopology.diktyo.x-k8s.io/v1alpha1/networktopologies
 //
 // Each object is decoded with api::DecodeAppGroup / DecodeNetworkTopology; one that fails to
 // decode is logged with the decoder's message (object, field path, value) and skipped — its
-// previous version, if any, stays in the store. A relist replaces the kind's objects
-// (deletions missed while the watch was away are applied). A collection the API server does not
-// serve (CRD not installed: 404) is a warning, not an error: the reflector keeps retrying with
-// backoff, so installing the CRD later is picked up, and NetworkLocality works from annotations
-// meanwhile.
+// previous version, if any, stays in the store. A relist upserts the kind's objects and deletes
+// those delivered before and no longer listed (deletions missed while the watch was away). A
+// collection the API server does not serve (CRD not installed: 404) is a warning, not an error: the
+// reflector keeps retrying with backoff, so installing the CRD later is picked up, and
+// NetworkLocality works from annotations meanwhile.
 //
 // Threading: Start() spawns one thread per kind; Stop() asks them to finish and returns at once;
-// the destructor stops and joins. The store is thread-safe.
+// the destructor stops and joins. The handler must be thread-safe (one thread per kind calls it).
 #pragma once
 
 #include <atomic>
@@ -23,9 +23,9 @@
 #include <string>
 #include <thread>
 
-#include "src/cache/network_store.h"
 #include "src/common/clock.h"
 #include "src/common/status.h"
+#include "src/kube/api_client.h"
 #include "src/kube/informer/reflector.h"
 #include "src/kube/rest_client.h"
 
@@ -39,7 +39,8 @@ inline constexpr std::string_view kNetworkTopologiesPath =
 class CrdWatch {
  public:
   // `client`, `store` and `clock` are borrowed and must outlive the watch.
-  CrdWatch(kube::RestClient& client, cache::NetworkStore& store, const common::Clock& clock);
+  CrdWatch(kube::RestClient& client, kube::ClusterEventHandler& handler,
+           const common::Clock& clock);
   ~CrdWatch();
   CrdWatch(const CrdWatch&) = delete;
   CrdWatch& operator=(const CrdWatch&) = delete;

@@ -6,6 +6,9 @@
 #include <boost/json.hpp>
 #include <vector>
 
+#include "src/cache/network_store.h"
+#include "src/events/event_handler.h"
+
 namespace gpusched::addons::network::watch {
 namespace {
 
@@ -29,9 +32,13 @@ boost::json::value AppGroupJson(std::string_view name, std::string_view extra = 
 
 TEST(CrdWatchTest, ListsReplaceWatchEventsApplyAndBadObjectsAreSkipped) {
   NoClient client;
-  cache::NetworkStore store;
   common::FakeClock clock;
-  CrdWatch watch(client, store, clock);
+  // The scheduler's path: the watch delivers to the event handler, which keeps the store.
+  cache::Cache cache(clock);
+  cache::PdbStore pdbs;
+  cache::NetworkStore store;
+  events::EventHandler handler({.cache = cache, .pdbs = pdbs, .network = &store});
+  CrdWatch watch(client, handler, clock);
   EXPECT_FALSE(watch.HasSynced());
 
   std::vector<boost::json::value> items = {
