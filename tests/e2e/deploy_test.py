@@ -133,6 +133,8 @@ DELETION_COST_RULES = DELEGATED_AUTH_RULES | {
 EXTENDER_RULES = DELEGATED_AUTH_RULES | {
     ("", "pods", (), ("get", "list", "watch")),
     ("", "nodes", (), ("get", "list", "watch")),
+    # The preempt verb weighs PodDisruptionBudgets.
+    ("policy", "poddisruptionbudgets", (), ("get", "list", "watch")),
     ("", "pods/binding", (), ("create",)),
 }
 # What Prometheus' service account may do (monitoring.serviceMonitor): get /metrics.
