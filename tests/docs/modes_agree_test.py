@@ -36,7 +36,8 @@ WORKLOAD_KINDS = {"Pod", "Deployment", "ReplicaSet", "StatefulSet", "Job", "Daem
 TIMING_ANNOTATIONS = ("gpusched.io/arrival", "gpusched.io/duration")
 # Scenarios the test must find (a discovery that finds nothing fails rather than passes).
 REQUIRED = ("docs/examples/dra/workloads.yaml", "docs/examples/gang/training.yaml",
-            "docs/examples/volumes/zonal.yaml", "docs/examples/simulate/workloads.yaml")
+            "docs/examples/volumes/zonal.yaml", "docs/examples/simulate/workloads.yaml",
+            "docs/examples/network/appgroup.yaml")
 
 
 def tracked_yaml():
