@@ -39,13 +39,6 @@ namespace dc = addons::deletion_cost;
 namespace hpa = addons::hpa;
 namespace json = boost::json;
 
-std::string_view Str(const json::value& v, std::string_view key) {
-  const json::object* o = v.if_object();
-  if (o == nullptr) return {};
-  const json::value* x = o->if_contains(key);
-  return x && x->is_string() ? std::string_view(x->get_string()) : std::string_view();
-}
-
 // Σ requests of `resource` of a Deployment's pod template in milli-units, over its containers
 // and sidecars (restartable init containers), as the HPA controller sums a pod's
 // (calculatePodRequestsFromContainers); nullopt when none requests it. The template's requests
@@ -179,7 +172,7 @@ class HpaSimulateCommand {
       GPUSCHED_ASSIGN_OR_RETURN(std::string text, ReadTextFile(f));
       GPUSCHED_ASSIGN_OR_RETURN(std::vector<json::value> docs, api::ParseYamlDocuments(text, f));
       for (json::value& d : docs) {
-        const std::string_view kind = Str(d, "kind");
+        const std::string_view kind = api::PeekString(d, "kind");
         if (kind == "HorizontalPodAutoscaler") {
           if (spec)
             return common::InvalidArgumentError("more than one HorizontalPodAutoscaler in -f");

@@ -34,13 +34,17 @@ int64_t DaysFromCivil(int64_t y, int64_t m, int64_t d) {  // H. Hinnant's algori
 }  // namespace
 
 // RFC 3339: 2024-05-01T12:00:00Z, 2024-05-01T12:00:00.123456+02:00.
+std::string_view PeekString(const json::value& object, std::string_view key) {
+  const json::object* o = object.if_object();
+  const json::value* v = o != nullptr ? JsonReader::Member(*o, key) : nullptr;
+  const json::string* str = v != nullptr ? v->if_string() : nullptr;
+  return str != nullptr ? std::string_view(*str) : std::string_view();
+}
+
 std::string_view MetaString(const json::value& object, std::string_view key) {
   const json::object* o = object.if_object();
   const json::value* meta = o != nullptr ? JsonReader::Member(*o, "metadata") : nullptr;
-  const json::object* mo = meta != nullptr ? meta->if_object() : nullptr;
-  const json::value* v = mo != nullptr ? JsonReader::Member(*mo, key) : nullptr;
-  const json::string* str = v != nullptr ? v->if_string() : nullptr;
-  return str != nullptr ? std::string_view(*str) : std::string_view();
+  return meta != nullptr ? PeekString(*meta, key) : std::string_view();
 }
 
 common::StatusOr<ListPage> TakeListPage(json::value& list, std::string_view source) {

@@ -77,6 +77,8 @@ std::vector<std::string> NodeErrors(const boost::json::value& json);
 // a peek at a name or resourceVersion without decoding the object (informer keys, list and watch
 // resource versions).
 std::string_view MetaString(const boost::json::value& object, std::string_view key);
+// The top-level string member `key` of a document (kind, apiVersion), else "", as MetaString.
+std::string_view PeekString(const boost::json::value& object, std::string_view key);
 
 // One page of a list response (v1.List, PodList, ...): its items, moved out of the document, and
 // metadata.continue and metadata.resourceVersion ("" when absent).

@@ -247,21 +247,8 @@ void ObjectFields::Finish() {
 
 namespace {
 
-std::string_view WantPhrase(JsonType want) {
-  switch (want) {
-    case JsonType::kObject: return "want an object, got ";
-    case JsonType::kArray: return "want a list, got ";
-    case JsonType::kString: return "want a string, got ";
-    case JsonType::kBool: return "want true or false, got ";
-    case JsonType::kInteger: return "want an integer, got ";
-    case JsonType::kNumber: return "want a number, got ";
-    case JsonType::kQuantity: return "want a quantity, got ";
-  }
-  return "want a value, got ";
-}
-
 std::string PlainTypeError(JsonType want, const json::value& got) {
-  return std::string(WantPhrase(want)) + DescribeValue(got);
+  return "want " + std::string(WantedTypeName(want)) + ", got " + DescribeValue(got);
 }
 
 std::string PlainRangeError(const json::value& got, std::optional<int64_t> value, int64_t lo,
@@ -276,6 +263,19 @@ constexpr Dialect kPlainDialect{PathStyle::kDotted, &PlainTypeError, &PlainRange
 }  // namespace
 
 const Dialect& PlainDialect() { return kPlainDialect; }
+
+std::string_view WantedTypeName(JsonType want) {
+  switch (want) {
+    case JsonType::kObject: return "an object";
+    case JsonType::kArray: return "a list";
+    case JsonType::kString: return "a string";
+    case JsonType::kBool: return "true or false";
+    case JsonType::kInteger: return "an integer";
+    case JsonType::kNumber: return "a number";
+    case JsonType::kQuantity: return "a quantity";
+  }
+  return "a value";
+}
 
 std::string DescribeValue(const json::value& v) {
   if (v.is_string()) return common::Quote(v.get_string());

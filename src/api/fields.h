@@ -407,6 +407,9 @@ class ObjectFields {
 //   policies[0].terms[4].weight: want a number, got "ten"
 //   spec.maxReplicas: must be in [1, 100], got 0
 const Dialect& PlainDialect();
+// What a type error says is wanted: "an object", "a list", "a string", "true or false",
+// "an integer", "a number", "a quantity" (the plain dialect: "want <it>, got <value>").
+std::string_view WantedTypeName(JsonType want);
 // A value for an error message: a quoted string, or its JSON text cut at 60 characters.
 std::string DescribeValue(const boost::json::value& v);
 

@@ -16,17 +16,10 @@ using api::FieldPath;
 using api::JsonReader;
 using api::JsonType;
 
+// Go's names: an array, not a list. The value is not quoted (the verbs never did).
 std::string WireTypeError(JsonType want, const json::value& /*got*/) {
-  switch (want) {
-    case JsonType::kObject: return "want an object";
-    case JsonType::kArray: return "want an array";
-    case JsonType::kString: return "want a string";
-    case JsonType::kBool: return "want a boolean";
-    case JsonType::kInteger: return "want an integer";
-    case JsonType::kNumber: return "want a number";
-    case JsonType::kQuantity: return "want a quantity";
-  }
-  return "want another type";
+  if (want == JsonType::kArray) return "want an array";
+  return "want " + std::string(api::WantedTypeName(want));
 }
 
 std::string WireRangeError(const json::value& /*got*/, std::optional<int64_t> /*value*/,

@@ -38,25 +38,18 @@ struct DocumentId {
   std::string name;  // namespace/name for namespaced kinds
 };
 
-std::string StringMember(const json::object& o, std::string_view key) {
-  const json::value* v = o.if_contains(key);
-  return v != nullptr && v->is_string() ? std::string(v->get_string()) : std::string();
-}
-
 DocumentId IdOf(const json::value& doc) {
   DocumentId id;
-  const json::object* o = doc.if_object();
-  if (o == nullptr) return id;
-  id.api_version = StringMember(*o, "apiVersion");
-  id.kind = StringMember(*o, "kind");
-  const json::value* m = o->if_contains("metadata");
-  if (m == nullptr || !m->is_object()) return id;
-  id.name = StringMember(m->get_object(), "name");
-  std::string ns = StringMember(m->get_object(), "namespace");
+  id.api_version = api::PeekString(doc, "apiVersion");
+  id.kind = api::PeekString(doc, "kind");
+  id.name = api::MetaString(doc, "name");
+  const std::string_view ns = api::MetaString(doc, "namespace");
   const bool cluster_scoped = id.kind == "Node" || id.kind == "PriorityClass" ||
                               id.kind == "Namespace" || id.kind == "DeviceClass" ||
                               id.kind == "ResourceSlice" || id.kind.ends_with("List");
-  if (!cluster_scoped && !id.name.empty()) id.name = (ns.empty() ? "default" : ns) + "/" + id.name;
+  if (!cluster_scoped && !id.name.empty()) {
+    id.name = (ns.empty() ? std::string("default") : std::string(ns)) + "/" + id.name;
+  }
   return id;
 }
 

@@ -7,21 +7,12 @@
 #include <sstream>
 
 #include "src/api/decode.h"
-#include "src/api/fields.h"
 #include "src/common/strings.h"
 
 namespace gpusched::addons::deletion_cost {
 namespace {
 
 namespace json = boost::json;
-
-// The string member `key` of a document (its kind), or "".
-std::string_view TopString(const json::value& doc, std::string_view key) {
-  const json::object* o = doc.if_object();
-  const json::value* v = o != nullptr ? api::JsonReader::Member(*o, key) : nullptr;
-  const json::string* str = v != nullptr ? v->if_string() : nullptr;
-  return str != nullptr ? std::string_view(*str) : std::string_view();
-}
 
 // True when `ref` points at `w` (by UID; by kind and name for manifests without UIDs).
 bool RefersTo(const api::OwnerReference& ref, const WorkloadFacts& w) {
@@ -214,7 +205,7 @@ ClusterObjects ClassifyObjects(const std::vector<boost::json::value>& docs,
     json::value doc = queue[k];
     json::object* o = doc.if_object();
     if (o == nullptr) continue;
-    const std::string kind(TopString(doc, "kind"));
+    const std::string kind(api::PeekString(doc, "kind"));
     if (kind == "List" || (kind.size() > 4 && kind.ends_with("List"))) {
       if (const json::value* items = o->if_contains("items"); items && items->is_array()) {
         // LIST answers leave kind/apiVersion off their items: restore them.

@@ -355,11 +355,7 @@ namespace {
 // The wording of an exec plugin's output: a wrong type is named, the value never quoted (the
 // output holds credentials).
 std::string ExecTypeError(api::JsonType want, const json::value& /*got*/) {
-  switch (want) {
-    case api::JsonType::kObject: return "want an object";
-    case api::JsonType::kString: return "want a string";
-    default: return "wrong type";
-  }
+  return "want " + std::string(api::WantedTypeName(want));
 }
 
 const api::Dialect& ExecOutputDialect() {
